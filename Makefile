@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# kagg build.  `make` builds build/bin/kagg, build/lib/libkagg.{a,so} and the
+# test binaries; `make deps` installs what the build needs from Debian
+# bookworm and bookworm-backports; `make run` / `make test` are the two
+# commands a new user types (see README.md).  Quiet by default, V=1 for
+# full commands.
+#
+# The build never reads the running kernel's BTF: BPF programs include the
+# committed vmlinux/x86/vmlinux.h and CO-RE relocates them at load time.
+# `make vmlinux` regenerates that header from /sys/kernel/btf/vmlinux.
+
+ARCH		:= x86
+OUT		:= build
+CLANG		?= clang-19
+BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+CC		?= gcc
+AR		?= ar
+PKG_CONFIG	?= pkg-config
+
+KAGG_MAJOR	:= 0
+KAGG_MINOR	:= 1
+KAGG_PATCH	:= 0
+KAGG_VERSION	:= $(KAGG_MAJOR).$(KAGG_MINOR).$(KAGG_PATCH)
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.DEFAULT_GOAL := all
+
+# ---------------------------------------------------------------- sources
+BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
+BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS		:= $(patsubst bpf/%.bpf.c,$(OUT)/include/%.skel.h,$(BPF_SRCS))
+
+LIB_SRCS	:= $(wildcard user/*.c)
+LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
+TOOL_SRCS	:= $(wildcard tools/*.c)
+TOOL_OBJS	:= $(patsubst tools/%.c,$(OUT)/obj/tools/%.o,$(TOOL_SRCS))
+
+UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
+UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
+ROOT_SRCS	:= $(wildcard tests/bpf/test_*.c)
+ROOT_BINS	:= $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(ROOT_SRCS))
+TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c))
+BENCH_SRCS	:= $(wildcard tests/bench/*.c)
+BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
+
+LIB_A		:= $(OUT)/lib/libkagg.a
+LIB_SO		:= $(OUT)/lib/libkagg.so.$(KAGG_VERSION)
+LIB_SONAME	:= libkagg.so.$(KAGG_MAJOR)
+KAGG_BIN	:= $(OUT)/bin/kagg
+
+# ---------------------------------------------------------------- flags
+WARNS		:= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS		?= -O2 -g
+ALL_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC \
+		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include
+LIBS		:= -lbpf -lelf -lz -lpthread
+TEST_LIBS	:= -lcmocka -ltraceevent $(LIBS)
+
+BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
+		   -Wno-unused-function -I$(OUT)/include -Ibpf -Ivmlinux/$(ARCH) \
+		   -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
+
+# ---------------------------------------------------------------- build
+.PHONY: all
+all: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(UNIT_BINS) $(ROOT_BINS) $(TEST_HELPERS)
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/include/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	@mkdir -p $(@D)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(OUT)/obj/user/%.o: user/%.c $(wildcard user/*.h user/include/kagg/*.h bpf/*.h) $(SKELS)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(OUT)/obj/tools/%.o: tools/%.c $(wildcard tools/*.h user/include/kagg/*.h)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS) user/libkagg.map
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=user/libkagg.map \
+		-o $@ $(LIB_OBJS) $(LIBS)
+
+$(OUT)/lib/libkagg.so: $(LIB_SO)
+	$(Q)ln -sf libkagg.so.$(KAGG_VERSION) $(OUT)/lib/$(LIB_SONAME)
+	$(Q)ln -sf $(LIB_SONAME) $@
+
+$(KAGG_BIN): $(TOOL_OBJS) $(LIB_A)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_A) $(LIBS)
+
+$(OUT)/tests/%: tests/%.c $(LIB_A) $(wildcard tests/*.h user/*.h user/include/kagg/*.h)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -I/usr/include/traceevent -o $@ $< $(LIB_A) $(TEST_LIBS)
+
+# ---------------------------------------------------------------- tests
+.PHONY: check-unit check-root test
+check-unit: $(UNIT_BINS)
+	$(Q)tests/run.sh unit $(UNIT_BINS)
+
+check-root: all
+	$(Q)KAGG=$(abspath $(KAGG_BIN)) KAGG_HELPERS=$(abspath $(OUT)/tests/helpers) \
+		tests/run.sh root $(ROOT_BINS)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)KAGG=$(abspath $(KAGG_BIN)) KAGG_HELPERS=$(abspath $(OUT)/tests/helpers) \
+		tests/run.sh all $(UNIT_BINS) $(ROOT_BINS)
+
+# ---------------------------------------------------------------- run, bench
+.PHONY: run bench
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(KAGG_BIN) offcpu -d 5
+
+bench: deps bench-deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
+	$(Q)KAGG=$(abspath $(KAGG_BIN)) tests/bench/run.sh $(BENCH_BINS)
+
+# ---------------------------------------------------------------- setup
+# Build and test dependencies.  libbpf-dev and bpftool must come from
+# bookworm-backports (libbpf 1.4, bpftool 7.5); the rest from bookworm.
+DEPS_BPO	:= libbpf-dev bpftool
+DEPS		:= clang-19 llvm-19 libelf-dev zlib1g-dev libcmocka-dev \
+		   libtraceevent-dev trace-cmd pkg-config make gcc
+BENCH_DEPS	:= libbpf-tools bpftrace
+BENCH_DEPS_BPO	:= linux-perf
+
+.PHONY: deps bench-deps
+deps:
+	$(Q)tests/deps.sh --backports "$(DEPS_BPO)" --main "$(DEPS)"
+
+bench-deps:
+	$(Q)tests/deps.sh --backports "$(BENCH_DEPS_BPO)" --main "$(BENCH_DEPS)"
+
+# Regenerate the committed vmlinux.h from the running kernel's BTF.
+.PHONY: vmlinux
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+	@printf 'vmlinux.h generated by `make vmlinux` (bpftool btf dump) from:\n  %s\n  BTF sha256 %s\n' \
+		"$$(uname -srvm)" "$$(sha256sum /sys/kernel/btf/vmlinux | cut -d' ' -f1)" \
+		> vmlinux/$(ARCH)/SOURCE
+	@cat vmlinux/$(ARCH)/SOURCE
+
+.PHONY: clean
+clean:
+	rm -rf $(OUT)
+
+.PHONY: format
+format:
+	clang-format -i $(wildcard bpf/*.c bpf/*.h user/*.c user/*.h user/include/kagg/*.h tools/*.c tools/*.h tests/*/*.c tests/*.h)

@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# Install Debian packages kagg needs, idempotently: nothing is downloaded
+# when everything is present.  Packages named after --backports come from
+# bookworm-backports (the suite is added if missing), --main from bookworm.
+#
+#   tests/deps.sh --backports "libbpf-dev bpftool" --main "clang-19 ..."
+set -eu
+
+bpo=""
+main=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--backports) bpo="$2"; shift 2 ;;
+	--main) main="$2"; shift 2 ;;
+	*) echo "deps.sh: unknown argument: $1" >&2; exit 2 ;;
+	esac
+done
+
+# A package counts as present when installed; a backports package must also
+# be the backports version (bookworm's libbpf 1.1 is too old for us).
+missing_main=""
+for p in $main; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing_main="$missing_main $p"
+done
+missing_bpo=""
+for p in $bpo; do
+	v=$(dpkg-query -W -f='${Status} ${Version}' "$p" 2>/dev/null || true)
+	case "$v" in
+	*"ok installed"*bpo*) ;;
+	*) missing_bpo="$missing_bpo $p" ;;
+	esac
+done
+
+[ -z "$missing_main$missing_bpo" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages:$missing_main$missing_bpo; run as root (sudo make deps)" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+if [ -n "$missing_bpo" ] &&
+   ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo "deps: adding the bookworm-backports suite"
+	cat > /etc/apt/sources.list.d/kagg-backports.sources <<SRC
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
+
+echo "deps: installing:$missing_main$missing_bpo"
+apt-get update -q >/dev/null
+if [ -n "$missing_bpo" ]; then
+	# shellcheck disable=SC2086
+	apt-get install -y -q -t bookworm-backports $missing_bpo >/dev/null
+fi
+if [ -n "$missing_main" ]; then
+	# shellcheck disable=SC2086
+	apt-get install -y -q $missing_main >/dev/null
+fi
+echo "deps: done"

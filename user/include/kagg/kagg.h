@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* kagg/kagg.h - everything libkagg exports. */
+#ifndef KAGG_KAGG_H
+#define KAGG_KAGG_H
+
+#include <kagg/common.h>
+#include <kagg/session.h>
+
+#endif
