@@ -63,5 +63,9 @@ void cli_sleep(double seconds);
 /* Log callback for libkagg handles: prints warnings (all with -v) to stderr. */
 void cli_log(void *ctx, enum kagg_log_level level, const char *msg);
 extern int cli_verbose;
+/* Set once cli_log printed a warning: the failure was explained already. */
+extern int cli_logged;
+/* Send libbpf's (process-wide) messages through cli_log. */
+void cli_route_libbpf_log(void);
 
 #endif

@@ -20,6 +20,7 @@ extern const struct kagg_cmd __stop_kagg_cmds[];
 const char *cli_prog = "kagg";
 volatile sig_atomic_t cli_stop;
 int cli_verbose;
+int cli_logged;
 
 int cli_err(int code, const char *fmt, ...)
 {
@@ -135,8 +136,17 @@ void cli_sleep(double seconds)
 void cli_log(void *ctx, enum kagg_log_level level, const char *msg)
 {
 	(void)ctx;
-	if (level <= (cli_verbose ? KAGG_LOG_DEBUG : KAGG_LOG_WARN))
+	if (level <= (cli_verbose ? KAGG_LOG_DEBUG : KAGG_LOG_WARN)) {
+		fflush(stdout);
 		fprintf(stderr, "%s: %s\n", cli_prog, msg);
+	}
+	if (level == KAGG_LOG_WARN)
+		cli_logged = 1;
+}
+
+void cli_route_libbpf_log(void)
+{
+	kagg_libbpf_set_log(cli_verbose ? cli_log : NULL, NULL);
 }
 
 static void usage(FILE *f)

@@ -48,6 +48,13 @@ enum kagg_log_level {
  */
 typedef void (*kagg_log_fn)(void *ctx, enum kagg_log_level level, const char *msg);
 
+/*
+ * Route libbpf's messages (verifier logs, load errors) to fn, or silence
+ * them with NULL.  libbpf's print hook is process-wide, so this setting is
+ * too: call it once, early, from the program's main thread.
+ */
+KAGG_API void kagg_libbpf_set_log(kagg_log_fn fn, void *ctx);
+
 /* Library version, "MAJOR.MINOR.PATCH". Thread-safe. */
 KAGG_API const char *kagg_version(void);
 

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * offcpu: how long tasks stay off-CPU, from sched_switch, aggregated in the
+ * kernel.
+ *
+ * At switch-out the outgoing task (prev) gets a timestamp (and, with stacks,
+ * its kernel and user stack ids) in task local storage; at switch-in the
+ * incoming task (next) finds it, and the interval goes into a per-CPU log2
+ * histogram, a per-key histogram or a stack aggregation.  The hot path
+ * touches only this CPU's data: no shared atomics.
+ *
+ * Exact snapshots: every aggregate is split in two generations (`gen`, a
+ * global userspace flips).  Userspace flips gen, waits for an RCU grace
+ * period (every program that may still use the old gen has returned: tracing
+ * programs run inside RCU read-side sections), then reads and clears the old
+ * generation, which no program writes any more.  No interval is lost or
+ * counted twice across a read-and-reset.
+ *
+ * Two programs share the handler: tp_btf/sched_switch (preferred: trusted
+ * task pointers, task storage) and raw_tp/sched_switch (fallback: CO-RE probe
+ * reads, a tid-keyed hash for start times).  Userspace loads exactly one.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "offcpu.h"
+#include "bits.bpf.h"
+#include "core_fixes.bpf.h"
+
+#define PF_KTHREAD 0x00200000
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_NOLOAD 0x0400
+#define TASK_RTLOCK_WAIT 0x1000
+#define TASK_REPORT 0x7f
+
+/* Tunables, set between open and load. */
+const volatile __u32 key_mode = OFFCPU_KEY_NONE;
+const volatile bool filter_tgid = false;
+const volatile bool filter_tid = false;
+const volatile bool filter_cgroup = false;
+const volatile bool user_only = false;
+const volatile bool kernel_only = false;
+const volatile bool with_stacks = false;
+const volatile __u32 state_mask = OFFCPU_ST_ALL;
+const volatile __u64 min_ns = 0;
+const volatile __u64 max_ns = ~0ULL;
+const volatile __u64 unit_ns = 1000;
+
+/* Initial value of new per-key histograms (too large for the BPF stack). */
+const struct offcpu_key_hist zero_key_hist = {};
+
+/* Snapshot generation: flipped by userspace through the mmap'd .bss. */
+__u32 gen = 0;
+
+struct start {
+	__u64 ts;
+	__s32 kstack;
+	__s32 ustack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct start);
+} start_store SEC(".maps");
+
+/* raw_tp fallback only (userspace sizes it to 1 otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct start);
+} start_hash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup SEC(".maps");
+
+struct counters {
+	__u64 cnt[OFFCPU_CNT_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct counters);
+} counters SEC(".maps");
+
+/* System-wide histogram, one per generation. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct offcpu_hist);
+} hist SEC(".maps");
+
+/* Per-process / per-thread histograms (key.gen selects the generation). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_key_hist);
+} key_hist SEC(".maps");
+
+/* Off-CPU time by stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_stack_val);
+} stack_agg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, OFFCPU_MAX_STACK * sizeof(__u64));
+} stackmap SEC(".maps");
+
+/* Task state at switch-out as one OFFCPU_ST_* bit (the kernel's report letters). */
+static __always_inline __u32 state_bit(bool preempt, struct task_struct *t)
+{
+	__u32 st, rep;
+
+	if (preempt)
+		return OFFCPU_ST_R;
+	st = kagg_task_state(t);
+	if (st == (TASK_UNINTERRUPTIBLE | TASK_NOLOAD))
+		return OFFCPU_ST_I;
+	if (st & TASK_RTLOCK_WAIT)
+		return OFFCPU_ST_D;
+	rep = (st | (__u32)BPF_CORE_READ(t, exit_state)) & TASK_REPORT;
+	if (!rep)
+		return OFFCPU_ST_R;
+	/* fls(rep) - 1 indexes S D T t X Z P, i.e. bit k -> OFFCPU_ST_* bit k + 1. */
+	return 1u << (kagg_log2_32(rep) + 1);
+}
+
+/* Does the outgoing task pass the filters? */
+static __always_inline bool prev_selected(bool preempt, struct task_struct *prev, __u32 tgid,
+					  __u32 pid, bool btf, __u32 *stbit)
+{
+	__u32 flags;
+
+	if (user_only || kernel_only) {
+		flags = btf ? prev->flags : BPF_CORE_READ(prev, flags);
+		if (user_only && (flags & PF_KTHREAD))
+			return false;
+		if (kernel_only && !(flags & PF_KTHREAD))
+			return false;
+	}
+	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		return false;
+	if (filter_tid && !bpf_map_lookup_elem(&tids, &pid))
+		return false;
+	/* sched_switch runs in prev's context: current is prev. */
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup, 0) != 1)
+		return false;
+	*stbit = state_bit(preempt, prev);
+	/* A dead task never runs again: there is no interval to close. */
+	if (*stbit & (OFFCPU_ST_X | OFFCPU_ST_Z))
+		return false;
+	return *stbit & state_mask;
+}
+
+static __always_inline void record_stacks(void *ctx, struct start *s, struct counters *c,
+					  bool kthread)
+{
+	s->kstack = bpf_get_stackid(ctx, &stackmap, 0);
+	if (s->kstack < 0)
+		c->cnt[OFFCPU_CNT_DROP_KSTACK]++;
+	if (kthread) {
+		s->ustack = -1;
+		return;
+	}
+	s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+	if (s->ustack < 0)
+		c->cnt[OFFCPU_CNT_DROP_USTACK]++;
+}
+
+static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32 pid,
+				     __u32 slot, __u32 g, struct counters *c)
+{
+	struct offcpu_key key = { .gen = g, .tgid = tgid, .kstack = -1, .ustack = -1 };
+	struct offcpu_key_hist *kh;
+	struct offcpu_hist *h;
+
+	if (key_mode == OFFCPU_KEY_NONE) {
+		h = bpf_map_lookup_elem(&hist, &g);
+		if (h)
+			h->slots[slot]++;
+		return;
+	}
+	if (key_mode == OFFCPU_KEY_TID)
+		key.pid = pid;
+	kh = bpf_map_lookup_elem(&key_hist, &key);
+	if (!kh) {
+		bpf_map_update_elem(&key_hist, &key, &zero_key_hist, BPF_NOEXIST);
+		kh = bpf_map_lookup_elem(&key_hist, &key);
+		if (!kh) {
+			c->cnt[OFFCPU_CNT_DROP_KEYS_FULL]++;
+			return;
+		}
+		bpf_probe_read_kernel_str(kh->comm, sizeof(kh->comm), next->comm);
+	}
+	kh->slots[slot]++;
+}
+
+static __always_inline void stack_add(struct task_struct *next, __u32 tgid, __u32 pid,
+				      const struct start *s, __u64 delta, __u32 g,
+				      struct counters *c)
+{
+	struct offcpu_key key = {
+		.gen = g, .tgid = tgid, .pid = pid, .kstack = s->kstack, .ustack = s->ustack,
+	};
+	struct offcpu_stack_val *v, zero = {};
+
+	v = bpf_map_lookup_elem(&stack_agg, &key);
+	if (!v) {
+		bpf_probe_read_kernel_str(zero.comm, sizeof(zero.comm), next->comm);
+		bpf_map_update_elem(&stack_agg, &key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&stack_agg, &key);
+		if (!v) {
+			c->cnt[OFFCPU_CNT_DROP_KEYS_FULL]++;
+			return;
+		}
+	}
+	v->total_ns += delta;
+	v->count++;
+}
+
+static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
+				     struct task_struct *next, const bool btf)
+{
+	__u64 now = bpf_ktime_get_ns(), delta, val;
+	__u32 zero = 0, pid, tgid, stbit = 0, g, slot;
+	struct counters *c;
+	struct start *s;
+
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c)
+		return 0;
+	c->cnt[OFFCPU_CNT_SWITCHES]++;
+
+	/* Switch-out: remember when prev left the CPU. */
+	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
+	tgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
+	if (pid && prev_selected(preempt, prev, tgid, pid, btf, &stbit)) {
+		if (btf) {
+			s = bpf_task_storage_get(&start_store, prev, 0,
+						 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		} else {
+			struct start init = {};
+
+			s = bpf_map_lookup_elem(&start_hash, &pid);
+			if (!s) {
+				bpf_map_update_elem(&start_hash, &pid, &init, BPF_ANY);
+				s = bpf_map_lookup_elem(&start_hash, &pid);
+			}
+		}
+		if (s) {
+			s->ts = now;
+			if (with_stacks) {
+				__u32 flags = btf ? prev->flags : BPF_CORE_READ(prev, flags);
+
+				record_stacks(ctx, s, c, flags & PF_KTHREAD);
+			}
+		} else {
+			c->cnt[OFFCPU_CNT_DROP_STORAGE]++;
+		}
+	}
+
+	/* Switch-in: close next's off-CPU interval, if we saw it leave. */
+	pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	if (!pid)
+		return 0;
+	if (btf)
+		s = bpf_task_storage_get(&start_store, next, 0, 0);
+	else
+		s = bpf_map_lookup_elem(&start_hash, &pid);
+	if (!s || !s->ts)
+		return 0;
+	delta = now - s->ts;
+	s->ts = 0;
+	if (delta < min_ns || delta > max_ns) {
+		c->cnt[OFFCPU_CNT_FILTERED_RANGE]++;
+		goto out;
+	}
+	tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
+	g = *(volatile __u32 *)&gen & 1;
+	val = delta / unit_ns;
+	slot = kagg_log2_64(val);
+	if (slot >= OFFCPU_MAX_SLOTS)
+		slot = OFFCPU_MAX_SLOTS - 1;
+	hist_add(next, tgid, pid, slot, g, c);
+	if (with_stacks)
+		stack_add(next, tgid, pid, s, delta, g, c);
+	c->cnt[OFFCPU_CNT_SAMPLES]++;
+out:
+	if (!btf)
+		bpf_map_delete_elem(&start_hash, &pid);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_tp_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next, true);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(offcpu_raw_tp, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next, false);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#include <math.h>
+#include <inttypes.h>
+#include "json.h"
+
+void jw_init(struct jw *w, FILE *f, bool pretty)
+{
+	w->f = f;
+	w->depth = 0;
+	w->first[0] = true;
+	w->pretty = pretty;
+}
+
+static void jw_indent(struct jw *w)
+{
+	int i;
+
+	if (!w->pretty)
+		return;
+	fputc('\n', w->f);
+	for (i = 0; i < w->depth; i++)
+		fputs("  ", w->f);
+}
+
+static void jw_raw_str(struct jw *w, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', w->f);
+	for (; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", w->f);
+			break;
+		case '\\':
+			fputs("\\\\", w->f);
+			break;
+		case '\n':
+			fputs("\\n", w->f);
+			break;
+		case '\t':
+			fputs("\\t", w->f);
+			break;
+		case '\r':
+			fputs("\\r", w->f);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(w->f, "\\u%04x", *p);
+			else
+				fputc(*p, w->f);
+		}
+	}
+	fputc('"', w->f);
+}
+
+/* Separator, indentation and key before a value. */
+static void jw_member(struct jw *w, const char *key)
+{
+	if (!w->first[w->depth])
+		fputc(',', w->f);
+	w->first[w->depth] = false;
+	if (w->depth)
+		jw_indent(w);
+	if (key) {
+		jw_raw_str(w, key);
+		fputs(w->pretty ? ": " : ":", w->f);
+	}
+}
+
+static void jw_open(struct jw *w, const char *key, char c)
+{
+	jw_member(w, key);
+	fputc(c, w->f);
+	if (w->depth < JW_MAX_DEPTH - 1)
+		w->depth++;
+	w->first[w->depth] = true;
+}
+
+static void jw_close(struct jw *w, char c)
+{
+	bool empty = w->first[w->depth];
+
+	if (w->depth)
+		w->depth--;
+	if (!empty)
+		jw_indent(w);
+	fputc(c, w->f);
+}
+
+void jw_obj_begin(struct jw *w, const char *key)
+{
+	jw_open(w, key, '{');
+}
+
+void jw_obj_end(struct jw *w)
+{
+	jw_close(w, '}');
+}
+
+void jw_arr_begin(struct jw *w, const char *key)
+{
+	jw_open(w, key, '[');
+}
+
+void jw_arr_end(struct jw *w)
+{
+	jw_close(w, ']');
+}
+
+void jw_str(struct jw *w, const char *key, const char *s)
+{
+	jw_member(w, key);
+	if (s)
+		jw_raw_str(w, s);
+	else
+		fputs("null", w->f);
+}
+
+void jw_u64(struct jw *w, const char *key, uint64_t v)
+{
+	jw_member(w, key);
+	fprintf(w->f, "%" PRIu64, v);
+}
+
+void jw_i64(struct jw *w, const char *key, int64_t v)
+{
+	jw_member(w, key);
+	fprintf(w->f, "%" PRId64, v);
+}
+
+void jw_double(struct jw *w, const char *key, double v, int decimals)
+{
+	jw_member(w, key);
+	if (isfinite(v))
+		fprintf(w->f, "%.*f", decimals, v);
+	else
+		fputs("null", w->f);
+}
+
+void jw_bool(struct jw *w, const char *key, bool v)
+{
+	jw_member(w, key);
+	fputs(v ? "true" : "false", w->f);
+}
+
+void jw_finish(struct jw *w)
+{
+	fputc('\n', w->f);
+}

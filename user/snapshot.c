@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Snapshots: the immutable result of one read of a session, and its
+ * printers (BCC-style text, folded stacks, JSON).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kagg/session.h>
+#include "json.h"
+#include "opts.h"
+#include "snapshot.h"
+
+#define HIST_MAX_SLOTS 64
+
+const char *kagg_unit__name(enum kagg_unit unit)
+{
+	switch (unit) {
+	case KAGG_UNIT_USECS:
+		return "usecs";
+	case KAGG_UNIT_NSECS:
+		return "nsecs";
+	case KAGG_UNIT_MSECS:
+		return "msecs";
+	}
+	return NULL;
+}
+
+int kagg_unit__parse(const char *s, enum kagg_unit *unit)
+{
+	if (!s || !unit)
+		return -EINVAL;
+	if (!strcmp(s, "usecs") || !strcmp(s, "us"))
+		*unit = KAGG_UNIT_USECS;
+	else if (!strcmp(s, "nsecs") || !strcmp(s, "ns"))
+		*unit = KAGG_UNIT_NSECS;
+	else if (!strcmp(s, "msecs") || !strcmp(s, "ms"))
+		*unit = KAGG_UNIT_MSECS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void kagg_log2_bounds(unsigned int k, uint64_t *low, uint64_t *high)
+{
+	if (k >= HIST_MAX_SLOTS)
+		k = HIST_MAX_SLOTS - 1;
+	*low = k ? 1ULL << k : 0;
+	*high = k == HIST_MAX_SLOTS - 1 ? UINT64_MAX : (2ULL << k) - 1;
+}
+
+/* ------------------------------------------------------------ building */
+
+struct kagg_snapshot *snap_new(void)
+{
+	return calloc(1, sizeof(struct kagg_snapshot));
+}
+
+void *snap_own(struct kagg_snapshot *snap, void *p)
+{
+	void **tmp;
+
+	if (!p)
+		return NULL;
+	if (snap->nr_owned == snap->cap_owned) {
+		size_t cap = snap->cap_owned ? snap->cap_owned * 2 : 32;
+
+		tmp = realloc(snap->owned, cap * sizeof(*tmp));
+		if (!tmp) {
+			free(p);
+			return NULL;
+		}
+		snap->owned = tmp;
+		snap->cap_owned = cap;
+	}
+	snap->owned[snap->nr_owned++] = p;
+	return p;
+}
+
+const char *snap_strdup(struct kagg_snapshot *snap, const char *s)
+{
+	return s ? snap_own(snap, strdup(s)) : NULL;
+}
+
+int snap_alloc_hists(struct kagg_snapshot *snap, size_t n, unsigned int nr_slots)
+{
+	size_t i;
+
+	snap->hists = calloc(n ? n : 1, sizeof(*snap->hists));
+	snap->slots = calloc(n ? n * nr_slots : 1, sizeof(uint64_t));
+	if (!snap->hists || !snap->slots)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		snap->hists[i].nr_slots = nr_slots;
+		snap->hists[i].slots = snap->slots + i * nr_slots;
+	}
+	snap->nr_hists = n;
+	return 0;
+}
+
+void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what,
+		   uint64_t count, bool loses_event)
+{
+	struct kagg_meta *m = &snap->meta;
+
+	if (m->nr_drops >= SNAP_MAX_DROPS)
+		return;
+	snap->drops[m->nr_drops++] = (struct kagg_drop){ cause, what, count };
+	m->drops = snap->drops;
+	if (loses_event)
+		m->drops_total += count;
+}
+
+void kagg_snapshot__free(struct kagg_snapshot *snap)
+{
+	size_t i;
+
+	if (!snap)
+		return;
+	for (i = 0; i < snap->nr_owned; i++)
+		free(snap->owned[i]);
+	free(snap->owned);
+	free(snap->hists);
+	free(snap->slots);
+	free(snap->stacks);
+	free(snap);
+}
+
+/* ------------------------------------------------------------ accessors */
+
+size_t kagg_snapshot__hist_cnt(const struct kagg_snapshot *snap)
+{
+	return snap ? snap->nr_hists : 0;
+}
+
+const struct kagg_hist *kagg_snapshot__hist(const struct kagg_snapshot *snap, size_t i)
+{
+	if (!snap || i >= snap->nr_hists) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return &snap->hists[i];
+}
+
+size_t kagg_snapshot__stack_cnt(const struct kagg_snapshot *snap)
+{
+	return snap ? snap->nr_stacks : 0;
+}
+
+const struct kagg_stack *kagg_snapshot__stack(const struct kagg_snapshot *snap, size_t i)
+{
+	if (!snap || i >= snap->nr_stacks) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return &snap->stacks[i];
+}
+
+const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot *snap)
+{
+	if (!snap) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return &snap->meta;
+}
+
+/* ------------------------------------------------------------ text */
+
+/* Index of the last non-zero slot, -1 when all are zero. */
+static int hist_last(const struct kagg_hist *h)
+{
+	int i, last = -1;
+
+	for (i = 0; i < (int)h->nr_slots; i++)
+		if (h->slots[i])
+			last = i;
+	return last;
+}
+
+static void print_bar(FILE *f, uint64_t val, uint64_t max, int width)
+{
+	int stars = max ? (int)(val * width / max) : 0, i;
+
+	for (i = 0; i < width; i++)
+		fputc(i < stars ? '*' : ' ', f);
+}
+
+int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
+{
+	const char *unit;
+	uint64_t max = 0, low, high;
+	int last, i, w, bar;
+
+	if (!h || !f)
+		return -EINVAL;
+	unit = kagg_unit__name(h->unit);
+	last = hist_last(h);
+	for (i = 0; i <= last; i++)
+		if (h->slots[i] > max)
+			max = h->slots[i];
+	/* Wide buckets need wide columns: the same layout switch BCC makes. */
+	w = last <= 32 ? 10 : 20;
+	bar = last <= 32 ? 40 : 20;
+	fprintf(f, "%*s%-*s : count    distribution\n", w - 5, "", w + 9, unit ? unit : "?");
+	if (last < 0)
+		fprintf(f, "%*s(no events)\n", w - 5, "");
+	for (i = 0; i <= last; i++) {
+		kagg_log2_bounds(i, &low, &high);
+		fprintf(f, "%*" PRIu64 " -> %-*" PRIu64 " : %-8" PRIu64 " |", w, low, w, high,
+			h->slots[i]);
+		print_bar(f, h->slots[i], max, bar);
+		fputs("|\n", f);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+static void fmt_time(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&ts->tv_sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03ldZ", ts->tv_nsec / 1000000);
+}
+
+static void print_meta_text(const struct kagg_meta *m, FILE *f)
+{
+	char t0[40], t1[40];
+	size_t i;
+
+	fmt_time(&m->start, t0, sizeof(t0));
+	fmt_time(&m->end, t1, sizeof(t1));
+	fprintf(f, "# kagg %s: %s via %s%s%s%s, kernel %s, clock %s\n", m->tool, m->event,
+		m->attach, m->attach_note ? " (" : "", m->attach_note ? m->attach_note : "",
+		m->attach_note ? ")" : "", m->kernel, m->clock);
+	fprintf(f, "# %s .. %s (%.3f s), CPUs observed %d of %d, filters: %s\n", t0, t1,
+		m->duration_s, m->cpus_observed, m->nr_cpus, m->filters);
+	fprintf(f, "# events: %" PRIu64 " seen, %" PRIu64 " recorded, %" PRIu64
+		   " outside min/max; dropped %" PRIu64 ":",
+		m->events_seen, m->events_recorded, m->events_filtered, m->drops_total);
+	for (i = 0; i < m->nr_drops; i++)
+		fprintf(f, " %s=%" PRIu64, m->drops[i].cause, m->drops[i].count);
+	fputc('\n', f);
+	if (!m->snapshot_exact && m->snapshot_note)
+		fprintf(f, "# snapshots: %s\n", m->snapshot_note);
+	for (i = 0; m->has_overhead && i < m->nr_progs; i++)
+		fprintf(f, "# overhead: %s %.1f ns/event (%" PRIu64 " runs, %" PRIu64 " ns)\n",
+			m->progs[i].prog, m->progs[i].ns_per_run, m->progs[i].run_cnt,
+			m->progs[i].run_time_ns);
+}
+
+static uint64_t ns_to_unit(uint64_t ns, enum kagg_unit unit)
+{
+	switch (unit) {
+	case KAGG_UNIT_NSECS:
+		return ns;
+	case KAGG_UNIT_MSECS:
+		return ns / 1000000;
+	default:
+		return ns / 1000;
+	}
+}
+
+static void print_stack_text(const struct kagg_stack *st, enum kagg_unit unit, FILE *f)
+{
+	unsigned int i;
+
+	if (st->kstack_err)
+		fprintf(f, "    [kernel stack lost: %s]\n", strerror(-st->kstack_err));
+	for (i = 0; i < st->nr_kframes; i++)
+		fprintf(f, "    %s\n", st->kframes[i].sym);
+	if (st->nr_uframes || (st->ustack_err && st->ustack_err != -ENOENT))
+		fputs("    --\n", f);
+	if (st->ustack_err && st->ustack_err != -ENOENT)
+		fprintf(f, "    [user stack lost: %s]\n", strerror(-st->ustack_err));
+	for (i = 0; i < st->nr_uframes; i++)
+		fprintf(f, "    %s\n", st->uframes[i].sym);
+	fprintf(f, "    -                %-16s (%d)\n", st->comm, st->tid);
+	fprintf(f, "        %" PRIu64 " %s in %" PRIu64 " intervals\n\n",
+		ns_to_unit(st->total_ns, unit), kagg_unit__name(unit), st->count);
+}
+
+/* "comm;user outermost..innermost;--;kernel outermost..innermost value" */
+static void print_stack_folded(const struct kagg_stack *st, enum kagg_unit unit, FILE *f)
+{
+	unsigned int i;
+
+	fputs(st->comm, f);
+	for (i = st->nr_uframes; i > 0; i--)
+		fprintf(f, ";%s", st->uframes[i - 1].sym);
+	if (st->nr_kframes)
+		fputs(";--", f);
+	for (i = st->nr_kframes; i > 0; i--)
+		fprintf(f, ";%s", st->kframes[i - 1].sym);
+	fprintf(f, " %" PRIu64 "\n", ns_to_unit(st->total_ns, unit));
+}
+
+static enum kagg_unit snap_unit(const struct kagg_snapshot *snap)
+{
+	enum kagg_unit u = KAGG_UNIT_USECS;
+
+	if (snap->meta.unit)
+		kagg_unit__parse(snap->meta.unit, &u);
+	return u;
+}
+
+static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, bool folded)
+{
+	enum kagg_unit unit = snap_unit(snap);
+	size_t i;
+
+	if (!no_meta && !folded)
+		print_meta_text(&snap->meta, f);
+	if (folded) {
+		for (i = 0; i < snap->nr_stacks; i++)
+			print_stack_folded(&snap->stacks[i], unit, f);
+		return ferror(f) ? -EIO : 0;
+	}
+	for (i = 0; i < snap->nr_hists; i++) {
+		const struct kagg_hist *h = &snap->hists[i];
+
+		if (h->key.mode == KAGG_KEY_PID)
+			fprintf(f, "\npid = %d %s\n", h->key.pid, h->key.comm);
+		else if (h->key.mode == KAGG_KEY_TID)
+			fprintf(f, "\ntid = %d (pid %d) %s\n", h->key.tid, h->key.pid, h->key.comm);
+		else
+			fputc('\n', f);
+		kagg_hist__print_text(h, f);
+	}
+	if (snap->nr_stacks)
+		fputc('\n', f);
+	for (i = 0; i < snap->nr_stacks; i++)
+		print_stack_text(&snap->stacks[i], unit, f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ------------------------------------------------------------ JSON */
+
+static void json_time(struct jw *w, const char *key, const struct timespec *ts)
+{
+	char buf[40];
+
+	fmt_time(ts, buf, sizeof(buf));
+	jw_str(w, key, buf);
+}
+
+static void print_meta_json(struct jw *w, const struct kagg_meta *m)
+{
+	size_t i;
+
+	jw_obj_begin(w, "meta");
+	jw_str(w, "tool", m->tool);
+	jw_str(w, "event", m->event);
+	jw_str(w, "attach", m->attach);
+	jw_str(w, "attach_note", m->attach_note);
+	jw_obj_begin(w, "kernel");
+	jw_str(w, "release", m->kernel);
+	jw_str(w, "build", m->kernel_build);
+	jw_obj_end(w);
+	jw_str(w, "clock", m->clock);
+	jw_str(w, "unit", m->unit);
+	jw_str(w, "filters", m->filters);
+	jw_i64(w, "cpus_possible", m->nr_cpus);
+	jw_i64(w, "cpus_observed", m->cpus_observed);
+	json_time(w, "start", &m->start);
+	json_time(w, "end", &m->end);
+	jw_double(w, "duration_s", m->duration_s, 6);
+	jw_obj_begin(w, "events");
+	jw_u64(w, "seen", m->events_seen);
+	jw_u64(w, "recorded", m->events_recorded);
+	jw_u64(w, "filtered_min_max", m->events_filtered);
+	jw_u64(w, "dropped", m->drops_total);
+	jw_obj_end(w);
+	jw_obj_begin(w, "drops");
+	for (i = 0; i < m->nr_drops; i++)
+		jw_u64(w, m->drops[i].cause, m->drops[i].count);
+	jw_obj_end(w);
+	jw_bool(w, "snapshot_exact", m->snapshot_exact);
+	if (m->snapshot_note)
+		jw_str(w, "snapshot_note", m->snapshot_note);
+	if (m->has_overhead) {
+		jw_arr_begin(w, "overhead");
+		for (i = 0; i < m->nr_progs; i++) {
+			jw_obj_begin(w, NULL);
+			jw_str(w, "prog", m->progs[i].prog);
+			jw_u64(w, "run_cnt", m->progs[i].run_cnt);
+			jw_u64(w, "run_time_ns", m->progs[i].run_time_ns);
+			jw_double(w, "ns_per_event", m->progs[i].ns_per_run, 1);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+	}
+	jw_obj_end(w);
+}
+
+static void print_hist_json(struct jw *w, const struct kagg_hist *h)
+{
+	uint64_t low, high;
+	int last = hist_last(h), i;
+
+	jw_obj_begin(w, NULL);
+	jw_obj_begin(w, "key");
+	if (h->key.mode != KAGG_KEY_NONE) {
+		jw_i64(w, "pid", h->key.pid);
+		if (h->key.mode == KAGG_KEY_TID)
+			jw_i64(w, "tid", h->key.tid);
+		jw_str(w, "comm", h->key.comm);
+	}
+	jw_obj_end(w);
+	jw_str(w, "unit", kagg_unit__name(h->unit));
+	jw_u64(w, "total", h->total);
+	jw_arr_begin(w, "buckets");
+	for (i = 0; i <= last; i++) {
+		bool pretty = w->pretty;
+
+		kagg_log2_bounds(i, &low, &high);
+		jw_obj_begin(w, NULL);
+		w->pretty = false; /* one bucket per line */
+		jw_u64(w, "low", low);
+		jw_u64(w, "high", high);
+		jw_u64(w, "count", h->slots[i]);
+		jw_obj_end(w);
+		w->pretty = pretty;
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+static void print_frames_json(struct jw *w, const char *key, const struct kagg_frame *fr,
+			      unsigned int n)
+{
+	unsigned int i;
+
+	jw_arr_begin(w, key);
+	for (i = 0; i < n; i++)
+		jw_str(w, NULL, fr[i].sym);
+	jw_arr_end(w);
+}
+
+static void print_stack_json(struct jw *w, const struct kagg_stack *st)
+{
+	jw_obj_begin(w, NULL);
+	jw_i64(w, "pid", st->pid);
+	jw_i64(w, "tid", st->tid);
+	jw_str(w, "comm", st->comm);
+	jw_u64(w, "total_ns", st->total_ns);
+	jw_u64(w, "count", st->count);
+	if (st->kstack_err)
+		jw_i64(w, "kstack_err", st->kstack_err);
+	if (st->ustack_err && st->ustack_err != -ENOENT)
+		jw_i64(w, "ustack_err", st->ustack_err);
+	print_frames_json(w, "kernel", st->kframes, st->nr_kframes);
+	print_frames_json(w, "user", st->uframes, st->nr_uframes);
+	jw_obj_end(w);
+}
+
+static int print_json(const struct kagg_snapshot *snap, FILE *f)
+{
+	struct jw w;
+	size_t i;
+
+	jw_init(&w, f, true);
+	jw_obj_begin(&w, NULL);
+	print_meta_json(&w, &snap->meta);
+	jw_arr_begin(&w, "histograms");
+	for (i = 0; i < snap->nr_hists; i++)
+		print_hist_json(&w, &snap->hists[i]);
+	jw_arr_end(&w);
+	if (snap->nr_stacks) {
+		jw_arr_begin(&w, "stacks");
+		for (i = 0; i < snap->nr_stacks; i++)
+			print_stack_json(&w, &snap->stacks[i]);
+		jw_arr_end(&w);
+	}
+	jw_obj_end(&w);
+	jw_finish(&w);
+	return ferror(f) ? -EIO : 0;
+}
+
+int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
+			 const struct kagg_print_opts *opts)
+{
+	enum kagg_format fmt;
+
+	if (!snap || !f || !kagg_opts_valid(opts, sizeof(*opts)))
+		return -EINVAL;
+	fmt = KAGG_OPT(opts, kagg_print_opts, format, KAGG_FORMAT_TEXT);
+	if (fmt == KAGG_FORMAT_JSON)
+		return print_json(snap, f);
+	if (fmt != KAGG_FORMAT_TEXT)
+		return -EINVAL;
+	return print_text(snap, f, KAGG_OPT(opts, kagg_print_opts, no_meta, false),
+			  KAGG_OPT(opts, kagg_print_opts, folded, false));
+}

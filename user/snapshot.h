@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Internal layout of struct kagg_snapshot and the helpers sessions use to
+ * build one.  A snapshot owns every string and array its public views point
+ * to; kagg_snapshot__free() releases them all.
+ */
+#ifndef KAGG_SNAPSHOT_INT_H
+#define KAGG_SNAPSHOT_INT_H
+
+#include <kagg/session.h>
+
+#define SNAP_MAX_DROPS 8
+#define SNAP_MAX_PROGS 4
+
+struct kagg_snapshot {
+	struct kagg_meta meta;
+	struct kagg_drop drops[SNAP_MAX_DROPS];
+	struct kagg_prog_cost progs[SNAP_MAX_PROGS];
+
+	struct kagg_hist *hists;
+	size_t nr_hists;
+	uint64_t *slots; /* nr_hists * 64 counters, hists[i].slots points inside */
+
+	struct kagg_stack *stacks;
+	size_t nr_stacks;
+
+	/* Strings (meta fields, frame names) and frame arrays owned by the snapshot. */
+	void **owned;
+	size_t nr_owned;
+	size_t cap_owned;
+};
+
+struct kagg_snapshot *snap_new(void);
+/* Keep p (malloc'd) until the snapshot is freed; frees p and returns NULL on ENOMEM. */
+void *snap_own(struct kagg_snapshot *snap, void *p);
+/* strdup owned by the snapshot (NULL on ENOMEM). */
+const char *snap_strdup(struct kagg_snapshot *snap, const char *s);
+/* Allocate n histograms of nr_slots slots each, zeroed. 0 or -ENOMEM. */
+int snap_alloc_hists(struct kagg_snapshot *snap, size_t n, unsigned int nr_slots);
+/* Append a drop cause. */
+void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what,
+		   uint64_t count, bool loses_event);
+
+#endif
