@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * syms.h - stack address symbolizer (internal, not exported from libkagg).
+ *
+ * One struct kagg_syms caches the kernel symbol table (/proc/kallsyms, loaded on first kernel
+ * lookup), the mappings of every pid looked up (/proc/PID/maps, read on the first lookup for
+ * that pid) and the ELF symbols of every mapped file (.symtab + .dynsym, loaded on the first
+ * lookup that lands in that file, shared by all pids that map it).
+ *
+ * Strings returned in struct kagg_sym (name, module) are owned by the cache and stay valid
+ * until kagg_syms__free().  A struct kagg_syms is not thread-safe: use one per thread or lock.
+ */
+#ifndef KAGG_SYMS_H
+#define KAGG_SYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kagg_syms; /* cache: kernel symbols + per-pid user symbols */
+
+struct kagg_sym { /* result of a lookup */
+	const char *name;   /* symbol name, NULL when unknown */
+	uint64_t offset;    /* addr - symbol start (see kagg_syms__user() when name is NULL) */
+	const char *module; /* kernel module name ("[kernel]" for vmlinux) or the mapped file
+			     * path; may be NULL */
+};
+
+/* New, empty cache.  Loads nothing yet.  NULL + errno (ENOMEM) on failure. */
+struct kagg_syms *kagg_syms__new(void);
+
+/* Free the cache and every string it handed out.  NULL-safe. */
+void kagg_syms__free(struct kagg_syms *s);
+
+/*
+ * Kernel address: from /proc/kallsyms (loaded on first use, sorted, binary search).
+ * Returns 0 and fills *out, or
+ *   -ENOENT  address before the first symbol, or kallsyms shows zeros (unprivileged);
+ *   -EINVAL  NULL argument;
+ *   -errno   reading /proc/kallsyms failed (-ENOMEM, -EACCES, ...).
+ * out->module is "[kernel]" for vmlinux symbols, the bare module name ("ext4", "bpf") otherwise.
+ * A failed load is remembered: later calls return the same error without re-reading.
+ */
+int kagg_syms__kernel(struct kagg_syms *s, uint64_t addr, struct kagg_sym *out);
+
+/*
+ * User address in process pid: /proc/PID/maps (cached per pid) + ELF .symtab and .dynsym via
+ * libelf (cached per file, keyed by dev/inode/path), handling PIE and shared libraries (file
+ * offset -> ELF vaddr through the PT_LOAD program headers), deleted files (opened through
+ * /proc/PID/map_files or /proc/PID/root) and [vdso] (read from /proc/PID/mem).
+ * Returns 0 and fills *out, or
+ *   -ENOENT  no symbol covers addr.  When addr is inside a file mapping, out->module is the
+ *            path (as /proc/PID/maps shows it) and out->offset the ELF virtual address of addr
+ *            in that file (what addr2line -e module expects; the file offset when the file
+ *            could not be read); otherwise module is NULL and offset 0;
+ *   -ESRCH   the process is gone (or a zombie) and was never cached;
+ *   -EINVAL  NULL argument or pid <= 0;
+ *   -errno   reading /proc/PID/maps failed (-EACCES, -ENOMEM, ...).
+ * Once a pid's maps are cached they are used even after the process exits; call
+ * kagg_syms__forget_pid() when a pid may have been reused or has dlopen()ed new objects.
+ */
+int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym *out);
+
+/* Drop the cached maps of pid (file symbols stay cached).  Strings already returned stay valid. */
+void kagg_syms__forget_pid(struct kagg_syms *s, int pid);
+
+/*
+ * Format sym into buf: "name+0xoff" when the name is known, "module+0xoff" when only the
+ * module is, "[unknown] 0xADDR" otherwise.  Truncates to len (always NUL-terminated when
+ * len > 0).  sym may be NULL (unknown).  Returns buf.
+ */
+const char *kagg_sym__format(const struct kagg_sym *sym, uint64_t addr, char *buf, size_t len);
+
+#endif /* KAGG_SYMS_H */
