@@ -117,11 +117,12 @@ $(KAGG_BIN): $(TOOL_OBJS) $(LIB_A)
 $(OUT)/tests/%: tests/%.c $(LIB_A) $(wildcard tests/*.h user/*.h user/include/kagg/*.h)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests -I/usr/include/traceevent -o $@ $< $(LIB_A) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -fno-omit-frame-pointer -Itests -I/usr/include/traceevent \
+		-o $@ $< $(LIB_A) $(TEST_LIBS)
 
 # ---------------------------------------------------------------- tests
 .PHONY: check-unit check-root test
-check-unit: $(UNIT_BINS)
+check-unit: $(UNIT_BINS) $(KAGG_BIN)
 	$(Q)tests/run.sh unit $(UNIT_BINS)
 
 check-root: all

@@ -98,7 +98,8 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:i:PLp:t:m:M:ukvh", long_opts, NULL)) != -1) {
+	opterr = 0; /* our one-line errors instead of getopt's */
+	while ((c = getopt_long(argc, argv, ":d:i:PLp:t:m:M:ukvh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (cli_parse_seconds(optarg, &a->duration))
@@ -196,8 +197,11 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
+		case ':':
+			return cli_err(KAGG_EXIT_USAGE, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_err(KAGG_EXIT_USAGE, "invalid option (see --help)");
+			return cli_err(KAGG_EXIT_USAGE, "invalid option '%s' (see --help)",
+				       argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

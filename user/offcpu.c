@@ -657,7 +657,7 @@ static int read_frames(struct kagg_session *s, struct kagg_snapshot *snap, int i
 
 		err = user ? kagg_syms__user(s->syms, pid, ips[i], &sym)
 			   : kagg_syms__kernel(s->syms, ips[i], &sym);
-		if (err)
+		if (err && err != -ENOENT) /* ENOENT still names the module */
 			memset(&sym, 0, sizeof(sym));
 		fr[i].ip = ips[i];
 		fr[i].sym = snap_strdup(snap, kagg_sym__format(&sym, ips[i], buf, sizeof(buf)));

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Root tests of kagg offcpu against ground truth: children that block a
+ * known number of times for a known duration land in the right bucket with
+ * the right count; filters exclude others; read-and-reset snapshots lose
+ * and duplicate nothing; no BPF object outlives the tool on any exit path.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+
+#include <kagg/kagg.h>
+#include "testutil.h"
+
+#define SLOT_16MS 14 /* usecs slot [16384, 32767]: a 20 ms sleep */
+
+static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
+{
+	(void)ctx;
+	if (level == KAGG_LOG_WARN)
+		printf("  kagg: %s\n", msg);
+}
+
+static uint64_t slot_sum(struct kagg_snapshot *snap, unsigned int slot, int pid)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		if (pid && h->key.pid != pid)
+			continue;
+		n += h->slots[slot];
+	}
+	return n;
+}
+
+/* 50 sleeps of 20 ms by one child -> 50 intervals in [16384, 32767] us. */
+static void known_sleeps(enum kagg_attach attach)
+{
+	struct tu_sleeps work = { .count = 50, .ms = 20 };
+	struct tu_child child = tu_spawn(tu_sleeper, &work);
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	const struct kagg_meta *m;
+	int pids[1] = { child.pid };
+
+	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_PID, .pids = pids, .nr_pids = 1,
+		  .states = "S", .attach = attach, .log = quiet_log);
+
+	assert_true(child.pid > 0);
+	s = kagg_offcpu__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&child);
+	assert_int_equal(tu_wait(&child), 0);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	printf("  attach %s: %zu histograms, slot[14] = %llu, seen %llu recorded %llu\n",
+	       m->attach, kagg_snapshot__hist_cnt(snap),
+	       (unsigned long long)slot_sum(snap, SLOT_16MS, 0),
+	       (unsigned long long)m->events_seen, (unsigned long long)m->events_recorded);
+	assert_string_equal(m->attach, attach == KAGG_ATTACH_RAW_TP ? "raw_tp" : "tp_btf");
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	assert_int_equal(kagg_snapshot__hist(snap, 0)->key.pid, child.pid);
+	assert_int_equal(slot_sum(snap, SLOT_16MS, child.pid), 50);
+	assert_int_equal(m->drops_total, 0);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+static void test_known_sleeps_land_in_bucket_tp_btf(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	known_sleeps(KAGG_ATTACH_TP_BTF);
+}
+
+static void test_known_sleeps_land_in_bucket_raw_tp(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	known_sleeps(KAGG_ATTACH_RAW_TP);
+}
+
+/* -p keeps one process and nobody else. */
+static void test_pid_filter_excludes_others(void **state)
+{
+	struct tu_sleeps a_work = { .count = 20, .ms = 20 }, b_work = { .count = 20, .ms = 20 };
+	struct tu_child a, b;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	int pids[1];
+
+	TU_SKIP_UNLESS_ROOT();
+	a = tu_spawn(tu_sleeper, &a_work);
+	b = tu_spawn(tu_sleeper, &b_work);
+	pids[0] = a.pid;
+	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_PID, .pids = pids, .nr_pids = 1,
+		  .log = quiet_log);
+	s = kagg_offcpu__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&a);
+	tu_go(&b);
+	assert_int_equal(tu_wait(&a), 0);
+	assert_int_equal(tu_wait(&b), 0);
+	snap = kagg_session__snapshot(s, 0);
+	assert_non_null(snap);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	assert_int_equal(kagg_snapshot__hist(snap, 0)->key.pid, a.pid);
+	assert_int_equal(slot_sum(snap, SLOT_16MS, a.pid), 20);
+	assert_int_equal(slot_sum(snap, SLOT_16MS, b.pid), 0);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/* ------------------------------------------------------------ exactness */
+
+struct pingpong {
+	int rounds; /* 0: bounce until the main thread stops */
+	int ab[2], ba[2];
+};
+
+static void *pong_thread(void *arg)
+{
+	struct pingpong *pp = arg;
+	char c;
+	int i;
+
+	for (i = 0; !pp->rounds || i < pp->rounds; i++) {
+		if (read(pp->ab[0], &c, 1) != 1 || write(pp->ba[1], &c, 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+/* Two threads bouncing a byte for `ms` milliseconds: many short off-CPU intervals. */
+static void pingpong_work(void *arg)
+{
+	struct pingpong pp = { .rounds = 0 };
+	struct timespec t0, now;
+	pthread_t t;
+	char c = 'x';
+
+	if (pipe(pp.ab) || pipe(pp.ba))
+		_exit(2);
+	pthread_create(&t, NULL, pong_thread, &pp);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (write(pp.ab[1], &c, 1) != 1 || read(pp.ba[0], &c, 1) != 1)
+			_exit(2);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 <
+		 *(int *)arg);
+	close(pp.ab[1]); /* the pong thread reads EOF and ends */
+	pthread_join(t, NULL);
+}
+
+/*
+ * Two sessions on the same events: A never resets, B reads and resets in a
+ * tight loop while the workload runs.  The sum of B's snapshots must equal
+ * A's count exactly: nothing lost or counted twice across the resets.
+ * (Per slot the two may differ by a few: each program stamps its own times,
+ * so an interval at a slot boundary can land on either side of it.)
+ */
+static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
+{
+	int ms = 1500, pids[1];
+	uint64_t a_total = 0, b_total = 0, resets = 0, b_seen = 0, a_seen;
+	struct kagg_session *sa, *sb;
+	struct kagg_snapshot *snap;
+	struct tu_child child;
+	size_t i;
+	int st;
+
+	child = tu_spawn(pingpong_work, &ms);
+	pids[0] = child.pid;
+	KAGG_OPTS(kagg_offcpu_opts, oa, .pids = pids, .nr_pids = 1, .log = quiet_log);
+	KAGG_OPTS(kagg_offcpu_opts, ob, .pids = pids, .nr_pids = 1, .key = b_mode,
+		  .log = quiet_log);
+	sa = kagg_offcpu__open(&oa);
+	sb = kagg_offcpu__open(&ob);
+	assert_non_null(sa);
+	assert_non_null(sb);
+	assert_int_equal(kagg_session__attach(sa), 0);
+	assert_int_equal(kagg_session__attach(sb), 0);
+	tu_go(&child);
+	for (;;) {
+		bool done = waitpid(child.pid, &st, WNOHANG) == child.pid;
+
+		/* An exiting task can still be switched out and in after it is reaped. */
+		if (done)
+			tu_sleep_ms(200);
+		snap = kagg_session__snapshot(sb, KAGG_SNAP_RESET);
+		assert_non_null(snap);
+		assert_true(kagg_snapshot__meta(snap)->snapshot_exact);
+		assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+		for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
+			b_total += kagg_snapshot__hist(snap, i)->total;
+		b_seen += kagg_snapshot__meta(snap)->events_recorded;
+		kagg_snapshot__free(snap);
+		resets++;
+		if (done)
+			break;
+	}
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snap = kagg_session__snapshot(sa, 0);
+	assert_non_null(snap);
+	a_total = kagg_snapshot__hist(snap, 0)->total;
+	a_seen = kagg_snapshot__meta(snap)->events_recorded;
+	kagg_snapshot__free(snap);
+	printf("  %llu intervals, %llu read-and-resets, A %llu B %llu\n",
+	       (unsigned long long)a_total, (unsigned long long)resets,
+	       (unsigned long long)a_total, (unsigned long long)b_total);
+	assert_true(a_total >= 10000); /* sensitivity: many events crossed resets */
+	assert_true(resets >= 10);
+	assert_int_equal(b_total, a_total);
+	/* The recorded counters agree with the histograms too. */
+	assert_int_equal(a_seen, a_total);
+	assert_int_equal(b_seen, b_total);
+	kagg_session__destroy(sa);
+	kagg_session__destroy(sb);
+}
+
+static void test_interval_snapshots_lose_nothing_percpu_array(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	snapshots_lose_nothing(KAGG_KEY_NONE);
+}
+
+static void test_interval_snapshots_lose_nothing_per_thread(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	snapshots_lose_nothing(KAGG_KEY_TID);
+}
+
+/* ------------------------------------------------------------ stacks */
+
+__attribute__((noinline)) void kagg_test_blocking_fn(int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		tu_sleep_ms(20);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void stack_work(void *arg)
+{
+	kagg_test_blocking_fn(*(int *)arg);
+	tu_sleep_ms(2000); /* stay alive (not a zombie) while the test symbolizes */
+}
+
+static bool frames_have(const struct kagg_frame *fr, unsigned int n, const char *prefix)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(fr[i].sym, prefix, strlen(prefix)))
+			return true;
+	return false;
+}
+
+static void test_stacks_symbolized(void **state)
+{
+	int n = 10, pids[1];
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct tu_child child;
+	uint64_t count = 0;
+	bool ksched = false, ufn = false;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	child = tu_spawn(stack_work, &n);
+	pids[0] = child.pid;
+	KAGG_OPTS(kagg_offcpu_opts, o, .pids = pids, .nr_pids = 1, .states = "S",
+		  .stacks = true, .log = quiet_log);
+	s = kagg_offcpu__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&child);
+	/* Read while the child is alive so its user stack can be symbolized. */
+	tu_sleep_ms(n * 20 + 100);
+	snap = kagg_session__snapshot(s, 0);
+	assert_non_null(snap);
+	kill(child.pid, SIGKILL);
+	tu_wait(&child);
+	for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++) {
+		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
+
+		if (st->pid != child.pid)
+			continue;
+		count += st->count;
+		ksched |= frames_have(st->kframes, st->nr_kframes, "schedule") ||
+			  frames_have(st->kframes, st->nr_kframes, "__schedule");
+		/*
+		 * Frame-pointer unwinding from inside libc's leaf syscall wrapper
+		 * skips the direct caller; the frame above it is this test's.
+		 */
+		ufn |= frames_have(st->uframes, st->nr_uframes, "kagg_test_blocking_fn") ||
+		       frames_have(st->uframes, st->nr_uframes, "stack_work") ||
+		       frames_have(st->uframes, st->nr_uframes, "test_stacks_symbolized");
+	}
+	printf("  %zu stacks, %llu intervals, kernel schedule frame %d, user frame %d\n",
+	       kagg_snapshot__stack_cnt(snap), (unsigned long long)count, ksched, ufn);
+	assert_true(count >= (uint64_t)n);
+	assert_true(ksched);
+	assert_true(ufn);
+	assert_int_equal(slot_sum(snap, SLOT_16MS, 0), n);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/* ------------------------------------------------------------ CLI */
+
+/* The CLI on a known workload: JSON with the right bucket and count. */
+static void test_cli_json_known_sleeps(void **state)
+{
+	/* The lead sleep gives the CLI time to attach before the 50 measured ones. */
+	struct tu_sleeps work = { .count = 50, .ms = 20, .lead_ms = 1000 };
+	struct tu_child child;
+	char pid[16], *out = NULL, *err = NULL;
+	char *argv[] = { "offcpu", "-p", pid, "-P", "--state", "S", "--format", "json",
+			 "-d", "2.5", NULL };
+	int rc;
+
+	TU_SKIP_UNLESS_ROOT();
+	child = tu_spawn(tu_sleeper, &work);
+	snprintf(pid, sizeof(pid), "%d", child.pid);
+	tu_go(&child);
+	rc = tu_run_kagg(argv, &out, &err, 0, 0);
+	tu_wait(&child);
+	assert_int_equal(rc, 0);
+	assert_non_null(out);
+	assert_non_null(strstr(out, "\"histograms\": ["));
+	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
+	assert_non_null(strstr(out, "\"drops\": {"));
+	{
+		const char *b = strstr(out, "{\"low\":16384,\"high\":32767,\"count\":");
+		long n;
+
+		assert_non_null(b);
+		n = strtol(b + strlen("{\"low\":16384,\"high\":32767,\"count\":"), NULL, 10);
+		printf("  CLI JSON bucket [16384, 32767]: %ld of 50\n", n);
+		assert_int_equal(n, 50);
+	}
+	free(out);
+	free(err);
+}
+
+/* ------------------------------------------------------------ leaks */
+
+struct census {
+	int progs, maps, links;
+};
+
+static bool ours(const char *name)
+{
+	static const char *const names[] = { "offcpu_tp_btf", "offcpu_raw_tp", "start_store",
+					     "start_hash", "tgids", "tids", "cgroup", "counters",
+					     "hist", "key_hist", "stack_agg", "stackmap" };
+	size_t i;
+
+	if (!strncmp(name, "offcpu_", 7))
+		return true;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/* Count BPF programs and maps with kagg offcpu's names, and all links. */
+static struct census take_census(void)
+{
+	struct census c = {};
+	__u32 id = 0;
+	int fd;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && ours(info.name))
+			c.progs++;
+		close(fd);
+	}
+	id = 0;
+	while (!bpf_map_get_next_id(id, &id)) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_map_get_info_by_fd(fd, &info, &len) && ours(info.name))
+			c.maps++;
+		close(fd);
+	}
+	id = 0;
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_link_get_info_by_fd(fd, &info, &len)) {
+			struct bpf_prog_info pinfo = {};
+			__u32 plen = sizeof(pinfo);
+			int pfd = bpf_prog_get_fd_by_id(info.prog_id);
+
+			if (pfd >= 0 && !bpf_prog_get_info_by_fd(pfd, &pinfo, &plen) &&
+			    ours(pinfo.name))
+				c.links++;
+			if (pfd >= 0)
+				close(pfd);
+		}
+		close(fd);
+	}
+	return c;
+}
+
+static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
+{
+	struct census before = take_census(), after;
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
+	after = take_census();
+	printf("  %s: exit %d, progs %d->%d maps %d->%d links %d->%d\n", what, rc, before.progs,
+	       after.progs, before.maps, after.maps, before.links, after.links);
+	if (rc != expect_rc)
+		printf("  stderr: %s\n", err ? err : "");
+	assert_int_equal(rc, expect_rc);
+	assert_int_equal(after.progs, before.progs);
+	assert_int_equal(after.maps, before.maps);
+	assert_int_equal(after.links, before.links);
+	if (sig == SIGINT || sig == SIGTERM)
+		assert_non_null(strstr(out, "usecs")); /* what was collected is printed */
+	free(out);
+	free(err);
+}
+
+static void test_nothing_stays_loaded_after_exit(void **state)
+{
+	char *dur[] = { "offcpu", "-d", "0.5", NULL };
+	char *stacks[] = { "offcpu", "--stacks", "-P", "-d", "0.5", NULL };
+	char *forever[] = { "offcpu", NULL };
+	char *badpid[] = { "offcpu", "-p", "2147483647", "-d", "1", NULL };
+
+	TU_SKIP_UNLESS_ROOT();
+	expect_clean_exit(dur, 0, 0, "duration");
+	expect_clean_exit(stacks, 0, 0, "stacks");
+	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
+	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
+	expect_clean_exit(badpid, 0, 1, "unknown pid");
+}
+
+/* Error paths give one line and the documented exit code. */
+static void test_errors_one_line(void **state)
+{
+	char *badpid[] = { "offcpu", "-p", "2147483647", NULL };
+	char *badcg[] = { "offcpu", "--cgroup", "/nonexistent/cg", "-d", "1", NULL };
+	char *err = NULL;
+	int rc;
+
+	TU_SKIP_UNLESS_ROOT();
+	rc = tu_run_kagg(badpid, NULL, &err, 0, 0);
+	assert_int_equal(rc, 1);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "no such process: 2147483647"));
+	free(err);
+	rc = tu_run_kagg(badcg, NULL, &err, 0, 0);
+	assert_int_equal(rc, 1);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "/nonexistent/cg"));
+	free(err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_known_sleeps_land_in_bucket_tp_btf),
+		cmocka_unit_test(test_known_sleeps_land_in_bucket_raw_tp),
+		cmocka_unit_test(test_pid_filter_excludes_others),
+		cmocka_unit_test(test_interval_snapshots_lose_nothing_percpu_array),
+		cmocka_unit_test(test_interval_snapshots_lose_nothing_per_thread),
+		cmocka_unit_test(test_stacks_symbolized),
+		cmocka_unit_test(test_cli_json_known_sleeps),
+		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+		cmocka_unit_test(test_errors_one_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

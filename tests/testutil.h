@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Helpers shared by kagg's cmocka tests: controlled workloads (children that
+ * block a known number of times for a known duration, started on a signal),
+ * running the kagg binary, and BPF object census for leak checks.
+ */
+#ifndef KAGG_TESTUTIL_H
+#define KAGG_TESTUTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Path of the kagg binary under test ($KAGG, else build/bin/kagg). */
+static inline const char *tu_kagg(void)
+{
+	const char *p = getenv("KAGG");
+
+	return p && *p ? p : "build/bin/kagg";
+}
+
+/* Skip reason printed, so a skipped root test says why. */
+#define TU_SKIP_UNLESS_ROOT()                                                  \
+	do {                                                                   \
+		if (geteuid() != 0) {                                          \
+			printf("SKIP %s: needs root (CAP_BPF + CAP_PERFMON)\n", __func__); \
+			skip();                                                \
+		}                                                              \
+	} while (0)
+
+static inline void tu_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* A child started blocked on a pipe; tu_go() releases it. */
+struct tu_child {
+	pid_t pid;
+	int go_fd;
+};
+
+typedef void (*tu_work_fn)(void *arg);
+
+static inline struct tu_child tu_spawn(tu_work_fn fn, void *arg)
+{
+	struct tu_child c = { -1, -1 };
+	int p[2];
+	char b;
+
+	if (pipe(p))
+		return c;
+	c.pid = fork();
+	if (c.pid == 0) {
+		close(p[1]);
+		if (read(p[0], &b, 1) != 1)
+			_exit(3);
+		fn(arg);
+		_exit(0);
+	}
+	close(p[0]);
+	c.go_fd = p[1];
+	return c;
+}
+
+static inline void tu_go(struct tu_child *c)
+{
+	char b = 'g';
+
+	if (write(c->go_fd, &b, 1) != 1)
+		perror("tu_go");
+	close(c->go_fd);
+	c->go_fd = -1;
+}
+
+/* Wait for the child; its exit status (or -1). */
+static inline int tu_wait(struct tu_child *c)
+{
+	int st;
+
+	if (c->go_fd >= 0)
+		close(c->go_fd);
+	if (waitpid(c->pid, &st, 0) != c->pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Workload: one sleep of lead_ms (if set), then `count` sleeps of `ms` milliseconds. */
+struct tu_sleeps {
+	int count;
+	unsigned int ms;
+	unsigned int lead_ms;
+};
+
+static inline void tu_sleeper(void *arg)
+{
+	const struct tu_sleeps *s = arg;
+	int i;
+
+	if (s->lead_ms)
+		tu_sleep_ms(s->lead_ms);
+	for (i = 0; i < s->count; i++)
+		tu_sleep_ms(s->ms);
+}
+
+/*
+ * Run kagg with argv (NULL-terminated, without the binary), capture stdout
+ * and stderr into malloc'd strings (may be NULL), optionally send `sig`
+ * after `sig_after_ms`.  Returns the exit status, 128+signal if killed, -1.
+ */
+static inline char *tu_read_all(int fd)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	while (buf && (n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (cap - len < 2) {
+			char *tmp = realloc(buf, cap * 2);
+
+			if (!tmp) {
+				free(buf);
+				return NULL;
+			}
+			buf = tmp;
+			cap *= 2;
+		}
+	}
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+static inline int tu_run_kagg(char *const argv[], char **out, char **err, int sig,
+			      unsigned int sig_after_ms)
+{
+	char outp[] = "/tmp/kagg-test-out-XXXXXX", errp[] = "/tmp/kagg-test-err-XXXXXX";
+	char *args[64];
+	int ofd, efd, st, i;
+	pid_t pid;
+
+	ofd = mkstemp(outp);
+	efd = mkstemp(errp);
+	if (ofd < 0 || efd < 0)
+		return -1;
+	unlink(outp);
+	unlink(errp);
+	args[0] = (char *)tu_kagg();
+	for (i = 0; argv[i] && i < 62; i++)
+		args[i + 1] = argv[i];
+	args[i + 1] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(ofd, 1);
+		dup2(efd, 2);
+		execv(args[0], args);
+		_exit(127);
+	}
+	if (sig) {
+		tu_sleep_ms(sig_after_ms);
+		kill(pid, sig);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	lseek(ofd, 0, SEEK_SET);
+	lseek(efd, 0, SEEK_SET);
+	if (out)
+		*out = tu_read_all(ofd);
+	if (err)
+		*err = tu_read_all(efd);
+	close(ofd);
+	close(efd);
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}
+
+/* Number of lines in s (a final line without '\n' counts). */
+static inline int tu_lines(const char *s)
+{
+	int n = 0;
+
+	for (; s && *s; s++)
+		if (*s == '\n' || !s[1])
+			n++;
+	return n;
+}
+
+#endif

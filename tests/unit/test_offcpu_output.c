@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Unprivileged tests: log2 bucketing (the very code the BPF program runs),
+ * bucket bounds, BCC-style text and JSON output against literal expected
+ * text, opts validation, and the CLI's option parsing (usage errors exit 2
+ * with one line, before anything is loaded).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <linux/types.h>
+
+#include <kagg/kagg.h>
+#include "snapshot.h"
+#include "testutil.h"
+/* The BPF programs' bucketing helpers are plain C: test the same code natively. */
+#undef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#include "bits.bpf.h"
+
+static void test_log2_bucketing_matches_bounds(void **state)
+{
+	uint64_t low, high, v;
+	unsigned int k;
+
+	assert_int_equal(kagg_log2_64(0), 0);
+	assert_int_equal(kagg_log2_64(1), 0);
+	assert_int_equal(kagg_log2_64(2), 1);
+	assert_int_equal(kagg_log2_64(3), 1);
+	assert_int_equal(kagg_log2_64(4), 2);
+	assert_int_equal(kagg_log2_64(20050), 14); /* a 20 ms sleep in usecs */
+	assert_int_equal(kagg_log2_64(UINT32_MAX), 31);
+	assert_int_equal(kagg_log2_64(1ULL << 32), 32);
+	assert_int_equal(kagg_log2_64(UINT64_MAX), 63);
+	/* Every bound of every slot buckets into that slot, and one past it does not. */
+	for (k = 0; k < 64; k++) {
+		kagg_log2_bounds(k, &low, &high);
+		assert_int_equal(kagg_log2_64(low), k);
+		assert_int_equal(kagg_log2_64(high), k);
+		if (k < 63)
+			assert_int_equal(kagg_log2_64(high + 1), k + 1);
+	}
+	kagg_log2_bounds(0, &low, &high);
+	assert_int_equal(low, 0);
+	assert_int_equal(high, 1);
+	kagg_log2_bounds(14, &low, &high);
+	assert_int_equal(low, 16384);
+	assert_int_equal(high, 32767);
+	kagg_log2_bounds(63, &low, &high);
+	assert_true(high == UINT64_MAX);
+	/* Random values: low <= v <= high of its slot. */
+	for (v = 7; v < (1ULL << 62); v = v * 3 + 1) {
+		kagg_log2_bounds(kagg_log2_64(v), &low, &high);
+		assert_true(low <= v && v <= high);
+	}
+}
+
+/* A snapshot built by hand, as a session would. */
+static struct kagg_snapshot *make_snap(enum kagg_key_mode mode)
+{
+	struct kagg_snapshot *snap = snap_new();
+	struct kagg_hist *h;
+
+	assert_non_null(snap);
+	assert_int_equal(snap_alloc_hists(snap, 1, 64), 0);
+	h = &snap->hists[0];
+	h->unit = KAGG_UNIT_USECS;
+	h->key.mode = mode;
+	h->key.pid = 42;
+	h->key.tid = 43;
+	strcpy(h->key.comm, "sleepy");
+	((uint64_t *)h->slots)[1] = 5;
+	((uint64_t *)h->slots)[3] = 20;
+	((uint64_t *)h->slots)[4] = 10;
+	h->total = 35;
+	snap->meta.tool = "offcpu";
+	snap->meta.event = "sched:sched_switch";
+	snap->meta.attach = "tp_btf";
+	snap->meta.kernel = "6.18.0-test";
+	snap->meta.kernel_build = "#1 SMP";
+	snap->meta.clock = "CLOCK_MONOTONIC (bpf_ktime_get_ns)";
+	snap->meta.filters = "pid=42";
+	snap->meta.unit = "usecs";
+	snap->meta.nr_cpus = 2;
+	snap->meta.cpus_observed = 2;
+	snap->meta.start.tv_sec = 1796212800; /* 2026-12-02T12:00:00Z */
+	snap->meta.end.tv_sec = 1796212805;
+	snap->meta.end.tv_nsec = 250000000;
+	snap->meta.duration_s = 5.25;
+	snap->meta.events_seen = 1000;
+	snap->meta.events_recorded = 35;
+	snap->meta.snapshot_exact = true;
+	snap_add_drop(snap, "task_storage", "x", 2, true);
+	snap_add_drop(snap, "kstack", "y", 7, false);
+	return snap;
+}
+
+static char *print_to_string(struct kagg_snapshot *snap, enum kagg_format fmt, bool no_meta)
+{
+	KAGG_OPTS(kagg_print_opts, po, .format = fmt, .no_meta = no_meta);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(kagg_snapshot__print(snap, f, &po), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_text_histogram_bcc_layout(void **state)
+{
+	struct kagg_snapshot *snap = make_snap(KAGG_KEY_NONE);
+	char *out = print_to_string(snap, KAGG_FORMAT_TEXT, true);
+	const char *expect =
+		"\n"
+		"     usecs               : count    distribution\n"
+		"         0 -> 1          : 0        |                                        |\n"
+		"         2 -> 3          : 5        |**********                              |\n"
+		"         4 -> 7          : 0        |                                        |\n"
+		"         8 -> 15         : 20       |****************************************|\n"
+		"        16 -> 31         : 10       |********************                    |\n";
+
+	assert_string_equal(out, expect);
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
+static void test_text_meta_header_and_per_pid(void **state)
+{
+	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
+	char *out = print_to_string(snap, KAGG_FORMAT_TEXT, false);
+	const char *expect_head =
+		"# kagg offcpu: sched:sched_switch via tp_btf, kernel 6.18.0-test, clock "
+		"CLOCK_MONOTONIC (bpf_ktime_get_ns)\n"
+		"# 2026-12-02T12:00:00.000Z .. 2026-12-02T12:00:05.250Z (5.250 s), CPUs observed 2 "
+		"of 2, filters: pid=42\n"
+		"# events: 1000 seen, 35 recorded, 0 outside min/max; dropped 2: task_storage=2 "
+		"kstack=7\n"
+		"\n"
+		"pid = 42 sleepy\n"
+		"     usecs               : count    distribution\n";
+
+	assert_memory_equal(out, expect_head, strlen(expect_head));
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
+static void test_json_document(void **state)
+{
+	struct kagg_snapshot *snap = make_snap(KAGG_KEY_TID);
+	char *out = print_to_string(snap, KAGG_FORMAT_JSON, false);
+	const char *expect =
+		"{\n"
+		"  \"meta\": {\n"
+		"    \"tool\": \"offcpu\",\n"
+		"    \"event\": \"sched:sched_switch\",\n"
+		"    \"attach\": \"tp_btf\",\n"
+		"    \"attach_note\": null,\n"
+		"    \"kernel\": {\n"
+		"      \"release\": \"6.18.0-test\",\n"
+		"      \"build\": \"#1 SMP\"\n"
+		"    },\n"
+		"    \"clock\": \"CLOCK_MONOTONIC (bpf_ktime_get_ns)\",\n"
+		"    \"unit\": \"usecs\",\n"
+		"    \"filters\": \"pid=42\",\n"
+		"    \"cpus_possible\": 2,\n"
+		"    \"cpus_observed\": 2,\n"
+		"    \"start\": \"2026-12-02T12:00:00.000Z\",\n"
+		"    \"end\": \"2026-12-02T12:00:05.250Z\",\n"
+		"    \"duration_s\": 5.250000,\n"
+		"    \"events\": {\n"
+		"      \"seen\": 1000,\n"
+		"      \"recorded\": 35,\n"
+		"      \"filtered_min_max\": 0,\n"
+		"      \"dropped\": 2\n"
+		"    },\n"
+		"    \"drops\": {\n"
+		"      \"task_storage\": 2,\n"
+		"      \"kstack\": 7\n"
+		"    },\n"
+		"    \"snapshot_exact\": true\n"
+		"  },\n"
+		"  \"histograms\": [\n"
+		"    {\n"
+		"      \"key\": {\n"
+		"        \"pid\": 42,\n"
+		"        \"tid\": 43,\n"
+		"        \"comm\": \"sleepy\"\n"
+		"      },\n"
+		"      \"unit\": \"usecs\",\n"
+		"      \"total\": 35,\n"
+		"      \"buckets\": [\n"
+		"        {\"low\":0,\"high\":1,\"count\":0},\n"
+		"        {\"low\":2,\"high\":3,\"count\":5},\n"
+		"        {\"low\":4,\"high\":7,\"count\":0},\n"
+		"        {\"low\":8,\"high\":15,\"count\":20},\n"
+		"        {\"low\":16,\"high\":31,\"count\":10}\n"
+		"      ]\n"
+		"    }\n"
+		"  ]\n"
+		"}\n";
+
+	assert_string_equal(out, expect);
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
+static void test_json_escapes_comm(void **state)
+{
+	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
+	char *out;
+
+	strcpy(snap->hists[0].key.comm, "a\"b\\c\td");
+	out = print_to_string(snap, KAGG_FORMAT_JSON, false);
+	assert_non_null(strstr(out, "\"comm\": \"a\\\"b\\\\c\\td\""));
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
+static void test_empty_histogram_says_so(void **state)
+{
+	struct kagg_snapshot *snap = snap_new();
+	char *out;
+
+	assert_int_equal(snap_alloc_hists(snap, 1, 64), 0);
+	out = print_to_string(snap, KAGG_FORMAT_TEXT, true);
+	assert_string_equal(out, "\n     usecs               : count    distribution\n"
+				 "     (no events)\n");
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
+static void test_opts_validation(void **state)
+{
+	struct {
+		struct kagg_offcpu_opts o;
+		char future[16];
+	} big = {};
+	struct kagg_print_opts po = { .sz = sizeof(po), .format = 7 };
+	struct kagg_snapshot *snap = snap_new();
+
+	/* Unknown trailing bytes that are not zero: refused. */
+	big.o.sz = sizeof(big);
+	big.future[3] = 1;
+	errno = 0;
+	assert_null(kagg_offcpu__open(&big.o));
+	assert_int_equal(errno, EINVAL);
+	/* sz smaller than the size field itself. */
+	big.o.sz = 4;
+	assert_null(kagg_offcpu__open(&big.o));
+	assert_int_equal(errno, EINVAL);
+	assert_null(kagg_offcpu__open(NULL));
+	/* Bad values. */
+	{
+		KAGG_OPTS(kagg_offcpu_opts, o, .states = "Q");
+		assert_null(kagg_offcpu__open(&o));
+		assert_int_equal(errno, EINVAL);
+	}
+	{
+		KAGG_OPTS(kagg_offcpu_opts, o, .min_ns = 10, .max_ns = 5);
+		assert_null(kagg_offcpu__open(&o));
+		assert_int_equal(errno, EINVAL);
+	}
+	{
+		int pid = 2147483647;
+		KAGG_OPTS(kagg_offcpu_opts, o, .pids = &pid, .nr_pids = 1);
+		assert_null(kagg_offcpu__open(&o));
+		assert_int_equal(errno, ESRCH);
+	}
+	assert_int_equal(kagg_snapshot__print(snap, stdout, &po), -EINVAL);
+	assert_int_equal(kagg_snapshot__print(NULL, stdout, NULL), -EINVAL);
+	/* NULL-safe destroy/free, NULL handles refused. */
+	kagg_session__destroy(NULL);
+	kagg_snapshot__free(NULL);
+	assert_int_equal(kagg_session__attach(NULL), -EINVAL);
+	assert_null(kagg_session__snapshot(NULL, 0));
+	assert_int_equal(errno, EINVAL);
+	assert_null(kagg_snapshot__hist(snap, 0));
+	assert_null(kagg_snapshot__meta(NULL));
+	kagg_snapshot__free(snap);
+}
+
+/* Usage errors: exit 2, one line on stderr, nothing on stdout, before any BPF work. */
+static void expect_usage_error(const char *a1, const char *a2, const char *needle)
+{
+	char *argv[] = { "offcpu", (char *)a1, (char *)a2, NULL };
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	rc = tu_run_kagg(argv, &out, &err, 0, 0);
+	if (rc != 2 || !strstr(err, needle))
+		printf("  %s %s -> rc %d, stderr '%s'\n", a1, a2 ? a2 : "", rc, err);
+	assert_int_equal(rc, 2);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, needle));
+	assert_string_equal(out, "");
+	free(out);
+	free(err);
+}
+
+static void test_cli_option_errors(void **state)
+{
+	expect_usage_error("-d", "0", "invalid duration");
+	expect_usage_error("-d", "abc", "invalid duration");
+	expect_usage_error("-i", "-1", "invalid interval");
+	expect_usage_error("--unit", "hours", "invalid unit");
+	expect_usage_error("-p", "12,x", "invalid pid list");
+	expect_usage_error("-p", "0", "invalid pid list");
+	expect_usage_error("-t", "", "invalid tid list");
+	expect_usage_error("--state", "Q", "invalid state");
+	expect_usage_error("-m", "-5", "invalid --min-us");
+	expect_usage_error("--format", "xml", "invalid format");
+	expect_usage_error("--attach", "kprobe", "invalid attach type");
+	expect_usage_error("--bogus", NULL, "invalid option");
+	expect_usage_error("extra", NULL, "unexpected argument");
+	{
+		char *argv[] = { "offcpu", "-u", "-k", NULL };
+		char *err = NULL;
+
+		assert_int_equal(tu_run_kagg(argv, NULL, &err, 0, 0), 2);
+		assert_non_null(strstr(err, "exclude each other"));
+		free(err);
+	}
+}
+
+static void test_cli_help_and_unknown_command(void **state)
+{
+	char *help[] = { "offcpu", "--help", NULL };
+	char *unknown[] = { "nosuchtool", NULL };
+	char *out = NULL, *err = NULL;
+
+	assert_int_equal(tu_run_kagg(help, &out, NULL, 0, 0), 0);
+	assert_non_null(strstr(out, "usage: kagg offcpu"));
+	assert_non_null(strstr(out, "examples:"));
+	free(out);
+	assert_int_equal(tu_run_kagg(unknown, NULL, &err, 0, 0), 2);
+	assert_int_equal(tu_lines(err), 1);
+	free(err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_log2_bucketing_matches_bounds),
+		cmocka_unit_test(test_text_histogram_bcc_layout),
+		cmocka_unit_test(test_text_meta_header_and_per_pid),
+		cmocka_unit_test(test_json_document),
+		cmocka_unit_test(test_json_escapes_comm),
+		cmocka_unit_test(test_empty_histogram_says_so),
+		cmocka_unit_test(test_opts_validation),
+		cmocka_unit_test(test_cli_option_errors),
+		cmocka_unit_test(test_cli_help_and_unknown_command),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
