@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* Internal layout of the ring buffer (see user/ringbuf.c for the design). */
+#ifndef KAGG_RB_INTERNAL_H
+#define KAGG_RB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <kagg/ringbuf.h>
+
+#ifndef offsetofend
+#define offsetofend(T, f) (offsetof(T, f) + sizeof(((T *)0)->f))
+#endif
+
+/* write state word: pos = seq << 28 | offset << 8 | writers in flight */
+#define RB_NEST_MASK 0xffu
+#define RB_OFF_SHIFT 8
+#define RB_SEQ_SHIFT 28
+#define POS_SEQ(p) ((p) >> RB_SEQ_SHIFT)
+#define POS_OFF(p) ((uint32_t)(((p) >> RB_OFF_SHIFT) & 0xfffffu))
+#define POS_NEST(p) ((uint32_t)((p) & RB_NEST_MASK))
+#define MKPOS(seq, off, nest)                                                                      \
+	(((uint64_t)(seq) << RB_SEQ_SHIFT) | ((uint64_t)(off) << RB_OFF_SHIFT) | (uint64_t)(nest))
+
+/* slot word: physical page << 48 | sequence number the page is for */
+#define SLOT(phys, tag) (((uint64_t)(phys) << 48) | (uint64_t)(tag))
+#define SLOT_PHYS(w) ((w) >> 48)
+#define SLOT_TAG(w) ((w) & ((1ULL << 48) - 1))
+
+struct rb_state {
+	uint64_t pos;
+	uint64_t ts;
+} __attribute__((aligned(16)));
+
+struct rb_meta {
+	uint32_t end;	   /* bytes used incl. tail padding (the page commit) */
+	uint32_t real_end; /* bytes used by records */
+};
+
+struct kagg_rb;
+
+struct rb_cpu {
+	/* writers: one line */
+	struct rb_state st;
+	struct kagg_rb *rb;
+	uint64_t *slots;
+	struct rb_meta *meta;
+	uint8_t *pages;
+	int cpu;
+	/* published by the outermost writer, read by readers */
+	uint64_t commit_pos __attribute__((aligned(64)));
+	uint32_t waiters;
+	uint32_t wake_gen;
+	uint64_t wake_seq;
+	/* rare-path counters */
+	uint64_t overrun __attribute__((aligned(64)));
+	uint64_t commit_overrun, dropped, too_big, nest_refused, pages_lost;
+	/* reader state, under rlock */
+	pthread_mutex_t rlock __attribute__((aligned(64)));
+	uint64_t read_seq;	 /* next sub-buffer to take */
+	uint64_t rd_phys;	 /* the reader page */
+	uint32_t rd_off, rd_end; /* read position, data end in the reader page */
+	uint64_t rd_ts;		 /* running ts at rd_off */
+	uint64_t rd_page_ts;
+	uint64_t last_overrun, rd_missed;
+	uint64_t read_events;
+} __attribute__((aligned(64)));
+
+struct kagg_rb {
+	int nr_cpus;
+	int max_nest;
+	size_t subbuf, nr;
+	uint32_t cap;
+	enum kagg_rb_mode mode;
+	clockid_t clockid;
+	kagg_rb_clock_fn clock;
+	void *clock_ctx;
+	kagg_log_fn log;
+	void *log_ctx;
+	struct rb_cpu cpus[] __attribute__((aligned(64)));
+};
+
+uint32_t rb_count_events(const uint8_t *data, uint32_t end);
+bool rb_reader_fill(struct rb_cpu *cb);
+
+/*
+ * Decode the next data record in data[*off, end) with running ts *ts,
+ * skipping time and padding records.  false at the end (or on a padding
+ * record with delta 0, or a record running past end).
+ */
+static inline bool rb_decode_next(const uint8_t *data, uint32_t end, uint32_t *off, uint64_t *ts,
+				  struct kagg_rb_event *ev)
+{
+	uint32_t o = *off;
+
+	while (o + 4 <= end) {
+		uint32_t h = *(const uint32_t *)(data + o), t = h & 31, d = h >> 5, len;
+
+		switch (t) {
+		case KAGG_RB_TYPE_PADDING:
+			if (!d || o + 8 > end)
+				goto out;
+			*ts += d;
+			o += 4 + *(const uint32_t *)(data + o + 4);
+			continue;
+		case KAGG_RB_TYPE_TIME_EXTEND:
+			if (o + 8 > end)
+				goto out;
+			*ts += ((uint64_t)*(const uint32_t *)(data + o + 4) << KAGG_RB_TS_SHIFT) + d;
+			o += 8;
+			continue;
+		case KAGG_RB_TYPE_TIME_STAMP: {
+			uint64_t abs;
+
+			if (o + 8 > end)
+				goto out;
+			abs = ((uint64_t)*(const uint32_t *)(data + o + 4) << KAGG_RB_TS_SHIFT) | d;
+			*ts = abs | (*ts & (0xf8ULL << 56));
+			o += 8;
+			continue;
+		}
+		case 0:
+			if (o + 8 > end)
+				goto out;
+			len = *(const uint32_t *)(data + o + 4);
+			if (len < 4 || o + 4 + len > end)
+				goto out;
+			*ts += d;
+			ev->data = data + o + 8;
+			ev->len = len - 4;
+			ev->ts = *ts;
+			*off = o + 4 + len;
+			return true;
+		default:
+			len = 4 * t;
+			if (o + 4 + len > end)
+				goto out;
+			*ts += d;
+			ev->data = data + o + 4;
+			ev->len = len;
+			ev->ts = *ts;
+			*off = o + 4 + len;
+			return true;
+		}
+	}
+out:
+	*off = end;
+	return false;
+}
+
+#endif

@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Per-CPU ring buffer in the ftrace record format: the mechanism.
+ *
+ * Written clean-room from the format description (docs/ringbuf.md); the
+ * concurrency design is our own and differs from the kernel's because
+ * userspace writers can be preempted and migrated mid-write.
+ *
+ * Each CPU buffer has nr sub-buffer "slots" and nr+1 physical pages: one
+ * page is always the reader's.  Sub-buffers are numbered by a monotonic
+ * sequence s; slot s % nr holds one 64-bit word (phys page << 48 | tag),
+ * where tag == s means "this page is (or is ready to become) sub-buffer s"
+ * and tag == s - nr means "it still holds the unread sub-buffer s - nr".
+ *
+ * The write state is one 16-byte word changed only by cmpxchg16b:
+ *
+ *	pos = seq << 28 | offset << 8 | nest,	ts = timestamp of the last record
+ *
+ * - reserve: one CAS moves offset by the record length, nest += 1, ts = now.
+ *   The delta to the previous record is computed from the ts in the same
+ *   word, so it is exact even with concurrent writers.  A writer whose clock
+ *   read is older than the last record (it was overtaken between reading the
+ *   clock and its CAS: an interrupting or concurrent writer) writes an
+ *   absolute TIME_STAMP; a delta >= 2^27 (or 0) gets a TIME_EXTEND.
+ * - crossing into sub-buffer T: claim slot T % nr (overwrite: evict the page
+ *   with a CAS on the slot and count its events as overrun; consume: refuse),
+ *   then CAS the state to (T, len).  The winner pads the old page.
+ * - commit: CAS nest -= 1.  The writer that sees nest == 1 (no one else in
+ *   flight: the outermost) first publishes commit_pos = pos, then does its
+ *   CAS; if that fails someone reserved meanwhile and it retries, so
+ *   publication is serialised and never covers an unfinished record.  Nested
+ *   writers (signal handlers) therefore complete in stack order, and
+ *   concurrent writers after migration are safe in any order.
+ * - readers swap their spare page into the slot of the oldest fully committed
+ *   sub-buffer with a CAS on the slot word (reader-page swap), racing writers
+ *   that evict it: exactly one wins, so each event is either read or counted
+ *   as overrun, never both.  When only the sub-buffer being written holds
+ *   data, the reader closes it (moves writers on to the next one).
+ *
+ * Not guaranteed: ordering of timestamps across CPU buffers, or within one
+ * buffer when writers race (a TIME_STAMP may go backwards, as in the kernel).
+ * x86_64 only (cmpxchg16b); little-endian.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include <kagg/ringbuf.h>
+#include "opts.h"
+#include "rb_internal.h"
+
+#if !defined(__x86_64__)
+#error "kagg ringbuf needs a 16-byte compare-and-swap: only x86_64 is implemented"
+#endif
+
+static inline bool cas128(struct rb_state *p, struct rb_state *exp, struct rb_state nw)
+{
+	bool ok;
+
+	__asm__ __volatile__("lock cmpxchg16b %1"
+			     : "=@ccz"(ok), "+m"(*p), "+a"(exp->pos), "+d"(exp->ts)
+			     : "b"(nw.pos), "c"(nw.ts)
+			     : "memory");
+	return ok;
+}
+
+static inline struct rb_state st_load(struct rb_state *p)
+{
+	struct rb_state s;
+
+	/* may be torn: the CAS that follows validates it */
+	s.pos = __atomic_load_n(&p->pos, __ATOMIC_ACQUIRE);
+	s.ts = __atomic_load_n(&p->ts, __ATOMIC_ACQUIRE);
+	return s;
+}
+
+static inline uint64_t rb_clock(const struct kagg_rb *rb)
+{
+	if (rb->clock)
+		return rb->clock(rb->clock_ctx);
+	struct timespec t;
+
+	clock_gettime(rb->clockid, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+uint64_t kagg_rb__now(const struct kagg_rb *rb)
+{
+	return rb_clock(rb);
+}
+
+static void rb_log(const struct kagg_rb *rb, enum kagg_log_level lvl, const char *msg)
+{
+	if (rb->log)
+		rb->log(rb->log_ctx, lvl, msg);
+}
+
+/* ------------------------------------------------------------------ setup */
+
+struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
+{
+	struct kagg_rb *rb;
+	size_t subbuf, nr, i, s;
+	int nr_cpus, max_nest, err = EINVAL;
+
+	if (!kagg_opts_valid(opts, offsetofend(struct kagg_rb_opts, kagg_rb_opts__last_field)))
+		goto fail;
+	nr_cpus = KAGG_OPT(opts, kagg_rb_opts, nr_cpus, 0);
+	subbuf = KAGG_OPT(opts, kagg_rb_opts, subbuf_size, 0);
+	nr = KAGG_OPT(opts, kagg_rb_opts, nr_subbufs, 0);
+	max_nest = KAGG_OPT(opts, kagg_rb_opts, max_nest, 0);
+	if (!nr_cpus)
+		nr_cpus = get_nprocs_conf();
+	if (!subbuf)
+		subbuf = 4096;
+	if (!nr)
+		nr = 64;
+	if (!max_nest)
+		max_nest = 16;
+	if (nr_cpus < 1 || nr_cpus > 4096 || nr < 2 || nr > (1u << 16) - 2 || max_nest < 1 ||
+	    max_nest > (int)RB_NEST_MASK)
+		goto fail;
+	for (s = 4096; s < subbuf && s < (4096u << 7); s <<= 1)
+		;
+	if (s != subbuf)
+		goto fail;
+	if ((unsigned)KAGG_OPT(opts, kagg_rb_opts, mode, 0) > KAGG_RB_CONSUME)
+		goto fail;
+
+	err = ENOMEM;
+	rb = aligned_alloc(64, sizeof(*rb) + nr_cpus * sizeof(struct rb_cpu));
+	if (!rb)
+		goto fail;
+	memset(rb, 0, sizeof(*rb) + nr_cpus * sizeof(struct rb_cpu));
+	rb->nr_cpus = nr_cpus;
+	rb->subbuf = subbuf;
+	rb->cap = subbuf - KAGG_RB_PAGE_HDR;
+	rb->nr = nr;
+	rb->max_nest = max_nest;
+	rb->mode = KAGG_OPT(opts, kagg_rb_opts, mode, 0);
+	rb->clock = KAGG_OPT(opts, kagg_rb_opts, clock, NULL);
+	rb->clock_ctx = KAGG_OPT(opts, kagg_rb_opts, clock_ctx, NULL);
+	rb->clockid = KAGG_OPT(opts, kagg_rb_opts, use_clockid, false)
+			      ? KAGG_OPT(opts, kagg_rb_opts, clockid, CLOCK_MONOTONIC)
+			      : CLOCK_MONOTONIC;
+	rb->log = KAGG_OPT(opts, kagg_rb_opts, log, NULL);
+	rb->log_ctx = KAGG_OPT(opts, kagg_rb_opts, log_ctx, NULL);
+	if (!rb->clock) {
+		struct timespec t;
+
+		if (clock_gettime(rb->clockid, &t)) {
+			free(rb);
+			err = EINVAL;
+			goto fail;
+		}
+	}
+
+	for (i = 0; i < (size_t)nr_cpus; i++) {
+		struct rb_cpu *cb = &rb->cpus[i];
+
+		cb->rb = rb;
+		cb->cpu = (int)i;
+		cb->pages = aligned_alloc(4096, (nr + 1) * subbuf);
+		cb->slots = calloc(nr, sizeof(*cb->slots));
+		cb->meta = calloc(nr + 1, sizeof(*cb->meta));
+		if (!cb->pages || !cb->slots || !cb->meta) {
+			rb->nr_cpus = (int)i + 1;
+			kagg_rb__free(rb);
+			goto fail;
+		}
+		memset(cb->pages, 0, (nr + 1) * subbuf);
+		for (s = 0; s < nr; s++)
+			cb->slots[s] = SLOT(s, s);
+		cb->rd_phys = nr; /* the reader's spare */
+		pthread_mutex_init(&cb->rlock, NULL);
+	}
+	rb_log(rb, KAGG_LOG_DEBUG, "ring buffer created");
+	return rb;
+fail:
+	errno = err;
+	return NULL;
+}
+
+void kagg_rb__free(struct kagg_rb *rb)
+{
+	int i;
+
+	if (!rb)
+		return;
+	for (i = 0; i < rb->nr_cpus; i++) {
+		struct rb_cpu *cb = &rb->cpus[i];
+
+		free(cb->pages);
+		free(cb->slots);
+		free(cb->meta);
+		if (cb->rb)
+			pthread_mutex_destroy(&cb->rlock);
+	}
+	free(rb);
+}
+
+int kagg_rb__nr_cpus(const struct kagg_rb *rb)
+{
+	return rb->nr_cpus;
+}
+
+size_t kagg_rb__subbuf_size(const struct kagg_rb *rb)
+{
+	return rb->subbuf;
+}
+
+size_t kagg_rb__max_payload(const struct kagg_rb *rb)
+{
+	return rb->cap - 8;
+}
+
+/* ------------------------------------------------------------------ writers */
+
+static inline uint8_t *rb_page_of(struct rb_cpu *cb, uint64_t seq)
+{
+	uint64_t w = __atomic_load_n(&cb->slots[seq % cb->rb->nr], __ATOMIC_ACQUIRE);
+
+	return cb->pages + SLOT_PHYS(w) * cb->rb->subbuf;
+}
+
+static void rb_wake(struct rb_cpu *cb, uint64_t pos)
+{
+	if (POS_SEQ(pos) + 1 < __atomic_load_n(&cb->wake_seq, __ATOMIC_RELAXED))
+		return;
+	__atomic_fetch_add(&cb->wake_gen, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &cb->wake_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Make commit_pos = pos.  Only called by the single writer that saw nest == 1. */
+static void rb_publish(struct rb_cpu *cb, uint64_t pos)
+{
+	uint64_t c = __atomic_load_n(&cb->commit_pos, __ATOMIC_RELAXED);
+	uint64_t s, seq = POS_SEQ(pos);
+	uint8_t *pg;
+
+	pos &= ~(uint64_t)RB_NEST_MASK;
+	if (c == pos)
+		return;
+	for (s = POS_SEQ(c); s < seq; s++) {
+		uint64_t w = __atomic_load_n(&cb->slots[s % cb->rb->nr], __ATOMIC_ACQUIRE);
+
+		pg = cb->pages + SLOT_PHYS(w) * cb->rb->subbuf;
+		((uint64_t *)pg)[1] = cb->meta[SLOT_PHYS(w)].end;
+	}
+	pg = rb_page_of(cb, seq);
+	((uint64_t *)pg)[1] = POS_OFF(pos);
+	__atomic_store_n(&cb->commit_pos, pos, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&cb->waiters, __ATOMIC_SEQ_CST))
+		rb_wake(cb, pos);
+}
+
+/* Leave the writers-in-flight section (commit, discard, reader close). */
+static void rb_end(struct rb_cpu *cb)
+{
+	struct rb_state old = st_load(&cb->st), nw;
+
+	for (;;) {
+		if (POS_NEST(old.pos) == 1)
+			rb_publish(cb, old.pos);
+		nw.pos = old.pos - 1;
+		nw.ts = old.ts;
+		if (cas128(&cb->st, &old, nw))
+			return;
+	}
+}
+
+/* Number of data events in a page's first `end` bytes. */
+uint32_t rb_count_events(const uint8_t *data, uint32_t end)
+{
+	uint32_t off = 0, n = 0;
+
+	while (off + 4 <= end) {
+		uint32_t h = *(const uint32_t *)(data + off);
+		uint32_t t = h & 31, len;
+
+		if (t == KAGG_RB_TYPE_PADDING) {
+			if (!(h >> 5))
+				break;
+			len = 4 + *(const uint32_t *)(data + off + 4);
+		} else if (t >= KAGG_RB_TYPE_TIME_EXTEND) {
+			len = 8;
+		} else if (t == 0) {
+			len = 4 + *(const uint32_t *)(data + off + 4);
+			n++;
+		} else {
+			len = 4 + 4 * t;
+			n++;
+		}
+		off += len;
+	}
+	return n;
+}
+
+/*
+ * Make slot T % nr ready for sub-buffer T.  0: ready; -EAGAIN: state moved,
+ * re-read it; -ENOBUFS: refused (counted).
+ */
+static int rb_claim(struct rb_cpu *cb, uint64_t T)
+{
+	struct kagg_rb *rb = cb->rb;
+	uint64_t *slot = &cb->slots[T % rb->nr];
+	uint64_t w = __atomic_load_n(slot, __ATOMIC_ACQUIRE), tag = SLOT_TAG(w), phys;
+	uint32_t n;
+
+	if (tag == T)
+		return 0;
+	if (tag + rb->nr != T)
+		return -EAGAIN;
+	if (rb->mode == KAGG_RB_CONSUME) {
+		__atomic_fetch_add(&cb->dropped, 1, __ATOMIC_RELAXED);
+		return -ENOBUFS;
+	}
+	if (POS_SEQ(__atomic_load_n(&cb->commit_pos, __ATOMIC_ACQUIRE)) <= tag) {
+		__atomic_fetch_add(&cb->commit_overrun, 1, __ATOMIC_RELAXED);
+		return -ENOBUFS;
+	}
+	/* fully committed: stable unless a reader swaps it out (then our CAS fails) */
+	phys = SLOT_PHYS(w);
+	n = rb_count_events(cb->pages + phys * rb->subbuf + KAGG_RB_PAGE_HDR, cb->meta[phys].end);
+	if (!__atomic_compare_exchange_n(slot, &w, SLOT(phys, T), false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return -EAGAIN;
+	__atomic_fetch_add(&cb->overrun, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&cb->pages_lost, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* The old page `seq` ends at off: pad it (we own everything past off). */
+static void rb_close(struct rb_cpu *cb, uint64_t seq, uint32_t off, bool pad)
+{
+	struct kagg_rb *rb = cb->rb;
+	uint64_t w = __atomic_load_n(&cb->slots[seq % rb->nr], __ATOMIC_ACQUIRE);
+	uint64_t phys = SLOT_PHYS(w);
+	uint8_t *data = cb->pages + phys * rb->subbuf + KAGG_RB_PAGE_HDR;
+	uint32_t free_b = rb->cap - off;
+
+	cb->meta[phys].real_end = off;
+	if (pad && free_b >= 8) {
+		uint32_t *p = (uint32_t *)(data + off);
+
+		p[0] = KAGG_RB_TYPE_PADDING | (1u << 5);
+		p[1] = free_b - 4;
+		cb->meta[phys].end = rb->cap;
+	} else {
+		if (free_b)
+			memset(data + off, 0, free_b < 8 ? free_b : 8);
+		cb->meta[phys].end = off;
+	}
+}
+
+enum { K_PLAIN, K_EXTEND, K_STAMP, K_FIRST };
+
+static inline uint32_t *rb_put_data_hdr(uint32_t *p, uint32_t dlen, uint32_t delta)
+{
+	if (dlen - 4 <= KAGG_RB_MAX_SMALL_DATA) {
+		p[0] = ((dlen - 4) >> 2) | (delta << 5);
+		return p + 1;
+	}
+	p[0] = delta << 5;
+	p[1] = dlen - 4;
+	return p + 2;
+}
+
+void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_rb_rsv *rsv)
+{
+	struct rb_cpu *cb;
+	struct rb_state old, nw;
+	uint64_t ts, d = 0, seq;
+	uint32_t dlen, need, off, kind, *p;
+	uint8_t *page, *payload;
+	int err;
+
+	if ((unsigned)cpu >= (unsigned)rb->nr_cpus) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cb = &rb->cpus[cpu];
+	if (len > rb->cap - 8) {
+		__atomic_fetch_add(&cb->too_big, 1, __ATOMIC_RELAXED);
+		errno = E2BIG;
+		return NULL;
+	}
+	dlen = kagg_rb__record_len(len);
+	ts = rb_clock(rb);
+	old = st_load(&cb->st);
+	for (;;) {
+		off = POS_OFF(old.pos);
+		if (POS_NEST(old.pos) >= (uint32_t)rb->max_nest) {
+			__atomic_fetch_add(&cb->nest_refused, 1, __ATOMIC_RELAXED);
+			errno = EBUSY;
+			return NULL;
+		}
+		if (off == 0) {
+			kind = K_FIRST;
+			need = dlen;
+		} else if (ts < old.ts) {
+			kind = K_STAMP;
+			need = dlen + 8;
+		} else {
+			d = ts - old.ts;
+			kind = (d == 0 || d >= (1u << KAGG_RB_TS_SHIFT)) ? K_EXTEND : K_PLAIN;
+			need = kind == K_PLAIN ? dlen : dlen + 8;
+		}
+		if (off + need <= rb->cap) {
+			nw.pos = old.pos + ((uint64_t)need << RB_OFF_SHIFT) + 1;
+			nw.ts = ts;
+			if (cas128(&cb->st, &old, nw))
+				break;
+			continue;
+		}
+		/* cross into the next sub-buffer */
+		seq = POS_SEQ(old.pos);
+		err = rb_claim(cb, seq + 1);
+		if (err == -ENOBUFS) {
+			errno = ENOBUFS;
+			return NULL;
+		}
+		if (err) {
+			old = st_load(&cb->st);
+			continue;
+		}
+		nw.pos = MKPOS(seq + 1, dlen, POS_NEST(old.pos) + 1);
+		nw.ts = ts;
+		if (!cas128(&cb->st, &old, nw))
+			continue;
+		rb_close(cb, seq, off, true);
+		kind = K_FIRST;
+		off = 0;
+		need = dlen;
+		old.pos = MKPOS(seq + 1, 0, 0);
+		break;
+	}
+	seq = POS_SEQ(old.pos);
+	page = rb_page_of(cb, seq);
+	p = (uint32_t *)(page + KAGG_RB_PAGE_HDR + off);
+	rsv->kind = kind;
+	switch (kind) {
+	case K_FIRST:
+		*(uint64_t *)page = ts;
+		d = 0;
+		break;
+	case K_EXTEND:
+		p[0] = KAGG_RB_TYPE_TIME_EXTEND | (uint32_t)(d << 5);
+		p[1] = (uint32_t)(d >> KAGG_RB_TS_SHIFT);
+		p += 2;
+		d = 0;
+		break;
+	case K_STAMP:
+		p[0] = KAGG_RB_TYPE_TIME_STAMP | (uint32_t)(ts << 5);
+		p[1] = (uint32_t)(ts >> KAGG_RB_TS_SHIFT);
+		p += 2;
+		d = 0;
+		break;
+	}
+	rsv->hdr = p;
+	payload = (uint8_t *)rb_put_data_hdr(p, dlen, (uint32_t)d);
+	/* zero the record's bytes past len (at most 12: the 12->16 rule) */
+	{
+		uint32_t room = (uint32_t)((uint8_t *)p + dlen - payload);
+		uint32_t z = (uint32_t)len & ~3u;
+
+		memset(payload + z, 0, room - z);
+	}
+	rsv->cb = cb;
+	rsv->page = page;
+	rsv->start = MKPOS(seq, off, 0);
+	rsv->end = MKPOS(seq, off + need, 0);
+	rsv->prev_ts = old.ts;
+	rsv->ts = ts;
+	return payload;
+}
+
+void *kagg_rb__reserve(struct kagg_rb *rb, size_t len, struct kagg_rb_rsv *rsv)
+{
+	int cpu = sched_getcpu();
+
+	if (cpu < 0)
+		cpu = 0;
+	return kagg_rb__reserve_cpu(rb, cpu % rb->nr_cpus, len, rsv);
+}
+
+void kagg_rb__commit(struct kagg_rb_rsv *rsv)
+{
+	rb_end(rsv->cb);
+}
+
+void kagg_rb__discard(struct kagg_rb_rsv *rsv)
+{
+	struct rb_cpu *cb = rsv->cb;
+	struct rb_state old = st_load(&cb->st), nw;
+	uint32_t *h = rsv->hdr, t, dlen;
+
+	/* last record of the buffer: take the reservation back */
+	while (POS_SEQ(old.pos) == POS_SEQ(rsv->end) &&
+	       (old.pos & ~(uint64_t)RB_NEST_MASK) == rsv->end && old.ts == rsv->ts) {
+		nw.pos = rsv->start | POS_NEST(old.pos);
+		nw.ts = rsv->prev_ts;
+		if (cas128(&cb->st, &old, nw)) {
+			rb_end(cb);
+			return;
+		}
+	}
+	/* otherwise the data record becomes PADDING, keeping timestamps exact */
+	t = h[0] & 31;
+	dlen = t ? 4 + 4 * t : 4 + h[1];
+	if (h[0] >> 5) {
+		h[0] = KAGG_RB_TYPE_PADDING | (h[0] & ~31u);
+	} else {
+		/* delta 0 would mean "end of page": borrow 1 ns from what precedes */
+		h[0] = KAGG_RB_TYPE_PADDING | (1u << 5);
+		if (rsv->kind == K_FIRST) {
+			(*(uint64_t *)rsv->page)--;
+		} else {
+			uint32_t *x = h - 2;
+			uint64_t v = ((uint64_t)x[1] << KAGG_RB_TS_SHIFT) | (x[0] >> 5);
+
+			v--;
+			x[0] = (x[0] & 31) | (uint32_t)(v << 5);
+			x[1] = (uint32_t)(v >> KAGG_RB_TS_SHIFT);
+		}
+	}
+	h[1] = dlen - 4;
+	rb_end(cb);
+}
+
+int kagg_rb__write(struct kagg_rb *rb, int cpu, const void *data, size_t len)
+{
+	struct kagg_rb_rsv rsv;
+	void *p;
+
+	p = cpu < 0 ? kagg_rb__reserve(rb, len, &rsv) : kagg_rb__reserve_cpu(rb, cpu, len, &rsv);
+	if (!p)
+		return -errno;
+	memcpy(p, data, len);
+	kagg_rb__commit(&rsv);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ readers */
+
+/*
+ * Reader side (cb->rlock held): make the reader page hold unread data.
+ * Returns true when rd_off < rd_end.
+ */
+bool rb_reader_fill(struct rb_cpu *cb)
+{
+	struct kagg_rb *rb = cb->rb;
+
+	while (cb->rd_off >= cb->rd_end) {
+		uint64_t c = __atomic_load_n(&cb->commit_pos, __ATOMIC_ACQUIRE);
+		uint64_t cseq = POS_SEQ(c), s = cb->read_seq, w, ov, phys;
+		struct rb_state st;
+
+		if (s < cseq) {
+			w = __atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE);
+			if (SLOT_TAG(w) != s) { /* overwritten */
+				cb->read_seq = s + 1;
+				if (cseq >= rb->nr && cb->read_seq < cseq + 1 - rb->nr)
+					cb->read_seq = cseq + 1 - rb->nr;
+				continue;
+			}
+			if (!__atomic_compare_exchange_n(&cb->slots[s % rb->nr], &w,
+							 SLOT(cb->rd_phys, s + rb->nr), false,
+							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				continue;
+			phys = SLOT_PHYS(w);
+			cb->rd_phys = phys;
+			cb->rd_off = 0;
+			cb->rd_end = cb->meta[phys].real_end;
+			cb->rd_ts = *(uint64_t *)(cb->pages + phys * rb->subbuf);
+			cb->rd_page_ts = cb->rd_ts;
+			cb->read_seq = s + 1;
+			ov = __atomic_load_n(&cb->overrun, __ATOMIC_RELAXED);
+			cb->rd_missed += ov - cb->last_overrun;
+			cb->last_overrun = ov;
+			continue;
+		}
+		/* only the sub-buffer being written: close it if it holds committed data */
+		st = st_load(&cb->st);
+		if (POS_SEQ(c) != s || POS_OFF(c) == 0 || st.pos != c)
+			return false;
+		if (SLOT_TAG(__atomic_load_n(&cb->slots[(s + 1) % rb->nr], __ATOMIC_ACQUIRE)) !=
+		    s + 1)
+			return false;
+		{
+			struct rb_state nw = { .pos = MKPOS(s + 1, 0, 1), .ts = st.ts };
+
+			if (!cas128(&cb->st, &st, nw))
+				continue;
+		}
+		rb_close(cb, s, POS_OFF(c), false);
+		rb_end(cb);
+	}
+	return true;
+}
+
+/* Decode the next data record of the reader page without consuming it. */
+static bool rb_reader_peek(struct rb_cpu *cb, struct kagg_rb_event *ev, uint32_t *next,
+			   uint64_t *next_ts)
+{
+	const uint8_t *data;
+	uint32_t off;
+	uint64_t ts;
+
+	for (;;) {
+		if (!rb_reader_fill(cb))
+			return false;
+		data = cb->pages + cb->rd_phys * cb->rb->subbuf + KAGG_RB_PAGE_HDR;
+		off = cb->rd_off;
+		ts = cb->rd_ts;
+		if (rb_decode_next(data, cb->rd_end, &off, &ts, ev)) {
+			ev->cpu = cb->cpu;
+			ev->missed = (int64_t)cb->rd_missed;
+			*next = off;
+			*next_ts = ts;
+			return true;
+		}
+		cb->rd_off = cb->rd_end; /* only padding left */
+	}
+}
+
+int kagg_rb__consume(struct kagg_rb *rb, int cpu, struct kagg_rb_event *ev)
+{
+	struct rb_cpu *best = NULL;
+	struct kagg_rb_event e;
+	uint32_t next, best_next = 0;
+	uint64_t nts, best_nts = 0;
+	int i, lo = cpu, hi = cpu + 1;
+
+	if (cpu >= rb->nr_cpus)
+		return -EINVAL;
+	if (cpu < 0) {
+		lo = 0;
+		hi = rb->nr_cpus;
+	}
+	for (i = lo; i < hi; i++)
+		pthread_mutex_lock(&rb->cpus[i].rlock);
+	for (i = lo; i < hi; i++) {
+		struct rb_cpu *cb = &rb->cpus[i];
+
+		if (!rb_reader_peek(cb, &e, &next, &nts))
+			continue;
+		if (!best || e.ts < ev->ts) {
+			best = cb;
+			*ev = e;
+			best_next = next;
+			best_nts = nts;
+		}
+	}
+	if (best) {
+		best->rd_off = best_next;
+		best->rd_ts = best_nts;
+		best->rd_missed = 0;
+		best->read_events++;
+	}
+	for (i = lo; i < hi; i++)
+		pthread_mutex_unlock(&rb->cpus[i].rlock);
+	return best ? 0 : -EAGAIN;
+}
+
+int kagg_rb__read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz)
+{
+	struct rb_cpu *cb;
+	uint8_t *out = buf, *data;
+	uint64_t commit, missed;
+	uint32_t n, len;
+
+	if (cpu < 0 || cpu >= rb->nr_cpus)
+		return -EINVAL;
+	if (buf_sz < rb->subbuf)
+		return -ENOSPC;
+	cb = &rb->cpus[cpu];
+	pthread_mutex_lock(&cb->rlock);
+	if (!rb_reader_fill(cb)) {
+		pthread_mutex_unlock(&cb->rlock);
+		return -EAGAIN;
+	}
+	data = cb->pages + cb->rd_phys * rb->subbuf + KAGG_RB_PAGE_HDR;
+	len = cb->rd_end - cb->rd_off;
+	/* swap path: the whole page as written; copy path: ts of the last consumed event */
+	*(uint64_t *)out = cb->rd_off ? cb->rd_ts : cb->rd_page_ts;
+	memcpy(out + KAGG_RB_PAGE_HDR, data + cb->rd_off, len);
+	memset(out + KAGG_RB_PAGE_HDR + len, 0, rb->subbuf - KAGG_RB_PAGE_HDR - len);
+	commit = len;
+	missed = cb->rd_missed;
+	if (missed) {
+		commit |= KAGG_RB_MISSED_EVENTS;
+		if (rb->cap - len >= 8) {
+			*(uint64_t *)(out + KAGG_RB_PAGE_HDR + len) = missed;
+			commit |= KAGG_RB_MISSED_STORED;
+		}
+		commit = (uint64_t)(int64_t)(int32_t)(uint32_t)commit; /* as the kernel: sign-extended */
+	}
+	((uint64_t *)out)[1] = commit;
+	n = rb_count_events(data + cb->rd_off, len);
+	cb->read_events += n;
+	cb->rd_off = cb->rd_end;
+	cb->rd_missed = 0;
+	pthread_mutex_unlock(&cb->rlock);
+	return (int)rb->subbuf;
+}
+
+/* Unread pages of cb that hold at least percent% (readers' view). */
+static bool rb_ready(struct rb_cpu *cb, int percent)
+{
+	struct kagg_rb *rb = cb->rb;
+	uint64_t c = __atomic_load_n(&cb->commit_pos, __ATOMIC_ACQUIRE), s;
+	uint64_t used;
+
+	pthread_mutex_lock(&cb->rlock);
+	s = cb->read_seq;
+	if (cb->rd_off < cb->rd_end && percent == 0) {
+		pthread_mutex_unlock(&cb->rlock);
+		return true;
+	}
+	pthread_mutex_unlock(&cb->rlock);
+	if (POS_SEQ(c) + 1 > s + rb->nr)
+		s = POS_SEQ(c) + 1 - rb->nr;
+	used = POS_SEQ(c) - s + (POS_OFF(c) ? 1 : 0);
+	if (percent == 0)
+		return used > 0;
+	return used * 100 >= (uint64_t)percent * rb->nr;
+}
+
+int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
+{
+	struct timespec end, now, rel;
+	int i, lo = cpu, hi = cpu + 1, ret = 0;
+
+	if (cpu >= rb->nr_cpus || percent < 0 || percent > 100)
+		return -EINVAL;
+	if (cpu < 0) {
+		lo = 0;
+		hi = rb->nr_cpus;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	if (timeout_ms >= 0) {
+		end.tv_sec += timeout_ms / 1000;
+		end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (end.tv_nsec >= 1000000000L) {
+			end.tv_sec++;
+			end.tv_nsec -= 1000000000L;
+		}
+	}
+	for (i = lo; i < hi; i++)
+		__atomic_fetch_add(&rb->cpus[i].waiters, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		uint32_t gen = __atomic_load_n(&rb->cpus[lo].wake_gen, __ATOMIC_ACQUIRE);
+		long r;
+
+		for (i = lo; i < hi; i++) {
+			struct rb_cpu *cb = &rb->cpus[i];
+			uint64_t want = percent ? ((uint64_t)percent * rb->nr + 99) / 100 : 0;
+
+			__atomic_store_n(&cb->wake_seq, cb->read_seq + want, __ATOMIC_RELAXED);
+			if (rb_ready(cb, percent))
+				goto out;
+		}
+		/* several CPUs: poll every 10 ms on the first one's word */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (timeout_ms >= 0 && (now.tv_sec > end.tv_sec ||
+					(now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))) {
+			ret = -ETIMEDOUT;
+			goto out;
+		}
+		rel.tv_sec = 0;
+		rel.tv_nsec = 10000000L;
+		if (timeout_ms >= 0 && hi - lo == 1) {
+			long ns = (end.tv_sec - now.tv_sec) * 1000000000L + end.tv_nsec - now.tv_nsec;
+
+			rel.tv_sec = ns / 1000000000L;
+			rel.tv_nsec = ns % 1000000000L;
+		} else if (hi - lo == 1) {
+			rel.tv_sec = 1;
+		}
+		r = syscall(SYS_futex, &rb->cpus[lo].wake_gen, FUTEX_WAIT_PRIVATE, gen, &rel, NULL,
+			    0);
+		if (r < 0 && errno == EINTR) {
+			ret = -EINTR;
+			goto out;
+		}
+	}
+out:
+	for (i = lo; i < hi; i++)
+		__atomic_fetch_sub(&rb->cpus[i].waiters, 1, __ATOMIC_SEQ_CST);
+	return ret;
+}
