@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * One program per attach path, all on the getpgid(2) syscall, so that
+ * tests/bpf/test_attach.c can load exactly one of them (autoload), trigger
+ * getpgid N times and expect exactly N hits from its own tgid.
+ *
+ * The function probed is the x86-64 syscall wrapper __x64_sys_getpgid: it
+ * exists under that name on every kernel since 4.17 and is traceable by
+ * kprobes and by fentry (it is in BTF).  The tracepoint programs use the
+ * raw sys_enter tracepoint filtered by syscall number.
+ *
+ * Only counts are guaranteed; nothing here is on a hot path.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "attach_probe.h"
+
+#define AP_NR_GETPGID 121 /* x86-64 */
+
+const volatile __u32 target_tgid = 0;
+
+struct attach_probe_counts counts = {};
+
+static __always_inline bool ap_mine(void)
+{
+	return (bpf_get_current_pid_tgid() >> 32) == target_tgid;
+}
+
+static __always_inline void ap_hit(enum attach_probe_kind kind)
+{
+	if (kind < AP_KIND_MAX && ap_mine())
+		__sync_fetch_and_add(&counts.hits[kind], 1);
+}
+
+static __always_inline void ap_ret(enum attach_probe_kind kind, long ret)
+{
+	if (kind < AP_KIND_MAX && ap_mine()) {
+		counts.last_ret[kind] = ret;
+		__sync_fetch_and_add(&counts.hits[kind], 1);
+	}
+}
+
+SEC("kprobe/__x64_sys_getpgid")
+int BPF_KPROBE(ap_kprobe)
+{
+	ap_hit(AP_KPROBE);
+	return 0;
+}
+
+SEC("kretprobe/__x64_sys_getpgid")
+int BPF_KRETPROBE(ap_kretprobe, long ret)
+{
+	ap_ret(AP_KRETPROBE, ret);
+	return 0;
+}
+
+SEC("fentry/__x64_sys_getpgid")
+int BPF_PROG(ap_fentry, const struct pt_regs *regs)
+{
+	ap_hit(AP_FENTRY);
+	return 0;
+}
+
+SEC("fexit/__x64_sys_getpgid")
+int BPF_PROG(ap_fexit, const struct pt_regs *regs, long ret)
+{
+	ap_ret(AP_FEXIT, ret);
+	return 0;
+}
+
+SEC("kprobe.multi/__x64_sys_getpgid")
+int BPF_KPROBE(ap_kprobe_multi)
+{
+	ap_hit(AP_KPROBE_MULTI);
+	return 0;
+}
+
+SEC("kretprobe.multi/__x64_sys_getpgid")
+int BPF_KRETPROBE(ap_kretprobe_multi, long ret)
+{
+	ap_ret(AP_KRETPROBE_MULTI, ret);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ap_tp_btf, struct pt_regs *regs, long id)
+{
+	if (id == AP_NR_GETPGID)
+		ap_hit(AP_TP_BTF);
+	return 0;
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ap_raw_tp, struct pt_regs *regs, long id)
+{
+	if (id == AP_NR_GETPGID)
+		ap_hit(AP_RAW_TP);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

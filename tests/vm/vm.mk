@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# The kernel matrix (tests/vm/vmtest.sh): `make vmtest` boots the newest
+# Debian 6.1 and 6.12 cloud kernels under qemu (TCG) with the test binaries
+# in an initramfs and runs the same binaries on the host; `make vmtest-deps`
+# installs qemu, busybox-static and cpio.  Included by the top Makefile,
+# whose OUT, KAGG_BIN, ROOT_BINS, UNIT_BINS and `all` it uses.
+#
+#   make vmtest VMTEST_KERNELS="6.12" VMTEST_TIMEOUT=300 VMTEST_HOST=0 VMTEST_CMDS=
+
+VMTEST_DEPS	:= qemu-system-x86 busybox-static cpio
+VMTEST_KERNELS	?= 6.1 6.12
+VMTEST_TIMEOUT	?= 300
+VMTEST_HOST	?= 1
+VMTEST_BINS	?= $(ROOT_BINS) $(UNIT_BINS)
+# Commands run in every column too (group cmd/NAME passes when they exit 0);
+# each tool's header names the attach path it chose, which the table shows.
+VMTEST_CMDS	?= --cmd 'offcpu=$(KAGG_BIN) offcpu -d 1' \
+		   --cmd 'offcpu-raw_tp=$(KAGG_BIN) offcpu -d 1 --attach raw_tp'
+
+.PHONY: vmtest vmtest-deps
+vmtest-deps:
+	$(Q)tests/deps.sh --main "$(VMTEST_DEPS)"
+
+vmtest: vmtest-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)VMTEST_KERNELS="$(VMTEST_KERNELS)" VMTEST_TIMEOUT=$(VMTEST_TIMEOUT) \
+		VMTEST_HOST=$(VMTEST_HOST) KAGG=$(KAGG_BIN) \
+		tests/vm/vmtest.sh --out $(OUT)/vm $(VMTEST_CMDS) $(VMTEST_BINS)

@@ -1,0 +1,416 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# The kernel matrix: run kagg's test binaries inside Debian cloud kernels
+# under qemu (TCG) and natively on the host, and print one table
+#
+#	test group x kernel -> passed/failed/skipped
+#
+#   tests/vm/vmtest.sh [--out DIR] [--timeout SECONDS] [--kernels "6.1 6.12"]
+#                      [--no-host] [--cmd 'NAME=COMMAND']... BIN...
+#
+# BIN are cmocka test binaries (one group each, counted from cmocka's
+# summary); each --cmd is a shell command run from the repository root (one
+# group, cmd/NAME, passing when it exits 0), e.g. --cmd 'offcpu=build/bin/kagg
+# offcpu -d 1 -v'.
+#
+# Kernels are resolved at run time with apt-cache: the newest
+# linux-image-6.1*-cloud-amd64-unsigned (bookworm) and the newest
+# linux-image-6.12*-cloud-amd64-unsigned (bookworm-backports); the .debs are
+# cached in OUT/cache and only vmlinuz is extracted (the serial console,
+# initramfs and BPF support the tests need are all built in, no modules).
+#
+# Guarantees: a guest that does not reach the end of its /init within the
+# timeout (no boot, panic, hang) is a failure, reported with the tail of its
+# console log; it is never skipped.  Exit status is non-zero when any guest
+# or host test failed.
+#
+# Each guest is told which attach paths its kernel must support
+# (kagg.require= on the command line, see KERNEL_REQUIRE below), so that a
+# path that regresses fails instead of skipping.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=build/vm
+timeout_s=${VMTEST_TIMEOUT:-300}
+kernels=${VMTEST_KERNELS:-"6.1 6.12"}
+host=${VMTEST_HOST:-1}
+cmds=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--out) out="$2"; shift 2 ;;
+	--timeout) timeout_s="$2"; shift 2 ;;
+	--kernels) kernels="$2"; shift 2 ;;
+	--no-host) host=0; shift ;;
+	--cmd)
+		case "$2" in *=*) ;; *) echo "vmtest: --cmd wants NAME=COMMAND" >&2; exit 2 ;; esac
+		cmds+=("$2"); shift 2 ;;
+	--) shift; break ;;
+	-*) echo "vmtest: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+bins=("$@")
+[ ${#bins[@]} -gt 0 ] || { echo "vmtest: no test binaries given" >&2; exit 2; }
+kagg_bin=${KAGG:-build/bin/kagg}
+
+# Attach paths each kernel series must support (the kernel config says so:
+# 6.1 cloud has CONFIG_KPROBES but no CONFIG_FPROBE, 6.12 has both).
+declare -A KERNEL_REQUIRE=(
+	[6.1]="kprobe,kretprobe,fentry,fexit,tp_btf,raw_tp"
+	[6.12]="all"
+)
+# apt-cache name patterns per series
+declare -A KERNEL_PATTERN=(
+	[6.1]='^linux-image-6\.1\.[0-9]+-[0-9]+-cloud-amd64-unsigned$'
+	[6.12]='^linux-image-6\.12\.[0-9]+[^ ]*-cloud-amd64-unsigned$'
+)
+
+log() { printf 'vmtest: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# ------------------------------------------------------------ kernels
+ensure_backports() {
+	grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+	[ "$(id -u)" = 0 ] || die "bookworm-backports missing from apt sources; run as root"
+	log "adding the bookworm-backports suite"
+	cat > /etc/apt/sources.list.d/kagg-backports.sources <<SRC
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	apt-get update -q >/dev/null
+}
+
+# Newest package name matching the series' pattern.
+resolve_kernel() {
+	local pat=${KERNEL_PATTERN[$1]:-}
+	[ -n "$pat" ] || die "unknown kernel series $1 (known: ${!KERNEL_PATTERN[*]})"
+	apt-cache search --names-only "$pat" | cut -d' ' -f1 | sort -V | tail -1
+}
+
+# fetch_kernel SERIES -> sets kdir (OUT/<series>) with vmlinuz and pkg name
+fetch_kernel() {
+	local series=$1 pkg deb
+	pkg=$(resolve_kernel "$series")
+	if [ -z "$pkg" ]; then
+		apt-get update -q >/dev/null
+		pkg=$(resolve_kernel "$series")
+	fi
+	[ -n "$pkg" ] || die "no package matches ${KERNEL_PATTERN[$series]}"
+	mkdir -p "$out/cache" "$out/$series"
+	deb=$(ls "$out/cache/${pkg}"_*.deb 2>/dev/null | sort -V | tail -1)
+	if [ -z "$deb" ]; then
+		log "downloading $pkg"
+		if (cd "$out/cache" && apt-get download -q "$pkg" >/dev/null 2>&1); then
+			deb=$(ls "$out/cache/${pkg}"_*.deb | sort -V | tail -1)
+		else
+			# offline: an older cached kernel of the series beats no column
+			deb=$(ls "$out"/cache/linux-image-"$series".*.deb 2>/dev/null | sort -V | tail -1)
+			[ -n "$deb" ] || die "apt-get download $pkg failed"
+			log "apt-get download $pkg failed: using the cached $(basename "$deb")"
+		fi
+	fi
+	kdir="$out/$series"
+	if [ ! -s "$kdir/vmlinuz" ] ||
+	   [ "$(cat "$kdir/package" 2>/dev/null)" != "$(basename "$deb")" ]; then
+		rm -rf "$kdir/x" && mkdir -p "$kdir/x"
+		dpkg-deb --fsys-tarfile "$deb" |
+			tar -x -C "$kdir/x" --wildcards './boot/vmlinuz-*' './boot/config-*' ||
+			die "cannot extract vmlinuz from $deb"
+		mv "$kdir"/x/boot/vmlinuz-* "$kdir/vmlinuz"
+		mv "$kdir"/x/boot/config-* "$kdir/config"
+		rm -rf "$kdir/x"
+		basename "$deb" > "$kdir/package"
+	fi
+}
+
+# ------------------------------------------------------------ initramfs
+# Copy FILE into the root at the same path, with its shared libraries.
+add_file() {
+	local f=$1 root=$2 lib
+	mkdir -p "$root/$(dirname "$f")"
+	cp -L "$f" "$root/$f"
+	for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
+		[ -e "$root$lib" ] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+build_initramfs() {
+	local root=$out/initramfs b
+	rm -rf "$root" && mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,run,kagg}
+	cp /bin/busybox "$root/bin/busybox"
+	cp "$here/init.sh" "$root/init"
+	chmod 755 "$root/init"
+	: > "$root/kagg/tests.list"
+	: > "$root/kagg/commands.list"
+	for c in "${cmds[@]}"; do
+		printf '%s\t%s\n' "${c%%=*}" "${c#*=}" >> "$root/kagg/commands.list"
+	done
+	for b in "${bins[@]}"; do
+		[ -x "$b" ] || die "test binary $b missing: build it first (make all)"
+		(mkdir -p "$root/kagg/$(dirname "$b")" && cp -L "$b" "$root/kagg/$b") || die "copy $b"
+		add_file "$b" "$root" # for its libraries
+		echo "$b" >> "$root/kagg/tests.list"
+	done
+	if [ -x "$kagg_bin" ]; then
+		mkdir -p "$root/kagg/$(dirname "$kagg_bin")"
+		cp -L "$kagg_bin" "$root/kagg/$kagg_bin"
+		add_file "$kagg_bin" "$root"
+	fi
+	for b in build/tests/helpers/*; do
+		[ -f "$b" ] && [ -x "$b" ] || continue
+		mkdir -p "$root/kagg/build/tests/helpers"
+		cp -L "$b" "$root/kagg/$b"
+		add_file "$b" "$root"
+	done
+	[ -d tests/data ] && mkdir -p "$root/kagg/tests" && cp -r tests/data "$root/kagg/tests/"
+	# the test binaries were copied to their own path under / by add_file: drop those
+	for b in "${bins[@]}"; do rm -f "$root/$b"; done
+	[ -x "$kagg_bin" ] && rm -f "$root/$kagg_bin"
+	rm -rf "$root/build"
+	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs.cpio.gz" ||
+		die "cpio failed"
+}
+
+# ------------------------------------------------------------ results
+declare -A cell   # cell[group|column] = "p/f/s"
+declare -a groups columns
+declare -A attach # attach[path|column] = ok/unsupported/FAILED
+declare -A release # release[column] = uname -r of the guest
+declare -a tools   # groups whose tool printed the attach path it chose
+bad=0
+
+add_group() {
+	local g=$1 x
+	for x in "${groups[@]:-}"; do [ "$x" = "$g" ] && return; done
+	groups+=("$g")
+}
+
+# Parse KAGG-RESULT / KAGG-ATTACH lines of LOG into column COL.
+parse_log() {
+	local col=$1 logf=$2 line g p f s cur=""
+	while read -r line; do
+		case "$line" in
+		KAGG-RESULT*)
+			g=$(sed -n 's/.*group=\([^ ]*\).*/\1/p' <<<"$line")
+			p=$(sed -n 's/.*passed=\([0-9]*\).*/\1/p' <<<"$line")
+			f=$(sed -n 's/.*failed=\([0-9]*\).*/\1/p' <<<"$line")
+			s=$(sed -n 's/.*skipped=\([0-9]*\).*/\1/p' <<<"$line")
+			add_group "$g"
+			cell[$g\|$col]="$p/$f/$s"
+			;;
+		"# kagg "*)
+			# a tool's header names the attach path it chose:
+			#   # kagg offcpu: sched:sched_switch via tp_btf, kernel ...
+			p=$(sed -n 's/^# kagg [^:]*: \([^ ]*\) via \([^ ,]*\).*/\2/p' <<<"$line")
+			[ -n "$cur" ] && [ -n "$p" ] || continue
+			case " ${tools[*]:-} " in *" $cur "*) ;; *) tools+=("$cur") ;; esac
+			attach[$cur\|$col]=$p
+			;;
+		KAGG-BEGIN*)
+			# a group that began and never reported hung or crashed the guest
+			g=$(sed -n 's/.*group=\([^ ]*\).*/\1/p' <<<"$line")
+			cur=$g
+			add_group "$g"
+			cell[$g\|$col]="0/1/0 hung"
+			;;
+		KAGG-BOOT*)
+			release[$col]=$(sed -n 's/.*kernel=\([^ ]*\).*/\1/p' <<<"$line")
+			;;
+		KAGG-ATTACH*)
+			g=$(sed -n 's/.*path=\([^ ]*\).*/\1/p' <<<"$line")
+			p=$(sed -n 's/.*result=\([^ ]*\).*/\1/p' <<<"$line")
+			case "$line" in *reason=*) p="skip($(sed -n 's/.*reason=\([^ ]*\).*/\1/p' <<<"$line"))" ;; esac
+			case "$line" in *chose=*) p="$p:$(sed -n 's/.*chose=\([^ ]*\).*/\1/p' <<<"$line")" ;; esac
+			attach[$g\|$col]=$p
+			;;
+		esac
+	done < <(tr -d '\r' < "$logf" | grep -e '^KAGG-' -e '^# kagg [^:]*: [^ ]* via ')
+}
+
+# Unpack the guest's trace_pipe_raw pages; count rb-capture / rb-decode.
+unpack_pages() {
+	local col=$1 logf=$2 dir=$3 want
+	rm -rf "$dir" && mkdir -p "$dir"
+	want=$(tr -d '\r' < "$logf" | sed -n 's/^KAGG-PAGES-BEGIN events=\([0-9]*\).*/\1/p' | head -1)
+	add_group rb-capture
+	if [ -z "$want" ] ||
+	   ! tr -d '\r' < "$logf" | sed -n '/^KAGG-PAGES-BEGIN/,/^KAGG-PAGES-END/p' |
+		sed '1d;$d' | base64 -d -i 2>/dev/null | tar -xz -C "$dir" 2>/dev/null; then
+		cell[rb-capture\|$col]="0/1/0"; bad=1
+		log "$col: no trace_pipe_raw pages came back"
+		return
+	fi
+	local raw_bytes
+	raw_bytes=$(cat "$dir"/cpu*.raw 2>/dev/null | wc -c)
+	if [ "$want" -gt 0 ] && [ "$raw_bytes" -gt 0 ] && [ $((raw_bytes % 4096)) = 0 ]; then
+		cell[rb-capture\|$col]="1/0/0"
+	else
+		cell[rb-capture\|$col]="0/1/0"; bad=1
+		log "$col: pages: $want events in trace, $raw_bytes raw bytes"
+	fi
+	log "$col: $want sched_switch events, $raw_bytes bytes of pages in $dir"
+
+	# The decoder belongs to `kagg rb decode` (another room).  Contract
+	# assumed here: `kagg rb decode FILE` prints one line per event.
+	add_group rb-decode
+	if ! [ -x "$kagg_bin" ] || ! "$kagg_bin" rb decode --help >/dev/null 2>&1; then
+		cell[rb-decode\|$col]="0/0/1"
+		log "$col: rb-decode skipped: '$kagg_bin rb decode' does not exist yet"
+		return
+	fi
+	local n=0 c got ok=1
+	for c in "$dir"/cpu*.raw; do
+		got=$("$kagg_bin" rb decode "$c" 2>"$c.err" | grep -c .) || true
+		if [ -s "$c.err" ] && ! "$kagg_bin" rb decode "$c" >/dev/null 2>&1; then ok=0; fi
+		n=$((n + got))
+	done
+	if [ "$ok" = 1 ] && [ "$n" = "$want" ]; then
+		cell[rb-decode\|$col]="1/0/0"
+	else
+		cell[rb-decode\|$col]="0/1/0"; bad=1
+		log "$col: rb-decode: decoded $n events, trace showed $want"
+	fi
+}
+
+run_guest() {
+	local series=$1 col logf start rc cmdline
+	fetch_kernel "$series"
+	col="$series"
+	columns+=("$col")
+	logf="$kdir/console.log"
+	log "booting $(cat "$kdir/package") (timeout ${timeout_s}s)"
+	start=$(date +%s)
+	cmdline="console=ttyS0 panic=-1 quiet loglevel=3"
+	cmdline+=" kagg.require=${KERNEL_REQUIRE[$series]:-} kagg.timeout=$((timeout_s * 4 / 5))"
+	timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu Skylake-Client \
+		-smp 2 -m 1G -nographic -no-reboot -monitor none -serial "file:$logf" \
+		-kernel "$kdir/vmlinuz" -initrd "$out/initramfs.cpio.gz" \
+		-append "$cmdline" \
+		</dev/null >"$kdir/qemu.out" 2>&1
+	rc=$?
+	echo $(( $(date +%s) - start )) > "$kdir/seconds"
+	parse_log "$col" "$logf"
+	if ! tr -d '\r' < "$logf" | grep -q '^KAGG-DONE'; then
+		bad=1
+		add_group boot
+		cell[boot\|$col]="0/1/0"
+		echo "=================================================================" >&2
+		log "GUEST $series FAILED: did not finish (qemu rc=$rc, $(cat "$kdir/seconds")s; 124 = timeout)"
+		log "last 40 lines of $logf:"
+		tail -n 40 "$logf" | tr -d '\r' >&2
+		cat "$kdir/qemu.out" >&2
+		echo "=================================================================" >&2
+		return
+	fi
+	add_group boot
+	cell[boot\|$col]="1/0/0"
+	log "$series: ${release[$col]:-?} done in $(cat "$kdir/seconds")s"
+	unpack_pages "$col" "$logf" "$kdir/pages"
+}
+
+run_host() {
+	local col="host" logf=$out/host/console.log b group start rc p f s
+	columns+=("$col")
+	mkdir -p "$out/host"
+	: > "$logf"
+	start=$(date +%s)
+	for b in "${bins[@]}"; do
+		group=${b#build/tests/}
+		echo "KAGG-BEGIN group=$group" >> "$logf"
+		CMOCKA_MESSAGE_OUTPUT=stdout KAGG=$(realpath "$kagg_bin" 2>/dev/null) \
+			KAGG_HELPERS=$(realpath build/tests/helpers 2>/dev/null) \
+			timeout --kill-after=10 600 "$b" > "$out/host/out" 2>&1
+		rc=$?
+		cat "$out/host/out" >> "$logf"
+		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s).*/\1/p' "$out/host/out" | head -1)
+		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s).*/\1/p' "$out/host/out" | head -1)
+		s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s).*/\1/p' "$out/host/out" | head -1)
+		if [ -z "$p$f$s" ] || { [ "$rc" != 0 ] && [ "${f:-0}" = 0 ]; }; then
+			echo "KAGG: $group exited $rc without a cmocka verdict" >> "$logf"
+			f=$(( ${f:-0} + 1 ))
+		fi
+		echo "KAGG-RESULT group=$group passed=${p:-0} failed=${f:-0} skipped=${s:-0} rc=$rc" >> "$logf"
+	done
+	for c in "${cmds[@]}"; do
+		group="cmd/${c%%=*}"
+		{ echo "KAGG-BEGIN group=$group"; echo "\$ ${c#*=}"; } >> "$logf"
+		KAGG=$(realpath "$kagg_bin" 2>/dev/null) timeout --kill-after=10 600 \
+			sh -c "${c#*=}" >> "$logf" 2>&1
+		rc=$?
+		if [ "$rc" = 0 ]; then p=1 f=0; else p=0 f=1; fi
+		echo "KAGG-RESULT group=$group passed=$p failed=$f skipped=0 rc=$rc" >> "$logf"
+	done
+	echo $(( $(date +%s) - start )) > "$out/host/seconds"
+	parse_log "$col" "$logf"
+	cell[boot\|$col]="-"
+}
+
+# ------------------------------------------------------------ table
+print_table() {
+	local g c v
+	echo
+	echo "kernel matrix (passed/failed/skipped; logs in $out/<kernel>/console.log)"
+	printf '%-22s' "group"
+	for c in "${columns[@]}"; do
+		v="${release[$c]:-$c}"
+		v=${v%-cloud-amd64}
+		[ "$c" = host ] && v="host $(uname -r)"
+		printf ' %-24s' "${v:0:24}"
+	done
+	echo
+	for g in "${groups[@]}"; do
+		printf '%-22s' "$g"
+		for c in "${columns[@]}"; do printf ' %-24s' "${cell[$g|$c]:--}"; done
+		echo
+	done
+	echo
+	echo "attach paths (test_attach)"
+	local paths="kprobe kretprobe fentry fexit kprobe.multi kretprobe.multi"
+	paths+=" kprobe.multi|kprobe tp_btf raw_tp"
+	for g in $paths; do
+		printf '%-22s' "$g"
+		for c in "${columns[@]}"; do printf ' %-24s' "${attach[$g|$c]:--}"; done
+		echo
+	done
+	if [ ${#tools[@]} -gt 0 ]; then
+		echo
+		echo "attach paths the tools chose"
+		for g in "${tools[@]}"; do
+			printf '%-22s' "$g"
+			for c in "${columns[@]}"; do printf ' %-24s' "${attach[$g|$c]:--}"; done
+			echo
+		done
+	fi
+	printf '%-22s' "seconds"
+	for c in "${columns[@]}"; do printf ' %-24s' "$(cat "$out/$c/seconds" 2>/dev/null)"; done
+	echo
+	echo
+}
+
+# ------------------------------------------------------------ main
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: make vmtest-deps"
+[ -x /bin/busybox ] && file -L /bin/busybox | grep -q 'statically linked' ||
+	die "/bin/busybox is not busybox-static: make vmtest-deps"
+command -v cpio >/dev/null || die "cpio missing: make vmtest-deps"
+ensure_backports
+mkdir -p "$out"
+build_initramfs
+log "initramfs: $(du -h "$out/initramfs.cpio.gz" | cut -f1)"
+for k in $kernels; do run_guest "$k"; done
+[ "$host" = 1 ] && run_host
+print_table
+# any cell with failures fails the matrix
+for k in "${!cell[@]}"; do
+	[[ ${cell[$k]} =~ ^[0-9]+/0/[0-9]+$ || ${cell[$k]} = - ]] || bad=1
+done
+if [ "$bad" != 0 ]; then
+	echo "kernel matrix: FAILED" >&2
+	exit 1
+fi
+echo "kernel matrix: all passed"
