@@ -25,7 +25,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "offcpu.h"
-#include "bits.bpf.h"
+#include "agg.bpf.h"
 #include "core_fixes.bpf.h"
 
 #define PF_KTHREAD 0x00200000
@@ -36,7 +36,7 @@
 #define TASK_REPORT 0x7f
 
 /* Tunables, set between open and load. */
-const volatile __u32 key_mode = OFFCPU_KEY_NONE;
+const volatile __u32 key_mode = KAGG_BPF_KEY_NONE;
 const volatile bool filter_tgid = false;
 const volatile bool filter_tid = false;
 const volatile bool filter_cgroup = false;
@@ -47,12 +47,6 @@ const volatile __u32 state_mask = OFFCPU_ST_ALL;
 const volatile __u64 min_ns = 0;
 const volatile __u64 max_ns = ~0ULL;
 const volatile __u64 unit_ns = 1000;
-
-/* Initial value of new per-key histograms (too large for the BPF stack). */
-const struct offcpu_key_hist zero_key_hist = {};
-
-/* Snapshot generation: flipped by userspace through the mmap'd .bss. */
-__u32 gen = 0;
 
 struct start {
 	__u64 ts;
@@ -112,30 +106,30 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 2);
 	__type(key, __u32);
-	__type(value, struct offcpu_hist);
+	__type(value, struct kagg_hist_val);
 } hist SEC(".maps");
 
 /* Per-process / per-thread histograms (key.gen selects the generation). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 10240);
-	__type(key, struct offcpu_key);
-	__type(value, struct offcpu_key_hist);
+	__type(key, struct kagg_key);
+	__type(value, struct kagg_key_hist);
 } key_hist SEC(".maps");
 
 /* Off-CPU time by stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 10240);
-	__type(key, struct offcpu_key);
-	__type(value, struct offcpu_stack_val);
+	__type(key, struct kagg_key);
+	__type(value, struct kagg_stack_val);
 } stack_agg SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, 16384);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, OFFCPU_MAX_STACK * sizeof(__u64));
+	__uint(value_size, KAGG_MAX_STACK * sizeof(__u64));
 } stackmap SEC(".maps");
 
 /* Task state at switch-out as one OFFCPU_ST_* bit (the kernel's report letters). */
@@ -191,7 +185,7 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 	if (s->kstack < 0)
 		c->cnt[OFFCPU_CNT_DROP_KSTACK]++;
 	if (kthread) {
-		s->ustack = -1;
+		s->ustack = KAGG_NO_STACK;
 		return;
 	}
 	s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
@@ -202,27 +196,19 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32 pid,
 				     __u32 slot, __u32 g, struct counters *c)
 {
-	struct offcpu_key key = { .gen = g, .tgid = tgid, .kstack = -1, .ustack = -1 };
-	struct offcpu_key_hist *kh;
-	struct offcpu_hist *h;
+	struct kagg_key key = { .gen = g, .tgid = tgid, .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
+	struct kagg_key_hist *kh;
 
-	if (key_mode == OFFCPU_KEY_NONE) {
-		h = bpf_map_lookup_elem(&hist, &g);
-		if (h)
-			h->slots[slot]++;
+	if (key_mode == KAGG_BPF_KEY_NONE) {
+		kagg_hist_add(&hist, g, slot);
 		return;
 	}
-	if (key_mode == OFFCPU_KEY_TID)
+	if (key_mode == KAGG_BPF_KEY_TID)
 		key.pid = pid;
-	kh = bpf_map_lookup_elem(&key_hist, &key);
+	kh = kagg_key_hist_get(&key_hist, &key, next->comm);
 	if (!kh) {
-		bpf_map_update_elem(&key_hist, &key, &zero_key_hist, BPF_NOEXIST);
-		kh = bpf_map_lookup_elem(&key_hist, &key);
-		if (!kh) {
-			c->cnt[OFFCPU_CNT_DROP_KEYS_FULL]++;
-			return;
-		}
-		bpf_probe_read_kernel_str(kh->comm, sizeof(kh->comm), next->comm);
+		c->cnt[OFFCPU_CNT_DROP_KEYS_FULL]++;
+		return;
 	}
 	kh->slots[slot]++;
 }
@@ -231,20 +217,14 @@ static __always_inline void stack_add(struct task_struct *next, __u32 tgid, __u3
 				      const struct start *s, __u64 delta, __u32 g,
 				      struct counters *c)
 {
-	struct offcpu_key key = {
+	struct kagg_key key = {
 		.gen = g, .tgid = tgid, .pid = pid, .kstack = s->kstack, .ustack = s->ustack,
 	};
-	struct offcpu_stack_val *v, zero = {};
+	struct kagg_stack_val *v = kagg_stack_get(&stack_agg, &key, next->comm);
 
-	v = bpf_map_lookup_elem(&stack_agg, &key);
 	if (!v) {
-		bpf_probe_read_kernel_str(zero.comm, sizeof(zero.comm), next->comm);
-		bpf_map_update_elem(&stack_agg, &key, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&stack_agg, &key);
-		if (!v) {
-			c->cnt[OFFCPU_CNT_DROP_KEYS_FULL]++;
-			return;
-		}
+		c->cnt[OFFCPU_CNT_DROP_KEYS_FULL]++;
+		return;
 	}
 	v->total_ns += delta;
 	v->count++;
@@ -253,7 +233,7 @@ static __always_inline void stack_add(struct task_struct *next, __u32 tgid, __u3
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				     struct task_struct *next, const bool btf)
 {
-	__u64 now = bpf_ktime_get_ns(), delta, val;
+	__u64 now = bpf_ktime_get_ns(), delta;
 	__u32 zero = 0, pid, tgid, stbit = 0, g, slot;
 	struct counters *c;
 	struct start *s;
@@ -308,11 +288,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		goto out;
 	}
 	tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
-	g = *(volatile __u32 *)&gen & 1;
-	val = delta / unit_ns;
-	slot = kagg_log2_64(val);
-	if (slot >= OFFCPU_MAX_SLOTS)
-		slot = OFFCPU_MAX_SLOTS - 1;
+	g = kagg_gen();
+	slot = kagg_slot(delta / unit_ns);
 	hist_add(next, tgid, pid, slot, g, c);
 	if (with_stacks)
 		stack_add(next, tgid, pid, s, delta, g, c);

@@ -8,16 +8,7 @@
 #ifndef KAGG_BPF_OFFCPU_H
 #define KAGG_BPF_OFFCPU_H
 
-#define OFFCPU_MAX_SLOTS 64	/* log2 buckets: slot k holds [2^k, 2^(k+1)-1], slot 0 [0,1] */
-#define OFFCPU_COMM_LEN 16
-#define OFFCPU_MAX_STACK 127	/* frames per stack (PERF_MAX_STACK_DEPTH) */
-
-/* Keying of per-key histograms (rodata `key_mode`). */
-enum offcpu_key_mode {
-	OFFCPU_KEY_NONE = 0,	/* one system-wide histogram */
-	OFFCPU_KEY_PID = 1,	/* per process (tgid) */
-	OFFCPU_KEY_TID = 2,	/* per thread */
-};
+#include "common.h"
 
 /* Task states at switch-out, as bits of the `state_mask` filter. */
 enum offcpu_state_bit {
@@ -47,37 +38,5 @@ enum offcpu_counter {
 	OFFCPU_CNT_DROP_USTACK,		/* user stack capture failed (interval kept, stack unknown) */
 	OFFCPU_CNT_MAX,
 };
-
-/* Histogram value (per-CPU). */
-struct offcpu_hist {
-	__u64 slots[OFFCPU_MAX_SLOTS];
-};
-
-/* Key of per-key histograms and of stack aggregations; gen is the snapshot generation (0/1). */
-struct offcpu_key {
-	__u32 gen;
-	__u32 tgid;
-	__u32 pid;
-	__s32 kstack;	/* stack map id, or negative errno when capture failed, or -1 unused */
-	__s32 ustack;
-	__u32 pad;
-};
-
-/* Per-key histogram value: comm is written by the CPU that created the entry. */
-struct offcpu_key_hist {
-	char comm[OFFCPU_COMM_LEN];
-	__u64 slots[OFFCPU_MAX_SLOTS];
-};
-
-/* Stack aggregation value (per-CPU). */
-struct offcpu_stack_val {
-	char comm[OFFCPU_COMM_LEN];
-	__u64 total_ns;	/* sum of off-CPU time */
-	__u64 count;	/* intervals */
-};
-
-_Static_assert(sizeof(struct offcpu_key) == 24, "offcpu_key layout");
-_Static_assert(sizeof(struct offcpu_key_hist) == 16 + 8 * OFFCPU_MAX_SLOTS, "offcpu_key_hist layout");
-_Static_assert(sizeof(struct offcpu_stack_val) == 32, "offcpu_stack_val layout");
 
 #endif /* KAGG_BPF_OFFCPU_H */

@@ -269,7 +269,7 @@ static void print_stack_text(const struct kagg_stack *st, enum kagg_unit unit, F
 {
 	unsigned int i;
 
-	if (st->kstack_err)
+	if (st->kstack_err && st->kstack_err != -ENOENT)
 		fprintf(f, "    [kernel stack lost: %s]\n", strerror(-st->kstack_err));
 	for (i = 0; i < st->nr_kframes; i++)
 		fprintf(f, "    %s\n", st->kframes[i].sym);
@@ -323,12 +323,13 @@ static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, b
 	for (i = 0; i < snap->nr_hists; i++) {
 		const struct kagg_hist *h = &snap->hists[i];
 
+		fputc('\n', f);
+		if (h->key.label)
+			fprintf(f, "%s%s", h->key.label, h->key.mode != KAGG_KEY_NONE ? "  " : "\n");
 		if (h->key.mode == KAGG_KEY_PID)
-			fprintf(f, "\npid = %d %s\n", h->key.pid, h->key.comm);
+			fprintf(f, "pid = %d %s\n", h->key.pid, h->key.comm);
 		else if (h->key.mode == KAGG_KEY_TID)
-			fprintf(f, "\ntid = %d (pid %d) %s\n", h->key.tid, h->key.pid, h->key.comm);
-		else
-			fputc('\n', f);
+			fprintf(f, "tid = %d (pid %d) %s\n", h->key.tid, h->key.pid, h->key.comm);
 		kagg_hist__print_text(h, f);
 	}
 	if (snap->nr_stacks)
@@ -404,6 +405,10 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h)
 
 	jw_obj_begin(w, NULL);
 	jw_obj_begin(w, "key");
+	if (h->key.label || h->key.id) {
+		jw_u64(w, "id", h->key.id);
+		jw_str(w, "label", h->key.label);
+	}
 	if (h->key.mode != KAGG_KEY_NONE) {
 		jw_i64(w, "pid", h->key.pid);
 		if (h->key.mode == KAGG_KEY_TID)
@@ -449,7 +454,7 @@ static void print_stack_json(struct jw *w, const struct kagg_stack *st)
 	jw_str(w, "comm", st->comm);
 	jw_u64(w, "total_ns", st->total_ns);
 	jw_u64(w, "count", st->count);
-	if (st->kstack_err)
+	if (st->kstack_err && st->kstack_err != -ENOENT)
 		jw_i64(w, "kstack_err", st->kstack_err);
 	if (st->ustack_err && st->ustack_err != -ENOENT)
 		jw_i64(w, "ustack_err", st->ustack_err);

@@ -126,6 +126,8 @@ struct kagg_hist_key {
 	int pid;
 	int tid;		 /* KAGG_KEY_TID only */
 	char comm[16];
+	uint64_t id;		 /* tool-defined id (syscall number, function...), 0 unused */
+	const char *label;	 /* name of id ("read", "vfs_read"...), NULL when none */
 };
 
 /* One log2 histogram: slot k counts values in [2^k, 2^(k+1)-1] (slot 0: [0, 1]). */
@@ -156,7 +158,7 @@ struct kagg_stack {
 	char comm[16];
 	uint64_t total_ns;
 	uint64_t count;
-	int kstack_err; /* 0, or the negative errno of a failed capture (-EFAULT, -EEXIST, ...) */
+	int kstack_err; /* 0, -ENOENT when not captured by design, or the capture's negative errno */
 	int ustack_err; /* 0, -ENOENT for kernel threads, or the capture's negative errno */
 	unsigned int nr_kframes;
 	unsigned int nr_uframes;

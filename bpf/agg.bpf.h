@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Aggregation helpers shared by kagg's BPF programs.  Each program defines
+ * its own maps with the shapes of common.h and passes them in; after
+ * inlining the map pointers are constants, as the verifier wants.
+ *
+ * Every aggregate is split in two generations: the program reads the
+ * generation once per event (kagg_gen) and writes only to it; userspace
+ * flips it, waits for an RCU grace period and reads the retired one.
+ */
+#ifndef KAGG_AGG_BPF_H
+#define KAGG_AGG_BPF_H
+
+#include "common.h"
+#include "bits.bpf.h"
+
+/* Snapshot generation, flipped by userspace through the mmap'd .bss. */
+__u32 gen = 0;
+
+/* Initial value of new keyed histograms (too large for the BPF stack). */
+const struct kagg_key_hist kagg_zero_key_hist = {};
+
+static __always_inline __u32 kagg_gen(void)
+{
+	return *(volatile __u32 *)&gen & 1;
+}
+
+static __always_inline __u32 kagg_slot(__u64 val)
+{
+	__u32 slot = kagg_log2_64(val);
+
+	return slot < KAGG_SLOTS ? slot : KAGG_SLOTS - 1;
+}
+
+/* Count one event in slot of the per-CPU array histogram of generation g. */
+static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot)
+{
+	struct kagg_hist_val *h = bpf_map_lookup_elem(hist_map, &g);
+
+	if (h && slot < KAGG_SLOTS)
+		h->slots[slot]++;
+}
+
+/*
+ * The keyed histogram for key, created (with comm copied from comm_src, a
+ * kernel pointer to a task's comm) when missing.  NULL when the map is full.
+ */
+static __always_inline struct kagg_key_hist *kagg_key_hist_get(void *map, struct kagg_key *key,
+							      const char *comm_src)
+{
+	struct kagg_key_hist *kh = bpf_map_lookup_elem(map, key);
+
+	if (kh)
+		return kh;
+	bpf_map_update_elem(map, key, &kagg_zero_key_hist, BPF_NOEXIST);
+	kh = bpf_map_lookup_elem(map, key);
+	if (kh)
+		bpf_probe_read_kernel_str(kh->comm, sizeof(kh->comm), comm_src);
+	return kh;
+}
+
+/* The stack aggregation entry for key, created when missing; NULL when full. */
+static __always_inline struct kagg_stack_val *kagg_stack_get(void *map, struct kagg_key *key,
+							    const char *comm_src)
+{
+	struct kagg_stack_val *v = bpf_map_lookup_elem(map, key), zero = {};
+
+	if (v)
+		return v;
+	bpf_probe_read_kernel_str(zero.comm, sizeof(zero.comm), comm_src);
+	bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
+#endif

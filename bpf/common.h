@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Aggregate shapes shared by every kagg BPF program and the library's
+ * generic readers (user/session.c): log2 histograms, keyed histograms and
+ * stack aggregations, each split in two generations for exact snapshots.
+ */
+#ifndef KAGG_BPF_COMMON_H
+#define KAGG_BPF_COMMON_H
+
+#define KAGG_SLOTS 64		/* log2 buckets: slot k holds [2^k, 2^(k+1)-1], slot 0 [0,1] */
+#define KAGG_COMM_LEN 16
+#define KAGG_MAX_STACK 127	/* frames per stack (PERF_MAX_STACK_DEPTH) */
+#define KAGG_NO_STACK (-1000000) /* kagg_key.kstack/ustack: not captured by design */
+
+/* Keying of per-key aggregates (rodata `key_mode` of each program). */
+enum kagg_bpf_key_mode {
+	KAGG_BPF_KEY_NONE = 0,	/* one histogram (per generation) */
+	KAGG_BPF_KEY_PID = 1,	/* per process (tgid) */
+	KAGG_BPF_KEY_TID = 2,	/* per thread */
+};
+
+/* Value of a per-CPU array `hist` indexed by generation. */
+struct kagg_hist_val {
+	__u64 slots[KAGG_SLOTS];
+};
+
+/*
+ * Key of keyed histograms and stack aggregations.  gen must stay first: the
+ * library's readers select a generation by it.  aux is a tool-defined id
+ * (syscall number, function index, field value...), 0 when unused.
+ */
+struct kagg_key {
+	__u32 gen;
+	__u32 tgid;
+	__u32 pid;
+	__s32 kstack;	/* stack map id, negative errno when capture failed, or KAGG_NO_STACK */
+	__s32 ustack;
+	__u32 pad;
+	__u64 aux;
+};
+
+/* Keyed histogram value (per-CPU): comm is written by the CPU that created the entry. */
+struct kagg_key_hist {
+	char comm[KAGG_COMM_LEN];
+	__u64 slots[KAGG_SLOTS];
+};
+
+/* Stack aggregation value (per-CPU). */
+struct kagg_stack_val {
+	char comm[KAGG_COMM_LEN];
+	__u64 total_ns;	/* sum of the measured time (or samples for profiles) */
+	__u64 count;	/* events */
+};
+
+_Static_assert(sizeof(struct kagg_key) == 32, "kagg_key layout");
+_Static_assert(sizeof(struct kagg_key_hist) == 16 + 8 * KAGG_SLOTS, "kagg_key_hist layout");
+_Static_assert(sizeof(struct kagg_stack_val) == 32, "kagg_stack_val layout");
+
+#endif /* KAGG_BPF_COMMON_H */

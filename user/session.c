@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The generic half of every session: attach/detach, interval baselines,
+ * exact read-and-reset, BPF run-time accounting and the meta block.
+ *
+ * Exact read-and-reset: every aggregate of every program is split in two
+ * generations selected by the program's `gen` global.  A reset flips gen,
+ * then waits for an RCU grace period with membarrier(MEMBARRIER_CMD_GLOBAL)
+ * -- the kernel implements it as synchronize_rcu(), and BPF tracing programs
+ * run inside RCU read-side sections -- so every program run that may still
+ * write the old generation has returned; then the old generation is read
+ * and cleared while programs write only the new one.  No event is lost or
+ * counted twice.  Where membarrier is refused (nohz_full kernels) the flip
+ * is followed by a short sleep and every snapshot says it is not exact.
+ *
+ * What this does not guarantee: the meta counters (events seen, drops) are
+ * read right after the flip, so an event in flight at that instant may be
+ * counted in the neighbouring interval's meta; the histograms are exact.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "session.h"
+#include "syms.h"
+
+void session_log(struct kagg_session *s, enum kagg_log_level lvl, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (!s->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	s->log(s->log_ctx, lvl, buf);
+}
+
+bool session_perm_error(int err)
+{
+	return err == -EPERM || err == -EACCES;
+}
+
+bool session_task_exists(int id)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%d", id);
+	return id > 0 && access(path, F_OK) == 0;
+}
+
+int session_need_btf(struct kagg_session *s)
+{
+	if (!access("/sys/kernel/btf/vmlinux", R_OK))
+		return 0;
+	session_log(s, KAGG_LOG_WARN, "kernel BTF not found at /sys/kernel/btf/vmlinux: kagg "
+				      "needs a kernel built with CONFIG_DEBUG_INFO_BTF");
+	return -EOPNOTSUPP;
+}
+
+struct kagg_session *session_new(const struct session_ops *ops, const struct session_init *in)
+{
+	struct kagg_session *s = calloc(1, sizeof(*s));
+	int n;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->ops = ops;
+	s->log = in->log;
+	s->log_ctx = in->log_ctx;
+	s->unit = in->unit;
+	s->key = in->key;
+	s->stats_fd = -1;
+	s->clock = "CLOCK_MONOTONIC (bpf_ktime_get_ns)";
+	snprintf(s->filters, sizeof(s->filters), "none");
+	uname(&s->uts);
+	n = libbpf_num_possible_cpus();
+	s->nr_cpus = n > 0 ? n : 1;
+	s->cpu_events0 = calloc(s->nr_cpus, sizeof(uint64_t));
+	if (!s->cpu_events0) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+int session_ready(struct kagg_session *s, bool overhead)
+{
+	int ret;
+
+	ret = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	s->exact = ret > 0 && (ret & MEMBARRIER_CMD_GLOBAL);
+	if (!s->exact)
+		session_log(s, KAGG_LOG_WARN, "membarrier(MEMBARRIER_CMD_GLOBAL) unavailable: "
+					      "interval snapshots are not exact");
+	if (overhead) {
+		s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (s->stats_fd < 0) {
+			ret = -errno;
+			session_log(s, KAGG_LOG_WARN, "BPF_ENABLE_STATS failed: %s",
+				    strerror(errno));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ accounting */
+
+static void read_prog_stats(struct kagg_session *s, uint64_t *cnt, uint64_t *time_ns,
+			    uint64_t *recursion)
+{
+	int i;
+
+	for (i = 0; i < s->nr_progs; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		cnt[i] = time_ns[i] = recursion[i] = 0;
+		if (bpf_prog_get_info_by_fd(bpf_program__fd(s->progs[i]), &info, &len))
+			continue;
+		cnt[i] = info.run_cnt;
+		time_ns[i] = info.run_time_ns;
+		recursion[i] = info.recursion_misses;
+	}
+}
+
+/* Sum the per-CPU counters; per-CPU event counts (counter 0) into cpu_ev when non-NULL. */
+static int read_counters(struct kagg_session *s, uint64_t *sum, uint64_t *cpu_ev)
+{
+	size_t vsz = sizeof(uint64_t) * s->nr_counters;
+	uint64_t *vals;
+	__u32 zero = 0;
+	int err, cpu, i;
+
+	memset(sum, 0, sizeof(uint64_t) * SESSION_MAX_COUNTERS);
+	if (!s->counters)
+		return 0;
+	vals = calloc(s->nr_cpus, vsz);
+	if (!vals)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(s->counters, &zero, sizeof(zero), vals, vsz * s->nr_cpus, 0);
+	if (!err) {
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			for (i = 0; i < s->nr_counters; i++)
+				sum[i] += vals[cpu * s->nr_counters + i];
+			if (cpu_ev)
+				cpu_ev[cpu] = vals[cpu * s->nr_counters];
+		}
+	}
+	free(vals);
+	return err;
+}
+
+static void set_baseline(struct kagg_session *s)
+{
+	clock_gettime(CLOCK_REALTIME, &s->t0_real);
+	clock_gettime(CLOCK_MONOTONIC, &s->t0_mono);
+	read_counters(s, s->cnt0, s->cpu_events0);
+	read_prog_stats(s, s->run_cnt0, s->run_time0, s->recursion0);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+int kagg_session__attach(struct kagg_session *s)
+{
+	int i, err;
+
+	if (!s)
+		return -EINVAL;
+	if (s->attached)
+		return -EALREADY;
+	for (i = 0; i < s->nr_progs; i++) {
+		s->links[i] = s->ops->attach ? s->ops->attach(s, i)
+					     : bpf_program__attach(s->progs[i]);
+		if (!s->links[i]) {
+			err = -errno;
+			session_log(s, KAGG_LOG_WARN, "attaching %s (%s) failed: %s",
+				    bpf_program__name(s->progs[i]), s->attach_type,
+				    strerror(errno));
+			kagg_session__detach(s);
+			return err;
+		}
+	}
+	s->attached = true;
+	if (!s->ever_attached)
+		set_baseline(s);
+	s->ever_attached = true;
+	return 0;
+}
+
+int kagg_session__detach(struct kagg_session *s)
+{
+	int i;
+
+	if (!s)
+		return -EINVAL;
+	for (i = 0; i < s->nr_progs; i++) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+	}
+	s->attached = false;
+	return 0;
+}
+
+void kagg_session__destroy(struct kagg_session *s)
+{
+	if (!s)
+		return;
+	kagg_session__detach(s);
+	if (s->ops && s->ops->destroy)
+		s->ops->destroy(s);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd);
+	kagg_syms__free(s->syms);
+	free(s->cpu_events0);
+	free(s);
+}
+
+/* ------------------------------------------------------------ snapshots */
+
+/* Retire the current generation; returns the one to read. */
+static __u32 flip_generation(struct kagg_session *s)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	__u32 old = *s->gen & 1;
+
+	*s->gen = old ^ 1;
+	if (!s->exact || syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0)) {
+		s->exact = false;
+		nanosleep(&ts, NULL);
+	}
+	return old;
+}
+
+static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool reset)
+{
+	uint64_t cnt[SESSION_MAX_COUNTERS], delta[SESSION_MAX_COUNTERS], *cpu_ev;
+	uint64_t rc[SESSION_MAX_PROGS], rt[SESSION_MAX_PROGS], rec[SESSION_MAX_PROGS];
+	uint64_t recursion = 0;
+	struct kagg_meta *m = &snap->meta;
+	struct timespec now_mono;
+	int cpu, i;
+
+	m->tool = s->ops->tool;
+	m->event = s->event;
+	m->attach = snap_strdup(snap, s->attach_type);
+	m->attach_note = s->attach_note[0] ? snap_strdup(snap, s->attach_note) : NULL;
+	m->kernel = snap_strdup(snap, s->uts.release);
+	m->kernel_build = snap_strdup(snap, s->uts.version);
+	m->clock = s->clock;
+	m->filters = snap_strdup(snap, s->filters);
+	m->unit = kagg_unit__name(s->unit);
+	m->nr_cpus = s->nr_cpus;
+	m->start = s->t0_real;
+	clock_gettime(CLOCK_REALTIME, &m->end);
+	clock_gettime(CLOCK_MONOTONIC, &now_mono);
+	m->duration_s = (now_mono.tv_sec - s->t0_mono.tv_sec) +
+			(now_mono.tv_nsec - s->t0_mono.tv_nsec) / 1e9;
+
+	cpu_ev = calloc(s->nr_cpus, sizeof(uint64_t));
+	if (cpu_ev && !read_counters(s, cnt, cpu_ev)) {
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			m->cpus_observed += cpu_ev[cpu] > s->cpu_events0[cpu];
+	} else {
+		memcpy(cnt, s->cnt0, sizeof(cnt));
+	}
+	for (i = 0; i < SESSION_MAX_COUNTERS; i++)
+		delta[i] = cnt[i] - s->cnt0[i];
+	read_prog_stats(s, rc, rt, rec);
+	for (i = 0; i < s->nr_progs; i++)
+		recursion += rec[i] - s->recursion0[i];
+
+	m->events_seen = delta[0];
+	s->ops->meta(s, snap, delta);
+	snap_add_drop(snap, "prog_recursion", "event not seen: program already running on this CPU",
+		      recursion, true);
+	m->snapshot_exact = s->exact;
+	m->snapshot_note = s->exact ? NULL
+				    : "not exact: membarrier(MEMBARRIER_CMD_GLOBAL) unavailable";
+	if (s->stats_fd >= 0) {
+		m->has_overhead = true;
+		m->progs = snap->progs;
+		for (i = 0; i < s->nr_progs && i < SNAP_MAX_PROGS; i++) {
+			struct kagg_prog_cost *pc = &snap->progs[i];
+
+			pc->prog = bpf_program__name(s->progs[i]);
+			pc->run_cnt = rc[i] - s->run_cnt0[i];
+			pc->run_time_ns = rt[i] - s->run_time0[i];
+			pc->ns_per_run = pc->run_cnt ? (double)pc->run_time_ns / pc->run_cnt : 0;
+			m->nr_progs++;
+		}
+	}
+	if (reset && cpu_ev) {
+		memcpy(s->cnt0, cnt, sizeof(cnt));
+		memcpy(s->cpu_events0, cpu_ev, s->nr_cpus * sizeof(uint64_t));
+		memcpy(s->run_cnt0, rc, sizeof(rc));
+		memcpy(s->run_time0, rt, sizeof(rt));
+		memcpy(s->recursion0, rec, sizeof(rec));
+		s->t0_real = m->end;
+		s->t0_mono = now_mono;
+	}
+	free(cpu_ev);
+}
+
+struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned int flags)
+{
+	bool reset = flags & KAGG_SNAP_RESET;
+	struct kagg_snapshot *snap;
+	__u32 g;
+	int err;
+
+	if (!s || (flags & ~KAGG_SNAP_RESET)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!s->ever_attached) {
+		errno = ENOTCONN;
+		return NULL;
+	}
+	snap = snap_new();
+	if (!snap) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	g = reset ? flip_generation(s) : (*s->gen & 1);
+	/* Counters and times are read after the flip, so the interval boundary matches it. */
+	fill_meta(s, snap, reset);
+	err = s->ops->read(s, snap, g, reset);
+	if (err) {
+		kagg_snapshot__free(snap);
+		errno = -err;
+		return NULL;
+	}
+	return snap;
+}
+
+/* ------------------------------------------------------------ readers */
+
+int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,
+		      struct kagg_snapshot *snap)
+{
+	size_t vsz = sizeof(struct kagg_hist_val);
+	struct kagg_hist_val *vals;
+	struct kagg_hist *h;
+	int err, cpu, i;
+
+	err = snap_alloc_hists(snap, 1, KAGG_SLOTS);
+	if (err)
+		return err;
+	vals = calloc(s->nr_cpus, vsz);
+	if (!vals)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(hist, &g, sizeof(g), vals, vsz * s->nr_cpus, 0);
+	if (err)
+		goto out;
+	h = &snap->hists[0];
+	h->unit = s->unit;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (i = 0; i < KAGG_SLOTS; i++) {
+			((uint64_t *)h->slots)[i] += vals[cpu].slots[i];
+			h->total += vals[cpu].slots[i];
+		}
+	}
+	if (reset) {
+		memset(vals, 0, vsz * s->nr_cpus);
+		err = bpf_map__update_elem(hist, &g, sizeof(g), vals, vsz * s->nr_cpus, BPF_ANY);
+	}
+out:
+	free(vals);
+	return err;
+}
+
+/* Keys of generation g in map m; *keys is malloc'd. */
+static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size_t *n)
+{
+	struct kagg_key k, next, *arr = NULL, *tmp;
+	size_t cnt = 0, cap = 0;
+	void *prev = NULL;
+
+	while (!bpf_map__get_next_key(m, prev, &next, sizeof(next))) {
+		k = next;
+		prev = &k;
+		if (next.gen != g)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 64;
+			tmp = realloc(arr, cap * sizeof(*arr));
+			if (!tmp) {
+				free(arr);
+				return -ENOMEM;
+			}
+			arr = tmp;
+		}
+		arr[cnt++] = next;
+	}
+	*keys = arr;
+	*n = cnt;
+	return 0;
+}
+
+static int cmp_hist(const void *a, const void *b)
+{
+	const struct kagg_hist *x = a, *y = b;
+
+	if (x->key.pid != y->key.pid)
+		return x->key.pid < y->key.pid ? -1 : 1;
+	if (x->key.tid != y->key.tid)
+		return x->key.tid < y->key.tid ? -1 : 1;
+	return x->key.id < y->key.id ? -1 : x->key.id > y->key.id;
+}
+
+int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, bool reset,
+			   struct kagg_snapshot *snap,
+			   const char *(*label)(struct kagg_session *s, uint64_t aux))
+{
+	size_t vsz = sizeof(struct kagg_key_hist), n, i, out = 0;
+	struct kagg_key_hist *vals = NULL;
+	struct kagg_key *keys = NULL;
+	int err, cpu, j;
+
+	err = collect_keys(m, g, &keys, &n);
+	if (err)
+		return err;
+	err = snap_alloc_hists(snap, n, KAGG_SLOTS);
+	vals = calloc(s->nr_cpus, vsz);
+	if (err || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct kagg_hist *h = &snap->hists[out];
+
+		/* Cannot fail: nothing else deletes retired-generation keys. */
+		if (bpf_map__lookup_elem(m, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
+			continue;
+		h->unit = s->unit;
+		h->key.mode = s->key;
+		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
+		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;
+		h->key.id = keys[i].aux;
+		h->key.label = label ? label(s, keys[i].aux) : NULL;
+		if (h->key.label)
+			h->key.label = snap_strdup(snap, h->key.label);
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			if (!h->key.comm[0] && vals[cpu].comm[0])
+				memcpy(h->key.comm, vals[cpu].comm, sizeof(h->key.comm) - 1);
+			for (j = 0; j < KAGG_SLOTS; j++) {
+				((uint64_t *)h->slots)[j] += vals[cpu].slots[j];
+				h->total += vals[cpu].slots[j];
+			}
+		}
+		out++;
+		if (reset)
+			bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);
+	}
+	snap->nr_hists = out;
+	qsort(snap->hists, out, sizeof(*snap->hists), cmp_hist);
+out:
+	free(vals);
+	free(keys);
+	return err;
+}
+
+/* Read stack id `id` and symbolize its frames into an array owned by snap. */
+static int read_frames(struct kagg_session *s, struct bpf_map *stackmap,
+		       struct kagg_snapshot *snap, int id, int pid, bool user,
+		       const struct kagg_frame **out, unsigned int *nr)
+{
+	__u64 ips[KAGG_MAX_STACK] = {};
+	struct kagg_frame *fr;
+	unsigned int n = 0, i;
+	char buf[256];
+
+	*out = NULL;
+	*nr = 0;
+	if (id < 0)
+		return id;
+	if (bpf_map__lookup_elem(stackmap, &id, sizeof(id), ips, sizeof(ips), 0))
+		return -ENOENT;
+	while (n < KAGG_MAX_STACK && ips[n])
+		n++;
+	fr = snap_own(snap, calloc(n ? n : 1, sizeof(*fr)));
+	if (!fr)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct kagg_sym sym = {};
+		int err;
+
+		err = user ? kagg_syms__user(s->syms, pid, ips[i], &sym)
+			   : kagg_syms__kernel(s->syms, ips[i], &sym);
+		if (err && err != -ENOENT) /* ENOENT still names the module */
+			memset(&sym, 0, sizeof(sym));
+		fr[i].ip = ips[i];
+		fr[i].sym = snap_strdup(snap, kagg_sym__format(&sym, ips[i], buf, sizeof(buf)));
+		if (!fr[i].sym)
+			return -ENOMEM;
+	}
+	*out = fr;
+	*nr = n;
+	return 0;
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+	const struct kagg_stack *x = a, *y = b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
+			__u32 g, bool reset, struct kagg_snapshot *snap)
+{
+	size_t vsz = sizeof(struct kagg_stack_val), n, i, out = 0;
+	struct kagg_stack_val *vals = NULL;
+	struct kagg_key *keys = NULL;
+	int err, cpu;
+
+	if (!s->syms) {
+		s->syms = kagg_syms__new();
+		if (!s->syms)
+			return -errno;
+	}
+	err = collect_keys(agg, g, &keys, &n);
+	if (err)
+		return err;
+	snap->stacks = calloc(n ? n : 1, sizeof(*snap->stacks));
+	vals = calloc(s->nr_cpus, vsz);
+	if (!snap->stacks || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct kagg_stack *st = &snap->stacks[out];
+
+		if (bpf_map__lookup_elem(agg, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
+			continue;
+		st->pid = keys[i].tgid;
+		st->tid = keys[i].pid;
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			if (!st->comm[0] && vals[cpu].comm[0])
+				memcpy(st->comm, vals[cpu].comm, sizeof(st->comm) - 1);
+			st->total_ns += vals[cpu].total_ns;
+			st->count += vals[cpu].count;
+		}
+		if (keys[i].kstack != KAGG_NO_STACK)
+			st->kstack_err = read_frames(s, stackmap, snap, keys[i].kstack, st->pid,
+						     false, &st->kframes, &st->nr_kframes);
+		/* KAGG_NO_STACK: not captured by design (kernel thread, -U/-K): -ENOENT. */
+		if (keys[i].ustack == KAGG_NO_STACK)
+			st->ustack_err = -ENOENT;
+		else
+			st->ustack_err = read_frames(s, stackmap, snap, keys[i].ustack, st->pid,
+						     true, &st->uframes, &st->nr_uframes);
+		if (keys[i].kstack == KAGG_NO_STACK)
+			st->kstack_err = -ENOENT;
+		if (st->kstack_err == -ENOMEM || st->ustack_err == -ENOMEM) {
+			err = -ENOMEM;
+			goto out;
+		}
+		out++;
+		if (reset)
+			bpf_map__delete_elem(agg, &keys[i], sizeof(keys[i]), 0);
+	}
+	snap->nr_stacks = out;
+	qsort(snap->stacks, out, sizeof(*snap->stacks), cmp_stack);
+out:
+	free(vals);
+	free(keys);
+	return err;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Internal: the generic half of a session, shared by every tool.
+ *
+ * A tool (user/offcpu.c, ...) opens its skeleton, fills the session's program
+ * list, its `gen` pointer and its counters map, and supplies session_ops for
+ * what only it knows (reading its aggregates into a snapshot, naming its
+ * drops).  The generic half attaches and detaches, keeps the interval
+ * baselines, flips generations with an RCU grace period for exact resets,
+ * measures BPF run time, and builds the meta block.
+ */
+#ifndef KAGG_SESSION_INT_H
+#define KAGG_SESSION_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <bpf/libbpf.h>
+
+#include <kagg/session.h>
+#include "common.h"
+#include "snapshot.h"
+
+#define SESSION_MAX_PROGS 8
+#define SESSION_MAX_COUNTERS 16
+
+struct kagg_session;
+
+struct session_ops {
+	const char *tool;
+	/* Read generation g into snap (histograms, stacks); clear it when reset. */
+	int (*read)(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset);
+	/*
+	 * Fill events_recorded/events_filtered and the tool's drops from the
+	 * counter deltas of the interval (cnt[i] = now - baseline).
+	 */
+	void (*meta)(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt);
+	/* Attach program i yourself (uprobes, perf events); NULL: bpf_program__attach. */
+	struct bpf_link *(*attach)(struct kagg_session *s, int i);
+	/* Free the tool's state (skeleton included). */
+	void (*destroy)(struct kagg_session *s);
+};
+
+struct kagg_session {
+	const struct session_ops *ops;
+	void *tool; /* the tool's own state */
+
+	struct bpf_program *progs[SESSION_MAX_PROGS];
+	struct bpf_link *links[SESSION_MAX_PROGS];
+	int nr_progs;
+	volatile __u32 *gen;	  /* in the program's mmap'd .bss */
+	struct bpf_map *counters; /* per-CPU array, one entry of u64[nr_counters]; [0] = events */
+	int nr_counters;
+
+	kagg_log_fn log;
+	void *log_ctx;
+	enum kagg_unit unit;
+	enum kagg_key_mode key;
+	bool attached;
+	bool ever_attached;
+	bool exact; /* membarrier(MEMBARRIER_CMD_GLOBAL) available */
+	int stats_fd;
+	int nr_cpus;
+	const char *event;
+	const char *clock;
+	char attach_type[32];
+	char attach_note[192];
+	char filters[512];
+	struct utsname uts;
+
+	/* Baselines at the start of the current interval. */
+	struct timespec t0_real, t0_mono;
+	uint64_t cnt0[SESSION_MAX_COUNTERS];
+	uint64_t *cpu_events0;
+	uint64_t run_cnt0[SESSION_MAX_PROGS], run_time0[SESSION_MAX_PROGS];
+	uint64_t recursion0[SESSION_MAX_PROGS];
+
+	struct kagg_syms *syms; /* created by tools that read stacks */
+};
+
+/* Common part of every tool's open: log, unit, key, overhead, CPU count. */
+struct session_init {
+	kagg_log_fn log;
+	void *log_ctx;
+	enum kagg_unit unit;
+	enum kagg_key_mode key;
+	bool overhead;
+};
+
+/* Allocate a session; NULL + errno. */
+struct kagg_session *session_new(const struct session_ops *ops, const struct session_init *in);
+/* Finish opening once the tool has loaded its programs: stats fd, membarrier probe. */
+int session_ready(struct kagg_session *s, bool overhead);
+
+void session_log(struct kagg_session *s, enum kagg_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+bool session_perm_error(int err);
+bool session_task_exists(int id);
+/* Checks /sys/kernel/btf/vmlinux, logs what to do when missing. */
+int session_need_btf(struct kagg_session *s);
+
+/* ---- generic readers for the shapes of bpf/common.h ---- */
+
+/* Per-CPU array `hist` entry g summed over CPUs into one histogram appended to snap. */
+int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,
+		      struct kagg_snapshot *snap);
+
+/*
+ * Keyed histograms (per-CPU hash of kagg_key -> kagg_key_hist) of generation
+ * g, one per key, sorted by (pid, tid, id).  label(s, key) may name the key's
+ * aux id (NULL: no label).
+ */
+int session_read_key_hists(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
+			   struct kagg_snapshot *snap,
+			   const char *(*label)(struct kagg_session *s, uint64_t aux));
+
+/* Stack aggregations (per-CPU hash kagg_key -> kagg_stack_val) of generation g, symbolized. */
+int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
+			__u32 g, bool reset, struct kagg_snapshot *snap);
+
+#endif
