@@ -19,7 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <kagg/common.h>
+#include <getopt.h>
+#include <kagg/kagg.h>
 
 #define KAGG_EXIT_OK 0
 #define KAGG_EXIT_FAIL 1
@@ -67,5 +68,55 @@ extern int cli_verbose;
 extern int cli_logged;
 /* Send libbpf's (process-wide) messages through cli_log. */
 void cli_route_libbpf_log(void);
+
+/*
+ * Options every tool has: -d/--duration, -i/--interval, --unit, --format,
+ * --overhead, -v/--verbose (-h/--help stays with the tool).
+ */
+enum {
+	CLI_OPT_UNIT = 1000,
+	CLI_OPT_FORMAT,
+	CLI_OPT_OVERHEAD,
+	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
+};
+
+#define CLI_COMMON_SHORTOPTS ":d:i:vh"
+#define CLI_COMMON_LONGOPTS                                                    \
+	{ "duration", required_argument, NULL, 'd' },                         \
+	{ "interval", required_argument, NULL, 'i' },                         \
+	{ "unit", required_argument, NULL, CLI_OPT_UNIT },                    \
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },                \
+	{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },                  \
+	{ "verbose", no_argument, NULL, 'v' },                                \
+	{ "help", no_argument, NULL, 'h' }
+
+#define CLI_COMMON_HELP                                                        \
+	"  -d, --duration SEC     run for SEC seconds, print, exit\n"            \
+	"  -i, --interval SEC     print and reset every SEC seconds (exact snapshots)\n" \
+	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
+	"      --format FMT       text (default) or json\n"                      \
+	"      --overhead         report the BPF programs' run time per event\n" \
+	"  -v, --verbose          print libbpf and library messages\n"           \
+	"  -h, --help             this text\n"
+
+struct cli_common {
+	double duration;
+	double interval;
+	enum kagg_unit unit;
+	bool overhead;
+	struct kagg_print_opts print; /* sz set by the tool */
+};
+
+/* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
+int cli_common_opt(int c, const char *arg, struct cli_common *cm);
+/* Usage error for getopt's '?' or ':' (call with opterr = 0): one line, returns 2. */
+int cli_bad_opt(int c, char **argv);
+/* Exit code for a failed kagg_*__open (errno err): the library logged why. */
+int cli_open_failed(int err);
+/*
+ * Attach, then print a snapshot every interval and at the end (duration
+ * over, SIGINT or SIGTERM).  Returns the exit code; does not destroy s.
+ */
+int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *banner);
 
 #endif

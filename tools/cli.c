@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Shared CLI plumbing (see cli.h): errors, value parsing, signals, the
+ * options every tool has, and the attach/sleep/print loop.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <kagg/kagg.h>
+#include "cli.h"
+
+const char *cli_prog = "kagg";
+volatile sig_atomic_t cli_stop;
+int cli_verbose;
+int cli_logged;
+
+int cli_err(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", cli_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v <= 0 || v > 1e7)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_int_list(const char *s, int **out, size_t *n)
+{
+	int *v = NULL, *tmp;
+	size_t cnt = 0;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		long x;
+
+		errno = 0;
+		x = strtol(p, &end, 10);
+		if (errno || end == p || x <= 0 || x > INT32_MAX || (*end && *end != ','))
+			goto bad;
+		tmp = realloc(v, (cnt + 1) * sizeof(*v));
+		if (!tmp)
+			goto bad;
+		v = tmp;
+		v[cnt++] = (int)x;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			goto bad;
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+bad:
+	free(v);
+	return -EINVAL;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	cli_stop = 1;
+}
+
+void cli_setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void cli_sleep(double seconds)
+{
+	struct timespec end, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	end.tv_sec = now.tv_sec + (time_t)seconds;
+	end.tv_nsec = now.tv_nsec + (long)((seconds - (double)(time_t)seconds) * 1e9);
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	while (!cli_stop) {
+		int err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL);
+
+		if (err != EINTR)
+			break;
+	}
+}
+
+void cli_log(void *ctx, enum kagg_log_level level, const char *msg)
+{
+	(void)ctx;
+	if (level <= (cli_verbose ? KAGG_LOG_DEBUG : KAGG_LOG_WARN)) {
+		fflush(stdout);
+		fprintf(stderr, "%s: %s\n", cli_prog, msg);
+	}
+	if (level == KAGG_LOG_WARN)
+		cli_logged = 1;
+}
+
+void cli_route_libbpf_log(void)
+{
+	kagg_libbpf_set_log(cli_verbose ? cli_log : NULL, NULL);
+}
+
+int cli_common_opt(int c, const char *arg, struct cli_common *cm)
+{
+	switch (c) {
+	case 'd':
+		if (cli_parse_seconds(arg, &cm->duration))
+			return cli_err(KAGG_EXIT_USAGE, "invalid duration '%s'", arg);
+		return 0;
+	case 'i':
+		if (cli_parse_seconds(arg, &cm->interval))
+			return cli_err(KAGG_EXIT_USAGE, "invalid interval '%s'", arg);
+		return 0;
+	case CLI_OPT_UNIT:
+		if (kagg_unit__parse(arg, &cm->unit))
+			return cli_err(KAGG_EXIT_USAGE, "invalid unit '%s' (nsecs, usecs or msecs)",
+				       arg);
+		return 0;
+	case CLI_OPT_FORMAT:
+		if (!strcmp(arg, "json"))
+			cm->print.format = KAGG_FORMAT_JSON;
+		else if (!strcmp(arg, "text"))
+			cm->print.format = KAGG_FORMAT_TEXT;
+		else
+			return cli_err(KAGG_EXIT_USAGE, "invalid format '%s' (text or json)", arg);
+		return 0;
+	case CLI_OPT_OVERHEAD:
+		cm->overhead = true;
+		return 0;
+	case 'v':
+		cli_verbose = 1;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int cli_bad_opt(int c, char **argv)
+{
+	if (c == ':')
+		return cli_err(KAGG_EXIT_USAGE, "option '%s' needs a value", argv[optind - 1]);
+	return cli_err(KAGG_EXIT_USAGE, "invalid option '%s' (see --help)", argv[optind - 1]);
+}
+
+int cli_open_failed(int err)
+{
+	if (!cli_logged)
+		cli_err(0, "cannot start: %s", strerror(err));
+	return err == EINVAL ? KAGG_EXIT_USAGE : KAGG_EXIT_FAIL;
+}
+
+static int print_snapshot(struct kagg_session *s, const struct kagg_print_opts *po)
+{
+	struct kagg_snapshot *snap;
+	int err;
+
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	if (!snap)
+		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
+			       strerror(errno));
+	err = kagg_snapshot__print(snap, stdout, po);
+	fflush(stdout);
+	kagg_snapshot__free(snap);
+	if (err)
+		return cli_err(KAGG_EXIT_FAIL, "writing output failed: %s", strerror(-err));
+	return KAGG_EXIT_OK;
+}
+
+int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *banner)
+{
+	double elapsed = 0;
+	int ret;
+
+	if (kagg_session__attach(s))
+		return KAGG_EXIT_FAIL;
+	if (banner && cm->print.format == KAGG_FORMAT_TEXT && !cm->print.folded)
+		fprintf(stderr, "%s... Hit Ctrl-C to end.\n", banner);
+	while (!cli_stop) {
+		double step = cm->interval ? cm->interval : cm->duration ? cm->duration : 1e7;
+
+		if (cm->duration && elapsed + step > cm->duration)
+			step = cm->duration - elapsed;
+		cli_sleep(step);
+		elapsed += step;
+		if (cli_stop || (cm->duration && elapsed >= cm->duration - 1e-9))
+			break;
+		if (cm->interval) {
+			ret = print_snapshot(s, &cm->print);
+			if (ret)
+				return ret;
+		}
+	}
+	/* Duration over or Ctrl-C: print what was collected since the last print. */
+	return print_snapshot(s, &cm->print);
+}
