@@ -179,15 +179,15 @@ build_initramfs() {
 
 # ------------------------------------------------------------ results
 declare -A cell   # cell[group|column] = "p/f/s"
-declare -a groups columns
+groups=() columns=()
 declare -A attach # attach[path|column] = ok/unsupported/FAILED
 declare -A release # release[column] = uname -r of the guest
-declare -a tools   # groups whose tool printed the attach path it chose
+tools=()   # groups whose tool printed the attach path it chose
 bad=0
 
 add_group() {
 	local g=$1 x
-	for x in "${groups[@]:-}"; do [ "$x" = "$g" ] && return; done
+	for x in "${groups[@]}"; do [ "$x" = "$g" ] && return; done
 	groups+=("$g")
 }
 
@@ -225,7 +225,9 @@ parse_log() {
 		KAGG-ATTACH*)
 			g=$(sed -n 's/.*path=\([^ ]*\).*/\1/p' <<<"$line")
 			p=$(sed -n 's/.*result=\([^ ]*\).*/\1/p' <<<"$line")
-			case "$line" in *reason=*) p="skip($(sed -n 's/.*reason=\([^ ]*\).*/\1/p' <<<"$line"))" ;; esac
+			f=$(sed -n 's/.*reason=\([^ ]*\).*/\1/p' <<<"$line")
+			[ "$p" = unsupported ] && p=skip
+			[ -n "$f" ] && p="$p($f)"
 			case "$line" in *chose=*) p="$p:$(sed -n 's/.*chose=\([^ ]*\).*/\1/p' <<<"$line")" ;; esac
 			attach[$g\|$col]=$p
 			;;
@@ -356,7 +358,7 @@ print_table() {
 	local g c v
 	echo
 	echo "kernel matrix (passed/failed/skipped; logs in $out/<kernel>/console.log)"
-	printf '%-22s' "group"
+	printf '%-26s' "group"
 	for c in "${columns[@]}"; do
 		v="${release[$c]:-$c}"
 		v=${v%-cloud-amd64}
@@ -365,7 +367,7 @@ print_table() {
 	done
 	echo
 	for g in "${groups[@]}"; do
-		printf '%-22s' "$g"
+		printf '%-26s' "$g"
 		for c in "${columns[@]}"; do printf ' %-24s' "${cell[$g|$c]:--}"; done
 		echo
 	done
@@ -374,7 +376,7 @@ print_table() {
 	local paths="kprobe kretprobe fentry fexit kprobe.multi kretprobe.multi"
 	paths+=" kprobe.multi|kprobe tp_btf raw_tp"
 	for g in $paths; do
-		printf '%-22s' "$g"
+		printf '%-26s' "$g"
 		for c in "${columns[@]}"; do printf ' %-24s' "${attach[$g|$c]:--}"; done
 		echo
 	done
@@ -382,12 +384,12 @@ print_table() {
 		echo
 		echo "attach paths the tools chose"
 		for g in "${tools[@]}"; do
-			printf '%-22s' "$g"
+			printf '%-26s' "$g"
 			for c in "${columns[@]}"; do printf ' %-24s' "${attach[$g|$c]:--}"; done
 			echo
 		done
 	fi
-	printf '%-22s' "seconds"
+	printf '%-26s' "seconds"
 	for c in "${columns[@]}"; do printf ' %-24s' "$(cat "$out/$c/seconds" 2>/dev/null)"; done
 	echo
 	echo
@@ -395,8 +397,10 @@ print_table() {
 
 # ------------------------------------------------------------ main
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: make vmtest-deps"
-[ -x /bin/busybox ] && file -L /bin/busybox | grep -q 'statically linked' ||
+# ldd fails on a static executable: that is the busybox the guest needs
+if [ ! -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then
 	die "/bin/busybox is not busybox-static: make vmtest-deps"
+fi
 command -v cpio >/dev/null || die "cpio missing: make vmtest-deps"
 ensure_backports
 mkdir -p "$out"
