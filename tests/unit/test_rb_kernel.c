@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The kernel's own ring buffer pages, read with our reader.
+ *
+ * Live (root + tracefs): enable sched/sched_switch while we sleep 250 times (and only that;
+ * restored afterwards), read each CPU's `per_cpu/cpuN/trace` text, then drain
+ * its trace_pipe_raw.  Our page decoder must agree with kbuffer on every
+ * record (timestamp, offset, size, missed count), and our `trace` lines must
+ * equal the kernel's.  Without root or tracefs the live test skips with the
+ * reason, and the same checks run on the pages committed in tests/data/.
+ *
+ * KAGG_CAPTURE_DIR=DIR makes the live test also save what it captured there
+ * (that is how tests/data/kernel-sched_switch was made).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <kbuffer.h>
+
+#include <kagg/rb_format.h>
+#include <kagg/ringbuf.h>
+
+#define TRACEFS "/sys/kernel/tracing"
+#define DATA "tests/data/kernel-sched_switch"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *b = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n + 65536 > cap) {
+			cap = cap * 2 + 65536;
+			b = realloc(b, cap + 1);
+		}
+		r = fread(b + n, 1, cap - n, f);
+		n += r;
+	} while (r);
+	fclose(f);
+	b[n] = 0;
+	if (len)
+		*len = n;
+	return b;
+}
+
+static int spit(const char *path, const void *d, size_t n)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	fwrite(d, 1, n, f);
+	return fclose(f) ? -errno : 0;
+}
+
+/* saved_cmdlines: "pid comm" lines */
+struct cmds {
+	int pid[4096];
+	char comm[4096][17];
+	int n;
+};
+
+static void cmds_load(struct cmds *c, const char *text)
+{
+	const char *p = text;
+
+	c->n = 0;
+	while (p && *p && c->n < 4096) {
+		if (sscanf(p, "%d %16s", &c->pid[c->n], c->comm[c->n]) == 2)
+			c->n++;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+}
+
+static const char *cmds_find(void *ctx, int pid)
+{
+	struct cmds *c = ctx;
+	int i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->pid[i] == pid)
+			return c->comm[i];
+	return NULL;
+}
+
+/*
+ * Decode raw pages (n_bytes of trace_pipe_raw) of `cpu` with ours and kbuffer;
+ * print our lines into *text.  Returns the number of events.
+ */
+static size_t check_pages(const uint8_t *raw, size_t n_bytes, int cpu,
+			  struct kagg_rb_events *evs, struct cmds *cmds, char **text)
+{
+	struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
+	size_t off, events = 0, tlen = 0;
+	FILE *out = open_memstream(text, &tlen);
+
+	assert_non_null(kb);
+	for (off = 0; off + 4096 <= n_bytes; off += 4096) {
+		struct kagg_rb_page_iter it;
+		struct kagg_rb_event ev;
+		unsigned long long kts;
+		void *d;
+		int km;
+
+		assert_int_equal(kagg_rb_page_iter__init(&it, raw + off, 4096), 0);
+		assert_int_equal(kbuffer_load_subbuffer(kb, (void *)(raw + off)), 0);
+		km = kbuffer_missed_events(kb);
+		assert_int_equal(it.missed, km);
+		d = kbuffer_read_event(kb, &kts);
+		while (kagg_rb_page_iter__next(&it, &ev) == 0) {
+			assert_non_null(d);
+			assert_int_equal(ev.ts, kts);
+			assert_ptr_equal(ev.data, d);
+			assert_int_equal(ev.len, kbuffer_event_size(kb));
+			ev.cpu = cpu;
+			kagg_rb_events__fprint_event(evs, out, &ev, cmds_find, cmds);
+			events++;
+			d = kbuffer_next_event(kb, &kts);
+		}
+		assert_null(d);
+	}
+	fclose(out);
+	kbuffer_free(kb);
+	return events;
+}
+
+/* The kernel's text without comment lines. */
+static char *strip_comments(const char *t)
+{
+	size_t n = strlen(t), o = 0;
+	char *r = malloc(n + 1);
+	const char *p = t;
+
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p + 1) : strlen(p);
+
+		if (*p != '#' && strncmp(p, "CPU:", 4)) {
+			memcpy(r + o, p, l);
+			o += l;
+		}
+		p += l;
+	}
+	r[o] = 0;
+	return r;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t w;
+
+	if (fd < 0)
+		return -errno;
+	w = write(fd, s, strlen(s));
+	close(fd);
+	return w < 0 ? -errno : 0;
+}
+
+static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s)
+{
+	const char *cap = getenv("KAGG_CAPTURE_DIR");
+	char path[512], *on, *was, *cmdtxt;
+	struct kagg_rb_events *evs;
+	struct cmds *cmds = calloc(1, sizeof(*cmds));
+	int cpu, ncpu = (int)sysconf(_SC_NPROCESSORS_CONF), failed = 0;
+	size_t total = 0;
+	char *texts[64] = { 0 }, *raws[64] = { 0 };
+	size_t rawlen[64] = { 0 };
+
+	if (geteuid() != 0) {
+		printf("# skip: not root, cannot enable trace events\n");
+		free(cmds);
+		skip();
+	}
+	if (access(TRACEFS "/events/sched/sched_switch/enable", W_OK)) {
+		if (access(TRACEFS "/trace", F_OK))
+			system("mount -t tracefs nodev " TRACEFS " 2>/dev/null");
+		if (access(TRACEFS "/events/sched/sched_switch/enable", W_OK)) {
+			printf("# skip: tracefs not writable at " TRACEFS "\n");
+			free(cmds);
+			skip();
+		}
+	}
+	on = slurp(TRACEFS "/tracing_on", NULL);
+	if (!on || on[0] != '1') {
+		printf("# skip: tracing_on is 0 (left alone)\n");
+		free(on);
+		free(cmds);
+		skip();
+	}
+	free(on);
+	if (ncpu > 64)
+		ncpu = 64;
+	evs = kagg_rb_events__new(NULL);
+	assert_int_equal(kagg_rb_events__load_dir(evs, TRACEFS "/events", &failed) > 0, 1);
+	assert_int_equal(failed, 0); /* every format file of this kernel parses */
+
+	/* enable briefly, restore */
+	was = slurp(TRACEFS "/events/sched/sched_switch/enable", NULL);
+	assert_int_equal(write_str(TRACEFS "/events/sched/sched_switch/enable", "1"), 0);
+	{
+		int i;
+
+		for (i = 0; i < 250; i++) /* ~500 context switches */
+			usleep(50);
+	}
+	if (!was || was[0] != '1')
+		assert_int_equal(write_str(TRACEFS "/events/sched/sched_switch/enable", "0"), 0);
+	free(was);
+
+	cmdtxt = slurp(TRACEFS "/saved_cmdlines", NULL);
+	cmds_load(cmds, cmdtxt ? cmdtxt : "");
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		char *ktext, *mine, *kl;
+		size_t cap_b = 0, n;
+		int fd;
+
+		snprintf(path, sizeof(path), TRACEFS "/per_cpu/cpu%d/trace", cpu);
+		ktext = slurp(path, NULL);
+		if (!ktext)
+			continue;
+		snprintf(path, sizeof(path), TRACEFS "/per_cpu/cpu%d/trace_pipe_raw", cpu);
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		assert_true(fd >= 0);
+		for (;;) {
+			ssize_t r;
+
+			if (rawlen[cpu] + 4096 > cap_b) {
+				cap_b = cap_b * 2 + 65536;
+				raws[cpu] = realloc(raws[cpu], cap_b);
+			}
+			r = read(fd, raws[cpu] + rawlen[cpu], 4096);
+			if (r <= 0)
+				break;
+			assert_int_equal(r, 4096);
+			rawlen[cpu] += 4096;
+		}
+		close(fd);
+		n = check_pages((uint8_t *)raws[cpu], rawlen[cpu], cpu, evs, cmds, &mine);
+		total += n;
+		kl = strip_comments(ktext);
+		assert_string_equal(mine, kl);
+		texts[cpu] = kl;
+		free(mine);
+		free(ktext);
+	}
+	printf("# %zu live kernel records decoded identically to kbuffer and the trace file\n",
+	       total);
+	assert_true(total > 0);
+	if (cap) {
+		mkdir(cap, 0755);
+		for (cpu = 0; cpu < ncpu; cpu++) {
+			if (!raws[cpu])
+				continue;
+			snprintf(path, sizeof(path), "%s/cpu%d.raw", cap, cpu);
+			assert_int_equal(spit(path, raws[cpu], rawlen[cpu]), 0);
+			snprintf(path, sizeof(path), "%s/cpu%d.trace", cap, cpu);
+			assert_int_equal(spit(path, texts[cpu], strlen(texts[cpu])), 0);
+		}
+		snprintf(path, sizeof(path), "%s/saved_cmdlines", cap);
+		spit(path, cmdtxt, strlen(cmdtxt));
+		{
+			const char *files[] = { "header_page", "header_event",
+						"sched/sched_switch/format" };
+			int i;
+
+			snprintf(path, sizeof(path), "%s/sched", cap);
+			mkdir(path, 0755);
+			snprintf(path, sizeof(path), "%s/sched/sched_switch", cap);
+			mkdir(path, 0755);
+			for (i = 0; i < 3; i++) {
+				char src[256], *t;
+				size_t l;
+
+				snprintf(src, sizeof(src), TRACEFS "/events/%s", files[i]);
+				t = slurp(src, &l);
+				assert_non_null(t);
+				snprintf(path, sizeof(path), "%s/%s", cap, files[i]);
+				assert_int_equal(spit(path, t, l), 0);
+				free(t);
+			}
+		}
+	}
+	for (cpu = 0; cpu < 64; cpu++) {
+		free(texts[cpu]);
+		free(raws[cpu]);
+	}
+	free(cmdtxt);
+	free(cmds);
+	kagg_rb_events__free(evs);
+}
+
+static void test_committed_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s)
+{
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	struct cmds *cmds = calloc(1, sizeof(*cmds));
+	char path[256], *fmt, *cmdtxt;
+	size_t flen, total = 0;
+	int cpu;
+
+	fmt = slurp(DATA "/sched/sched_switch/format", &flen);
+	assert_non_null(fmt);
+	assert_int_equal(kagg_rb_events__parse(evs, "sched", fmt, flen, NULL), 0);
+	cmdtxt = slurp(DATA "/saved_cmdlines", NULL);
+	assert_non_null(cmdtxt);
+	cmds_load(cmds, cmdtxt);
+	for (cpu = 0; cpu < 64; cpu++) {
+		char *raw, *ktext, *mine;
+		size_t rlen;
+
+		snprintf(path, sizeof(path), DATA "/cpu%d.raw", cpu);
+		raw = slurp(path, &rlen);
+		if (!raw)
+			continue;
+		snprintf(path, sizeof(path), DATA "/cpu%d.trace", cpu);
+		ktext = slurp(path, NULL);
+		assert_non_null(ktext);
+		total += check_pages((uint8_t *)raw, rlen, cpu, evs, cmds, &mine);
+		assert_string_equal(mine, ktext);
+		free(mine);
+		free(ktext);
+		free(raw);
+	}
+	printf("# %zu committed kernel records decoded identically to kbuffer and the trace file\n",
+	       total);
+	assert_true(total > 0);
+	free(fmt);
+	free(cmdtxt);
+	free(cmds);
+	kagg_rb_events__free(evs);
+}
+
+static void test_every_kernel_format_file_parses(void **s)
+{
+	struct kagg_rb_events *evs;
+	int failed = -1, n;
+
+	if (access(TRACEFS "/events/sched/sched_switch/format", R_OK)) {
+		printf("# skip: no readable tracefs at " TRACEFS "\n");
+		skip();
+	}
+	evs = kagg_rb_events__new(NULL);
+	n = kagg_rb_events__load_dir(evs, TRACEFS "/events", &failed);
+	printf("# %d format files parsed, %d failed\n", n, failed);
+	assert_true(n > 100);
+	assert_int_equal(failed, 0);
+	/* a few layouts checked field by field */
+	{
+		const struct kagg_rb_format *f = kagg_rb_events__find_by_name(evs, "sched",
+									      "sched_switch");
+		const struct kagg_rb_field *fl;
+
+		assert_non_null(f);
+		assert_int_equal(f->nr_common, 4);
+		fl = kagg_rb_format__field(f, "prev_comm");
+		assert_int_equal(fl->kind, KAGG_RB_FIELD_ARRAY);
+		assert_int_equal(fl->array_len, 16);
+		assert_int_equal(fl->offset, 8);
+		fl = kagg_rb_format__field(f, "prev_state");
+		assert_true(fl->is_signed);
+		assert_int_equal(fl->size, 8);
+		f = kagg_rb_events__find_by_name(evs, "sched", "sched_process_exec");
+		if (f) {
+			fl = kagg_rb_format__field(f, "filename");
+			assert_int_equal(fl->kind, KAGG_RB_FIELD_DATA_LOC);
+			assert_true(fl->is_string);
+		}
+	}
+	kagg_rb_events__free(evs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_committed_kernel_pages_decode_as_kbuffer_and_print_as_trace),
+		cmocka_unit_test(test_every_kernel_format_file_parses),
+		cmocka_unit_test(test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

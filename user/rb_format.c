@@ -1,0 +1,1271 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Trace event formats: registry, tracefs format parser/writer, and `trace`
+ * text output.
+ *
+ * The print fmt interpreter evaluates the argument list with a small
+ * recursive-descent evaluator over the record (C integer operators, ?:,
+ * string literals, REC->field, __get_str, __print_flags, __print_symbolic)
+ * and applies the printf conversions itself.  Anything it does not know
+ * makes it give up for that record, and the caller prints "field=value"
+ * pairs instead: it never prints a guess.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kagg/rb_format.h>
+#include "opts.h"
+#include "rb_internal.h"
+
+struct kagg_rb_events {
+	struct kagg_rb_format **v;
+	size_t n, cap;
+	int next_id;
+	bool old_flags;
+};
+
+struct kagg_rb_events *kagg_rb_events__new(const struct kagg_rb_events_opts *opts)
+{
+	struct kagg_rb_events *e;
+
+	if (!kagg_opts_valid(opts, offsetofend(struct kagg_rb_events_opts,
+					       kagg_rb_events_opts__last_field))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->next_id = KAGG_OPT(opts, kagg_rb_events_opts, first_id, 0);
+	if (e->next_id <= 0)
+		e->next_id = 1000;
+	e->old_flags = KAGG_OPT(opts, kagg_rb_events_opts, old_flags, false);
+	return e;
+}
+
+static void fmt_free(struct kagg_rb_format *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->nr_fields; i++) {
+		free(f->fields[i].type);
+		free(f->fields[i].name);
+	}
+	free(f->fields);
+	free(f->system);
+	free(f->name);
+	free(f->print_fmt);
+	free(f);
+}
+
+void kagg_rb_events__free(struct kagg_rb_events *evs)
+{
+	size_t i;
+
+	if (!evs)
+		return;
+	for (i = 0; i < evs->n; i++)
+		fmt_free(evs->v[i]);
+	free(evs->v);
+	free(evs);
+}
+
+const struct kagg_rb_format *kagg_rb_events__find(const struct kagg_rb_events *evs, int id)
+{
+	size_t i;
+
+	for (i = 0; i < evs->n; i++)
+		if (evs->v[i]->id == id)
+			return evs->v[i];
+	return NULL;
+}
+
+const struct kagg_rb_format *kagg_rb_events__find_by_name(const struct kagg_rb_events *evs,
+							  const char *system, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < evs->n; i++)
+		if ((!system || !strcmp(evs->v[i]->system, system)) &&
+		    !strcmp(evs->v[i]->name, name))
+			return evs->v[i];
+	return NULL;
+}
+
+size_t kagg_rb_events__count(const struct kagg_rb_events *evs)
+{
+	return evs->n;
+}
+
+const struct kagg_rb_format *kagg_rb_events__at(const struct kagg_rb_events *evs, size_t i)
+{
+	return i < evs->n ? evs->v[i] : NULL;
+}
+
+const struct kagg_rb_field *kagg_rb_format__field(const struct kagg_rb_format *fmt,
+						  const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < fmt->nr_fields; i++)
+		if (!strcmp(fmt->fields[i].name, name))
+			return &fmt->fields[i];
+	return NULL;
+}
+
+static int reg_add(struct kagg_rb_events *evs, struct kagg_rb_format *f)
+{
+	if (kagg_rb_events__find(evs, f->id))
+		return -EEXIST;
+	if (evs->n == evs->cap) {
+		size_t c = evs->cap ? evs->cap * 2 : 16;
+		struct kagg_rb_format **v = realloc(evs->v, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		evs->v = v;
+		evs->cap = c;
+	}
+	evs->v[evs->n++] = f;
+	if (f->id >= evs->next_id)
+		evs->next_id = f->id + 1;
+	return 0;
+}
+
+/* --------------------------------------------------------------- parsing */
+
+static char *xstrndup(const char *s, size_t n)
+{
+	char *r = malloc(n + 1);
+
+	if (r) {
+		memcpy(r, s, n);
+		r[n] = 0;
+	}
+	return r;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+/* Split a declaration "TYPE NAME[LEN]" into f->type, f->name, kind. */
+static int parse_decl(struct kagg_rb_field *f, const char *decl)
+{
+	char *d = strdup(decl), *s, *name, *br;
+	int err = -EINVAL;
+
+	if (!d)
+		return -ENOMEM;
+	s = trim(d);
+	f->kind = KAGG_RB_FIELD_PLAIN;
+	if (!strncmp(s, "__data_loc ", 11))
+		f->kind = KAGG_RB_FIELD_DATA_LOC;
+	else if (!strncmp(s, "__rel_loc ", 10))
+		f->kind = KAGG_RB_FIELD_REL_LOC;
+	/* name: last identifier, optionally followed by [LEN] */
+	br = s + strlen(s);
+	if (br > s && br[-1] == ']') {
+		char *ob = strrchr(s, '[');
+
+		if (!ob)
+			goto out;
+		br = ob;
+		if (f->kind == KAGG_RB_FIELD_PLAIN) {
+			f->kind = KAGG_RB_FIELD_ARRAY;
+			f->array_len = (int)strtol(ob + 1, NULL, 0);
+		}
+	}
+	name = br;
+	while (name > s && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
+		name--;
+	if (name == br || name == s)
+		goto out;
+	f->name = xstrndup(name, (size_t)(br - name));
+	/* type: everything but the name (array brackets of data_loc kept: "char[]") */
+	{
+		size_t tl = (size_t)(name - s);
+		char *t = xstrndup(s, tl), *tt;
+
+		if (!t)
+			goto out;
+		tt = trim(t);
+		if (f->kind == KAGG_RB_FIELD_DATA_LOC || f->kind == KAGG_RB_FIELD_REL_LOC) {
+			/* "__data_loc char[] name": the [] sits before the name */
+			f->type = strdup(tt);
+		} else {
+			f->type = strdup(tt);
+		}
+		free(t);
+	}
+	if (!f->name || !f->type)
+		goto out;
+	f->is_string = strstr(f->type, "char") && !strstr(f->type, "*") &&
+		       (f->kind != KAGG_RB_FIELD_PLAIN);
+	err = 0;
+out:
+	free(d);
+	return err;
+}
+
+static int add_field(struct kagg_rb_format *fmt, struct kagg_rb_field *fl)
+{
+	struct kagg_rb_field *v = realloc(fmt->fields, (fmt->nr_fields + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	fmt->fields = v;
+	v[fmt->nr_fields++] = *fl;
+	return 0;
+}
+
+int kagg_rb_events__parse(struct kagg_rb_events *evs, const char *system, const char *text,
+			  size_t len, const struct kagg_rb_format **out)
+{
+	struct kagg_rb_format *f = calloc(1, sizeof(*f));
+	char *buf = xstrndup(text, len), *line, *save = NULL;
+	bool have_id = false, common = true;
+	int err = -EINVAL;
+
+	if (!f || !buf) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	f->system = strdup(system ? system : "");
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *l = line;
+
+		while (*l == ' ' || *l == '\t')
+			l++;
+		if (!strncmp(l, "name:", 5)) {
+			f->name = strdup(trim(l + 5));
+		} else if (!strncmp(l, "ID:", 3)) {
+			f->id = (int)strtol(l + 3, NULL, 10);
+			have_id = true;
+		} else if (!strncmp(l, "field:", 6)) {
+			struct kagg_rb_field fl = { 0 };
+			char *semi = strchr(l + 6, ';'), *p;
+
+			if (!semi)
+				goto fail;
+			*semi = 0;
+			if (parse_decl(&fl, l + 6))
+				goto fail;
+			p = strstr(semi + 1, "offset:");
+			if (!p)
+				goto fail_fl;
+			fl.offset = (int)strtol(p + 7, NULL, 10);
+			p = strstr(semi + 1, "size:");
+			if (!p)
+				goto fail_fl;
+			fl.size = (int)strtol(p + 5, NULL, 10);
+			p = strstr(semi + 1, "signed:");
+			fl.is_signed = p && p[7] == '1';
+			if (common && strncmp(fl.name, "common_", 7))
+				common = false;
+			if (common)
+				f->nr_common++;
+			if (add_field(f, &fl)) {
+			fail_fl:
+				free(fl.name);
+				free(fl.type);
+				goto fail;
+			}
+		} else if (!strncmp(l, "print fmt:", 10)) {
+			f->print_fmt = strdup(trim(l + 10));
+		}
+	}
+	if (!f->name || !have_id || !f->nr_fields)
+		goto fail;
+	err = reg_add(evs, f);
+	if (err)
+		goto fail;
+	free(buf);
+	if (out)
+		*out = f;
+	return 0;
+fail:
+	fmt_free(f);
+	free(buf);
+	return err;
+}
+
+static int read_all(const char *path, char **out, size_t *len)
+{
+	FILE *fp = fopen(path, "re");
+	char *b = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!fp)
+		return -errno;
+	for (;;) {
+		if (n + 4096 > cap) {
+			char *t = realloc(b, cap + 65536);
+
+			if (!t) {
+				free(b);
+				fclose(fp);
+				return -ENOMEM;
+			}
+			b = t;
+			cap += 65536;
+		}
+		r = fread(b + n, 1, cap - n, fp);
+		if (!r)
+			break;
+		n += r;
+	}
+	fclose(fp);
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+int kagg_rb_events__load_dir(struct kagg_rb_events *evs, const char *dir, int *failed)
+{
+	DIR *d = opendir(dir), *d2;
+	struct dirent *s, *e;
+	int n = 0, bad = 0;
+
+	if (!d)
+		return -errno;
+	while ((s = readdir(d))) {
+		char path[4096];
+
+		if (s->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, s->d_name);
+		d2 = opendir(path);
+		if (!d2)
+			continue;
+		while ((e = readdir(d2))) {
+			char fp[4096], *txt = NULL;
+			size_t len = 0;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(fp, sizeof(fp), "%s/%s/%s/format", dir, s->d_name, e->d_name);
+			if (read_all(fp, &txt, &len))
+				continue;
+			if (kagg_rb_events__parse(evs, s->d_name, txt, len, NULL))
+				bad++;
+			else
+				n++;
+			free(txt);
+		}
+		closedir(d2);
+	}
+	closedir(d);
+	if (failed)
+		*failed = bad;
+	return n;
+}
+
+/* --------------------------------------------------------------- defining */
+
+struct ctype {
+	const char *name;
+	int size;
+	bool is_signed;
+};
+
+static const struct ctype ctypes[] = {
+	{ "char", 1, true },	     { "unsigned char", 1, false }, { "signed char", 1, true },
+	{ "short", 2, true },	     { "unsigned short", 2, false }, { "int", 4, true },
+	{ "unsigned int", 4, false }, { "unsigned", 4, false },	    { "long", 8, true },
+	{ "unsigned long", 8, false }, { "long long", 8, true },    { "unsigned long long", 8, false },
+	{ "pid_t", 4, true },	     { "u8", 1, false },	    { "s8", 1, true },
+	{ "u16", 2, false },	     { "s16", 2, true },	    { "u32", 4, false },
+	{ "s32", 4, true },	     { "u64", 8, false },	    { "s64", 8, true },
+	{ "bool", 1, false },	     { "size_t", 8, false },	    { "void *", 8, false },
+	{ "unsigned long *", 8, false },
+};
+
+static const struct kagg_rb_field common_fields[] = {
+	{ "unsigned short", "common_type", 0, 2, false, KAGG_RB_FIELD_PLAIN, 0, false },
+	{ "unsigned char", "common_flags", 2, 1, false, KAGG_RB_FIELD_PLAIN, 0, false },
+	{ "unsigned char", "common_preempt_count", 3, 1, false, KAGG_RB_FIELD_PLAIN, 0, false },
+	{ "int", "common_pid", 4, 4, true, KAGG_RB_FIELD_PLAIN, 0, false },
+};
+
+int kagg_rb_events__define(struct kagg_rb_events *evs, const char *system, const char *name,
+			   const char *fields, const char *print_fmt,
+			   const struct kagg_rb_format **out)
+{
+	struct kagg_rb_format *f = calloc(1, sizeof(*f));
+	char *buf = strdup(fields ? fields : ""), *decl, *save = NULL;
+	int off = 8, err = -ENOMEM;
+	size_t i;
+
+	if (!f || !buf)
+		goto fail;
+	f->system = strdup(system);
+	f->name = strdup(name);
+	f->print_fmt = print_fmt ? strdup(print_fmt) : NULL;
+	f->id = evs->next_id;
+	if (!f->system || !f->name)
+		goto fail;
+	for (i = 0; i < 4; i++) {
+		struct kagg_rb_field c = common_fields[i];
+
+		c.type = strdup(c.type);
+		c.name = strdup(c.name);
+		if (!c.type || !c.name || add_field(f, &c))
+			goto fail;
+	}
+	f->nr_common = 4;
+	err = -EINVAL;
+	for (decl = strtok_r(buf, ";", &save); decl; decl = strtok_r(NULL, ";", &save)) {
+		struct kagg_rb_field fl = { 0 };
+		const struct ctype *ct = NULL;
+		char *t;
+		int align;
+
+		if (!*trim(decl))
+			continue;
+		if (parse_decl(&fl, decl))
+			goto fail;
+		t = fl.type;
+		if (fl.kind == KAGG_RB_FIELD_DATA_LOC || fl.kind == KAGG_RB_FIELD_REL_LOC) {
+			fl.size = 4;
+			fl.is_signed = false;
+			align = 4;
+		} else {
+			for (i = 0; i < sizeof(ctypes) / sizeof(ctypes[0]); i++)
+				if (!strcmp(ctypes[i].name, t))
+					ct = &ctypes[i];
+			if (!ct) {
+				free(fl.type);
+				free(fl.name);
+				goto fail;
+			}
+			fl.size = ct->size * (fl.kind == KAGG_RB_FIELD_ARRAY ? fl.array_len : 1);
+			fl.is_signed = ct->is_signed;
+			if (fl.kind == KAGG_RB_FIELD_ARRAY && !strcmp(t, "char"))
+				fl.is_signed = false; /* as the kernel prints char arrays */
+			align = ct->size;
+		}
+		off = (off + align - 1) & ~(align - 1);
+		fl.offset = off;
+		off += fl.size;
+		if (add_field(f, &fl)) {
+			free(fl.type);
+			free(fl.name);
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	err = reg_add(evs, f);
+	if (err)
+		goto fail;
+	free(buf);
+	if (out)
+		*out = f;
+	return 0;
+fail:
+	fmt_free(f);
+	free(buf);
+	return err;
+}
+
+#define SCHED_STATES                                                                               \
+	"(0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | "         \
+	"0x00000020 | 0x00000040)"
+
+int kagg_rb_events__define_sched(struct kagg_rb_events *evs)
+{
+	int err;
+
+	err = kagg_rb_events__define(
+		evs, "sched", "sched_switch",
+		"char prev_comm[16]; pid_t prev_pid; int prev_prio; long prev_state; "
+		"char next_comm[16]; pid_t next_pid; int next_prio",
+		"\"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s "
+		"next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, "
+		"(REC->prev_state & (((" SCHED_STATES " + 1) << 1) - 1)) ? "
+		"__print_flags(REC->prev_state & (((" SCHED_STATES " + 1) << 1) - 1), \"|\", "
+		"{ 0x00000001, \"S\" }, { 0x00000002, \"D\" }, { 0x00000004, \"T\" }, "
+		"{ 0x00000008, \"t\" }, { 0x00000010, \"X\" }, { 0x00000020, \"Z\" }, "
+		"{ 0x00000040, \"P\" }, { 0x00000080, \"I\" }) : \"R\", "
+		"REC->prev_state & ((" SCHED_STATES " + 1) << 1) ? \"+\" : \"\", "
+		"REC->next_comm, REC->next_pid, REC->next_prio",
+		NULL);
+	if (err)
+		return err;
+	return kagg_rb_events__define(evs, "sched", "sched_wakeup",
+				      "char comm[16]; pid_t pid; int prio; int target_cpu",
+				      "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, "
+				      "REC->pid, REC->prio, REC->target_cpu",
+				      NULL);
+}
+
+void kagg_rb_format__fprint(const struct kagg_rb_format *fmt, FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "name: %s\nID: %d\nformat:\n", fmt->name, fmt->id);
+	for (i = 0; i < fmt->nr_fields; i++) {
+		const struct kagg_rb_field *fl = &fmt->fields[i];
+
+		if (i == fmt->nr_common && i)
+			fputc('\n', f);
+		if (fl->kind == KAGG_RB_FIELD_ARRAY)
+			fprintf(f, "\tfield:%s %s[%d];", fl->type, fl->name, fl->array_len);
+		else
+			fprintf(f, "\tfield:%s %s;", fl->type, fl->name);
+		fprintf(f, "\toffset:%d;\tsize:%d;\tsigned:%d;\n", fl->offset, fl->size,
+			fl->is_signed);
+	}
+	fprintf(f, "\nprint fmt: %s\n", fmt->print_fmt ? fmt->print_fmt : "\"\"");
+}
+
+void kagg_rb__fprint_header_page(size_t subbuf_size, FILE *f)
+{
+	fprintf(f, "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+		   "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+		   "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+		   "\tfield: char data;\toffset:16;\tsize:%zu;\tsigned:0;\n",
+		subbuf_size - 16);
+}
+
+void kagg_rb__fprint_header_event(FILE *f)
+{
+	fprintf(f, "# compressed entry header\n"
+		   "\ttype_len    :    5 bits\n"
+		   "\ttime_delta  :   27 bits\n"
+		   "\tarray       :   32 bits\n\n"
+		   "\tpadding     : type == 29\n"
+		   "\ttime_extend : type == 30\n"
+		   "\ttime_stamp : type == 31\n"
+		   "\tdata max type_len  == 28\n");
+}
+
+/* --------------------------------------------------------------- values */
+
+int64_t kagg_rb_field__int(const struct kagg_rb_field *f, const void *rec)
+{
+	const uint8_t *p = (const uint8_t *)rec + f->offset;
+
+	switch (f->size) {
+	case 1:
+		return f->is_signed ? (int64_t)(int8_t)p[0] : (int64_t)p[0];
+	case 2: {
+		uint16_t v;
+
+		memcpy(&v, p, 2);
+		return f->is_signed ? (int64_t)(int16_t)v : (int64_t)v;
+	}
+	case 4: {
+		uint32_t v;
+
+		memcpy(&v, p, 4);
+		return f->is_signed ? (int64_t)(int32_t)v : (int64_t)v;
+	}
+	default: {
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		return (int64_t)v;
+	}
+	}
+}
+
+/* A string field's bytes (not NUL-terminated past *n). */
+static const char *field_str(const struct kagg_rb_field *f, const uint8_t *rec, uint32_t rlen,
+			     size_t *n)
+{
+	uint32_t v, off, len;
+
+	if (f->kind == KAGG_RB_FIELD_ARRAY) {
+		if ((uint32_t)(f->offset + f->size) > rlen)
+			return NULL;
+		*n = strnlen((const char *)rec + f->offset, (size_t)f->size);
+		return (const char *)rec + f->offset;
+	}
+	if (f->kind != KAGG_RB_FIELD_DATA_LOC && f->kind != KAGG_RB_FIELD_REL_LOC)
+		return NULL;
+	if ((uint32_t)f->offset + 4 > rlen)
+		return NULL;
+	memcpy(&v, rec + f->offset, 4);
+	off = v & 0xffff;
+	len = v >> 16;
+	if (f->kind == KAGG_RB_FIELD_REL_LOC)
+		off += (uint32_t)f->offset + 4;
+	if (off + len > rlen)
+		return NULL;
+	*n = strnlen((const char *)rec + off, len);
+	return (const char *)rec + off;
+}
+
+/* --------------------------------------------------------------- print fmt */
+
+struct out {
+	char *buf;
+	size_t sz, len;
+};
+
+static void out_add(struct out *o, const char *s, size_t n)
+{
+	size_t room = o->sz > o->len ? o->sz - o->len - 1 : 0;
+
+	if (n > room)
+		n = room;
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	o->buf[o->len] = 0;
+}
+
+static void out_printf(struct out *o, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		out_add(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+struct val {
+	bool is_str;
+	int64_t i;
+	char s[256];
+};
+
+struct ev_ctx {
+	const struct kagg_rb_format *fmt;
+	const uint8_t *rec;
+	uint32_t rlen;
+	const char *p; /* parse position */
+	bool bad;
+};
+
+static void skip_ws(struct ev_ctx *c)
+{
+	while (isspace((unsigned char)*c->p))
+		c->p++;
+}
+
+static bool accept(struct ev_ctx *c, const char *tok)
+{
+	size_t n = strlen(tok);
+
+	skip_ws(c);
+	if (strncmp(c->p, tok, n))
+		return false;
+	/* don't take "<" from "<<", "|" from "||", "&" from "&&" etc. */
+	if (n == 1 && strchr("<>|&=!", tok[0]) && (c->p[1] == tok[0] || c->p[1] == '=') &&
+	    !(tok[0] == '!' && c->p[1] == tok[0]))
+		return false;
+	c->p += n;
+	return true;
+}
+
+static void expr(struct ev_ctx *c, struct val *v);
+
+static bool parse_strlit(struct ev_ctx *c, struct val *v)
+{
+	size_t n = 0;
+
+	skip_ws(c);
+	if (*c->p != '"')
+		return false;
+	c->p++;
+	while (*c->p && *c->p != '"') {
+		char ch = *c->p++;
+
+		if (ch == '\\' && *c->p) {
+			ch = *c->p++;
+			ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch;
+		}
+		if (n + 1 < sizeof(v->s))
+			v->s[n++] = ch;
+	}
+	if (*c->p != '"') {
+		c->bad = true;
+		return true;
+	}
+	c->p++;
+	v->s[n] = 0;
+	v->is_str = true;
+	return true;
+}
+
+static const struct kagg_rb_field *ident_field(struct ev_ctx *c)
+{
+	const char *s;
+	char name[128];
+	size_t n;
+	const struct kagg_rb_field *f;
+
+	skip_ws(c);
+	s = c->p;
+	while (isalnum((unsigned char)*c->p) || *c->p == '_')
+		c->p++;
+	n = (size_t)(c->p - s);
+	if (!n || n >= sizeof(name)) {
+		c->bad = true;
+		return NULL;
+	}
+	memcpy(name, s, n);
+	name[n] = 0;
+	f = kagg_rb_format__field(c->fmt, name);
+	if (!f)
+		c->bad = true;
+	return f;
+}
+
+static void field_val(struct ev_ctx *c, const struct kagg_rb_field *f, struct val *v)
+{
+	size_t n;
+	const char *s;
+
+	if (!f)
+		return;
+	if (f->is_string) {
+		s = field_str(f, c->rec, c->rlen, &n);
+		if (!s) {
+			c->bad = true;
+			return;
+		}
+		if (n >= sizeof(v->s))
+			n = sizeof(v->s) - 1;
+		memcpy(v->s, s, n);
+		v->s[n] = 0;
+		v->is_str = true;
+		return;
+	}
+	if (f->kind != KAGG_RB_FIELD_PLAIN || (uint32_t)(f->offset + f->size) > c->rlen) {
+		c->bad = true;
+		return;
+	}
+	v->i = kagg_rb_field__int(f, c->rec);
+}
+
+/* __print_flags(val, "delim", {v, "s"}, ...) / __print_symbolic(val, {v, "s"}, ...) */
+static void print_table(struct ev_ctx *c, struct val *v, bool flags)
+{
+	struct val x = { 0 }, d = { 0 };
+	uint64_t rest;
+	size_t n = 0;
+	bool found = false;
+
+	expr(c, &x);
+	if (!accept(c, ",")) {
+		c->bad = true;
+		return;
+	}
+	if (flags && (!parse_strlit(c, &d) || !accept(c, ","))) {
+		c->bad = true;
+		return;
+	}
+	rest = (uint64_t)x.i;
+	v->s[0] = 0;
+	for (;;) {
+		struct val k = { 0 }, s = { 0 };
+
+		if (!accept(c, "{")) {
+			c->bad = true;
+			return;
+		}
+		expr(c, &k);
+		if (!accept(c, ",") || !parse_strlit(c, &s) || !accept(c, "}")) {
+			c->bad = true;
+			return;
+		}
+		if (flags ? (k.i && (rest & (uint64_t)k.i) == (uint64_t)k.i)
+			  : (!found && (uint64_t)k.i == (uint64_t)x.i)) {
+			n += (size_t)snprintf(v->s + n, sizeof(v->s) - n, "%s%s",
+					      n && flags ? d.s : "", s.s);
+			if (n >= sizeof(v->s))
+				n = sizeof(v->s) - 1;
+			rest &= ~(uint64_t)k.i;
+			found = true;
+		}
+		if (!accept(c, ","))
+			break;
+	}
+	if (!accept(c, ")")) {
+		c->bad = true;
+		return;
+	}
+	if (flags && rest && x.i)
+		snprintf(v->s + n, sizeof(v->s) - n, "%.8s0x%" PRIx64, n ? d.s : "", rest);
+	else if (!flags && !found)
+		snprintf(v->s, sizeof(v->s), "0x%" PRIx64, (uint64_t)x.i);
+	v->is_str = true;
+}
+
+static bool is_type_word(const char *p)
+{
+	static const char *const w[] = { "unsigned", "signed", "int", "long", "char", "short",
+					 "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64",
+					 "bool", "size_t", "pid_t", "void", "const", NULL };
+	int i;
+
+	for (i = 0; w[i]; i++) {
+		size_t n = strlen(w[i]);
+
+		if (!strncmp(p, w[i], n) && !isalnum((unsigned char)p[n]) && p[n] != '_')
+			return true;
+	}
+	return false;
+}
+
+static void unary(struct ev_ctx *c, struct val *v);
+
+static void primary(struct ev_ctx *c, struct val *v)
+{
+	skip_ws(c);
+	if (c->bad)
+		return;
+	if (parse_strlit(c, v))
+		return;
+	if (isdigit((unsigned char)*c->p)) {
+		char *end;
+
+		v->i = (int64_t)strtoull(c->p, &end, 0);
+		c->p = end;
+		while (*c->p == 'U' || *c->p == 'L' || *c->p == 'u' || *c->p == 'l')
+			c->p++;
+		return;
+	}
+	if (*c->p == '(') {
+		const char *q = c->p + 1;
+
+		while (isspace((unsigned char)*q))
+			q++;
+		if (is_type_word(q)) { /* a cast: skip it */
+			const char *e = strchr(q, ')');
+			int size = 0;
+
+			if (!e) {
+				c->bad = true;
+				return;
+			}
+			if (!strncmp(q, "u8", 2) || !strncmp(q, "unsigned char", 13))
+				size = 1;
+			else if (!strncmp(q, "u16", 3) || !strncmp(q, "unsigned short", 14))
+				size = 2;
+			else if (!strncmp(q, "u32", 3) || !strncmp(q, "unsigned int", 12))
+				size = 4;
+			c->p = e + 1;
+			unary(c, v);
+			if (!v->is_str && size)
+				v->i = (int64_t)((uint64_t)v->i & ((1ULL << (size * 8)) - 1));
+			return;
+		}
+		c->p++;
+		expr(c, v);
+		if (!accept(c, ")"))
+			c->bad = true;
+		return;
+	}
+	if (!strncmp(c->p, "REC->", 5)) {
+		c->p += 5;
+		field_val(c, ident_field(c), v);
+		return;
+	}
+	if (!strncmp(c->p, "__get_str(", 10)) {
+		c->p += 10;
+		field_val(c, ident_field(c), v);
+		if (!accept(c, ")"))
+			c->bad = true;
+		return;
+	}
+	if (!strncmp(c->p, "__print_flags(", 14)) {
+		c->p += 14;
+		print_table(c, v, true);
+		return;
+	}
+	if (!strncmp(c->p, "__print_symbolic(", 17)) {
+		c->p += 17;
+		print_table(c, v, false);
+		return;
+	}
+	c->bad = true;
+}
+
+static void unary(struct ev_ctx *c, struct val *v)
+{
+	if (accept(c, "-")) {
+		unary(c, v);
+		v->i = -v->i;
+	} else if (accept(c, "~")) {
+		unary(c, v);
+		v->i = ~v->i;
+	} else if (accept(c, "!")) {
+		unary(c, v);
+		v->i = v->is_str ? 0 : !v->i;
+		v->is_str = false;
+	} else {
+		primary(c, v);
+	}
+}
+
+/* binary operators by precedence level, lowest first */
+static const char *const ops[][4] = {
+	{ "||" }, { "&&" }, { "|" }, { "^" }, { "&" }, { "==", "!=" }, { "<=", ">=", "<", ">" },
+	{ "<<", ">>" }, { "+", "-" }, { "*", "/", "%" },
+};
+#define NLEVELS ((int)(sizeof(ops) / sizeof(ops[0])))
+
+static int64_t apply(const char *op, int64_t a, int64_t b, bool *bad)
+{
+	switch (op[0]) {
+	case '|':
+		return op[1] ? (a || b) : (a | b);
+	case '&':
+		return op[1] ? (a && b) : (a & b);
+	case '^':
+		return a ^ b;
+	case '=':
+		return a == b;
+	case '!':
+		return a != b;
+	case '<':
+		return op[1] == '=' ? a <= b : op[1] == '<' ? (int64_t)((uint64_t)a << (b & 63)) : a < b;
+	case '>':
+		return op[1] == '=' ? a >= b : op[1] == '>' ? (int64_t)((uint64_t)a >> (b & 63)) : a > b;
+	case '+':
+		return a + b;
+	case '-':
+		return a - b;
+	case '*':
+		return a * b;
+	case '/':
+	case '%':
+		if (!b) {
+			*bad = true;
+			return 0;
+		}
+		return op[0] == '/' ? a / b : a % b;
+	}
+	*bad = true;
+	return 0;
+}
+
+static void binary(struct ev_ctx *c, struct val *v, int lvl)
+{
+	if (lvl == NLEVELS) {
+		unary(c, v);
+		return;
+	}
+	binary(c, v, lvl + 1);
+	for (;;) {
+		const char *op = NULL;
+		struct val r = { 0 };
+		int i;
+
+		if (c->bad)
+			return;
+		for (i = 0; i < 4 && ops[lvl][i]; i++)
+			if (accept(c, ops[lvl][i])) {
+				op = ops[lvl][i];
+				break;
+			}
+		if (!op)
+			return;
+		binary(c, &r, lvl + 1);
+		if (v->is_str || r.is_str) {
+			c->bad = true;
+			return;
+		}
+		v->i = apply(op, v->i, r.i, &c->bad);
+	}
+}
+
+static void expr(struct ev_ctx *c, struct val *v)
+{
+	struct val a = { 0 }, b = { 0 };
+
+	memset(v, 0, sizeof(*v));
+	binary(c, v, 0);
+	if (c->bad || !accept(c, "?"))
+		return;
+	expr(c, &a);
+	if (!accept(c, ":")) {
+		c->bad = true;
+		return;
+	}
+	expr(c, &b);
+	*v = (v->is_str ? v->s[0] != 0 : v->i != 0) ? a : b;
+}
+
+/* Apply printf conversions of fmt to the args at c->p. */
+static bool run_print_fmt(struct ev_ctx *c, const char *fmt, size_t flen, struct out *o)
+{
+	size_t i = 0;
+
+	while (i < flen) {
+		char spec[32], conv, buf[300];
+		size_t sn = 0;
+		struct val v;
+		int lmod = 0;
+
+		if (fmt[i] != '%') {
+			size_t j = i;
+
+			while (j < flen && fmt[j] != '%')
+				j++;
+			out_add(o, fmt + i, j - i);
+			i = j;
+			continue;
+		}
+		if (i + 1 < flen && fmt[i + 1] == '%') {
+			out_add(o, "%", 1);
+			i += 2;
+			continue;
+		}
+		spec[sn++] = fmt[i++];
+		while (i < flen && strchr("-+ #0123456789.", fmt[i]) && sn < 20)
+			spec[sn++] = fmt[i++];
+		while (i < flen && strchr("hlzjt", fmt[i])) {
+			if (fmt[i] == 'l' || fmt[i] == 'z' || fmt[i] == 'j' || fmt[i] == 't')
+				lmod++;
+			i++;
+		}
+		if (i >= flen)
+			return false;
+		conv = fmt[i++];
+		if (!accept(c, ","))
+			return false;
+		expr(c, &v);
+		if (c->bad)
+			return false;
+		switch (conv) {
+		case 's':
+			if (!v.is_str)
+				return false;
+			spec[sn++] = 's';
+			spec[sn] = 0;
+			snprintf(buf, sizeof(buf), spec, v.s);
+			break;
+		case 'd':
+		case 'i':
+			if (v.is_str)
+				return false;
+			memcpy(spec + sn, "lld", 4);
+			snprintf(buf, sizeof(buf), spec, lmod ? (long long)v.i : (long long)(int)v.i);
+			break;
+		case 'u':
+		case 'x':
+		case 'X':
+		case 'o':
+			if (v.is_str)
+				return false;
+			spec[sn++] = 'l';
+			spec[sn++] = 'l';
+			spec[sn++] = conv;
+			spec[sn] = 0;
+			snprintf(buf, sizeof(buf), spec,
+				 lmod ? (unsigned long long)v.i : (unsigned long long)(uint32_t)v.i);
+			break;
+		case 'c':
+			if (v.is_str)
+				return false;
+			spec[sn++] = 'c';
+			spec[sn] = 0;
+			snprintf(buf, sizeof(buf), spec, (int)v.i);
+			break;
+		case 'p':
+			if (v.is_str)
+				return false;
+			while (i < flen && isalnum((unsigned char)fmt[i]))
+				i++; /* %pS, %pI4...: no symbolization, print the value */
+			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v.i);
+			break;
+		default:
+			return false;
+		}
+		out_add(o, buf, strlen(buf));
+	}
+	skip_ws(c);
+	return *c->p == 0;
+}
+
+static void print_fields(const struct kagg_rb_format *fmt, const uint8_t *rec, uint32_t rlen,
+			 struct out *o)
+{
+	size_t i;
+
+	for (i = fmt->nr_common; i < fmt->nr_fields; i++) {
+		const struct kagg_rb_field *f = &fmt->fields[i];
+		size_t n;
+		const char *s;
+
+		if (i > fmt->nr_common)
+			out_add(o, " ", 1);
+		out_printf(o, "%s=", f->name);
+		if (f->is_string) {
+			s = field_str(f, rec, rlen, &n);
+			if (s)
+				out_add(o, s, n);
+			continue;
+		}
+		if ((uint32_t)(f->offset + f->size) > rlen)
+			continue;
+		if (f->kind == KAGG_RB_FIELD_PLAIN && f->size <= 8) {
+			int64_t v = kagg_rb_field__int(f, rec);
+
+			if (f->is_signed)
+				out_printf(o, "%lld", (long long)v);
+			else
+				out_printf(o, "%llu", (unsigned long long)v);
+		} else {
+			int k;
+
+			out_add(o, "ARRAY[", 6);
+			for (k = 0; k < f->size && k < 64; k++)
+				out_printf(o, "%s%02x", k ? ", " : "", rec[f->offset + k]);
+			out_add(o, "]", 1);
+		}
+	}
+}
+
+int kagg_rb_events__format_info(const struct kagg_rb_events *evs,
+				const struct kagg_rb_format *fmt, const void *rec, uint32_t len,
+				char *buf, size_t buf_sz)
+{
+	struct out o = { buf, buf_sz, 0 };
+	struct ev_ctx c = { fmt, rec, len, NULL, false };
+
+	if (!buf_sz)
+		return 0;
+	buf[0] = 0;
+	if (fmt->print_fmt && fmt->print_fmt[0] == '"') {
+		const char *e = fmt->print_fmt + 1;
+
+		while (*e && *e != '"')
+			e += (*e == '\\' && e[1]) ? 2 : 1;
+		if (*e == '"') {
+			/* the format string with escapes resolved */
+			char f[1024];
+			size_t n = 0;
+			const char *p;
+
+			for (p = fmt->print_fmt + 1; p < e && n + 1 < sizeof(f); p++) {
+				if (*p == '\\' && p + 1 < e) {
+					p++;
+					f[n++] = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
+				} else {
+					f[n++] = *p;
+				}
+			}
+			c.p = e + 1;
+			if (run_print_fmt(&c, f, n, &o))
+				return (int)o.len;
+		}
+	}
+	o.len = 0;
+	buf[0] = 0;
+	print_fields(fmt, rec, len, &o);
+	return (int)o.len;
+}
+
+int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
+				 const struct kagg_rb_event *ev, kagg_rb_comm_fn comm,
+				 void *comm_ctx)
+{
+	const uint8_t *r = ev->data;
+	const struct kagg_rb_format *fmt;
+	const char *name = NULL;
+	char info[4096], fl[6];
+	uint16_t type;
+	uint8_t flags, pc;
+	int32_t pid;
+	uint64_t us;
+	bool nmi, hard, soft, bh, irqoff;
+
+	if (ev->len < 8)
+		return -EINVAL;
+	memcpy(&type, r, 2);
+	flags = r[2];
+	pc = r[3];
+	memcpy(&pid, r + 4, 4);
+	if (pid == 0)
+		name = "<idle>";
+	else if (comm)
+		name = comm(comm_ctx, pid);
+	if (!name)
+		name = "<...>";
+	irqoff = flags & 0x01;
+	bh = flags & 0x80;
+	nmi = flags & 0x40;
+	hard = flags & 0x08;
+	soft = flags & 0x10;
+	fl[0] = irqoff && bh ? 'D' : irqoff ? 'd' : bh ? 'b' : (evs->old_flags && (flags & 0x02)) ? 'X' : '.';
+	if (evs->old_flags) {
+		switch (flags & 0x24) {
+		case 0x24:
+			fl[1] = 'N';
+			break;
+		case 0x04:
+			fl[1] = 'n';
+			break;
+		case 0x20:
+			fl[1] = 'p';
+			break;
+		default:
+			fl[1] = '.';
+		}
+	} else {
+		switch (flags & 0x26) { /* NEED_RESCHED 4, LAZY 2, PREEMPT_RESCHED 0x20 */
+		case 0x26:
+			fl[1] = 'B';
+			break;
+		case 0x24:
+			fl[1] = 'N';
+			break;
+		case 0x22:
+			fl[1] = 'L';
+			break;
+		case 0x06:
+			fl[1] = 'b';
+			break;
+		case 0x04:
+			fl[1] = 'n';
+			break;
+		case 0x20:
+			fl[1] = 'p';
+			break;
+		case 0x02:
+			fl[1] = 'l';
+			break;
+		default:
+			fl[1] = '.';
+		}
+	}
+	fl[2] = nmi && hard ? 'Z' : nmi ? 'z' : hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.';
+	fl[3] = (pc & 0xf) ? "0123456789abcdef"[pc & 0xf] : '.';
+	fl[4] = (pc >> 4) ? "0123456789abcdef"[pc >> 4] : '.';
+	fl[5] = 0;
+	us = (ev->ts + 500) / 1000;
+	fprintf(f, "%16s-%-7d [%03d] %s %5llu.%06llu: ", name, pid, ev->cpu, fl,
+		(unsigned long long)(us / 1000000), (unsigned long long)(us % 1000000));
+	fmt = kagg_rb_events__find(evs, type);
+	if (!fmt) {
+		fprintf(f, "<unknown event id %u>\n", type);
+		return -ENOENT;
+	}
+	kagg_rb_events__format_info(evs, fmt, r, ev->len, info, sizeof(info));
+	fprintf(f, "%s: %s\n", fmt->name, info);
+	return 0;
+}
