@@ -132,7 +132,8 @@ check-root: all
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)KAGG=$(abspath $(KAGG_BIN)) KAGG_HELPERS=$(abspath $(OUT)/tests/helpers) \
-		tests/run.sh all $(UNIT_BINS) $(ROOT_BINS)
+		tests/run.sh host $(UNIT_BINS) $(ROOT_BINS)
+	$(Q)$(MAKE) --no-print-directory vmtest VMTEST_HOST=0
 
 # ---------------------------------------------------------------- run, bench
 .PHONY: run bench
@@ -159,6 +160,9 @@ deps:
 
 bench-deps:
 	$(Q)tests/deps.sh --backports "$(BENCH_DEPS_BPO)" --main "$(BENCH_DEPS)"
+
+# The kernel matrix: `make vmtest` (qemu guests + host), see docs/kernel-matrix.md.
+include tests/vm/vm.mk
 
 # Regenerate the committed vmlinux.h from the running kernel's BTF.
 .PHONY: vmlinux

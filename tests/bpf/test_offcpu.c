@@ -436,7 +436,14 @@ static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const 
 	int rc;
 
 	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
-	after = take_census();
+	/* The kernel frees maps after an RCU grace period: give it up to 5 s. */
+	for (int i = 0; i < 100; i++) {
+		after = take_census();
+		if (after.progs == before.progs && after.maps == before.maps &&
+		    after.links == before.links)
+			break;
+		tu_sleep_ms(50);
+	}
 	printf("  %s: exit %d, progs %d->%d maps %d->%d links %d->%d\n", what, rc, before.progs,
 	       after.progs, before.maps, after.maps, before.links, after.links);
 	if (rc != expect_rc)
