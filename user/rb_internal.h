@@ -82,7 +82,7 @@ struct kagg_rb {
 };
 
 uint32_t rb_count_events(const uint8_t *data, uint32_t end);
-bool rb_reader_fill(struct rb_cpu *cb);
+bool rb_reader_fill(struct rb_cpu *cb, bool may_close);
 
 /*
  * Decode the next data record in data[*off, end) with running ts *ts,

@@ -555,7 +555,7 @@ int kagg_rb__write(struct kagg_rb *rb, int cpu, const void *data, size_t len)
  * Reader side (cb->rlock held): make the reader page hold unread data.
  * Returns true when rd_off < rd_end.
  */
-bool rb_reader_fill(struct rb_cpu *cb)
+bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 {
 	struct kagg_rb *rb = cb->rb;
 
@@ -589,6 +589,8 @@ bool rb_reader_fill(struct rb_cpu *cb)
 			continue;
 		}
 		/* only the sub-buffer being written: close it if it holds committed data */
+		if (!may_close)
+			return false;
 		st = st_load(&cb->st);
 		if (POS_SEQ(c) != s || POS_OFF(c) == 0 || st.pos != c)
 			return false;
@@ -616,7 +618,7 @@ static bool rb_reader_peek(struct rb_cpu *cb, struct kagg_rb_event *ev, uint32_t
 	uint64_t ts;
 
 	for (;;) {
-		if (!rb_reader_fill(cb))
+		if (!rb_reader_fill(cb, true))
 			return false;
 		data = cb->pages + cb->rd_phys * cb->rb->subbuf + KAGG_RB_PAGE_HDR;
 		off = cb->rd_off;
@@ -671,7 +673,7 @@ int kagg_rb__consume(struct kagg_rb *rb, int cpu, struct kagg_rb_event *ev)
 	return best ? 0 : -EAGAIN;
 }
 
-int kagg_rb__read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz)
+static int rb_read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz, bool may_close)
 {
 	struct rb_cpu *cb;
 	uint8_t *out = buf, *data;
@@ -684,7 +686,7 @@ int kagg_rb__read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz)
 		return -ENOSPC;
 	cb = &rb->cpus[cpu];
 	pthread_mutex_lock(&cb->rlock);
-	if (!rb_reader_fill(cb)) {
+	if (!rb_reader_fill(cb, may_close)) {
 		pthread_mutex_unlock(&cb->rlock);
 		return -EAGAIN;
 	}
@@ -711,6 +713,16 @@ int kagg_rb__read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz)
 	cb->rd_missed = 0;
 	pthread_mutex_unlock(&cb->rlock);
 	return (int)rb->subbuf;
+}
+
+int kagg_rb__read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz)
+{
+	return rb_read_page(rb, cpu, buf, buf_sz, true);
+}
+
+int kagg_rb__read_full_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz)
+{
+	return rb_read_page(rb, cpu, buf, buf_sz, false);
 }
 
 /* Unread pages of cb that hold at least percent% (readers' view). */

@@ -152,6 +152,12 @@ KAGG_API int kagg_rb__consume(struct kagg_rb *rb, int cpu, struct kagg_rb_event 
  * Returns subbuf_size, -EAGAIN when empty, -EINVAL, -ENOSPC (buf_sz).
  */
 KAGG_API int kagg_rb__read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz);
+/*
+ * Same, but never moves the writers on: only sub-buffers the writers have
+ * left (full ones) are handed out, -EAGAIN otherwise.  For streaming readers
+ * (splice-like), so a reader that keeps up does not cut sub-buffers short.
+ */
+KAGG_API int kagg_rb__read_full_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz);
 
 /*
  * Block until `cpu` (any CPU when cpu < 0) holds unread data filling at least
