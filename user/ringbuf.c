@@ -239,26 +239,15 @@ static void rb_wake(struct rb_cpu *cb, uint64_t pos)
 	syscall(SYS_futex, &cb->wake_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Make commit_pos = pos.  Only called by the single writer that saw nest == 1. */
-static void rb_publish(struct rb_cpu *cb, uint64_t pos)
+/*
+ * Make commit_pos = pos.  Only called by the single writer that saw nest == 1.
+ * The in-ring sub-buffer commit fields are set when a sub-buffer is closed
+ * (rb_close); readers use commit_pos for the one being written.
+ */
+static inline void rb_publish(struct rb_cpu *cb, uint64_t pos)
 {
-	uint64_t c = __atomic_load_n(&cb->commit_pos, __ATOMIC_RELAXED);
-	uint64_t s, seq = POS_SEQ(pos);
-	uint8_t *pg;
-
-	pos &= ~(uint64_t)RB_NEST_MASK;
-	if (c == pos)
-		return;
-	for (s = POS_SEQ(c); s < seq; s++) {
-		uint64_t w = __atomic_load_n(&cb->slots[s % cb->rb->nr], __ATOMIC_ACQUIRE);
-
-		pg = cb->pages + SLOT_PHYS(w) * cb->rb->subbuf;
-		((uint64_t *)pg)[1] = cb->meta[SLOT_PHYS(w)].end;
-	}
-	pg = rb_page_of(cb, seq);
-	((uint64_t *)pg)[1] = POS_OFF(pos);
-	__atomic_store_n(&cb->commit_pos, pos, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&cb->waiters, __ATOMIC_SEQ_CST))
+	__atomic_store_n(&cb->commit_pos, pos & ~(uint64_t)RB_NEST_MASK, __ATOMIC_RELEASE);
+	if (__builtin_expect(__atomic_load_n(&cb->waiters, __ATOMIC_SEQ_CST) != 0, 0))
 		rb_wake(cb, pos);
 }
 
@@ -286,6 +275,11 @@ uint32_t rb_count_events(const uint8_t *data, uint32_t end)
 		uint32_t h = *(const uint32_t *)(data + off);
 		uint32_t t = h & 31, len;
 
+		if (__builtin_expect(t - 1 < 28, 1)) {
+			off += 4 + 4 * t;
+			n++;
+			continue;
+		}
 		if (t == KAGG_RB_TYPE_PADDING) {
 			if (!(h >> 5))
 				break;
@@ -359,6 +353,7 @@ static void rb_close(struct rb_cpu *cb, uint64_t seq, uint32_t off, bool pad)
 			memset(data + off, 0, free_b < 8 ? free_b : 8);
 		cb->meta[phys].end = off;
 	}
+	((uint64_t *)(data - KAGG_RB_PAGE_HDR))[1] = cb->meta[phys].end;
 }
 
 enum { K_PLAIN, K_EXTEND, K_STAMP, K_FIRST };
@@ -469,10 +464,11 @@ void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_
 	payload = (uint8_t *)rb_put_data_hdr(p, dlen, (uint32_t)d);
 	/* zero the record's bytes past len (at most 12: the 12->16 rule) */
 	{
-		uint32_t room = (uint32_t)((uint8_t *)p + dlen - payload);
-		uint32_t z = (uint32_t)len & ~3u;
+		uint32_t *end = (uint32_t *)((uint8_t *)p + dlen);
+		uint32_t *z = (uint32_t *)(payload + (len & ~(size_t)3));
 
-		memset(payload + z, 0, room - z);
+		while (z < end)
+			*z++ = 0;
 	}
 	rsv->cb = cb;
 	rsv->page = page;
