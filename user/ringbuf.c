@@ -25,10 +25,11 @@
  * - crossing into sub-buffer T: claim slot T % nr (overwrite: evict the page
  *   with a CAS on the slot and count its events as overrun; consume: refuse),
  *   then CAS the state to (T, len).  The winner pads the old page.
- * - commit: CAS nest -= 1.  The writer that sees nest == 1 (no one else in
- *   flight: the outermost) first publishes commit_pos = pos, then does its
- *   CAS; if that fails someone reserved meanwhile and it retries, so
- *   publication is serialised and never covers an unfinished record.  Nested
+ * - commit: nest -= 1 (lock xadd on the pos half).  The writer that sees
+ *   nest == 1 (no one else in flight: the outermost) first publishes
+ *   commit_pos = pos, then leaves; if the tail moved in between and it was
+ *   the last one out, it re-enters and publishes again, so publication is
+ *   serialised and never covers an unfinished record.  Nested
  *   writers (signal handlers) therefore complete in stack order, and
  *   concurrent writers after migration are safe in any order.
  * - readers swap their spare page into the slot of the oldest fully committed
@@ -251,18 +252,27 @@ static inline void rb_publish(struct rb_cpu *cb, uint64_t pos)
 		rb_wake(cb, pos);
 }
 
-/* Leave the writers-in-flight section (commit, discard, reader close). */
+/*
+ * Leave the writers-in-flight section (commit, discard, reader close).
+ *
+ * The writer that sees itself alone (nest == 1) publishes the tail as the
+ * commit position *before* leaving, so publishers never overlap.  Leaving is
+ * one `lock xadd` on the pos half of the state: if the returned value shows
+ * we were the last writer but the tail moved after we published, writers
+ * that reserved and committed meanwhile left their data for us to publish:
+ * re-enter and go round again.
+ */
 static void rb_end(struct rb_cpu *cb)
 {
-	struct rb_state old = st_load(&cb->st), nw;
-
 	for (;;) {
-		if (POS_NEST(old.pos) == 1)
-			rb_publish(cb, old.pos);
-		nw.pos = old.pos - 1;
-		nw.ts = old.ts;
-		if (cas128(&cb->st, &old, nw))
+		uint64_t pos = __atomic_load_n(&cb->st.pos, __ATOMIC_ACQUIRE), old;
+
+		if (POS_NEST(pos) == 1)
+			rb_publish(cb, pos);
+		old = __atomic_fetch_sub(&cb->st.pos, 1, __ATOMIC_ACQ_REL);
+		if (POS_NEST(old) != 1 || (POS_NEST(pos) == 1 && old == pos))
 			return;
+		__atomic_fetch_add(&cb->st.pos, 1, __ATOMIC_ACQ_REL);
 	}
 }
 
