@@ -36,7 +36,42 @@ enum offcpu_counter {
 	OFFCPU_CNT_DROP_KEYS_FULL,	/* per-key map full: interval not recorded */
 	OFFCPU_CNT_DROP_KSTACK,		/* kernel stack capture failed (interval kept, stack unknown) */
 	OFFCPU_CNT_DROP_USTACK,		/* user stack capture failed (interval kept, stack unknown) */
+	OFFCPU_CNT_STREAM_SEEN,		/* sched_switch runs of the streaming program */
+	OFFCPU_CNT_STREAM_SENT,		/* records submitted to the BPF ring buffer */
+	OFFCPU_CNT_STREAM_DROP,		/* records lost: BPF ring buffer full */
 	OFFCPU_CNT_MAX,
 };
+
+/* Wakeup policy of the streaming program (rodata `wake_mode`). */
+enum offcpu_wake {
+	OFFCPU_WAKE_WATERMARK = 0,	/* no wakeup until wake_bytes are pending */
+	OFFCPU_WAKE_ADAPTIVE = 1,	/* kernel default: wake when the consumer caught up */
+	OFFCPU_WAKE_NONE = 2,		/* never wake: the consumer polls on a timer */
+	OFFCPU_WAKE_EVERY = 3,		/* force a wakeup per record */
+};
+
+/*
+ * One streamed sched_switch event.  Enough to rebuild the kernel's
+ * sched/sched_switch record and to compute off-CPU intervals in userspace
+ * exactly as the aggregating program does.
+ */
+struct offcpu_rec {
+	__u64 ts;		/* bpf_ktime_get_ns, shared with the aggregating program */
+	__u64 seq;		/* per-CPU number of this event (gaps = lost records) */
+	__u32 cpu;
+	__u32 gen;		/* snapshot generation of this event */
+	__s32 prev_pid;
+	__s32 prev_tgid;
+	__s32 next_pid;
+	__s32 next_tgid;
+	__s32 prev_prio;
+	__s32 next_prio;
+	__u32 prev_state;	/* as sched_switch reports it: 0x100 preempted, else 1 << (index-1) */
+	__u8 selected;		/* prev passed the filters at switch-out */
+	__u8 pad[3];
+	char prev_comm[KAGG_COMM_LEN];
+	char next_comm[KAGG_COMM_LEN];
+};
+_Static_assert(sizeof(struct offcpu_rec) == 88, "offcpu_rec layout");
 
 #endif /* KAGG_BPF_OFFCPU_H */

@@ -10,6 +10,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <sys/mount.h>
+#include <kagg/ringbuf.h>
+#include <kagg/rb_format.h>
 
 #include <kagg/kagg.h>
 #include "cli.h"
@@ -211,30 +215,145 @@ static int print_snapshot(struct kagg_session *s, const struct kagg_print_opts *
 	return KAGG_EXIT_OK;
 }
 
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Poll the session (consuming streamed records) until the deadline or a signal. */
+static int poll_until(struct kagg_session *s, double deadline)
+{
+	double now;
+
+	while (!cli_stop && (now = mono_now()) < deadline) {
+		double left_ms = (deadline - now) * 1000;
+		int err = kagg_session__poll(s, left_ms > 100 ? 100 : (int)left_ms + 1);
+
+		if (err < 0 && err != -EINTR)
+			return cli_err(KAGG_EXIT_FAIL, "consuming records failed: %s",
+				       strerror(-err));
+	}
+	return 0;
+}
+
 int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *banner)
 {
-	double elapsed = 0;
+	double start, end, next;
 	int ret;
 
 	if (kagg_session__attach(s))
 		return KAGG_EXIT_FAIL;
 	if (banner && cm->print.format == KAGG_FORMAT_TEXT && !cm->print.folded)
 		fprintf(stderr, "%s... Hit Ctrl-C to end.\n", banner);
+	start = mono_now();
+	end = cm->duration ? start + cm->duration : 1e300;
+	next = cm->interval ? start + cm->interval : end;
 	while (!cli_stop) {
-		double step = cm->interval ? cm->interval : cm->duration ? cm->duration : 1e7;
-
-		if (cm->duration && elapsed + step > cm->duration)
-			step = cm->duration - elapsed;
-		cli_sleep(step);
-		elapsed += step;
-		if (cli_stop || (cm->duration && elapsed >= cm->duration - 1e-9))
+		ret = poll_until(s, next < end ? next : end);
+		if (ret)
+			return ret;
+		if (cli_stop || mono_now() >= end)
 			break;
-		if (cm->interval) {
-			ret = print_snapshot(s, &cm->print);
-			if (ret)
-				return ret;
-		}
+		ret = print_snapshot(s, &cm->print);
+		if (ret)
+			return ret;
+		next += cm->interval;
 	}
-	/* Duration over or Ctrl-C: print what was collected since the last print. */
+	/* Duration over or Ctrl-C: stop the sources, then print what was collected. */
+	kagg_session__detach(s);
+	return print_snapshot(s, &cm->print);
+}
+
+int cli_mount_tracefs(void)
+{
+	if (!access("/sys/kernel/tracing/events", F_OK))
+		return 0;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL)) {
+		int err = -errno;
+
+		if (cli_verbose)
+			fprintf(stderr, "%s: cannot mount tracefs on /sys/kernel/tracing: %s\n",
+				cli_prog, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- --print */
+
+struct printer {
+	struct kagg_rb *rb;
+	const struct kagg_rb_events *evs;
+	const struct kagg_rb_event *cur;
+	volatile int done;
+	uint64_t printed;
+};
+
+/* The common_pid's comm: sched_switch records carry it as prev_comm. */
+static const char *printer_comm(void *ctx, int pid)
+{
+	struct printer *p = ctx;
+	const struct kagg_rb_format *fmt;
+	const struct kagg_rb_field *f;
+	static __thread char comm[17];
+
+	fmt = kagg_rb_events__find(p->evs, *(const uint16_t *)p->cur->data);
+	f = fmt ? kagg_rb_format__field(fmt, "prev_comm") : NULL;
+	if (!f || !pid)
+		return NULL;
+	memcpy(comm, (const char *)p->cur->data + f->offset, 16);
+	comm[16] = '\0';
+	return comm;
+}
+
+static void *printer_main(void *arg)
+{
+	struct printer *p = arg;
+	struct kagg_rb_event ev;
+
+	for (;;) {
+		bool done = p->done;
+
+		while (!kagg_rb__consume(p->rb, -1, &ev)) {
+			p->cur = &ev;
+			kagg_rb_events__fprint_event(p->evs, stdout, &ev, printer_comm, p);
+			p->printed++;
+		}
+		fflush(stdout);
+		if (done)
+			break;
+		kagg_rb__wait(p->rb, -1, 0, 100);
+	}
+	return NULL;
+}
+
+int cli_run_printing(struct kagg_session *s, const struct cli_common *cm)
+{
+	struct printer p = {};
+	pthread_t th;
+	double end;
+	int ret;
+
+	p.rb = kagg_session__ringbuf(s);
+	p.evs = kagg_session__events(s);
+	if (!p.rb || !p.evs)
+		return cli_err(KAGG_EXIT_FAIL, "--print needs a streaming session");
+	if (kagg_session__attach(s))
+		return KAGG_EXIT_FAIL;
+	if (pthread_create(&th, NULL, printer_main, &p))
+		return cli_err(KAGG_EXIT_FAIL, "cannot start the printer thread");
+	end = cm->duration ? mono_now() + cm->duration : 1e300;
+	ret = poll_until(s, end);
+	kagg_session__detach(s);
+	while (kagg_session__poll(s, 0) > 0)
+		;
+	p.done = 1;
+	pthread_join(th, NULL);
+	if (ret)
+		return ret;
+	fprintf(stdout, "\n");
 	return print_snapshot(s, &cm->print);
 }

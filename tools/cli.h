@@ -118,5 +118,14 @@ int cli_open_failed(int err);
  * over, SIGINT or SIGTERM).  Returns the exit code; does not destroy s.
  */
 int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *banner);
+/*
+ * Streaming sessions: print each record as a kernel `trace` line from a
+ * printer thread while this thread keeps consuming, so a slow stdout loses
+ * the oldest buffered records (counted in the meta) instead of stalling the
+ * kernel side; then print the final snapshot.
+ */
+int cli_run_printing(struct kagg_session *s, const struct cli_common *cm);
+/* Mount tracefs on /sys/kernel/tracing unless it is there; 0 or -errno. */
+int cli_mount_tracefs(void);
 
 #endif

@@ -31,6 +31,16 @@ static const char usage_text[] =
 "      --stacks           also aggregate off-CPU time by kernel + user stack\n"
 "      --folded           print stacks folded, for flame graphs (implies --stacks)\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+"      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
+"                         per event to userspace, aggregated there) or both, side by\n"
+"                         side with each path's events, drops and cost\n"
+"      --print            stream: print events as they arrive, in the kernel's trace\n"
+"                         format (like trace_pipe); a slow terminal loses the oldest\n"
+"                         buffered events (counted), never stalls the kernel side\n"
+"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
+"      --wake POLICY      watermark (default), adaptive, timer or every\n"
+"      --rb-subbufs N     sub-buffers per CPU of the reference ftrace buffer (128)\n"
+"      --rb-consume       reference buffer in producer/consumer mode (drop newest)\n"
 CLI_COMMON_HELP
 "\n"
 "examples:\n"
@@ -38,7 +48,9 @@ CLI_COMMON_HELP
 "  kagg offcpu -P -p 1234 -d 10          # one process, per-process histogram\n"
 "  kagg offcpu --state D -m 1000 -i 1    # uninterruptible sleeps >= 1 ms, every second\n"
 "  kagg offcpu --stacks --folded -d 10 > out.folded   # flame graph input\n"
-"  kagg offcpu --format json -d 2 --overhead\n";
+"  kagg offcpu --format json -d 2 --overhead\n"
+"  kagg offcpu --mode both --overhead -d 5   # in-kernel vs streamed, side by side\n"
+"  kagg offcpu --mode stream --print -d 2    # live sched_switch lines\n";
 
 enum {
 	OPT_CGROUP = CLI_OPT_TOOL,
@@ -46,6 +58,12 @@ enum {
 	OPT_STACKS,
 	OPT_FOLDED,
 	OPT_ATTACH,
+	OPT_MODE,
+	OPT_PRINT,
+	OPT_STREAM_BYTES,
+	OPT_WAKE,
+	OPT_RB_SUBBUFS,
+	OPT_RB_CONSUME,
 };
 
 static const struct option long_opts[] = {
@@ -63,12 +81,19 @@ static const struct option long_opts[] = {
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "print", no_argument, NULL, OPT_PRINT },
+	{ "stream-bytes", required_argument, NULL, OPT_STREAM_BYTES },
+	{ "wake", required_argument, NULL, OPT_WAKE },
+	{ "rb-subbufs", required_argument, NULL, OPT_RB_SUBBUFS },
+	{ "rb-consume", no_argument, NULL, OPT_RB_CONSUME },
 	{},
 };
 
 struct offcpu_args {
 	struct kagg_offcpu_opts o;
 	struct cli_common cm;
+	bool print;
 	int *pids;
 	int *tids;
 };
@@ -157,6 +182,50 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 					       "invalid attach type '%s' (auto, tp_btf, raw_tp)",
 					       optarg);
 			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "agg"))
+				a->o.mode = KAGG_MODE_AGG;
+			else if (!strcmp(optarg, "stream"))
+				a->o.mode = KAGG_MODE_STREAM;
+			else if (!strcmp(optarg, "both"))
+				a->o.mode = KAGG_MODE_BOTH;
+			else
+				return cli_err(KAGG_EXIT_USAGE,
+					       "invalid mode '%s' (agg, stream or both)", optarg);
+			break;
+		case OPT_PRINT:
+			a->print = true;
+			break;
+		case OPT_STREAM_BYTES:
+			if (cli_parse_u64(optarg, &us) || us < 4096 || (us & (us - 1)) ||
+			    us > (1ULL << 30))
+				return cli_err(KAGG_EXIT_USAGE,
+					       "invalid --stream-bytes '%s' (a power of two, 4096 to 1 GiB)",
+					       optarg);
+			a->o.stream_bytes = us;
+			break;
+		case OPT_WAKE: {
+			static const char *const names[] = { "watermark", "adaptive", "timer", "every" };
+			size_t i;
+
+			for (i = 0; i < 4 && strcmp(optarg, names[i]); i++)
+				;
+			if (i == 4)
+				return cli_err(KAGG_EXIT_USAGE,
+					       "invalid --wake '%s' (watermark, adaptive, timer, every)",
+					       optarg);
+			a->o.wake = (enum kagg_wake)i;
+			break;
+		}
+		case OPT_RB_SUBBUFS:
+			if (cli_parse_u64(optarg, &us) || us < 2 || us > 65536)
+				return cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s' (2 to 65536)",
+					       optarg);
+			a->o.rb_subbufs = us;
+			break;
+		case OPT_RB_CONSUME:
+			a->o.rb_consume = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -170,6 +239,10 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 		return cli_err(KAGG_EXIT_USAGE, "--max-us is below --min-us");
 	a->o.unit = a->cm.unit;
 	a->o.overhead = a->cm.overhead;
+	if (a->print && a->o.mode != KAGG_MODE_STREAM)
+		return cli_err(KAGG_EXIT_USAGE, "--print needs --mode stream");
+	if (a->o.stacks && a->o.mode == KAGG_MODE_STREAM)
+		return cli_err(KAGG_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
 	if (a->cm.print.folded && a->cm.print.format == KAGG_FORMAT_JSON)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
 	return 0;
@@ -191,13 +264,19 @@ static int offcpu_main(int argc, char **argv)
 	}
 	cli_setup_signals();
 	cli_route_libbpf_log();
+	/* Streamed records take the kernel's own sched_switch format when tracefs has it. */
+	if (a.o.mode != KAGG_MODE_AGG)
+		cli_mount_tracefs();
 	s = kagg_offcpu__open(&a.o);
 	if (!s) {
 		ret = cli_open_failed(errno);
 		goto out;
 	}
-	ret = cli_run(s, &a.cm, a.o.stacks ? "Tracing off-CPU time and stacks"
-					   : "Tracing off-CPU time");
+	if (a.print)
+		ret = cli_run_printing(s, &a.cm);
+	else
+		ret = cli_run(s, &a.cm, a.o.stacks ? "Tracing off-CPU time and stacks"
+						   : "Tracing off-CPU time");
 out:
 	kagg_session__destroy(s);
 	free(a.pids);

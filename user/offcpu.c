@@ -21,6 +21,7 @@
 #include "opts.h"
 #include "snapshot.h"
 #include "session.h"
+#include "offcpu_stream.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -30,7 +31,15 @@ struct offcpu {
 	struct offcpu_bpf *skel;
 	bool stacks;
 	int cgroup_fd;
+	enum kagg_mode mode;
+	bool streaming;
+	struct ostream st;
+	/* Interval baselines of the userspace counters. */
+	uint64_t delivered0, bytes0, cpu_ns0;
+	uint64_t rb_overrun0, rb_dropped0;
 };
+
+#define DEFAULT_STREAM_BYTES (8u << 20)
 
 #define slog session_log
 
@@ -99,6 +108,7 @@ static int load_skel(struct kagg_session *s, const struct kagg_offcpu_opts *o, b
 		     __u32 state_mask)
 {
 	struct offcpu *t = s->tool;
+	bool agg = t->mode != KAGG_MODE_STREAM;
 	struct offcpu_bpf *skel;
 	int err;
 
@@ -116,13 +126,19 @@ static int load_skel(struct kagg_session *s, const struct kagg_offcpu_opts *o, b
 	skel->rodata->min_ns = o->min_ns;
 	skel->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
 	skel->rodata->unit_ns = unit_ns(s->unit);
+	skel->rodata->share_event = t->mode == KAGG_MODE_BOTH;
+	skel->rodata->wake_mode = o->wake;
+	skel->rodata->wake_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4;
 
-	bpf_program__set_autoload(skel->progs.offcpu_tp_btf, btf);
-	bpf_program__set_autoload(skel->progs.offcpu_raw_tp, !btf);
+	bpf_program__set_autoload(skel->progs.offcpu_tp_btf, btf && agg);
+	bpf_program__set_autoload(skel->progs.offcpu_raw_tp, !btf && agg);
+	bpf_program__set_autoload(skel->progs.offcpu_stream_tp_btf, btf && t->streaming);
+	bpf_program__set_autoload(skel->progs.offcpu_stream_raw_tp, !btf && t->streaming);
 	/* Size what this configuration does not use down to nothing. */
-	if (btf)
+	bpf_map__set_max_entries(skel->maps.events, t->streaming ? o->stream_bytes : 4096);
+	if (btf || !agg)
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
-	else
+	if (!btf || !agg)
 		bpf_map__set_autocreate(skel->maps.start_store, false);
 	if (s->key == KAGG_KEY_NONE)
 		bpf_map__set_max_entries(skel->maps.key_hist, 1);
@@ -141,9 +157,14 @@ static int load_skel(struct kagg_session *s, const struct kagg_offcpu_opts *o, b
 		return err;
 	}
 	t->skel = skel;
-	s->progs[0] = btf ? skel->progs.offcpu_tp_btf : skel->progs.offcpu_raw_tp;
-	s->nr_progs = 1;
+	s->nr_progs = 0;
+	if (agg)
+		s->progs[s->nr_progs++] = btf ? skel->progs.offcpu_tp_btf : skel->progs.offcpu_raw_tp;
+	if (t->streaming)
+		s->progs[s->nr_progs++] = btf ? skel->progs.offcpu_stream_tp_btf
+					      : skel->progs.offcpu_stream_raw_tp;
 	s->gen = &skel->bss->gen;
+	s->armed = &skel->bss->armed;
 	s->counters = skel->maps.counters;
 	s->nr_counters = OFFCPU_CNT_MAX;
 	snprintf(s->attach_type, sizeof(s->attach_type), "%s", btf ? "tp_btf" : "raw_tp");
@@ -193,6 +214,14 @@ static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __
 	    (o->nr_pids && !o->pids) || (o->nr_tids && !o->tids) ||
 	    (o->max_ns && o->max_ns < o->min_ns)) {
 		slog(s, KAGG_LOG_WARN, "invalid offcpu options");
+		return -EINVAL;
+	}
+	if ((unsigned int)o->mode > KAGG_MODE_BOTH || (unsigned int)o->wake > KAGG_WAKE_EVERY ||
+	    (o->stream_bytes && (o->stream_bytes < 4096 ||
+				 (o->stream_bytes & (o->stream_bytes - 1)))) ||
+	    (o->stacks && o->mode == KAGG_MODE_STREAM)) {
+		slog(s, KAGG_LOG_WARN, "invalid streaming options (stream_bytes must be a power of "
+				       "two >= 4096; stacks need the kernel path)");
 		return -EINVAL;
 	}
 	if (o->nr_pids > 1024 || o->nr_tids > 1024) {
@@ -245,6 +274,16 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 	struct offcpu *t = s->tool;
 	int err;
 
+	if (t->mode == KAGG_MODE_STREAM)
+		return ostream_read(&t->st, g, reset, snap);
+	if (t->mode == KAGG_MODE_BOTH) {
+		snap->stream = snap_new();
+		if (!snap->stream)
+			return -ENOMEM;
+		err = ostream_read(&t->st, g, reset, snap->stream);
+		if (err)
+			return err;
+	}
 	if (s->key == KAGG_KEY_NONE)
 		err = session_read_hist(s, t->skel->maps.hist, g, reset, snap);
 	else
@@ -255,10 +294,44 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 	return err;
 }
 
-static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt)
+static void stream_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
+			bool reset)
+{
+	struct offcpu *t = s->tool;
+	struct kagg_meta *m = &snap->meta;
+	struct kagg_rb_stats rs = {};
+
+	kagg_rb__stats(t->st.rb, -1, &rs);
+	m->has_stream = true;
+	m->stream_seen = cnt[OFFCPU_CNT_STREAM_SEEN];
+	m->stream_sent = cnt[OFFCPU_CNT_STREAM_SENT];
+	m->stream_dropped = cnt[OFFCPU_CNT_STREAM_DROP];
+	m->stream_delivered = t->st.delivered - t->delivered0;
+	m->stream_bytes = t->st.bytes - t->bytes0;
+	m->consumer_cpu_s = (t->st.cpu_ns - t->cpu_ns0) / 1e9;
+	m->stream_format = snap_strdup(snap, t->st.format_src);
+	m->rb_overrun = rs.overrun - t->rb_overrun0;
+	m->rb_dropped = rs.dropped_events + rs.commit_overrun - t->rb_dropped0;
+	snap_add_drop(snap, "stream_ringbuf_full", "record not streamed: BPF ring buffer full",
+		      m->stream_dropped, true);
+	if (reset) {
+		t->delivered0 = t->st.delivered;
+		t->bytes0 = t->st.bytes;
+		t->cpu_ns0 = t->st.cpu_ns;
+		t->rb_overrun0 = rs.overrun;
+		t->rb_dropped0 = rs.dropped_events + rs.commit_overrun;
+	}
+}
+
+static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
+			bool reset)
 {
 	struct offcpu *t = s->tool;
 
+	if (t->streaming)
+		stream_meta(s, snap, cnt, reset);
+	if (t->mode == KAGG_MODE_STREAM)
+		return;
 	snap->meta.events_recorded = cnt[OFFCPU_CNT_SAMPLES];
 	snap->meta.events_filtered = cnt[OFFCPU_CNT_FILTERED_RANGE];
 	snap_add_drop(snap, "task_storage", "switch-out not recorded: task storage busy or full",
@@ -273,12 +346,34 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 	}
 }
 
+static int offcpu_poll(struct kagg_session *s, int timeout_ms)
+{
+	struct offcpu *t = s->tool;
+	struct timespec ts;
+
+	if (t->streaming)
+		return ostream_poll(&t->st, timeout_ms);
+	ts.tv_sec = timeout_ms / 1000;
+	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+	return nanosleep(&ts, NULL) ? -errno : 0;
+}
+
+static void offcpu_sync(struct kagg_session *s)
+{
+	struct offcpu *t = s->tool;
+
+	if (t->streaming)
+		ostream_drain(&t->st);
+}
+
 static void offcpu_destroy(struct kagg_session *s)
 {
 	struct offcpu *t = s->tool;
 
 	if (!t)
 		return;
+	if (t->streaming)
+		ostream_fini(&t->st);
 	offcpu_bpf__destroy(t->skel);
 	if (t->cgroup_fd >= 0)
 		close(t->cgroup_fd);
@@ -290,6 +385,8 @@ static const struct session_ops offcpu_ops = {
 	.tool = "offcpu",
 	.read = offcpu_read,
 	.meta = offcpu_meta,
+	.poll = offcpu_poll,
+	.sync = offcpu_sync,
 	.destroy = offcpu_destroy,
 };
 
@@ -319,8 +416,13 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 	}
 	t->cgroup_fd = -1;
 	t->stacks = o.stacks;
+	t->mode = o.mode;
+	t->streaming = o.mode != KAGG_MODE_AGG;
+	if (!o.stream_bytes)
+		o.stream_bytes = DEFAULT_STREAM_BYTES;
 	s->tool = t;
 	s->event = "sched:sched_switch";
+	s->mode = o.mode == KAGG_MODE_BOTH ? "both" : o.mode == KAGG_MODE_STREAM ? "stream" : "agg";
 
 	err = validate(&o, s, &state_mask);
 	if (err)
@@ -358,6 +460,32 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 	err = fill_filters(s, &o);
 	if (err)
 		goto fail;
+	if (t->streaming) {
+		struct ostream_cfg cfg = {
+			.map_fd = bpf_map__fd(t->skel->maps.events),
+			.map_bytes = o.stream_bytes,
+			.nr_cpus = s->nr_cpus,
+			.key = s->key,
+			.min_ns = o.min_ns,
+			.max_ns = o.max_ns ? o.max_ns : ~0ULL,
+			.unit_ns = unit_ns(s->unit),
+			.unit = s->unit,
+			.rb_subbufs = o.rb_subbufs,
+			.rb_consume = o.rb_consume,
+			.events_dir = o.events_dir,
+			.cb = o.on_switch,
+			.cb_ctx = o.on_switch_ctx,
+		};
+		char msg[256] = "";
+
+		err = ostream_init(&t->st, &cfg, msg, sizeof(msg));
+		if (err) {
+			slog(s, KAGG_LOG_WARN, "streaming: %s", msg);
+			goto fail;
+		}
+		s->rb = t->st.rb;
+		s->rb_events = t->st.evs;
+	}
 	err = session_ready(s, o.overhead);
 	if (err)
 		goto fail;

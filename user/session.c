@@ -194,8 +194,11 @@ int kagg_session__attach(struct kagg_session *s)
 		}
 	}
 	s->attached = true;
+	/* Programs count nothing until armed: the baseline taken before is exact. */
 	if (!s->ever_attached)
 		set_baseline(s);
+	if (s->armed)
+		*s->armed = 1;
 	s->ever_attached = true;
 	return 0;
 }
@@ -206,6 +209,8 @@ int kagg_session__detach(struct kagg_session *s)
 
 	if (!s)
 		return -EINVAL;
+	if (s->armed)
+		*s->armed = 0;
 	for (i = 0; i < s->nr_progs; i++) {
 		bpf_link__destroy(s->links[i]);
 		s->links[i] = NULL;
@@ -226,6 +231,39 @@ void kagg_session__destroy(struct kagg_session *s)
 	kagg_syms__free(s->syms);
 	free(s->cpu_events0);
 	free(s);
+}
+
+int kagg_session__poll(struct kagg_session *s, int timeout_ms)
+{
+	struct timespec ts;
+
+	if (!s)
+		return -EINVAL;
+	if (s->ops->poll)
+		return s->ops->poll(s, timeout_ms);
+	if (timeout_ms <= 0)
+		return 0;
+	ts.tv_sec = timeout_ms / 1000;
+	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+	return nanosleep(&ts, NULL) ? -errno : 0;
+}
+
+struct kagg_rb *kagg_session__ringbuf(struct kagg_session *s)
+{
+	if (!s || !s->rb) {
+		errno = s ? ENOENT : EINVAL;
+		return NULL;
+	}
+	return s->rb;
+}
+
+const struct kagg_rb_events *kagg_session__events(struct kagg_session *s)
+{
+	if (!s || !s->rb_events) {
+		errno = s ? ENOENT : EINVAL;
+		return NULL;
+	}
+	return s->rb_events;
 }
 
 /* ------------------------------------------------------------ snapshots */
@@ -283,7 +321,8 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 		recursion += rec[i] - s->recursion0[i];
 
 	m->events_seen = delta[0];
-	s->ops->meta(s, snap, delta);
+	m->mode = s->mode ? s->mode : "agg";
+	s->ops->meta(s, snap, delta, reset);
 	snap_add_drop(snap, "prog_recursion", "event not seen: program already running on this CPU",
 		      recursion, true);
 	m->snapshot_exact = s->exact;
@@ -335,6 +374,8 @@ struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned in
 		return NULL;
 	}
 	g = reset ? flip_generation(s) : (*s->gen & 1);
+	if (s->ops->sync)
+		s->ops->sync(s);
 	/* Counters and times are read after the flip, so the interval boundary matches it. */
 	fill_meta(s, snap, reset);
 	err = s->ops->read(s, snap, g, reset);
@@ -410,17 +451,6 @@ static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size
 	return 0;
 }
 
-static int cmp_hist(const void *a, const void *b)
-{
-	const struct kagg_hist *x = a, *y = b;
-
-	if (x->key.pid != y->key.pid)
-		return x->key.pid < y->key.pid ? -1 : 1;
-	if (x->key.tid != y->key.tid)
-		return x->key.tid < y->key.tid ? -1 : 1;
-	return x->key.id < y->key.id ? -1 : x->key.id > y->key.id;
-}
-
 int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, bool reset,
 			   struct kagg_snapshot *snap,
 			   const char *(*label)(struct kagg_session *s, uint64_t aux))
@@ -466,7 +496,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 			bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);
 	}
 	snap->nr_hists = out;
-	qsort(snap->hists, out, sizeof(*snap->hists), cmp_hist);
+	snap_sort_hists(snap);
 out:
 	free(vals);
 	free(keys);

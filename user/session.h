@@ -35,7 +35,12 @@ struct session_ops {
 	 * Fill events_recorded/events_filtered and the tool's drops from the
 	 * counter deltas of the interval (cnt[i] = now - baseline).
 	 */
-	void (*meta)(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt);
+	void (*meta)(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
+		     bool reset);
+	/* Streaming tools: consume records, waiting up to timeout_ms (NULL: just wait). */
+	int (*poll)(struct kagg_session *s, int timeout_ms);
+	/* Called after a generation flip, before meta and read (streaming: drain). */
+	void (*sync)(struct kagg_session *s);
 	/* Attach program i yourself (uprobes, perf events); NULL: bpf_program__attach. */
 	struct bpf_link *(*attach)(struct kagg_session *s, int i);
 	/* Free the tool's state (skeleton included). */
@@ -50,6 +55,7 @@ struct kagg_session {
 	struct bpf_link *links[SESSION_MAX_PROGS];
 	int nr_progs;
 	volatile __u32 *gen;	  /* in the program's mmap'd .bss */
+	volatile __u32 *armed;	  /* optional: set once all programs are attached */
 	struct bpf_map *counters; /* per-CPU array, one entry of u64[nr_counters]; [0] = events */
 	int nr_counters;
 
@@ -77,6 +83,9 @@ struct kagg_session {
 	uint64_t recursion0[SESSION_MAX_PROGS];
 
 	struct kagg_syms *syms; /* created by tools that read stacks */
+	struct kagg_rb *rb;	/* streaming tools: the reference ftrace ring buffer */
+	struct kagg_rb_events *rb_events;
+	const char *mode;	/* "agg", "stream", "both" */
 };
 
 /* Common part of every tool's open: log, unit, key, overhead, CPU count. */

@@ -113,6 +113,22 @@ void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *wh
 		m->drops_total += count;
 }
 
+static int cmp_hist(const void *a, const void *b)
+{
+	const struct kagg_hist *x = a, *y = b;
+
+	if (x->key.pid != y->key.pid)
+		return x->key.pid < y->key.pid ? -1 : 1;
+	if (x->key.tid != y->key.tid)
+		return x->key.tid < y->key.tid ? -1 : 1;
+	return x->key.id < y->key.id ? -1 : x->key.id > y->key.id;
+}
+
+void snap_sort_hists(struct kagg_snapshot *snap)
+{
+	qsort(snap->hists, snap->nr_hists, sizeof(*snap->hists), cmp_hist);
+}
+
 void kagg_snapshot__free(struct kagg_snapshot *snap)
 {
 	size_t i;
@@ -125,7 +141,17 @@ void kagg_snapshot__free(struct kagg_snapshot *snap)
 	free(snap->hists);
 	free(snap->slots);
 	free(snap->stacks);
+	kagg_snapshot__free(snap->stream);
 	free(snap);
+}
+
+const struct kagg_snapshot *kagg_snapshot__stream(const struct kagg_snapshot *snap)
+{
+	if (!snap) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return snap->stream;
 }
 
 /* ------------------------------------------------------------ accessors */
@@ -247,10 +273,94 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 	fputc('\n', f);
 	if (!m->snapshot_exact && m->snapshot_note)
 		fprintf(f, "# snapshots: %s\n", m->snapshot_note);
+	if (m->has_stream) {
+		fprintf(f, "# stream (mode %s): %" PRIu64 " seen, %" PRIu64 " sent, %" PRIu64
+			   " delivered, %" PRIu64 " dropped (BPF ring buffer full); %" PRIu64
+			   " bytes moved, consumer CPU %.3f s (%.0f ns/record)\n",
+			m->mode, m->stream_seen, m->stream_sent, m->stream_delivered,
+			m->stream_dropped, m->stream_bytes, m->consumer_cpu_s,
+			m->stream_delivered ? m->consumer_cpu_s * 1e9 / m->stream_delivered : 0.0);
+		fprintf(f, "# stream records land in the reference ftrace buffer: format %s; "
+			   "overwritten %" PRIu64 ", refused %" PRIu64 "\n",
+			m->stream_format, m->rb_overrun, m->rb_dropped);
+	}
 	for (i = 0; m->has_overhead && i < m->nr_progs; i++)
 		fprintf(f, "# overhead: %s %.1f ns/event (%" PRIu64 " runs, %" PRIu64 " ns)\n",
 			m->progs[i].prog, m->progs[i].ns_per_run, m->progs[i].run_cnt,
 			m->progs[i].run_time_ns);
+	if (m->has_overhead && m->has_stream && m->nr_progs == 2 && m->progs[0].ns_per_run > 0) {
+		double stream_ns = m->progs[1].ns_per_run +
+				   (m->stream_delivered
+					    ? m->consumer_cpu_s * 1e9 / m->stream_delivered : 0);
+
+		fprintf(f, "# cost per event: agg %.1f ns, stream %.1f ns (BPF %.1f + consumer "
+			   "%.1f): stream/agg %.2fx\n",
+			m->progs[0].ns_per_run, stream_ns, m->progs[1].ns_per_run,
+			stream_ns - m->progs[1].ns_per_run, stream_ns / m->progs[0].ns_per_run);
+	}
+}
+
+/* --mode both: the two paths' histograms bucket by bucket, with their difference. */
+static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist *b, FILE *f)
+{
+	uint64_t low, high, va, vb;
+	int last = a ? hist_last(a) : -1, lb = b ? hist_last(b) : -1, i, w;
+
+	if (lb > last)
+		last = lb;
+	w = last <= 32 ? 10 : 20;
+	fprintf(f, "%*s%-*s : agg        stream     diff\n", w - 5, "", w + 9,
+		kagg_unit__name(a ? a->unit : b->unit));
+	for (i = 0; i <= last; i++) {
+		kagg_log2_bounds(i, &low, &high);
+		va = a && i < (int)a->nr_slots ? a->slots[i] : 0;
+		vb = b && i < (int)b->nr_slots ? b->slots[i] : 0;
+		fprintf(f, "%*" PRIu64 " -> %-*" PRIu64 " : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n",
+			w, low, w, high, va, vb, (int64_t)(vb - va));
+	}
+	fprintf(f, "%*s%-*s : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n", w - 5, "", w + 9, "total",
+		a ? a->total : 0, b ? b->total : 0,
+		(int64_t)((b ? b->total : 0) - (a ? a->total : 0)));
+}
+
+static bool same_key(const struct kagg_hist_key *x, const struct kagg_hist_key *y)
+{
+	return x->pid == y->pid && x->tid == y->tid && x->id == y->id;
+}
+
+static void print_key_line(const struct kagg_hist *h, FILE *f)
+{
+	fputc('\n', f);
+	if (h->key.label)
+		fprintf(f, "%s%s", h->key.label, h->key.mode != KAGG_KEY_NONE ? "  " : "\n");
+	if (h->key.mode == KAGG_KEY_PID)
+		fprintf(f, "pid = %d %s\n", h->key.pid, h->key.comm);
+	else if (h->key.mode == KAGG_KEY_TID)
+		fprintf(f, "tid = %d (pid %d) %s\n", h->key.tid, h->key.pid, h->key.comm);
+}
+
+/* Merge-walk both sorted histogram lists, pairing equal keys. */
+static void print_both(const struct kagg_snapshot *snap, FILE *f)
+{
+	const struct kagg_snapshot *st = snap->stream;
+	size_t i = 0, j = 0;
+
+	while (i < snap->nr_hists || j < st->nr_hists) {
+		const struct kagg_hist *a = i < snap->nr_hists ? &snap->hists[i] : NULL;
+		const struct kagg_hist *b = j < st->nr_hists ? &st->hists[j] : NULL;
+
+		/* Both lists are sorted by key: an unpaired key prints alone. */
+		if (a && b && !same_key(&a->key, &b->key)) {
+			if (cmp_hist(a, b) < 0)
+				b = NULL;
+			else
+				a = NULL;
+		}
+		print_key_line(a ? a : b, f);
+		print_side_by_side(a, b, f);
+		i += a != NULL;
+		j += b != NULL;
+	}
 }
 
 static uint64_t ns_to_unit(uint64_t ns, enum kagg_unit unit)
@@ -320,17 +430,13 @@ static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, b
 			print_stack_folded(&snap->stacks[i], unit, f);
 		return ferror(f) ? -EIO : 0;
 	}
-	for (i = 0; i < snap->nr_hists; i++) {
-		const struct kagg_hist *h = &snap->hists[i];
-
-		fputc('\n', f);
-		if (h->key.label)
-			fprintf(f, "%s%s", h->key.label, h->key.mode != KAGG_KEY_NONE ? "  " : "\n");
-		if (h->key.mode == KAGG_KEY_PID)
-			fprintf(f, "pid = %d %s\n", h->key.pid, h->key.comm);
-		else if (h->key.mode == KAGG_KEY_TID)
-			fprintf(f, "tid = %d (pid %d) %s\n", h->key.tid, h->key.pid, h->key.comm);
-		kagg_hist__print_text(h, f);
+	if (snap->stream) {
+		print_both(snap, f);
+	} else {
+		for (i = 0; i < snap->nr_hists; i++) {
+			print_key_line(&snap->hists[i], f);
+			kagg_hist__print_text(&snap->hists[i], f);
+		}
 	}
 	if (snap->nr_stacks)
 		fputc('\n', f);
@@ -383,6 +489,20 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m)
 	jw_bool(w, "snapshot_exact", m->snapshot_exact);
 	if (m->snapshot_note)
 		jw_str(w, "snapshot_note", m->snapshot_note);
+	jw_str(w, "mode", m->mode ? m->mode : "agg");
+	if (m->has_stream) {
+		jw_obj_begin(w, "stream");
+		jw_u64(w, "seen", m->stream_seen);
+		jw_u64(w, "sent", m->stream_sent);
+		jw_u64(w, "delivered", m->stream_delivered);
+		jw_u64(w, "dropped", m->stream_dropped);
+		jw_u64(w, "bytes", m->stream_bytes);
+		jw_double(w, "consumer_cpu_s", m->consumer_cpu_s, 6);
+		jw_str(w, "format", m->stream_format);
+		jw_u64(w, "rb_overrun", m->rb_overrun);
+		jw_u64(w, "rb_refused", m->rb_dropped);
+		jw_obj_end(w);
+	}
 	if (m->has_overhead) {
 		jw_arr_begin(w, "overhead");
 		for (i = 0; i < m->nr_progs; i++) {
@@ -463,6 +583,16 @@ static void print_stack_json(struct jw *w, const struct kagg_stack *st)
 	jw_obj_end(w);
 }
 
+static void print_hists_json(struct jw *w, const struct kagg_snapshot *snap)
+{
+	size_t i;
+
+	jw_arr_begin(w, "histograms");
+	for (i = 0; i < snap->nr_hists; i++)
+		print_hist_json(w, &snap->hists[i]);
+	jw_arr_end(w);
+}
+
 static int print_json(const struct kagg_snapshot *snap, FILE *f)
 {
 	struct jw w;
@@ -471,10 +601,16 @@ static int print_json(const struct kagg_snapshot *snap, FILE *f)
 	jw_init(&w, f, true);
 	jw_obj_begin(&w, NULL);
 	print_meta_json(&w, &snap->meta);
-	jw_arr_begin(&w, "histograms");
-	for (i = 0; i < snap->nr_hists; i++)
-		print_hist_json(&w, &snap->hists[i]);
-	jw_arr_end(&w);
+	if (snap->stream) {
+		jw_obj_begin(&w, "agg");
+		print_hists_json(&w, snap);
+		jw_obj_end(&w);
+		jw_obj_begin(&w, "stream");
+		print_hists_json(&w, snap->stream);
+		jw_obj_end(&w);
+	} else {
+		print_hists_json(&w, snap);
+	}
 	if (snap->nr_stacks) {
 		jw_arr_begin(&w, "stacks");
 		for (i = 0; i < snap->nr_stacks; i++)

@@ -9,7 +9,7 @@
 
 #include <kagg/session.h>
 
-#define SNAP_MAX_DROPS 8
+#define SNAP_MAX_DROPS 12
 #define SNAP_MAX_PROGS 4
 
 struct kagg_snapshot {
@@ -24,6 +24,9 @@ struct kagg_snapshot {
 	struct kagg_stack *stacks;
 	size_t nr_stacks;
 
+	/* KAGG_MODE_BOTH: the streaming path's histograms. */
+	struct kagg_snapshot *stream;
+
 	/* Strings (meta fields, frame names) and frame arrays owned by the snapshot. */
 	void **owned;
 	size_t nr_owned;
@@ -37,6 +40,8 @@ void *snap_own(struct kagg_snapshot *snap, void *p);
 const char *snap_strdup(struct kagg_snapshot *snap, const char *s);
 /* Allocate n histograms of nr_slots slots each, zeroed. 0 or -ENOMEM. */
 int snap_alloc_hists(struct kagg_snapshot *snap, size_t n, unsigned int nr_slots);
+/* Sort histograms by (pid, tid, id). */
+void snap_sort_hists(struct kagg_snapshot *snap);
 /* Append a drop cause. */
 void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what,
 		   uint64_t count, bool loses_event);

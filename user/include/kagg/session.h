@@ -58,6 +58,35 @@ KAGG_API const char *kagg_unit__name(enum kagg_unit unit);
 /* Parse "nsecs"/"usecs"/"msecs" (also "ns", "us", "ms"); 0 or -EINVAL. */
 KAGG_API int kagg_unit__parse(const char *s, enum kagg_unit *unit);
 
+/* How a source is consumed. */
+enum kagg_mode {
+	KAGG_MODE_AGG = 0,	/* aggregate in the kernel (maps) */
+	KAGG_MODE_STREAM = 1,	/* stream one record per event, aggregate in userspace */
+	KAGG_MODE_BOTH = 2,	/* both at once, on the same events, side by side */
+};
+
+/* Wakeup policy of streaming programs. */
+enum kagg_wake {
+	KAGG_WAKE_WATERMARK = 0, /* wake when wake_bytes are pending (and poll every 100 ms) */
+	KAGG_WAKE_ADAPTIVE = 1,	 /* the kernel wakes the consumer whenever it has caught up */
+	KAGG_WAKE_TIMER = 2,	 /* never woken: the consumer polls every poll interval */
+	KAGG_WAKE_EVERY = 3,	 /* a wakeup per record */
+};
+
+/* One streamed sched_switch, as handed to kagg_offcpu_opts.on_switch. */
+struct kagg_sched_switch {
+	uint64_t ts; /* CLOCK_MONOTONIC ns (bpf_ktime_get_ns) */
+	int cpu;
+	int prev_pid, prev_tgid, prev_prio;
+	int next_pid, next_tgid, next_prio;
+	uint32_t prev_state; /* sched_switch's value: 0x100 preempted, else 1 << (state index - 1) */
+	bool selected;	     /* prev passed the session's filters */
+	char prev_comm[16];
+	char next_comm[16];
+};
+
+typedef void (*kagg_switch_fn)(void *ctx, const struct kagg_sched_switch *ev);
+
 struct kagg_offcpu_opts {
 	size_t sz;
 	enum kagg_unit unit;
@@ -82,6 +111,20 @@ struct kagg_offcpu_opts {
 	bool overhead;
 	kagg_log_fn log;
 	void *log_ctx;
+	/* --- streaming (KAGG_MODE_STREAM / KAGG_MODE_BOTH) --- */
+	enum kagg_mode mode;
+	size_t stream_bytes;	 /* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
+	enum kagg_wake wake;
+	size_t wake_bytes;	 /* KAGG_WAKE_WATERMARK threshold; 0: stream_bytes / 4 */
+	/* Reference ftrace ring buffer the records land in: sub-buffers per CPU (0: 128). */
+	size_t rb_subbufs;
+	bool rb_consume;	 /* producer/consumer mode (newest refused) instead of overwrite */
+	/* Called from kagg_session__poll() for every streamed record. */
+	kagg_switch_fn on_switch;
+	void *on_switch_ctx;
+	/* Directory holding sched/sched_switch/format; NULL: /sys/kernel/tracing/events,
+	 * falling back to a built-in copy of the kernel's layout. */
+	const char *events_dir;
 };
 
 struct kagg_session;
@@ -96,6 +139,22 @@ KAGG_API struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *o
 
 /* Attach the loaded programs.  0 or -errno; -EALREADY when attached. */
 KAGG_API int kagg_session__attach(struct kagg_session *s);
+
+/*
+ * Consume streamed records (calling on_switch, feeding the userspace
+ * histograms and the reference ring buffer), waiting up to timeout_ms for
+ * some to arrive.  Returns the number consumed or -errno (-EINTR on a
+ * signal).  For sessions that do not stream it just waits.  Call it often
+ * enough that the BPF ring buffer does not fill up (losses are counted).
+ */
+KAGG_API int kagg_session__poll(struct kagg_session *s, int timeout_ms);
+
+struct kagg_rb;
+struct kagg_rb_events;
+/* The reference ftrace ring buffer streamed records land in (NULL when not streaming). */
+KAGG_API struct kagg_rb *kagg_session__ringbuf(struct kagg_session *s);
+/* The event formats of the records in that buffer (sched/sched_switch). */
+KAGG_API const struct kagg_rb_events *kagg_session__events(struct kagg_session *s);
 
 /* Detach (programs and maps stay loaded, data is kept).  0 or -errno. */
 KAGG_API int kagg_session__detach(struct kagg_session *s);
@@ -141,6 +200,12 @@ struct kagg_hist {
 
 /* Bounds of log2 slot k, inclusive; k < 64. */
 KAGG_API void kagg_log2_bounds(unsigned int k, uint64_t *low, uint64_t *high);
+
+/*
+ * In KAGG_MODE_BOTH, the streaming path's histograms (read them with the
+ * same accessors); NULL otherwise.  Owned by snap.
+ */
+KAGG_API const struct kagg_snapshot *kagg_snapshot__stream(const struct kagg_snapshot *snap);
 
 KAGG_API size_t kagg_snapshot__hist_cnt(const struct kagg_snapshot *snap);
 /* Histogram i (sorted by key), NULL + EINVAL when out of range. Owned by snap. */
@@ -217,6 +282,18 @@ struct kagg_meta {
 	bool has_overhead;
 	size_t nr_progs;
 	const struct kagg_prog_cost *progs;
+	/* Streaming (mode "stream" or "both"). */
+	const char *mode;	   /* "agg", "stream" or "both" */
+	bool has_stream;
+	uint64_t stream_seen;	   /* events the streaming program ran for */
+	uint64_t stream_sent;	   /* records it submitted */
+	uint64_t stream_delivered; /* records consumed in userspace */
+	uint64_t stream_dropped;   /* records lost: BPF ring buffer full */
+	uint64_t stream_bytes;	   /* bytes moved to userspace (records + headers) */
+	double consumer_cpu_s;	   /* CPU time spent consuming */
+	const char *stream_format; /* where the sched_switch format came from */
+	uint64_t rb_overrun;	   /* records overwritten in the reference ring buffer */
+	uint64_t rb_dropped;	   /* records refused by it (producer/consumer mode) */
 };
 
 KAGG_API const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot *snap);

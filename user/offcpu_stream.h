@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Internal: the userspace half of offcpu's streaming path.  Consumes the
+ * sched_switch records of the BPF ring buffer, computes the same off-CPU
+ * histograms as the kernel path (same timestamps, filters, min/max, unit,
+ * keys and generations), lands each record in the reference ftrace ring
+ * buffer as a sched/sched_switch event on the CPU it happened on, and hands
+ * it to the user's callback.
+ */
+#ifndef KAGG_OFFCPU_STREAM_H
+#define KAGG_OFFCPU_STREAM_H
+
+#include <kagg/session.h>
+#include <kagg/ringbuf.h>
+#include <kagg/rb_format.h>
+#include "bpfrb.h"
+#include "common.h"
+#include "u64map.h"
+
+struct ostream_key {
+	uint32_t tgid;
+	uint32_t pid;
+	char comm[16];
+	uint64_t slots[KAGG_SLOTS];
+};
+
+/* One generation of userspace aggregates. */
+struct ostream_gen {
+	uint64_t slots[KAGG_SLOTS];	/* KAGG_KEY_NONE */
+	struct u64map index;		/* (tgid << 32 | pid) -> keys[] index */
+	struct ostream_key *keys;
+	size_t nr_keys, cap_keys;
+	uint64_t delivered;		/* records of this generation */
+};
+
+struct ostream_cfg {
+	int map_fd;
+	size_t map_bytes;
+	int nr_cpus;
+	enum kagg_key_mode key;
+	uint64_t min_ns, max_ns, unit_ns;
+	enum kagg_unit unit;
+	size_t rb_subbufs;
+	bool rb_consume;
+	const char *events_dir;
+	kagg_switch_fn cb;
+	void *cb_ctx;
+};
+
+struct ostream {
+	struct bpfrb *brb;
+	struct kagg_rb *rb;
+	struct kagg_rb_events *evs;
+	const struct kagg_rb_format *fmt;
+	/* sched_switch payload layout, from the format in use */
+	size_t payload;
+	int off_prev_comm, off_prev_pid, off_prev_prio, off_prev_state, size_prev_state;
+	int off_next_comm, off_next_pid, off_next_prio;
+	char format_src[640];
+
+	enum kagg_key_mode key;
+	uint64_t min_ns, max_ns, unit_ns;
+	enum kagg_unit unit;
+	struct u64map starts;		/* tid -> switch-out ts of selected tasks */
+	struct ostream_gen gen[2];
+	uint64_t cur_ts;		/* clock of the reference ring buffer: the record's ts */
+	uint64_t *last_seq;		/* per CPU: last record number seen */
+	int nr_cpus;
+
+	uint64_t delivered;		/* records consumed (cumulative) */
+	uint64_t bytes;			/* bytes moved (cumulative) */
+	uint64_t seq_gaps;		/* records missing from the per-CPU sequences */
+	uint64_t cpu_ns;		/* consumer CPU time (cumulative) */
+	uint64_t rb_errors;		/* reserve failures in the reference buffer */
+	int oom;			/* -ENOMEM seen while aggregating */
+	kagg_switch_fn cb;
+	void *cb_ctx;
+};
+
+int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, size_t err_len);
+void ostream_fini(struct ostream *st);
+/* Wait up to timeout_ms for records, then consume all.  Records consumed or -errno. */
+int ostream_poll(struct ostream *st, int timeout_ms);
+/* Consume everything committed now. */
+long ostream_drain(struct ostream *st);
+/* Copy generation g's histograms into snap (clearing them when reset). */
+int ostream_read(struct ostream *st, __u32 g, bool reset, struct kagg_snapshot *snap);
+
+#endif
