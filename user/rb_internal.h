@@ -13,20 +13,20 @@
 #define offsetofend(T, f) (offsetof(T, f) + sizeof(((T *)0)->f))
 #endif
 
-/* write state word: pos = seq << 28 | offset << 8 | writers in flight */
-#define RB_NEST_MASK 0xffu
+/* write state word: pos = seq << 28 | offset << 8 (low byte: 0, reserved) */
+#define RB_MAX_NEST 255
 #define RB_OFF_SHIFT 8
 #define RB_SEQ_SHIFT 28
 #define POS_SEQ(p) ((p) >> RB_SEQ_SHIFT)
 #define POS_OFF(p) ((uint32_t)(((p) >> RB_OFF_SHIFT) & 0xfffffu))
-#define POS_NEST(p) ((uint32_t)((p) & RB_NEST_MASK))
-#define MKPOS(seq, off, nest)                                                                      \
-	(((uint64_t)(seq) << RB_SEQ_SHIFT) | ((uint64_t)(off) << RB_OFF_SHIFT) | (uint64_t)(nest))
+#define MKPOS(seq, off, zero)                                                                      \
+	(((uint64_t)(seq) << RB_SEQ_SHIFT) | ((uint64_t)(off) << RB_OFF_SHIFT) | (uint64_t)(zero))
 
 /* slot word: physical page << 48 | sequence number the page is for */
 #define SLOT(phys, tag) (((uint64_t)(phys) << 48) | (uint64_t)(tag))
 #define SLOT_PHYS(w) ((w) >> 48)
 #define SLOT_TAG(w) ((w) & ((1ULL << 48) - 1))
+#define SLOT_BUSY (1ULL << 47) /* tag | BUSY: being evicted and zeroed */
 
 struct rb_state {
 	uint64_t pos;
@@ -34,8 +34,10 @@ struct rb_state {
 } __attribute__((aligned(16)));
 
 struct rb_meta {
-	uint32_t end;	   /* bytes used incl. tail padding (the page commit) */
-	uint32_t real_end; /* bytes used by records */
+	uint32_t end;	   /* bytes used incl. tail padding (the page commit); readers */
+	uint32_t real_end; /* bytes used by records; readers */
+	uint32_t cnt;	   /* data events, counted by the writer that closed it ... */
+	uint64_t cnt_seq;  /* ... for sub-buffer cnt_seq - 1 (0: not counted) */
 };
 
 struct kagg_rb;
@@ -48,9 +50,8 @@ struct rb_cpu {
 	struct rb_meta *meta;
 	uint8_t *pages;
 	int cpu;
-	/* published by the outermost writer, read by readers */
-	uint64_t commit_pos __attribute__((aligned(64)));
-	uint32_t waiters;
+	/* blocking readers */
+	uint32_t waiters __attribute__((aligned(64)));
 	uint32_t wake_gen;
 	uint64_t wake_seq;
 	/* rare-path counters */
@@ -65,6 +66,10 @@ struct rb_cpu {
 	uint64_t rd_page_ts;
 	uint64_t last_overrun, rd_missed;
 	uint64_t read_events;
+	/* readers' scan for the commit position (see rb_commit_pos) */
+	uint64_t commit_pos;	    /* last result */
+	uint64_t scan_seq;
+	uint32_t scan_off, scan_re;
 } __attribute__((aligned(64)));
 
 struct kagg_rb {
@@ -83,6 +88,7 @@ struct kagg_rb {
 
 uint32_t rb_count_events(const uint8_t *data, uint32_t end);
 bool rb_reader_fill(struct rb_cpu *cb, bool may_close);
+uint64_t rb_commit_pos(struct rb_cpu *cb);
 
 /*
  * Decode the next data record in data[*off, end) with running ts *ts,

@@ -14,29 +14,36 @@
  *
  * The write state is one 16-byte word changed only by cmpxchg16b:
  *
- *	pos = seq << 28 | offset << 8 | nest,	ts = timestamp of the last record
+ *	pos = seq << 28 | offset << 8,	ts = timestamp of the last record
  *
- * - reserve: one CAS moves offset by the record length, nest += 1, ts = now.
+ * - reserve: one CAS moves offset by the record length and sets ts = now.
  *   The delta to the previous record is computed from the ts in the same
  *   word, so it is exact even with concurrent writers.  A writer whose clock
  *   read is older than the last record (it was overtaken between reading the
  *   clock and its CAS: an interrupting or concurrent writer) writes an
- *   absolute TIME_STAMP; a delta >= 2^27 (or 0) gets a TIME_EXTEND.
- * - crossing into sub-buffer T: claim slot T % nr (overwrite: evict the page
- *   with a CAS on the slot and count its events as overrun; consume: refuse),
- *   then CAS the state to (T, len).  The winner pads the old page.
- * - commit: nest -= 1 (lock xadd on the pos half).  The writer that sees
- *   nest == 1 (no one else in flight: the outermost) first publishes
- *   commit_pos = pos, then leaves; if the tail moved in between and it was
- *   the last one out, it re-enters and publishes again, so publication is
- *   serialised and never covers an unfinished record.  Nested
- *   writers (signal handlers) therefore complete in stack order, and
- *   concurrent writers after migration are safe in any order.
- * - readers swap their spare page into the slot of the oldest fully committed
+ *   absolute TIME_STAMP; a delta >= 2^27 (or 0) gets a TIME_EXTEND.  The one
+ *   atomic instruction of the write path.
+ * - commit: reserved space is zero until committed, and every reservation's
+ *   first header word is non-zero, so commit is plain stores: the header
+ *   words, the first one last with release semantics.  Readers walk records
+ *   and stop at the first zero first word: they never see past the oldest
+ *   unfinished reservation, which is the kernel's "commit moves only when the
+ *   outermost writer finishes" without a writers-in-flight counter.  Nested
+ *   writers (signal handlers) finish in stack order; writers migrated onto
+ *   the same buffer are safe in any order.  max_nest bounds the reservations
+ *   a thread holds open (a thread-local depth).
+ * - crossing into sub-buffer T: claim slot T % nr (overwrite: if every
+ *   record of the old T - nr is committed, take it with a CAS on the slot
+ *   word to T|BUSY, count its events as overrun, zero it, publish tag T;
+ *   otherwise refuse: commit overrun.  Consume mode: refuse, dropped), then
+ *   CAS the state to (T, len).  The winner pads the old page (a committed
+ *   PADDING record) and counts its events while they are hot.
+ * - readers swap their zeroed spare page into the slot of the oldest complete
  *   sub-buffer with a CAS on the slot word (reader-page swap), racing writers
  *   that evict it: exactly one wins, so each event is either read or counted
  *   as overrun, never both.  When only the sub-buffer being written holds
- *   data, the reader closes it (moves writers on to the next one).
+ *   data, and all of it is committed, a reader may close it (move writers on
+ *   to the next one, marking the rest "empty" with a delta-0 PADDING).
  *
  * Not guaranteed: ordering of timestamps across CPU buffers, or within one
  * buffer when writers race (a TIME_STAMP may go backwards, as in the kernel).
@@ -127,7 +134,7 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 	if (!max_nest)
 		max_nest = 16;
 	if (nr_cpus < 1 || nr_cpus > 4096 || nr < 2 || nr > (1u << 16) - 2 || max_nest < 1 ||
-	    max_nest > (int)RB_NEST_MASK)
+	    max_nest > RB_MAX_NEST)
 		goto fail;
 	for (s = 4096; s < subbuf && s < (4096u << 7); s <<= 1)
 		;
@@ -232,6 +239,9 @@ static inline uint8_t *rb_page_of(struct rb_cpu *cb, uint64_t seq)
 	return cb->pages + SLOT_PHYS(w) * cb->rb->subbuf;
 }
 
+/* Open reservations of this thread (nesting depth), for max_nest. */
+static __thread uint32_t rb_depth __attribute__((tls_model("initial-exec")));
+
 static void rb_wake(struct rb_cpu *cb, uint64_t pos)
 {
 	if (POS_SEQ(pos) + 1 < __atomic_load_n(&cb->wake_seq, __ATOMIC_RELAXED))
@@ -240,54 +250,20 @@ static void rb_wake(struct rb_cpu *cb, uint64_t pos)
 	syscall(SYS_futex, &cb->wake_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/*
- * Make commit_pos = pos.  Only called by the single writer that saw nest == 1.
- * The in-ring sub-buffer commit fields are set when a sub-buffer is closed
- * (rb_close); readers use commit_pos for the one being written.
- */
-static inline void rb_publish(struct rb_cpu *cb, uint64_t pos)
-{
-	__atomic_store_n(&cb->commit_pos, pos & ~(uint64_t)RB_NEST_MASK, __ATOMIC_RELEASE);
-	if (__builtin_expect(__atomic_load_n(&cb->waiters, __ATOMIC_SEQ_CST) != 0, 0))
-		rb_wake(cb, pos);
-}
-
-/*
- * Leave the writers-in-flight section (commit, discard, reader close).
- *
- * The writer that sees itself alone (nest == 1) publishes the tail as the
- * commit position *before* leaving, so publishers never overlap.  Leaving is
- * one `lock xadd` on the pos half of the state: if the returned value shows
- * we were the last writer but the tail moved after we published, writers
- * that reserved and committed meanwhile left their data for us to publish:
- * re-enter and go round again.
- */
-static void rb_end(struct rb_cpu *cb)
-{
-	for (;;) {
-		uint64_t pos = __atomic_load_n(&cb->st.pos, __ATOMIC_ACQUIRE), old;
-
-		if (POS_NEST(pos) == 1)
-			rb_publish(cb, pos);
-		old = __atomic_fetch_sub(&cb->st.pos, 1, __ATOMIC_ACQ_REL);
-		if (POS_NEST(old) != 1 || (POS_NEST(pos) == 1 && old == pos))
-			return;
-		__atomic_fetch_add(&cb->st.pos, 1, __ATOMIC_ACQ_REL);
-	}
-}
-
-/* Number of data events in a page's first `end` bytes. */
+/* Number of data events in a page's first `end` bytes (all committed). */
 uint32_t rb_count_events(const uint8_t *data, uint32_t end)
 {
 	uint32_t off = 0, n = 0;
+	bool after_time = false;
 
-	while (off + 4 <= end) {
+	while (off + 8 <= end) {
 		uint32_t h = *(const uint32_t *)(data + off);
 		uint32_t t = h & 31, len;
 
 		if (__builtin_expect(t - 1 < 28, 1)) {
 			off += 4 + 4 * t;
 			n++;
+			after_time = false;
 			continue;
 		}
 		if (t == KAGG_RB_TYPE_PADDING) {
@@ -296,16 +272,123 @@ uint32_t rb_count_events(const uint8_t *data, uint32_t end)
 			len = 4 + *(const uint32_t *)(data + off + 4);
 		} else if (t >= KAGG_RB_TYPE_TIME_EXTEND) {
 			len = 8;
-		} else if (t == 0) {
+		} else if (h || after_time) {
 			len = 4 + *(const uint32_t *)(data + off + 4);
 			n++;
 		} else {
-			len = 4 + 4 * t;
-			n++;
+			break; /* uncommitted (zero) header */
 		}
+		after_time = t >= KAGG_RB_TYPE_TIME_EXTEND;
+		if (len < 8)
+			break;
 		off += len;
 	}
 	return n;
+}
+
+/*
+ * Walk the committed records of a sub-buffer's data from `o` up to `limit`
+ * (cap for a sub-buffer the writers have left, else the tail offset).  A
+ * record is committed once its first header word is non-zero (commit stores
+ * it last; reserved space is zero until then).  Returns the offset reached;
+ * *done when a left sub-buffer is complete; *re = end of its last record
+ * that is not tail padding; *n += data events.
+ */
+static uint32_t rb_scan(const uint8_t *data, uint32_t o, uint32_t limit, bool closed, bool *done,
+			uint32_t *re, uint32_t *n)
+{
+	bool after_time = false;
+
+	*done = false;
+	for (;;) {
+		uint32_t rem = limit - o, h, t, len;
+
+		if (closed ? rem < 8 : rem == 0) {
+			*done = closed;
+			return o;
+		}
+		h = __atomic_load_n((const uint32_t *)(data + o), __ATOMIC_ACQUIRE);
+		/* zero: not committed, unless it is the type_len-0, delta-0 data
+		 * record of a reservation that starts with a time record */
+		if (!h && !after_time)
+			return o;
+		t = h & 31;
+		after_time = false;
+		if (__builtin_expect(t - 1 < 28, 1)) {
+			len = 4 + 4 * t;
+			(*n)++;
+		} else if (t == 0) {
+			len = 4 + *(const uint32_t *)(data + o + 4);
+			(*n)++;
+		} else if (t == KAGG_RB_TYPE_PADDING) {
+			if (!(h >> 5)) { /* rest of the sub-buffer empty */
+				*done = closed;
+				return o;
+			}
+			len = 4 + *(const uint32_t *)(data + o + 4);
+			if (o + len >= limit) { /* tail padding: not data */
+				*done = closed;
+				return o + len > limit ? o : limit;
+			}
+		} else {
+			len = 8;
+			after_time = true;
+		}
+		if (len < 8 || len > rem)
+			return o; /* not a record we wrote: stop */
+		o += len;
+		*re = o;
+	}
+}
+
+/*
+ * Readers' commit position (rlock held): the first uncommitted record, or the
+ * tail.  Scans incrementally from the last result; records real ends of the
+ * sub-buffers it completes in meta.
+ */
+uint64_t rb_commit_pos(struct rb_cpu *cb)
+{
+	struct kagg_rb *rb = cb->rb;
+
+	for (;;) {
+		struct rb_state st = st_load(&cb->st);
+		uint64_t tseq = POS_SEQ(st.pos), s = cb->scan_seq, w, phys;
+		uint32_t o, re, n = 0;
+		bool closed, done;
+
+		if (s + rb->nr <= tseq) { /* overwritten under us */
+			s = tseq + 1 - rb->nr;
+			cb->scan_seq = s;
+			cb->scan_off = cb->scan_re = 0;
+		}
+		w = __atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE);
+		closed = s < tseq;
+		if (SLOT_TAG(w) != s) {
+			if (!closed)
+				continue; /* the tail page is being claimed */
+			cb->scan_seq = s + 1;
+			cb->scan_off = cb->scan_re = 0;
+			continue;
+		}
+		phys = SLOT_PHYS(w);
+		re = cb->scan_re;
+		o = rb_scan(cb->pages + phys * rb->subbuf + KAGG_RB_PAGE_HDR, cb->scan_off,
+			    closed ? rb->cap : POS_OFF(st.pos), closed, &done, &re, &n);
+		if (__atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE) != w)
+			continue;
+		if (done) {
+			cb->meta[phys].end = o;
+			cb->meta[phys].real_end = re;
+			((uint64_t *)(cb->pages + phys * rb->subbuf))[1] = o;
+			cb->scan_seq = s + 1;
+			cb->scan_off = cb->scan_re = 0;
+			continue;
+		}
+		cb->scan_off = o;
+		cb->scan_re = re;
+		cb->commit_pos = MKPOS(s, o, 0);
+		return cb->commit_pos;
+	}
 }
 
 /*
@@ -317,8 +400,19 @@ static int rb_claim(struct rb_cpu *cb, uint64_t T)
 	struct kagg_rb *rb = cb->rb;
 	uint64_t *slot = &cb->slots[T % rb->nr];
 	uint64_t w = __atomic_load_n(slot, __ATOMIC_ACQUIRE), tag = SLOT_TAG(w), phys;
-	uint32_t n;
+	uint32_t n = 0, re = 0, spins = 0;
+	uint8_t *pg;
+	bool done;
 
+	while (tag == (T | SLOT_BUSY)) { /* another writer is zeroing it */
+		if (++spins > 4096) {
+			__atomic_fetch_add(&cb->commit_overrun, 1, __ATOMIC_RELAXED);
+			return -ENOBUFS;
+		}
+		sched_yield();
+		w = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+		tag = SLOT_TAG(w);
+	}
 	if (tag == T)
 		return 0;
 	if (tag + rb->nr != T)
@@ -327,56 +421,66 @@ static int rb_claim(struct rb_cpu *cb, uint64_t T)
 		__atomic_fetch_add(&cb->dropped, 1, __ATOMIC_RELAXED);
 		return -ENOBUFS;
 	}
-	if (POS_SEQ(__atomic_load_n(&cb->commit_pos, __ATOMIC_ACQUIRE)) <= tag) {
+	phys = SLOT_PHYS(w);
+	pg = cb->pages + phys * rb->subbuf;
+	if (__atomic_load_n(&cb->meta[phys].cnt_seq, __ATOMIC_ACQUIRE) == tag + 1) {
+		n = cb->meta[phys].cnt; /* counted when it was closed */
+		done = true;
+	} else {
+		rb_scan(pg + KAGG_RB_PAGE_HDR, 0, rb->cap, true, &done, &re, &n);
+	}
+	if (!done) { /* a writer is still in it: the kernel's commit overrun */
 		__atomic_fetch_add(&cb->commit_overrun, 1, __ATOMIC_RELAXED);
 		return -ENOBUFS;
 	}
-	/* fully committed: stable unless a reader swaps it out (then our CAS fails) */
-	phys = SLOT_PHYS(w);
-	n = rb_count_events(cb->pages + phys * rb->subbuf + KAGG_RB_PAGE_HDR, cb->meta[phys].end);
-	if (!__atomic_compare_exchange_n(slot, &w, SLOT(phys, T), false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(slot, &w, SLOT(phys, T | SLOT_BUSY), false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return -EAGAIN;
 	__atomic_fetch_add(&cb->overrun, n, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cb->pages_lost, 1, __ATOMIC_RELAXED);
+	memset(pg, 0, rb->subbuf);
+	__atomic_store_n(slot, SLOT(phys, T), __ATOMIC_RELEASE);
 	return 0;
 }
 
-/* The old page `seq` ends at off: pad it (we own everything past off). */
-static void rb_close(struct rb_cpu *cb, uint64_t seq, uint32_t off, bool pad)
+/* The writers left page `seq` at off: pad it (we own everything past off). */
+static void rb_close(struct rb_cpu *cb, uint64_t seq, uint32_t off)
 {
 	struct kagg_rb *rb = cb->rb;
-	uint64_t w = __atomic_load_n(&cb->slots[seq % rb->nr], __ATOMIC_ACQUIRE);
-	uint64_t phys = SLOT_PHYS(w);
-	uint8_t *data = cb->pages + phys * rb->subbuf + KAGG_RB_PAGE_HDR;
+	uint32_t *p = (uint32_t *)(rb_page_of(cb, seq) + KAGG_RB_PAGE_HDR + off);
 	uint32_t free_b = rb->cap - off;
 
-	cb->meta[phys].real_end = off;
-	if (pad && free_b >= 8) {
-		uint32_t *p = (uint32_t *)(data + off);
-
-		p[0] = KAGG_RB_TYPE_PADDING | (1u << 5);
+	if (free_b >= 8) {
 		p[1] = free_b - 4;
-		cb->meta[phys].end = rb->cap;
-	} else {
-		if (free_b)
-			memset(data + off, 0, free_b < 8 ? free_b : 8);
-		cb->meta[phys].end = off;
+		__atomic_store_n(&p[0], KAGG_RB_TYPE_PADDING | (1u << 5), __ATOMIC_RELEASE);
 	}
-	((uint64_t *)(data - KAGG_RB_PAGE_HDR))[1] = cb->meta[phys].end;
+	/* count its events now, while it is hot, if every record is committed */
+	{
+		uint64_t phys = SLOT_PHYS(__atomic_load_n(&cb->slots[seq % rb->nr], __ATOMIC_ACQUIRE));
+		uint32_t n = 0, re = 0;
+		bool done;
+
+		rb_scan(cb->pages + phys * rb->subbuf + KAGG_RB_PAGE_HDR, 0, rb->cap, true, &done,
+			&re, &n);
+		if (done) {
+			cb->meta[phys].cnt = n;
+			__atomic_store_n(&cb->meta[phys].cnt_seq, seq + 1, __ATOMIC_RELEASE);
+		}
+	}
 }
 
 enum { K_PLAIN, K_EXTEND, K_STAMP, K_FIRST };
 
-static inline uint32_t *rb_put_data_hdr(uint32_t *p, uint32_t dlen, uint32_t delta)
+/* Data record header words for dlen with delta into w; returns the count. */
+static inline uint32_t rb_data_hdr(uint32_t *w, uint32_t dlen, uint32_t delta)
 {
 	if (dlen - 4 <= KAGG_RB_MAX_SMALL_DATA) {
-		p[0] = ((dlen - 4) >> 2) | (delta << 5);
-		return p + 1;
+		w[0] = ((dlen - 4) >> 2) | (delta << 5);
+		return 1;
 	}
-	p[0] = delta << 5;
-	p[1] = dlen - 4;
-	return p + 2;
+	w[0] = delta << 5;
+	w[1] = dlen - 4;
+	return 2;
 }
 
 void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_rb_rsv *rsv)
@@ -398,16 +502,16 @@ void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_
 		errno = E2BIG;
 		return NULL;
 	}
+	if (rb_depth >= (uint32_t)rb->max_nest) {
+		__atomic_fetch_add(&cb->nest_refused, 1, __ATOMIC_RELAXED);
+		errno = EBUSY;
+		return NULL;
+	}
 	dlen = kagg_rb__record_len(len);
 	ts = rb_clock(rb);
 	old = st_load(&cb->st);
 	for (;;) {
 		off = POS_OFF(old.pos);
-		if (POS_NEST(old.pos) >= (uint32_t)rb->max_nest) {
-			__atomic_fetch_add(&cb->nest_refused, 1, __ATOMIC_RELAXED);
-			errno = EBUSY;
-			return NULL;
-		}
 		if (off == 0) {
 			kind = K_FIRST;
 			need = dlen;
@@ -420,7 +524,7 @@ void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_
 			need = kind == K_PLAIN ? dlen : dlen + 8;
 		}
 		if (off + need <= rb->cap) {
-			nw.pos = old.pos + ((uint64_t)need << RB_OFF_SHIFT) + 1;
+			nw.pos = old.pos + ((uint64_t)need << RB_OFF_SHIFT);
 			nw.ts = ts;
 			if (cas128(&cb->st, &old, nw))
 				break;
@@ -437,55 +541,66 @@ void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_
 			old = st_load(&cb->st);
 			continue;
 		}
-		nw.pos = MKPOS(seq + 1, dlen, POS_NEST(old.pos) + 1);
+		nw.pos = MKPOS(seq + 1, dlen, 0);
 		nw.ts = ts;
 		if (!cas128(&cb->st, &old, nw))
 			continue;
-		rb_close(cb, seq, off, true);
+		rb_close(cb, seq, off);
 		kind = K_FIRST;
 		off = 0;
 		need = dlen;
 		old.pos = MKPOS(seq + 1, 0, 0);
 		break;
 	}
+	rb_depth++;
 	seq = POS_SEQ(old.pos);
 	page = rb_page_of(cb, seq);
 	p = (uint32_t *)(page + KAGG_RB_PAGE_HDR + off);
-	rsv->kind = kind;
 	switch (kind) {
 	case K_FIRST:
-		*(uint64_t *)page = ts;
-		d = 0;
+		if (dlen - 4 > KAGG_RB_MAX_SMALL_DATA) {
+			/* a first header word of 0 would read as "not committed" */
+			*(uint64_t *)page = ts - 1;
+			d = 1;
+		} else {
+			*(uint64_t *)page = ts;
+			d = 0;
+		}
+		rsv->nw = rb_data_hdr(rsv->w, dlen, (uint32_t)d);
+		break;
+	case K_PLAIN:
+		rsv->nw = rb_data_hdr(rsv->w, dlen, (uint32_t)d);
 		break;
 	case K_EXTEND:
-		p[0] = KAGG_RB_TYPE_TIME_EXTEND | (uint32_t)(d << 5);
-		p[1] = (uint32_t)(d >> KAGG_RB_TS_SHIFT);
-		p += 2;
-		d = 0;
+		rsv->w[0] = KAGG_RB_TYPE_TIME_EXTEND | (uint32_t)(d << 5);
+		rsv->w[1] = (uint32_t)(d >> KAGG_RB_TS_SHIFT);
+		rsv->nw = 2 + rb_data_hdr(rsv->w + 2, dlen, 0);
 		break;
-	case K_STAMP:
-		p[0] = KAGG_RB_TYPE_TIME_STAMP | (uint32_t)(ts << 5);
-		p[1] = (uint32_t)(ts >> KAGG_RB_TS_SHIFT);
-		p += 2;
-		d = 0;
+	default: /* K_STAMP */
+		rsv->w[0] = KAGG_RB_TYPE_TIME_STAMP | (uint32_t)(ts << 5);
+		rsv->w[1] = (uint32_t)(ts >> KAGG_RB_TS_SHIFT);
+		rsv->nw = 2 + rb_data_hdr(rsv->w + 2, dlen, 0);
 		break;
 	}
-	rsv->hdr = p;
-	payload = (uint8_t *)rb_put_data_hdr(p, dlen, (uint32_t)d);
-	/* zero the record's bytes past len (at most 12: the 12->16 rule) */
+	payload = (uint8_t *)(p + rsv->nw);
+	/* bytes past len up to the record end: zero (reserved space is zero
+	 * unless a discarded reservation left payload there) */
 	{
-		uint32_t *end = (uint32_t *)((uint8_t *)p + dlen);
+		uint32_t *end = (uint32_t *)((uint8_t *)p + need);
 		uint32_t *z = (uint32_t *)(payload + (len & ~(size_t)3));
 
 		while (z < end)
 			*z++ = 0;
 	}
 	rsv->cb = cb;
+	rsv->rec = p;
 	rsv->page = page;
+	rsv->dlen = dlen;
 	rsv->start = MKPOS(seq, off, 0);
 	rsv->end = MKPOS(seq, off + need, 0);
 	rsv->prev_ts = old.ts;
 	rsv->ts = ts;
+	rsv->kind = kind;
 	return payload;
 }
 
@@ -498,48 +613,71 @@ void *kagg_rb__reserve(struct kagg_rb *rb, size_t len, struct kagg_rb_rsv *rsv)
 	return kagg_rb__reserve_cpu(rb, cpu % rb->nr_cpus, len, rsv);
 }
 
+/* Store header words w[1..n) then w[0] with release: the commit point. */
+static inline void rb_store_hdr(uint32_t *p, const uint32_t *w, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = n - 1; i > 0; i--)
+		p[i] = w[i];
+	__atomic_store_n(&p[0], w[0], __ATOMIC_RELEASE);
+}
+
+static inline void rb_done(struct rb_cpu *cb)
+{
+	rb_depth--;
+	if (__builtin_expect(__atomic_load_n(&cb->waiters, __ATOMIC_SEQ_CST) != 0, 0))
+		rb_wake(cb, __atomic_load_n(&cb->st.pos, __ATOMIC_RELAXED));
+}
+
 void kagg_rb__commit(struct kagg_rb_rsv *rsv)
 {
-	rb_end(rsv->cb);
+	rb_store_hdr(rsv->rec, rsv->w, rsv->nw);
+	rb_done(rsv->cb);
 }
 
 void kagg_rb__discard(struct kagg_rb_rsv *rsv)
 {
 	struct rb_cpu *cb = rsv->cb;
 	struct rb_state old = st_load(&cb->st), nw;
-	uint32_t *h = rsv->hdr, t, dlen;
+	uint32_t w[4], n, len = POS_OFF(rsv->end) - POS_OFF(rsv->start);
 
-	/* last record of the buffer: take the reservation back */
-	while (POS_SEQ(old.pos) == POS_SEQ(rsv->end) &&
-	       (old.pos & ~(uint64_t)RB_NEST_MASK) == rsv->end && old.ts == rsv->ts) {
-		nw.pos = rsv->start | POS_NEST(old.pos);
+	/* last record of the buffer: zero it and take the reservation back */
+	memset(rsv->rec, 0, len);
+	while (old.pos == rsv->end && old.ts == rsv->ts) {
+		nw.pos = rsv->start;
 		nw.ts = rsv->prev_ts;
 		if (cas128(&cb->st, &old, nw)) {
-			rb_end(cb);
+			rb_done(cb);
 			return;
 		}
 	}
 	/* otherwise the data record becomes PADDING, keeping timestamps exact */
-	t = h[0] & 31;
-	dlen = t ? 4 + 4 * t : 4 + h[1];
-	if (h[0] >> 5) {
-		h[0] = KAGG_RB_TYPE_PADDING | (h[0] & ~31u);
+	memcpy(w, rsv->w, sizeof(w));
+	n = rsv->nw - (rsv->dlen - 4 > KAGG_RB_MAX_SMALL_DATA ? 2 : 1); /* data header index */
+	if (w[n] >> 5) {
+		w[n] = KAGG_RB_TYPE_PADDING | (w[n] & ~31u);
 	} else {
 		/* delta 0 would mean "end of page": borrow 1 ns from what precedes */
-		h[0] = KAGG_RB_TYPE_PADDING | (1u << 5);
+		w[n] = KAGG_RB_TYPE_PADDING | (1u << 5);
 		if (rsv->kind == K_FIRST) {
 			(*(uint64_t *)rsv->page)--;
 		} else {
-			uint32_t *x = h - 2;
-			uint64_t v = ((uint64_t)x[1] << KAGG_RB_TS_SHIFT) | (x[0] >> 5);
+			uint64_t v = ((uint64_t)w[1] << KAGG_RB_TS_SHIFT) | (w[0] >> 5);
+			uint32_t type = w[0] & 31;
 
+			if (!v) { /* TIME_EXTEND of 0: use an absolute TIME_STAMP of ts - 1 */
+				v = rsv->ts;
+				type = KAGG_RB_TYPE_TIME_STAMP;
+			}
 			v--;
-			x[0] = (x[0] & 31) | (uint32_t)(v << 5);
-			x[1] = (uint32_t)(v >> KAGG_RB_TS_SHIFT);
+			w[0] = type | (uint32_t)(v << 5);
+			w[1] = (uint32_t)(v >> KAGG_RB_TS_SHIFT);
 		}
 	}
-	h[1] = dlen - 4;
-	rb_end(cb);
+	w[n + 1] = rsv->dlen - 4;
+	rb_store_hdr(rsv->rec, w, n + 2);
+	rb_done(cb);
 }
 
 int kagg_rb__write(struct kagg_rb *rb, int cpu, const void *data, size_t len)
@@ -566,8 +704,9 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 	struct kagg_rb *rb = cb->rb;
 
 	while (cb->rd_off >= cb->rd_end) {
-		uint64_t c = __atomic_load_n(&cb->commit_pos, __ATOMIC_ACQUIRE);
+		uint64_t c = rb_commit_pos(cb);
 		uint64_t cseq = POS_SEQ(c), s = cb->read_seq, w, ov, phys;
+		uint8_t *spare;
 		struct rb_state st;
 
 		if (s < cseq) {
@@ -578,6 +717,8 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 					cb->read_seq = cseq + 1 - rb->nr;
 				continue;
 			}
+			spare = cb->pages + cb->rd_phys * rb->subbuf;
+			memset(spare, 0, rb->subbuf);
 			if (!__atomic_compare_exchange_n(&cb->slots[s % rb->nr], &w,
 							 SLOT(cb->rd_phys, s + rb->nr), false,
 							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -594,7 +735,7 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 			cb->last_overrun = ov;
 			continue;
 		}
-		/* only the sub-buffer being written: close it if it holds committed data */
+		/* only the sub-buffer being written: close it if all of it is committed */
 		if (!may_close)
 			return false;
 		st = st_load(&cb->st);
@@ -604,13 +745,16 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 		    s + 1)
 			return false;
 		{
-			struct rb_state nw = { .pos = MKPOS(s + 1, 0, 1), .ts = st.ts };
+			struct rb_state nw = { .pos = MKPOS(s + 1, 0, 0), .ts = st.ts };
+			uint32_t off = POS_OFF(c);
 
 			if (!cas128(&cb->st, &st, nw))
 				continue;
+			if (rb->cap - off >= 8) /* "rest of the sub-buffer empty" */
+				__atomic_store_n((uint32_t *)(rb_page_of(cb, s) + KAGG_RB_PAGE_HDR +
+							      off),
+						 KAGG_RB_TYPE_PADDING, __ATOMIC_RELEASE);
 		}
-		rb_close(cb, s, POS_OFF(c), false);
-		rb_end(cb);
 	}
 	return true;
 }
@@ -735,10 +879,11 @@ int kagg_rb__read_full_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_s
 static bool rb_ready(struct rb_cpu *cb, int percent)
 {
 	struct kagg_rb *rb = cb->rb;
-	uint64_t c = __atomic_load_n(&cb->commit_pos, __ATOMIC_ACQUIRE), s;
+	uint64_t c, s;
 	uint64_t used;
 
 	pthread_mutex_lock(&cb->rlock);
+	c = rb_commit_pos(cb);
 	s = cb->read_seq;
 	if (cb->rd_off < cb->rd_end && percent == 0) {
 		pthread_mutex_unlock(&cb->rlock);

@@ -5,7 +5,7 @@
  * handlers writing while the interrupted thread is between reserve and
  * commit, against a concurrent reader, for a few seconds per mode.
  *
- * Proves: no torn record (every payload checksums), each writer's events keep
+ * Every 17th event is discarded.  Proves: no torn record (every payload checksums), each writer's events keep
  * their order on every buffer, pages decode in kbuffer exactly as in our own
  * reader, and the identity committed = read + overrun + still buffered holds
  * exactly, with every refused event counted (dropped + commit_overrun +
@@ -86,6 +86,10 @@ static int emit(struct wctx *w, uint32_t id, uint32_t *seq, uint32_t len, bool t
 	r->sum = csum(r);
 	if (thread)
 		w->in_window = 0;
+	if (r->seq % 17 == 5) { /* discards too: removed or turned into padding */
+		kagg_rb__discard(&rsv);
+		return 0;
+	}
 	kagg_rb__commit(&rsv);
 	__atomic_fetch_add(&w->committed, 1, __ATOMIC_RELAXED);
 	return 0;

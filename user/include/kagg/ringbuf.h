@@ -11,7 +11,7 @@
  *    any thread and from signal handlers (async-signal-safe: no locks, no
  *    allocation).  A writer may be preempted or migrated between reserve and
  *    commit; any number of writers may be in flight on one CPU buffer at once
- *    (up to max_nest), concurrently or nested in stack order.
+ *    (concurrently, or nested in stack order up to max_nest per thread).
  *  - Readers (consume, read_page, iter, stats, wait) take a per-CPU reader
  *    mutex: they are thread-safe with each other and never block writers.
  *    They are not async-signal-safe.
@@ -59,7 +59,7 @@ struct kagg_rb_opts {
 	bool use_clockid;
 	kagg_rb_clock_fn clock; /* overrides clockid (fake clocks in tests) */
 	void *clock_ctx;
-	int max_nest;	     /* writers in flight per CPU buffer, 1..255; 0: 16 */
+	int max_nest;	     /* reservations open at once per thread, 1..255; 0: 16 */
 	kagg_log_fn log;
 	void *log_ctx;
 };
@@ -87,12 +87,15 @@ KAGG_API uint64_t kagg_rb__now(const struct kagg_rb *rb);
  */
 struct kagg_rb_rsv {
 	void *cb;
-	uint32_t *hdr;	 /* data record header */
+	uint32_t *rec;	 /* start of the reservation */
+	uint8_t *page;
 	uint64_t start;	 /* position of the reservation (incl. time record) */
 	uint64_t end;	 /* position after it */
 	uint64_t prev_ts;
 	uint64_t ts;
-	uint8_t *page;
+	uint32_t w[4];	 /* header words, stored at commit (w[0] last) */
+	uint32_t nw;	 /* header words before the payload */
+	uint32_t dlen;	 /* data record length */
 	uint32_t kind;
 };
 
@@ -106,7 +109,7 @@ struct kagg_rb_rsv {
  * see nothing of a CPU buffer past the oldest uncommitted reservation, so
  * keep the window short.  Returns NULL with errno:
  *   E2BIG   len > kagg_rb__max_payload()     (counted: too_big)
- *   EBUSY   max_nest writers already in flight on this buffer (nest_refused)
+ *   EBUSY   the thread already holds max_nest open reservations (nest_refused)
  *   ENOBUFS consume mode and the buffer is full (dropped_events), or the
  *           writer caught up with an uncommitted sub-buffer (commit_overrun)
  */
@@ -178,7 +181,7 @@ struct kagg_rb_stats {
 	uint64_t read_events;	 /* events consumed by readers */
 	/* kagg additions */
 	uint64_t too_big;	 /* events refused: larger than a sub-buffer */
-	uint64_t nest_refused;	 /* events refused: max_nest writers in flight */
+	uint64_t nest_refused;	 /* events refused: max_nest reservations open */
 	uint64_t pages_lost;	 /* sub-buffers dropped by overwrite */
 };
 /* cpu < 0: sum over CPUs (timestamps: min oldest, now). 0 or -EINVAL. */
