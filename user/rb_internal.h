@@ -88,7 +88,7 @@ struct kagg_rb {
 
 uint32_t rb_count_events(const uint8_t *data, uint32_t end);
 bool rb_reader_fill(struct rb_cpu *cb, bool may_close);
-uint64_t rb_commit_pos(struct rb_cpu *cb);
+uint64_t rb_commit_pos(struct rb_cpu *cb, uint64_t upto);
 
 /*
  * Decode the next data record in data[*off, end) with running ts *ts,

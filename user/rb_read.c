@@ -115,7 +115,7 @@ static int it_snap(struct rb_cpu *cb, struct it_cpu *ic)
 		if (err)
 			return err;
 	}
-	c = rb_commit_pos(cb);
+	c = rb_commit_pos(cb, UINT64_MAX);
 	s = cb->read_seq;
 	if (POS_SEQ(c) + 1 > s + rb->nr)
 		s = POS_SEQ(c) + 1 - rb->nr;
@@ -240,7 +240,7 @@ static void stats_cpu(struct rb_cpu *cb, struct kagg_rb_stats *st)
 	/* a snapshot without closing the page being written: count in place */
 	{
 		struct kagg_rb *rb = cb->rb;
-		uint64_t c = rb_commit_pos(cb), s, w;
+		uint64_t c = rb_commit_pos(cb, UINT64_MAX), s, w;
 
 		if (cb->rd_off < cb->rd_end) {
 			st->entries += rb_count_events(cb->pages + cb->rd_phys * rb->subbuf +

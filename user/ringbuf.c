@@ -343,10 +343,12 @@ static uint32_t rb_scan(const uint8_t *data, uint32_t o, uint32_t limit, bool cl
 
 /*
  * Readers' commit position (rlock held): the first uncommitted record, or the
- * tail.  Scans incrementally from the last result; records real ends of the
- * sub-buffers it completes in meta.
+ * tail; or, once every sub-buffer up to `upto` is complete, the start of the
+ * next one (so readers that want whole sub-buffers do not walk the one the
+ * writers are filling).  Scans incrementally from the last result; records
+ * real ends of the sub-buffers it completes in meta.
  */
-uint64_t rb_commit_pos(struct rb_cpu *cb)
+uint64_t rb_commit_pos(struct rb_cpu *cb, uint64_t upto)
 {
 	struct kagg_rb *rb = cb->rb;
 
@@ -355,6 +357,10 @@ uint64_t rb_commit_pos(struct rb_cpu *cb)
 		uint64_t tseq = POS_SEQ(st.pos), s = cb->scan_seq, w, phys;
 		uint32_t o, re, n = 0;
 		bool closed, done;
+
+		/* enough: every sub-buffer up to `upto` is known complete */
+		if (s > upto)
+			return MKPOS(s, 0, 0);
 
 		if (s + rb->nr <= tseq) { /* overwritten under us */
 			s = tseq + 1 - rb->nr;
@@ -704,11 +710,14 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 	struct kagg_rb *rb = cb->rb;
 
 	while (cb->rd_off >= cb->rd_end) {
-		uint64_t c = rb_commit_pos(cb);
-		uint64_t cseq = POS_SEQ(c), s = cb->read_seq, w, ov, phys;
+		uint64_t c, cseq, s = cb->read_seq, w, ov, phys;
 		uint8_t *spare;
 		struct rb_state st;
 
+		if (!may_close && s >= POS_SEQ(__atomic_load_n(&cb->st.pos, __ATOMIC_ACQUIRE)))
+			return false; /* only the sub-buffer being written is left */
+		c = rb_commit_pos(cb, may_close ? UINT64_MAX : s);
+		cseq = POS_SEQ(c);
 		if (s < cseq) {
 			w = __atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE);
 			if (SLOT_TAG(w) != s) { /* overwritten */
@@ -883,7 +892,7 @@ static bool rb_ready(struct rb_cpu *cb, int percent)
 	uint64_t used;
 
 	pthread_mutex_lock(&cb->rlock);
-	c = rb_commit_pos(cb);
+	c = percent ? __atomic_load_n(&cb->st.pos, __ATOMIC_ACQUIRE) : rb_commit_pos(cb, UINT64_MAX);
 	s = cb->read_seq;
 	if (cb->rd_off < cb->rd_end && percent == 0) {
 		pthread_mutex_unlock(&cb->rlock);
