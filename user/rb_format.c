@@ -205,12 +205,7 @@ static int parse_decl(struct kagg_rb_field *f, const char *decl)
 		if (!t)
 			goto out;
 		tt = trim(t);
-		if (f->kind == KAGG_RB_FIELD_DATA_LOC || f->kind == KAGG_RB_FIELD_REL_LOC) {
-			/* "__data_loc char[] name": the [] sits before the name */
-			f->type = strdup(tt);
-		} else {
-			f->type = strdup(tt);
-		}
+		f->type = strdup(tt); /* "__data_loc char[]" keeps its [] */
 		free(t);
 	}
 	if (!f->name || !f->type)
