@@ -1,0 +1,267 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# Benchmark for `kagg offcpu` (issue 2): BPF run time per sched_switch event of kagg's
+# program next to libbpf-tools runqlat and offcputime, all attached at the same time
+# while `perf bench sched pipe` runs pinned to CPU 0.
+#
+#   round r:  baseline   perf bench, nothing of ours attached
+#             hist       runqlat + offcputime + `kagg offcpu`          + perf bench
+#             stacks     offcputime + `kagg offcpu --stacks`           + perf bench
+#
+# Each program is identified by the process that owns it (prog_id in /proc/PID/fdinfo),
+# then `bpftool prog show` is sampled just before and just after the perf bench window:
+# ns/event = delta run_time_ns / delta run_cnt (kernel.bpf_stats_enabled=1 for the run).
+# Prints figures and ratios; asserts nothing on time.  Exits non-zero only when something
+# could not run, saying what.
+#
+# Environment: KAGG (kagg binary), BENCH_ROUNDS (3), BENCH_LOOPS (perf bench ops, 500000),
+# BENCH_DURATION (-d given to every tool; a safety cap, they are stopped with SIGINT
+# as soon as the window is sampled; 30).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+KAGG=${KAGG:-$here/../../build/bin/kagg}
+ROUNDS=${BENCH_ROUNDS:-3}
+LOOPS=${BENCH_LOOPS:-500000}
+DUR=${BENCH_DURATION:-30}
+BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
+RUNQLAT=${RUNQLAT:-/usr/sbin/runqlat}
+OFFCPUTIME=${OFFCPUTIME:-/usr/sbin/offcputime}
+PERF=${PERF:-perf}
+
+# Targets from issue 2 (information only).
+TARGET_HIST=0.5		# kagg / runqlat
+TARGET_STACKS=0.5	# kagg --stacks / offcputime
+
+die() {
+	echo "offcpu bench: cannot run: $*" >&2
+	exit 1
+}
+
+# ------------------------------------------------------------ preconditions
+[ "$(id -u)" = 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled); run: sudo make bench"
+missing=""
+[ -x "$KAGG" ] || missing="$missing kagg($KAGG: run make)"
+[ -x "$BPFTOOL" ] || missing="$missing bpftool"
+command -v "$PERF" >/dev/null 2>&1 || missing="$missing perf(linux-perf)"
+[ -x "$RUNQLAT" ] || missing="$missing runqlat(libbpf-tools)"
+[ -x "$OFFCPUTIME" ] || missing="$missing offcputime(libbpf-tools)"
+command -v taskset >/dev/null 2>&1 || missing="$missing taskset(util-linux)"
+[ -z "$missing" ] || die "missing:$missing; run: sudo make bench-deps"
+"$PERF" bench sched pipe -l 10 >/dev/null 2>&1 ||
+	die "'perf bench sched pipe' does not run (perf version for this kernel?)"
+case "$ROUNDS$LOOPS$DUR" in *[!0-9]*) die "BENCH_ROUNDS/LOOPS/DURATION must be integers" ;; esac
+[ "$ROUNDS" -ge 1 ] || die "BENCH_ROUNDS must be >= 1"
+
+# ------------------------------------------------------------ cleanup
+tmp=$(mktemp -d /tmp/kagg-bench-offcpu.XXXXXX) || die "mktemp"
+pids=()			# background tools started by us, still to be reaped
+all_ids=""		# every program id we identified, checked at exit
+stats_old=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null) ||
+	die "kernel.bpf_stats_enabled not available"
+
+stop_tools() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -INT "$p" 2>/dev/null
+	done
+	for p in "${pids[@]}"; do
+		# give each tool a few seconds to print and detach, then insist
+		for _ in $(seq 50); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	pids=()
+}
+
+cleanup() {
+	local rc=$? id left=""
+	trap - EXIT INT TERM
+	stop_tools
+	sysctl -q -w kernel.bpf_stats_enabled="$stats_old" >/dev/null 2>&1
+	for id in $all_ids; do
+		"$BPFTOOL" prog show id "$id" >/dev/null 2>&1 && left="$left $id"
+	done
+	if [ -n "$left" ]; then
+		echo "offcpu bench: BPF programs still loaded after exit:$left" >&2
+		[ "$rc" = 0 ] && rc=1
+	fi
+	rm -rf "$tmp"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot set kernel.bpf_stats_enabled=1"
+
+# ------------------------------------------------------------ helpers
+# prog_ids_of PID: BPF program ids held by PID (prog fds and link fds, from fdinfo).
+prog_ids_of() {
+	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u
+}
+
+# prog_name ID
+prog_name() {
+	"$BPFTOOL" prog show id "$1" 2>/dev/null | awk 'NR == 1 {
+		for (i = 1; i < NF; i++) if ($i == "name") { print $(i + 1); exit } }'
+}
+
+# snapshot FILE: "id run_time_ns run_cnt" for every loaded program.
+snapshot() {
+	"$BPFTOOL" prog show | awk '/^[0-9]+:/ {
+		id = $1; sub(":", "", id); rt = 0; cnt = 0
+		for (i = 1; i < NF; i++) {
+			if ($i == "run_time_ns") rt = $(i + 1)
+			if ($i == "run_cnt") cnt = $(i + 1)
+		}
+		print id, rt, cnt }' >"$1"
+}
+
+# start_tool LABEL NAME_REGEX CMD...: start CMD in the background and wait until it owns a
+# program whose name matches NAME_REGEX; sets $tool_id to that program's id.
+start_tool() {
+	local label=$1 re=$2 pid id name
+	shift 2
+	"$@" >"$tmp/$label.out" 2>"$tmp/$label.err" &
+	pid=$!
+	pids+=("$pid")
+	tool_id=""
+	for _ in $(seq 150); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "offcpu bench: '$*' exited early:" >&2
+			sed 's/^/  /' "$tmp/$label.err" | head -5 >&2
+			die "$label did not start"
+		fi
+		for id in $(prog_ids_of "$pid"); do
+			name=$(prog_name "$id")
+			if [[ "$name" =~ ^($re)$ ]]; then
+				tool_id=$id
+				prog_names[$label]=$name
+				all_ids="$all_ids $id"
+				# the program is attached once the link exists; a short settle
+				sleep 0.3
+				return 0
+			fi
+		done
+		sleep 0.1
+	done
+	die "$label ('$*') loaded no program named $re within 15 s"
+}
+
+# delta FILE_BEFORE FILE_AFTER ID: prints "runs ns_per_event"
+delta() {
+	awk -v id="$3" 'FNR == NR { if ($1 == id) { rt0 = $2; c0 = $3 }; next }
+		$1 == id { rt = $2 - rt0; c = $3 - c0
+			printf "%d %.1f\n", c, (c > 0 ? rt / c : 0) }' "$1" "$2"
+}
+
+# pipe_usecs: run the workload, print its usecs/op
+pipe_usecs() {
+	taskset -c 0 "$PERF" bench sched pipe -l "$LOOPS" 2>&1 |
+		awk '/usecs\/op/ { print $1; found = 1 } END { exit !found }'
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 }
+	END { if (!NR) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
+	      else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+met() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "n/a") print "n/a";
+	else if (r + 0 <= t + 0) print "met"; else print "not met" }'; }
+
+kagg_self() {	# kagg's own --overhead figure (whole run, not just the window)
+	grep -o '"ns_per_event": *[0-9.]*' "$tmp/$1.out" 2>/dev/null | head -1 | awk '{ print $2 }'
+}
+
+declare -A prog_names
+r_hist_rq="" r_hist_oc="" r_stacks_oc="" p_hist="" p_stacks=""
+ns_kagg="" ns_kagg_st="" ns_rq="" ns_oc="" ns_oc2=""
+
+# run_phase PHASE: tools are started; sample, run the workload, sample, stop them.
+# Sets $usecs; writes $tmp/PHASE.before/.after.
+run_phase() {
+	snapshot "$tmp/$1.before"
+	usecs=$(pipe_usecs) || die "perf bench sched pipe failed (traced, $1)"
+	snapshot "$tmp/$1.after"
+	stop_tools
+}
+
+row() {	# row LABEL PHASE ID [RATIO_TEXT]
+	local d
+	d=$(delta "$tmp/$2.before" "$tmp/$2.after" "$3")
+	set -- "$1" "$d" "${4:-}"
+	printf '  %-42s %10s %10s   %s\n' "$1" "${2%% *}" "${2##* }" "$3"
+	last_ns=${2##* }
+}
+
+echo "kagg offcpu benchmark: $ROUNDS round(s), perf bench sched pipe -l $LOOPS on CPU 0"
+echo "kernel $(uname -r), $(nproc) CPUs, kagg $KAGG"
+echo "issue 2 reference on its machine: runqlat sched_switch ~520 ns/event, offcputime ~3800"
+
+for r in $(seq "$ROUNDS"); do
+	echo
+	echo "== round $r/$ROUNDS"
+	base=$(pipe_usecs) || die "perf bench sched pipe failed (baseline)"
+
+	# hist: runqlat, offcputime and kagg histogram mode side by side
+	start_tool runqlat 'sched_switch|sched_switch_raw|handle_sched_switch|handle_switch' \
+		"$RUNQLAT" "$DUR" 1
+	id_rq=$tool_id
+	start_tool offcputime1 'sched_switch|sched_switch_raw|handle_sched_switch|oncpu' "$OFFCPUTIME" "$DUR"
+	id_oc=$tool_id
+	start_tool kagg 'offcpu_tp_btf|offcpu_raw_tp' \
+		"$KAGG" offcpu -d "$DUR" --overhead --format json
+	id_k=$tool_id
+	run_phase hist
+	u_hist=$usecs
+
+	# stacks: offcputime and kagg --stacks side by side
+	start_tool offcputime2 'sched_switch|sched_switch_raw|handle_sched_switch|oncpu' "$OFFCPUTIME" "$DUR"
+	id_oc2=$tool_id
+	start_tool kagg_stacks 'offcpu_tp_btf|offcpu_raw_tp' \
+		"$KAGG" offcpu --stacks -d "$DUR" --overhead --format json
+	id_ks=$tool_id
+	run_phase stacks
+	u_stacks=$usecs
+
+	printf '  %-42s %10s %10s   %s\n' program runs ns/event "kagg ratio (target)"
+	row "runqlat ${prog_names[runqlat]} #$id_rq" hist "$id_rq"; rq=$last_ns
+	row "offcputime ${prog_names[offcputime1]} #$id_oc" hist "$id_oc"; oc=$last_ns
+	row "kagg offcpu ${prog_names[kagg]} #$id_k" hist "$id_k"; k=$last_ns
+	a=$(ratio "$k" "$rq") b=$(ratio "$k" "$oc")
+	printf '  %-42s %10s %10s   %s\n' "" "" "" \
+		"kagg/runqlat $a (<= $TARGET_HIST: $(met "$a" "$TARGET_HIST")), kagg/offcputime $b"
+	row "offcputime ${prog_names[offcputime2]} #$id_oc2" stacks "$id_oc2"; oc2=$last_ns
+	row "kagg offcpu --stacks ${prog_names[kagg_stacks]} #$id_ks" stacks "$id_ks"; ks=$last_ns
+	c=$(ratio "$ks" "$oc2")
+	printf '  %-42s %10s %10s   %s\n' "" "" "" \
+		"kagg --stacks/offcputime $c (<= $TARGET_STACKS: $(met "$c" "$TARGET_STACKS"))"
+	ph=$(ratio "$u_hist" "$base") ps=$(ratio "$u_stacks" "$base")
+	echo "  perf bench sched pipe: baseline $base usecs/op; hist round $u_hist ($ph x);" \
+		"stacks round $u_stacks ($ps x)"
+	echo "  kagg --overhead self-report (whole run): hist $(kagg_self kagg) ns/event," \
+		"stacks $(kagg_self kagg_stacks) ns/event"
+
+	r_hist_rq="$r_hist_rq $a" r_hist_oc="$r_hist_oc $b" r_stacks_oc="$r_stacks_oc $c"
+	p_hist="$p_hist $ph" p_stacks="$p_stacks $ps"
+	ns_kagg="$ns_kagg $k" ns_kagg_st="$ns_kagg_st $ks" ns_rq="$ns_rq $rq"
+	ns_oc="$ns_oc $oc" ns_oc2="$ns_oc2 $oc2"
+done
+
+m_a=$(echo "$r_hist_rq" | median) m_c=$(echo "$r_stacks_oc" | median)
+echo
+echo "== median over $ROUNDS round(s)"
+echo "  ns/event: kagg $(echo "$ns_kagg" | median), kagg --stacks $(echo "$ns_kagg_st" | median)," \
+	"runqlat $(echo "$ns_rq" | median), offcputime $(echo "$ns_oc" | median)" \
+	"(stacks round $(echo "$ns_oc2" | median))"
+echo "  kagg/runqlat             $m_a   target <= $TARGET_HIST: $(met "$m_a" "$TARGET_HIST")"
+echo "  kagg/offcputime          $(echo "$r_hist_oc" | median)"
+echo "  kagg --stacks/offcputime $m_c   target <= $TARGET_STACKS: $(met "$m_c" "$TARGET_STACKS")"
+echo "  perf bench usecs/op vs untraced: hist round $(echo "$p_hist" | median) x," \
+	"stacks round $(echo "$p_stacks" | median) x"
+exit 0
