@@ -17,13 +17,14 @@ struct task_struct___pre514 {
 	volatile long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline __u32 kagg_task_state(struct task_struct *t)
+/* btf: t is a trusted BTF pointer (tp_btf, fentry): read directly, no helper call. */
+static __always_inline __u32 kagg_task_state(struct task_struct *t, const bool btf)
 {
 	struct task_struct___pre514 *old = (void *)t;
 
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return (__u32)BPF_CORE_READ(old, state);
+		return btf ? t->__state : BPF_CORE_READ(t, __state);
+	return btf ? (__u32)old->state : (__u32)BPF_CORE_READ(old, state);
 }
 
 #endif

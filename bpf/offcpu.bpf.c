@@ -47,6 +47,7 @@ const volatile __u32 state_mask = OFFCPU_ST_ALL;
 const volatile __u64 min_ns = 0;
 const volatile __u64 max_ns = ~0ULL;
 const volatile __u64 unit_ns = 1000;
+const volatile __u32 unit_ns_log2 = 9; /* floor(log2(unit_ns)) */
 /* Streaming: both programs attached share each event's timestamp and generation. */
 const volatile bool share_event = false;
 const volatile __u32 wake_mode = OFFCPU_WAKE_WATERMARK;
@@ -208,18 +209,18 @@ static __always_inline bool event_stamp(struct task_struct *prev, struct task_st
 }
 
 /* Task state at switch-out as one OFFCPU_ST_* bit (the kernel's report letters). */
-static __always_inline __u32 state_bit(bool preempt, struct task_struct *t)
+static __always_inline __u32 state_bit(bool preempt, struct task_struct *t, const bool btf)
 {
 	__u32 st, rep;
 
 	if (preempt)
 		return OFFCPU_ST_R;
-	st = kagg_task_state(t);
+	st = kagg_task_state(t, btf);
 	if (st == (TASK_UNINTERRUPTIBLE | TASK_NOLOAD))
 		return OFFCPU_ST_I;
 	if (st & TASK_RTLOCK_WAIT)
 		return OFFCPU_ST_D;
-	rep = (st | (__u32)BPF_CORE_READ(t, exit_state)) & TASK_REPORT;
+	rep = (st | (__u32)(btf ? t->exit_state : BPF_CORE_READ(t, exit_state))) & TASK_REPORT;
 	if (!rep)
 		return OFFCPU_ST_R;
 	/* fls(rep) - 1 indexes S D T t X Z P, i.e. bit k -> OFFCPU_ST_* bit k + 1. */
@@ -328,8 +329,14 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	/* Switch-out: remember when prev left the CPU. */
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
 	tgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
+	/*
+	 * With no state filter the state matters only to skip dead tasks; task
+	 * storage dies with them, so on tp_btf that check (two loads and a
+	 * bit scan per event) is left out.  The raw_tp fallback keeps it: its
+	 * start hash would fill up with entries of dead tasks.
+	 */
 	if (pid && prev_filtered_in(prev, tgid, pid, btf) &&
-	    state_selected(state_bit(preempt, prev))) {
+	    ((btf && state_mask == OFFCPU_ST_ALL) || state_selected(state_bit(preempt, prev, btf)))) {
 		if (btf) {
 			s = bpf_task_storage_get(&start_store, prev, 0,
 						 BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -371,7 +378,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		goto out;
 	}
 	tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
-	slot = kagg_slot(delta / unit_ns);
+	slot = kagg_log2_div(delta, unit_ns, unit_ns_log2);
 	hist_add(next, tgid, pid, slot, g, c);
 	if (with_stacks)
 		stack_add(next, tgid, pid, s, delta, g, c);
@@ -431,7 +438,7 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 	r->gen = g;
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
 	tgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
-	stbit = state_bit(preempt, prev);
+	stbit = state_bit(preempt, prev, btf);
 	r->seq = seq;
 	r->cpu = bpf_get_smp_processor_id();
 	r->prev_pid = pid;

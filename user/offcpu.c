@@ -126,6 +126,7 @@ static int load_skel(struct kagg_session *s, const struct kagg_offcpu_opts *o, b
 	skel->rodata->min_ns = o->min_ns;
 	skel->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
 	skel->rodata->unit_ns = unit_ns(s->unit);
+	skel->rodata->unit_ns_log2 = 63 - __builtin_clzll(unit_ns(s->unit));
 	skel->rodata->share_event = t->mode == KAGG_MODE_BOTH;
 	skel->rodata->wake_mode = o->wake;
 	skel->rodata->wake_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4;

@@ -241,9 +241,7 @@ static void account(struct ostream *st, const struct offcpu_rec *r)
 	delta = r->ts - start;
 	if (delta < st->min_ns || delta > st->max_ns)
 		return;
-	slot = kagg_log2_64(delta / st->unit_ns);
-	if (slot >= KAGG_SLOTS)
-		slot = KAGG_SLOTS - 1;
+	slot = kagg_log2_div(delta, st->unit_ns, 63 - __builtin_clzll(st->unit_ns));
 	if (st->key == KAGG_KEY_NONE) {
 		g->slots[slot]++;
 		return;

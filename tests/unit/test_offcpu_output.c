@@ -20,6 +20,40 @@
 #define __always_inline inline __attribute__((always_inline))
 #include "bits.bpf.h"
 
+/* The division-free bucketing the BPF program uses equals log2 of the quotient. */
+static void test_log2_div_equals_log2_of_quotient(void **state)
+{
+	static const uint64_t units[] = { 1, 1000, 1000000, 3, 7, 1024, 999999937 };
+	uint64_t v, q;
+	size_t u;
+
+	for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		uint64_t unit = units[u];
+		uint32_t ul = 63 - __builtin_clzll(unit);
+
+		for (v = 0; v < 5000; v++) {
+			q = v / unit;
+			assert_int_equal(kagg_log2_div(v, unit, ul), kagg_log2_64(q));
+		}
+		for (v = 1; v < (1ULL << 62); v = v * 3 + 17) {
+			/* around every power of two times the unit */
+			for (int d = -2; d <= 2; d++) {
+				uint64_t x = v + d;
+
+				q = x / unit;
+				assert_int_equal(kagg_log2_div(x, unit, ul), kagg_log2_64(q));
+			}
+		}
+		for (int k = 0; k < 62 && (unit << k) >> k == unit; k++) {
+			uint64_t edge = unit << k;
+
+			assert_int_equal(kagg_log2_div(edge, unit, ul), kagg_log2_64(edge / unit));
+			assert_int_equal(kagg_log2_div(edge - 1, unit, ul),
+					 kagg_log2_64((edge - 1) / unit));
+		}
+	}
+}
+
 static void test_log2_bucketing_matches_bounds(void **state)
 {
 	uint64_t low, high, v;
@@ -346,6 +380,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log2_bucketing_matches_bounds),
+		cmocka_unit_test(test_log2_div_equals_log2_of_quotient),
 		cmocka_unit_test(test_text_histogram_bcc_layout),
 		cmocka_unit_test(test_text_meta_header_and_per_pid),
 		cmocka_unit_test(test_json_document),
