@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * profile: CPU samples aggregated by kernel + user stack in the kernel.
+ *
+ * Userspace opens one sampling perf event per CPU (hardware cycles when the
+ * PMU has them, else the cpu-clock software event) and attaches this program
+ * to each.  Every overflow runs it in the interrupted task's context: it
+ * captures the stacks into `stackmap` and adds the sample to a per-CPU hash
+ * keyed by (generation, process, kernel stack id, user stack id).  The hot
+ * path touches only this CPU's data: no shared atomics.
+ *
+ * kagg_stack_val: count = samples; total_ns = samples * period_ns, the CPU
+ * time the samples stand for at the nominal rate (1e9 / HZ ns per sample).
+ *
+ * Exact snapshots as in offcpu.bpf.c: two generations flipped by userspace.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "profile.h"
+#include "agg.bpf.h"
+
+#define PF_KTHREAD 0x00200000
+#define EFAULT 14
+#define EEXIST 17
+
+/* Tunables, set between open and load. */
+const volatile bool filter_tgid = false;
+const volatile __u32 stacks = PROFILE_STACKS_BOTH;
+const volatile __u64 period_ns = 0;
+
+/* Set by userspace once every perf event is attached, cleared before detach. */
+__u32 armed = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+struct counters {
+	__u64 cnt[PROFILE_CNT_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct kagg_key);
+	__type(value, struct kagg_stack_val);
+} stack_agg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, KAGG_MAX_STACK * sizeof(__u64));
+} stackmap SEC(".maps");
+
+/* Count a failed capture by cause: base + 0 EFAULT, + 1 EEXIST, + 2 other. */
+static __always_inline void stack_err(struct counters *c, int err, __u32 base)
+{
+	__u32 i = err == -EFAULT ? 0 : err == -EEXIST ? 1 : 2;
+
+	if (base + i < PROFILE_CNT_MAX)
+		c->cnt[base + i]++;
+}
+
+/* Was the sample taken in user mode?  (x86: privilege level of the saved cs.) */
+static __always_inline bool sample_in_user(struct bpf_perf_event_data *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	return ctx->regs.csx & 3;
+#else
+	return false;
+#endif
+}
+
+SEC("perf_event")
+int profile_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 zero = 0, tgid = id >> 32, pid = (__u32)id;
+	struct kagg_key key = { .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
+	struct kagg_stack_val *v;
+	struct counters *c;
+
+	if (!*(volatile __u32 *)&armed)
+		return 0;
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c)
+		return 0;
+	c->cnt[PROFILE_CNT_SAMPLES]++;
+	if (!pid) {
+		c->cnt[PROFILE_CNT_IDLE]++;
+		return 0;
+	}
+	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid)) {
+		c->cnt[PROFILE_CNT_FILTERED]++;
+		return 0;
+	}
+	key.gen = kagg_gen();
+	key.tgid = tgid;
+	key.pid = tgid; /* aggregated per process */
+
+	/* A sample taken in user mode has no kernel frames: nothing to capture. */
+	if (stacks != PROFILE_STACKS_USER && !sample_in_user(ctx)) {
+		key.kstack = bpf_get_stackid(ctx, &stackmap, 0);
+		if (key.kstack < 0)
+			stack_err(c, key.kstack, PROFILE_CNT_KSTACK_EFAULT);
+	}
+	if (stacks != PROFILE_STACKS_KERNEL &&
+	    !(bpf_get_current_task_btf()->flags & PF_KTHREAD)) {
+		key.ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+		if (key.ustack < 0)
+			stack_err(c, key.ustack, PROFILE_CNT_USTACK_EFAULT);
+	}
+
+	v = bpf_map_lookup_elem(&stack_agg, &key);
+	if (!v) {
+		struct kagg_stack_val init = {};
+
+		bpf_get_current_comm(init.comm, sizeof(init.comm));
+		bpf_map_update_elem(&stack_agg, &key, &init, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&stack_agg, &key);
+		if (!v) {
+			c->cnt[PROFILE_CNT_KEYS_FULL]++;
+			return 0;
+		}
+	}
+	v->count++;
+	v->total_ns += period_ns;
+	c->cnt[PROFILE_CNT_RECORDED]++;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Root tests of kagg profile against ground truth: a child spinning in a
+ * known function on a known CPU owns most of that CPU's samples, with the
+ * function in its user stack; -p excludes others; -U/-K capture one side
+ * only; the meta names the sampling event actually used; detach stops the
+ * sampling; no BPF object outlives the tool.
+ */
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+
+#include <kagg/kagg.h>
+#include <kagg/profile.h>
+#include "testutil.h"
+
+static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
+{
+	(void)ctx;
+	if (level == KAGG_LOG_WARN)
+		printf("  kagg: %s\n", msg);
+}
+
+static volatile uint64_t spin_sink;
+
+/* The function the samples must find.  noinline: it has its own frame and symbol. */
+__attribute__((noinline)) void kagg_test_spin(unsigned int ms)
+{
+	struct timespec t0, now;
+	uint64_t x = 1;
+	int i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (i = 0; i < 100000; i++)
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		spin_sink = x;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+/* Last online CPU (the child is pinned there). */
+static int test_cpu(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 1 ? (int)n - 1 : 0;
+}
+
+struct spinner {
+	int cpu;
+	unsigned int ms;
+	int done_fd; /* written once the spin is over; the child then waits to be killed */
+};
+
+/* Spin, tell the parent, stay alive (symbolization reads /proc/PID/maps). */
+static void spinner_work(void *arg)
+{
+	struct spinner *sp = arg;
+	cpu_set_t set;
+	char b = 'd';
+
+	CPU_ZERO(&set);
+	CPU_SET(sp->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(2);
+	kagg_test_spin(sp->ms);
+	if (write(sp->done_fd, &b, 1) != 1)
+		_exit(2);
+	pause();
+}
+
+static struct tu_child start_spinner(struct spinner *sp, int *done_rd)
+{
+	int p[2];
+	struct tu_child c;
+
+	assert_int_equal(pipe(p), 0);
+	sp->done_fd = p[1];
+	c = tu_spawn(spinner_work, sp);
+	close(p[1]);
+	*done_rd = p[0];
+	assert_true(c.pid > 0);
+	return c;
+}
+
+static void wait_done(int fd)
+{
+	char b;
+
+	assert_int_equal(read(fd, &b, 1), 1);
+	close(fd);
+}
+
+static void stop_child(struct tu_child *c)
+{
+	kill(c->pid, SIGKILL);
+	tu_wait(c);
+}
+
+static bool frames_have(const struct kagg_frame *fr, unsigned int n, const char *name)
+{
+	size_t len = strlen(name);
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(fr[i].sym, name, len) && (fr[i].sym[len] == '+' || !fr[i].sym[len]))
+			return true;
+	return false;
+}
+
+/* Samples of pid in snap, and how many have func in their user stack. */
+static void count_samples(struct kagg_snapshot *snap, int pid, const char *func, uint64_t *all,
+			  uint64_t *hit, uint64_t *others)
+{
+	size_t i;
+
+	*all = *hit = *others = 0;
+	for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++) {
+		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
+
+		if (st->pid != pid) {
+			*others += st->count;
+			continue;
+		}
+		*all += st->count;
+		if (frames_have(st->uframes, st->nr_uframes, func))
+			*hit += st->count;
+	}
+}
+
+/* What perf_event_open says about hardware cycles on this machine: 0 or -errno. */
+static int probe_cycles(void)
+{
+	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_HARDWARE,
+				     .config = PERF_COUNT_HW_CPU_CYCLES, .freq = 1,
+				     .sample_freq = 99 };
+	int fd = syscall(__NR_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* Ground truth: a child spinning ~1 s in kagg_test_spin on one CPU, -F 99 --cpu -p. */
+static void test_spin_function_owns_samples(void **state)
+{
+	struct spinner sp = { .cpu = test_cpu(), .ms = 1000 };
+	uint64_t all, hit, others;
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	struct tu_child c;
+	int done, pids[1];
+
+	TU_SKIP_UNLESS_ROOT();
+	c = start_spinner(&sp, &done);
+	pids[0] = c.pid;
+	KAGG_OPTS(kagg_profile_opts, o, .freq = 99, .cpu = sp.cpu, .pids = pids, .nr_pids = 1,
+		  .log = quiet_log);
+	s = kagg_profile__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&c);
+	wait_done(done);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	count_samples(snap, c.pid, "kagg_test_spin", &all, &hit, &others);
+	printf("  cpu %d: %llu samples seen, %llu recorded; child %llu, in kagg_test_spin %llu, "
+	       "others %llu\n", sp.cpu, (unsigned long long)m->events_seen,
+	       (unsigned long long)m->events_recorded, (unsigned long long)all,
+	       (unsigned long long)hit, (unsigned long long)others);
+	/* ~99 samples in the second; at least half of them in the function. */
+	assert_true(all >= 50);
+	assert_true(hit * 2 >= all);
+	assert_int_equal(others, 0); /* -p: nobody else */
+	assert_int_equal(m->drops_total, 0);
+	assert_string_equal(m->attach, "perf_event");
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	stop_child(&c);
+}
+
+/* -p excludes a second spinner on the same CPU; its samples are counted as filtered. */
+static void test_pid_filter_excludes_others(void **state)
+{
+	struct spinner sa = { .cpu = test_cpu(), .ms = 600 }, sb = sa;
+	uint64_t all, hit, others, b_all, b_hit;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct tu_child a, b;
+	int da, db, pids[1];
+
+	TU_SKIP_UNLESS_ROOT();
+	a = start_spinner(&sa, &da);
+	b = start_spinner(&sb, &db);
+	pids[0] = a.pid;
+	KAGG_OPTS(kagg_profile_opts, o, .freq = 99, .cpu = sa.cpu, .pids = pids, .nr_pids = 1,
+		  .log = quiet_log);
+	s = kagg_profile__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&a);
+	tu_go(&b);
+	wait_done(da);
+	wait_done(db);
+	snap = kagg_session__snapshot(s, 0);
+	assert_non_null(snap);
+	count_samples(snap, a.pid, "kagg_test_spin", &all, &hit, &others);
+	count_samples(snap, b.pid, "kagg_test_spin", &b_all, &b_hit, &others);
+	printf("  a: %llu samples (%llu in the function), b: %llu, filtered %llu\n",
+	       (unsigned long long)all, (unsigned long long)hit, (unsigned long long)b_all,
+	       (unsigned long long)kagg_snapshot__meta(snap)->events_filtered);
+	assert_true(all >= 20);
+	assert_int_equal(b_all, 0);
+	assert_int_equal(others, all); /* every stack is a's */
+	/* Both spun on the same CPU for 600 ms: b's share was seen and filtered out. */
+	assert_true(kagg_snapshot__meta(snap)->events_filtered >= 10);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	stop_child(&a);
+	stop_child(&b);
+}
+
+/* -U: no kernel stack captured; -K: no user stack captured. */
+static void one_side(enum kagg_profile_stacks side)
+{
+	struct spinner sp = { .cpu = test_cpu(), .ms = 400 };
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct tu_child c;
+	uint64_t n = 0;
+	int done;
+	size_t i;
+
+	c = start_spinner(&sp, &done);
+	KAGG_OPTS(kagg_profile_opts, o, .freq = 199, .cpu = -1, .stacks = side,
+		  .log = quiet_log);
+	s = kagg_profile__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&c);
+	wait_done(done);
+	snap = kagg_session__snapshot(s, 0);
+	assert_non_null(snap);
+	for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++) {
+		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
+
+		n += st->count;
+		if (side == KAGG_PROFILE_USER) {
+			assert_int_equal(st->kstack_err, -ENOENT);
+			assert_int_equal(st->nr_kframes, 0);
+		} else {
+			assert_int_equal(st->ustack_err, -ENOENT);
+			assert_int_equal(st->nr_uframes, 0);
+		}
+	}
+	printf("  %s only: %zu stacks, %llu samples\n", side == KAGG_PROFILE_USER ? "user" : "kernel",
+	       kagg_snapshot__stack_cnt(snap), (unsigned long long)n);
+	assert_true(n > 0);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	stop_child(&c);
+}
+
+static void test_user_only_and_kernel_only(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	one_side(KAGG_PROFILE_USER);
+	one_side(KAGG_PROFILE_KERNEL);
+}
+
+/* The meta says which event sampled, and why: what perf_event_open says decides. */
+static void test_meta_names_event(void **state)
+{
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	int hw;
+
+	TU_SKIP_UNLESS_ROOT();
+	hw = probe_cycles();
+	KAGG_OPTS(kagg_profile_opts, o, .cpu = -1, .log = quiet_log);
+	s = kagg_profile__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_sleep_ms(100);
+	snap = kagg_session__snapshot(s, 0);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	printf("  perf_event_open(cycles): %s; meta event %s, note: %s\n",
+	       hw ? strerror(-hw) : "ok", m->event, m->attach_note ? m->attach_note : "(none)");
+	if (hw == -ENOENT || hw == -EOPNOTSUPP || hw == -ENODEV) {
+		assert_string_equal(m->event, "cpu-clock");
+		assert_non_null(m->attach_note);
+		assert_non_null(strstr(m->attach_note, "no hardware PMU"));
+		assert_non_null(strstr(m->attach_note, "cpu-clock"));
+	} else {
+		assert_int_equal(hw, 0);
+		assert_string_equal(m->event, "cycles");
+		assert_null(m->attach_note);
+	}
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+
+	/* Asking for cycles explicitly: works with a PMU, EOPNOTSUPP without. */
+	KAGG_OPTS(kagg_profile_opts, oc, .cpu = -1, .event = KAGG_PROFILE_EV_CYCLES,
+		  .log = quiet_log);
+	s = kagg_profile__open(&oc);
+	if (hw) {
+		assert_null(s);
+		assert_int_equal(errno, EOPNOTSUPP);
+	} else {
+		assert_non_null(s);
+	}
+	kagg_session__destroy(s);
+}
+
+/* After detach no sample is counted, although the other CPUs' events stay open. */
+static void test_detach_stops_sampling(void **state)
+{
+	struct spinner sp = { .cpu = test_cpu(), .ms = 300 };
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct tu_child c;
+	int done;
+
+	TU_SKIP_UNLESS_ROOT();
+	KAGG_OPTS(kagg_profile_opts, o, .freq = 499, .cpu = -1, .log = quiet_log);
+	s = kagg_profile__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_sleep_ms(100);
+	assert_int_equal(kagg_session__detach(s), 0);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	kagg_snapshot__free(snap);
+	c = start_spinner(&sp, &done);
+	tu_go(&c);
+	wait_done(done);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	printf("  after detach: %llu samples seen, %zu stacks\n",
+	       (unsigned long long)kagg_snapshot__meta(snap)->events_seen,
+	       kagg_snapshot__stack_cnt(snap));
+	assert_int_equal(kagg_snapshot__meta(snap)->events_seen, 0);
+	assert_int_equal(kagg_snapshot__stack_cnt(snap), 0);
+	kagg_snapshot__free(snap);
+	/* Re-attach replaces the perf events and samples again. */
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_sleep_ms(200);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	assert_true(kagg_snapshot__meta(snap)->events_seen > 0);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	stop_child(&c);
+}
+
+/* ------------------------------------------------------------ CLI */
+
+/* kagg profile --folded: "comm;frames COUNT" lines; the spinner's function is there. */
+static void test_cli_folded_and_json(void **state)
+{
+	struct spinner sp = { .cpu = test_cpu(), .ms = 1500 };
+	char pid[16], cpu[16], *out = NULL, *err = NULL, *line;
+	struct tu_child c;
+	uint64_t hit = 0, total = 0;
+	int done, rc;
+
+	TU_SKIP_UNLESS_ROOT();
+	c = start_spinner(&sp, &done);
+	snprintf(pid, sizeof(pid), "%d", c.pid);
+	snprintf(cpu, sizeof(cpu), "%d", sp.cpu);
+	{
+		char *argv[] = { "profile", "-F", "99", "-p", pid, "--cpu", cpu, "-U", "--folded",
+				 "-d", "1", NULL };
+
+		tu_go(&c);
+		rc = tu_run_kagg(argv, &out, &err, 0, 0);
+	}
+	assert_int_equal(rc, 0);
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		char *sp_ = strrchr(line, ' ');
+		unsigned long long n;
+
+		assert_non_null(sp_);
+		n = strtoull(sp_ + 1, NULL, 10);
+		assert_true(n > 0);
+		assert_null(strstr(line, ";--")); /* -U: no kernel part */
+		total += n;
+		if (strstr(line, ";kagg_test_spin"))
+			hit += n;
+	}
+	printf("  folded: %llu samples, %llu in kagg_test_spin\n", (unsigned long long)total,
+	       (unsigned long long)hit);
+	assert_true(total >= 40);
+	assert_true(hit * 2 >= total);
+	free(out);
+	free(err);
+	out = err = NULL;
+	{
+		char *argv[] = { "profile", "-d", "0.3", "--format", "json", "--overhead", NULL };
+
+		rc = tu_run_kagg(argv, &out, &err, 0, 0);
+	}
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "\"tool\": \"profile\""));
+	assert_non_null(strstr(out, "\"attach\": \"perf_event\""));
+	assert_non_null(strstr(out, probe_cycles() ? "\"event\": \"cpu-clock\""
+						  : "\"event\": \"cycles\""));
+	assert_non_null(strstr(out, "profile_sample"));
+	wait_done(done);
+	stop_child(&c);
+	free(out);
+	free(err);
+}
+
+#define CENSUS_MAX 4096
+
+struct census {
+	__u32 progs[CENSUS_MAX], maps[CENSUS_MAX], links[CENSUS_MAX];
+	int nr_progs, nr_maps, nr_links;
+};
+
+static bool prog_is_ours(__u32 id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id);
+	bool r;
+
+	if (fd < 0)
+		return false;
+	r = !bpf_prog_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "profile_sample");
+	close(fd);
+	return r;
+}
+
+static void take_census(struct census *c)
+{
+	__u32 id = 0;
+	int fd;
+
+	memset(c, 0, sizeof(*c));
+	while (!bpf_prog_get_next_id(id, &id))
+		if (prog_is_ours(id) && c->nr_progs < CENSUS_MAX)
+			c->progs[c->nr_progs++] = id;
+	id = 0;
+	while (!bpf_map_get_next_id(id, &id)) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		/* The object's own maps: profile_.bss, profile_.rodata. */
+		if (!bpf_map_get_info_by_fd(fd, &info, &len) && !strncmp(info.name, "profile_", 8) &&
+		    c->nr_maps < CENSUS_MAX)
+			c->maps[c->nr_maps++] = id;
+		close(fd);
+	}
+	id = 0;
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_link_get_info_by_fd(fd, &info, &len) && prog_is_ours(info.prog_id) &&
+		    c->nr_links < CENSUS_MAX)
+			c->links[c->nr_links++] = id;
+		close(fd);
+	}
+}
+
+static int new_ids(const __u32 *before, int nb, const __u32 *after, int na)
+{
+	int i, j, n = 0;
+
+	for (i = 0; i < na; i++) {
+		for (j = 0; j < nb && before[j] != after[i]; j++)
+			;
+		n += j == nb;
+	}
+	return n;
+}
+
+static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
+{
+	static struct census before, after;
+	char *out = NULL, *err = NULL;
+	int rc, lp = 0, lm = 0, ll = 0;
+
+	take_census(&before);
+	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
+	for (int i = 0; i < 100; i++) {
+		take_census(&after);
+		lp = new_ids(before.progs, before.nr_progs, after.progs, after.nr_progs);
+		lm = new_ids(before.maps, before.nr_maps, after.maps, after.nr_maps);
+		ll = new_ids(before.links, before.nr_links, after.links, after.nr_links);
+		if (!lp && !lm && !ll)
+			break;
+		tu_sleep_ms(50);
+	}
+	printf("  %s: exit %d, left behind: %d programs, %d maps, %d links\n", what, rc, lp, lm,
+	       ll);
+	if (rc != expect_rc)
+		printf("  stderr: %s\n", err ? err : "");
+	assert_int_equal(rc, expect_rc);
+	assert_int_equal(lp, 0);
+	assert_int_equal(lm, 0);
+	assert_int_equal(ll, 0);
+	if (sig)
+		assert_non_null(strstr(out, "# kagg profile")); /* what was collected is printed */
+	free(out);
+	free(err);
+}
+
+static void test_nothing_stays_loaded_after_exit(void **state)
+{
+	char *dur[] = { "profile", "-d", "0.5", NULL };
+	char *forever[] = { "profile", "-F", "199", NULL };
+	char *badpid[] = { "profile", "-p", "2147483647", "-d", "1", NULL };
+
+	TU_SKIP_UNLESS_ROOT();
+	expect_clean_exit(dur, 0, 0, "duration");
+	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
+	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
+	expect_clean_exit(badpid, 0, 1, "unknown pid");
+}
+
+static void test_errors_one_line(void **state)
+{
+	char *badpid[] = { "profile", "-p", "2147483647", NULL };
+	char *badcpu[] = { "profile", "--cpu", "4000", "-d", "1", NULL };
+	char *usage[] = { "profile", "-U", "-K", NULL };
+	char *err = NULL;
+	int rc;
+
+	TU_SKIP_UNLESS_ROOT();
+	rc = tu_run_kagg(badpid, NULL, &err, 0, 0);
+	assert_int_equal(rc, 1);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "no such process: 2147483647"));
+	free(err);
+	rc = tu_run_kagg(badcpu, NULL, &err, 0, 0);
+	assert_int_equal(rc, 2);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "cpu 4000 is not online"));
+	free(err);
+	rc = tu_run_kagg(usage, NULL, &err, 0, 0);
+	assert_int_equal(rc, 2);
+	assert_int_equal(tu_lines(err), 1);
+	free(err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spin_function_owns_samples),
+		cmocka_unit_test(test_pid_filter_excludes_others),
+		cmocka_unit_test(test_user_only_and_kernel_only),
+		cmocka_unit_test(test_meta_names_event),
+		cmocka_unit_test(test_detach_stops_sampling),
+		cmocka_unit_test(test_cli_folded_and_json),
+		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+		cmocka_unit_test(test_errors_one_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * profile sessions: load bpf/profile.bpf.c, open one sampling perf event per
+ * CPU at attach time (the session's attach hook) and attach the program to
+ * each, and read the stack aggregation with the generic stack reader.
+ *
+ * Event choice: hardware cycles when the PMU has them, else the cpu-clock
+ * software event; the meta's event says which, attach_note says why.
+ *
+ * The session keeps one link per program, and this tool has one program but
+ * one link per CPU: the hook hands the session the first link and keeps the
+ * others here.  A detach clears the program's `armed` flag before it
+ * destroys the session's link, so the perf events left open count nothing
+ * until the next attach (which replaces them) or destroy (which closes them).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <kagg/profile.h>
+#include "profile.h"
+#include "profile.skel.h"
+#include "opts.h"
+#include "snapshot.h"
+#include "session.h"
+
+#define slog session_log
+#define PROFILE_DEFAULT_FREQ 49
+#define PROFILE_MAX_CPUS 4096
+
+struct profile {
+	struct profile_bpf *skel;
+	struct perf_event_attr attr;
+	int *cpus;		/* CPUs to sample */
+	int nr_cpus;
+	struct bpf_link **links; /* links we still own (the session owns one more) */
+	int nr_links;
+};
+
+static long perf_open(struct perf_event_attr *attr, int pid, int cpu)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Online CPUs from /sys/devices/system/cpu/online ("0-3,6"); count or -errno. */
+static int online_cpus(int **out)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int *cpus, n = 0, a, b;
+	char sep;
+
+	if (!f)
+		return -errno;
+	cpus = calloc(PROFILE_MAX_CPUS, sizeof(*cpus));
+	if (!cpus) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	while (fscanf(f, "%d", &a) == 1) {
+		b = a;
+		sep = 0;
+		if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+			if (fscanf(f, "%d", &b) != 1)
+				break;
+			if (fscanf(f, "%c", &sep) != 1)
+				sep = 0;
+		}
+		for (; a <= b && n < PROFILE_MAX_CPUS; a++)
+			cpus[n++] = a;
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	if (!n) {
+		free(cpus);
+		return -ENOENT;
+	}
+	*out = cpus;
+	return n;
+}
+
+static void drop_links(struct profile *t)
+{
+	int i;
+
+	for (i = 0; i < t->nr_links; i++)
+		bpf_link__destroy(t->links[i]);
+	t->nr_links = 0;
+}
+
+static struct bpf_link *profile_attach(struct kagg_session *s, int i)
+{
+	struct profile *t = s->tool;
+	struct bpf_link *link;
+	int c, err, fd;
+
+	drop_links(t); /* left from an earlier attach: the session destroyed only its own */
+	for (c = 0; c < t->nr_cpus; c++) {
+		fd = perf_open(&t->attr, -1, t->cpus[c]);
+		if (fd < 0) {
+			err = -errno;
+			slog(s, KAGG_LOG_WARN, "perf_event_open(%s, cpu %d): %s", s->event,
+			     t->cpus[c], strerror(errno));
+			goto fail;
+		}
+		link = bpf_program__attach_perf_event(s->progs[i], fd);
+		if (!link) {
+			err = -errno;
+			close(fd);
+			slog(s, KAGG_LOG_WARN, "attaching to the %s event of cpu %d: %s", s->event,
+			     t->cpus[c], strerror(-err));
+			goto fail;
+		}
+		t->links[t->nr_links++] = link; /* the link closes fd */
+	}
+	/* The session owns the first link; we keep the others. */
+	link = t->links[0];
+	memmove(t->links, t->links + 1, (t->nr_links - 1) * sizeof(*t->links));
+	t->nr_links--;
+	return link;
+fail:
+	drop_links(t);
+	errno = -err;
+	return NULL;
+}
+
+static int profile_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
+{
+	struct profile *t = s->tool;
+
+	return session_read_stacks(s, t->skel->maps.stack_agg, t->skel->maps.stackmap, g, reset,
+				   snap);
+}
+
+static void profile_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
+			 bool reset)
+{
+	snap->meta.events_recorded = cnt[PROFILE_CNT_RECORDED];
+	snap->meta.events_filtered = cnt[PROFILE_CNT_IDLE] + cnt[PROFILE_CNT_FILTERED];
+	snap_add_drop(snap, "keys_full", "sample lost: stack aggregation map full",
+		      cnt[PROFILE_CNT_KEYS_FULL], true);
+	snap_add_drop(snap, "kstack_efault", "kernel stack not captured: -EFAULT (sample kept)",
+		      cnt[PROFILE_CNT_KSTACK_EFAULT], false);
+	snap_add_drop(snap, "kstack_eexist",
+		      "kernel stack not captured: -EEXIST, stack map collision (sample kept)",
+		      cnt[PROFILE_CNT_KSTACK_EEXIST], false);
+	snap_add_drop(snap, "kstack_other", "kernel stack not captured: other error, e.g. "
+					    "-ENOMEM stack map full (sample kept)",
+		      cnt[PROFILE_CNT_KSTACK_OTHER], false);
+	snap_add_drop(snap, "ustack_efault", "user stack not captured: -EFAULT (sample kept)",
+		      cnt[PROFILE_CNT_USTACK_EFAULT], false);
+	snap_add_drop(snap, "ustack_eexist",
+		      "user stack not captured: -EEXIST, stack map collision (sample kept)",
+		      cnt[PROFILE_CNT_USTACK_EEXIST], false);
+	snap_add_drop(snap, "ustack_other", "user stack not captured: other error, e.g. "
+					    "-ENOMEM stack map full (sample kept)",
+		      cnt[PROFILE_CNT_USTACK_OTHER], false);
+}
+
+static void profile_destroy(struct kagg_session *s)
+{
+	struct profile *t = s->tool;
+
+	if (!t)
+		return;
+	drop_links(t);
+	profile_bpf__destroy(t->skel);
+	free(t->links);
+	free(t->cpus);
+	free(t);
+	s->tool = NULL;
+}
+
+static const struct session_ops profile_ops = {
+	.tool = "profile",
+	.read = profile_read,
+	.meta = profile_meta,
+	.attach = profile_attach,
+	.destroy = profile_destroy,
+};
+
+static unsigned long max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	unsigned long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * Choose the sampling event: try hardware cycles on the first CPU to sample
+ * (opened and closed at once), fall back to cpu-clock.  0 or -errno.
+ */
+static int choose_event(struct kagg_session *s, const struct kagg_profile_opts *o)
+{
+	struct profile *t = s->tool;
+	struct perf_event_attr *a = &t->attr;
+	int fd, err;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->freq = 1;
+	a->sample_freq = o->freq;
+	if (o->event != KAGG_PROFILE_EV_CPU_CLOCK) {
+		a->type = PERF_TYPE_HARDWARE;
+		a->config = PERF_COUNT_HW_CPU_CYCLES;
+		fd = perf_open(a, -1, t->cpus[0]);
+		if (fd >= 0) {
+			close(fd);
+			s->event = "cycles";
+			return 0;
+		}
+		err = -errno;
+		if (session_perm_error(err)) {
+			slog(s, KAGG_LOG_WARN, "perf_event_open: %s: run as root or with "
+					       "CAP_PERFMON (and CAP_BPF)", strerror(-err));
+			return err;
+		}
+		if (err != -ENOENT && err != -EOPNOTSUPP && err != -ENODEV) {
+			slog(s, KAGG_LOG_WARN, "perf_event_open(cycles, %u Hz): %s", o->freq,
+			     strerror(-err));
+			return err;
+		}
+		if (o->event == KAGG_PROFILE_EV_CYCLES) {
+			slog(s, KAGG_LOG_WARN, "hardware cycles event not available (no hardware "
+					       "PMU: %s); use the cpu-clock event", strerror(-err));
+			return -EOPNOTSUPP;
+		}
+		snprintf(s->attach_note, sizeof(s->attach_note),
+			 "no hardware PMU: perf_event_open(cycles) returned %s (%s); "
+			 "sampling with the cpu-clock software event", strerrorname_np(-err),
+			 strerror(-err));
+		slog(s, KAGG_LOG_INFO, "%s", s->attach_note);
+	}
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	s->event = "cpu-clock";
+	return 0;
+}
+
+static void describe_filters(struct kagg_session *s, const struct kagg_profile_opts *o)
+{
+	char *p = s->filters, *end = s->filters + sizeof(s->filters);
+	size_t i;
+
+#define ADD(...) (p += snprintf(p, p < end ? (size_t)(end - p) : 0, __VA_ARGS__))
+	ADD("freq=%uHz ", o->freq);
+	for (i = 0; i < o->nr_pids; i++)
+		ADD("%s%d", i ? "," : "pid=", o->pids[i]);
+	if (o->nr_pids)
+		ADD(" ");
+	if (o->cpu >= 0)
+		ADD("cpu=%d ", o->cpu);
+	if (o->stacks == KAGG_PROFILE_USER)
+		ADD("user-stacks-only ");
+	if (o->stacks == KAGG_PROFILE_KERNEL)
+		ADD("kernel-stacks-only ");
+	ADD("idle-excluded");
+#undef ADD
+}
+
+static int validate(struct kagg_session *s, const struct kagg_profile_opts *o, int **cpus)
+{
+	unsigned long max_rate = max_sample_rate();
+	int n, i;
+	size_t k;
+
+	if ((unsigned int)o->stacks > KAGG_PROFILE_KERNEL ||
+	    (unsigned int)o->event > KAGG_PROFILE_EV_CPU_CLOCK || (o->nr_pids && !o->pids) ||
+	    (o->nr_pids > 1024)) {
+		slog(s, KAGG_LOG_WARN, "invalid profile options");
+		return -EINVAL;
+	}
+	if (max_rate && o->freq > max_rate) {
+		slog(s, KAGG_LOG_WARN, "frequency %u Hz is above the kernel's limit %lu "
+				       "(kernel.perf_event_max_sample_rate)", o->freq, max_rate);
+		return -EINVAL;
+	}
+	for (k = 0; k < o->nr_pids; k++) {
+		if (!session_task_exists(o->pids[k])) {
+			slog(s, KAGG_LOG_WARN, "no such process: %d", o->pids[k]);
+			return -ESRCH;
+		}
+	}
+	n = online_cpus(cpus);
+	if (n < 0) {
+		slog(s, KAGG_LOG_WARN, "cannot read the online CPUs: %s", strerror(-n));
+		return n;
+	}
+	if (o->cpu < 0)
+		return n;
+	for (i = 0; i < n && (*cpus)[i] != o->cpu; i++)
+		;
+	if (i == n) {
+		slog(s, KAGG_LOG_WARN, "cpu %d is not online", o->cpu);
+		return -EINVAL;
+	}
+	(*cpus)[0] = o->cpu;
+	return 1;
+}
+
+static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
+{
+	struct profile *t = s->tool;
+	struct profile_bpf *skel;
+	__u8 one = 1;
+	size_t i;
+	int err;
+
+	skel = profile_bpf__open();
+	if (!skel)
+		return -errno;
+	t->skel = skel;
+	skel->rodata->filter_tgid = o->nr_pids > 0;
+	skel->rodata->stacks = o->stacks;
+	skel->rodata->period_ns = 1000000000ULL / o->freq;
+	if (!o->nr_pids)
+		bpf_map__set_max_entries(skel->maps.tgids, 1);
+	err = profile_bpf__load(skel);
+	if (err) {
+		if (session_perm_error(err))
+			slog(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or with "
+					       "CAP_BPF and CAP_PERFMON", strerror(-err));
+		else
+			slog(s, KAGG_LOG_WARN, "loading the perf_event program failed: %s",
+			     strerror(-err));
+		return err;
+	}
+	for (i = 0; i < o->nr_pids; i++) {
+		__u32 id = o->pids[i];
+
+		err = bpf_map__update_elem(skel->maps.tgids, &id, sizeof(id), &one, 1, BPF_ANY);
+		if (err)
+			return err;
+	}
+	s->progs[0] = skel->progs.profile_sample;
+	s->nr_progs = 1;
+	s->gen = &skel->bss->gen;
+	s->armed = &skel->bss->armed;
+	s->counters = skel->maps.counters;
+	s->nr_counters = PROFILE_CNT_MAX;
+	return 0;
+}
+
+struct kagg_session *kagg_profile__open(const struct kagg_profile_opts *opts)
+{
+	struct kagg_profile_opts o = {};
+	struct session_init in = {};
+	struct kagg_session *s;
+	struct profile *t;
+	int err, n;
+
+	if (!opts || !kagg_opts_valid(opts, sizeof(o))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	if (!o.freq)
+		o.freq = PROFILE_DEFAULT_FREQ;
+	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = KAGG_UNIT_USECS };
+	s = session_new(&profile_ops, &in);
+	if (!s)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	s->tool = t;
+	s->clock = "none: samples counted (total_ns = samples * 1e9/HZ)";
+	snprintf(s->attach_type, sizeof(s->attach_type), "perf_event");
+
+	n = validate(s, &o, &t->cpus);
+	if (n < 0) {
+		err = n;
+		goto fail;
+	}
+	t->nr_cpus = n;
+	t->links = calloc(n, sizeof(*t->links));
+	if (!t->links) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	describe_filters(s, &o);
+	err = session_need_btf(s);
+	if (err)
+		goto fail;
+	err = choose_event(s, &o);
+	if (err)
+		goto fail;
+	err = load(s, &o);
+	if (err)
+		goto fail;
+	err = session_ready(s, o.overhead);
+	if (err)
+		goto fail;
+	return s;
+fail:
+	kagg_session__destroy(s);
+	errno = -err;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ printing */
+
+int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
+{
+	size_t i, n;
+	unsigned int k;
+
+	if (!snap || !f)
+		return -EINVAL;
+	n = kagg_snapshot__stack_cnt(snap);
+	for (i = 0; i < n; i++) {
+		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
+
+		fputs(st->comm[0] ? st->comm : "[unknown]", f);
+		if (st->ustack_err && st->ustack_err != -ENOENT)
+			fputs(";[user stack lost]", f);
+		for (k = st->nr_uframes; k > 0; k--)
+			fprintf(f, ";%s", st->uframes[k - 1].sym);
+		if (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT))
+			fputs(";--", f);
+		if (st->kstack_err && st->kstack_err != -ENOENT)
+			fputs(";[kernel stack lost]", f);
+		for (k = st->nr_kframes; k > 0; k--)
+			fprintf(f, ";%s", st->kframes[k - 1].sym);
+		fprintf(f, " %" PRIu64 "\n", st->count);
+	}
+	return ferror(f) ? -EIO : 0;
+}
