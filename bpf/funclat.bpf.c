@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * funclat: latency of kernel or user functions, aggregated in the kernel as
+ * one log2 histogram per function.
+ *
+ * Entry pushes (now, function id) on the thread's stack of entry times
+ * (task local storage); return pops it and adds now - entry to the
+ * histogram of that function.  Nested calls of different functions and
+ * recursion of one function are both LIFO per thread, so each return finds
+ * its own entry: every level of a recursion of depth D is timed on its own.
+ *
+ *	entry(f)  -> stack: ... [ts, f]          depth++
+ *	return(f) -> top is f: delta = now - ts  depth--
+ *	             top is not f (its entry or an inner return was missed):
+ *	             search down for f; levels above it are discarded (lost_return);
+ *	             not found: the entry was never seen (no_entry), nothing popped.
+ *
+ * Deeper than FUNCLAT_MAX_DEPTH levels, entries are counted but not timed
+ * (drop "depth"); depth keeps counting so the levels below stay matched.
+ *
+ * The function id is the attach cookie (kprobe, kprobe.multi, uprobe,
+ * uprobe.multi); fentry/fexit trace one function, id 0.  Histograms live
+ * in a per-CPU array indexed by generation * nr_funcs + id: no hashing and
+ * no shared atomics on the hot path.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "funclat.h"
+#include "agg.bpf.h"
+
+const volatile __u32 target_tgid = 0;	/* 0: every process */
+const volatile __u32 nr_funcs = 1;
+const volatile __u64 unit_ns = 1000;
+
+/* Set by userspace once every program is attached, cleared before detaching. */
+__u32 armed = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct funclat_stack);
+} stacks SEC(".maps");
+
+struct counters {
+	__u64 cnt[FUNCLAT_CNT_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct counters);
+} counters SEC(".maps");
+
+/* Histogram of function id in generation g at index g * nr_funcs + id (sized by userspace). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct kagg_hist_val);
+} hist SEC(".maps");
+
+static __always_inline bool traced(void)
+{
+	return !target_tgid || (bpf_get_current_pid_tgid() >> 32) == target_tgid;
+}
+
+static __always_inline int on_entry(__u64 id)
+{
+	struct funclat_stack *st;
+	struct counters *c;
+	__u32 zero = 0, d;
+
+	if (!traced() || !*(volatile __u32 *)&armed)
+		return 0;
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c)
+		return 0;
+	c->cnt[FUNCLAT_CNT_CALLS]++;
+	st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		c->cnt[FUNCLAT_CNT_DROP_STORAGE]++;
+		return 0;
+	}
+	d = st->depth;
+	if (d >= FUNCLAT_MAX_DEPTH) {
+		st->depth = d + 1;
+		c->cnt[FUNCLAT_CNT_DROP_DEPTH]++;
+		return 0;
+	}
+	st->ts[d] = bpf_ktime_get_ns();
+	st->id[d] = id;
+	st->depth = d + 1;
+	return 0;
+}
+
+static __always_inline int on_return(__u64 id)
+{
+	__u32 zero = 0, d, i, k, g, idx;
+	struct kagg_hist_val *h;
+	struct funclat_stack *st;
+	struct counters *c;
+	__u64 now, delta;
+	bool found;
+
+	if (!traced())
+		return 0;
+	now = bpf_ktime_get_ns();
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c)
+		return 0;
+	st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0, 0);
+	if (!st || !st->depth) {
+		if (*(volatile __u32 *)&armed)
+			c->cnt[FUNCLAT_CNT_NO_ENTRY]++;
+		return 0;
+	}
+	d = st->depth;
+	if (d > FUNCLAT_MAX_DEPTH) {	/* an untimed level */
+		st->depth = d - 1;
+		return 0;
+	}
+	i = (d - 1) & (FUNCLAT_MAX_DEPTH - 1);
+	if (st->id[i] != (__u16)id) {
+		found = false;
+		for (k = 1; k < FUNCLAT_MAX_DEPTH; k++) {
+			if (k >= d)
+				break;
+			i = (d - 1 - k) & (FUNCLAT_MAX_DEPTH - 1);
+			if (st->id[i] == (__u16)id) {
+				found = true;
+				break;
+			}
+		}
+		if (!found) {
+			c->cnt[FUNCLAT_CNT_NO_ENTRY]++;
+			return 0;
+		}
+		c->cnt[FUNCLAT_CNT_LOST_RETURN] += k;
+	}
+	delta = now - st->ts[i];
+	st->depth = i;
+	if (!*(volatile __u32 *)&armed || id >= nr_funcs)
+		return 0;
+	g = kagg_gen();
+	idx = g * nr_funcs + (__u32)id;
+	h = bpf_map_lookup_elem(&hist, &idx);
+	if (!h)
+		return 0;
+	h->slots[kagg_slot(delta / unit_ns)]++;
+	c->cnt[FUNCLAT_CNT_RETURNS]++;
+	return 0;
+}
+
+SEC("fentry")
+int BPF_PROG(funclat_fentry)
+{
+	return on_entry(0);
+}
+
+SEC("fexit")
+int BPF_PROG(funclat_fexit)
+{
+	return on_return(0);
+}
+
+SEC("kprobe")
+int BPF_KPROBE(funclat_kprobe)
+{
+	return on_entry(bpf_get_attach_cookie(ctx));
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(funclat_kretprobe)
+{
+	return on_return(bpf_get_attach_cookie(ctx));
+}
+
+SEC("kprobe.multi")
+int BPF_KPROBE(funclat_kprobe_multi)
+{
+	return on_entry(bpf_get_attach_cookie(ctx));
+}
+
+SEC("kretprobe.multi")
+int BPF_KRETPROBE(funclat_kretprobe_multi)
+{
+	return on_return(bpf_get_attach_cookie(ctx));
+}
+
+SEC("uprobe")
+int BPF_UPROBE(funclat_uprobe)
+{
+	return on_entry(bpf_get_attach_cookie(ctx));
+}
+
+SEC("uretprobe")
+int BPF_URETPROBE(funclat_uretprobe)
+{
+	return on_return(bpf_get_attach_cookie(ctx));
+}
+
+SEC("uprobe.multi")
+int BPF_UPROBE(funclat_uprobe_multi)
+{
+	return on_entry(bpf_get_attach_cookie(ctx));
+}
+
+SEC("uretprobe.multi")
+int BPF_URETPROBE(funclat_uretprobe_multi)
+{
+	return on_return(bpf_get_attach_cookie(ctx));
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * kagg/funclat.h - function latency: time from entry to return of kernel
+ * functions (fentry/fexit, else kprobe/kretprobe) or user functions
+ * (uprobe/uretprobe), one log2 histogram per function, aggregated in the
+ * kernel.  Nested and recursive calls are timed level by level.
+ *
+ *	KAGG_OPTS(kagg_funclat_opts, o, .pattern = "c:malloc");
+ *	struct kagg_session *s = kagg_funclat__open(&o);
+ *	kagg_session__attach(s);  ...  kagg_session__snapshot(s, KAGG_SNAP_RESET);
+ *
+ * Histograms: one per matched function, key.id = its index (0..n-1, in name
+ * order), key.label = its name.
+ */
+#ifndef KAGG_FUNCLAT_H
+#define KAGG_FUNCLAT_H
+
+#include <kagg/session.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum kagg_funclat_attach {
+	KAGG_FUNCLAT_AUTO = 0,	   /* kernel: fentry (one function) or kprobe.multi (glob), else kprobes */
+	KAGG_FUNCLAT_FENTRY = 1,   /* kernel, one function only */
+	KAGG_FUNCLAT_KPROBE = 2,   /* kernel: one kprobe + kretprobe per function */
+	KAGG_FUNCLAT_KPROBE_MULTI = 3,
+	KAGG_FUNCLAT_UPROBE = 4,   /* user: one uprobe + uretprobe per function */
+	KAGG_FUNCLAT_UPROBE_MULTI = 5,
+};
+
+struct kagg_funclat_opts {
+	size_t sz;
+	/*
+	 * What to trace: "FUNC" (kernel function), "LIB:FUNC" (a library:
+	 * "c" is libc, resolved through the process's maps with pid, else
+	 * ldconfig and the standard library directories) or "PATH:FUNC" (an
+	 * ELF file, or a program name found in $PATH).  FUNC may be a glob
+	 * (fnmatch: * ? [...]) matching many functions.
+	 */
+	const char *pattern;
+	/* Only this process (0: all); for user functions the probes are attached to it alone. */
+	int pid;
+	enum kagg_unit unit;
+	enum kagg_funclat_attach attach;
+	/* Refuse patterns matching more functions than this (0: 1024, the most). */
+	unsigned int max_funcs;
+	bool overhead;
+	kagg_log_fn log;
+	void *log_ctx;
+};
+
+/*
+ * Resolve the pattern, load the programs and pick the attach path (probing
+ * it by attaching once); nothing is attached on return.
+ * errno: EINVAL bad opts or pattern, ENOENT no such function / library /
+ * file, E2BIG pattern matches more than max_funcs, ESRCH pid does not exist,
+ * EPERM/EACCES no privileges, EOPNOTSUPP the kernel cannot trace the
+ * function (the log callback says which paths failed and why).
+ */
+KAGG_API struct kagg_session *kagg_funclat__open(const struct kagg_funclat_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KAGG_FUNCLAT_H */
