@@ -133,6 +133,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)KAGG=$(abspath $(KAGG_BIN)) KAGG_HELPERS=$(abspath $(OUT)/tests/helpers) \
 		tests/run.sh host $(UNIT_BINS) $(ROOT_BINS)
+	$(Q)$(MAKE) --no-print-directory abi-check
 	$(Q)$(MAKE) --no-print-directory vmtest VMTEST_HOST=0
 
 # ---------------------------------------------------------------- run, bench
@@ -142,7 +143,7 @@ run: deps
 	$(KAGG_BIN) offcpu -d 5
 
 bench: deps bench-deps
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS) examples
 	$(Q)KAGG=$(abspath $(KAGG_BIN)) tests/bench/run.sh $(BENCH_BINS)
 
 # ---------------------------------------------------------------- setup
@@ -180,3 +181,73 @@ clean:
 .PHONY: format
 format:
 	clang-format -i $(wildcard bpf/*.c bpf/*.h user/*.c user/*.h user/include/kagg/*.h tools/*.c tools/*.h tests/*/*.c tests/*.h)
+
+# ---------------------------------------------------------------- ABI
+# The exported symbols are the KAGG_API declarations in user/include/kagg/*.h.
+# `make abi-update` regenerates user/libkagg.map from them (run it after adding
+# a public function); `make abi-check` fails when headers, map and .so differ.
+.PHONY: abi-check abi-update
+abi-check: $(OUT)/lib/libkagg.so
+	$(Q)tests/abi/abi.sh check user/libkagg.map $(OUT)/lib/libkagg.so
+
+abi-update:
+	$(Q)tests/abi/abi.sh update user/libkagg.map
+
+# ---------------------------------------------------------------- install
+# make install PREFIX=/usr/local DESTDIR=   (and make uninstall, same variables)
+PREFIX		?= /usr/local
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+BINDIR		?= $(PREFIX)/bin
+MANDIR		?= $(PREFIX)/share/man
+PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
+INSTALL		?= install
+PUBLIC_HDRS	:= $(wildcard user/include/kagg/*.h)
+KAGG_PC		:= $(OUT)/lib/kagg.pc
+
+# Rewritten whenever PREFIX/LIBDIR/INCLUDEDIR change (kept when unchanged).
+.PHONY: FORCE
+FORCE:
+$(KAGG_PC): user/kagg.pc.in FORCE
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(KAGG_VERSION)|' $< > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+.PHONY: install uninstall
+install: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(KAGG_PC)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/kagg $(DESTDIR)$(MANDIR)/man1
+	$(Q)$(INSTALL) -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sfn libkagg.so.$(KAGG_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	$(Q)ln -sfn $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkagg.so
+	$(Q)$(INSTALL) -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	$(Q)$(INSTALL) -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/kagg/
+	$(Q)$(INSTALL) -m 644 $(KAGG_PC) $(DESTDIR)$(PKGCONFIGDIR)/
+	$(Q)$(INSTALL) -m 755 $(KAGG_BIN) $(DESTDIR)$(BINDIR)/
+	$(Q)$(INSTALL) -m 644 docs/kagg.1 $(DESTDIR)$(MANDIR)/man1/
+
+uninstall:
+	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(LIBDIR)/libkagg.so.$(KAGG_VERSION) \
+		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkagg.so \
+		$(DESTDIR)$(LIBDIR)/libkagg.a $(DESTDIR)$(PKGCONFIGDIR)/kagg.pc \
+		$(DESTDIR)$(BINDIR)/kagg $(DESTDIR)$(MANDIR)/man1/kagg.1 \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/kagg/,$(notdir $(PUBLIC_HDRS)))
+	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/kagg 2>/dev/null || true
+
+# ---------------------------------------------------------------- examples
+# Built against the shared library in build/lib through the public headers
+# only (tests/bpf/test_install.c builds them again against an installed copy).
+EXAMPLE_SRCS	:= $(wildcard examples/*.c)
+EXAMPLE_BINS	:= $(patsubst examples/%.c,$(OUT)/examples/%,$(EXAMPLE_SRCS))
+
+.PHONY: examples
+examples: $(EXAMPLE_BINS)
+
+$(OUT)/examples/%: examples/%.c $(OUT)/lib/libkagg.so $(PUBLIC_HDRS)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(WARNS) -std=gnu11 -Iuser/include -o $@ $< \
+		-L$(OUT)/lib -lkagg -Wl,-rpath,$(abspath $(OUT)/lib)

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * `make install` into a scratch DESTDIR, as a packager would, and use what
+ * was installed the way an embedding program does: build each example with
+ * `cc $(pkg-config --cflags --libs kagg)` against the installed headers and
+ * library only (PKG_CONFIG_SYSROOT_DIR points pkg-config at the scratch
+ * tree), run them (they attach for real: root), render the man page, then
+ * `make uninstall` and check nothing is left.
+ *
+ * Runs from the repository root (tests/run.sh does); $KAGG_SRCDIR overrides.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+
+static char root[64] = "/tmp/kagg-install-XXXXXX";
+static const char *src = ".";
+
+/* Run a shell command, output (stdout + stderr) into *out when non-NULL; its exit status. */
+static int sh(char **out, const char *fmt, ...)
+{
+	char cmd[4096], *buf;
+	va_list ap;
+	FILE *p;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	buf = tu_read_all(fileno(p));
+	st = pclose(p);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Environment for pkg-config against the scratch tree (system .pc files still found). */
+#define PKGENV                                                                 \
+	"PKG_CONFIG_SYSROOT_DIR=%s PKG_CONFIG_PATH=%s/usr/lib/pkgconfig "
+
+static int group_setup(void **state)
+{
+	char *out = NULL;
+	int rc;
+
+	if (getenv("KAGG_SRCDIR"))
+		src = getenv("KAGG_SRCDIR");
+	if (!mkdtemp(root))
+		return -1;
+	/* A make started from this test must not talk to the outer make's jobserver. */
+	unsetenv("MAKEFLAGS");
+	unsetenv("MAKELEVEL");
+	unsetenv("MFLAGS");
+	rc = sh(&out, "make -C %s --no-print-directory install DESTDIR=%s PREFIX=/usr", src, root);
+	printf("  make install DESTDIR=%s PREFIX=/usr: exit %d\n", root, rc);
+	if (rc)
+		printf("%s\n", out ? out : "");
+	free(out);
+	return rc ? -1 : 0;
+}
+
+static int group_teardown(void **state)
+{
+	sh(NULL, "rm -rf %s", root);
+	return 0;
+}
+
+static bool exists(const char *rel, mode_t type)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	if (lstat(path, &st)) {
+		printf("  missing: %s\n", rel);
+		return false;
+	}
+	if ((st.st_mode & S_IFMT) != type) {
+		printf("  wrong type: %s\n", rel);
+		return false;
+	}
+	return true;
+}
+
+static void test_installed_tree(void **state)
+{
+	char link[256], path[512], *out = NULL;
+	ssize_t n;
+
+	assert_true(exists("/usr/lib/libkagg.so.0.1.0", S_IFREG));
+	assert_true(exists("/usr/lib/libkagg.so.0", S_IFLNK));
+	assert_true(exists("/usr/lib/libkagg.so", S_IFLNK));
+	assert_true(exists("/usr/lib/libkagg.a", S_IFREG));
+	assert_true(exists("/usr/lib/pkgconfig/kagg.pc", S_IFREG));
+	assert_true(exists("/usr/include/kagg/kagg.h", S_IFREG));
+	assert_true(exists("/usr/include/kagg/session.h", S_IFREG));
+	assert_true(exists("/usr/include/kagg/common.h", S_IFREG));
+	assert_true(exists("/usr/bin/kagg", S_IFREG));
+	assert_true(exists("/usr/share/man/man1/kagg.1", S_IFREG));
+
+	/* Relative symlinks: dev link -> soname -> real file. */
+	snprintf(path, sizeof(path), "%s/usr/lib/libkagg.so", root);
+	n = readlink(path, link, sizeof(link) - 1);
+	assert_true(n > 0);
+	link[n] = '\0';
+	assert_string_equal(link, "libkagg.so.0");
+	snprintf(path, sizeof(path), "%s/usr/lib/libkagg.so.0", root);
+	n = readlink(path, link, sizeof(link) - 1);
+	assert_true(n > 0);
+	link[n] = '\0';
+	assert_string_equal(link, "libkagg.so.0.1.0");
+
+	/* The soname, and only kagg_* exported. */
+	assert_int_equal(sh(&out, "readelf -d %s/usr/lib/libkagg.so.0.1.0 | grep SONAME", root), 0);
+	assert_non_null(strstr(out, "[libkagg.so.0]"));
+	free(out);
+	assert_int_equal(sh(&out, "nm -D --defined-only %s/usr/lib/libkagg.so.0.1.0 | "
+				  "awk '$2 != \"A\" && $3 !~ /^kagg_/'",
+			    root),
+			 0);
+	assert_string_equal(out, "");
+	free(out);
+
+	/* pkg-config sees the scratch tree and the private requirements. */
+	assert_int_equal(sh(&out, PKGENV "pkg-config --modversion kagg", root, root), 0);
+	assert_string_equal(out, "0.1.0\n");
+	free(out);
+	assert_int_equal(sh(&out, PKGENV "pkg-config --cflags --libs kagg", root, root), 0);
+	printf("  pkg-config --cflags --libs kagg: %s", out);
+	assert_non_null(strstr(out, root));
+	assert_non_null(strstr(out, "-lkagg"));
+	assert_null(strstr(out, "-lbpf")); /* shared: libbpf is private */
+	free(out);
+	assert_int_equal(sh(&out, PKGENV "pkg-config --static --libs kagg", root, root), 0);
+	assert_non_null(strstr(out, "-lbpf"));
+	assert_non_null(strstr(out, "-lelf"));
+	assert_non_null(strstr(out, "-lz"));
+	free(out);
+}
+
+/* Build examples/NAME.c against the installed tree; the binary in the scratch dir. */
+static void build_example(const char *name)
+{
+	char *out = NULL;
+	int rc;
+
+	rc = sh(&out,
+		PKGENV "cc -Wall -Wextra -Werror -o %s/%s %s/examples/%s.c "
+		       "$(" PKGENV "pkg-config --cflags --libs kagg)",
+		root, root, root, name, src, name, root, root);
+	if (rc)
+		printf("%s\n", out);
+	assert_int_equal(rc, 0);
+	free(out);
+	/* It links the installed library, not build/lib's. */
+	rc = sh(&out, "LD_LIBRARY_PATH=%s/usr/lib ldd %s/%s | grep libkagg", root, root, name);
+	assert_int_equal(rc, 0);
+	printf("  %s: %s", name, out);
+	assert_non_null(strstr(out, root));
+	free(out);
+}
+
+static void test_examples_build(void **state)
+{
+	build_example("offcpu_hist");
+	build_example("stream_callback");
+}
+
+static void test_offcpu_hist_runs(void **state)
+{
+	char *out = NULL, *p;
+	int rc, headers = 0;
+
+	TU_SKIP_UNLESS_ROOT();
+	if (sh(NULL, "test -x %s/offcpu_hist", root))
+		build_example("offcpu_hist");
+	rc = sh(&out, "LD_LIBRARY_PATH=%s/usr/lib %s/offcpu_hist 2", root, root);
+	if (rc)
+		printf("%s\n", out);
+	assert_int_equal(rc, 0);
+	/* One snapshot per second: two meta headers, two histograms. */
+	for (p = out; (p = strstr(p, "# kagg offcpu: sched:sched_switch")); p++)
+		headers++;
+	printf("  offcpu_hist 2: %d snapshots, %d lines\n", headers, tu_lines(out));
+	assert_int_equal(headers, 2);
+	assert_non_null(strstr(out, "usecs               : count    distribution"));
+	assert_non_null(strstr(out, "filters: none"));
+	free(out);
+}
+
+static void test_stream_callback_runs(void **state)
+{
+	unsigned long long total = 0, seen = 0, delivered = 0, dropped = ~0ULL;
+	char *out = NULL, *p;
+	int rc;
+
+	TU_SKIP_UNLESS_ROOT();
+	if (sh(NULL, "test -x %s/stream_callback", root))
+		build_example("stream_callback");
+	rc = sh(&out, "LD_LIBRARY_PATH=%s/usr/lib %s/stream_callback 1", root, root);
+	if (rc)
+		printf("%s\n", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "CPU        records\n"));
+	p = strstr(out, "callback total ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "callback total %llu", &total), 1);
+	p = strstr(out, "meta: mode stream, ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "meta: mode stream, seen %llu, delivered %llu, dropped %llu",
+				&seen, &delivered, &dropped),
+			 3);
+	printf("  stream_callback 1: %llu records in the callback; seen %llu delivered %llu "
+	       "dropped %llu\n",
+	       total, seen, delivered, dropped);
+	assert_true(total > 0); /* a second of a live system has context switches */
+	assert_true(total == delivered);
+	assert_true(seen == delivered + dropped);
+	free(out);
+}
+
+static void test_man_page_renders(void **state)
+{
+	char *out = NULL;
+
+	/* groff with all warnings: nothing on stderr, the sections there. */
+	assert_int_equal(sh(&out, "groff -man -Tutf8 -ww -z %s/usr/share/man/man1/kagg.1", root), 0);
+	assert_string_equal(out, "");
+	free(out);
+	assert_int_equal(sh(&out, "MANWIDTH=80 MANPAGER=cat man -l %s/usr/share/man/man1/kagg.1",
+			    root),
+			 0);
+	assert_non_null(strstr(out, "SYNOPSIS"));
+	assert_non_null(strstr(out, "EXIT STATUS"));
+	assert_non_null(strstr(out, "EXAMPLES"));
+	assert_non_null(strstr(out, "kagg offcpu -d 5"));
+	free(out);
+}
+
+/* Last: uninstall leaves no file behind (directories may stay). */
+static void test_uninstall_removes_everything(void **state)
+{
+	char *out = NULL;
+
+	sh(NULL, "rm -f %s/offcpu_hist %s/stream_callback", root, root);
+	assert_int_equal(sh(NULL, "make -C %s --no-print-directory uninstall DESTDIR=%s PREFIX=/usr",
+			    src, root),
+			 0);
+	assert_int_equal(sh(&out, "find %s ! -type d", root), 0);
+	if (*out)
+		printf("  left behind:\n%s", out);
+	assert_string_equal(out, "");
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_installed_tree),
+		cmocka_unit_test(test_examples_build),
+		cmocka_unit_test(test_offcpu_hist_runs),
+		cmocka_unit_test(test_stream_callback_runs),
+		cmocka_unit_test(test_man_page_renders),
+		cmocka_unit_test(test_uninstall_removes_everything),
+	};
+
+	return cmocka_run_group_tests_name("install", tests, group_setup, group_teardown);
+}
