@@ -350,6 +350,14 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 			}
 		}
 		if (s) {
+			/*
+			 * Every recorded switch-out is closed by the next switch-in, which
+			 * clears ts.  Still set means that switch-in was not seen (the
+			 * storage lookup failed or the event did not reach us): an
+			 * interval lost, counted.
+			 */
+			if (s->ts)
+				c->cnt[OFFCPU_CNT_DROP_UNCLOSED]++;
 			s->ts = now;
 			if (with_stacks) {
 				__u32 flags = btf ? prev->flags : BPF_CORE_READ(prev, flags);

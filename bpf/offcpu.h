@@ -36,6 +36,8 @@ enum offcpu_counter {
 	OFFCPU_CNT_DROP_KEYS_FULL,	/* per-key map full: interval not recorded */
 	OFFCPU_CNT_DROP_KSTACK,		/* kernel stack capture failed (interval kept, stack unknown) */
 	OFFCPU_CNT_DROP_USTACK,		/* user stack capture failed (interval kept, stack unknown) */
+	OFFCPU_CNT_DROP_UNCLOSED,	/* a switch-out found the previous interval still open:
+					 * its switch-in was not seen */
 	OFFCPU_CNT_STREAM_SEEN,		/* sched_switch runs of the streaming program */
 	OFFCPU_CNT_STREAM_SENT,		/* records submitted to the BPF ring buffer */
 	OFFCPU_CNT_STREAM_DROP,		/* records lost: BPF ring buffer full */

@@ -339,6 +339,9 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 		      cnt[OFFCPU_CNT_DROP_STORAGE], true);
 	snap_add_drop(snap, "keys_full", "interval not aggregated: per-key map full",
 		      cnt[OFFCPU_CNT_DROP_KEYS_FULL], true);
+	snap_add_drop(snap, "switch_in_missed",
+		      "interval lost: a task left the CPU again before its switch-in was seen",
+		      cnt[OFFCPU_CNT_DROP_UNCLOSED], true);
 	if (t->stacks) {
 		snap_add_drop(snap, "kstack", "kernel stack not captured (interval kept)",
 			      cnt[OFFCPU_CNT_DROP_KSTACK], false);
