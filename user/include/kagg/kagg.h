@@ -5,5 +5,8 @@
 
 #include <kagg/common.h>
 #include <kagg/session.h>
+#include <kagg/ringbuf.h>
+#include <kagg/rb_format.h>
+#include <kagg/funclat.h>
 
 #endif
