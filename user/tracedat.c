@@ -1,0 +1,1018 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * trace-cmd trace.dat version 6: writer and reader.  Written from the format
+ * description (shared/docs/ftrace-format.md section 7, trace-cmd's
+ * trace-cmd.dat.v6 manual page); no trace-cmd code.
+ *
+ *   magic 17 08 44 "tracing" "6\0" | endian u8 | long size u8 | page size u32
+ *   "header_page\0"  u64 len, text     "header_event\0" u64 len, text
+ *   u32 n ftrace formats  { u64 len, text }
+ *   u32 n systems { "sys\0" u32 n { u64 len, text } }
+ *   u32 len kallsyms | u32 len printk formats | u64 len saved_cmdlines
+ *   u32 nr_cpus
+ *   ["options  \0" { u16 id, u32 size, data } u16 0]
+ *   "flyrecord\0" nr_cpus x { u64 offset, u64 size } [u64 len, trace_clock]
+ *   pad to page size | CPU 0 pages | CPU 1 pages | ...
+ *
+ * Writer: pages are spooled per CPU into unlinked temporary files as they
+ * come (memory stays flat however long the recording), cmdlines and formats
+ * are only needed at __finish(), which writes the header and copies each
+ * spool to its page-aligned block.  Integers are written little-endian
+ * byte by byte, whatever the host.
+ *
+ * Reader: maps the file, parses the header into a kagg_rb_events registry,
+ * and merges the CPUs' records by timestamp with one kagg_rb_page_iter per
+ * CPU.  Only little-endian files with 8-byte longs (what x86_64 and arm64
+ * kernels write), flyrecord data, top-level buffer: instance buffers
+ * (BUFFER options) and v7 (sectioned, compressed) files are not read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kagg/tracedat.h>
+#include "opts.h"
+
+/* Bytes of an opts struct this library knows. */
+#define TD_OPTS_END(TYPE)                                                      \
+	(offsetof(struct TYPE, TYPE##__last_field) +                           \
+	 sizeof(((struct TYPE *)0)->TYPE##__last_field))
+#define TD_OPT_DONE 0
+#define TD_OPT_TRACECLOCK 4
+#define TD_COMM_LEN 16
+
+static const char td_magic[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+
+/* ------------------------------------------------------------ saved cmdlines */
+
+struct td_comm {
+	int pid;
+	char comm[TD_COMM_LEN];
+};
+
+/* pid -> comm, sorted by pid. */
+struct td_cmdlines {
+	struct td_comm *v;
+	size_t nr, cap;
+};
+
+static size_t cl_find(const struct td_cmdlines *cl, int pid, bool *found)
+{
+	size_t lo = 0, hi = cl->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cl->v[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < cl->nr && cl->v[lo].pid == pid;
+	return lo;
+}
+
+static int cl_set(struct td_cmdlines *cl, int pid, const char *comm, size_t len)
+{
+	bool found;
+	size_t i = cl_find(cl, pid, &found);
+
+	if (!found) {
+		if (cl->nr == cl->cap) {
+			size_t cap = cl->cap ? cl->cap * 2 : 64;
+			struct td_comm *v = realloc(cl->v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			cl->v = v;
+			cl->cap = cap;
+		}
+		memmove(&cl->v[i + 1], &cl->v[i], (cl->nr - i) * sizeof(*cl->v));
+		cl->nr++;
+		cl->v[i].pid = pid;
+	}
+	if (len > TD_COMM_LEN - 1)
+		len = TD_COMM_LEN - 1;
+	memcpy(cl->v[i].comm, comm, len);
+	cl->v[i].comm[len] = 0;
+	return 0;
+}
+
+static const char *cl_get(const struct td_cmdlines *cl, int pid)
+{
+	bool found;
+	size_t i = cl_find(cl, pid, &found);
+
+	return found ? cl->v[i].comm : NULL;
+}
+
+/*
+ * Parse saved_cmdlines text ("PID COMM\n" lines; COMM may hold spaces).
+ * strict: a malformed line is -EINVAL; otherwise it is skipped.
+ */
+static int cl_parse(struct td_cmdlines *cl, const char *text, size_t len, bool strict)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end, *q = p;
+		long pid = 0;
+		bool digits = false;
+		int err;
+
+		while (q < eol && *q >= '0' && *q <= '9' && pid < (1L << 30)) {
+			pid = pid * 10 + (*q++ - '0');
+			digits = true;
+		}
+		if (eol == p || (eol == p + 1 && *p == '\r')) {
+			/* empty line */
+		} else if (!digits || q >= eol - 1 || *q != ' ' ||
+			   memchr(q + 1, 0, (size_t)(eol - q - 1))) {
+			if (strict)
+				return -EINVAL;
+		} else {
+			err = cl_set(cl, (int)pid, q + 1, (size_t)(eol - q - 1));
+			if (err)
+				return err;
+		}
+		p = eol + (nl ? 1 : 0);
+	}
+	return 0;
+}
+
+static void cl_free(struct td_cmdlines *cl)
+{
+	free(cl->v);
+	memset(cl, 0, sizeof(*cl));
+}
+
+static const char *cl_comm_cb(void *ctx, int pid)
+{
+	return cl_get(ctx, pid);
+}
+
+/* ------------------------------------------------------------ writer */
+
+struct kagg_tracedat_writer {
+	char *path;
+	FILE *out;
+	size_t page_size;
+	int nr_cpus;
+	const struct kagg_rb_events *events;
+	char *trace_clock;
+	char *tmp_dir;
+	struct td_cmdlines cl;
+	FILE **spool;	  /* per CPU, created on the first page */
+	uint64_t *pages;  /* per CPU */
+	uint8_t *zero;	  /* page_size zero bytes */
+	bool finished;
+};
+
+static bool td_page_size_ok(size_t ps)
+{
+	int order;
+
+	for (order = 0; order <= 7; order++)
+		if (ps == (size_t)4096 << order)
+			return true;
+	return false;
+}
+
+struct kagg_tracedat_writer *kagg_tracedat_writer__new(const char *path,
+						       const struct kagg_tracedat_writer_opts *opts)
+{
+	struct kagg_tracedat_writer *w = NULL;
+	const char *cmdlines, *clock, *tmp;
+	int err = -EINVAL;
+
+	if (!path || !opts || !kagg_opts_valid(opts, TD_OPTS_END(kagg_tracedat_writer_opts)))
+		goto cleanup;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	w->page_size = KAGG_OPT(opts, kagg_tracedat_writer_opts, page_size, 0);
+	if (!w->page_size)
+		w->page_size = 4096;
+	w->nr_cpus = KAGG_OPT(opts, kagg_tracedat_writer_opts, nr_cpus, 0);
+	w->events = KAGG_OPT(opts, kagg_tracedat_writer_opts, events, NULL);
+	cmdlines = KAGG_OPT(opts, kagg_tracedat_writer_opts, cmdlines, NULL);
+	clock = KAGG_OPT(opts, kagg_tracedat_writer_opts, trace_clock, NULL);
+	tmp = KAGG_OPT(opts, kagg_tracedat_writer_opts, tmp_dir, NULL);
+	if (!tmp)
+		tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (w->nr_cpus < 1 || w->nr_cpus > 65536 || !td_page_size_ok(w->page_size))
+		goto cleanup;
+	if (clock && (!*clock || strpbrk(clock, "[] \n")))
+		goto cleanup;
+	if (cmdlines) {
+		err = cl_parse(&w->cl, cmdlines, strlen(cmdlines), true);
+		if (err)
+			goto cleanup;
+	}
+	err = -ENOMEM;
+	w->path = strdup(path);
+	w->tmp_dir = strdup(tmp);
+	w->trace_clock = clock ? strdup(clock) : NULL;
+	w->spool = calloc((size_t)w->nr_cpus, sizeof(*w->spool));
+	w->pages = calloc((size_t)w->nr_cpus, sizeof(*w->pages));
+	w->zero = calloc(1, w->page_size);
+	if (!w->path || !w->tmp_dir || (clock && !w->trace_clock) || !w->spool || !w->pages ||
+	    !w->zero)
+		goto cleanup;
+	w->out = fopen(path, "w");
+	if (!w->out) {
+		err = -errno;
+		goto cleanup;
+	}
+	return w;
+
+cleanup:
+	if (w) {
+		w->finished = true; /* nothing of ours to remove */
+		kagg_tracedat_writer__free(w);
+	}
+	errno = -err;
+	return NULL;
+}
+
+int kagg_tracedat_writer__add_cmdline(struct kagg_tracedat_writer *w, int pid, const char *comm)
+{
+	if (!w || pid < 0 || !comm || !*comm || strchr(comm, '\n'))
+		return -EINVAL;
+	return cl_set(&w->cl, pid, comm, strlen(comm));
+}
+
+static FILE *td_spool_open(const char *dir)
+{
+	size_t n = strlen(dir) + sizeof("/kagg-tracedat-XXXXXX");
+	char *name = malloc(n);
+	FILE *f = NULL;
+	int fd;
+
+	if (!name)
+		return NULL;
+	snprintf(name, n, "%s/kagg-tracedat-XXXXXX", dir);
+	fd = mkstemp(name);
+	if (fd >= 0) {
+		unlink(name);
+		f = fdopen(fd, "w+");
+		if (!f) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
+		}
+	}
+	free(name);
+	return f;
+}
+
+int kagg_tracedat_writer__add_page(struct kagg_tracedat_writer *w, int cpu, const void *page,
+				   size_t size)
+{
+	uint64_t commit;
+
+	if (!w || w->finished || cpu < 0 || cpu >= w->nr_cpus || !page || size < KAGG_RB_PAGE_HDR)
+		return -EINVAL;
+	if (size > w->page_size)
+		return -E2BIG;
+	memcpy(&commit, (const uint8_t *)page + 8, 8);
+	if ((commit & KAGG_RB_COMMIT_MASK) > size - KAGG_RB_PAGE_HDR)
+		return -EINVAL;
+	if (!w->spool[cpu]) {
+		w->spool[cpu] = td_spool_open(w->tmp_dir);
+		if (!w->spool[cpu])
+			return errno ? -errno : -EIO;
+	}
+	if (fwrite(page, 1, size, w->spool[cpu]) != size ||
+	    (size < w->page_size &&
+	     fwrite(w->zero, 1, w->page_size - size, w->spool[cpu]) != w->page_size - size))
+		return errno ? -errno : -EIO;
+	w->pages[cpu]++;
+	return 0;
+}
+
+int kagg_tracedat_writer__add_rb(struct kagg_tracedat_writer *w, struct kagg_rb *rb)
+{
+	uint8_t *buf;
+	int cpu, n = 0, ret, err = 0;
+
+	if (!w || !rb || w->finished || kagg_rb__subbuf_size(rb) != w->page_size ||
+	    kagg_rb__nr_cpus(rb) > w->nr_cpus)
+		return -EINVAL;
+	buf = malloc(w->page_size);
+	if (!buf)
+		return -ENOMEM;
+	for (cpu = 0; cpu < kagg_rb__nr_cpus(rb) && !err; cpu++) {
+		while ((ret = kagg_rb__read_page(rb, cpu, buf, w->page_size)) > 0) {
+			err = kagg_tracedat_writer__add_page(w, cpu, buf, (size_t)ret);
+			if (err)
+				break;
+			n++;
+		}
+		if (!err && ret < 0 && ret != -EAGAIN)
+			err = ret;
+	}
+	free(buf);
+	return err ? err : n;
+}
+
+uint64_t kagg_tracedat_writer__nr_pages(const struct kagg_tracedat_writer *w, int cpu)
+{
+	uint64_t n = 0;
+	int i;
+
+	if (!w || cpu >= w->nr_cpus)
+		return 0;
+	if (cpu >= 0)
+		return w->pages[cpu];
+	for (i = 0; i < w->nr_cpus; i++)
+		n += w->pages[i];
+	return n;
+}
+
+static void put_le(FILE *f, uint64_t v, int bytes)
+{
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		fputc((int)((v >> (8 * i)) & 0xff), f);
+}
+
+/* u64/u32 length then the bytes. */
+static void put_blob(FILE *f, const char *s, size_t len, int len_bytes)
+{
+	put_le(f, len, len_bytes);
+	if (len)
+		fwrite(s, 1, len, f);
+}
+
+static void put_format(FILE *f, const struct kagg_rb_format *fmt, int *err)
+{
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&txt, &len);
+
+	if (!m) {
+		*err = -ENOMEM;
+		return;
+	}
+	kagg_rb_format__fprint(fmt, m);
+	if (fclose(m)) {
+		*err = -ENOMEM;
+		free(txt);
+		return;
+	}
+	put_blob(f, txt, len, 8);
+	free(txt);
+}
+
+/* Everything before the page data, except the flyrecord offsets. */
+static int td_header(struct kagg_tracedat_writer *w, FILE *f)
+{
+	const struct kagg_rb_events *evs = w->events;
+	size_t nev = evs ? kagg_rb_events__count(evs) : 0, i, j, nsys = 0, nftrace = 0;
+	const char **sys = NULL;
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *m;
+	int err = 0;
+
+	fwrite(td_magic, 1, sizeof(td_magic), f);
+	fwrite("6", 1, 2, f);
+	put_le(f, 0, 1); /* little-endian */
+	put_le(f, 8, 1); /* long size */
+	put_le(f, w->page_size, 4);
+
+	m = open_memstream(&txt, &len);
+	if (!m)
+		return -ENOMEM;
+	kagg_rb__fprint_header_page(w->page_size, m);
+	if (fclose(m))
+		return -ENOMEM;
+	fwrite("header_page", 1, 12, f);
+	put_blob(f, txt, len, 8);
+	free(txt);
+	txt = NULL;
+	m = open_memstream(&txt, &len);
+	if (!m)
+		return -ENOMEM;
+	kagg_rb__fprint_header_event(m);
+	if (fclose(m))
+		return -ENOMEM;
+	fwrite("header_event", 1, 13, f);
+	put_blob(f, txt, len, 8);
+	free(txt);
+
+	/* systems in first-seen order */
+	sys = calloc(nev ? nev : 1, sizeof(*sys));
+	if (!sys)
+		return -ENOMEM;
+	for (i = 0; i < nev; i++) {
+		const struct kagg_rb_format *fm = kagg_rb_events__at(evs, i);
+
+		if (!strcmp(fm->system, "ftrace")) {
+			nftrace++;
+			continue;
+		}
+		for (j = 0; j < nsys && strcmp(sys[j], fm->system); j++)
+			;
+		if (j == nsys)
+			sys[nsys++] = fm->system;
+	}
+	put_le(f, nftrace, 4);
+	for (i = 0; i < nev; i++)
+		if (!strcmp(kagg_rb_events__at(evs, i)->system, "ftrace"))
+			put_format(f, kagg_rb_events__at(evs, i), &err);
+	put_le(f, nsys, 4);
+	for (j = 0; j < nsys; j++) {
+		size_t n = 0;
+
+		for (i = 0; i < nev; i++)
+			n += !strcmp(kagg_rb_events__at(evs, i)->system, sys[j]);
+		fwrite(sys[j], 1, strlen(sys[j]) + 1, f);
+		put_le(f, n, 4);
+		for (i = 0; i < nev; i++)
+			if (!strcmp(kagg_rb_events__at(evs, i)->system, sys[j]))
+				put_format(f, kagg_rb_events__at(evs, i), &err);
+	}
+	free(sys);
+
+	put_le(f, 0, 4); /* kallsyms */
+	put_le(f, 0, 4); /* printk formats */
+
+	txt = NULL;
+	m = open_memstream(&txt, &len);
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < w->cl.nr; i++)
+		fprintf(m, "%d %s\n", w->cl.v[i].pid, w->cl.v[i].comm);
+	if (fclose(m))
+		return -ENOMEM;
+	put_blob(f, txt, len, 8);
+	free(txt);
+
+	put_le(f, (uint64_t)w->nr_cpus, 4);
+	if (w->trace_clock) {
+		/* the trace_clock file's text: the current clock in brackets */
+		size_t n = strlen(w->trace_clock) + 4; /* "[", "]\n", NUL */
+
+		fwrite("options  ", 1, 10, f);
+		put_le(f, TD_OPT_TRACECLOCK, 2);
+		put_le(f, n, 4);
+		fprintf(f, "[%s]\n", w->trace_clock);
+		fputc(0, f);
+		put_le(f, TD_OPT_DONE, 2);
+	}
+	fwrite("flyrecord", 1, 10, f);
+	return err;
+}
+
+static int td_copy(FILE *from, FILE *to, uint64_t bytes)
+{
+	char buf[65536];
+
+	if (fflush(from) || fseeko(from, 0, SEEK_SET))
+		return errno ? -errno : -EIO;
+	while (bytes) {
+		size_t n = bytes < sizeof(buf) ? (size_t)bytes : sizeof(buf);
+
+		if (fread(buf, 1, n, from) != n)
+			return -EIO;
+		if (fwrite(buf, 1, n, to) != n)
+			return errno ? -errno : -EIO;
+		bytes -= n;
+	}
+	return 0;
+}
+
+int kagg_tracedat_writer__finish(struct kagg_tracedat_writer *w)
+{
+	char *hdr = NULL;
+	size_t hlen = 0, clen = 0;
+	uint64_t off, pad;
+	FILE *m;
+	int err, cpu;
+
+	if (!w || w->finished)
+		return -EINVAL;
+	w->finished = true;
+	m = open_memstream(&hdr, &hlen);
+	if (!m)
+		return -ENOMEM;
+	err = td_header(w, m);
+	if (fclose(m) && !err)
+		err = -ENOMEM;
+	if (err)
+		goto cleanup;
+	if (w->trace_clock)
+		clen = strlen(w->trace_clock) + 3; /* "[clock]\n" */
+	off = hlen + (uint64_t)w->nr_cpus * 16 + (w->trace_clock ? 8 + clen : 0);
+	pad = (w->page_size - off % w->page_size) % w->page_size;
+	off += pad;
+
+	if (fwrite(hdr, 1, hlen, w->out) != hlen)
+		goto io_err;
+	for (cpu = 0; cpu < w->nr_cpus; cpu++) {
+		uint64_t size = w->pages[cpu] * w->page_size;
+
+		put_le(w->out, off, 8);
+		put_le(w->out, size, 8);
+		off += size;
+	}
+	if (w->trace_clock) {
+		put_le(w->out, clen, 8);
+		fprintf(w->out, "[%s]\n", w->trace_clock);
+	}
+	while (pad) {
+		size_t n = pad < w->page_size ? (size_t)pad : w->page_size;
+
+		if (fwrite(w->zero, 1, n, w->out) != n)
+			goto io_err;
+		pad -= n;
+	}
+	for (cpu = 0; cpu < w->nr_cpus; cpu++) {
+		if (!w->pages[cpu])
+			continue;
+		err = td_copy(w->spool[cpu], w->out, w->pages[cpu] * w->page_size);
+		if (err)
+			goto cleanup;
+	}
+	if (ferror(w->out))
+		goto io_err;
+	err = fclose(w->out) ? (errno ? -errno : -EIO) : 0;
+	w->out = NULL;
+	goto cleanup;
+
+io_err:
+	err = errno ? -errno : -EIO;
+cleanup:
+	free(hdr);
+	return err;
+}
+
+void kagg_tracedat_writer__free(struct kagg_tracedat_writer *w)
+{
+	int i;
+
+	if (!w)
+		return;
+	if (w->out) {
+		fclose(w->out);
+		if (!w->finished && w->path)
+			unlink(w->path);
+	}
+	for (i = 0; w->spool && i < w->nr_cpus; i++)
+		if (w->spool[i])
+			fclose(w->spool[i]);
+	cl_free(&w->cl);
+	free(w->spool);
+	free(w->pages);
+	free(w->zero);
+	free(w->path);
+	free(w->tmp_dir);
+	free(w->trace_clock);
+	free(w);
+}
+
+/* ------------------------------------------------------------ reader */
+
+struct td_cpu {
+	uint64_t off, size;	/* block in the file */
+	uint64_t next_page;	/* index of the next page to load */
+	struct kagg_rb_page_iter it;
+	bool in_page, have, done;
+	int64_t carry;		/* loss flagged on a page without events */
+	struct kagg_rb_event ev;
+};
+
+struct kagg_tracedat {
+	uint8_t *map;
+	size_t len;
+	size_t page_size;
+	int nr_cpus;
+	struct kagg_rb_events *evs;
+	int bad_formats;
+	struct td_cmdlines cl;
+	char *clock;
+	struct td_cpu *cpus;
+};
+
+struct td_cur {
+	const uint8_t *p;
+	size_t left;
+};
+
+static int cur_take(struct td_cur *c, size_t n, const uint8_t **out)
+{
+	if (n > c->left)
+		return -EINVAL;
+	*out = c->p;
+	c->p += n;
+	c->left -= n;
+	return 0;
+}
+
+static int cur_le(struct td_cur *c, int bytes, uint64_t *v)
+{
+	const uint8_t *p;
+	int i;
+
+	if (cur_take(c, (size_t)bytes, &p))
+		return -EINVAL;
+	*v = 0;
+	for (i = 0; i < bytes; i++)
+		*v |= (uint64_t)p[i] << (8 * i);
+	return 0;
+}
+
+/* A length (len_bytes wide) then that many bytes. */
+static int cur_blob(struct td_cur *c, int len_bytes, const uint8_t **p, size_t *len)
+{
+	uint64_t n;
+
+	if (cur_le(c, len_bytes, &n) || n > c->left)
+		return -EINVAL;
+	*len = (size_t)n;
+	return cur_take(c, (size_t)n, p);
+}
+
+static int cur_str(struct td_cur *c, const char **s)
+{
+	const uint8_t *nul = memchr(c->p, 0, c->left);
+	const uint8_t *p;
+
+	if (!nul)
+		return -EINVAL;
+	*s = (const char *)c->p;
+	return cur_take(c, (size_t)(nul - c->p) + 1, &p);
+}
+
+static int cur_tag(struct td_cur *c, const char *tag, size_t n)
+{
+	const uint8_t *p;
+
+	if (cur_take(c, n, &p))
+		return -EINVAL;
+	return memcmp(p, tag, n) ? -EINVAL : 0;
+}
+
+static void td_parse_format(struct kagg_tracedat *t, const char *sys, const uint8_t *p,
+			    size_t len)
+{
+	if (kagg_rb_events__parse(t->evs, sys, (const char *)p, len, NULL))
+		t->bad_formats++;
+}
+
+/* Current clock of a trace_clock text: the name in brackets. */
+static char *td_clock_name(const uint8_t *p, size_t len)
+{
+	const char *s = memchr(p, '[', len), *e;
+
+	if (!s)
+		return NULL;
+	e = memchr(s, ']', len - (size_t)(s - (const char *)p));
+	if (!e || e == s + 1)
+		return NULL;
+	return strndup(s + 1, (size_t)(e - s - 1));
+}
+
+static int td_parse(struct kagg_tracedat *t)
+{
+	struct td_cur c = { t->map, t->len };
+	const uint8_t *p;
+	const char *s;
+	uint64_t v, n, i, k;
+	size_t len;
+	bool clock_opt = false;
+	int cpu;
+
+	if (cur_tag(&c, td_magic, sizeof(td_magic)) || cur_str(&c, &s))
+		return -EINVAL;
+	if (strcmp(s, "6"))
+		return -ENOTSUP;
+	if (cur_le(&c, 1, &v))
+		return -EINVAL;
+	if (v != 0)
+		return -ENOTSUP; /* big-endian */
+	if (cur_le(&c, 1, &v))
+		return -EINVAL;
+	if (v != 8)
+		return -ENOTSUP;
+	if (cur_le(&c, 4, &v))
+		return -EINVAL;
+	if (v < 4096 || v > (1u << 30))
+		return -EINVAL;
+	t->page_size = (size_t)v;
+
+	if (cur_tag(&c, "header_page", 12) || cur_blob(&c, 8, &p, &len) ||
+	    cur_tag(&c, "header_event", 13) || cur_blob(&c, 8, &p, &len))
+		return -EINVAL;
+
+	if (cur_le(&c, 4, &n))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (cur_blob(&c, 8, &p, &len))
+			return -EINVAL;
+		td_parse_format(t, "ftrace", p, len);
+	}
+	if (cur_le(&c, 4, &n))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		uint64_t m;
+
+		if (cur_str(&c, &s) || cur_le(&c, 4, &m))
+			return -EINVAL;
+		for (k = 0; k < m; k++) {
+			if (cur_blob(&c, 8, &p, &len))
+				return -EINVAL;
+			td_parse_format(t, s, p, len);
+		}
+	}
+	if (cur_blob(&c, 4, &p, &len) || cur_blob(&c, 4, &p, &len)) /* kallsyms, printk */
+		return -EINVAL;
+	if (cur_blob(&c, 8, &p, &len))
+		return -EINVAL;
+	if (cl_parse(&t->cl, (const char *)p, len, false))
+		return -ENOMEM;
+	if (cur_le(&c, 4, &v))
+		return -EINVAL;
+	if (v < 1 || v > 65536)
+		return -EINVAL;
+	t->nr_cpus = (int)v;
+
+	if (cur_take(&c, 10, &p))
+		return -EINVAL;
+	if (!memcmp(p, "options  \0", 10)) {
+		for (;;) {
+			uint64_t id;
+
+			if (cur_le(&c, 2, &id))
+				return -EINVAL;
+			if (id == TD_OPT_DONE)
+				break;
+			if (cur_blob(&c, 4, &p, &len))
+				return -EINVAL;
+			if (id == TD_OPT_TRACECLOCK) {
+				clock_opt = true;
+				free(t->clock);
+				t->clock = td_clock_name(p, len);
+			}
+		}
+		if (cur_take(&c, 10, &p))
+			return -EINVAL;
+	}
+	if (!memcmp(p, "latency  \0", 10))
+		return -ENOTSUP;
+	if (memcmp(p, "flyrecord\0", 10))
+		return -EINVAL;
+
+	t->cpus = calloc((size_t)t->nr_cpus, sizeof(*t->cpus));
+	if (!t->cpus)
+		return -ENOMEM;
+	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
+		struct td_cpu *tc = &t->cpus[cpu];
+
+		if (cur_le(&c, 8, &tc->off) || cur_le(&c, 8, &tc->size))
+			return -EINVAL;
+		if (tc->size && (tc->off > t->len || tc->size > t->len - tc->off))
+			return -EINVAL;
+	}
+	/* With a TRACECLOCK option, v6 repeats the trace_clock text here. */
+	if (clock_opt && !cur_blob(&c, 8, &p, &len) && !t->clock)
+		t->clock = td_clock_name(p, len);
+	return 0;
+}
+
+struct kagg_tracedat *kagg_tracedat__open(const char *path, const struct kagg_tracedat_opts *opts)
+{
+	struct kagg_tracedat *t = NULL;
+	struct stat st;
+	int fd = -1, err = -EINVAL;
+
+	if (!path || !kagg_opts_valid(opts, TD_OPTS_END(kagg_tracedat_opts)))
+		goto cleanup;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	{
+		KAGG_OPTS(kagg_rb_events_opts, eo,
+			  .old_flags = KAGG_OPT(opts, kagg_tracedat_opts, old_flags, false));
+
+		t->evs = kagg_rb_events__new(&eo);
+	}
+	if (!t->evs) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size < 16)
+		goto cleanup;
+	t->len = (size_t)st.st_size;
+	t->map = mmap(NULL, t->len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (t->map == MAP_FAILED) {
+		t->map = NULL;
+		err = -errno;
+		goto cleanup;
+	}
+	err = td_parse(t);
+	if (err)
+		goto cleanup;
+	close(fd);
+	return t;
+
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	kagg_tracedat__free(t);
+	errno = -err;
+	return NULL;
+}
+
+void kagg_tracedat__free(struct kagg_tracedat *t)
+{
+	if (!t)
+		return;
+	if (t->map)
+		munmap(t->map, t->len);
+	kagg_rb_events__free(t->evs);
+	cl_free(&t->cl);
+	free(t->clock);
+	free(t->cpus);
+	free(t);
+}
+
+int kagg_tracedat__nr_cpus(const struct kagg_tracedat *t)
+{
+	return t ? t->nr_cpus : 0;
+}
+
+size_t kagg_tracedat__page_size(const struct kagg_tracedat *t)
+{
+	return t ? t->page_size : 0;
+}
+
+const struct kagg_rb_events *kagg_tracedat__events(const struct kagg_tracedat *t)
+{
+	return t ? t->evs : NULL;
+}
+
+int kagg_tracedat__bad_formats(const struct kagg_tracedat *t)
+{
+	return t ? t->bad_formats : 0;
+}
+
+const char *kagg_tracedat__comm(const struct kagg_tracedat *t, int pid)
+{
+	return t ? cl_get(&t->cl, pid) : NULL;
+}
+
+const char *kagg_tracedat__trace_clock(const struct kagg_tracedat *t)
+{
+	return t ? t->clock : NULL;
+}
+
+int kagg_tracedat__cpu_data(const struct kagg_tracedat *t, int cpu, uint64_t *offset,
+			    uint64_t *size)
+{
+	if (!t || cpu < 0 || cpu >= t->nr_cpus)
+		return -EINVAL;
+	if (offset)
+		*offset = t->cpus[cpu].off;
+	if (size)
+		*size = t->cpus[cpu].size;
+	return 0;
+}
+
+void kagg_tracedat__rewind(struct kagg_tracedat *t)
+{
+	int cpu;
+
+	if (!t)
+		return;
+	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
+		struct td_cpu *tc = &t->cpus[cpu];
+
+		tc->next_page = 0;
+		tc->in_page = tc->have = tc->done = false;
+		tc->carry = 0;
+	}
+}
+
+/* Make tc->ev the CPU's next event.  0, -ENOENT (no more), -EINVAL (bad page). */
+static int td_fill(struct kagg_tracedat *t, int cpu)
+{
+	struct td_cpu *tc = &t->cpus[cpu];
+
+	while (!tc->have) {
+		if (tc->done)
+			return -ENOENT;
+		if (tc->in_page) {
+			bool first = tc->it.off == 0;
+			int err = kagg_rb_page_iter__next(&tc->it, &tc->ev);
+
+			if (!err) {
+				tc->ev.cpu = cpu;
+				if (tc->carry && tc->ev.missed >= 0)
+					tc->ev.missed = tc->carry < 0 ? -1 : tc->ev.missed + tc->carry;
+				tc->carry = 0;
+				tc->have = true;
+				return 0;
+			}
+			tc->in_page = false;
+			if (err != -ENOENT) {
+				tc->done = true;
+				return -EINVAL;
+			}
+			if (first && tc->it.missed)
+				tc->carry = tc->it.missed < 0 || tc->carry < 0
+						    ? -1
+						    : tc->carry + tc->it.missed;
+			continue;
+		}
+		if ((tc->next_page + 1) * t->page_size > tc->size) {
+			tc->done = true;
+			return -ENOENT;
+		}
+		if (kagg_rb_page_iter__init(&tc->it,
+					    t->map + tc->off + tc->next_page * t->page_size,
+					    t->page_size)) {
+			tc->done = true;
+			return -EINVAL;
+		}
+		tc->next_page++;
+		tc->in_page = true;
+	}
+	return 0;
+}
+
+int kagg_tracedat__next(struct kagg_tracedat *t, struct kagg_rb_event *ev)
+{
+	int cpu, best = -1, err = 0;
+
+	if (!t || !ev)
+		return -EINVAL;
+	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
+		int r = td_fill(t, cpu);
+
+		if (r == -EINVAL)
+			err = r;
+		if (r)
+			continue;
+		if (best < 0 || t->cpus[cpu].ev.ts < t->cpus[best].ev.ts)
+			best = cpu;
+	}
+	if (err)
+		return err;
+	if (best < 0)
+		return -ENOENT;
+	*ev = t->cpus[best].ev;
+	t->cpus[best].have = false;
+	return 0;
+}
+
+int kagg_tracedat__fprint_event(const struct kagg_tracedat *t, FILE *f,
+				const struct kagg_rb_event *ev)
+{
+	if (!t || !f || !ev)
+		return -EINVAL;
+	return kagg_rb_events__fprint_event(t->evs, f, ev, cl_comm_cb, (void *)&t->cl);
+}
+
+long kagg_tracedat__fprint(struct kagg_tracedat *t, FILE *f, int cpu)
+{
+	struct kagg_rb_event ev;
+	long n = 0;
+	int err;
+
+	if (!t || !f || cpu >= t->nr_cpus)
+		return -EINVAL;
+	kagg_tracedat__rewind(t);
+	while ((err = kagg_tracedat__next(t, &ev)) == 0) {
+		if (cpu >= 0 && ev.cpu != cpu)
+			continue;
+		if (ev.missed > 0)
+			fprintf(f, "CPU:%d [LOST %lld EVENTS]\n", ev.cpu, (long long)ev.missed);
+		else if (ev.missed < 0)
+			fprintf(f, "CPU:%d [LOST EVENTS]\n", ev.cpu);
+		kagg_tracedat__fprint_event(t, f, &ev);
+		n++;
+	}
+	return err == -ENOENT ? n : err;
+}
