@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * runqlat: run-queue latency, the time a runnable task waits for a CPU,
+ * aggregated in the kernel as log2 histograms.
+ *
+ * A task becomes runnable when it is woken (sched_wakeup, sched_wakeup_new)
+ * or when it leaves the CPU still runnable (sched_switch with prev
+ * preempted or in TASK_RUNNING: it goes straight back on the run queue).
+ * That instant goes into the task's local storage; at the task's next
+ * switch-in the difference is the latency, counted on the switch-in CPU
+ * (its run queue), so --cpu selects a run queue.
+ *
+ *	wakeup(p) / switch-out(prev runnable)      switch-in(next)
+ *	       storage(p).ts = now  ---------------->  now - storage(next).ts
+ *
+ * Filters (-p, -t, --cgroup) are applied when a task is enqueued: a task
+ * that does not pass them gets no timestamp, and its switch-ins find none.
+ * The cgroup of a woken task cannot be asked for directly (the helper tests
+ * `current`, which is the waker), so every switch-out records whether prev
+ * (then current) is in the cgroup and wakeups read that mark; new tasks take
+ * their parent's (current at sched_wakeup_new).  A task that slept since
+ * before the session started is counted from its second wakeup on.
+ *
+ * Exact snapshots as in offcpu.bpf.c (two generations, `gen`).  Programs:
+ * tp_btf (preferred, task local storage) or raw_tp (fallback, CO-RE reads
+ * and a tid-keyed hash); userspace loads one set.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "runqlat.h"
+#include "agg.bpf.h"
+#include "core_fixes.bpf.h"
+
+#define TASK_DEAD_STATE 0x0080
+
+const volatile __u32 key_mode = KAGG_BPF_KEY_NONE;
+const volatile bool filter_tgid = false;
+const volatile bool filter_tid = false;
+const volatile bool filter_cgroup = false;
+const volatile __s32 target_cpu = -1;
+const volatile __u64 unit_ns = 1000;
+
+/* Set by userspace once every program is attached, cleared before detaching. */
+__u32 armed = 0;
+
+struct start {
+	__u64 ts;	/* enqueue time, 0 when not queued (or not selected) */
+	__u32 in_cg;	/* --cgroup: the task was in the cgroup at its last switch-out */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct start);
+} start_store SEC(".maps");
+
+/* raw_tp fallback only (userspace sizes it to 1 otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct start);
+} start_hash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup SEC(".maps");
+
+struct counters {
+	__u64 cnt[RUNQLAT_CNT_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct kagg_hist_val);
+} hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct kagg_key);
+	__type(value, struct kagg_key_hist);
+} key_hist SEC(".maps");
+
+static __always_inline struct counters *counters_get(void)
+{
+	__u32 zero = 0;
+
+	if (!*(volatile __u32 *)&armed)
+		return NULL;
+	return bpf_map_lookup_elem(&counters, &zero);
+}
+
+static __always_inline struct start *start_get(struct task_struct *t, __u32 pid, bool create,
+					       const bool btf)
+{
+	struct start init = {}, *s;
+
+	if (btf)
+		return bpf_task_storage_get(&start_store, t, 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	s = bpf_map_lookup_elem(&start_hash, &pid);
+	if (s || !create)
+		return s;
+	bpf_map_update_elem(&start_hash, &pid, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&start_hash, &pid);
+}
+
+static __always_inline bool ids_selected(struct task_struct *t, __u32 pid, const bool btf)
+{
+	__u32 tgid;
+
+	if (filter_tid && !bpf_map_lookup_elem(&tids, &pid))
+		return false;
+	if (filter_tgid) {
+		tgid = btf ? t->tgid : BPF_CORE_READ(t, tgid);
+		if (!bpf_map_lookup_elem(&tgids, &tgid))
+			return false;
+	}
+	return true;
+}
+
+/* Task p was woken: it is on a run queue from now. */
+static __always_inline void on_wakeup(struct task_struct *p, bool new_task, const bool btf)
+{
+	struct counters *c = counters_get();
+	struct start *s;
+	__u32 pid;
+
+	if (!c)
+		return;
+	c->cnt[RUNQLAT_CNT_EVENTS]++;
+	pid = btf ? p->pid : BPF_CORE_READ(p, pid);
+	if (!pid || !ids_selected(p, pid, btf))
+		return;
+	/* current is the waker; for a new task, its parent (same cgroup unless CLONE_INTO_CGROUP). */
+	if (filter_cgroup && new_task && bpf_current_task_under_cgroup(&cgroup, 0) != 1)
+		return;
+	s = start_get(p, pid, !filter_cgroup || new_task, btf);
+	if (!s) {
+		if (!filter_cgroup || new_task)
+			c->cnt[RUNQLAT_CNT_DROP_STORAGE]++;
+		return;
+	}
+	if (filter_cgroup && !new_task && !s->in_cg)
+		return;
+	s->ts = bpf_ktime_get_ns();
+}
+
+static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 slot,
+				     struct counters *c, const bool btf)
+{
+	struct kagg_key key = { .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
+	struct kagg_key_hist *kh;
+	__u32 g = kagg_gen();
+
+	if (key_mode == KAGG_BPF_KEY_NONE) {
+		kagg_hist_add(&hist, g, slot);
+		c->cnt[RUNQLAT_CNT_SAMPLES]++;
+		return;
+	}
+	key.gen = g;
+	key.tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
+	if (key_mode == KAGG_BPF_KEY_TID)
+		key.pid = pid;
+	kh = kagg_key_hist_get(&key_hist, &key, next->comm);
+	if (!kh) {
+		c->cnt[RUNQLAT_CNT_DROP_KEYS_FULL]++;
+		return;
+	}
+	kh->slots[slot]++;
+	c->cnt[RUNQLAT_CNT_SAMPLES]++;
+}
+
+static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next, const bool btf)
+{
+	struct counters *c = counters_get();
+	__u32 pid, state, in_cg = 1;
+	struct start *s;
+	__u64 now, delta;
+
+	if (!c)
+		return 0;
+	c->cnt[RUNQLAT_CNT_EVENTS]++;
+	now = bpf_ktime_get_ns();
+
+	/* Switch-out: prev goes back on the run queue when it is still runnable. */
+	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
+	if (pid) {
+		state = kagg_task_state(prev, btf);
+		/* sched_switch runs in prev's context: current is prev. */
+		if (filter_cgroup)
+			in_cg = bpf_current_task_under_cgroup(&cgroup, 0) == 1;
+		if ((preempt || !state || (filter_cgroup && !(state & TASK_DEAD_STATE))) &&
+		    ids_selected(prev, pid, btf)) {
+			s = start_get(prev, pid, true, btf);
+			if (s) {
+				s->in_cg = in_cg;
+				if ((preempt || !state) && in_cg)
+					s->ts = now;
+			} else {
+				c->cnt[RUNQLAT_CNT_DROP_STORAGE]++;
+			}
+		}
+	}
+
+	/* Switch-in: next leaves its run queue. */
+	pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	if (!pid)
+		return 0;
+	s = start_get(next, pid, false, btf);
+	if (!s || !s->ts)
+		return 0;
+	delta = now - s->ts;
+	s->ts = 0;
+	if (!btf && !filter_cgroup)
+		bpf_map_delete_elem(&start_hash, &pid);
+	if (target_cpu >= 0 && bpf_get_smp_processor_id() != (__u32)target_cpu) {
+		c->cnt[RUNQLAT_CNT_FILTERED_CPU]++;
+		return 0;
+	}
+	hist_add(next, pid, kagg_slot(delta / unit_ns), c, btf);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(runqlat_wakeup_tp_btf, struct task_struct *p)
+{
+	on_wakeup(p, false, true);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(runqlat_wakeup_new_tp_btf, struct task_struct *p)
+{
+	on_wakeup(p, true, true);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(runqlat_switch_tp_btf, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(preempt, prev, next, true);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(runqlat_wakeup_raw_tp, struct task_struct *p)
+{
+	on_wakeup(p, false, false);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(runqlat_wakeup_new_raw_tp, struct task_struct *p)
+{
+	on_wakeup(p, true, false);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(runqlat_switch_raw_tp, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(preempt, prev, next, false);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

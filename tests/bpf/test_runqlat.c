@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Root tests of kagg runqlat against ground truth: a sleeper pinned to a
+ * CPU waits on the run queue for the length of a CPU hog's time slice when a
+ * hog shares its CPU, and hardly at all when it does not; filters keep
+ * exactly the selected task; no BPF object outlives the tool.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sched.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+
+#include <kagg/kagg.h>
+#include <kagg/runqlat.h>
+#include "testutil.h"
+
+#define CPU 1
+#define SLOT_1MS 10 /* usecs slot [1024, 2047] */
+#define WAKEUPS 60
+
+static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
+{
+	(void)ctx;
+	if (level == KAGG_LOG_WARN)
+		printf("  kagg: %s\n", msg);
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(4);
+}
+
+static void hog_work(void *arg)
+{
+	volatile uint64_t x = 0;
+
+	pin(CPU);
+	for (;;)
+		x++;
+}
+
+/*
+ * The sleeper runs SCHED_IDLE: a waking SCHED_IDLE task never preempts a
+ * normal one, and its weight (3 against the hog's 1024) gives it the CPU
+ * only between the hog's slices, so with a hog on its CPU each wakeup waits
+ * milliseconds (observed 1 ms to a few hundred).  Alone, the CPU is idle and
+ * the switch-in follows the wakeup at once: microseconds on bare metal, and
+ * up to ~0.7 ms on this 2-vCPU VM where waking a halted vCPU goes through the
+ * host.  (SCHED_NORMAL and SCHED_BATCH sleepers were tried: on 6.18 they are
+ * mostly switched in within microseconds even with the hog, by wakeup
+ * preemption, so they do not show the hog's slices.)
+ */
+static void sleeper_work(void *arg)
+{
+	struct sched_param sp = { 0 };
+	int i;
+
+	pin(CPU);
+	if (sched_setscheduler(0, SCHED_IDLE, &sp))
+		_exit(5);
+	for (i = 0; i < *(int *)arg; i++)
+		tu_sleep_ms(3);
+}
+
+struct split {
+	uint64_t below, above, total;
+};
+
+static struct split split_at(struct kagg_snapshot *snap, unsigned int slot)
+{
+	struct split r = {};
+	size_t i;
+	unsigned int k;
+
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		for (k = 0; k < h->nr_slots; k++) {
+			if (k < slot)
+				r.below += h->slots[k];
+			else
+				r.above += h->slots[k];
+		}
+		r.total += h->total;
+	}
+	return r;
+}
+
+/* Run the sleeper (with or without a hog on its CPU) under runqlat -t sleeper --cpu 1. */
+static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach, enum kagg_key_mode key,
+				      int *sleeper_pid)
+{
+	int n = WAKEUPS, tids[1];
+	struct tu_child hog = { -1, -1 }, sl;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct split r;
+
+	if (with_hog) {
+		hog = tu_spawn(hog_work, NULL);
+		tu_go(&hog);
+	}
+	sl = tu_spawn(sleeper_work, &n);
+	tids[0] = sl.pid;
+	KAGG_OPTS(kagg_runqlat_opts, o, .tids = tids, .nr_tids = 1, .filter_cpu = true,
+		  .cpu = CPU, .attach = attach, .key = key, .log = quiet_log);
+	s = kagg_runqlat__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&sl);
+	assert_int_equal(tu_wait(&sl), 0);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	if (with_hog) {
+		kill(hog.pid, SIGKILL);
+		tu_wait(&hog);
+	}
+	r = split_at(snap, SLOT_1MS);
+	if (getenv("KAGG_TEST_VERBOSE"))
+		kagg_snapshot__print(snap, stdout, NULL);
+	printf("  %s hog (%s): %llu latencies, %llu < 1 ms, %llu >= 1 ms; attach %s\n",
+	       with_hog ? "with" : "without", attach == KAGG_ATTACH_RAW_TP ? "raw_tp" : "auto",
+	       (unsigned long long)r.total, (unsigned long long)r.below,
+	       (unsigned long long)r.above, kagg_snapshot__meta(snap)->attach);
+	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+	if (key != KAGG_KEY_NONE) {
+		/* -t: the only histogram is the sleeper's. */
+		assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+		assert_int_equal(kagg_snapshot__hist(snap, 0)->key.tid, sl.pid);
+	}
+	if (sleeper_pid)
+		*sleeper_pid = sl.pid;
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	return r;
+}
+
+static void hog_vs_alone(enum kagg_attach attach, enum kagg_key_mode key)
+{
+	struct split alone, hog;
+
+	alone = sleeper_latencies(false, attach, key, NULL);
+	hog = sleeper_latencies(true, attach, key, NULL);
+	/* Every wakeup of the sleeper is one latency (plus, rarely, a preemption). */
+	assert_true(alone.total >= WAKEUPS && alone.total <= 2 * WAKEUPS);
+	/* With the hog the sleeper is also preempted (requeued runnable): more latencies. */
+	assert_true(hog.total >= WAKEUPS && hog.total <= 4 * WAKEUPS);
+	/* Alone: mostly below 1 ms.  With the hog: mostly 1 ms or more (its slices). */
+	assert_true(alone.below * 10 >= alone.total * 8);
+	assert_true(hog.above * 2 >= hog.total);
+	assert_true(hog.above > alone.above + hog.total / 4);
+}
+
+static void test_hog_delays_sleeper_tp_btf(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	hog_vs_alone(KAGG_ATTACH_AUTO, KAGG_KEY_TID);
+}
+
+static void test_hog_delays_sleeper_raw_tp(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	hog_vs_alone(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE);
+}
+
+/* The CLI: -t and --cpu, JSON with the sleeper's histogram only; exit 0. */
+static void test_cli_json_per_thread(void **state)
+{
+	int n = 100;
+	struct tu_child sl;
+	char tid[16], *out = NULL, *err = NULL, needle[64];
+	char *argv[] = { "runqlat", "-L", "-t", tid, "--cpu", "1", "--format", "json", "-d", "1.5",
+			 "--overhead", NULL };
+	int rc;
+
+	TU_SKIP_UNLESS_ROOT();
+	sl = tu_spawn(sleeper_work, &n);
+	snprintf(tid, sizeof(tid), "%d", sl.pid);
+	tu_go(&sl);
+	rc = tu_run_kagg(argv, &out, &err, 0, 0);
+	kill(sl.pid, SIGKILL);
+	tu_wait(&sl);
+	if (rc)
+		printf("  stderr: %s\n", err ? err : "");
+	assert_int_equal(rc, 0);
+	assert_non_null(out);
+	assert_non_null(strstr(out, "\"tool\": \"runqlat\""));
+	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
+	assert_non_null(strstr(out, "runqlat_switch_tp_btf"));
+	snprintf(needle, sizeof(needle), "\"tid\": %d", sl.pid);
+	assert_non_null(strstr(out, needle));
+	/* One histogram: the sleeper's. */
+	assert_null(strstr(strstr(out, needle) + 1, "\"tid\": "));
+	free(out);
+	free(err);
+}
+
+/* ------------------------------------------------------------ leaks */
+
+#define CENSUS_MAX 4096
+
+struct census {
+	__u32 progs[CENSUS_MAX], maps[CENSUS_MAX];
+	int nr_progs, nr_maps;
+};
+
+static bool ours(const char *name)
+{
+	static const char *const names[] = { "start_store", "start_hash", "tgids", "tids",
+					     "cgroup", "counters", "hist", "key_hist",
+					     "runqlat_.rodata", "runqlat_.bss" };
+	size_t i;
+
+	if (!strncmp(name, "runqlat_", 8))
+		return true;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+static void take_census(struct census *c)
+{
+	__u32 id = 0;
+	int fd;
+
+	memset(c, 0, sizeof(*c));
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && ours(info.name) &&
+		    c->nr_progs < CENSUS_MAX)
+			c->progs[c->nr_progs++] = id;
+		close(fd);
+	}
+	id = 0;
+	while (!bpf_map_get_next_id(id, &id)) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_map_get_info_by_fd(fd, &info, &len) && ours(info.name) &&
+		    c->nr_maps < CENSUS_MAX)
+			c->maps[c->nr_maps++] = id;
+		close(fd);
+	}
+}
+
+static int new_ids(const __u32 *before, int nb, const __u32 *after, int na)
+{
+	int i, j, n = 0;
+
+	for (i = 0; i < na; i++) {
+		for (j = 0; j < nb && before[j] != after[i]; j++)
+			;
+		n += j == nb;
+	}
+	return n;
+}
+
+static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
+{
+	static struct census before, after;
+	char *out = NULL, *err = NULL;
+	int rc, lp = 0, lm = 0;
+
+	take_census(&before);
+	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
+	for (int i = 0; i < 100; i++) {
+		take_census(&after);
+		lp = new_ids(before.progs, before.nr_progs, after.progs, after.nr_progs);
+		lm = new_ids(before.maps, before.nr_maps, after.maps, after.nr_maps);
+		if (!lp && !lm)
+			break;
+		tu_sleep_ms(50);
+	}
+	printf("  %s: exit %d, left behind: %d programs, %d maps\n", what, rc, lp, lm);
+	if (rc != expect_rc)
+		printf("  stderr: %s\n", err ? err : "");
+	assert_int_equal(rc, expect_rc);
+	assert_int_equal(lp, 0);
+	assert_int_equal(lm, 0);
+	if (sig)
+		assert_non_null(strstr(out, "usecs"));
+	free(out);
+	free(err);
+}
+
+static void test_nothing_stays_loaded_after_exit(void **state)
+{
+	char *dur[] = { "runqlat", "-P", "-d", "0.5", NULL };
+	char *raw[] = { "runqlat", "--attach", "raw_tp", "-d", "0.5", NULL };
+	char *forever[] = { "runqlat", NULL };
+	char *badpid[] = { "runqlat", "-p", "2147483647", "-d", "1", NULL };
+
+	TU_SKIP_UNLESS_ROOT();
+	expect_clean_exit(dur, 0, 0, "duration");
+	expect_clean_exit(raw, 0, 0, "raw_tp");
+	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
+	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
+	expect_clean_exit(badpid, 0, 1, "unknown pid");
+}
+
+/* Errors: one line, exit 1 at run time, 2 for usage. */
+static void test_errors_one_line(void **state)
+{
+	char *badpid[] = { "runqlat", "-p", "2147483647", NULL };
+	char *badcpu[] = { "runqlat", "--cpu", "4096", NULL };
+	char *badopt[] = { "runqlat", "--bogus", NULL };
+	char *badcg[] = { "runqlat", "--cgroup", "/nonexistent/cg", NULL };
+	char *err = NULL;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(badpid, NULL, &err, 0, 0), 1);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "no such process: 2147483647"));
+	free(err);
+	assert_int_equal(tu_run_kagg(badcpu, NULL, &err, 0, 0), 2);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "no such CPU: 4096"));
+	free(err);
+	assert_int_equal(tu_run_kagg(badopt, NULL, &err, 0, 0), 2);
+	assert_int_equal(tu_lines(err), 1);
+	free(err);
+	assert_int_equal(tu_run_kagg(badcg, NULL, &err, 0, 0), 1);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "/nonexistent/cg"));
+	free(err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hog_delays_sleeper_tp_btf),
+		cmocka_unit_test(test_hog_delays_sleeper_raw_tp),
+		cmocka_unit_test(test_cli_json_per_thread),
+		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+		cmocka_unit_test(test_errors_one_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

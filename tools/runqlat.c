@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * kagg runqlat: run-queue latency histograms aggregated in the kernel.
+ * A thin CLI over kagg_runqlat__open() and kagg_session__snapshot().
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kagg/kagg.h>
+#include <kagg/runqlat.h>
+#include "cli.h"
+
+static const char usage_text[] =
+"usage: kagg runqlat [OPTIONS]\n"
+"\n"
+"Run-queue latency: time from a task becoming runnable (sched_wakeup,\n"
+"sched_wakeup_new, or switched out while still runnable) to its switch-in,\n"
+"as a log2 histogram aggregated in the kernel.\n"
+"\n"
+"  -P, --per-process      one histogram per process\n"
+"  -L, --per-thread       one histogram per thread\n"
+"  -p, --pid PID[,PID]    only these processes\n"
+"  -t, --tid TID[,TID]    only these threads\n"
+"      --cgroup PATH      only tasks in this cgroup v2 directory\n"
+"  -c, --cpu N            only latencies ending on CPU N's run queue\n"
+"      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+CLI_COMMON_HELP
+"\n"
+"examples:\n"
+"  kagg runqlat -d 5                 # whole system, 5 seconds\n"
+"  kagg runqlat -P -p 1234 -i 1      # one process, every second\n"
+"  kagg runqlat --cpu 1 --format json -d 2 --overhead\n";
+
+enum {
+	OPT_CGROUP = CLI_OPT_TOOL,
+	OPT_ATTACH,
+};
+
+static const struct option long_opts[] = {
+	CLI_COMMON_LONGOPTS,
+	{ "per-process", no_argument, NULL, 'P' },
+	{ "per-thread", no_argument, NULL, 'L' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "cpu", required_argument, NULL, 'c' },
+	{ "attach", required_argument, NULL, OPT_ATTACH },
+	{},
+};
+
+struct runqlat_args {
+	struct kagg_runqlat_opts o;
+	struct cli_common cm;
+	int *pids;
+	int *tids;
+};
+
+static int parse_args(int argc, char **argv, struct runqlat_args *a)
+{
+	uint64_t v;
+	size_t n;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "PLp:t:c:", long_opts,
+				NULL)) != -1) {
+		int rc = cli_common_opt(c, optarg, &a->cm);
+
+		if (rc != -ENOENT) {
+			if (rc)
+				return rc;
+			continue;
+		}
+		switch (c) {
+		case 'P':
+			a->o.key = KAGG_KEY_PID;
+			break;
+		case 'L':
+			a->o.key = KAGG_KEY_TID;
+			break;
+		case 'p':
+			free(a->pids);
+			a->pids = NULL;
+			if (cli_parse_int_list(optarg, &a->pids, &n))
+				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
+			a->o.pids = a->pids;
+			a->o.nr_pids = n;
+			break;
+		case 't':
+			free(a->tids);
+			a->tids = NULL;
+			if (cli_parse_int_list(optarg, &a->tids, &n))
+				return cli_err(KAGG_EXIT_USAGE, "invalid tid list '%s'", optarg);
+			a->o.tids = a->tids;
+			a->o.nr_tids = n;
+			break;
+		case OPT_CGROUP:
+			a->o.cgroup = optarg;
+			break;
+		case 'c':
+			if (cli_parse_u64(optarg, &v) || v > 65535)
+				return cli_err(KAGG_EXIT_USAGE, "invalid CPU '%s'", optarg);
+			a->o.filter_cpu = true;
+			a->o.cpu = (unsigned int)v;
+			break;
+		case OPT_ATTACH:
+			if (!strcmp(optarg, "auto"))
+				a->o.attach = KAGG_ATTACH_AUTO;
+			else if (!strcmp(optarg, "tp_btf"))
+				a->o.attach = KAGG_ATTACH_TP_BTF;
+			else if (!strcmp(optarg, "raw_tp"))
+				a->o.attach = KAGG_ATTACH_RAW_TP;
+			else
+				return cli_err(KAGG_EXIT_USAGE,
+					       "invalid attach type '%s' (auto, tp_btf, raw_tp)",
+					       optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		default:
+			return cli_bad_opt(c, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	a->o.unit = a->cm.unit;
+	a->o.overhead = a->cm.overhead;
+	return 0;
+}
+
+static int runqlat_main(int argc, char **argv)
+{
+	struct runqlat_args a = {};
+	struct kagg_session *s = NULL;
+	int ret;
+
+	a.o.sz = sizeof(a.o);
+	a.cm.print.sz = sizeof(a.cm.print);
+	a.o.log = cli_log;
+	ret = parse_args(argc, argv, &a);
+	if (ret) {
+		ret = ret < 0 ? KAGG_EXIT_OK : ret;
+		goto out;
+	}
+	cli_setup_signals();
+	cli_route_libbpf_log();
+	s = kagg_runqlat__open(&a.o);
+	if (!s) {
+		ret = cli_open_failed(errno);
+		goto out;
+	}
+	ret = cli_run(s, &a.cm, "Tracing run queue latency");
+out:
+	kagg_session__destroy(s);
+	free(a.pids);
+	free(a.tids);
+	return ret;
+}
+
+KAGG_COMMAND(runqlat, "run-queue latency histograms (sched_wakeup to switch-in)", runqlat_main);

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * kagg/runqlat.h - run-queue latency sessions: the time from a task
+ * becoming runnable (woken, or switched out still runnable) to its
+ * switch-in, as log2 histograms aggregated in the kernel.
+ *
+ *	KAGG_OPTS(kagg_runqlat_opts, o, .key = KAGG_KEY_PID, .filter_cpu = true, .cpu = 1);
+ *	struct kagg_session *s = kagg_runqlat__open(&o);
+ *	kagg_session__attach(s);  ...  kagg_session__snapshot(s, KAGG_SNAP_RESET);
+ */
+#ifndef KAGG_RUNQLAT_H
+#define KAGG_RUNQLAT_H
+
+#include <kagg/session.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct kagg_runqlat_opts {
+	size_t sz;
+	enum kagg_unit unit;
+	enum kagg_key_mode key;	/* one histogram, per process or per thread */
+	/* Only these processes / threads (NULL or 0 entries: all).  Each must exist at open. */
+	const int *pids;
+	size_t nr_pids;
+	const int *tids;
+	size_t nr_tids;
+	/* Only tasks in this cgroup v2 directory (or below it). */
+	const char *cgroup;
+	/* With filter_cpu: only latencies ending on run queue (CPU) `cpu`. */
+	bool filter_cpu;
+	unsigned int cpu;
+	enum kagg_attach attach;
+	/* Measure the BPF programs' own run time (BPF_ENABLE_STATS). */
+	bool overhead;
+	kagg_log_fn log;
+	void *log_ctx;
+};
+
+/*
+ * Open and load the runqlat programs (sched_wakeup, sched_wakeup_new,
+ * sched_switch); nothing is attached yet.
+ * errno: EINVAL bad opts (cpu not a possible CPU), ESRCH a pid/tid does not
+ * exist, ENOENT/ENOTDIR cgroup path, EPERM/EACCES no privileges,
+ * EOPNOTSUPP kernel lacks what is needed (the log callback says what).
+ */
+KAGG_API struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KAGG_RUNQLAT_H */

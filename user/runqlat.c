@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * runqlat sessions: load bpf/runqlat.bpf.c, attach it to sched_wakeup,
+ * sched_wakeup_new and sched_switch (tp_btf, else raw_tp), read its
+ * histograms.  The generic half (attach, exact snapshots, meta) is
+ * user/session.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <kagg/runqlat.h>
+#include "runqlat.h"
+#include "runqlat.skel.h"
+#include "opts.h"
+#include "snapshot.h"
+#include "session.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+struct runqlat {
+	struct runqlat_bpf *skel;
+	int cgroup_fd;
+};
+
+static void rq_describe_filters(struct kagg_session *s, const struct kagg_runqlat_opts *o)
+{
+	char *p = s->filters, *end = s->filters + sizeof(s->filters);
+	size_t i;
+
+#define ADD(...) (p += snprintf(p, p < end ? (size_t)(end - p) : 0, __VA_ARGS__))
+	for (i = 0; i < o->nr_pids; i++)
+		ADD("%s%d", i ? "," : "pid=", o->pids[i]);
+	if (o->nr_pids)
+		ADD(" ");
+	for (i = 0; i < o->nr_tids; i++)
+		ADD("%s%d", i ? "," : "tid=", o->tids[i]);
+	if (o->nr_tids)
+		ADD(" ");
+	if (o->cgroup)
+		ADD("cgroup=%s ", o->cgroup);
+	if (o->filter_cpu)
+		ADD("cpu=%u ", o->cpu);
+#undef ADD
+	if (p == s->filters)
+		snprintf(s->filters, sizeof(s->filters), "none");
+	else if (p < end)
+		p[-1] = '\0';
+}
+
+static uint64_t rq_unit_ns(enum kagg_unit u)
+{
+	return u == KAGG_UNIT_NSECS ? 1 : u == KAGG_UNIT_MSECS ? 1000000 : 1000;
+}
+
+static int rq_load(struct kagg_session *s, const struct kagg_runqlat_opts *o, bool btf)
+{
+	struct runqlat *t = s->tool;
+	struct runqlat_bpf *skel;
+	int err;
+
+	skel = runqlat_bpf__open();
+	if (!skel)
+		return -errno;
+	skel->rodata->key_mode = s->key;
+	skel->rodata->filter_tgid = o->nr_pids > 0;
+	skel->rodata->filter_tid = o->nr_tids > 0;
+	skel->rodata->filter_cgroup = o->cgroup != NULL;
+	skel->rodata->target_cpu = o->filter_cpu ? (__s32)o->cpu : -1;
+	skel->rodata->unit_ns = rq_unit_ns(s->unit);
+
+	bpf_program__set_autoload(skel->progs.runqlat_wakeup_tp_btf, btf);
+	bpf_program__set_autoload(skel->progs.runqlat_wakeup_new_tp_btf, btf);
+	bpf_program__set_autoload(skel->progs.runqlat_switch_tp_btf, btf);
+	bpf_program__set_autoload(skel->progs.runqlat_wakeup_raw_tp, !btf);
+	bpf_program__set_autoload(skel->progs.runqlat_wakeup_new_raw_tp, !btf);
+	bpf_program__set_autoload(skel->progs.runqlat_switch_raw_tp, !btf);
+	if (btf)
+		bpf_map__set_max_entries(skel->maps.start_hash, 1);
+	else
+		bpf_map__set_autocreate(skel->maps.start_store, false);
+	if (s->key == KAGG_KEY_NONE)
+		bpf_map__set_max_entries(skel->maps.key_hist, 1);
+	if (!o->nr_pids)
+		bpf_map__set_max_entries(skel->maps.tgids, 1);
+	if (!o->nr_tids)
+		bpf_map__set_max_entries(skel->maps.tids, 1);
+
+	err = runqlat_bpf__load(skel);
+	if (err) {
+		runqlat_bpf__destroy(skel);
+		return err;
+	}
+	t->skel = skel;
+	s->nr_progs = 3;
+	s->progs[0] = btf ? skel->progs.runqlat_switch_tp_btf : skel->progs.runqlat_switch_raw_tp;
+	s->progs[1] = btf ? skel->progs.runqlat_wakeup_tp_btf : skel->progs.runqlat_wakeup_raw_tp;
+	s->progs[2] = btf ? skel->progs.runqlat_wakeup_new_tp_btf
+			  : skel->progs.runqlat_wakeup_new_raw_tp;
+	s->gen = &skel->bss->gen;
+	s->armed = &skel->bss->armed;
+	s->counters = skel->maps.counters;
+	s->nr_counters = RUNQLAT_CNT_MAX;
+	snprintf(s->attach_type, sizeof(s->attach_type), "%s", btf ? "tp_btf" : "raw_tp");
+	return 0;
+}
+
+static int rq_fill_filters(struct kagg_session *s, const struct kagg_runqlat_opts *o)
+{
+	struct runqlat *t = s->tool;
+	__u32 zero = 0, id, fd;
+	__u8 one = 1;
+	size_t i;
+	int err;
+
+	for (i = 0; i < o->nr_pids; i++) {
+		id = o->pids[i];
+		err = bpf_map__update_elem(t->skel->maps.tgids, &id, sizeof(id), &one, 1, BPF_ANY);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < o->nr_tids; i++) {
+		id = o->tids[i];
+		err = bpf_map__update_elem(t->skel->maps.tids, &id, sizeof(id), &one, 1, BPF_ANY);
+		if (err)
+			return err;
+	}
+	if (t->cgroup_fd >= 0) {
+		fd = t->cgroup_fd;
+		err = bpf_map__update_elem(t->skel->maps.cgroup, &zero, sizeof(zero), &fd,
+					   sizeof(fd), BPF_ANY);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s)
+{
+	size_t i;
+
+	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_TID ||
+	    (unsigned int)o->attach > KAGG_ATTACH_RAW_TP || (o->nr_pids && !o->pids) ||
+	    (o->nr_tids && !o->tids)) {
+		session_log(s, KAGG_LOG_WARN, "invalid runqlat options");
+		return -EINVAL;
+	}
+	if (o->filter_cpu && o->cpu >= (unsigned int)s->nr_cpus) {
+		session_log(s, KAGG_LOG_WARN, "no such CPU: %u (this machine has CPUs 0-%d)",
+			    o->cpu, s->nr_cpus - 1);
+		return -EINVAL;
+	}
+	if (o->nr_pids > 1024 || o->nr_tids > 1024) {
+		session_log(s, KAGG_LOG_WARN, "at most 1024 pids and 1024 tids can be filtered");
+		return -EINVAL;
+	}
+	for (i = 0; i < o->nr_pids; i++) {
+		if (!session_task_exists(o->pids[i])) {
+			session_log(s, KAGG_LOG_WARN, "no such process: %d", o->pids[i]);
+			return -ESRCH;
+		}
+	}
+	for (i = 0; i < o->nr_tids; i++) {
+		if (!session_task_exists(o->tids[i])) {
+			session_log(s, KAGG_LOG_WARN, "no such thread: %d", o->tids[i]);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+static int rq_open_cgroup(struct kagg_session *s, const char *path)
+{
+	struct runqlat *t = s->tool;
+	struct statfs sfs;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		session_log(s, KAGG_LOG_WARN, "cannot open cgroup %s: %s", path, strerror(errno));
+		return err;
+	}
+	if (fstatfs(fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		close(fd);
+		session_log(s, KAGG_LOG_WARN, "%s is not a cgroup v2 directory", path);
+		return -EINVAL;
+	}
+	t->cgroup_fd = fd;
+	return 0;
+}
+
+static int runqlat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
+{
+	struct runqlat *t = s->tool;
+
+	if (s->key == KAGG_KEY_NONE)
+		return session_read_hist(s, t->skel->maps.hist, g, reset, snap);
+	return session_read_key_hists(s, t->skel->maps.key_hist, g, reset, snap, NULL);
+}
+
+static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
+			 bool reset)
+{
+	snap->meta.events_recorded = cnt[RUNQLAT_CNT_SAMPLES];
+	snap->meta.events_filtered = cnt[RUNQLAT_CNT_FILTERED_CPU];
+	snap_add_drop(snap, "task_storage", "enqueue not recorded: task storage busy or full",
+		      cnt[RUNQLAT_CNT_DROP_STORAGE], true);
+	snap_add_drop(snap, "keys_full", "latency not aggregated: per-key map full",
+		      cnt[RUNQLAT_CNT_DROP_KEYS_FULL], true);
+}
+
+static void runqlat_destroy(struct kagg_session *s)
+{
+	struct runqlat *t = s->tool;
+
+	if (!t)
+		return;
+	runqlat_bpf__destroy(t->skel);
+	if (t->cgroup_fd >= 0)
+		close(t->cgroup_fd);
+	free(t);
+	s->tool = NULL;
+}
+
+static const struct session_ops runqlat_ops = {
+	.tool = "runqlat",
+	.read = runqlat_read,
+	.meta = runqlat_meta,
+	.destroy = runqlat_destroy,
+};
+
+struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
+{
+	struct kagg_runqlat_opts o = {};
+	struct session_init in = {};
+	struct kagg_session *s;
+	struct runqlat *t;
+	int err;
+
+	if (!opts || !kagg_opts_valid(opts, sizeof(o))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
+				    .key = o.key };
+	s = session_new(&runqlat_ops, &in);
+	if (!s)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	t->cgroup_fd = -1;
+	s->tool = t;
+	s->event = "sched:sched_wakeup,sched_wakeup_new,sched_switch";
+
+	err = rq_validate(&o, s);
+	if (err)
+		goto fail;
+	rq_describe_filters(s, &o);
+	if (o.cgroup) {
+		err = rq_open_cgroup(s, o.cgroup);
+		if (err)
+			goto fail;
+	}
+	err = session_need_btf(s);
+	if (err)
+		goto fail;
+
+	err = -EOPNOTSUPP;
+	if (o.attach != KAGG_ATTACH_RAW_TP) {
+		err = rq_load(s, &o, true);
+		if (err && o.attach == KAGG_ATTACH_AUTO && !session_perm_error(err)) {
+			snprintf(s->attach_note, sizeof(s->attach_note),
+				 "tp_btf sched programs failed to load: %s", strerror(-err));
+			session_log(s, KAGG_LOG_INFO, "%s; falling back to raw_tp", s->attach_note);
+		}
+	}
+	if (!t->skel && o.attach != KAGG_ATTACH_TP_BTF && !session_perm_error(err))
+		err = rq_load(s, &o, false);
+	if (err) {
+		if (session_perm_error(err))
+			session_log(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or "
+				    "with CAP_BPF and CAP_PERFMON", strerror(-err));
+		else
+			session_log(s, KAGG_LOG_WARN, "loading the sched_wakeup/sched_switch "
+				    "programs failed: %s", strerror(-err));
+		goto fail;
+	}
+	err = rq_fill_filters(s, &o);
+	if (err)
+		goto fail;
+	err = session_ready(s, o.overhead);
+	if (err)
+		goto fail;
+	return s;
+fail:
+	kagg_session__destroy(s);
+	errno = -err;
+	return NULL;
+}
