@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Unprivileged tests of kagg stat: the scaled-estimate arithmetic (exact,
+ * multiplexed, never ran, 128-bit intermediates, out of range), event name
+ * resolution (against a fake tracefs), the text and JSON printers on
+ * hand-built reports, and CLI usage errors.
+ */
+#include <linux/perf_event.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include <kagg/kagg.h>
+#include <kagg/stat.h>
+#include "testutil.h"
+
+static void test_scale_exact(void **state)
+{
+	uint64_t est = 7;
+
+	assert_int_equal(kagg_stat__scale(12345, 1000, 1000, &est), KAGG_STAT_EXACT);
+	assert_int_equal(est, 12345);
+	assert_int_equal(kagg_stat__scale(0, 5, 5, &est), KAGG_STAT_EXACT);
+	assert_int_equal(est, 0);
+}
+
+/* The seed's example: 300,000 counted in 1 s of 2 s enabled -> 600,000. */
+static void test_scale_multiplexed(void **state)
+{
+	uint64_t est = 0;
+
+	assert_int_equal(kagg_stat__scale(300000, 2000000000ULL, 1000000000ULL, &est),
+			 KAGG_STAT_SCALED);
+	assert_int_equal(est, 600000);
+	/* Rounded to nearest: 10 * 3 / 2 = 15; 1 * 3 / 2 = 1.5 -> 2; 1 * 4 / 3 = 1.33 -> 1. */
+	assert_int_equal(kagg_stat__scale(10, 3, 2, &est), KAGG_STAT_SCALED);
+	assert_int_equal(est, 15);
+	assert_int_equal(kagg_stat__scale(1, 3, 2, &est), KAGG_STAT_SCALED);
+	assert_int_equal(est, 2);
+	assert_int_equal(kagg_stat__scale(1, 4, 3, &est), KAGG_STAT_SCALED);
+	assert_int_equal(est, 1);
+}
+
+/* running == 0: undefined, estimate untouched (not 0, not infinity). */
+static void test_scale_never_ran_is_undefined(void **state)
+{
+	uint64_t est = 0xdeadbeef;
+
+	assert_int_equal(kagg_stat__scale(0, 1000000, 0, &est), KAGG_STAT_UNDEFINED);
+	assert_int_equal(est, 0xdeadbeef);
+	assert_int_equal(kagg_stat__scale(0, 0, 0, &est), KAGG_STAT_UNDEFINED);
+	assert_int_equal(kagg_stat__scale(UINT64_MAX, UINT64_MAX, 0, &est), KAGG_STAT_UNDEFINED);
+	assert_int_equal(est, 0xdeadbeef);
+}
+
+/* count * enabled overflows 64 bits although the estimate fits: still exact. */
+static void test_scale_large_counts(void **state)
+{
+	uint64_t est = 0;
+
+	/* 1e18 * 3e9 / 2e9 = 1.5e18 (the product is 3e27, far past 2^64). */
+	assert_int_equal(kagg_stat__scale(1000000000000000000ULL, 3000000000ULL, 2000000000ULL,
+					  &est), KAGG_STAT_SCALED);
+	assert_int_equal(est, 1500000000000000000ULL);
+	/* The largest products: (2^64 - 1)^2 / (2^64 - 2) > 2^64 - 1 is out of range. */
+	assert_int_equal(kagg_stat__scale(UINT64_MAX, UINT64_MAX, UINT64_MAX - 1, &est), -ERANGE);
+	assert_int_equal(est, UINT64_MAX);
+	assert_int_equal(kagg_stat__scale(UINT64_MAX - 1, UINT64_MAX - 1, UINT64_MAX, &est),
+			 KAGG_STAT_EXACT);
+	assert_int_equal(est, UINT64_MAX - 1);
+	assert_int_equal(kagg_stat__scale(UINT64_MAX / 2, UINT64_MAX - 1, UINT64_MAX / 2 + 1, &est),
+			 KAGG_STAT_SCALED);
+	/* (2^63 - 1) * (2^64 - 2) / 2^63 = 2^64 - 4 + 2/2^63 -> 2^64 - 4 (rounded). */
+	assert_int_equal(est, UINT64_MAX - 3);
+	/* Doubling 2^63 overflows: reported, not wrapped. */
+	assert_int_equal(kagg_stat__scale(1ULL << 63, 2, 1, &est), -ERANGE);
+	assert_int_equal(est, UINT64_MAX);
+}
+
+static void test_parse_event_names(void **state)
+{
+	static const struct {
+		const char *name;
+		uint32_t type;
+		uint64_t config;
+	} cases[] = {
+		{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+		{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+		{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+		{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+		{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+		{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+		{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+		{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+		{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+		{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+		{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+		{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	};
+	uint32_t type;
+	uint64_t config;
+	bool hw;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(kagg_stat__parse_event(cases[i].name, NULL, &type, &config, &hw), 0);
+		assert_int_equal(type, cases[i].type);
+		assert_int_equal(config, cases[i].config);
+		assert_int_equal(hw, cases[i].type == PERF_TYPE_HARDWARE);
+	}
+	assert_int_equal(kagg_stat__parse_event("cycle", NULL, &type, &config, &hw), -EINVAL);
+	assert_int_equal(kagg_stat__parse_event("", NULL, &type, &config, &hw), -EINVAL);
+	assert_int_equal(kagg_stat__parse_event("tracepoint:sched", NULL, &type, &config, &hw),
+			 -EINVAL);
+	assert_int_equal(kagg_stat__parse_event("tracepoint:../x:y", NULL, &type, &config, &hw),
+			 -EINVAL);
+	assert_int_equal(kagg_stat__parse_event("tracepoint::x", NULL, &type, &config, &hw),
+			 -EINVAL);
+}
+
+/* tracepoint:SYS:NAME reads SYS/NAME/id under the given tracefs. */
+static void test_parse_tracepoint_fake_tracefs(void **state)
+{
+	char dir[] = "/tmp/kagg-stat-tracefs-XXXXXX", path[256];
+	uint32_t type;
+	uint64_t config;
+	bool hw = true;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/events", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/events/sched", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/id", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("317\n", f);
+	fclose(f);
+	assert_int_equal(kagg_stat__parse_event("tracepoint:sched:sched_switch", dir, &type,
+						&config, &hw), 0);
+	assert_int_equal(type, PERF_TYPE_TRACEPOINT);
+	assert_int_equal(config, 317);
+	assert_false(hw);
+	assert_int_equal(kagg_stat__parse_event("tracepoint:sched:sched_nope", dir, &type, &config,
+						&hw), -ENOENT);
+	assert_int_equal(kagg_stat__parse_event("tracepoint:nosys:x", dir, &type, &config, &hw),
+			 -ENOENT);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/events/sched", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/events", dir);
+	rmdir(path);
+	rmdir(dir);
+}
+
+static char *print_report(const struct kagg_stat_report *rep, enum kagg_format fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(kagg_stat__print(rep, f, fmt), 0);
+	fclose(f);
+	return buf;
+}
+
+/* A report with each case: exact, multiplexed, never ran, not supported. */
+static const struct kagg_stat_result results[] = {
+	{ .name = "task-clock", .supported = true, .count = 5000, .enabled_ns = 5000,
+	  .running_ns = 5000, .scale = KAGG_STAT_EXACT, .estimate = 5000 },
+	{ .name = "instructions", .supported = true, .count = 300000, .enabled_ns = 2000000000,
+	  .running_ns = 1000000000, .scale = KAGG_STAT_SCALED, .estimate = 600000 },
+	{ .name = "branches", .supported = true, .count = 0, .enabled_ns = 2000000000,
+	  .running_ns = 0, .scale = KAGG_STAT_UNDEFINED, .estimate = 0 },
+	{ .name = "cycles", .supported = false, .err = -ENOENT },
+};
+
+static const struct kagg_stat_report report = {
+	.target = "command 'x' (pid 42)", .pid = 42, .cpu = -1, .has_exit = true,
+	.exit_status = 0, .duration_s = 2.0, .kernel = "6.18", .nr_results = 4,
+	.results = results,
+};
+
+static const char *line_of(const char *out, const char *name)
+{
+	const char *p = strstr(out, name);
+
+	assert_non_null(p);
+	return p;
+}
+
+static void test_print_text_cases(void **state)
+{
+	char *out = print_report(&report, KAGG_FORMAT_TEXT);
+	const char *l;
+
+	l = line_of(out, "task-clock");
+	assert_true(strstr(l, "estimate 5000\n") != NULL);
+	l = line_of(out, "instructions");
+	assert_non_null(strstr(l, "estimate 600000  (multiplexed: ran 50.00% of enabled time"));
+	l = line_of(out, "branches");
+	assert_non_null(strstr(l, "estimate undefined"));
+	assert_true(strstr(l, "estimate undefined") < strchr(l, '\n'));
+	l = line_of(out, "   cycles");
+	assert_non_null(strstr(l, "not supported: perf_event_open: ENOENT"));
+	assert_null(strstr(out, "inf"));
+	assert_int_equal(tu_lines(out), 2 + 4);
+	free(out);
+}
+
+static void test_print_json_cases(void **state)
+{
+	char *out = print_report(&report, KAGG_FORMAT_JSON);
+
+	assert_non_null(strstr(out, "\"tool\": \"stat\""));
+	assert_non_null(strstr(out, "\"exit_status\": 0"));
+	assert_non_null(strstr(out, "\"estimate\": 600000,\n      \"scale\": \"scaled\""));
+	assert_non_null(strstr(out, "\"multiplexed\": true"));
+	assert_non_null(strstr(out, "\"time_running_ns\": 0"));
+	assert_non_null(strstr(out, "\"estimate\": null,\n      \"scale\": \"undefined\""));
+	assert_non_null(strstr(out, "\"supported\": false,\n      \"error\": \"ENOENT\""));
+	free(out);
+}
+
+/* Usage errors: exit 2, one line, before anything runs. */
+static void test_cli_usage_errors(void **state)
+{
+	char *noev[] = { "stat", "--", "true", NULL };
+	char *nothing[] = { "stat", "-e", "task-clock", NULL };
+	char *both[] = { "stat", "-e", "task-clock", "-p", "1", "--", "true", NULL };
+	char *unknown[] = { "stat", "-e", "task-clock,nosuch", "--", "true", NULL };
+	char *badlist[] = { "stat", "-e", "task-clock,", "--", "true", NULL };
+	char *dcmd[] = { "stat", "-e", "task-clock", "-d", "1", "--", "true", NULL };
+	char **cases[] = { noev, nothing, both, unknown, badlist, dcmd };
+	char *err = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = tu_run_kagg(cases[i], NULL, &err, 0, 0);
+
+		if (rc != 2 || tu_lines(err) != 1)
+			printf("  case %zu: rc %d, stderr: %s", i, rc, err);
+		assert_int_equal(rc, 2);
+		assert_int_equal(tu_lines(err), 1);
+		free(err);
+		err = NULL;
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scale_exact),
+		cmocka_unit_test(test_scale_multiplexed),
+		cmocka_unit_test(test_scale_never_ran_is_undefined),
+		cmocka_unit_test(test_scale_large_counts),
+		cmocka_unit_test(test_parse_event_names),
+		cmocka_unit_test(test_parse_tracepoint_fake_tracefs),
+		cmocka_unit_test(test_print_text_cases),
+		cmocka_unit_test(test_print_json_cases),
+		cmocka_unit_test(test_cli_usage_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

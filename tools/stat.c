@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * kagg stat: count perf events for a command, a process or a CPU; print the
+ * raw count, time enabled, time running and the scaled estimate of each.
+ * A thin CLI over kagg_stat__open() .. kagg_stat__print().
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kagg/kagg.h>
+#include <kagg/stat.h>
+#include "cli.h"
+
+static const char usage_text[] =
+"usage: kagg stat -e EVENT[,EVENT...] [OPTIONS] -- COMMAND [ARGS...]\n"
+"       kagg stat -e EVENT[,EVENT...] (-p PID | --cpu N) [-d SEC]\n"
+"\n"
+"Count perf events (no sampling): for COMMAND from its exec (children included),\n"
+"or for a process or a CPU for SEC seconds (or until Ctrl-C).  Each event shows\n"
+"its raw count, time enabled, time running and the estimate\n"
+"count * enabled / running: scaled when the kernel multiplexed the counter\n"
+"(running < enabled), \"undefined\" when it never ran.  Events this machine\n"
+"lacks (no hardware PMU) are listed as not supported; the others are counted.\n"
+"\n"
+"  -e, --event LIST       events, comma separated (repeatable):\n"
+"                         cpu-clock task-clock context-switches cpu-migrations\n"
+"                         page-faults minor-faults major-faults (software)\n"
+"                         cycles instructions cache-references cache-misses\n"
+"                         branches branch-misses (hardware), tracepoint:SYS:NAME\n"
+"  -p, --pid PID          count this process\n"
+"      --cpu N            count on CPU N only (all tasks unless -p)\n"
+"  -d, --duration SEC     with -p/--cpu: count SEC seconds (default: until Ctrl-C)\n"
+"      --format FMT       text (default) or json\n"
+"  -v, --verbose          print library messages\n"
+"  -h, --help             this text\n"
+"\n"
+"Exit status: 0 when at least one event was counted, 1 otherwise, 2 usage.\n"
+"\n"
+"examples:\n"
+"  kagg stat -e task-clock,context-switches,cycles -- sleep 1\n"
+"  kagg stat -e page-faults,tracepoint:syscalls:sys_enter_openat -- ls\n"
+"  kagg stat -e cpu-clock --cpu 0 -d 2 --format json\n";
+
+enum {
+	OPT_CPU = CLI_OPT_TOOL,
+};
+
+static const struct option long_opts[] = {
+	{ "event", required_argument, NULL, 'e' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "cpu", required_argument, NULL, OPT_CPU },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+struct stat_args {
+	struct kagg_stat_opts o;
+	struct cli_common cm;
+	char *evbuf[64];	/* strdup'd pieces of -e */
+	const char *events[64];
+	size_t nr;
+	bool tracepoints;
+};
+
+static int add_events(struct stat_args *a, const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+
+	if (!copy)
+		return cli_err(KAGG_EXIT_FAIL, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (a->nr == 64) {
+			free(copy);
+			return cli_err(KAGG_EXIT_USAGE, "at most 64 events");
+		}
+		a->evbuf[a->nr] = strdup(tok);
+		if (!a->evbuf[a->nr]) {
+			free(copy);
+			return cli_err(KAGG_EXIT_FAIL, "out of memory");
+		}
+		a->events[a->nr] = a->evbuf[a->nr];
+		if (!strncmp(tok, "tracepoint:", 11))
+			a->tracepoints = true;
+		a->nr++;
+	}
+	free(copy);
+	if (!*list || list[strlen(list) - 1] == ',' || list[0] == ',')
+		return cli_err(KAGG_EXIT_USAGE, "invalid event list '%s'", list);
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct stat_args *a)
+{
+	uint64_t v;
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the command's name, its options are its own. */
+	while ((c = getopt_long(argc, argv, "+:e:p:d:vh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			rc = add_events(a, optarg);
+			if (rc)
+				return rc;
+			break;
+		case 'p':
+			if (cli_parse_u64(optarg, &v) || !v || v > INT32_MAX)
+				return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", optarg);
+			a->o.pid = v;
+			break;
+		case OPT_CPU:
+			if (cli_parse_u64(optarg, &v) || v > 65535)
+				return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", optarg);
+			a->o.cpu = v;
+			break;
+		case 'd':
+		case CLI_OPT_FORMAT:
+		case 'v':
+			rc = cli_common_opt(c, optarg, &a->cm);
+			if (rc)
+				return rc;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		default:
+			return cli_bad_opt(c, argv);
+		}
+	}
+	if (!a->nr)
+		return cli_err(KAGG_EXIT_USAGE, "no event: give -e EVENT[,EVENT...]");
+	a->o.events = a->events;
+	a->o.nr_events = a->nr;
+	if (optind < argc) {
+		if (a->o.pid || a->o.cpu >= 0)
+			return cli_err(KAGG_EXIT_USAGE, "give a command or -p/--cpu, not both");
+		if (a->cm.duration)
+			return cli_err(KAGG_EXIT_USAGE, "-d is for -p/--cpu: a command is counted "
+							"until it exits");
+		a->o.argv = argv + optind;
+	} else if (!a->o.pid && a->o.cpu < 0) {
+		return cli_err(KAGG_EXIT_USAGE, "nothing to count: give -- COMMAND, -p PID or "
+						"--cpu N");
+	}
+	return 0;
+}
+
+static int stat_main(int argc, char **argv)
+{
+	const struct kagg_stat_report *rep;
+	struct stat_args a = {};
+	struct kagg_stat *st = NULL;
+	size_t i;
+	int ret, err;
+
+	a.o.sz = sizeof(a.o);
+	a.o.cpu = -1;
+	a.o.log = cli_log;
+	a.cm.print.sz = sizeof(a.cm.print);
+	ret = parse_args(argc, argv, &a);
+	if (ret) {
+		ret = ret < 0 ? KAGG_EXIT_OK : ret;
+		goto out;
+	}
+	cli_setup_signals();
+	if (a.tracepoints && cli_mount_tracefs())
+		cli_err(0, "tracefs is not mounted on /sys/kernel/tracing and mounting it failed: "
+			   "tracepoint ids cannot be read");
+	st = kagg_stat__open(&a.o);
+	if (!st) {
+		ret = cli_open_failed(errno);
+		goto out;
+	}
+	err = kagg_stat__start(st);
+	if (err) {
+		ret = cli_err(KAGG_EXIT_FAIL, "starting the counters failed: %s", strerror(-err));
+		goto out;
+	}
+	if (a.o.argv) {
+		/* A Ctrl-C reaches the command too: keep waiting until it has exited. */
+		while ((err = kagg_stat__wait(st)) == -EINTR)
+			;
+		if (err) {
+			ret = err == -ECHILD ? KAGG_EXIT_FAIL
+					     : cli_err(KAGG_EXIT_FAIL, "waiting for the command: %s",
+						       strerror(-err));
+			goto out;
+		}
+	} else {
+		cli_sleep(a.cm.duration ? a.cm.duration : 1e9);
+	}
+	err = kagg_stat__stop(st);
+	rep = kagg_stat__report(st);
+	if (kagg_stat__print(rep, stdout, a.cm.print.format)) {
+		ret = cli_err(KAGG_EXIT_FAIL, "writing output failed");
+		goto out;
+	}
+	fflush(stdout);
+	ret = kagg_stat__counted(st) && !err ? KAGG_EXIT_OK : KAGG_EXIT_FAIL;
+	if (ret)
+		cli_err(0, "no event could be counted");
+out:
+	kagg_stat__destroy(st);
+	for (i = 0; i < a.nr; i++)
+		free(a.evbuf[i]);
+	return ret;
+}
+
+KAGG_COMMAND(stat, "count perf events (raw, enabled, running, scaled estimate)", stat_main);

@@ -1,0 +1,612 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * kagg stat: counting perf events with read_format TOTAL_TIME_ENABLED |
+ * TOTAL_TIME_RUNNING, for a command from its exec (fork, hold, enable_on_exec,
+ * inherit) or for a pid / CPU between start and stop.
+ *
+ * What it guarantees: each reading is the kernel's own (count, enabled,
+ * running) triple; the estimate is derived from it by kagg_stat__scale(),
+ * and the raw triple is always kept next to it.  What it does not: an
+ * estimate under multiplexing is only as good as the assumption that the
+ * counter's running time was representative of its enabled time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <kagg/stat.h>
+#include "json.h"
+#include "opts.h"
+
+struct kagg_stat {
+	kagg_log_fn log;
+	void *log_ctx;
+	int *fds;			/* -1 for unsupported events */
+	struct kagg_stat_result *res;
+	size_t nr;
+	char **names;
+	pid_t child;			/* command, or 0 */
+	int go_fd;			/* write end: releases the held child */
+	int err_fd;			/* read end: errno of a failed exec (CLOEXEC pipe) */
+	bool started, stopped, waited;
+	struct timespec t0;
+	char target[256];
+	struct utsname uts;
+	struct kagg_stat_report rep;
+};
+
+static void st_log(struct kagg_stat *st, enum kagg_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void st_log(struct kagg_stat *st, enum kagg_log_level lvl, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (!st->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	st->log(st->log_ctx, lvl, buf);
+}
+
+/* ------------------------------------------------------------ pure parts */
+
+int kagg_stat__scale(uint64_t count, uint64_t enabled, uint64_t running, uint64_t *estimate)
+{
+	unsigned __int128 q;
+
+	if (!running)
+		return KAGG_STAT_UNDEFINED;
+	if (running >= enabled) {
+		*estimate = count;
+		return KAGG_STAT_EXACT;
+	}
+	q = ((unsigned __int128)count * enabled + running / 2) / running;
+	if (q > UINT64_MAX) {
+		*estimate = UINT64_MAX;
+		return -ERANGE;
+	}
+	*estimate = (uint64_t)q;
+	return KAGG_STAT_SCALED;
+}
+
+struct ev_name {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+};
+
+static const struct ev_name ev_names[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+};
+
+int kagg_stat__parse_event(const char *name, const char *tracefs, uint32_t *type,
+			   uint64_t *config, bool *hardware)
+{
+	char sys[128], ev[128], path[512];
+	const char *p, *colon;
+	unsigned long long id;
+	size_t i;
+	FILE *f;
+	int n;
+
+	if (!name || !type || !config || !hardware)
+		return -EINVAL;
+	for (i = 0; i < sizeof(ev_names) / sizeof(ev_names[0]); i++) {
+		if (!strcmp(name, ev_names[i].name)) {
+			*type = ev_names[i].type;
+			*config = ev_names[i].config;
+			*hardware = ev_names[i].type == PERF_TYPE_HARDWARE;
+			return 0;
+		}
+	}
+	if (strncmp(name, "tracepoint:", 11))
+		return -EINVAL;
+	p = name + 11;
+	colon = strchr(p, ':');
+	if (!colon || colon == p || !colon[1] || (size_t)(colon - p) >= sizeof(sys) ||
+	    strlen(colon + 1) >= sizeof(ev) || strchr(colon + 1, ':') || strchr(p, '/') ||
+	    strstr(p, ".."))
+		return -EINVAL;
+	memcpy(sys, p, colon - p);
+	sys[colon - p] = '\0';
+	snprintf(ev, sizeof(ev), "%s", colon + 1);
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs ? tracefs : "/sys/kernel/tracing",
+		 sys, ev);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -errno;
+	n = fscanf(f, "%llu", &id);
+	fclose(f);
+	if (n != 1)
+		return -EIO;
+	*type = PERF_TYPE_TRACEPOINT;
+	*config = id;
+	*hardware = false;
+	return 0;
+}
+
+/* ------------------------------------------------------------ printing */
+
+static const char *err_name(int err)
+{
+	const char *n = strerrorname_np(-err);
+
+	return n ? n : "E?";
+}
+
+static const char *unsupported_why(const struct kagg_stat_result *r)
+{
+	return r->err == -ENOENT || r->err == -EOPNOTSUPP || r->err == -ENODEV
+		       ? "this machine lacks the event (no hardware PMU?)"
+		       : "cannot be opened";
+}
+
+static void print_text(const struct kagg_stat_report *rep, FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "# kagg stat: %s", rep->target);
+	if (rep->has_exit)
+		fprintf(f, ", exit status %d", rep->exit_status);
+	fprintf(f, ", %.3f s, kernel %s\n", rep->duration_s, rep->kernel ? rep->kernel : "?");
+	fprintf(f, "# estimate = count * enabled / running (undefined when running is 0)\n");
+	for (i = 0; i < rep->nr_results; i++) {
+		const struct kagg_stat_result *r = &rep->results[i];
+
+		if (!r->supported) {
+			fprintf(f, "%20s  not supported: perf_event_open: %s (%s): %s\n", r->name,
+				err_name(r->err), strerror(-r->err), unsupported_why(r));
+			continue;
+		}
+		fprintf(f, "%20s  %20" PRIu64 "  enabled %" PRIu64 " ns  running %" PRIu64 " ns",
+			r->name, r->count, r->enabled_ns, r->running_ns);
+		switch (r->scale) {
+		case KAGG_STAT_EXACT:
+			fprintf(f, "  estimate %" PRIu64 "\n", r->estimate);
+			break;
+		case KAGG_STAT_SCALED:
+			fprintf(f, "  estimate %" PRIu64 "  (multiplexed: ran %.2f%% of enabled "
+				   "time, scaled)\n", r->estimate,
+				100.0 * r->running_ns / r->enabled_ns);
+			break;
+		case KAGG_STAT_UNDEFINED:
+			fprintf(f, "  estimate undefined  (never ran: running time is 0%s)\n",
+				r->enabled_ns ? ", multiplexed out" : "");
+			break;
+		default:
+			fprintf(f, "  estimate > %" PRIu64 " (out of range)  (multiplexed: ran "
+				   "%.2f%% of enabled time)\n", r->estimate,
+				100.0 * r->running_ns / r->enabled_ns);
+		}
+	}
+}
+
+static void print_json(const struct kagg_stat_report *rep, FILE *f)
+{
+	static const char *const scale[] = { "exact", "scaled", "undefined" };
+	struct jw w;
+	size_t i;
+
+	jw_init(&w, f, true);
+	jw_obj_begin(&w, NULL);
+	jw_obj_begin(&w, "meta");
+	jw_str(&w, "tool", "stat");
+	jw_str(&w, "target", rep->target);
+	jw_i64(&w, "pid", rep->pid);
+	jw_i64(&w, "cpu", rep->cpu);
+	if (rep->has_exit)
+		jw_i64(&w, "exit_status", rep->exit_status);
+	jw_double(&w, "duration_s", rep->duration_s, 6);
+	jw_str(&w, "kernel", rep->kernel);
+	jw_str(&w, "estimate", "count * time_enabled / time_running; null when running is 0");
+	jw_obj_end(&w);
+	jw_arr_begin(&w, "events");
+	for (i = 0; i < rep->nr_results; i++) {
+		const struct kagg_stat_result *r = &rep->results[i];
+
+		jw_obj_begin(&w, NULL);
+		jw_str(&w, "name", r->name);
+		jw_bool(&w, "supported", r->supported);
+		if (!r->supported) {
+			jw_str(&w, "error", err_name(r->err));
+			jw_str(&w, "reason", unsupported_why(r));
+			jw_obj_end(&w);
+			continue;
+		}
+		jw_u64(&w, "count", r->count);
+		jw_u64(&w, "time_enabled_ns", r->enabled_ns);
+		jw_u64(&w, "time_running_ns", r->running_ns);
+		jw_bool(&w, "multiplexed", r->running_ns < r->enabled_ns);
+		if (r->scale == KAGG_STAT_UNDEFINED)
+			jw_str(&w, "estimate", NULL);
+		else
+			jw_u64(&w, "estimate", r->estimate);
+		jw_str(&w, "scale", r->scale >= 0 && r->scale <= 2 ? scale[r->scale] : "overflow");
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	jw_finish(&w);
+}
+
+int kagg_stat__print(const struct kagg_stat_report *rep, FILE *f, enum kagg_format fmt)
+{
+	if (!rep || !f || (unsigned int)fmt > KAGG_FORMAT_JSON || (rep->nr_results && !rep->results))
+		return -EINVAL;
+	if (fmt == KAGG_FORMAT_JSON)
+		print_json(rep, f);
+	else
+		print_text(rep, f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ------------------------------------------------------------ counting */
+
+static long perf_open(struct perf_event_attr *a, int pid, int cpu)
+{
+	return syscall(__NR_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Fork the command, held on a pipe until kagg_stat__start(). 0 or -errno. */
+static int fork_command(struct kagg_stat *st, char *const *argv)
+{
+	int go[2], ex[2], e;
+	char b;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(ex, O_CLOEXEC)) {
+		e = -errno;
+		close(go[0]);
+		close(go[1]);
+		return e;
+	}
+	st->child = fork();
+	if (st->child < 0) {
+		e = -errno;
+		st->child = 0;
+		close(go[0]);
+		close(go[1]);
+		close(ex[0]);
+		close(ex[1]);
+		return e;
+	}
+	if (st->child == 0) {
+		close(go[1]);
+		close(ex[0]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(ex[1], &e, sizeof(e)) != sizeof(e))
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ex[1]);
+	st->go_fd = go[1];
+	st->err_fd = ex[0];
+	return 0;
+}
+
+static void describe_target(struct kagg_stat *st, const struct kagg_stat_opts *o)
+{
+	char *p = st->target, *end = st->target + sizeof(st->target);
+	size_t i;
+
+#define ADD(...) (p += snprintf(p, p < end ? (size_t)(end - p) : 0, __VA_ARGS__))
+	if (o->argv) {
+		ADD("command '");
+		for (i = 0; o->argv[i]; i++)
+			ADD("%s%s", i ? " " : "", o->argv[i]);
+		ADD("' (pid %d)", (int)st->child);
+	} else if (o->pid > 0) {
+		ADD("pid %d", o->pid);
+	}
+	if (o->cpu >= 0)
+		ADD("%scpu %d", p == st->target ? "" : " on ", o->cpu);
+#undef ADD
+}
+
+struct kagg_stat *kagg_stat__open(const struct kagg_stat_opts *opts)
+{
+	struct kagg_stat_opts o = {};
+	struct kagg_stat *st;
+	struct perf_event_attr *attrs = NULL;
+	size_t i, nr_open = 0;
+	int err = 0, pid;
+
+	if (!opts || !kagg_opts_valid(opts, sizeof(o))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	st->log = o.log;
+	st->log_ctx = o.log_ctx;
+	st->go_fd = st->err_fd = -1;
+	uname(&st->uts);
+	if (!o.nr_events || !o.events || (o.argv && (!o.argv[0] || o.pid > 0)) ||
+	    (!o.argv && o.pid <= 0 && o.cpu < 0) || o.nr_events > 64) {
+		st_log(st, KAGG_LOG_WARN, "invalid stat options: give events and one of a "
+					  "command, a pid or a cpu");
+		err = -EINVAL;
+		goto fail;
+	}
+	st->nr = o.nr_events;
+	st->fds = malloc(st->nr * sizeof(*st->fds));
+	st->res = calloc(st->nr, sizeof(*st->res));
+	st->names = calloc(st->nr, sizeof(*st->names));
+	attrs = calloc(st->nr, sizeof(*attrs));
+	if (!st->fds || !st->res || !st->names || !attrs) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < st->nr; i++)
+		st->fds[i] = -1;
+	/* Resolve every name first: a typo fails before anything runs. */
+	for (i = 0; i < st->nr; i++) {
+		uint32_t type;
+		uint64_t config;
+		bool hw;
+
+		err = kagg_stat__parse_event(o.events[i], o.tracefs, &type, &config, &hw);
+		if (err == -EINVAL) {
+			st_log(st, KAGG_LOG_WARN, "unknown event '%s' (cpu-clock, task-clock, "
+				   "context-switches, cpu-migrations, page-faults, minor-faults, "
+				   "major-faults, cycles, instructions, cache-references, "
+				   "cache-misses, branches, branch-misses, tracepoint:SYS:NAME)",
+				   o.events[i] ? o.events[i] : "(null)");
+			goto fail;
+		}
+		if (err == -ENOENT) {
+			st_log(st, KAGG_LOG_WARN, "no tracepoint %s in %s/events (is tracefs "
+				   "mounted? mount -t tracefs nodev /sys/kernel/tracing)",
+				   o.events[i] + 11, o.tracefs ? o.tracefs : "/sys/kernel/tracing");
+			goto fail;
+		}
+		if (err) {
+			st_log(st, KAGG_LOG_WARN, "reading the id of %s: %s", o.events[i],
+			       strerror(-err));
+			goto fail;
+		}
+		st->names[i] = strdup(o.events[i]);
+		if (!st->names[i]) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		st->res[i].name = st->names[i];
+		attrs[i].size = sizeof(attrs[i]);
+		attrs[i].type = type;
+		attrs[i].config = config;
+		attrs[i].read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+				       PERF_FORMAT_TOTAL_TIME_RUNNING;
+		attrs[i].disabled = 1;
+		attrs[i].enable_on_exec = o.argv != NULL; /* counting starts at exec */
+		attrs[i].inherit = o.argv != NULL;	   /* and covers its children */
+	}
+	if (o.pid > 0 && kill(o.pid, 0) && errno == ESRCH) {
+		st_log(st, KAGG_LOG_WARN, "no such process: %d", o.pid);
+		err = -ESRCH;
+		goto fail;
+	}
+	if (o.argv) {
+		err = fork_command(st, o.argv);
+		if (err) {
+			st_log(st, KAGG_LOG_WARN, "cannot fork: %s", strerror(-err));
+			goto fail;
+		}
+	}
+	pid = o.argv ? st->child : o.pid > 0 ? o.pid : -1;
+	for (i = 0; i < st->nr; i++) {
+		int fd = perf_open(&attrs[i], pid, o.cpu >= 0 ? o.cpu : -1);
+
+		if (fd >= 0) {
+			st->fds[i] = fd;
+			st->res[i].supported = true;
+			nr_open++;
+			continue;
+		}
+		err = -errno;
+		if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) {
+			st->res[i].err = err;
+			st_log(st, KAGG_LOG_INFO, "%s not supported here: %s", st->names[i],
+			       strerror(-err));
+			continue;
+		}
+		if (err == -EPERM || err == -EACCES)
+			st_log(st, KAGG_LOG_WARN, "perf_event_open(%s): %s: run as root or with "
+				   "CAP_PERFMON", st->names[i], strerror(-err));
+		else if (err == -ESRCH)
+			st_log(st, KAGG_LOG_WARN, "no such process: %d", pid);
+		else
+			st_log(st, KAGG_LOG_WARN, "perf_event_open(%s): %s", st->names[i],
+			       strerror(-err));
+		goto fail;
+	}
+	if (!nr_open) {
+		char list[256] = "";
+		size_t len = 0;
+
+		for (i = 0; i < st->nr && len < sizeof(list); i++)
+			len += snprintf(list + len, sizeof(list) - len, "%s%s: %s", i ? ", " : "",
+					st->names[i], err_name(st->res[i].err));
+		st_log(st, KAGG_LOG_WARN, "none of the events is supported on this machine (%s)",
+		       list);
+		err = -ENODEV;
+		goto fail;
+	}
+	describe_target(st, &o);
+	st->rep.target = st->target;
+	st->rep.pid = o.argv ? st->child : o.pid > 0 ? o.pid : -1;
+	st->rep.cpu = o.cpu >= 0 ? o.cpu : -1;
+	st->rep.kernel = st->uts.release;
+	st->rep.results = st->res;
+	st->rep.nr_results = st->nr;
+	free(attrs);
+	return st;
+fail:
+	free(attrs);
+	kagg_stat__destroy(st);
+	errno = -err;
+	return NULL;
+}
+
+int kagg_stat__start(struct kagg_stat *st)
+{
+	char b = 'g';
+	size_t i;
+
+	if (!st || st->started)
+		return -EINVAL;
+	st->started = true;
+	clock_gettime(CLOCK_MONOTONIC, &st->t0);
+	if (st->child) {
+		/* The counters enable themselves at exec. */
+		if (write(st->go_fd, &b, 1) != 1)
+			return -errno;
+		close(st->go_fd);
+		st->go_fd = -1;
+		return 0;
+	}
+	for (i = 0; i < st->nr; i++)
+		if (st->fds[i] >= 0 && ioctl(st->fds[i], PERF_EVENT_IOC_ENABLE, 0))
+			return -errno;
+	return 0;
+}
+
+int kagg_stat__wait(struct kagg_stat *st)
+{
+	int status, e;
+	ssize_t n;
+
+	if (!st || !st->started)
+		return -EINVAL;
+	if (!st->child || st->waited)
+		return 0;
+	if (waitpid(st->child, &status, 0) != st->child)
+		return -errno;
+	st->waited = true;
+	st->rep.has_exit = true;
+	st->rep.exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
+			      : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+	n = read(st->err_fd, &e, sizeof(e));
+	if (n == sizeof(e)) {
+		st_log(st, KAGG_LOG_WARN, "cannot run the command: %s", strerror(e));
+		return -ECHILD;
+	}
+	return 0;
+}
+
+int kagg_stat__stop(struct kagg_stat *st)
+{
+	struct timespec now;
+	uint64_t v[3];
+	size_t i;
+	int err = 0;
+
+	if (!st || !st->started)
+		return -EINVAL;
+	for (i = 0; i < st->nr; i++)
+		if (st->fds[i] >= 0)
+			ioctl(st->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!st->stopped)
+		st->rep.duration_s = (now.tv_sec - st->t0.tv_sec) +
+				     (now.tv_nsec - st->t0.tv_nsec) / 1e9;
+	st->stopped = true;
+	for (i = 0; i < st->nr; i++) {
+		struct kagg_stat_result *r = &st->res[i];
+
+		if (st->fds[i] < 0)
+			continue;
+		if (read(st->fds[i], v, sizeof(v)) != sizeof(v)) {
+			err = errno ? -errno : -EIO;
+			st_log(st, KAGG_LOG_WARN, "reading %s: %s", r->name, strerror(-err));
+			continue;
+		}
+		r->count = v[0];
+		r->enabled_ns = v[1];
+		r->running_ns = v[2];
+		r->scale = kagg_stat__scale(v[0], v[1], v[2], &r->estimate);
+	}
+	return err;
+}
+
+const struct kagg_stat_report *kagg_stat__report(const struct kagg_stat *st)
+{
+	if (!st) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return &st->rep;
+}
+
+size_t kagg_stat__counted(const struct kagg_stat *st)
+{
+	size_t i, n = 0;
+
+	for (i = 0; st && st->stopped && i < st->nr; i++)
+		n += st->res[i].supported;
+	return n;
+}
+
+void kagg_stat__destroy(struct kagg_stat *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	if (st->child && !st->waited) {
+		kill(st->child, SIGKILL);
+		waitpid(st->child, NULL, 0);
+	}
+	if (st->go_fd >= 0)
+		close(st->go_fd);
+	if (st->err_fd >= 0)
+		close(st->err_fd);
+	for (i = 0; st->fds && i < st->nr; i++)
+		if (st->fds[i] >= 0)
+			close(st->fds[i]);
+	for (i = 0; st->names && i < st->nr; i++)
+		free(st->names[i]);
+	free(st->names);
+	free(st->fds);
+	free(st->res);
+	free(st);
+}
