@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * kagg record / kagg report end to end: a recording of a known workload is
+ * read by libtraceevent's kbuffer, by our reader and by `trace-cmd report`,
+ * and each sees exactly the number of events kagg says it recorded, with
+ * the workload's pid and comm.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <kbuffer.h>
+
+#include <kagg/kagg.h>
+#include <kagg/tracedat.h>
+#include "testutil.h"
+
+/* "... N recorded in ..." from kagg record's summary line. */
+static long recorded_count(const char *err)
+{
+	const char *p = err ? strstr(err, " events seen, ") : NULL;
+
+	return p ? strtol(p + strlen(" events seen, "), NULL, 10) : -1;
+}
+
+/* Count events in every page of every CPU block with kbuffer. */
+static long kbuffer_count(const char *path)
+{
+	struct kagg_tracedat *t = kagg_tracedat__open(path, NULL);
+	size_t page = t ? kagg_tracedat__page_size(t) : 0;
+	long n = 0;
+	int cpu, fd;
+	struct stat sb;
+	uint8_t *buf;
+
+	if (!t)
+		return -1;
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &sb)) {
+		kagg_tracedat__free(t);
+		return -1;
+	}
+	buf = malloc(sb.st_size);
+	if (!buf || read(fd, buf, sb.st_size) != sb.st_size)
+		n = -1;
+	close(fd);
+	for (cpu = 0; n >= 0 && cpu < kagg_tracedat__nr_cpus(t); cpu++) {
+		uint64_t off, size, p;
+
+		kagg_tracedat__cpu_data(t, cpu, &off, &size);
+		for (p = off; p + page <= off + size; p += page) {
+			struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
+			unsigned long long ts;
+
+			kbuffer_load_subbuffer(kb, buf + p);
+			for (void *d = kbuffer_read_event(kb, &ts); d; d = kbuffer_next_event(kb, &ts))
+				n++;
+			kbuffer_free(kb);
+		}
+	}
+	free(buf);
+	kagg_tracedat__free(t);
+	return n;
+}
+
+static void test_record_then_report_and_trace_cmd(void **state)
+{
+	struct tu_sleeps work = { .count = 30, .ms = 10, .lead_ms = 600 };
+	char path[] = "/tmp/kagg-test-record-XXXXXX.dat", *out = NULL, *err = NULL, pidtxt[32];
+	char *rec[] = { "record", "-o", path, "-d", "1.5", NULL };
+	char *rep[] = { "report", path, NULL };
+	struct tu_child child;
+	long recorded, kb, ours = 0;
+	int fd, rc;
+
+	TU_SKIP_UNLESS_ROOT();
+	fd = mkstemps(path, 4);
+	assert_true(fd >= 0);
+	close(fd);
+	child = tu_spawn(tu_sleeper, &work);
+	tu_go(&child);
+	rc = tu_run_kagg(rec, NULL, &err, 0, 0);
+	tu_wait(&child);
+	printf("  record: %s", err ? err : "");
+	assert_int_equal(rc, 0);
+	recorded = recorded_count(err);
+	assert_true(recorded > 0);
+	free(err);
+
+	kb = kbuffer_count(path);
+	printf("  kagg recorded %ld, kbuffer reads %ld\n", recorded, kb);
+	assert_int_equal(kb, recorded);
+
+	rc = tu_run_kagg(rep, &out, NULL, 0, 0);
+	assert_int_equal(rc, 0);
+	for (const char *p = out; (p = strstr(p, ": sched_switch: ")); p++)
+		ours++;
+	snprintf(pidtxt, sizeof(pidtxt), "prev_pid=%d ", child.pid);
+	assert_int_equal(ours, recorded);
+	assert_non_null(strstr(out, pidtxt));
+	free(out);
+
+	if (access("/usr/bin/trace-cmd", X_OK)) {
+		printf("SKIP trace-cmd check: /usr/bin/trace-cmd not installed\n");
+	} else {
+		char cmd[512], line[1024];
+		long tc = 0, child_lines = 0;
+		FILE *f;
+
+		snprintf(cmd, sizeof(cmd), "trace-cmd report -N -i %s 2>&1", path);
+		f = popen(cmd, "r");
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f)) {
+			tc += strstr(line, "sched_switch:") != NULL;
+			child_lines += strstr(line, pidtxt) != NULL;
+		}
+		pclose(f);
+		printf("  trace-cmd report lists %ld events, %ld switch-outs of the child\n", tc,
+		       child_lines);
+		assert_int_equal(tc, recorded);
+		assert_true(child_lines >= 30);
+	}
+	unlink(path);
+}
+
+static void test_record_usage_errors(void **state)
+{
+	char *none[] = { "record", "-d", "1", NULL };
+	char *badev[] = { "record", "-o", "/tmp/x.dat", "-e", "block:block_rq_issue", NULL };
+	char *err = NULL;
+
+	assert_int_equal(tu_run_kagg(none, NULL, &err, 0, 0), 2);
+	assert_int_equal(tu_lines(err), 1);
+	free(err);
+	assert_int_equal(tu_run_kagg(badev, NULL, &err, 0, 0), 2);
+	assert_non_null(strstr(err, "only sched:sched_switch"));
+	free(err);
+}
+
+static void test_report_bad_file(void **state)
+{
+	char *bad[] = { "report", "/etc/hostname", NULL };
+	char *err = NULL;
+
+	assert_int_equal(tu_run_kagg(bad, NULL, &err, 0, 0), 1);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "not a valid trace.dat"));
+	free(err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_record_then_report_and_trace_cmd),
+		cmocka_unit_test(test_record_usage_errors),
+		cmocka_unit_test(test_report_bad_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * kagg record: stream sched_switch events from BPF into the reference ftrace
+ * ring buffer and write them as a trace-cmd trace.dat (v6), or as per-CPU
+ * trace_pipe_raw page files with --raw-dir.  A thin CLI over an offcpu
+ * streaming session, the ring buffer and the trace.dat writer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <kagg/kagg.h>
+#include <kagg/tracedat.h>
+#include "cli.h"
+
+static const char usage_text[] =
+"usage: kagg record -o FILE.dat [-d SEC] [-e sched:sched_switch] [OPTIONS]\n"
+"       kagg record --raw-dir DIR [-d SEC] ...\n"
+"\n"
+"Stream events from BPF into the reference ftrace ring buffer and write them\n"
+"as a trace-cmd trace.dat (version 6: `trace-cmd report -i FILE.dat` and\n"
+"`kagg report FILE.dat` read it), or as per-CPU raw page files.\n"
+"\n"
+"  -o, --output FILE      trace.dat to write\n"
+"      --raw-dir DIR      write cpuN.raw (trace_pipe_raw layout), header_page,\n"
+"                         header_event and events/SYS/NAME/format instead\n"
+"  -e, --event SYS:NAME   event to record (sched:sched_switch, the default)\n"
+"  -p, --pid PID[,PID]    mark these processes' switch-outs as selected\n"
+"                         (every sched_switch is recorded)\n"
+"  -d, --duration SEC     record for SEC seconds (default: until Ctrl-C)\n"
+"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
+"      --rb-subbufs N     reference buffer sub-buffers per CPU (default 512)\n"
+"  -v, --verbose          print libbpf and library messages\n"
+"  -h, --help             this text\n"
+"\n"
+"Losses are reported: records the BPF ring buffer could not take, and pages\n"
+"the reference buffer refused (it runs in producer/consumer mode here, so\n"
+"what is written is never overwritten).\n"
+"\n"
+"examples:\n"
+"  kagg record -o sched.dat -d 5 && trace-cmd report -i sched.dat | head\n"
+"  kagg record --raw-dir /tmp/pages -d 2 && kagg rb decode --events-dir /tmp/pages/events /tmp/pages/cpu0.raw\n";
+
+enum { OPT_RAW_DIR = CLI_OPT_TOOL, OPT_STREAM_BYTES, OPT_RB_SUBBUFS };
+
+static const struct option long_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "raw-dir", required_argument, NULL, OPT_RAW_DIR },
+	{ "event", required_argument, NULL, 'e' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "stream-bytes", required_argument, NULL, OPT_STREAM_BYTES },
+	{ "rb-subbufs", required_argument, NULL, OPT_RB_SUBBUFS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+/* Where pages go: a trace.dat writer, or one raw file per CPU. */
+struct sink {
+	struct kagg_tracedat_writer *w;
+	int *raw_fds;
+	int nr_cpus;
+	uint64_t pages;
+	char comms[65536][16]; /* pid % 65536 -> last comm given to the writer */
+};
+
+/* Saved cmdlines: tell the writer each pid's comm once (again when it changes). */
+static void note_comm(struct sink *k, int pid, const char *comm)
+{
+	char *slot = k->comms[(unsigned int)pid & 0xffff];
+
+	if (!k->w || pid <= 0 || !comm[0] || !strncmp(slot, comm, 16))
+		return;
+	memcpy(slot, comm, 16);
+	kagg_tracedat_writer__add_cmdline(k->w, pid, comm);
+}
+
+static void on_switch(void *ctx, const struct kagg_sched_switch *ev)
+{
+	struct sink *k = ctx;
+	char comm[17];
+
+	memcpy(comm, ev->prev_comm, 16);
+	comm[16] = '\0';
+	note_comm(k, ev->prev_pid, comm);
+	memcpy(comm, ev->next_comm, 16);
+	note_comm(k, ev->next_pid, comm);
+}
+
+static int sink_page(struct sink *k, int cpu, const void *page, size_t size)
+{
+	k->pages++;
+	if (k->w)
+		return kagg_tracedat_writer__add_page(k->w, cpu, page, size);
+	return write(k->raw_fds[cpu], page, size) == (ssize_t)size ? 0 : -EIO;
+}
+
+/* Move pages out of the reference buffer: full ones only, or all at the end. */
+static int drain_pages(struct sink *k, struct kagg_rb *rb, bool all)
+{
+	size_t size = kagg_rb__subbuf_size(rb);
+	void *page = malloc(size);
+	int cpu, n, err = 0;
+
+	if (!page)
+		return -ENOMEM;
+	for (cpu = 0; cpu < k->nr_cpus && !err; cpu++) {
+		while (!err) {
+			n = all ? kagg_rb__read_page(rb, cpu, page, size)
+				: kagg_rb__read_full_page(rb, cpu, page, size);
+			if (n < 0)
+				break;
+			err = sink_page(k, cpu, page, n);
+		}
+	}
+	free(page);
+	return err;
+}
+
+static int write_text(const char *path, void (*fn)(FILE *, const void *), const void *arg)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fn(f, arg);
+	return fclose(f) ? -errno : 0;
+}
+
+static void header_page_fn(FILE *f, const void *arg)
+{
+	kagg_rb__fprint_header_page(*(const size_t *)arg, f);
+}
+
+static void header_event_fn(FILE *f, const void *arg)
+{
+	(void)arg;
+	kagg_rb__fprint_header_event(f);
+}
+
+static void format_fn(FILE *f, const void *arg)
+{
+	kagg_rb_format__fprint(arg, f);
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096], *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) && errno != EEXIST ? -errno : 0;
+}
+
+/* --raw-dir: per-CPU page files plus the texts a decoder needs. */
+static int open_raw_dir(struct sink *k, const char *dir, struct kagg_rb *rb,
+			const struct kagg_rb_events *evs)
+{
+	size_t subbuf = kagg_rb__subbuf_size(rb), i;
+	char path[4096];
+	int cpu, err;
+
+	err = mkdir_p(dir);
+	if (err)
+		return cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", dir, strerror(-err));
+	k->raw_fds = calloc(k->nr_cpus, sizeof(int));
+	if (!k->raw_fds)
+		return KAGG_EXIT_FAIL;
+	for (cpu = 0; cpu < k->nr_cpus; cpu++) {
+		snprintf(path, sizeof(path), "%s/cpu%d.raw", dir, cpu);
+		k->raw_fds[cpu] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (k->raw_fds[cpu] < 0)
+			return cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", path, strerror(errno));
+	}
+	snprintf(path, sizeof(path), "%s/header_page", dir);
+	err = write_text(path, header_page_fn, &subbuf);
+	snprintf(path, sizeof(path), "%s/header_event", dir);
+	err = err ?: write_text(path, header_event_fn, NULL);
+	for (i = 0; !err && i < kagg_rb_events__count(evs); i++) {
+		const struct kagg_rb_format *fmt = kagg_rb_events__at(evs, i);
+
+		snprintf(path, sizeof(path), "%s/events/%s/%s", dir, fmt->system, fmt->name);
+		err = mkdir_p(path);
+		snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, fmt->system, fmt->name);
+		err = err ?: write_text(path, format_fn, fmt);
+	}
+	if (err)
+		return cli_err(KAGG_EXIT_FAIL, "writing %s: %s", dir, strerror(-err));
+	return 0;
+}
+
+static int record_main(int argc, char **argv)
+{
+	const char *out = NULL, *raw_dir = NULL, *event = "sched:sched_switch";
+	struct kagg_snapshot *snap = NULL;
+	struct kagg_session *s = NULL;
+	struct sink *k = NULL;
+	struct cli_common cm = {};
+	double end, t;
+	int *pids = NULL, ret = KAGG_EXIT_FAIL, c, cpu;
+	size_t nr_pids = 0;
+	uint64_t v;
+
+	KAGG_OPTS(kagg_offcpu_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = 512,
+		  .rb_consume = true, .log = cli_log);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:e:p:d:vh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_RAW_DIR:
+			raw_dir = optarg;
+			break;
+		case 'e':
+			event = optarg;
+			break;
+		case 'p':
+			free(pids);
+			if (cli_parse_int_list(optarg, &pids, &nr_pids)) {
+				ret = cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
+				goto out;
+			}
+			break;
+		case 'd':
+		case 'v':
+			ret = cli_common_opt(c, optarg, &cm);
+			if (ret)
+				goto out;
+			break;
+		case OPT_STREAM_BYTES:
+			if (cli_parse_u64(optarg, &v) || v < 4096 || (v & (v - 1)) || v > (1ULL << 30)) {
+				ret = cli_err(KAGG_EXIT_USAGE, "invalid --stream-bytes '%s'", optarg);
+				goto out;
+			}
+			o.stream_bytes = v;
+			break;
+		case OPT_RB_SUBBUFS:
+			if (cli_parse_u64(optarg, &v) || v < 2 || v > 65536) {
+				ret = cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s'", optarg);
+				goto out;
+			}
+			o.rb_subbufs = v;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			ret = KAGG_EXIT_OK;
+			goto out;
+		default:
+			ret = cli_bad_opt(c, argv);
+			goto out;
+		}
+	}
+	ret = KAGG_EXIT_USAGE;
+	if (optind < argc) {
+		cli_err(ret, "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if (!out == !raw_dir) {
+		cli_err(ret, "give one of -o FILE.dat or --raw-dir DIR");
+		goto out;
+	}
+	if (strcmp(event, "sched:sched_switch")) {
+		cli_err(ret, "cannot record '%s': only sched:sched_switch is streamed so far", event);
+		goto out;
+	}
+	o.pids = pids;
+	o.nr_pids = nr_pids;
+	ret = KAGG_EXIT_FAIL;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		goto out;
+	o.on_switch = on_switch;
+	o.on_switch_ctx = k;
+
+	cli_setup_signals();
+	cli_route_libbpf_log();
+	if (cli_mount_tracefs())
+		fprintf(stderr, "%s: tracefs is not mounted and cannot be: using kagg's built-in "
+				"sched_switch format\n", cli_prog);
+	s = kagg_offcpu__open(&o);
+	if (!s) {
+		ret = cli_open_failed(errno);
+		goto out;
+	}
+	k->nr_cpus = kagg_rb__nr_cpus(kagg_session__ringbuf(s));
+	if (out) {
+		KAGG_OPTS(kagg_tracedat_writer_opts, wo, .nr_cpus = k->nr_cpus,
+			  .page_size = kagg_rb__subbuf_size(kagg_session__ringbuf(s)),
+			  .events = kagg_session__events(s), .trace_clock = "mono");
+
+		k->w = kagg_tracedat_writer__new(out, &wo);
+		if (!k->w) {
+			cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", out, strerror(errno));
+			goto out;
+		}
+	} else {
+		ret = open_raw_dir(k, raw_dir, kagg_session__ringbuf(s), kagg_session__events(s));
+		if (ret)
+			goto out;
+		ret = KAGG_EXIT_FAIL;
+	}
+	if (kagg_session__attach(s))
+		goto out;
+	fprintf(stderr, "Recording sched:sched_switch... Hit Ctrl-C to end.\n");
+	end = cm.duration ? 0 : 1e300;
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t = ts.tv_sec + ts.tv_nsec / 1e9;
+		if (cm.duration)
+			end = t + cm.duration;
+	}
+	while (!cli_stop && t < end) {
+		struct timespec ts;
+		int err = kagg_session__poll(s, 100);
+
+		if (err < 0 && err != -EINTR) {
+			cli_err(KAGG_EXIT_FAIL, "consuming records failed: %s", strerror(-err));
+			break;
+		}
+		if (drain_pages(k, kagg_session__ringbuf(s), false)) {
+			cli_err(KAGG_EXIT_FAIL, "writing pages failed");
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t = ts.tv_sec + ts.tv_nsec / 1e9;
+	}
+	/* Stop the source, take every record still in flight, then every page. */
+	kagg_session__detach(s);
+	while (kagg_session__poll(s, 0) > 0)
+		;
+	if (drain_pages(k, kagg_session__ringbuf(s), true)) {
+		cli_err(KAGG_EXIT_FAIL, "writing pages failed");
+		goto out;
+	}
+	snap = kagg_session__snapshot(s, 0);
+	if (k->w && kagg_tracedat_writer__finish(k->w)) {
+		cli_err(KAGG_EXIT_FAIL, "writing %s failed: %s", out, strerror(errno));
+		goto out;
+	}
+	if (snap) {
+		const struct kagg_meta *m = kagg_snapshot__meta(snap);
+
+		fprintf(stderr,
+			"%s: %llu events seen, %llu recorded in %llu pages to %s; lost %llu (BPF ring "
+			"buffer full) + %llu (reference buffer full); format %s\n",
+			cli_prog, (unsigned long long)m->stream_seen,
+			(unsigned long long)m->stream_delivered, (unsigned long long)k->pages,
+			out ? out : raw_dir, (unsigned long long)m->stream_dropped,
+			(unsigned long long)m->rb_dropped, m->stream_format);
+	}
+	ret = KAGG_EXIT_OK;
+out:
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	if (k) {
+		kagg_tracedat_writer__free(k->w);
+		for (cpu = 0; k->raw_fds && cpu < k->nr_cpus; cpu++)
+			if (k->raw_fds[cpu] > 0)
+				close(k->raw_fds[cpu]);
+		free(k->raw_fds);
+		free(k);
+	}
+	free(pids);
+	return ret;
+}
+
+KAGG_COMMAND(record, "record streamed events to a trace-cmd trace.dat", record_main);

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * kagg report: print a trace.dat (v6; what `kagg record` writes) as the
+ * kernel's `trace` text, every CPU merged in timestamp order.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kagg/kagg.h>
+#include <kagg/tracedat.h>
+#include "cli.h"
+
+static const char usage_text[] =
+"usage: kagg report [--cpu N] FILE.dat\n"
+"\n"
+"Print the events of a trace-cmd trace.dat (version 6) as lines of the\n"
+"kernel's trace file: comm-pid [cpu] flags timestamp: event: fields.\n"
+"Lost events are shown where they happened (CPU:N [LOST M EVENTS]).\n"
+"\n"
+"      --cpu N            only CPU N\n"
+"  -h, --help             this text\n";
+
+static const struct option long_opts[] = {
+	{ "cpu", required_argument, NULL, 'c' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+static int report_main(int argc, char **argv)
+{
+	struct kagg_tracedat *t;
+	uint64_t cpu64;
+	int c, cpu = -1;
+	long n;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (cli_parse_u64(optarg, &cpu64) || cpu64 > 4095)
+				return cli_err(KAGG_EXIT_USAGE, "invalid --cpu '%s'", optarg);
+			cpu = (int)cpu64;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return KAGG_EXIT_OK;
+		default:
+			return cli_bad_opt(c, argv);
+		}
+	}
+	if (optind != argc - 1)
+		return cli_err(KAGG_EXIT_USAGE, "give exactly one FILE.dat (see --help)");
+	t = kagg_tracedat__open(argv[optind], NULL);
+	if (!t)
+		return cli_err(KAGG_EXIT_FAIL, "cannot read %s: %s", argv[optind],
+			       errno == EINVAL	 ? "not a valid trace.dat v6"
+			       : errno == ENOTSUP ? "unsupported trace.dat variant (kagg reads v6, "
+						    "64-bit little-endian, uncompressed)"
+						  : strerror(errno));
+	if (cpu >= kagg_tracedat__nr_cpus(t)) {
+		kagg_tracedat__free(t);
+		return cli_err(KAGG_EXIT_USAGE, "--cpu %d: the file has %d CPUs", cpu,
+			       kagg_tracedat__nr_cpus(t));
+	}
+	signal(SIGPIPE, SIG_IGN);
+	n = kagg_tracedat__fprint(t, stdout, cpu);
+	fflush(stdout);
+	kagg_tracedat__free(t);
+	if (n < 0)
+		return cli_err(KAGG_EXIT_FAIL, "%s: malformed page (%s)", argv[optind],
+			       strerror((int)-n));
+	return KAGG_EXIT_OK;
+}
+
+KAGG_COMMAND(report, "print a trace.dat as kernel trace text", report_main);
