@@ -231,6 +231,34 @@ static void test_stream_callback_runs(void **state)
 	free(out);
 }
 
+/* libkagg.a with the private requirements from `pkg-config --static`: no libkagg.so needed. */
+static void test_static_link(void **state)
+{
+	char *out = NULL;
+	int rc;
+
+	rc = sh(&out,
+		PKGENV "cc -o %s/offcpu_hist_static %s/examples/offcpu_hist.c "
+		       "$(" PKGENV "pkg-config --static --cflags --libs kagg | "
+		       "sed 's/-lkagg/-l:libkagg.a/')",
+		root, root, root, src, root, root);
+	if (rc)
+		printf("%s\n", out);
+	assert_int_equal(rc, 0);
+	free(out);
+	assert_int_equal(sh(&out, "ldd %s/offcpu_hist_static | grep -c libkagg", root), 1);
+	assert_string_equal(out, "0\n");
+	free(out);
+	if (geteuid() != 0) {
+		printf("SKIP running it: needs root\n");
+		skip();
+	}
+	rc = sh(&out, "KAGG_EXIT_AFTER_ATTACH=1 %s/offcpu_hist_static", root);
+	assert_int_equal(rc, 0);
+	assert_true(!strncmp(out, "attached ", 9));
+	free(out);
+}
+
 static void test_man_page_renders(void **state)
 {
 	char *out = NULL;
@@ -254,7 +282,7 @@ static void test_uninstall_removes_everything(void **state)
 {
 	char *out = NULL;
 
-	sh(NULL, "rm -f %s/offcpu_hist %s/stream_callback", root, root);
+	sh(NULL, "rm -f %s/offcpu_hist %s/stream_callback %s/offcpu_hist_static", root, root, root);
 	assert_int_equal(sh(NULL, "make -C %s --no-print-directory uninstall DESTDIR=%s PREFIX=/usr",
 			    src, root),
 			 0);
@@ -272,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_examples_build),
 		cmocka_unit_test(test_offcpu_hist_runs),
 		cmocka_unit_test(test_stream_callback_runs),
+		cmocka_unit_test(test_static_link),
 		cmocka_unit_test(test_man_page_renders),
 		cmocka_unit_test(test_uninstall_removes_everything),
 	};
