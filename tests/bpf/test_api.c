@@ -365,6 +365,15 @@ static void session_slots(struct kagg_snapshot *snap, int pid, uint64_t *slots)
 	}
 }
 
+static uint64_t slots_from(const uint64_t *slots, int k)
+{
+	uint64_t n = 0;
+
+	for (; k < NR_SLOTS; k++)
+		n += slots[k];
+	return n;
+}
+
 /*
  * Child A sleeps 30 x 20 ms (slot 14, [16384, 32767] us), child B 20 x 5 ms
  * (slot 12, [4096, 8191] us).  Two sessions in this process, one filtered
@@ -430,11 +439,17 @@ static void test_two_sessions_equal_two_processes(void **state)
 	/* Each session only saw its own child. */
 	assert_int_equal(kagg_snapshot__hist_cnt(snap_a), 1);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap_b), 1);
-	/* Known counts in the known buckets. */
-	assert_int_equal(sa_slots[14], 30);
-	assert_int_equal(sb_slots[12], 20);
-	assert_int_equal(sa_slots[12], 0);
-	assert_int_equal(sb_slots[14], 0);
+	/*
+	 * Known counts in the known buckets: every sleep at or above its
+	 * bucket (a loaded host can push one higher, never lower), nothing
+	 * below, and most of them in it.
+	 */
+	assert_int_equal(slots_from(sa_slots, 14), 30);
+	assert_int_equal(slots_from(sa_slots, 0), 30);
+	assert_true(sa_slots[14] >= 25);
+	assert_int_equal(slots_from(sb_slots, 12), 20);
+	assert_int_equal(slots_from(sb_slots, 0), 20);
+	assert_true(sb_slots[12] >= 15);
 	/* Same as the separate processes, slot for slot. */
 	for (k = 0; k < NR_SLOTS; k++) {
 		if (sa_slots[k] != ca_slots[k] || sb_slots[k] != cb_slots[k])
