@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <grp.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 
@@ -533,6 +534,43 @@ static void test_errors_one_line(void **state)
 	free(err);
 }
 
+/* Without privileges: one line saying what to do, exit 1, nothing loaded. */
+static void test_no_privileges_one_line(void **state)
+{
+	char errp[] = "/tmp/kagg-test-noperm-XXXXXX", buf[512] = "";
+	int efd, st;
+	ssize_t n;
+	pid_t pid;
+
+	TU_SKIP_UNLESS_ROOT();
+	efd = mkstemp(errp);
+	assert_true(efd >= 0);
+	unlink(errp);
+	pid = fork();
+	if (pid == 0) {
+		dup2(efd, 2);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(126);
+		execl(tu_kagg(), tu_kagg(), "offcpu", "-d", "1", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	lseek(efd, 0, SEEK_SET);
+	n = read(efd, buf, sizeof(buf) - 1);
+	close(efd);
+	if (WIFEXITED(st) && WEXITSTATUS(st) >= 126) {
+		printf("SKIP %s: cannot run %s as nobody (exit %d)\n", __func__, tu_kagg(),
+		       WEXITSTATUS(st));
+		skip();
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	printf("  as nobody: exit %d: %s", WEXITSTATUS(st), buf);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_int_equal(tu_lines(buf), 1);
+	assert_non_null(strstr(buf, "CAP_BPF"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_cli_json_known_sleeps),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
 		cmocka_unit_test(test_errors_one_line),
+		cmocka_unit_test(test_no_privileges_one_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
