@@ -63,6 +63,7 @@ diff_sets() {
 	[ -z "$extra" ] && return 0
 	echo "abi-check: in $1 but not in $3:"
 	echo "$extra" | sed 's/^/    /'
+	[ -n "${5:-}" ] && echo "  ($5)"
 	return 1
 }
 
@@ -95,11 +96,16 @@ check)
 		echo "abi-check: no KAGG_API declarations found in ${HDRS[*]}"
 		rc=1
 	fi
-	diff_sets "the headers (KAGG_API)" "$d/headers" "$MAP" "$d/map" || rc=1
-	diff_sets "$MAP" "$d/map" "the headers (KAGG_API)" "$d/headers" || rc=1
-	diff_sets "$MAP" "$d/map" "$SO" "$d/so" || rc=1
-	diff_sets "$SO" "$d/so" "$MAP" "$d/map" || rc=1
-	diff_sets "the headers (KAGG_API)" "$d/headers" "$SO" "$d/so" || rc=1
+	diff_sets "the headers (KAGG_API)" "$d/headers" "$MAP" "$d/map" \
+		"new public functions: run \`make abi-update\` and commit the map" || rc=1
+	diff_sets "$MAP" "$d/map" "the headers (KAGG_API)" "$d/headers" \
+		"removed or renamed in the headers: an ABI break; \`make abi-update\` if intended" || rc=1
+	diff_sets "$MAP" "$d/map" "$SO" "$d/so" \
+		"listed but not defined in user/*.c, or the .so is stale: rebuild" || rc=1
+	diff_sets "$SO" "$d/so" "$MAP" "$d/map" \
+		"exported without being listed: the .so is stale, rebuild" || rc=1
+	diff_sets "the headers (KAGG_API)" "$d/headers" "$SO" "$d/so" \
+		"declared KAGG_API but not exported" || rc=1
 	if grep -v '^kagg_' "$d/so" | grep -q .; then
 		echo "abi-check: $SO exports symbols without the kagg_ prefix:"
 		grep -v '^kagg_' "$d/so" | sed 's/^/    /'
@@ -108,7 +114,7 @@ check)
 	if [ $rc = 0 ]; then
 		echo "abi-check: OK, $(wc -l <"$d/so") symbols ($VERSION_NODE): headers == $MAP == $SO"
 	else
-		echo "abi-check: FAILED (a new KAGG_API function? run \`make abi-update\`, then rebuild)"
+		echo "abi-check: FAILED"
 	fi
 	exit $rc
 	;;
