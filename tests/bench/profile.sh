@@ -1,0 +1,176 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# Benchmark for `kagg profile` (issue 7): BPF run time per perf sample of kagg's
+# program next to its peer at the same frequency, both attached at the same time
+# while a CPU-bound workload (one user-mode loop and one kernel-heavy dd per CPU)
+# keeps every CPU busy, so every sample lands in a task with a user and a kernel side.
+#
+# Peer: libbpf-tools `profile` when installed.  Debian's libbpf-tools (0.26) does not
+# ship it; then the stand-in is bpftrace's equivalent in-kernel aggregation,
+#   profile:hz:HZ { @[kstack, ustack, pid, comm] = count(); }
+# (stack ids from a stack map, a hash keyed by them, one count per sample: the same
+# work as libbpf-tools profile), and the output says which peer ran.
+#
+# ns/event = delta run_time_ns / delta run_cnt of each program over the workload window,
+# from `bpftool prog show` with kernel.bpf_stats_enabled=1 (restored after).  Prints
+# figures and ratios; asserts nothing on time.  Exits non-zero only when something could
+# not run, saying what.
+#
+# Environment: KAGG, BENCH_ROUNDS (3), BENCH_HZ (999), BENCH_SECONDS (3, workload window).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+KAGG=${KAGG:-$here/../../build/bin/kagg}
+ROUNDS=${BENCH_ROUNDS:-3}
+HZ=${BENCH_HZ:-999}
+SECS=${BENCH_SECONDS:-3}
+BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
+PROFILE=${PROFILE:-/usr/sbin/profile}
+BPFTRACE=${BPFTRACE:-bpftrace}
+TARGET=0.5	# kagg / peer, issue 7 (information only)
+
+die() {
+	echo "profile bench: cannot run: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" = 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled); run: sudo make bench"
+[ -x "$KAGG" ] || die "no kagg at $KAGG: run make"
+[ -x "$BPFTOOL" ] || die "bpftool missing"
+if [ -x "$PROFILE" ]; then
+	peer="libbpf-tools profile"
+	peer_cmd=("$PROFILE" -F "$HZ")
+elif command -v "$BPFTRACE" >/dev/null 2>&1; then
+	peer="bpftrace profile:hz:$HZ (stand-in: $PROFILE not installed)"
+	peer_cmd=("$BPFTRACE" -e "profile:hz:$HZ { @[kstack, ustack, pid, comm] = count(); }")
+else
+	die "no peer: neither $PROFILE (libbpf-tools) nor bpftrace is installed"
+fi
+case "$ROUNDS$HZ$SECS" in *[!0-9]*) die "BENCH_ROUNDS/HZ/SECONDS must be integers" ;; esac
+
+tmp=$(mktemp -d /tmp/kagg-bench-profile.XXXXXX) || die "mktemp"
+pids=()
+work=()
+all_ids=""
+stats_old=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null) ||
+	die "kernel.bpf_stats_enabled not available"
+
+stop_all() {
+	local p
+	for p in "${work[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	work=()
+	for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	pids=()
+}
+
+cleanup() {
+	local rc=$? id left=""
+	trap - EXIT INT TERM
+	stop_all
+	sysctl -q -w kernel.bpf_stats_enabled="$stats_old" >/dev/null 2>&1
+	sleep 0.2
+	for id in $all_ids; do
+		"$BPFTOOL" prog show id "$id" >/dev/null 2>&1 && left="$left $id"
+	done
+	if [ -n "$left" ]; then
+		echo "profile bench: BPF programs still loaded after exit:$left" >&2
+		[ "$rc" = 0 ] && rc=1
+	fi
+	rm -rf "$tmp"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot set kernel.bpf_stats_enabled=1"
+
+# perf_event program ids held by PID (from its fds' fdinfo).
+perf_prog_of() {
+	local id
+	for id in $(cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' |
+		    sort -u); do
+		"$BPFTOOL" prog show id "$id" 2>/dev/null | head -1 | grep -q ' perf_event ' &&
+			echo "$id" && return 0
+	done
+	return 1
+}
+
+# start_tool LABEL CMD...: start it, wait until it holds a perf_event program; sets tool_id.
+start_tool() {
+	local label=$1 pid
+	shift
+	"$@" >"$tmp/$label.out" 2>"$tmp/$label.err" &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 150); do
+		kill -0 "$pid" 2>/dev/null || {
+			sed 's/^/  /' "$tmp/$label.err" | head -5 >&2
+			die "$label ('$*') exited early"
+		}
+		if tool_id=$(perf_prog_of "$pid"); then
+			all_ids="$all_ids $tool_id"
+			sleep 0.5 # every CPU's event attached
+			return 0
+		fi
+		sleep 0.1
+	done
+	die "$label ('$*') loaded no perf_event program within 15 s"
+}
+
+# stats ID: "run_time_ns run_cnt"
+stats() {
+	"$BPFTOOL" prog show id "$1" | awk 'NR == 1 { rt = 0; c = 0
+		for (i = 1; i < NF; i++) { if ($i == "run_time_ns") rt = $(i + 1)
+					   if ($i == "run_cnt") c = $(i + 1) }
+		print rt, c }'
+}
+
+per_event() {	# per_event "rt0 c0" "rt1 c1" -> "runs ns"
+	awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ")
+		c = y[2] - x[2]; printf "%d %.1f\n", c, (c > 0 ? (y[1] - x[1]) / c : 0) }'
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 }
+	END { if (!NR) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
+	      else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+ncpu=$(nproc)
+echo "kagg profile bench: -F $HZ on $ncpu CPUs, ${SECS} s window, $ROUNDS rounds"
+echo "peer: $peer"
+printf '  %-6s %-28s %10s %10s   %s\n' round program samples ns/event ratio
+ratios=""
+for r in $(seq "$ROUNDS"); do
+	start_tool kagg "$KAGG" profile -F "$HZ" --overhead
+	kid=$tool_id
+	start_tool peer "${peer_cmd[@]}"
+	pidp=$tool_id
+	k0=$(stats "$kid")
+	p0=$(stats "$pidp")
+	for _ in $(seq "$ncpu"); do
+		(while :; do :; done) &
+		work+=($!)
+		dd if=/dev/zero of=/dev/null bs=4k 2>/dev/null &
+		work+=($!)
+	done
+	sleep "$SECS"
+	k1=$(stats "$kid")
+	p1=$(stats "$pidp")
+	stop_all
+	dk=$(per_event "$k0" "$k1")
+	dp=$(per_event "$p0" "$p1")
+	rt=$(ratio "${dk##* }" "${dp##* }")
+	ratios="$ratios $rt"
+	printf '  %-6s %-28s %10s %10s\n' "$r" "kagg profile_sample" "${dk%% *}" "${dk##* }"
+	printf '  %-6s %-28s %10s %10s   kagg/peer %s\n' "$r" "peer" "${dp%% *}" "${dp##* }" "$rt"
+done
+med=$(echo "$ratios" | median)
+met=$(awk -v r="$med" -v t="$TARGET" 'BEGIN { if (r == "n/a") print "n/a";
+	else if (r + 0 <= t + 0) print "met"; else print "not met" }')
+echo "median kagg/peer ratio: $med (target <= $TARGET: $met)"
