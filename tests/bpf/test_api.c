@@ -37,7 +37,7 @@ static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
 /* ------------------------------------------------------------ NULL handles */
 
 /* Each returns true when the call kept its contract (ran in a child). */
-#define NULL_CASE(name, expr) { #name, name##_case }
+#define NULL_CASE(name) { #name, name##_case }
 #define DEF_CASE(name, expr)                                                   \
 	static bool name##_case(void)                                          \
 	{                                                                      \
@@ -86,24 +86,24 @@ struct null_case {
 
 /* The session API (session.h, common.h). */
 static const struct null_case session_null_cases[] = {
-	NULL_CASE(open_null, ), NULL_CASE(attach_null, ), NULL_CASE(detach_null, ),
-	NULL_CASE(poll_null, ), NULL_CASE(ringbuf_null, ), NULL_CASE(events_null, ),
-	NULL_CASE(destroy_null, ), NULL_CASE(snapshot_null, ), NULL_CASE(snapshot_reset_null, ),
-	NULL_CASE(snapshot_free_null, ), NULL_CASE(stream_null, ), NULL_CASE(hist_cnt_null, ),
-	NULL_CASE(hist_null, ), NULL_CASE(stack_cnt_null, ), NULL_CASE(stack_null, ),
-	NULL_CASE(meta_null, ), NULL_CASE(print_null, ), NULL_CASE(hist_print_null, ),
-	NULL_CASE(unit_name_bad, ), NULL_CASE(unit_parse_null, ),
+	NULL_CASE(open_null), NULL_CASE(attach_null), NULL_CASE(detach_null),
+	NULL_CASE(poll_null), NULL_CASE(ringbuf_null), NULL_CASE(events_null),
+	NULL_CASE(destroy_null), NULL_CASE(snapshot_null), NULL_CASE(snapshot_reset_null),
+	NULL_CASE(snapshot_free_null), NULL_CASE(stream_null), NULL_CASE(hist_cnt_null),
+	NULL_CASE(hist_null), NULL_CASE(stack_cnt_null), NULL_CASE(stack_null),
+	NULL_CASE(meta_null), NULL_CASE(print_null), NULL_CASE(hist_print_null),
+	NULL_CASE(unit_name_bad), NULL_CASE(unit_parse_null),
 };
 
 /* The reference ring buffer and event formats (ringbuf.h, rb_format.h). */
 static const struct null_case rb_null_cases[] = {
-	NULL_CASE(rb_free_null, ),
-	NULL_CASE(rb_stats_null, ), NULL_CASE(rb_consume_null, ), NULL_CASE(rb_write_null, ),
-	NULL_CASE(rb_read_page_null, ), NULL_CASE(rb_iter_new_null, ),
-	NULL_CASE(rb_iter_free_null, ), NULL_CASE(rb_page_iter_null, ),
-	NULL_CASE(rb_events_free_null, ), NULL_CASE(rb_events_find_null, ),
-	NULL_CASE(rb_events_count_null, ), NULL_CASE(rb_events_parse_null, ),
-	NULL_CASE(rb_format_field_null, ),
+	NULL_CASE(rb_free_null),
+	NULL_CASE(rb_stats_null), NULL_CASE(rb_consume_null), NULL_CASE(rb_write_null),
+	NULL_CASE(rb_read_page_null), NULL_CASE(rb_iter_new_null),
+	NULL_CASE(rb_iter_free_null), NULL_CASE(rb_page_iter_null),
+	NULL_CASE(rb_events_free_null), NULL_CASE(rb_events_find_null),
+	NULL_CASE(rb_events_count_null), NULL_CASE(rb_events_parse_null),
+	NULL_CASE(rb_format_field_null),
 };
 
 static size_t run_null_cases(const struct null_case *null_cases, size_t n)
