@@ -25,6 +25,10 @@
 #include <kagg/kagg.h>
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
+#include <kagg/runqlat.h>
+#include <kagg/funclat.h>
+#include <kagg/profile.h>
+#include <kagg/stat.h>
 #include "testutil.h"
 
 static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
@@ -256,6 +260,81 @@ static void test_opts_sz_checked(void **state)
 	assert_int_equal(errno, EINVAL);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
+}
+
+/*
+ * Every tool's opener follows the same sz rule.  Run in a child each, so a
+ * crash names the opener; a wrong sz must fail with EINVAL before anything
+ * is loaded.  NULL opts must not crash (EINVAL or the defaults).
+ */
+#define OPENER_CASE(TYPE, OPEN, FREE)                                          \
+	static int OPEN##_sz_case(void)                                        \
+	{                                                                      \
+		struct {                                                       \
+			struct TYPE o;                                         \
+			uint64_t newer[2];                                     \
+		} b;                                                           \
+		void *h;                                                       \
+                                                                               \
+		memset(&b, 0, sizeof(b));                                      \
+		b.o.sz = sizeof(b);                                            \
+		b.newer[1] = 1;                                                \
+		errno = 0;                                                     \
+		if ((h = OPEN(&b.o)) || errno != EINVAL)                       \
+			return 1;                                              \
+		memset(&b, 0, sizeof(b));                                      \
+		b.o.sz = 4;                                                    \
+		errno = 0;                                                     \
+		if ((h = OPEN(&b.o)) || errno != EINVAL)                       \
+			return 2;                                              \
+		h = OPEN(NULL);                                                \
+		FREE(h);                                                       \
+		return 0;                                                      \
+	}
+
+OPENER_CASE(kagg_offcpu_opts, kagg_offcpu__open, kagg_session__destroy)
+OPENER_CASE(kagg_runqlat_opts, kagg_runqlat__open, kagg_session__destroy)
+OPENER_CASE(kagg_funclat_opts, kagg_funclat__open, kagg_session__destroy)
+OPENER_CASE(kagg_profile_opts, kagg_profile__open, kagg_session__destroy)
+OPENER_CASE(kagg_stat_opts, kagg_stat__open, kagg_stat__destroy)
+
+static void test_tool_openers_check_sz(void **state)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(void);
+	} cases[] = {
+		{ "kagg_offcpu__open", kagg_offcpu__open_sz_case },
+		{ "kagg_runqlat__open", kagg_runqlat__open_sz_case },
+		{ "kagg_funclat__open", kagg_funclat__open_sz_case },
+		{ "kagg_profile__open", kagg_profile__open_sz_case },
+		{ "kagg_stat__open", kagg_stat__open_sz_case },
+	};
+	static const char *const what[] = { "ok", "accepted a non-zero unknown tail",
+					    "accepted sz < sizeof(size_t)" };
+	size_t i, bad = 0;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			signal(SIGSEGV, SIG_DFL);
+			signal(SIGBUS, SIG_DFL);
+			signal(SIGABRT, SIG_DFL);
+			_exit(cases[i].fn());
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if (WIFSIGNALED(st))
+			printf("  %s: crashed (signal %d)\n", cases[i].name, WTERMSIG(st));
+		else if (WEXITSTATUS(st))
+			printf("  %s: %s\n", cases[i].name,
+			       WEXITSTATUS(st) < 3 ? what[WEXITSTATUS(st)] : "?");
+		else
+			printf("  %s: wrong sz -> EINVAL, NULL opts safe\n", cases[i].name);
+		bad += !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	assert_int_equal(bad, 0);
 }
 
 /* ------------------------------------------------------------ lifecycle */
@@ -547,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_null_handles_session_api),
 		cmocka_unit_test(test_null_handles_rb_api),
 		cmocka_unit_test(test_opts_sz_checked),
+		cmocka_unit_test(test_tool_openers_check_sz),
 		cmocka_unit_test(test_lifecycle_misuse),
 		cmocka_unit_test(test_two_sessions_equal_two_processes),
 		cmocka_unit_test(test_no_global_state),
