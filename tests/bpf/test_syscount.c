@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Root tests of kagg syscount against ground truth: a child making exactly
+ * N getppid() calls is counted N times under "getppid"; M failing openat()
+ * calls land under "openat:ENOENT"; K 20 ms sleeps land in the
+ * [16384, 32767] us bucket of clock_nanosleep; no BPF object outlives the
+ * tool.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+
+#include <kagg/kagg.h>
+#include <kagg/syscount.h>
+#include "testutil.h"
+
+#define N_GETPPID 1234
+#define M_OPENAT 321
+#define K_SLEEPS 20
+#define SLOT_16MS 14
+
+static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
+{
+	(void)ctx;
+	if (level == KAGG_LOG_WARN)
+		printf("  kagg: %s\n", msg);
+}
+
+static void getppid_work(void *arg)
+{
+	int i;
+
+	for (i = 0; i < N_GETPPID; i++)
+		syscall(SYS_getppid);
+}
+
+static void openat_work(void *arg)
+{
+	int i;
+
+	for (i = 0; i < M_OPENAT; i++)
+		if (syscall(SYS_openat, AT_FDCWD, "/nonexistent/kagg-syscount", O_RDONLY) >= 0)
+			_exit(3);
+}
+
+static void sleep_work(void *arg)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < K_SLEEPS; i++)
+		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+}
+
+/* Run fn in a child under a session with opts o (pid filter set here); snapshot. */
+static struct kagg_snapshot *run_child(struct kagg_syscount_opts *o, tu_work_fn fn, int *pid)
+{
+	struct tu_child ch = tu_spawn(fn, NULL);
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	int pids[1] = { ch.pid };
+
+	assert_true(ch.pid > 0);
+	o->pids = pids;
+	o->nr_pids = 1;
+	o->log = quiet_log;
+	s = kagg_syscount__open(o);
+	assert_non_null(s);
+	assert_string_equal(kagg_syscount__name(s, SYS_getppid), "getppid");
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&ch);
+	assert_int_equal(tu_wait(&ch), 0);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+	kagg_session__destroy(s);
+	*pid = ch.pid;
+	return snap;
+}
+
+static const struct kagg_hist *find(const struct kagg_snapshot *snap, const char *label)
+{
+	size_t i;
+
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		if (h->key.label && !strcmp(h->key.label, label))
+			return h;
+	}
+	return NULL;
+}
+
+static void count_getppid(enum kagg_attach attach, enum kagg_key_mode key)
+{
+	KAGG_OPTS(kagg_syscount_opts, o, .attach = attach, .key = key);
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	int pid;
+
+	snap = run_child(&o, getppid_work, &pid);
+	h = find(snap, "getppid");
+	assert_non_null(h);
+	printf("  %s, key %d: getppid counted %llu of %d\n", kagg_snapshot__meta(snap)->attach,
+	       key, (unsigned long long)h->total, N_GETPPID);
+	assert_int_equal(h->total, N_GETPPID);
+	assert_int_equal(h->key.id, SYS_getppid);
+	assert_int_equal(h->nr_slots, 0);
+	if (key == KAGG_KEY_PID)
+		assert_int_equal(h->key.pid, pid);
+	assert_string_equal(kagg_snapshot__meta(snap)->attach,
+			    attach == KAGG_ATTACH_RAW_TP ? "raw_tp" : "tp_btf");
+	kagg_snapshot__free(snap);
+}
+
+static void test_getppid_counted_exactly(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	count_getppid(KAGG_ATTACH_AUTO, KAGG_KEY_NONE);
+	count_getppid(KAGG_ATTACH_AUTO, KAGG_KEY_PID);
+	count_getppid(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE);
+}
+
+static void test_openat_enoent_errors(void **state)
+{
+	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_ERRORS, .key = KAGG_KEY_PID);
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	int pid;
+
+	TU_SKIP_UNLESS_ROOT();
+	snap = run_child(&o, openat_work, &pid);
+	h = find(snap, "openat:ENOENT");
+	assert_non_null(h);
+	printf("  openat:ENOENT counted %llu of %d\n", (unsigned long long)h->total, M_OPENAT);
+	assert_int_equal(h->total, M_OPENAT);
+	assert_int_equal(h->key.pid, pid);
+	assert_int_equal(h->key.id, SYS_openat | ((uint64_t)ENOENT << 32));
+	/* Successful calls are not counted in errors mode. */
+	assert_null(find(snap, "getppid"));
+	kagg_snapshot__free(snap);
+}
+
+static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key)
+{
+	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_LATENCY, .attach = attach,
+		  .key = key);
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	int pid;
+
+	snap = run_child(&o, sleep_work, &pid);
+	h = find(snap, "clock_nanosleep");
+	assert_non_null(h);
+	printf("  %s, key %d: clock_nanosleep %llu calls, %llu in [16384, 32767] us\n",
+	       kagg_snapshot__meta(snap)->attach, key, (unsigned long long)h->total,
+	       (unsigned long long)h->slots[SLOT_16MS]);
+	assert_int_equal(h->nr_slots, 64);
+	assert_int_equal(h->slots[SLOT_16MS], K_SLEEPS);
+	assert_int_equal(h->total, K_SLEEPS);
+	kagg_snapshot__free(snap);
+}
+
+static void test_sleep_latency_bucket(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	sleeps_in_bucket(KAGG_ATTACH_AUTO, KAGG_KEY_NONE);
+	sleeps_in_bucket(KAGG_ATTACH_AUTO, KAGG_KEY_PID);
+	sleeps_in_bucket(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE);
+}
+
+/* The CLI: a table row with the exact count; JSON carries id and label. */
+static void test_cli_table_and_json(void **state)
+{
+	struct tu_child ch;
+	char pid[16], *out = NULL, *err = NULL, *row;
+	char *text[] = { "syscount", "-p", pid, "-d", "1.5", NULL };
+	char *json[] = { "syscount", "-p", pid, "-d", "1.5", "--format", "json", NULL };
+	pid_t helper;
+	int rc;
+
+	TU_SKIP_UNLESS_ROOT();
+	ch = tu_spawn(getppid_work, NULL);
+	snprintf(pid, sizeof(pid), "%d", ch.pid);
+	/* The child waits for go: start it once the CLI has surely attached. */
+	helper = fork();
+	if (helper == 0) {
+		tu_sleep_ms(700);
+		tu_go(&ch);
+		_exit(0);
+	}
+	rc = tu_run_kagg(text, &out, &err, 0, 0);
+	tu_wait(&ch);
+	waitpid(helper, NULL, 0);
+	assert_int_equal(rc, 0);
+	row = strstr(out, "\ngetppid ");
+	assert_non_null(row);
+	assert_int_equal(strtol(row + 8, NULL, 10), N_GETPPID);
+	free(out);
+	free(err);
+
+	ch = tu_spawn(getppid_work, NULL);
+	snprintf(pid, sizeof(pid), "%d", ch.pid);
+	helper = fork();
+	if (helper == 0) {
+		tu_sleep_ms(700);
+		tu_go(&ch);
+		_exit(0);
+	}
+	rc = tu_run_kagg(json, &out, &err, 0, 0);
+	tu_wait(&ch);
+	waitpid(helper, NULL, 0);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "\"label\": \"getppid\""));
+	assert_non_null(strstr(out, "\"total\": 1234"));
+	free(out);
+	free(err);
+}
+
+/* ------------------------------------------------------------ leaks */
+
+#define CENSUS_MAX 4096
+
+struct census {
+	__u32 progs[CENSUS_MAX];
+	int nr;
+};
+
+static void take_census(struct census *c)
+{
+	__u32 id = 0;
+	int fd;
+
+	memset(c, 0, sizeof(*c));
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_prog_get_info_by_fd(fd, &info, &len) &&
+		    !strncmp(info.name, "syscount_", 9) && c->nr < CENSUS_MAX)
+			c->progs[c->nr++] = id;
+		close(fd);
+	}
+}
+
+static int count_maps(void)
+{
+	__u32 id = 0;
+	int fd, n = 0;
+
+	while (!bpf_map_get_next_id(id, &id)) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_map_get_info_by_fd(fd, &info, &len) &&
+		    (!strcmp(info.name, "key_counts") || !strncmp(info.name, "syscoun", 7)))
+			n++;
+		close(fd);
+	}
+	return n;
+}
+
+static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
+{
+	static struct census before, after;
+	int rc, left = 0, maps0 = count_maps(), maps = 0, i, j;
+	char *out = NULL, *err = NULL;
+
+	take_census(&before);
+	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
+	for (int k = 0; k < 100; k++) {
+		take_census(&after);
+		left = 0;
+		for (i = 0; i < after.nr; i++) {
+			for (j = 0; j < before.nr && before.progs[j] != after.progs[i]; j++)
+				;
+			left += j == before.nr;
+		}
+		maps = count_maps();
+		if (!left && maps <= maps0)
+			break;
+		tu_sleep_ms(50);
+	}
+	printf("  %s: exit %d, left behind: %d programs, %d maps\n", what, rc, left,
+	       maps > maps0 ? maps - maps0 : 0);
+	if (rc != expect_rc)
+		printf("  stderr: %s\n", err ? err : "");
+	assert_int_equal(rc, expect_rc);
+	assert_int_equal(left, 0);
+	assert_true(maps <= maps0);
+	if (sig)
+		assert_non_null(strstr(out, "SYSCALL"));
+	free(out);
+	free(err);
+}
+
+static void test_nothing_stays_loaded_after_exit(void **state)
+{
+	char *dur[] = { "syscount", "-P", "-d", "0.5", NULL };
+	char *lat[] = { "syscount", "-L", "--attach", "raw_tp", "-d", "0.5", NULL };
+	char *forever[] = { "syscount", "-x", NULL };
+	char *badpid[] = { "syscount", "-p", "2147483647", NULL };
+
+	TU_SKIP_UNLESS_ROOT();
+	expect_clean_exit(dur, 0, 0, "duration");
+	expect_clean_exit(lat, 0, 0, "latency raw_tp");
+	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
+	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
+	expect_clean_exit(badpid, 0, 1, "unknown pid");
+}
+
+static void test_errors_one_line(void **state)
+{
+	char *badpid[] = { "syscount", "-p", "2147483647", NULL };
+	char *both[] = { "syscount", "-x", "-L", NULL };
+	char *badopt[] = { "syscount", "--bogus", NULL };
+	char *err = NULL;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(badpid, NULL, &err, 0, 0), 1);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "no such process: 2147483647"));
+	free(err);
+	assert_int_equal(tu_run_kagg(both, NULL, &err, 0, 0), 2);
+	assert_int_equal(tu_lines(err), 1);
+	free(err);
+	assert_int_equal(tu_run_kagg(badopt, NULL, &err, 0, 0), 2);
+	assert_int_equal(tu_lines(err), 1);
+	free(err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_getppid_counted_exactly),
+		cmocka_unit_test(test_openat_enoent_errors),
+		cmocka_unit_test(test_sleep_latency_bucket),
+		cmocka_unit_test(test_cli_table_and_json),
+		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+		cmocka_unit_test(test_errors_one_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * kagg syscount: system call counts, failures per errno, or latency
+ * histograms per syscall, aggregated in the kernel.  A thin CLI over
+ * kagg_syscount__open() and kagg_syscount__print().
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kagg/kagg.h>
+#include <kagg/syscount.h>
+#include "cli.h"
+
+static const char usage_text[] =
+"usage: kagg syscount [OPTIONS]\n"
+"\n"
+"System calls per syscall (raw_syscalls:sys_enter/sys_exit), counted in the\n"
+"kernel; names from the installed <asm/unistd_64.h>, read at run time.\n"
+"\n"
+"  -P, --per-process      per process and syscall\n"
+"      --per-thread       per thread and syscall\n"
+"  -p, --pid PID[,PID]    only these processes\n"
+"  -x, --errors           count failed calls per syscall and errno\n"
+"  -L, --latency          latency histogram per syscall\n"
+"      --names-file FILE  syscall names from this unistd_64.h-style header\n"
+"      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+CLI_COMMON_HELP
+"\n"
+"examples:\n"
+"  kagg syscount -d 5                # calls per syscall, whole system\n"
+"  kagg syscount -P -p 1234 -i 1     # one process, every second\n"
+"  kagg syscount -x -d 5             # failures: openat:ENOENT ...\n"
+"  kagg syscount -L -p 1234 -d 5     # latency histogram per syscall\n";
+
+enum {
+	OPT_PER_THREAD = CLI_OPT_TOOL,
+	OPT_NAMES,
+	OPT_ATTACH,
+};
+
+static const struct option long_opts[] = {
+	CLI_COMMON_LONGOPTS,
+	{ "per-process", no_argument, NULL, 'P' },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "errors", no_argument, NULL, 'x' },
+	{ "latency", no_argument, NULL, 'L' },
+	{ "names-file", required_argument, NULL, OPT_NAMES },
+	{ "attach", required_argument, NULL, OPT_ATTACH },
+	{},
+};
+
+struct syscount_args {
+	struct kagg_syscount_opts o;
+	struct cli_common cm;
+	int *pids;
+	bool errors, latency;
+};
+
+static int parse_args(int argc, char **argv, struct syscount_args *a)
+{
+	size_t n;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "Pp:xL", long_opts, NULL)) !=
+	       -1) {
+		int rc = cli_common_opt(c, optarg, &a->cm);
+
+		if (rc != -ENOENT) {
+			if (rc)
+				return rc;
+			continue;
+		}
+		switch (c) {
+		case 'P':
+			a->o.key = KAGG_KEY_PID;
+			break;
+		case OPT_PER_THREAD:
+			a->o.key = KAGG_KEY_TID;
+			break;
+		case 'p':
+			free(a->pids);
+			a->pids = NULL;
+			if (cli_parse_int_list(optarg, &a->pids, &n))
+				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
+			a->o.pids = a->pids;
+			a->o.nr_pids = n;
+			break;
+		case 'x':
+			a->errors = true;
+			break;
+		case 'L':
+			a->latency = true;
+			break;
+		case OPT_NAMES:
+			a->o.names_file = optarg;
+			break;
+		case OPT_ATTACH:
+			if (!strcmp(optarg, "auto"))
+				a->o.attach = KAGG_ATTACH_AUTO;
+			else if (!strcmp(optarg, "tp_btf"))
+				a->o.attach = KAGG_ATTACH_TP_BTF;
+			else if (!strcmp(optarg, "raw_tp"))
+				a->o.attach = KAGG_ATTACH_RAW_TP;
+			else
+				return cli_err(KAGG_EXIT_USAGE,
+					       "invalid attach type '%s' (auto, tp_btf, raw_tp)",
+					       optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		default:
+			return cli_bad_opt(c, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (a->errors && a->latency)
+		return cli_err(KAGG_EXIT_USAGE, "--errors and --latency exclude each other");
+	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
+		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
+	a->o.unit = a->cm.unit;
+	a->o.overhead = a->cm.overhead;
+	return 0;
+}
+
+static int print_snap(struct kagg_session *s, const struct cli_common *cm)
+{
+	struct kagg_snapshot *snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	int err;
+
+	if (!snap)
+		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
+			       strerror(errno));
+	err = kagg_syscount__print(snap, stdout, &cm->print);
+	fflush(stdout);
+	kagg_snapshot__free(snap);
+	if (err)
+		return cli_err(KAGG_EXIT_FAIL, "writing output failed: %s", strerror(-err));
+	return KAGG_EXIT_OK;
+}
+
+/* cli_run's loop with the syscount printer (a table in count modes). */
+static int run(struct kagg_session *s, const struct cli_common *cm)
+{
+	double left = cm->duration ? cm->duration : 1e300;
+	int ret;
+
+	if (kagg_session__attach(s))
+		return KAGG_EXIT_FAIL;
+	if (cm->print.format == KAGG_FORMAT_TEXT)
+		fprintf(stderr, "Tracing syscalls... Hit Ctrl-C to end.\n");
+	while (!cli_stop && left > 0) {
+		double step = cm->interval && cm->interval < left ? cm->interval : left;
+
+		cli_sleep(step);
+		left -= step;
+		if (cli_stop || left <= 0)
+			break;
+		ret = print_snap(s, cm);
+		if (ret)
+			return ret;
+	}
+	kagg_session__detach(s);
+	return print_snap(s, cm);
+}
+
+static int syscount_main(int argc, char **argv)
+{
+	struct syscount_args a = {};
+	struct kagg_session *s = NULL;
+	int ret;
+
+	a.o.sz = sizeof(a.o);
+	a.cm.print.sz = sizeof(a.cm.print);
+	a.o.log = cli_log;
+	ret = parse_args(argc, argv, &a);
+	if (ret) {
+		ret = ret < 0 ? KAGG_EXIT_OK : ret;
+		goto out;
+	}
+	cli_setup_signals();
+	cli_route_libbpf_log();
+	s = kagg_syscount__open(&a.o);
+	if (!s) {
+		ret = cli_open_failed(errno);
+		goto out;
+	}
+	ret = run(s, &a.cm);
+out:
+	kagg_session__destroy(s);
+	free(a.pids);
+	return ret;
+}
+
+KAGG_COMMAND(syscount, "syscall counts, errors per errno, latency per syscall", syscount_main);

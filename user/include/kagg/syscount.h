@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * kagg/syscount.h - system call sessions: calls per syscall (optionally
+ * per process), failures per (syscall, errno), or latency histograms per
+ * syscall, aggregated in the kernel from raw_syscalls:sys_enter/sys_exit.
+ *
+ * Snapshot shape: one kagg_hist per key.  key.id is the syscall number
+ * (errors mode: number | errno << 32) and key.label its name ("openat";
+ * errors mode "openat:ENOENT"); numbers the name table lacks are labelled
+ * "syscall_<nr>".  Count and errors modes carry no buckets (nr_slots 0):
+ * the count is hist->total.  Latency mode carries log2 buckets.
+ */
+#ifndef KAGG_SYSCOUNT_H
+#define KAGG_SYSCOUNT_H
+
+#include <kagg/session.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum kagg_syscount_mode {
+	KAGG_SYSCOUNT_COUNT = 0,   /* calls per syscall */
+	KAGG_SYSCOUNT_ERRORS = 1,  /* failed calls per syscall and errno */
+	KAGG_SYSCOUNT_LATENCY = 2, /* latency histogram per syscall */
+};
+
+struct kagg_syscount_opts {
+	size_t sz;
+	enum kagg_unit unit;
+	enum kagg_key_mode key;	/* per syscall, or per process / thread and syscall */
+	enum kagg_syscount_mode mode;
+	/* Only these processes (NULL or 0 entries: all).  Each must exist at open. */
+	const int *pids;
+	size_t nr_pids;
+	enum kagg_attach attach;
+	bool overhead;
+	kagg_log_fn log;
+	void *log_ctx;
+	/*
+	 * Syscall name table: a <asm/unistd_64.h>-style header ("#define __NR_read 0");
+	 * NULL: the installed UAPI header (see docs/syscount.md).
+	 */
+	const char *names_file;
+};
+
+/*
+ * Open and load the syscount programs; nothing is attached yet.
+ * errno: EINVAL bad opts, ESRCH a pid does not exist, EPERM/EACCES no
+ * privileges, EOPNOTSUPP kernel lacks what is needed (the log says what).
+ * A missing name table is not an error: numbers are then labelled
+ * "syscall_<nr>" and a warning is logged.
+ */
+KAGG_API struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts);
+
+/* Name of syscall nr in the session's table, or NULL. */
+KAGG_API const char *kagg_syscount__name(struct kagg_session *s, unsigned int nr);
+
+/*
+ * Print a syscount snapshot: count and errors modes as a table sorted by
+ * count ("SYSCALL COUNT", with PID/TID and COMM columns per process), after
+ * the usual meta header; latency mode and JSON as kagg_snapshot__print().
+ * 0 or -errno.
+ */
+KAGG_API int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
+				  const struct kagg_print_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KAGG_SYSCOUNT_H */

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * syscount sessions: load bpf/syscount.bpf.c, attach it to
+ * raw_syscalls:sys_enter/sys_exit (tp_btf, else raw_tp), read its
+ * aggregates as one kagg_hist per key, labelled with syscall names.
+ *
+ * Syscall names: the running kernel does not export its number -> name
+ * table on every configuration (sys_call_table is a data symbol, absent
+ * from /proc/kallsyms without CONFIG_KALLSYMS_ALL, and since 6.9 x86_64
+ * dispatches through a switch, x64_sys_call, not the table; the tracefs
+ * syscall events do not carry the number either).  The table is therefore
+ * read at run time from the installed UAPI header <asm/unistd_64.h>
+ * (linux-libc-dev), never compiled in: x86_64 syscall numbers are ABI and
+ * never reassigned, so an older header can only lack syscalls added since,
+ * which are labelled "syscall_<nr>" -- unnamed, never misnamed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <kagg/syscount.h>
+#include "syscount.h"
+#include "syscount.skel.h"
+#include "opts.h"
+#include "snapshot.h"
+#include "session.h"
+
+static const char *const sc_default_headers[] = {
+	"/usr/include/x86_64-linux-gnu/asm/unistd_64.h",
+	"/usr/include/asm/unistd_64.h",
+};
+
+struct syscount {
+	struct syscount_bpf *skel;
+	enum kagg_syscount_mode mode;
+	char *names[SC_NR_MAX];
+	int nr_names;
+	char label[96];
+};
+
+/* Parse "#define __NR_<name> <nr>" lines; number of names read or -errno. */
+static int sc_load_names(struct syscount *t, const char *path)
+{
+	char line[256], name[64];
+	unsigned int nr;
+	FILE *f;
+	int n = 0;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "#define __NR_%63s %u", name, &nr) != 2 || nr >= SC_NR_MAX)
+			continue;
+		free(t->names[nr]);
+		t->names[nr] = strdup(name);
+		if (!t->names[nr]) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		n++;
+	}
+	fclose(f);
+	t->nr_names = n;
+	return n ? n : -ENOENT;
+}
+
+static void sc_names(struct kagg_session *s, const char *file)
+{
+	struct syscount *t = s->tool;
+	size_t i;
+	int n;
+
+	if (file) {
+		n = sc_load_names(t, file);
+		if (n < 0)
+			session_log(s, KAGG_LOG_WARN, "cannot read syscall names from %s: %s", file,
+				    strerror(-n));
+		else
+			session_log(s, KAGG_LOG_DEBUG, "%d syscall names from %s", n, file);
+		return;
+	}
+	for (i = 0; i < sizeof(sc_default_headers) / sizeof(sc_default_headers[0]); i++) {
+		n = sc_load_names(t, sc_default_headers[i]);
+		if (n > 0) {
+			session_log(s, KAGG_LOG_DEBUG, "%d syscall names from %s", n,
+				    sc_default_headers[i]);
+			return;
+		}
+	}
+	snprintf(s->attach_note, sizeof(s->attach_note),
+		 "no syscall name table (<asm/unistd_64.h>): numbers shown as syscall_<nr>");
+	session_log(s, KAGG_LOG_WARN, "%s; install linux-libc-dev or pass a names file",
+		    s->attach_note);
+}
+
+const char *kagg_syscount__name(struct kagg_session *s, unsigned int nr)
+{
+	struct syscount *t;
+
+	if (!s || !s->ops || strcmp(s->ops->tool, "syscount") || nr >= SC_NR_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = s->tool;
+	if (!t->names[nr])
+		errno = ENOENT;
+	return t->names[nr];
+}
+
+/* Label of an aux id: "name" or, in errors mode, "name:ERRNO". */
+static const char *sc_label(struct kagg_session *s, uint64_t aux)
+{
+	struct syscount *t = s->tool;
+	unsigned int nr = (uint32_t)aux, err = aux >> 32;
+	char nbuf[32];
+	const char *name = nr < SC_NR_MAX ? t->names[nr] : NULL, *en;
+
+	if (!name) {
+		snprintf(nbuf, sizeof(nbuf), "syscall_%u", nr);
+		name = nbuf;
+	}
+	if (t->mode != KAGG_SYSCOUNT_ERRORS) {
+		snprintf(t->label, sizeof(t->label), "%s", name);
+		return t->label;
+	}
+	en = strerrorname_np(err);
+	if (en)
+		snprintf(t->label, sizeof(t->label), "%s:%s", name, en);
+	else
+		snprintf(t->label, sizeof(t->label), "%s:E%u", name, err);
+	return t->label;
+}
+
+static uint64_t sc_unit_ns(enum kagg_unit u)
+{
+	return u == KAGG_UNIT_NSECS ? 1 : u == KAGG_UNIT_MSECS ? 1000000 : 1000;
+}
+
+static int sc_load(struct kagg_session *s, const struct kagg_syscount_opts *o, bool btf)
+{
+	struct syscount *t = s->tool;
+	bool lat = o->mode == KAGG_SYSCOUNT_LATENCY, errs = o->mode == KAGG_SYSCOUNT_ERRORS;
+	bool keyed = s->key != KAGG_KEY_NONE;
+	struct syscount_bpf *skel;
+	int err;
+
+	skel = syscount_bpf__open();
+	if (!skel)
+		return -errno;
+	skel->rodata->mode = o->mode;
+	skel->rodata->key_mode = s->key;
+	skel->rodata->filter_tgid = o->nr_pids > 0;
+	skel->rodata->unit_ns = sc_unit_ns(s->unit);
+
+	bpf_program__set_autoload(skel->progs.syscount_enter_tp_btf, btf && !errs);
+	bpf_program__set_autoload(skel->progs.syscount_enter_raw_tp, !btf && !errs);
+	bpf_program__set_autoload(skel->progs.syscount_exit_tp_btf, btf && (lat || errs));
+	bpf_program__set_autoload(skel->progs.syscount_exit_raw_tp, !btf && (lat || errs));
+	/* Size what this configuration does not use down to nothing. */
+	if (!lat || btf)
+		bpf_map__set_max_entries(skel->maps.start_hash, 1);
+	if (!lat || !btf)
+		bpf_map__set_autocreate(skel->maps.start_store, false);
+	if (lat || keyed || errs)
+		bpf_map__set_max_entries(skel->maps.counts, 1);
+	if (!((keyed && !lat) || errs))
+		bpf_map__set_max_entries(skel->maps.key_counts, 1);
+	if (!lat || keyed)
+		bpf_map__set_max_entries(skel->maps.lat, 1);
+	if (!lat || !keyed)
+		bpf_map__set_max_entries(skel->maps.key_hist, 1);
+	if (!o->nr_pids)
+		bpf_map__set_max_entries(skel->maps.tgids, 1);
+
+	err = syscount_bpf__load(skel);
+	if (err) {
+		syscount_bpf__destroy(skel);
+		return err;
+	}
+	t->skel = skel;
+	s->nr_progs = 0;
+	if (!errs)
+		s->progs[s->nr_progs++] = btf ? skel->progs.syscount_enter_tp_btf
+					      : skel->progs.syscount_enter_raw_tp;
+	if (lat || errs)
+		s->progs[s->nr_progs++] = btf ? skel->progs.syscount_exit_tp_btf
+					      : skel->progs.syscount_exit_raw_tp;
+	s->gen = &skel->bss->gen;
+	s->armed = &skel->bss->armed;
+	s->counters = skel->maps.counters;
+	s->nr_counters = SC_CNT_MAX;
+	snprintf(s->attach_type, sizeof(s->attach_type), "%s", btf ? "tp_btf" : "raw_tp");
+	return 0;
+}
+
+/* One count "histogram" (no buckets) per entry of the arrays. */
+static int sc_counts_to_hists(struct kagg_session *s, struct kagg_snapshot *snap,
+			      const struct kagg_key *keys, const struct sc_count *vals,
+			      size_t n)
+{
+	size_t i;
+	int err;
+
+	err = snap_alloc_hists(snap, n, 0);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		struct kagg_hist *h = &snap->hists[i];
+
+		h->unit = s->unit;
+		h->key.mode = s->key;
+		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
+		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;
+		h->key.id = keys[i].aux;
+		h->key.label = snap_strdup(snap, sc_label(s, keys[i].aux));
+		memcpy(h->key.comm, vals[i].comm, sizeof(h->key.comm) - 1);
+		h->total = vals[i].count;
+	}
+	snap_sort_hists(snap);
+	return 0;
+}
+
+/* Count mode, system-wide: the per-CPU array slice of generation g. */
+static int sc_read_counts(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
+			  bool reset)
+{
+	struct syscount *t = s->tool;
+	struct kagg_key keys[SC_NR_MAX] = {};
+	struct sc_count *vals;
+	uint64_t *pc;
+	size_t n = 0;
+	__u32 nr, idx;
+	int err = 0, cpu;
+
+	vals = calloc(SC_NR_MAX, sizeof(*vals));
+	pc = calloc(s->nr_cpus, sizeof(uint64_t));
+	if (!vals || !pc) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (nr = 0; nr < SC_NR_MAX; nr++) {
+		uint64_t sum = 0;
+
+		idx = g * SC_NR_MAX + nr;
+		err = bpf_map__lookup_elem(t->skel->maps.counts, &idx, sizeof(idx), pc,
+					   sizeof(uint64_t) * s->nr_cpus, 0);
+		if (err)
+			goto out;
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			sum += pc[cpu];
+		if (!sum)
+			continue;
+		keys[n].aux = nr;
+		vals[n++].count = sum;
+		if (reset) {
+			memset(pc, 0, sizeof(uint64_t) * s->nr_cpus);
+			err = bpf_map__update_elem(t->skel->maps.counts, &idx, sizeof(idx), pc,
+						   sizeof(uint64_t) * s->nr_cpus, BPF_ANY);
+			if (err)
+				goto out;
+		}
+	}
+	err = sc_counts_to_hists(s, snap, keys, vals, n);
+out:
+	free(vals);
+	free(pc);
+	return err;
+}
+
+/* Count / errors modes keyed in the hash: entries of generation g. */
+static int sc_read_key_counts(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
+			      bool reset)
+{
+	struct syscount *t = s->tool;
+	struct bpf_map *m = t->skel->maps.key_counts;
+	struct kagg_key k, next, *keys = NULL, *tk;
+	struct sc_count *vals = NULL, *pc = NULL, *tv;
+	size_t n = 0, cap = 0;
+	void *prev = NULL;
+	int err = 0, cpu;
+
+	pc = calloc(s->nr_cpus, sizeof(*pc));
+	if (!pc)
+		return -ENOMEM;
+	while (!bpf_map__get_next_key(m, prev, &next, sizeof(next))) {
+		k = next;
+		prev = &k;
+		if (next.gen != g)
+			continue;
+		if (bpf_map__lookup_elem(m, &next, sizeof(next), pc, sizeof(*pc) * s->nr_cpus, 0))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			tk = realloc(keys, cap * sizeof(*keys));
+			tv = tk ? realloc(vals, cap * sizeof(*vals)) : NULL;
+			if (tk)
+				keys = tk;
+			if (tv)
+				vals = tv;
+			if (!tk || !tv) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		keys[n] = next;
+		memset(&vals[n], 0, sizeof(vals[n]));
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			if (!vals[n].comm[0] && pc[cpu].comm[0])
+				memcpy(vals[n].comm, pc[cpu].comm, sizeof(vals[n].comm));
+			vals[n].count += pc[cpu].count;
+		}
+		n++;
+	}
+	/* Delete after the walk: deleting during get_next_key would restart it. */
+	for (size_t i = 0; reset && i < n; i++)
+		bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);
+	err = sc_counts_to_hists(s, snap, keys, vals, n);
+out:
+	free(keys);
+	free(vals);
+	free(pc);
+	return err;
+}
+
+/* Latency mode, system-wide: one histogram per syscall with calls. */
+static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
+{
+	struct syscount *t = s->tool;
+	size_t vsz = sizeof(struct kagg_hist_val), n = 0, i;
+	struct kagg_hist_val *pc, *sums;
+	__u32 nrs[SC_NR_MAX], nr, idx;
+	int err = 0, cpu, j;
+
+	pc = calloc(s->nr_cpus, vsz);
+	sums = calloc(SC_NR_MAX, vsz);
+	if (!pc || !sums) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (nr = 0; nr < SC_NR_MAX; nr++) {
+		uint64_t tot = 0;
+
+		idx = g * SC_NR_MAX + nr;
+		err = bpf_map__lookup_elem(t->skel->maps.lat, &idx, sizeof(idx), pc,
+					   vsz * s->nr_cpus, 0);
+		if (err)
+			goto out;
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			for (j = 0; j < KAGG_SLOTS; j++) {
+				sums[n].slots[j] += pc[cpu].slots[j];
+				tot += pc[cpu].slots[j];
+			}
+		if (!tot) {
+			memset(&sums[n], 0, vsz);
+			continue;
+		}
+		nrs[n++] = nr;
+		if (reset) {
+			memset(pc, 0, vsz * s->nr_cpus);
+			err = bpf_map__update_elem(t->skel->maps.lat, &idx, sizeof(idx), pc,
+						   vsz * s->nr_cpus, BPF_ANY);
+			if (err)
+				goto out;
+		}
+	}
+	err = snap_alloc_hists(snap, n, KAGG_SLOTS);
+	if (err)
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct kagg_hist *h = &snap->hists[i];
+
+		h->unit = s->unit;
+		h->key.id = nrs[i];
+		h->key.label = snap_strdup(snap, sc_label(s, nrs[i]));
+		for (j = 0; j < KAGG_SLOTS; j++) {
+			((uint64_t *)h->slots)[j] = sums[i].slots[j];
+			h->total += sums[i].slots[j];
+		}
+	}
+out:
+	free(pc);
+	free(sums);
+	return err;
+}
+
+static int syscount_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
+{
+	struct syscount *t = s->tool;
+
+	if (t->mode == KAGG_SYSCOUNT_LATENCY)
+		return s->key == KAGG_KEY_NONE
+			       ? sc_read_lat(s, snap, g, reset)
+			       : session_read_key_hists(s, t->skel->maps.key_hist, g, reset,
+							snap, sc_label);
+	if (t->mode == KAGG_SYSCOUNT_COUNT && s->key == KAGG_KEY_NONE)
+		return sc_read_counts(s, snap, g, reset);
+	return sc_read_key_counts(s, snap, g, reset);
+}
+
+static void syscount_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
+			  bool reset)
+{
+	struct syscount *t = s->tool;
+
+	snap->meta.events_recorded = cnt[SC_CNT_RECORDED];
+	snap_add_drop(snap, "compat", "ia32/x32 or invalid syscall numbers, not counted",
+		      cnt[SC_CNT_SKIP_COMPAT], false);
+	if (t->mode == KAGG_SYSCOUNT_LATENCY)
+		snap_add_drop(snap, "task_storage", "entry time not stored: storage busy or full",
+			      cnt[SC_CNT_DROP_STORAGE], true);
+	snap_add_drop(snap, "keys_full", "call not aggregated: per-key map full",
+		      cnt[SC_CNT_DROP_KEYS_FULL], true);
+}
+
+static void syscount_destroy(struct kagg_session *s)
+{
+	struct syscount *t = s->tool;
+	int i;
+
+	if (!t)
+		return;
+	syscount_bpf__destroy(t->skel);
+	for (i = 0; i < SC_NR_MAX; i++)
+		free(t->names[i]);
+	free(t);
+	s->tool = NULL;
+}
+
+static const struct session_ops syscount_ops = {
+	.tool = "syscount",
+	.read = syscount_read,
+	.meta = syscount_meta,
+	.destroy = syscount_destroy,
+};
+
+struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts)
+{
+	struct kagg_syscount_opts o = {};
+	struct session_init in = {};
+	struct kagg_session *s;
+	struct syscount *t;
+	size_t i;
+	int err;
+
+	if (!opts || !kagg_opts_valid(opts, sizeof(o))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
+				    .key = o.key };
+	s = session_new(&syscount_ops, &in);
+	if (!s)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	s->tool = t;
+	t->mode = o.mode;
+	s->event = o.mode == KAGG_SYSCOUNT_COUNT    ? "raw_syscalls:sys_enter"
+		   : o.mode == KAGG_SYSCOUNT_ERRORS ? "raw_syscalls:sys_exit"
+						    : "raw_syscalls:sys_enter,sys_exit";
+	if ((unsigned int)o.unit > KAGG_UNIT_MSECS || (unsigned int)o.key > KAGG_KEY_TID ||
+	    (unsigned int)o.attach > KAGG_ATTACH_RAW_TP ||
+	    (unsigned int)o.mode > KAGG_SYSCOUNT_LATENCY || (o.nr_pids && !o.pids) ||
+	    o.nr_pids > 1024) {
+		session_log(s, KAGG_LOG_WARN, "invalid syscount options");
+		err = -EINVAL;
+		goto fail;
+	}
+	for (i = 0; i < o.nr_pids; i++) {
+		if (!session_task_exists(o.pids[i])) {
+			session_log(s, KAGG_LOG_WARN, "no such process: %d", o.pids[i]);
+			err = -ESRCH;
+			goto fail;
+		}
+	}
+	{
+		char *p = s->filters, *end = s->filters + sizeof(s->filters);
+
+		for (i = 0; i < o.nr_pids; i++)
+			p += snprintf(p, p < end ? (size_t)(end - p) : 0, "%s%d", i ? "," : "pid=",
+				      o.pids[i]);
+		if (o.mode == KAGG_SYSCOUNT_ERRORS)
+			snprintf(p, p < end ? (size_t)(end - p) : 0, "%sfailed calls only",
+				 o.nr_pids ? " " : "");
+	}
+	sc_names(s, o.names_file);
+	err = session_need_btf(s);
+	if (err)
+		goto fail;
+
+	err = -EOPNOTSUPP;
+	if (o.attach != KAGG_ATTACH_RAW_TP) {
+		err = sc_load(s, &o, true);
+		if (err && o.attach == KAGG_ATTACH_AUTO && !session_perm_error(err)) {
+			snprintf(s->attach_note, sizeof(s->attach_note),
+				 "tp_btf sys_enter/sys_exit failed to load: %s", strerror(-err));
+			session_log(s, KAGG_LOG_INFO, "%s; falling back to raw_tp", s->attach_note);
+		}
+	}
+	if (!t->skel && o.attach != KAGG_ATTACH_TP_BTF && !session_perm_error(err))
+		err = sc_load(s, &o, false);
+	if (err) {
+		if (session_perm_error(err))
+			session_log(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or "
+				    "with CAP_BPF and CAP_PERFMON", strerror(-err));
+		else
+			session_log(s, KAGG_LOG_WARN, "loading the sys_enter/sys_exit programs "
+				    "failed: %s", strerror(-err));
+		goto fail;
+	}
+	for (i = 0; i < o.nr_pids; i++) {
+		__u32 id = o.pids[i];
+		__u8 one = 1;
+
+		err = bpf_map__update_elem(t->skel->maps.tgids, &id, sizeof(id), &one, 1, BPF_ANY);
+		if (err)
+			goto fail;
+	}
+	err = session_ready(s, o.overhead);
+	if (err)
+		goto fail;
+	return s;
+fail:
+	kagg_session__destroy(s);
+	errno = -err;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ printing */
+
+static int sc_cmp_count(const void *a, const void *b)
+{
+	const struct kagg_hist *x = *(const struct kagg_hist *const *)a;
+	const struct kagg_hist *y = *(const struct kagg_hist *const *)b;
+
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return x->key.id < y->key.id ? -1 : x->key.id > y->key.id;
+}
+
+int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
+			 const struct kagg_print_opts *opts)
+{
+	struct kagg_print_opts po = {};
+	struct kagg_snapshot head;
+	const struct kagg_hist **order;
+	size_t i;
+	int err;
+
+	if (!snap || !f || !kagg_opts_valid(opts, sizeof(po)))
+		return -EINVAL;
+	if (opts)
+		memcpy(&po, opts, opts->sz < sizeof(po) ? opts->sz : sizeof(po));
+	po.sz = sizeof(po);
+	if (po.format != KAGG_FORMAT_TEXT || (snap->nr_hists && snap->hists[0].nr_slots))
+		return kagg_snapshot__print(snap, f, &po);
+	/* The meta header alone, then the table. */
+	head = *snap;
+	head.nr_hists = 0;
+	head.nr_stacks = 0;
+	head.stream = NULL;
+	if (!po.no_meta) {
+		err = kagg_snapshot__print(&head, f, &po);
+		if (err)
+			return err;
+	}
+	order = calloc(snap->nr_hists ? snap->nr_hists : 1, sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (i = 0; i < snap->nr_hists; i++)
+		order[i] = &snap->hists[i];
+	qsort(order, snap->nr_hists, sizeof(*order), sc_cmp_count);
+	fputc('\n', f);
+	if (snap->nr_hists && order[0]->key.mode == KAGG_KEY_TID)
+		fprintf(f, "%-8s %-8s %-16s ", "PID", "TID", "COMM");
+	else if (snap->nr_hists && order[0]->key.mode == KAGG_KEY_PID)
+		fprintf(f, "%-8s %-16s ", "PID", "COMM");
+	fprintf(f, "%-28s %12s\n", "SYSCALL", "COUNT");
+	for (i = 0; i < snap->nr_hists; i++) {
+		const struct kagg_hist *h = order[i];
+
+		if (h->key.mode == KAGG_KEY_TID)
+			fprintf(f, "%-8d %-8d %-16s ", h->key.pid, h->key.tid, h->key.comm);
+		else if (h->key.mode == KAGG_KEY_PID)
+			fprintf(f, "%-8d %-16s ", h->key.pid, h->key.comm);
+		fprintf(f, "%-28s %12" PRIu64 "\n", h->key.label ? h->key.label : "?", h->total);
+	}
+	if (!snap->nr_hists)
+		fprintf(f, "(no calls)\n");
+	free(order);
+	return ferror(f) ? -EIO : 0;
+}
