@@ -81,6 +81,10 @@ const struct kagg_rb_format *kagg_rb_events__find(const struct kagg_rb_events *e
 {
 	size_t i;
 
+	if (!evs) {
+		errno = EINVAL;
+		return NULL;
+	}
 	for (i = 0; i < evs->n; i++)
 		if (evs->v[i]->id == id)
 			return evs->v[i];
@@ -92,6 +96,10 @@ const struct kagg_rb_format *kagg_rb_events__find_by_name(const struct kagg_rb_e
 {
 	size_t i;
 
+	if (!evs || !name) {
+		errno = EINVAL;
+		return NULL;
+	}
 	for (i = 0; i < evs->n; i++)
 		if ((!system || !strcmp(evs->v[i]->system, system)) &&
 		    !strcmp(evs->v[i]->name, name))
@@ -101,12 +109,12 @@ const struct kagg_rb_format *kagg_rb_events__find_by_name(const struct kagg_rb_e
 
 size_t kagg_rb_events__count(const struct kagg_rb_events *evs)
 {
-	return evs->n;
+	return evs ? evs->n : 0;
 }
 
 const struct kagg_rb_format *kagg_rb_events__at(const struct kagg_rb_events *evs, size_t i)
 {
-	return i < evs->n ? evs->v[i] : NULL;
+	return evs && i < evs->n ? evs->v[i] : NULL;
 }
 
 const struct kagg_rb_field *kagg_rb_format__field(const struct kagg_rb_format *fmt,
@@ -114,6 +122,10 @@ const struct kagg_rb_field *kagg_rb_format__field(const struct kagg_rb_format *f
 {
 	size_t i;
 
+	if (!fmt || !name) {
+		errno = EINVAL;
+		return NULL;
+	}
 	for (i = 0; i < fmt->nr_fields; i++)
 		if (!strcmp(fmt->fields[i].name, name))
 			return &fmt->fields[i];

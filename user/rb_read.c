@@ -19,10 +19,14 @@
 int kagg_rb_page_iter__init(struct kagg_rb_page_iter *it, const void *page, size_t subbuf_size)
 {
 	const uint8_t *p = page;
-	uint64_t commit = ((const uint64_t *)p)[1];
-	uint32_t size = (uint32_t)(commit & KAGG_RB_COMMIT_MASK);
+	uint64_t commit;
+	uint32_t size;
 
-	if (subbuf_size < 32 || size > subbuf_size - KAGG_RB_PAGE_HDR)
+	if (!it || !p || subbuf_size < 32)
+		return -EINVAL;
+	commit = ((const uint64_t *)p)[1];
+	size = (uint32_t)(commit & KAGG_RB_COMMIT_MASK);
+	if (size > subbuf_size - KAGG_RB_PAGE_HDR)
 		return -EINVAL;
 	it->page = p;
 	it->off = 0;
@@ -160,7 +164,7 @@ struct kagg_rb_iter *kagg_rb_iter__new(struct kagg_rb *rb, int cpu)
 	struct kagg_rb_iter *it;
 	int i, err = 0;
 
-	if (cpu >= rb->nr_cpus) {
+	if (!rb || cpu >= rb->nr_cpus) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -293,7 +297,7 @@ int kagg_rb__stats(struct kagg_rb *rb, int cpu, struct kagg_rb_stats *st)
 	struct kagg_rb_stats one;
 	int i;
 
-	if (cpu >= rb->nr_cpus || !st)
+	if (!rb || cpu >= rb->nr_cpus || !st)
 		return -EINVAL;
 	if (cpu >= 0) {
 		stats_cpu(&rb->cpus[cpu], st);

@@ -498,7 +498,7 @@ void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_
 	uint8_t *page, *payload;
 	int err;
 
-	if ((unsigned)cpu >= (unsigned)rb->nr_cpus) {
+	if (!rb || !rsv || (unsigned)cpu >= (unsigned)rb->nr_cpus) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -614,6 +614,10 @@ void *kagg_rb__reserve(struct kagg_rb *rb, size_t len, struct kagg_rb_rsv *rsv)
 {
 	int cpu = sched_getcpu();
 
+	if (!rb) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (cpu < 0)
 		cpu = 0;
 	return kagg_rb__reserve_cpu(rb, cpu % rb->nr_cpus, len, rsv);
@@ -691,6 +695,8 @@ int kagg_rb__write(struct kagg_rb *rb, int cpu, const void *data, size_t len)
 	struct kagg_rb_rsv rsv;
 	void *p;
 
+	if (!rb || (!data && len))
+		return -EINVAL;
 	p = cpu < 0 ? kagg_rb__reserve(rb, len, &rsv) : kagg_rb__reserve_cpu(rb, cpu, len, &rsv);
 	if (!p)
 		return -errno;
@@ -801,7 +807,7 @@ int kagg_rb__consume(struct kagg_rb *rb, int cpu, struct kagg_rb_event *ev)
 	uint64_t nts, best_nts = 0;
 	int i, lo = cpu, hi = cpu + 1;
 
-	if (cpu >= rb->nr_cpus)
+	if (!rb || !ev || cpu >= rb->nr_cpus)
 		return -EINVAL;
 	if (cpu < 0) {
 		lo = 0;
@@ -876,11 +882,15 @@ static int rb_read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz, b
 
 int kagg_rb__read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz)
 {
+	if (!rb || !buf)
+		return -EINVAL;
 	return rb_read_page(rb, cpu, buf, buf_sz, true);
 }
 
 int kagg_rb__read_full_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz)
 {
+	if (!rb || !buf)
+		return -EINVAL;
 	return rb_read_page(rb, cpu, buf, buf_sz, false);
 }
 
@@ -912,7 +922,7 @@ int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 	struct timespec end, now, rel;
 	int i, lo = cpu, hi = cpu + 1, ret = 0;
 
-	if (cpu >= rb->nr_cpus || percent < 0 || percent > 100)
+	if (!rb || cpu >= rb->nr_cpus || percent < 0 || percent > 100)
 		return -EINVAL;
 	if (cpu < 0) {
 		lo = 0;
