@@ -7,6 +7,11 @@
 #include <kagg/session.h>
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
+#include <kagg/tracedat.h>
 #include <kagg/funclat.h>
+#include <kagg/runqlat.h>
+#include <kagg/syscount.h>
+#include <kagg/profile.h>
+#include <kagg/stat.h>
 
 #endif
