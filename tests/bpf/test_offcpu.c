@@ -233,7 +233,8 @@ static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
 	       (unsigned long long)a_total, (unsigned long long)resets,
 	       (unsigned long long)a_total, (unsigned long long)b_total,
 	       (unsigned long long)a_drops, (unsigned long long)b_drops);
-	assert_true(a_total >= 10000); /* sensitivity: many events crossed resets */
+	/* Sensitivity: many events crossed many resets (thousands even under TCG). */
+	assert_true(a_total >= 2000);
 	assert_true(resets >= 10);
 	/*
 	 * Exact when nothing was dropped.  A counted drop (task storage busy,

@@ -142,10 +142,16 @@ static void test_record_usage_errors(void **state)
 
 static void test_report_bad_file(void **state)
 {
-	char *bad[] = { "report", "/etc/hostname", NULL };
+	char path[] = "/tmp/kagg-test-notdat-XXXXXX";
+	char *bad[] = { "report", path, NULL };
 	char *err = NULL;
+	int fd = mkstemp(path);
 
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "hello, not a trace\n", 19), 19);
+	close(fd);
 	assert_int_equal(tu_run_kagg(bad, NULL, &err, 0, 0), 1);
+	unlink(path);
 	assert_int_equal(tu_lines(err), 1);
 	assert_non_null(strstr(err, "not a valid trace.dat"));
 	free(err);
