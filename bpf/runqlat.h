@@ -7,7 +7,7 @@
 
 /* Per-CPU counters (array map `counters`, index = enum value). */
 enum runqlat_counter {
-	RUNQLAT_CNT_EVENTS = 0,		/* program runs: wakeups, new-task wakeups, switches */
+	RUNQLAT_CNT_EVENTS = 0,		/* sched_switch runs (wakeups are not counted) */
 	RUNQLAT_CNT_SAMPLES,		/* run-queue latencies recorded */
 	RUNQLAT_CNT_FILTERED_CPU,	/* latencies ended on a CPU other than --cpu (not a loss) */
 	RUNQLAT_CNT_DROP_STORAGE,	/* enqueue not recorded: task storage / start hash full */

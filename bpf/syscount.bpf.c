@@ -190,14 +190,16 @@ static __always_inline struct start *start_get(__u32 tid, bool create, const boo
 static __always_inline int on_enter(long nr, const bool btf)
 {
 	struct counters *c = counters_get();
-	__u64 id = bpf_get_current_pid_tgid();
 	struct start *s;
-	__u64 *v;
+	__u64 *v, id = 0;
 	__u32 idx;
 
 	if (!c)
 		return 0;
 	c->cnt[SC_CNT_EVENTS]++;
+	/* The ids cost a helper call: only fetched when something needs them. */
+	if (filter_tgid || key_mode != KAGG_BPF_KEY_NONE || !btf)
+		id = bpf_get_current_pid_tgid();
 	if (!selected(c, (__u64)nr, id, btf))
 		return 0;
 	if (mode == SC_MODE_LATENCY) {
@@ -272,7 +274,7 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 		return 0;
 	}
 	/* Latency. */
-	id = bpf_get_current_pid_tgid();
+	id = key_mode != KAGG_BPF_KEY_NONE || !btf ? bpf_get_current_pid_tgid() : 0;
 	s = start_get((__u32)id, false, btf);
 	if (!s || !s->ts)
 		return 0;
