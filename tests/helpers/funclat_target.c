@@ -6,9 +6,10 @@
  *	  sleep20 N    call target_sleep_20ms() N times (20 ms each)
  *	  sleep5 N     call target_sleep_5ms() N times
  *	  recurse D    target_recurse(D - 1): D nested levels; level k (0 innermost)
- *	               returns 3 * 2^k ms after it was entered
+ *	               returns 4.5 * 2^k ms after it was entered (low in its log2 bucket,
+ *	               so scheduling delays do not push it into the next one)
  *	  nop N        call target_nop() N times (probe cost benchmark)
- *	  nested N     target_outer() N times: sleeps 10 ms around target_sleep_5ms()
+ *	  nested N     target_outer() N times: 2 ms, target_sleep_5ms(), 2 ms (9 ms)
  * --lead-ms sleeps first (in main, untraced), so a tracer can attach.
  */
 #include <stdio.h>
@@ -18,12 +19,17 @@
 
 static volatile unsigned long sink;
 
-static void sleep_ms(unsigned int ms)
+static void sleep_us(unsigned int us)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000L };
 
 	while (nanosleep(&ts, &ts))
 		;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	sleep_us(ms * 1000);
 }
 
 __attribute__((noinline, used)) void target_sleep_20ms(void)
@@ -43,10 +49,10 @@ __attribute__((noinline, used)) void target_nop(void)
 	sink++;
 }
 
-/* Level k sleeps 3 ms (k = 0) or 3 * 2^(k-1) ms before descending: it lasts 3 * 2^k ms. */
+/* Level k sleeps 4.5 ms (k = 0) or 4.5 * 2^(k-1) ms before descending: it lasts 4.5 * 2^k ms. */
 __attribute__((noinline, used)) void target_recurse(unsigned int level)
 {
-	sleep_ms(level ? 3u << (level - 1) : 3);
+	sleep_us(level ? 4500u << (level - 1) : 4500);
 	if (level)
 		target_recurse(level - 1);
 	sink++; /* not a tail call: every level returns through its own frame */
@@ -54,9 +60,9 @@ __attribute__((noinline, used)) void target_recurse(unsigned int level)
 
 __attribute__((noinline, used)) void target_outer(void)
 {
-	sleep_ms(5);
+	sleep_ms(2);
 	target_sleep_5ms();
-	sleep_ms(5);
+	sleep_ms(2);
 	sink++;
 }
 

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Root tests of kagg funclat against ground truth.
+ *
+ * User functions (uprobes, run on the host): tests/helpers/funclat_target
+ * has functions that sleep known times; each call must land in the log2
+ * bucket of its duration, every level of a recursion in its own bucket, and
+ * a glob must give one histogram per function.
+ *
+ * Kernel functions (fentry, kprobe, kprobe.multi): run in the kernel matrix
+ * guests (tests/vm); on a kernel without the path they skip with the reason,
+ * unless KAGG_REQUIRE_ATTACH names it (then they fail).  Ground truth: N
+ * getpgid(2) calls from this process give N latencies of __x64_sys_getpgid.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <limits.h>
+#include <sys/syscall.h>
+
+#include <bpf/bpf.h>
+#include <kagg/kagg.h>
+#include <kagg/funclat.h>
+#include "testutil.h"
+
+static char target[PATH_MAX];
+
+static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
+{
+	if (level == KAGG_LOG_WARN || getenv("KAGG_TEST_VERBOSE"))
+		fprintf(stderr, "  kagg: %s\n", msg);
+}
+
+static int find_target(void **state)
+{
+	const char *dir = getenv("KAGG_HELPERS");
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/funclat_target", dir && *dir ? dir : "build/tests/helpers");
+	if (!realpath(path, target) || access(target, X_OK)) {
+		printf("funclat_target not found (%s): build it with make\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Run funclat_target with args; its exit status. */
+static int run_target(const char *a0, const char *a1, const char *a2, const char *a3)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		execl(target, target, a0, a1, a2, a3, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static struct kagg_session *open_user(const char *func, enum kagg_funclat_attach attach, int pid)
+{
+	char pattern[PATH_MAX + 64];
+	struct kagg_session *s;
+
+	snprintf(pattern, sizeof(pattern), "%s:%s", target, func);
+	KAGG_OPTS(kagg_funclat_opts, o, .pattern = pattern, .attach = attach, .pid = pid,
+		  .log = quiet_log);
+	s = kagg_funclat__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	return s;
+}
+
+static const struct kagg_hist *hist_by_label(const struct kagg_snapshot *snap, const char *label)
+{
+	size_t i;
+
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		if (h->key.label && !strcmp(h->key.label, label))
+			return h;
+	}
+	fail_msg("no histogram labelled %s", label);
+	return NULL;
+}
+
+/* Slot of log2 bucket [low, 2 * low - 1] for low a power of two. */
+static unsigned int slot_of(uint64_t low)
+{
+	unsigned int k = 0;
+
+	while ((1ULL << (k + 1)) <= low)
+		k++;
+	return k;
+}
+
+static void test_sleep20_lands_in_bucket(void **state)
+{
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	struct kagg_session *s;
+
+	TU_SKIP_UNLESS_ROOT();
+	s = open_user("target_sleep_20ms", KAGG_FUNCLAT_AUTO, 0);
+	assert_int_equal(run_target("sleep20", "12", NULL, NULL), 0);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	h = hist_by_label(snap, "target_sleep_20ms");
+	assert_int_equal(h->key.id, 0);
+	/* 20 ms = 20000 us: [16384, 32767] */
+	assert_int_equal(h->slots[slot_of(16384)], 12);
+	assert_int_equal(h->total, 12);
+	assert_string_equal(kagg_snapshot__meta(snap)->attach, "uprobe.multi");
+	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/* Recursion of depth 5: level k lasts 4.5 * 2^k ms, so each level has its own bucket. */
+static void recursion_levels(enum kagg_funclat_attach attach, const char *path)
+{
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	struct kagg_session *s;
+	unsigned int k;
+
+	TU_SKIP_UNLESS_ROOT();
+	s = open_user("target_recurse", attach, 0);
+	assert_int_equal(run_target("recurse", "5", NULL, NULL), 0);
+	assert_int_equal(run_target("recurse", "5", NULL, NULL), 0);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	assert_string_equal(kagg_snapshot__meta(snap)->attach, path);
+	h = hist_by_label(snap, "target_recurse");
+	assert_int_equal(h->total, 10);
+	/* 4.5, 9, 18, 36, 72 ms -> [4096,8191] [8192,16383] ... [65536,131071] us */
+	for (k = 0; k < 5; k++)
+		assert_int_equal(h->slots[slot_of(4096) + k], 2);
+	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+static void test_recursion_each_level_timed_multi(void **state)
+{
+	recursion_levels(KAGG_FUNCLAT_AUTO, "uprobe.multi");
+}
+
+static void test_recursion_each_level_timed_single_uprobes(void **state)
+{
+	recursion_levels(KAGG_FUNCLAT_UPROBE, "uprobe");
+}
+
+/* A glob: one histogram per function, nested calls of different functions timed apart. */
+static void glob_per_function(enum kagg_funclat_attach attach)
+{
+	static const char *const names[] = { "target_nop", "target_outer", "target_recurse",
+					     "target_sleep_20ms", "target_sleep_5ms" };
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	struct kagg_session *s;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	s = open_user("target_*", attach, 0);
+	assert_int_equal(run_target("nested", "4", NULL, NULL), 0);
+	assert_int_equal(run_target("nop", "1000", NULL, NULL), 0);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 5);
+	for (i = 0; i < 5; i++) {
+		h = kagg_snapshot__hist(snap, i);
+		assert_string_equal(h->key.label, names[i]);
+		assert_int_equal(h->key.id, i);
+	}
+	/* outer: 2 + 5 + 2 ms = 9 ms -> [8192, 16383]; inner 5 ms -> [4096, 8191] */
+	h = hist_by_label(snap, "target_outer");
+	assert_int_equal(h->total, 4);
+	assert_int_equal(h->slots[slot_of(8192)], 4);
+	h = hist_by_label(snap, "target_sleep_5ms");
+	assert_int_equal(h->total, 4);
+	assert_int_equal(h->slots[slot_of(4096)], 4);
+	assert_int_equal(hist_by_label(snap, "target_nop")->total, 1000);
+	assert_int_equal(hist_by_label(snap, "target_recurse")->total, 0);
+	assert_int_equal(kagg_snapshot__meta(snap)->events_recorded, 1008);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+static void test_glob_one_hist_per_function_multi(void **state)
+{
+	glob_per_function(KAGG_FUNCLAT_AUTO);
+}
+
+static void test_glob_one_hist_per_function_single_uprobes(void **state)
+{
+	glob_per_function(KAGG_FUNCLAT_UPROBE);
+}
+
+/* -p: only the chosen process's calls count, another running the same binary does not. */
+static void test_pid_filter(void **state)
+{
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	pid_t mine, other;
+	int st;
+
+	TU_SKIP_UNLESS_ROOT();
+	mine = fork();
+	if (mine == 0) {
+		execl(target, target, "--lead-ms", "800", "sleep5", "6", (char *)NULL);
+		_exit(127);
+	}
+	s = open_user("target_sleep_5ms", KAGG_FUNCLAT_AUTO, mine);
+	other = fork();
+	if (other == 0) {
+		execl(target, target, "sleep5", "9", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(other, &st, 0), other);
+	assert_int_equal(waitpid(mine, &st, 0), mine);
+	snap = kagg_session__snapshot(s, 0);
+	assert_non_null(snap);
+	assert_int_equal(hist_by_label(snap, "target_sleep_5ms")->total, 6);
+	assert_int_equal(hist_by_label(snap, "target_sleep_5ms")->slots[slot_of(4096)], 6);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/* Interval snapshots: every call lands in exactly one of them. */
+static void test_interval_snapshots_exact(void **state)
+{
+	struct kagg_session *s;
+	uint64_t sum = 0;
+	pid_t pid;
+	int st, i;
+
+	TU_SKIP_UNLESS_ROOT();
+	s = open_user("target_nop", KAGG_FUNCLAT_AUTO, 0);
+	pid = fork();
+	if (pid == 0) {
+		execl(target, target, "nop", "200000", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 50; i++) {
+		struct kagg_snapshot *snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+
+		assert_non_null(snap);
+		sum += kagg_snapshot__hist(snap, 0)->total;
+		kagg_snapshot__free(snap);
+		tu_sleep_ms(5);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	{
+		struct kagg_snapshot *snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+
+		sum += kagg_snapshot__hist(snap, 0)->total;
+		kagg_snapshot__free(snap);
+	}
+	assert_int_equal(sum, 200000);
+	kagg_session__destroy(s);
+}
+
+/* ------------------------------------------------------------ CLI */
+
+static int count_funclat_progs_once(void)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && !strncmp(info.name, "funclat_", 8))
+			n++;
+		close(fd);
+	}
+	return n;
+}
+
+/* BPF programs named funclat_* loaded, waiting up to 3 s for deferred frees down to want. */
+static int count_funclat_progs(int want)
+{
+	int n, tries;
+
+	for (tries = 0; tries < 30; tries++) {
+		n = count_funclat_progs_once();
+		if (n <= want)
+			break;
+		tu_sleep_ms(100);
+	}
+	return n;
+}
+
+static void test_cli_json_and_clean_exit(void **state)
+{
+	char pattern[PATH_MAX + 64], *out = NULL, *err = NULL;
+	char *argv[] = { "funclat", pattern, "-d", "3", "--format", "json", "--overhead", NULL };
+	char *argv_int[] = { "funclat", pattern, "-i", "0.5", NULL };
+	int rc, st, before;
+	pid_t pid;
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(pattern, sizeof(pattern), "%s:target_sleep_5ms", target);
+	pid = fork();
+	if (pid == 0) {
+		execl(target, target, "--lead-ms", "1500", "sleep5", "7", (char *)NULL);
+		_exit(127);
+	}
+	rc = tu_run_kagg(argv, &out, &err, 0, 0);
+	waitpid(pid, &st, 0);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "\"label\": \"target_sleep_5ms\""));
+	assert_non_null(strstr(out, "\"attach\": \"uprobe.multi\""));
+	assert_non_null(strstr(out, "{\"low\":4096,\"high\":8191,\"count\":7}"));
+	assert_non_null(strstr(out, "funclat_uprobe_multi"));
+	free(out);
+	free(err);
+	/* SIGINT during an interval run: exit 0, nothing left loaded (this process's own
+	 * sessions, if an earlier test failed before destroying one, are counted before). */
+	before = count_funclat_progs_once();
+	rc = tu_run_kagg(argv_int, &out, &err, SIGINT, 1200);
+	assert_int_equal(rc, 0);
+	assert_int_equal(count_funclat_progs(before), before);
+	free(out);
+	free(err);
+}
+
+static void expect_error(char **argv, int want_rc, const char *needle)
+{
+	char *out = NULL, *err = NULL;
+	int rc = tu_run_kagg(argv, &out, &err, 0, 0);
+
+	if (rc != want_rc || tu_lines(err) != 1 || !strstr(err, needle))
+		fail_msg("%s %s: rc %d (want %d), stderr: %s", argv[0], argv[1], rc, want_rc, err);
+	free(out);
+	free(err);
+}
+
+static void test_errors_one_line(void **state)
+{
+	char pattern[PATH_MAX + 64];
+	char *nofunc[] = { "funclat", pattern, "-d", "1", NULL };
+	char *nolib[] = { "funclat", "nosuchlibkagg:foo", "-d", "1", NULL };
+	char *nopid[] = { "funclat", "-p", "2147483000", "c:malloc", "-d", "1", NULL };
+	char *nokfunc[] = { "funclat", "kagg_no_such_kernel_function", "-d", "1", NULL };
+	char *noarg[] = { "funclat", "-d", "1", NULL };
+	char *badattach[] = { "funclat", "--attach", "magic", "vfs_read", NULL };
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(pattern, sizeof(pattern), "%s:no_such_function_*", target);
+	expect_error(nofunc, 1, "no function matches");
+	expect_error(nolib, 1, "no library or program 'nosuchlibkagg'");
+	expect_error(nopid, 1, "no such process");
+	expect_error(nokfunc, 1, "no kernel function matches");
+	expect_error(noarg, 2, "missing FUNC");
+	expect_error(badattach, 2, "invalid attach type");
+}
+
+/* ------------------------------------------------------------ kernel functions (guests) */
+
+static bool required(const char *name)
+{
+	const char *req = getenv("KAGG_REQUIRE_ATTACH");
+	size_t n = strlen(name);
+	const char *p;
+
+	if (!req)
+		return false;
+	if (!strcmp(req, "all"))
+		return true;
+	for (p = req; *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		p = end ? end + 1 : p + len;
+	}
+	return false;
+}
+
+struct kcase {
+	const char *pattern;
+	enum kagg_funclat_attach attach;
+	const char *require; /* path that must work when KAGG_REQUIRE_ATTACH names it */
+};
+
+/* Open a kernel-function session for this process; NULL after skip/fail. */
+static struct kagg_session *open_kernel(const struct kcase *kc)
+{
+	struct kagg_session *s;
+	int err;
+
+	KAGG_OPTS(kagg_funclat_opts, o, .pattern = kc->pattern, .attach = kc->attach,
+		  .pid = getpid(), .unit = KAGG_UNIT_NSECS, .log = quiet_log);
+	s = kagg_funclat__open(&o);
+	if (!s) {
+		err = errno;
+		if (err == EOPNOTSUPP && !required(kc->require)) {
+			printf("skip: %s: kernel function tracing via %s unavailable on this kernel "
+			       "(%s; see the message above)\n", kc->pattern, kc->require,
+			       strerrorname_np(err));
+			fflush(stdout);
+			skip();
+		}
+		fail_msg("%s via %s: open failed: %s", kc->pattern, kc->require, strerror(err));
+	}
+	assert_int_equal(kagg_session__attach(s), 0);
+	return s;
+}
+
+static void kernel_getpgid(const struct kcase *kc, const char *want_path)
+{
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	int i;
+
+	TU_SKIP_UNLESS_ROOT();
+	s = open_kernel(kc);
+	for (i = 0; i < 64; i++)
+		syscall(SYS_getpgid, 0);
+	for (i = 0; i < 32; i++)
+		syscall(SYS_getpid);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	printf("KAGG-FUNCLAT pattern=%s attach=%s note=%s\n", kc->pattern, m->attach,
+	       m->attach_note ? m->attach_note : "none");
+	if (want_path)
+		assert_string_equal(m->attach, want_path);
+	assert_int_equal(hist_by_label(snap, "__x64_sys_getpgid")->total, 64);
+	if (kagg_snapshot__hist_cnt(snap) > 1)
+		assert_int_equal(hist_by_label(snap, "__x64_sys_getpid")->total, 32);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+static void test_kernel_fentry(void **state)
+{
+	const struct kcase kc = { "__x64_sys_getpgid", KAGG_FUNCLAT_FENTRY, "fentry" };
+
+	kernel_getpgid(&kc, "fentry");
+}
+
+static void test_kernel_kprobe(void **state)
+{
+	const struct kcase kc = { "__x64_sys_getpgid", KAGG_FUNCLAT_KPROBE, "kprobe" };
+
+	kernel_getpgid(&kc, "kprobe");
+}
+
+static void test_kernel_kprobe_multi(void **state)
+{
+	const struct kcase kc = { "__x64_sys_getp[gi]*d", KAGG_FUNCLAT_KPROBE_MULTI,
+				  "kprobe.multi" };
+
+	kernel_getpgid(&kc, "kprobe.multi");
+}
+
+/* What the tool does by default for a glob: kprobe.multi, else single kprobes. */
+static void test_kernel_glob_auto(void **state)
+{
+	const struct kcase kc = { "__x64_sys_getp[gi]*d", KAGG_FUNCLAT_AUTO, "kprobe" };
+
+	kernel_getpgid(&kc, NULL);
+}
+
+/* Host without kprobes and fentry: the error names both paths. */
+static void test_kernel_unavailable_message(void **state)
+{
+	char *argv[] = { "funclat", "vfs_read", "-d", "1", NULL };
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	TU_SKIP_UNLESS_ROOT();
+	if (!access("/sys/bus/event_source/devices/kprobe", F_OK)) {
+		printf("skip: this kernel has kprobes: the unavailable message cannot show\n");
+		skip();
+	}
+	rc = tu_run_kagg(argv, &out, &err, 0, 0);
+	assert_int_equal(rc, 1);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "kernel function tracing unavailable: fentry"));
+	assert_non_null(strstr(err, "kprobes not built (CONFIG_KPROBES)"));
+	free(out);
+	free(err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sleep20_lands_in_bucket),
+		cmocka_unit_test(test_recursion_each_level_timed_multi),
+		cmocka_unit_test(test_recursion_each_level_timed_single_uprobes),
+		cmocka_unit_test(test_glob_one_hist_per_function_multi),
+		cmocka_unit_test(test_glob_one_hist_per_function_single_uprobes),
+		cmocka_unit_test(test_pid_filter),
+		cmocka_unit_test(test_interval_snapshots_exact),
+		cmocka_unit_test(test_cli_json_and_clean_exit),
+		cmocka_unit_test(test_errors_one_line),
+		cmocka_unit_test(test_kernel_fentry),
+		cmocka_unit_test(test_kernel_kprobe),
+		cmocka_unit_test(test_kernel_kprobe_multi),
+		cmocka_unit_test(test_kernel_glob_auto),
+		cmocka_unit_test(test_kernel_unavailable_message),
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!getenv("KAGG_TEST_VERBOSE"))
+		kagg_libbpf_set_log(NULL, NULL);
+	return cmocka_run_group_tests_name("funclat", tests, find_target, NULL);
+}
