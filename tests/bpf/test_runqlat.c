@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 
@@ -194,6 +195,102 @@ static void test_hog_delays_sleeper_raw_tp(void **state)
 	hog_vs_alone(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE);
 }
 
+/* ------------------------------------------------------------ cgroup */
+
+static void short_sleeps(void *arg)
+{
+	int i;
+
+	for (i = 0; i < 30; i++)
+		tu_sleep_ms(2);
+}
+
+/* Find the cgroup v2 mount (unified or hybrid layout); false when there is none. */
+static bool cgroup2_root(char *buf, size_t len)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+	char p[128];
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/cgroup.procs", roots[i]);
+		if (!access(p, F_OK) && (i == 0 || !access("/sys/fs/cgroup/cgroup.controllers", F_OK))) {
+			snprintf(buf, len, "%s", roots[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+static int write_pid(const char *dir, int pid)
+{
+	char p[256];
+	FILE *f;
+	int ok;
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
+	f = fopen(p, "w");
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%d\n", pid) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* --cgroup: the task inside is measured (from its second wakeup), the one outside never. */
+static void cgroup_filter(enum kagg_attach attach)
+{
+	char root[64], dir[128];
+	struct tu_child in, out;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	uint64_t in_total = 0;
+	bool out_seen = false;
+	size_t i;
+
+	if (!cgroup2_root(root, sizeof(root))) {
+		printf("SKIP %s: no cgroup v2 mount\n", __func__);
+		skip();
+	}
+	snprintf(dir, sizeof(dir), "%s/kagg-runqlat-test-%d", root, getpid());
+	assert_int_equal(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
+	in = tu_spawn(short_sleeps, NULL);
+	out = tu_spawn(short_sleeps, NULL);
+	assert_int_equal(write_pid(dir, in.pid), 0);
+	KAGG_OPTS(kagg_runqlat_opts, o, .cgroup = dir, .key = KAGG_KEY_TID, .attach = attach,
+		  .log = quiet_log);
+	s = kagg_runqlat__open(&o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&in);
+	tu_go(&out);
+	assert_int_equal(tu_wait(&in), 0);
+	assert_int_equal(tu_wait(&out), 0);
+	snap = kagg_session__snapshot(s, 0);
+	assert_non_null(snap);
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		if (h->key.tid == in.pid)
+			in_total += h->total;
+		out_seen |= h->key.tid == out.pid;
+	}
+	printf("  %s: in cgroup: %llu latencies for 31 wakeups; outside task seen: %d; %zu histograms\n",
+	       kagg_snapshot__meta(snap)->attach, (unsigned long long)in_total, out_seen,
+	       kagg_snapshot__hist_cnt(snap));
+	assert_true(in_total >= 30 && in_total <= 62);
+	assert_false(out_seen);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	rmdir(dir);
+}
+
+static void test_cgroup_filter(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	cgroup_filter(KAGG_ATTACH_AUTO);
+	cgroup_filter(KAGG_ATTACH_RAW_TP);
+}
+
 /* The CLI: -t and --cpu, JSON with the sleeper's histogram only; exit 0. */
 static void test_cli_json_per_thread(void **state)
 {
@@ -370,6 +467,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hog_delays_sleeper_tp_btf),
 		cmocka_unit_test(test_hog_delays_sleeper_raw_tp),
+		cmocka_unit_test(test_cgroup_filter),
 		cmocka_unit_test(test_cli_json_per_thread),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
 		cmocka_unit_test(test_errors_one_line),
