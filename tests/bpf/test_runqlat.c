@@ -96,8 +96,8 @@ static struct split split_at(struct kagg_snapshot *snap, unsigned int slot)
 }
 
 /* Run the sleeper (with or without a hog on its CPU) under runqlat -t sleeper --cpu 1. */
-static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach, enum kagg_key_mode key,
-				      int *sleeper_pid)
+static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
+				      enum kagg_key_mode key, int *sleeper_pid)
 {
 	int n = WAKEUPS, tids[1];
 	struct tu_child hog = { -1, -1 }, sl;
