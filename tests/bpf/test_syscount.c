@@ -173,6 +173,83 @@ static void test_sleep_latency_bucket(void **state)
 	sleeps_in_bucket(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE);
 }
 
+/* getppid for 1.5 s: a call count nobody knows in advance. */
+static void getppid_loop(void *arg)
+{
+	struct timespec t0, now;
+	long i = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		syscall(SYS_getppid);
+		if (++i % 256 == 0)
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		else
+			now = t0;
+	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < 1500);
+}
+
+static uint64_t getppid_total(struct kagg_session *s, unsigned int flags)
+{
+	struct kagg_snapshot *snap = kagg_session__snapshot(s, flags);
+	const struct kagg_hist *h;
+	uint64_t n;
+
+	assert_non_null(snap);
+	assert_true(kagg_snapshot__meta(snap)->snapshot_exact);
+	h = find(snap, "getppid");
+	n = h ? h->total : 0;
+	kagg_snapshot__free(snap);
+	return n;
+}
+
+/*
+ * Two sessions on the same calls: A never resets, B reads and resets in a
+ * loop.  B's snapshots add up to A's count exactly (array path and hash path).
+ */
+static void resets_lose_nothing(enum kagg_key_mode b_key)
+{
+	struct tu_child ch = tu_spawn(getppid_loop, NULL);
+	struct kagg_session *a, *b;
+	uint64_t a_total, b_total = 0, resets = 0;
+	int pids[1] = { ch.pid }, st;
+
+	KAGG_OPTS(kagg_syscount_opts, oa, .pids = pids, .nr_pids = 1, .log = quiet_log);
+	KAGG_OPTS(kagg_syscount_opts, ob, .pids = pids, .nr_pids = 1, .key = b_key,
+		  .log = quiet_log);
+	a = kagg_syscount__open(&oa);
+	b = kagg_syscount__open(&ob);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(kagg_session__attach(a), 0);
+	assert_int_equal(kagg_session__attach(b), 0);
+	tu_go(&ch);
+	for (;;) {
+		bool done = waitpid(ch.pid, &st, WNOHANG) == ch.pid;
+
+		b_total += getppid_total(b, KAGG_SNAP_RESET);
+		resets++;
+		if (done)
+			break;
+	}
+	a_total = getppid_total(a, 0);
+	printf("  key %d: A %llu getppid, B %llu over %llu read-and-resets\n", b_key,
+	       (unsigned long long)a_total, (unsigned long long)b_total,
+	       (unsigned long long)resets);
+	assert_true(a_total >= 10000);
+	assert_true(resets >= 10);
+	assert_int_equal(b_total, a_total);
+	kagg_session__destroy(a);
+	kagg_session__destroy(b);
+}
+
+static void test_interval_resets_lose_nothing(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	resets_lose_nothing(KAGG_KEY_NONE);
+	resets_lose_nothing(KAGG_KEY_PID);
+}
+
 /* The CLI: a table row with the exact count; JSON carries id and label. */
 static void test_cli_table_and_json(void **state)
 {
@@ -345,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_getppid_counted_exactly),
 		cmocka_unit_test(test_openat_enoent_errors),
 		cmocka_unit_test(test_sleep_latency_bucket),
+		cmocka_unit_test(test_interval_resets_lose_nothing),
 		cmocka_unit_test(test_cli_table_and_json),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
 		cmocka_unit_test(test_errors_one_line),
