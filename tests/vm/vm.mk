@@ -10,7 +10,7 @@
 
 VMTEST_DEPS	:= qemu-system-x86 busybox-static cpio
 VMTEST_KERNELS	?= 6.1 6.12
-VMTEST_TIMEOUT	?= 300
+VMTEST_TIMEOUT	?= 600
 VMTEST_HOST	?= 1
 # What the guests run: the tests whose answer depends on the kernel (attach
 # paths, the tools' BPF programs, the kernel's own ring-buffer pages).  Pure
