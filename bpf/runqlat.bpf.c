@@ -236,6 +236,9 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			} else {
 				c->cnt[RUNQLAT_CNT_DROP_STORAGE]++;
 			}
+		} else if (!btf && filter_cgroup && (state & TASK_DEAD_STATE)) {
+			/* The last switch-out of an exiting task: its cgroup mark goes. */
+			bpf_map_delete_elem(&start_hash, &pid);
 		}
 	}
 

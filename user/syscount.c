@@ -72,7 +72,8 @@ static int sc_load_names(struct syscount *t, const char *path)
 	return n ? n : -ENOENT;
 }
 
-static void sc_names(struct kagg_session *s, const char *file)
+/* Load the name table; only a names file asked for explicitly can fail (-errno). */
+static int sc_names(struct kagg_session *s, const char *file)
 {
 	struct syscount *t = s->tool;
 	size_t i;
@@ -80,25 +81,28 @@ static void sc_names(struct kagg_session *s, const char *file)
 
 	if (file) {
 		n = sc_load_names(t, file);
-		if (n < 0)
-			session_log(s, KAGG_LOG_WARN, "cannot read syscall names from %s: %s", file,
-				    strerror(-n));
-		else
-			session_log(s, KAGG_LOG_DEBUG, "%d syscall names from %s", n, file);
-		return;
+		if (n < 0) {
+			session_log(s, KAGG_LOG_WARN, "cannot read syscall names from %s: %s",
+				    file, n == -ENOENT ? "no '#define __NR_<name> <nr>' lines or no such file"
+						       : strerror(-n));
+			return n;
+		}
+		session_log(s, KAGG_LOG_DEBUG, "%d syscall names from %s", n, file);
+		return 0;
 	}
 	for (i = 0; i < sizeof(sc_default_headers) / sizeof(sc_default_headers[0]); i++) {
 		n = sc_load_names(t, sc_default_headers[i]);
 		if (n > 0) {
 			session_log(s, KAGG_LOG_DEBUG, "%d syscall names from %s", n,
 				    sc_default_headers[i]);
-			return;
+			return 0;
 		}
 	}
 	snprintf(s->attach_note, sizeof(s->attach_note),
 		 "no syscall name table (<asm/unistd_64.h>): numbers shown as syscall_<nr>");
 	session_log(s, KAGG_LOG_WARN, "%s; install linux-libc-dev or pass a names file",
 		    s->attach_note);
+	return 0;
 }
 
 const char *kagg_syscount__name(struct kagg_session *s, unsigned int nr)
@@ -495,7 +499,9 @@ struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts)
 			snprintf(p, p < end ? (size_t)(end - p) : 0, "%sfailed calls only",
 				 o.nr_pids ? " " : "");
 	}
-	sc_names(s, o.names_file);
+	err = sc_names(s, o.names_file);
+	if (err)
+		goto fail;
 	err = session_need_btf(s);
 	if (err)
 		goto fail;

@@ -173,6 +173,58 @@ static void test_sleep_latency_bucket(void **state)
 	sleeps_in_bucket(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE);
 }
 
+/* Names come from the table given: 110 -> "my_getppid"; numbers it lacks are "syscall_<nr>". */
+static void test_names_file(void **state)
+{
+	char path[] = "/tmp/kagg-syscount-names-XXXXXX";
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	char label[32];
+	int fd;
+
+	TU_SKIP_UNLESS_ROOT();
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	dprintf(fd, "/* test */\n#define __NR_my_getppid %d\n", (int)SYS_getppid);
+	close(fd);
+	{
+		KAGG_OPTS(kagg_syscount_opts, o, .names_file = path);
+		struct tu_child ch = tu_spawn(getppid_work, NULL);
+		struct kagg_session *s;
+		int pids[1] = { ch.pid };
+
+		o.pids = pids;
+		o.nr_pids = 1;
+		o.log = quiet_log;
+		s = kagg_syscount__open(&o);
+		assert_non_null(s);
+		assert_string_equal(kagg_syscount__name(s, SYS_getppid), "my_getppid");
+		assert_null(kagg_syscount__name(s, SYS_exit_group));
+		assert_int_equal(kagg_session__attach(s), 0);
+		tu_go(&ch);
+		assert_int_equal(tu_wait(&ch), 0);
+		snap = kagg_session__snapshot(s, 0);
+		assert_non_null(snap);
+		kagg_session__destroy(s);
+	}
+	h = find(snap, "my_getppid");
+	assert_non_null(h);
+	assert_int_equal(h->total, N_GETPPID);
+	snprintf(label, sizeof(label), "syscall_%d", (int)SYS_exit_group);
+	assert_non_null(find(snap, label));
+	assert_null(find(snap, "getppid"));
+	kagg_snapshot__free(snap);
+	unlink(path);
+	/* An unreadable names file given explicitly is an error. */
+	{
+		KAGG_OPTS(kagg_syscount_opts, o, .names_file = "/nonexistent/unistd_64.h",
+			  .log = quiet_log);
+
+		assert_null(kagg_syscount__open(&o));
+		assert_int_equal(errno, ENOENT);
+	}
+}
+
 /* getppid for 1.5 s: a call count nobody knows in advance. */
 static void getppid_loop(void *arg)
 {
@@ -422,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_getppid_counted_exactly),
 		cmocka_unit_test(test_openat_enoent_errors),
 		cmocka_unit_test(test_sleep_latency_bucket),
+		cmocka_unit_test(test_names_file),
 		cmocka_unit_test(test_interval_resets_lose_nothing),
 		cmocka_unit_test(test_cli_table_and_json),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),

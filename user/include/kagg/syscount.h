@@ -46,9 +46,10 @@ struct kagg_syscount_opts {
 
 /*
  * Open and load the syscount programs; nothing is attached yet.
- * errno: EINVAL bad opts, ESRCH a pid does not exist, EPERM/EACCES no
- * privileges, EOPNOTSUPP kernel lacks what is needed (the log says what).
- * A missing name table is not an error: numbers are then labelled
+ * errno: EINVAL bad opts, ESRCH a pid does not exist, ENOENT (or the open
+ * error) names_file unreadable or without names, EPERM/EACCES no privileges,
+ * EOPNOTSUPP kernel lacks what is needed (the log says what).  A missing
+ * default name table is not an error: numbers are then labelled
  * "syscall_<nr>" and a warning is logged.
  */
 KAGG_API struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts);
