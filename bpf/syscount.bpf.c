@@ -111,21 +111,20 @@ static __always_inline struct counters *counters_get(void)
 	return bpf_map_lookup_elem(&counters, &zero);
 }
 
-/* Is current in an ia32 syscall? */
-static __always_inline bool in_compat(const bool btf)
+/* Is current (task, from bpf_get_current_task_btf() when btf) in an ia32 syscall? */
+static __always_inline bool in_compat(struct task_struct *task, const bool btf)
 {
 	struct task_struct *t;
 
-	if (btf) {
-		t = bpf_get_current_task_btf();
-		return t->thread_info.status & TS_COMPAT;
-	}
+	if (btf)
+		return task->thread_info.status & TS_COMPAT;
 	t = (struct task_struct *)bpf_get_current_task();
 	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
 }
 
 /* Filters and number check; false when the call is not to be counted. */
-static __always_inline bool selected(struct counters *c, __u64 nr, __u64 id, const bool btf)
+static __always_inline bool selected(struct counters *c, __u64 nr, __u64 id,
+				     struct task_struct *task, const bool btf)
 {
 	__u32 tgid;
 
@@ -134,7 +133,7 @@ static __always_inline bool selected(struct counters *c, __u64 nr, __u64 id, con
 		if (!bpf_map_lookup_elem(&tgids, &tgid))
 			return false;
 	}
-	if (nr >= SC_NR_MAX || in_compat(btf)) {
+	if (nr >= SC_NR_MAX || in_compat(task, btf)) {
 		c->cnt[SC_CNT_SKIP_COMPAT]++;
 		return false;
 	}
@@ -173,12 +172,13 @@ static __always_inline void count_key(struct counters *c, __u64 id, __u64 aux)
 	c->cnt[SC_CNT_RECORDED]++;
 }
 
-static __always_inline struct start *start_get(__u32 tid, bool create, const bool btf)
+static __always_inline struct start *start_get(struct task_struct *task, __u32 tid, bool create,
+					       const bool btf)
 {
 	struct start init = {}, *s;
 
 	if (btf)
-		return bpf_task_storage_get(&start_store, bpf_get_current_task_btf(), 0,
+		return bpf_task_storage_get(&start_store, task, 0,
 					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	s = bpf_map_lookup_elem(&start_hash, &tid);
 	if (s || !create)
@@ -190,6 +190,7 @@ static __always_inline struct start *start_get(__u32 tid, bool create, const boo
 static __always_inline int on_enter(long nr, const bool btf)
 {
 	struct counters *c = counters_get();
+	struct task_struct *task = NULL;
 	struct start *s;
 	__u64 *v, id = 0;
 	__u32 idx;
@@ -200,10 +201,12 @@ static __always_inline int on_enter(long nr, const bool btf)
 	/* The ids cost a helper call: only fetched when something needs them. */
 	if (filter_tgid || key_mode != KAGG_BPF_KEY_NONE || !btf)
 		id = bpf_get_current_pid_tgid();
-	if (!selected(c, (__u64)nr, id, btf))
+	if (btf)
+		task = bpf_get_current_task_btf();	/* one call for both uses */
+	if (!selected(c, (__u64)nr, id, task, btf))
 		return 0;
 	if (mode == SC_MODE_LATENCY) {
-		s = start_get((__u32)id, true, btf);
+		s = start_get(task, (__u32)id, true, btf);
 		if (!s) {
 			c->cnt[SC_CNT_DROP_STORAGE]++;
 			return 0;
@@ -268,14 +271,15 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 			return 0;
 		c->cnt[SC_CNT_EVENTS]++;
 		id = bpf_get_current_pid_tgid();
-		if (!selected(c, regs_nr(regs, btf), id, btf))
+		if (!selected(c, regs_nr(regs, btf), id, btf ? bpf_get_current_task_btf() : NULL,
+			      btf))
 			return 0;
 		count_key(c, id, SC_AUX(regs_nr(regs, btf), -ret));
 		return 0;
 	}
 	/* Latency. */
 	id = key_mode != KAGG_BPF_KEY_NONE || !btf ? bpf_get_current_pid_tgid() : 0;
-	s = start_get((__u32)id, false, btf);
+	s = start_get(btf ? bpf_get_current_task_btf() : NULL, (__u32)id, false, btf);
 	if (!s || !s->ts)
 		return 0;
 	now = bpf_ktime_get_ns();
