@@ -41,6 +41,7 @@ const volatile bool filter_tid = false;
 const volatile bool filter_cgroup = false;
 const volatile __s32 target_cpu = -1;
 const volatile __u64 unit_ns = 1000;
+const volatile __u32 unit_log2 = 9;	/* floor(log2(unit_ns)) */
 
 /* Set by userspace once every program is attached, cleared before detaching. */
 __u32 armed = 0;
@@ -111,6 +112,25 @@ struct {
 	__type(key, struct kagg_key);
 	__type(value, struct kagg_key_hist);
 } key_hist SEC(".maps");
+
+/*
+ * kagg_slot(delta / unit_ns) without the 64-bit division (the costliest
+ * instruction of the hot path): with L = floor(log2(unit_ns)) in rodata,
+ * log2(delta / unit_ns) is log2(delta) - L or one less, and one shifted
+ * compare tells which.  Exact for every delta (unit_ns << k cannot overflow:
+ * unit_ns < 2^(L+1) and k <= 63 - L).
+ */
+static __always_inline __u32 slot_of(__u64 delta)
+{
+	__u32 k;
+
+	if (delta < 2 * unit_ns)
+		return 0;	/* delta / unit_ns is 0 or 1 */
+	k = kagg_log2_64(delta) - unit_log2;
+	if ((unit_ns << k) > delta)
+		k--;
+	return k < KAGG_SLOTS ? k : KAGG_SLOTS - 1;
+}
 
 static __always_inline struct counters *counters_get(void)
 {
@@ -257,7 +277,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		c->cnt[RUNQLAT_CNT_FILTERED_CPU]++;
 		return 0;
 	}
-	hist_add(next, pid, kagg_slot(delta / unit_ns), c, btf);
+	hist_add(next, pid, slot_of(delta), c, btf);
 	return 0;
 }
 

@@ -76,6 +76,7 @@ static int rq_load(struct kagg_session *s, const struct kagg_runqlat_opts *o, bo
 	skel->rodata->filter_cgroup = o->cgroup != NULL;
 	skel->rodata->target_cpu = o->filter_cpu ? (__s32)o->cpu : -1;
 	skel->rodata->unit_ns = rq_unit_ns(s->unit);
+	skel->rodata->unit_log2 = s->unit == KAGG_UNIT_NSECS ? 0 : s->unit == KAGG_UNIT_MSECS ? 19 : 9;
 
 	bpf_program__set_autoload(skel->progs.runqlat_wakeup_tp_btf, btf);
 	bpf_program__set_autoload(skel->progs.runqlat_wakeup_new_tp_btf, btf);

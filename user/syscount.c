@@ -163,6 +163,7 @@ static int sc_load(struct kagg_session *s, const struct kagg_syscount_opts *o, b
 	skel->rodata->key_mode = s->key;
 	skel->rodata->filter_tgid = o->nr_pids > 0;
 	skel->rodata->unit_ns = sc_unit_ns(s->unit);
+	skel->rodata->unit_log2 = s->unit == KAGG_UNIT_NSECS ? 0 : s->unit == KAGG_UNIT_MSECS ? 19 : 9;
 
 	bpf_program__set_autoload(skel->progs.syscount_enter_tp_btf, btf && !errs);
 	bpf_program__set_autoload(skel->progs.syscount_enter_raw_tp, !btf && !errs);
