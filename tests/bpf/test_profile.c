@@ -12,12 +12,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 
 #include <kagg/kagg.h>
 #include <kagg/profile.h>
+#include "snapshot.h"
 #include "testutil.h"
 
 static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
@@ -29,19 +31,23 @@ static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
 
 static volatile uint64_t spin_sink;
 
-/* The function the samples must find.  noinline: it has its own frame and symbol. */
+/*
+ * The function the samples must find.  noinline: it has its own frame and symbol.
+ * Spins for ms of its own CPU time, so a loaded host delays it but does not
+ * shrink the number of samples it earns.
+ */
 __attribute__((noinline)) void kagg_test_spin(unsigned int ms)
 {
 	struct timespec t0, now;
 	uint64_t x = 1;
 	int i;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	do {
 		for (i = 0; i < 100000; i++)
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 		spin_sink = x;
-		clock_gettime(CLOCK_MONOTONIC, &now);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
 	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
 
@@ -66,6 +72,9 @@ static void spinner_work(void *arg)
 	cpu_set_t set;
 	char b = 'd';
 
+	/* Never outlive the test (a failed assertion skips stop_child). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(60);
 	CPU_ZERO(&set);
 	CPU_SET(sp->cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
@@ -564,9 +573,47 @@ static void test_errors_one_line(void **state)
 	free(err);
 }
 
+/* Folded lines from a hand-built snapshot: order, separators, lost stacks, counts. */
+static void test_folded_printer(void **state)
+{
+	static const struct kagg_frame k[] = { { 1, "do_syscall_64+0x5" }, { 2, "entry+0x1" } };
+	static const struct kagg_frame u[] = { { 3, "spin+0x10" }, { 4, "main+0x20" } };
+	struct kagg_snapshot *snap = snap_new();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(snap);
+	snap->stacks = calloc(3, sizeof(*snap->stacks));
+	assert_non_null(snap->stacks);
+	snap->nr_stacks = 3;
+	snap->stacks[0] = (struct kagg_stack){ .pid = 7, .tid = 7, .comm = "app", .count = 42,
+					       .total_ns = 42 * 10101010ULL, .nr_kframes = 2,
+					       .nr_uframes = 2, .kframes = k, .uframes = u };
+	/* -U: kernel side not captured by design. */
+	snap->stacks[1] = (struct kagg_stack){ .pid = 7, .tid = 7, .comm = "app", .count = 5,
+					       .kstack_err = -ENOENT, .nr_uframes = 2,
+					       .uframes = u };
+	/* Kernel thread, user side not captured; a failed kernel capture is shown. */
+	snap->stacks[2] = (struct kagg_stack){ .pid = 9, .tid = 9, .comm = "kworker/0:1",
+					       .count = 1, .kstack_err = -EEXIST,
+					       .ustack_err = -ENOENT };
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(kagg_profile__print_folded(snap, f), 0);
+	fclose(f);
+	assert_string_equal(buf, "app;main+0x20;spin+0x10;--;entry+0x1;do_syscall_64+0x5 42\n"
+				 "app;main+0x20;spin+0x10 5\n"
+				 "kworker/0:1;--;[kernel stack lost] 1\n");
+	free(buf);
+	assert_int_equal(kagg_profile__print_folded(NULL, stdout), -EINVAL);
+	kagg_snapshot__free(snap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_folded_printer),
 		cmocka_unit_test(test_spin_function_owns_samples),
 		cmocka_unit_test(test_pid_filter_excludes_others),
 		cmocka_unit_test(test_user_only_and_kernel_only),
