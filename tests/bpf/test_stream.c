@@ -102,7 +102,7 @@ static void assert_hists_equal(const struct kagg_snapshot *a, const struct kagg_
 
 static void both_identical(enum kagg_key_mode key)
 {
-	int rounds = 20000, pid;
+	int rounds = 4000, pid;
 	struct tu_child child = tu_spawn(bounce_work, &rounds);
 	const struct kagg_snapshot *st;
 	const struct kagg_meta *m;
@@ -158,7 +158,7 @@ static void test_both_modes_identical_per_thread(void **state)
  */
 static void test_stalled_consumer_drops_are_counted_and_never_block(void **state)
 {
-	int rounds = 20000, pid, st;
+	int rounds = 4000, pid, st;
 	struct tu_child child;
 	struct kagg_snapshot *snap;
 	const struct kagg_meta *m;
