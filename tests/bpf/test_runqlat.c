@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
@@ -39,25 +40,36 @@ static void pin(int cpu)
 		_exit(4);
 }
 
+/*
+ * The hog: SCHED_FIFO on the sleeper's CPU, running 20 ms then sleeping 1 ms
+ * (so RT throttling never steps in).  A wakeup of the sleeper during a run
+ * waits for the run's end: run-queue latencies of the hog's slice order,
+ * whatever the fair scheduler's wakeup preemption would do.
+ */
 static void hog_work(void *arg)
 {
-	volatile uint64_t x = 0;
+	struct sched_param sp = { .sched_priority = 1 };
+	struct timespec t0, t;
 
 	pin(CPU);
-	for (;;)
-		x++;
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		_exit(6);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+		tu_sleep_ms(1);
+	}
 }
 
 /*
- * The sleeper runs SCHED_IDLE: a waking SCHED_IDLE task never preempts a
- * normal one, and its weight (3 against the hog's 1024) gives it the CPU
- * only between the hog's slices, so with a hog on its CPU each wakeup waits
- * milliseconds (observed 1 ms to a few hundred).  Alone, the CPU is idle and
- * the switch-in follows the wakeup at once: microseconds on bare metal, and
- * up to ~0.7 ms on this 2-vCPU VM where waking a halted vCPU goes through the
- * host.  (SCHED_NORMAL and SCHED_BATCH sleepers were tried: on 6.18 they are
- * mostly switched in within microseconds even with the hog, by wakeup
- * preemption, so they do not show the hog's slices.)
+ * The sleeper, pinned with the hog, wakes every 3 ms.  Alone, the CPU is idle
+ * and the switch-in follows the wakeup at once (microseconds on bare metal,
+ * up to ~0.7 ms on this 2-vCPU VM where waking a halted vCPU goes through
+ * the host).  It runs SCHED_IDLE so it never preempts anything.  (A fair-class
+ * hog was tried first: on 6.18 EEVDF's wakeup preemption let the sleeper in
+ * within microseconds on some runs, so the test now uses a SCHED_FIFO hog.)
  */
 static void sleeper_work(void *arg)
 {
