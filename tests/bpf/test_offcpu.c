@@ -16,6 +16,7 @@
 
 #include <kagg/kagg.h>
 #include "testutil.h"
+#include "census.h"
 
 #define SLOT_16MS 14 /* usecs slot [16384, 32767]: a 20 ms sleep */
 
@@ -382,107 +383,15 @@ static void test_cli_json_known_sleeps(void **state)
 
 /* ------------------------------------------------------------ leaks */
 
-#define CENSUS_MAX 4096
-
-/* IDs of the BPF programs, maps and links with kagg offcpu's names. */
-struct census {
-	__u32 progs[CENSUS_MAX], maps[CENSUS_MAX], links[CENSUS_MAX];
-	int nr_progs, nr_maps, nr_links;
-};
-
-/*
- * kagg offcpu's objects: programs named offcpu_*, and its global-data maps,
- * which libbpf names after the object ("offcpu_b.bss", "offcpu_b.rodata"):
- * any leaked instance of the object keeps those.  Generic map names (hist,
- * counters...) are left out: other tools use them too.
- */
-static bool ours(const char *name)
-{
-	return !strncmp(name, "offcpu_", 7);
-}
-
-static bool prog_is_ours(__u32 id)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(id);
-	bool r;
-
-	if (fd < 0)
-		return false;
-	r = !bpf_prog_get_info_by_fd(fd, &info, &len) && ours(info.name);
-	close(fd);
-	return r;
-}
-
-static void take_census(struct census *c)
-{
-	__u32 id = 0;
-	int fd;
-
-	memset(c, 0, sizeof(*c));
-	while (!bpf_prog_get_next_id(id, &id))
-		if (prog_is_ours(id) && c->nr_progs < CENSUS_MAX)
-			c->progs[c->nr_progs++] = id;
-	id = 0;
-	while (!bpf_map_get_next_id(id, &id)) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_map_get_info_by_fd(fd, &info, &len) && ours(info.name) &&
-		    c->nr_maps < CENSUS_MAX)
-			c->maps[c->nr_maps++] = id;
-		close(fd);
-	}
-	id = 0;
-	while (!bpf_link_get_next_id(id, &id)) {
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_link_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_link_get_info_by_fd(fd, &info, &len) && prog_is_ours(info.prog_id) &&
-		    c->nr_links < CENSUS_MAX)
-			c->links[c->nr_links++] = id;
-		close(fd);
-	}
-}
-
-/* IDs in `after` that were not in `before`: objects the run left behind. */
-static int new_ids(const __u32 *before, int nb, const __u32 *after, int na)
-{
-	int i, j, n = 0;
-
-	for (i = 0; i < na; i++) {
-		for (j = 0; j < nb && before[j] != after[i]; j++)
-			;
-		n += j == nb;
-	}
-	return n;
-}
-
 static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
 {
-	static struct census before, after;
+	static struct tu_census before;
 	char *out = NULL, *err = NULL;
 	int rc, lp = 0, lm = 0, ll = 0;
 
-	take_census(&before);
+	tu_census_take(&before, "offcpu_", "offcpu_");
 	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
-	/* The kernel frees maps after an RCU grace period: give it up to 5 s. */
-	for (int i = 0; i < 100; i++) {
-		take_census(&after);
-		lp = new_ids(before.progs, before.nr_progs, after.progs, after.nr_progs);
-		lm = new_ids(before.maps, before.nr_maps, after.maps, after.nr_maps);
-		ll = new_ids(before.links, before.nr_links, after.links, after.nr_links);
-		if (!lp && !lm && !ll)
-			break;
-		tu_sleep_ms(50);
-	}
+	tu_census_left(&before, "offcpu_", "offcpu_", &lp, &lm, &ll);
 	printf("  %s: exit %d, left behind: %d programs, %d maps, %d links\n", what, rc, lp, lm,
 	       ll);
 	if (rc != expect_rc)

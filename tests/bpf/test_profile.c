@@ -21,6 +21,7 @@
 #include <kagg/profile.h>
 #include "snapshot.h"
 #include "testutil.h"
+#include "census.h"
 
 static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
 {
@@ -433,94 +434,15 @@ static void test_cli_folded_and_json(void **state)
 	free(err);
 }
 
-#define CENSUS_MAX 4096
-
-struct census {
-	__u32 progs[CENSUS_MAX], maps[CENSUS_MAX], links[CENSUS_MAX];
-	int nr_progs, nr_maps, nr_links;
-};
-
-static bool prog_is_ours(__u32 id)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(id);
-	bool r;
-
-	if (fd < 0)
-		return false;
-	r = !bpf_prog_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "profile_sample");
-	close(fd);
-	return r;
-}
-
-static void take_census(struct census *c)
-{
-	__u32 id = 0;
-	int fd;
-
-	memset(c, 0, sizeof(*c));
-	while (!bpf_prog_get_next_id(id, &id))
-		if (prog_is_ours(id) && c->nr_progs < CENSUS_MAX)
-			c->progs[c->nr_progs++] = id;
-	id = 0;
-	while (!bpf_map_get_next_id(id, &id)) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		/* The object's own maps: profile_.bss, profile_.rodata. */
-		if (!bpf_map_get_info_by_fd(fd, &info, &len) && !strncmp(info.name, "profile_", 8) &&
-		    c->nr_maps < CENSUS_MAX)
-			c->maps[c->nr_maps++] = id;
-		close(fd);
-	}
-	id = 0;
-	while (!bpf_link_get_next_id(id, &id)) {
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_link_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_link_get_info_by_fd(fd, &info, &len) && prog_is_ours(info.prog_id) &&
-		    c->nr_links < CENSUS_MAX)
-			c->links[c->nr_links++] = id;
-		close(fd);
-	}
-}
-
-static int new_ids(const __u32 *before, int nb, const __u32 *after, int na)
-{
-	int i, j, n = 0;
-
-	for (i = 0; i < na; i++) {
-		for (j = 0; j < nb && before[j] != after[i]; j++)
-			;
-		n += j == nb;
-	}
-	return n;
-}
-
 static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
 {
-	static struct census before, after;
+	static struct tu_census before;
 	char *out = NULL, *err = NULL;
 	int rc, lp = 0, lm = 0, ll = 0;
 
-	take_census(&before);
+	tu_census_take(&before, "profile_", "profile_");
 	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
-	for (int i = 0; i < 100; i++) {
-		take_census(&after);
-		lp = new_ids(before.progs, before.nr_progs, after.progs, after.nr_progs);
-		lm = new_ids(before.maps, before.nr_maps, after.maps, after.nr_maps);
-		ll = new_ids(before.links, before.nr_links, after.links, after.nr_links);
-		if (!lp && !lm && !ll)
-			break;
-		tu_sleep_ms(50);
-	}
+	tu_census_left(&before, "profile_", "profile_", &lp, &lm, &ll);
 	printf("  %s: exit %d, left behind: %d programs, %d maps, %d links\n", what, rc, lp, lm,
 	       ll);
 	if (rc != expect_rc)

@@ -18,6 +18,7 @@
 #include <kagg/kagg.h>
 #include <kagg/runqlat.h>
 #include "testutil.h"
+#include "census.h"
 
 #define CPU 1
 #define SLOT_1MS 10 /* usecs slot [1024, 2047] */
@@ -337,95 +338,23 @@ static void test_cli_json_per_thread(void **state)
 
 /* ------------------------------------------------------------ leaks */
 
-#define CENSUS_MAX 4096
-
-struct census {
-	__u32 progs[CENSUS_MAX], maps[CENSUS_MAX];
-	int nr_progs, nr_maps;
-};
-
-static bool ours(const char *name)
-{
-	static const char *const names[] = { "start_store", "start_hash", "tgids", "tids",
-					     "cgroup", "counters", "hist", "key_hist",
-					     "runqlat_.rodata", "runqlat_.bss" };
-	size_t i;
-
-	if (!strncmp(name, "runqlat_", 8))
-		return true;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return true;
-	return false;
-}
-
-static void take_census(struct census *c)
-{
-	__u32 id = 0;
-	int fd;
-
-	memset(c, 0, sizeof(*c));
-	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_prog_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && ours(info.name) &&
-		    c->nr_progs < CENSUS_MAX)
-			c->progs[c->nr_progs++] = id;
-		close(fd);
-	}
-	id = 0;
-	while (!bpf_map_get_next_id(id, &id)) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_map_get_info_by_fd(fd, &info, &len) && ours(info.name) &&
-		    c->nr_maps < CENSUS_MAX)
-			c->maps[c->nr_maps++] = id;
-		close(fd);
-	}
-}
-
-static int new_ids(const __u32 *before, int nb, const __u32 *after, int na)
-{
-	int i, j, n = 0;
-
-	for (i = 0; i < na; i++) {
-		for (j = 0; j < nb && before[j] != after[i]; j++)
-			;
-		n += j == nb;
-	}
-	return n;
-}
-
 static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
 {
-	static struct census before, after;
+	static struct tu_census before;
 	char *out = NULL, *err = NULL;
-	int rc, lp = 0, lm = 0;
+	int rc, lp = 0, lm = 0, ll = 0;
 
-	take_census(&before);
+	tu_census_take(&before, "runqlat_", "runqlat_");
 	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
-	for (int i = 0; i < 100; i++) {
-		take_census(&after);
-		lp = new_ids(before.progs, before.nr_progs, after.progs, after.nr_progs);
-		lm = new_ids(before.maps, before.nr_maps, after.maps, after.nr_maps);
-		if (!lp && !lm)
-			break;
-		tu_sleep_ms(50);
-	}
-	printf("  %s: exit %d, left behind: %d programs, %d maps\n", what, rc, lp, lm);
+	tu_census_left(&before, "runqlat_", "runqlat_", &lp, &lm, &ll);
+	printf("  %s: exit %d, left behind: %d programs, %d maps, %d links\n", what, rc, lp, lm,
+	       ll);
 	if (rc != expect_rc)
 		printf("  stderr: %s\n", err ? err : "");
 	assert_int_equal(rc, expect_rc);
 	assert_int_equal(lp, 0);
 	assert_int_equal(lm, 0);
+	assert_int_equal(ll, 0);
 	if (sig)
 		assert_non_null(strstr(out, "usecs"));
 	free(out);
