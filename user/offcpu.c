@@ -9,7 +9,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -23,9 +22,6 @@
 #include "session.h"
 #include "offcpu_stream.h"
 
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 struct offcpu {
 	struct offcpu_bpf *skel;
@@ -175,39 +171,14 @@ static int load_skel(struct kagg_session *s, const struct kagg_offcpu_opts *o, b
 static int fill_filters(struct kagg_session *s, const struct kagg_offcpu_opts *o)
 {
 	struct offcpu *t = s->tool;
-	__u8 one = 1;
-	__u32 zero = 0;
-	size_t i;
-	int err;
 
-	for (i = 0; i < o->nr_pids; i++) {
-		__u32 id = o->pids[i];
-
-		err = bpf_map__update_elem(t->skel->maps.tgids, &id, sizeof(id), &one, 1, BPF_ANY);
-		if (err)
-			return err;
-	}
-	for (i = 0; i < o->nr_tids; i++) {
-		__u32 id = o->tids[i];
-
-		err = bpf_map__update_elem(t->skel->maps.tids, &id, sizeof(id), &one, 1, BPF_ANY);
-		if (err)
-			return err;
-	}
-	if (t->cgroup_fd >= 0) {
-		__u32 fd = t->cgroup_fd;
-
-		err = bpf_map__update_elem(t->skel->maps.cgroup, &zero, sizeof(zero), &fd,
-					   sizeof(fd), BPF_ANY);
-		if (err)
-			return err;
-	}
-	return 0;
+	return session_filter_fill(t->skel->maps.tgids, o->pids, o->nr_pids) ?:
+	       session_filter_fill(t->skel->maps.tids, o->tids, o->nr_tids) ?:
+	       session_cgroup_fill(t->skel->maps.cgroup, t->cgroup_fd);
 }
 
 static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __u32 *state_mask)
 {
-	size_t i;
 
 	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_TID ||
 	    (unsigned int)o->attach > KAGG_ATTACH_RAW_TP ||
@@ -234,40 +205,8 @@ static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __
 		     o->states);
 		return -EINVAL;
 	}
-	for (i = 0; i < o->nr_pids; i++) {
-		if (!session_task_exists(o->pids[i])) {
-			slog(s, KAGG_LOG_WARN, "no such process: %d", o->pids[i]);
-			return -ESRCH;
-		}
-	}
-	for (i = 0; i < o->nr_tids; i++) {
-		if (!session_task_exists(o->tids[i])) {
-			slog(s, KAGG_LOG_WARN, "no such thread: %d", o->tids[i]);
-			return -ESRCH;
-		}
-	}
-	return 0;
-}
-
-static int open_cgroup(struct kagg_session *s, const char *path)
-{
-	struct offcpu *t = s->tool;
-	struct statfs sfs;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		slog(s, KAGG_LOG_WARN, "cannot open cgroup %s: %s", path, strerror(errno));
-		return err;
-	}
-	if (fstatfs(fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		close(fd);
-		slog(s, KAGG_LOG_WARN, "%s is not a cgroup v2 directory", path);
-		return -EINVAL;
-	}
-	t->cgroup_fd = fd;
-	return 0;
+	return session_check_tasks(s, o->pids, o->nr_pids, "process") ?:
+	       session_check_tasks(s, o->tids, o->nr_tids, "thread");
 }
 
 static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
@@ -433,7 +372,7 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 		goto fail;
 	describe_filters(s, &o);
 	if (o.cgroup) {
-		err = open_cgroup(s, o.cgroup);
+		err = session_open_cgroup(s, o.cgroup, &t->cgroup_fd);
 		if (err)
 			goto fail;
 	}

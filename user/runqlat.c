@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -22,9 +21,6 @@
 #include "snapshot.h"
 #include "session.h"
 
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 struct runqlat {
 	struct runqlat_bpf *skel;
@@ -117,36 +113,14 @@ static int rq_load(struct kagg_session *s, const struct kagg_runqlat_opts *o, bo
 static int rq_fill_filters(struct kagg_session *s, const struct kagg_runqlat_opts *o)
 {
 	struct runqlat *t = s->tool;
-	__u32 zero = 0, id, fd;
-	__u8 one = 1;
-	size_t i;
-	int err;
 
-	for (i = 0; i < o->nr_pids; i++) {
-		id = o->pids[i];
-		err = bpf_map__update_elem(t->skel->maps.tgids, &id, sizeof(id), &one, 1, BPF_ANY);
-		if (err)
-			return err;
-	}
-	for (i = 0; i < o->nr_tids; i++) {
-		id = o->tids[i];
-		err = bpf_map__update_elem(t->skel->maps.tids, &id, sizeof(id), &one, 1, BPF_ANY);
-		if (err)
-			return err;
-	}
-	if (t->cgroup_fd >= 0) {
-		fd = t->cgroup_fd;
-		err = bpf_map__update_elem(t->skel->maps.cgroup, &zero, sizeof(zero), &fd,
-					   sizeof(fd), BPF_ANY);
-		if (err)
-			return err;
-	}
-	return 0;
+	return session_filter_fill(t->skel->maps.tgids, o->pids, o->nr_pids) ?:
+	       session_filter_fill(t->skel->maps.tids, o->tids, o->nr_tids) ?:
+	       session_cgroup_fill(t->skel->maps.cgroup, t->cgroup_fd);
 }
 
 static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s)
 {
-	size_t i;
 
 	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_TID ||
 	    (unsigned int)o->attach > KAGG_ATTACH_RAW_TP || (o->nr_pids && !o->pids) ||
@@ -163,40 +137,8 @@ static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s
 		session_log(s, KAGG_LOG_WARN, "at most 1024 pids and 1024 tids can be filtered");
 		return -EINVAL;
 	}
-	for (i = 0; i < o->nr_pids; i++) {
-		if (!session_task_exists(o->pids[i])) {
-			session_log(s, KAGG_LOG_WARN, "no such process: %d", o->pids[i]);
-			return -ESRCH;
-		}
-	}
-	for (i = 0; i < o->nr_tids; i++) {
-		if (!session_task_exists(o->tids[i])) {
-			session_log(s, KAGG_LOG_WARN, "no such thread: %d", o->tids[i]);
-			return -ESRCH;
-		}
-	}
-	return 0;
-}
-
-static int rq_open_cgroup(struct kagg_session *s, const char *path)
-{
-	struct runqlat *t = s->tool;
-	struct statfs sfs;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		session_log(s, KAGG_LOG_WARN, "cannot open cgroup %s: %s", path, strerror(errno));
-		return err;
-	}
-	if (fstatfs(fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		close(fd);
-		session_log(s, KAGG_LOG_WARN, "%s is not a cgroup v2 directory", path);
-		return -EINVAL;
-	}
-	t->cgroup_fd = fd;
-	return 0;
+	return session_check_tasks(s, o->pids, o->nr_pids, "process") ?:
+	       session_check_tasks(s, o->tids, o->nr_tids, "thread");
 }
 
 static int runqlat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
@@ -271,7 +213,7 @@ struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
 		goto fail;
 	rq_describe_filters(s, &o);
 	if (o.cgroup) {
-		err = rq_open_cgroup(s, o.cgroup);
+		err = session_open_cgroup(s, o.cgroup, &t->cgroup_fd);
 		if (err)
 			goto fail;
 	}

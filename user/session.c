@@ -18,6 +18,8 @@
  * counted in the neighbouring interval's meta; the histograms are exact.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/statfs.h>
 #include <linux/membarrier.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -30,6 +32,10 @@
 
 #include "session.h"
 #include "syms.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
 
 void session_log(struct kagg_session *s, enum kagg_log_level lvl, const char *fmt, ...)
 {
@@ -55,6 +61,64 @@ bool session_task_exists(int id)
 
 	snprintf(path, sizeof(path), "/proc/%d", id);
 	return id > 0 && access(path, F_OK) == 0;
+}
+
+int session_check_tasks(struct kagg_session *s, const int *ids, size_t n, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!session_task_exists(ids[i])) {
+			session_log(s, KAGG_LOG_WARN, "no such %s: %d", what, ids[i]);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+int session_open_cgroup(struct kagg_session *s, const char *path, int *fd)
+{
+	struct statfs sfs;
+	int f, err;
+
+	f = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (f < 0) {
+		err = -errno;
+		session_log(s, KAGG_LOG_WARN, "cannot open cgroup %s: %s", path, strerror(errno));
+		return err;
+	}
+	if (fstatfs(f, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		close(f);
+		session_log(s, KAGG_LOG_WARN, "%s is not a cgroup v2 directory", path);
+		return -EINVAL;
+	}
+	*fd = f;
+	return 0;
+}
+
+int session_filter_fill(struct bpf_map *ids_map, const int *ids, size_t n)
+{
+	__u8 one = 1;
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		__u32 id = ids[i];
+
+		err = bpf_map__update_elem(ids_map, &id, sizeof(id), &one, 1, BPF_ANY);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int session_cgroup_fill(struct bpf_map *cgroup_map, int cgroup_fd)
+{
+	__u32 zero = 0, fd = cgroup_fd;
+
+	if (cgroup_fd < 0)
+		return 0;
+	return bpf_map__update_elem(cgroup_map, &zero, sizeof(zero), &fd, sizeof(fd), BPF_ANY);
 }
 
 int session_need_btf(struct kagg_session *s)

@@ -107,6 +107,18 @@ void session_log(struct kagg_session *s, enum kagg_log_level lvl, const char *fm
 
 bool session_perm_error(int err);
 bool session_task_exists(int id);
+/*
+ * The filters tools share.  session_check_tasks: every id names a live task,
+ * else logs "no such <what>: ID" and returns -ESRCH.  session_open_cgroup:
+ * an fd of a cgroup v2 directory in *fd, or logs why not and returns -errno.
+ * session_filter_fill: ids into a hash map of u32 -> u8, and the cgroup fd
+ * (when >= 0) at index 0 of a cgroup array.
+ */
+int session_check_tasks(struct kagg_session *s, const int *ids, size_t n, const char *what);
+int session_open_cgroup(struct kagg_session *s, const char *path, int *fd);
+int session_filter_fill(struct bpf_map *ids_map, const int *ids, size_t n);
+int session_cgroup_fill(struct bpf_map *cgroup_map, int cgroup_fd);
+
 /* Checks /sys/kernel/btf/vmlinux, logs what to do when missing. */
 int session_need_btf(struct kagg_session *s);
 
