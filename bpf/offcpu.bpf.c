@@ -26,6 +26,7 @@
 #include <bpf/bpf_core_read.h>
 #include "offcpu.h"
 #include "agg.bpf.h"
+#include "filters.bpf.h"
 #include "core_fixes.bpf.h"
 
 #define PF_KTHREAD 0x00200000
@@ -37,9 +38,6 @@
 
 /* Tunables, set between open and load. */
 const volatile __u32 key_mode = KAGG_BPF_KEY_NONE;
-const volatile bool filter_tgid = false;
-const volatile bool filter_tid = false;
-const volatile bool filter_cgroup = false;
 const volatile bool user_only = false;
 const volatile bool kernel_only = false;
 const volatile bool with_stacks = false;
@@ -73,27 +71,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct start);
 } start_hash SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} tids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroup SEC(".maps");
 
 struct counters {
 	__u64 cnt[OFFCPU_CNT_MAX];
@@ -240,9 +217,7 @@ static __always_inline bool prev_filtered_in(struct task_struct *prev, __u32 tgi
 		if (kernel_only && !(flags & PF_KTHREAD))
 			return false;
 	}
-	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-		return false;
-	if (filter_tid && !bpf_map_lookup_elem(&tids, &pid))
+	if (!kagg_ids_selected(tgid, pid))
 		return false;
 	/* sched_switch runs in prev's context: current is prev. */
 	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup, 0) != 1)

@@ -31,14 +31,12 @@
 #include <bpf/bpf_core_read.h>
 #include "runqlat.h"
 #include "agg.bpf.h"
+#include "filters.bpf.h"
 #include "core_fixes.bpf.h"
 
 #define TASK_DEAD_STATE 0x0080
 
 const volatile __u32 key_mode = KAGG_BPF_KEY_NONE;
-const volatile bool filter_tgid = false;
-const volatile bool filter_tid = false;
-const volatile bool filter_cgroup = false;
 const volatile __s32 target_cpu = -1;
 const volatile __u64 unit_ns = 1000;
 const volatile __u32 unit_log2 = 9;	/* floor(log2(unit_ns)) */
@@ -66,27 +64,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct start);
 } start_hash SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} tids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroup SEC(".maps");
 
 struct counters {
 	__u64 cnt[RUNQLAT_CNT_MAX];

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The task filters tools share: process ids, thread ids and one cgroup v2
+ * directory.  Userspace sets the switches between open and load and fills
+ * the maps after load (user/session.c: session_filter_fill,
+ * session_cgroup_fill); maps a session does not use are sized down to one
+ * entry there.
+ */
+#ifndef KAGG_FILTERS_BPF_H
+#define KAGG_FILTERS_BPF_H
+
+const volatile bool filter_tgid = false;
+const volatile bool filter_tid = false;
+const volatile bool filter_cgroup = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup SEC(".maps");
+
+/* Do the id filters keep this task (tgid/pid as the kernel names them)? */
+static __always_inline bool kagg_ids_selected(__u32 tgid, __u32 pid)
+{
+	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		return false;
+	if (filter_tid && !bpf_map_lookup_elem(&tids, &pid))
+		return false;
+	return true;
+}
+
+#endif
