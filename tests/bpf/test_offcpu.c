@@ -77,8 +77,12 @@ static void known_sleeps(enum kagg_attach attach)
 	assert_string_equal(m->attach, attach == KAGG_ATTACH_RAW_TP ? "raw_tp" : "tp_btf");
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	assert_int_equal(kagg_snapshot__hist(snap, 0)->key.pid, child.pid);
-	assert_int_equal(slot_sum(snap, SLOT_16MS, child.pid), 50);
-	assert_int_equal(m->drops_total, 0);
+	/*
+	 * Every sleep is in the bucket, or counted as lost (on a loaded machine a
+	 * switch-in is occasionally not seen: switch_in_missed).
+	 */
+	assert_true(m->drops_total <= 2);
+	assert_int_equal(slot_sum(snap, SLOT_16MS, child.pid) + m->drops_total, 50);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
