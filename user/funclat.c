@@ -800,11 +800,10 @@ struct kagg_session *kagg_funclat__open(const struct kagg_funclat_opts *opts)
 	unsigned int max;
 	int err;
 
-	if (!opts || !kagg_opts_valid(opts, sizeof(o))) {
+	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit };
 	s = session_new(&funclat_ops, &in);
 	if (!s)

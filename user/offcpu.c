@@ -342,11 +342,10 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 	__u32 state_mask;
 	int err;
 
-	if (!opts || !kagg_opts_valid(opts, sizeof(o))) {
+	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
 				    .key = o.key };
 	s = session_new(&offcpu_ops, &in);

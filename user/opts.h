@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 /*
  * True when opts is NULL, or its sz is at least the size of the first field
@@ -23,6 +24,23 @@ static inline bool kagg_opts_valid(const void *opts, size_t known_sz)
 	for (i = known_sz; i < sz; i++)
 		if (p[i])
 			return false;
+	return true;
+}
+
+/*
+ * Validate opts (NULL is refused here) and copy what this library knows of
+ * it into dst (dst_sz bytes; a shorter, older struct leaves the rest zero).
+ * false when opts is NULL or not valid.
+ */
+static inline bool kagg_opts_copy(void *dst, size_t dst_sz, const void *opts)
+{
+	size_t sz;
+
+	if (!opts || !kagg_opts_valid(opts, dst_sz))
+		return false;
+	sz = *(const size_t *)opts;
+	memset(dst, 0, dst_sz);
+	memcpy(dst, opts, sz < dst_sz ? sz : dst_sz);
 	return true;
 }
 

@@ -362,11 +362,10 @@ struct kagg_session *kagg_profile__open(const struct kagg_profile_opts *opts)
 	struct profile *t;
 	int err, n;
 
-	if (!opts || !kagg_opts_valid(opts, sizeof(o))) {
+	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	if (!o.freq)
 		o.freq = PROFILE_DEFAULT_FREQ;
 	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = KAGG_UNIT_USECS };

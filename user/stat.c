@@ -347,11 +347,10 @@ struct kagg_stat *kagg_stat__open(const struct kagg_stat_opts *opts)
 	size_t i, nr_open = 0;
 	int err = 0, pid;
 
-	if (!opts || !kagg_opts_valid(opts, sizeof(o))) {
+	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		errno = ENOMEM;
