@@ -184,6 +184,20 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	return -ENOENT;
 }
 
+int cli_parse_attach(const char *arg, enum kagg_attach *out)
+{
+	if (!strcmp(arg, "auto"))
+		*out = KAGG_ATTACH_AUTO;
+	else if (!strcmp(arg, "tp_btf"))
+		*out = KAGG_ATTACH_TP_BTF;
+	else if (!strcmp(arg, "raw_tp"))
+		*out = KAGG_ATTACH_RAW_TP;
+	else
+		return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, tp_btf, raw_tp)",
+			       arg);
+	return 0;
+}
+
 int cli_bad_opt(int c, char **argv)
 {
 	if (c == ':')

@@ -109,6 +109,8 @@ struct cli_common {
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
+/* --attach auto|tp_btf|raw_tp for tracepoint tools: 0, or a one-line usage error (2). */
+int cli_parse_attach(const char *arg, enum kagg_attach *out);
 /* Usage error for getopt's '?' or ':' (call with opterr = 0): one line, returns 2. */
 int cli_bad_opt(int c, char **argv);
 /* Exit code for a failed kagg_*__open (errno err): the library logged why. */

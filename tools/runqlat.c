@@ -107,16 +107,8 @@ static int parse_args(int argc, char **argv, struct runqlat_args *a)
 			a->o.cpu = (unsigned int)v;
 			break;
 		case OPT_ATTACH:
-			if (!strcmp(optarg, "auto"))
-				a->o.attach = KAGG_ATTACH_AUTO;
-			else if (!strcmp(optarg, "tp_btf"))
-				a->o.attach = KAGG_ATTACH_TP_BTF;
-			else if (!strcmp(optarg, "raw_tp"))
-				a->o.attach = KAGG_ATTACH_RAW_TP;
-			else
-				return cli_err(KAGG_EXIT_USAGE,
-					       "invalid attach type '%s' (auto, tp_btf, raw_tp)",
-					       optarg);
+			if (cli_parse_attach(optarg, &a->o.attach))
+				return KAGG_EXIT_USAGE;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
