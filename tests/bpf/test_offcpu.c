@@ -51,6 +51,7 @@ static void known_sleeps(enum kagg_attach attach)
 	struct kagg_session *s;
 	const struct kagg_meta *m;
 	int pids[1] = { child.pid };
+	uint64_t all = 0;
 
 	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_PID, .pids = pids, .nr_pids = 1,
 		  .states = "S", .attach = attach, .log = quiet_log);
@@ -78,11 +79,18 @@ static void known_sleeps(enum kagg_attach attach)
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	assert_int_equal(kagg_snapshot__hist(snap, 0)->key.pid, child.pid);
 	/*
-	 * Every sleep is in the bucket, or counted as lost (on a loaded machine a
-	 * switch-in is occasionally not seen: switch_in_missed).
+	 * Every sleep is recorded once, or counted as lost (on a loaded machine a
+	 * switch-in is occasionally not seen: switch_in_missed).  None can be
+	 * shorter than its 20 ms; a slow machine (a TCG guest) may wake one late
+	 * past 32.8 ms into the next bucket, but not most of them.
 	 */
 	assert_true(m->drops_total <= 2);
-	assert_int_equal(slot_sum(snap, SLOT_16MS, child.pid) + m->drops_total, 50);
+	for (unsigned int k = 0; k < SLOT_16MS; k++)
+		assert_int_equal(slot_sum(snap, k, child.pid), 0);
+	for (unsigned int k = SLOT_16MS; k < 64; k++)
+		all += slot_sum(snap, k, child.pid);
+	assert_int_equal(all + m->drops_total, 50);
+	assert_true(slot_sum(snap, SLOT_16MS, child.pid) >= 40);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
@@ -303,7 +311,7 @@ static void test_stacks_symbolized(void **state)
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	struct tu_child child;
-	uint64_t count = 0;
+	uint64_t count = 0, late = 0;
 	bool ksched = false, ufn = false;
 	size_t i;
 
@@ -343,7 +351,12 @@ static void test_stacks_symbolized(void **state)
 	assert_true(count >= (uint64_t)n);
 	assert_true(ksched);
 	assert_true(ufn);
-	assert_int_equal(slot_sum(snap, SLOT_16MS, 0), n);
+	/* 20 ms each: the 16 ms bucket, or a later one when woken late. */
+	for (i = 0; i < SLOT_16MS; i++)
+		assert_int_equal(slot_sum(snap, i, 0), 0);
+	for (i = SLOT_16MS; i < 64; i++)
+		late += slot_sum(snap, i, 0);
+	assert_int_equal(late, n);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
@@ -373,13 +386,20 @@ static void test_cli_json_known_sleeps(void **state)
 	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
 	assert_non_null(strstr(out, "\"drops\": {"));
 	{
-		const char *b = strstr(out, "{\"low\":16384,\"high\":32767,\"count\":");
-		long n;
+		static const char b16[] = "{\"low\":16384,\"high\":32767,\"count\":";
+		static const char b32[] = "{\"low\":32768,\"high\":65535,\"count\":";
+		const char *b = strstr(out, b16), *late = strstr(out, b32);
+		long n, n_late = 0;
 
 		assert_non_null(b);
-		n = strtol(b + strlen("{\"low\":16384,\"high\":32767,\"count\":"), NULL, 10);
-		printf("  CLI JSON bucket [16384, 32767]: %ld of 50\n", n);
-		assert_int_equal(n, 50);
+		n = strtol(b + strlen(b16), NULL, 10);
+		if (late)
+			n_late = strtol(late + strlen(b32), NULL, 10);
+		printf("  CLI JSON bucket [16384, 32767]: %ld of 50 (%ld woken late)\n", n,
+		       n_late);
+		/* 20 ms sleeps; on a slow machine a few may be woken past 32.8 ms. */
+		assert_int_equal(n + n_late, 50);
+		assert_true(n >= 40);
 	}
 	free(out);
 	free(err);

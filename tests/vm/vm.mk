@@ -7,6 +7,7 @@
 # whose OUT, KAGG_BIN, ROOT_BINS, UNIT_BINS and `all` it uses.
 #
 #   make vmtest VMTEST_KERNELS="6.12" VMTEST_TIMEOUT=300 VMTEST_HOST=0 VMTEST_CMDS=
+#   VMTEST_APPEND="loglevel=7" make vmtest   # extra guest kernel parameters
 
 VMTEST_DEPS	:= qemu-system-x86 busybox-static cpio
 VMTEST_KERNELS	?= 6.1 6.12

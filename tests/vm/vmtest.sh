@@ -290,6 +290,8 @@ run_guest() {
 	start=$(date +%s)
 	cmdline="console=ttyS0 panic=-1 quiet loglevel=3"
 	cmdline+=" kagg.require=${KERNEL_REQUIRE[$series]:-} kagg.timeout=$((timeout_s * 4 / 5))"
+	# extra kernel parameters, e.g. VMTEST_APPEND="loglevel=7" for lockup backtraces
+	cmdline+="${VMTEST_APPEND:+ $VMTEST_APPEND}"
 	timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu Skylake-Client \
 		-smp 2 -m 1G -nographic -no-reboot -monitor none -serial "file:$logf" \
 		-kernel "$kdir/vmlinuz" -initrd "$out/initramfs.cpio.gz" \
