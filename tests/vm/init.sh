@@ -33,6 +33,28 @@ mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 ulimit -l unlimited 2>/dev/null
 echo 1 > /proc/sys/kernel/printk 2>/dev/null
 
+# Pin the hot tracepoints the tests attach to.  Attaching the first or second
+# probe to a tracepoint, or detaching back to one or none, rewrites the
+# static call in its caller (text_poke_bp: int3, IPI, bytes, IPI).  Under
+# qemu TCG that is not safe: a 6.1 guest was caught (monitor registers,
+# nokaslr, kallsyms) with CPU0 looping on a stale int3 at __schedule+0x1bb
+# with interrupts off -- the kernel's int3 handlers saw no int3 in memory and
+# retried, the translated block still had it -- while CPU1 sat in
+# text_poke_bp's on_each_cpu() from bpf_raw_tp_link_release waiting for
+# CPU0 forever (soft lockup in the detaching task, once per ~20 test_offcpu
+# runs).  Two tracefs instances enabling each event (tracing off, so they
+# record nothing) keep two probes registered: the tests' own probes then move
+# a tracepoint between N and N+1 probes, N >= 2, which patches no code.
+T=/sys/kernel/tracing
+for inst in kagg-pin1 kagg-pin2; do
+	mkdir -p "$T/instances/$inst" 2>/dev/null || continue
+	echo 0 > "$T/instances/$inst/tracing_on"
+	for ev in sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new \
+		  raw_syscalls/sys_enter raw_syscalls/sys_exit; do
+		echo 1 > "$T/instances/$inst/events/$ev/enable" 2>/dev/null
+	done
+done
+
 require=""
 per_bin=240
 for arg in $(cat /proc/cmdline); do
@@ -84,7 +106,6 @@ done < /kagg/commands.list
 # The guest's own ring-buffer pages, for the host-side decoder: enable
 # sched_switch briefly, record what the `trace` file shows per CPU (a
 # non-consuming read), then drain per_cpu/cpuN/trace_pipe_raw.
-T=/sys/kernel/tracing
 if [ -d $T/per_cpu ]; then
 	R=/tmp/rb
 	mkdir -p $R

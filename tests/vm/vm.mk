@@ -21,13 +21,8 @@ VMTEST_HOST	?= 1
 # test_funclat is left out for now: funclat's uprobe programs are refused by
 # the 6.1 and 6.12 verifiers (EACCES; task storage through
 # bpf_get_current_task_btf() in a uprobe program), see the issue notes.
-# test_offcpu and test_stream are left out too: once in three runs the 6.1
-# guest hung inside test_offcpu (not even the guest's own timeout fired),
-# while 6.12 passed every time.  Suspect: task-storage allocation from
-# sched_switch on 6.1 (kmalloc under the runqueue lock; later kernels use
-# bpf_mem_alloc).  Under investigation, see the issue notes; the short
-# `kagg offcpu -d 1` commands below still run in every guest.
-VMTEST_BINS	?= $(filter %/test_attach %/test_record,\
+VMTEST_BINS	?= $(filter %/test_attach %/test_record %/test_offcpu %/test_stream \
+			    %/test_runqlat %/test_syscount %/test_profile,\
 			    $(ROOT_BINS)) $(filter %/test_rb_kernel,$(UNIT_BINS))
 # Commands run in every column too (group cmd/NAME passes when they exit 0);
 # each tool's header names the attach path it chose, which the table shows.
