@@ -74,11 +74,17 @@ static __always_inline void stack_err(struct counters *c, int err, __u32 base)
 		c->cnt[base + i]++;
 }
 
-/* Was the sample taken in user mode?  (x86: privilege level of the saved cs.) */
+/* Was the sample taken in user mode? */
 static __always_inline bool sample_in_user(struct bpf_perf_event_data *ctx)
 {
 #if defined(__TARGET_ARCH_x86)
-	return ctx->regs.csx & 3;
+	/*
+	 * By the interrupted address, not CS: pt_regs::cs changed type in 6.9
+	 * (FRED union) and perf_event programs may only load their registers
+	 * 8 bytes at a time.  x86_64 user addresses are below 2^47 (2^56 with
+	 * 5-level paging), kernel ones have the top bit set.
+	 */
+	return (long)ctx->regs.ip >= 0;
 #else
 	return false;
 #endif

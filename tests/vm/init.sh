@@ -29,6 +29,7 @@ mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 # shellcheck disable=SC3045 # busybox ash has it
 ulimit -l unlimited 2>/dev/null
 echo 1 > /proc/sys/kernel/printk 2>/dev/null
