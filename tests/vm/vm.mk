@@ -27,7 +27,10 @@ VMTEST_BINS	?= $(filter %/test_attach %/test_record %/test_offcpu %/test_stream 
 # Commands run in every column too (group cmd/NAME passes when they exit 0);
 # each tool's header names the attach path it chose, which the table shows.
 VMTEST_CMDS	?= --cmd 'offcpu=$(KAGG_BIN) offcpu -d 1' \
-		   --cmd 'offcpu-raw_tp=$(KAGG_BIN) offcpu -d 1 --attach raw_tp'
+		   --cmd 'offcpu-raw_tp=$(KAGG_BIN) offcpu -d 1 --attach raw_tp' \
+		   --cmd 'runqlat=$(KAGG_BIN) runqlat -d 1' \
+		   --cmd 'syscount=$(KAGG_BIN) syscount -d 1' \
+		   --cmd 'profile=$(KAGG_BIN) profile -d 1'
 
 .PHONY: vmtest vmtest-deps
 vmtest-deps:
