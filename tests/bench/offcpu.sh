@@ -7,7 +7,8 @@
 #
 #   round r:  baseline   perf bench, nothing of ours attached
 #             hist       runqlat + offcputime + `kagg offcpu`          + perf bench
-#             stacks     offcputime + `kagg offcpu --stacks`           + perf bench
+#             stacks     offcputime + `kagg offcpu --stacks` + stack_floor (the two
+#                        stack walks alone, tests/bench/stack_floor.c) + perf bench
 #
 # Each program is identified by the process that owns it (prog_id in /proc/PID/fdinfo),
 # then `bpftool prog show` is sampled just before and just after the perf bench window:
@@ -28,6 +29,7 @@ DUR=${BENCH_DURATION:-30}
 BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
 RUNQLAT=${RUNQLAT:-/usr/sbin/runqlat}
 OFFCPUTIME=${OFFCPUTIME:-/usr/sbin/offcputime}
+STACK_FLOOR=${STACK_FLOOR:-$here/../../build/tests/bench/stack_floor}
 PERF=${PERF:-perf}
 
 # Targets from issue 2 (information only).
@@ -47,6 +49,7 @@ missing=""
 command -v "$PERF" >/dev/null 2>&1 || missing="$missing perf(linux-perf)"
 [ -x "$RUNQLAT" ] || missing="$missing runqlat(libbpf-tools)"
 [ -x "$OFFCPUTIME" ] || missing="$missing offcputime(libbpf-tools)"
+[ -x "$STACK_FLOOR" ] || missing="$missing stack_floor($STACK_FLOOR: run make bench)"
 command -v taskset >/dev/null 2>&1 || missing="$missing taskset(util-linux)"
 [ -z "$missing" ] || die "missing:$missing; run: sudo make bench-deps"
 "$PERF" bench sched pipe -l 10 >/dev/null 2>&1 ||
@@ -180,7 +183,7 @@ kagg_self() {	# kagg's own --overhead figure (whole run, not just the window)
 
 declare -A prog_names
 r_hist_rq="" r_hist_oc="" r_stacks_oc="" p_hist="" p_stacks=""
-ns_kagg="" ns_kagg_st="" ns_rq="" ns_oc="" ns_oc2=""
+ns_kagg="" ns_kagg_st="" ns_rq="" ns_oc="" ns_oc2="" r_floor="" ns_fl=""
 
 # run_phase PHASE: tools are started; sample, run the workload, sample, stop them.
 # Sets $usecs; writes $tmp/PHASE.before/.after.
@@ -226,6 +229,9 @@ for r in $(seq "$ROUNDS"); do
 	start_tool kagg_stacks 'offcpu_tp_btf|offcpu_raw_tp' \
 		"$KAGG" offcpu --stacks -d "$DUR" --overhead --format json
 	id_ks=$tool_id
+	# the two stack walks alone, nothing else: what any such tool pays per event
+	start_tool stack_floor 'stack_floor' "$STACK_FLOOR" "$DUR"
+	id_fl=$tool_id
 	run_phase stacks
 	u_stacks=$usecs
 
@@ -241,6 +247,11 @@ for r in $(seq "$ROUNDS"); do
 	c=$(ratio "$ks" "$oc2")
 	printf '  %-42s %10s %10s   %s\n' "" "" "" \
 		"kagg --stacks/offcputime $c (<= $TARGET_STACKS: $(met "$c" "$TARGET_STACKS"))"
+	row "stack walks alone (stack_floor #$id_fl)" stacks "$id_fl"; fl=$last_ns
+	f=$(ratio "$fl" "$oc2")
+	printf '  %-42s %10s %10s   %s\n' "" "" "" \
+		"stack walks/offcputime $f: no tool making them can go below"
+	r_floor="$r_floor $f" ns_fl="$ns_fl $fl"
 	ph=$(ratio "$u_hist" "$base") ps=$(ratio "$u_stacks" "$base")
 	echo "  perf bench sched pipe: baseline $base usecs/op; hist round $u_hist ($ph x);" \
 		"stacks round $u_stacks ($ps x)"
@@ -262,6 +273,8 @@ echo "  ns/event: kagg $(echo "$ns_kagg" | median), kagg --stacks $(echo "$ns_ka
 echo "  kagg/runqlat             $m_a   target <= $TARGET_HIST: $(met "$m_a" "$TARGET_HIST")"
 echo "  kagg/offcputime          $(echo "$r_hist_oc" | median)"
 echo "  kagg --stacks/offcputime $m_c   target <= $TARGET_STACKS: $(met "$m_c" "$TARGET_STACKS")"
+echo "  stack walks alone/offcputime $(echo "$r_floor" | median)" \
+	"($(echo "$ns_fl" | median) ns/event: the floor under both --stacks figures)"
 echo "  perf bench usecs/op vs untraced: hist round $(echo "$p_hist" | median) x," \
 	"stacks round $(echo "$p_stacks" | median) x"
 exit 0

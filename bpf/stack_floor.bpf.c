@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Benchmark only (tests/bench/offcpu.sh): the floor of any off-CPU stack
+ * profiler.  On each sched_switch it captures the outgoing task's kernel
+ * stack and, for user tasks, its user stack into a stack map -- exactly the
+ * two bpf_get_stackid() calls `kagg offcpu --stacks` and offcputime both make
+ * per switch-out -- and nothing else: no start time, no aggregation.  Its
+ * BPF run time per event is what the walks alone cost on this machine.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "common.h"
+
+#define PF_KTHREAD 0x00200000
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, KAGG_MAX_STACK * sizeof(__u64));
+} floor_stacks SEC(".maps");
+
+/* Failed captures, so a floor made of failures shows as such. */
+__u64 failed;
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(stack_floor, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	if (!prev->pid)
+		return 0;
+	if (bpf_get_stackid(ctx, &floor_stacks, 0) < 0)
+		__sync_fetch_and_add(&failed, 1);
+	if (!(prev->flags & PF_KTHREAD) &&
+	    bpf_get_stackid(ctx, &floor_stacks, BPF_F_USER_STACK) < 0)
+		__sync_fetch_and_add(&failed, 1);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
