@@ -8,7 +8,7 @@
 #   round r:  baseline   perf bench, nothing of ours attached
 #             hist       runqlat + offcputime + `kagg offcpu`          + perf bench
 #             stacks     offcputime + `kagg offcpu --stacks` + stack_floor (the two
-#                        stack walks alone, tests/bench/stack_floor.c) + perf bench
+#                        stack walks alone, tests/bench/bench_floor.c) + perf bench
 #
 # Each program is identified by the process that owns it (prog_id in /proc/PID/fdinfo),
 # then `bpftool prog show` is sampled just before and just after the perf bench window:
@@ -29,7 +29,7 @@ DUR=${BENCH_DURATION:-30}
 BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
 RUNQLAT=${RUNQLAT:-/usr/sbin/runqlat}
 OFFCPUTIME=${OFFCPUTIME:-/usr/sbin/offcputime}
-STACK_FLOOR=${STACK_FLOOR:-$here/../../build/tests/bench/stack_floor}
+BENCH_FLOOR=${BENCH_FLOOR:-$here/../../build/tests/bench/bench_floor}
 PERF=${PERF:-perf}
 
 # Targets from issue 2 (information only).
@@ -49,7 +49,7 @@ missing=""
 command -v "$PERF" >/dev/null 2>&1 || missing="$missing perf(linux-perf)"
 [ -x "$RUNQLAT" ] || missing="$missing runqlat(libbpf-tools)"
 [ -x "$OFFCPUTIME" ] || missing="$missing offcputime(libbpf-tools)"
-[ -x "$STACK_FLOOR" ] || missing="$missing stack_floor($STACK_FLOOR: run make bench)"
+[ -x "$BENCH_FLOOR" ] || missing="$missing bench_floor($BENCH_FLOOR: run make bench)"
 command -v taskset >/dev/null 2>&1 || missing="$missing taskset(util-linux)"
 [ -z "$missing" ] || die "missing:$missing; run: sudo make bench-deps"
 "$PERF" bench sched pipe -l 10 >/dev/null 2>&1 ||
@@ -230,7 +230,7 @@ for r in $(seq "$ROUNDS"); do
 		"$KAGG" offcpu --stacks -d "$DUR" --overhead --format json
 	id_ks=$tool_id
 	# the two stack walks alone, nothing else: what any such tool pays per event
-	start_tool stack_floor 'stack_floor' "$STACK_FLOOR" "$DUR"
+	start_tool stack_floor 'stack_floor' "$BENCH_FLOOR" stacks "$DUR"
 	id_fl=$tool_id
 	run_phase stacks
 	u_stacks=$usecs

@@ -8,9 +8,9 @@
 #   latency  `syscount -L`   vs `kagg syscount -L`  (both: sys_enter + sys_exit)
 # The figure compared is all of a tool's BPF run time divided by the syscalls it saw
 # (its busiest program's runs), next to each program's own ns/run.  (libbpf-tools
-# syscount counts at sys_exit without -L, kagg at sys_enter.)  For scale, an empty
-# tp_btf program measured ~29 ns/run on the 2-vCPU development VM (BPF stats on):
-# that floor is in both figures.  Programs are found through
+# syscount counts at sys_exit without -L, kagg at sys_enter.)  Empty programs on the
+# same tracepoints (tests/bench/bench_floor.c) run alongside: their cost is in both
+# figures and no tool attached there can go below it.  Programs are found through
 # the process that owns them and sampled with `bpftool prog show` just before and
 # after the workload (kernel.bpf_stats_enabled=1 for the run, restored after).
 # Prints figures and ratios; asserts nothing on time.
@@ -26,6 +26,7 @@ LOOPS=${BENCH_LOOPS:-2000000}
 DUR=${BENCH_DURATION:-30}
 BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
 PEER=${SYSCOUNT:-/usr/sbin/syscount}
+FLOOR=${BENCH_FLOOR:-$here/../../build/tests/bench/bench_floor}
 PERF=${PERF:-perf}
 TARGET=0.5
 
@@ -33,6 +34,7 @@ die() { echo "syscount bench: cannot run: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root"
 [ -x "$KAGG" ] || die "no kagg binary at $KAGG (make build/bin/kagg)"
 [ -x "$PEER" ] || die "no libbpf-tools syscount at $PEER (make bench-deps)"
+[ -x "$FLOOR" ] || die "no $FLOOR (make bench builds it)"
 command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"
 "$PERF" bench syscall basic -l 1000 >/dev/null 2>&1 || die "perf bench syscall not supported by $PERF"
 stats_old=$(sysctl -n kernel.bpf_stats_enabled) || die "kernel.bpf_stats_enabled not available"
@@ -98,11 +100,12 @@ report() {	# per-program lines, then ns per syscall (all programs / sys_enter ru
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "n/a") }'; }
 
-# phase NAME PEER_ARGS -- KAGG_ARGS
+# phase NAME PEER_ARGS KAGG_ARGS KAGG_PROGS FLOOR_KIND FLOOR_PROGS
 phase() {
-	local name=$1 p k x
+	local name=$1 p k x f fx
 	start peer 2 "$PEER" -d "$DUR" $2
 	start kagg "$4" "$KAGG" syscount -d "$DUR" --overhead --format json $3
+	start floor "$6" "$FLOOR" "$5" "$DUR"
 	snapshot "$tmp/before"
 	"$PERF" bench syscall basic -l "$LOOPS" >/dev/null 2>&1 || die "perf bench syscall failed"
 	snapshot "$tmp/after"
@@ -111,17 +114,22 @@ phase() {
 	report peer >"$tmp/peer.rep"; head -n -1 "$tmp/peer.rep"; p=$(tail -1 "$tmp/peer.rep")
 	echo "  [$name] kagg syscount $3:"
 	report kagg >"$tmp/kagg.rep"; head -n -1 "$tmp/kagg.rep"; k=$(tail -1 "$tmp/kagg.rep")
-	x=$(ratio "$k" "$p")
-	echo "  [$name] BPF ns per syscall: syscount $p, kagg $k, kagg/syscount $x (target <= $TARGET)"
+	echo "  [$name] floor, empty programs ($5):"
+	report floor >"$tmp/floor.rep"; head -n -1 "$tmp/floor.rep"; f=$(tail -1 "$tmp/floor.rep")
+	x=$(ratio "$k" "$p") fx=$(ratio "$f" "$p")
+	echo "  [$name] BPF ns per syscall: syscount $p, kagg $k, kagg/syscount $x (target <= $TARGET);" \
+		"empty programs $f = $fx x syscount, the least any tool attached there pays"
 	eval "r_$name=\"\${r_$name:-} $x\""
+	eval "f_$name=\"\${f_$name:-} $fx\""
 }
 
 echo "kagg syscount benchmark: $ROUNDS round(s), perf bench syscall basic -l $LOOPS"
 echo "kernel $(uname -r), $(nproc) CPUs"
 for r in $(seq "$ROUNDS"); do
 	echo "== round $r/$ROUNDS"
-	phase count "" "" 1
-	phase latency "-L" "-L" 2
+	phase count "" "" 1 sys_enter 1
+	phase latency "-L" "-L" 2 sys_both 2
 done
 echo "== median kagg/syscount: count $(echo "$r_count" | median), latency $(echo "$r_latency" | median) (target <= $TARGET)"
+echo "== median empty programs/syscount (the floor): count $(echo "$f_count" | median), latency $(echo "$f_latency" | median)"
 exit 0

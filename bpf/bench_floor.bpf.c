@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Benchmark only (tests/bench/offcpu.sh): the floor of any off-CPU stack
- * profiler.  On each sched_switch it captures the outgoing task's kernel
- * stack and, for user tasks, its user stack into a stack map -- exactly the
- * two bpf_get_stackid() calls `kagg offcpu --stacks` and offcputime both make
- * per switch-out -- and nothing else: no start time, no aggregation.  Its
- * BPF run time per event is what the walks alone cost on this machine.
+ * Benchmark only: floors, programs that do the part of a tool's work no
+ * implementation can avoid and nothing else, measured next to kagg and its
+ * peer in the same run (tests/bench/bench_floor.c loads one of them).
+ *
+ * stack_floor (tests/bench/offcpu.sh): on each sched_switch, the outgoing
+ * task's kernel stack and, for user tasks, its user stack into a stack map --
+ * exactly the two bpf_get_stackid() calls `kagg offcpu --stacks` and
+ * offcputime both make per switch-out -- and no start time, no aggregation.
+ *
+ * empty_sys_enter / empty_sys_exit (tests/bench/syscount.sh): programs that
+ * return at once, the price of being attached to raw_syscalls at all.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -34,6 +39,18 @@ int BPF_PROG(stack_floor, bool preempt, struct task_struct *prev, struct task_st
 	if (!(prev->flags & PF_KTHREAD) &&
 	    bpf_get_stackid(ctx, &floor_stacks, BPF_F_USER_STACK) < 0)
 		__sync_fetch_and_add(&failed, 1);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(empty_sys_enter, struct pt_regs *regs, long id)
+{
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(empty_sys_exit, struct pt_regs *regs, long ret)
+{
 	return 0;
 }
 
