@@ -347,22 +347,17 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 		return NULL;
 	}
 	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
-				    .key = o.key };
+				    .key = o.key, .tool_size = sizeof(*t) };
 	s = session_new(&offcpu_ops, &in);
 	if (!s)
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		err = -ENOMEM;
-		goto fail;
-	}
+	t = s->tool;
 	t->cgroup_fd = -1;
 	t->stacks = o.stacks;
 	t->mode = o.mode;
 	t->streaming = o.mode != KAGG_MODE_AGG;
 	if (!o.stream_bytes)
 		o.stream_bytes = DEFAULT_STREAM_BYTES;
-	s->tool = t;
 	s->event = "sched:sched_switch";
 	s->mode = o.mode == KAGG_MODE_BOTH ? "both" : o.mode == KAGG_MODE_STREAM ? "stream" : "agg";
 

@@ -368,16 +368,12 @@ struct kagg_session *kagg_profile__open(const struct kagg_profile_opts *opts)
 	}
 	if (!o.freq)
 		o.freq = PROFILE_DEFAULT_FREQ;
-	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = KAGG_UNIT_USECS };
+	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = KAGG_UNIT_USECS,
+				    .tool_size = sizeof(*t) };
 	s = session_new(&profile_ops, &in);
 	if (!s)
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	s->tool = t;
+	t = s->tool;
 	s->clock = "none: samples counted (total_ns = samples * 1e9/HZ)";
 	snprintf(s->attach_type, sizeof(s->attach_type), "perf_event");
 

@@ -194,17 +194,12 @@ struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
 		return NULL;
 	}
 	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
-				    .key = o.key };
+				    .key = o.key, .tool_size = sizeof(*t) };
 	s = session_new(&runqlat_ops, &in);
 	if (!s)
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		err = -ENOMEM;
-		goto fail;
-	}
+	t = s->tool;
 	t->cgroup_fd = -1;
-	s->tool = t;
 	s->event = "sched:sched_wakeup,sched_wakeup_new,sched_switch";
 
 	err = rq_validate(&o, s);

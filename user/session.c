@@ -151,7 +151,11 @@ struct kagg_session *session_new(const struct session_ops *ops, const struct ses
 	n = libbpf_num_possible_cpus();
 	s->nr_cpus = n > 0 ? n : 1;
 	s->cpu_events0 = calloc(s->nr_cpus, sizeof(uint64_t));
-	if (!s->cpu_events0) {
+	if (in->tool_size)
+		s->tool = calloc(1, in->tool_size);
+	if (!s->cpu_events0 || (in->tool_size && !s->tool)) {
+		free(s->cpu_events0);
+		free(s->tool);
 		free(s);
 		errno = ENOMEM;
 		return NULL;

@@ -95,9 +95,10 @@ struct session_init {
 	enum kagg_unit unit;
 	enum kagg_key_mode key;
 	bool overhead;
+	size_t tool_size;	/* the tool's state, zeroed, in s->tool (freed by ops->destroy) */
 };
 
-/* Allocate a session; NULL + errno. */
+/* Allocate a session and its tool state; NULL + errno. */
 struct kagg_session *session_new(const struct session_ops *ops, const struct session_init *in);
 /* Finish opening once the tool has loaded its programs: stats fd, membarrier probe. */
 int session_ready(struct kagg_session *s, bool overhead);

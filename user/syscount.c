@@ -460,16 +460,11 @@ struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts)
 		return NULL;
 	}
 	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
-				    .key = o.key };
+				    .key = o.key, .tool_size = sizeof(*t) };
 	s = session_new(&syscount_ops, &in);
 	if (!s)
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	s->tool = t;
+	t = s->tool;
 	t->mode = o.mode;
 	s->event = o.mode == KAGG_SYSCOUNT_COUNT    ? "raw_syscalls:sys_enter"
 		   : o.mode == KAGG_SYSCOUNT_ERRORS ? "raw_syscalls:sys_exit"
