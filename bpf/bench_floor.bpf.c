@@ -11,6 +11,11 @@
  *
  * empty_sys_enter / empty_sys_exit (tests/bench/syscount.sh): programs that
  * return at once, the price of being attached to raw_syscalls at all.
+ *
+ * perf_floor (tests/bench/profile.sh): on each cpu-clock sample of a task,
+ * the walks a sampling profiler cannot skip -- the kernel stack when the
+ * sample interrupted the kernel, the user stack of a user task -- and no
+ * aggregation.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -51,6 +56,21 @@ int BPF_PROG(empty_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(empty_sys_exit, struct pt_regs *regs, long ret)
 {
+	return 0;
+}
+
+SEC("perf_event")
+int perf_floor(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!task->pid)
+		return 0;
+	if ((long)ctx->regs.ip < 0 && bpf_get_stackid(ctx, &floor_stacks, 0) < 0)
+		__sync_fetch_and_add(&failed, 1);
+	if (!(task->flags & PF_KTHREAD) &&
+	    bpf_get_stackid(ctx, &floor_stacks, BPF_F_USER_STACK) < 0)
+		__sync_fetch_and_add(&failed, 1);
 	return 0;
 }
 

@@ -4,11 +4,13 @@
  * script can read its BPF run time per event next to kagg's and the peer's
  * in the same run:
  *
- *   bench_floor [stacks|sys_enter|sys_both] [SECONDS]
+ *   bench_floor [stacks|sys_enter|sys_both|perf:HZ] [SECONDS]
  *
  *   stacks	stack_floor on sched_switch: the two stack walks alone (offcpu.sh)
  *   sys_enter	an empty program on raw_syscalls:sys_enter (syscount.sh, counts)
  *   sys_both	empty programs on sys_enter and sys_exit (syscount.sh, latency)
+ *   perf:HZ	perf_floor on a cpu-clock event at HZ on every CPU: the stack
+ *		walks of a sampling profiler alone (profile.sh)
  *
  * Defaults: stacks for 1 s; SIGINT/SIGTERM end it early.  On exit it prints
  * each program's run time per event over the whole run (BPF_ENABLE_STATS).
@@ -19,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -49,17 +53,45 @@ static void print_cost(struct bpf_program *prog, int stats_fd)
 	       (unsigned long long)info.run_cnt, (double)info.run_time_ns / info.run_cnt);
 }
 
+/* perf_floor on a cpu-clock event at hz on every CPU; links in links[], -errno. */
+static int attach_perf(struct bench_floor_bpf *skel, long hz, struct bpf_link **links,
+		       int nr_cpus)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	int cpu, fd;
+
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		links[cpu] = bpf_program__attach_perf_event(skel->progs.perf_floor, fd);
+		if (!links[cpu]) {
+			close(fd);
+			return -errno;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "stacks";
 	double secs = argc > 2 ? atof(argv[2]) : 1.0;
 	bool stacks = !strcmp(what, "stacks"), both = !strcmp(what, "sys_both");
 	bool enter = both || !strcmp(what, "sys_enter");
+	long hz = !strncmp(what, "perf:", 5) ? atol(what + 5) : 0;
+	int nr_cpus = libbpf_num_possible_cpus(), stats_fd, err, cpu;
+	struct bpf_link **links = NULL;
 	struct bench_floor_bpf *skel;
-	int stats_fd, err;
 
-	if ((!stacks && !enter) || secs <= 0) {
-		fprintf(stderr, "usage: bench_floor [stacks|sys_enter|sys_both] [SECONDS]\n");
+	if ((!stacks && !enter && hz <= 0) || secs <= 0 || nr_cpus <= 0) {
+		fprintf(stderr, "usage: bench_floor [stacks|sys_enter|sys_both|perf:HZ] [SECONDS]\n");
 		return 2;
 	}
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -71,13 +103,20 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.stack_floor, stacks);
 	bpf_program__set_autoload(skel->progs.empty_sys_enter, enter);
 	bpf_program__set_autoload(skel->progs.empty_sys_exit, both);
-	if (!stacks)
+	bpf_program__set_autoload(skel->progs.perf_floor, hz > 0);
+	if (!stacks && !hz)
 		bpf_map__set_max_entries(skel->maps.floor_stacks, 1);
-	err = bench_floor_bpf__load(skel) ?: bench_floor_bpf__attach(skel);
+	/* The perf program is attached by hand below; the skeleton attaches the rest. */
+	err = bench_floor_bpf__load(skel);
+	if (!err && hz) {
+		links = calloc(nr_cpus, sizeof(*links));
+		err = links ? attach_perf(skel, hz, links, nr_cpus) : -ENOMEM;
+	} else if (!err) {
+		err = bench_floor_bpf__attach(skel);
+	}
 	if (err) {
 		fprintf(stderr, "bench_floor: load/attach: %s\n", strerror(-err));
-		bench_floor_bpf__destroy(skel);
-		return 1;
+		goto out;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -86,11 +125,16 @@ int main(int argc, char **argv)
 	print_cost(skel->progs.stack_floor, stats_fd);
 	print_cost(skel->progs.empty_sys_enter, stats_fd);
 	print_cost(skel->progs.empty_sys_exit, stats_fd);
-	if (stacks && skel->bss->failed)
+	print_cost(skel->progs.perf_floor, stats_fd);
+	if ((stacks || hz) && skel->bss->failed)
 		printf("bench_floor: %llu stack captures failed\n",
 		       (unsigned long long)skel->bss->failed);
+out:
+	for (cpu = 0; links && cpu < nr_cpus; cpu++)
+		bpf_link__destroy(links[cpu]);
+	free(links);
 	bench_floor_bpf__destroy(skel);
 	if (stats_fd >= 0)
 		close(stats_fd);
-	return 0;
+	return err ? 1 : 0;
 }

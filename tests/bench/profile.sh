@@ -12,6 +12,9 @@
 # (stack ids from a stack map, a hash keyed by them, one count per sample: the same
 # work as libbpf-tools profile), and the output says which peer ran.
 #
+# Next to them, tests/bench/bench_floor.c's perf_floor does only the stack walks no
+# sampling profiler can skip (kernel stack of kernel-mode samples, user stack of user
+# tasks): the floor under both figures.
 # ns/event = delta run_time_ns / delta run_cnt of each program over the workload window,
 # from `bpftool prog show` with kernel.bpf_stats_enabled=1 (restored after).  Prints
 # figures and ratios; asserts nothing on time.  Exits non-zero only when something could
@@ -28,6 +31,7 @@ SECS=${BENCH_SECONDS:-3}
 BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
 PROFILE=${PROFILE:-/usr/sbin/profile}
 BPFTRACE=${BPFTRACE:-bpftrace}
+FLOOR=${BENCH_FLOOR:-$here/../../build/tests/bench/bench_floor}
 TARGET=0.5	# kagg / peer, issue 7 (information only)
 
 die() {
@@ -145,14 +149,19 @@ ncpu=$(nproc)
 echo "kagg profile bench: -F $HZ on $ncpu CPUs, ${SECS} s window, $ROUNDS rounds"
 echo "peer: $peer"
 printf '  %-6s %-28s %10s %10s   %s\n' round program samples ns/event ratio
-ratios=""
+ratios="" floors=""
+[ -x "$FLOOR" ] || die "no $FLOOR (make bench builds it)"
 for r in $(seq "$ROUNDS"); do
 	start_tool kagg "$KAGG" profile -F "$HZ" --overhead
 	kid=$tool_id
 	start_tool peer "${peer_cmd[@]}"
 	pidp=$tool_id
+	# the stack walks alone (kernel stack of kernel-mode samples, user stack of user tasks)
+	start_tool floor "$FLOOR" "perf:$HZ" 600
+	fid=$tool_id
 	k0=$(stats "$kid")
 	p0=$(stats "$pidp")
+	f0=$(stats "$fid")
 	for _ in $(seq "$ncpu"); do
 		(while :; do :; done) &
 		work+=($!)
@@ -162,15 +171,21 @@ for r in $(seq "$ROUNDS"); do
 	sleep "$SECS"
 	k1=$(stats "$kid")
 	p1=$(stats "$pidp")
+	f1=$(stats "$fid")
 	stop_all
 	dk=$(per_event "$k0" "$k1")
 	dp=$(per_event "$p0" "$p1")
+	df=$(per_event "$f0" "$f1")
 	rt=$(ratio "${dk##* }" "${dp##* }")
-	ratios="$ratios $rt"
+	rf=$(ratio "${df##* }" "${dp##* }")
+	ratios="$ratios $rt" floors="$floors $rf"
 	printf '  %-6s %-28s %10s %10s\n' "$r" "kagg profile_sample" "${dk%% *}" "${dk##* }"
 	printf '  %-6s %-28s %10s %10s   kagg/peer %s\n' "$r" "peer" "${dp%% *}" "${dp##* }" "$rt"
+	printf '  %-6s %-28s %10s %10s   walks alone/peer %s\n' "$r" "stack walks alone (floor)" \
+		"${df%% *}" "${df##* }" "$rf"
 done
 med=$(echo "$ratios" | median)
 met=$(awk -v r="$med" -v t="$TARGET" 'BEGIN { if (r == "n/a") print "n/a";
 	else if (r + 0 <= t + 0) print "met"; else print "not met" }')
 echo "median kagg/peer ratio: $med (target <= $TARGET: $met)"
+echo "median stack walks alone/peer: $(echo "$floors" | median) (no profiler that walks them goes below)"
