@@ -123,13 +123,22 @@ static __always_inline int on_return(__u64 id)
 		st->depth = d - 1;
 		return 0;
 	}
-	i = (d - 1) & (FUNCLAT_MAX_DEPTH - 1);
+	/*
+	 * The masks below are no-ops clang would drop (d <= FUNCLAT_MAX_DEPTH
+	 * here), leaving the 6.1 and 6.12 verifiers an index they cannot bound
+	 * ("unbounded memory access"): barrier_var() keeps them.
+	 */
+	i = d - 1;
+	barrier_var(i);
+	i &= FUNCLAT_MAX_DEPTH - 1;
 	if (st->id[i] != (__u16)id) {
 		found = false;
 		for (k = 1; k < FUNCLAT_MAX_DEPTH; k++) {
 			if (k >= d)
 				break;
-			i = (d - 1 - k) & (FUNCLAT_MAX_DEPTH - 1);
+			i = d - 1 - k;
+			barrier_var(i);
+			i &= FUNCLAT_MAX_DEPTH - 1;
 			if (st->id[i] == (__u16)id) {
 				found = true;
 				break;

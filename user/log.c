@@ -6,6 +6,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
 
@@ -19,17 +20,22 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	enum kagg_log_level lvl = level == LIBBPF_WARN	? KAGG_LOG_WARN
 				  : level == LIBBPF_INFO ? KAGG_LOG_INFO
 							 : KAGG_LOG_DEBUG;
-	char buf[1024];
-	size_t n;
+	char *buf = NULL, *line, *next;
 
-	if (!libbpf_fn)
+	if (!libbpf_fn || vasprintf(&buf, fmt, ap) < 0)
 		return 0;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	n = strlen(buf);
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	/* libbpf warnings are details of a failure kagg reports itself. */
-	libbpf_fn(libbpf_ctx, lvl == KAGG_LOG_WARN ? KAGG_LOG_INFO : lvl, buf);
+	/*
+	 * One message a line: a verifier log comes as a single message of
+	 * many kilobytes, and its last lines say why the program was refused.
+	 * libbpf warnings are details of a failure kagg reports itself.
+	 */
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		libbpf_fn(libbpf_ctx, lvl == KAGG_LOG_WARN ? KAGG_LOG_INFO : lvl, line);
+	}
+	free(buf);
 	return 0;
 }
 

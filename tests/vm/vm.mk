@@ -18,11 +18,8 @@ VMTEST_HOST	?= 1
 # userspace tests (ring buffer stress and benches, formats, install, ABI)
 # give the same answer on every kernel and take minutes under TCG: the host
 # runs them.
-# test_funclat is left out for now: funclat's uprobe programs are refused by
-# the 6.1 and 6.12 verifiers (EACCES; task storage through
-# bpf_get_current_task_btf() in a uprobe program), see the issue notes.
 VMTEST_BINS	?= $(filter %/test_attach %/test_record %/test_offcpu %/test_stream \
-			    %/test_runqlat %/test_syscount %/test_profile,\
+			    %/test_runqlat %/test_syscount %/test_profile %/test_funclat,\
 			    $(ROOT_BINS)) $(filter %/test_rb_kernel,$(UNIT_BINS))
 # Commands run in every column too (group cmd/NAME passes when they exit 0);
 # each tool's header names the attach path it chose, which the table shows.
