@@ -51,6 +51,31 @@ void kagg_log2_bounds(unsigned int k, uint64_t *low, uint64_t *high)
 	*high = k == HIST_MAX_SLOTS - 1 ? UINT64_MAX : (2ULL << k) - 1;
 }
 
+/* Slot k's bounds as text: signed for linear slots, unsigned log2 otherwise. */
+static void slot_bounds(const struct kagg_hist *h, int k, char *lo, char *hi, size_t sz)
+{
+	uint64_t low, high;
+
+	if (h->lin_step) {
+		int64_t l = h->lin_min + (int64_t)(k * h->lin_step);
+
+		snprintf(lo, sz, "%" PRId64, l);
+		snprintf(hi, sz, "%" PRId64, l + (int64_t)h->lin_step - 1);
+		return;
+	}
+	kagg_log2_bounds(k, &low, &high);
+	snprintf(lo, sz, "%" PRIu64, low);
+	snprintf(hi, sz, "%" PRIu64, high);
+}
+
+/* The value column's name: the counted value, else the time unit. */
+static const char *value_name(const struct kagg_hist *h)
+{
+	const char *unit = kagg_unit__name(h->unit);
+
+	return h->value ? h->value : unit ? unit : "?";
+}
+
 /* ------------------------------------------------------------ building */
 
 struct kagg_snapshot *snap_new(void)
@@ -216,13 +241,12 @@ static void print_bar(FILE *f, uint64_t val, uint64_t max, int width)
 
 int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
 {
-	const char *unit;
-	uint64_t max = 0, low, high;
+	char low[24], high[24];
+	uint64_t max = 0;
 	int last, i, w, bar;
 
 	if (!h || !f)
 		return -EINVAL;
-	unit = kagg_unit__name(h->unit);
 	last = hist_last(h);
 	for (i = 0; i <= last; i++)
 		if (h->slots[i] > max)
@@ -230,13 +254,12 @@ int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
 	/* Wide buckets need wide columns: the same layout switch BCC makes. */
 	w = last <= 32 ? 10 : 20;
 	bar = last <= 32 ? 40 : 20;
-	fprintf(f, "%*s%-*s : count    distribution\n", w - 5, "", w + 9, unit ? unit : "?");
+	fprintf(f, "%*s%-*s : count    distribution\n", w - 5, "", w + 9, value_name(h));
 	if (last < 0)
 		fprintf(f, "%*s(no events)\n", w - 5, "");
 	for (i = 0; i <= last; i++) {
-		kagg_log2_bounds(i, &low, &high);
-		fprintf(f, "%*" PRIu64 " -> %-*" PRIu64 " : %-8" PRIu64 " |", w, low, w, high,
-			h->slots[i]);
+		slot_bounds(h, i, low, high, sizeof(low));
+		fprintf(f, "%*s -> %-*s : %-8" PRIu64 " |", w, low, w, high, h->slots[i]);
 		print_bar(f, h->slots[i], max, bar);
 		fputs("|\n", f);
 	}
@@ -266,7 +289,7 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 	fprintf(f, "# %s .. %s (%.3f s), CPUs observed %d of %d, filters: %s\n", t0, t1,
 		m->duration_s, m->cpus_observed, m->nr_cpus, m->filters);
 	fprintf(f, "# events: %" PRIu64 " seen, %" PRIu64 " recorded, %" PRIu64
-		   " outside min/max; dropped %" PRIu64 ":",
+		   " filtered; dropped %" PRIu64 ":",
 		m->events_seen, m->events_recorded, m->events_filtered, m->drops_total);
 	for (i = 0; i < m->nr_drops; i++)
 		fprintf(f, " %s=%" PRIu64, m->drops[i].cause, m->drops[i].count);
@@ -479,7 +502,7 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m)
 	jw_obj_begin(w, "events");
 	jw_u64(w, "seen", m->events_seen);
 	jw_u64(w, "recorded", m->events_recorded);
-	jw_u64(w, "filtered_min_max", m->events_filtered);
+	jw_u64(w, "filtered", m->events_filtered);
 	jw_u64(w, "dropped", m->drops_total);
 	jw_obj_end(w);
 	jw_obj_begin(w, "drops");
@@ -536,17 +559,28 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h)
 		jw_str(w, "comm", h->key.comm);
 	}
 	jw_obj_end(w);
-	jw_str(w, "unit", kagg_unit__name(h->unit));
+	if (h->value)
+		jw_str(w, "field", h->value);
+	else
+		jw_str(w, "unit", kagg_unit__name(h->unit));
+	if (h->lin_step)
+		jw_str(w, "scale", "linear"); /* bounds below are signed */
 	jw_u64(w, "total", h->total);
 	jw_arr_begin(w, "buckets");
 	for (i = 0; i <= last; i++) {
 		bool pretty = w->pretty;
+		int64_t l = h->lin_min + (int64_t)(i * h->lin_step);
 
 		kagg_log2_bounds(i, &low, &high);
 		jw_obj_begin(w, NULL);
 		w->pretty = false; /* one bucket per line */
-		jw_u64(w, "low", low);
-		jw_u64(w, "high", high);
+		if (h->lin_step) {
+			jw_i64(w, "low", l);
+			jw_i64(w, "high", l + (int64_t)h->lin_step - 1);
+		} else {
+			jw_u64(w, "low", low);
+			jw_u64(w, "high", high);
+		}
 		jw_u64(w, "count", h->slots[i]);
 		jw_obj_end(w);
 		w->pretty = pretty;

@@ -13,5 +13,6 @@
 #include <kagg/syscount.h>
 #include <kagg/profile.h>
 #include <kagg/stat.h>
+#include <kagg/hist.h>
 
 #endif

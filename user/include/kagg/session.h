@@ -196,6 +196,11 @@ struct kagg_hist {
 	unsigned int nr_slots;
 	const uint64_t *slots;
 	uint64_t total; /* sum of slots */
+	/* Since 0.1: what is counted when not a time in unit (kagg hist: the field's name). */
+	const char *value;
+	/* lin_step > 0: linear slot k is [lin_min + k*lin_step, lin_min + (k+1)*lin_step - 1]. */
+	int64_t lin_min;
+	uint64_t lin_step;
 };
 
 /* Bounds of log2 slot k, inclusive; k < 64. */
@@ -273,7 +278,8 @@ struct kagg_meta {
 	double duration_s;
 	uint64_t events_seen;	  /* program runs (sched_switch events) */
 	uint64_t events_recorded; /* intervals aggregated */
-	uint64_t events_filtered; /* intervals outside [min, max]: filtered, not lost */
+	/* left out by the tool's filters (offcpu -m/-M, runqlat --cpu, hist --filter): not lost */
+	uint64_t events_filtered;
 	size_t nr_drops;
 	const struct kagg_drop *drops;
 	uint64_t drops_total;	  /* sum of drops that lost an interval (capture failures excluded) */

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Root tests of kagg hist against ground truth: a child writes known sizes
+ * to known descriptors, and syscalls:sys_enter_write's count field, filtered
+ * to that child, lands in the right log2 or linear buckets, per fd with
+ * --key; errors name what exists; nothing outlives the tool.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+
+#include <kagg/kagg.h>
+#include <kagg/hist.h>
+#include "testutil.h"
+#include "census.h"
+
+#define EVENT "syscalls:sys_enter_write"
+#define FD_A 40	/* the child's two descriptors on /dev/null */
+#define FD_B 41
+
+/* Writes: 10 x 100 bytes and 3 x 1 byte on FD_A, 7 x 5000 bytes on FD_B. */
+static void writer(void *arg)
+{
+	static char buf[5000];
+	int fd = open("/dev/null", O_WRONLY), i;
+
+	(void)arg;
+	if (fd < 0 || dup2(fd, FD_A) < 0 || dup2(fd, FD_B) < 0)
+		_exit(1);
+	for (i = 0; i < 10; i++)
+		if (write(FD_A, buf, 100) != 100)
+			_exit(1);
+	for (i = 0; i < 3; i++)
+		if (write(FD_A, buf, 1) != 1)
+			_exit(1);
+	for (i = 0; i < 7; i++)
+		if (write(FD_B, buf, 5000) != 5000)
+			_exit(1);
+	_exit(0);
+}
+
+static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
+{
+	(void)ctx;
+	if (level == KAGG_LOG_WARN)
+		printf("  kagg: %s\n", msg);
+}
+
+static bool have_event(void)
+{
+	return !access("/sys/kernel/tracing/events/syscalls/sys_enter_write/format", R_OK) ||
+	       !access("/sys/kernel/debug/tracing/events/syscalls/sys_enter_write/format", R_OK);
+}
+
+/* Run the writer under a session opened with o (filter set here); the snapshot. */
+static struct kagg_snapshot *run_writer(struct kagg_hist_opts *o)
+{
+	struct tu_child child = tu_spawn(writer, NULL);
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	char filter[64];
+
+	assert_true(child.pid > 0);
+	snprintf(filter, sizeof(filter), "common_pid == %d", child.pid);
+	o->filter = filter;
+	o->log = quiet_log;
+	s = kagg_hist__open(o);
+	if (!s && errno == ENOENT && !have_event()) {
+		kill(child.pid, SIGKILL);
+		tu_wait(&child);
+		printf("SKIP: no %s tracepoint (kernel without CONFIG_FTRACE_SYSCALLS)\n", EVENT);
+		skip();
+	}
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&child);
+	assert_int_equal(tu_wait(&child), 0);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	kagg_session__destroy(s);
+	return snap;
+}
+
+static void test_log2_buckets_of_known_writes(void **state)
+{
+	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count");
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	const struct kagg_hist *h;
+
+	TU_SKIP_UNLESS_ROOT();
+	snap = run_writer(&o);
+	m = kagg_snapshot__meta(snap);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	h = kagg_snapshot__hist(snap, 0);
+	printf("  %s via %s: total %llu, [0,1] %llu, [64,127] %llu, [4096,8191] %llu\n",
+	       m->event, m->attach, (unsigned long long)h->total,
+	       (unsigned long long)h->slots[0], (unsigned long long)h->slots[6],
+	       (unsigned long long)h->slots[12]);
+	assert_string_equal(m->attach, "tracepoint");
+	assert_string_equal(h->value, "count");
+	assert_int_equal(h->lin_step, 0);
+	assert_int_equal(h->total, 20);
+	assert_int_equal(h->slots[0], 3);	/* 1 byte: [0, 1] */
+	assert_int_equal(h->slots[6], 10);	/* 100: [64, 127] */
+	assert_int_equal(h->slots[12], 7);	/* 5000: [4096, 8191] */
+	assert_int_equal(m->events_recorded, 20);
+	assert_true(m->events_filtered > 0 || m->events_seen == 20); /* others' writes */
+	assert_int_equal(m->drops_total, 0);
+	kagg_snapshot__free(snap);
+}
+
+static void test_linear_buckets(void **state)
+{
+	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count", .lin_min = 50,
+		  .lin_step = 1000);
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	snap = run_writer(&o);
+	h = kagg_snapshot__hist(snap, 0);
+	assert_non_null(h);
+	assert_int_equal(h->lin_min, 50);
+	assert_int_equal(h->lin_step, 1000);
+	/* 100 -> [50, 1049]; 5000 -> [4050, 5049]; 1 is below 50 */
+	assert_int_equal(h->slots[0], 10);
+	assert_int_equal(h->slots[4], 7);
+	assert_int_equal(h->total, 17);
+	for (i = 0; i < kagg_snapshot__meta(snap)->nr_drops; i++) {
+		const struct kagg_drop *d = &kagg_snapshot__meta(snap)->drops[i];
+
+		if (!strcmp(d->cause, "below_range"))
+			assert_int_equal(d->count, 3);
+		if (!strcmp(d->cause, "above_range"))
+			assert_int_equal(d->count, 0);
+	}
+	kagg_snapshot__free(snap);
+}
+
+static void test_key_per_fd(void **state)
+{
+	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count", .key_field = "fd");
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *a = NULL, *b = NULL;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	snap = run_writer(&o);
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		printf("  key %s: %llu\n", h->key.label, (unsigned long long)h->total);
+		if (h->key.id == FD_A)
+			a = h;
+		else if (h->key.id == FD_B)
+			b = h;
+		else
+			fail_msg("unexpected key %s", h->key.label);
+	}
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a->key.label, "40");
+	assert_int_equal(a->total, 13);
+	assert_int_equal(a->slots[0], 3);
+	assert_int_equal(a->slots[6], 10);
+	assert_int_equal(b->total, 7);
+	assert_int_equal(b->slots[12], 7);
+	kagg_snapshot__free(snap);
+}
+
+/* ------------------------------------------------------------ CLI */
+
+static void expect_cli(char *const argv[], int want_rc, const char *want_err)
+{
+	char *out = NULL, *err = NULL;
+	int rc = tu_run_kagg(argv, &out, &err, 0, 0);
+
+	printf("  kagg hist %s %s: exit %d: %s", argv[1], argv[2] ? argv[2] : "", rc,
+	       err ? err : "\n");
+	assert_int_equal(rc, want_rc);
+	assert_non_null(err);
+	assert_non_null(strstr(err, want_err));
+	free(out);
+	free(err);
+}
+
+static void test_cli_errors(void **state)
+{
+	char *noev[] = { "hist", "sched:no_such_event", "x", "-d", "1", NULL };
+	char *nofield[] = { "hist", "sched:sched_switch", "no_such_field", "-d", "1", NULL };
+	char *nosys[] = { "hist", "no_such_system:x", "x", "-d", "1", NULL };
+	char *badfilter[] = { "hist", "sched:sched_switch", "prev_prio", "--filter",
+			      "prev_prio ~ 3", NULL };
+	char *badstep[] = { "hist", "sched:sched_switch", "prev_prio", "--linear", "--step", "0",
+			    NULL };
+	char *nolinear[] = { "hist", "sched:sched_switch", "prev_prio", "--min", "5", NULL };
+	char *noarg[] = { "hist", "sched:sched_switch", NULL };
+
+	TU_SKIP_UNLESS_ROOT();
+	/* Unknown event or field: say so and list what exists. */
+	expect_cli(noev, 1, "no such event sched:no_such_event");
+	expect_cli(nofield, 1, "prev_prio");
+	expect_cli(nosys, 1, "no_such_system");
+	expect_cli(badfilter, 2, "filter");
+	expect_cli(badstep, 2, "--step");
+	expect_cli(nolinear, 2, "--linear");
+	expect_cli(noarg, 2, "FIELD");
+}
+
+/* The CLI with JSON on a live event, then SIGINT and SIGTERM: exit 0, nothing left. */
+static void test_cli_json_and_clean_exit(void **state)
+{
+	char *json[] = { "hist", "sched:sched_switch", "prev_prio", "--linear", "--min", "100",
+			 "--format", "json", "-d", "1", NULL };
+	char *loop[] = { "hist", "sched:sched_switch", "prev_pid", "--key", "prev_comm",
+			 "-i", "0.2", NULL };
+	static struct tu_census before;
+	char *out = NULL, *err = NULL;
+	int rc, sigs[] = { SIGINT, SIGTERM }, i, lp, lm, ll;
+
+	TU_SKIP_UNLESS_ROOT();
+	tu_census_take(&before, "hist_", "hist_");
+	rc = tu_run_kagg(json, &out, &err, 0, 0);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "\"field\": \"prev_prio\""));
+	assert_non_null(strstr(out, "\"scale\": \"linear\""));
+	assert_non_null(strstr(out, "{\"low\":100,\"high\":100,\"count\":"));
+	assert_non_null(strstr(out, "\"attach\": \"tracepoint\""));
+	free(out);
+	free(err);
+	for (i = 0; i < 2; i++) {
+		rc = tu_run_kagg(loop, &out, &err, sigs[i], 700);
+		printf("  signal %d: exit %d\n", sigs[i], rc);
+		assert_int_equal(rc, 0);
+		assert_non_null(strstr(out, "prev_pid"));
+		free(out);
+		free(err);
+	}
+	tu_census_left(&before, "hist_", "hist_", &lp, &lm, &ll);
+	printf("  left behind: %d programs, %d maps, %d links\n", lp, lm, ll);
+	assert_int_equal(lp, 0);
+	assert_int_equal(lm, 0);
+	assert_int_equal(ll, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_log2_buckets_of_known_writes),
+		cmocka_unit_test(test_linear_buckets),
+		cmocka_unit_test(test_key_per_fd),
+		cmocka_unit_test(test_cli_errors),
+		cmocka_unit_test(test_cli_json_and_clean_exit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
