@@ -19,7 +19,8 @@ VMTEST_HOST	?= 1
 # give the same answer on every kernel and take minutes under TCG: the host
 # runs them.
 VMTEST_BINS	?= $(filter %/test_attach %/test_record %/test_offcpu %/test_stream \
-			    %/test_runqlat %/test_syscount %/test_profile %/test_funclat,\
+			    %/test_runqlat %/test_syscount %/test_profile %/test_funclat \
+			    %/test_hist,\
 			    $(ROOT_BINS)) $(filter %/test_rb_kernel,$(UNIT_BINS))
 # Commands run in every column too (group cmd/NAME passes when they exit 0);
 # each tool's header names the attach path it chose, which the table shows.
