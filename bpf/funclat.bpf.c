@@ -32,6 +32,7 @@
 const volatile __u32 target_tgid = 0;	/* 0: every process */
 const volatile __u32 nr_funcs = 1;
 const volatile __u64 unit_ns = 1000;
+const volatile __u32 unit_ns_log2 = 9;	/* floor(log2(unit_ns)) */
 
 /* Set by userspace once every program is attached, cleared before detaching. */
 __u32 armed = 0;
@@ -159,7 +160,7 @@ static __always_inline int on_return(__u64 id)
 	h = bpf_map_lookup_elem(&hist, &idx);
 	if (!h)
 		return 0;
-	h->slots[kagg_slot(delta / unit_ns)]++;
+	h->slots[kagg_log2_div(delta, unit_ns, unit_ns_log2)]++;
 	c->cnt[FUNCLAT_CNT_RETURNS]++;
 	return 0;
 }

@@ -540,6 +540,7 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 	skel->rodata->target_tgid = t->pid;
 	skel->rodata->nr_funcs = t->nr_funcs;
 	skel->rodata->unit_ns = unit_ns(s->unit);
+	skel->rodata->unit_ns_log2 = 63 - __builtin_clzll(unit_ns(s->unit));
 	bpf_map__set_max_entries(skel->maps.hist, 2 * t->nr_funcs);
 	err = funclat_bpf__load(skel);
 	if (err)

@@ -20,7 +20,7 @@ done
 
 # ---------------------------------------------------------------- script benches
 for sh in "$here"/*.sh; do
-	[ "$(basename "$sh")" = run.sh ] && continue
+	case "$(basename "$sh")" in run.sh | lib.sh) continue ;; esac
 	echo "=== bench: $(basename "$sh")"
 	bash "$sh" || { echo "=== bench: $(basename "$sh") failed ($?)"; rc=1; }
 	echo

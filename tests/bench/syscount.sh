@@ -30,75 +30,13 @@ FLOOR=${BENCH_FLOOR:-$here/../../build/tests/bench/bench_floor}
 PERF=${PERF:-perf}
 TARGET=0.5
 
-die() { echo "syscount bench: cannot run: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || die "needs root"
+. "$here/lib.sh"
+bench_init "syscount bench"
 [ -x "$KAGG" ] || die "no kagg binary at $KAGG (make build/bin/kagg)"
 [ -x "$PEER" ] || die "no libbpf-tools syscount at $PEER (make bench-deps)"
 [ -x "$FLOOR" ] || die "no $FLOOR (make bench builds it)"
 command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"
 "$PERF" bench syscall basic -l 1000 >/dev/null 2>&1 || die "perf bench syscall not supported by $PERF"
-stats_old=$(sysctl -n kernel.bpf_stats_enabled) || die "kernel.bpf_stats_enabled not available"
-tmp=$(mktemp -d)
-pids=()
-
-stop_tools() {
-	local p
-	for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	pids=()
-}
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	stop_tools
-	sysctl -q -w kernel.bpf_stats_enabled="$stats_old" >/dev/null 2>&1
-	rm -rf "$tmp"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable BPF stats"
-
-snapshot() {
-	"$BPFTOOL" prog show | awk '/^[0-9]+:/ { id = $1; sub(":", "", id); rt = 0; c = 0; n = ""
-		for (i = 1; i < NF; i++) { if ($i == "name") n = $(i + 1)
-			if ($i == "run_time_ns") rt = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }
-		print id, n, rt, c }' >"$1"
-}
-prog_ids_of() { cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u; }
-
-start() {	# start LABEL N CMD...: until CMD owns N programs; ids in $tmp/LABEL.ids
-	local label=$1 want=$2 pid
-	shift 2
-	"$@" >"$tmp/$label.out" 2>"$tmp/$label.err" &
-	pid=$!
-	pids+=("$pid")
-	for _ in $(seq 150); do
-		kill -0 "$pid" 2>/dev/null || { sed 's/^/  /' "$tmp/$label.err" >&2; die "$label exited early"; }
-		prog_ids_of "$pid" >"$tmp/$label.ids"
-		if [ "$(wc -l <"$tmp/$label.ids")" -ge "$want" ]; then
-			sleep 0.5
-			return 0
-		fi
-		sleep 0.1
-	done
-	die "$label did not load $want programs within 15 s"
-}
-
-report() {	# per-program lines, then ns per syscall (all programs / sys_enter runs)
-	awk -v ids="$(tr '\n' ' ' <"$tmp/$1.ids")" 'BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
-		FNR == NR { rt0[$1] = $3; c0[$1] = $4; next }
-		($1 in want) { rt = $3 - rt0[$1]; c = $4 - c0[$1]; tot += rt
-			printf "    %-28s %10d runs %8.1f ns/run\n", $2, c, (c ? rt / c : 0)
-			if (c > calls) calls = c }
-		END { printf "%.1f\n", (calls ? tot / calls : 0) }' "$tmp/before" "$tmp/after"
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "n/a") }'; }
 
 # phase NAME PEER_ARGS KAGG_ARGS KAGG_PROGS FLOOR_KIND FLOOR_PROGS
 phase() {

@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# Benchmark for `kagg funclat` (issue 7): BPF run time per function call of kagg's
+# entry and return programs next to libbpf-tools funclatency's, both attached at the
+# same time to one user function (uprobes: this host has no kprobes) while the test
+# helper calls it in a loop (`funclat_target nop N`).  The figure compared is each
+# tool's entry + return run time per call.  (The uprobe trap itself, the same for
+# both and far larger, is not BPF run time and not in the figures.)  Prints figures
+# and ratios; asserts nothing on time.
+#
+# Environment: KAGG, BENCH_ROUNDS (3), BENCH_CALLS (200000), BENCH_DURATION (safety
+# cap, 60), FUNCLATENCY, BPFTOOL.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+KAGG=${KAGG:-$here/../../build/bin/kagg}
+TARGET_BIN=${TARGET_BIN:-$here/../../build/tests/helpers/funclat_target}
+ROUNDS=${BENCH_ROUNDS:-3}
+CALLS=${BENCH_CALLS:-200000}
+DUR=${BENCH_DURATION:-60}
+BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
+PEER=${FUNCLATENCY:-/usr/sbin/funclatency}
+TARGET=0.5
+
+. "$here/lib.sh"
+bench_init "funclat bench"
+[ -x "$KAGG" ] || die "no kagg binary at $KAGG (make build/bin/kagg)"
+[ -x "$TARGET_BIN" ] || die "no $TARGET_BIN (make builds it)"
+[ -x "$PEER" ] || die "no libbpf-tools funclatency at $PEER (make bench-deps)"
+TARGET_BIN=$(readlink -f "$TARGET_BIN")
+
+echo "kagg funclat benchmark: $ROUNDS round(s), $TARGET_BIN:target_nop called $CALLS times"
+echo "kernel $(uname -r), $(nproc) CPUs"
+for r in $(seq "$ROUNDS"); do
+	echo "== round $r/$ROUNDS"
+	start peer 2 "$PEER" -d "$DUR" "$TARGET_BIN:target_nop"
+	start kagg 2 "$KAGG" funclat -d "$DUR" --overhead "$TARGET_BIN:target_nop"
+	snapshot "$tmp/before"
+	"$TARGET_BIN" nop "$CALLS" >/dev/null || die "funclat_target failed"
+	snapshot "$tmp/after"
+	stop_tools
+	echo "  libbpf-tools funclatency:"
+	report peer >"$tmp/peer.rep"; head -n -1 "$tmp/peer.rep"; p=$(tail -1 "$tmp/peer.rep")
+	echo "  kagg funclat ($(grep -o 'via [^,]*' "$tmp/kagg.out" | head -1)):"
+	report kagg >"$tmp/kagg.rep"; head -n -1 "$tmp/kagg.rep"; k=$(tail -1 "$tmp/kagg.rep")
+	x=$(ratio "$k" "$p")
+	echo "  BPF ns per call (entry + return): funclatency $p, kagg $k, kagg/funclatency $x" \
+		"(target <= $TARGET)"
+	rs="${rs:-} $x"
+done
+m=$(echo "$rs" | median)
+met=$(awk -v r="$m" -v t="$TARGET" 'BEGIN { if (r == "n/a") print "n/a";
+	else if (r + 0 <= t + 0) print "met"; else print "not met" }')
+echo "== median kagg/funclatency: $m (target <= $TARGET: $met)"
+exit 0
