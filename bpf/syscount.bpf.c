@@ -103,25 +103,6 @@ struct {
 	__type(value, struct kagg_key_hist);
 } key_hist SEC(".maps");
 
-/*
- * kagg_slot(delta / unit_ns) without the 64-bit division (the costliest
- * instruction of the hot path): with L = floor(log2(unit_ns)) in rodata,
- * log2(delta / unit_ns) is log2(delta) - L or one less, and one shifted
- * compare tells which.  Exact for every delta (unit_ns << k cannot overflow:
- * unit_ns < 2^(L+1) and k <= 63 - L).
- */
-static __always_inline __u32 slot_of(__u64 delta)
-{
-	__u32 k;
-
-	if (delta < 2 * unit_ns)
-		return 0;	/* delta / unit_ns is 0 or 1 */
-	k = kagg_log2_64(delta) - unit_log2;
-	if ((unit_ns << k) > delta)
-		k--;
-	return k < KAGG_SLOTS ? k : KAGG_SLOTS - 1;
-}
-
 static __always_inline struct counters *counters_get(void)
 {
 	__u32 zero = 0;
@@ -257,7 +238,7 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 {
 	struct kagg_key key = {};
 	struct kagg_key_hist *kh;
-	__u32 slot = slot_of(delta), idx;
+	__u32 slot = kagg_log2_div(delta, unit_ns, unit_log2), idx;
 	struct task_struct *t;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
