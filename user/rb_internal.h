@@ -49,7 +49,10 @@ struct rb_cpu {
 	uint64_t *slots;
 	struct rb_meta *meta;
 	uint8_t *pages;
-	int cpu;
+	uint16_t cpu;
+	uint8_t subbuf_shift;	/* log2(rb->subbuf) */
+	uint32_t nr;		/* rb->nr and rb->nr_magic, on the writers' line */
+	uint64_t nr_magic;
 	/* blocking readers */
 	uint32_t waiters __attribute__((aligned(64)));
 	uint32_t wake_gen;
@@ -71,11 +74,14 @@ struct rb_cpu {
 	uint64_t scan_seq;
 	uint32_t scan_off, scan_re;
 } __attribute__((aligned(64)));
+_Static_assert(__builtin_offsetof(struct rb_cpu, waiters) == 64,
+	       "rb_cpu: the writers' fields fill exactly one cache line");
 
 struct kagg_rb {
 	int nr_cpus;
 	int max_nest;
 	size_t subbuf, nr;
+	uint64_t nr_magic;	/* ceil(2^64 / nr): rb_slot() without a division */
 	uint32_t cap;
 	enum kagg_rb_mode mode;
 	clockid_t clockid;
@@ -85,6 +91,25 @@ struct kagg_rb {
 	void *log_ctx;
 	struct rb_cpu cpus[] __attribute__((aligned(64)));
 };
+
+/*
+ * seq % nr with a multiplication: q = floor(seq * nr_magic / 2^64) is
+ * floor(seq / nr) or one more (nr_magic exceeds 2^64 / nr by less than 1,
+ * and seq < 2^64), so the remainder needs at most one correction.  A 64-bit
+ * division costs tens of cycles on the write path; this costs a few.
+ */
+static inline uint64_t rb_fastmod(uint64_t seq, uint64_t nr, uint64_t magic)
+{
+	uint64_t q = (uint64_t)(((unsigned __int128)seq * magic) >> 64);
+	uint64_t r = seq - q * nr;
+
+	return r >= nr ? r + nr : r; /* q one too many: r wrapped below 0 */
+}
+
+static inline uint64_t rb_slot(const struct kagg_rb *rb, uint64_t seq)
+{
+	return rb_fastmod(seq, rb->nr, rb->nr_magic);
+}
 
 uint32_t rb_count_events(const uint8_t *data, uint32_t end);
 bool rb_reader_fill(struct rb_cpu *cb, bool may_close);

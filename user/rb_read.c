@@ -127,7 +127,7 @@ static int it_snap(struct rb_cpu *cb, struct it_cpu *ic)
 		const uint8_t *pg;
 		uint32_t len;
 
-		w = __atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE);
+		w = __atomic_load_n(&cb->slots[rb_slot(rb, s)], __ATOMIC_ACQUIRE);
 		if (SLOT_TAG(w) != s)
 			continue;
 		pg = cb->pages + SLOT_PHYS(w) * rb->subbuf;
@@ -136,7 +136,7 @@ static int it_snap(struct rb_cpu *cb, struct it_cpu *ic)
 		if (err)
 			return err;
 		/* evicted while we copied it: drop the copy */
-		if (__atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE) != w) {
+		if (__atomic_load_n(&cb->slots[rb_slot(rb, s)], __ATOMIC_ACQUIRE) != w) {
 			free(ic->pages[--ic->nr].data);
 		}
 	}
@@ -259,13 +259,13 @@ static void stats_cpu(struct rb_cpu *cb, struct kagg_rb_stats *st)
 			const uint8_t *pg;
 			uint32_t len, n;
 
-			w = __atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE);
+			w = __atomic_load_n(&cb->slots[rb_slot(rb, s)], __ATOMIC_ACQUIRE);
 			if (SLOT_TAG(w) != s)
 				continue;
 			pg = cb->pages + SLOT_PHYS(w) * rb->subbuf;
 			len = s == POS_SEQ(c) ? POS_OFF(c) : cb->meta[SLOT_PHYS(w)].end;
 			n = rb_count_events(pg + KAGG_RB_PAGE_HDR, len);
-			if (__atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE) != w)
+			if (__atomic_load_n(&cb->slots[rb_slot(rb, s)], __ATOMIC_ACQUIRE) != w)
 				continue;
 			st->entries += n;
 			st->bytes += len;

@@ -152,6 +152,7 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 	rb->subbuf = subbuf;
 	rb->cap = subbuf - KAGG_RB_PAGE_HDR;
 	rb->nr = nr;
+	rb->nr_magic = UINT64_MAX / nr + 1;
 	rb->max_nest = max_nest;
 	rb->mode = KAGG_OPT(opts, kagg_rb_opts, mode, 0);
 	rb->clock = KAGG_OPT(opts, kagg_rb_opts, clock, NULL);
@@ -175,7 +176,10 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 		struct rb_cpu *cb = &rb->cpus[i];
 
 		cb->rb = rb;
-		cb->cpu = (int)i;
+		cb->cpu = (uint16_t)i;
+		cb->subbuf_shift = (uint8_t)__builtin_ctzl(subbuf);
+		cb->nr = (uint32_t)nr;
+		cb->nr_magic = rb->nr_magic;
 		cb->pages = aligned_alloc(4096, (nr + 1) * subbuf);
 		cb->slots = calloc(nr, sizeof(*cb->slots));
 		cb->meta = calloc(nr + 1, sizeof(*cb->meta));
@@ -234,9 +238,10 @@ size_t kagg_rb__max_payload(const struct kagg_rb *rb)
 
 static inline uint8_t *rb_page_of(struct rb_cpu *cb, uint64_t seq)
 {
-	uint64_t w = __atomic_load_n(&cb->slots[seq % cb->rb->nr], __ATOMIC_ACQUIRE);
+	uint64_t w = __atomic_load_n(&cb->slots[rb_fastmod(seq, cb->nr, cb->nr_magic)],
+				     __ATOMIC_ACQUIRE);
 
-	return cb->pages + SLOT_PHYS(w) * cb->rb->subbuf;
+	return cb->pages + (SLOT_PHYS(w) << cb->subbuf_shift);
 }
 
 /* Open reservations of this thread (nesting depth), for max_nest. */
@@ -367,7 +372,7 @@ uint64_t rb_commit_pos(struct rb_cpu *cb, uint64_t upto)
 			cb->scan_seq = s;
 			cb->scan_off = cb->scan_re = 0;
 		}
-		w = __atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE);
+		w = __atomic_load_n(&cb->slots[rb_slot(rb, s)], __ATOMIC_ACQUIRE);
 		closed = s < tseq;
 		if (SLOT_TAG(w) != s) {
 			if (!closed)
@@ -380,7 +385,7 @@ uint64_t rb_commit_pos(struct rb_cpu *cb, uint64_t upto)
 		re = cb->scan_re;
 		o = rb_scan(cb->pages + phys * rb->subbuf + KAGG_RB_PAGE_HDR, cb->scan_off,
 			    closed ? rb->cap : POS_OFF(st.pos), closed, &done, &re, &n);
-		if (__atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE) != w)
+		if (__atomic_load_n(&cb->slots[rb_slot(rb, s)], __ATOMIC_ACQUIRE) != w)
 			continue;
 		if (done) {
 			cb->meta[phys].end = o;
@@ -404,7 +409,7 @@ uint64_t rb_commit_pos(struct rb_cpu *cb, uint64_t upto)
 static int rb_claim(struct rb_cpu *cb, uint64_t T)
 {
 	struct kagg_rb *rb = cb->rb;
-	uint64_t *slot = &cb->slots[T % rb->nr];
+	uint64_t *slot = &cb->slots[rb_slot(rb, T)];
 	uint64_t w = __atomic_load_n(slot, __ATOMIC_ACQUIRE), tag = SLOT_TAG(w), phys;
 	uint32_t n = 0, re = 0, spins = 0;
 	uint8_t *pg;
@@ -462,7 +467,7 @@ static void rb_close(struct rb_cpu *cb, uint64_t seq, uint32_t off)
 	}
 	/* count its events now, while it is hot, if every record is committed */
 	{
-		uint64_t phys = SLOT_PHYS(__atomic_load_n(&cb->slots[seq % rb->nr], __ATOMIC_ACQUIRE));
+		uint64_t phys = SLOT_PHYS(__atomic_load_n(&cb->slots[rb_slot(rb, seq)], __ATOMIC_ACQUIRE));
 		uint32_t n = 0, re = 0;
 		bool done;
 
@@ -489,79 +494,19 @@ static inline uint32_t rb_data_hdr(uint32_t *w, uint32_t dlen, uint32_t delta)
 	return 2;
 }
 
-void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_rb_rsv *rsv)
+/*
+ * Reservation [off, off + need) of sub-buffer POS_SEQ(old.pos) is ours:
+ * prepare its header words (stored at commit), zero its tail, fill rsv.
+ */
+static inline void *rb_fill(struct rb_cpu *cb, struct kagg_rb_rsv *rsv, uint64_t pos,
+			    uint64_t prev_ts, uint32_t off, uint32_t need, int kind, uint64_t d,
+			    uint64_t ts, size_t len, uint32_t dlen)
 {
-	struct rb_cpu *cb;
-	struct rb_state old, nw;
-	uint64_t ts, d = 0, seq;
-	uint32_t dlen, need, off, kind, *p;
-	uint8_t *page, *payload;
-	int err;
+	uint64_t seq = POS_SEQ(pos);
+	uint8_t *page = rb_page_of(cb, seq), *payload;
+	uint32_t *p = (uint32_t *)(page + KAGG_RB_PAGE_HDR + off);
 
-	if (!rb || !rsv || (unsigned)cpu >= (unsigned)rb->nr_cpus) {
-		errno = EINVAL;
-		return NULL;
-	}
-	cb = &rb->cpus[cpu];
-	if (len > rb->cap - 8) {
-		__atomic_fetch_add(&cb->too_big, 1, __ATOMIC_RELAXED);
-		errno = E2BIG;
-		return NULL;
-	}
-	if (rb_depth >= (uint32_t)rb->max_nest) {
-		__atomic_fetch_add(&cb->nest_refused, 1, __ATOMIC_RELAXED);
-		errno = EBUSY;
-		return NULL;
-	}
-	dlen = kagg_rb__record_len(len);
-	ts = rb_clock(rb);
-	old = st_load(&cb->st);
-	for (;;) {
-		off = POS_OFF(old.pos);
-		if (off == 0) {
-			kind = K_FIRST;
-			need = dlen;
-		} else if (ts < old.ts) {
-			kind = K_STAMP;
-			need = dlen + 8;
-		} else {
-			d = ts - old.ts;
-			kind = (d == 0 || d >= (1u << KAGG_RB_TS_SHIFT)) ? K_EXTEND : K_PLAIN;
-			need = kind == K_PLAIN ? dlen : dlen + 8;
-		}
-		if (off + need <= rb->cap) {
-			nw.pos = old.pos + ((uint64_t)need << RB_OFF_SHIFT);
-			nw.ts = ts;
-			if (cas128(&cb->st, &old, nw))
-				break;
-			continue;
-		}
-		/* cross into the next sub-buffer */
-		seq = POS_SEQ(old.pos);
-		err = rb_claim(cb, seq + 1);
-		if (err == -ENOBUFS) {
-			errno = ENOBUFS;
-			return NULL;
-		}
-		if (err) {
-			old = st_load(&cb->st);
-			continue;
-		}
-		nw.pos = MKPOS(seq + 1, dlen, 0);
-		nw.ts = ts;
-		if (!cas128(&cb->st, &old, nw))
-			continue;
-		rb_close(cb, seq, off);
-		kind = K_FIRST;
-		off = 0;
-		need = dlen;
-		old.pos = MKPOS(seq + 1, 0, 0);
-		break;
-	}
 	rb_depth++;
-	seq = POS_SEQ(old.pos);
-	page = rb_page_of(cb, seq);
-	p = (uint32_t *)(page + KAGG_RB_PAGE_HDR + off);
 	switch (kind) {
 	case K_FIRST:
 		if (dlen - 4 > KAGG_RB_MAX_SMALL_DATA) {
@@ -604,10 +549,116 @@ void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_
 	rsv->dlen = dlen;
 	rsv->start = MKPOS(seq, off, 0);
 	rsv->end = MKPOS(seq, off + need, 0);
-	rsv->prev_ts = old.ts;
+	rsv->prev_ts = prev_ts;
 	rsv->ts = ts;
 	rsv->kind = kind;
 	return payload;
+}
+
+/* Refused before any state changed: count it, set errno. */
+static __attribute__((cold, noinline)) void *rb_refuse(struct kagg_rb *rb, int cpu, size_t len)
+{
+	struct rb_cpu *cb;
+
+	if (!rb || (unsigned)cpu >= (unsigned)rb->nr_cpus) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cb = &rb->cpus[cpu];
+	if (len > rb->cap - 8) {
+		__atomic_fetch_add(&cb->too_big, 1, __ATOMIC_RELAXED);
+		errno = E2BIG;
+		return NULL;
+	}
+	__atomic_fetch_add(&cb->nest_refused, 1, __ATOMIC_RELAXED);
+	errno = EBUSY;
+	return NULL;
+}
+
+/*
+ * Every case but the common one: the first record of a sub-buffer, a time
+ * extend or stamp, crossing into the next sub-buffer, a lost CAS race.
+ */
+static __attribute__((noinline)) void *rb_reserve_slow(struct kagg_rb *rb, struct rb_cpu *cb,
+						       size_t len, uint32_t dlen, uint64_t ts,
+						       struct rb_state old, struct kagg_rb_rsv *rsv)
+{
+	struct rb_state nw;
+	uint32_t need, off, kind;
+	uint64_t d = 0, seq;
+	int err;
+
+	for (;;) {
+		off = POS_OFF(old.pos);
+		if (off == 0) {
+			kind = K_FIRST;
+			need = dlen;
+		} else if (ts < old.ts) {
+			kind = K_STAMP;
+			need = dlen + 8;
+		} else {
+			d = ts - old.ts;
+			kind = (d == 0 || d >= (1u << KAGG_RB_TS_SHIFT)) ? K_EXTEND : K_PLAIN;
+			need = kind == K_PLAIN ? dlen : dlen + 8;
+		}
+		if (off + need <= rb->cap) {
+			nw.pos = old.pos + ((uint64_t)need << RB_OFF_SHIFT);
+			nw.ts = ts;
+			if (cas128(&cb->st, &old, nw))
+				break;
+			continue;
+		}
+		/* cross into the next sub-buffer */
+		seq = POS_SEQ(old.pos);
+		err = rb_claim(cb, seq + 1);
+		if (err == -ENOBUFS) {
+			errno = ENOBUFS;
+			return NULL;
+		}
+		if (err) {
+			old = st_load(&cb->st);
+			continue;
+		}
+		nw.pos = MKPOS(seq + 1, dlen, 0);
+		nw.ts = ts;
+		if (!cas128(&cb->st, &old, nw))
+			continue;
+		rb_close(cb, seq, off);
+		kind = K_FIRST;
+		off = 0;
+		need = dlen;
+		old.pos = MKPOS(seq + 1, 0, 0);
+		break;
+	}
+	return rb_fill(cb, rsv, old.pos, old.ts, off, need, kind, d, ts, len, dlen);
+}
+
+void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_rb_rsv *rsv)
+{
+	struct rb_state old, nw;
+	struct rb_cpu *cb;
+	uint32_t dlen, off;
+	uint64_t ts, d;
+
+	if (__builtin_expect(!rb || !rsv || (unsigned)cpu >= (unsigned)rb->nr_cpus ||
+			     len > rb->cap - 8 || rb_depth >= (uint32_t)rb->max_nest, 0))
+		return rb_refuse(rb, cpu, len);
+	cb = &rb->cpus[cpu];
+	dlen = kagg_rb__record_len(len);
+	ts = rb_clock(rb);
+	old = st_load(&cb->st);
+	/* The common case: a plain record after another, in the same sub-buffer. */
+	off = POS_OFF(old.pos);
+	d = ts - old.ts;
+	if (__builtin_expect(off != 0 && ts > old.ts && d < (1u << KAGG_RB_TS_SHIFT) &&
+			     off + dlen <= rb->cap, 1)) {
+		nw.pos = old.pos + ((uint64_t)dlen << RB_OFF_SHIFT);
+		nw.ts = ts;
+		if (__builtin_expect(cas128(&cb->st, &old, nw), 1))
+			return rb_fill(cb, rsv, old.pos, old.ts, off, dlen, K_PLAIN, d, ts, len,
+				       dlen);
+	}
+	return rb_reserve_slow(rb, cb, len, dlen, ts, old, rsv);
 }
 
 void *kagg_rb__reserve(struct kagg_rb *rb, size_t len, struct kagg_rb_rsv *rsv)
@@ -620,7 +671,9 @@ void *kagg_rb__reserve(struct kagg_rb *rb, size_t len, struct kagg_rb_rsv *rsv)
 	}
 	if (cpu < 0)
 		cpu = 0;
-	return kagg_rb__reserve_cpu(rb, cpu % rb->nr_cpus, len, rsv);
+	if (cpu >= rb->nr_cpus) /* more CPUs than buffers: fold (no division otherwise) */
+		cpu %= rb->nr_cpus;
+	return kagg_rb__reserve_cpu(rb, cpu, len, rsv);
 }
 
 /* Store header words w[1..n) then w[0] with release: the commit point. */
@@ -725,7 +778,7 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 		c = rb_commit_pos(cb, may_close ? UINT64_MAX : s);
 		cseq = POS_SEQ(c);
 		if (s < cseq) {
-			w = __atomic_load_n(&cb->slots[s % rb->nr], __ATOMIC_ACQUIRE);
+			w = __atomic_load_n(&cb->slots[rb_slot(rb, s)], __ATOMIC_ACQUIRE);
 			if (SLOT_TAG(w) != s) { /* overwritten */
 				cb->read_seq = s + 1;
 				if (cseq >= rb->nr && cb->read_seq < cseq + 1 - rb->nr)
@@ -734,7 +787,7 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 			}
 			spare = cb->pages + cb->rd_phys * rb->subbuf;
 			memset(spare, 0, rb->subbuf);
-			if (!__atomic_compare_exchange_n(&cb->slots[s % rb->nr], &w,
+			if (!__atomic_compare_exchange_n(&cb->slots[rb_slot(rb, s)], &w,
 							 SLOT(cb->rd_phys, s + rb->nr), false,
 							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 				continue;
@@ -756,7 +809,7 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 		st = st_load(&cb->st);
 		if (POS_SEQ(c) != s || POS_OFF(c) == 0 || st.pos != c)
 			return false;
-		if (SLOT_TAG(__atomic_load_n(&cb->slots[(s + 1) % rb->nr], __ATOMIC_ACQUIRE)) !=
+		if (SLOT_TAG(__atomic_load_n(&cb->slots[rb_slot(rb, s + 1)], __ATOMIC_ACQUIRE)) !=
 		    s + 1)
 			return false;
 		{

@@ -21,6 +21,7 @@
 #include <kbuffer.h>
 
 #include <kagg/ringbuf.h>
+#include "rb_internal.h" /* rb_slot(): the write path's division-free seq % nr */
 
 struct fake_clock {
 	uint64_t now;
@@ -626,9 +627,35 @@ static void test_large_subbuffers_decode_in_kbuffer(void **s)
 	kagg_rb__free(rb);
 }
 
+/* rb_slot(seq) == seq % nr for every sub-buffer count and sequences up to 2^64 - 1. */
+static void test_slot_index_without_division(void **state)
+{
+	static const uint64_t nrs[] = { 2, 3, 7, 63, 64, 65, 1000, 4095, 65533, 65534 };
+	struct kagg_rb rb = {};
+	uint64_t x = 0x9e3779b97f4a7c15ULL, seq;
+	size_t i;
+	int k;
+
+	for (i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++) {
+		rb.nr = nrs[i];
+		rb.nr_magic = UINT64_MAX / rb.nr + 1;
+		for (k = 0; k < 200000; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+			seq = k < 1000 ? (uint64_t)k : k < 2000 ? UINT64_MAX - (uint64_t)(k - 1000)
+						   : x >> (k % 64);
+			if (rb_slot(&rb, seq) != seq % rb.nr)
+				fail_msg("nr %llu seq %llu: rb_slot %llu, %% %llu",
+					 (unsigned long long)rb.nr, (unsigned long long)seq,
+					 (unsigned long long)rb_slot(&rb, seq),
+					 (unsigned long long)(seq % rb.nr));
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slot_index_without_division),
 		cmocka_unit_test(test_record_length_rules_match_ftrace),
 		cmocka_unit_test(test_edge_case_records_decode_in_kbuffer_exactly),
 		cmocka_unit_test(test_max_payload_accepted_and_larger_refused_and_counted),
