@@ -8,9 +8,10 @@
 #                         for the run (restored on exit, with the tools stopped)
 #   start LABEL N CMD...  run CMD until it owns N BPF programs; ids in $tmp/LABEL.ids
 #   snapshot FILE         "id name run_time_ns run_cnt" of every loaded program
-#   report LABEL          per-program lines from $tmp/before and $tmp/after, then
+#   report LABEL [RE]     per-program lines from $tmp/before and $tmp/after, then
 #                         (last line) the label's ns per event: all its programs'
-#                         run time over its busiest program's runs
+#                         run time over the runs of its program named like RE
+#                         (default: its busiest program)
 #   stop_tools, ratio A B, median (stdin)
 #
 # Benchmarks print figures and ratios; they assert nothing on time.
@@ -75,11 +76,12 @@ start() {
 }
 
 report() {
-	awk -v ids="$(tr '\n' ' ' <"$tmp/$1.ids")" 'BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+	awk -v ids="$(tr '\n' ' ' <"$tmp/$1.ids")" -v per="${2:-}" '
+		BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
 		FNR == NR { rt0[$1] = $3; c0[$1] = $4; next }
 		($1 in want) { rt = $3 - rt0[$1]; c = $4 - c0[$1]; tot += rt
 			printf "    %-28s %10d runs %8.1f ns/run\n", $2, c, (c ? rt / c : 0)
-			if (c > calls) calls = c }
+			if (per != "" ? $2 ~ per : c > calls) calls = c }
 		END { printf "%.1f\n", (calls ? tot / calls : 0) }' "$tmp/before" "$tmp/after"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
