@@ -55,6 +55,6 @@ for r in $(seq "$ROUNDS"); do
 	echo "  BPF ns per context switch (all programs): runqlat $p, kagg $k, kagg/runqlat $x (target <= $TARGET)"
 	ratios="$ratios $x"
 done
-med=$(echo "$ratios" | tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "n/a") }')
+med=$(echo "$ratios" | median)
 echo "== median kagg/runqlat: $med (target <= $TARGET)"
 exit 0
