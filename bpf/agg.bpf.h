@@ -14,6 +14,41 @@
 #include "common.h"
 #include "bits.bpf.h"
 
+/*
+ * The maps of the same shape in every tool (the skeletons and the library
+ * find them by these names):
+ *   counters  per-CPU array of one struct counters { __u64 cnt[n]; }
+ *   hist      per-CPU array of log2 histograms, one per generation (userspace
+ *             may size it to generations * histograms)
+ *   key_hist  per-CPU hash of per-key histograms (struct kagg_key, key.gen)
+ */
+#define KAGG_COUNTERS_MAP(n)                                                   \
+	struct counters {                                                      \
+		__u64 cnt[n];                                                  \
+	};                                                                     \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                       \
+		__uint(max_entries, 1);                                        \
+		__type(key, __u32);                                            \
+		__type(value, struct counters);                                \
+	} counters SEC(".maps")
+
+#define KAGG_HIST_MAP                                                          \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                       \
+		__uint(max_entries, 2);                                        \
+		__type(key, __u32);                                            \
+		__type(value, struct kagg_hist_val);                           \
+	} hist SEC(".maps")
+
+#define KAGG_KEY_HIST_MAP                                                      \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                        \
+		__uint(max_entries, 10240);                                    \
+		__type(key, struct kagg_key);                                  \
+		__type(value, struct kagg_key_hist);                           \
+	} key_hist SEC(".maps")
+
 /* Snapshot generation, flipped by userspace through the mmap'd .bss. */
 __u32 gen = 0;
 

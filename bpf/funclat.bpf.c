@@ -44,24 +44,9 @@ struct {
 	__type(value, struct funclat_stack);
 } stacks SEC(".maps");
 
-struct counters {
-	__u64 cnt[FUNCLAT_CNT_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct counters);
-} counters SEC(".maps");
-
-/* Histogram of function id in generation g at index g * nr_funcs + id (sized by userspace). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct kagg_hist_val);
-} hist SEC(".maps");
+KAGG_COUNTERS_MAP(FUNCLAT_CNT_MAX);
+/* Histogram of function id in generation g at g * nr_funcs + id (sized by userspace). */
+KAGG_HIST_MAP;
 
 static __always_inline bool traced(void)
 {

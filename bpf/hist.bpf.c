@@ -34,30 +34,9 @@ const volatile __u64 lin_step = 0;
 
 __u32 armed = 0;
 
-struct counters {
-	__u64 cnt[HIST_CNT_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct counters);
-} counters SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct kagg_hist_val);
-} hist SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240);
-	__type(key, struct kagg_key);
-	__type(value, struct kagg_key_hist);
-} key_hist SEC(".maps");
+KAGG_COUNTERS_MAP(HIST_CNT_MAX);
+KAGG_HIST_MAP;
+KAGG_KEY_HIST_MAP;
 
 /* Field f of the record at ctx, widened to 64 bits; false when unreadable. */
 static __always_inline bool read_field(void *ctx, __u32 off, __u32 size, bool sign, __u32 src,

@@ -72,32 +72,9 @@ struct {
 	__type(value, struct start);
 } start_hash SEC(".maps");
 
-struct counters {
-	__u64 cnt[OFFCPU_CNT_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct counters);
-} counters SEC(".maps");
-
-/* System-wide histogram, one per generation. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct kagg_hist_val);
-} hist SEC(".maps");
-
-/* Per-process / per-thread histograms (key.gen selects the generation). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240);
-	__type(key, struct kagg_key);
-	__type(value, struct kagg_key_hist);
-} key_hist SEC(".maps");
+KAGG_COUNTERS_MAP(OFFCPU_CNT_MAX);
+KAGG_HIST_MAP;
+KAGG_KEY_HIST_MAP;
 
 /* Off-CPU time by stack. */
 struct {

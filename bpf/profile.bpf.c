@@ -40,16 +40,7 @@ struct {
 	__type(value, __u8);
 } tgids SEC(".maps");
 
-struct counters {
-	__u64 cnt[PROFILE_CNT_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct counters);
-} counters SEC(".maps");
+KAGG_COUNTERS_MAP(PROFILE_CNT_MAX);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);

@@ -65,30 +65,9 @@ struct {
 	__type(value, struct start);
 } start_hash SEC(".maps");
 
-struct counters {
-	__u64 cnt[RUNQLAT_CNT_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct counters);
-} counters SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct kagg_hist_val);
-} hist SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240);
-	__type(key, struct kagg_key);
-	__type(value, struct kagg_key_hist);
-} key_hist SEC(".maps");
+KAGG_COUNTERS_MAP(RUNQLAT_CNT_MAX);
+KAGG_HIST_MAP;
+KAGG_KEY_HIST_MAP;
 
 static __always_inline struct counters *counters_get(void)
 {

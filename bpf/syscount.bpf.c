@@ -60,16 +60,7 @@ struct {
 	__type(value, __u8);
 } tgids SEC(".maps");
 
-struct counters {
-	__u64 cnt[SC_CNT_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct counters);
-} counters SEC(".maps");
+KAGG_COUNTERS_MAP(SC_CNT_MAX);
 
 /* Calls per syscall: index gen * SC_NR_MAX + nr. */
 struct {
@@ -95,13 +86,7 @@ struct {
 	__type(value, struct kagg_hist_val);
 } lat SEC(".maps");
 
-/* Latency per process / thread and syscall (-P/-L with -L). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240);
-	__type(key, struct kagg_key);
-	__type(value, struct kagg_key_hist);
-} key_hist SEC(".maps");
+KAGG_KEY_HIST_MAP;
 
 static __always_inline struct counters *counters_get(void)
 {
