@@ -739,14 +739,10 @@ static void funclat_destroy(struct kagg_session *s)
 {
 	struct funclat *t = s->tool;
 
-	if (!t)
-		return;
 	drop_extra(t, 0);
 	drop_extra(t, 1);
 	funclat_bpf__destroy(t->skel);
 	free_funcs(t->funcs, t->nr_funcs);
-	free(t);
-	s->tool = NULL;
 }
 
 static const struct session_ops funclat_ops = {
@@ -805,16 +801,12 @@ struct kagg_session *kagg_funclat__open(const struct kagg_funclat_opts *opts)
 		errno = EINVAL;
 		return NULL;
 	}
-	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit };
+	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
+				    .tool_size = sizeof(*t) };
 	s = session_new(&funclat_ops, &in);
 	if (!s)
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	s->tool = t;
+	t = s->tool;
 	s->event = o.pattern;
 	max = o.max_funcs ? o.max_funcs : FUNCLAT_MAX_FUNCS;
 	if (!o.pattern || !*o.pattern || (unsigned int)o.unit > KAGG_UNIT_MSECS ||

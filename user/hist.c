@@ -253,12 +253,8 @@ static void hist_destroy(struct kagg_session *s)
 {
 	struct tphist *t = s->tool;
 
-	if (!t)
-		return;
 	hist_bpf__destroy(t->skel);
 	kagg_rb_events__free(t->evs);
-	free(t);
-	s->tool = NULL;
 }
 
 static const struct session_ops hist_ops = {

@@ -313,15 +313,11 @@ static void offcpu_destroy(struct kagg_session *s)
 {
 	struct offcpu *t = s->tool;
 
-	if (!t)
-		return;
 	if (t->streaming)
 		ostream_fini(&t->st);
 	offcpu_bpf__destroy(t->skel);
 	if (t->cgroup_fd >= 0)
 		close(t->cgroup_fd);
-	free(t);
-	s->tool = NULL;
 }
 
 static const struct session_ops offcpu_ops = {

@@ -168,14 +168,10 @@ static void profile_destroy(struct kagg_session *s)
 {
 	struct profile *t = s->tool;
 
-	if (!t)
-		return;
 	drop_links(t);
 	profile_bpf__destroy(t->skel);
 	free(t->links);
 	free(t->cpus);
-	free(t);
-	s->tool = NULL;
 }
 
 static const struct session_ops profile_ops = {

@@ -165,13 +165,9 @@ static void runqlat_destroy(struct kagg_session *s)
 {
 	struct runqlat *t = s->tool;
 
-	if (!t)
-		return;
 	runqlat_bpf__destroy(t->skel);
 	if (t->cgroup_fd >= 0)
 		close(t->cgroup_fd);
-	free(t);
-	s->tool = NULL;
 }
 
 static const struct session_ops runqlat_ops = {

@@ -292,8 +292,10 @@ void kagg_session__destroy(struct kagg_session *s)
 	if (!s)
 		return;
 	kagg_session__detach(s);
-	if (s->ops && s->ops->destroy)
+	/* The tool releases what it holds; its state itself came with the session. */
+	if (s->tool && s->ops && s->ops->destroy)
 		s->ops->destroy(s);
+	free(s->tool);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
 	kagg_syms__free(s->syms);

@@ -43,7 +43,7 @@ struct session_ops {
 	void (*sync)(struct kagg_session *s);
 	/* Attach program i yourself (uprobes, perf events); NULL: bpf_program__attach. */
 	struct bpf_link *(*attach)(struct kagg_session *s, int i);
-	/* Free the tool's state (skeleton included). */
+	/* Release what the tool state holds (skeleton, fds); the session frees the state. */
 	void (*destroy)(struct kagg_session *s);
 };
 
@@ -95,7 +95,7 @@ struct session_init {
 	enum kagg_unit unit;
 	enum kagg_key_mode key;
 	bool overhead;
-	size_t tool_size;	/* the tool's state, zeroed, in s->tool (freed by ops->destroy) */
+	size_t tool_size;	/* the tool's state, zeroed, in s->tool (freed after ops->destroy) */
 };
 
 /* Allocate a session and its tool state; NULL + errno. */

@@ -430,13 +430,9 @@ static void syscount_destroy(struct kagg_session *s)
 	struct syscount *t = s->tool;
 	int i;
 
-	if (!t)
-		return;
 	syscount_bpf__destroy(t->skel);
 	for (i = 0; i < SC_NR_MAX; i++)
 		free(t->names[i]);
-	free(t);
-	s->tool = NULL;
 }
 
 static const struct session_ops syscount_ops = {
