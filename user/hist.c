@@ -23,6 +23,7 @@
 #include <kagg/rb_format.h>
 #include "hist.h"
 #include "hist.skel.h"
+#include "hist_parse.h"
 #include "json.h"
 #include "opts.h"
 #include "session.h"
@@ -129,8 +130,8 @@ static void no_event(struct kagg_session *s, const char *sys, const char *name)
 	     list);
 }
 
-static int parse_filter(struct kagg_session *s, const char *str, char *field, size_t fsz,
-			enum hist_op *op, const char **val)
+int hist_parse_filter(const char *str, char *field, size_t fsz, enum hist_op *op,
+		      const char **val)
 {
 	static const struct { const char *s; enum hist_op op; } ops[] = {
 		{ "==", HIST_OP_EQ }, { "!=", HIST_OP_NE }, { "<=", HIST_OP_LE },
@@ -141,8 +142,10 @@ static int parse_filter(struct kagg_session *s, const char *str, char *field, si
 
 	while (isspace((unsigned char)*p))
 		p++;
-	while ((isalnum((unsigned char)p[n]) || p[n] == '_') && n + 1 < fsz)
+	while (isalnum((unsigned char)p[n]) || p[n] == '_')
 		n++;
+	if (!n || n >= fsz)
+		return -EINVAL;
 	memcpy(field, p, n);
 	field[n] = '\0';
 	p += n;
@@ -157,16 +160,13 @@ static int parse_filter(struct kagg_session *s, const char *str, char *field, si
 	}
 	while (isspace((unsigned char)*p))
 		p++;
-	if (!n || i == sizeof(ops) / sizeof(ops[0]) || !*p) {
-		slog(s, KAGG_LOG_WARN, "invalid filter '%s' (FIELD OP VALUE, OP one of == != < <= "
-		     "> >=)", str);
+	if (i == sizeof(ops) / sizeof(ops[0]) || !*p)
 		return -EINVAL;
-	}
 	*val = p;
 	return 0;
 }
 
-static int parse_value(const char *str, bool is_signed, __u64 *out)
+int hist_parse_value(const char *str, bool is_signed, __u64 *out)
 {
 	char *end;
 
@@ -292,13 +292,16 @@ static int configure(struct kagg_session *s, const struct kagg_hist_opts *o,
 		t->key_signed = kf->is_signed;
 	}
 	if (o->filter) {
-		err = parse_filter(s, o->filter, fname, sizeof(fname), &op, &val);
-		if (err)
+		err = hist_parse_filter(o->filter, fname, sizeof(fname), &op, &val);
+		if (err) {
+			slog(s, KAGG_LOG_WARN, "invalid filter '%s' (FIELD OP VALUE, OP one of == != "
+			     "< <= > >=)", o->filter);
 			return err;
+		}
 		ff = num_field(s, fmt, fname, "filter field");
 		if (!ff)
 			return -ENOENT;
-		if (parse_value(val, ff->is_signed, &fval)) {
+		if (hist_parse_value(val, ff->is_signed, &fval)) {
 			slog(s, KAGG_LOG_WARN, "invalid filter value '%s' for %s field %s", val,
 			     ff->is_signed ? "signed" : "unsigned", fname);
 			return -EINVAL;
