@@ -308,6 +308,11 @@ static int configure(struct kagg_session *s, const struct kagg_hist_opts *o,
 		}
 		snprintf(p, sizeof(s->filters), "%s", o->filter);
 	}
+	if (o->lin_step && !f->is_signed && o->lin_min < 0) {
+		slog(s, KAGG_LOG_WARN, "--min %lld is below 0 and %s is unsigned",
+		     (long long)o->lin_min, f->name);
+		return -EINVAL;
+	}
 	snprintf(t->field, sizeof(t->field), "%s", f->name);
 
 	t->skel = hist_bpf__open();

@@ -201,6 +201,7 @@ static void test_cli_errors(void **state)
 			    NULL };
 	char *nolinear[] = { "hist", "sched:sched_switch", "prev_prio", "--min", "5", NULL };
 	char *noarg[] = { "hist", "sched:sched_switch", NULL };
+	char *negmin[] = { "hist", EVENT, "count", "--linear", "--min", "-10", NULL };
 
 	TU_SKIP_UNLESS_ROOT();
 	/* Unknown event or field: say so and list what exists. */
@@ -211,6 +212,8 @@ static void test_cli_errors(void **state)
 	expect_cli(badstep, 2, "--step");
 	expect_cli(nolinear, 2, "--linear");
 	expect_cli(noarg, 2, "FIELD");
+	if (have_event())
+		expect_cli(negmin, 2, "unsigned"); /* count is a size_t */
 }
 
 /* The CLI with JSON on a live event, then SIGINT and SIGTERM: exit 0, nothing left. */
