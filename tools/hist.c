@@ -153,4 +153,4 @@ static int hist_main(int argc, char **argv)
 	return ret;
 }
 
-KAGG_COMMAND(hist, "log2 histogram of any tracepoint's numeric field", hist_main);
+KAGG_COMMAND(hist, "log2 or linear histogram of any tracepoint's numeric field", hist_main);
