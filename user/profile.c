@@ -135,6 +135,7 @@ static int profile_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 {
 	struct profile *t = s->tool;
 
+	snap->stack_noun = "samples";
 	return session_read_stacks(s, t->skel->maps.stack_agg, t->skel->maps.stackmap, g, reset,
 				   snap);
 }

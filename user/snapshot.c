@@ -398,7 +398,8 @@ static uint64_t ns_to_unit(uint64_t ns, enum kagg_unit unit)
 	}
 }
 
-static void print_stack_text(const struct kagg_stack *st, enum kagg_unit unit, FILE *f)
+static void print_stack_text(const struct kagg_stack *st, enum kagg_unit unit, const char *noun,
+			     FILE *f)
 {
 	unsigned int i;
 
@@ -413,8 +414,8 @@ static void print_stack_text(const struct kagg_stack *st, enum kagg_unit unit, F
 	for (i = 0; i < st->nr_uframes; i++)
 		fprintf(f, "    %s\n", st->uframes[i].sym);
 	fprintf(f, "    -                %-16s (%d)\n", st->comm, st->tid);
-	fprintf(f, "        %" PRIu64 " %s in %" PRIu64 " intervals\n\n",
-		ns_to_unit(st->total_ns, unit), kagg_unit__name(unit), st->count);
+	fprintf(f, "        %" PRIu64 " %s in %" PRIu64 " %s\n\n",
+		ns_to_unit(st->total_ns, unit), kagg_unit__name(unit), st->count, noun);
 }
 
 /* "comm;user outermost..innermost;--;kernel outermost..innermost value" */
@@ -464,7 +465,8 @@ static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, b
 	if (snap->nr_stacks)
 		fputc('\n', f);
 	for (i = 0; i < snap->nr_stacks; i++)
-		print_stack_text(&snap->stacks[i], unit, f);
+		print_stack_text(&snap->stacks[i], unit,
+				 snap->stack_noun ? snap->stack_noun : "intervals", f);
 	return ferror(f) ? -EIO : 0;
 }
 

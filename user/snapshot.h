@@ -23,6 +23,7 @@ struct kagg_snapshot {
 
 	struct kagg_stack *stacks;
 	size_t nr_stacks;
+	const char *stack_noun; /* what a stack's count counts: "intervals" (NULL) or "samples" */
 
 	/* KAGG_MODE_BOTH: the streaming path's histograms. */
 	struct kagg_snapshot *stream;
