@@ -829,13 +829,6 @@ struct kagg_session *kagg_funclat__open(const struct kagg_funclat_opts *opts)
 		err = resolve(s, &o, max);
 	if (!err)
 		err = choose_path(s, o.attach);
-	if (!err)
-		err = session_ready(s, o.overhead);
-	if (err)
-		goto fail;
-	return s;
 fail:
-	kagg_session__destroy(s);
-	errno = -err;
-	return NULL;
+	return session_opened(s, err, o.overhead);
 }

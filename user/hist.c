@@ -404,13 +404,6 @@ struct kagg_session *kagg_hist__open(const struct kagg_hist_opts *opts)
 		goto fail;
 	}
 	err = configure(s, &o, fmt);
-	if (!err)
-		err = session_ready(s, o.overhead);
-	if (err)
-		goto fail;
-	return s;
 fail:
-	kagg_session__destroy(s);
-	errno = -err;
-	return NULL;
+	return session_opened(s, err, o.overhead);
 }

@@ -419,12 +419,6 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 		s->rb = t->st.rb;
 		s->rb_events = t->st.evs;
 	}
-	err = session_ready(s, o.overhead);
-	if (err)
-		goto fail;
-	return s;
 fail:
-	kagg_session__destroy(s);
-	errno = -err;
-	return NULL;
+	return session_opened(s, err, o.overhead);
 }

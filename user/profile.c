@@ -393,16 +393,8 @@ struct kagg_session *kagg_profile__open(const struct kagg_profile_opts *opts)
 	if (err)
 		goto fail;
 	err = load(s, &o);
-	if (err)
-		goto fail;
-	err = session_ready(s, o.overhead);
-	if (err)
-		goto fail;
-	return s;
 fail:
-	kagg_session__destroy(s);
-	errno = -err;
-	return NULL;
+	return session_opened(s, err, o.overhead);
 }
 
 /* ------------------------------------------------------------ printing */

@@ -232,14 +232,6 @@ struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
 		goto fail;
 	}
 	err = rq_fill_filters(s, &o);
-	if (err)
-		goto fail;
-	err = session_ready(s, o.overhead);
-	if (err)
-		goto fail;
-	return s;
 fail:
-	kagg_session__destroy(s);
-	errno = -err;
-	return NULL;
+	return session_opened(s, err, o.overhead);
 }

@@ -163,6 +163,17 @@ struct kagg_session *session_new(const struct session_ops *ops, const struct ses
 	return s;
 }
 
+struct kagg_session *session_opened(struct kagg_session *s, int err, bool overhead)
+{
+	if (!err)
+		err = session_ready(s, overhead);
+	if (!err)
+		return s;
+	kagg_session__destroy(s);
+	errno = -err;
+	return NULL;
+}
+
 int session_ready(struct kagg_session *s, bool overhead)
 {
 	int ret;

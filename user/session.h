@@ -102,6 +102,11 @@ struct session_init {
 struct kagg_session *session_new(const struct session_ops *ops, const struct session_init *in);
 /* Finish opening once the tool has loaded its programs: stats fd, membarrier probe. */
 int session_ready(struct kagg_session *s, bool overhead);
+/*
+ * The end of every opener: err 0 -> session_ready() and s; otherwise (or if
+ * that fails) destroy s, set errno from -err and return NULL.
+ */
+struct kagg_session *session_opened(struct kagg_session *s, int err, bool overhead);
 
 void session_log(struct kagg_session *s, enum kagg_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

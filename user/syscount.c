@@ -525,14 +525,8 @@ struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts)
 		if (err)
 			goto fail;
 	}
-	err = session_ready(s, o.overhead);
-	if (err)
-		goto fail;
-	return s;
 fail:
-	kagg_session__destroy(s);
-	errno = -err;
-	return NULL;
+	return session_opened(s, err, o.overhead);
 }
 
 /* ------------------------------------------------------------ printing */
