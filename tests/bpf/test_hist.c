@@ -43,6 +43,24 @@ static void writer(void *arg)
 	_exit(0);
 }
 
+/* 9 openat() calls that fail with ENOENT (ret -2) and 4 that return an fd (>= 3). */
+static void opener(void *arg)
+{
+	int i, fd;
+
+	(void)arg;
+	for (i = 0; i < 9; i++)
+		if (openat(AT_FDCWD, "/nonexistent/kagg-test-hist", O_RDONLY) != -1)
+			_exit(1);
+	for (i = 0; i < 4; i++) {
+		fd = openat(AT_FDCWD, "/dev/null", O_RDONLY);
+		if (fd < 3)
+			_exit(1);
+		close(fd);
+	}
+	_exit(0);
+}
+
 static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
 {
 	(void)ctx;
@@ -56,10 +74,10 @@ static bool have_event(void)
 	       !access("/sys/kernel/debug/tracing/events/syscalls/sys_enter_write/format", R_OK);
 }
 
-/* Run the writer under a session opened with o (filter set here); the snapshot. */
-static struct kagg_snapshot *run_writer(struct kagg_hist_opts *o)
+/* Run fn in a child under a session opened with o (filter set here); the snapshot. */
+static struct kagg_snapshot *run_child(struct kagg_hist_opts *o, tu_work_fn fn)
 {
-	struct tu_child child = tu_spawn(writer, NULL);
+	struct tu_child child = tu_spawn(fn, NULL);
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	char filter[64];
@@ -72,7 +90,7 @@ static struct kagg_snapshot *run_writer(struct kagg_hist_opts *o)
 	if (!s && errno == ENOENT && !have_event()) {
 		kill(child.pid, SIGKILL);
 		tu_wait(&child);
-		printf("SKIP: no %s tracepoint (kernel without CONFIG_FTRACE_SYSCALLS)\n", EVENT);
+		printf("SKIP: no %s tracepoint (kernel without CONFIG_FTRACE_SYSCALLS)\n", o->event);
 		skip();
 	}
 	assert_non_null(s);
@@ -93,7 +111,7 @@ static void test_log2_buckets_of_known_writes(void **state)
 	const struct kagg_hist *h;
 
 	TU_SKIP_UNLESS_ROOT();
-	snap = run_writer(&o);
+	snap = run_child(&o, writer);
 	m = kagg_snapshot__meta(snap);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	h = kagg_snapshot__hist(snap, 0);
@@ -123,7 +141,7 @@ static void test_linear_buckets(void **state)
 	size_t i;
 
 	TU_SKIP_UNLESS_ROOT();
-	snap = run_writer(&o);
+	snap = run_child(&o, writer);
 	h = kagg_snapshot__hist(snap, 0);
 	assert_non_null(h);
 	assert_int_equal(h->lin_min, 50);
@@ -151,7 +169,7 @@ static void test_key_per_fd(void **state)
 	size_t i;
 
 	TU_SKIP_UNLESS_ROOT();
-	snap = run_writer(&o);
+	snap = run_child(&o, writer);
 	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
 		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
 
@@ -171,6 +189,47 @@ static void test_key_per_fd(void **state)
 	assert_int_equal(a->slots[6], 10);
 	assert_int_equal(b->total, 7);
 	assert_int_equal(b->slots[12], 7);
+	kagg_snapshot__free(snap);
+}
+
+/* A signed field: negative values have no log2 bucket (counted apart), linear ones take them. */
+static void test_signed_negative_values(void **state)
+{
+	KAGG_OPTS(kagg_hist_opts, lg, .event = "syscalls:sys_exit_openat", .field = "ret");
+	KAGG_OPTS(kagg_hist_opts, ln, .event = "syscalls:sys_exit_openat", .field = "ret",
+		  .lin_min = -4, .lin_step = 1);
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	const struct kagg_hist *h;
+	uint64_t negative = ~0ULL, above = ~0ULL, fds = 0;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	snap = run_child(&lg, opener);
+	m = kagg_snapshot__meta(snap);
+	h = kagg_snapshot__hist(snap, 0);
+	for (i = 0; i < m->nr_drops; i++)
+		if (!strcmp(m->drops[i].cause, "negative"))
+			negative = m->drops[i].count;
+	printf("  log2: %llu recorded, negative %llu\n", (unsigned long long)h->total,
+	       (unsigned long long)negative);
+	assert_int_equal(negative, 9);
+	assert_int_equal(h->total, 4);
+	kagg_snapshot__free(snap);
+
+	snap = run_child(&ln, opener);
+	m = kagg_snapshot__meta(snap);
+	h = kagg_snapshot__hist(snap, 0);
+	for (i = 0; i < m->nr_drops; i++)
+		if (!strcmp(m->drops[i].cause, "above_range"))
+			above = m->drops[i].count;
+	for (i = 7; i < 64; i++) /* [3, ...]: the fds */
+		fds += h->slots[i];
+	printf("  linear from -4: [-2] %llu, fds %llu, above %llu\n",
+	       (unsigned long long)h->slots[2], (unsigned long long)fds, (unsigned long long)above);
+	assert_int_equal(h->slots[2], 9);	/* -ENOENT: [-2, -2] */
+	assert_int_equal(fds + above, 4);
+	assert_int_equal(h->total, 9 + fds);
 	kagg_snapshot__free(snap);
 }
 
@@ -258,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_log2_buckets_of_known_writes),
 		cmocka_unit_test(test_linear_buckets),
 		cmocka_unit_test(test_key_per_fd),
+		cmocka_unit_test(test_signed_negative_values),
 		cmocka_unit_test(test_cli_errors),
 		cmocka_unit_test(test_cli_json_and_clean_exit),
 	};
