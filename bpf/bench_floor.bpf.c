@@ -12,6 +12,10 @@
  * empty_sys_enter / empty_sys_exit (tests/bench/syscount.sh): programs that
  * return at once, the price of being attached to raw_syscalls at all.
  *
+ * lat_enter / lat_exit (tests/bench/syscount.sh, latency): the least a
+ * per-syscall latency needs -- a clock read into the thread's storage at
+ * entry, a clock read and the difference at exit -- and no aggregation.
+ *
  * perf_floor (tests/bench/profile.sh): on each cpu-clock sample of a task,
  * the walks a sampling profiler cannot skip -- the kernel stack when the
  * sample interrupted the kernel, the user stack of a user task -- and no
@@ -56,6 +60,43 @@ int BPF_PROG(empty_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(empty_sys_exit, struct pt_regs *regs, long ret)
 {
+	return 0;
+}
+
+struct lat_start {
+	__u64 ts;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lat_start);
+} lat_store SEC(".maps");
+
+/* The last difference, so the exit program's work is not optimized away. */
+__u64 lat_last;
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(lat_enter, struct pt_regs *regs, long id)
+{
+	struct lat_start *s = bpf_task_storage_get(&lat_store, bpf_get_current_task_btf(), 0,
+						   BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (s)
+		s->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(lat_exit, struct pt_regs *regs, long ret)
+{
+	struct lat_start *s = bpf_task_storage_get(&lat_store, bpf_get_current_task_btf(), 0, 0);
+
+	if (s && s->ts) {
+		lat_last = bpf_ktime_get_ns() - s->ts;
+		s->ts = 0;
+	}
 	return 0;
 }
 

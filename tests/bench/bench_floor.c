@@ -4,11 +4,13 @@
  * script can read its BPF run time per event next to kagg's and the peer's
  * in the same run:
  *
- *   bench_floor [stacks|sys_enter|sys_both|perf:HZ] [SECONDS]
+ *   bench_floor [stacks|sys_enter|sys_both|sys_lat|perf:HZ] [SECONDS]
  *
  *   stacks	stack_floor on sched_switch: the two stack walks alone (offcpu.sh)
  *   sys_enter	an empty program on raw_syscalls:sys_enter (syscount.sh, counts)
  *   sys_both	empty programs on sys_enter and sys_exit (syscount.sh, latency)
+ *   sys_lat	a clock read into task storage at sys_enter, the difference at
+ *		sys_exit: a syscall latency with no aggregation (syscount.sh)
  *   perf:HZ	perf_floor on a cpu-clock event at HZ on every CPU: the stack
  *		walks of a sampling profiler alone (profile.sh)
  *
@@ -84,14 +86,15 @@ int main(int argc, char **argv)
 	const char *what = argc > 1 ? argv[1] : "stacks";
 	double secs = argc > 2 ? atof(argv[2]) : 1.0;
 	bool stacks = !strcmp(what, "stacks"), both = !strcmp(what, "sys_both");
-	bool enter = both || !strcmp(what, "sys_enter");
+	bool enter = both || !strcmp(what, "sys_enter"), lat = !strcmp(what, "sys_lat");
 	long hz = !strncmp(what, "perf:", 5) ? atol(what + 5) : 0;
 	int nr_cpus = libbpf_num_possible_cpus(), stats_fd, err, cpu;
 	struct bpf_link **links = NULL;
 	struct bench_floor_bpf *skel;
 
-	if ((!stacks && !enter && hz <= 0) || secs <= 0 || nr_cpus <= 0) {
-		fprintf(stderr, "usage: bench_floor [stacks|sys_enter|sys_both|perf:HZ] [SECONDS]\n");
+	if ((!stacks && !enter && !lat && hz <= 0) || secs <= 0 || nr_cpus <= 0) {
+		fprintf(stderr,
+			"usage: bench_floor [stacks|sys_enter|sys_both|sys_lat|perf:HZ] [SECONDS]\n");
 		return 2;
 	}
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -104,6 +107,10 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.empty_sys_enter, enter);
 	bpf_program__set_autoload(skel->progs.empty_sys_exit, both);
 	bpf_program__set_autoload(skel->progs.perf_floor, hz > 0);
+	bpf_program__set_autoload(skel->progs.lat_enter, lat);
+	bpf_program__set_autoload(skel->progs.lat_exit, lat);
+	if (!lat)
+		bpf_map__set_autocreate(skel->maps.lat_store, false);
 	if (!stacks && !hz)
 		bpf_map__set_max_entries(skel->maps.floor_stacks, 1);
 	/* The perf program is attached by hand below; the skeleton attaches the rest. */
@@ -126,6 +133,8 @@ int main(int argc, char **argv)
 	print_cost(skel->progs.empty_sys_enter, stats_fd);
 	print_cost(skel->progs.empty_sys_exit, stats_fd);
 	print_cost(skel->progs.perf_floor, stats_fd);
+	print_cost(skel->progs.lat_enter, stats_fd);
+	print_cost(skel->progs.lat_exit, stats_fd);
 	if ((stacks || hz) && skel->bss->failed)
 		printf("bench_floor: %llu stack captures failed\n",
 		       (unsigned long long)skel->bss->failed);

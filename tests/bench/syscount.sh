@@ -38,7 +38,7 @@ bench_init "syscount bench"
 command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"
 "$PERF" bench syscall basic -l 1000 >/dev/null 2>&1 || die "perf bench syscall not supported by $PERF"
 
-# phase NAME PEER_ARGS KAGG_ARGS KAGG_PROGS FLOOR_KIND FLOOR_PROGS
+# phase NAME PEER_ARGS KAGG_ARGS KAGG_PROGS FLOOR_KIND FLOOR_PROGS FLOOR_WHAT
 phase() {
 	local name=$1 p k x f fx
 	start peer 2 "$PEER" -d "$DUR" $2
@@ -52,11 +52,11 @@ phase() {
 	report peer >"$tmp/peer.rep"; head -n -1 "$tmp/peer.rep"; p=$(tail -1 "$tmp/peer.rep")
 	echo "  [$name] kagg syscount $3:"
 	report kagg >"$tmp/kagg.rep"; head -n -1 "$tmp/kagg.rep"; k=$(tail -1 "$tmp/kagg.rep")
-	echo "  [$name] floor, empty programs ($5):"
+	echo "  [$name] floor ($5: $7):"
 	report floor >"$tmp/floor.rep"; head -n -1 "$tmp/floor.rep"; f=$(tail -1 "$tmp/floor.rep")
 	x=$(ratio "$k" "$p") fx=$(ratio "$f" "$p")
 	echo "  [$name] BPF ns per syscall: syscount $p, kagg $k, kagg/syscount $x (target <= $TARGET);" \
-		"empty programs $f = $fx x syscount, the least any tool attached there pays"
+		"floor $f = $fx x syscount"
 	eval "r_$name=\"\${r_$name:-} $x\""
 	eval "f_$name=\"\${f_$name:-} $fx\""
 }
@@ -65,9 +65,10 @@ echo "kagg syscount benchmark: $ROUNDS round(s), perf bench syscall basic -l $LO
 echo "kernel $(uname -r), $(nproc) CPUs"
 for r in $(seq "$ROUNDS"); do
 	echo "== round $r/$ROUNDS"
-	phase count "" "" 1 sys_enter 1
-	phase latency "-L" "-L" 2 sys_both 2
+	phase count "" "" 1 sys_enter 1 "an empty program, the least any tool attached there pays"
+	phase latency "-L" "-L" 2 sys_lat 2 "a clock read into task storage at entry, the difference at exit, no aggregation"
 done
 echo "== median kagg/syscount: count $(echo "$r_count" | median), latency $(echo "$r_latency" | median) (target <= $TARGET)"
-echo "== median empty programs/syscount (the floor): count $(echo "$f_count" | median), latency $(echo "$f_latency" | median)"
+echo "== median floor/syscount: count $(echo "$f_count" | median) (empty program)," \
+	"latency $(echo "$f_latency" | median) (clock + task storage, no aggregation)"
 exit 0
