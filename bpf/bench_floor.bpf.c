@@ -15,6 +15,8 @@
  * lat_enter / lat_exit (tests/bench/syscount.sh, latency): the least a
  * per-syscall latency needs -- a clock read into the thread's storage at
  * entry, a clock read and the difference at exit -- and no aggregation.
+ * ulat_enter / ulat_exit do the same from a user function's uprobe and
+ * uretprobe (tests/bench/funclat.sh).
  *
  * perf_floor (tests/bench/profile.sh): on each cpu-clock sample of a task,
  * the walks a sampling profiler cannot skip -- the kernel stack when the
@@ -77,19 +79,16 @@ struct {
 /* The last difference, so the exit program's work is not optimized away. */
 __u64 lat_last;
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(lat_enter, struct pt_regs *regs, long id)
+static __always_inline void lat_start(void)
 {
 	struct lat_start *s = bpf_task_storage_get(&lat_store, bpf_get_current_task_btf(), 0,
 						   BPF_LOCAL_STORAGE_GET_F_CREATE);
 
 	if (s)
 		s->ts = bpf_ktime_get_ns();
-	return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(lat_exit, struct pt_regs *regs, long ret)
+static __always_inline void lat_end(void)
 {
 	struct lat_start *s = bpf_task_storage_get(&lat_store, bpf_get_current_task_btf(), 0, 0);
 
@@ -97,6 +96,34 @@ int BPF_PROG(lat_exit, struct pt_regs *regs, long ret)
 		lat_last = bpf_ktime_get_ns() - s->ts;
 		s->ts = 0;
 	}
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(lat_enter, struct pt_regs *regs, long id)
+{
+	lat_start();
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(lat_exit, struct pt_regs *regs, long ret)
+{
+	lat_end();
+	return 0;
+}
+
+/* The same for a user function (tests/bench/funclat.sh): entry and return probes. */
+SEC("uprobe")
+int BPF_UPROBE(ulat_enter)
+{
+	lat_start();
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_URETPROBE(ulat_exit)
+{
+	lat_end();
 	return 0;
 }
 

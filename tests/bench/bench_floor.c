@@ -4,7 +4,7 @@
  * script can read its BPF run time per event next to kagg's and the peer's
  * in the same run:
  *
- *   bench_floor [stacks|sys_enter|sys_both|sys_lat|perf:HZ] [SECONDS]
+ *   bench_floor [stacks|sys_enter|sys_both|sys_lat|perf:HZ|uprobe:BINARY:FUNC] [SECONDS]
  *
  *   stacks	stack_floor on sched_switch: the two stack walks alone (offcpu.sh)
  *   sys_enter	an empty program on raw_syscalls:sys_enter (syscount.sh, counts)
@@ -13,6 +13,8 @@
  *		sys_exit: a syscall latency with no aggregation (syscount.sh)
  *   perf:HZ	perf_floor on a cpu-clock event at HZ on every CPU: the stack
  *		walks of a sampling profiler alone (profile.sh)
+ *   uprobe:BINARY:FUNC  sys_lat's work from FUNC's entry and return probes
+ *		(funclat.sh)
  *
  * Defaults: stacks for 1 s; SIGINT/SIGTERM end it early.  On exit it prints
  * each program's run time per event over the whole run (BPF_ENABLE_STATS).
@@ -81,6 +83,20 @@ static int attach_perf(struct bench_floor_bpf *skel, long hz, struct bpf_link **
 	return 0;
 }
 
+/* ulat_enter/ulat_exit on func of binary; links in links[0..1], -errno. */
+static int attach_uprobes(struct bench_floor_bpf *skel, const char *binary, const char *func,
+			  struct bpf_link **links)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = func);
+
+	links[0] = bpf_program__attach_uprobe_opts(skel->progs.ulat_enter, -1, binary, 0, &o);
+	if (!links[0])
+		return -errno;
+	o.retprobe = true;
+	links[1] = bpf_program__attach_uprobe_opts(skel->progs.ulat_exit, -1, binary, 0, &o);
+	return links[1] ? 0 : -errno;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "stacks";
@@ -88,13 +104,17 @@ int main(int argc, char **argv)
 	bool stacks = !strcmp(what, "stacks"), both = !strcmp(what, "sys_both");
 	bool enter = both || !strcmp(what, "sys_enter"), lat = !strcmp(what, "sys_lat");
 	long hz = !strncmp(what, "perf:", 5) ? atol(what + 5) : 0;
-	int nr_cpus = libbpf_num_possible_cpus(), stats_fd, err, cpu;
+	const char *ufunc = !strncmp(what, "uprobe:", 7) ? strrchr(what, ':') + 1 : NULL;
+	char ubin[4096] = "";
+	int nr_cpus = libbpf_num_possible_cpus(), nr_links = 0, stats_fd, err, i;
 	struct bpf_link **links = NULL;
 	struct bench_floor_bpf *skel;
 
-	if ((!stacks && !enter && !lat && hz <= 0) || secs <= 0 || nr_cpus <= 0) {
-		fprintf(stderr,
-			"usage: bench_floor [stacks|sys_enter|sys_both|sys_lat|perf:HZ] [SECONDS]\n");
+	if (ufunc && ufunc - what - 8 > 0 && (size_t)(ufunc - what - 8) < sizeof(ubin))
+		memcpy(ubin, what + 7, ufunc - what - 8);
+	if ((!stacks && !enter && !lat && hz <= 0 && !ubin[0]) || secs <= 0 || nr_cpus <= 0) {
+		fprintf(stderr, "usage: bench_floor [stacks|sys_enter|sys_both|sys_lat|perf:HZ|"
+				"uprobe:BINARY:FUNC] [SECONDS]\n");
 		return 2;
 	}
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -109,15 +129,22 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.perf_floor, hz > 0);
 	bpf_program__set_autoload(skel->progs.lat_enter, lat);
 	bpf_program__set_autoload(skel->progs.lat_exit, lat);
-	if (!lat)
+	bpf_program__set_autoload(skel->progs.ulat_enter, ubin[0]);
+	bpf_program__set_autoload(skel->progs.ulat_exit, ubin[0]);
+	if (!lat && !ubin[0])
 		bpf_map__set_autocreate(skel->maps.lat_store, false);
 	if (!stacks && !hz)
 		bpf_map__set_max_entries(skel->maps.floor_stacks, 1);
 	/* The perf program is attached by hand below; the skeleton attaches the rest. */
 	err = bench_floor_bpf__load(skel);
 	if (!err && hz) {
-		links = calloc(nr_cpus, sizeof(*links));
+		nr_links = nr_cpus;
+		links = calloc(nr_links, sizeof(*links));
 		err = links ? attach_perf(skel, hz, links, nr_cpus) : -ENOMEM;
+	} else if (!err && ubin[0]) {
+		nr_links = 2;
+		links = calloc(nr_links, sizeof(*links));
+		err = links ? attach_uprobes(skel, ubin, ufunc, links) : -ENOMEM;
 	} else if (!err) {
 		err = bench_floor_bpf__attach(skel);
 	}
@@ -135,12 +162,14 @@ int main(int argc, char **argv)
 	print_cost(skel->progs.perf_floor, stats_fd);
 	print_cost(skel->progs.lat_enter, stats_fd);
 	print_cost(skel->progs.lat_exit, stats_fd);
+	print_cost(skel->progs.ulat_enter, stats_fd);
+	print_cost(skel->progs.ulat_exit, stats_fd);
 	if ((stacks || hz) && skel->bss->failed)
 		printf("bench_floor: %llu stack captures failed\n",
 		       (unsigned long long)skel->bss->failed);
 out:
-	for (cpu = 0; links && cpu < nr_cpus; cpu++)
-		bpf_link__destroy(links[cpu]);
+	for (i = 0; links && i < nr_links; i++)
+		bpf_link__destroy(links[i]);
 	free(links);
 	bench_floor_bpf__destroy(skel);
 	if (stats_fd >= 0)
