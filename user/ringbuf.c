@@ -633,7 +633,9 @@ static __attribute__((noinline)) void *rb_reserve_slow(struct kagg_rb *rb, struc
 	return rb_fill(cb, rsv, old.pos, old.ts, off, need, kind, d, ts, len, dlen);
 }
 
-void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_rb_rsv *rsv)
+static inline __attribute__((always_inline)) void *rb_reserve(struct kagg_rb *rb, int cpu,
+							     size_t len,
+							     struct kagg_rb_rsv *rsv)
 {
 	struct rb_state old, nw;
 	struct rb_cpu *cb;
@@ -661,6 +663,11 @@ void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_
 	return rb_reserve_slow(rb, cb, len, dlen, ts, old, rsv);
 }
 
+void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_rb_rsv *rsv)
+{
+	return rb_reserve(rb, cpu, len, rsv);
+}
+
 void *kagg_rb__reserve(struct kagg_rb *rb, size_t len, struct kagg_rb_rsv *rsv)
 {
 	int cpu = sched_getcpu();
@@ -673,7 +680,7 @@ void *kagg_rb__reserve(struct kagg_rb *rb, size_t len, struct kagg_rb_rsv *rsv)
 		cpu = 0;
 	if (cpu >= rb->nr_cpus) /* more CPUs than buffers: fold (no division otherwise) */
 		cpu %= rb->nr_cpus;
-	return kagg_rb__reserve_cpu(rb, cpu, len, rsv);
+	return rb_reserve(rb, cpu, len, rsv);
 }
 
 /* Store header words w[1..n) then w[0] with release: the commit point. */
