@@ -92,7 +92,7 @@ static inline struct rb_state st_load(struct rb_state *p)
 
 static inline uint64_t rb_clock(const struct kagg_rb *rb)
 {
-	if (rb->clock)
+	if (__builtin_expect(rb->clock != NULL, 0))
 		return rb->clock(rb->clock_ctx);
 	struct timespec t;
 
