@@ -20,6 +20,14 @@ enum kagg_bpf_key_mode {
 };
 
 /* Value of a per-CPU array `hist` indexed by generation. */
+/* Wakeup policy of a streaming program (rodata `wake_mode`; values of enum kagg_wake). */
+enum kagg_bpf_wake {
+	KAGG_BPF_WAKE_WATERMARK = 0,	/* no wakeup until wake_bytes are pending */
+	KAGG_BPF_WAKE_ADAPTIVE = 1,	/* kernel default: wake when the consumer caught up */
+	KAGG_BPF_WAKE_NONE = 2,		/* never wake: the consumer polls on a timer */
+	KAGG_BPF_WAKE_EVERY = 3,	/* force a wakeup per record */
+};
+
 struct kagg_hist_val {
 	__u64 slots[KAGG_SLOTS];
 };

@@ -8,6 +8,7 @@
 #define KAGG_CORE_FIXES_BPF_H
 
 #include <bpf/bpf_core_read.h>
+#include "bits.bpf.h"
 
 /*
  * task_struct::state became ::__state (unsigned int) in v5.14, commit
@@ -25,6 +26,59 @@ static __always_inline __u32 kagg_task_state(struct task_struct *t, const bool b
 	if (bpf_core_field_exists(t->__state))
 		return btf ? t->__state : BPF_CORE_READ(t, __state);
 	return btf ? (__u32)old->state : (__u32)BPF_CORE_READ(old, state);
+}
+
+/*
+ * The CPU a task is on (task_cpu()): thread_info::cpu where the thread
+ * info lives in the task (x86 since v5.16), task_struct::cpu before.
+ */
+struct task_struct___pre516 {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+static __always_inline __s32 kagg_task_cpu(struct task_struct *t, const bool btf)
+{
+	struct task_struct___pre516 *old = (void *)t;
+
+	if (bpf_core_field_exists(t->thread_info.cpu))
+		return btf ? t->thread_info.cpu : BPF_CORE_READ(t, thread_info.cpu);
+	return BPF_CORE_READ(old, cpu);
+}
+
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_NOLOAD 0x0400
+#define TASK_RTLOCK_WAIT 0x1000
+#define TASK_REPORT 0x7f
+
+/*
+ * A task's state at switch-out as one bit of the kernel's report letters:
+ * bit 0 R (preempted or runnable), then S D T t X Z P as the kernel's
+ * TASK_REPORT bits, bit 8 I (TASK_IDLE).  These are OFFCPU_ST_* (offcpu.h).
+ */
+static __always_inline __u32 kagg_sched_state_bit(bool preempt, struct task_struct *t,
+						  const bool btf)
+{
+	__u32 st, rep;
+
+	if (preempt)
+		return 1u << 0;
+	st = kagg_task_state(t, btf);
+	if (st == (TASK_UNINTERRUPTIBLE | TASK_NOLOAD))
+		return 1u << 8;
+	if (st & TASK_RTLOCK_WAIT)
+		return 1u << 2;
+	rep = (st | (__u32)(btf ? t->exit_state : BPF_CORE_READ(t, exit_state))) & TASK_REPORT;
+	if (!rep)
+		return 1u << 0;
+	/* fls(rep) - 1 indexes S D T t X Z P, i.e. bit k -> state bit k + 1. */
+	return 1u << (kagg_log2_32(rep) + 1);
+}
+
+/* sched_switch's prev_state value for a state bit (0x100 = TASK_REPORT_MAX: preempted). */
+static __always_inline __u32 kagg_sched_report_state(bool preempt, __u32 stbit)
+{
+	return preempt ? 0x100 : stbit >> 1;
 }
 
 #endif

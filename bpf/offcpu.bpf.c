@@ -26,15 +26,11 @@
 #include <bpf/bpf_core_read.h>
 #include "offcpu.h"
 #include "agg.bpf.h"
+#include "stream.bpf.h"
 #include "filters.bpf.h"
 #include "core_fixes.bpf.h"
 
 #define PF_KTHREAD 0x00200000
-#define TASK_INTERRUPTIBLE 0x0001
-#define TASK_UNINTERRUPTIBLE 0x0002
-#define TASK_NOLOAD 0x0400
-#define TASK_RTLOCK_WAIT 0x1000
-#define TASK_REPORT 0x7f
 
 /* Tunables, set between open and load. */
 const volatile __u32 key_mode = KAGG_BPF_KEY_NONE;
@@ -46,10 +42,6 @@ const volatile __u64 min_ns = 0;
 const volatile __u64 max_ns = ~0ULL;
 const volatile __u64 unit_ns = 1000;
 const volatile __u32 unit_ns_log2 = 9; /* floor(log2(unit_ns)) */
-/* Streaming: both programs attached share each event's timestamp and generation. */
-const volatile bool share_event = false;
-const volatile __u32 wake_mode = OFFCPU_WAKE_WATERMARK;
-const volatile __u64 wake_bytes = 0;
 
 struct start {
 	__u64 ts;
@@ -90,96 +82,6 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, KAGG_MAX_STACK * sizeof(__u64));
 } stackmap SEC(".maps");
-
-/* Streamed records (userspace sizes it; 1 page when not streaming). */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} events SEC(".maps");
-
-/*
- * With --mode both, the aggregating and the streaming program run one after
- * the other on the same sched_switch, in one preempt-disabled section.  The
- * first to run for an event stamps it here; the second takes the same
- * timestamp and generation, so both paths see identical intervals.  An event
- * is told from the next one on the same CPU by its (prev, next) pair.
- */
-struct event_slot {
-	__u64 prev;
-	__u64 next;
-	__u64 now;
-	__u32 gen;
-	__u16 valid;
-	__u16 armed;
-};
-
-/*
- * Set by userspace once every program of the session is attached, cleared
- * before any is detached: events outside that window are ignored by all of
- * them alike (per event, through the shared stamp), so the paths start and
- * stop on the same event.
- */
-__u32 armed = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct event_slot);
-} event_slot SEC(".maps");
-
-/* Stamp the event: its time and generation; false when the session is not armed. */
-static __always_inline bool event_stamp(struct task_struct *prev, struct task_struct *next,
-					__u64 *now, __u32 *g)
-{
-	struct event_slot *es;
-	__u32 zero = 0;
-	bool on;
-
-	if (share_event) {
-		es = bpf_map_lookup_elem(&event_slot, &zero);
-		if (es && es->valid && es->prev == (__u64)prev && es->next == (__u64)next) {
-			es->valid = 0;
-			*now = es->now;
-			*g = es->gen;
-			return es->armed;
-		}
-		on = *(volatile __u32 *)&armed;
-		*now = bpf_ktime_get_ns();
-		*g = kagg_gen();
-		if (es) {
-			es->prev = (__u64)prev;
-			es->next = (__u64)next;
-			es->now = *now;
-			es->gen = *g;
-			es->armed = on;
-			es->valid = 1;
-		}
-		return on;
-	}
-	*now = bpf_ktime_get_ns();
-	*g = kagg_gen();
-	return *(volatile __u32 *)&armed;
-}
-
-/* Task state at switch-out as one OFFCPU_ST_* bit (the kernel's report letters). */
-static __always_inline __u32 state_bit(bool preempt, struct task_struct *t, const bool btf)
-{
-	__u32 st, rep;
-
-	if (preempt)
-		return OFFCPU_ST_R;
-	st = kagg_task_state(t, btf);
-	if (st == (TASK_UNINTERRUPTIBLE | TASK_NOLOAD))
-		return OFFCPU_ST_I;
-	if (st & TASK_RTLOCK_WAIT)
-		return OFFCPU_ST_D;
-	rep = (st | (__u32)(btf ? t->exit_state : BPF_CORE_READ(t, exit_state))) & TASK_REPORT;
-	if (!rep)
-		return OFFCPU_ST_R;
-	/* fls(rep) - 1 indexes S D T t X Z P, i.e. bit k -> OFFCPU_ST_* bit k + 1. */
-	return 1u << (kagg_log2_32(rep) + 1);
-}
 
 /* Does the outgoing task pass the filters (state excepted)? */
 static __always_inline bool prev_filtered_in(struct task_struct *prev, __u32 tgid, __u32 pid,
@@ -274,7 +176,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	c = bpf_map_lookup_elem(&counters, &zero);
 	if (!c)
 		return 0;
-	if (!event_stamp(prev, next, &now, &g))
+	if (!kagg_event_stamp((__u64)prev, (__u64)next, &now, &g))
 		return 0;
 	c->cnt[OFFCPU_CNT_SWITCHES]++;
 
@@ -288,7 +190,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	 * start hash would fill up with entries of dead tasks.
 	 */
 	if (pid && prev_filtered_in(prev, tgid, pid, btf) &&
-	    ((btf && state_mask == OFFCPU_ST_ALL) || state_selected(state_bit(preempt, prev, btf)))) {
+	    ((btf && state_mask == OFFCPU_ST_ALL) || state_selected(kagg_sched_state_bit(preempt, prev, btf)))) {
 		if (btf) {
 			s = bpf_task_storage_get(&start_store, prev, 0,
 						 BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -349,29 +251,6 @@ out:
 	return 0;
 }
 
-/* sched_switch's prev_state value for a state bit (0x100 = TASK_REPORT_MAX: preempted). */
-static __always_inline __u32 report_state(bool preempt, __u32 stbit)
-{
-	return preempt ? 0x100 : stbit >> 1;
-}
-
-static __always_inline __u64 wake_flags(void)
-{
-	switch (wake_mode) {
-	case OFFCPU_WAKE_WATERMARK:
-		return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes
-			       ? BPF_RB_FORCE_WAKEUP
-			       : BPF_RB_NO_WAKEUP;
-	case OFFCPU_WAKE_ADAPTIVE:
-		return 0;
-	case OFFCPU_WAKE_NONE:
-		return BPF_RB_NO_WAKEUP;
-	case OFFCPU_WAKE_EVERY:
-		return BPF_RB_FORCE_WAKEUP;
-	}
-	return BPF_RB_NO_WAKEUP;
-}
-
 /* Stream one record per sched_switch: what userspace needs to rebuild both paths. */
 static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task_struct *prev,
 					    struct task_struct *next, const bool btf)
@@ -384,7 +263,7 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 	c = bpf_map_lookup_elem(&counters, &zero);
 	if (!c)
 		return 0;
-	if (!event_stamp(prev, next, &now, &g))
+	if (!kagg_event_stamp((__u64)prev, (__u64)next, &now, &g))
 		return 0;
 	seq = ++c->cnt[OFFCPU_CNT_STREAM_SEEN];
 	if (!share_event) /* streaming alone: this program counts the events */
@@ -398,7 +277,7 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 	r->gen = g;
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
 	tgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
-	stbit = state_bit(preempt, prev, btf);
+	stbit = kagg_sched_state_bit(preempt, prev, btf);
 	r->seq = seq;
 	r->cpu = bpf_get_smp_processor_id();
 	r->prev_pid = pid;
@@ -407,13 +286,13 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 	r->next_tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	r->prev_prio = btf ? prev->prio : BPF_CORE_READ(prev, prio);
 	r->next_prio = btf ? next->prio : BPF_CORE_READ(next, prio);
-	r->prev_state = report_state(preempt, stbit);
+	r->prev_state = kagg_sched_report_state(preempt, stbit);
 	r->selected = pid && prev_filtered_in(prev, tgid, pid, btf) && state_selected(stbit);
 	r->pad[0] = r->pad[1] = r->pad[2] = 0;
 	/* Whole arrays: comm is NUL-padded in the task, so no stale bytes leak out. */
 	bpf_probe_read_kernel(r->prev_comm, sizeof(r->prev_comm), prev->comm);
 	bpf_probe_read_kernel(r->next_comm, sizeof(r->next_comm), next->comm);
-	bpf_ringbuf_submit(r, wake_flags());
+	bpf_ringbuf_submit(r, kagg_wake_flags());
 	c->cnt[OFFCPU_CNT_STREAM_SENT]++;
 	return 0;
 }

@@ -44,14 +44,6 @@ enum offcpu_counter {
 	OFFCPU_CNT_MAX,
 };
 
-/* Wakeup policy of the streaming program (rodata `wake_mode`). */
-enum offcpu_wake {
-	OFFCPU_WAKE_WATERMARK = 0,	/* no wakeup until wake_bytes are pending */
-	OFFCPU_WAKE_ADAPTIVE = 1,	/* kernel default: wake when the consumer caught up */
-	OFFCPU_WAKE_NONE = 2,		/* never wake: the consumer polls on a timer */
-	OFFCPU_WAKE_EVERY = 3,		/* force a wakeup per record */
-};
-
 /*
  * One streamed sched_switch event.  Enough to rebuild the kernel's
  * sched/sched_switch record and to compute off-CPU intervals in userspace

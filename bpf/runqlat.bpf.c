@@ -24,6 +24,13 @@
  * Exact snapshots as in offcpu.bpf.c (two generations, `gen`).  Programs:
  * tp_btf (preferred, task local storage) or raw_tp (fallback, CO-RE reads
  * and a tid-keyed hash); userspace loads one set.
+ *
+ * Streaming (--mode stream|both): a second set of programs sends one record
+ * per event (struct runqlat_rec) with the filter decisions made here, where
+ * the task and its cgroup can be asked, and userspace computes the same
+ * latencies (user/runqlat_stream.c).  With both sets attached each event is
+ * stamped once for both (stream.bpf.h), so the histograms are identical
+ * when no record is lost.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -31,6 +38,7 @@
 #include <bpf/bpf_core_read.h>
 #include "runqlat.h"
 #include "agg.bpf.h"
+#include "stream.bpf.h"
 #include "filters.bpf.h"
 #include "core_fixes.bpf.h"
 
@@ -40,9 +48,6 @@ const volatile __u32 key_mode = KAGG_BPF_KEY_NONE;
 const volatile __s32 target_cpu = -1;
 const volatile __u64 unit_ns = 1000;
 const volatile __u32 unit_log2 = 9;	/* floor(log2(unit_ns)) */
-
-/* Set by userspace once every program is attached, cleared before detaching. */
-__u32 armed = 0;
 
 struct start {
 	__u64 ts;	/* enqueue time, 0 when not queued (or not selected) */
@@ -68,15 +73,6 @@ struct {
 KAGG_COUNTERS_MAP(RUNQLAT_CNT_MAX);
 KAGG_HIST_MAP;
 KAGG_KEY_HIST_MAP;
-
-static __always_inline struct counters *counters_get(void)
-{
-	__u32 zero = 0;
-
-	if (!*(volatile __u32 *)&armed)
-		return NULL;
-	return bpf_map_lookup_elem(&counters, &zero);
-}
 
 static __always_inline struct start *start_get(struct task_struct *t, __u32 pid, bool create,
 					       const bool btf)
@@ -107,6 +103,10 @@ static __always_inline bool ids_selected(struct task_struct *t, __u32 pid, const
 	return true;
 }
 
+/* Event keys of the shared stamp: (task, type) for wakeups, (prev, next) for switches. */
+#define STAMP_WAKEUP 1
+#define STAMP_WAKEUP_NEW 2
+
 /*
  * Task p was woken: it is on a run queue from now.  Wakeups are not counted
  * as events (the counters map is touched only to count a drop): events_seen
@@ -116,10 +116,15 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task, cons
 {
 	struct counters *c;
 	struct start *s;
-	__u32 pid, zero = 0;
+	__u32 pid, zero = 0, g;
+	__u64 now = 0;
 
-	if (!*(volatile __u32 *)&armed)
+	if (share_event) {
+		if (!kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g))
+			return;
+	} else if (!*(volatile __u32 *)&armed) {
 		return;
+	}
 	pid = btf ? p->pid : BPF_CORE_READ(p, pid);
 	if (!pid || !ids_selected(p, pid, btf))
 		return;
@@ -135,15 +140,14 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task, cons
 	}
 	if (filter_cgroup && !new_task && !s->in_cg)
 		return;
-	s->ts = bpf_ktime_get_ns();
+	s->ts = share_event ? now : bpf_ktime_get_ns();
 }
 
-static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 slot,
+static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 slot, __u32 g,
 				     struct counters *c, const bool btf)
 {
 	struct kagg_key key = { .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
 	struct kagg_key_hist *kh;
-	__u32 g = kagg_gen();
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
 		kagg_hist_add(&hist, g, slot);
@@ -166,15 +170,15 @@ static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, const bool btf)
 {
-	struct counters *c = counters_get();
-	__u32 pid, state, in_cg = 1;
+	__u32 pid, state, in_cg = 1, zero = 0, g;
+	struct counters *c;
 	struct start *s;
 	__u64 now, delta;
 
-	if (!c)
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c || !kagg_event_stamp((__u64)prev, (__u64)next, &now, &g))
 		return 0;
 	c->cnt[RUNQLAT_CNT_EVENTS]++;
-	now = bpf_ktime_get_ns();
 
 	/* Switch-out: prev goes back on the run queue when it is still runnable. */
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
@@ -214,9 +218,188 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		c->cnt[RUNQLAT_CNT_FILTERED_CPU]++;
 		return 0;
 	}
-	hist_add(next, pid, kagg_log2_div(delta, unit_ns, unit_log2), c, btf);
+	hist_add(next, pid, kagg_log2_div(delta, unit_ns, unit_log2), g, c, btf);
 	return 0;
 }
+
+/* ---------------------------------------------------------------- streaming */
+
+/* Does a woken task pass the filters: what on_wakeup() decides, without its storage. */
+static __always_inline bool wakeup_selected(struct task_struct *p, __u32 pid, bool new_task,
+					    const bool btf)
+{
+	struct start *s;
+
+	if (!pid || !ids_selected(p, pid, btf))
+		return false;
+	if (!filter_cgroup)
+		return true;
+	if (new_task)
+		return bpf_current_task_under_cgroup(&cgroup, 0) == 1;
+	s = start_get(p, pid, false, btf);
+	return s && s->in_cg;
+}
+
+/*
+ * Does prev go back on a run queue, passing the filters: what on_switch()
+ * decides.  Keeps the cgroup marks itself (same values as on_switch(), which
+ * may run for the same event: whichever writes second writes the same).
+ */
+static __always_inline bool prev_requeued(bool preempt, struct task_struct *prev, __u32 pid,
+					  __u32 state, struct counters *c, const bool btf)
+{
+	__u32 in_cg = 1;
+	struct start *s;
+
+	if (!pid)
+		return false;
+	if (filter_cgroup) {
+		in_cg = bpf_current_task_under_cgroup(&cgroup, 0) == 1;
+		if (!(state & TASK_DEAD_STATE) && ids_selected(prev, pid, btf)) {
+			s = start_get(prev, pid, true, btf);
+			if (s)
+				s->in_cg = in_cg;
+			else if (!share_event) /* else on_switch() counts it */
+				c->cnt[RUNQLAT_CNT_DROP_STORAGE]++;
+		} else if (!btf && (state & TASK_DEAD_STATE)) {
+			bpf_map_delete_elem(&start_hash, &pid);
+		}
+	}
+	return (preempt || !state) && in_cg && ids_selected(prev, pid, btf);
+}
+
+static __always_inline struct runqlat_rec *rec_begin(struct counters *c, __u64 now, __u32 g,
+						     __u8 type)
+{
+	struct runqlat_rec *r;
+	__u64 seq = ++c->cnt[RUNQLAT_CNT_STREAM_SEEN];
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		c->cnt[RUNQLAT_CNT_STREAM_DROP]++;
+		return NULL;
+	}
+	r->ts = now;
+	r->seq = seq;
+	r->cpu = bpf_get_smp_processor_id();
+	r->gen = g;
+	r->type = type;
+	r->pad[0] = r->pad[1] = 0;
+	r->pad2 = 0;
+	return r;
+}
+
+static __always_inline void rec_end(struct counters *c, struct runqlat_rec *r)
+{
+	bpf_ringbuf_submit(r, kagg_wake_flags());
+	c->cnt[RUNQLAT_CNT_STREAM_SENT]++;
+}
+
+static __always_inline void on_wakeup_stream(struct task_struct *p, bool new_task, const bool btf)
+{
+	struct runqlat_rec *r;
+	struct counters *c;
+	__u32 zero = 0, g, pid;
+	__u64 now;
+
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c || !kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g))
+		return;
+	r = rec_begin(c, now, g, new_task ? RUNQLAT_REC_WAKEUP_NEW : RUNQLAT_REC_WAKEUP);
+	if (!r)
+		return;
+	pid = btf ? p->pid : BPF_CORE_READ(p, pid);
+	r->pid = pid;
+	r->tgid = btf ? p->tgid : BPF_CORE_READ(p, tgid);
+	r->prio = btf ? p->prio : BPF_CORE_READ(p, prio);
+	r->target_cpu = kagg_task_cpu(p, btf);
+	r->enq = wakeup_selected(p, pid, new_task, btf);
+	r->prev_state = 0;
+	r->next_pid = r->next_tgid = r->next_prio = 0;
+	bpf_probe_read_kernel(r->comm, sizeof(r->comm), p->comm);
+	__builtin_memset(r->next_comm, 0, sizeof(r->next_comm));
+	rec_end(c, r);
+}
+
+static __always_inline int on_switch_stream(bool preempt, struct task_struct *prev,
+					    struct task_struct *next, const bool btf)
+{
+	struct runqlat_rec *r;
+	struct counters *c;
+	__u32 zero = 0, g, pid, state;
+	bool enq;
+	__u64 now;
+
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c || !kagg_event_stamp((__u64)prev, (__u64)next, &now, &g))
+		return 0;
+	if (!share_event) /* streaming alone: this program counts the events */
+		c->cnt[RUNQLAT_CNT_EVENTS]++;
+	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
+	state = kagg_task_state(prev, btf);
+	/* before the reserve: it may count a storage drop, the record must not wait */
+	enq = prev_requeued(preempt, prev, pid, state, c, btf);
+	r = rec_begin(c, now, g, RUNQLAT_REC_SWITCH);
+	if (!r)
+		return 0;
+	r->enq = enq;
+	r->pid = pid;
+	r->tgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
+	r->prio = btf ? prev->prio : BPF_CORE_READ(prev, prio);
+	r->target_cpu = 0;
+	r->prev_state = kagg_sched_report_state(preempt, kagg_sched_state_bit(preempt, prev, btf));
+	r->next_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	r->next_tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
+	r->next_prio = btf ? next->prio : BPF_CORE_READ(next, prio);
+	bpf_probe_read_kernel(r->comm, sizeof(r->comm), prev->comm);
+	bpf_probe_read_kernel(r->next_comm, sizeof(r->next_comm), next->comm);
+	rec_end(c, r);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(runqlat_stream_wakeup_tp_btf, struct task_struct *p)
+{
+	on_wakeup_stream(p, false, true);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(runqlat_stream_wakeup_new_tp_btf, struct task_struct *p)
+{
+	on_wakeup_stream(p, true, true);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(runqlat_stream_switch_tp_btf, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch_stream(preempt, prev, next, true);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(runqlat_stream_wakeup_raw_tp, struct task_struct *p)
+{
+	on_wakeup_stream(p, false, false);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(runqlat_stream_wakeup_new_raw_tp, struct task_struct *p)
+{
+	on_wakeup_stream(p, true, false);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(runqlat_stream_switch_raw_tp, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch_stream(preempt, prev, next, false);
+}
+
+/* ---------------------------------------------------------------- aggregating */
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(runqlat_wakeup_tp_btf, struct task_struct *p)

@@ -12,7 +12,44 @@ enum runqlat_counter {
 	RUNQLAT_CNT_FILTERED_CPU,	/* latencies ended on a CPU other than --cpu (not a loss) */
 	RUNQLAT_CNT_DROP_STORAGE,	/* enqueue not recorded: task storage / start hash full */
 	RUNQLAT_CNT_DROP_KEYS_FULL,	/* latency not aggregated: per-key map full */
+	RUNQLAT_CNT_STREAM_SEEN,	/* events (wakeups and switches) the streaming programs ran for */
+	RUNQLAT_CNT_STREAM_SENT,	/* records submitted to the BPF ring buffer */
+	RUNQLAT_CNT_STREAM_DROP,	/* records lost: BPF ring buffer full */
 	RUNQLAT_CNT_MAX,
 };
+
+enum runqlat_rec_type {
+	RUNQLAT_REC_WAKEUP = 0,		/* sched_wakeup of `pid` */
+	RUNQLAT_REC_WAKEUP_NEW = 1,	/* sched_wakeup_new of `pid` */
+	RUNQLAT_REC_SWITCH = 2,		/* sched_switch from `pid` to `next_pid` */
+};
+
+/*
+ * One streamed scheduler event: enough to rebuild the kernel's sched_wakeup,
+ * sched_wakeup_new or sched_switch record, and to compute run-queue latency
+ * in userspace exactly as the aggregating programs do.  The filters are
+ * decided in BPF (they need the task and the cgroup) and carried in `enq`.
+ */
+struct runqlat_rec {
+	__u64 ts;		/* bpf_ktime_get_ns, shared with the aggregating program */
+	__u64 seq;		/* per-CPU number of this event (gaps = lost records) */
+	__u32 cpu;
+	__u32 gen;		/* snapshot generation of this event */
+	__u8 type;		/* enum runqlat_rec_type */
+	__u8 enq;		/* `pid` enters a run queue now and passes the filters */
+	__u8 pad[2];
+	__s32 pid;		/* the woken task, or prev */
+	__s32 tgid;
+	__s32 prio;
+	__s32 target_cpu;	/* wakeups: the CPU it was queued on */
+	__u32 prev_state;	/* switches: as sched_switch reports it (0x100 preempted) */
+	__s32 next_pid;
+	__s32 next_tgid;
+	__s32 next_prio;
+	char comm[KAGG_COMM_LEN];
+	char next_comm[KAGG_COMM_LEN];
+	__u32 pad2;
+};
+_Static_assert(sizeof(struct runqlat_rec) == 96, "runqlat_rec layout");
 
 #endif /* KAGG_BPF_RUNQLAT_H */

@@ -30,9 +30,6 @@ struct offcpu {
 	enum kagg_mode mode;
 	bool streaming;
 	struct ostream st;
-	/* Interval baselines of the userspace counters. */
-	uint64_t delivered0, bytes0, cpu_ns0;
-	uint64_t rb_overrun0, rb_dropped0;
 };
 
 #define DEFAULT_STREAM_BYTES (8u << 20)
@@ -234,42 +231,14 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 	return err;
 }
 
-static void stream_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
-			bool reset)
-{
-	struct offcpu *t = s->tool;
-	struct kagg_meta *m = &snap->meta;
-	struct kagg_rb_stats rs = {};
-
-	kagg_rb__stats(t->st.rb, -1, &rs);
-	m->has_stream = true;
-	m->stream_seen = cnt[OFFCPU_CNT_STREAM_SEEN];
-	m->stream_sent = cnt[OFFCPU_CNT_STREAM_SENT];
-	m->stream_dropped = cnt[OFFCPU_CNT_STREAM_DROP];
-	m->stream_delivered = t->st.delivered - t->delivered0;
-	m->stream_bytes = t->st.bytes - t->bytes0;
-	m->consumer_cpu_s = (t->st.cpu_ns - t->cpu_ns0) / 1e9;
-	m->stream_format = snap_strdup(snap, t->st.format_src);
-	m->rb_overrun = rs.overrun - t->rb_overrun0;
-	m->rb_dropped = rs.dropped_events + rs.commit_overrun - t->rb_dropped0;
-	snap_add_drop(snap, "stream_ringbuf_full", "record not streamed: BPF ring buffer full",
-		      m->stream_dropped, true);
-	if (reset) {
-		t->delivered0 = t->st.delivered;
-		t->bytes0 = t->st.bytes;
-		t->cpu_ns0 = t->st.cpu_ns;
-		t->rb_overrun0 = rs.overrun;
-		t->rb_dropped0 = rs.dropped_events + rs.commit_overrun;
-	}
-}
-
 static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
 			bool reset)
 {
 	struct offcpu *t = s->tool;
 
 	if (t->streaming)
-		stream_meta(s, snap, cnt, reset);
+		scons_meta(&t->st.core, snap, cnt[OFFCPU_CNT_STREAM_SEEN], cnt[OFFCPU_CNT_STREAM_SENT],
+			   cnt[OFFCPU_CNT_STREAM_DROP], reset);
 	if (t->mode == KAGG_MODE_STREAM)
 		return;
 	snap->meta.events_recorded = cnt[OFFCPU_CNT_SAMPLES];
@@ -416,8 +385,8 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 			slog(s, KAGG_LOG_WARN, "streaming: %s", msg);
 			goto fail;
 		}
-		s->rb = t->st.rb;
-		s->rb_events = t->st.evs;
+		s->rb = t->st.core.rb;
+		s->rb_events = t->st.core.evs;
 	}
 fail:
 	return session_opened(s, err, o.overhead);

@@ -34,108 +34,18 @@
 
 #define TRACE_FLAG_IRQS_OFF 0x01 /* sched_switch runs with interrupts disabled */
 
-static uint64_t record_clock(void *ctx)
-{
-	return ((struct ostream *)ctx)->cur_ts;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static char *read_text(const char *path, size_t *len)
-{
-	size_t cap = 8192, n = 0;
-	char *buf = malloc(cap), *tmp;
-	ssize_t r;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !buf) {
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	while ((r = read(fd, buf + n, cap - n - 1)) > 0) {
-		n += r;
-		if (cap - n < 2) {
-			tmp = realloc(buf, cap * 2);
-			if (!tmp)
-				break;
-			buf = tmp;
-			cap *= 2;
-		}
-	}
-	close(fd);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
-/* sched/sched_switch from the kernel's format file, else our built-in replica. */
-static int load_format(struct ostream *st, const char *dir, char *err, size_t err_len)
-{
-	const char *base = dir ? dir : "/sys/kernel/tracing/events";
-	const struct kagg_rb_field *f;
-	const struct kagg_rb_format *fmt = NULL;
-	char path[512], *text;
-	size_t len = 0;
-
-	snprintf(path, sizeof(path), "%s/sched/sched_switch/format", base);
-	text = read_text(path, &len);
-	if (text && !kagg_rb_events__parse(st->evs, "sched", text, len, &fmt)) {
-		snprintf(st->format_src, sizeof(st->format_src), "kernel (%s)", path);
-	} else {
-		fmt = NULL;
-		if (!kagg_rb_events__define_sched(st->evs))
-			fmt = kagg_rb_events__find_by_name(st->evs, "sched", "sched_switch");
-		snprintf(st->format_src, sizeof(st->format_src),
-			 "built-in copy of the kernel layout (%s not readable)", path);
-	}
-	free(text);
-	if (!fmt) {
-		snprintf(err, err_len, "no sched_switch format");
-		return -EINVAL;
-	}
-	st->fmt = fmt;
-#define FIELD(name, off)                                                       \
-	do {                                                                   \
-		f = kagg_rb_format__field(fmt, name);                          \
-		if (!f) {                                                      \
-			snprintf(err, err_len, "sched_switch format lacks %s", name); \
-			return -EINVAL;                                        \
-		}                                                              \
-		off = f->offset;                                               \
-	} while (0)
-	FIELD("prev_comm", st->off_prev_comm);
-	FIELD("prev_pid", st->off_prev_pid);
-	FIELD("prev_prio", st->off_prev_prio);
-	FIELD("prev_state", st->off_prev_state);
-	st->size_prev_state = f->size;
-	FIELD("next_comm", st->off_next_comm);
-	FIELD("next_pid", st->off_next_pid);
-	FIELD("next_prio", st->off_next_prio);
-#undef FIELD
-	st->payload = 0;
-	for (size_t i = 0; i < fmt->nr_fields; i++) {
-		size_t end = fmt->fields[i].offset + fmt->fields[i].size;
-
-		if (end > st->payload)
-			st->payload = end;
-	}
-	return 0;
-}
-
 int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, size_t err_len)
 {
-	struct kagg_rb_opts ro = { .sz = sizeof(ro) };
-	struct kagg_rb_events_opts eo = { .sz = sizeof(eo) };
-	int i, ret;
+	struct scons_cfg cc = {
+		.map_fd = cfg->map_fd,
+		.map_bytes = cfg->map_bytes,
+		.nr_cpus = cfg->nr_cpus,
+		.rb_subbufs = cfg->rb_subbufs,
+		.rb_consume = cfg->rb_consume,
+		.events_dir = cfg->events_dir,
+	};
+	const struct kagg_rb_format *f;
+	int ret;
 
 	memset(st, 0, sizeof(*st));
 	st->key = cfg->key;
@@ -143,58 +53,39 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 	st->max_ns = cfg->max_ns;
 	st->unit_ns = cfg->unit_ns;
 	st->unit = cfg->unit;
-	st->nr_cpus = cfg->nr_cpus;
 	st->cb = cfg->cb;
 	st->cb_ctx = cfg->cb_ctx;
-	st->last_seq = calloc(cfg->nr_cpus, sizeof(uint64_t));
-	if (!st->last_seq || u64map_init(&st->starts, 4096) || u64map_init(&st->gen[0].index, 64) ||
+	if (u64map_init(&st->starts, 4096) || u64map_init(&st->gen[0].index, 64) ||
 	    u64map_init(&st->gen[1].index, 64)) {
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	st->brb = bpfrb__new(cfg->map_fd, cfg->map_bytes);
-	if (!st->brb) {
-		ret = -errno;
-		snprintf(err, err_len, "mapping the BPF ring buffer: %s", strerror(errno));
-		return ret;
-	}
-	st->evs = kagg_rb_events__new(&eo);
-	if (!st->evs) {
-		snprintf(err, err_len, "out of memory");
-		return -ENOMEM;
-	}
-	ret = load_format(st, cfg->events_dir, err, err_len);
+	ret = scons_init(&st->core, &cc, err, err_len) ?:
+	      scons_format(&st->core, "sched", "sched_switch", &st->fmt, &st->payload, err,
+			   err_len);
 	if (ret)
 		return ret;
-	ro.nr_cpus = cfg->nr_cpus;
-	ro.nr_subbufs = cfg->rb_subbufs ? cfg->rb_subbufs : 128;
-	ro.mode = cfg->rb_consume ? KAGG_RB_CONSUME : KAGG_RB_OVERWRITE;
-	ro.clock = record_clock;
-	ro.clock_ctx = st;
-	st->rb = kagg_rb__new(&ro);
-	if (!st->rb) {
-		ret = -errno;
-		snprintf(err, err_len, "creating the reference ring buffer: %s", strerror(errno));
-		return ret;
-	}
-	for (i = 0; i < 2; i++)
-		st->gen[i].delivered = 0;
-	return 0;
+	f = st->fmt;
+	return scons_field(f, "prev_comm", &st->off_prev_comm, NULL, err, err_len) ?:
+	       scons_field(f, "prev_pid", &st->off_prev_pid, NULL, err, err_len) ?:
+	       scons_field(f, "prev_prio", &st->off_prev_prio, NULL, err, err_len) ?:
+	       scons_field(f, "prev_state", &st->off_prev_state, &st->size_prev_state, err,
+			   err_len) ?:
+	       scons_field(f, "next_comm", &st->off_next_comm, NULL, err, err_len) ?:
+	       scons_field(f, "next_pid", &st->off_next_pid, NULL, err, err_len) ?:
+	       scons_field(f, "next_prio", &st->off_next_prio, NULL, err, err_len);
 }
 
 void ostream_fini(struct ostream *st)
 {
 	int i;
 
-	bpfrb__free(st->brb);
-	kagg_rb__free(st->rb);
-	kagg_rb_events__free(st->evs);
+	scons_fini(&st->core);
 	u64map_free(&st->starts);
 	for (i = 0; i < 2; i++) {
 		u64map_free(&st->gen[i].index);
 		free(st->gen[i].keys);
 	}
-	free(st->last_seq);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -261,14 +152,10 @@ static void land(struct ostream *st, const struct offcpu_rec *r)
 	int64_t state = r->prev_state;
 	uint8_t *p;
 
-	st->cur_ts = r->ts;
-	p = kagg_rb__reserve_cpu(st->rb, (int)(r->cpu % (uint32_t)st->nr_cpus), st->payload, &rsv);
-	if (!p) {
-		st->rb_errors++;
+	p = scons_begin(&st->core, r->cpu, r->ts, st->fmt, st->payload, TRACE_FLAG_IRQS_OFF,
+			r->prev_pid, &rsv);
+	if (!p)
 		return;
-	}
-	memset(p, 0, st->payload);
-	kagg_rb_entry__init(p, st->fmt->id, TRACE_FLAG_IRQS_OFF, 0, r->prev_pid);
 	memcpy(p + st->off_prev_comm, r->prev_comm, 16);
 	memcpy(p + st->off_prev_pid, &r->prev_pid, 4);
 	memcpy(p + st->off_prev_prio, &r->prev_prio, 4);
@@ -283,14 +170,10 @@ static void on_record(void *ctx, const void *data, uint32_t len)
 {
 	const struct offcpu_rec *r = data;
 	struct ostream *st = ctx;
-	uint32_t cpu;
 
 	if (len < sizeof(*r))
 		return;
-	cpu = r->cpu % (uint32_t)st->nr_cpus;
-	if (st->last_seq[cpu] && r->seq > st->last_seq[cpu] + 1)
-		st->seq_gaps += r->seq - st->last_seq[cpu] - 1;
-	st->last_seq[cpu] = r->seq;
+	scons_seq(&st->core, r->cpu, r->seq);
 	account(st, r);
 	land(st, r);
 	if (st->cb) {
@@ -309,24 +192,12 @@ static void on_record(void *ctx, const void *data, uint32_t len)
 
 long ostream_drain(struct ostream *st)
 {
-	uint64_t t0 = thread_cpu_ns();
-	long n = bpfrb__drain(st->brb, on_record, st, &st->bytes);
-
-	st->delivered += n;
-	st->cpu_ns += thread_cpu_ns() - t0;
-	return n;
+	return scons_drain(&st->core, on_record, st);
 }
 
 int ostream_poll(struct ostream *st, int timeout_ms)
 {
-	int err;
-
-	if (!bpfrb__pending(st->brb)) {
-		err = bpfrb__wait(st->brb, timeout_ms);
-		if (err < 0)
-			return err;
-	}
-	return (int)ostream_drain(st);
+	return scons_poll(&st->core, on_record, st, timeout_ms);
 }
 
 int ostream_read(struct ostream *st, __u32 g, bool reset, struct kagg_snapshot *snap)

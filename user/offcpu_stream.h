@@ -13,8 +13,8 @@
 #include <kagg/session.h>
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
-#include "bpfrb.h"
 #include "common.h"
+#include "stream.h"
 #include "u64map.h"
 
 struct ostream_key {
@@ -48,30 +48,18 @@ struct ostream_cfg {
 };
 
 struct ostream {
-	struct bpfrb *brb;
-	struct kagg_rb *rb;
-	struct kagg_rb_events *evs;
+	struct scons core;
 	const struct kagg_rb_format *fmt;
 	/* sched_switch payload layout, from the format in use */
 	size_t payload;
 	int off_prev_comm, off_prev_pid, off_prev_prio, off_prev_state, size_prev_state;
 	int off_next_comm, off_next_pid, off_next_prio;
-	char format_src[640];
 
 	enum kagg_key_mode key;
 	uint64_t min_ns, max_ns, unit_ns;
 	enum kagg_unit unit;
 	struct u64map starts;		/* tid -> switch-out ts of selected tasks */
 	struct ostream_gen gen[2];
-	uint64_t cur_ts;		/* clock of the reference ring buffer: the record's ts */
-	uint64_t *last_seq;		/* per CPU: last record number seen */
-	int nr_cpus;
-
-	uint64_t delivered;		/* records consumed (cumulative) */
-	uint64_t bytes;			/* bytes moved (cumulative) */
-	uint64_t seq_gaps;		/* records missing from the per-CPU sequences */
-	uint64_t cpu_ns;		/* consumer CPU time (cumulative) */
-	uint64_t rb_errors;		/* reserve failures in the reference buffer */
 	int oom;			/* -ENOMEM seen while aggregating */
 	kagg_switch_fn cb;
 	void *cb_ctx;

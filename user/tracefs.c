@@ -37,7 +37,10 @@ int tracefs_read(const char *rel, char **buf, size_t *len)
 	ssize_t r;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), TRACEFS_DIR "/%s", rel);
+	if (rel[0] == '/')
+		snprintf(path, sizeof(path), "%s", rel);
+	else
+		snprintf(path, sizeof(path), TRACEFS_DIR "/%s", rel);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -176,7 +176,7 @@ static int run_plain(double secs, bool direct, struct result *r)
 	bpf_map__set_max_entries(skel->maps.key_hist, 1);
 	bpf_map__set_max_entries(skel->maps.stack_agg, 1);
 	bpf_map__set_max_entries(skel->maps.stackmap, 1);
-	skel->rodata->wake_mode = OFFCPU_WAKE_WATERMARK;
+	skel->rodata->wake_mode = KAGG_BPF_WAKE_WATERMARK;
 	skel->rodata->wake_bytes = RING_BYTES / 4;
 	if (offcpu_bpf__load(skel))
 		goto fail;

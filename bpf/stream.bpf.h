@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What every tool with --mode agg|stream|both shares in BPF: the record ring
+ * buffer, its wakeup policy, the session's `armed` switch, and the per-event
+ * stamp that makes the two paths see the same events at the same times.
+ *
+ * With --mode both, the aggregating and the streaming program of an event
+ * run one after the other on the same tracepoint hit, in one preempt-
+ * disabled section.  The first to run stamps the event in a per-CPU slot
+ * (time, snapshot generation, armed); the second takes the same stamp, so
+ * both paths compute identical latencies, put them in the same generation,
+ * and start and stop on the same event.  An event is told from the next one
+ * on the same CPU by two words the caller picks (task pointers, the event
+ * type).
+ */
+#ifndef KAGG_STREAM_BPF_H
+#define KAGG_STREAM_BPF_H
+
+#include "agg.bpf.h"
+
+/* Both programs attached share each event's stamp (set for --mode both). */
+const volatile bool share_event = false;
+const volatile __u32 wake_mode = KAGG_BPF_WAKE_WATERMARK;
+const volatile __u64 wake_bytes = 0;
+
+/*
+ * Set by userspace once every program of the session is attached, cleared
+ * before any is detached: events outside that window are ignored by all of
+ * them alike (per event, through the shared stamp).
+ */
+__u32 armed = 0;
+
+/* Streamed records (userspace sizes it; 1 page when not streaming). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
+
+struct kagg_event_slot {
+	__u64 a;
+	__u64 b;
+	__u64 now;
+	__u32 gen;
+	__u16 valid;
+	__u16 armed;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kagg_event_slot);
+} event_slot SEC(".maps");
+
+/* Stamp the event (a, b): its time and generation; false when the session is not armed. */
+static __always_inline bool kagg_event_stamp(__u64 a, __u64 b, __u64 *now, __u32 *g)
+{
+	struct kagg_event_slot *es;
+	__u32 zero = 0;
+	bool on;
+
+	if (share_event) {
+		es = bpf_map_lookup_elem(&event_slot, &zero);
+		if (es && es->valid && es->a == a && es->b == b) {
+			es->valid = 0;
+			*now = es->now;
+			*g = es->gen;
+			return es->armed;
+		}
+		on = *(volatile __u32 *)&armed;
+		*now = bpf_ktime_get_ns();
+		*g = kagg_gen();
+		if (es) {
+			es->a = a;
+			es->b = b;
+			es->now = *now;
+			es->gen = *g;
+			es->armed = on;
+			es->valid = 1;
+		}
+		return on;
+	}
+	*now = bpf_ktime_get_ns();
+	*g = kagg_gen();
+	return *(volatile __u32 *)&armed;
+}
+
+/* bpf_ringbuf_submit() flags for the wakeup policy. */
+static __always_inline __u64 kagg_wake_flags(void)
+{
+	switch (wake_mode) {
+	case KAGG_BPF_WAKE_WATERMARK:
+		return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes
+			       ? BPF_RB_FORCE_WAKEUP
+			       : BPF_RB_NO_WAKEUP;
+	case KAGG_BPF_WAKE_ADAPTIVE:
+		return 0;
+	case KAGG_BPF_WAKE_NONE:
+		return BPF_RB_NO_WAKEUP;
+	case KAGG_BPF_WAKE_EVERY:
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return BPF_RB_NO_WAKEUP;
+}
+
+#endif /* KAGG_STREAM_BPF_H */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Internal: what every streaming consumer shares (offcpu_stream.c,
+ * runqlat_stream.c).  It maps the BPF ring buffer, drains it timing its own
+ * CPU, tracks the records' per-CPU sequence numbers, owns the reference
+ * ftrace ring buffer the records land in (clocked by the records' own
+ * timestamps) with its event registry and the kernel's formats, and fills
+ * the stream part of a snapshot's meta.  The tool's half decodes its record,
+ * aggregates it and lands it.
+ */
+#ifndef KAGG_STREAM_H
+#define KAGG_STREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <kagg/ringbuf.h>
+#include <kagg/rb_format.h>
+#include <kagg/session.h>
+#include "bpfrb.h"
+
+struct scons_cfg {
+	int map_fd;
+	size_t map_bytes;
+	int nr_cpus;
+	size_t rb_subbufs; /* reference buffer sub-buffers per CPU (0: 128) */
+	bool rb_consume;   /* producer/consumer mode instead of overwrite */
+	const char *events_dir; /* the formats' directory; NULL: tracefs events */
+};
+
+struct scons {
+	struct bpfrb *brb;
+	struct kagg_rb *rb;
+	struct kagg_rb_events *evs;
+	const char *events_dir;
+	uint64_t cur_ts;	/* clock of the reference ring buffer: the record's ts */
+	uint64_t *last_seq;	/* per CPU: last record number seen */
+	int nr_cpus;
+	char format_src[640];	/* where the formats came from */
+
+	uint64_t delivered;	/* records consumed (cumulative) */
+	uint64_t bytes;		/* bytes moved (cumulative) */
+	uint64_t seq_gaps;	/* records missing from the per-CPU sequences */
+	uint64_t cpu_ns;	/* consumer CPU time (cumulative) */
+	uint64_t rb_errors;	/* reserve failures in the reference buffer */
+	/* the same at the start of the current snapshot interval */
+	uint64_t delivered0, bytes0, cpu_ns0, rb_overrun0, rb_dropped0;
+};
+
+/* 0, or -errno with a one-line reason in err. */
+int scons_init(struct scons *c, const struct scons_cfg *cfg, char *err, size_t err_len);
+void scons_fini(struct scons *c);
+
+/* Consume everything committed now through fn.  Records consumed. */
+long scons_drain(struct scons *c, bpfrb_fn fn, void *ctx);
+/* Wait up to timeout_ms for records, then drain.  Records consumed or -errno. */
+int scons_poll(struct scons *c, bpfrb_fn fn, void *ctx, int timeout_ms);
+
+/* Note record `seq` of CPU `cpu` (counting gaps); returns cpu folded into [0, nr_cpus). */
+uint32_t scons_seq(struct scons *c, uint32_t cpu, uint64_t seq);
+
+/*
+ * SYS/NAME's format: the kernel's (events_dir or tracefs), else the built-in
+ * copy of the sched events (kagg_rb_events__define_sched).  *payload is the
+ * record size it describes.  0, or -errno with the reason in err.
+ */
+int scons_format(struct scons *c, const char *sys, const char *name,
+		 const struct kagg_rb_format **fmt, size_t *payload, char *err, size_t err_len);
+/* Offset (and size, when non-NULL) of a field of fmt; -ENOENT with the reason in err. */
+int scons_field(const struct kagg_rb_format *fmt, const char *name, int *off, int *size,
+		char *err, size_t err_len);
+
+/*
+ * Reserve a `payload`-byte record of fmt at time ts on cpu's reference
+ * buffer, zeroed, with the common fields set; NULL (counted) when refused.
+ * Finish with kagg_rb__commit(rsv).
+ */
+uint8_t *scons_begin(struct scons *c, uint32_t cpu, uint64_t ts, const struct kagg_rb_format *fmt,
+		     size_t payload, uint8_t flags, int pid, struct kagg_rb_rsv *rsv);
+
+/* The stream part of snap's meta for the interval, and its drop; new baselines on reset. */
+void scons_meta(struct scons *c, struct kagg_snapshot *snap, uint64_t seen, uint64_t sent,
+		uint64_t dropped, bool reset);
+
+#endif
