@@ -285,7 +285,7 @@ static __always_inline struct runqlat_rec *rec_begin(struct counters *c, __u64 n
 	r->gen = g;
 	r->type = type;
 	r->pad[0] = r->pad[1] = 0;
-	r->pad2 = 0;
+	r->cur_pid = (__u32)bpf_get_current_pid_tgid();
 	return r;
 }
 

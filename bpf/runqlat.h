@@ -48,7 +48,7 @@ struct runqlat_rec {
 	__s32 next_prio;
 	char comm[KAGG_COMM_LEN];
 	char next_comm[KAGG_COMM_LEN];
-	__u32 pad2;
+	__s32 cur_pid;		/* the thread the event ran in (the kernel's common_pid) */
 };
 _Static_assert(sizeof(struct runqlat_rec) == 96, "runqlat_rec layout");
 

@@ -198,6 +198,30 @@ int cli_parse_attach(const char *arg, enum kagg_attach *out)
 	return 0;
 }
 
+int cli_parse_mode(const char *arg, enum kagg_mode *out)
+{
+	if (!strcmp(arg, "agg"))
+		*out = KAGG_MODE_AGG;
+	else if (!strcmp(arg, "stream"))
+		*out = KAGG_MODE_STREAM;
+	else if (!strcmp(arg, "both"))
+		*out = KAGG_MODE_BOTH;
+	else
+		return cli_err(KAGG_EXIT_USAGE, "invalid mode '%s' (agg, stream or both)", arg);
+	return 0;
+}
+
+int cli_parse_stream_bytes(const char *arg, size_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_u64(arg, &v) || v < 4096 || (v & (v - 1)) || v > (1ULL << 30))
+		return cli_err(KAGG_EXIT_USAGE,
+			       "invalid --stream-bytes '%s' (a power of two, 4096 to 1 GiB)", arg);
+	*out = (size_t)v;
+	return 0;
+}
+
 int cli_bad_opt(int c, char **argv)
 {
 	if (c == ':')
@@ -298,27 +322,55 @@ int cli_mount_tracefs(void)
 
 /* ---------------------------------------------------------------- --print */
 
+#define PRINTER_COMMS 4096 /* pid -> comm, direct-mapped, like the kernel's saved_cmdlines */
+
 struct printer {
 	struct kagg_rb *rb;
 	const struct kagg_rb_events *evs;
 	const struct kagg_rb_event *cur;
 	volatile int done;
 	uint64_t printed;
+	struct {
+		int pid;
+		char comm[16];
+	} comms[PRINTER_COMMS];
 };
 
-/* The common_pid's comm: sched_switch records carry it as prev_comm. */
+/* Remember the (pid, comm) pair of fields pid_name/comm_name of the current record. */
+static void printer_learn(struct printer *p, const struct kagg_rb_format *fmt,
+			  const char *pid_name, const char *comm_name)
+{
+	const struct kagg_rb_field *fp = kagg_rb_format__field(fmt, pid_name);
+	const struct kagg_rb_field *fc = kagg_rb_format__field(fmt, comm_name);
+	const uint8_t *d = p->cur->data;
+	int pid;
+
+	if (!fp || !fc || fp->size != 4 || fc->size < 16 || fc->offset + 16 > (int)p->cur->len ||
+	    fp->offset + 4 > (int)p->cur->len)
+		return;
+	memcpy(&pid, d + fp->offset, 4);
+	if (pid <= 0)
+		return;
+	p->comms[pid % PRINTER_COMMS].pid = pid;
+	memcpy(p->comms[pid % PRINTER_COMMS].comm, d + fc->offset, 16);
+}
+
+/* The common_pid's comm, learned from the sched records' comm fields. */
 static const char *printer_comm(void *ctx, int pid)
 {
 	struct printer *p = ctx;
 	const struct kagg_rb_format *fmt;
-	const struct kagg_rb_field *f;
 	static __thread char comm[17];
 
 	fmt = kagg_rb_events__find(p->evs, *(const uint16_t *)p->cur->data);
-	f = fmt ? kagg_rb_format__field(fmt, "prev_comm") : NULL;
-	if (!f || !pid)
+	if (fmt) {
+		printer_learn(p, fmt, "prev_pid", "prev_comm");
+		printer_learn(p, fmt, "next_pid", "next_comm");
+		printer_learn(p, fmt, "pid", "comm");
+	}
+	if (pid <= 0 || p->comms[pid % PRINTER_COMMS].pid != pid)
 		return NULL;
-	memcpy(comm, (const char *)p->cur->data + f->offset, 16);
+	memcpy(comm, p->comms[pid % PRINTER_COMMS].comm, 16);
 	comm[16] = '\0';
 	return comm;
 }
@@ -346,26 +398,35 @@ static void *printer_main(void *arg)
 
 int cli_run_printing(struct kagg_session *s, const struct cli_common *cm)
 {
-	struct printer p = {};
+	struct printer *p = calloc(1, sizeof(*p));
 	pthread_t th;
 	double end;
 	int ret;
 
-	p.rb = kagg_session__ringbuf(s);
-	p.evs = kagg_session__events(s);
-	if (!p.rb || !p.evs)
-		return cli_err(KAGG_EXIT_FAIL, "--print needs a streaming session");
-	if (kagg_session__attach(s))
-		return KAGG_EXIT_FAIL;
-	if (pthread_create(&th, NULL, printer_main, &p))
-		return cli_err(KAGG_EXIT_FAIL, "cannot start the printer thread");
+	if (!p)
+		return cli_err(KAGG_EXIT_FAIL, "out of memory");
+	p->rb = kagg_session__ringbuf(s);
+	p->evs = kagg_session__events(s);
+	if (!p->rb || !p->evs)
+		ret = cli_err(KAGG_EXIT_FAIL, "--print needs a streaming session");
+	else if (kagg_session__attach(s))
+		ret = KAGG_EXIT_FAIL;
+	else if (pthread_create(&th, NULL, printer_main, p))
+		ret = cli_err(KAGG_EXIT_FAIL, "cannot start the printer thread");
+	else
+		ret = -1;
+	if (ret >= 0) {
+		free(p);
+		return ret;
+	}
 	end = cm->duration ? mono_now() + cm->duration : 1e300;
 	ret = poll_until(s, end);
 	kagg_session__detach(s);
 	while (kagg_session__poll(s, 0) > 0)
 		;
-	p.done = 1;
+	p->done = 1;
 	pthread_join(th, NULL);
+	free(p);
 	if (ret)
 		return ret;
 	fprintf(stdout, "\n");

@@ -111,6 +111,9 @@ struct cli_common {
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
 /* --attach auto|tp_btf|raw_tp for tracepoint tools: 0, or a one-line usage error (2). */
 int cli_parse_attach(const char *arg, enum kagg_attach *out);
+/* --mode agg|stream|both and --stream-bytes (a power of two, 4 KiB to 1 GiB); errors printed. */
+int cli_parse_mode(const char *arg, enum kagg_mode *out);
+int cli_parse_stream_bytes(const char *arg, size_t *out);
 /* Usage error for getopt's '?' or ':' (call with opterr = 0): one line, returns 2. */
 int cli_bad_opt(int c, char **argv);
 /* Exit code for a failed kagg_*__open (errno err): the library logged why. */

@@ -175,26 +175,15 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 				return KAGG_EXIT_USAGE;
 			break;
 		case OPT_MODE:
-			if (!strcmp(optarg, "agg"))
-				a->o.mode = KAGG_MODE_AGG;
-			else if (!strcmp(optarg, "stream"))
-				a->o.mode = KAGG_MODE_STREAM;
-			else if (!strcmp(optarg, "both"))
-				a->o.mode = KAGG_MODE_BOTH;
-			else
-				return cli_err(KAGG_EXIT_USAGE,
-					       "invalid mode '%s' (agg, stream or both)", optarg);
+			if (cli_parse_mode(optarg, &a->o.mode))
+				return KAGG_EXIT_USAGE;
 			break;
 		case OPT_PRINT:
 			a->print = true;
 			break;
 		case OPT_STREAM_BYTES:
-			if (cli_parse_u64(optarg, &us) || us < 4096 || (us & (us - 1)) ||
-			    us > (1ULL << 30))
-				return cli_err(KAGG_EXIT_USAGE,
-					       "invalid --stream-bytes '%s' (a power of two, 4096 to 1 GiB)",
-					       optarg);
-			a->o.stream_bytes = us;
+			if (cli_parse_stream_bytes(optarg, &a->o.stream_bytes))
+				return KAGG_EXIT_USAGE;
 			break;
 		case OPT_WAKE: {
 			static const char *const names[] = { "watermark", "adaptive", "timer", "every" };

@@ -17,7 +17,8 @@ static const char usage_text[] =
 "\n"
 "Run-queue latency: time from a task becoming runnable (sched_wakeup,\n"
 "sched_wakeup_new, or switched out while still runnable) to its switch-in,\n"
-"as a log2 histogram aggregated in the kernel.\n"
+"as a log2 histogram aggregated in the kernel (or computed in userspace from\n"
+"streamed events, or both side by side).\n"
 "\n"
 "  -P, --per-process      one histogram per process\n"
 "  -L, --per-thread       one histogram per thread\n"
@@ -26,16 +27,26 @@ static const char usage_text[] =
 "      --cgroup PATH      only tasks in this cgroup v2 directory\n"
 "  -c, --cpu N            only latencies ending on CPU N's run queue\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+"      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
+"                         per wakeup and switch to userspace, aggregated there) or\n"
+"                         both, side by side with each path's events, drops and cost\n"
+"      --print            stream: print the events as they arrive, in the kernel's\n"
+"                         trace format (like trace_pipe)\n"
+"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
 CLI_COMMON_HELP
 "\n"
 "examples:\n"
 "  kagg runqlat -d 5                 # whole system, 5 seconds\n"
 "  kagg runqlat -P -p 1234 -i 1      # one process, every second\n"
-"  kagg runqlat --cpu 1 --format json -d 2 --overhead\n";
+"  kagg runqlat --cpu 1 --format json -d 2 --overhead\n"
+"  kagg runqlat --mode both --overhead -d 5    # in-kernel vs streamed, side by side\n";
 
 enum {
 	OPT_CGROUP = CLI_OPT_TOOL,
 	OPT_ATTACH,
+	OPT_MODE,
+	OPT_PRINT,
+	OPT_STREAM_BYTES,
 };
 
 static const struct option long_opts[] = {
@@ -47,6 +58,9 @@ static const struct option long_opts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, 'c' },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "print", no_argument, NULL, OPT_PRINT },
+	{ "stream-bytes", required_argument, NULL, OPT_STREAM_BYTES },
 	{},
 };
 
@@ -55,6 +69,7 @@ struct runqlat_args {
 	struct cli_common cm;
 	int *pids;
 	int *tids;
+	bool print;
 };
 
 static int parse_args(int argc, char **argv, struct runqlat_args *a)
@@ -110,6 +125,17 @@ static int parse_args(int argc, char **argv, struct runqlat_args *a)
 			if (cli_parse_attach(optarg, &a->o.attach))
 				return KAGG_EXIT_USAGE;
 			break;
+		case OPT_MODE:
+			if (cli_parse_mode(optarg, &a->o.mode))
+				return KAGG_EXIT_USAGE;
+			break;
+		case OPT_PRINT:
+			a->print = true;
+			break;
+		case OPT_STREAM_BYTES:
+			if (cli_parse_stream_bytes(optarg, &a->o.stream_bytes))
+				return KAGG_EXIT_USAGE;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -119,6 +145,8 @@ static int parse_args(int argc, char **argv, struct runqlat_args *a)
 	}
 	if (optind < argc)
 		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (a->print && a->o.mode != KAGG_MODE_STREAM)
+		return cli_err(KAGG_EXIT_USAGE, "--print needs --mode stream");
 	a->o.unit = a->cm.unit;
 	a->o.overhead = a->cm.overhead;
 	return 0;
@@ -140,12 +168,18 @@ static int runqlat_main(int argc, char **argv)
 	}
 	cli_setup_signals();
 	cli_route_libbpf_log();
+	/* Streamed records take the kernel's own sched formats when tracefs has them. */
+	if (a.o.mode != KAGG_MODE_AGG)
+		cli_mount_tracefs();
 	s = kagg_runqlat__open(&a.o);
 	if (!s) {
 		ret = cli_open_failed(errno);
 		goto out;
 	}
-	ret = cli_run(s, &a.cm, "Tracing run queue latency");
+	if (a.print)
+		ret = cli_run_printing(s, &a.cm);
+	else
+		ret = cli_run(s, &a.cm, "Tracing run queue latency");
 out:
 	kagg_session__destroy(s);
 	free(a.pids);

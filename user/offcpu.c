@@ -154,6 +154,7 @@ static int load_skel(struct kagg_session *s, const struct kagg_offcpu_opts *o, b
 	s->nr_progs = 0;
 	if (agg)
 		s->progs[s->nr_progs++] = btf ? skel->progs.offcpu_tp_btf : skel->progs.offcpu_raw_tp;
+	s->nr_agg_progs = s->nr_progs;
 	if (t->streaming)
 		s->progs[s->nr_progs++] = btf ? skel->progs.offcpu_stream_tp_btf
 					      : skel->progs.offcpu_stream_raw_tp;

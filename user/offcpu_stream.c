@@ -48,15 +48,12 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 	int ret;
 
 	memset(st, 0, sizeof(*st));
-	st->key = cfg->key;
 	st->min_ns = cfg->min_ns;
 	st->max_ns = cfg->max_ns;
 	st->unit_ns = cfg->unit_ns;
-	st->unit = cfg->unit;
 	st->cb = cfg->cb;
 	st->cb_ctx = cfg->cb_ctx;
-	if (u64map_init(&st->starts, 4096) || u64map_init(&st->gen[0].index, 64) ||
-	    u64map_init(&st->gen[1].index, 64)) {
+	if (u64map_init(&st->starts, 4096) || sagg_init(&st->agg, cfg->key, cfg->unit)) {
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
@@ -78,53 +75,17 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 
 void ostream_fini(struct ostream *st)
 {
-	int i;
-
 	scons_fini(&st->core);
+	sagg_fini(&st->agg);
 	u64map_free(&st->starts);
-	for (i = 0; i < 2; i++) {
-		u64map_free(&st->gen[i].index);
-		free(st->gen[i].keys);
-	}
 	memset(st, 0, sizeof(*st));
-}
-
-static struct ostream_key *key_get(struct ostream_gen *g, uint32_t tgid, uint32_t pid,
-				   const char *comm)
-{
-	uint64_t k = (uint64_t)tgid << 32 | pid, *idx = u64map_get(&g->index, k);
-	struct ostream_key *e;
-
-	if (idx)
-		return &g->keys[*idx];
-	if (g->nr_keys == g->cap_keys) {
-		size_t cap = g->cap_keys ? g->cap_keys * 2 : 64;
-
-		e = realloc(g->keys, cap * sizeof(*e));
-		if (!e)
-			return NULL;
-		g->keys = e;
-		g->cap_keys = cap;
-	}
-	if (u64map_put(&g->index, k, g->nr_keys))
-		return NULL;
-	e = &g->keys[g->nr_keys++];
-	memset(e, 0, sizeof(*e));
-	e->tgid = tgid;
-	e->pid = pid;
-	memcpy(e->comm, comm, sizeof(e->comm) - 1);
-	return e;
 }
 
 /* Close next's interval, as on_switch() does in the kernel. */
 static void account(struct ostream *st, const struct offcpu_rec *r)
 {
-	struct ostream_gen *g = &st->gen[r->gen & 1];
-	struct ostream_key *e;
 	uint64_t start, delta;
-	uint32_t slot;
 
-	g->delivered++;
 	if (r->selected)
 		u64map_put(&st->starts, (uint32_t)r->prev_pid, r->ts);
 	if (!r->next_pid || !u64map_del(&st->starts, (uint32_t)r->next_pid, &start))
@@ -132,17 +93,8 @@ static void account(struct ostream *st, const struct offcpu_rec *r)
 	delta = r->ts - start;
 	if (delta < st->min_ns || delta > st->max_ns)
 		return;
-	slot = kagg_log2_div(delta, st->unit_ns, 63 - __builtin_clzll(st->unit_ns));
-	if (st->key == KAGG_KEY_NONE) {
-		g->slots[slot]++;
-		return;
-	}
-	e = key_get(g, r->next_tgid, st->key == KAGG_KEY_TID ? r->next_pid : 0, r->next_comm);
-	if (!e) {
-		st->oom = -ENOMEM;
-		return;
-	}
-	e->slots[slot]++;
+	sagg_add(&st->agg, r->gen, kagg_log2_div(delta, st->unit_ns, 63 - __builtin_clzll(st->unit_ns)),
+		 r->next_tgid, r->next_pid, r->next_comm);
 }
 
 /* Land the record in the reference ring buffer as the kernel's sched_switch event. */
@@ -202,37 +154,5 @@ int ostream_poll(struct ostream *st, int timeout_ms)
 
 int ostream_read(struct ostream *st, __u32 g, bool reset, struct kagg_snapshot *snap)
 {
-	struct ostream_gen *gen = &st->gen[g & 1];
-	size_t i, n = st->key == KAGG_KEY_NONE ? 1 : gen->nr_keys;
-	int err, k;
-
-	if (st->oom)
-		return st->oom;
-	err = snap_alloc_hists(snap, n, KAGG_SLOTS);
-	if (err)
-		return err;
-	for (i = 0; i < n; i++) {
-		struct kagg_hist *h = &snap->hists[i];
-		const uint64_t *src = st->key == KAGG_KEY_NONE ? gen->slots : gen->keys[i].slots;
-
-		h->unit = st->unit;
-		h->key.mode = st->key;
-		if (st->key != KAGG_KEY_NONE) {
-			h->key.pid = gen->keys[i].tgid;
-			h->key.tid = st->key == KAGG_KEY_TID ? (int)gen->keys[i].pid : 0;
-			memcpy(h->key.comm, gen->keys[i].comm, sizeof(h->key.comm));
-		}
-		for (k = 0; k < KAGG_SLOTS; k++) {
-			((uint64_t *)h->slots)[k] = src[k];
-			h->total += src[k];
-		}
-	}
-	snap_sort_hists(snap);
-	if (reset) {
-		memset(gen->slots, 0, sizeof(gen->slots));
-		u64map_clear(&gen->index);
-		gen->nr_keys = 0;
-		gen->delivered = 0;
-	}
-	return 0;
+	return sagg_read(&st->agg, g, reset, snap);
 }

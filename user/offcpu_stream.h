@@ -17,22 +17,6 @@
 #include "stream.h"
 #include "u64map.h"
 
-struct ostream_key {
-	uint32_t tgid;
-	uint32_t pid;
-	char comm[16];
-	uint64_t slots[KAGG_SLOTS];
-};
-
-/* One generation of userspace aggregates. */
-struct ostream_gen {
-	uint64_t slots[KAGG_SLOTS];	/* KAGG_KEY_NONE */
-	struct u64map index;		/* (tgid << 32 | pid) -> keys[] index */
-	struct ostream_key *keys;
-	size_t nr_keys, cap_keys;
-	uint64_t delivered;		/* records of this generation */
-};
-
 struct ostream_cfg {
 	int map_fd;
 	size_t map_bytes;
@@ -55,12 +39,9 @@ struct ostream {
 	int off_prev_comm, off_prev_pid, off_prev_prio, off_prev_state, size_prev_state;
 	int off_next_comm, off_next_pid, off_next_prio;
 
-	enum kagg_key_mode key;
 	uint64_t min_ns, max_ns, unit_ns;
-	enum kagg_unit unit;
 	struct u64map starts;		/* tid -> switch-out ts of selected tasks */
-	struct ostream_gen gen[2];
-	int oom;			/* -ENOMEM seen while aggregating */
+	struct sagg agg;
 	kagg_switch_fn cb;
 	void *cb_ctx;
 };

@@ -494,6 +494,11 @@ fail:
 	"(0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | "         \
 	"0x00000020 | 0x00000040)"
 
+#define SCHED_WAKEUP_FIELDS "char comm[16]; pid_t pid; int prio; int target_cpu"
+#define SCHED_WAKEUP_FMT                                                                           \
+	"\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, "             \
+	"REC->target_cpu"
+
 int kagg_rb_events__define_sched(struct kagg_rb_events *evs)
 {
 	int err;
@@ -514,11 +519,12 @@ int kagg_rb_events__define_sched(struct kagg_rb_events *evs)
 		NULL);
 	if (err)
 		return err;
-	return kagg_rb_events__define(evs, "sched", "sched_wakeup",
-				      "char comm[16]; pid_t pid; int prio; int target_cpu",
-				      "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, "
-				      "REC->pid, REC->prio, REC->target_cpu",
-				      NULL);
+	err = kagg_rb_events__define(evs, "sched", "sched_wakeup", SCHED_WAKEUP_FIELDS,
+				     SCHED_WAKEUP_FMT, NULL);
+	if (err)
+		return err;
+	return kagg_rb_events__define(evs, "sched", "sched_wakeup_new", SCHED_WAKEUP_FIELDS,
+				      SCHED_WAKEUP_FMT, NULL);
 }
 
 void kagg_rb_format__fprint(const struct kagg_rb_format *fmt, FILE *f)

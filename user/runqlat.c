@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -17,14 +18,21 @@
 #include <kagg/runqlat.h>
 #include "runqlat.h"
 #include "runqlat.skel.h"
+#include "runqlat_stream.h"
 #include "opts.h"
 #include "snapshot.h"
 #include "session.h"
 
 
+#define DEFAULT_STREAM_BYTES (8u << 20)
+
 struct runqlat {
 	struct runqlat_bpf *skel;
 	int cgroup_fd;
+	enum kagg_mode mode;
+	bool streaming;
+	struct rqstream st;
+	uint64_t recorded0, filtered0; /* stream mode: baselines of st's counts */
 };
 
 static void rq_describe_filters(struct kagg_session *s, const struct kagg_runqlat_opts *o)
@@ -60,6 +68,7 @@ static uint64_t rq_unit_ns(enum kagg_unit u)
 static int rq_load(struct kagg_session *s, const struct kagg_runqlat_opts *o, bool btf)
 {
 	struct runqlat *t = s->tool;
+	bool agg = t->mode != KAGG_MODE_STREAM;
 	struct runqlat_bpf *skel;
 	int err;
 
@@ -74,12 +83,25 @@ static int rq_load(struct kagg_session *s, const struct kagg_runqlat_opts *o, bo
 	skel->rodata->unit_ns = rq_unit_ns(s->unit);
 	skel->rodata->unit_log2 = s->unit == KAGG_UNIT_NSECS ? 0 : s->unit == KAGG_UNIT_MSECS ? 19 : 9;
 
-	bpf_program__set_autoload(skel->progs.runqlat_wakeup_tp_btf, btf);
-	bpf_program__set_autoload(skel->progs.runqlat_wakeup_new_tp_btf, btf);
-	bpf_program__set_autoload(skel->progs.runqlat_switch_tp_btf, btf);
-	bpf_program__set_autoload(skel->progs.runqlat_wakeup_raw_tp, !btf);
-	bpf_program__set_autoload(skel->progs.runqlat_wakeup_new_raw_tp, !btf);
-	bpf_program__set_autoload(skel->progs.runqlat_switch_raw_tp, !btf);
+	skel->rodata->share_event = t->mode == KAGG_MODE_BOTH;
+	skel->rodata->wake_mode = KAGG_BPF_WAKE_WATERMARK;
+	skel->rodata->wake_bytes = o->stream_bytes / 4;
+
+	bpf_program__set_autoload(skel->progs.runqlat_wakeup_tp_btf, btf && agg);
+	bpf_program__set_autoload(skel->progs.runqlat_wakeup_new_tp_btf, btf && agg);
+	bpf_program__set_autoload(skel->progs.runqlat_switch_tp_btf, btf && agg);
+	bpf_program__set_autoload(skel->progs.runqlat_wakeup_raw_tp, !btf && agg);
+	bpf_program__set_autoload(skel->progs.runqlat_wakeup_new_raw_tp, !btf && agg);
+	bpf_program__set_autoload(skel->progs.runqlat_switch_raw_tp, !btf && agg);
+	bpf_program__set_autoload(skel->progs.runqlat_stream_wakeup_tp_btf, btf && t->streaming);
+	bpf_program__set_autoload(skel->progs.runqlat_stream_wakeup_new_tp_btf,
+				  btf && t->streaming);
+	bpf_program__set_autoload(skel->progs.runqlat_stream_switch_tp_btf, btf && t->streaming);
+	bpf_program__set_autoload(skel->progs.runqlat_stream_wakeup_raw_tp, !btf && t->streaming);
+	bpf_program__set_autoload(skel->progs.runqlat_stream_wakeup_new_raw_tp,
+				  !btf && t->streaming);
+	bpf_program__set_autoload(skel->progs.runqlat_stream_switch_raw_tp, !btf && t->streaming);
+	bpf_map__set_max_entries(skel->maps.events, t->streaming ? o->stream_bytes : 4096);
 	if (btf)
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
 	else
@@ -97,11 +119,25 @@ static int rq_load(struct kagg_session *s, const struct kagg_runqlat_opts *o, bo
 		return err;
 	}
 	t->skel = skel;
-	s->nr_progs = 3;
-	s->progs[0] = btf ? skel->progs.runqlat_switch_tp_btf : skel->progs.runqlat_switch_raw_tp;
-	s->progs[1] = btf ? skel->progs.runqlat_wakeup_tp_btf : skel->progs.runqlat_wakeup_raw_tp;
-	s->progs[2] = btf ? skel->progs.runqlat_wakeup_new_tp_btf
-			  : skel->progs.runqlat_wakeup_new_raw_tp;
+	/* the agg path's programs first: the meta's per-path costs rely on it */
+	s->nr_progs = 0;
+	if (agg) {
+		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_switch_tp_btf
+					      : skel->progs.runqlat_switch_raw_tp;
+		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_wakeup_tp_btf
+					      : skel->progs.runqlat_wakeup_raw_tp;
+		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_wakeup_new_tp_btf
+					      : skel->progs.runqlat_wakeup_new_raw_tp;
+	}
+	s->nr_agg_progs = s->nr_progs;
+	if (t->streaming) {
+		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_stream_switch_tp_btf
+					      : skel->progs.runqlat_stream_switch_raw_tp;
+		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_stream_wakeup_tp_btf
+					      : skel->progs.runqlat_stream_wakeup_raw_tp;
+		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_stream_wakeup_new_tp_btf
+					      : skel->progs.runqlat_stream_wakeup_new_raw_tp;
+	}
 	s->gen = &skel->bss->gen;
 	s->armed = &skel->bss->armed;
 	s->counters = skel->maps.counters;
@@ -128,6 +164,13 @@ static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s
 		session_log(s, KAGG_LOG_WARN, "invalid runqlat options");
 		return -EINVAL;
 	}
+	if ((unsigned int)o->mode > KAGG_MODE_BOTH ||
+	    (o->stream_bytes && (o->stream_bytes < 4096 ||
+				 (o->stream_bytes & (o->stream_bytes - 1))))) {
+		session_log(s, KAGG_LOG_WARN, "invalid streaming options (stream_bytes must be a "
+			    "power of two >= 4096)");
+		return -EINVAL;
+	}
 	if (o->filter_cpu && o->cpu >= (unsigned int)s->nr_cpus) {
 		session_log(s, KAGG_LOG_WARN, "no such CPU: %u (this machine has CPUs 0-%d)",
 			    o->cpu, s->nr_cpus - 1);
@@ -144,7 +187,18 @@ static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s
 static int runqlat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	struct runqlat *t = s->tool;
+	int err;
 
+	if (t->mode == KAGG_MODE_STREAM)
+		return rqstream_read(&t->st, g, reset, snap);
+	if (t->mode == KAGG_MODE_BOTH) {
+		snap->stream = snap_new();
+		if (!snap->stream)
+			return -ENOMEM;
+		err = rqstream_read(&t->st, g, reset, snap->stream);
+		if (err)
+			return err;
+	}
 	if (s->key == KAGG_KEY_NONE)
 		return session_read_hist(s, t->skel->maps.hist, g, reset, snap);
 	return session_read_key_hists(s, t->skel->maps.key_hist, g, reset, snap, NULL);
@@ -153,6 +207,22 @@ static int runqlat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
 			 bool reset)
 {
+	struct runqlat *t = s->tool;
+
+	if (t->streaming)
+		scons_meta(&t->st.core, snap, cnt[RUNQLAT_CNT_STREAM_SEEN],
+			   cnt[RUNQLAT_CNT_STREAM_SENT], cnt[RUNQLAT_CNT_STREAM_DROP], reset);
+	if (t->mode == KAGG_MODE_STREAM) {
+		snap->meta.events_recorded = t->st.recorded - t->recorded0;
+		snap->meta.events_filtered = t->st.filtered_cpu - t->filtered0;
+		if (reset) {
+			t->recorded0 = t->st.recorded;
+			t->filtered0 = t->st.filtered_cpu;
+		}
+		snap_add_drop(snap, "task_storage", "cgroup mark not recorded: task storage full",
+			      cnt[RUNQLAT_CNT_DROP_STORAGE], true);
+		return;
+	}
 	snap->meta.events_recorded = cnt[RUNQLAT_CNT_SAMPLES];
 	snap->meta.events_filtered = cnt[RUNQLAT_CNT_FILTERED_CPU];
 	snap_add_drop(snap, "task_storage", "enqueue not recorded: task storage busy or full",
@@ -161,10 +231,32 @@ static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 		      cnt[RUNQLAT_CNT_DROP_KEYS_FULL], true);
 }
 
+static int runqlat_poll(struct kagg_session *s, int timeout_ms)
+{
+	struct runqlat *t = s->tool;
+	struct timespec ts;
+
+	if (t->streaming)
+		return rqstream_poll(&t->st, timeout_ms);
+	ts.tv_sec = timeout_ms / 1000;
+	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+	return nanosleep(&ts, NULL) ? -errno : 0;
+}
+
+static void runqlat_sync(struct kagg_session *s)
+{
+	struct runqlat *t = s->tool;
+
+	if (t->streaming)
+		rqstream_drain(&t->st);
+}
+
 static void runqlat_destroy(struct kagg_session *s)
 {
 	struct runqlat *t = s->tool;
 
+	if (t->streaming)
+		rqstream_fini(&t->st);
 	runqlat_bpf__destroy(t->skel);
 	if (t->cgroup_fd >= 0)
 		close(t->cgroup_fd);
@@ -174,6 +266,8 @@ static const struct session_ops runqlat_ops = {
 	.tool = "runqlat",
 	.read = runqlat_read,
 	.meta = runqlat_meta,
+	.poll = runqlat_poll,
+	.sync = runqlat_sync,
 	.destroy = runqlat_destroy,
 };
 
@@ -196,7 +290,12 @@ struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
 		return NULL;
 	t = s->tool;
 	t->cgroup_fd = -1;
+	t->mode = o.mode;
+	t->streaming = o.mode != KAGG_MODE_AGG;
+	if (!o.stream_bytes)
+		o.stream_bytes = DEFAULT_STREAM_BYTES;
 	s->event = "sched:sched_wakeup,sched_wakeup_new,sched_switch";
+	s->mode = o.mode == KAGG_MODE_BOTH ? "both" : o.mode == KAGG_MODE_STREAM ? "stream" : "agg";
 
 	err = rq_validate(&o, s);
 	if (err)
@@ -232,6 +331,31 @@ struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
 		goto fail;
 	}
 	err = rq_fill_filters(s, &o);
+	if (err)
+		goto fail;
+	if (t->streaming) {
+		struct rqstream_cfg cfg = {
+			.core = {
+				.map_fd = bpf_map__fd(t->skel->maps.events),
+				.map_bytes = o.stream_bytes,
+				.nr_cpus = s->nr_cpus,
+				.events_dir = o.events_dir,
+			},
+			.key = s->key,
+			.unit = s->unit,
+			.unit_ns = rq_unit_ns(s->unit),
+			.target_cpu = o.filter_cpu ? (int)o.cpu : -1,
+		};
+		char msg[256] = "";
+
+		err = rqstream_init(&t->st, &cfg, msg, sizeof(msg));
+		if (err) {
+			session_log(s, KAGG_LOG_WARN, "streaming: %s", msg);
+			goto fail;
+		}
+		s->rb = t->st.core.rb;
+		s->rb_events = t->st.core.evs;
+	}
 fail:
 	return session_opened(s, err, o.overhead);
 }

@@ -420,6 +420,13 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 			pc->run_time_ns = rt[i] - s->run_time0[i];
 			pc->ns_per_run = pc->run_cnt ? (double)pc->run_time_ns / pc->run_cnt : 0;
 			m->nr_progs++;
+			if (m->has_stream && m->events_seen) {
+				if (i < s->nr_agg_progs)
+					m->agg_ns_per_event += (double)pc->run_time_ns / m->events_seen;
+				else
+					m->stream_ns_per_event +=
+						(double)pc->run_time_ns / m->events_seen;
+			}
 		}
 	}
 	if (reset && cpu_ev) {

@@ -54,6 +54,7 @@ struct kagg_session {
 	struct bpf_program *progs[SESSION_MAX_PROGS];
 	struct bpf_link *links[SESSION_MAX_PROGS];
 	int nr_progs;
+	int nr_agg_progs;	  /* progs[0, nr_agg_progs) aggregate, the rest stream */
 	volatile __u32 *gen;	  /* in the program's mmap'd .bss */
 	volatile __u32 *armed;	  /* optional: set once all programs are attached */
 	struct bpf_map *counters; /* per-CPU array, one entry of u64[nr_counters]; [0] = events */

@@ -311,15 +311,14 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 		fprintf(f, "# overhead: %s %.1f ns/event (%" PRIu64 " runs, %" PRIu64 " ns)\n",
 			m->progs[i].prog, m->progs[i].ns_per_run, m->progs[i].run_cnt,
 			m->progs[i].run_time_ns);
-	if (m->has_overhead && m->has_stream && m->nr_progs == 2 && m->progs[0].ns_per_run > 0) {
-		double stream_ns = m->progs[1].ns_per_run +
-				   (m->stream_delivered
-					    ? m->consumer_cpu_s * 1e9 / m->stream_delivered : 0);
+	if (m->has_overhead && m->agg_ns_per_event > 0 && m->stream_ns_per_event > 0) {
+		double consumer = m->events_seen ? m->consumer_cpu_s * 1e9 / m->events_seen : 0;
+		double stream_ns = m->stream_ns_per_event + consumer;
 
 		fprintf(f, "# cost per event: agg %.1f ns, stream %.1f ns (BPF %.1f + consumer "
 			   "%.1f): stream/agg %.2fx\n",
-			m->progs[0].ns_per_run, stream_ns, m->progs[1].ns_per_run,
-			stream_ns - m->progs[1].ns_per_run, stream_ns / m->progs[0].ns_per_run);
+			m->agg_ns_per_event, stream_ns, m->stream_ns_per_event, consumer,
+			stream_ns / m->agg_ns_per_event);
 	}
 }
 
@@ -526,6 +525,12 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m)
 		jw_str(w, "format", m->stream_format);
 		jw_u64(w, "rb_overrun", m->rb_overrun);
 		jw_u64(w, "rb_refused", m->rb_dropped);
+		if (m->has_overhead) {
+			jw_double(w, "agg_bpf_ns_per_event", m->agg_ns_per_event, 1);
+			jw_double(w, "stream_bpf_ns_per_event", m->stream_ns_per_event, 1);
+			jw_double(w, "consumer_ns_per_event",
+				  m->events_seen ? m->consumer_cpu_s * 1e9 / m->events_seen : 0, 1);
+		}
 		jw_obj_end(w);
 	}
 	if (m->has_overhead) {

@@ -10,7 +10,7 @@
 #include <kagg/session.h>
 
 #define SNAP_MAX_DROPS 12
-#define SNAP_MAX_PROGS 4
+#define SNAP_MAX_PROGS 8 /* SESSION_MAX_PROGS */
 
 struct kagg_snapshot {
 	struct kagg_meta meta;

@@ -198,3 +198,105 @@ void scons_meta(struct scons *c, struct kagg_snapshot *snap, uint64_t seen, uint
 		c->rb_dropped0 = rs.dropped_events + rs.commit_overrun;
 	}
 }
+
+/* ---------------------------------------------------------------- aggregates */
+
+int sagg_init(struct sagg *a, enum kagg_key_mode key, enum kagg_unit unit)
+{
+	memset(a, 0, sizeof(*a));
+	a->key = key;
+	a->unit = unit;
+	return u64map_init(&a->gen[0].index, 64) ?: u64map_init(&a->gen[1].index, 64);
+}
+
+void sagg_fini(struct sagg *a)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		u64map_free(&a->gen[i].index);
+		free(a->gen[i].keys);
+	}
+	memset(a, 0, sizeof(*a));
+}
+
+static struct sagg_key *key_get(struct sagg_gen *g, uint32_t tgid, uint32_t pid,
+				const char *comm)
+{
+	uint64_t k = (uint64_t)tgid << 32 | pid, *idx = u64map_get(&g->index, k);
+	struct sagg_key *e;
+
+	if (idx)
+		return &g->keys[*idx];
+	if (g->nr_keys == g->cap_keys) {
+		size_t cap = g->cap_keys ? g->cap_keys * 2 : 64;
+
+		e = realloc(g->keys, cap * sizeof(*e));
+		if (!e)
+			return NULL;
+		g->keys = e;
+		g->cap_keys = cap;
+	}
+	if (u64map_put(&g->index, k, g->nr_keys))
+		return NULL;
+	e = &g->keys[g->nr_keys++];
+	memset(e, 0, sizeof(*e));
+	e->tgid = tgid;
+	e->pid = pid;
+	memcpy(e->comm, comm, sizeof(e->comm) - 1);
+	return e;
+}
+
+void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint32_t tgid, uint32_t pid,
+	      const char *comm)
+{
+	struct sagg_gen *gen = &a->gen[g & 1];
+	struct sagg_key *e;
+
+	if (a->key == KAGG_KEY_NONE) {
+		gen->slots[slot]++;
+		return;
+	}
+	e = key_get(gen, tgid, a->key == KAGG_KEY_TID ? pid : 0, comm);
+	if (!e) {
+		a->oom = -ENOMEM;
+		return;
+	}
+	e->slots[slot]++;
+}
+
+int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap)
+{
+	struct sagg_gen *gen = &a->gen[g & 1];
+	size_t i, n = a->key == KAGG_KEY_NONE ? 1 : gen->nr_keys;
+	int err, k;
+
+	if (a->oom)
+		return a->oom;
+	err = snap_alloc_hists(snap, n, KAGG_SLOTS);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		struct kagg_hist *h = &snap->hists[i];
+		const uint64_t *src = a->key == KAGG_KEY_NONE ? gen->slots : gen->keys[i].slots;
+
+		h->unit = a->unit;
+		h->key.mode = a->key;
+		if (a->key != KAGG_KEY_NONE) {
+			h->key.pid = gen->keys[i].tgid;
+			h->key.tid = a->key == KAGG_KEY_TID ? (int)gen->keys[i].pid : 0;
+			memcpy(h->key.comm, gen->keys[i].comm, sizeof(h->key.comm));
+		}
+		for (k = 0; k < KAGG_SLOTS; k++) {
+			((uint64_t *)h->slots)[k] = src[k];
+			h->total += src[k];
+		}
+	}
+	snap_sort_hists(snap);
+	if (reset) {
+		memset(gen->slots, 0, sizeof(gen->slots));
+		u64map_clear(&gen->index);
+		gen->nr_keys = 0;
+	}
+	return 0;
+}

@@ -13,11 +13,14 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <linux/types.h>
 
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
 #include <kagg/session.h>
 #include "bpfrb.h"
+#include "common.h"
+#include "u64map.h"
 
 struct scons_cfg {
 	int map_fd;
@@ -81,5 +84,38 @@ uint8_t *scons_begin(struct scons *c, uint32_t cpu, uint64_t ts, const struct ka
 /* The stream part of snap's meta for the interval, and its drop; new baselines on reset. */
 void scons_meta(struct scons *c, struct kagg_snapshot *snap, uint64_t seen, uint64_t sent,
 		uint64_t dropped, bool reset);
+
+/*
+ * The streamed path's histograms, as the BPF side keeps its own: per
+ * generation, one histogram or one per key (process or thread).
+ */
+struct sagg_key {
+	uint32_t tgid;
+	uint32_t pid;
+	char comm[16];
+	uint64_t slots[KAGG_SLOTS];
+};
+
+struct sagg_gen {
+	uint64_t slots[KAGG_SLOTS];	/* KAGG_KEY_NONE */
+	struct u64map index;		/* (tgid << 32 | pid) -> keys[] index */
+	struct sagg_key *keys;
+	size_t nr_keys, cap_keys;
+};
+
+struct sagg {
+	enum kagg_key_mode key;
+	enum kagg_unit unit;
+	struct sagg_gen gen[2];
+	int oom;			/* -ENOMEM seen while aggregating */
+};
+
+int sagg_init(struct sagg *a, enum kagg_key_mode key, enum kagg_unit unit);
+void sagg_fini(struct sagg *a);
+/* Count one value in log2 slot `slot` of generation g, for the task (tgid, pid, comm). */
+void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint32_t tgid, uint32_t pid,
+	      const char *comm);
+/* Copy generation g's histograms into snap (clearing them when reset). */
+int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap);
 
 #endif

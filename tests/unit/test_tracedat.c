@@ -240,7 +240,7 @@ static void check_with_reader(struct fixture *fx, int64_t *missed)
 	assert_int_equal(kagg_tracedat__nr_cpus(t), NCPU);
 	assert_int_equal(kagg_tracedat__page_size(t), PS);
 	assert_int_equal(kagg_tracedat__bad_formats(t), 0);
-	assert_int_equal(kagg_rb_events__count(kagg_tracedat__events(t)), 2);
+	assert_int_equal(kagg_rb_events__count(kagg_tracedat__events(t)), 3); /* define_sched */
 	assert_string_equal(kagg_tracedat__comm(t, 1001), "worker-1001");
 	assert_string_equal(kagg_tracedat__comm(t, 1), "init");
 	assert_null(kagg_tracedat__comm(t, 77));
@@ -419,7 +419,7 @@ static int decode_with_libtraceevent(struct fixture *fx, struct exp_ev *out, int
 		rd_bytes(&r, strlen(sys) + 1);
 		assert_string_equal(sys, "sched");
 		m = rd(&r, 4);
-		assert_int_equal(m, 2);
+		assert_int_equal(m, 3); /* sched_switch, sched_wakeup, sched_wakeup_new */
 		for (k = 0; k < m; k++) {
 			s = rd_text(&r, 8, &len);
 			assert_int_equal(tep_parse_event(tep, s, len, sys), 0);

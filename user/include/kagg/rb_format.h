@@ -81,7 +81,7 @@ KAGG_API int kagg_rb_events__load_dir(struct kagg_rb_events *evs, const char *di
 KAGG_API int kagg_rb_events__define(struct kagg_rb_events *evs, const char *system,
 				    const char *name, const char *fields, const char *print_fmt,
 				    const struct kagg_rb_format **out);
-/* Define replicas of sched/sched_switch and sched/sched_wakeup (kernel layout, print fmt). */
+/* Define replicas of sched/sched_switch, sched_wakeup and sched_wakeup_new (kernel layout, print fmt). */
 KAGG_API int kagg_rb_events__define_sched(struct kagg_rb_events *evs);
 
 KAGG_API const struct kagg_rb_format *kagg_rb_events__find(const struct kagg_rb_events *evs,

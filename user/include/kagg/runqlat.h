@@ -2,7 +2,8 @@
 /*
  * kagg/runqlat.h - run-queue latency sessions: the time from a task
  * becoming runnable (woken, or switched out still runnable) to its
- * switch-in, as log2 histograms aggregated in the kernel.
+ * switch-in, as log2 histograms aggregated in the kernel, or computed in
+ * userspace from streamed events, or both side by side.
  *
  *	KAGG_OPTS(kagg_runqlat_opts, o, .key = KAGG_KEY_PID, .filter_cpu = true, .cpu = 1);
  *	struct kagg_session *s = kagg_runqlat__open(&o);
@@ -36,6 +37,20 @@ struct kagg_runqlat_opts {
 	bool overhead;
 	kagg_log_fn log;
 	void *log_ctx;
+	/*
+	 * --- streaming (appended in 0.1) ---
+	 * KAGG_MODE_STREAM: one record per sched_wakeup, sched_wakeup_new and
+	 * sched_switch through a BPF ring buffer; the histograms are computed
+	 * in userspace and the records land in the session's reference ftrace
+	 * buffer (kagg_session__ringbuf()) as the kernel's events.
+	 * KAGG_MODE_BOTH: both paths on the same events; the streamed
+	 * histograms are kagg_snapshot__stream().
+	 */
+	enum kagg_mode mode;
+	size_t stream_bytes;	/* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
+	/* Directory holding sched/<event>/format; NULL: /sys/kernel/tracing/events,
+	 * falling back to a built-in copy of the kernel's layouts. */
+	const char *events_dir;
 };
 
 /*

@@ -300,6 +300,12 @@ struct kagg_meta {
 	const char *stream_format; /* where the sched_switch format came from */
 	uint64_t rb_overrun;	   /* records overwritten in the reference ring buffer */
 	uint64_t rb_dropped;	   /* records refused by it (producer/consumer mode) */
+	/*
+	 * With overhead and a stream: each path's BPF run time per event
+	 * (events_seen), summed over its programs; 0 for a path not running.
+	 */
+	double agg_ns_per_event;
+	double stream_ns_per_event;
 };
 
 KAGG_API const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot *snap);

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Internal: the userspace half of runqlat's streaming path.  Consumes the
+ * sched_wakeup, sched_wakeup_new and sched_switch records of the BPF ring
+ * buffer, computes the same run-queue latency histograms as the kernel path
+ * (same timestamps, filter decisions, --cpu, unit, keys and generations),
+ * and lands each record in the reference ftrace ring buffer as the kernel's
+ * own event on the CPU it happened on.
+ */
+#ifndef KAGG_RUNQLAT_STREAM_H
+#define KAGG_RUNQLAT_STREAM_H
+
+#include "stream.h"
+
+struct rqstream_cfg {
+	struct scons_cfg core;
+	enum kagg_key_mode key;
+	enum kagg_unit unit;
+	uint64_t unit_ns;
+	int target_cpu;		/* --cpu, or -1 */
+};
+
+/* Where sched_wakeup(_new)'s fields are in the format in use. */
+struct rq_wakeup_fmt {
+	const struct kagg_rb_format *fmt;
+	size_t payload;
+	int off_comm, off_pid, off_prio, off_target_cpu;
+};
+
+struct rqstream {
+	struct scons core;
+	struct rq_wakeup_fmt wakeup, wakeup_new;
+	const struct kagg_rb_format *sw;
+	size_t sw_payload;
+	int off_prev_comm, off_prev_pid, off_prev_prio, off_prev_state, size_prev_state;
+	int off_next_comm, off_next_pid, off_next_prio;
+
+	uint64_t unit_ns;
+	int target_cpu;
+	struct u64map starts;		/* tid -> enqueue ts of selected tasks */
+	struct sagg agg;
+	uint64_t recorded;		/* latencies counted (cumulative) */
+	uint64_t filtered_cpu;		/* latencies ended on another CPU than --cpu (cumulative) */
+};
+
+int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err, size_t err_len);
+void rqstream_fini(struct rqstream *st);
+int rqstream_poll(struct rqstream *st, int timeout_ms);
+long rqstream_drain(struct rqstream *st);
+int rqstream_read(struct rqstream *st, uint32_t g, bool reset, struct kagg_snapshot *snap);
+
+#endif
