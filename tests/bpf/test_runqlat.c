@@ -2,8 +2,11 @@
 /*
  * Root tests of kagg runqlat against ground truth: a sleeper pinned to a
  * CPU waits on the run queue for the length of a CPU hog's time slice when a
- * hog shares its CPU, and hardly at all when it does not; filters keep
- * exactly the selected task; no BPF object outlives the tool.
+ * hog shares its CPU, and hardly at all when it does not (in the kernel path
+ * and in the streamed path); filters keep exactly the selected task; with
+ * --mode both the streamed histograms equal the kernel's when nothing is
+ * dropped, and under forced drops every event is accounted for; streamed
+ * records land as the kernel's sched events; no BPF object outlives the tool.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +18,11 @@
 #include <cmocka.h>
 #include <bpf/bpf.h>
 
+#include <pthread.h>
 #include <kagg/kagg.h>
 #include <kagg/runqlat.h>
+#include <kagg/ringbuf.h>
+#include <kagg/rb_format.h>
 #include "testutil.h"
 #include "census.h"
 
@@ -110,7 +116,7 @@ static struct split split_at(struct kagg_snapshot *snap, unsigned int slot)
 
 /* Run the sleeper (with or without a hog on its CPU) under runqlat -t sleeper --cpu 1. */
 static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
-				      enum kagg_key_mode key, int *sleeper_pid)
+				      enum kagg_key_mode key, enum kagg_mode mode, int *sleeper_pid)
 {
 	int n = WAKEUPS, tids[1];
 	struct tu_child hog = { -1, -1 }, sl;
@@ -126,12 +132,20 @@ static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
 	sl = tu_spawn(sleeper_work, &n);
 	tids[0] = sl.pid;
 	KAGG_OPTS(kagg_runqlat_opts, o, .tids = tids, .nr_tids = 1, .filter_cpu = true,
-		  .cpu = CPU, .attach = attach, .key = key, .log = quiet_log);
+		  .cpu = CPU, .attach = attach, .key = key, .mode = mode, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
 	assert_non_null(s);
 	assert_int_equal(kagg_session__attach(s), 0);
 	tu_go(&sl);
-	assert_int_equal(tu_wait(&sl), 0);
+	if (mode == KAGG_MODE_AGG) {
+		assert_int_equal(tu_wait(&sl), 0);
+	} else {
+		int st;
+
+		while (waitpid(sl.pid, &st, WNOHANG) != sl.pid)
+			assert_true(kagg_session__poll(s, 20) >= 0);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
 	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
 	assert_non_null(snap);
 	if (with_hog) {
@@ -141,8 +155,9 @@ static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
 	r = split_at(snap, SLOT_1MS);
 	if (getenv("KAGG_TEST_VERBOSE"))
 		kagg_snapshot__print(snap, stdout, NULL);
-	printf("  %s hog (%s): %llu latencies, %llu < 1 ms, %llu >= 1 ms; attach %s\n",
+	printf("  %s hog (%s, %s): %llu latencies, %llu < 1 ms, %llu >= 1 ms; attach %s\n",
 	       with_hog ? "with" : "without", attach == KAGG_ATTACH_RAW_TP ? "raw_tp" : "auto",
+	       mode == KAGG_MODE_STREAM ? "streamed" : "in-kernel",
 	       (unsigned long long)r.total, (unsigned long long)r.below,
 	       (unsigned long long)r.above, kagg_snapshot__meta(snap)->attach);
 	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
@@ -180,15 +195,15 @@ static bool hog_shows(struct split alone, struct split hog)
  * Up to three attempts: other load on a shared 2-CPU VM can land on CPU 1
  * during one of them.  A broken measurement fails all three.
  */
-static void hog_vs_alone(enum kagg_attach attach, enum kagg_key_mode key)
+static void hog_vs_alone(enum kagg_attach attach, enum kagg_key_mode key, enum kagg_mode mode)
 {
 	struct split alone, hog;
 	bool ok = false;
 	int i;
 
 	for (i = 0; i < 3 && !ok; i++) {
-		alone = sleeper_latencies(false, attach, key, NULL);
-		hog = sleeper_latencies(true, attach, key, NULL);
+		alone = sleeper_latencies(false, attach, key, mode, NULL);
+		hog = sleeper_latencies(true, attach, key, mode, NULL);
 		ok = hog_shows(alone, hog);
 		if (!ok)
 			printf("  attempt %d: no clear difference, again\n", i + 1);
@@ -199,13 +214,284 @@ static void hog_vs_alone(enum kagg_attach attach, enum kagg_key_mode key)
 static void test_hog_delays_sleeper_tp_btf(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	hog_vs_alone(KAGG_ATTACH_AUTO, KAGG_KEY_TID);
+	hog_vs_alone(KAGG_ATTACH_AUTO, KAGG_KEY_TID, KAGG_MODE_AGG);
 }
 
 static void test_hog_delays_sleeper_raw_tp(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	hog_vs_alone(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE);
+	hog_vs_alone(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE, KAGG_MODE_AGG);
+}
+
+/* The same ground truth from the streamed path alone (latencies computed in userspace). */
+static void test_hog_delays_sleeper_streamed(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	hog_vs_alone(KAGG_ATTACH_AUTO, KAGG_KEY_TID, KAGG_MODE_STREAM);
+}
+
+/* ------------------------------------------------------------ streaming */
+
+/* Two threads of one process bouncing a byte `rounds` times: two wakeups per round. */
+struct bounce {
+	int rounds;
+	int ab[2], ba[2];
+};
+
+static void *bounce_back(void *arg)
+{
+	struct bounce *b = arg;
+	char c;
+	int i;
+
+	for (i = 0; i < b->rounds; i++)
+		if (read(b->ab[0], &c, 1) != 1 || write(b->ba[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+static void bounce_work(void *arg)
+{
+	struct bounce b = { .rounds = *(int *)arg };
+	pthread_t t;
+	char c = 'x';
+	int i;
+
+	if (pipe(b.ab) || pipe(b.ba))
+		_exit(2);
+	pthread_create(&t, NULL, bounce_back, &b);
+	for (i = 0; i < b.rounds; i++)
+		if (write(b.ab[1], &c, 1) != 1 || read(b.ba[0], &c, 1) != 1)
+			_exit(2);
+	pthread_join(t, NULL);
+}
+
+/* Run the child while polling (or not); detach once it is done; a final snapshot. */
+static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *child, bool poll)
+{
+	int st;
+
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(child);
+	if (poll) {
+		while (waitpid(child->pid, &st, WNOHANG) != child->pid)
+			assert_true(kagg_session__poll(s, 20) >= 0);
+	} else {
+		assert_int_equal(waitpid(child->pid, &st, 0), child->pid);
+	}
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	tu_sleep_ms(100); /* an exiting task can still switch after it is reaped */
+	kagg_session__detach(s);
+	return kagg_session__snapshot(s, KAGG_SNAP_RESET);
+}
+
+static uint64_t hists_total(const struct kagg_snapshot *snap)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
+		total += kagg_snapshot__hist(snap, i)->total;
+	return total;
+}
+
+static void assert_hists_equal(const struct kagg_snapshot *a, const struct kagg_snapshot *b)
+{
+	size_t i;
+	int k;
+
+	assert_int_equal(kagg_snapshot__hist_cnt(a), kagg_snapshot__hist_cnt(b));
+	for (i = 0; i < kagg_snapshot__hist_cnt(a); i++) {
+		const struct kagg_hist *x = kagg_snapshot__hist(a, i), *y = kagg_snapshot__hist(b, i);
+
+		assert_int_equal(x->key.pid, y->key.pid);
+		assert_int_equal(x->key.tid, y->key.tid);
+		for (k = 0; k < 64; k++)
+			assert_int_equal(x->slots[k], y->slots[k]);
+	}
+}
+
+/* --mode both, system-wide: the streamed histograms equal the kernel's, bucket by bucket. */
+static void both_identical(enum kagg_attach attach, enum kagg_key_mode key)
+{
+	int rounds = 4000;
+	struct tu_child child = tu_spawn(bounce_work, &rounds);
+	const struct kagg_snapshot *st;
+	const struct kagg_meta *m;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+
+	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .key = key, .attach = attach,
+		  .overhead = true, .log = quiet_log);
+	s = kagg_runqlat__open(&o);
+	assert_non_null(s);
+	snap = run_child(s, &child, true);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	st = kagg_snapshot__stream(snap);
+	assert_non_null(st);
+	printf("  %s, %zu histograms: %llu latencies; stream seen %llu delivered %llu dropped %llu; "
+	       "BPF ns/event agg %.1f stream %.1f\n", m->attach, kagg_snapshot__hist_cnt(snap),
+	       (unsigned long long)hists_total(snap), (unsigned long long)m->stream_seen,
+	       (unsigned long long)m->stream_delivered, (unsigned long long)m->stream_dropped,
+	       m->agg_ns_per_event, m->stream_ns_per_event);
+	assert_string_equal(m->mode, "both");
+	assert_int_equal(m->stream_dropped, 0);
+	assert_int_equal(m->stream_seen, m->stream_delivered);
+	assert_int_equal(m->drops_total, 0);
+	/* about one latency per wakeup of the two bouncing threads */
+	assert_true(hists_total(snap) >= (uint64_t)rounds);
+	assert_int_equal(hists_total(snap), m->events_recorded);
+	assert_hists_equal(snap, st);
+	/* six programs: three per path, each path's cost measured apart */
+	assert_int_equal(m->nr_progs, 6);
+	assert_true(m->agg_ns_per_event > 0 && m->stream_ns_per_event > 0);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+static void test_both_modes_identical(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	both_identical(KAGG_ATTACH_AUTO, KAGG_KEY_NONE);
+	both_identical(KAGG_ATTACH_AUTO, KAGG_KEY_TID);
+	both_identical(KAGG_ATTACH_RAW_TP, KAGG_KEY_PID);
+}
+
+/*
+ * Nobody reads during the workload: a 4 KiB BPF ring buffer overflows, the
+ * workload runs on, every event is accounted for (seen = delivered +
+ * dropped), the drop is named, and the kernel path loses nothing.
+ */
+static void test_stream_drops_counted(void **state)
+{
+	int rounds = 3000;
+	struct tu_child child;
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	bool named = false;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	child = tu_spawn(bounce_work, &rounds);
+	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .stream_bytes = 4096,
+		  .log = quiet_log);
+	s = kagg_runqlat__open(&o);
+	assert_non_null(s);
+	snap = run_child(s, &child, false);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	printf("  seen %llu = delivered %llu + dropped %llu; kernel path %llu latencies\n",
+	       (unsigned long long)m->stream_seen, (unsigned long long)m->stream_delivered,
+	       (unsigned long long)m->stream_dropped, (unsigned long long)hists_total(snap));
+	assert_true(m->stream_dropped > 0);
+	assert_int_equal(m->stream_seen, m->stream_delivered + m->stream_dropped);
+	assert_int_equal(m->stream_sent, m->stream_delivered);
+	for (i = 0; i < m->nr_drops; i++)
+		if (!strcmp(m->drops[i].cause, "stream_ringbuf_full"))
+			named = m->drops[i].count == m->stream_dropped;
+	assert_true(named);
+	assert_true(hists_total(snap) >= (uint64_t)rounds);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/*
+ * Streamed records land in the reference ftrace buffer as the kernel's own
+ * events: every delivered record is read back or counted as overwritten,
+ * and the bouncing threads' wakeups and switches are among them.
+ */
+static void test_stream_records_land_as_kernel_events(void **state)
+{
+	int rounds = 300, wakeups = 0, switches = 0, others = 0;
+	const struct kagg_rb_events *evs;
+	struct tu_child child;
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	struct kagg_rb_event ev;
+	uint64_t read = 0;
+
+	TU_SKIP_UNLESS_ROOT();
+	child = tu_spawn(bounce_work, &rounds);
+	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .log = quiet_log);
+	s = kagg_runqlat__open(&o);
+	assert_non_null(s);
+	snap = run_child(s, &child, true);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	evs = kagg_session__events(s);
+	assert_non_null(evs);
+	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
+		const struct kagg_rb_format *f = kagg_rb_events__find(evs, *(const uint16_t *)ev.data);
+		const struct kagg_rb_field *pid;
+		int32_t v = 0;
+
+		read++;
+		assert_non_null(f);
+		if (!strcmp(f->name, "sched_switch"))
+			pid = kagg_rb_format__field(f, "prev_pid");
+		else if (!strcmp(f->name, "sched_wakeup") || !strcmp(f->name, "sched_wakeup_new"))
+			pid = kagg_rb_format__field(f, "pid");
+		else
+			pid = NULL;
+		assert_non_null(pid);
+		memcpy(&v, (const uint8_t *)ev.data + pid->offset, 4);
+		/* the child's two threads have ids child.pid and child.pid + k, k small */
+		if (v >= child.pid && v < child.pid + 16) {
+			if (f->name[6] == 'w')
+				wakeups++;
+			else
+				switches++;
+		} else {
+			others++;
+		}
+	}
+	printf("  delivered %llu: read back %llu + overwritten %llu; the workload's wakeups %d, "
+	       "switch-outs %d; other tasks' events %d; formats: %s\n",
+	       (unsigned long long)m->stream_delivered, (unsigned long long)read,
+	       (unsigned long long)m->rb_overrun, wakeups, switches, others, m->stream_format);
+	assert_int_equal(m->stream_dropped, 0);
+	assert_int_equal(read + m->rb_overrun, m->stream_delivered);
+	assert_true(wakeups >= rounds && switches >= rounds);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/* The CLI: --mode both JSON has both paths and their costs; --print needs --mode stream. */
+static void test_cli_modes(void **state)
+{
+	char *both[] = { "runqlat", "--mode", "both", "--overhead", "--format", "json", "-d", "1",
+			 NULL };
+	char *print[] = { "runqlat", "--mode", "stream", "--print", "-d", "0.5", NULL };
+	char *bad_print[] = { "runqlat", "--print", NULL };
+	char *bad_mode[] = { "runqlat", "--mode", "bogus", NULL };
+	char *bad_bytes[] = { "runqlat", "--mode", "stream", "--stream-bytes", "5000", NULL };
+	char *out = NULL, *err = NULL;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(both, &out, &err, 0, 0), 0);
+	assert_non_null(strstr(out, "\"agg\""));
+	assert_non_null(strstr(out, "\"stream\""));
+	assert_non_null(strstr(out, "\"stream_bpf_ns_per_event\""));
+	assert_non_null(strstr(out, "runqlat_stream_switch_"));
+	free(out);
+	free(err);
+	assert_int_equal(tu_run_kagg(print, &out, &err, 0, 0), 0);
+	assert_non_null(strstr(out, ": sched_switch: prev_comm="));
+	free(out);
+	free(err);
+	assert_int_equal(tu_run_kagg(bad_print, NULL, &err, 0, 0), 2);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "--print needs --mode stream"));
+	free(err);
+	assert_int_equal(tu_run_kagg(bad_mode, NULL, &err, 0, 0), 2);
+	assert_int_equal(tu_lines(err), 1);
+	free(err);
+	assert_int_equal(tu_run_kagg(bad_bytes, NULL, &err, 0, 0), 2);
+	assert_int_equal(tu_lines(err), 1);
+	free(err);
 }
 
 /* ------------------------------------------------------------ cgroup */
@@ -249,8 +535,11 @@ static int write_pid(const char *dir, int pid)
 	return fclose(f) == 0 && ok ? 0 : -1;
 }
 
-/* --cgroup: the task inside is measured (from its second wakeup), the one outside never. */
-static void cgroup_filter(enum kagg_attach attach)
+/*
+ * --cgroup: the task inside is measured (from its second wakeup), the one
+ * outside never; with --mode both, the streamed path decides alike.
+ */
+static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 {
 	char root[64], dir[128];
 	struct tu_child in, out;
@@ -270,7 +559,7 @@ static void cgroup_filter(enum kagg_attach attach)
 	out = tu_spawn(short_sleeps, NULL);
 	assert_int_equal(write_pid(dir, in.pid), 0);
 	KAGG_OPTS(kagg_runqlat_opts, o, .cgroup = dir, .key = KAGG_KEY_TID, .attach = attach,
-		  .log = quiet_log);
+		  .mode = mode, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
 	assert_non_null(s);
 	assert_int_equal(kagg_session__attach(s), 0);
@@ -278,8 +567,14 @@ static void cgroup_filter(enum kagg_attach attach)
 	tu_go(&out);
 	assert_int_equal(tu_wait(&in), 0);
 	assert_int_equal(tu_wait(&out), 0);
+	while (mode != KAGG_MODE_AGG && kagg_session__poll(s, 0) > 0)
+		;
 	snap = kagg_session__snapshot(s, 0);
 	assert_non_null(snap);
+	if (mode == KAGG_MODE_BOTH) {
+		assert_int_equal(kagg_snapshot__meta(snap)->stream_dropped, 0);
+		assert_hists_equal(snap, kagg_snapshot__stream(snap));
+	}
 	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
 		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
 
@@ -300,8 +595,10 @@ static void cgroup_filter(enum kagg_attach attach)
 static void test_cgroup_filter(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	cgroup_filter(KAGG_ATTACH_AUTO);
-	cgroup_filter(KAGG_ATTACH_RAW_TP);
+	cgroup_filter(KAGG_ATTACH_AUTO, KAGG_MODE_AGG);
+	cgroup_filter(KAGG_ATTACH_RAW_TP, KAGG_MODE_AGG);
+	cgroup_filter(KAGG_ATTACH_AUTO, KAGG_MODE_BOTH);
+	cgroup_filter(KAGG_ATTACH_RAW_TP, KAGG_MODE_BOTH);
 }
 
 /* The CLI: -t and --cpu, JSON with the sleeper's histogram only; exit 0. */
@@ -366,12 +663,14 @@ static void test_nothing_stays_loaded_after_exit(void **state)
 	char *dur[] = { "runqlat", "-P", "-d", "0.5", NULL };
 	char *raw[] = { "runqlat", "--attach", "raw_tp", "-d", "0.5", NULL };
 	char *forever[] = { "runqlat", NULL };
+	char *both[] = { "runqlat", "--mode", "both", NULL };
 	char *badpid[] = { "runqlat", "-p", "2147483647", "-d", "1", NULL };
 
 	TU_SKIP_UNLESS_ROOT();
 	expect_clean_exit(dur, 0, 0, "duration");
 	expect_clean_exit(raw, 0, 0, "raw_tp");
 	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
+	expect_clean_exit(both, SIGINT, 0, "SIGINT, --mode both");
 	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
 	expect_clean_exit(badpid, 0, 1, "unknown pid");
 }
@@ -408,6 +707,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hog_delays_sleeper_tp_btf),
 		cmocka_unit_test(test_hog_delays_sleeper_raw_tp),
+		cmocka_unit_test(test_hog_delays_sleeper_streamed),
+		cmocka_unit_test(test_both_modes_identical),
+		cmocka_unit_test(test_stream_drops_counted),
+		cmocka_unit_test(test_stream_records_land_as_kernel_events),
+		cmocka_unit_test(test_cli_modes),
 		cmocka_unit_test(test_cgroup_filter),
 		cmocka_unit_test(test_cli_json_per_thread),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
