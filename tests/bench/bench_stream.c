@@ -12,6 +12,11 @@
  * consumer does more per record than the peer (userspace histogram and a
  * write into the reference ftrace buffer): the ratio says what that costs.
  * Figures only, as ratios from one run; nothing is asserted.
+ *
+ * Then one shared ring against one ring per CPU (bpf/bench_rings.bpf.c: the
+ * same record, an array of ring buffer maps), each drained from the other
+ * CPU or, per CPU, on the CPU that wrote it: the BPF cost per event and the
+ * consumer's CPU per record of each layout, in the same run.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,6 +32,7 @@
 #include <kagg/kagg.h>
 #include "offcpu.h"
 #include "offcpu.skel.h"
+#include "bench_rings.skel.h"
 #include "bpfrb.h"
 
 #define RING_BYTES (1u << 20)
@@ -269,6 +275,225 @@ static int run_kagg(double secs, struct result *r)
 	return 0;
 }
 
+/* ---- one shared ring vs one ring per CPU ---- */
+
+enum drain { DRAIN_BPFRB, DRAIN_LIBBPF };
+
+struct consumer {
+	pthread_t th;
+	int cpu;
+	enum drain how;
+	struct bpfrb *brb[8];
+	int nr;
+	struct ring_buffer *lrb;
+	unsigned long long delivered;
+	double cpu_s;
+	volatile int *stop;
+};
+
+static void *consumer_main(void *arg)
+{
+	struct consumer *c = arg;
+	double c0;
+	long got;
+	int i;
+
+	pin(c->cpu);
+	c0 = thread_cpu_s();
+	for (;;) {
+		bool last = *c->stop;
+
+		if (c->how == DRAIN_LIBBPF) {
+			ring_buffer__poll(c->lrb, last ? 0 : 50);
+		} else {
+			got = 0;
+			for (i = 0; i < c->nr; i++)
+				got += bpfrb__drain(c->brb[i], count_rec, &c->delivered, NULL);
+			if (!got && !last)
+				bpfrb__wait(c->brb[0], 50);
+		}
+		if (last)
+			break;
+	}
+	if (c->how == DRAIN_LIBBPF)
+		while (ring_buffer__consume(c->lrb) > 0)
+			;
+	c->cpu_s = thread_cpu_s() - c0;
+	return NULL;
+}
+
+struct rings_result {
+	const char *name;
+	unsigned long long seen, delivered, dropped;
+	double cpu_s, bpf_ns, secs;
+};
+
+/*
+ * percpu: the array-of-rings program; local: one consumer per CPU pinned to
+ * it, or for the shared ring one consumer on CPU 0 (else one consumer on
+ * CPU 1); how: bpfrb or libbpf (shared ring only).
+ */
+static int run_rings(double secs, bool percpu, bool local, enum drain how,
+		     struct rings_result *r)
+{
+	int ncpu = libbpf_num_possible_cpus(), i, fds[8], nr_cons, err = -1;
+	struct consumer cons[8] = {};
+	struct bench_rings_bpf *skel;
+	struct bpf_link *link = NULL;
+	struct bpf_program *prog;
+	volatile int stop = 0;
+	struct load l;
+	double t0;
+
+	if (ncpu > 8)
+		return -1;
+	for (i = 0; i < 8; i++)
+		fds[i] = -1;
+	skel = bench_rings_bpf__open();
+	if (!skel)
+		return -1;
+	prog = percpu ? skel->progs.rec_percpu : skel->progs.rec_shared;
+	bpf_program__set_autoload(percpu ? skel->progs.rec_shared : skel->progs.rec_percpu, false);
+	skel->rodata->wake_bytes = RING_BYTES / 4;
+	bpf_map__set_max_entries(skel->maps.shared_ring, percpu ? 4096 : RING_BYTES);
+	bpf_map__set_max_entries(skel->maps.cpu_rings, (__u32)ncpu);
+	/* the rings exist before the load: the first is the inner map's template */
+	for (i = 0; i < ncpu; i++) {
+		fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, RING_BYTES, NULL);
+		if (fds[i] < 0)
+			goto out;
+	}
+	if (bpf_map__set_inner_map_fd(skel->maps.cpu_rings, fds[0]) ||
+	    bench_rings_bpf__load(skel))
+		goto out;
+	nr_cons = percpu && local ? ncpu : 1;
+	for (i = 0; i < nr_cons; i++) {
+		cons[i].cpu = percpu && local ? i : (local ? 0 : 1);
+		cons[i].how = how;
+		cons[i].stop = &stop;
+	}
+	if (percpu) {
+		for (i = 0; i < ncpu; i++) {
+			struct consumer *c = &cons[local ? i : 0];
+
+			if (bpf_map_update_elem(bpf_map__fd(skel->maps.cpu_rings), &i, &fds[i], 0))
+				goto out;
+			c->brb[c->nr] = bpfrb__new(fds[i], RING_BYTES);
+			if (!c->brb[c->nr++])
+				goto out;
+		}
+	} else if (how == DRAIN_LIBBPF) {
+		cons[0].lrb = ring_buffer__new(bpf_map__fd(skel->maps.shared_ring), count_cb,
+					       &cons[0].delivered, NULL);
+		if (!cons[0].lrb)
+			goto out;
+	} else {
+		cons[0].brb[0] = bpfrb__new(bpf_map__fd(skel->maps.shared_ring), RING_BYTES);
+		if (!cons[0].brb[0])
+			goto out;
+		cons[0].nr = 1;
+	}
+	link = bpf_program__attach(prog);
+	if (!link)
+		goto out;
+	for (i = 0; i < nr_cons; i++)
+		pthread_create(&cons[i].th, NULL, consumer_main, &cons[i]);
+	skel->bss->armed = 1;
+	load_start(&l);
+	t0 = now_s();
+	while (now_s() - t0 < secs)
+		usleep(20000);
+	load_stop(&l);
+	skel->bss->armed = 0;
+	r->secs = now_s() - t0;
+	stop = 1;
+	r->delivered = 0;
+	r->cpu_s = 0;
+	for (i = 0; i < nr_cons; i++) {
+		pthread_join(cons[i].th, NULL);
+		r->delivered += cons[i].delivered;
+		r->cpu_s += cons[i].cpu_s;
+	}
+	{
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		struct { __u64 seen, dropped; } *v = calloc(ncpu, 16);
+		__u32 zero = 0;
+
+		if (!bpf_prog_get_info_by_fd(bpf_program__fd(prog), &info, &len) && info.run_cnt)
+			r->bpf_ns = (double)info.run_time_ns / info.run_cnt;
+		r->seen = r->dropped = 0;
+		if (v && !bpf_map__lookup_elem(skel->maps.cnt, &zero, sizeof(zero), v, 16 * ncpu, 0))
+			for (i = 0; i < ncpu; i++) {
+				r->seen += v[i].seen;
+				r->dropped += v[i].dropped;
+			}
+		free(v);
+	}
+	err = 0;
+out:
+	bpf_link__destroy(link);
+	for (i = 0; i < 8; i++) {
+		int j;
+
+		for (j = 0; j < cons[i].nr; j++)
+			bpfrb__free(cons[i].brb[j]);
+		ring_buffer__free(cons[i].lrb);
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	bench_rings_bpf__destroy(skel);
+	return err;
+}
+
+static void bench_rings(double secs, int rounds)
+{
+	static const struct {
+		const char *name;
+		bool percpu, local;
+		enum drain how;
+	} cfg[] = {
+		{ "shared ring, bpfrb on CPU 1", false, false, DRAIN_BPFRB },
+		{ "shared ring, libbpf on CPU 1", false, false, DRAIN_LIBBPF },
+		{ "per-CPU rings, bpfrb on CPU 1", true, false, DRAIN_BPFRB },
+		{ "per-CPU rings, bpfrb per CPU", true, true, DRAIN_BPFRB },
+		{ "shared ring, bpfrb on CPU 0", false, true, DRAIN_BPFRB },
+	};
+	double best_bpf[5] = { 0 }, best_ns[5] = { 0 };
+	int i, k;
+
+	printf("\none shared BPF ring vs one per CPU (bench_rings.bpf.c, the 88-byte record, "
+	       "watermark wakeups, load on CPU 0), %.1f s x %d rounds:\n", secs, rounds);
+	for (k = 0; k < rounds; k++) {
+		for (i = 0; i < 5; i++) {
+			struct rings_result r = { .name = cfg[i].name };
+			double ns;
+
+			if (run_rings(secs, cfg[i].percpu, cfg[i].local, cfg[i].how, &r)) {
+				printf("  %-30s could not run\n", cfg[i].name);
+				continue;
+			}
+			ns = r.delivered ? r.cpu_s * 1e9 / r.delivered : 0;
+			printf("  %-30s seen %8llu delivered %8llu dropped %6llu  BPF %5.1f ns/event  "
+			       "consumer %5.1f ns/record  load %.0f k events/s\n",
+			       r.name, r.seen, r.delivered, r.dropped, r.bpf_ns, ns,
+			       r.seen / r.secs / 1e3);
+			if (r.bpf_ns > 0 && (!best_bpf[i] || r.bpf_ns < best_bpf[i]))
+				best_bpf[i] = r.bpf_ns;
+			if (ns > 0 && (!best_ns[i] || ns < best_ns[i]))
+				best_ns[i] = ns;
+		}
+	}
+	if (best_bpf[0] > 0 && best_ns[0] > 0) {
+		printf("best of %d, as ratios to the shared ring drained by bpfrb from CPU 1:\n",
+		       rounds);
+		for (i = 1; i < 5; i++)
+			if (best_bpf[i] > 0 && best_ns[i] > 0)
+				printf("  %-30s BPF cost %.2fx, consumer CPU per record %.2fx\n",
+				       cfg[i].name, best_bpf[i] / best_bpf[0], best_ns[i] / best_ns[0]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3;
@@ -315,6 +540,7 @@ int main(int argc, char **argv)
 		printf("  kagg full consumer (userspace histogram + ftrace buffer write): %.2fx\n",
 		       best_l / best_k);
 	}
+	bench_rings(secs, rounds);
 	if (stats_fd >= 0)
 		close(stats_fd);
 	return 0;
