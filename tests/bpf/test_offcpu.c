@@ -371,7 +371,7 @@ static void test_cli_json_known_sleeps(void **state)
 	struct tu_child child;
 	char pid[16], *out = NULL, *err = NULL;
 	char *argv[] = { "offcpu", "-p", pid, "-P", "--state", "S", "--format", "json",
-			 "-d", "3.5", NULL };
+			 "-d", "5", NULL }; /* 2 s lead + ~1 s of sleeps, with room for a loaded machine */
 	int rc;
 
 	TU_SKIP_UNLESS_ROOT();
