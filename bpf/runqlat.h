@@ -18,6 +18,7 @@ enum runqlat_counter {
 	RUNQLAT_CNT_MAX,
 };
 
+/* Record types; 1 << type is the matching KAGG_RUNQLAT_EV_* bit of kagg/runqlat.h. */
 enum runqlat_rec_type {
 	RUNQLAT_REC_WAKEUP = 0,		/* sched_wakeup of `pid` */
 	RUNQLAT_REC_WAKEUP_NEW = 1,	/* sched_wakeup_new of `pid` */

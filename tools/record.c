@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * kagg record: stream sched_switch events from BPF into the reference ftrace
- * ring buffer and write them as a trace-cmd trace.dat (v6), or as per-CPU
- * trace_pipe_raw page files with --raw-dir.  A thin CLI over an offcpu
- * streaming session, the ring buffer and the trace.dat writer.
+ * kagg record: stream sched events from BPF into the reference ftrace ring
+ * buffer and write them as a trace-cmd trace.dat (v6), or as per-CPU
+ * trace_pipe_raw page files with --raw-dir.  A thin CLI over a streaming
+ * session (offcpu's for sched_switch alone, runqlat's when wakeups are asked
+ * for), the ring buffer and the trace.dat writer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,11 +16,12 @@
 #include <unistd.h>
 
 #include <kagg/kagg.h>
+#include <kagg/runqlat.h>
 #include <kagg/tracedat.h>
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg record -o FILE.dat [-d SEC] [-e sched:sched_switch] [OPTIONS]\n"
+"usage: kagg record -o FILE.dat [-d SEC] [-e SYS:NAME ...] [OPTIONS]\n"
 "       kagg record --raw-dir DIR [-d SEC] ...\n"
 "\n"
 "Stream events from BPF into the reference ftrace ring buffer and write them\n"
@@ -29,9 +31,10 @@ static const char usage_text[] =
 "  -o, --output FILE      trace.dat to write\n"
 "      --raw-dir DIR      write cpuN.raw (trace_pipe_raw layout), header_page,\n"
 "                         header_event and events/SYS/NAME/format instead\n"
-"  -e, --event SYS:NAME   event to record (sched:sched_switch, the default)\n"
-"  -p, --pid PID[,PID]    mark these processes' switch-outs as selected\n"
-"                         (every sched_switch is recorded)\n"
+"  -e, --event SYS:NAME   event to record, repeatable: sched:sched_switch (the\n"
+"                         default), sched:sched_wakeup, sched:sched_wakeup_new\n"
+"  -p, --pid PID[,PID]    mark these processes' events as selected (every\n"
+"                         event is recorded)\n"
 "  -d, --duration SEC     record for SEC seconds (default: until Ctrl-C)\n"
 "      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
 "      --rb-subbufs N     reference buffer sub-buffers per CPU (default 512)\n"
@@ -44,6 +47,7 @@ static const char usage_text[] =
 "\n"
 "examples:\n"
 "  kagg record -o sched.dat -d 5 && trace-cmd report -i sched.dat | head\n"
+"  kagg record -e sched:sched_wakeup -e sched:sched_switch -o wake.dat -d 2\n"
 "  kagg record --raw-dir /tmp/pages -d 2 && kagg rb decode --events-dir /tmp/pages/events /tmp/pages/cpu0.raw\n";
 
 enum { OPT_RAW_DIR = CLI_OPT_TOOL, OPT_STREAM_BYTES, OPT_RB_SUBBUFS };
@@ -64,9 +68,10 @@ static const struct option long_opts[] = {
 /* Where pages go: a trace.dat writer, or one raw file per CPU. */
 struct sink {
 	struct kagg_tracedat_writer *w;
+	const struct kagg_rb_events *evs;
 	int *raw_fds;
 	int nr_cpus;
-	uint64_t pages;
+	uint64_t pages, events;
 	char comms[65536][16]; /* pid % 65536 -> last comm given to the writer */
 };
 
@@ -81,21 +86,48 @@ static void note_comm(struct sink *k, int pid, const char *comm)
 	kagg_tracedat_writer__add_cmdline(k->w, pid, comm);
 }
 
-static void on_switch(void *ctx, const struct kagg_sched_switch *ev)
+/* The (pid, comm) pair in fields pid_name/comm_name of an event, when it has them. */
+static void learn(struct sink *k, const struct kagg_rb_format *fmt, const struct kagg_rb_event *ev,
+		  const char *pid_name, const char *comm_name)
 {
-	struct sink *k = ctx;
+	const struct kagg_rb_field *fp = kagg_rb_format__field(fmt, pid_name);
+	const struct kagg_rb_field *fc = kagg_rb_format__field(fmt, comm_name);
 	char comm[17];
+	int pid;
 
-	memcpy(comm, ev->prev_comm, 16);
+	if (!fp || !fc || fp->size != 4 || fc->size != 16 || fp->offset + 4 > (int)ev->len ||
+	    fc->offset + 16 > (int)ev->len)
+		return;
+	memcpy(&pid, (const uint8_t *)ev->data + fp->offset, 4);
+	memcpy(comm, (const uint8_t *)ev->data + fc->offset, 16);
 	comm[16] = '\0';
-	note_comm(k, ev->prev_pid, comm);
-	memcpy(comm, ev->next_comm, 16);
-	note_comm(k, ev->next_pid, comm);
+	note_comm(k, pid, comm);
 }
 
-static int sink_page(struct sink *k, int cpu, const void *page, size_t size)
+/* Count the page's events and learn the comms they name, before the page goes out. */
+static void scan_page(struct sink *k, const void *page, size_t size)
+{
+	struct kagg_rb_page_iter it;
+	struct kagg_rb_event ev;
+
+	if (kagg_rb_page_iter__init(&it, page, size))
+		return;
+	while (!kagg_rb_page_iter__next(&it, &ev)) {
+		const struct kagg_rb_format *fmt;
+
+		k->events++;
+		if (ev.len < 2 || !(fmt = kagg_rb_events__find(k->evs, *(const uint16_t *)ev.data)))
+			continue;
+		learn(k, fmt, &ev, "prev_pid", "prev_comm");
+		learn(k, fmt, &ev, "next_pid", "next_comm");
+		learn(k, fmt, &ev, "pid", "comm");
+	}
+}
+
+static int sink_page(struct sink *k, int cpu, const void *page, size_t size, size_t subbuf)
 {
 	k->pages++;
+	scan_page(k, page, subbuf);
 	if (k->w)
 		return kagg_tracedat_writer__add_page(k->w, cpu, page, size);
 	return write(k->raw_fds[cpu], page, size) == (ssize_t)size ? 0 : -EIO;
@@ -116,7 +148,7 @@ static int drain_pages(struct sink *k, struct kagg_rb *rb, bool all)
 				: kagg_rb__read_full_page(rb, cpu, page, size);
 			if (n < 0)
 				break;
-			err = sink_page(k, cpu, page, n);
+			err = sink_page(k, cpu, page, n, size);
 		}
 	}
 	free(page);
@@ -202,20 +234,35 @@ static int open_raw_dir(struct sink *k, const char *dir, struct kagg_rb *rb,
 	return 0;
 }
 
+/* -e SYS:NAME -> KAGG_RUNQLAT_EV_* bit, 0 when it cannot be recorded. */
+static unsigned int event_bit(const char *e)
+{
+	if (!strcmp(e, "sched:sched_switch"))
+		return KAGG_RUNQLAT_EV_SWITCH;
+	if (!strcmp(e, "sched:sched_wakeup"))
+		return KAGG_RUNQLAT_EV_WAKEUP;
+	if (!strcmp(e, "sched:sched_wakeup_new"))
+		return KAGG_RUNQLAT_EV_WAKEUP_NEW;
+	return 0;
+}
+
+static const char *const event_names[] = { "sched:sched_wakeup", "sched:sched_wakeup_new",
+					    "sched:sched_switch" };
+
 static int record_main(int argc, char **argv)
 {
-	const char *out = NULL, *raw_dir = NULL, *event = "sched:sched_switch";
+	const char *out = NULL, *raw_dir = NULL;
 	struct kagg_snapshot *snap = NULL;
 	struct kagg_session *s = NULL;
 	struct sink *k = NULL;
 	struct cli_common cm = {};
+	unsigned int events = 0, bit;
+	char what[128] = "";
 	double end, t;
-	int *pids = NULL, ret = KAGG_EXIT_FAIL, c, cpu;
-	size_t nr_pids = 0;
+	int *pids = NULL, ret = KAGG_EXIT_FAIL, c, cpu, i;
+	size_t nr_pids = 0, stream_bytes = 0, rb_subbufs = 512;
 	uint64_t v;
 
-	KAGG_OPTS(kagg_offcpu_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = 512,
-		  .rb_consume = true, .log = cli_log);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:e:p:d:vh", long_opts, NULL)) != -1) {
@@ -227,7 +274,14 @@ static int record_main(int argc, char **argv)
 			raw_dir = optarg;
 			break;
 		case 'e':
-			event = optarg;
+			bit = event_bit(optarg);
+			if (!bit) {
+				ret = cli_err(KAGG_EXIT_USAGE, "cannot record '%s': the streamed events "
+					      "are sched:sched_switch, sched:sched_wakeup and "
+					      "sched:sched_wakeup_new", optarg);
+				goto out;
+			}
+			events |= bit;
 			break;
 		case 'p':
 			free(pids);
@@ -243,18 +297,18 @@ static int record_main(int argc, char **argv)
 				goto out;
 			break;
 		case OPT_STREAM_BYTES:
-			if (cli_parse_u64(optarg, &v) || v < 4096 || (v & (v - 1)) || v > (1ULL << 30)) {
-				ret = cli_err(KAGG_EXIT_USAGE, "invalid --stream-bytes '%s'", optarg);
+			if (cli_parse_stream_bytes(optarg, &stream_bytes)) {
+				ret = KAGG_EXIT_USAGE;
 				goto out;
 			}
-			o.stream_bytes = v;
 			break;
 		case OPT_RB_SUBBUFS:
-			if (cli_parse_u64(optarg, &v) || v < 2 || v > 65536) {
-				ret = cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s'", optarg);
+			if (cli_parse_u64(optarg, &v) || v < 2 || v > 65534) {
+				ret = cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s' (2 to 65534)",
+					      optarg);
 				goto out;
 			}
-			o.rb_subbufs = v;
+			rb_subbufs = v;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -274,29 +328,42 @@ static int record_main(int argc, char **argv)
 		cli_err(ret, "give one of -o FILE.dat or --raw-dir DIR");
 		goto out;
 	}
-	if (strcmp(event, "sched:sched_switch")) {
-		cli_err(ret, "cannot record '%s': only sched:sched_switch is streamed so far", event);
-		goto out;
-	}
-	o.pids = pids;
-	o.nr_pids = nr_pids;
+	if (!events)
+		events = KAGG_RUNQLAT_EV_SWITCH;
+	for (i = 0; i < 3; i++)
+		if (events & (1u << i))
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s",
+				 what[0] ? ", " : "", event_names[i]);
 	ret = KAGG_EXIT_FAIL;
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		goto out;
-	o.on_switch = on_switch;
-	o.on_switch_ctx = k;
 
 	cli_setup_signals();
 	cli_route_libbpf_log();
 	if (cli_mount_tracefs())
 		fprintf(stderr, "%s: tracefs is not mounted and cannot be: using kagg's built-in "
-				"sched_switch format\n", cli_prog);
-	s = kagg_offcpu__open(&o);
+				"sched formats\n", cli_prog);
+	if (events == KAGG_RUNQLAT_EV_SWITCH) {
+		/* sched_switch alone: offcpu's streaming program, one record per switch */
+		KAGG_OPTS(kagg_offcpu_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = rb_subbufs,
+			  .rb_consume = true, .stream_bytes = stream_bytes, .pids = pids,
+			  .nr_pids = nr_pids, .log = cli_log);
+
+		s = kagg_offcpu__open(&o);
+	} else {
+		/* wakeups: runqlat's streaming programs, landing only the events asked for */
+		KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = rb_subbufs,
+			  .rb_consume = true, .stream_bytes = stream_bytes, .pids = pids,
+			  .nr_pids = nr_pids, .land_events = events, .log = cli_log);
+
+		s = kagg_runqlat__open(&o);
+	}
 	if (!s) {
 		ret = cli_open_failed(errno);
 		goto out;
 	}
+	k->evs = kagg_session__events(s);
 	k->nr_cpus = kagg_rb__nr_cpus(kagg_session__ringbuf(s));
 	if (out) {
 		KAGG_OPTS(kagg_tracedat_writer_opts, wo, .nr_cpus = k->nr_cpus,
@@ -316,7 +383,7 @@ static int record_main(int argc, char **argv)
 	}
 	if (kagg_session__attach(s))
 		goto out;
-	fprintf(stderr, "Recording sched:sched_switch... Hit Ctrl-C to end.\n");
+	fprintf(stderr, "Recording %s... Hit Ctrl-C to end.\n", what);
 	end = cm.duration ? 0 : 1e300;
 	{
 		struct timespec ts;
@@ -358,11 +425,11 @@ static int record_main(int argc, char **argv)
 		const struct kagg_meta *m = kagg_snapshot__meta(snap);
 
 		fprintf(stderr,
-			"%s: %llu events seen, %llu recorded in %llu pages to %s; lost %llu (BPF ring "
-			"buffer full) + %llu (reference buffer full); format %s\n",
-			cli_prog, (unsigned long long)m->stream_seen,
-			(unsigned long long)m->stream_delivered, (unsigned long long)k->pages,
-			out ? out : raw_dir, (unsigned long long)m->stream_dropped,
+			"%s: %llu events seen, %llu recorded in %llu pages to %s (%s; %llu streamed); "
+			"lost %llu (BPF ring buffer full) + %llu (reference buffer full); format %s\n",
+			cli_prog, (unsigned long long)m->stream_seen, (unsigned long long)k->events,
+			(unsigned long long)k->pages, out ? out : raw_dir, what,
+			(unsigned long long)m->stream_delivered, (unsigned long long)m->stream_dropped,
 			(unsigned long long)m->rb_dropped, m->stream_format);
 	}
 	ret = KAGG_EXIT_OK;

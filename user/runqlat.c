@@ -26,6 +26,11 @@
 
 #define DEFAULT_STREAM_BYTES (8u << 20)
 
+_Static_assert(KAGG_RUNQLAT_EV_WAKEUP == 1 << RUNQLAT_REC_WAKEUP &&
+		       KAGG_RUNQLAT_EV_WAKEUP_NEW == 1 << RUNQLAT_REC_WAKEUP_NEW &&
+		       KAGG_RUNQLAT_EV_SWITCH == 1 << RUNQLAT_REC_SWITCH,
+	       "public event bits are 1 << record type");
+
 struct runqlat {
 	struct runqlat_bpf *skel;
 	int cgroup_fd;
@@ -169,6 +174,11 @@ static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s
 				 (o->stream_bytes & (o->stream_bytes - 1))))) {
 		session_log(s, KAGG_LOG_WARN, "invalid streaming options (stream_bytes must be a "
 			    "power of two >= 4096)");
+		return -EINVAL;
+	}
+	if (o->land_events > 7 || (o->rb_subbufs && (o->rb_subbufs < 2 || o->rb_subbufs > 65534))) {
+		session_log(s, KAGG_LOG_WARN, "invalid reference buffer options (land_events, "
+			    "rb_subbufs 2 to 65534)");
 		return -EINVAL;
 	}
 	if (o->filter_cpu && o->cpu >= (unsigned int)s->nr_cpus) {
@@ -340,11 +350,15 @@ struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
 				.map_bytes = o.stream_bytes,
 				.nr_cpus = s->nr_cpus,
 				.events_dir = o.events_dir,
+				.rb_subbufs = o.rb_subbufs,
+				.rb_consume = o.rb_consume,
 			},
 			.key = s->key,
 			.unit = s->unit,
 			.unit_ns = rq_unit_ns(s->unit),
 			.target_cpu = o.filter_cpu ? (int)o.cpu : -1,
+			/* the public bits are 1 << RUNQLAT_REC_* */
+			.land = o.land_events,
 		};
 		char msg[256] = "";
 

@@ -49,6 +49,7 @@ int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err
 	memset(st, 0, sizeof(*st));
 	st->unit_ns = cfg->unit_ns;
 	st->target_cpu = cfg->target_cpu;
+	st->land = cfg->land ? cfg->land : ~0u;
 	if (u64map_init(&st->starts, 4096) || sagg_init(&st->agg, cfg->key, cfg->unit)) {
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
@@ -107,6 +108,8 @@ static void land(struct rqstream *st, const struct runqlat_rec *r)
 	int64_t state = r->prev_state;
 	uint8_t *p;
 
+	if (!(st->land & (1u << r->type)))
+		return;
 	if (r->type == RUNQLAT_REC_SWITCH) {
 		p = scons_begin(&st->core, r->cpu, r->ts, st->sw, st->sw_payload,
 				TRACE_FLAG_IRQS_OFF, r->cur_pid, &rsv);

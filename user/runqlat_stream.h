@@ -18,6 +18,7 @@ struct rqstream_cfg {
 	enum kagg_unit unit;
 	uint64_t unit_ns;
 	int target_cpu;		/* --cpu, or -1 */
+	unsigned int land;	/* 1 << RUNQLAT_REC_*: records to land (0: all) */
 };
 
 /* Where sched_wakeup(_new)'s fields are in the format in use. */
@@ -37,6 +38,7 @@ struct rqstream {
 
 	uint64_t unit_ns;
 	int target_cpu;
+	unsigned int land;		/* 1 << RUNQLAT_REC_* bits */
 	struct u64map starts;		/* tid -> enqueue ts of selected tasks */
 	struct sagg agg;
 	uint64_t recorded;		/* latencies counted (cumulative) */

@@ -459,6 +459,48 @@ static void test_stream_records_land_as_kernel_events(void **state)
 	kagg_session__destroy(s);
 }
 
+/*
+ * land_events picks what lands: only sched_wakeup_new here (the workload's
+ * pthread_create makes one), while the streamed histogram still sees every
+ * event.
+ */
+static void test_stream_land_events_mask(void **state)
+{
+	int rounds = 300, n = 0, others = 0;
+	const struct kagg_rb_events *evs;
+	struct tu_child child;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct kagg_rb_event ev;
+
+	TU_SKIP_UNLESS_ROOT();
+	child = tu_spawn(bounce_work, &rounds);
+	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM,
+		  .land_events = KAGG_RUNQLAT_EV_WAKEUP_NEW, .log = quiet_log);
+	s = kagg_runqlat__open(&o);
+	assert_non_null(s);
+	snap = run_child(s, &child, true);
+	assert_non_null(snap);
+	evs = kagg_session__events(s);
+	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
+		const struct kagg_rb_format *f = kagg_rb_events__find(evs, *(const uint16_t *)ev.data);
+
+		assert_non_null(f);
+		if (!strcmp(f->name, "sched_wakeup_new"))
+			n++;
+		else
+			others++;
+	}
+	printf("  landed: %d sched_wakeup_new, %d others; streamed %llu, %llu latencies\n", n,
+	       others, (unsigned long long)kagg_snapshot__meta(snap)->stream_delivered,
+	       (unsigned long long)hists_total(snap));
+	assert_true(n >= 1);
+	assert_int_equal(others, 0);
+	assert_true(hists_total(snap) >= (uint64_t)rounds);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
 /* The CLI: --mode both JSON has both paths and their costs; --print needs --mode stream. */
 static void test_cli_modes(void **state)
 {
@@ -711,6 +753,7 @@ int main(void)
 		cmocka_unit_test(test_both_modes_identical),
 		cmocka_unit_test(test_stream_drops_counted),
 		cmocka_unit_test(test_stream_records_land_as_kernel_events),
+		cmocka_unit_test(test_stream_land_events_mask),
 		cmocka_unit_test(test_cli_modes),
 		cmocka_unit_test(test_cgroup_filter),
 		cmocka_unit_test(test_cli_json_per_thread),

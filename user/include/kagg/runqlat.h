@@ -51,6 +51,18 @@ struct kagg_runqlat_opts {
 	/* Directory holding sched/<event>/format; NULL: /sys/kernel/tracing/events,
 	 * falling back to a built-in copy of the kernel's layouts. */
 	const char *events_dir;
+	/* Reference ftrace ring buffer: sub-buffers per CPU (0: 128); producer/consumer mode. */
+	size_t rb_subbufs;
+	bool rb_consume;
+	/* Which streamed events land in it (KAGG_RUNQLAT_EV_* bits; 0: all three).
+	 * The streamed histograms use every event either way. */
+	unsigned int land_events;
+};
+
+enum kagg_runqlat_event {
+	KAGG_RUNQLAT_EV_WAKEUP = 1 << 0,	/* sched:sched_wakeup */
+	KAGG_RUNQLAT_EV_WAKEUP_NEW = 1 << 1,	/* sched:sched_wakeup_new */
+	KAGG_RUNQLAT_EV_SWITCH = 1 << 2,	/* sched:sched_switch */
 };
 
 /*
