@@ -176,7 +176,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	c = bpf_map_lookup_elem(&counters, &zero);
 	if (!c)
 		return 0;
-	if (!kagg_event_stamp((__u64)prev, (__u64)next, &now, &g))
+	if (!kagg_event_stamp((__u64)prev, (__u64)next, &now, &g, true))
 		return 0;
 	c->cnt[OFFCPU_CNT_SWITCHES]++;
 
@@ -190,7 +190,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	 * start hash would fill up with entries of dead tasks.
 	 */
 	if (pid && prev_filtered_in(prev, tgid, pid, btf) &&
-	    ((btf && state_mask == OFFCPU_ST_ALL) || state_selected(kagg_sched_state_bit(preempt, prev, btf)))) {
+	    ((btf && state_mask == OFFCPU_ST_ALL) ||
+	     state_selected(kagg_sched_state_bit(preempt, prev, btf)))) {
 		if (btf) {
 			s = bpf_task_storage_get(&start_store, prev, 0,
 						 BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -263,7 +264,7 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 	c = bpf_map_lookup_elem(&counters, &zero);
 	if (!c)
 		return 0;
-	if (!kagg_event_stamp((__u64)prev, (__u64)next, &now, &g))
+	if (!kagg_event_stamp((__u64)prev, (__u64)next, &now, &g, false))
 		return 0;
 	seq = ++c->cnt[OFFCPU_CNT_STREAM_SEEN];
 	if (!share_event) /* streaming alone: this program counts the events */

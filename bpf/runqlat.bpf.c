@@ -120,7 +120,8 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task, cons
 	__u64 now = 0;
 
 	if (share_event) {
-		if (!kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g))
+		if (!kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g,
+				      true))
 			return;
 	} else if (!*(volatile __u32 *)&armed) {
 		return;
@@ -176,7 +177,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u64 now, delta;
 
 	c = bpf_map_lookup_elem(&counters, &zero);
-	if (!c || !kagg_event_stamp((__u64)prev, (__u64)next, &now, &g))
+	if (!c || !kagg_event_stamp((__u64)prev, (__u64)next, &now, &g, true))
 		return 0;
 	c->cnt[RUNQLAT_CNT_EVENTS]++;
 
@@ -303,7 +304,8 @@ static __always_inline void on_wakeup_stream(struct task_struct *p, bool new_tas
 	__u64 now;
 
 	c = bpf_map_lookup_elem(&counters, &zero);
-	if (!c || !kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g))
+	if (!c || !kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g,
+				    false))
 		return;
 	r = rec_begin(c, now, g, new_task ? RUNQLAT_REC_WAKEUP_NEW : RUNQLAT_REC_WAKEUP);
 	if (!r)
@@ -331,7 +333,7 @@ static __always_inline int on_switch_stream(bool preempt, struct task_struct *pr
 	__u64 now;
 
 	c = bpf_map_lookup_elem(&counters, &zero);
-	if (!c || !kagg_event_stamp((__u64)prev, (__u64)next, &now, &g))
+	if (!c || !kagg_event_stamp((__u64)prev, (__u64)next, &now, &g, false))
 		return 0;
 	if (!share_event) /* streaming alone: this program counts the events */
 		c->cnt[RUNQLAT_CNT_EVENTS]++;

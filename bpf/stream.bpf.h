@@ -6,12 +6,16 @@
  *
  * With --mode both, the aggregating and the streaming program of an event
  * run one after the other on the same tracepoint hit, in one preempt-
- * disabled section.  The first to run stamps the event in a per-CPU slot
- * (time, snapshot generation, armed); the second takes the same stamp, so
- * both paths compute identical latencies, put them in the same generation,
- * and start and stop on the same event.  An event is told from the next one
- * on the same CPU by two words the caller picks (task pointers, the event
- * type).
+ * disabled section, the aggregating one first (it is attached first, and a
+ * tracepoint runs its programs in attach order).  It stamps the event in a
+ * per-CPU slot (time, snapshot generation, armed); the streaming one takes
+ * the same stamp, so both paths compute identical latencies, put them in
+ * the same generation, and start and stop on the same event.  An event is
+ * told from the next one on the same CPU by two words the caller picks
+ * (task pointers, the event type).  The first program always stamps anew,
+ * never takes: a stamp left by an event the second program did not run for
+ * (it was not attached yet) must not be reused by a later event with the
+ * same words.
  */
 #ifndef KAGG_STREAM_BPF_H
 #define KAGG_STREAM_BPF_H
@@ -52,8 +56,13 @@ struct {
 	__type(value, struct kagg_event_slot);
 } event_slot SEC(".maps");
 
-/* Stamp the event (a, b): its time and generation; false when the session is not armed. */
-static __always_inline bool kagg_event_stamp(__u64 a, __u64 b, __u64 *now, __u32 *g)
+/*
+ * Stamp the event (a, b): its time and generation; false when the session is
+ * not armed.  first: the aggregating program (stamps), else the streaming
+ * one (takes the stamp when it is this event's).
+ */
+static __always_inline bool kagg_event_stamp(__u64 a, __u64 b, __u64 *now, __u32 *g,
+					     const bool first)
 {
 	struct kagg_event_slot *es;
 	__u32 zero = 0;
@@ -61,7 +70,7 @@ static __always_inline bool kagg_event_stamp(__u64 a, __u64 b, __u64 *now, __u32
 
 	if (share_event) {
 		es = bpf_map_lookup_elem(&event_slot, &zero);
-		if (es && es->valid && es->a == a && es->b == b) {
+		if (!first && es && es->valid && es->a == a && es->b == b) {
 			es->valid = 0;
 			*now = es->now;
 			*g = es->gen;
@@ -70,7 +79,7 @@ static __always_inline bool kagg_event_stamp(__u64 a, __u64 b, __u64 *now, __u32
 		on = *(volatile __u32 *)&armed;
 		*now = bpf_ktime_get_ns();
 		*g = kagg_gen();
-		if (es) {
+		if (first && es) {
 			es->a = a;
 			es->b = b;
 			es->now = *now;

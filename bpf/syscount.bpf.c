@@ -14,6 +14,14 @@
  *
  * Compat (ia32) syscalls have their own numbering: they are skipped and
  * counted as such, never reported under a 64-bit name.
+ *
+ * Streaming (--mode stream|both): a second set of programs on the same
+ * tracepoints (sys_enter for counts, sys_exit for errors, both for latency)
+ * sends one struct sc_rec per event with the filter decision made here;
+ * userspace counts, classifies and times the calls alike
+ * (user/syscount_stream.c).  With both sets attached each event is stamped
+ * once for both (stream.bpf.h); the aggregating programs only pay for the
+ * stamp in that mode.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -21,6 +29,7 @@
 #include <bpf/bpf_core_read.h>
 #include "syscount.h"
 #include "agg.bpf.h"
+#include "stream.bpf.h"
 
 #define TS_COMPAT 0x0002	/* thread_info.status: in an ia32 syscall */
 #define X32_SYSCALL_BIT 0x40000000
@@ -31,8 +40,6 @@ const volatile __u32 key_mode = KAGG_BPF_KEY_NONE;
 const volatile bool filter_tgid = false;
 const volatile __u64 unit_ns = 1000;
 const volatile __u32 unit_log2 = 9;	/* floor(log2(unit_ns)) */
-
-__u32 armed = 0;
 
 struct start {
 	__u64 ts;
@@ -97,6 +104,20 @@ static __always_inline struct counters *counters_get(void)
 	return bpf_map_lookup_elem(&counters, &zero);
 }
 
+/* Shared stamp keys: (current task, entry or exit). */
+#define STAMP_ENTER 1
+#define STAMP_EXIT 2
+
+/*
+ * --mode both: stamp the event for both paths (time, generation, armed);
+ * false when not armed.  Otherwise the aggregating programs read the armed
+ * flag, clock and generation themselves, only where they need them.
+ */
+static __always_inline bool sc_stamp(__u64 type, __u64 *now, __u32 *g, const bool first)
+{
+	return kagg_event_stamp((__u64)bpf_get_current_task(), type, now, g, first);
+}
+
 /* Is current (task, from bpf_get_current_task_btf() when btf) in an ia32 syscall? */
 static __always_inline bool in_compat(struct task_struct *task, const bool btf)
 {
@@ -120,15 +141,16 @@ static __always_inline bool selected(struct counters *c, __u64 nr, __u64 id,
 			return false;
 	}
 	if (nr >= SC_NR_MAX || in_compat(task, btf)) {
-		c->cnt[SC_CNT_SKIP_COMPAT]++;
+		if (c)
+			c->cnt[SC_CNT_SKIP_COMPAT]++;
 		return false;
 	}
 	return true;
 }
 
-static __always_inline void key_fill(struct kagg_key *key, __u64 id, __u64 aux)
+static __always_inline void key_fill(struct kagg_key *key, __u64 id, __u64 aux, __u32 g)
 {
-	key->gen = kagg_gen();
+	key->gen = g;
 	key->kstack = KAGG_NO_STACK;
 	key->ustack = KAGG_NO_STACK;
 	key->aux = aux;
@@ -138,12 +160,12 @@ static __always_inline void key_fill(struct kagg_key *key, __u64 id, __u64 aux)
 		key->pid = (__u32)id;
 }
 
-static __always_inline void count_key(struct counters *c, __u64 id, __u64 aux)
+static __always_inline void count_key(struct counters *c, __u64 id, __u64 aux, __u32 g)
 {
 	struct kagg_key key = {};
 	struct sc_count *v, zero = {};
 
-	key_fill(&key, id, aux);
+	key_fill(&key, id, aux, g);
 	v = bpf_map_lookup_elem(&key_counts, &key);
 	if (!v) {
 		bpf_get_current_comm(zero.comm, sizeof(zero.comm));
@@ -175,14 +197,21 @@ static __always_inline struct start *start_get(struct task_struct *task, __u32 t
 
 static __always_inline int on_enter(long nr, const bool btf)
 {
-	struct counters *c = counters_get();
 	struct task_struct *task = NULL;
+	struct counters *c;
 	struct start *s;
-	__u64 *v, id = 0;
-	__u32 idx;
+	__u64 *v, id = 0, now = 0;
+	__u32 idx, zero = 0, g = 0;
 
-	if (!c)
-		return 0;
+	if (share_event) {
+		c = bpf_map_lookup_elem(&counters, &zero);
+		if (!c || !sc_stamp(STAMP_ENTER, &now, &g, true))
+			return 0;
+	} else {
+		c = counters_get();
+		if (!c)
+			return 0;
+	}
 	c->cnt[SC_CNT_EVENTS]++;
 	/* The ids cost a helper call: only fetched when something needs them. */
 	if (filter_tgid || key_mode != KAGG_BPF_KEY_NONE || !btf)
@@ -198,14 +227,16 @@ static __always_inline int on_enter(long nr, const bool btf)
 			return 0;
 		}
 		s->nr = nr;
-		s->ts = bpf_ktime_get_ns();
+		s->ts = share_event ? now : bpf_ktime_get_ns();
 		return 0;
 	}
+	if (!share_event)
+		g = kagg_gen();
 	if (key_mode != KAGG_BPF_KEY_NONE) {
-		count_key(c, id, nr);
+		count_key(c, id, nr, g);
 		return 0;
 	}
-	idx = kagg_gen() * SC_NR_MAX + (__u32)nr;
+	idx = g * SC_NR_MAX + (__u32)nr;
 	v = bpf_map_lookup_elem(&counts, &idx);
 	if (v) {
 		(*v)++;
@@ -219,7 +250,8 @@ static __always_inline __u64 regs_nr(struct pt_regs *regs, const bool btf)
 	return btf ? regs->orig_ax : BPF_CORE_READ(regs, orig_ax);
 }
 
-static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, __u64 delta)
+static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, __u64 delta,
+					__u32 g)
 {
 	struct kagg_key key = {};
 	struct kagg_key_hist *kh;
@@ -227,12 +259,12 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 	struct task_struct *t;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
-		idx = kagg_gen() * SC_NR_MAX + (__u32)(nr & (SC_NR_MAX - 1));
+		idx = g * SC_NR_MAX + (__u32)(nr & (SC_NR_MAX - 1));
 		kagg_hist_add(&lat, idx, slot);
 		c->cnt[SC_CNT_RECORDED]++;
 		return;
 	}
-	key_fill(&key, id, nr);
+	key_fill(&key, id, nr, g);
 	t = (struct task_struct *)bpf_get_current_task();
 	kh = kagg_key_hist_get(&key_hist, &key, t->comm);
 	if (!kh) {
@@ -245,14 +277,19 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 
 static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool btf)
 {
-	struct counters *c;
-	__u64 id, now;
+	struct counters *c = NULL;
+	__u64 id, now = 0;
+	__u32 zero = 0, g = 0;
 	struct start *s;
+	bool on = true;
 
+	if (share_event) /* first: both paths take this event's stamp, whatever it is */
+		on = sc_stamp(STAMP_EXIT, &now, &g, true);
 	if (mode == SC_MODE_ERRORS) {
 		if (ret >= 0 || ret < -MAX_ERRNO)
 			return 0;
-		c = counters_get();
+		c = share_event ? (on ? bpf_map_lookup_elem(&counters, &zero) : NULL)
+				: counters_get();
 		if (!c)
 			return 0;
 		c->cnt[SC_CNT_EVENTS]++;
@@ -260,7 +297,7 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 		if (!selected(c, regs_nr(regs, btf), id, btf ? bpf_get_current_task_btf() : NULL,
 			      btf))
 			return 0;
-		count_key(c, id, SC_AUX(regs_nr(regs, btf), -ret));
+		count_key(c, id, SC_AUX(regs_nr(regs, btf), -ret), share_event ? g : kagg_gen());
 		return 0;
 	}
 	/* Latency. */
@@ -268,10 +305,15 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 	s = start_get(btf ? bpf_get_current_task_btf() : NULL, (__u32)id, false, btf);
 	if (!s || !s->ts)
 		return 0;
-	now = bpf_ktime_get_ns();
-	c = counters_get();
+	if (share_event) {
+		c = on ? bpf_map_lookup_elem(&counters, &zero) : NULL;
+	} else {
+		now = bpf_ktime_get_ns();
+		c = counters_get();
+		g = kagg_gen();
+	}
 	if (c)
-		latency_add(c, id, s->nr, now - s->ts);
+		latency_add(c, id, s->nr, now - s->ts, g);
 	s->ts = 0;
 	if (!btf) {
 		__u32 tid = (__u32)id;
@@ -280,6 +322,137 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 	}
 	return 0;
 }
+
+/* ---------------------------------------------------------------- streaming */
+
+static __always_inline struct sc_rec *rec_begin(struct counters *c, __u64 now, __u32 g, __u8 type)
+{
+	__u64 seq = ++c->cnt[SC_CNT_STREAM_SEEN];
+	struct sc_rec *r;
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		c->cnt[SC_CNT_STREAM_DROP]++;
+		return NULL;
+	}
+	r->ts = now;
+	r->seq = seq;
+	r->cpu = bpf_get_smp_processor_id();
+	r->gen = g;
+	r->type = type;
+	r->pad[0] = r->pad[1] = 0;
+	r->pad2 = 0;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	return r;
+}
+
+static __always_inline void rec_end(struct counters *c, struct sc_rec *r)
+{
+	bpf_ringbuf_submit(r, kagg_wake_flags());
+	c->cnt[SC_CNT_STREAM_SENT]++;
+}
+
+static __always_inline int enter_stream(struct pt_regs *regs, long nr, const bool btf)
+{
+	struct sc_rec *r;
+	struct counters *c;
+	__u32 zero = 0, g;
+	__u64 now, id;
+	bool sel;
+
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c || !sc_stamp(STAMP_ENTER, &now, &g, false))
+		return 0;
+	if (!share_event) /* streaming alone: this program counts the events */
+		c->cnt[SC_CNT_EVENTS]++;
+	id = bpf_get_current_pid_tgid();
+	/* with both paths, the aggregating program counts the skipped calls */
+	sel = selected(share_event ? NULL : c, (__u64)nr, id,
+		       btf ? bpf_get_current_task_btf() : NULL, btf);
+	r = rec_begin(c, now, g, SC_REC_ENTER);
+	if (!r)
+		return 0;
+	r->sel = sel;
+	r->pid = (__u32)id;
+	r->tgid = id >> 32;
+	r->nr = nr;
+	r->ret = 0;
+	if (btf) {
+		r->args[0] = regs->di;
+		r->args[1] = regs->si;
+		r->args[2] = regs->dx;
+		r->args[3] = regs->r10;
+		r->args[4] = regs->r8;
+		r->args[5] = regs->r9;
+	} else {
+		r->args[0] = BPF_CORE_READ(regs, di);
+		r->args[1] = BPF_CORE_READ(regs, si);
+		r->args[2] = BPF_CORE_READ(regs, dx);
+		r->args[3] = BPF_CORE_READ(regs, r10);
+		r->args[4] = BPF_CORE_READ(regs, r8);
+		r->args[5] = BPF_CORE_READ(regs, r9);
+	}
+	rec_end(c, r);
+	return 0;
+}
+
+static __always_inline int exit_stream(struct pt_regs *regs, long ret, const bool btf)
+{
+	struct sc_rec *r;
+	struct counters *c;
+	__u32 zero = 0, g;
+	__u64 now, id, nr;
+	bool sel;
+
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c || !sc_stamp(STAMP_EXIT, &now, &g, false))
+		return 0;
+	if (!share_event && mode == SC_MODE_ERRORS && ret < 0 && ret >= -MAX_ERRNO)
+		c->cnt[SC_CNT_EVENTS]++;
+	id = bpf_get_current_pid_tgid();
+	nr = regs_nr(regs, btf);
+	/* errors mode counts skipped calls among the failed ones only, as on_exit() does */
+	sel = selected(share_event || mode != SC_MODE_ERRORS || ret >= 0 || ret < -MAX_ERRNO
+			       ? NULL : c,
+		       nr, id, btf ? bpf_get_current_task_btf() : NULL, btf);
+	r = rec_begin(c, now, g, SC_REC_EXIT);
+	if (!r)
+		return 0;
+	r->sel = sel;
+	r->pid = (__u32)id;
+	r->tgid = id >> 32;
+	r->nr = nr;
+	r->ret = ret;
+	r->args[0] = r->args[1] = r->args[2] = r->args[3] = r->args[4] = r->args[5] = 0;
+	rec_end(c, r);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(syscount_stream_enter_tp_btf, struct pt_regs *regs, long nr)
+{
+	return enter_stream(regs, nr, true);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(syscount_stream_exit_tp_btf, struct pt_regs *regs, long ret)
+{
+	return exit_stream(regs, ret, true);
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(syscount_stream_enter_raw_tp, struct pt_regs *regs, long nr)
+{
+	return enter_stream(regs, nr, false);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(syscount_stream_exit_raw_tp, struct pt_regs *regs, long ret)
+{
+	return exit_stream(regs, ret, false);
+}
+
+/* ---------------------------------------------------------------- aggregating */
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(syscount_enter_tp_btf, struct pt_regs *regs, long nr)

@@ -22,8 +22,40 @@ enum sc_counter {
 	SC_CNT_SKIP_COMPAT,	/* ia32 / x32 syscalls: other numbering, not counted */
 	SC_CNT_DROP_STORAGE,	/* latency: entry time not stored (task storage / hash full) */
 	SC_CNT_DROP_KEYS_FULL,	/* per-key map full: call not aggregated */
+	SC_CNT_STREAM_SEEN,	/* events the streaming programs ran for */
+	SC_CNT_STREAM_SENT,	/* records submitted to the BPF ring buffer */
+	SC_CNT_STREAM_DROP,	/* records lost: BPF ring buffer full */
 	SC_CNT_MAX,
 };
+
+enum sc_rec_type {
+	SC_REC_ENTER = 0,	/* raw_syscalls:sys_enter */
+	SC_REC_EXIT = 1,	/* raw_syscalls:sys_exit */
+};
+
+/*
+ * One streamed raw_syscalls event: enough to rebuild the kernel's sys_enter
+ * or sys_exit record and to count, time or classify the call in userspace
+ * exactly as the aggregating programs do.  The filters (-p, ia32/x32
+ * calls) are decided in BPF and carried in `sel`.
+ */
+struct sc_rec {
+	__u64 ts;		/* bpf_ktime_get_ns, shared with the aggregating program */
+	__u64 seq;		/* per-CPU number of this event (gaps = lost records) */
+	__u32 cpu;
+	__u32 gen;		/* snapshot generation of this event */
+	__u8 type;		/* enum sc_rec_type */
+	__u8 sel;		/* passes -p, a 64-bit syscall numbered below SC_NR_MAX */
+	__u8 pad[2];
+	__s32 pid;		/* current thread */
+	__s32 tgid;
+	__u32 pad2;
+	__s64 nr;		/* syscall number (exit: regs->orig_ax) */
+	__s64 ret;		/* exit: return value */
+	__u64 args[6];		/* enter: arguments */
+	char comm[KAGG_COMM_LEN];
+};
+_Static_assert(sizeof(struct sc_rec) == 120, "sc_rec layout");
 
 /* Value of the per-key count map (per-CPU). */
 struct sc_count {

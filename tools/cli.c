@@ -236,7 +236,7 @@ int cli_open_failed(int err)
 	return err == EINVAL ? KAGG_EXIT_USAGE : KAGG_EXIT_FAIL;
 }
 
-static int print_snapshot(struct kagg_session *s, const struct kagg_print_opts *po)
+static int print_snapshot(struct kagg_session *s, const struct cli_common *cm)
 {
 	struct kagg_snapshot *snap;
 	int err;
@@ -245,7 +245,7 @@ static int print_snapshot(struct kagg_session *s, const struct kagg_print_opts *
 	if (!snap)
 		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
 			       strerror(errno));
-	err = kagg_snapshot__print(snap, stdout, po);
+	err = (cm->printer ? cm->printer : kagg_snapshot__print)(snap, stdout, &cm->print);
 	fflush(stdout);
 	kagg_snapshot__free(snap);
 	if (err)
@@ -295,14 +295,14 @@ int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *ban
 			return ret;
 		if (cli_stop || mono_now() >= end)
 			break;
-		ret = print_snapshot(s, &cm->print);
+		ret = print_snapshot(s, cm);
 		if (ret)
 			return ret;
 		next += cm->interval;
 	}
 	/* Duration over or Ctrl-C: stop the sources, then print what was collected. */
 	kagg_session__detach(s);
-	return print_snapshot(s, &cm->print);
+	return print_snapshot(s, cm);
 }
 
 int cli_mount_tracefs(void)
@@ -430,5 +430,5 @@ int cli_run_printing(struct kagg_session *s, const struct cli_common *cm)
 	if (ret)
 		return ret;
 	fprintf(stdout, "\n");
-	return print_snapshot(s, &cm->print);
+	return print_snapshot(s, cm);
 }

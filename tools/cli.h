@@ -105,6 +105,9 @@ struct cli_common {
 	enum kagg_unit unit;
 	bool overhead;
 	struct kagg_print_opts print; /* sz set by the tool */
+	/* The snapshot printer of cli_run (NULL: kagg_snapshot__print). */
+	int (*printer)(const struct kagg_snapshot *snap, FILE *f,
+		       const struct kagg_print_opts *opts);
 };
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */

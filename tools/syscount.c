@@ -26,18 +26,28 @@ static const char usage_text[] =
 "  -L, --latency          latency histogram per syscall\n"
 "      --names-file FILE  syscall names from this unistd_64.h-style header\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+"      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
+"                         per sys_enter/sys_exit to userspace, aggregated there) or\n"
+"                         both, side by side with each path's events, drops and cost\n"
+"      --print            stream: print the events as they arrive, in the kernel's\n"
+"                         trace format (like trace_pipe)\n"
+"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
 CLI_COMMON_HELP
 "\n"
 "examples:\n"
 "  kagg syscount -d 5                # calls per syscall, whole system\n"
 "  kagg syscount -P -p 1234 -i 1     # one process, every second\n"
 "  kagg syscount -x -d 5             # failures: openat:ENOENT ...\n"
-"  kagg syscount -L -p 1234 -d 5     # latency histogram per syscall\n";
+"  kagg syscount -L -p 1234 -d 5     # latency histogram per syscall\n"
+"  kagg syscount --mode both --overhead -d 2   # in-kernel vs streamed, and their costs\n";
 
 enum {
 	OPT_PER_THREAD = CLI_OPT_TOOL,
 	OPT_NAMES,
 	OPT_ATTACH,
+	OPT_MODE,
+	OPT_PRINT,
+	OPT_STREAM_BYTES,
 };
 
 static const struct option long_opts[] = {
@@ -49,6 +59,9 @@ static const struct option long_opts[] = {
 	{ "latency", no_argument, NULL, 'L' },
 	{ "names-file", required_argument, NULL, OPT_NAMES },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "print", no_argument, NULL, OPT_PRINT },
+	{ "stream-bytes", required_argument, NULL, OPT_STREAM_BYTES },
 	{},
 };
 
@@ -56,7 +69,7 @@ struct syscount_args {
 	struct kagg_syscount_opts o;
 	struct cli_common cm;
 	int *pids;
-	bool errors, latency;
+	bool errors, latency, print;
 };
 
 static int parse_args(int argc, char **argv, struct syscount_args *a)
@@ -103,6 +116,17 @@ static int parse_args(int argc, char **argv, struct syscount_args *a)
 			if (cli_parse_attach(optarg, &a->o.attach))
 				return KAGG_EXIT_USAGE;
 			break;
+		case OPT_MODE:
+			if (cli_parse_mode(optarg, &a->o.stream_mode))
+				return KAGG_EXIT_USAGE;
+			break;
+		case OPT_PRINT:
+			a->print = true;
+			break;
+		case OPT_STREAM_BYTES:
+			if (cli_parse_stream_bytes(optarg, &a->o.stream_bytes))
+				return KAGG_EXIT_USAGE;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -114,52 +138,13 @@ static int parse_args(int argc, char **argv, struct syscount_args *a)
 		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 	if (a->errors && a->latency)
 		return cli_err(KAGG_EXIT_USAGE, "--errors and --latency exclude each other");
+	if (a->print && a->o.stream_mode != KAGG_MODE_STREAM)
+		return cli_err(KAGG_EXIT_USAGE, "--print needs --mode stream");
 	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
 		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
 	a->o.unit = a->cm.unit;
 	a->o.overhead = a->cm.overhead;
 	return 0;
-}
-
-static int print_snap(struct kagg_session *s, const struct cli_common *cm)
-{
-	struct kagg_snapshot *snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	int err;
-
-	if (!snap)
-		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
-			       strerror(errno));
-	err = kagg_syscount__print(snap, stdout, &cm->print);
-	fflush(stdout);
-	kagg_snapshot__free(snap);
-	if (err)
-		return cli_err(KAGG_EXIT_FAIL, "writing output failed: %s", strerror(-err));
-	return KAGG_EXIT_OK;
-}
-
-/* cli_run's loop with the syscount printer (a table in count modes). */
-static int run(struct kagg_session *s, const struct cli_common *cm)
-{
-	double left = cm->duration ? cm->duration : 1e300;
-	int ret;
-
-	if (kagg_session__attach(s))
-		return KAGG_EXIT_FAIL;
-	if (cm->print.format == KAGG_FORMAT_TEXT)
-		fprintf(stderr, "Tracing syscalls... Hit Ctrl-C to end.\n");
-	while (!cli_stop && left > 0) {
-		double step = cm->interval && cm->interval < left ? cm->interval : left;
-
-		cli_sleep(step);
-		left -= step;
-		if (cli_stop || left <= 0)
-			break;
-		ret = print_snap(s, cm);
-		if (ret)
-			return ret;
-	}
-	kagg_session__detach(s);
-	return print_snap(s, cm);
 }
 
 static int syscount_main(int argc, char **argv)
@@ -178,12 +163,19 @@ static int syscount_main(int argc, char **argv)
 	}
 	cli_setup_signals();
 	cli_route_libbpf_log();
+	/* Streamed records take the kernel's own raw_syscalls formats when tracefs has them. */
+	if (a.o.stream_mode != KAGG_MODE_AGG)
+		cli_mount_tracefs();
 	s = kagg_syscount__open(&a.o);
 	if (!s) {
 		ret = cli_open_failed(errno);
 		goto out;
 	}
-	ret = run(s, &a.cm);
+	a.cm.printer = kagg_syscount__print; /* a table in count modes */
+	if (a.print)
+		ret = cli_run_printing(s, &a.cm);
+	else
+		ret = cli_run(s, &a.cm, "Tracing syscalls");
 out:
 	kagg_session__destroy(s);
 	free(a.pids);

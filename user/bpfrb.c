@@ -29,7 +29,9 @@ struct bpfrb {
 
 struct bpfrb *bpfrb__new(int map_fd, size_t max_entries)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	/* edge-triggered: a wait returns on the producer's next wakeup, even when
+	 * records are already pending (the ring reports readable whenever any are) */
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
 	struct bpfrb *rb;
 	void *p;
 	int err;

@@ -32,7 +32,10 @@ typedef void (*bpfrb_fn)(void *ctx, const void *data, uint32_t len);
  */
 long bpfrb__drain(struct bpfrb *rb, bpfrb_fn fn, void *ctx, uint64_t *bytes);
 
-/* Wait up to timeout_ms for the producer's wakeup.  >0 woken, 0 timeout, -errno. */
+/*
+ * Wait up to timeout_ms for the producer's next wakeup (edge-triggered: records
+ * already pending do not end the wait).  >0 woken, 0 timeout, -errno.
+ */
 int bpfrb__wait(struct bpfrb *rb, int timeout_ms);
 
 /* Bytes written but not consumed yet. */

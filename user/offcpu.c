@@ -367,6 +367,7 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 		struct ostream_cfg cfg = {
 			.map_fd = bpf_map__fd(t->skel->maps.events),
 			.map_bytes = o.stream_bytes,
+			.wake_bytes = o.wake_bytes ? o.wake_bytes : o.stream_bytes / 4,
 			.nr_cpus = s->nr_cpus,
 			.key = s->key,
 			.min_ns = o.min_ns,

@@ -43,6 +43,7 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 		.rb_subbufs = cfg->rb_subbufs,
 		.rb_consume = cfg->rb_consume,
 		.events_dir = cfg->events_dir,
+		.batch_bytes = cfg->wake_bytes,
 	};
 	const struct kagg_rb_format *f;
 	int ret;
@@ -58,8 +59,8 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 		return -ENOMEM;
 	}
 	ret = scons_init(&st->core, &cc, err, err_len) ?:
-	      scons_format(&st->core, "sched", "sched_switch", &st->fmt, &st->payload, err,
-			   err_len);
+	      scons_format(&st->core, "sched", "sched_switch", kagg_rb_events__define_sched,
+			   &st->fmt, &st->payload, err, err_len);
 	if (ret)
 		return ret;
 	f = st->fmt;

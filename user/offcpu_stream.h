@@ -20,6 +20,7 @@
 struct ostream_cfg {
 	int map_fd;
 	size_t map_bytes;
+	size_t wake_bytes;	/* the watermark: drain without waiting from this much */
 	int nr_cpus;
 	enum kagg_key_mode key;
 	uint64_t min_ns, max_ns, unit_ns;

@@ -34,7 +34,8 @@
 static int wakeup_fmt(struct rqstream *st, const char *name, struct rq_wakeup_fmt *w, char *err,
 		      size_t err_len)
 {
-	return scons_format(&st->core, "sched", name, &w->fmt, &w->payload, err, err_len) ?:
+	return scons_format(&st->core, "sched", name, kagg_rb_events__define_sched, &w->fmt,
+			    &w->payload, err, err_len) ?:
 	       scons_field(w->fmt, "comm", &w->off_comm, NULL, err, err_len) ?:
 	       scons_field(w->fmt, "pid", &w->off_pid, NULL, err, err_len) ?:
 	       scons_field(w->fmt, "prio", &w->off_prio, NULL, err, err_len) ?:
@@ -55,8 +56,8 @@ int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err
 		return -ENOMEM;
 	}
 	ret = scons_init(&st->core, &cfg->core, err, err_len) ?:
-	      scons_format(&st->core, "sched", "sched_switch", &st->sw, &st->sw_payload, err,
-			   err_len) ?:
+	      scons_format(&st->core, "sched", "sched_switch", kagg_rb_events__define_sched,
+			   &st->sw, &st->sw_payload, err, err_len) ?:
 	      wakeup_fmt(st, "sched_wakeup", &st->wakeup, err, err_len) ?:
 	      wakeup_fmt(st, "sched_wakeup_new", &st->wakeup_new, err, err_len);
 	if (ret)

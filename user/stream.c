@@ -34,6 +34,7 @@ int scons_init(struct scons *c, const struct scons_cfg *cfg, char *err, size_t e
 	memset(c, 0, sizeof(*c));
 	c->nr_cpus = cfg->nr_cpus;
 	c->events_dir = cfg->events_dir;
+	c->batch_bytes = cfg->batch_bytes ? cfg->batch_bytes : cfg->map_bytes / 4;
 	c->last_seq = calloc(cfg->nr_cpus, sizeof(uint64_t));
 	c->evs = kagg_rb_events__new(&eo);
 	if (!c->last_seq || !c->evs) {
@@ -83,7 +84,7 @@ int scons_poll(struct scons *c, bpfrb_fn fn, void *ctx, int timeout_ms)
 {
 	int err;
 
-	if (!bpfrb__pending(c->brb)) {
+	if (bpfrb__pending(c->brb) < c->batch_bytes) {
 		err = bpfrb__wait(c->brb, timeout_ms);
 		if (err < 0)
 			return err;
@@ -113,7 +114,8 @@ static size_t fmt_payload(const struct kagg_rb_format *fmt)
 }
 
 int scons_format(struct scons *c, const char *sys, const char *name,
-		 const struct kagg_rb_format **fmt, size_t *payload, char *err, size_t err_len)
+		 int (*builtin)(struct kagg_rb_events *evs), const struct kagg_rb_format **fmt,
+		 size_t *payload, char *err, size_t err_len)
 {
 	const char *base = c->events_dir ? c->events_dir : TRACEFS_DIR "/events";
 	char path[512], *text = NULL;
@@ -126,7 +128,7 @@ int scons_format(struct scons *c, const char *sys, const char *name,
 			snprintf(c->format_src, sizeof(c->format_src), "kernel (%s/%s)", base, sys);
 	} else {
 		*fmt = kagg_rb_events__find_by_name(c->evs, sys, name);
-		if (!*fmt && !kagg_rb_events__define_sched(c->evs))
+		if (!*fmt && !builtin(c->evs))
 			*fmt = kagg_rb_events__find_by_name(c->evs, sys, name);
 		snprintf(c->format_src, sizeof(c->format_src),
 			 "built-in copy of the kernel layout (%s not readable)", path);

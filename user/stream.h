@@ -29,6 +29,9 @@ struct scons_cfg {
 	size_t rb_subbufs; /* reference buffer sub-buffers per CPU (0: 128) */
 	bool rb_consume;   /* producer/consumer mode instead of overwrite */
 	const char *events_dir; /* the formats' directory; NULL: tracefs events */
+	/* scons_poll drains at once from this many pending bytes, else waits for
+	 * the producer's wakeup or the timeout first (0: map_bytes / 4) */
+	size_t batch_bytes;
 };
 
 struct scons {
@@ -39,6 +42,7 @@ struct scons {
 	uint64_t cur_ts;	/* clock of the reference ring buffer: the record's ts */
 	uint64_t *last_seq;	/* per CPU: last record number seen */
 	int nr_cpus;
+	size_t batch_bytes;
 	char format_src[640];	/* where the formats came from */
 
 	uint64_t delivered;	/* records consumed (cumulative) */
@@ -56,7 +60,12 @@ void scons_fini(struct scons *c);
 
 /* Consume everything committed now through fn.  Records consumed. */
 long scons_drain(struct scons *c, bpfrb_fn fn, void *ctx);
-/* Wait up to timeout_ms for records, then drain.  Records consumed or -errno. */
+/*
+ * Drain, after waiting up to timeout_ms for the producer's wakeup unless a
+ * batch is already pending.  Waiting for batches, not draining whatever is
+ * there, is what keeps a consumer whose own activity is traced (syscalls,
+ * switches) from feeding itself.  Records consumed or -errno.
+ */
 int scons_poll(struct scons *c, bpfrb_fn fn, void *ctx, int timeout_ms);
 
 /* Note record `seq` of CPU `cpu` (counting gaps); returns cpu folded into [0, nr_cpus). */
@@ -64,11 +73,12 @@ uint32_t scons_seq(struct scons *c, uint32_t cpu, uint64_t seq);
 
 /*
  * SYS/NAME's format: the kernel's (events_dir or tracefs), else the built-in
- * copy of the sched events (kagg_rb_events__define_sched).  *payload is the
- * record size it describes.  0, or -errno with the reason in err.
+ * copy builtin(evs) defines (kagg_rb_events__define_sched, ...).  *payload
+ * is the record size it describes.  0, or -errno with the reason in err.
  */
 int scons_format(struct scons *c, const char *sys, const char *name,
-		 const struct kagg_rb_format **fmt, size_t *payload, char *err, size_t err_len);
+		 int (*builtin)(struct kagg_rb_events *evs), const struct kagg_rb_format **fmt,
+		 size_t *payload, char *err, size_t err_len);
 /* Offset (and size, when non-NULL) of a field of fmt; -ENOENT with the reason in err. */
 int scons_field(const struct kagg_rb_format *fmt, const char *name, int *off, int *size,
 		char *err, size_t err_len);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -28,6 +29,7 @@
 #include <kagg/syscount.h>
 #include "syscount.h"
 #include "syscount.skel.h"
+#include "syscount_stream.h"
 #include "opts.h"
 #include "snapshot.h"
 #include "session.h"
@@ -37,12 +39,18 @@ static const char *const sc_default_headers[] = {
 	"/usr/include/asm/unistd_64.h",
 };
 
+#define DEFAULT_STREAM_BYTES (8u << 20)
+
 struct syscount {
 	struct syscount_bpf *skel;
 	enum kagg_syscount_mode mode;
 	char *names[SC_NR_MAX];
 	int nr_names;
 	char label[96];
+	enum kagg_mode path;	/* agg, stream or both */
+	bool streaming;
+	struct scstream st;
+	uint64_t recorded0;	/* stream mode: baseline of st.recorded */
 };
 
 /* Parse "#define __NR_<name> <nr>" lines; number of names read or -errno. */
@@ -153,6 +161,7 @@ static int sc_load(struct kagg_session *s, const struct kagg_syscount_opts *o, b
 	struct syscount *t = s->tool;
 	bool lat = o->mode == KAGG_SYSCOUNT_LATENCY, errs = o->mode == KAGG_SYSCOUNT_ERRORS;
 	bool keyed = s->key != KAGG_KEY_NONE;
+	bool agg = t->path != KAGG_MODE_STREAM, str = t->streaming;
 	struct syscount_bpf *skel;
 	int err;
 
@@ -164,11 +173,21 @@ static int sc_load(struct kagg_session *s, const struct kagg_syscount_opts *o, b
 	skel->rodata->filter_tgid = o->nr_pids > 0;
 	skel->rodata->unit_ns = sc_unit_ns(s->unit);
 	skel->rodata->unit_log2 = s->unit == KAGG_UNIT_NSECS ? 0 : s->unit == KAGG_UNIT_MSECS ? 19 : 9;
+	skel->rodata->share_event = t->path == KAGG_MODE_BOTH;
+	skel->rodata->wake_mode = KAGG_BPF_WAKE_WATERMARK;
+	skel->rodata->wake_bytes = o->stream_bytes / 4;
 
-	bpf_program__set_autoload(skel->progs.syscount_enter_tp_btf, btf && !errs);
-	bpf_program__set_autoload(skel->progs.syscount_enter_raw_tp, !btf && !errs);
-	bpf_program__set_autoload(skel->progs.syscount_exit_tp_btf, btf && (lat || errs));
-	bpf_program__set_autoload(skel->progs.syscount_exit_raw_tp, !btf && (lat || errs));
+	bpf_program__set_autoload(skel->progs.syscount_enter_tp_btf, btf && !errs && agg);
+	bpf_program__set_autoload(skel->progs.syscount_enter_raw_tp, !btf && !errs && agg);
+	bpf_program__set_autoload(skel->progs.syscount_exit_tp_btf, btf && (lat || errs) && agg);
+	bpf_program__set_autoload(skel->progs.syscount_exit_raw_tp, !btf && (lat || errs) && agg);
+	bpf_program__set_autoload(skel->progs.syscount_stream_enter_tp_btf, btf && !errs && str);
+	bpf_program__set_autoload(skel->progs.syscount_stream_enter_raw_tp, !btf && !errs && str);
+	bpf_program__set_autoload(skel->progs.syscount_stream_exit_tp_btf,
+				  btf && (lat || errs) && str);
+	bpf_program__set_autoload(skel->progs.syscount_stream_exit_raw_tp,
+				  !btf && (lat || errs) && str);
+	bpf_map__set_max_entries(skel->maps.events, str ? o->stream_bytes : 4096);
 	/* Size what this configuration does not use down to nothing. */
 	if (!lat || btf)
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
@@ -191,13 +210,21 @@ static int sc_load(struct kagg_session *s, const struct kagg_syscount_opts *o, b
 		return err;
 	}
 	t->skel = skel;
+	/* the agg path's programs first: the meta's per-path costs rely on it */
 	s->nr_progs = 0;
-	if (!errs)
+	if (!errs && agg)
 		s->progs[s->nr_progs++] = btf ? skel->progs.syscount_enter_tp_btf
 					      : skel->progs.syscount_enter_raw_tp;
-	if (lat || errs)
+	if ((lat || errs) && agg)
 		s->progs[s->nr_progs++] = btf ? skel->progs.syscount_exit_tp_btf
 					      : skel->progs.syscount_exit_raw_tp;
+	s->nr_agg_progs = s->nr_progs;
+	if (!errs && str)
+		s->progs[s->nr_progs++] = btf ? skel->progs.syscount_stream_enter_tp_btf
+					      : skel->progs.syscount_stream_enter_raw_tp;
+	if ((lat || errs) && str)
+		s->progs[s->nr_progs++] = btf ? skel->progs.syscount_stream_exit_tp_btf
+					      : skel->progs.syscount_stream_exit_raw_tp;
 	s->gen = &skel->bss->gen;
 	s->armed = &skel->bss->armed;
 	s->counters = skel->maps.counters;
@@ -396,9 +423,75 @@ out:
 	return err;
 }
 
+/* The streamed path's entries of generation g, in the kernel path's shapes. */
+static int sc_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
+{
+	struct syscount *t = s->tool;
+	const struct scs_entry *e;
+	struct kagg_key *keys = NULL;
+	struct sc_count *vals = NULL;
+	size_t n, i;
+	int err, j;
+
+	err = scstream_entries(&t->st, g, &e, &n);
+	if (err)
+		return err;
+	if (t->mode != KAGG_SYSCOUNT_LATENCY) {
+		keys = calloc(n ? n : 1, sizeof(*keys));
+		vals = calloc(n ? n : 1, sizeof(*vals));
+		err = keys && vals ? 0 : -ENOMEM;
+		for (i = 0; !err && i < n; i++) {
+			keys[i].tgid = e[i].tgid;
+			keys[i].pid = e[i].pid;
+			keys[i].aux = e[i].aux;
+			memcpy(vals[i].comm, e[i].comm, sizeof(vals[i].comm));
+			vals[i].count = e[i].count;
+		}
+		if (!err)
+			err = sc_counts_to_hists(s, snap, keys, vals, n);
+		free(keys);
+		free(vals);
+	} else {
+		err = snap_alloc_hists(snap, n, KAGG_SLOTS);
+		for (i = 0; !err && i < n; i++) {
+			struct kagg_hist *h = &snap->hists[i];
+
+			h->unit = s->unit;
+			h->key.mode = s->key;
+			h->key.pid = (int)e[i].tgid;
+			h->key.tid = (int)e[i].pid;
+			h->key.id = e[i].aux;
+			h->key.label = snap_strdup(snap, sc_label(s, e[i].aux));
+			if (s->key != KAGG_KEY_NONE)
+				memcpy(h->key.comm, e[i].comm, sizeof(h->key.comm) - 1);
+			for (j = 0; j < KAGG_SLOTS; j++) {
+				((uint64_t *)h->slots)[j] = e[i].slots[j];
+				h->total += e[i].slots[j];
+			}
+		}
+		if (!err)
+			snap_sort_hists(snap); /* by syscall when not keyed, as sc_read_lat() */
+	}
+	if (!err && reset)
+		scstream_reset(&t->st, g);
+	return err;
+}
+
 static int syscount_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	struct syscount *t = s->tool;
+	int err;
+
+	if (t->path == KAGG_MODE_STREAM)
+		return sc_read_stream(s, snap, g, reset);
+	if (t->path == KAGG_MODE_BOTH) {
+		snap->stream = snap_new();
+		if (!snap->stream)
+			return -ENOMEM;
+		err = sc_read_stream(s, snap->stream, g, reset);
+		if (err)
+			return err;
+	}
 
 	if (t->mode == KAGG_SYSCOUNT_LATENCY)
 		return s->key == KAGG_KEY_NONE
@@ -415,6 +508,17 @@ static void syscount_meta(struct kagg_session *s, struct kagg_snapshot *snap, co
 {
 	struct syscount *t = s->tool;
 
+	if (t->streaming)
+		scons_meta(&t->st.core, snap, cnt[SC_CNT_STREAM_SEEN], cnt[SC_CNT_STREAM_SENT],
+			   cnt[SC_CNT_STREAM_DROP], reset);
+	if (t->path == KAGG_MODE_STREAM) {
+		snap->meta.events_recorded = t->st.recorded - t->recorded0;
+		if (reset)
+			t->recorded0 = t->st.recorded;
+		snap_add_drop(snap, "compat", "ia32/x32 or invalid syscall numbers, not counted",
+			      cnt[SC_CNT_SKIP_COMPAT], false);
+		return;
+	}
 	snap->meta.events_recorded = cnt[SC_CNT_RECORDED];
 	snap_add_drop(snap, "compat", "ia32/x32 or invalid syscall numbers, not counted",
 		      cnt[SC_CNT_SKIP_COMPAT], false);
@@ -425,11 +529,33 @@ static void syscount_meta(struct kagg_session *s, struct kagg_snapshot *snap, co
 		      cnt[SC_CNT_DROP_KEYS_FULL], true);
 }
 
+static int syscount_poll(struct kagg_session *s, int timeout_ms)
+{
+	struct syscount *t = s->tool;
+	struct timespec ts;
+
+	if (t->streaming)
+		return scstream_poll(&t->st, timeout_ms);
+	ts.tv_sec = timeout_ms / 1000;
+	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+	return nanosleep(&ts, NULL) ? -errno : 0;
+}
+
+static void syscount_sync(struct kagg_session *s)
+{
+	struct syscount *t = s->tool;
+
+	if (t->streaming)
+		scstream_drain(&t->st);
+}
+
 static void syscount_destroy(struct kagg_session *s)
 {
 	struct syscount *t = s->tool;
 	int i;
 
+	if (t->streaming)
+		scstream_fini(&t->st);
 	syscount_bpf__destroy(t->skel);
 	for (i = 0; i < SC_NR_MAX; i++)
 		free(t->names[i]);
@@ -439,6 +565,8 @@ static const struct session_ops syscount_ops = {
 	.tool = "syscount",
 	.read = syscount_read,
 	.meta = syscount_meta,
+	.poll = syscount_poll,
+	.sync = syscount_sync,
 	.destroy = syscount_destroy,
 };
 
@@ -462,13 +590,21 @@ struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts)
 		return NULL;
 	t = s->tool;
 	t->mode = o.mode;
+	t->path = o.stream_mode;
+	t->streaming = o.stream_mode != KAGG_MODE_AGG;
+	if (!o.stream_bytes)
+		o.stream_bytes = DEFAULT_STREAM_BYTES;
+	s->mode = o.stream_mode == KAGG_MODE_BOTH     ? "both"
+		  : o.stream_mode == KAGG_MODE_STREAM ? "stream"
+						      : "agg";
 	s->event = o.mode == KAGG_SYSCOUNT_COUNT    ? "raw_syscalls:sys_enter"
 		   : o.mode == KAGG_SYSCOUNT_ERRORS ? "raw_syscalls:sys_exit"
 						    : "raw_syscalls:sys_enter,sys_exit";
 	if ((unsigned int)o.unit > KAGG_UNIT_MSECS || (unsigned int)o.key > KAGG_KEY_TID ||
 	    (unsigned int)o.attach > KAGG_ATTACH_RAW_TP ||
 	    (unsigned int)o.mode > KAGG_SYSCOUNT_LATENCY || (o.nr_pids && !o.pids) ||
-	    o.nr_pids > 1024) {
+	    o.nr_pids > 1024 || (unsigned int)o.stream_mode > KAGG_MODE_BOTH ||
+	    (o.stream_bytes < 4096 || (o.stream_bytes & (o.stream_bytes - 1)))) {
 		session_log(s, KAGG_LOG_WARN, "invalid syscount options");
 		err = -EINVAL;
 		goto fail;
@@ -525,6 +661,28 @@ struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts)
 		if (err)
 			goto fail;
 	}
+	if (t->streaming) {
+		struct scstream_cfg cfg = {
+			.core = {
+				.map_fd = bpf_map__fd(t->skel->maps.events),
+				.map_bytes = o.stream_bytes,
+				.nr_cpus = s->nr_cpus,
+				.events_dir = o.events_dir,
+			},
+			.mode = o.mode,
+			.key = s->key,
+			.unit_ns = sc_unit_ns(s->unit),
+		};
+		char msg[256] = "";
+
+		err = scstream_init(&t->st, &cfg, msg, sizeof(msg));
+		if (err) {
+			session_log(s, KAGG_LOG_WARN, "streaming: %s", msg);
+			goto fail;
+		}
+		s->rb = t->st.core.rb;
+		s->rb_events = t->st.core.evs;
+	}
 fail:
 	return session_opened(s, err, o.overhead);
 }
@@ -539,6 +697,18 @@ static int sc_cmp_count(const void *a, const void *b)
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
 	return x->key.id < y->key.id ? -1 : x->key.id > y->key.id;
+}
+
+/* The histogram of snap with h's key (pid, tid, syscall id), or NULL. */
+static const struct kagg_hist *sc_find(const struct kagg_snapshot *snap, const struct kagg_hist *h)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nr_hists; i++)
+		if (snap->hists[i].key.pid == h->key.pid && snap->hists[i].key.tid == h->key.tid &&
+		    snap->hists[i].key.id == h->key.id)
+			return &snap->hists[i];
+	return NULL;
 }
 
 int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
@@ -578,7 +748,10 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 		fprintf(f, "%-8s %-8s %-16s ", "PID", "TID", "COMM");
 	else if (snap->nr_hists && order[0]->key.mode == KAGG_KEY_PID)
 		fprintf(f, "%-8s %-16s ", "PID", "COMM");
-	fprintf(f, "%-28s %12s\n", "SYSCALL", "COUNT");
+	fprintf(f, "%-28s %12s", "SYSCALL", "COUNT");
+	if (snap->stream)
+		fprintf(f, " %12s %8s", "STREAMED", "DIFF");
+	fputc('\n', f);
 	for (i = 0; i < snap->nr_hists; i++) {
 		const struct kagg_hist *h = order[i];
 
@@ -586,9 +759,29 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 			fprintf(f, "%-8d %-8d %-16s ", h->key.pid, h->key.tid, h->key.comm);
 		else if (h->key.mode == KAGG_KEY_PID)
 			fprintf(f, "%-8d %-16s ", h->key.pid, h->key.comm);
-		fprintf(f, "%-28s %12" PRIu64 "\n", h->key.label ? h->key.label : "?", h->total);
+		fprintf(f, "%-28s %12" PRIu64, h->key.label ? h->key.label : "?", h->total);
+		if (snap->stream) {
+			const struct kagg_hist *o = sc_find(snap->stream, h);
+			uint64_t n = o ? o->total : 0;
+
+			fprintf(f, " %12" PRIu64 " %8" PRId64, n, (int64_t)(n - h->total));
+		}
+		fputc('\n', f);
 	}
-	if (!snap->nr_hists)
+	/* --mode both: what only the stream counted (its histograms are sorted like ours) */
+	for (i = 0; snap->stream && i < snap->stream->nr_hists; i++) {
+		const struct kagg_hist *h = &snap->stream->hists[i];
+
+		if (sc_find(snap, h))
+			continue;
+		if (h->key.mode == KAGG_KEY_TID)
+			fprintf(f, "%-8d %-8d %-16s ", h->key.pid, h->key.tid, h->key.comm);
+		else if (h->key.mode == KAGG_KEY_PID)
+			fprintf(f, "%-8d %-16s ", h->key.pid, h->key.comm);
+		fprintf(f, "%-28s %12d %12" PRIu64 " %8" PRId64 "\n",
+			h->key.label ? h->key.label : "?", 0, h->total, (int64_t)h->total);
+	}
+	if (!snap->nr_hists && (!snap->stream || !snap->stream->nr_hists))
 		fprintf(f, "(no calls)\n");
 	free(order);
 	return ferror(f) ? -EIO : 0;

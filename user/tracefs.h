@@ -20,7 +20,8 @@ struct kagg_rb_format;
  */
 int tracefs_ensure(char *msg, size_t msg_sz);
 
-/* Read TRACEFS_DIR/rel (or rel, when absolute) into a malloc'd NUL-terminated buffer. 0 or -errno. */
+/* Read TRACEFS_DIR/rel (rel itself when absolute) into a malloc'd NUL-terminated buffer.
+ * 0 or -errno. */
 int tracefs_read(const char *rel, char **buf, size_t *len);
 
 /*

@@ -42,6 +42,19 @@ struct kagg_syscount_opts {
 	 * NULL: the installed UAPI header (see docs/syscount.md).
 	 */
 	const char *names_file;
+	/*
+	 * --- streaming (appended in 0.1) ---
+	 * KAGG_MODE_STREAM: one record per sys_enter (count, latency) and
+	 * sys_exit (errors, latency) through a BPF ring buffer; the same
+	 * aggregates are computed in userspace and the records land in the
+	 * session's reference ftrace buffer as raw_syscalls events.
+	 * KAGG_MODE_BOTH: both paths on the same events (kagg_snapshot__stream()).
+	 */
+	enum kagg_mode stream_mode;
+	size_t stream_bytes;	/* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
+	/* Directory holding raw_syscalls/<event>/format; NULL: /sys/kernel/tracing/events,
+	 * falling back to a built-in copy of the kernel's layouts. */
+	const char *events_dir;
 };
 
 /*
@@ -59,8 +72,9 @@ KAGG_API const char *kagg_syscount__name(struct kagg_session *s, unsigned int nr
 
 /*
  * Print a syscount snapshot: count and errors modes as a table sorted by
- * count ("SYSCALL COUNT", with PID/TID and COMM columns per process), after
- * the usual meta header; latency mode and JSON as kagg_snapshot__print().
+ * count ("SYSCALL COUNT", with PID/TID and COMM columns per process; with
+ * KAGG_MODE_BOTH the streamed count and the difference too), after the
+ * usual meta header; latency mode and JSON as kagg_snapshot__print().
  * 0 or -errno.
  */
 KAGG_API int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
