@@ -5,7 +5,8 @@
  *
  * The print fmt interpreter evaluates the argument list with a small
  * recursive-descent evaluator over the record (C integer operators, ?:,
- * string literals, REC->field, __get_str, __print_flags, __print_symbolic)
+ * string literals, REC->field, REC->array[N], __get_str, __print_flags,
+ * __print_symbolic)
  * and applies the printf conversions itself.  Anything it does not know
  * makes it give up for that record, and the caller prints "field=value"
  * pairs instead: it never prints a guess.
@@ -892,8 +893,31 @@ static void primary(struct ev_ctx *c, struct val *v)
 		return;
 	}
 	if (!strncmp(c->p, "REC->", 5)) {
+		const struct kagg_rb_field *f;
+
 		c->p += 5;
-		field_val(c, ident_field(c), v);
+		f = ident_field(c);
+		skip_ws(c);
+		if (f && *c->p == '[') { /* REC->args[N]: one element of an integer array */
+			struct val ix = { 0 };
+			struct kagg_rb_field el;
+
+			c->p++;
+			expr(c, &ix);
+			if (!accept(c, "]") || f->kind != KAGG_RB_FIELD_ARRAY || f->array_len <= 0 ||
+			    ix.is_str || ix.i < 0 || ix.i >= f->array_len) {
+				c->bad = true;
+				return;
+			}
+			el = *f;
+			el.kind = KAGG_RB_FIELD_PLAIN;
+			el.is_string = false;
+			el.size = f->size / f->array_len;
+			el.offset = f->offset + (int)ix.i * el.size;
+			field_val(c, &el, v);
+			return;
+		}
+		field_val(c, f, v);
 		return;
 	}
 	if (!strncmp(c->p, "__get_str(", 10)) {

@@ -3,8 +3,10 @@
  * Root tests of kagg syscount against ground truth: a child making exactly
  * N getppid() calls is counted N times under "getppid"; M failing openat()
  * calls land under "openat:ENOENT"; K 20 ms sleeps land in the
- * [16384, 32767] us bucket of clock_nanosleep; no BPF object outlives the
- * tool.
+ * [16384, 32767] us bucket of clock_nanosleep -- in the kernel path and in
+ * the streamed one; with --mode both the two paths agree call for call; a
+ * stalled consumer's losses are all counted; streamed records land as the
+ * kernel's raw_syscalls events; no BPF object outlives the tool.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,8 @@
 
 #include <kagg/kagg.h>
 #include <kagg/syscount.h>
+#include <kagg/ringbuf.h>
+#include <kagg/rb_format.h>
 #include "testutil.h"
 
 #define N_GETPPID 1234
@@ -97,9 +101,9 @@ static const struct kagg_hist *find(const struct kagg_snapshot *snap, const char
 	return NULL;
 }
 
-static void count_getppid(enum kagg_attach attach, enum kagg_key_mode key)
+static void count_getppid(enum kagg_attach attach, enum kagg_key_mode key, enum kagg_mode path)
 {
-	KAGG_OPTS(kagg_syscount_opts, o, .attach = attach, .key = key);
+	KAGG_OPTS(kagg_syscount_opts, o, .attach = attach, .key = key, .stream_mode = path);
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
 	int pid;
@@ -107,8 +111,9 @@ static void count_getppid(enum kagg_attach attach, enum kagg_key_mode key)
 	snap = run_child(&o, getppid_work, &pid);
 	h = find(snap, "getppid");
 	assert_non_null(h);
-	printf("  %s, key %d: getppid counted %llu of %d\n", kagg_snapshot__meta(snap)->attach,
-	       key, (unsigned long long)h->total, N_GETPPID);
+	printf("  %s, key %d, mode %s: getppid counted %llu of %d\n",
+	       kagg_snapshot__meta(snap)->attach, key, kagg_snapshot__meta(snap)->mode,
+	       (unsigned long long)h->total, N_GETPPID);
 	assert_int_equal(h->total, N_GETPPID);
 	assert_int_equal(h->key.id, SYS_getppid);
 	assert_int_equal(h->nr_slots, 0);
@@ -122,19 +127,22 @@ static void count_getppid(enum kagg_attach attach, enum kagg_key_mode key)
 static void test_getppid_counted_exactly(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	count_getppid(KAGG_ATTACH_AUTO, KAGG_KEY_NONE);
-	count_getppid(KAGG_ATTACH_AUTO, KAGG_KEY_PID);
-	count_getppid(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE);
+	count_getppid(KAGG_ATTACH_AUTO, KAGG_KEY_NONE, KAGG_MODE_AGG);
+	count_getppid(KAGG_ATTACH_AUTO, KAGG_KEY_PID, KAGG_MODE_AGG);
+	count_getppid(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE, KAGG_MODE_AGG);
+	/* the same ground truth from the streamed path alone */
+	count_getppid(KAGG_ATTACH_AUTO, KAGG_KEY_NONE, KAGG_MODE_STREAM);
+	count_getppid(KAGG_ATTACH_RAW_TP, KAGG_KEY_PID, KAGG_MODE_STREAM);
 }
 
-static void test_openat_enoent_errors(void **state)
+static void openat_enoent(enum kagg_mode path)
 {
-	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_ERRORS, .key = KAGG_KEY_PID);
+	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_ERRORS, .key = KAGG_KEY_PID,
+		  .stream_mode = path);
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
 	int pid;
 
-	TU_SKIP_UNLESS_ROOT();
 	snap = run_child(&o, openat_work, &pid);
 	h = find(snap, "openat:ENOENT");
 	assert_non_null(h);
@@ -147,10 +155,18 @@ static void test_openat_enoent_errors(void **state)
 	kagg_snapshot__free(snap);
 }
 
-static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key)
+static void test_openat_enoent_errors(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	openat_enoent(KAGG_MODE_AGG);
+	openat_enoent(KAGG_MODE_STREAM);
+}
+
+static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key,
+			     enum kagg_mode path)
 {
 	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_LATENCY, .attach = attach,
-		  .key = key);
+		  .key = key, .stream_mode = path);
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
 	int pid;
@@ -158,8 +174,9 @@ static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key)
 	snap = run_child(&o, sleep_work, &pid);
 	h = find(snap, "clock_nanosleep");
 	assert_non_null(h);
-	printf("  %s, key %d: clock_nanosleep %llu calls, %llu in [16384, 32767] us\n",
-	       kagg_snapshot__meta(snap)->attach, key, (unsigned long long)h->total,
+	printf("  %s, key %d, mode %s: clock_nanosleep %llu calls, %llu in [16384, 32767] us\n",
+	       kagg_snapshot__meta(snap)->attach, key, kagg_snapshot__meta(snap)->mode,
+	       (unsigned long long)h->total,
 	       (unsigned long long)h->slots[SLOT_16MS]);
 	assert_int_equal(h->nr_slots, 64);
 	assert_int_equal(h->slots[SLOT_16MS], K_SLEEPS);
@@ -170,9 +187,10 @@ static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key)
 static void test_sleep_latency_bucket(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	sleeps_in_bucket(KAGG_ATTACH_AUTO, KAGG_KEY_NONE);
-	sleeps_in_bucket(KAGG_ATTACH_AUTO, KAGG_KEY_PID);
-	sleeps_in_bucket(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE);
+	sleeps_in_bucket(KAGG_ATTACH_AUTO, KAGG_KEY_NONE, KAGG_MODE_AGG);
+	sleeps_in_bucket(KAGG_ATTACH_AUTO, KAGG_KEY_PID, KAGG_MODE_AGG);
+	sleeps_in_bucket(KAGG_ATTACH_RAW_TP, KAGG_KEY_NONE, KAGG_MODE_AGG);
+	sleeps_in_bucket(KAGG_ATTACH_AUTO, KAGG_KEY_PID, KAGG_MODE_STREAM);
 }
 
 /* Names come from the table given: 110 -> "my_getppid"; numbers it lacks are "syscall_<nr>". */
@@ -303,6 +321,186 @@ static void test_interval_resets_lose_nothing(void **state)
 	resets_lose_nothing(KAGG_KEY_NONE);
 	resets_lose_nothing(KAGG_KEY_PID);
 }
+
+/* ------------------------------------------------------------ streaming */
+
+/* A mix with successes, failures and sleeps, slow enough for a lossless stream. */
+static void mixed_work(void *arg)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		syscall(SYS_getppid);
+		if (i % 16 == 0)
+			syscall(SYS_openat, AT_FDCWD, "/nonexistent/kagg-syscount", O_RDONLY);
+		if (i % 500 == 0)
+			syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+	}
+}
+
+/* System-wide session in `path` mode while a mixed_work child runs, polled; a snapshot. */
+static struct kagg_snapshot *run_stream(struct kagg_syscount_opts *o, bool poll,
+					struct kagg_session **sp, int *child_pid)
+{
+	struct tu_child ch = tu_spawn(mixed_work, NULL);
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	int st;
+
+	o->log = quiet_log;
+	s = kagg_syscount__open(o);
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(&ch);
+	if (poll) {
+		while (waitpid(ch.pid, &st, WNOHANG) != ch.pid)
+			assert_true(kagg_session__poll(s, 20) >= 0);
+	} else {
+		assert_int_equal(waitpid(ch.pid, &st, 0), ch.pid);
+	}
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	kagg_session__detach(s);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	*sp = s;
+	if (child_pid)
+		*child_pid = ch.pid;
+	return snap;
+}
+
+/* Same histograms, key for key: counts, and buckets in latency mode. */
+static void assert_same(const struct kagg_snapshot *a, const struct kagg_snapshot *b)
+{
+	size_t i;
+	int k;
+
+	assert_int_equal(kagg_snapshot__hist_cnt(a), kagg_snapshot__hist_cnt(b));
+	for (i = 0; i < kagg_snapshot__hist_cnt(a); i++) {
+		const struct kagg_hist *x = kagg_snapshot__hist(a, i), *y = kagg_snapshot__hist(b, i);
+
+		assert_int_equal(x->key.pid, y->key.pid);
+		assert_int_equal(x->key.tid, y->key.tid);
+		assert_int_equal(x->key.id, y->key.id);
+		assert_string_equal(x->key.label, y->key.label);
+		assert_int_equal(x->total, y->total);
+		assert_int_equal(x->nr_slots, y->nr_slots);
+		for (k = 0; k < (int)x->nr_slots; k++)
+			assert_int_equal(x->slots[k], y->slots[k]);
+	}
+}
+
+static void both_identical(enum kagg_syscount_mode mode, enum kagg_attach attach,
+			   enum kagg_key_mode key)
+{
+	KAGG_OPTS(kagg_syscount_opts, o, .mode = mode, .attach = attach, .key = key,
+		  .stream_mode = KAGG_MODE_BOTH, .overhead = true);
+	const struct kagg_meta *m;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+
+	snap = run_stream(&o, true, &s, NULL);
+	m = kagg_snapshot__meta(snap);
+	printf("  mode %d, %s, key %d: %zu keys, %llu calls; stream seen %llu delivered %llu "
+	       "dropped %llu; BPF ns/event agg %.1f stream %.1f\n", mode, m->attach, key,
+	       kagg_snapshot__hist_cnt(snap), (unsigned long long)m->events_recorded,
+	       (unsigned long long)m->stream_seen, (unsigned long long)m->stream_delivered,
+	       (unsigned long long)m->stream_dropped, m->agg_ns_per_event, m->stream_ns_per_event);
+	assert_string_equal(m->mode, "both");
+	assert_int_equal(m->stream_dropped, 0);
+	assert_int_equal(m->stream_seen, m->stream_delivered);
+	assert_true(kagg_snapshot__hist_cnt(snap) > 0);
+	assert_same(snap, kagg_snapshot__stream(snap));
+	assert_true(m->agg_ns_per_event > 0 && m->stream_ns_per_event > 0);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+static void test_both_modes_identical(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	both_identical(KAGG_SYSCOUNT_COUNT, KAGG_ATTACH_AUTO, KAGG_KEY_NONE);
+	both_identical(KAGG_SYSCOUNT_COUNT, KAGG_ATTACH_RAW_TP, KAGG_KEY_TID);
+	both_identical(KAGG_SYSCOUNT_ERRORS, KAGG_ATTACH_AUTO, KAGG_KEY_PID);
+	both_identical(KAGG_SYSCOUNT_LATENCY, KAGG_ATTACH_AUTO, KAGG_KEY_NONE);
+	both_identical(KAGG_SYSCOUNT_LATENCY, KAGG_ATTACH_RAW_TP, KAGG_KEY_PID);
+}
+
+/* Nobody reads: a 4 KiB ring overflows; seen = delivered + dropped, the kernel path exact. */
+static void test_stream_drops_counted(void **state)
+{
+	KAGG_OPTS(kagg_syscount_opts, o, .stream_mode = KAGG_MODE_BOTH, .stream_bytes = 4096,
+		  .key = KAGG_KEY_PID);
+	const struct kagg_meta *m;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	const struct kagg_hist *h = NULL;
+	int pid;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	snap = run_stream(&o, false, &s, &pid);
+	m = kagg_snapshot__meta(snap);
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
+		if (kagg_snapshot__hist(snap, i)->key.pid == pid &&
+		    kagg_snapshot__hist(snap, i)->key.id == SYS_getppid)
+			h = kagg_snapshot__hist(snap, i);
+	printf("  seen %llu = delivered %llu + dropped %llu; kernel path: the child's getppid "
+	       "%llu of 5000\n", (unsigned long long)m->stream_seen,
+	       (unsigned long long)m->stream_delivered, (unsigned long long)m->stream_dropped,
+	       h ? (unsigned long long)h->total : 0ULL);
+	assert_true(m->stream_dropped > 0);
+	assert_int_equal(m->stream_seen, m->stream_delivered + m->stream_dropped);
+	assert_non_null(h);
+	assert_int_equal(h->total, 5000);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/*
+ * Streamed records land as the kernel's raw_syscalls events: the child's
+ * 5000 getppid entries are all in the reference buffer as sys_enter with
+ * id = getppid and common_pid = the child.
+ */
+static void test_stream_records_land_as_kernel_events(void **state)
+{
+	KAGG_OPTS(kagg_syscount_opts, o, .stream_mode = KAGG_MODE_STREAM);
+	const struct kagg_rb_field *id;
+	const struct kagg_rb_format *f;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct kagg_rb_event ev;
+	long n = 0, read = 0;
+	int pid;
+
+	TU_SKIP_UNLESS_ROOT();
+	snap = run_stream(&o, true, &s, &pid);
+	f = kagg_rb_events__find_by_name(kagg_session__events(s), "raw_syscalls", "sys_enter");
+	assert_non_null(f);
+	id = kagg_rb_format__field(f, "id");
+	assert_non_null(id);
+	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
+		int32_t cpid;
+		int64_t nr;
+
+		read++;
+		memcpy(&cpid, (const uint8_t *)ev.data + 4, 4);
+		memcpy(&nr, (const uint8_t *)ev.data + id->offset, 8);
+		n += *(const uint16_t *)ev.data == f->id && cpid == pid && nr == SYS_getppid;
+	}
+	printf("  read back %ld (+ %llu overwritten) of %llu delivered; the child's getppid "
+	       "entries: %ld of 5000\n", read,
+	       (unsigned long long)kagg_snapshot__meta(snap)->rb_overrun,
+	       (unsigned long long)kagg_snapshot__meta(snap)->stream_delivered, n);
+	assert_int_equal(read + kagg_snapshot__meta(snap)->rb_overrun,
+			 kagg_snapshot__meta(snap)->stream_delivered);
+	if (!kagg_snapshot__meta(snap)->rb_overrun)
+		assert_int_equal(n, 5000);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/* ------------------------------------------------------------ CLI */
 
 /* The CLI: a table row with the exact count; JSON carries id and label. */
 static void test_cli_table_and_json(void **state)
@@ -440,12 +638,14 @@ static void test_nothing_stays_loaded_after_exit(void **state)
 	char *dur[] = { "syscount", "-P", "-d", "0.5", NULL };
 	char *lat[] = { "syscount", "-L", "--attach", "raw_tp", "-d", "0.5", NULL };
 	char *forever[] = { "syscount", "-x", NULL };
+	char *both[] = { "syscount", "--mode", "both", NULL };
 	char *badpid[] = { "syscount", "-p", "2147483647", NULL };
 
 	TU_SKIP_UNLESS_ROOT();
 	expect_clean_exit(dur, 0, 0, "duration");
 	expect_clean_exit(lat, 0, 0, "latency raw_tp");
 	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
+	expect_clean_exit(both, SIGINT, 0, "SIGINT, --mode both");
 	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
 	expect_clean_exit(badpid, 0, 1, "unknown pid");
 }
@@ -455,9 +655,27 @@ static void test_errors_one_line(void **state)
 	char *badpid[] = { "syscount", "-p", "2147483647", NULL };
 	char *both[] = { "syscount", "-x", "-L", NULL };
 	char *badopt[] = { "syscount", "--bogus", NULL };
-	char *err = NULL;
+	char *print[] = { "syscount", "--print", NULL };
+	char *table[] = { "syscount", "--mode", "both", "-d", "0.5", NULL };
+	char *live[] = { "syscount", "--mode", "stream", "--print", "-d", "0.5", NULL };
+	char *err = NULL, *out = NULL;
 
 	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(print, NULL, &err, 0, 0), 2);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "--print needs --mode stream"));
+	free(err);
+	/* --mode both: the table has the streamed count and the difference */
+	assert_int_equal(tu_run_kagg(table, &out, &err, 0, 0), 0);
+	assert_non_null(strstr(out, "STREAMED"));
+	assert_non_null(strstr(out, "# stream (mode both)"));
+	free(out);
+	free(err);
+	/* --print: the kernel's raw_syscalls lines */
+	assert_int_equal(tu_run_kagg(live, &out, &err, 0, 0), 0);
+	assert_non_null(strstr(out, ": sys_enter: NR "));
+	free(out);
+	free(err);
 	assert_int_equal(tu_run_kagg(badpid, NULL, &err, 0, 0), 1);
 	assert_int_equal(tu_lines(err), 1);
 	assert_non_null(strstr(err, "no such process: 2147483647"));
@@ -478,6 +696,9 @@ int main(void)
 		cmocka_unit_test(test_sleep_latency_bucket),
 		cmocka_unit_test(test_names_file),
 		cmocka_unit_test(test_interval_resets_lose_nothing),
+		cmocka_unit_test(test_both_modes_identical),
+		cmocka_unit_test(test_stream_drops_counted),
+		cmocka_unit_test(test_stream_records_land_as_kernel_events),
 		cmocka_unit_test(test_cli_table_and_json),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
 		cmocka_unit_test(test_errors_one_line),

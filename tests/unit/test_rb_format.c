@@ -189,6 +189,52 @@ static void test_defined_event_with_data_loc_and_arrays_prints_like_libtraceeven
 	kagg_rb_events__free(evs);
 }
 
+/* raw_syscalls:sys_enter's print fmt indexes an array: REC->args[N], as libtraceevent prints it. */
+static void test_array_element_in_print_fmt_like_libtraceevent(void **s)
+{
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	const struct kagg_rb_format *f;
+	struct tep_handle *tep;
+	uint8_t r[64] = { 0 };
+	uint64_t args[6] = { 0x21, 0x7ffe92d98280ULL, 0, 8, 0, 0xe800000011ULL };
+	struct tep_record rec = { 0 };
+	struct trace_seq sq;
+	char mine[256];
+	int64_t id = 13;
+
+	assert_int_equal(kagg_rb_events__define(evs, "raw_syscalls", "sys_enter",
+						"long id; unsigned long args[6]",
+						"\"NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\", REC->id, "
+						"REC->args[0], REC->args[1], REC->args[2], "
+						"REC->args[3], REC->args[4], REC->args[5]",
+						&f),
+			 0);
+	kagg_rb_entry__init(r, f->id, 0, 0, 42);
+	memcpy(r + 8, &id, 8);
+	memcpy(r + 16, args, sizeof(args));
+	tep = tep_for(evs);
+	rec.data = r;
+	rec.size = 64;
+	trace_seq_init(&sq);
+	tep_print_event(tep, &sq, &rec, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&sq);
+	kagg_rb_events__format_info(evs, f, r, 64, mine, sizeof(mine));
+	assert_string_equal(mine, "NR 13 (21, 7ffe92d98280, 0, 8, 0, e800000011)");
+	assert_string_equal(mine, sq.buffer);
+	/* an index past the array is not guessed at: field=value instead */
+	kagg_rb_events__free(evs);
+	evs = kagg_rb_events__new(NULL);
+	assert_int_equal(kagg_rb_events__define(evs, "kagg", "bad", "unsigned long args[2]",
+						"\"%lx\", REC->args[2]", &f),
+			 0);
+	kagg_rb_events__format_info(evs, f, r, 24, mine, sizeof(mine));
+	assert_null(strstr(mine, "0x"));
+	assert_non_null(strstr(mine, "args="));
+	trace_seq_destroy(&sq);
+	tep_free(tep);
+	kagg_rb_events__free(evs);
+}
+
 static void test_format_text_round_trips_through_our_parser(void **s)
 {
 	struct kagg_rb_events *a = kagg_rb_events__new(NULL), *b = kagg_rb_events__new(NULL);
@@ -269,6 +315,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent),
 		cmocka_unit_test(test_defined_event_with_data_loc_and_arrays_prints_like_libtraceevent),
+		cmocka_unit_test(test_array_element_in_print_fmt_like_libtraceevent),
 		cmocka_unit_test(test_format_text_round_trips_through_our_parser),
 		cmocka_unit_test(test_unknown_print_fmt_construct_falls_back_to_field_values),
 		cmocka_unit_test(test_trace_line_has_kernel_context_columns),
