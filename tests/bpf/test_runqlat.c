@@ -433,7 +433,7 @@ static void test_stream_drops_counted(void **state)
  * events: every delivered record is read back or counted as overwritten,
  * and the bouncing threads' wakeups and switches are among them.
  */
-static void test_stream_records_land_as_kernel_events(void **state)
+static void land_as_kernel_events(const char *events_dir)
 {
 	int rounds = 300, wakeups = 0, switches = 0, others = 0;
 	const struct kagg_rb_events *evs;
@@ -444,14 +444,16 @@ static void test_stream_records_land_as_kernel_events(void **state)
 	struct kagg_rb_event ev;
 	uint64_t read = 0;
 
-	TU_SKIP_UNLESS_ROOT();
 	child = tu_spawn(bounce_work, &rounds);
-	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .log = quiet_log);
+	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .events_dir = events_dir,
+		  .log = quiet_log);
 	s = kagg_runqlat__open(&o);
 	assert_non_null(s);
 	snap = run_child(s, &child, true);
 	assert_non_null(snap);
 	m = kagg_snapshot__meta(snap);
+	if (events_dir) /* not there: the built-in copies */
+		assert_non_null(strstr(m->stream_format, "built-in"));
 	evs = kagg_session__events(s);
 	assert_non_null(evs);
 	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
@@ -488,6 +490,13 @@ static void test_stream_records_land_as_kernel_events(void **state)
 	assert_true(wakeups >= rounds && switches >= rounds);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
+}
+
+static void test_stream_records_land_as_kernel_events(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	land_as_kernel_events(NULL);
+	land_as_kernel_events("/nonexistent/kagg-events");
 }
 
 /*

@@ -462,9 +462,9 @@ static void test_stream_drops_counted(void **state)
  * 5000 getppid entries are all in the reference buffer as sys_enter with
  * id = getppid and common_pid = the child.
  */
-static void test_stream_records_land_as_kernel_events(void **state)
+static void land_as_kernel_events(const char *events_dir)
 {
-	KAGG_OPTS(kagg_syscount_opts, o, .stream_mode = KAGG_MODE_STREAM);
+	KAGG_OPTS(kagg_syscount_opts, o, .stream_mode = KAGG_MODE_STREAM, .events_dir = events_dir);
 	const struct kagg_rb_field *id;
 	const struct kagg_rb_format *f;
 	struct kagg_snapshot *snap;
@@ -473,8 +473,10 @@ static void test_stream_records_land_as_kernel_events(void **state)
 	long n = 0, read = 0;
 	int pid;
 
-	TU_SKIP_UNLESS_ROOT();
 	snap = run_stream(&o, true, &s, &pid);
+	printf("  formats: %s\n", kagg_snapshot__meta(snap)->stream_format);
+	if (events_dir) /* not there: the built-in copies */
+		assert_non_null(strstr(kagg_snapshot__meta(snap)->stream_format, "built-in"));
 	f = kagg_rb_events__find_by_name(kagg_session__events(s), "raw_syscalls", "sys_enter");
 	assert_non_null(f);
 	id = kagg_rb_format__field(f, "id");
@@ -498,6 +500,13 @@ static void test_stream_records_land_as_kernel_events(void **state)
 		assert_int_equal(n, 5000);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
+}
+
+static void test_stream_records_land_as_kernel_events(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	land_as_kernel_events(NULL);
+	land_as_kernel_events("/nonexistent/kagg-events");
 }
 
 /* ------------------------------------------------------------ CLI */
