@@ -204,13 +204,19 @@ static void glob_per_function(enum kagg_funclat_attach attach)
 		assert_string_equal(h->key.label, names[i]);
 		assert_int_equal(h->key.id, i);
 	}
-	/* outer: 2 + 5 + 2 ms = 9 ms -> [8192, 16383]; inner 5 ms -> [4096, 8191] */
+	/*
+	 * outer: 2 + 5 + 2 ms = 9 ms -> [8192, 16383]; inner 5 ms -> [4096, 8191].
+	 * Never shorter; a sleep woken late (seen under TCG in the 6.1 guest) may
+	 * land one bucket up.
+	 */
 	h = hist_by_label(snap, "target_outer");
 	assert_int_equal(h->total, 4);
-	assert_int_equal(h->slots[slot_of(8192)], 4);
+	assert_int_equal(h->slots[slot_of(8192)] + h->slots[slot_of(16384)], 4);
+	assert_true(h->slots[slot_of(8192)] >= 2);
 	h = hist_by_label(snap, "target_sleep_5ms");
 	assert_int_equal(h->total, 4);
-	assert_int_equal(h->slots[slot_of(4096)], 4);
+	assert_int_equal(h->slots[slot_of(4096)] + h->slots[slot_of(8192)], 4);
+	assert_true(h->slots[slot_of(4096)] >= 2);
 	assert_int_equal(hist_by_label(snap, "target_nop")->total, 1000);
 	assert_int_equal(hist_by_label(snap, "target_recurse")->total, 0);
 	assert_int_equal(kagg_snapshot__meta(snap)->events_recorded, 1008);
