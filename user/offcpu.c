@@ -259,26 +259,6 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 	}
 }
 
-static int offcpu_poll(struct kagg_session *s, int timeout_ms)
-{
-	struct offcpu *t = s->tool;
-	struct timespec ts;
-
-	if (t->streaming)
-		return ostream_poll(&t->st, timeout_ms);
-	ts.tv_sec = timeout_ms / 1000;
-	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
-	return nanosleep(&ts, NULL) ? -errno : 0;
-}
-
-static void offcpu_sync(struct kagg_session *s)
-{
-	struct offcpu *t = s->tool;
-
-	if (t->streaming)
-		ostream_drain(&t->st);
-}
-
 static void offcpu_destroy(struct kagg_session *s)
 {
 	struct offcpu *t = s->tool;
@@ -294,8 +274,6 @@ static const struct session_ops offcpu_ops = {
 	.tool = "offcpu",
 	.read = offcpu_read,
 	.meta = offcpu_meta,
-	.poll = offcpu_poll,
-	.sync = offcpu_sync,
 	.destroy = offcpu_destroy,
 };
 
@@ -325,7 +303,7 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 	if (!o.stream_bytes)
 		o.stream_bytes = DEFAULT_STREAM_BYTES;
 	s->event = "sched:sched_switch";
-	s->mode = o.mode == KAGG_MODE_BOTH ? "both" : o.mode == KAGG_MODE_STREAM ? "stream" : "agg";
+	s->mode = session_mode_name(o.mode);
 
 	err = validate(&o, s, &state_mask);
 	if (err)
@@ -387,8 +365,7 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 			slog(s, KAGG_LOG_WARN, "streaming: %s", msg);
 			goto fail;
 		}
-		s->rb = t->st.core.rb;
-		s->rb_events = t->st.core.evs;
+		session_set_stream(s, &t->st.core, ostream_on_record, &t->st);
 	}
 fail:
 	return session_opened(s, err, o.overhead);

@@ -119,7 +119,7 @@ static void land(struct ostream *st, const struct offcpu_rec *r)
 	kagg_rb__commit(&rsv);
 }
 
-static void on_record(void *ctx, const void *data, uint32_t len)
+void ostream_on_record(void *ctx, const void *data, uint32_t len)
 {
 	const struct offcpu_rec *r = data;
 	struct ostream *st = ctx;
@@ -141,16 +141,6 @@ static void on_record(void *ctx, const void *data, uint32_t len)
 		memcpy(ev.next_comm, r->next_comm, 16);
 		st->cb(st->cb_ctx, &ev);
 	}
-}
-
-long ostream_drain(struct ostream *st)
-{
-	return scons_drain(&st->core, on_record, st);
-}
-
-int ostream_poll(struct ostream *st, int timeout_ms)
-{
-	return scons_poll(&st->core, on_record, st, timeout_ms);
 }
 
 int ostream_read(struct ostream *st, __u32 g, bool reset, struct kagg_snapshot *snap)

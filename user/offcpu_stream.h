@@ -48,11 +48,9 @@ struct ostream {
 };
 
 int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, size_t err_len);
+/* The record handler, for session_set_stream(). */
+void ostream_on_record(void *ctx, const void *data, uint32_t len);
 void ostream_fini(struct ostream *st);
-/* Wait up to timeout_ms for records, then consume all.  Records consumed or -errno. */
-int ostream_poll(struct ostream *st, int timeout_ms);
-/* Consume everything committed now. */
-long ostream_drain(struct ostream *st);
 /* Copy generation g's histograms into snap (clearing them when reset). */
 int ostream_read(struct ostream *st, __u32 g, bool reset, struct kagg_snapshot *snap);
 

@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -241,26 +240,6 @@ static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 		      cnt[RUNQLAT_CNT_DROP_KEYS_FULL], true);
 }
 
-static int runqlat_poll(struct kagg_session *s, int timeout_ms)
-{
-	struct runqlat *t = s->tool;
-	struct timespec ts;
-
-	if (t->streaming)
-		return rqstream_poll(&t->st, timeout_ms);
-	ts.tv_sec = timeout_ms / 1000;
-	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
-	return nanosleep(&ts, NULL) ? -errno : 0;
-}
-
-static void runqlat_sync(struct kagg_session *s)
-{
-	struct runqlat *t = s->tool;
-
-	if (t->streaming)
-		rqstream_drain(&t->st);
-}
-
 static void runqlat_destroy(struct kagg_session *s)
 {
 	struct runqlat *t = s->tool;
@@ -276,8 +255,6 @@ static const struct session_ops runqlat_ops = {
 	.tool = "runqlat",
 	.read = runqlat_read,
 	.meta = runqlat_meta,
-	.poll = runqlat_poll,
-	.sync = runqlat_sync,
 	.destroy = runqlat_destroy,
 };
 
@@ -305,7 +282,7 @@ struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
 	if (!o.stream_bytes)
 		o.stream_bytes = DEFAULT_STREAM_BYTES;
 	s->event = "sched:sched_wakeup,sched_wakeup_new,sched_switch";
-	s->mode = o.mode == KAGG_MODE_BOTH ? "both" : o.mode == KAGG_MODE_STREAM ? "stream" : "agg";
+	s->mode = session_mode_name(o.mode);
 
 	err = rq_validate(&o, s);
 	if (err)
@@ -367,8 +344,7 @@ struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
 			session_log(s, KAGG_LOG_WARN, "streaming: %s", msg);
 			goto fail;
 		}
-		s->rb = t->st.core.rb;
-		s->rb_events = t->st.core.evs;
+		session_set_stream(s, &t->st.core, rqstream_on_record, &t->st);
 	}
 fail:
 	return session_opened(s, err, o.overhead);

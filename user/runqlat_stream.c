@@ -138,7 +138,7 @@ static void land(struct rqstream *st, const struct runqlat_rec *r)
 	kagg_rb__commit(&rsv);
 }
 
-static void on_record(void *ctx, const void *data, uint32_t len)
+void rqstream_on_record(void *ctx, const void *data, uint32_t len)
 {
 	const struct runqlat_rec *r = data;
 	struct rqstream *st = ctx;
@@ -148,16 +148,6 @@ static void on_record(void *ctx, const void *data, uint32_t len)
 	scons_seq(&st->core, r->cpu, r->seq);
 	account(st, r);
 	land(st, r);
-}
-
-long rqstream_drain(struct rqstream *st)
-{
-	return scons_drain(&st->core, on_record, st);
-}
-
-int rqstream_poll(struct rqstream *st, int timeout_ms)
-{
-	return scons_poll(&st->core, on_record, st, timeout_ms);
 }
 
 int rqstream_read(struct rqstream *st, uint32_t g, bool reset, struct kagg_snapshot *snap)

@@ -46,9 +46,9 @@ struct rqstream {
 };
 
 int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err, size_t err_len);
+/* The record handler, for session_set_stream(). */
+void rqstream_on_record(void *ctx, const void *data, uint32_t len);
 void rqstream_fini(struct rqstream *st);
-int rqstream_poll(struct rqstream *st, int timeout_ms);
-long rqstream_drain(struct rqstream *st);
 int rqstream_read(struct rqstream *st, uint32_t g, bool reset, struct kagg_snapshot *snap);
 
 #endif

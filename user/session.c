@@ -31,6 +31,7 @@
 #include <bpf/libbpf.h>
 
 #include "session.h"
+#include "stream.h"
 #include "syms.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -128,6 +129,21 @@ int session_need_btf(struct kagg_session *s)
 	session_log(s, KAGG_LOG_WARN, "kernel BTF not found at /sys/kernel/btf/vmlinux: kagg "
 				      "needs a kernel built with CONFIG_DEBUG_INFO_BTF");
 	return -EOPNOTSUPP;
+}
+
+const char *session_mode_name(enum kagg_mode mode)
+{
+	return mode == KAGG_MODE_BOTH ? "both" : mode == KAGG_MODE_STREAM ? "stream" : "agg";
+}
+
+void session_set_stream(struct kagg_session *s, struct scons *c,
+			void (*fn)(void *ctx, const void *data, uint32_t len), void *ctx)
+{
+	s->stream = c;
+	s->stream_fn = fn;
+	s->stream_ctx = ctx;
+	s->rb = c->rb;
+	s->rb_events = c->evs;
 }
 
 struct kagg_session *session_new(const struct session_ops *ops, const struct session_init *in)
@@ -320,8 +336,8 @@ int kagg_session__poll(struct kagg_session *s, int timeout_ms)
 
 	if (!s)
 		return -EINVAL;
-	if (s->ops->poll)
-		return s->ops->poll(s, timeout_ms);
+	if (s->stream)
+		return scons_poll(s->stream, s->stream_fn, s->stream_ctx, timeout_ms);
 	if (timeout_ms <= 0)
 		return 0;
 	ts.tv_sec = timeout_ms / 1000;
@@ -462,8 +478,8 @@ struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned in
 		return NULL;
 	}
 	g = reset ? flip_generation(s) : (*s->gen & 1);
-	if (s->ops->sync)
-		s->ops->sync(s);
+	if (s->stream)
+		scons_drain(s->stream, s->stream_fn, s->stream_ctx);
 	/* Counters and times are read after the flip, so the interval boundary matches it. */
 	fill_meta(s, snap, reset);
 	err = s->ops->read(s, snap, g, reset);

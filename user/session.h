@@ -26,6 +26,7 @@
 #define SESSION_MAX_COUNTERS 16
 
 struct kagg_session;
+struct scons;
 
 struct session_ops {
 	const char *tool;
@@ -37,10 +38,6 @@ struct session_ops {
 	 */
 	void (*meta)(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
 		     bool reset);
-	/* Streaming tools: consume records, waiting up to timeout_ms (NULL: just wait). */
-	int (*poll)(struct kagg_session *s, int timeout_ms);
-	/* Called after a generation flip, before meta and read (streaming: drain). */
-	void (*sync)(struct kagg_session *s);
 	/* Attach program i yourself (uprobes, perf events); NULL: bpf_program__attach. */
 	struct bpf_link *(*attach)(struct kagg_session *s, int i);
 	/* Release what the tool state holds (skeleton, fds); the session frees the state. */
@@ -87,6 +84,14 @@ struct kagg_session {
 	struct kagg_rb *rb;	/* streaming tools: the reference ftrace ring buffer */
 	struct kagg_rb_events *rb_events;
 	const char *mode;	/* "agg", "stream", "both" */
+	/*
+	 * Streaming tools: their consumer and record handler.  The session
+	 * polls it (kagg_session__poll) and drains it after a generation flip,
+	 * before meta and read.
+	 */
+	struct scons *stream;
+	void (*stream_fn)(void *ctx, const void *data, uint32_t len);
+	void *stream_ctx;
 };
 
 /* Common part of every tool's open: log, unit, key, overhead, CPU count. */
@@ -98,6 +103,12 @@ struct session_init {
 	bool overhead;
 	size_t tool_size;	/* the tool's state, zeroed, in s->tool (freed after ops->destroy) */
 };
+
+/* "agg", "stream" or "both". */
+const char *session_mode_name(enum kagg_mode mode);
+/* A streaming tool hands its consumer over once it is set up (see stream). */
+void session_set_stream(struct kagg_session *s, struct scons *c,
+			void (*fn)(void *ctx, const void *data, uint32_t len), void *ctx);
 
 /* Allocate a session and its tool state; NULL + errno. */
 struct kagg_session *session_new(const struct session_ops *ops, const struct session_init *in);

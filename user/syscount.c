@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -529,26 +528,6 @@ static void syscount_meta(struct kagg_session *s, struct kagg_snapshot *snap, co
 		      cnt[SC_CNT_DROP_KEYS_FULL], true);
 }
 
-static int syscount_poll(struct kagg_session *s, int timeout_ms)
-{
-	struct syscount *t = s->tool;
-	struct timespec ts;
-
-	if (t->streaming)
-		return scstream_poll(&t->st, timeout_ms);
-	ts.tv_sec = timeout_ms / 1000;
-	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
-	return nanosleep(&ts, NULL) ? -errno : 0;
-}
-
-static void syscount_sync(struct kagg_session *s)
-{
-	struct syscount *t = s->tool;
-
-	if (t->streaming)
-		scstream_drain(&t->st);
-}
-
 static void syscount_destroy(struct kagg_session *s)
 {
 	struct syscount *t = s->tool;
@@ -565,8 +544,6 @@ static const struct session_ops syscount_ops = {
 	.tool = "syscount",
 	.read = syscount_read,
 	.meta = syscount_meta,
-	.poll = syscount_poll,
-	.sync = syscount_sync,
 	.destroy = syscount_destroy,
 };
 
@@ -594,9 +571,7 @@ struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts)
 	t->streaming = o.stream_mode != KAGG_MODE_AGG;
 	if (!o.stream_bytes)
 		o.stream_bytes = DEFAULT_STREAM_BYTES;
-	s->mode = o.stream_mode == KAGG_MODE_BOTH     ? "both"
-		  : o.stream_mode == KAGG_MODE_STREAM ? "stream"
-						      : "agg";
+	s->mode = session_mode_name(o.stream_mode);
 	s->event = o.mode == KAGG_SYSCOUNT_COUNT    ? "raw_syscalls:sys_enter"
 		   : o.mode == KAGG_SYSCOUNT_ERRORS ? "raw_syscalls:sys_exit"
 						    : "raw_syscalls:sys_enter,sys_exit";
@@ -680,8 +655,7 @@ struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts)
 			session_log(s, KAGG_LOG_WARN, "streaming: %s", msg);
 			goto fail;
 		}
-		s->rb = t->st.core.rb;
-		s->rb_events = t->st.core.evs;
+		session_set_stream(s, &t->st.core, scstream_on_record, &t->st);
 	}
 fail:
 	return session_opened(s, err, o.overhead);

@@ -175,7 +175,7 @@ static void land(struct scstream *st, const struct sc_rec *r)
 	kagg_rb__commit(&rsv);
 }
 
-static void on_record(void *ctx, const void *data, uint32_t len)
+void scstream_on_record(void *ctx, const void *data, uint32_t len)
 {
 	const struct sc_rec *r = data;
 	struct scstream *st = ctx;
@@ -185,16 +185,6 @@ static void on_record(void *ctx, const void *data, uint32_t len)
 	scons_seq(&st->core, r->cpu, r->seq);
 	account(st, r);
 	land(st, r);
-}
-
-long scstream_drain(struct scstream *st)
-{
-	return scons_drain(&st->core, on_record, st);
-}
-
-int scstream_poll(struct scstream *st, int timeout_ms)
-{
-	return scons_poll(&st->core, on_record, st, timeout_ms);
 }
 
 int scstream_entries(struct scstream *st, uint32_t g, const struct scs_entry **e, size_t *n)

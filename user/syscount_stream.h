@@ -50,9 +50,9 @@ struct scstream {
 };
 
 int scstream_init(struct scstream *st, const struct scstream_cfg *cfg, char *err, size_t err_len);
+/* The record handler, for session_set_stream(). */
+void scstream_on_record(void *ctx, const void *data, uint32_t len);
 void scstream_fini(struct scstream *st);
-int scstream_poll(struct scstream *st, int timeout_ms);
-long scstream_drain(struct scstream *st);
 /* Generation g's entries (n of them), valid until the next drain; -ENOMEM if any was lost. */
 int scstream_entries(struct scstream *st, uint32_t g, const struct scs_entry **e, size_t *n);
 void scstream_reset(struct scstream *st, uint32_t g);
