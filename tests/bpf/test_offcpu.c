@@ -386,20 +386,28 @@ static void test_cli_json_known_sleeps(void **state)
 	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
 	assert_non_null(strstr(out, "\"drops\": {"));
 	{
+		static const char b8[] = "{\"low\":8192,\"high\":16383,\"count\":";
 		static const char b16[] = "{\"low\":16384,\"high\":32767,\"count\":";
 		static const char b32[] = "{\"low\":32768,\"high\":65535,\"count\":";
-		const char *b = strstr(out, b16), *late = strstr(out, b32);
-		long n, n_late = 0;
+		const char *b = strstr(out, b16), *late = strstr(out, b32), *early = strstr(out, b8);
+		long n, n_late = 0, n_early = 0;
 
 		assert_non_null(b);
 		n = strtol(b + strlen(b16), NULL, 10);
 		if (late)
 			n_late = strtol(late + strlen(b32), NULL, 10);
-		printf("  CLI JSON bucket [16384, 32767]: %ld of 50 (%ld woken late)\n", n,
-		       n_late);
-		/* 20 ms sleeps; on a slow machine a few may be woken past 32.8 ms. */
-		assert_int_equal(n + n_late, 50);
-		assert_true(n >= 40);
+		if (early)
+			n_early = strtol(early + strlen(b8), NULL, 10);
+		printf("  CLI JSON bucket [16384, 32767]: %ld of 50 (%ld woken late, %ld short)\n",
+		       n, n_late, n_early);
+		/*
+		 * 20 ms sleeps.  On a slow machine a few may be woken past 32.8 ms;
+		 * and a task preempted on its way to sleep (its state already S)
+		 * switches out in S only when it runs again, so its S interval can
+		 * be a few ms short (seen twice during `make test`, 1 of 50).
+		 */
+		assert_int_equal(n + n_late + n_early, 50);
+		assert_true(n >= 45);
 	}
 	free(out);
 	free(err);
