@@ -404,9 +404,11 @@ static void test_cli_json_known_sleeps(void **state)
 		 * 20 ms sleeps.  On a slow machine a few may be woken past 32.8 ms;
 		 * and a task preempted on its way to sleep (its state already S)
 		 * switches out in S only when it runs again, so its S interval can
-		 * be a few ms short (seen twice during `make test`, 1 of 50).
+		 * be short, or missing when its timer fired meanwhile (seen twice
+		 * during `make test`: 49 of 50; test_api saw the same in two
+		 * independent tracers at once, so the kernel's events lack it).
 		 */
-		assert_int_equal(n + n_late + n_early, 50);
+		assert_true(n + n_late + n_early >= 49 && n + n_late + n_early <= 50);
 		assert_true(n >= 45);
 	}
 	free(out);
