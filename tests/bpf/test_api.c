@@ -468,6 +468,7 @@ static void test_two_sessions_equal_two_processes(void **state)
 	struct kagg_snapshot *snap_a, *snap_b;
 	struct kagg_session *sa, *sb;
 	struct tu_child a, b;
+	uint64_t drops_a, drops_b;
 	pthread_t ta, tb;
 	int pa[1], pb[1], k;
 
@@ -521,17 +522,21 @@ static void test_two_sessions_equal_two_processes(void **state)
 	/*
 	 * Known counts in the known buckets: every sleep at or above its
 	 * bucket (a loaded host can push one higher, never lower), nothing
-	 * below, and most of them in it.  One sleep may not show as an S
-	 * interval at all (seen once, in the session and its CLI twin alike,
-	 * so in the kernel's events; likely a task preempted on its way to
-	 * sleep whose timer fired meanwhile); the twins must still agree.
+	 * below, and most of them in it; every sleep either there or counted
+	 * as a drop (on this VM a switch-in is now and then not seen:
+	 * switch_in_missed, in the session and its CLI twin alike).
 	 */
+	drops_a = kagg_snapshot__meta(snap_a)->drops_total;
+	drops_b = kagg_snapshot__meta(snap_b)->drops_total;
+	if (drops_a || drops_b)
+		printf("  drops: A %llu, B %llu\n", (unsigned long long)drops_a,
+		       (unsigned long long)drops_b);
 	assert_int_equal(slots_from(sa_slots, 14), slots_from(sa_slots, 0));
-	assert_true(slots_from(sa_slots, 0) >= 29 && slots_from(sa_slots, 0) <= 30);
-	assert_true(sa_slots[14] >= 25);
+	assert_int_equal(slots_from(sa_slots, 0) + drops_a, 30);
+	assert_true(drops_a <= 3 && sa_slots[14] >= 25);
 	assert_int_equal(slots_from(sb_slots, 12), slots_from(sb_slots, 0));
-	assert_true(slots_from(sb_slots, 0) >= 19 && slots_from(sb_slots, 0) <= 20);
-	assert_true(sb_slots[12] >= 15);
+	assert_int_equal(slots_from(sb_slots, 0) + drops_b, 20);
+	assert_true(drops_b <= 3 && sb_slots[12] >= 15);
 	/* Same as the separate processes, slot for slot. */
 	for (k = 0; k < NR_SLOTS; k++) {
 		if (sa_slots[k] != ca_slots[k] || sb_slots[k] != cb_slots[k])

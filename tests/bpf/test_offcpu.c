@@ -386,36 +386,27 @@ static void test_cli_json_known_sleeps(void **state)
 	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
 	assert_non_null(strstr(out, "\"drops\": {"));
 	{
-		static const char b8[] = "{\"low\":8192,\"high\":16383,\"count\":";
 		static const char b16[] = "{\"low\":16384,\"high\":32767,\"count\":";
 		static const char b32[] = "{\"low\":32768,\"high\":65535,\"count\":";
-		const char *b = strstr(out, b16), *late = strstr(out, b32), *early = strstr(out, b8);
-		long n, n_late = 0, n_early = 0;
+		static const char dropped[] = "\"dropped\": ";
+		const char *b = strstr(out, b16), *late = strstr(out, b32), *d = strstr(out, dropped);
+		long n, n_late = 0, n_drop;
 
 		assert_non_null(b);
+		assert_non_null(d);
 		n = strtol(b + strlen(b16), NULL, 10);
 		if (late)
 			n_late = strtol(late + strlen(b32), NULL, 10);
-		if (early)
-			n_early = strtol(early + strlen(b8), NULL, 10);
-		printf("  CLI JSON bucket [16384, 32767]: %ld of 50 (%ld woken late, %ld short)\n",
-		       n, n_late, n_early);
+		n_drop = strtol(d + strlen(dropped), NULL, 10);
+		printf("  CLI JSON bucket [16384, 32767]: %ld of 50 (%ld woken late, %ld dropped)\n",
+		       n, n_late, n_drop);
 		/*
-		 * 20 ms sleeps.  On a slow machine a few may be woken past 32.8 ms;
-		 * and a task preempted on its way to sleep (its state already S)
-		 * switches out in S only when it runs again, so its S interval can
-		 * be short, or missing when its timer fired meanwhile (seen twice
-		 * during `make test`: 49 of 50; test_api saw the same in two
-		 * independent tracers at once, so the kernel's events lack it).
+		 * 20 ms sleeps; on a slow machine a few may be woken past 32.8 ms.
+		 * Every sleep is there or counted as a drop (meta events.dropped:
+		 * on this VM a switch-in is now and then not seen, switch_in_missed).
 		 */
-		if (n + n_late + n_early != 50) { /* for whoever looks next: what meta said */
-			const char *d = strstr(out, "\"drops\": {"), *e = d ? strchr(d, '}') : NULL;
-
-			printf("  one sleep short: meta %.*s\n", d && e ? (int)(e - d + 1) : 0,
-			       d ? d : "");
-		}
-		assert_true(n + n_late + n_early >= 49 && n + n_late + n_early <= 50);
-		assert_true(n >= 45);
+		assert_int_equal(n + n_late + n_drop, 50);
+		assert_true(n_drop <= 3 && n >= 40);
 	}
 	free(out);
 	free(err);
