@@ -667,7 +667,13 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 	printf("  %s: in cgroup: %llu latencies for 31 wakeups; outside task seen: %d; %zu histograms\n",
 	       kagg_snapshot__meta(snap)->attach, (unsigned long long)in_total, out_seen,
 	       kagg_snapshot__hist_cnt(snap));
-	assert_true(in_total >= 30 && in_total <= 62);
+	/*
+	 * 30 (its first wakeup precedes any mark), less a sleep now and then
+	 * whose timer fired before the task left the CPU: woken while still
+	 * running, it never waits on a run queue (seen once: 29, the streamed
+	 * path agreeing, so the kernel's events had it so).
+	 */
+	assert_true(in_total >= 28 && in_total <= 62);
 	assert_false(out_seen);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
