@@ -151,6 +151,7 @@ static void recursion_levels(enum kagg_funclat_attach attach, const char *path)
 	const struct kagg_hist *h;
 	struct kagg_session *s;
 	unsigned int k;
+	uint64_t cum;
 
 	TU_SKIP_UNLESS_ROOT();
 	s = open_user("target_recurse", attach, 0);
@@ -164,9 +165,18 @@ static void recursion_levels(enum kagg_funclat_attach attach, const char *path)
 		assert_auto_user_path(kagg_snapshot__meta(snap));
 	h = hist_by_label(snap, "target_recurse");
 	assert_int_equal(h->total, 10);
-	/* 4.5, 9, 18, 36, 72 ms -> [4096,8191] [8192,16383] ... [65536,131071] us */
-	for (k = 0; k < 5; k++)
-		assert_int_equal(h->slots[slot_of(4096) + k], 2);
+	/*
+	 * 4.5, 9, 18, 36, 72 ms -> [4096,8191] [8192,16383] ... [65536,131071] us,
+	 * two calls each.  No call can be shorter than its level; a wakeup late
+	 * by a few ms (a loaded host) can put one a bucket up.  So counted from
+	 * the bottom, the buckets up to level k hold at most the 2(k+1) calls of
+	 * levels <= k, and at least all but one of them.
+	 */
+	for (k = 0, cum = 0; k < 5; k++) {
+		cum += h->slots[slot_of(4096) + k];
+		assert_true(cum <= 2 * (k + 1) && cum + 1 >= 2 * (k + 1));
+	}
+	assert_int_equal(h->slots[slot_of(4096) - 1], 0);
 	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
@@ -259,7 +269,11 @@ static void test_pid_filter(void **state)
 	snap = kagg_session__snapshot(s, 0);
 	assert_non_null(snap);
 	assert_int_equal(hist_by_label(snap, "target_sleep_5ms")->total, 6);
-	assert_int_equal(hist_by_label(snap, "target_sleep_5ms")->slots[slot_of(4096)], 6);
+	/* 5 ms: [4096, 8191] us; a wakeup late by 3.2 ms (a loaded host) goes one up */
+	assert_int_equal(hist_by_label(snap, "target_sleep_5ms")->slots[slot_of(4096)] +
+				 hist_by_label(snap, "target_sleep_5ms")->slots[slot_of(8192)],
+			 6);
+	assert_true(hist_by_label(snap, "target_sleep_5ms")->slots[slot_of(4096)] >= 4);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
