@@ -64,4 +64,21 @@ _Static_assert(sizeof(struct kagg_key) == 32, "kagg_key layout");
 _Static_assert(sizeof(struct kagg_key_hist) == 16 + 8 * KAGG_SLOTS, "kagg_key_hist layout");
 _Static_assert(sizeof(struct kagg_stack_val) == 32, "kagg_stack_val layout");
 
+/*
+ * The head every streamed record starts with (offcpu_rec, runqlat_rec,
+ * sc_rec): filled by kagg_rec_reserve() in stream.bpf.h.
+ */
+struct kagg_rec_hdr {
+	__u64 ts;	/* bpf_ktime_get_ns, shared with the aggregating program */
+	__u64 seq;	/* per-CPU number of this event (gaps = lost records) */
+	__u32 cpu;
+	__u32 gen;	/* snapshot generation of this event */
+};
+#define KAGG_REC_HDR_CHECK(T)                                                                      \
+	_Static_assert(__builtin_offsetof(T, ts) == __builtin_offsetof(struct kagg_rec_hdr, ts) &&  \
+			       __builtin_offsetof(T, seq) == __builtin_offsetof(struct kagg_rec_hdr, seq) && \
+			       __builtin_offsetof(T, cpu) == __builtin_offsetof(struct kagg_rec_hdr, cpu) && \
+			       __builtin_offsetof(T, gen) == __builtin_offsetof(struct kagg_rec_hdr, gen),   \
+		       #T " starts like struct kagg_rec_hdr")
+
 #endif /* KAGG_BPF_COMMON_H */

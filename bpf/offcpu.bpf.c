@@ -259,28 +259,22 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 	struct offcpu_rec *r;
 	struct counters *c;
 	__u32 zero = 0, pid, tgid, stbit, g;
-	__u64 seq, now;
+	__u64 now;
 
 	c = bpf_map_lookup_elem(&counters, &zero);
 	if (!c)
 		return 0;
 	if (!kagg_event_stamp((__u64)prev, (__u64)next, &now, &g, false))
 		return 0;
-	seq = ++c->cnt[OFFCPU_CNT_STREAM_SEEN];
 	if (!share_event) /* streaming alone: this program counts the events */
 		c->cnt[OFFCPU_CNT_SWITCHES]++;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		c->cnt[OFFCPU_CNT_STREAM_DROP]++;
+	r = kagg_rec_reserve(sizeof(*r), &c->cnt[OFFCPU_CNT_STREAM_SEEN],
+			     &c->cnt[OFFCPU_CNT_STREAM_DROP], now, g);
+	if (!r)
 		return 0;
-	}
-	r->ts = now;
-	r->gen = g;
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
 	tgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
 	stbit = kagg_sched_state_bit(preempt, prev, btf);
-	r->seq = seq;
-	r->cpu = bpf_get_smp_processor_id();
 	r->prev_pid = pid;
 	r->prev_tgid = tgid;
 	r->next_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
@@ -293,8 +287,7 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 	/* Whole arrays: comm is NUL-padded in the task, so no stale bytes leak out. */
 	bpf_probe_read_kernel(r->prev_comm, sizeof(r->prev_comm), prev->comm);
 	bpf_probe_read_kernel(r->next_comm, sizeof(r->next_comm), next->comm);
-	bpf_ringbuf_submit(r, kagg_wake_flags());
-	c->cnt[OFFCPU_CNT_STREAM_SENT]++;
+	kagg_rec_submit(r, &c->cnt[OFFCPU_CNT_STREAM_SENT]);
 	return 0;
 }
 

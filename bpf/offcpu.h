@@ -67,5 +67,6 @@ struct offcpu_rec {
 	char next_comm[KAGG_COMM_LEN];
 };
 _Static_assert(sizeof(struct offcpu_rec) == 88, "offcpu_rec layout");
+KAGG_REC_HDR_CHECK(struct offcpu_rec);
 
 #endif /* KAGG_BPF_OFFCPU_H */

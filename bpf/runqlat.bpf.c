@@ -269,31 +269,20 @@ static __always_inline bool prev_requeued(bool preempt, struct task_struct *prev
 	return (preempt || !state) && in_cg && ids_selected(prev, pid, btf);
 }
 
+/* A record's head and the fields every type has; NULL when the ring is full (counted). */
 static __always_inline struct runqlat_rec *rec_begin(struct counters *c, __u64 now, __u32 g,
 						     __u8 type)
 {
 	struct runqlat_rec *r;
-	__u64 seq = ++c->cnt[RUNQLAT_CNT_STREAM_SEEN];
 
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		c->cnt[RUNQLAT_CNT_STREAM_DROP]++;
+	r = kagg_rec_reserve(sizeof(*r), &c->cnt[RUNQLAT_CNT_STREAM_SEEN],
+			     &c->cnt[RUNQLAT_CNT_STREAM_DROP], now, g);
+	if (!r)
 		return NULL;
-	}
-	r->ts = now;
-	r->seq = seq;
-	r->cpu = bpf_get_smp_processor_id();
-	r->gen = g;
 	r->type = type;
 	r->pad[0] = r->pad[1] = 0;
 	r->cur_pid = (__u32)bpf_get_current_pid_tgid();
 	return r;
-}
-
-static __always_inline void rec_end(struct counters *c, struct runqlat_rec *r)
-{
-	bpf_ringbuf_submit(r, kagg_wake_flags());
-	c->cnt[RUNQLAT_CNT_STREAM_SENT]++;
 }
 
 static __always_inline void on_wakeup_stream(struct task_struct *p, bool new_task, const bool btf)
@@ -320,7 +309,7 @@ static __always_inline void on_wakeup_stream(struct task_struct *p, bool new_tas
 	r->next_pid = r->next_tgid = r->next_prio = 0;
 	bpf_probe_read_kernel(r->comm, sizeof(r->comm), p->comm);
 	__builtin_memset(r->next_comm, 0, sizeof(r->next_comm));
-	rec_end(c, r);
+	kagg_rec_submit(r, &c->cnt[RUNQLAT_CNT_STREAM_SENT]);
 }
 
 static __always_inline int on_switch_stream(bool preempt, struct task_struct *prev,
@@ -355,7 +344,7 @@ static __always_inline int on_switch_stream(bool preempt, struct task_struct *pr
 	r->next_prio = btf ? next->prio : BPF_CORE_READ(next, prio);
 	bpf_probe_read_kernel(r->comm, sizeof(r->comm), prev->comm);
 	bpf_probe_read_kernel(r->next_comm, sizeof(r->next_comm), next->comm);
-	rec_end(c, r);
+	kagg_rec_submit(r, &c->cnt[RUNQLAT_CNT_STREAM_SENT]);
 	return 0;
 }
 

@@ -52,5 +52,6 @@ struct runqlat_rec {
 	__s32 cur_pid;		/* the thread the event ran in (the kernel's common_pid) */
 };
 _Static_assert(sizeof(struct runqlat_rec) == 96, "runqlat_rec layout");
+KAGG_REC_HDR_CHECK(struct runqlat_rec);
 
 #endif /* KAGG_BPF_RUNQLAT_H */

@@ -94,6 +94,29 @@ static __always_inline bool kagg_event_stamp(__u64 a, __u64 b, __u64 *now, __u32
 	return *(volatile __u32 *)&armed;
 }
 
+/*
+ * Reserve a streamed record of `size` bytes (a constant) in `events` and
+ * fill its head (struct kagg_rec_hdr); the event is numbered from *seen, a
+ * failed reserve counted in *dropped.  Finish with kagg_rec_submit().
+ */
+static __always_inline void *kagg_rec_reserve(__u64 size, __u64 *seen, __u64 *dropped, __u64 now,
+					      __u32 g)
+{
+	__u64 seq = ++*seen;
+	struct kagg_rec_hdr *h;
+
+	h = bpf_ringbuf_reserve(&events, size, 0);
+	if (!h) {
+		(*dropped)++;
+		return NULL;
+	}
+	h->ts = now;
+	h->seq = seq;
+	h->cpu = bpf_get_smp_processor_id();
+	h->gen = g;
+	return h;
+}
+
 /* bpf_ringbuf_submit() flags for the wakeup policy. */
 static __always_inline __u64 kagg_wake_flags(void)
 {
@@ -110,6 +133,13 @@ static __always_inline __u64 kagg_wake_flags(void)
 		return BPF_RB_FORCE_WAKEUP;
 	}
 	return BPF_RB_NO_WAKEUP;
+}
+
+/* Submit a record from kagg_rec_reserve(), counted in *sent. */
+static __always_inline void kagg_rec_submit(void *r, __u64 *sent)
+{
+	bpf_ringbuf_submit(r, kagg_wake_flags());
+	(*sent)++;
 }
 
 #endif /* KAGG_STREAM_BPF_H */

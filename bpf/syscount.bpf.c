@@ -325,31 +325,20 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 
 /* ---------------------------------------------------------------- streaming */
 
+/* A record's head and the fields both types have; NULL when the ring is full (counted). */
 static __always_inline struct sc_rec *rec_begin(struct counters *c, __u64 now, __u32 g, __u8 type)
 {
-	__u64 seq = ++c->cnt[SC_CNT_STREAM_SEEN];
 	struct sc_rec *r;
 
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		c->cnt[SC_CNT_STREAM_DROP]++;
+	r = kagg_rec_reserve(sizeof(*r), &c->cnt[SC_CNT_STREAM_SEEN], &c->cnt[SC_CNT_STREAM_DROP],
+			     now, g);
+	if (!r)
 		return NULL;
-	}
-	r->ts = now;
-	r->seq = seq;
-	r->cpu = bpf_get_smp_processor_id();
-	r->gen = g;
 	r->type = type;
 	r->pad[0] = r->pad[1] = 0;
 	r->pad2 = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	return r;
-}
-
-static __always_inline void rec_end(struct counters *c, struct sc_rec *r)
-{
-	bpf_ringbuf_submit(r, kagg_wake_flags());
-	c->cnt[SC_CNT_STREAM_SENT]++;
 }
 
 static __always_inline int enter_stream(struct pt_regs *regs, long nr, const bool btf)
@@ -392,7 +381,7 @@ static __always_inline int enter_stream(struct pt_regs *regs, long nr, const boo
 		r->args[4] = BPF_CORE_READ(regs, r8);
 		r->args[5] = BPF_CORE_READ(regs, r9);
 	}
-	rec_end(c, r);
+	kagg_rec_submit(r, &c->cnt[SC_CNT_STREAM_SENT]);
 	return 0;
 }
 
@@ -424,7 +413,7 @@ static __always_inline int exit_stream(struct pt_regs *regs, long ret, const boo
 	r->nr = nr;
 	r->ret = ret;
 	r->args[0] = r->args[1] = r->args[2] = r->args[3] = r->args[4] = r->args[5] = 0;
-	rec_end(c, r);
+	kagg_rec_submit(r, &c->cnt[SC_CNT_STREAM_SENT]);
 	return 0;
 }
 

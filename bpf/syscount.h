@@ -56,6 +56,7 @@ struct sc_rec {
 	char comm[KAGG_COMM_LEN];
 };
 _Static_assert(sizeof(struct sc_rec) == 120, "sc_rec layout");
+KAGG_REC_HDR_CHECK(struct sc_rec);
 
 /* Value of the per-key count map (per-CPU). */
 struct sc_count {
