@@ -198,19 +198,6 @@ int cli_parse_attach(const char *arg, enum kagg_attach *out)
 	return 0;
 }
 
-int cli_parse_mode(const char *arg, enum kagg_mode *out)
-{
-	if (!strcmp(arg, "agg"))
-		*out = KAGG_MODE_AGG;
-	else if (!strcmp(arg, "stream"))
-		*out = KAGG_MODE_STREAM;
-	else if (!strcmp(arg, "both"))
-		*out = KAGG_MODE_BOTH;
-	else
-		return cli_err(KAGG_EXIT_USAGE, "invalid mode '%s' (agg, stream or both)", arg);
-	return 0;
-}
-
 int cli_parse_stream_bytes(const char *arg, size_t *out)
 {
 	uint64_t v;
@@ -220,6 +207,44 @@ int cli_parse_stream_bytes(const char *arg, size_t *out)
 			       "invalid --stream-bytes '%s' (a power of two, 4096 to 1 GiB)", arg);
 	*out = (size_t)v;
 	return 0;
+}
+
+int cli_stream_opt(int c, const char *arg, struct cli_stream *st)
+{
+	switch (c) {
+	case CLI_OPT_MODE:
+		if (!strcmp(arg, "agg"))
+			st->mode = KAGG_MODE_AGG;
+		else if (!strcmp(arg, "stream"))
+			st->mode = KAGG_MODE_STREAM;
+		else if (!strcmp(arg, "both"))
+			st->mode = KAGG_MODE_BOTH;
+		else
+			return cli_err(KAGG_EXIT_USAGE, "invalid mode '%s' (agg, stream or both)",
+				       arg);
+		return 0;
+	case CLI_OPT_PRINT:
+		st->print = true;
+		return 0;
+	case CLI_OPT_STREAM_BYTES:
+		return cli_parse_stream_bytes(arg, &st->stream_bytes) ? KAGG_EXIT_USAGE : 0;
+	}
+	return -ENOENT;
+}
+
+int cli_stream_ready(const struct cli_stream *st)
+{
+	if (st->print && st->mode != KAGG_MODE_STREAM)
+		return cli_err(KAGG_EXIT_USAGE, "--print needs --mode stream");
+	if (st->mode != KAGG_MODE_AGG)
+		cli_mount_tracefs();
+	return 0;
+}
+
+int cli_stream_run(struct kagg_session *s, const struct cli_common *cm,
+		   const struct cli_stream *st, const char *banner)
+{
+	return st->print ? cli_run_printing(s, cm) : cli_run(s, cm, banner);
 }
 
 int cli_bad_opt(int c, char **argv)

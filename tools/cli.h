@@ -77,6 +77,9 @@ enum {
 	CLI_OPT_UNIT = 1000,
 	CLI_OPT_FORMAT,
 	CLI_OPT_OVERHEAD,
+	CLI_OPT_MODE,		/* streaming tools: --mode, --print, --stream-bytes */
+	CLI_OPT_PRINT,
+	CLI_OPT_STREAM_BYTES,
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -89,6 +92,18 @@ enum {
 	{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },                  \
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
+
+/* The options of the tools that stream (offcpu, runqlat, syscount); help text is the tool's. */
+#define CLI_STREAM_LONGOPTS                                                    \
+	{ "mode", required_argument, NULL, CLI_OPT_MODE },                    \
+	{ "print", no_argument, NULL, CLI_OPT_PRINT },                        \
+	{ "stream-bytes", required_argument, NULL, CLI_OPT_STREAM_BYTES }
+
+struct cli_stream {
+	enum kagg_mode mode;
+	size_t stream_bytes;	/* 0: the library's default */
+	bool print;
+};
 
 #define CLI_COMMON_HELP                                                        \
 	"  -d, --duration SEC     run for SEC seconds, print, exit\n"            \
@@ -114,9 +129,19 @@ struct cli_common {
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
 /* --attach auto|tp_btf|raw_tp for tracepoint tools: 0, or a one-line usage error (2). */
 int cli_parse_attach(const char *arg, enum kagg_attach *out);
-/* --mode agg|stream|both and --stream-bytes (a power of two, 4 KiB to 1 GiB); errors printed. */
-int cli_parse_mode(const char *arg, enum kagg_mode *out);
+/* --stream-bytes (a power of two, 4 KiB to 1 GiB): 0, or a one-line usage error (2). */
 int cli_parse_stream_bytes(const char *arg, size_t *out);
+/* 0 when c was a streaming option, -ENOENT when it is not one, 2 on a usage error. */
+int cli_stream_opt(int c, const char *arg, struct cli_stream *st);
+/*
+ * After parsing, before opening: --print needs --mode stream (else a
+ * one-line usage error, 2); when streaming, tracefs is mounted so records
+ * take the kernel's own formats.  0 otherwise.
+ */
+int cli_stream_ready(const struct cli_stream *st);
+/* cli_run, or with --print cli_run_printing. */
+int cli_stream_run(struct kagg_session *s, const struct cli_common *cm,
+		   const struct cli_stream *st, const char *banner);
 /* Usage error for getopt's '?' or ':' (call with opterr = 0): one line, returns 2. */
 int cli_bad_opt(int c, char **argv);
 /* Exit code for a failed kagg_*__open (errno err): the library logged why. */

@@ -58,9 +58,6 @@ enum {
 	OPT_STACKS,
 	OPT_FOLDED,
 	OPT_ATTACH,
-	OPT_MODE,
-	OPT_PRINT,
-	OPT_STREAM_BYTES,
 	OPT_WAKE,
 	OPT_RB_SUBBUFS,
 	OPT_RB_CONSUME,
@@ -81,9 +78,7 @@ static const struct option long_opts[] = {
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "print", no_argument, NULL, OPT_PRINT },
-	{ "stream-bytes", required_argument, NULL, OPT_STREAM_BYTES },
+	CLI_STREAM_LONGOPTS,
 	{ "wake", required_argument, NULL, OPT_WAKE },
 	{ "rb-subbufs", required_argument, NULL, OPT_RB_SUBBUFS },
 	{ "rb-consume", no_argument, NULL, OPT_RB_CONSUME },
@@ -93,7 +88,7 @@ static const struct option long_opts[] = {
 struct offcpu_args {
 	struct kagg_offcpu_opts o;
 	struct cli_common cm;
-	bool print;
+	struct cli_stream st;
 	int *pids;
 	int *tids;
 };
@@ -111,6 +106,8 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 				NULL)) != -1) {
 		int rc = cli_common_opt(c, optarg, &a->cm);
 
+		if (rc == -ENOENT)
+			rc = cli_stream_opt(c, optarg, &a->st);
 		if (rc != -ENOENT) {
 			if (rc)
 				return rc;
@@ -174,17 +171,6 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 			if (cli_parse_attach(optarg, &a->o.attach))
 				return KAGG_EXIT_USAGE;
 			break;
-		case OPT_MODE:
-			if (cli_parse_mode(optarg, &a->o.mode))
-				return KAGG_EXIT_USAGE;
-			break;
-		case OPT_PRINT:
-			a->print = true;
-			break;
-		case OPT_STREAM_BYTES:
-			if (cli_parse_stream_bytes(optarg, &a->o.stream_bytes))
-				return KAGG_EXIT_USAGE;
-			break;
 		case OPT_WAKE: {
 			static const char *const names[] = { "watermark", "adaptive", "timer", "every" };
 			size_t i;
@@ -220,8 +206,8 @@ static int parse_args(int argc, char **argv, struct offcpu_args *a)
 		return cli_err(KAGG_EXIT_USAGE, "--max-us is below --min-us");
 	a->o.unit = a->cm.unit;
 	a->o.overhead = a->cm.overhead;
-	if (a->print && a->o.mode != KAGG_MODE_STREAM)
-		return cli_err(KAGG_EXIT_USAGE, "--print needs --mode stream");
+	a->o.mode = a->st.mode;
+	a->o.stream_bytes = a->st.stream_bytes;
 	if (a->o.stacks && a->o.mode == KAGG_MODE_STREAM)
 		return cli_err(KAGG_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
 	if (a->cm.print.folded && a->cm.print.format == KAGG_FORMAT_JSON)
@@ -243,21 +229,18 @@ static int offcpu_main(int argc, char **argv)
 		ret = ret < 0 ? KAGG_EXIT_OK : ret;
 		goto out;
 	}
+	ret = cli_stream_ready(&a.st);
+	if (ret)
+		goto out;
 	cli_setup_signals();
 	cli_route_libbpf_log();
-	/* Streamed records take the kernel's own sched_switch format when tracefs has it. */
-	if (a.o.mode != KAGG_MODE_AGG)
-		cli_mount_tracefs();
 	s = kagg_offcpu__open(&a.o);
 	if (!s) {
 		ret = cli_open_failed(errno);
 		goto out;
 	}
-	if (a.print)
-		ret = cli_run_printing(s, &a.cm);
-	else
-		ret = cli_run(s, &a.cm, a.o.stacks ? "Tracing off-CPU time and stacks"
-						   : "Tracing off-CPU time");
+	ret = cli_stream_run(s, &a.cm, &a.st, a.o.stacks ? "Tracing off-CPU time and stacks"
+							  : "Tracing off-CPU time");
 out:
 	kagg_session__destroy(s);
 	free(a.pids);

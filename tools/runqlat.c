@@ -44,9 +44,6 @@ CLI_COMMON_HELP
 enum {
 	OPT_CGROUP = CLI_OPT_TOOL,
 	OPT_ATTACH,
-	OPT_MODE,
-	OPT_PRINT,
-	OPT_STREAM_BYTES,
 };
 
 static const struct option long_opts[] = {
@@ -58,9 +55,7 @@ static const struct option long_opts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, 'c' },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "print", no_argument, NULL, OPT_PRINT },
-	{ "stream-bytes", required_argument, NULL, OPT_STREAM_BYTES },
+	CLI_STREAM_LONGOPTS,
 	{},
 };
 
@@ -69,7 +64,7 @@ struct runqlat_args {
 	struct cli_common cm;
 	int *pids;
 	int *tids;
-	bool print;
+	struct cli_stream st;
 };
 
 static int parse_args(int argc, char **argv, struct runqlat_args *a)
@@ -84,6 +79,8 @@ static int parse_args(int argc, char **argv, struct runqlat_args *a)
 				NULL)) != -1) {
 		int rc = cli_common_opt(c, optarg, &a->cm);
 
+		if (rc == -ENOENT)
+			rc = cli_stream_opt(c, optarg, &a->st);
 		if (rc != -ENOENT) {
 			if (rc)
 				return rc;
@@ -125,17 +122,6 @@ static int parse_args(int argc, char **argv, struct runqlat_args *a)
 			if (cli_parse_attach(optarg, &a->o.attach))
 				return KAGG_EXIT_USAGE;
 			break;
-		case OPT_MODE:
-			if (cli_parse_mode(optarg, &a->o.mode))
-				return KAGG_EXIT_USAGE;
-			break;
-		case OPT_PRINT:
-			a->print = true;
-			break;
-		case OPT_STREAM_BYTES:
-			if (cli_parse_stream_bytes(optarg, &a->o.stream_bytes))
-				return KAGG_EXIT_USAGE;
-			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -145,10 +131,10 @@ static int parse_args(int argc, char **argv, struct runqlat_args *a)
 	}
 	if (optind < argc)
 		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
-	if (a->print && a->o.mode != KAGG_MODE_STREAM)
-		return cli_err(KAGG_EXIT_USAGE, "--print needs --mode stream");
 	a->o.unit = a->cm.unit;
 	a->o.overhead = a->cm.overhead;
+	a->o.mode = a->st.mode;
+	a->o.stream_bytes = a->st.stream_bytes;
 	return 0;
 }
 
@@ -166,20 +152,17 @@ static int runqlat_main(int argc, char **argv)
 		ret = ret < 0 ? KAGG_EXIT_OK : ret;
 		goto out;
 	}
+	ret = cli_stream_ready(&a.st);
+	if (ret)
+		goto out;
 	cli_setup_signals();
 	cli_route_libbpf_log();
-	/* Streamed records take the kernel's own sched formats when tracefs has them. */
-	if (a.o.mode != KAGG_MODE_AGG)
-		cli_mount_tracefs();
 	s = kagg_runqlat__open(&a.o);
 	if (!s) {
 		ret = cli_open_failed(errno);
 		goto out;
 	}
-	if (a.print)
-		ret = cli_run_printing(s, &a.cm);
-	else
-		ret = cli_run(s, &a.cm, "Tracing run queue latency");
+	ret = cli_stream_run(s, &a.cm, &a.st, "Tracing run queue latency");
 out:
 	kagg_session__destroy(s);
 	free(a.pids);

@@ -45,9 +45,6 @@ enum {
 	OPT_PER_THREAD = CLI_OPT_TOOL,
 	OPT_NAMES,
 	OPT_ATTACH,
-	OPT_MODE,
-	OPT_PRINT,
-	OPT_STREAM_BYTES,
 };
 
 static const struct option long_opts[] = {
@@ -59,9 +56,7 @@ static const struct option long_opts[] = {
 	{ "latency", no_argument, NULL, 'L' },
 	{ "names-file", required_argument, NULL, OPT_NAMES },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "print", no_argument, NULL, OPT_PRINT },
-	{ "stream-bytes", required_argument, NULL, OPT_STREAM_BYTES },
+	CLI_STREAM_LONGOPTS,
 	{},
 };
 
@@ -69,7 +64,8 @@ struct syscount_args {
 	struct kagg_syscount_opts o;
 	struct cli_common cm;
 	int *pids;
-	bool errors, latency, print;
+	bool errors, latency;
+	struct cli_stream st;
 };
 
 static int parse_args(int argc, char **argv, struct syscount_args *a)
@@ -83,6 +79,8 @@ static int parse_args(int argc, char **argv, struct syscount_args *a)
 	       -1) {
 		int rc = cli_common_opt(c, optarg, &a->cm);
 
+		if (rc == -ENOENT)
+			rc = cli_stream_opt(c, optarg, &a->st);
 		if (rc != -ENOENT) {
 			if (rc)
 				return rc;
@@ -116,17 +114,6 @@ static int parse_args(int argc, char **argv, struct syscount_args *a)
 			if (cli_parse_attach(optarg, &a->o.attach))
 				return KAGG_EXIT_USAGE;
 			break;
-		case OPT_MODE:
-			if (cli_parse_mode(optarg, &a->o.stream_mode))
-				return KAGG_EXIT_USAGE;
-			break;
-		case OPT_PRINT:
-			a->print = true;
-			break;
-		case OPT_STREAM_BYTES:
-			if (cli_parse_stream_bytes(optarg, &a->o.stream_bytes))
-				return KAGG_EXIT_USAGE;
-			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -138,12 +125,12 @@ static int parse_args(int argc, char **argv, struct syscount_args *a)
 		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 	if (a->errors && a->latency)
 		return cli_err(KAGG_EXIT_USAGE, "--errors and --latency exclude each other");
-	if (a->print && a->o.stream_mode != KAGG_MODE_STREAM)
-		return cli_err(KAGG_EXIT_USAGE, "--print needs --mode stream");
 	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
 		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
 	a->o.unit = a->cm.unit;
 	a->o.overhead = a->cm.overhead;
+	a->o.stream_mode = a->st.mode;
+	a->o.stream_bytes = a->st.stream_bytes;
 	return 0;
 }
 
@@ -161,21 +148,18 @@ static int syscount_main(int argc, char **argv)
 		ret = ret < 0 ? KAGG_EXIT_OK : ret;
 		goto out;
 	}
+	ret = cli_stream_ready(&a.st);
+	if (ret)
+		goto out;
 	cli_setup_signals();
 	cli_route_libbpf_log();
-	/* Streamed records take the kernel's own raw_syscalls formats when tracefs has them. */
-	if (a.o.stream_mode != KAGG_MODE_AGG)
-		cli_mount_tracefs();
 	s = kagg_syscount__open(&a.o);
 	if (!s) {
 		ret = cli_open_failed(errno);
 		goto out;
 	}
 	a.cm.printer = kagg_syscount__print; /* a table in count modes */
-	if (a.print)
-		ret = cli_run_printing(s, &a.cm);
-	else
-		ret = cli_run(s, &a.cm, "Tracing syscalls");
+	ret = cli_stream_run(s, &a.cm, &a.st, "Tracing syscalls");
 out:
 	kagg_session__destroy(s);
 	free(a.pids);
