@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -111,6 +112,40 @@ static inline void tu_sleeper(void *arg)
 		tu_sleep_ms(s->lead_ms);
 	for (i = 0; i < s->count; i++)
 		tu_sleep_ms(s->ms);
+}
+
+/* Two threads of one process bouncing a byte *(int *)arg times: two switches per round. */
+struct tu_bounce {
+	int rounds;
+	int ab[2], ba[2];
+};
+
+static inline void *tu_bounce_back(void *arg)
+{
+	struct tu_bounce *b = arg;
+	char c;
+	int i;
+
+	for (i = 0; i < b->rounds; i++)
+		if (read(b->ab[0], &c, 1) != 1 || write(b->ba[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+static inline void tu_bounce_work(void *arg)
+{
+	struct tu_bounce b = { .rounds = *(int *)arg };
+	pthread_t t;
+	char c = 'x';
+	int i;
+
+	if (pipe(b.ab) || pipe(b.ba))
+		_exit(2);
+	pthread_create(&t, NULL, tu_bounce_back, &b);
+	for (i = 0; i < b.rounds; i++)
+		if (write(b.ab[1], &c, 1) != 1 || read(b.ba[0], &c, 1) != 1)
+			_exit(2);
+	pthread_join(t, NULL);
 }
 
 /*

@@ -66,58 +66,79 @@ static long kbuffer_count(const char *path)
 	return n;
 }
 
-static void test_record_then_report_and_trace_cmd(void **state)
+/*
+ * Record (argv, writing `path`, a mkstemps template ending in ".dat") while a
+ * child sleeps 30 x 10 ms; the child's pid in *pid.  The summary's recorded
+ * count, which kbuffer must read back exactly from the file.
+ */
+static long record_sleeper(char *const argv[], char *path, int *pid)
 {
 	struct tu_sleeps work = { .count = 30, .ms = 10, .lead_ms = 600 };
-	char path[] = "/tmp/kagg-test-record-XXXXXX.dat", *out = NULL, *err = NULL, pidtxt[32];
-	char *rec[] = { "record", "-o", path, "-d", "1.5", NULL };
-	char *rep[] = { "report", path, NULL };
 	struct tu_child child;
-	long recorded, kb, ours = 0;
+	char *err = NULL;
+	long recorded, kb;
 	int fd, rc;
 
-	TU_SKIP_UNLESS_ROOT();
 	fd = mkstemps(path, 4);
 	assert_true(fd >= 0);
 	close(fd);
 	child = tu_spawn(tu_sleeper, &work);
 	tu_go(&child);
-	rc = tu_run_kagg(rec, NULL, &err, 0, 0);
+	rc = tu_run_kagg(argv, NULL, &err, 0, 0);
 	tu_wait(&child);
 	printf("  record: %s", err ? err : "");
 	assert_int_equal(rc, 0);
 	recorded = recorded_count(err);
 	assert_true(recorded > 0);
 	free(err);
-
 	kb = kbuffer_count(path);
 	printf("  kagg recorded %ld, kbuffer reads %ld\n", recorded, kb);
 	assert_int_equal(kb, recorded);
+	*pid = child.pid;
+	return recorded;
+}
 
-	rc = tu_run_kagg(rep, &out, NULL, 0, 0);
-	assert_int_equal(rc, 0);
+/* Lines of `trace-cmd report` of path holding a and b; false when trace-cmd is not installed. */
+static bool trace_cmd_count(const char *path, const char *a, const char *b, long *na, long *nb)
+{
+	char cmd[512], line[1024];
+	FILE *f;
+
+	if (access("/usr/bin/trace-cmd", X_OK)) {
+		printf("SKIP trace-cmd check: /usr/bin/trace-cmd not installed\n");
+		return false;
+	}
+	snprintf(cmd, sizeof(cmd), "trace-cmd report -N -i %s 2>&1", path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	*na = *nb = 0;
+	while (fgets(line, sizeof(line), f)) {
+		*na += strstr(line, a) != NULL;
+		*nb += strstr(line, b) != NULL;
+	}
+	pclose(f);
+	return true;
+}
+
+static void test_record_then_report_and_trace_cmd(void **state)
+{
+	char path[] = "/tmp/kagg-test-record-XXXXXX.dat", *out = NULL, pidtxt[32];
+	char *rec[] = { "record", "-o", path, "-d", "1.5", NULL };
+	char *rep[] = { "report", path, NULL };
+	long recorded, ours = 0, tc, child_lines;
+	int pid;
+
+	TU_SKIP_UNLESS_ROOT();
+	recorded = record_sleeper(rec, path, &pid);
+	assert_int_equal(tu_run_kagg(rep, &out, NULL, 0, 0), 0);
 	for (const char *p = out; (p = strstr(p, ": sched_switch: ")); p++)
 		ours++;
-	snprintf(pidtxt, sizeof(pidtxt), "prev_pid=%d ", child.pid);
+	snprintf(pidtxt, sizeof(pidtxt), "prev_pid=%d ", pid);
 	assert_int_equal(ours, recorded);
 	assert_non_null(strstr(out, pidtxt));
 	free(out);
 
-	if (access("/usr/bin/trace-cmd", X_OK)) {
-		printf("SKIP trace-cmd check: /usr/bin/trace-cmd not installed\n");
-	} else {
-		char cmd[512], line[1024];
-		long tc = 0, child_lines = 0;
-		FILE *f;
-
-		snprintf(cmd, sizeof(cmd), "trace-cmd report -N -i %s 2>&1", path);
-		f = popen(cmd, "r");
-		assert_non_null(f);
-		while (fgets(line, sizeof(line), f)) {
-			tc += strstr(line, "sched_switch:") != NULL;
-			child_lines += strstr(line, pidtxt) != NULL;
-		}
-		pclose(f);
+	if (trace_cmd_count(path, "sched_switch:", pidtxt, &tc, &child_lines)) {
 		printf("  trace-cmd report lists %ld events, %ld switch-outs of the child\n", tc,
 		       child_lines);
 		assert_int_equal(tc, recorded);
@@ -134,34 +155,18 @@ static void test_record_then_report_and_trace_cmd(void **state)
  */
 static void test_record_wakeups_and_switches(void **state)
 {
-	struct tu_sleeps work = { .count = 30, .ms = 10, .lead_ms = 600 };
-	char path[] = "/tmp/kagg-test-wakeup-XXXXXX.dat", *out = NULL, *err = NULL, pidtxt[32];
+	char path[] = "/tmp/kagg-test-wakeup-XXXXXX.dat", *out = NULL, pidtxt[32];
 	char *rec[] = { "record", "-e", "sched:sched_wakeup", "-e", "sched:sched_switch", "-o",
 			path, "-d", "1.5", NULL };
 	char *rep[] = { "report", path, NULL };
-	long recorded, kb, wakeups = 0, switches = 0, child_wakeups = 0;
-	struct tu_child child;
+	long recorded, wakeups = 0, switches = 0, child_wakeups = 0, tw, ts;
 	const char *p;
-	int fd, rc;
+	int pid;
 
 	TU_SKIP_UNLESS_ROOT();
-	fd = mkstemps(path, 4);
-	assert_true(fd >= 0);
-	close(fd);
-	child = tu_spawn(tu_sleeper, &work);
-	tu_go(&child);
-	rc = tu_run_kagg(rec, NULL, &err, 0, 0);
-	tu_wait(&child);
-	printf("  record: %s", err ? err : "");
-	assert_int_equal(rc, 0);
-	recorded = recorded_count(err);
-	assert_true(recorded > 0);
-	free(err);
-	kb = kbuffer_count(path);
-	assert_int_equal(kb, recorded);
-
+	recorded = record_sleeper(rec, path, &pid);
 	assert_int_equal(tu_run_kagg(rep, &out, NULL, 0, 0), 0);
-	snprintf(pidtxt, sizeof(pidtxt), " pid=%d ", child.pid);
+	snprintf(pidtxt, sizeof(pidtxt), " pid=%d ", pid);
 	for (p = out; (p = strstr(p, ": sched_wakeup: ")); p++) {
 		const char *eol = strchr(p, '\n'), *hit = strstr(p, pidtxt);
 
@@ -170,29 +175,15 @@ static void test_record_wakeups_and_switches(void **state)
 	}
 	for (p = out; (p = strstr(p, ": sched_switch: ")); p++)
 		switches++;
-	printf("  kagg recorded %ld (kbuffer %ld): %ld sched_wakeup (%ld of the child), %ld "
-	       "sched_switch\n", recorded, kb, wakeups, child_wakeups, switches);
+	printf("  kagg recorded %ld: %ld sched_wakeup (%ld of the child), %ld sched_switch\n",
+	       recorded, wakeups, child_wakeups, switches);
 	assert_int_equal(wakeups + switches, recorded);
 	assert_null(strstr(out, "sched_wakeup_new:"));
 	assert_true(child_wakeups >= 30);
 	assert_true(switches > 0);
 	free(out);
 
-	if (access("/usr/bin/trace-cmd", X_OK)) {
-		printf("SKIP trace-cmd check: /usr/bin/trace-cmd not installed\n");
-	} else {
-		char cmd[512], line[1024];
-		long tw = 0, ts = 0;
-		FILE *f;
-
-		snprintf(cmd, sizeof(cmd), "trace-cmd report -N -i %s 2>&1", path);
-		f = popen(cmd, "r");
-		assert_non_null(f);
-		while (fgets(line, sizeof(line), f)) {
-			tw += strstr(line, "sched_wakeup:") != NULL;
-			ts += strstr(line, "sched_switch:") != NULL;
-		}
-		pclose(f);
+	if (trace_cmd_count(path, "sched_wakeup:", "sched_switch:", &tw, &ts)) {
 		printf("  trace-cmd report lists %ld sched_wakeup, %ld sched_switch\n", tw, ts);
 		assert_int_equal(tw, wakeups);
 		assert_int_equal(ts, switches);

@@ -232,40 +232,6 @@ static void test_hog_delays_sleeper_streamed(void **state)
 
 /* ------------------------------------------------------------ streaming */
 
-/* Two threads of one process bouncing a byte `rounds` times: two wakeups per round. */
-struct bounce {
-	int rounds;
-	int ab[2], ba[2];
-};
-
-static void *bounce_back(void *arg)
-{
-	struct bounce *b = arg;
-	char c;
-	int i;
-
-	for (i = 0; i < b->rounds; i++)
-		if (read(b->ab[0], &c, 1) != 1 || write(b->ba[1], &c, 1) != 1)
-			break;
-	return NULL;
-}
-
-static void bounce_work(void *arg)
-{
-	struct bounce b = { .rounds = *(int *)arg };
-	pthread_t t;
-	char c = 'x';
-	int i;
-
-	if (pipe(b.ab) || pipe(b.ba))
-		_exit(2);
-	pthread_create(&t, NULL, bounce_back, &b);
-	for (i = 0; i < b.rounds; i++)
-		if (write(b.ab[1], &c, 1) != 1 || read(b.ba[0], &c, 1) != 1)
-			_exit(2);
-	pthread_join(t, NULL);
-}
-
 /* Run the child while polling (or not); detach once it is done; a final snapshot. */
 static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *child, bool poll)
 {
@@ -322,7 +288,7 @@ static void assert_hists_equal(const struct kagg_snapshot *a, const struct kagg_
 static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool last)
 {
 	int rounds = 4000;
-	struct tu_child child = tu_spawn(bounce_work, &rounds);
+	struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
 	const struct kagg_snapshot *st;
 	const struct kagg_meta *m;
 	struct kagg_snapshot *snap;
@@ -405,7 +371,7 @@ static void test_stream_drops_counted(void **state)
 	size_t i;
 
 	TU_SKIP_UNLESS_ROOT();
-	child = tu_spawn(bounce_work, &rounds);
+	child = tu_spawn(tu_bounce_work, &rounds);
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .stream_bytes = 4096,
 		  .log = quiet_log);
 	s = kagg_runqlat__open(&o);
@@ -444,7 +410,7 @@ static void land_as_kernel_events(const char *events_dir)
 	struct kagg_rb_event ev;
 	uint64_t read = 0;
 
-	child = tu_spawn(bounce_work, &rounds);
+	child = tu_spawn(tu_bounce_work, &rounds);
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .events_dir = events_dir,
 		  .log = quiet_log);
 	s = kagg_runqlat__open(&o);
@@ -514,7 +480,7 @@ static void test_stream_land_events_mask(void **state)
 	struct kagg_rb_event ev;
 
 	TU_SKIP_UNLESS_ROOT();
-	child = tu_spawn(bounce_work, &rounds);
+	child = tu_spawn(tu_bounce_work, &rounds);
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM,
 		  .land_events = KAGG_RUNQLAT_EV_WAKEUP_NEW, .log = quiet_log);
 	s = kagg_runqlat__open(&o);

@@ -25,40 +25,6 @@ static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
 		printf("  kagg: %s\n", msg);
 }
 
-/* Two threads of one process bouncing a byte `rounds` times. */
-struct bounce {
-	int rounds;
-	int ab[2], ba[2];
-};
-
-static void *bounce_back(void *arg)
-{
-	struct bounce *b = arg;
-	char c;
-	int i;
-
-	for (i = 0; i < b->rounds; i++)
-		if (read(b->ab[0], &c, 1) != 1 || write(b->ba[1], &c, 1) != 1)
-			break;
-	return NULL;
-}
-
-static void bounce_work(void *arg)
-{
-	struct bounce b = { .rounds = *(int *)arg };
-	pthread_t t;
-	char c = 'x';
-	int i;
-
-	if (pipe(b.ab) || pipe(b.ba))
-		_exit(2);
-	pthread_create(&t, NULL, bounce_back, &b);
-	for (i = 0; i < b.rounds; i++)
-		if (write(b.ab[1], &c, 1) != 1 || read(b.ba[0], &c, 1) != 1)
-			_exit(2);
-	pthread_join(t, NULL);
-}
-
 static struct kagg_session *open_stream(enum kagg_mode mode, enum kagg_key_mode key, int *pid,
 					size_t bytes, enum kagg_wake wake)
 {
@@ -109,7 +75,7 @@ static void assert_hists_equal(const struct kagg_snapshot *a, const struct kagg_
 static bool both_once(enum kagg_key_mode key, bool last)
 {
 	int rounds = 4000, pid;
-	struct tu_child child = tu_spawn(bounce_work, &rounds);
+	struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
 	const struct kagg_snapshot *st;
 	const struct kagg_meta *m;
 	struct kagg_snapshot *snap;
@@ -190,7 +156,7 @@ static void test_stalled_consumer_drops_are_counted_and_never_block(void **state
 	struct timespec t0, t1;
 
 	TU_SKIP_UNLESS_ROOT();
-	child = tu_spawn(bounce_work, &rounds);
+	child = tu_spawn(tu_bounce_work, &rounds);
 	pid = child.pid;
 	s = open_stream(KAGG_MODE_BOTH, KAGG_KEY_NONE, &pid, 4096, KAGG_WAKE_TIMER);
 	assert_non_null(s);
