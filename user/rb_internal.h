@@ -28,6 +28,11 @@
 #define SLOT_TAG(w) ((w) & ((1ULL << 48) - 1))
 #define SLOT_BUSY (1ULL << 47) /* tag | BUSY: being evicted and zeroed */
 
+/* rb_cpu.foreign: who may change the write state besides rseq writers */
+#define RB_FOREIGN_STICKY (1u << 31) /* written from other CPUs: locked CAS for good */
+#define RB_FOREIGN_READY (1u << 30)  /* ... and no rseq section can still miss it */
+#define RB_FOREIGN_COUNT ((1u << 30) - 1) /* locked operations in progress */
+
 struct rb_state {
 	uint64_t pos;
 	uint64_t ts;
@@ -53,8 +58,9 @@ struct rb_cpu {
 	uint8_t subbuf_shift;	/* log2(rb->subbuf) */
 	uint32_t nr;		/* rb->nr and rb->nr_magic, on the writers' line */
 	uint64_t nr_magic;
-	/* blocking readers */
-	uint32_t waiters __attribute__((aligned(64)));
+	/* read by every writer, rarely written */
+	uint32_t waiters __attribute__((aligned(64))); /* blocking readers */
+	uint32_t foreign;			       /* RB_FOREIGN_*, see ringbuf.c */
 	uint32_t wake_gen;
 	uint64_t wake_seq;
 	/* rare-path counters */
@@ -80,6 +86,7 @@ _Static_assert(__builtin_offsetof(struct rb_cpu, waiters) == 64,
 struct kagg_rb {
 	int nr_cpus;
 	int max_nest;
+	bool rseq; /* writers on their own CPU use rseq (see ringbuf.c) */
 	size_t subbuf, nr;
 	uint64_t nr_magic;	/* ceil(2^64 / nr): rb_slot() without a division */
 	uint32_t cap;
@@ -100,6 +107,8 @@ struct kagg_rb {
  */
 static inline uint64_t rb_fastmod(uint64_t seq, uint64_t nr, uint64_t magic)
 {
+	if (!(nr & (nr - 1))) /* a power of two (the default): a mask */
+		return seq & (nr - 1);
 	uint64_t q = (uint64_t)(((unsigned __int128)seq * magic) >> 64);
 	uint64_t r = seq - q * nr;
 

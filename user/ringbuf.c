@@ -12,9 +12,14 @@
  * where tag == s means "this page is (or is ready to become) sub-buffer s"
  * and tag == s - nr means "it still holds the unread sub-buffer s - nr".
  *
- * The write state is one 16-byte word changed only by cmpxchg16b:
+ * The write state is one 16-byte word:
  *
  *	pos = seq << 28 | offset << 8,	ts = timestamp of the last record
+ *
+ * changed by a compare-and-swap: an rseq critical section (plain loads and
+ * one 16-byte store, restarted by the kernel if the thread is preempted,
+ * migrated or signalled in it) for a writer on the buffer's own CPU, or
+ * cmpxchg16b for everyone else (see st_cas for how the two never meet).
  *
  * - reserve: one CAS moves offset by the record length and sets ts = now.
  *   The delta to the previous record is computed from the ts in the same
@@ -22,7 +27,7 @@
  *   read is older than the last record (it was overtaken between reading the
  *   clock and its CAS: an interrupting or concurrent writer) writes an
  *   absolute TIME_STAMP; a delta >= 2^27 (or 0) gets a TIME_EXTEND.  The one
- *   atomic instruction of the write path.
+ *   atomic step of the write path.
  * - commit: reserved space is zero until committed, and every reservation's
  *   first header word is non-zero, so commit is plain stores: the header
  *   words, the first one last with release semantics.  Readers walk records
@@ -47,7 +52,7 @@
  *
  * Not guaranteed: ordering of timestamps across CPU buffers, or within one
  * buffer when writers race (a TIME_STAMP may go backwards, as in the kernel).
- * x86_64 only (cmpxchg16b); little-endian.
+ * x86_64 only (cmpxchg16b, the rseq section's assembly); little-endian.
  */
 #include <errno.h>
 #include <limits.h>
@@ -88,6 +93,218 @@ static inline struct rb_state st_load(struct rb_state *p)
 	s.pos = __atomic_load_n(&p->pos, __ATOMIC_ACQUIRE);
 	s.ts = __atomic_load_n(&p->ts, __ATOMIC_ACQUIRE);
 	return s;
+}
+
+/*
+ * Changing the write state.  Where the kernel restartable sequences (rseq)
+ * are registered (glibc does so for every thread) and membarrier can restart
+ * them, a writer running on the buffer's own CPU changes it with plain loads
+ * and one 16-byte store inside an rseq critical section: the kernel restarts
+ * the section if the thread is preempted, migrated or signalled in it, so no
+ * other writer of that CPU can come in between, and no lock prefix is needed
+ * (this is what the kernel's writers get from disabling preemption).
+ *
+ * Everyone else (a writer of another CPU's buffer, a reader closing a
+ * sub-buffer, a discard after a migration) uses cmpxchg16b, and first makes
+ * sure no rseq section of that CPU can run concurrently: it raises
+ * cb->foreign, which every section checks, then membarrier(RSEQ) on that CPU
+ * restarts a section that read it before the change.  Readers and discards
+ * hold a count for the one operation; a writer from another CPU sets the
+ * buffer STICKY: its rseq writers take the locked path from then on (one
+ * membarrier per buffer, not one per record).  Without rseq every buffer is
+ * STICKY|READY from the start.
+ */
+#if __has_include(<sys/rseq.h>) && __has_include(<linux/membarrier.h>)
+#include <linux/membarrier.h>
+#include <sys/rseq.h>
+#define RB_HAVE_RSEQ 1
+
+enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE };
+
+/*
+ * If the thread runs on CPU cpu, cb->foreign is 0 and the state equals *old:
+ * store nw (ST_DONE).  ST_CHANGED: the state differs or the section was
+ * restarted; ST_ELSEWHERE: another CPU or a locked writer is about.
+ */
+static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uint32_t cpu,
+							  const struct rb_state *old,
+							  struct rb_state nw)
+{
+	typedef long long v2di __attribute__((vector_size(16)));
+	v2di v = { (long long)nw.pos, (long long)nw.ts };
+	char *tp = (char *)__builtin_thread_pointer() + __rseq_offset;
+
+	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
+		     ".balign 32\n\t"
+		     "3:\n\t"
+		     ".long 0, 0\n\t"
+		     ".quad 1f, 2f - 1f, 4f\n\t"
+		     ".popsection\n\t"
+		     "leaq 3b(%%rip), %%rax\n\t"
+		     "movq %%rax, 8(%[rs])\n\t"
+		     "1:\n\t"
+		     "cmpl %[cpu], 4(%[rs])\n\t"
+		     "jnz %l[elsewhere]\n\t"
+		     "cmpl $0, (%[f])\n\t"
+		     "jnz %l[elsewhere]\n\t"
+		     "cmpq %[opos], (%[st])\n\t"
+		     "jnz %l[changed]\n\t"
+		     "cmpq %[ots], 8(%[st])\n\t"
+		     "jnz %l[changed]\n\t"
+		     "movdqa %[v], (%[st])\n\t"
+		     "2:\n\t"
+		     ".pushsection __rseq_failure, \"ax\"\n\t"
+		     ".byte 0x0f, 0xb9, 0x3d\n\t"
+		     ".long 0x53053053\n\t" /* RSEQ_SIG, right before the abort handler */
+		     "4:\n\t"
+		     "jmp %l[changed]\n\t"
+		     ".popsection"
+		     :
+		     : [rs] "r"(tp), [cpu] "r"(cpu), [f] "r"(&cb->foreign), [st] "r"(&cb->st),
+		       [opos] "r"(old->pos), [ots] "r"(old->ts), [v] "x"(v)
+		     : "rax", "memory", "cc"
+		     : elsewhere, changed);
+	/* no dangling descriptor pointer (the library may be unloaded) */
+	__atomic_store_n((uint64_t *)(tp + 8), 0, __ATOMIC_RELAXED);
+	return ST_DONE;
+elsewhere:
+	__atomic_store_n((uint64_t *)(tp + 8), 0, __ATOMIC_RELAXED);
+	return ST_ELSEWHERE;
+changed:
+	__atomic_store_n((uint64_t *)(tp + 8), 0, __ATOMIC_RELAXED);
+	return ST_CHANGED;
+}
+
+_Static_assert(RSEQ_SIG == 0x53053053, "the x86 rseq signature");
+_Static_assert(__builtin_offsetof(struct rseq, cpu_id) == 4 &&
+		       __builtin_offsetof(struct rseq, rseq_cs) == 8,
+	       "struct rseq layout");
+
+/* The CPU the calling thread runs on, from its rseq area (-1: none). */
+static inline int rb_rseq_cpu(void)
+{
+	return (int)*(volatile uint32_t *)((char *)__builtin_thread_pointer() + __rseq_offset + 4);
+}
+
+static long rb_membarrier(int cmd, unsigned int flags, int cpu)
+{
+	return syscall(SYS_membarrier, cmd, flags, cpu);
+}
+
+/* Set up rseq writers: false when this process cannot have them. */
+static bool rb_rseq_init(void)
+{
+	if (__rseq_size < 20 || rb_rseq_cpu() < 0)
+		return false;
+	return rb_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0;
+}
+
+/*
+ * Restart every rseq section running on cpu now.  The process registered for
+ * this when the buffer was made; a child of fork() has to register again.  If
+ * membarrier cannot do it, running on that CPU ourselves does (a section that
+ * was there is then finished or restarted).
+ */
+static void rb_rseq_fence(int cpu)
+{
+	cpu_set_t old, one;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (rb_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, MEMBARRIER_CMD_FLAG_CPU,
+				  cpu) == 0 ||
+		    errno == EINVAL) /* cpu offline or not present: nothing runs there */
+			return;
+		if (errno != EPERM ||
+		    rb_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0))
+			break;
+	}
+	if (sched_getaffinity(0, sizeof(old), &old))
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) == 0) {
+		sched_yield();
+		sched_setaffinity(0, sizeof(old), &old);
+	}
+}
+#else
+#define RB_HAVE_RSEQ 0
+enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE };
+static inline int rseq_cas(struct rb_cpu *cb, uint32_t cpu, const struct rb_state *old,
+			   struct rb_state nw)
+{
+	return ST_ELSEWHERE;
+}
+static inline int rb_rseq_cpu(void)
+{
+	return -1;
+}
+static bool rb_rseq_init(void)
+{
+	return false;
+}
+static void rb_rseq_fence(int cpu)
+{
+}
+#endif
+
+/*
+ * The locked path (see above).  A writer not on cb's CPU makes the buffer
+ * STICKY; anyone else holds a count for this one operation.
+ */
+static __attribute__((noinline)) bool st_cas_locked(struct rb_cpu *cb, struct rb_state *old,
+						    struct rb_state nw, bool writer)
+{
+	uint32_t f = __atomic_load_n(&cb->foreign, __ATOMIC_ACQUIRE);
+	bool counted = false, ok;
+
+	if (!(f & RB_FOREIGN_READY)) {
+		bool sticky = writer && rb_rseq_cpu() != cb->cpu;
+
+		if (sticky) {
+			__atomic_fetch_or(&cb->foreign, RB_FOREIGN_STICKY, __ATOMIC_SEQ_CST);
+		} else {
+			__atomic_fetch_add(&cb->foreign, 1, __ATOMIC_SEQ_CST);
+			counted = true;
+		}
+		rb_rseq_fence(cb->cpu);
+		if (sticky)
+			__atomic_fetch_or(&cb->foreign, RB_FOREIGN_READY, __ATOMIC_SEQ_CST);
+	}
+	ok = cas128(&cb->st, old, nw);
+	if (counted)
+		__atomic_fetch_sub(&cb->foreign, 1, __ATOMIC_SEQ_CST);
+	return ok;
+}
+
+/*
+ * Compare-and-swap of the write state: ST_DONE when *old was replaced by nw,
+ * ST_CHANGED with *old re-read.  any (a writer of "the calling CPU's buffer"):
+ * ST_ELSEWHERE when the thread now runs on another CPU, to move there rather
+ * than write this buffer from outside.  writer: see st_cas_locked.
+ */
+static inline __attribute__((always_inline)) int st_cas(struct rb_cpu *cb, struct rb_state *old,
+							struct rb_state nw, bool any,
+							bool writer)
+{
+	if (__builtin_expect(!__atomic_load_n(&cb->foreign, __ATOMIC_RELAXED), 1)) {
+		int cpu;
+
+		switch (rseq_cas(cb, cb->cpu, old, nw)) {
+		case ST_DONE:
+			return ST_DONE;
+		case ST_CHANGED:
+			*old = st_load(&cb->st);
+			return ST_CHANGED;
+		default:
+			cpu = rb_rseq_cpu();
+			if (any && cpu >= 0 && cpu != cb->cpu)
+				return ST_ELSEWHERE;
+			break;
+		}
+	}
+	return st_cas_locked(cb, old, nw, writer) ? ST_DONE : ST_CHANGED;
 }
 
 static inline uint64_t rb_clock(const struct kagg_rb *rb)
@@ -162,6 +379,7 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 			      : CLOCK_MONOTONIC;
 	rb->log = KAGG_OPT(opts, kagg_rb_opts, log, NULL);
 	rb->log_ctx = KAGG_OPT(opts, kagg_rb_opts, log_ctx, NULL);
+	rb->rseq = rb_rseq_init();
 	if (!rb->clock) {
 		struct timespec t;
 
@@ -192,6 +410,7 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 		for (s = 0; s < nr; s++)
 			cb->slots[s] = SLOT(s, s);
 		cb->rd_phys = nr; /* the reader's spare */
+		cb->foreign = rb->rseq ? 0 : RB_FOREIGN_STICKY | RB_FOREIGN_READY;
 		pthread_mutex_init(&cb->rlock, NULL);
 	}
 	rb_log(rb, KAGG_LOG_DEBUG, "ring buffer created");
@@ -555,6 +774,20 @@ static inline void *rb_fill(struct rb_cpu *cb, struct kagg_rb_rsv *rsv, uint64_t
 	return payload;
 }
 
+/* The buffer of the CPU the caller runs on. */
+static inline int rb_this_cpu(const struct kagg_rb *rb)
+{
+	int cpu = rb->rseq ? rb_rseq_cpu() : -1;
+
+	if (cpu < 0)
+		cpu = sched_getcpu();
+	if (cpu < 0)
+		cpu = 0;
+	if (cpu >= rb->nr_cpus) /* more CPUs than buffers: fold (no division otherwise) */
+		cpu %= rb->nr_cpus;
+	return cpu;
+}
+
 /* Refused before any state changed: count it, set errno. */
 static __attribute__((cold, noinline)) void *rb_refuse(struct kagg_rb *rb, int cpu, size_t len)
 {
@@ -581,7 +814,8 @@ static __attribute__((cold, noinline)) void *rb_refuse(struct kagg_rb *rb, int c
  */
 static __attribute__((noinline)) void *rb_reserve_slow(struct kagg_rb *rb, struct rb_cpu *cb,
 						       size_t len, uint32_t dlen, uint64_t ts,
-						       struct rb_state old, struct kagg_rb_rsv *rsv)
+						       struct rb_state old, struct kagg_rb_rsv *rsv,
+						       bool any)
 {
 	struct rb_state nw;
 	uint32_t need, off, kind;
@@ -604,8 +838,11 @@ static __attribute__((noinline)) void *rb_reserve_slow(struct kagg_rb *rb, struc
 		if (off + need <= rb->cap) {
 			nw.pos = old.pos + ((uint64_t)need << RB_OFF_SHIFT);
 			nw.ts = ts;
-			if (cas128(&cb->st, &old, nw))
+			err = st_cas(cb, &old, nw, any, true);
+			if (err == ST_DONE)
 				break;
+			if (err == ST_ELSEWHERE)
+				goto moved;
 			continue;
 		}
 		/* cross into the next sub-buffer */
@@ -621,7 +858,10 @@ static __attribute__((noinline)) void *rb_reserve_slow(struct kagg_rb *rb, struc
 		}
 		nw.pos = MKPOS(seq + 1, dlen, 0);
 		nw.ts = ts;
-		if (!cas128(&cb->st, &old, nw))
+		err = st_cas(cb, &old, nw, any, true);
+		if (err == ST_ELSEWHERE)
+			goto moved;
+		if (err != ST_DONE)
 			continue;
 		rb_close(cb, seq, off);
 		kind = K_FIRST;
@@ -629,12 +869,35 @@ static __attribute__((noinline)) void *rb_reserve_slow(struct kagg_rb *rb, struc
 		need = dlen;
 		old.pos = MKPOS(seq + 1, 0, 0);
 		break;
+moved:		/* "the calling CPU's buffer" is another one now */
+		cb = &rb->cpus[rb_this_cpu(rb)];
+		ts = rb_clock(rb);
+		old = st_load(&cb->st);
 	}
 	return rb_fill(cb, rsv, old.pos, old.ts, off, need, kind, d, ts, len, dlen);
 }
 
+/*
+ * The fast path's state change: an rseq section where no locked writer is
+ * about, an inline cmpxchg16b on a STICKY buffer; anything else, or a failure,
+ * goes to the slow path (which re-reads the state).
+ */
+static inline __attribute__((always_inline)) bool st_cas_fast(struct rb_cpu *cb,
+							      struct rb_state *old,
+							      struct rb_state nw)
+{
+	uint32_t f = __atomic_load_n(&cb->foreign, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(f == 0, 1))
+		return rseq_cas(cb, cb->cpu, old, nw) == ST_DONE;
+	if (f & RB_FOREIGN_READY)
+		return cas128(&cb->st, old, nw);
+	return false;
+}
+
+/* any: cpu is "the calling CPU" (kagg_rb__reserve): follow the thread if it moves */
 static inline __attribute__((always_inline)) void *rb_reserve(struct kagg_rb *rb, int cpu,
-							     size_t len,
+							     bool any, size_t len,
 							     struct kagg_rb_rsv *rsv)
 {
 	struct rb_state old, nw;
@@ -656,31 +919,25 @@ static inline __attribute__((always_inline)) void *rb_reserve(struct kagg_rb *rb
 			     off + dlen <= rb->cap, 1)) {
 		nw.pos = old.pos + ((uint64_t)dlen << RB_OFF_SHIFT);
 		nw.ts = ts;
-		if (__builtin_expect(cas128(&cb->st, &old, nw), 1))
+		if (__builtin_expect(st_cas_fast(cb, &old, nw), 1))
 			return rb_fill(cb, rsv, old.pos, old.ts, off, dlen, K_PLAIN, d, ts, len,
 				       dlen);
 	}
-	return rb_reserve_slow(rb, cb, len, dlen, ts, old, rsv);
+	return rb_reserve_slow(rb, cb, len, dlen, ts, old, rsv, any);
 }
 
 void *kagg_rb__reserve_cpu(struct kagg_rb *rb, int cpu, size_t len, struct kagg_rb_rsv *rsv)
 {
-	return rb_reserve(rb, cpu, len, rsv);
+	return rb_reserve(rb, cpu, false, len, rsv);
 }
 
 void *kagg_rb__reserve(struct kagg_rb *rb, size_t len, struct kagg_rb_rsv *rsv)
 {
-	int cpu = sched_getcpu();
-
 	if (!rb) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (cpu < 0)
-		cpu = 0;
-	if (cpu >= rb->nr_cpus) /* more CPUs than buffers: fold (no division otherwise) */
-		cpu %= rb->nr_cpus;
-	return rb_reserve(rb, cpu, len, rsv);
+	return rb_reserve(rb, rb_this_cpu(rb), true, len, rsv);
 }
 
 /* Store header words w[1..n) then w[0] with release: the commit point. */
@@ -717,7 +974,7 @@ void kagg_rb__discard(struct kagg_rb_rsv *rsv)
 	while (old.pos == rsv->end && old.ts == rsv->ts) {
 		nw.pos = rsv->start;
 		nw.ts = rsv->prev_ts;
-		if (cas128(&cb->st, &old, nw)) {
+		if (st_cas(cb, &old, nw, false, false) == ST_DONE) {
 			rb_done(cb);
 			return;
 		}
@@ -823,7 +1080,7 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 			struct rb_state nw = { .pos = MKPOS(s + 1, 0, 0), .ts = st.ts };
 			uint32_t off = POS_OFF(c);
 
-			if (!cas128(&cb->st, &st, nw))
+			if (st_cas(cb, &st, nw, false, false) != ST_DONE)
 				continue;
 			if (rb->cap - off >= 8) /* "rest of the sub-buffer empty" */
 				__atomic_store_n((uint32_t *)(rb_page_of(cb, s) + KAGG_RB_PAGE_HDR +

@@ -3,7 +3,11 @@
  * Ring buffer stress: writer threads forced onto the same CPU buffer (what
  * migration does to per-CPU writers), writers on their own CPU, and signal
  * handlers writing while the interrupted thread is between reserve and
- * commit, against a concurrent reader, for a few seconds per mode.
+ * commit, against a concurrent reader, for a few seconds per mode.  Two more
+ * plans pin the writers: all on their own CPU's buffer (rseq writers only,
+ * with the reader closing sub-buffers from outside), and one writer of
+ * another CPU's buffer among them (that buffer turns to locked writers while
+ * its rseq writers run).
  *
  * Every 17th event is discarded.  Proves: no torn record (every payload checksums), each writer's events keep
  * their order on every buffer, pages decode in kbuffer exactly as in our own
@@ -27,6 +31,7 @@
 #include <kbuffer.h>
 
 #include <kagg/ringbuf.h>
+#include "rb_internal.h"
 
 #define NW 6		 /* writer threads: 0..3 all on buffer 0, 4..5 on their own CPU */
 #define NIDS (2 * NW)	 /* ids 0..NW-1 threads, NW..2NW-1 their signal handlers */
@@ -41,6 +46,8 @@ struct rec {
 struct wctx {
 	struct kagg_rb *rb;
 	int id;
+	int pin;    /* CPU the thread runs on, -1: any */
+	int target; /* buffer it writes, -1: its CPU's (kagg_rb__reserve) */
 	pthread_t th;
 	uint32_t seq, sig_seq;
 	uint64_t committed, refused; /* thread and handler together */
@@ -68,8 +75,8 @@ static int emit(struct wctx *w, uint32_t id, uint32_t *seq, uint32_t len, bool t
 	struct rec *r;
 	uint32_t i;
 
-	if (w->id < 4)
-		r = kagg_rb__reserve_cpu(w->rb, 0, len, &rsv);
+	if (w->target >= 0)
+		r = kagg_rb__reserve_cpu(w->rb, w->target, len, &rsv);
 	else
 		r = kagg_rb__reserve(w->rb, len, &rsv);
 	if (!r) {
@@ -114,6 +121,13 @@ static void *writer(void *arg)
 	unsigned x = (unsigned)w->id * 7919u + 1;
 
 	self = w;
+	if (w->pin >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(w->pin, &set);
+		assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof(set), &set), 0);
+	}
 	while (!stop) {
 		x = x * 1103515245u + 12345u;
 		emit(w, (uint32_t)w->id, &w->seq, 16 + (x >> 16) % 180, true);
@@ -171,7 +185,52 @@ static int read_one_page(struct kagg_rb *rb, struct checker *c, int cpu, uint8_t
 	return 0;
 }
 
-static void run(enum kagg_rb_mode mode)
+/* Who writes where; foreign[c]: how buffer c must end (see RB_FOREIGN_*). */
+struct plan {
+	const char *name;
+	int pin[NW], target[NW];
+	int foreign[NCPU]; /* 0: rseq writers only; 1: STICKY; -1: either */
+};
+
+static const struct plan mixed = {
+	.name = "mixed",
+	.pin = { -1, -1, -1, -1, -1, -1 },
+	.target = { 0, 0, 0, 0, -1, -1 },
+	.foreign = { -1, -1 },
+};
+
+static const struct plan own_cpu = {
+	.name = "own CPU",
+	.pin = { 0, 0, 0, 1, 1, 1 },
+	.target = { -1, -1, -1, -1, -1, -1 },
+	.foreign = { 0, 0 },
+};
+
+static const struct plan one_foreign = {
+	.name = "one foreign writer",
+	.pin = { 0, 0, 0, 1, 1, 1 },
+	.target = { -1, -1, 1, -1, -1, -1 },
+	.foreign = { 0, 1 },
+};
+
+/* The pinned plans need two CPUs. */
+static bool plan_runs_here(const struct plan *pl)
+{
+	bool pinned = false;
+	int i;
+
+	for (i = 0; i < NW; i++)
+		pinned |= pl->pin[i] >= 0;
+	if (!pinned)
+		return true;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < NCPU) {
+		printf("# skipped plan \"%s\": needs %d online CPUs\n", pl->name, NCPU);
+		return false;
+	}
+	return true;
+}
+
+static void run(enum kagg_rb_mode mode, const struct plan *pl)
 {
 	KAGG_OPTS(kagg_rb_opts, o, .nr_cpus = NCPU, .nr_subbufs = 16, .mode = mode);
 	struct kagg_rb *rb = kagg_rb__new(&o);
@@ -185,6 +244,19 @@ static void run(enum kagg_rb_mode mode)
 	int i;
 
 	assert_non_null(rb);
+	if (!plan_runs_here(pl)) {
+		free(c);
+		kagg_rb__free(rb);
+		skip();
+	}
+	if (pl->foreign[0] >= 0 && !rb->rseq) {
+		printf("# skipped plan \"%s\": no rseq writers in this process "
+		       "(glibc did not register rseq, or membarrier cannot restart it)\n",
+		       pl->name);
+		free(c);
+		kagg_rb__free(rb);
+		skip();
+	}
 	c->kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
@@ -194,6 +266,8 @@ static void run(enum kagg_rb_mode mode)
 	for (i = 0; i < NW; i++) {
 		W[i].rb = rb;
 		W[i].id = i;
+		W[i].pin = pl->pin[i];
+		W[i].target = pl->target[i];
 		pthread_create(&W[i].th, NULL, writer, &W[i]);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -225,9 +299,10 @@ static void run(enum kagg_rb_mode mode)
 		hit += W[i].sig_in_window;
 	}
 	assert_int_equal(kagg_rb__stats(rb, -1, &st), 0);
-	printf("# %s: committed %llu read %llu overrun %llu dropped %llu commit_overrun %llu "
+	printf("# %s, %s: committed %llu read %llu overrun %llu dropped %llu commit_overrun %llu "
 	       "nest_refused %llu; %llu signals, %llu inside a reserve..commit window\n",
-	       mode == KAGG_RB_OVERWRITE ? "overwrite" : "consume", (unsigned long long)committed,
+	       pl->name, mode == KAGG_RB_OVERWRITE ? "overwrite" : "consume",
+	       (unsigned long long)committed,
 	       (unsigned long long)c->read, (unsigned long long)st.overrun,
 	       (unsigned long long)st.dropped_events, (unsigned long long)st.commit_overrun,
 	       (unsigned long long)st.nest_refused, (unsigned long long)sigs,
@@ -244,6 +319,17 @@ static void run(enum kagg_rb_mode mode)
 		assert_true(st.overrun > 0);
 	else
 		assert_true(st.dropped_events > 0);
+	/* which write path each buffer ended on; no locked operation left open */
+	for (i = 0; i < NCPU; i++) {
+		uint32_t f = rb->cpus[i].foreign;
+
+		if (rb->rseq)
+			assert_int_equal(f & RB_FOREIGN_COUNT, 0);
+		if (pl->foreign[i] == 0)
+			assert_int_equal(f, 0);
+		else if (pl->foreign[i] == 1)
+			assert_int_equal(f, RB_FOREIGN_STICKY | RB_FOREIGN_READY);
+	}
 	sigaction(SIGUSR1, &old, NULL);
 	kbuffer_free(c->kb);
 	free(c);
@@ -252,12 +338,23 @@ static void run(enum kagg_rb_mode mode)
 
 static void test_overwrite_stress_threads_and_signal_writers_keep_identity(void **s)
 {
-	run(KAGG_RB_OVERWRITE);
+	run(KAGG_RB_OVERWRITE, &mixed);
+}
+
+static void test_rseq_writers_on_own_cpu_with_reader_closing_keep_identity(void **s)
+{
+	run(KAGG_RB_OVERWRITE, &own_cpu);
+	run(KAGG_RB_CONSUME, &own_cpu);
+}
+
+static void test_foreign_writer_among_rseq_writers_keeps_identity(void **s)
+{
+	run(KAGG_RB_OVERWRITE, &one_foreign);
 }
 
 static void test_consume_stress_threads_and_signal_writers_keep_identity(void **s)
 {
-	run(KAGG_RB_CONSUME);
+	run(KAGG_RB_CONSUME, &mixed);
 }
 
 int main(void)
@@ -265,6 +362,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overwrite_stress_threads_and_signal_writers_keep_identity),
 		cmocka_unit_test(test_consume_stress_threads_and_signal_writers_keep_identity),
+		cmocka_unit_test(test_rseq_writers_on_own_cpu_with_reader_closing_keep_identity),
+		cmocka_unit_test(test_foreign_writer_among_rseq_writers_keeps_identity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -101,7 +101,7 @@ struct kagg_rb_rsv {
 
 /*
  * Reserve room for a len-byte payload on the calling thread's CPU buffer
- * (sched_getcpu() modulo nr_cpus).  Returns a pointer to the payload, 4-byte
+ * (the CPU it runs on, modulo nr_cpus).  Returns a pointer to the payload, 4-byte
  * aligned, with bytes past len up to the record's 4-byte boundary zeroed.
  * Every non-NULL return must be followed by kagg_rb__commit() or
  * kagg_rb__discard() on the same rsv, in stack order with respect to other
