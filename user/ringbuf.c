@@ -249,6 +249,20 @@ static void rb_rseq_fence(int cpu)
 }
 #endif
 
+/* The buffer of the CPU the caller runs on. */
+static inline int rb_this_cpu(const struct kagg_rb *rb)
+{
+	int cpu = rb->rseq ? rb_rseq_cpu() : -1;
+
+	if (cpu < 0)
+		cpu = sched_getcpu();
+	if (cpu < 0)
+		cpu = 0;
+	if (cpu >= rb->nr_cpus) /* more CPUs than buffers: fold (no division otherwise) */
+		cpu %= rb->nr_cpus;
+	return cpu;
+}
+
 /*
  * The locked path (see above).  A writer not on cb's CPU makes the buffer
  * STICKY; anyone else holds a count for this one operation.
@@ -289,8 +303,6 @@ static inline __attribute__((always_inline)) int st_cas(struct rb_cpu *cb, struc
 							bool writer)
 {
 	if (__builtin_expect(!__atomic_load_n(&cb->foreign, __ATOMIC_RELAXED), 1)) {
-		int cpu;
-
 		switch (rseq_cas(cb, cb->cpu, old, nw)) {
 		case ST_DONE:
 			return ST_DONE;
@@ -298,8 +310,7 @@ static inline __attribute__((always_inline)) int st_cas(struct rb_cpu *cb, struc
 			*old = st_load(&cb->st);
 			return ST_CHANGED;
 		default:
-			cpu = rb_rseq_cpu();
-			if (any && cpu >= 0 && cpu != cb->cpu)
+			if (any && rb_this_cpu(cb->rb) != cb->cpu)
 				return ST_ELSEWHERE;
 			break;
 		}
@@ -772,20 +783,6 @@ static inline void *rb_fill(struct rb_cpu *cb, struct kagg_rb_rsv *rsv, uint64_t
 	rsv->ts = ts;
 	rsv->kind = kind;
 	return payload;
-}
-
-/* The buffer of the CPU the caller runs on. */
-static inline int rb_this_cpu(const struct kagg_rb *rb)
-{
-	int cpu = rb->rseq ? rb_rseq_cpu() : -1;
-
-	if (cpu < 0)
-		cpu = sched_getcpu();
-	if (cpu < 0)
-		cpu = 0;
-	if (cpu >= rb->nr_cpus) /* more CPUs than buffers: fold (no division otherwise) */
-		cpu %= rb->nr_cpus;
-	return cpu;
 }
 
 /* Refused before any state changed: count it, set errno. */

@@ -21,7 +21,7 @@
 #include <kbuffer.h>
 
 #include <kagg/ringbuf.h>
-#include "rb_internal.h" /* rb_slot(): the write path's division-free seq % nr */
+#include "rb_internal.h" /* rb_slot(), the writers' state */
 
 struct fake_clock {
 	uint64_t now;
@@ -630,7 +630,7 @@ static void test_large_subbuffers_decode_in_kbuffer(void **s)
 /* rb_slot(seq) == seq % nr for every sub-buffer count and sequences up to 2^64 - 1. */
 static void test_slot_index_without_division(void **state)
 {
-	static const uint64_t nrs[] = { 2, 3, 7, 63, 64, 65, 1000, 4095, 65533, 65534 };
+	static const uint64_t nrs[] = { 2, 3, 7, 63, 64, 65, 256, 1000, 4095, 4096, 65533, 65534 };
 	struct kagg_rb rb = {};
 	uint64_t x = 0x9e3779b97f4a7c15ULL, seq;
 	size_t i;
@@ -652,10 +652,59 @@ static void test_slot_index_without_division(void **state)
 	}
 }
 
+/*
+ * More CPUs than buffers: a thread on CPU 1 writing "its" buffer writes
+ * buffer 0 (1 mod 1), from outside buffer 0's CPU, so that buffer leaves the
+ * rseq writers for the locked ones, and every event arrives.
+ */
+static void *fold_writer(void *arg)
+{
+	struct kagg_rb *rb = arg;
+	cpu_set_t set;
+	uint32_t i;
+
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		return (void *)1;
+	for (i = 0; i < 1000; i++)
+		if (kagg_rb__write(rb, -1, &i, sizeof(i)))
+			return (void *)2;
+	return NULL;
+}
+
+static void test_writers_beyond_nr_cpus_fold_onto_a_buffer(void **s)
+{
+	KAGG_OPTS(kagg_rb_opts, o, .nr_cpus = 1, .nr_subbufs = 64);
+	struct kagg_rb *rb;
+	struct kagg_rb_event ev;
+	pthread_t t;
+	void *ret;
+	uint32_t n = 0;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("# skipped: needs 2 online CPUs\n");
+		skip();
+	}
+	rb = kagg_rb__new(&o);
+	assert_non_null(rb);
+	pthread_create(&t, NULL, fold_writer, rb);
+	pthread_join(t, &ret);
+	assert_null(ret);
+	while (kagg_rb__consume(rb, 0, &ev) == 0) {
+		assert_int_equal(*(const uint32_t *)ev.data, n);
+		n++;
+	}
+	assert_int_equal(n, 1000);
+	assert_int_equal(rb->cpus[0].foreign, RB_FOREIGN_STICKY | RB_FOREIGN_READY);
+	kagg_rb__free(rb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slot_index_without_division),
+		cmocka_unit_test(test_writers_beyond_nr_cpus_fold_onto_a_buffer),
 		cmocka_unit_test(test_record_length_rules_match_ftrace),
 		cmocka_unit_test(test_edge_case_records_decode_in_kbuffer_exactly),
 		cmocka_unit_test(test_max_payload_accepted_and_larger_refused_and_counted),
