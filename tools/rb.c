@@ -357,8 +357,8 @@ static int bench_main(int argc, char **argv)
 		       (unsigned long long)writers, (unsigned long long)payload,
 		       mode ? "consume" : "overwrite", seconds);
 	else
-		printf("%-5s %12s %12s %12s %12s %14s\n", "CPU", "written", "read", "overrun",
-		       "dropped", "ns/event");
+		printf("%-5s %12s %12s %12s %12s %14s  %s\n", "CPU", "written", "read", "overrun",
+		       "dropped", "ns/event", "writers");
 	for (i = 0; i < b->nr_cpus; i++) {
 		uint64_t written;
 		double ns = b->cpu_ev[i] ? b->cpu_ns[i] / (double)b->cpu_ev[i] : 0;
@@ -372,15 +372,16 @@ static int bench_main(int argc, char **argv)
 		tot.commit_overrun += st.commit_overrun;
 		if (json)
 			printf("%s{\"cpu\": %d, \"written\": %llu, \"read\": %llu, \"overrun\": %llu, "
-			       "\"dropped\": %llu, \"ns_per_event\": %.2f}",
+			       "\"dropped\": %llu, \"ns_per_event\": %.2f, \"write_path\": \"%s\"}",
 			       i ? ", " : "", i, (unsigned long long)written,
 			       (unsigned long long)st.read_events, (unsigned long long)st.overrun,
-			       (unsigned long long)st.dropped_events, ns);
+			       (unsigned long long)st.dropped_events, ns,
+			       kagg_rb__write_path(b->rb, i));
 		else
-			printf("%-5d %12llu %12llu %12llu %12llu %14.2f\n", i,
+			printf("%-5d %12llu %12llu %12llu %12llu %14.2f  %s\n", i,
 			       (unsigned long long)written, (unsigned long long)st.read_events,
 			       (unsigned long long)st.overrun, (unsigned long long)st.dropped_events,
-			       ns);
+			       ns, kagg_rb__write_path(b->rb, i));
 	}
 	{
 		uint64_t written = tot.read_events + tot.overrun + tot.dropped_events + tot.entries;
@@ -395,7 +396,8 @@ static int bench_main(int argc, char **argv)
 			       (unsigned long long)tot.commit_overrun, ns);
 		else
 			printf("%-5s %12llu %12llu %12llu %12llu %14.2f\n(commit overrun %llu; "
-			       "written = read + overrun + dropped; ns/event per writer thread)\n",
+			       "written = read + overrun + dropped; ns/event per writer thread; writers:\n"
+			       "rseq = restartable sequences on their own CPU, locked = cmpxchg16b)\n",
 			       "total", (unsigned long long)written,
 			       (unsigned long long)tot.read_events, (unsigned long long)tot.overrun,
 			       (unsigned long long)tot.dropped_events, ns,

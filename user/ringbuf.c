@@ -333,6 +333,15 @@ uint64_t kagg_rb__now(const struct kagg_rb *rb)
 	return rb_clock(rb);
 }
 
+const char *kagg_rb__write_path(const struct kagg_rb *rb, int cpu)
+{
+	if (!rb || cpu < 0 || cpu >= rb->nr_cpus)
+		return NULL;
+	return __atomic_load_n(&rb->cpus[cpu].foreign, __ATOMIC_RELAXED) & RB_FOREIGN_STICKY
+		       ? "locked"
+		       : "rseq";
+}
+
 static void rb_log(const struct kagg_rb *rb, enum kagg_log_level lvl, const char *msg)
 {
 	if (rb->log)

@@ -55,6 +55,8 @@ enum kind { FLOOR, OURS, MUTEX_SHARED, MUTEX_PERCPU };
 
 #define RING (1 << 20)
 
+static const char *write_path; /* ours: how the writers changed the state */
+
 struct mring {
 	pthread_mutex_t lock;
 	uint64_t tail;
@@ -180,6 +182,8 @@ static double measure(enum kind k, size_t payload, int writers, double *ns_per_e
 			best = rate;
 			best_ns = sum / ((double)ITERS * writers);
 		}
+		if (k == OURS && !write_path)
+			write_path = kagg_rb__write_path(s->rb, 0);
 		kagg_rb__free(s->rb);
 		for (i = 0; i < 2; i++)
 			free(s->m[i].buf);
@@ -275,6 +279,8 @@ int main(void)
 		       sizes[i], 2, f2, o2, m2, p2, ro2 / 1e6, o2 / f2, ro2 / ro1, ro2 / rm2,
 		       ro2 / rp2);
 	}
+	printf("# ours: writers on their own CPU's buffer, write path %s\n",
+	       write_path ? write_path : "?");
 	printf("# ns = per reserve+commit per writer thread (clock read included); ours/flr = ours ns\n"
 	       "# / floor ns; 2thr/1thr = throughput of 2 writers over 1; ours/mtx1, ours/mtxN =\n"
 	       "# our throughput over the shared-mutex ring's and the per-CPU-mutex ring's.\n");

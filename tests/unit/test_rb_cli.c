@@ -107,6 +107,9 @@ static void test_bench_json_identity_and_raw_pages_decode_in_kbuffer(void **s)
 	dropped = json_u64(total, "\"dropped\"");
 	assert_true(written > 1000);
 	assert_int_equal(written, read + overrun + dropped); /* drained at the end */
+	/* each CPU says how its writers changed the write state */
+	assert_true(strstr(out, "\"write_path\": \"rseq\"") ||
+		    strstr(out, "\"write_path\": \"locked\""));
 
 	snprintf(path, sizeof(path), "%s/header_page", dir);
 	hp = slurp(path, &hl);

@@ -80,6 +80,13 @@ KAGG_API size_t kagg_rb__subbuf_size(const struct kagg_rb *rb);
 KAGG_API size_t kagg_rb__max_payload(const struct kagg_rb *rb);
 /* Read the buffer's clock (the timestamps records get). */
 KAGG_API uint64_t kagg_rb__now(const struct kagg_rb *rb);
+/*
+ * How writers change CPU buffer cpu's write state now: "rseq" (writers running
+ * on that CPU use a restartable sequence, no locked instruction) or "locked"
+ * (cmpxchg16b: this process has no rseq, or the buffer is written from other
+ * CPUs).  NULL for a bad cpu.
+ */
+KAGG_API const char *kagg_rb__write_path(const struct kagg_rb *rb, int cpu);
 
 /*
  * A reservation: filled by reserve, passed to exactly one commit or discard.
