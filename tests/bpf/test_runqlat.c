@@ -658,7 +658,9 @@ static void test_cgroup_filter(void **state)
 /* The CLI: -t and --cpu, JSON with the sleeper's histogram only; exit 0. */
 static void test_cli_json_per_thread(void **state)
 {
-	int n = 100;
+	/* sleeps until killed: kagg's start can take seconds under TCG, after
+	 * a few hundred 3 ms sleeps the sleeper would be gone before it */
+	int n = 5000;
 	struct tu_child sl;
 	char tid[16], *out = NULL, *err = NULL, needle[64];
 	char *argv[] = { "runqlat", "-L", "-t", tid, "--cpu", "1", "--format", "json", "-d", "1.5",

@@ -14,14 +14,16 @@ VMTEST_KERNELS	?= 6.1 6.12
 VMTEST_TIMEOUT	?= 600
 VMTEST_HOST	?= 1
 # What the guests run: the tests whose answer depends on the kernel (attach
-# paths, the tools' BPF programs, the kernel's own ring-buffer pages).  Pure
-# userspace tests (ring buffer stress and benches, formats, install, ABI)
-# give the same answer on every kernel and take minutes under TCG: the host
-# runs them.
+# paths, the tools' BPF programs, the kernel's own ring-buffer pages, and the
+# ring buffer's stress test: its writers use rseq and membarrier(RSEQ), so it
+# runs in time-bounded rounds on every kernel).  Pure userspace tests
+# (formats, the ring buffer's unit tests and benches, install, ABI) give the
+# same answer on every kernel and take minutes under TCG: the host runs them.
 VMTEST_BINS	?= $(filter %/test_attach %/test_record %/test_offcpu %/test_stream \
 			    %/test_runqlat %/test_syscount %/test_profile %/test_funclat \
 			    %/test_hist,\
-			    $(ROOT_BINS)) $(filter %/test_rb_kernel,$(UNIT_BINS))
+			    $(ROOT_BINS)) \
+		   $(filter %/test_rb_kernel %/test_ringbuf_stress,$(UNIT_BINS))
 # Commands run in every column too (group cmd/NAME passes when they exit 0);
 # each tool's header names the attach path it chose, which the table shows.
 VMTEST_CMDS	?= --cmd 'offcpu=$(KAGG_BIN) offcpu -d 1' \
