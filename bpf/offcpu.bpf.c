@@ -180,8 +180,18 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		return 0;
 	c->cnt[OFFCPU_CNT_SWITCHES]++;
 
-	/* Switch-out: remember when prev left the CPU. */
+	/*
+	 * Switches on one CPU chain: each starts from the task the previous one
+	 * went to.  A break means the kernel did not deliver a switch (seen on
+	 * a VM whose agent's switches never reach tracepoints): its interval
+	 * shows up as switch_in_missed; this counts the cause.
+	 */
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
+	if (c->cnt[OFFCPU_CNT_CHAIN] && c->cnt[OFFCPU_CNT_CHAIN] != (__u64)pid + 1)
+		c->cnt[OFFCPU_CNT_KERNEL_GAPS]++;
+	c->cnt[OFFCPU_CNT_CHAIN] = (__u64)(btf ? next->pid : BPF_CORE_READ(next, pid)) + 1;
+
+	/* Switch-out: remember when prev left the CPU. */
 	tgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
 	/*
 	 * With no state filter the state matters only to skip dead tasks; task

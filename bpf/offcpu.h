@@ -41,6 +41,11 @@ enum offcpu_counter {
 	OFFCPU_CNT_STREAM_SEEN,		/* sched_switch runs of the streaming program */
 	OFFCPU_CNT_STREAM_SENT,		/* records submitted to the BPF ring buffer */
 	OFFCPU_CNT_STREAM_DROP,		/* records lost: BPF ring buffer full */
+	OFFCPU_CNT_KERNEL_GAPS,		/* a CPU's switch did not start from the task its
+					 * previous switch went to: the kernel did not
+					 * deliver a switch (not a loss of ours) */
+	OFFCPU_CNT_CHAIN,		/* not a counter: next_pid + 1 of this CPU's last
+					 * switch (0: none yet) */
 	OFFCPU_CNT_MAX,
 };
 

@@ -232,14 +232,24 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 	return err;
 }
 
+/* Not a loss of ours: what the kernel did not deliver (shows as switch_in_missed). */
+#define KERNEL_GAPS_WHAT                                                                           \
+	"switches the kernel did not deliver: a CPU's switch did not start from the task its "    \
+	"previous one went to (not counted in the drops)"
+
 static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
 			bool reset)
 {
 	struct offcpu *t = s->tool;
 
-	if (t->streaming)
+	if (t->streaming) {
 		scons_meta(&t->st.core, snap, cnt[OFFCPU_CNT_STREAM_SEEN], cnt[OFFCPU_CNT_STREAM_SENT],
 			   cnt[OFFCPU_CNT_STREAM_DROP], reset);
+		snap_add_drop(snap, "stream_kernel_gaps", KERNEL_GAPS_WHAT " (from the stream)",
+			      t->st.kernel_gaps - t->st.kernel_gaps0, false);
+		if (reset)
+			t->st.kernel_gaps0 = t->st.kernel_gaps;
+	}
 	if (t->mode == KAGG_MODE_STREAM)
 		return;
 	snap->meta.events_recorded = cnt[OFFCPU_CNT_SAMPLES];
@@ -251,6 +261,7 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 	snap_add_drop(snap, "switch_in_missed",
 		      "interval lost: a task left the CPU again before its switch-in was seen",
 		      cnt[OFFCPU_CNT_DROP_UNCLOSED], true);
+	snap_add_drop(snap, "kernel_gaps", KERNEL_GAPS_WHAT, cnt[OFFCPU_CNT_KERNEL_GAPS], false);
 	if (t->stacks) {
 		snap_add_drop(snap, "kstack", "kernel stack not captured (interval kept)",
 			      cnt[OFFCPU_CNT_DROP_KSTACK], false);

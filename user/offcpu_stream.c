@@ -63,6 +63,11 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 			   &st->fmt, &st->payload, err, err_len);
 	if (ret)
 		return ret;
+	st->chain = calloc((size_t)st->core.nr_cpus, sizeof(*st->chain));
+	if (!st->chain) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
 	f = st->fmt;
 	return scons_field(f, "prev_comm", &st->off_prev_comm, NULL, err, err_len) ?:
 	       scons_field(f, "prev_pid", &st->off_prev_pid, NULL, err, err_len) ?:
@@ -79,6 +84,7 @@ void ostream_fini(struct ostream *st)
 	scons_fini(&st->core);
 	sagg_fini(&st->agg);
 	u64map_free(&st->starts);
+	free(st->chain);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -124,9 +130,22 @@ void ostream_on_record(void *ctx, const void *data, uint32_t len)
 	const struct offcpu_rec *r = data;
 	struct ostream *st = ctx;
 
+	uint64_t lost;
+	uint32_t cpu;
+
 	if (len < sizeof(*r))
 		return;
-	scons_seq(&st->core, r->cpu, r->seq);
+	lost = st->core.seq_gaps;
+	cpu = scons_seq(&st->core, r->cpu, r->seq);
+	/* the kernel's switch chain, as on_switch() checks it; after a record of
+	 * ours was lost the chain is unknown, not broken */
+	if (st->chain) {
+		if (st->core.seq_gaps != lost)
+			st->chain[cpu] = 0;
+		else if (st->chain[cpu] && st->chain[cpu] != (uint64_t)(uint32_t)r->prev_pid + 1)
+			st->kernel_gaps++;
+		st->chain[cpu] = (uint64_t)(uint32_t)r->next_pid + 1;
+	}
 	account(st, r);
 	land(st, r);
 	if (st->cb) {

@@ -50,6 +50,18 @@ static struct kagg_snapshot *run_polled(struct kagg_session *s, struct tu_child 
 	return kagg_session__snapshot(s, KAGG_SNAP_RESET);
 }
 
+/* The count of drop cause `cause` in m (asserted present). */
+static uint64_t drop_count(const struct kagg_meta *m, const char *cause)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_drops; i++)
+		if (!strcmp(m->drops[i].cause, cause))
+			return m->drops[i].count;
+	fail_msg("no drop cause %s", cause);
+	return 0;
+}
+
 static void assert_hists_equal(const struct kagg_snapshot *a, const struct kagg_snapshot *b)
 {
 	size_t i;
@@ -108,6 +120,13 @@ static bool both_once(enum kagg_key_mode key, bool last)
 	assert_int_equal(m->nr_progs, 2);
 	assert_true(m->progs[0].run_cnt >= m->events_seen);
 	assert_true(m->progs[1].run_cnt >= m->stream_seen);
+	/* Both paths check that each CPU's switches chain, on the same events:
+	 * the switches the kernel did not deliver are the same count in both. */
+	printf("  kernel gaps: %llu (kernel path), %llu (stream)\n",
+	       (unsigned long long)drop_count(m, "kernel_gaps"),
+	       (unsigned long long)drop_count(m, "stream_kernel_gaps"));
+	if (!m->stream_dropped)
+		assert_int_equal(drop_count(m, "kernel_gaps"), drop_count(m, "stream_kernel_gaps"));
 	lost = m->drops_total + m->stream_dropped;
 	if (!lost)
 		assert_hists_equal(snap, st);
