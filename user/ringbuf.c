@@ -1244,6 +1244,7 @@ int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 {
 	struct timespec end, now, rel;
 	int i, lo = cpu, hi = cpu + 1, ret = 0;
+	bool first = true;
 
 	if (!rb || cpu >= rb->nr_cpus || percent < 0 || percent > 100)
 		return -EINVAL;
@@ -1291,6 +1292,18 @@ int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 		} else if (hi - lo == 1) {
 			rel.tv_sec = 1;
 		}
+		/*
+		 * A writer checks `waiters` right after its plain commit store,
+		 * with no fence between: it can miss a reader that registered an
+		 * instant before the commit became visible to it.  Such a commit
+		 * is visible within the first millisecond, so the first sleep is
+		 * no longer than that.
+		 */
+		if (first && (rel.tv_sec || rel.tv_nsec > 1000000L)) {
+			rel.tv_sec = 0;
+			rel.tv_nsec = 1000000L;
+		}
+		first = false;
 		r = syscall(SYS_futex, &rb->cpus[lo].wake_gen, FUTEX_WAIT_PRIVATE, gen, &rel, NULL,
 			    0);
 		if (r < 0 && errno == EINTR) {
