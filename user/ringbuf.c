@@ -114,12 +114,11 @@ static inline struct rb_state st_load(struct rb_state *p)
  * membarrier per buffer, not one per record).  Without rseq every buffer is
  * STICKY|READY from the start.
  */
+enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE }; /* st_cas() and rseq_cas() results */
+
 #if __has_include(<sys/rseq.h>) && __has_include(<linux/membarrier.h>)
 #include <linux/membarrier.h>
 #include <sys/rseq.h>
-#define RB_HAVE_RSEQ 1
-
-enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE };
 
 /*
  * If the thread runs on CPU cpu, cb->foreign is 0 and the state equals *old:
@@ -229,8 +228,6 @@ static void rb_rseq_fence(int cpu)
 	}
 }
 #else
-#define RB_HAVE_RSEQ 0
-enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE };
 static inline int rseq_cas(struct rb_cpu *cb, uint32_t cpu, const struct rb_state *old,
 			   struct rb_state nw)
 {
