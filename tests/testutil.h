@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kagg/session.h>
+
 /* Path of the kagg binary under test ($KAGG, else build/bin/kagg). */
 static inline const char *tu_kagg(void)
 {
@@ -230,6 +232,33 @@ static inline int tu_lines(const char *s)
 		if (*s == '\n' || !s[1])
 			n++;
 	return n;
+}
+
+/*
+ * Two snapshots hold the same histograms, key for key and bucket for bucket
+ * (the --mode both checks: the kernel path against the stream).
+ */
+static inline void tu_assert_hists_equal(const struct kagg_snapshot *a,
+					 const struct kagg_snapshot *b)
+{
+	size_t i;
+	int k;
+
+	assert_int_equal(kagg_snapshot__hist_cnt(a), kagg_snapshot__hist_cnt(b));
+	for (i = 0; i < kagg_snapshot__hist_cnt(a); i++) {
+		const struct kagg_hist *x = kagg_snapshot__hist(a, i), *y = kagg_snapshot__hist(b, i);
+
+		assert_int_equal(x->key.pid, y->key.pid);
+		assert_int_equal(x->key.tid, y->key.tid);
+		assert_int_equal(x->key.id, y->key.id);
+		assert_int_equal(!x->key.label, !y->key.label);
+		if (x->key.label)
+			assert_string_equal(x->key.label, y->key.label);
+		assert_int_equal(x->total, y->total);
+		assert_int_equal(x->nr_slots, y->nr_slots);
+		for (k = 0; k < (int)x->nr_slots; k++)
+			assert_int_equal(x->slots[k], y->slots[k]);
+	}
 }
 
 #endif

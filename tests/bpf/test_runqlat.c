@@ -261,22 +261,6 @@ static uint64_t hists_total(const struct kagg_snapshot *snap)
 	return total;
 }
 
-static void assert_hists_equal(const struct kagg_snapshot *a, const struct kagg_snapshot *b)
-{
-	size_t i;
-	int k;
-
-	assert_int_equal(kagg_snapshot__hist_cnt(a), kagg_snapshot__hist_cnt(b));
-	for (i = 0; i < kagg_snapshot__hist_cnt(a); i++) {
-		const struct kagg_hist *x = kagg_snapshot__hist(a, i), *y = kagg_snapshot__hist(b, i);
-
-		assert_int_equal(x->key.pid, y->key.pid);
-		assert_int_equal(x->key.tid, y->key.tid);
-		for (k = 0; k < 64; k++)
-			assert_int_equal(x->slots[k], y->slots[k]);
-	}
-}
-
 /*
  * --mode both, system-wide: the streamed histograms equal the kernel's,
  * bucket by bucket, in a run where neither path dropped anything.  A drop is
@@ -329,7 +313,7 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool last
 		if (last) /* every attempt had drops: the difference is at most what was lost */
 			assert_true((a > b ? a - b : b - a) <= lost);
 	} else {
-		assert_hists_equal(snap, st);
+		tu_assert_hists_equal(snap, st);
 	}
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
@@ -621,7 +605,7 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 	assert_non_null(snap);
 	if (mode == KAGG_MODE_BOTH) {
 		assert_int_equal(kagg_snapshot__meta(snap)->stream_dropped, 0);
-		assert_hists_equal(snap, kagg_snapshot__stream(snap));
+		tu_assert_hists_equal(snap, kagg_snapshot__stream(snap));
 	}
 	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
 		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);

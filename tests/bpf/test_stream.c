@@ -62,22 +62,6 @@ static uint64_t drop_count(const struct kagg_meta *m, const char *cause)
 	return 0;
 }
 
-static void assert_hists_equal(const struct kagg_snapshot *a, const struct kagg_snapshot *b)
-{
-	size_t i;
-	int k;
-
-	assert_int_equal(kagg_snapshot__hist_cnt(a), kagg_snapshot__hist_cnt(b));
-	for (i = 0; i < kagg_snapshot__hist_cnt(a); i++) {
-		const struct kagg_hist *x = kagg_snapshot__hist(a, i), *y = kagg_snapshot__hist(b, i);
-
-		assert_int_equal(x->key.pid, y->key.pid);
-		assert_int_equal(x->key.tid, y->key.tid);
-		for (k = 0; k < 64; k++)
-			assert_int_equal(x->slots[k], y->slots[k]);
-	}
-}
-
 /*
  * One --mode both run; true when neither path dropped anything and the
  * histograms are equal.  A run with drops (the kernel path's
@@ -129,7 +113,7 @@ static bool both_once(enum kagg_key_mode key, bool last)
 		assert_int_equal(drop_count(m, "kernel_gaps"), drop_count(m, "stream_kernel_gaps"));
 	lost = m->drops_total + m->stream_dropped;
 	if (!lost)
-		assert_hists_equal(snap, st);
+		tu_assert_hists_equal(snap, st);
 	else if (last)
 		assert_true((total > stotal ? total - stotal : stotal - total) <= lost);
 	kagg_snapshot__free(snap);

@@ -369,27 +369,6 @@ static struct kagg_snapshot *run_stream(struct kagg_syscount_opts *o, bool poll,
 	return snap;
 }
 
-/* Same histograms, key for key: counts, and buckets in latency mode. */
-static void assert_same(const struct kagg_snapshot *a, const struct kagg_snapshot *b)
-{
-	size_t i;
-	int k;
-
-	assert_int_equal(kagg_snapshot__hist_cnt(a), kagg_snapshot__hist_cnt(b));
-	for (i = 0; i < kagg_snapshot__hist_cnt(a); i++) {
-		const struct kagg_hist *x = kagg_snapshot__hist(a, i), *y = kagg_snapshot__hist(b, i);
-
-		assert_int_equal(x->key.pid, y->key.pid);
-		assert_int_equal(x->key.tid, y->key.tid);
-		assert_int_equal(x->key.id, y->key.id);
-		assert_string_equal(x->key.label, y->key.label);
-		assert_int_equal(x->total, y->total);
-		assert_int_equal(x->nr_slots, y->nr_slots);
-		for (k = 0; k < (int)x->nr_slots; k++)
-			assert_int_equal(x->slots[k], y->slots[k]);
-	}
-}
-
 static void both_identical(enum kagg_syscount_mode mode, enum kagg_attach attach,
 			   enum kagg_key_mode key)
 {
@@ -410,7 +389,7 @@ static void both_identical(enum kagg_syscount_mode mode, enum kagg_attach attach
 	assert_int_equal(m->stream_dropped, 0);
 	assert_int_equal(m->stream_seen, m->stream_delivered);
 	assert_true(kagg_snapshot__hist_cnt(snap) > 0);
-	assert_same(snap, kagg_snapshot__stream(snap));
+	tu_assert_hists_equal(snap, kagg_snapshot__stream(snap));
 	assert_true(m->agg_ns_per_event > 0 && m->stream_ns_per_event > 0);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
