@@ -13,6 +13,8 @@
 #                         run time over the runs of its program named like RE
 #                         (default: its busiest program)
 #   stop_tools, ratio A B, median (stdin)
+#   bench_require NAME TOOL...  die() prefix; root, each TOOL and $KAGG present
+#                         (for scripts that time perf bench instead: no bench_init)
 #
 # Benchmarks print figures and ratios; they assert nothing on time.
 
@@ -28,6 +30,15 @@ bench_init() {
 }
 
 die() { echo "${bench_name:-bench}: cannot run: $*" >&2; exit 1; }
+
+bench_require() {
+	local t
+	bench_name=$1
+	shift
+	[ "$(id -u)" = 0 ] || die "needs root; run: sudo make bench"
+	for t in "$@"; do command -v "$t" >/dev/null || die "missing $t; run: sudo make bench-deps"; done
+	[ -x "$KAGG" ] || die "no kagg binary at $KAGG (run make)"
+}
 
 stop_tools() {
 	local p

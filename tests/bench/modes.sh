@@ -16,13 +16,8 @@ KAGG=${KAGG:-$here/../../build/bin/kagg}
 ROUNDS=${BENCH_ROUNDS:-3}
 LOOPS=${BENCH_LOOPS:-200000}
 
-die() {
-	echo "modes bench: cannot run: $*" >&2
-	exit 1
-}
-[ "$(id -u)" = 0 ] || die "needs root; run: sudo make bench"
-for t in perf taskset; do command -v $t >/dev/null || die "missing $t; run: sudo make bench-deps"; done
-[ -x "$KAGG" ] || die "no kagg binary at $KAGG (run make)"
+. "$here/lib.sh"
+bench_require "modes bench" perf taskset
 
 tmp=$(mktemp -d /tmp/kagg-bench-modes.XXXXXX) || die mktemp
 trap 'rm -rf "$tmp"' EXIT

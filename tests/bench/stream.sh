@@ -16,13 +16,8 @@ KAGG=${KAGG:-$here/../../build/bin/kagg}
 ROUNDS=${BENCH_ROUNDS:-3}
 LOOPS=${BENCH_LOOPS:-200000}
 
-die() {
-	echo "stream bench: cannot run: $*" >&2
-	exit 1
-}
-[ "$(id -u)" = 0 ] || die "needs root; run: sudo make bench"
-for t in perf taskset; do command -v $t >/dev/null || die "missing $t; run: sudo make bench-deps"; done
-[ -x "$KAGG" ] || die "no kagg binary at $KAGG (run make)"
+. "$here/lib.sh"
+bench_require "stream bench" perf taskset
 have_runqlat=0; [ -x /usr/sbin/runqlat ] && have_runqlat=1
 have_bpftrace=0; command -v bpftrace >/dev/null && have_bpftrace=1
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing ||
