@@ -168,7 +168,7 @@ static __always_inline void stack_add(struct task_struct *next, __u32 tgid, __u3
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				     struct task_struct *next, const bool btf)
 {
-	__u32 zero = 0, pid, tgid, g, slot;
+	__u32 zero = 0, pid, npid, tgid, g, slot;
 	__u64 now, delta;
 	struct counters *c;
 	struct start *s;
@@ -187,9 +187,10 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	 * shows up as switch_in_missed; this counts the cause.
 	 */
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
+	npid = btf ? next->pid : BPF_CORE_READ(next, pid);
 	if (c->cnt[OFFCPU_CNT_CHAIN] && c->cnt[OFFCPU_CNT_CHAIN] != (__u64)pid + 1)
 		c->cnt[OFFCPU_CNT_KERNEL_GAPS]++;
-	c->cnt[OFFCPU_CNT_CHAIN] = (__u64)(btf ? next->pid : BPF_CORE_READ(next, pid)) + 1;
+	c->cnt[OFFCPU_CNT_CHAIN] = (__u64)npid + 1;
 
 	/* Switch-out: remember when prev left the CPU. */
 	tgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
@@ -235,7 +236,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	}
 
 	/* Switch-in: close next's off-CPU interval, if we saw it leave. */
-	pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	pid = npid;
 	if (!pid)
 		return 0;
 	if (btf)
