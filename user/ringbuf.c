@@ -132,6 +132,7 @@ static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uin
 	typedef long long v2di __attribute__((vector_size(16)));
 	v2di v = { (long long)nw.pos, (long long)nw.ts };
 	char *tp = (char *)__builtin_thread_pointer() + __rseq_offset;
+	int r;
 
 	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
 		     ".balign 32\n\t"
@@ -163,15 +164,17 @@ static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uin
 		       [opos] "r"(old->pos), [ots] "r"(old->ts), [v] "x"(v)
 		     : "rax", "memory", "cc"
 		     : elsewhere, changed);
+	r = ST_DONE;
+	goto out;
+elsewhere:
+	r = ST_ELSEWHERE;
+	goto out;
+changed:
+	r = ST_CHANGED;
+out:
 	/* no dangling descriptor pointer (the library may be unloaded) */
 	__atomic_store_n((uint64_t *)(tp + 8), 0, __ATOMIC_RELAXED);
-	return ST_DONE;
-elsewhere:
-	__atomic_store_n((uint64_t *)(tp + 8), 0, __ATOMIC_RELAXED);
-	return ST_ELSEWHERE;
-changed:
-	__atomic_store_n((uint64_t *)(tp + 8), 0, __ATOMIC_RELAXED);
-	return ST_CHANGED;
+	return r;
 }
 
 _Static_assert(RSEQ_SIG == 0x53053053, "the x86 rseq signature");
