@@ -121,14 +121,15 @@ enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE }; /* st_cas() and rseq_cas() results *
 #include <sys/rseq.h>
 
 /*
- * If the thread runs on CPU cpu, cb->foreign is 0 and the state equals *old:
+ * If the thread runs on cb's CPU, cb->foreign is 0 and the state equals *old:
  * store nw (ST_DONE).  ST_CHANGED: the state differs or the section was
  * restarted; ST_ELSEWHERE: another CPU or a locked writer is about.
  */
-static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uint32_t cpu,
+static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb,
 							  const struct rb_state *old,
 							  struct rb_state nw)
 {
+	uint32_t cpu = cb->cpu;
 	typedef long long v2di __attribute__((vector_size(16)));
 	v2di v = { (long long)nw.pos, (long long)nw.ts };
 	char *tp = (char *)__builtin_thread_pointer() + __rseq_offset;
@@ -231,8 +232,7 @@ static void rb_rseq_fence(int cpu)
 	}
 }
 #else
-static inline int rseq_cas(struct rb_cpu *cb, uint32_t cpu, const struct rb_state *old,
-			   struct rb_state nw)
+static inline int rseq_cas(struct rb_cpu *cb, const struct rb_state *old, struct rb_state nw)
 {
 	return ST_ELSEWHERE;
 }
@@ -303,7 +303,7 @@ static inline __attribute__((always_inline)) int st_cas(struct rb_cpu *cb, struc
 							bool writer)
 {
 	if (__builtin_expect(!__atomic_load_n(&cb->foreign, __ATOMIC_RELAXED), 1)) {
-		switch (rseq_cas(cb, cb->cpu, old, nw)) {
+		switch (rseq_cas(cb, old, nw)) {
 		case ST_DONE:
 			return ST_DONE;
 		case ST_CHANGED:
@@ -895,7 +895,7 @@ static inline __attribute__((always_inline)) bool st_cas_fast(struct rb_cpu *cb,
 	uint32_t f = __atomic_load_n(&cb->foreign, __ATOMIC_RELAXED);
 
 	if (__builtin_expect(f == 0, 1))
-		return rseq_cas(cb, cb->cpu, old, nw) == ST_DONE;
+		return rseq_cas(cb, old, nw) == ST_DONE;
 	if (f & RB_FOREIGN_READY)
 		return cas128(&cb->st, old, nw);
 	return false;
