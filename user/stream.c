@@ -225,24 +225,15 @@ void sagg_fini(struct sagg *a)
 static struct sagg_key *key_get(struct sagg_gen *g, uint32_t tgid, uint32_t pid,
 				const char *comm)
 {
-	uint64_t k = (uint64_t)tgid << 32 | pid, *idx = u64map_get(&g->index, k);
+	void *arr = g->keys;
 	struct sagg_key *e;
+	bool created;
 
-	if (idx)
-		return &g->keys[*idx];
-	if (g->nr_keys == g->cap_keys) {
-		size_t cap = g->cap_keys ? g->cap_keys * 2 : 64;
-
-		e = realloc(g->keys, cap * sizeof(*e));
-		if (!e)
-			return NULL;
-		g->keys = e;
-		g->cap_keys = cap;
-	}
-	if (u64map_put(&g->index, k, g->nr_keys))
-		return NULL;
-	e = &g->keys[g->nr_keys++];
-	memset(e, 0, sizeof(*e));
+	e = u64map_elem(&g->index, (uint64_t)tgid << 32 | pid, &arr, &g->nr_keys, &g->cap_keys,
+			sizeof(*e), &created);
+	g->keys = arr;
+	if (!e || !created)
+		return e;
 	e->tgid = tgid;
 	e->pid = pid;
 	memcpy(e->comm, comm, sizeof(e->comm) - 1);

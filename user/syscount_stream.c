@@ -85,25 +85,15 @@ static struct scs_entry *entry_get(struct scstream *st, const struct sc_rec *r, 
 	uint32_t id = st->key == KAGG_KEY_TID ? (uint32_t)r->pid
 		      : st->key == KAGG_KEY_PID ? (uint32_t)r->tgid : 0;
 	/* nr < 1024, errno < 4096, ids < 2^22 (PID_MAX_LIMIT): 44 bits */
-	uint64_t k = (uint64_t)id << 22 | (aux >> 32) << 10 | (aux & (SC_NR_MAX - 1)), *idx;
+	uint64_t k = (uint64_t)id << 22 | (aux >> 32) << 10 | (aux & (SC_NR_MAX - 1));
+	void *arr = gen->e;
 	struct scs_entry *e;
+	bool created;
 
-	idx = u64map_get(&gen->index, k);
-	if (idx)
-		return &gen->e[*idx];
-	if (gen->n == gen->cap) {
-		size_t cap = gen->cap ? gen->cap * 2 : 64;
-
-		e = realloc(gen->e, cap * sizeof(*e));
-		if (!e)
-			return NULL;
-		gen->e = e;
-		gen->cap = cap;
-	}
-	if (u64map_put(&gen->index, k, gen->n))
-		return NULL;
-	e = &gen->e[gen->n++];
-	memset(e, 0, sizeof(*e));
+	e = u64map_elem(&gen->index, k, &arr, &gen->n, &gen->cap, sizeof(*e), &created);
+	gen->e = arr;
+	if (!e || !created)
+		return e;
 	e->tgid = st->key != KAGG_KEY_NONE ? (uint32_t)r->tgid : 0;
 	e->pid = st->key == KAGG_KEY_TID ? (uint32_t)r->pid : 0;
 	e->aux = aux;

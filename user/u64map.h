@@ -143,4 +143,35 @@ static inline bool u64map_del(struct u64map *m, uint64_t k, uint64_t *v)
 	return true;
 }
 
+/*
+ * An array of elem_size-byte elements indexed by m (key -> position): the
+ * element of k, or a new zeroed one appended (*arr grows by doubling, *n
+ * counts, *cap is its room; *created tells which).  NULL when out of memory.
+ */
+static inline void *u64map_elem(struct u64map *m, uint64_t k, void **arr, size_t *n, size_t *cap,
+				size_t elem_size, bool *created)
+{
+	uint64_t *idx = u64map_get(m, k);
+	char *e;
+
+	*created = false;
+	if (idx)
+		return (char *)*arr + *idx * elem_size;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+
+		e = realloc(*arr, c * elem_size);
+		if (!e)
+			return NULL;
+		*arr = e;
+		*cap = c;
+	}
+	if (u64map_put(m, k, *n))
+		return NULL;
+	e = (char *)*arr + (*n)++ * elem_size;
+	memset(e, 0, elem_size);
+	*created = true;
+	return e;
+}
+
 #endif
