@@ -179,7 +179,13 @@ static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key,
 	       (unsigned long long)h->total,
 	       (unsigned long long)h->slots[SLOT_16MS]);
 	assert_int_equal(h->nr_slots, 64);
-	assert_int_equal(h->slots[SLOT_16MS], K_SLEEPS);
+	/*
+	 * 20 ms: [16384, 32767] us.  None can be shorter; a wakeup late by
+	 * 12.8 ms (seen once on the loaded 2-CPU host, 19 of 20) goes one
+	 * bucket up, as in test_funclat and test_offcpu; not most of them.
+	 */
+	assert_int_equal(h->slots[SLOT_16MS] + h->slots[SLOT_16MS + 1], K_SLEEPS);
+	assert_true(h->slots[SLOT_16MS] >= K_SLEEPS - 2);
 	assert_int_equal(h->total, K_SLEEPS);
 	kagg_snapshot__free(snap);
 }
