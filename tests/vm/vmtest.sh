@@ -401,6 +401,28 @@ print_table() {
 	echo
 }
 
+# What failed, last, so that the tail of a CI log names it: each failed
+# cell's group, column and cmocka verdict lines (or its last lines).
+print_failures() {
+	local k g c logf sect
+	for k in "${!cell[@]}"; do
+		[[ ${cell[$k]} =~ ^[0-9]+/0/[0-9]+$ || ${cell[$k]} = - ]] && continue
+		g=${k%|*} c=${k#*|}
+		if [ "$c" = host ]; then logf=$out/host/console.log; else logf=$out/$c/console.log; fi
+		echo "FAILED: $g on $c (${cell[$k]}; log $logf)"
+		[ -r "$logf" ] || continue
+		sect=$(tr -d '\r' < "$logf" |
+			awk -v g="$g" '$0 ~ "^KAGG-BEGIN group=" g "$" { on = 1; next }
+				on && $0 ~ "^KAGG-RESULT group=" g " " { on = 0 }
+				on')
+		if grep -q -E '^\[ *(ERROR|FAILED|LINE) *\]' <<<"$sect"; then
+			grep -E -B2 '^\[ *(ERROR|FAILED|LINE) *\]' <<<"$sect" | head -n 40
+		else
+			tail -n 20 <<<"$sect"
+		fi
+	done
+}
+
 # ------------------------------------------------------------ main
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: make vmtest-deps"
 # ldd fails on a static executable: that is the busybox the guest needs
@@ -420,6 +442,7 @@ for k in "${!cell[@]}"; do
 	[[ ${cell[$k]} =~ ^[0-9]+/0/[0-9]+$ || ${cell[$k]} = - ]] || bad=1
 done
 if [ "$bad" != 0 ]; then
+	print_failures >&2
 	echo "kernel matrix: FAILED" >&2
 	exit 1
 fi
