@@ -29,6 +29,7 @@ struct offcpu {
 	int cgroup_fd;
 	enum kagg_mode mode;
 	bool streaming;
+	__u32 state_mask;	/* OFFCPU_ST_* from --state */
 	struct ostream st;
 };
 
@@ -97,9 +98,9 @@ static uint64_t unit_ns(enum kagg_unit u)
 }
 
 /* Open, configure and load the skeleton with one of the two programs. */
-static int load_skel(struct kagg_session *s, const struct kagg_offcpu_opts *o, bool btf,
-		     __u32 state_mask)
+static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 {
+	const struct kagg_offcpu_opts *o = opts;
 	struct offcpu *t = s->tool;
 	bool agg = t->mode != KAGG_MODE_STREAM;
 	struct offcpu_bpf *skel;
@@ -115,7 +116,7 @@ static int load_skel(struct kagg_session *s, const struct kagg_offcpu_opts *o, b
 	skel->rodata->user_only = o->threads == KAGG_THREADS_USER;
 	skel->rodata->kernel_only = o->threads == KAGG_THREADS_KERNEL;
 	skel->rodata->with_stacks = o->stacks;
-	skel->rodata->state_mask = state_mask;
+	skel->rodata->state_mask = t->state_mask;
 	skel->rodata->min_ns = o->min_ns;
 	skel->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
 	skel->rodata->unit_ns = unit_ns(s->unit);
@@ -294,7 +295,6 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 	struct session_init in = {};
 	struct kagg_session *s;
 	struct offcpu *t;
-	__u32 state_mask;
 	int err;
 
 	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
@@ -316,7 +316,7 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 	s->event = "sched:sched_switch";
 	s->mode = session_mode_name(o.mode);
 
-	err = validate(&o, s, &state_mask);
+	err = validate(&o, s, &t->state_mask);
 	if (err)
 		goto fail;
 	describe_filters(s, &o);
@@ -329,26 +329,9 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 	if (err)
 		goto fail;
 
-	err = -EOPNOTSUPP;
-	if (o.attach != KAGG_ATTACH_RAW_TP) {
-		err = load_skel(s, &o, true, state_mask);
-		if (err && o.attach == KAGG_ATTACH_AUTO && !session_perm_error(err)) {
-			snprintf(s->attach_note, sizeof(s->attach_note),
-				 "tp_btf/sched_switch failed to load: %s", strerror(-err));
-			slog(s, KAGG_LOG_INFO, "%s; falling back to raw_tp", s->attach_note);
-		}
-	}
-	if (!t->skel && o.attach != KAGG_ATTACH_TP_BTF && !session_perm_error(err))
-		err = load_skel(s, &o, false, state_mask);
-	if (err) {
-		if (session_perm_error(err))
-			slog(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or with "
-					       "CAP_BPF and CAP_PERFMON", strerror(-err));
-		else
-			slog(s, KAGG_LOG_WARN, "loading the sched_switch program failed: %s",
-			     strerror(-err));
+	err = session_load_tp(s, o.attach, "the sched_switch program", load_skel, &o);
+	if (err)
 		goto fail;
-	}
 	err = fill_filters(s, &o);
 	if (err)
 		goto fail;

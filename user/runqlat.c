@@ -69,8 +69,9 @@ static uint64_t rq_unit_ns(enum kagg_unit u)
 	return u == KAGG_UNIT_NSECS ? 1 : u == KAGG_UNIT_MSECS ? 1000000 : 1000;
 }
 
-static int rq_load(struct kagg_session *s, const struct kagg_runqlat_opts *o, bool btf)
+static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 {
+	const struct kagg_runqlat_opts *o = opts;
 	struct runqlat *t = s->tool;
 	bool agg = t->mode != KAGG_MODE_STREAM;
 	struct runqlat_bpf *skel;
@@ -297,26 +298,10 @@ struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
 	if (err)
 		goto fail;
 
-	err = -EOPNOTSUPP;
-	if (o.attach != KAGG_ATTACH_RAW_TP) {
-		err = rq_load(s, &o, true);
-		if (err && o.attach == KAGG_ATTACH_AUTO && !session_perm_error(err)) {
-			snprintf(s->attach_note, sizeof(s->attach_note),
-				 "tp_btf sched programs failed to load: %s", strerror(-err));
-			session_log(s, KAGG_LOG_INFO, "%s; falling back to raw_tp", s->attach_note);
-		}
-	}
-	if (!t->skel && o.attach != KAGG_ATTACH_TP_BTF && !session_perm_error(err))
-		err = rq_load(s, &o, false);
-	if (err) {
-		if (session_perm_error(err))
-			session_log(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or "
-				    "with CAP_BPF and CAP_PERFMON", strerror(-err));
-		else
-			session_log(s, KAGG_LOG_WARN, "loading the sched_wakeup/sched_switch "
-				    "programs failed: %s", strerror(-err));
+	err = session_load_tp(s, o.attach, "the sched_wakeup/sched_switch programs", rq_load,
+			      &o);
+	if (err)
 		goto fail;
-	}
 	err = rq_fill_filters(s, &o);
 	if (err)
 		goto fail;

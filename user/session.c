@@ -56,6 +56,30 @@ bool session_perm_error(int err)
 	return err == -EPERM || err == -EACCES;
 }
 
+int session_load_tp(struct kagg_session *s, enum kagg_attach attach, const char *what,
+		    int (*load)(struct kagg_session *s, const void *opts, bool btf),
+		    const void *opts)
+{
+	int err = -EOPNOTSUPP;
+
+	if (attach != KAGG_ATTACH_RAW_TP) {
+		err = load(s, opts, true);
+		if (err && attach == KAGG_ATTACH_AUTO && !session_perm_error(err)) {
+			snprintf(s->attach_note, sizeof(s->attach_note),
+				 "tp_btf: %s failed to load: %s", what, strerror(-err));
+			session_log(s, KAGG_LOG_INFO, "%s; falling back to raw_tp", s->attach_note);
+		}
+	}
+	if (err && attach != KAGG_ATTACH_TP_BTF && !session_perm_error(err))
+		err = load(s, opts, false);
+	if (err && session_perm_error(err))
+		session_log(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or with "
+			    "CAP_BPF and CAP_PERFMON", strerror(-err));
+	else if (err)
+		session_log(s, KAGG_LOG_WARN, "loading %s failed: %s", what, strerror(-err));
+	return err;
+}
+
 bool session_task_exists(int id)
 {
 	char path[32];

@@ -126,6 +126,17 @@ void session_log(struct kagg_session *s, enum kagg_log_level lvl, const char *fm
 bool session_perm_error(int err);
 bool session_task_exists(int id);
 /*
+ * Load a tool's tracepoint programs with the attach type asked for:
+ * load(s, opts, true) for tp_btf, load(s, opts, false) for raw_tp; under
+ * KAGG_ATTACH_AUTO, tp_btf first and raw_tp when it fails for any reason but
+ * privileges (the reason is kept in s->attach_note).  load returns 0 only
+ * when the programs are loaded.  @what names them in messages ("the
+ * sched_switch program").  Logs why it failed; 0 or -errno.
+ */
+int session_load_tp(struct kagg_session *s, enum kagg_attach attach, const char *what,
+		    int (*load)(struct kagg_session *s, const void *opts, bool btf),
+		    const void *opts);
+/*
  * The filters tools share.  session_check_tasks: every id names a live task,
  * else logs "no such <what>: ID" and returns -ESRCH.  session_open_cgroup:
  * an fd of a cgroup v2 directory in *fd, or logs why not and returns -errno.

@@ -155,8 +155,9 @@ static uint64_t sc_unit_ns(enum kagg_unit u)
 	return u == KAGG_UNIT_NSECS ? 1 : u == KAGG_UNIT_MSECS ? 1000000 : 1000;
 }
 
-static int sc_load(struct kagg_session *s, const struct kagg_syscount_opts *o, bool btf)
+static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 {
+	const struct kagg_syscount_opts *o = opts;
 	struct syscount *t = s->tool;
 	bool lat = o->mode == KAGG_SYSCOUNT_LATENCY, errs = o->mode == KAGG_SYSCOUNT_ERRORS;
 	bool keyed = s->key != KAGG_KEY_NONE;
@@ -608,26 +609,9 @@ struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts)
 	if (err)
 		goto fail;
 
-	err = -EOPNOTSUPP;
-	if (o.attach != KAGG_ATTACH_RAW_TP) {
-		err = sc_load(s, &o, true);
-		if (err && o.attach == KAGG_ATTACH_AUTO && !session_perm_error(err)) {
-			snprintf(s->attach_note, sizeof(s->attach_note),
-				 "tp_btf sys_enter/sys_exit failed to load: %s", strerror(-err));
-			session_log(s, KAGG_LOG_INFO, "%s; falling back to raw_tp", s->attach_note);
-		}
-	}
-	if (!t->skel && o.attach != KAGG_ATTACH_TP_BTF && !session_perm_error(err))
-		err = sc_load(s, &o, false);
-	if (err) {
-		if (session_perm_error(err))
-			session_log(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or "
-				    "with CAP_BPF and CAP_PERFMON", strerror(-err));
-		else
-			session_log(s, KAGG_LOG_WARN, "loading the sys_enter/sys_exit programs "
-				    "failed: %s", strerror(-err));
+	err = session_load_tp(s, o.attach, "the sys_enter/sys_exit programs", sc_load, &o);
+	if (err)
 		goto fail;
-	}
 	for (i = 0; i < o.nr_pids; i++) {
 		__u32 id = o.pids[i];
 		__u8 one = 1;
