@@ -241,6 +241,21 @@ int cli_stream_ready(const struct cli_stream *st)
 	return 0;
 }
 
+bool cli_start(int parsed, const struct cli_stream *st, int *ret)
+{
+	*ret = parsed < 0 ? KAGG_EXIT_OK : parsed;
+	if (parsed)
+		return false;
+	if (st) {
+		*ret = cli_stream_ready(st);
+		if (*ret)
+			return false;
+	}
+	cli_setup_signals();
+	cli_route_libbpf_log();
+	return true;
+}
+
 int cli_stream_run(struct kagg_session *s, const struct cli_common *cm,
 		   const struct cli_stream *st, const char *banner)
 {

@@ -139,6 +139,14 @@ int cli_stream_opt(int c, const char *arg, struct cli_stream *st);
  * take the kernel's own formats.  0 otherwise.
  */
 int cli_stream_ready(const struct cli_stream *st);
+/*
+ * What every tool's main does between parsing its arguments and opening its
+ * session: take parse_args()'s verdict (< 0: help was printed, exit 0; > 0:
+ * that exit code), check the streaming options (st may be NULL), install the
+ * signal handlers and route libbpf's log.  true to go on; false with the
+ * exit code in *ret.
+ */
+bool cli_start(int parsed, const struct cli_stream *st, int *ret);
 /* cli_run, or with --print cli_run_printing. */
 int cli_stream_run(struct kagg_session *s, const struct cli_common *cm,
 		   const struct cli_stream *st, const char *banner);

@@ -124,11 +124,8 @@ static int funclat_main(int argc, char **argv)
 	o.sz = sizeof(o);
 	cm.print.sz = sizeof(cm.print);
 	o.log = cli_log;
-	ret = parse_args(argc, argv, &o, &cm);
-	if (ret)
-		return ret < 0 ? KAGG_EXIT_OK : ret;
-	cli_setup_signals();
-	cli_route_libbpf_log();
+	if (!cli_start(parse_args(argc, argv, &o, &cm), NULL, &ret))
+		return ret;
 	s = kagg_funclat__open(&o);
 	if (!s)
 		return cli_open_failed(errno);

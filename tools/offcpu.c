@@ -224,16 +224,8 @@ static int offcpu_main(int argc, char **argv)
 	a.o.sz = sizeof(a.o);
 	a.cm.print.sz = sizeof(a.cm.print);
 	a.o.log = cli_log;
-	ret = parse_args(argc, argv, &a);
-	if (ret) {
-		ret = ret < 0 ? KAGG_EXIT_OK : ret;
+	if (!cli_start(parse_args(argc, argv, &a), &a.st, &ret))
 		goto out;
-	}
-	ret = cli_stream_ready(&a.st);
-	if (ret)
-		goto out;
-	cli_setup_signals();
-	cli_route_libbpf_log();
 	s = kagg_offcpu__open(&a.o);
 	if (!s) {
 		ret = cli_open_failed(errno);

@@ -169,13 +169,8 @@ static int profile_main(int argc, char **argv)
 	a.o.cpu = -1;
 	a.cm.print.sz = sizeof(a.cm.print);
 	a.o.log = cli_log;
-	ret = parse_args(argc, argv, &a);
-	if (ret) {
-		ret = ret < 0 ? KAGG_EXIT_OK : ret;
+	if (!cli_start(parse_args(argc, argv, &a), NULL, &ret))
 		goto out;
-	}
-	cli_setup_signals();
-	cli_route_libbpf_log();
 	s = kagg_profile__open(&a.o);
 	if (!s) {
 		ret = cli_open_failed(errno);
