@@ -61,7 +61,15 @@ KAGG_BIN	:= $(OUT)/bin/kagg
 # ---------------------------------------------------------------- flags
 WARNS		:= -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS		?= -O2 -g
-ALL_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC \
+# Keep jumps from crossing or ending on 32-byte boundaries (Intel's JCC
+# erratum on Skylake-derived cores): otherwise a layout accident pushed the
+# ring buffer's write path out of the decoded-uop cache, and two writers on
+# sibling vCPUs fought over the legacy decoders (256-byte records: two
+# writers 1.72-1.78x one, 1.93-2.00x with this; docs/ringbuf.md).
+JCC_FLAG	:= $(shell [ "$(ARCH)" = x86 ] && $(CC) -Wa,-mbranches-within-32B-boundaries \
+		     -x c -c /dev/null -o /dev/null 2>/dev/null && \
+		     echo -Wa,-mbranches-within-32B-boundaries)
+ALL_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC $(JCC_FLAG) \
 		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include
 LIBS		:= -lbpf -lelf -lz -lpthread
 TEST_LIBS	:= -lcmocka -ltraceevent $(LIBS)
