@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/mount.h>
 #include <kagg/ringbuf.h>
@@ -34,6 +35,25 @@ int cli_err(int code, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return code;
+}
+
+int cli_output_done(int err)
+{
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+	/*
+	 * The printers see only ferror(), and glibc drops the buffer after a
+	 * failed write (a later fflush succeeds), so errno is long gone: a
+	 * pipe whose reader left (head(1)) is told apart by poll's POLLERR.
+	 */
+	if (fflush(stdout) && !err)
+		err = -errno;
+	if (!err && !ferror(stdout))
+		return KAGG_EXIT_OK;
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+		return cli_err(KAGG_EXIT_FAIL, "writing output failed: the reader closed the pipe");
+	return cli_err(KAGG_EXIT_FAIL, "writing output failed: %s",
+		       strerror(err < 0 ? -err : EIO));
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)
@@ -286,11 +306,8 @@ static int print_snapshot(struct kagg_session *s, const struct cli_common *cm)
 		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
 			       strerror(errno));
 	err = (cm->printer ? cm->printer : kagg_snapshot__print)(snap, stdout, &cm->print);
-	fflush(stdout);
 	kagg_snapshot__free(snap);
-	if (err)
-		return cli_err(KAGG_EXIT_FAIL, "writing output failed: %s", strerror(-err));
-	return KAGG_EXIT_OK;
+	return cli_output_done(err);
 }
 
 static double mono_now(void)
@@ -428,7 +445,11 @@ static void *printer_main(void *arg)
 			kagg_rb_events__fprint_event(p->evs, stdout, &ev, printer_comm, p);
 			p->printed++;
 		}
-		fflush(stdout);
+		/* Output gone (a closed pipe): end the run, as SIGPIPE would have. */
+		if (fflush(stdout) || ferror(stdout)) {
+			cli_stop = 1;
+			break;
+		}
 		if (done)
 			break;
 		kagg_rb__wait(p->rb, -1, 0, 100);

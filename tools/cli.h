@@ -41,6 +41,13 @@ struct kagg_cmd {
 /* Print "kagg CMD: <msg>" on stderr (one line). Returns code, for `return cli_err(...)`. */
 int cli_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * Flush stdout and report a failed write (err: a printer's -errno, or 0 to
+ * rely on ferror()): one line naming a reader that closed the pipe as such.
+ * Returns KAGG_EXIT_OK or KAGG_EXIT_FAIL.
+ */
+int cli_output_done(int err);
+
 /* Program name for messages, "kagg offcpu"; set by the dispatcher. */
 extern const char *cli_prog;
 

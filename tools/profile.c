@@ -152,11 +152,8 @@ static int run(struct kagg_session *s, struct profile_args *a)
 		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
 			       strerror(errno));
 	err = kagg_profile__print_folded(snap, stdout);
-	fflush(stdout);
 	kagg_snapshot__free(snap);
-	if (err)
-		return cli_err(KAGG_EXIT_FAIL, "writing output failed: %s", strerror(-err));
-	return KAGG_EXIT_OK;
+	return cli_output_done(err);
 }
 
 static int profile_main(int argc, char **argv)

@@ -671,11 +671,7 @@ static int decode_main(int argc, char **argv)
 			printf("CPU:%d [LOST EVENTS]\n", all[i].ev.cpu);
 		kagg_rb_events__fprint_event(evs, stdout, &all[i].ev, comm_get, &comms);
 	}
-	if (fflush(stdout)) {
-		cli_err(KAGG_EXIT_FAIL, "writing output: %s", strerror(errno));
-		goto out;
-	}
-	ret = KAGG_EXIT_OK;
+	ret = cli_output_done(0);
 out:
 	for (c = 0; bufs && c < nfiles; c++)
 		free(bufs[c]);

@@ -67,12 +67,11 @@ static int report_main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	n = kagg_tracedat__fprint(t, stdout, cpu);
-	fflush(stdout);
 	kagg_tracedat__free(t);
 	if (n < 0)
 		return cli_err(KAGG_EXIT_FAIL, "%s: malformed page (%s)", argv[optind],
 			       strerror((int)-n));
-	return KAGG_EXIT_OK;
+	return cli_output_done(0);
 }
 
 KAGG_COMMAND(report, "print a trace.dat as kernel trace text", report_main);

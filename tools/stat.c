@@ -197,11 +197,9 @@ static int stat_main(int argc, char **argv)
 	}
 	err = kagg_stat__stop(st);
 	rep = kagg_stat__report(st);
-	if (kagg_stat__print(rep, stdout, a.cm.print.format)) {
-		ret = cli_err(KAGG_EXIT_FAIL, "writing output failed");
+	ret = cli_output_done(kagg_stat__print(rep, stdout, a.cm.print.format));
+	if (ret)
 		goto out;
-	}
-	fflush(stdout);
 	ret = kagg_stat__counted(st) && !err ? KAGG_EXIT_OK : KAGG_EXIT_FAIL;
 	if (ret)
 		cli_err(0, "no event could be counted");

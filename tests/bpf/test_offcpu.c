@@ -471,6 +471,73 @@ static void test_nothing_stays_loaded_after_exit(void **state)
 	expect_clean_exit(badpid, 0, 1, "unknown pid");
 }
 
+/*
+ * Standard output is a pipe whose reader has gone (`kagg offcpu | head -0`):
+ * one line saying so, exit 1, nothing left loaded.  With --print the
+ * printer's failed write ends the run early instead of waiting out -d.
+ */
+static int run_into_closed_pipe(char *const argv[], char **err, double *secs)
+{
+	char errp[] = "/tmp/kagg-test-epipe-XXXXXX", *args[16] = { (char *)tu_kagg() };
+	int pfd[2], efd, st, i;
+	struct timespec a, b;
+	pid_t pid;
+
+	for (i = 0; argv[i] && i < 14; i++)
+		args[i + 1] = argv[i];
+	args[i + 1] = NULL;
+	efd = mkstemp(errp);
+	assert_true(efd >= 0);
+	unlink(errp);
+	assert_int_equal(pipe(pfd), 0);
+	close(pfd[0]);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		dup2(efd, 2);
+		execv(args[0], args);
+		_exit(127);
+	}
+	close(pfd[1]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	*secs = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+	lseek(efd, 0, SEEK_SET);
+	*err = tu_read_all(efd);
+	close(efd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_closed_pipe_one_line_nothing_left(void **state)
+{
+	char *agg[] = { "offcpu", "-d", "0.5", NULL };
+	char *print[] = { "offcpu", "--mode", "stream", "--print", "-d", "20", NULL };
+	char *const *cases[] = { agg, print };
+	static struct tu_census before;
+	int i, rc, lp, lm, ll;
+	char *err = NULL;
+	double secs;
+
+	TU_SKIP_UNLESS_ROOT();
+	for (i = 0; i < 2; i++) {
+		tu_census_take(&before, "offcpu_", "offcpu_");
+		rc = run_into_closed_pipe(cases[i], &err, &secs);
+		tu_census_left(&before, "offcpu_", "offcpu_", &lp, &lm, &ll);
+		printf("  %s: exit %d after %.1f s, left %d/%d/%d, stderr: %s", cases[i][1], rc,
+		       secs, lp, lm, ll, err ? err : "");
+		assert_int_equal(rc, 1);
+		/* The banner ("Tracing off-CPU time...") and one error line. */
+		assert_true(tu_lines(err) <= 2);
+		assert_non_null(strstr(err, "kagg offcpu: writing output failed: the reader closed "
+					    "the pipe\n"));
+		assert_int_equal(lp + lm + ll, 0);
+		if (i == 1)
+			assert_true(secs < 15);
+		free(err);
+	}
+}
+
 /* Error paths give one line and the documented exit code. */
 static void test_errors_one_line(void **state)
 {
@@ -540,6 +607,7 @@ int main(void)
 		cmocka_unit_test(test_stacks_symbolized),
 		cmocka_unit_test(test_cli_json_known_sleeps),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+		cmocka_unit_test(test_closed_pipe_one_line_nothing_left),
 		cmocka_unit_test(test_errors_one_line),
 		cmocka_unit_test(test_no_privileges_one_line),
 	};
