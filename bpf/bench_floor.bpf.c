@@ -18,6 +18,11 @@
  * ulat_enter / ulat_exit do the same from a user function's uprobe and
  * uretprobe (tests/bench/funclat.sh).
  *
+ * switch_floor (tests/bench/offcpu.sh): the least an off-CPU histogram needs
+ * on each sched_switch -- one clock read, the outgoing task's start time into
+ * its storage, the incoming task's start time taken back and the difference
+ * -- and no aggregation, no filters, no counters.
+ *
  * perf_floor (tests/bench/profile.sh): on each cpu-clock sample of a task,
  * the walks a sampling profiler cannot skip -- the kernel stack when the
  * sample interrupted the kernel, the user stack of a user task -- and no
@@ -109,6 +114,27 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(lat_exit, struct pt_regs *regs, long ret)
 {
 	lat_end();
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_floor, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct lat_start *s;
+
+	if (prev->pid) {
+		s = bpf_task_storage_get(&lat_store, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (s)
+			s->ts = now;
+	}
+	if (!next->pid)
+		return 0;
+	s = bpf_task_storage_get(&lat_store, next, 0, 0);
+	if (s && s->ts) {
+		lat_last = now - s->ts;
+		s->ts = 0;
+	}
 	return 0;
 }
 

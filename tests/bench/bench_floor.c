@@ -4,9 +4,11 @@
  * script can read its BPF run time per event next to kagg's and the peer's
  * in the same run:
  *
- *   bench_floor [stacks|sys_enter|sys_both|sys_lat|perf:HZ|uprobe:BINARY:FUNC] [SECONDS]
+ *   bench_floor [stacks|switch|sys_enter|sys_both|sys_lat|perf:HZ|uprobe:BINARY:FUNC] [SECONDS]
  *
  *   stacks	stack_floor on sched_switch: the two stack walks alone (offcpu.sh)
+ *   switch	switch_floor on sched_switch: an off-CPU interval with one clock
+ *		read and task storage, no aggregation (offcpu.sh)
  *   sys_enter	an empty program on raw_syscalls:sys_enter (syscount.sh, counts)
  *   sys_both	empty programs on sys_enter and sys_exit (syscount.sh, latency)
  *   sys_lat	a clock read into task storage at sys_enter, the difference at
@@ -102,6 +104,7 @@ int main(int argc, char **argv)
 	const char *what = argc > 1 ? argv[1] : "stacks";
 	double secs = argc > 2 ? atof(argv[2]) : 1.0;
 	bool stacks = !strcmp(what, "stacks"), both = !strcmp(what, "sys_both");
+	bool sw = !strcmp(what, "switch");
 	bool enter = both || !strcmp(what, "sys_enter"), lat = !strcmp(what, "sys_lat");
 	long hz = !strncmp(what, "perf:", 5) ? atol(what + 5) : 0;
 	const char *ufunc = !strncmp(what, "uprobe:", 7) ? strrchr(what, ':') + 1 : NULL;
@@ -112,8 +115,9 @@ int main(int argc, char **argv)
 
 	if (ufunc && ufunc - what - 8 > 0 && (size_t)(ufunc - what - 8) < sizeof(ubin))
 		memcpy(ubin, what + 7, ufunc - what - 8);
-	if ((!stacks && !enter && !lat && hz <= 0 && !ubin[0]) || secs <= 0 || nr_cpus <= 0) {
-		fprintf(stderr, "usage: bench_floor [stacks|sys_enter|sys_both|sys_lat|perf:HZ|"
+	if ((!stacks && !sw && !enter && !lat && hz <= 0 && !ubin[0]) || secs <= 0 ||
+	    nr_cpus <= 0) {
+		fprintf(stderr, "usage: bench_floor [stacks|switch|sys_enter|sys_both|sys_lat|perf:HZ|"
 				"uprobe:BINARY:FUNC] [SECONDS]\n");
 		return 2;
 	}
@@ -124,6 +128,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bpf_program__set_autoload(skel->progs.stack_floor, stacks);
+	bpf_program__set_autoload(skel->progs.switch_floor, sw);
 	bpf_program__set_autoload(skel->progs.empty_sys_enter, enter);
 	bpf_program__set_autoload(skel->progs.empty_sys_exit, both);
 	bpf_program__set_autoload(skel->progs.perf_floor, hz > 0);
@@ -131,7 +136,7 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.lat_exit, lat);
 	bpf_program__set_autoload(skel->progs.ulat_enter, ubin[0]);
 	bpf_program__set_autoload(skel->progs.ulat_exit, ubin[0]);
-	if (!lat && !ubin[0])
+	if (!lat && !sw && !ubin[0])
 		bpf_map__set_autocreate(skel->maps.lat_store, false);
 	if (!stacks && !hz)
 		bpf_map__set_max_entries(skel->maps.floor_stacks, 1);
@@ -157,6 +162,7 @@ int main(int argc, char **argv)
 	for (long ms = 0; !stop && ms < (long)(secs * 1000); ms += 10)
 		usleep(10000);
 	print_cost(skel->progs.stack_floor, stats_fd);
+	print_cost(skel->progs.switch_floor, stats_fd);
 	print_cost(skel->progs.empty_sys_enter, stats_fd);
 	print_cost(skel->progs.empty_sys_exit, stats_fd);
 	print_cost(skel->progs.perf_floor, stats_fd);

@@ -37,10 +37,16 @@ echo "kagg funclat benchmark: $ROUNDS round(s), $TARGET_BIN:target_nop called $C
 echo "kernel $(uname -r), $(nproc) CPUs"
 for r in $(seq "$ROUNDS"); do
 	echo "== round $r/$ROUNDS"
-	start peer 2 "$PEER" -d "$DUR" "$TARGET_BIN:target_nop"
-	start kagg 2 "$KAGG" funclat -d "$DUR" --overhead "$TARGET_BIN:target_nop"
-	# the least a function latency needs: clock into task storage, difference at return
-	start floor 2 "$FLOOR" "uprobe:$TARGET_BIN:target_nop" "$DUR"
+	order=$(in_order "$r" peer kagg floor)
+	for t in $order; do
+		case $t in
+		peer) start peer 2 "$PEER" -d "$DUR" "$TARGET_BIN:target_nop" ;;
+		kagg) start kagg 2 "$KAGG" funclat -d "$DUR" --overhead "$TARGET_BIN:target_nop" ;;
+		# the least a function latency needs: clock into task storage, difference at return
+		floor) start floor 2 "$FLOOR" "uprobe:$TARGET_BIN:target_nop" "$DUR" ;;
+		esac
+	done
+	echo "  attached in the order $order"
 	snapshot "$tmp/before"
 	"$TARGET_BIN" nop "$CALLS" >/dev/null || die "funclat_target failed"
 	snapshot "$tmp/after"

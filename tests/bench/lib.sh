@@ -95,5 +95,14 @@ report() {
 			if (per != "" ? $2 ~ per : c > calls) calls = c }
 		END { printf "%.1f\n", (calls ? tot / calls : 0) }' "$tmp/before" "$tmp/after"
 }
+# in_order R ITEM...: round R's attach order, the items rotated by R-1 places.
+# Programs on one hook run in attach order and the first pays for warming
+# what they all touch (tens of ns per event on a PTI machine without PCID),
+# so over as many rounds as items each is first once.
+in_order() {
+	local k=$(( ($1 - 1) % ($# - 1) ))
+	shift
+	echo "${@:k+1}" "${@:1:k}"
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "n/a") }'; }

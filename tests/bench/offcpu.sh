@@ -6,7 +6,11 @@
 # while `perf bench sched pipe` runs pinned to CPU 0.
 #
 #   round r:  baseline   perf bench, nothing of ours attached
-#             hist       runqlat + offcputime + `kagg offcpu`          + perf bench
+#             hist       runqlat + offcputime + `kagg offcpu` + switch_floor (one
+#                        clock read and task storage, no aggregation) + perf bench;
+#                        the attach order changes every round, balanced over 4
+#                        rounds (the first program on a tracepoint, and the one
+#                        after offcputime's stack walks, pay more)
 #             stacks     offcputime + `kagg offcpu --stacks` + stack_floor (the two
 #                        stack walks alone, tests/bench/bench_floor.c) + perf bench
 #
@@ -16,14 +20,14 @@
 # Prints figures and ratios; asserts nothing on time.  Exits non-zero only when something
 # could not run, saying what.
 #
-# Environment: KAGG (kagg binary), BENCH_ROUNDS (3), BENCH_LOOPS (perf bench ops, 500000),
+# Environment: KAGG (kagg binary), BENCH_ROUNDS (4), BENCH_LOOPS (perf bench ops, 500000),
 # BENCH_DURATION (-d given to every tool; a safety cap, they are stopped with SIGINT
 # as soon as the window is sampled; 30).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 KAGG=${KAGG:-$here/../../build/bin/kagg}
-ROUNDS=${BENCH_ROUNDS:-3}
+ROUNDS=${BENCH_ROUNDS:-4}	# 4: one pass of the attach orders (see the hist round)
 LOOPS=${BENCH_LOOPS:-500000}
 DUR=${BENCH_DURATION:-30}
 BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
@@ -183,7 +187,7 @@ kagg_self() {	# kagg's own --overhead figure (whole run, not just the window)
 
 declare -A prog_names
 r_hist_rq="" r_hist_oc="" r_stacks_oc="" p_hist="" p_stacks=""
-ns_kagg="" ns_kagg_st="" ns_rq="" ns_oc="" ns_oc2="" r_floor="" ns_fl=""
+ns_kagg="" ns_kagg_st="" ns_rq="" ns_oc="" ns_oc2="" r_floor="" ns_fl="" r_sfloor="" ns_sf=""
 
 # run_phase PHASE: tools are started; sample, run the workload, sample, stop them.
 # Sets $usecs; writes $tmp/PHASE.before/.after.
@@ -206,20 +210,36 @@ echo "kagg offcpu benchmark: $ROUNDS round(s), perf bench sched pipe -l $LOOPS o
 echo "kernel $(uname -r), $(nproc) CPUs, kagg $KAGG"
 echo "issue 2 reference on its machine: runqlat sched_switch ~520 ns/event, offcputime ~3800"
 
+williams=("runqlat offcputime1 switch_floor kagg" "offcputime1 kagg runqlat switch_floor"
+	"kagg switch_floor offcputime1 runqlat" "switch_floor runqlat kagg offcputime1")
 for r in $(seq "$ROUNDS"); do
 	echo
 	echo "== round $r/$ROUNDS"
 	base=$(pipe_usecs) || die "perf bench sched pipe failed (baseline)"
 
-	# hist: runqlat, offcputime and kagg histogram mode side by side
-	start_tool runqlat 'sched_switch|sched_switch_raw|handle_sched_switch|handle_switch' \
-		"$RUNQLAT" "$DUR" 1
-	id_rq=$tool_id
-	start_tool offcputime1 'sched_switch|sched_switch_raw|handle_sched_switch|oncpu' "$OFFCPUTIME" "$DUR"
-	id_oc=$tool_id
-	start_tool kagg 'offcpu_tp_btf|offcpu_raw_tp' \
-		"$KAGG" offcpu -d "$DUR" --overhead --format json
-	id_k=$tool_id
+	# hist: runqlat, offcputime, kagg histogram mode and the switch floor side
+	# by side.  Programs on one tracepoint run in attach order, and the order
+	# shows: the first pays for warming what they all touch (on a PTI
+	# machine without PCID, every switch starts with a cold TLB), and the
+	# one after offcputime pays for its stack walks' misses (seen: the
+	# switch floor ~92 ns/event mid-chain, ~240 first; kagg 117 behind the
+	# floor, ~180 behind offcputime).  So the order follows a Williams
+	# square: over 4 rounds each program is once in each place and once
+	# behind each other one.
+	order=${williams[$(((r - 1) % 4))]}
+	for t in $order; do
+		case $t in
+		runqlat) start_tool runqlat 'sched_switch|sched_switch_raw|handle_sched_switch|handle_switch' \
+			"$RUNQLAT" "$DUR" 1; id_rq=$tool_id ;;
+		offcputime1) start_tool offcputime1 'sched_switch|sched_switch_raw|handle_sched_switch|oncpu' \
+			"$OFFCPUTIME" "$DUR"; id_oc=$tool_id ;;
+		kagg) start_tool kagg 'offcpu_tp_btf|offcpu_raw_tp' \
+			"$KAGG" offcpu -d "$DUR" --overhead --format json; id_k=$tool_id ;;
+		switch_floor) start_tool switch_floor 'switch_floor' "$BENCH_FLOOR" switch "$DUR"
+			id_sf=$tool_id ;;
+		esac
+	done
+	echo "  hist round: attached in the order $order"
 	run_phase hist
 	u_hist=$usecs
 
@@ -242,6 +262,11 @@ for r in $(seq "$ROUNDS"); do
 	a=$(ratio "$k" "$rq") b=$(ratio "$k" "$oc")
 	printf '  %-42s %10s %10s   %s\n' "" "" "" \
 		"kagg/runqlat $a (<= $TARGET_HIST: $(met "$a" "$TARGET_HIST")), kagg/offcputime $b"
+	row "one clock read + task storage (switch_floor #$id_sf)" hist "$id_sf"; sf=$last_ns
+	g=$(ratio "$sf" "$rq")
+	printf '  %-42s %10s %10s   %s\n' "" "" "" \
+		"switch floor/runqlat $g: the least an off-CPU histogram pays"
+	r_sfloor="$r_sfloor $g" ns_sf="$ns_sf $sf"
 	row "offcputime ${prog_names[offcputime2]} #$id_oc2" stacks "$id_oc2"; oc2=$last_ns
 	row "kagg offcpu --stacks ${prog_names[kagg_stacks]} #$id_ks" stacks "$id_ks"; ks=$last_ns
 	c=$(ratio "$ks" "$oc2")
@@ -272,6 +297,8 @@ echo "  ns/event: kagg $(echo "$ns_kagg" | median), kagg --stacks $(echo "$ns_ka
 	"(stacks round $(echo "$ns_oc2" | median))"
 echo "  kagg/runqlat             $m_a   target <= $TARGET_HIST: $(met "$m_a" "$TARGET_HIST")"
 echo "  kagg/offcputime          $(echo "$r_hist_oc" | median)"
+echo "  switch floor/runqlat     $(echo "$r_sfloor" | median)" \
+	"($(echo "$ns_sf" | median) ns/event: one clock read and task storage, no aggregation)"
 echo "  kagg --stacks/offcputime $m_c   target <= $TARGET_STACKS: $(met "$m_c" "$TARGET_STACKS")"
 echo "  stack walks alone/offcputime $(echo "$r_floor" | median)" \
 	"($(echo "$ns_fl" | median) ns/event: the floor under both --stacks figures)"

@@ -18,7 +18,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 KAGG=${KAGG:-$here/../../build/bin/kagg}
-ROUNDS=${BENCH_ROUNDS:-3}
+ROUNDS=${BENCH_ROUNDS:-4}	# even: each tool attached first as often
 LOOPS=${BENCH_LOOPS:-300000}
 DUR=${BENCH_DURATION:-30}
 BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
@@ -37,8 +37,14 @@ echo "kernel $(uname -r), $(nproc) CPUs"
 ratios=""
 for r in $(seq "$ROUNDS"); do
 	echo "== round $r/$ROUNDS"
-	start peer 3 "$PEER" "$DUR" 1
-	start kagg 3 "$KAGG" runqlat -d "$DUR" --overhead --format json
+	order=$(in_order "$r" peer kagg)
+	for t in $order; do
+		case $t in
+		peer) start peer 3 "$PEER" "$DUR" 1 ;;
+		kagg) start kagg 3 "$KAGG" runqlat -d "$DUR" --overhead --format json ;;
+		esac
+	done
+	echo "  attached in the order $order"
 	snapshot "$tmp/before"
 	"$PERF" bench sched pipe -l "$LOOPS" >/dev/null 2>&1 || die "perf bench sched pipe failed"
 	snapshot "$tmp/after"

@@ -41,9 +41,15 @@ command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"
 # phase NAME PEER_ARGS KAGG_ARGS KAGG_PROGS FLOOR_KIND FLOOR_PROGS FLOOR_WHAT
 phase() {
 	local name=$1 p k x f fx
-	start peer 2 "$PEER" -d "$DUR" $2
-	start kagg "$4" "$KAGG" syscount -d "$DUR" --overhead --format json $3
-	start floor "$6" "$FLOOR" "$5" "$DUR"
+	order=$(in_order "$r" peer kagg floor)
+	for t in $order; do
+		case $t in
+		peer) start peer 2 "$PEER" -d "$DUR" $2 ;;
+		kagg) start kagg "$4" "$KAGG" syscount -d "$DUR" --overhead --format json $3 ;;
+		floor) start floor "$6" "$FLOOR" "$5" "$DUR" ;;
+		esac
+	done
+	echo "  [$name] attached in the order $order"
 	snapshot "$tmp/before"
 	"$PERF" bench syscall basic -l "$LOOPS" >/dev/null 2>&1 || die "perf bench syscall failed"
 	snapshot "$tmp/after"
