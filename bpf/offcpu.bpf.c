@@ -169,7 +169,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 				     struct task_struct *next, const bool btf)
 {
 	__u32 zero = 0, pid, npid, tgid, g, slot;
-	__u64 now = 0, delta;
+	__u64 now, delta;
 	struct counters *c;
 	struct start *s;
 
@@ -177,20 +177,11 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	if (!c)
 		return 0;
 	/*
-	 * Alone, the clock is read only when the switch opens or closes an
-	 * interval: with -p/-t/--cgroup most switches do neither, and a clock
-	 * read is the largest part of the program where the clock source is
-	 * slow (~50-100 ns in a PVM guest).  With the streaming program
-	 * attached (--mode both) every event is stamped once for both paths.
+	 * The clock is read only when the switch opens or closes an interval:
+	 * with -p/-t/--cgroup most switches do neither.
 	 */
-	if (share_event) {
-		if (!kagg_event_stamp((__u64)prev, (__u64)next, &now, &g, true))
-			return 0;
-	} else {
-		if (!*(volatile __u32 *)&armed)
-			return 0;
-		g = kagg_gen();
-	}
+	if (!kagg_event_open((__u64)prev, (__u64)next, &now, &g))
+		return 0;
 	c->cnt[OFFCPU_CNT_SWITCHES]++;
 
 	/*
@@ -237,9 +228,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 			 */
 			if (s->ts)
 				c->cnt[OFFCPU_CNT_DROP_UNCLOSED]++;
-			if (!now)
-				now = bpf_ktime_get_ns();
-			s->ts = now;
+			s->ts = kagg_event_now(&now);
 			if (with_stacks) {
 				__u32 flags = btf ? prev->flags : BPF_CORE_READ(prev, flags);
 
@@ -260,9 +249,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		s = bpf_map_lookup_elem(&start_hash, &pid);
 	if (!s || !s->ts)
 		return 0;
-	if (!now)
-		now = bpf_ktime_get_ns();
-	delta = now - s->ts;
+	delta = kagg_event_now(&now) - s->ts;
 	s->ts = 0;
 	if (delta < min_ns || delta > max_ns) {
 		c->cnt[OFFCPU_CNT_FILTERED_RANGE]++;

@@ -141,7 +141,7 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task, cons
 	}
 	if (filter_cgroup && !new_task && !s->in_cg)
 		return;
-	s->ts = share_event ? now : bpf_ktime_get_ns();
+	s->ts = kagg_event_now(&now);
 }
 
 static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 slot, __u32 g,
@@ -174,26 +174,15 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u32 pid, state, in_cg = 1, zero = 0, g;
 	struct counters *c;
 	struct start *s;
-	__u64 now = 0, delta;
+	__u64 now, delta;
 
 	c = bpf_map_lookup_elem(&counters, &zero);
-	if (!c)
-		return 0;
 	/*
-	 * Alone, the clock is read only when this switch starts or ends a wait
-	 * (a switch to idle of a task that blocks needs none): a clock read is
-	 * the largest part of the program where the clock source is slow
-	 * (~50-100 ns in a PVM guest).  With the streaming programs attached
-	 * (--mode both) every event is stamped once for both paths.
+	 * The clock is read only when this switch starts or ends a wait (a
+	 * task blocking into idle needs none).
 	 */
-	if (share_event) {
-		if (!kagg_event_stamp((__u64)prev, (__u64)next, &now, &g, true))
-			return 0;
-	} else {
-		if (!*(volatile __u32 *)&armed)
-			return 0;
-		g = kagg_gen();
-	}
+	if (!c || !kagg_event_open((__u64)prev, (__u64)next, &now, &g))
+		return 0;
 	c->cnt[RUNQLAT_CNT_EVENTS]++;
 
 	/* Switch-out: prev goes back on the run queue when it is still runnable. */
@@ -208,11 +197,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			s = start_get(prev, pid, true, btf);
 			if (s) {
 				s->in_cg = in_cg;
-				if ((preempt || !state) && in_cg) {
-					if (!now)
-						now = bpf_ktime_get_ns();
-					s->ts = now;
-				}
+				if ((preempt || !state) && in_cg)
+					s->ts = kagg_event_now(&now);
 			} else {
 				c->cnt[RUNQLAT_CNT_DROP_STORAGE]++;
 			}
@@ -229,9 +215,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	s = start_get(next, pid, false, btf);
 	if (!s || !s->ts)
 		return 0;
-	if (!now)
-		now = bpf_ktime_get_ns();
-	delta = now - s->ts;
+	delta = kagg_event_now(&now) - s->ts;
 	s->ts = 0;
 	if (!btf && !filter_cgroup)
 		bpf_map_delete_elem(&start_hash, &pid);

@@ -95,6 +95,31 @@ static __always_inline bool kagg_event_stamp(__u64 a, __u64 b, __u64 *now, __u32
 }
 
 /*
+ * An aggregating program's event whose time may not be needed: with the
+ * streaming programs attached (share_event) it is stamped at once for both
+ * paths, as kagg_event_stamp(first); alone only the generation is read and
+ * *now stays 0 until kagg_event_now() reads the clock where it is needed (a
+ * clock read is most of such a program where the clock source is slow:
+ * ~50-100 ns in a PVM guest).  False when the session is not armed.
+ */
+static __always_inline bool kagg_event_open(__u64 a, __u64 b, __u64 *now, __u32 *g)
+{
+	if (share_event)
+		return kagg_event_stamp(a, b, now, g, true);
+	*now = 0;
+	*g = kagg_gen();
+	return *(volatile __u32 *)&armed;
+}
+
+/* The event's time: the stamp, or the clock read now and kept for the event. */
+static __always_inline __u64 kagg_event_now(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
+}
+
+/*
  * Reserve a streamed record of `size` bytes (a constant) in `events` and
  * fill its head (struct kagg_rec_hdr); the event is numbered from *seen, a
  * failed reserve counted in *dropped.  Finish with kagg_rec_submit().
