@@ -84,21 +84,23 @@ struct {
 /* The last difference, so the exit program's work is not optimized away. */
 __u64 lat_last;
 
-static __always_inline void lat_start(void)
+/* Start task t's interval at now. */
+static __always_inline void lat_start(struct task_struct *t, __u64 now)
 {
-	struct lat_start *s = bpf_task_storage_get(&lat_store, bpf_get_current_task_btf(), 0,
+	struct lat_start *s = bpf_task_storage_get(&lat_store, t, 0,
 						   BPF_LOCAL_STORAGE_GET_F_CREATE);
 
 	if (s)
-		s->ts = bpf_ktime_get_ns();
+		s->ts = now;
 }
 
-static __always_inline void lat_end(void)
+/* End task t's interval, if one was started, at now (0: read the clock then). */
+static __always_inline void lat_end(struct task_struct *t, __u64 now)
 {
-	struct lat_start *s = bpf_task_storage_get(&lat_store, bpf_get_current_task_btf(), 0, 0);
+	struct lat_start *s = bpf_task_storage_get(&lat_store, t, 0, 0);
 
 	if (s && s->ts) {
-		lat_last = bpf_ktime_get_ns() - s->ts;
+		lat_last = (now ? now : bpf_ktime_get_ns()) - s->ts;
 		s->ts = 0;
 	}
 }
@@ -106,14 +108,14 @@ static __always_inline void lat_end(void)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(lat_enter, struct pt_regs *regs, long id)
 {
-	lat_start();
+	lat_start(bpf_get_current_task_btf(), bpf_ktime_get_ns());
 	return 0;
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(lat_exit, struct pt_regs *regs, long ret)
 {
-	lat_end();
+	lat_end(bpf_get_current_task_btf(), 0);
 	return 0;
 }
 
@@ -121,20 +123,11 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_floor, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct lat_start *s;
 
-	if (prev->pid) {
-		s = bpf_task_storage_get(&lat_store, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (s)
-			s->ts = now;
-	}
-	if (!next->pid)
-		return 0;
-	s = bpf_task_storage_get(&lat_store, next, 0, 0);
-	if (s && s->ts) {
-		lat_last = now - s->ts;
-		s->ts = 0;
-	}
+	if (prev->pid)
+		lat_start(prev, now);
+	if (next->pid)
+		lat_end(next, now);
 	return 0;
 }
 
@@ -142,14 +135,14 @@ int BPF_PROG(switch_floor, bool preempt, struct task_struct *prev, struct task_s
 SEC("uprobe")
 int BPF_UPROBE(ulat_enter)
 {
-	lat_start();
+	lat_start(bpf_get_current_task_btf(), bpf_ktime_get_ns());
 	return 0;
 }
 
 SEC("uretprobe")
 int BPF_URETPROBE(ulat_exit)
 {
-	lat_end();
+	lat_end(bpf_get_current_task_btf(), 0);
 	return 0;
 }
 

@@ -150,11 +150,7 @@ static inline void tu_bounce_work(void *arg)
 	pthread_join(t, NULL);
 }
 
-/*
- * Run kagg with argv (NULL-terminated, without the binary), capture stdout
- * and stderr into malloc'd strings (may be NULL), optionally send `sig`
- * after `sig_after_ms`.  Returns the exit status, 128+signal if killed, -1.
- */
+/* All of fd from its offset, NUL-terminated, malloc'd (NULL when out of memory). */
 static inline char *tu_read_all(int fd)
 {
 	size_t len = 0, cap = 4096;
@@ -179,20 +175,13 @@ static inline char *tu_read_all(int fd)
 	return buf;
 }
 
-static inline int tu_run_kagg(char *const argv[], char **out, char **err, int sig,
-			      unsigned int sig_after_ms)
+/* Start kagg with argv (NULL-terminated, without the binary), stdout on ofd, stderr on efd. */
+static inline pid_t tu_spawn_kagg(char *const argv[], int ofd, int efd)
 {
-	char outp[] = "/tmp/kagg-test-out-XXXXXX", errp[] = "/tmp/kagg-test-err-XXXXXX";
 	char *args[64];
-	int ofd, efd, st, i;
 	pid_t pid;
+	int i;
 
-	ofd = mkstemp(outp);
-	efd = mkstemp(errp);
-	if (ofd < 0 || efd < 0)
-		return -1;
-	unlink(outp);
-	unlink(errp);
 	args[0] = (char *)tu_kagg();
 	for (i = 0; argv[i] && i < 62; i++)
 		args[i + 1] = argv[i];
@@ -204,6 +193,28 @@ static inline int tu_run_kagg(char *const argv[], char **out, char **err, int si
 		execv(args[0], args);
 		_exit(127);
 	}
+	return pid;
+}
+
+/*
+ * Run kagg with argv (NULL-terminated, without the binary), capture stdout
+ * and stderr into malloc'd strings (may be NULL), optionally send `sig`
+ * after `sig_after_ms`.  Returns the exit status, 128+signal if killed, -1.
+ */
+static inline int tu_run_kagg(char *const argv[], char **out, char **err, int sig,
+			      unsigned int sig_after_ms)
+{
+	char outp[] = "/tmp/kagg-test-out-XXXXXX", errp[] = "/tmp/kagg-test-err-XXXXXX";
+	int ofd, efd, st;
+	pid_t pid;
+
+	ofd = mkstemp(outp);
+	efd = mkstemp(errp);
+	if (ofd < 0 || efd < 0)
+		return -1;
+	unlink(outp);
+	unlink(errp);
+	pid = tu_spawn_kagg(argv, ofd, efd);
 	if (sig) {
 		tu_sleep_ms(sig_after_ms);
 		kill(pid, sig);

@@ -478,27 +478,18 @@ static void test_nothing_stays_loaded_after_exit(void **state)
  */
 static int run_into_closed_pipe(char *const argv[], char **err, double *secs)
 {
-	char errp[] = "/tmp/kagg-test-epipe-XXXXXX", *args[16] = { (char *)tu_kagg() };
-	int pfd[2], efd, st, i;
+	char errp[] = "/tmp/kagg-test-epipe-XXXXXX";
+	int pfd[2], efd, st;
 	struct timespec a, b;
 	pid_t pid;
 
-	for (i = 0; argv[i] && i < 14; i++)
-		args[i + 1] = argv[i];
-	args[i + 1] = NULL;
 	efd = mkstemp(errp);
 	assert_true(efd >= 0);
 	unlink(errp);
 	assert_int_equal(pipe(pfd), 0);
 	close(pfd[0]);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	pid = fork();
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		dup2(efd, 2);
-		execv(args[0], args);
-		_exit(127);
-	}
+	pid = tu_spawn_kagg(argv, pfd[1], efd);
 	close(pfd[1]);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	clock_gettime(CLOCK_MONOTONIC, &b);
