@@ -36,11 +36,17 @@ endif
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- sources
+# bpf/: the product's programs; tests/progs/: programs only tests and benches load.
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
-BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+TEST_BPF_SRCS	:= $(wildcard tests/progs/*.bpf.c)
+BPF_HDRS	:= $(wildcard bpf/*.h bpf/abi/*.h tests/progs/*.h)
 SKELS		:= $(patsubst bpf/%.bpf.c,$(OUT)/include/%.skel.h,$(BPF_SRCS))
+TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_SRCS))
 
-LIB_SRCS	:= $(wildcard user/*.c)
+# libkagg by layer: user/ (the spine), user/rb/ (reference ftrace ring buffer
+# and its formats), user/stream/ (BPF ring consumers), user/tools/ (per-tool halves).
+LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c)
+LIB_HDRS	:= $(wildcard user/*.h user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
 TOOL_SRCS	:= $(wildcard tools/*.c)
 TOOL_OBJS	:= $(patsubst tools/%.c,$(OUT)/obj/tools/%.o,$(TOOL_SRCS))
@@ -82,7 +88,12 @@ BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
 .PHONY: all
 all: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(UNIT_BINS) $(ROOT_BINS) $(TEST_HELPERS)
 
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/bpf/%.bpf.o: tests/progs/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h
 	$(call msg,BPF,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -92,7 +103,7 @@ $(OUT)/include/%.skel.h: $(OUT)/bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUT)/obj/user/%.o: user/%.c $(wildcard user/*.h user/include/kagg/*.h bpf/*.h) $(SKELS)
+$(OUT)/obj/user/%.o: user/%.c $(LIB_HDRS) $(BPF_HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
@@ -122,7 +133,7 @@ $(KAGG_BIN): $(TOOL_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_A) $(LIBS)
 
-$(OUT)/tests/%: tests/%.c $(LIB_A) $(wildcard tests/*.h user/*.h user/include/kagg/*.h)
+$(OUT)/tests/%: tests/%.c $(LIB_A) $(TEST_SKELS) $(wildcard tests/*.h) $(LIB_HDRS) $(BPF_HDRS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fno-omit-frame-pointer -Itests -I/usr/include/traceevent \
@@ -188,7 +199,8 @@ clean:
 
 .PHONY: format
 format:
-	clang-format -i $(wildcard bpf/*.c bpf/*.h user/*.c user/*.h user/include/kagg/*.h tools/*.c tools/*.h tests/*/*.c tests/*.h)
+	clang-format -i $(BPF_SRCS) $(TEST_BPF_SRCS) $(BPF_HDRS) $(LIB_SRCS) $(LIB_HDRS) \
+		$(wildcard tools/*.c tools/*.h tests/*/*.c tests/*.h)
 
 # ---------------------------------------------------------------- ABI
 # The exported symbols are the KAGG_API declarations in user/include/kagg/*.h.

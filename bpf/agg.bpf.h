@@ -11,7 +11,7 @@
 #ifndef KAGG_AGG_BPF_H
 #define KAGG_AGG_BPF_H
 
-#include "common.h"
+#include "abi/common.h"
 #include "bits.bpf.h"
 
 /*

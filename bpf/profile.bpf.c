@@ -18,7 +18,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "profile.h"
+#include "abi/profile.h"
 #include "agg.bpf.h"
 
 #define PF_KTHREAD 0x00200000

@@ -28,7 +28,7 @@
  * Streaming (--mode stream|both): a second set of programs sends one record
  * per event (struct runqlat_rec) with the filter decisions made here, where
  * the task and its cgroup can be asked, and userspace computes the same
- * latencies (user/runqlat_stream.c).  With both sets attached each event is
+ * latencies (user/tools/runqlat_stream.c).  With both sets attached each event is
  * stamped once for both (stream.bpf.h), so the histograms are identical
  * when no record is lost.
  */
@@ -36,7 +36,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "runqlat.h"
+#include "abi/runqlat.h"
 #include "agg.bpf.h"
 #include "stream.bpf.h"
 #include "filters.bpf.h"

@@ -19,7 +19,7 @@
  * tracepoints (sys_enter for counts, sys_exit for errors, both for latency)
  * sends one struct sc_rec per event with the filter decision made here;
  * userspace counts, classifies and times the calls alike
- * (user/syscount_stream.c).  With both sets attached each event is stamped
+ * (user/tools/syscount_stream.c).  With both sets attached each event is stamped
  * once for both (stream.bpf.h); the aggregating programs only pay for the
  * stamp in that mode.
  */
@@ -27,7 +27,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "syscount.h"
+#include "abi/syscount.h"
 #include "agg.bpf.h"
 #include "stream.bpf.h"
 

@@ -30,8 +30,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "session.h"
-#include "stream.h"
+#include "session_internal.h"
+#include "stream/stream.h"
 #include "syms.h"
 
 #ifndef CGROUP2_SUPER_MAGIC

@@ -11,7 +11,7 @@
 #include <kagg/session.h>
 #include "json.h"
 #include "opts.h"
-#include "snapshot.h"
+#include "snapshot_internal.h"
 
 #define HIST_MAX_SLOTS 64
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "offcpu.h"
+#include "abi/offcpu.h"
 #include "offcpu.skel.h"
 
 static long long now_ns(clockid_t c)

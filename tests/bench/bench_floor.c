@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Holds one floor of bpf/bench_floor.bpf.c attached, so that a benchmark
+ * Holds one floor of tests/progs/bench_floor.bpf.c attached, so that a benchmark
  * script can read its BPF run time per event next to kagg's and the peer's
  * in the same run:
  *

@@ -13,7 +13,7 @@
  * write into the reference ftrace buffer): the ratio says what that costs.
  * Figures only, as ratios from one run; nothing is asserted.
  *
- * Then one shared ring against one ring per CPU (bpf/bench_rings.bpf.c: the
+ * Then one shared ring against one ring per CPU (tests/progs/bench_rings.bpf.c: the
  * same record, an array of ring buffer maps), each drained from the other
  * CPU or, per CPU, on the CPU that wrote it: the BPF cost per event and the
  * consumer's CPU per record of each layout, in the same run.
@@ -30,10 +30,10 @@
 #include <bpf/libbpf.h>
 
 #include <kagg/kagg.h>
-#include "offcpu.h"
+#include "abi/offcpu.h"
 #include "offcpu.skel.h"
 #include "bench_rings.skel.h"
-#include "bpfrb.h"
+#include "stream/bpfrb.h"
 
 #define RING_BYTES (1u << 20)
 

@@ -2,7 +2,7 @@
 /*
  * Attach paths, tested for real: kprobe, kretprobe, fentry, fexit,
  * kprobe.multi, kretprobe.multi, tp_btf and raw_tp, each loaded alone
- * (bpf_program__set_autoload) from bpf/attach_probe.bpf.c, attached, fired
+ * (bpf_program__set_autoload) from tests/progs/attach_probe.bpf.c, attached, fired
  * exactly N times with getpgid(2) from this process, checked, detached, and
  * checked again to be silent after detach.
  *
@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include <bpf/libbpf.h>
-#include "attach_probe.h"
+#include "progs/attach_probe.h"
 #include "attach_probe.skel.h"
 
 #define AT_CALLS 64

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "hist_parse.h"
+#include "tools/hist_parse.h"
 
 static void ok_filter(const char *str, const char *field, enum hist_op op, const char *val)
 {

@@ -13,7 +13,7 @@
 #include <linux/types.h>
 
 #include <kagg/kagg.h>
-#include "snapshot.h"
+#include "snapshot_internal.h"
 #include "testutil.h"
 /* The BPF programs' bucketing helpers are plain C: test the same code natively. */
 #undef __always_inline

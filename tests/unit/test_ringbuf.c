@@ -21,7 +21,7 @@
 #include <kbuffer.h>
 
 #include <kagg/ringbuf.h>
-#include "rb_internal.h" /* rb_slot(), the writers' state */
+#include "rb/rb_internal.h" /* rb_slot(), the writers' state */
 
 struct fake_clock {
 	uint64_t now;

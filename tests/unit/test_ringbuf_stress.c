@@ -31,7 +31,7 @@
 #include <kbuffer.h>
 
 #include <kagg/ringbuf.h>
-#include "rb_internal.h"
+#include "rb/rb_internal.h"
 
 #define NW 6		 /* writer threads: 0..3 all on buffer 0, 4..5 on their own CPU */
 #define NIDS (2 * NW)	 /* ids 0..NW-1 threads, NW..2NW-1 their signal handlers */

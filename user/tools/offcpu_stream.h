@@ -13,8 +13,8 @@
 #include <kagg/session.h>
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
-#include "common.h"
-#include "stream.h"
+#include "abi/common.h"
+#include "stream/stream.h"
 #include "u64map.h"
 
 struct ostream_cfg {

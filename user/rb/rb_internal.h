@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
-/* Internal layout of the ring buffer (see user/ringbuf.c for the design). */
+/* Internal layout of the ring buffer (see user/rb/ringbuf.c for the design). */
 #ifndef KAGG_RB_INTERNAL_H
 #define KAGG_RB_INTERNAL_H
 

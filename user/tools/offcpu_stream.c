@@ -28,9 +28,9 @@
 #endif
 #include <linux/types.h>
 #include "bits.bpf.h"
-#include "offcpu.h"
+#include "abi/offcpu.h"
 #include "offcpu_stream.h"
-#include "snapshot.h"
+#include "snapshot_internal.h"
 
 #define TRACE_FLAG_IRQS_OFF 0x01 /* sched_switch runs with interrupts disabled */
 

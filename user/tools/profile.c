@@ -25,11 +25,11 @@
 #include <bpf/libbpf.h>
 
 #include <kagg/profile.h>
-#include "profile.h"
+#include "abi/profile.h"
 #include "profile.skel.h"
 #include "opts.h"
-#include "snapshot.h"
-#include "session.h"
+#include "snapshot_internal.h"
+#include "session_internal.h"
 
 #define slog session_log
 #define PROFILE_DEFAULT_FREQ 49

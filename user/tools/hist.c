@@ -21,13 +21,13 @@
 
 #include <kagg/hist.h>
 #include <kagg/rb_format.h>
-#include "hist.h"
+#include "abi/hist.h"
 #include "hist.skel.h"
 #include "hist_parse.h"
 #include "json.h"
 #include "opts.h"
-#include "session.h"
-#include "snapshot.h"
+#include "session_internal.h"
+#include "snapshot_internal.h"
 #include "tracefs.h"
 
 #define slog session_log

@@ -25,9 +25,9 @@
 #endif
 #include <linux/types.h>
 #include "bits.bpf.h"
-#include "runqlat.h"
+#include "abi/runqlat.h"
 #include "runqlat_stream.h"
-#include "snapshot.h"
+#include "snapshot_internal.h"
 
 #define TRACE_FLAG_IRQS_OFF 0x01 /* both events run under the run queue lock, irqs off */
 

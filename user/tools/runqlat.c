@@ -15,12 +15,12 @@
 #include <bpf/libbpf.h>
 
 #include <kagg/runqlat.h>
-#include "runqlat.h"
+#include "abi/runqlat.h"
 #include "runqlat.skel.h"
 #include "runqlat_stream.h"
 #include "opts.h"
-#include "snapshot.h"
-#include "session.h"
+#include "snapshot_internal.h"
+#include "session_internal.h"
 
 
 #define DEFAULT_STREAM_BYTES (8u << 20)

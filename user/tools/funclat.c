@@ -33,11 +33,11 @@
 #include <bpf/libbpf.h>
 
 #include <kagg/funclat.h>
-#include "funclat.h"
+#include "abi/funclat.h"
 #include "funclat.skel.h"
 #include "opts.h"
-#include "session.h"
-#include "snapshot.h"
+#include "session_internal.h"
+#include "snapshot_internal.h"
 #include "tracefs.h"
 
 #define slog session_log

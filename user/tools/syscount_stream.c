@@ -20,7 +20,7 @@
 #endif
 #include <linux/types.h>
 #include "bits.bpf.h"
-#include "syscount.h"
+#include "abi/syscount.h"
 #include "syscount_stream.h"
 
 #define MAX_ERRNO 4095

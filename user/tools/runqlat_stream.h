@@ -10,7 +10,7 @@
 #ifndef KAGG_RUNQLAT_STREAM_H
 #define KAGG_RUNQLAT_STREAM_H
 
-#include "stream.h"
+#include "stream/stream.h"
 
 struct rqstream_cfg {
 	struct scons_cfg core;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Types shared by bpf/attach_probe.bpf.c and tests/bpf/test_attach.c: one
+ * Types shared by tests/progs/attach_probe.bpf.c and tests/bpf/test_attach.c: one
  * counter slot per attach path, so a test can load any single program and
  * read back how often it fired for the test's own process.
  */

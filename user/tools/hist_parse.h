@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "hist.h"
+#include "abi/hist.h"
 
 int hist_parse_filter(const char *str, char *field, size_t fsz, enum hist_op *op,
 		      const char **val);

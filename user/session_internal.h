@@ -2,7 +2,7 @@
 /*
  * Internal: the generic half of a session, shared by every tool.
  *
- * A tool (user/offcpu.c, ...) opens its skeleton, fills the session's program
+ * A tool (user/tools/offcpu.c, ...) opens its skeleton, fills the session's program
  * list, its `gen` pointer and its counters map, and supplies session_ops for
  * what only it knows (reading its aggregates into a snapshot, naming its
  * drops).  The generic half attaches and detaches, keeps the interval
@@ -19,8 +19,8 @@
 #include <bpf/libbpf.h>
 
 #include <kagg/session.h>
-#include "common.h"
-#include "snapshot.h"
+#include "abi/common.h"
+#include "snapshot_internal.h"
 
 #define SESSION_MAX_PROGS 8
 #define SESSION_MAX_COUNTERS 16
@@ -151,7 +151,7 @@ int session_cgroup_fill(struct bpf_map *cgroup_map, int cgroup_fd);
 /* Checks /sys/kernel/btf/vmlinux, logs what to do when missing. */
 int session_need_btf(struct kagg_session *s);
 
-/* ---- generic readers for the shapes of bpf/common.h ---- */
+/* ---- generic readers for the shapes of bpf/abi/common.h ---- */
 
 /* Per-CPU array `hist` entry g summed over CPUs into one histogram appended to snap. */
 int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,

@@ -15,11 +15,11 @@
 #include <bpf/libbpf.h>
 
 #include <kagg/session.h>
-#include "offcpu.h"
+#include "abi/offcpu.h"
 #include "offcpu.skel.h"
 #include "opts.h"
-#include "snapshot.h"
-#include "session.h"
+#include "snapshot_internal.h"
+#include "session_internal.h"
 #include "offcpu_stream.h"
 
 

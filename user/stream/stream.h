@@ -19,7 +19,7 @@
 #include <kagg/rb_format.h>
 #include <kagg/session.h>
 #include "bpfrb.h"
-#include "common.h"
+#include "abi/common.h"
 #include "u64map.h"
 
 struct scons_cfg {

@@ -26,12 +26,12 @@
 #include <bpf/libbpf.h>
 
 #include <kagg/syscount.h>
-#include "syscount.h"
+#include "abi/syscount.h"
 #include "syscount.skel.h"
 #include "syscount_stream.h"
 #include "opts.h"
-#include "snapshot.h"
-#include "session.h"
+#include "snapshot_internal.h"
+#include "session_internal.h"
 
 static const char *const sc_default_headers[] = {
 	"/usr/include/x86_64-linux-gnu/asm/unistd_64.h",

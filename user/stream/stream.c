@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "snapshot.h"
+#include "snapshot_internal.h"
 #include "stream.h"
 #include "tracefs.h"
 

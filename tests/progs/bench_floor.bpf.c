@@ -31,7 +31,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "common.h"
+#include "abi/common.h"
 
 #define PF_KTHREAD 0x00200000
 

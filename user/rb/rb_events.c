@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The trace event registry: formats by id and by name.  Formats come in
+ * through the parser (rb_format.c: tracefs format files) or are defined in
+ * code; the printer (rb_printfmt.c) looks them up to render records.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opts.h"
+#include "rb_events_internal.h"
+#include "rb_internal.h"
+
+struct kagg_rb_events *kagg_rb_events__new(const struct kagg_rb_events_opts *opts)
+{
+	struct kagg_rb_events *e;
+
+	if (!kagg_opts_valid(opts, offsetofend(struct kagg_rb_events_opts,
+					       kagg_rb_events_opts__last_field))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->next_id = KAGG_OPT(opts, kagg_rb_events_opts, first_id, 0);
+	if (e->next_id <= 0)
+		e->next_id = 1000;
+	e->old_flags = KAGG_OPT(opts, kagg_rb_events_opts, old_flags, false);
+	return e;
+}
+
+void rb_fmt_free(struct kagg_rb_format *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->nr_fields; i++) {
+		free(f->fields[i].type);
+		free(f->fields[i].name);
+	}
+	free(f->fields);
+	free(f->system);
+	free(f->name);
+	free(f->print_fmt);
+	free(f);
+}
+
+void kagg_rb_events__free(struct kagg_rb_events *evs)
+{
+	size_t i;
+
+	if (!evs)
+		return;
+	for (i = 0; i < evs->n; i++)
+		rb_fmt_free(evs->v[i]);
+	free(evs->v);
+	free(evs);
+}
+
+const struct kagg_rb_format *kagg_rb_events__find(const struct kagg_rb_events *evs, int id)
+{
+	size_t i;
+
+	if (!evs) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < evs->n; i++)
+		if (evs->v[i]->id == id)
+			return evs->v[i];
+	return NULL;
+}
+
+const struct kagg_rb_format *kagg_rb_events__find_by_name(const struct kagg_rb_events *evs,
+							  const char *system, const char *name)
+{
+	size_t i;
+
+	if (!evs || !name) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < evs->n; i++)
+		if ((!system || !strcmp(evs->v[i]->system, system)) &&
+		    !strcmp(evs->v[i]->name, name))
+			return evs->v[i];
+	return NULL;
+}
+
+size_t kagg_rb_events__count(const struct kagg_rb_events *evs)
+{
+	return evs ? evs->n : 0;
+}
+
+const struct kagg_rb_format *kagg_rb_events__at(const struct kagg_rb_events *evs, size_t i)
+{
+	return evs && i < evs->n ? evs->v[i] : NULL;
+}
+
+const struct kagg_rb_field *kagg_rb_format__field(const struct kagg_rb_format *fmt,
+						  const char *name)
+{
+	size_t i;
+
+	if (!fmt || !name) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < fmt->nr_fields; i++)
+		if (!strcmp(fmt->fields[i].name, name))
+			return &fmt->fields[i];
+	return NULL;
+}
+
+int rb_events_add(struct kagg_rb_events *evs, struct kagg_rb_format *f)
+{
+	if (kagg_rb_events__find(evs, f->id))
+		return -EEXIST;
+	if (evs->n == evs->cap) {
+		size_t c = evs->cap ? evs->cap * 2 : 16;
+		struct kagg_rb_format **v = realloc(evs->v, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		evs->v = v;
+		evs->cap = c;
+	}
+	evs->v[evs->n++] = f;
+	if (f->id >= evs->next_id)
+		evs->next_id = f->id + 1;
+	return 0;
+}

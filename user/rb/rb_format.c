@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Trace event format files: parsing tracefs `format` text (and whole
+ * events/ directories) into the registry, defining formats in code with the
+ * kernel's field layout, and writing formats, header_page and header_event
+ * back out as tracefs does.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rb_events_internal.h"
+#include "rb_internal.h"
+
+/* --------------------------------------------------------------- parsing */
+
+static char *xstrndup(const char *s, size_t n)
+{
+	char *r = malloc(n + 1);
+
+	if (r) {
+		memcpy(r, s, n);
+		r[n] = 0;
+	}
+	return r;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+/* Split a declaration "TYPE NAME[LEN]" into f->type, f->name, kind. */
+static int parse_decl(struct kagg_rb_field *f, const char *decl)
+{
+	char *d = strdup(decl), *s, *name, *br;
+	int err = -EINVAL;
+
+	if (!d)
+		return -ENOMEM;
+	s = trim(d);
+	f->kind = KAGG_RB_FIELD_PLAIN;
+	if (!strncmp(s, "__data_loc ", 11))
+		f->kind = KAGG_RB_FIELD_DATA_LOC;
+	else if (!strncmp(s, "__rel_loc ", 10))
+		f->kind = KAGG_RB_FIELD_REL_LOC;
+	/* name: last identifier, optionally followed by [LEN] */
+	br = s + strlen(s);
+	if (br > s && br[-1] == ']') {
+		char *ob = strrchr(s, '[');
+
+		if (!ob)
+			goto out;
+		br = ob;
+		if (f->kind == KAGG_RB_FIELD_PLAIN) {
+			f->kind = KAGG_RB_FIELD_ARRAY;
+			f->array_len = (int)strtol(ob + 1, NULL, 0);
+		}
+	}
+	name = br;
+	while (name > s && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
+		name--;
+	if (name == br || name == s)
+		goto out;
+	f->name = xstrndup(name, (size_t)(br - name));
+	/* type: everything but the name (array brackets of data_loc kept: "char[]") */
+	{
+		size_t tl = (size_t)(name - s);
+		char *t = xstrndup(s, tl), *tt;
+
+		if (!t)
+			goto out;
+		tt = trim(t);
+		f->type = strdup(tt); /* "__data_loc char[]" keeps its [] */
+		free(t);
+	}
+	if (!f->name || !f->type)
+		goto out;
+	f->is_string = strstr(f->type, "char") && !strstr(f->type, "*") &&
+		       (f->kind != KAGG_RB_FIELD_PLAIN);
+	err = 0;
+out:
+	free(d);
+	return err;
+}
+
+static int add_field(struct kagg_rb_format *fmt, struct kagg_rb_field *fl)
+{
+	struct kagg_rb_field *v = realloc(fmt->fields, (fmt->nr_fields + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	fmt->fields = v;
+	v[fmt->nr_fields++] = *fl;
+	return 0;
+}
+
+int kagg_rb_events__parse(struct kagg_rb_events *evs, const char *system, const char *text,
+			  size_t len, const struct kagg_rb_format **out)
+{
+	struct kagg_rb_format *f = calloc(1, sizeof(*f));
+	char *buf = xstrndup(text, len), *line, *save = NULL;
+	bool have_id = false, common = true;
+	int err = -EINVAL;
+
+	if (!f || !buf) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	f->system = strdup(system ? system : "");
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *l = line;
+
+		while (*l == ' ' || *l == '\t')
+			l++;
+		if (!strncmp(l, "name:", 5)) {
+			f->name = strdup(trim(l + 5));
+		} else if (!strncmp(l, "ID:", 3)) {
+			f->id = (int)strtol(l + 3, NULL, 10);
+			have_id = true;
+		} else if (!strncmp(l, "field:", 6)) {
+			struct kagg_rb_field fl = { 0 };
+			char *semi = strchr(l + 6, ';'), *p;
+
+			if (!semi)
+				goto fail;
+			*semi = 0;
+			if (parse_decl(&fl, l + 6))
+				goto fail;
+			p = strstr(semi + 1, "offset:");
+			if (!p)
+				goto fail_fl;
+			fl.offset = (int)strtol(p + 7, NULL, 10);
+			p = strstr(semi + 1, "size:");
+			if (!p)
+				goto fail_fl;
+			fl.size = (int)strtol(p + 5, NULL, 10);
+			p = strstr(semi + 1, "signed:");
+			fl.is_signed = p && p[7] == '1';
+			if (common && strncmp(fl.name, "common_", 7))
+				common = false;
+			if (common)
+				f->nr_common++;
+			if (add_field(f, &fl)) {
+			fail_fl:
+				free(fl.name);
+				free(fl.type);
+				goto fail;
+			}
+		} else if (!strncmp(l, "print fmt:", 10)) {
+			f->print_fmt = strdup(trim(l + 10));
+		}
+	}
+	if (!f->name || !have_id || !f->nr_fields)
+		goto fail;
+	err = rb_events_add(evs, f);
+	if (err)
+		goto fail;
+	free(buf);
+	if (out)
+		*out = f;
+	return 0;
+fail:
+	rb_fmt_free(f);
+	free(buf);
+	return err;
+}
+
+static int read_all(const char *path, char **out, size_t *len)
+{
+	FILE *fp = fopen(path, "re");
+	char *b = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!fp)
+		return -errno;
+	for (;;) {
+		if (n + 4096 > cap) {
+			char *t = realloc(b, cap + 65536);
+
+			if (!t) {
+				free(b);
+				fclose(fp);
+				return -ENOMEM;
+			}
+			b = t;
+			cap += 65536;
+		}
+		r = fread(b + n, 1, cap - n, fp);
+		if (!r)
+			break;
+		n += r;
+	}
+	fclose(fp);
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+int kagg_rb_events__load_dir(struct kagg_rb_events *evs, const char *dir, int *failed)
+{
+	DIR *d = opendir(dir), *d2;
+	struct dirent *s, *e;
+	int n = 0, bad = 0;
+
+	if (!d)
+		return -errno;
+	while ((s = readdir(d))) {
+		char path[4096];
+
+		if (s->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, s->d_name);
+		d2 = opendir(path);
+		if (!d2)
+			continue;
+		while ((e = readdir(d2))) {
+			char fp[4096], *txt = NULL;
+			size_t len = 0;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(fp, sizeof(fp), "%s/%s/%s/format", dir, s->d_name, e->d_name);
+			if (read_all(fp, &txt, &len))
+				continue;
+			if (kagg_rb_events__parse(evs, s->d_name, txt, len, NULL))
+				bad++;
+			else
+				n++;
+			free(txt);
+		}
+		closedir(d2);
+	}
+	closedir(d);
+	if (failed)
+		*failed = bad;
+	return n;
+}
+
+/* --------------------------------------------------------------- defining */
+
+struct ctype {
+	const char *name;
+	int size;
+	bool is_signed;
+};
+
+static const struct ctype ctypes[] = {
+	{ "char", 1, true },	     { "unsigned char", 1, false }, { "signed char", 1, true },
+	{ "short", 2, true },	     { "unsigned short", 2, false }, { "int", 4, true },
+	{ "unsigned int", 4, false }, { "unsigned", 4, false },	    { "long", 8, true },
+	{ "unsigned long", 8, false }, { "long long", 8, true },    { "unsigned long long", 8, false },
+	{ "pid_t", 4, true },	     { "u8", 1, false },	    { "s8", 1, true },
+	{ "u16", 2, false },	     { "s16", 2, true },	    { "u32", 4, false },
+	{ "s32", 4, true },	     { "u64", 8, false },	    { "s64", 8, true },
+	{ "bool", 1, false },	     { "size_t", 8, false },	    { "void *", 8, false },
+	{ "unsigned long *", 8, false },
+};
+
+static const struct kagg_rb_field common_fields[] = {
+	{ "unsigned short", "common_type", 0, 2, false, KAGG_RB_FIELD_PLAIN, 0, false },
+	{ "unsigned char", "common_flags", 2, 1, false, KAGG_RB_FIELD_PLAIN, 0, false },
+	{ "unsigned char", "common_preempt_count", 3, 1, false, KAGG_RB_FIELD_PLAIN, 0, false },
+	{ "int", "common_pid", 4, 4, true, KAGG_RB_FIELD_PLAIN, 0, false },
+};
+
+int kagg_rb_events__define(struct kagg_rb_events *evs, const char *system, const char *name,
+			   const char *fields, const char *print_fmt,
+			   const struct kagg_rb_format **out)
+{
+	struct kagg_rb_format *f = calloc(1, sizeof(*f));
+	char *buf = strdup(fields ? fields : ""), *decl, *save = NULL;
+	int off = 8, err = -ENOMEM;
+	size_t i;
+
+	if (!f || !buf)
+		goto fail;
+	f->system = strdup(system);
+	f->name = strdup(name);
+	f->print_fmt = print_fmt ? strdup(print_fmt) : NULL;
+	f->id = evs->next_id;
+	if (!f->system || !f->name)
+		goto fail;
+	for (i = 0; i < 4; i++) {
+		struct kagg_rb_field c = common_fields[i];
+
+		c.type = strdup(c.type);
+		c.name = strdup(c.name);
+		if (!c.type || !c.name || add_field(f, &c))
+			goto fail;
+	}
+	f->nr_common = 4;
+	err = -EINVAL;
+	for (decl = strtok_r(buf, ";", &save); decl; decl = strtok_r(NULL, ";", &save)) {
+		struct kagg_rb_field fl = { 0 };
+		const struct ctype *ct = NULL;
+		char *t;
+		int align;
+
+		if (!*trim(decl))
+			continue;
+		if (parse_decl(&fl, decl))
+			goto fail;
+		t = fl.type;
+		if (fl.kind == KAGG_RB_FIELD_DATA_LOC || fl.kind == KAGG_RB_FIELD_REL_LOC) {
+			fl.size = 4;
+			fl.is_signed = false;
+			align = 4;
+		} else {
+			for (i = 0; i < sizeof(ctypes) / sizeof(ctypes[0]); i++)
+				if (!strcmp(ctypes[i].name, t))
+					ct = &ctypes[i];
+			if (!ct) {
+				free(fl.type);
+				free(fl.name);
+				goto fail;
+			}
+			fl.size = ct->size * (fl.kind == KAGG_RB_FIELD_ARRAY ? fl.array_len : 1);
+			fl.is_signed = ct->is_signed;
+			if (fl.kind == KAGG_RB_FIELD_ARRAY && !strcmp(t, "char"))
+				fl.is_signed = false; /* as the kernel prints char arrays */
+			align = ct->size;
+		}
+		off = (off + align - 1) & ~(align - 1);
+		fl.offset = off;
+		off += fl.size;
+		if (add_field(f, &fl)) {
+			free(fl.type);
+			free(fl.name);
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	err = rb_events_add(evs, f);
+	if (err)
+		goto fail;
+	free(buf);
+	if (out)
+		*out = f;
+	return 0;
+fail:
+	rb_fmt_free(f);
+	free(buf);
+	return err;
+}
+
+#define SCHED_STATES                                                                               \
+	"(0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | "         \
+	"0x00000020 | 0x00000040)"
+
+#define SCHED_WAKEUP_FIELDS "char comm[16]; pid_t pid; int prio; int target_cpu"
+#define SCHED_WAKEUP_FMT                                                                           \
+	"\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, "             \
+	"REC->target_cpu"
+
+int kagg_rb_events__define_sched(struct kagg_rb_events *evs)
+{
+	int err;
+
+	err = kagg_rb_events__define(
+		evs, "sched", "sched_switch",
+		"char prev_comm[16]; pid_t prev_pid; int prev_prio; long prev_state; "
+		"char next_comm[16]; pid_t next_pid; int next_prio",
+		"\"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s "
+		"next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, "
+		"(REC->prev_state & (((" SCHED_STATES " + 1) << 1) - 1)) ? "
+		"__print_flags(REC->prev_state & (((" SCHED_STATES " + 1) << 1) - 1), \"|\", "
+		"{ 0x00000001, \"S\" }, { 0x00000002, \"D\" }, { 0x00000004, \"T\" }, "
+		"{ 0x00000008, \"t\" }, { 0x00000010, \"X\" }, { 0x00000020, \"Z\" }, "
+		"{ 0x00000040, \"P\" }, { 0x00000080, \"I\" }) : \"R\", "
+		"REC->prev_state & ((" SCHED_STATES " + 1) << 1) ? \"+\" : \"\", "
+		"REC->next_comm, REC->next_pid, REC->next_prio",
+		NULL);
+	if (err)
+		return err;
+	err = kagg_rb_events__define(evs, "sched", "sched_wakeup", SCHED_WAKEUP_FIELDS,
+				     SCHED_WAKEUP_FMT, NULL);
+	if (err)
+		return err;
+	return kagg_rb_events__define(evs, "sched", "sched_wakeup_new", SCHED_WAKEUP_FIELDS,
+				      SCHED_WAKEUP_FMT, NULL);
+}
+
+void kagg_rb_format__fprint(const struct kagg_rb_format *fmt, FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "name: %s\nID: %d\nformat:\n", fmt->name, fmt->id);
+	for (i = 0; i < fmt->nr_fields; i++) {
+		const struct kagg_rb_field *fl = &fmt->fields[i];
+
+		if (i == fmt->nr_common && i)
+			fputc('\n', f);
+		if (fl->kind == KAGG_RB_FIELD_ARRAY)
+			fprintf(f, "\tfield:%s %s[%d];", fl->type, fl->name, fl->array_len);
+		else
+			fprintf(f, "\tfield:%s %s;", fl->type, fl->name);
+		fprintf(f, "\toffset:%d;\tsize:%d;\tsigned:%d;\n", fl->offset, fl->size,
+			fl->is_signed);
+	}
+	fprintf(f, "\nprint fmt: %s\n", fmt->print_fmt ? fmt->print_fmt : "\"\"");
+}
+
+void kagg_rb__fprint_header_page(size_t subbuf_size, FILE *f)
+{
+	fprintf(f, "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+		   "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+		   "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+		   "\tfield: char data;\toffset:16;\tsize:%zu;\tsigned:0;\n",
+		subbuf_size - 16);
+}
+
+void kagg_rb__fprint_header_event(FILE *f)
+{
+	fprintf(f, "# compressed entry header\n"
+		   "\ttype_len    :    5 bits\n"
+		   "\ttime_delta  :   27 bits\n"
+		   "\tarray       :   32 bits\n\n"
+		   "\tpadding     : type == 29\n"
+		   "\ttime_extend : type == 30\n"
+		   "\ttime_stamp : type == 31\n"
+		   "\tdata max type_len  == 28\n");
+}
+
