@@ -9,6 +9,13 @@ void jw_init(struct jw *w, FILE *f, bool pretty)
 	w->depth = 0;
 	w->first[0] = true;
 	w->pretty = pretty;
+	w->spaced = false;
+}
+
+void jw_init_spaced(struct jw *w, FILE *f)
+{
+	jw_init(w, f, false);
+	w->spaced = true;
 }
 
 static void jw_indent(struct jw *w)
@@ -58,13 +65,13 @@ static void jw_raw_str(struct jw *w, const char *s)
 static void jw_member(struct jw *w, const char *key)
 {
 	if (!w->first[w->depth])
-		fputc(',', w->f);
+		fputs(w->spaced ? ", " : ",", w->f);
 	w->first[w->depth] = false;
 	if (w->depth)
 		jw_indent(w);
 	if (key) {
 		jw_raw_str(w, key);
-		fputs(w->pretty ? ": " : ":", w->f);
+		fputs(w->pretty || w->spaced ? ": " : ":", w->f);
 	}
 }
 
@@ -134,6 +141,15 @@ void jw_double(struct jw *w, const char *key, double v, int decimals)
 	jw_member(w, key);
 	if (isfinite(v))
 		fprintf(w->f, "%.*f", decimals, v);
+	else
+		fputs("null", w->f);
+}
+
+void jw_double_g(struct jw *w, const char *key, double v)
+{
+	jw_member(w, key);
+	if (isfinite(v))
+		fprintf(w->f, "%g", v);
 	else
 		fputs("null", w->f);
 }
