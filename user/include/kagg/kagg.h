@@ -7,6 +7,7 @@
 #include <kagg/session.h>
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
+#include <kagg/rb_bench.h>
 #include <kagg/tracedat.h>
 #include <kagg/funclat.h>
 #include <kagg/runqlat.h>
