@@ -219,40 +219,220 @@ static uint8_t *load_file(const char *path, size_t *len)
 	return b;
 }
 
-static int decode_main(int argc, char **argv)
+/* A whole file NUL-terminated, or NULL. */
+static char *load_text(const char *path)
+{
+	size_t len;
+	uint8_t *b = load_file(path, &len), *t;
+
+	if (!b)
+		return NULL;
+	t = realloc(b, len + 1);
+	if (!t) {
+		free(b);
+		return NULL;
+	}
+	t[len] = 0;
+	return (char *)t;
+}
+
+/* Sub-buffer size from dir's header_page (data's size + the 16-byte header), else 4096. */
+static size_t subbuf_size(const char *dir)
+{
+	size_t subbuf = 4096;
+	char path[4096], *hp, *d;
+
+	snprintf(path, sizeof(path), "%s/header_page", dir);
+	hp = load_text(path);
+	if (!hp)
+		return subbuf;
+	d = strstr(hp, "char data;");
+	if (d && (d = strstr(d, "size:")))
+		subbuf = (size_t)strtoul(d + 5, NULL, 10) + 16;
+	free(hp);
+	return subbuf;
+}
+
+/* "PID COMM" lines of dir's saved_cmdlines, or of the one next to dir. */
+static void load_cmdlines(const char *dir, struct comms *comms)
+{
+	char path[4096], *text, *p, *save = NULL;
+
+	snprintf(path, sizeof(path), "%s/saved_cmdlines", dir);
+	text = load_text(path);
+	if (!text) {
+		snprintf(path, sizeof(path), "%s/../saved_cmdlines", dir);
+		text = load_text(path);
+	}
+	if (!text)
+		return;
+	for (p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		int pid;
+		char name[17];
+
+		if (sscanf(p, "%d %16s", &pid, name) == 2)
+			comm_put(comms, pid, name, strlen(name));
+	}
+	free(text);
+}
+
+/* Every event of every file, and the files' bytes they point into. */
+struct decoded {
+	struct dec_ev *all;
+	size_t n, cap;
+	uint8_t **bufs;
+	int nfiles;
+};
+
+static int decoded_add(struct decoded *d, const struct kagg_rb_event *ev)
+{
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 4096;
+		struct dec_ev *t = realloc(d->all, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		d->all = t;
+		d->cap = cap;
+	}
+	d->all[d->n].ev = *ev;
+	d->all[d->n].order = d->n;
+	d->all[d->n].lost = ev->missed;
+	d->n++;
+	return 0;
+}
+
+/* File i (cpuN.raw names its CPU, else CPU i): 0 or an exit code, said. */
+static int decode_file(struct decoded *d, int i, const char *file, size_t subbuf)
+{
+	const char *base = strrchr(file, '/');
+	size_t len, off;
+	int cpu = 0;
+
+	base = base ? base + 1 : file;
+	if (sscanf(base, "cpu%d", &cpu) != 1)
+		cpu = i;
+	d->bufs[i] = load_file(file, &len);
+	if (!d->bufs[i])
+		return cli_err(KAGG_EXIT_FAIL, "cannot read %s: %s", file, strerror(errno));
+	for (off = 0; off + subbuf <= len; off += subbuf) {
+		struct kagg_rb_page_iter it;
+		struct kagg_rb_event ev;
+
+		if (kagg_rb_page_iter__init(&it, d->bufs[i] + off, subbuf))
+			return cli_err(KAGG_EXIT_FAIL, "%s: sub-buffer at %zu is corrupt", file, off);
+		while (kagg_rb_page_iter__next(&it, &ev) == 0) {
+			ev.cpu = cpu;
+			if (decoded_add(d, &ev))
+				return cli_err(KAGG_EXIT_FAIL, "out of memory");
+		}
+	}
+	return 0;
+}
+
+static void decoded_free(struct decoded *d)
+{
+	int i;
+
+	for (i = 0; d->bufs && i < d->nfiles; i++)
+		free(d->bufs[i]);
+	free(d->bufs);
+	free(d->all);
+}
+
+/* The comm of a pid that sched_switch records name, unless already known. */
+static void learn_comm(struct comms *comms, const struct kagg_rb_field *pid,
+		       const struct kagg_rb_field *comm, const uint8_t *r)
+{
+	if (!comm_get(comms, (int)kagg_rb_field__int(pid, r)))
+		comm_put(comms, (int)kagg_rb_field__int(pid, r), (const char *)r + comm->offset,
+			 strnlen((const char *)r + comm->offset, 16));
+}
+
+static void learn_switch_comms(const struct kagg_rb_events *evs, const struct decoded *d,
+			       struct comms *comms)
+{
+	const struct kagg_rb_format *sw = kagg_rb_events__find_by_name(evs, "sched",
+								       "sched_switch");
+	const struct kagg_rb_field *pp, *pc, *np, *nc;
+	size_t i;
+
+	if (!sw || !(pp = kagg_rb_format__field(sw, "prev_pid")) ||
+	    !(pc = kagg_rb_format__field(sw, "prev_comm")) ||
+	    !(np = kagg_rb_format__field(sw, "next_pid")) ||
+	    !(nc = kagg_rb_format__field(sw, "next_comm")))
+		return;
+	for (i = 0; i < d->n; i++) {
+		const uint8_t *r = d->all[i].ev.data;
+
+		if (d->all[i].ev.len < 64 || *(const uint16_t *)r != sw->id)
+			continue;
+		learn_comm(comms, pp, pc, r);
+		learn_comm(comms, np, nc, r);
+	}
+}
+
+static void print_decoded(const struct kagg_rb_events *evs, const struct decoded *d,
+			  struct comms *comms)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++) {
+		const struct dec_ev *e = &d->all[i];
+
+		if (e->lost > 0)
+			printf("CPU:%d [LOST %lld EVENTS]\n", e->ev.cpu, (long long)e->lost);
+		else if (e->lost < 0)
+			printf("CPU:%d [LOST EVENTS]\n", e->ev.cpu);
+		kagg_rb_events__fprint_event(evs, stdout, &e->ev, comm_get, comms);
+	}
+}
+
+/* Options into *dir: 0, -1 after --help, or a usage error's exit code. */
+static int decode_parse(int argc, char **argv, const char **dir)
 {
 	static const struct option lo[] = {
 		{ "events-dir", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *dir = "/sys/kernel/tracing/events";
-	struct kagg_rb_events *evs = NULL;
-	struct dec_ev *all = NULL;
-	struct comms comms = { 0 };
-	uint8_t **bufs = NULL;
-	size_t n = 0, cap = 0, subbuf = 4096, i;
-	int c, nfiles, ret = KAGG_EXIT_FAIL, failed = 0;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			dir = optarg;
+			*dir = optarg;
 			break;
 		case 'h':
 			rb_usage(stdout);
-			return KAGG_EXIT_OK;
+			return -1;
 		default:
 			return cli_err(KAGG_EXIT_USAGE, "bad option (kagg rb --help)");
 		}
 	}
-	nfiles = argc - optind;
-	if (nfiles <= 0)
+	if (argc - optind <= 0)
 		return cli_err(KAGG_EXIT_USAGE, "decode needs at least one raw page FILE");
+	return 0;
+}
+
+static int decode_main(int argc, char **argv)
+{
+	const char *dir = "/sys/kernel/tracing/events";
+	struct kagg_rb_events *evs = NULL;
+	struct decoded d = { 0 };
+	struct comms comms = { 0 };
+	size_t subbuf;
+	int i, ret, failed = 0;
+
+	ret = decode_parse(argc, argv, &dir);
+	if (ret)
+		return ret < 0 ? KAGG_EXIT_OK : ret;
+	ret = KAGG_EXIT_FAIL;
+	d.nfiles = argc - optind;
 	evs = kagg_rb_events__new(NULL);
-	bufs = calloc((size_t)nfiles, sizeof(*bufs));
-	if (!evs || !bufs) {
+	d.bufs = calloc((size_t)d.nfiles, sizeof(*d.bufs));
+	if (!evs || !d.bufs) {
 		cli_err(KAGG_EXIT_FAIL, "out of memory");
 		goto out;
 	}
@@ -260,125 +440,17 @@ static int decode_main(int argc, char **argv)
 		cli_err(KAGG_EXIT_FAIL, "no event formats under %s", dir);
 		goto out;
 	}
-	{
-		char path[4096];
-		size_t hl;
-		uint8_t *hp;
-
-		snprintf(path, sizeof(path), "%s/header_page", dir);
-		hp = load_file(path, &hl);
-		if (hp) {
-			char *d;
-
-			hp = realloc(hp, hl + 1);
-			hp[hl] = 0;
-			d = strstr((char *)hp, "char data;");
-			if (d && (d = strstr(d, "size:")))
-				subbuf = (size_t)strtoul(d + 5, NULL, 10) + 16;
-			free(hp);
-		}
-		snprintf(path, sizeof(path), "%s/saved_cmdlines", dir);
-		hp = load_file(path, &hl);
-		if (!hp) {
-			snprintf(path, sizeof(path), "%s/../saved_cmdlines", dir);
-			hp = load_file(path, &hl);
-		}
-		if (hp) {
-			char *p, *save = NULL;
-
-			hp = realloc(hp, hl + 1);
-			hp[hl] = 0;
-			for (p = strtok_r((char *)hp, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
-				int pid;
-				char name[17];
-
-				if (sscanf(p, "%d %16s", &pid, name) == 2)
-					comm_put(&comms, pid, name, strlen(name));
-			}
-			free(hp);
-		}
-	}
-	for (c = 0; c < nfiles; c++) {
-		const char *file = argv[optind + c], *base = strrchr(file, '/');
-		size_t len, off;
-		int cpu = 0;
-
-		base = base ? base + 1 : file;
-		if (sscanf(base, "cpu%d", &cpu) != 1)
-			cpu = c;
-		bufs[c] = load_file(file, &len);
-		if (!bufs[c]) {
-			cli_err(KAGG_EXIT_FAIL, "cannot read %s: %s", file, strerror(errno));
+	subbuf = subbuf_size(dir);
+	load_cmdlines(dir, &comms);
+	for (i = 0; i < d.nfiles; i++)
+		if (decode_file(&d, i, argv[optind + i], subbuf))
 			goto out;
-		}
-		for (off = 0; off + subbuf <= len; off += subbuf) {
-			struct kagg_rb_page_iter it;
-			struct kagg_rb_event ev;
-
-			if (kagg_rb_page_iter__init(&it, bufs[c] + off, subbuf)) {
-				cli_err(KAGG_EXIT_FAIL, "%s: sub-buffer at %zu is corrupt", file, off);
-				goto out;
-			}
-			while (kagg_rb_page_iter__next(&it, &ev) == 0) {
-				if (n == cap) {
-					struct dec_ev *t;
-
-					cap = cap ? cap * 2 : 4096;
-					t = realloc(all, cap * sizeof(*t));
-					if (!t) {
-						cli_err(KAGG_EXIT_FAIL, "out of memory");
-						goto out;
-					}
-					all = t;
-				}
-				ev.cpu = cpu;
-				all[n].ev = ev;
-				all[n].order = n;
-				all[n].lost = ev.missed;
-				n++;
-			}
-		}
-	}
-	qsort(all, n, sizeof(*all), dec_cmp);
-	/* learn comms from sched_switch records */
-	{
-		const struct kagg_rb_format *sw = kagg_rb_events__find_by_name(evs, "sched",
-									       "sched_switch");
-		const struct kagg_rb_field *pp, *pc, *np, *nc;
-
-		if (sw && (pp = kagg_rb_format__field(sw, "prev_pid")) &&
-		    (pc = kagg_rb_format__field(sw, "prev_comm")) &&
-		    (np = kagg_rb_format__field(sw, "next_pid")) &&
-		    (nc = kagg_rb_format__field(sw, "next_comm"))) {
-			for (i = 0; i < n; i++) {
-				const uint8_t *r = all[i].ev.data;
-
-				if (all[i].ev.len < 64 || *(const uint16_t *)r != sw->id)
-					continue;
-				if (!comm_get(&comms, (int)kagg_rb_field__int(pp, r)))
-					comm_put(&comms, (int)kagg_rb_field__int(pp, r),
-						 (const char *)r + pc->offset,
-						 strnlen((const char *)r + pc->offset, 16));
-				if (!comm_get(&comms, (int)kagg_rb_field__int(np, r)))
-					comm_put(&comms, (int)kagg_rb_field__int(np, r),
-						 (const char *)r + nc->offset,
-						 strnlen((const char *)r + nc->offset, 16));
-			}
-		}
-	}
-	for (i = 0; i < n; i++) {
-		if (all[i].lost > 0)
-			printf("CPU:%d [LOST %lld EVENTS]\n", all[i].ev.cpu, (long long)all[i].lost);
-		else if (all[i].lost < 0)
-			printf("CPU:%d [LOST EVENTS]\n", all[i].ev.cpu);
-		kagg_rb_events__fprint_event(evs, stdout, &all[i].ev, comm_get, &comms);
-	}
+	qsort(d.all, d.n, sizeof(*d.all), dec_cmp);
+	learn_switch_comms(evs, &d, &comms);
+	print_decoded(evs, &d, &comms);
 	ret = cli_output_done(0);
 out:
-	for (c = 0; bufs && c < nfiles; c++)
-		free(bufs[c]);
-	free(bufs);
-	free(all);
+	decoded_free(&d);
 	free(comms.pid);
 	free(comms.comm);
 	kagg_rb_events__free(evs);
