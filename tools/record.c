@@ -249,152 +249,142 @@ static unsigned int event_bit(const char *e)
 static const char *const event_names[] = { "sched:sched_wakeup", "sched:sched_wakeup_new",
 					    "sched:sched_switch" };
 
-static int record_main(int argc, char **argv)
+/* What the command line asks for. */
+struct record_args {
+	const char *out, *raw_dir;
+	unsigned int events;	/* KAGG_RUNQLAT_EV_* bits */
+	char what[128];		/* the events, for messages */
+	int *pids;
+	size_t nr_pids, stream_bytes, rb_subbufs;
+	struct cli_common cm;
+};
+
+/* Options into *a: 0, -1 after --help, or a usage error's exit code. */
+static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	const char *out = NULL, *raw_dir = NULL;
-	struct kagg_snapshot *snap = NULL;
-	struct kagg_session *s = NULL;
-	struct sink *k = NULL;
-	struct cli_common cm = {};
-	unsigned int events = 0, bit;
-	char what[128] = "";
-	double end, t;
-	int *pids = NULL, ret = KAGG_EXIT_FAIL, c, cpu, i;
-	size_t nr_pids = 0, stream_bytes = 0, rb_subbufs = 512;
+	unsigned int bit;
 	uint64_t v;
+	int c, ret, i;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:e:p:d:vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			out = optarg;
+			a->out = optarg;
 			break;
 		case OPT_RAW_DIR:
-			raw_dir = optarg;
+			a->raw_dir = optarg;
 			break;
 		case 'e':
 			bit = event_bit(optarg);
-			if (!bit) {
-				ret = cli_err(KAGG_EXIT_USAGE, "cannot record '%s': the streamed events "
-					      "are sched:sched_switch, sched:sched_wakeup and "
-					      "sched:sched_wakeup_new", optarg);
-				goto out;
-			}
-			events |= bit;
+			if (!bit)
+				return cli_err(KAGG_EXIT_USAGE, "cannot record '%s': the streamed events "
+					       "are sched:sched_switch, sched:sched_wakeup and "
+					       "sched:sched_wakeup_new", optarg);
+			a->events |= bit;
 			break;
 		case 'p':
-			free(pids);
-			if (cli_parse_int_list(optarg, &pids, &nr_pids)) {
-				ret = cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
-				goto out;
-			}
+			free(a->pids);
+			if (cli_parse_int_list(optarg, &a->pids, &a->nr_pids))
+				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
 			break;
 		case 'd':
 		case 'v':
-			ret = cli_common_opt(c, optarg, &cm);
+			ret = cli_common_opt(c, optarg, &a->cm);
 			if (ret)
-				goto out;
+				return ret;
 			break;
 		case OPT_STREAM_BYTES:
-			if (cli_parse_stream_bytes(optarg, &stream_bytes)) {
-				ret = KAGG_EXIT_USAGE;
-				goto out;
-			}
+			if (cli_parse_stream_bytes(optarg, &a->stream_bytes))
+				return KAGG_EXIT_USAGE;
 			break;
 		case OPT_RB_SUBBUFS:
-			if (cli_parse_u64(optarg, &v) || v < 2 || v > 65534) {
-				ret = cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s' (2 to 65534)",
-					      optarg);
-				goto out;
-			}
-			rb_subbufs = v;
+			if (cli_parse_u64(optarg, &v) || v < 2 || v > 65534)
+				return cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s' (2 to 65534)",
+					       optarg);
+			a->rb_subbufs = v;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
-			ret = KAGG_EXIT_OK;
-			goto out;
+			return -1;
 		default:
-			ret = cli_bad_opt(c, argv);
-			goto out;
+			return cli_bad_opt(c, argv);
 		}
 	}
-	ret = KAGG_EXIT_USAGE;
-	if (optind < argc) {
-		cli_err(ret, "unexpected argument '%s'", argv[optind]);
-		goto out;
-	}
-	if (!out == !raw_dir) {
-		cli_err(ret, "give one of -o FILE.dat or --raw-dir DIR");
-		goto out;
-	}
-	if (!events)
-		events = KAGG_RUNQLAT_EV_SWITCH;
+	if (optind < argc)
+		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (!a->out == !a->raw_dir)
+		return cli_err(KAGG_EXIT_USAGE, "give one of -o FILE.dat or --raw-dir DIR");
+	if (!a->events)
+		a->events = KAGG_RUNQLAT_EV_SWITCH;
 	for (i = 0; i < 3; i++)
-		if (events & (1u << i))
-			snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s",
-				 what[0] ? ", " : "", event_names[i]);
-	ret = KAGG_EXIT_FAIL;
-	k = calloc(1, sizeof(*k));
-	if (!k)
-		goto out;
+		if (a->events & (1u << i))
+			snprintf(a->what + strlen(a->what), sizeof(a->what) - strlen(a->what), "%s%s",
+				 a->what[0] ? ", " : "", event_names[i]);
+	return 0;
+}
 
+/* The streaming session that lands the events asked for; NULL with errno. */
+static struct kagg_session *record_open(const struct record_args *a)
+{
 	cli_setup_signals();
 	cli_route_libbpf_log();
 	if (cli_mount_tracefs())
 		fprintf(stderr, "%s: tracefs is not mounted and cannot be: using kagg's built-in "
 				"sched formats\n", cli_prog);
-	if (events == KAGG_RUNQLAT_EV_SWITCH) {
+	if (a->events == KAGG_RUNQLAT_EV_SWITCH) {
 		/* sched_switch alone: offcpu's streaming program, one record per switch */
-		KAGG_OPTS(kagg_offcpu_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = rb_subbufs,
-			  .rb_consume = true, .stream_bytes = stream_bytes, .pids = pids,
-			  .nr_pids = nr_pids, .log = cli_log);
+		KAGG_OPTS(kagg_offcpu_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = a->rb_subbufs,
+			  .rb_consume = true, .stream_bytes = a->stream_bytes, .pids = a->pids,
+			  .nr_pids = a->nr_pids, .log = cli_log);
 
-		s = kagg_offcpu__open(&o);
-	} else {
-		/* wakeups: runqlat's streaming programs, landing only the events asked for */
-		KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = rb_subbufs,
-			  .rb_consume = true, .stream_bytes = stream_bytes, .pids = pids,
-			  .nr_pids = nr_pids, .land_events = events, .log = cli_log);
+		return kagg_offcpu__open(&o);
+	}
+	/* wakeups: runqlat's streaming programs, landing only the events asked for */
+	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = a->rb_subbufs,
+		  .rb_consume = true, .stream_bytes = a->stream_bytes, .pids = a->pids,
+		  .nr_pids = a->nr_pids, .land_events = a->events, .log = cli_log);
 
-		s = kagg_runqlat__open(&o);
-	}
-	if (!s) {
-		ret = cli_open_failed(errno);
-		goto out;
-	}
+	return kagg_runqlat__open(&o);
+}
+
+/* Point the sink at the trace.dat or the raw directory: 0 or an exit code. */
+static int sink_open(struct sink *k, struct kagg_session *s, const struct record_args *a)
+{
 	k->evs = kagg_session__events(s);
 	k->nr_cpus = kagg_rb__nr_cpus(kagg_session__ringbuf(s));
-	if (out) {
-		KAGG_OPTS(kagg_tracedat_writer_opts, wo, .nr_cpus = k->nr_cpus,
-			  .page_size = kagg_rb__subbuf_size(kagg_session__ringbuf(s)),
-			  .events = kagg_session__events(s), .trace_clock = "mono");
+	if (a->raw_dir)
+		return open_raw_dir(k, a->raw_dir, kagg_session__ringbuf(s), k->evs);
 
-		k->w = kagg_tracedat_writer__new(out, &wo);
-		if (!k->w) {
-			cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", out, strerror(errno));
-			goto out;
-		}
-	} else {
-		ret = open_raw_dir(k, raw_dir, kagg_session__ringbuf(s), kagg_session__events(s));
-		if (ret)
-			goto out;
-		ret = KAGG_EXIT_FAIL;
-	}
-	if (kagg_session__attach(s))
-		goto out;
-	fprintf(stderr, "Recording %s... Hit Ctrl-C to end.\n", what);
-	end = cm.duration ? 0 : 1e300;
-	{
-		struct timespec ts;
+	KAGG_OPTS(kagg_tracedat_writer_opts, wo, .nr_cpus = k->nr_cpus,
+		  .page_size = kagg_rb__subbuf_size(kagg_session__ringbuf(s)), .events = k->evs,
+		  .trace_clock = "mono");
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t = ts.tv_sec + ts.tv_nsec / 1e9;
-		if (cm.duration)
-			end = t + cm.duration;
-	}
+	k->w = kagg_tracedat_writer__new(a->out, &wo);
+	if (!k->w)
+		return cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", a->out, strerror(errno));
+	return 0;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Consume records and move full pages out for `duration` seconds (0: until
+ * Ctrl-C).  A failure is said and ends the recording early; what was
+ * recorded is still written out.
+ */
+static void record_until(struct sink *k, struct kagg_session *s, double duration)
+{
+	double t = mono_s(), end = duration ? t + duration : 1e300;
+
 	while (!cli_stop && t < end) {
-		struct timespec ts;
 		int err = kagg_session__poll(s, 100);
 
 		if (err < 0 && err != -EINTR) {
@@ -405,46 +395,94 @@ static int record_main(int argc, char **argv)
 			cli_err(KAGG_EXIT_FAIL, "writing pages failed");
 			break;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t = ts.tv_sec + ts.tv_nsec / 1e9;
+		t = mono_s();
 	}
-	/* Stop the source, take every record still in flight, then every page. */
+}
+
+/*
+ * Stop the source, take every record still in flight, then every page, and
+ * finish the trace.dat.  *snap: the session's counters.  0 or an exit code.
+ */
+static int record_finish(struct sink *k, struct kagg_session *s, const char *out,
+			 struct kagg_snapshot **snap)
+{
 	kagg_session__detach(s);
 	while (kagg_session__poll(s, 0) > 0)
 		;
-	if (drain_pages(k, kagg_session__ringbuf(s), true)) {
-		cli_err(KAGG_EXIT_FAIL, "writing pages failed");
-		goto out;
-	}
-	snap = kagg_session__snapshot(s, 0);
-	if (k->w && kagg_tracedat_writer__finish(k->w)) {
-		cli_err(KAGG_EXIT_FAIL, "writing %s failed: %s", out, strerror(errno));
-		goto out;
-	}
-	if (snap) {
-		const struct kagg_meta *m = kagg_snapshot__meta(snap);
+	if (drain_pages(k, kagg_session__ringbuf(s), true))
+		return cli_err(KAGG_EXIT_FAIL, "writing pages failed");
+	*snap = kagg_session__snapshot(s, 0);
+	if (k->w && kagg_tracedat_writer__finish(k->w))
+		return cli_err(KAGG_EXIT_FAIL, "writing %s failed: %s", out, strerror(errno));
+	return 0;
+}
 
-		fprintf(stderr,
-			"%s: %llu events seen, %llu recorded in %llu pages to %s (%s; %llu streamed); "
-			"lost %llu (BPF ring buffer full) + %llu (reference buffer full); format %s\n",
-			cli_prog, (unsigned long long)m->stream_seen, (unsigned long long)k->events,
-			(unsigned long long)k->pages, out ? out : raw_dir, what,
-			(unsigned long long)m->stream_delivered, (unsigned long long)m->stream_dropped,
-			(unsigned long long)m->rb_dropped, m->stream_format);
+static void print_summary(const struct sink *k, const struct kagg_snapshot *snap,
+			  const struct record_args *a)
+{
+	const struct kagg_meta *m = kagg_snapshot__meta(snap);
+
+	fprintf(stderr,
+		"%s: %llu events seen, %llu recorded in %llu pages to %s (%s; %llu streamed); "
+		"lost %llu (BPF ring buffer full) + %llu (reference buffer full); format %s\n",
+		cli_prog, (unsigned long long)m->stream_seen, (unsigned long long)k->events,
+		(unsigned long long)k->pages, a->out ? a->out : a->raw_dir, a->what,
+		(unsigned long long)m->stream_delivered, (unsigned long long)m->stream_dropped,
+		(unsigned long long)m->rb_dropped, m->stream_format);
+}
+
+static void sink_free(struct sink *k)
+{
+	int cpu;
+
+	if (!k)
+		return;
+	kagg_tracedat_writer__free(k->w);
+	for (cpu = 0; k->raw_fds && cpu < k->nr_cpus; cpu++)
+		if (k->raw_fds[cpu] > 0)
+			close(k->raw_fds[cpu]);
+	free(k->raw_fds);
+	free(k);
+}
+
+static int record_main(int argc, char **argv)
+{
+	struct record_args a = { .rb_subbufs = 512 };
+	struct kagg_snapshot *snap = NULL;
+	struct kagg_session *s = NULL;
+	struct sink *k = NULL;
+	int ret;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret) {
+		ret = ret < 0 ? KAGG_EXIT_OK : ret;
+		goto out;
 	}
-	ret = KAGG_EXIT_OK;
+	ret = KAGG_EXIT_FAIL;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		goto out;
+	s = record_open(&a);
+	if (!s) {
+		ret = cli_open_failed(errno);
+		goto out;
+	}
+	ret = sink_open(k, s, &a);
+	if (ret)
+		goto out;
+	ret = KAGG_EXIT_FAIL;
+	if (kagg_session__attach(s))
+		goto out;
+	fprintf(stderr, "Recording %s... Hit Ctrl-C to end.\n", a.what);
+	record_until(k, s, a.cm.duration);
+	ret = record_finish(k, s, a.out, &snap);
+	if (!ret && snap)
+		print_summary(k, snap, &a);
 out:
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
-	if (k) {
-		kagg_tracedat_writer__free(k->w);
-		for (cpu = 0; k->raw_fds && cpu < k->nr_cpus; cpu++)
-			if (k->raw_fds[cpu] > 0)
-				close(k->raw_fds[cpu]);
-		free(k->raw_fds);
-		free(k);
-	}
-	free(pids);
+	sink_free(k);
+	free(a.pids);
 	return ret;
 }
 
