@@ -339,13 +339,187 @@ static void describe_target(struct kagg_stat *st, const struct kagg_stat_opts *o
 #undef ADD
 }
 
+/* Events, and one of a command, a pid or a cpu.  0 or -EINVAL (logged). */
+static int check_opts(struct kagg_stat *st, const struct kagg_stat_opts *o)
+{
+	if (!o->nr_events || !o->events || (o->argv && (!o->argv[0] || o->pid > 0)) ||
+	    (!o->argv && o->pid <= 0 && o->cpu < 0) || o->nr_events > 64) {
+		st_log(st, KAGG_LOG_WARN, "invalid stat options: give events and one of a "
+					  "command, a pid or a cpu");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Room for nr counters, none open yet.  0 or -ENOMEM. */
+static int alloc_counters(struct kagg_stat *st, size_t nr)
+{
+	size_t i;
+
+	st->nr = nr;
+	st->fds = malloc(nr * sizeof(*st->fds));
+	st->res = calloc(nr, sizeof(*st->res));
+	st->names = calloc(nr, sizeof(*st->names));
+	for (i = 0; st->fds && i < nr; i++)
+		st->fds[i] = -1; /* before a failure: kagg_stat__destroy() closes the others */
+	return st->fds && st->res && st->names ? 0 : -ENOMEM;
+}
+
+/* Event i's name into st and its perf_event_attr into *a.  0 or -errno (logged). */
+static int resolve_event(struct kagg_stat *st, const struct kagg_stat_opts *o, size_t i,
+			 struct perf_event_attr *a)
+{
+	const char *name = o->events[i];
+	uint32_t type;
+	uint64_t config;
+	bool hw;
+	int err;
+
+	err = kagg_stat__parse_event(name, o->tracefs, &type, &config, &hw);
+	if (err == -EINVAL) {
+		st_log(st, KAGG_LOG_WARN, "unknown event '%s' (cpu-clock, task-clock, "
+			   "context-switches, cpu-migrations, page-faults, minor-faults, "
+			   "major-faults, cycles, instructions, cache-references, "
+			   "cache-misses, branches, branch-misses, tracepoint:SYS:NAME)",
+			   name ? name : "(null)");
+		return err;
+	}
+	if (err == -ENOENT) {
+		st_log(st, KAGG_LOG_WARN, "no tracepoint %s in %s/events (is tracefs "
+			   "mounted? mount -t tracefs nodev /sys/kernel/tracing)",
+			   name + 11, o->tracefs ? o->tracefs : "/sys/kernel/tracing");
+		return err;
+	}
+	if (err) {
+		st_log(st, KAGG_LOG_WARN, "reading the id of %s: %s", name, strerror(-err));
+		return err;
+	}
+	st->names[i] = strdup(name);
+	if (!st->names[i])
+		return -ENOMEM;
+	st->res[i].name = st->names[i];
+	a->size = sizeof(*a);
+	a->type = type;
+	a->config = config;
+	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	a->disabled = 1;
+	a->enable_on_exec = o->argv != NULL; /* counting starts at exec */
+	a->inherit = o->argv != NULL;	      /* and covers its children */
+	return 0;
+}
+
+/* Every name first: a typo fails before anything runs.  0 or -errno (logged). */
+static int resolve_events(struct kagg_stat *st, const struct kagg_stat_opts *o,
+			  struct perf_event_attr *attrs)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < st->nr; i++) {
+		err = resolve_event(st, o, i, &attrs[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The pid exists, or the command is forked and held.  0 or -errno (logged). */
+static int prepare_target(struct kagg_stat *st, const struct kagg_stat_opts *o)
+{
+	int err;
+
+	if (o->pid > 0 && kill(o->pid, 0) && errno == ESRCH) {
+		st_log(st, KAGG_LOG_WARN, "no such process: %d", o->pid);
+		return -ESRCH;
+	}
+	if (o->argv) {
+		err = fork_command(st, o->argv);
+		if (err) {
+			st_log(st, KAGG_LOG_WARN, "cannot fork: %s", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* The command's pid, the -p pid, or -1 (every task of a CPU). */
+static int target_pid(const struct kagg_stat *st, const struct kagg_stat_opts *o)
+{
+	return o->argv ? st->child : o->pid > 0 ? o->pid : -1;
+}
+
+/*
+ * Open counter i.  An event this machine lacks stays as an unsupported
+ * result (0); any other failure is -errno (logged).
+ */
+static int open_counter(struct kagg_stat *st, size_t i, struct perf_event_attr *a, int pid,
+			int cpu)
+{
+	int fd = perf_open(a, pid, cpu), err;
+
+	if (fd >= 0) {
+		st->fds[i] = fd;
+		st->res[i].supported = true;
+		return 0;
+	}
+	err = -errno;
+	if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) {
+		st->res[i].err = err;
+		st_log(st, KAGG_LOG_INFO, "%s not supported here: %s", st->names[i],
+		       strerror(-err));
+		return 0;
+	}
+	if (err == -EPERM || err == -EACCES)
+		st_log(st, KAGG_LOG_WARN, "perf_event_open(%s): %s: run as root or with "
+			   "CAP_PERFMON", st->names[i], strerror(-err));
+	else if (err == -ESRCH)
+		st_log(st, KAGG_LOG_WARN, "no such process: %d", pid);
+	else
+		st_log(st, KAGG_LOG_WARN, "perf_event_open(%s): %s", st->names[i],
+		       strerror(-err));
+	return err;
+}
+
+/* Every counter; -ENODEV (logged, naming each error) when none could be opened. */
+static int open_counters(struct kagg_stat *st, const struct kagg_stat_opts *o,
+			 struct perf_event_attr *attrs)
+{
+	int pid = target_pid(st, o), err;
+	char list[256] = "";
+	size_t i, len = 0;
+
+	for (i = 0; i < st->nr; i++) {
+		err = open_counter(st, i, &attrs[i], pid, o->cpu >= 0 ? o->cpu : -1);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < st->nr; i++)
+		if (st->res[i].supported)
+			return 0;
+	for (i = 0; i < st->nr && len < sizeof(list); i++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%s: %s", i ? ", " : "",
+				st->names[i], err_name(st->res[i].err));
+	st_log(st, KAGG_LOG_WARN, "none of the events is supported on this machine (%s)", list);
+	return -ENODEV;
+}
+
+static void fill_report(struct kagg_stat *st, const struct kagg_stat_opts *o)
+{
+	describe_target(st, o);
+	st->rep.target = st->target;
+	st->rep.pid = target_pid(st, o);
+	st->rep.cpu = o->cpu >= 0 ? o->cpu : -1;
+	st->rep.kernel = st->uts.release;
+	st->rep.results = st->res;
+	st->rep.nr_results = st->nr;
+}
+
 struct kagg_stat *kagg_stat__open(const struct kagg_stat_opts *opts)
 {
 	struct kagg_stat_opts o = {};
-	struct kagg_stat *st;
 	struct perf_event_attr *attrs = NULL;
-	size_t i, nr_open = 0;
-	int err = 0, pid;
+	struct kagg_stat *st;
+	int err;
 
 	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
 		errno = EINVAL;
@@ -360,130 +534,21 @@ struct kagg_stat *kagg_stat__open(const struct kagg_stat_opts *opts)
 	st->log_ctx = o.log_ctx;
 	st->go_fd = st->err_fd = -1;
 	uname(&st->uts);
-	if (!o.nr_events || !o.events || (o.argv && (!o.argv[0] || o.pid > 0)) ||
-	    (!o.argv && o.pid <= 0 && o.cpu < 0) || o.nr_events > 64) {
-		st_log(st, KAGG_LOG_WARN, "invalid stat options: give events and one of a "
-					  "command, a pid or a cpu");
-		err = -EINVAL;
-		goto fail;
-	}
-	st->nr = o.nr_events;
-	st->fds = malloc(st->nr * sizeof(*st->fds));
-	st->res = calloc(st->nr, sizeof(*st->res));
-	st->names = calloc(st->nr, sizeof(*st->names));
-	attrs = calloc(st->nr, sizeof(*attrs));
-	if (!st->fds || !st->res || !st->names || !attrs) {
+	err = check_opts(st, &o);
+	err = err ?: alloc_counters(st, o.nr_events);
+	if (!err && !(attrs = calloc(st->nr, sizeof(*attrs))))
 		err = -ENOMEM;
-		goto fail;
-	}
-	for (i = 0; i < st->nr; i++)
-		st->fds[i] = -1;
-	/* Resolve every name first: a typo fails before anything runs. */
-	for (i = 0; i < st->nr; i++) {
-		uint32_t type;
-		uint64_t config;
-		bool hw;
-
-		err = kagg_stat__parse_event(o.events[i], o.tracefs, &type, &config, &hw);
-		if (err == -EINVAL) {
-			st_log(st, KAGG_LOG_WARN, "unknown event '%s' (cpu-clock, task-clock, "
-				   "context-switches, cpu-migrations, page-faults, minor-faults, "
-				   "major-faults, cycles, instructions, cache-references, "
-				   "cache-misses, branches, branch-misses, tracepoint:SYS:NAME)",
-				   o.events[i] ? o.events[i] : "(null)");
-			goto fail;
-		}
-		if (err == -ENOENT) {
-			st_log(st, KAGG_LOG_WARN, "no tracepoint %s in %s/events (is tracefs "
-				   "mounted? mount -t tracefs nodev /sys/kernel/tracing)",
-				   o.events[i] + 11, o.tracefs ? o.tracefs : "/sys/kernel/tracing");
-			goto fail;
-		}
-		if (err) {
-			st_log(st, KAGG_LOG_WARN, "reading the id of %s: %s", o.events[i],
-			       strerror(-err));
-			goto fail;
-		}
-		st->names[i] = strdup(o.events[i]);
-		if (!st->names[i]) {
-			err = -ENOMEM;
-			goto fail;
-		}
-		st->res[i].name = st->names[i];
-		attrs[i].size = sizeof(attrs[i]);
-		attrs[i].type = type;
-		attrs[i].config = config;
-		attrs[i].read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-				       PERF_FORMAT_TOTAL_TIME_RUNNING;
-		attrs[i].disabled = 1;
-		attrs[i].enable_on_exec = o.argv != NULL; /* counting starts at exec */
-		attrs[i].inherit = o.argv != NULL;	   /* and covers its children */
-	}
-	if (o.pid > 0 && kill(o.pid, 0) && errno == ESRCH) {
-		st_log(st, KAGG_LOG_WARN, "no such process: %d", o.pid);
-		err = -ESRCH;
-		goto fail;
-	}
-	if (o.argv) {
-		err = fork_command(st, o.argv);
-		if (err) {
-			st_log(st, KAGG_LOG_WARN, "cannot fork: %s", strerror(-err));
-			goto fail;
-		}
-	}
-	pid = o.argv ? st->child : o.pid > 0 ? o.pid : -1;
-	for (i = 0; i < st->nr; i++) {
-		int fd = perf_open(&attrs[i], pid, o.cpu >= 0 ? o.cpu : -1);
-
-		if (fd >= 0) {
-			st->fds[i] = fd;
-			st->res[i].supported = true;
-			nr_open++;
-			continue;
-		}
-		err = -errno;
-		if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV) {
-			st->res[i].err = err;
-			st_log(st, KAGG_LOG_INFO, "%s not supported here: %s", st->names[i],
-			       strerror(-err));
-			continue;
-		}
-		if (err == -EPERM || err == -EACCES)
-			st_log(st, KAGG_LOG_WARN, "perf_event_open(%s): %s: run as root or with "
-				   "CAP_PERFMON", st->names[i], strerror(-err));
-		else if (err == -ESRCH)
-			st_log(st, KAGG_LOG_WARN, "no such process: %d", pid);
-		else
-			st_log(st, KAGG_LOG_WARN, "perf_event_open(%s): %s", st->names[i],
-			       strerror(-err));
-		goto fail;
-	}
-	if (!nr_open) {
-		char list[256] = "";
-		size_t len = 0;
-
-		for (i = 0; i < st->nr && len < sizeof(list); i++)
-			len += snprintf(list + len, sizeof(list) - len, "%s%s: %s", i ? ", " : "",
-					st->names[i], err_name(st->res[i].err));
-		st_log(st, KAGG_LOG_WARN, "none of the events is supported on this machine (%s)",
-		       list);
-		err = -ENODEV;
-		goto fail;
-	}
-	describe_target(st, &o);
-	st->rep.target = st->target;
-	st->rep.pid = o.argv ? st->child : o.pid > 0 ? o.pid : -1;
-	st->rep.cpu = o.cpu >= 0 ? o.cpu : -1;
-	st->rep.kernel = st->uts.release;
-	st->rep.results = st->res;
-	st->rep.nr_results = st->nr;
+	err = err ?: resolve_events(st, &o, attrs);
+	err = err ?: prepare_target(st, &o);
+	err = err ?: open_counters(st, &o, attrs);
 	free(attrs);
+	if (err) {
+		kagg_stat__destroy(st);
+		errno = -err;
+		return NULL;
+	}
+	fill_report(st, &o);
 	return st;
-fail:
-	free(attrs);
-	kagg_stat__destroy(st);
-	errno = -err;
-	return NULL;
 }
 
 int kagg_stat__start(struct kagg_stat *st)
