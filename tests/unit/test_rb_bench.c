@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The ring buffer benchmark as a library call (kagg/rb_bench.h): the
+ * counters of a short run agree with the writers' own count and the rows
+ * sum to the totals, the printers write what the result holds (the JSON
+ * parsed back field by field), bad options and results are refused, a
+ * raw directory that cannot be written fails with the reason logged, and
+ * a stop flag already set ends the run at once.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include <kagg/kagg.h>
+
+static char logged[512];
+
+static void log_cb(void *ctx, enum kagg_log_level level, const char *msg)
+{
+	if (level == KAGG_LOG_WARN)
+		snprintf(logged, sizeof(logged), "%s", msg);
+}
+
+static double mono(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The unsigned number after "key": in s, which must be there. */
+static unsigned long long num_after(const char *s, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(s, pat);
+	assert_non_null(p);
+	return strtoull(p + strlen(pat), NULL, 10);
+}
+
+static void test_run_counters_agree_and_rows_sum(void **state)
+{
+	KAGG_OPTS(kagg_rb_bench_opts, o, .writers = 2, .payload = 40, .nr_subbufs = 8,
+		  .seconds = 0.1, .log = log_cb);
+	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
+	struct kagg_rb_bench_cpu row = { .sz = sizeof(row) };
+	uint64_t written = 0, read = 0, overrun = 0, dropped = 0, entries = 0;
+	int cpu;
+
+	assert_int_equal(kagg_rb_bench__run(&o, &r), 0);
+	assert_int_equal(r.sz, sizeof(r));
+	assert_int_equal(r.writers, 2);
+	assert_int_equal(r.payload, 40);
+	assert_int_equal(r.mode, KAGG_RB_OVERWRITE);
+	assert_true(r.seconds == 0.1);
+	assert_true(r.nr_cpus >= 1);
+	assert_true(r.committed > 0);
+	/* drained at the end: every commit was read, overwritten, or is still there */
+	assert_int_equal(r.read + r.overrun + r.entries, r.committed);
+	assert_int_equal(r.written, r.read + r.overrun + r.dropped + r.entries);
+	assert_int_equal(r.dropped, 0); /* overwrite mode never refuses */
+	assert_true(r.ns_per_event > 0);
+	for (cpu = 0; cpu < r.nr_cpus; cpu++) {
+		assert_int_equal(kagg_rb_bench_result__cpu(&r, cpu, &row), 0);
+		assert_int_equal(row.sz, sizeof(row));
+		assert_int_equal(row.written, row.read + row.overrun + row.dropped + row.entries);
+		assert_non_null(row.write_path);
+		assert_true(!strcmp(row.write_path, "rseq") || !strcmp(row.write_path, "locked"));
+		written += row.written;
+		read += row.read;
+		overrun += row.overrun;
+		dropped += row.dropped;
+		entries += row.entries;
+	}
+	assert_int_equal(written, r.written);
+	assert_int_equal(read, r.read);
+	assert_int_equal(overrun, r.overrun);
+	assert_int_equal(dropped, r.dropped);
+	assert_int_equal(entries, r.entries);
+	assert_int_equal(kagg_rb_bench_result__cpu(&r, r.nr_cpus, &row), -EINVAL);
+	assert_int_equal(kagg_rb_bench_result__cpu(&r, -1, &row), -EINVAL);
+	row.sz = 8;
+	assert_int_equal(kagg_rb_bench_result__cpu(&r, 0, &row), -EINVAL);
+	kagg_rb_bench_result__release(&r);
+	assert_null(r.priv);
+	assert_int_equal(r.sz, sizeof(r));
+	assert_int_equal(kagg_rb_bench_result__cpu(&r, 0, &row), -EINVAL);
+	kagg_rb_bench_result__release(NULL);
+}
+
+static void test_print_json_and_text(void **state)
+{
+	KAGG_OPTS(kagg_rb_bench_opts, o, .payload = 16, .mode = KAGG_RB_CONSUME, .seconds = 0.05);
+	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
+	struct kagg_rb_bench_cpu row = { .sz = sizeof(row) };
+	char *buf = NULL, *total, want[256];
+	const char *head;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(kagg_rb_bench__run(&o, &r), 0);
+	assert_int_equal(r.writers, 1); /* default */
+
+	f = open_memstream(&buf, &len);
+	assert_int_equal(kagg_rb_bench__print(&r, f, KAGG_FORMAT_JSON), 0);
+	fclose(f);
+	/* one line, ", " and ": " between members, seconds as %g */
+	assert_non_null(strstr(buf, "{\"writers\": 1, \"payload\": 16, \"mode\": \"consume\", "
+				    "\"seconds\": 0.05, \"cpus\": [{\"cpu\": 0, \"written\": "));
+	assert_int_equal(strchr(buf, '\n') - buf, (long)len - 1);
+	assert_int_equal(kagg_rb_bench_result__cpu(&r, 0, &row), 0);
+	assert_int_equal(num_after(buf, "written"), row.written); /* cpu 0's comes first */
+	total = strstr(buf, "], \"total\": {");
+	assert_non_null(total);
+	assert_int_equal(num_after(total, "written"), r.written);
+	assert_int_equal(num_after(total, "read"), r.read);
+	assert_int_equal(num_after(total, "overrun"), r.overrun);
+	assert_int_equal(num_after(total, "dropped"), r.dropped);
+	assert_int_equal(num_after(total, "commit_overrun"), r.commit_overrun);
+	assert_string_equal(buf + len - 3, "}}\n");
+	free(buf);
+
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(kagg_rb_bench__print(&r, f, KAGG_FORMAT_TEXT), 0);
+	fclose(f);
+	head = "CPU        written         read      overrun      dropped       ns/event  writers\n"
+	       "0     ";
+	assert_int_equal(strncmp(buf, head, strlen(head)), 0);
+	snprintf(want, sizeof(want), "\ntotal %12llu %12llu %12llu %12llu ",
+		 (unsigned long long)r.written, (unsigned long long)r.read,
+		 (unsigned long long)r.overrun, (unsigned long long)r.dropped);
+	assert_non_null(strstr(buf, want));
+	snprintf(want, sizeof(want), "\n(commit overrun %llu; written = read + overrun + dropped; ",
+		 (unsigned long long)r.commit_overrun);
+	assert_non_null(strstr(buf, want));
+	free(buf);
+
+	assert_int_equal(kagg_rb_bench__print(&r, stdout, (enum kagg_format)7), -EINVAL);
+	assert_int_equal(kagg_rb_bench__print(&r, NULL, KAGG_FORMAT_TEXT), -EINVAL);
+	kagg_rb_bench_result__release(&r);
+	assert_int_equal(kagg_rb_bench__print(&r, stdout, KAGG_FORMAT_TEXT), -EINVAL);
+}
+
+static void test_bad_opts_and_result(void **state)
+{
+	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
+	struct {
+		struct kagg_rb_bench_opts o;
+		int future;
+	} big = { .o = { .sz = sizeof(big), .seconds = 0.01 }, .future = 1 };
+
+	{
+		KAGG_OPTS(kagg_rb_bench_opts, o, .payload = 4);
+		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+	}
+	{
+		KAGG_OPTS(kagg_rb_bench_opts, o, .writers = 1025);
+		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+	}
+	{
+		KAGG_OPTS(kagg_rb_bench_opts, o, .seconds = -1);
+		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+	}
+	{
+		KAGG_OPTS(kagg_rb_bench_opts, o, .mode = (enum kagg_rb_mode)5);
+		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+	}
+	{
+		KAGG_OPTS(kagg_rb_bench_opts, o, .payload = 5000, .seconds = 0.01, .log = log_cb);
+		logged[0] = 0;
+		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+		assert_non_null(strstr(logged, "payload 5000"));
+	}
+	/* unknown trailing bytes set: refused */
+	assert_int_equal(kagg_rb_bench__run(&big.o, &r), -EINVAL);
+	assert_int_equal(kagg_rb_bench__run(NULL, &r), -EINVAL);
+	{
+		KAGG_OPTS(kagg_rb_bench_opts, o, .seconds = 0.01);
+		assert_int_equal(kagg_rb_bench__run(&o, NULL), -EINVAL);
+		r.sz = sizeof(size_t);
+		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+	}
+	assert_null(r.priv);
+}
+
+static void test_unwritable_raw_dir_is_said(void **state)
+{
+	KAGG_OPTS(kagg_rb_bench_opts, o, .seconds = 0.01, .raw_dir = "/proc/kagg-no-such-dir",
+		  .log = log_cb);
+	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
+
+	logged[0] = 0;
+	assert_int_equal(kagg_rb_bench__run(&o, &r), -ENOENT);
+	assert_string_equal(logged, "cannot write to /proc/kagg-no-such-dir: No such file or "
+				    "directory");
+	assert_null(r.priv);
+}
+
+static void test_stop_flag_ends_the_run(void **state)
+{
+	static volatile sig_atomic_t stop = 1;
+	KAGG_OPTS(kagg_rb_bench_opts, o, .seconds = 30, .stop = &stop);
+	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
+	double t0 = mono();
+
+	assert_int_equal(kagg_rb_bench__run(&o, &r), 0);
+	assert_true(mono() - t0 < 10);
+	assert_true(r.seconds == 30); /* as asked */
+	assert_int_equal(r.read + r.overrun + r.entries, r.committed);
+	kagg_rb_bench_result__release(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_run_counters_agree_and_rows_sum),
+		cmocka_unit_test(test_print_json_and_text),
+		cmocka_unit_test(test_bad_opts_and_result),
+		cmocka_unit_test(test_unwritable_raw_dir_is_said),
+		cmocka_unit_test(test_stop_flag_ends_the_run),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
