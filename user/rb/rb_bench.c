@@ -331,21 +331,18 @@ static void bench_free(struct bench *b)
 
 /* ------------------------------------------------------------ running */
 
-/* Sleep up to `seconds`, returning early when a signal interrupts it with *stop set. */
+/*
+ * Sleep up to `seconds`, in slices of at most 100 ms so that *stop is seen
+ * soon even when the signal that set it went to another thread.
+ */
 static void bench_sleep(double seconds, const volatile sig_atomic_t *stop)
 {
-	struct timespec end, now;
+	double end = now_s() + seconds, left;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	end.tv_sec = now.tv_sec + (time_t)seconds;
-	end.tv_nsec = now.tv_nsec + (long)((seconds - (double)(time_t)seconds) * 1e9);
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
-	while (!(stop && *stop)) {
-		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) != EINTR)
-			break;
+	while (!(stop && *stop) && (left = end - now_s()) > 0) {
+		struct timespec ts = { 0, (long)((left < 0.1 ? left : 0.1) * 1e9) };
+
+		nanosleep(&ts, NULL);
 	}
 }
 

@@ -39,9 +39,8 @@ struct kagg_rb_bench_opts {
 	enum kagg_rb_mode mode;
 	double seconds;		/* how long the writers run; 0: 1 */
 	/*
-	 * The run ends early once *stop is non-zero (set from a signal
-	 * handler: the wait is cut short when the signal interrupts the
-	 * calling thread).  NULL: run the whole time.
+	 * The run ends early once *stop is non-zero (say, set by a SIGINT
+	 * handler); it is looked at every 100 ms.  NULL: run the whole time.
 	 */
 	const volatile sig_atomic_t *stop;
 	/*
