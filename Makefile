@@ -71,7 +71,7 @@ CFLAGS		?= -O2 -g
 # erratum on Skylake-derived cores): otherwise a layout accident pushed the
 # ring buffer's write path out of the decoded-uop cache, and two writers on
 # sibling vCPUs fought over the legacy decoders (256-byte records: two
-# writers 1.72-1.78x one, 1.93-2.00x with this; docs/ringbuf.md).
+# writers 1.72-1.78x one, 1.93-2.00x with this; docs/bench.md).
 JCC_FLAG	:= $(shell [ "$(ARCH)" = x86 ] && $(CC) -Wa,-mbranches-within-32B-boundaries \
 		     -x c -c /dev/null -o /dev/null 2>/dev/null && \
 		     echo -Wa,-mbranches-within-32B-boundaries)

@@ -2,7 +2,7 @@
 /*
  * Per-CPU ring buffer in the ftrace record format: the mechanism.
  *
- * Written clean-room from the format description (docs/ringbuf.md); the
+ * Written clean-room from the format description (docs/ftrace-format.md); the
  * concurrency design is our own and differs from the kernel's because
  * userspace writers can be preempted and migrated mid-write.
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * trace-cmd trace.dat version 6: writer and reader.  Written from the format
- * description (shared/docs/ftrace-format.md section 7, trace-cmd's
+ * description (docs/ftrace-format.md, "trace.dat, version 6"; trace-cmd's
  * trace-cmd.dat.v6 manual page); no trace-cmd code.
  *
  *   magic 17 08 44 "tracing" "6\0" | endian u8 | long size u8 | page size u32
