@@ -78,7 +78,7 @@ JCC_FLAG	:= $(shell [ "$(ARCH)" = x86 ] && $(CC) -Wa,-mbranches-within-32B-bound
 ALL_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC $(JCC_FLAG) \
 		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include
 LIBS		:= -lbpf -lelf -lz -lpthread
-TEST_LIBS	:= -lcmocka -ltraceevent $(LIBS)
+TEST_LIBS	:= -lcmocka -ltraceevent -lquadmath $(LIBS)
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
 		   -Wno-unused-function -I$(OUT)/include -Ibpf -Ivmlinux/$(ARCH) \
@@ -271,3 +271,9 @@ $(OUT)/examples/%: examples/%.c $(OUT)/lib/libkagg.so $(PUBLIC_HDRS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARNS) -std=gnu11 -Iuser/include -o $@ $< \
 		-L$(OUT)/lib -lkagg -Wl,-rpath,$(abspath $(OUT)/lib)
+
+# ---------------------------------------------------------------- generated
+# bpf/abi/exp_table.h: exact exponential-histogram thresholds (committed).
+.PHONY: exp-table
+exp-table:
+	$(Q)python3 bpf/exp_table.py bpf/abi/exp_table.h
