@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <kagg/session.h>
+#include <kagg/snapshot.h>
 #include "json.h"
 #include "opts.h"
 #include "snapshot_internal.h"

@@ -7,7 +7,7 @@
 #ifndef KAGG_SNAPSHOT_INT_H
 #define KAGG_SNAPSHOT_INT_H
 
-#include <kagg/session.h>
+#include <kagg/snapshot.h>
 
 #define SNAP_MAX_DROPS 12
 #define SNAP_MAX_PROGS 8 /* SESSION_MAX_PROGS */

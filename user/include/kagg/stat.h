@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <kagg/common.h>
-#include <kagg/session.h>
 
 #ifdef __cplusplus
 extern "C" {
