@@ -79,6 +79,7 @@ static void *bench_writer(void *arg)
 	uint32_t seq = 0;
 	uint64_t n = 0, local_ev = 0;
 	double t0 = now_s(), ts = t0;
+	int id = kagg_rb_format__id(b->fmt);
 
 	w->tid = (int)gettid();
 	while (!b->stop) {
@@ -86,12 +87,14 @@ static void *bench_writer(void *arg)
 
 		for (i = 0; i < 256; i++) {
 			struct kagg_rb_rsv rsv;
-			uint8_t *p = kagg_rb__reserve(b->rb, b->payload, &rsv);
+			uint8_t *p;
 
+			rsv.sz = sizeof(rsv);
+			p = kagg_rb__reserve(b->rb, b->payload, &rsv);
 			n++;
 			if (!p)
 				continue;
-			kagg_rb_entry__init(p, b->fmt->id, 0, 0, (int32_t)gettid());
+			kagg_rb_entry__init(p, id, 0, 0, (int32_t)gettid());
 			if (b->payload >= 12)
 				memcpy(p + 8, &w->id, 4);
 			if (b->payload >= 16)
@@ -201,7 +204,7 @@ static int bench_main(int argc, char **argv)
 	enum kagg_rb_mode mode = KAGG_RB_OVERWRITE;
 	struct bench *b;
 	struct writer *w;
-	struct kagg_rb_stats st, tot = { 0 };
+	struct kagg_rb_stats st = { .sz = sizeof(st) }, tot = { .sz = sizeof(tot) };
 	pthread_t reader;
 	char fields[128];
 	uint8_t *page;
@@ -610,8 +613,8 @@ static int decode_main(int argc, char **argv)
 			goto out;
 		}
 		for (off = 0; off + subbuf <= len; off += subbuf) {
-			struct kagg_rb_page_iter it;
-			struct kagg_rb_event ev;
+			struct kagg_rb_page_iter it = { .sz = sizeof(it) };
+			struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
 			if (kagg_rb_page_iter__init(&it, bufs[c] + off, subbuf)) {
 				cli_err(KAGG_EXIT_FAIL, "%s: sub-buffer at %zu is corrupt", file, off);
@@ -643,6 +646,7 @@ static int decode_main(int argc, char **argv)
 		const struct kagg_rb_format *sw = kagg_rb_events__find_by_name(evs, "sched",
 									       "sched_switch");
 		const struct kagg_rb_field *pp, *pc, *np, *nc;
+		int sw_id = kagg_rb_format__id(sw);
 
 		if (sw && (pp = kagg_rb_format__field(sw, "prev_pid")) &&
 		    (pc = kagg_rb_format__field(sw, "prev_comm")) &&
@@ -651,7 +655,7 @@ static int decode_main(int argc, char **argv)
 			for (i = 0; i < n; i++) {
 				const uint8_t *r = all[i].ev.data;
 
-				if (all[i].ev.len < 64 || *(const uint16_t *)r != sw->id)
+				if (all[i].ev.len < 64 || *(const uint16_t *)r != sw_id)
 					continue;
 				if (!comm_get(&comms, (int)kagg_rb_field__int(pp, r)))
 					comm_put(&comms, (int)kagg_rb_field__int(pp, r),

@@ -9,6 +9,13 @@
  *   only ever appended to.  A caller built against a newer header may pass a
  *   larger struct: the library accepts it when every byte it does not know is
  *   zero, and fails with -EINVAL otherwise.
+ * - Every struct crossing the API can grow (see docs/api.md, "ABI policy"):
+ *   structs the caller allocates and the library fills or reads start with
+ *   `size_t sz` set by the caller (the library touches only what sz covers
+ *   and fails with -EINVAL when sz is smaller than the struct's first
+ *   release); structs the library hands out start with `size_t sz` set by
+ *   the library (read a field added later only when KAGG_HAS_FIELD() says it
+ *   is there), or are opaque handles read through accessors.
  * - Every __destroy()/__free() accepts NULL.
  * - libkagg keeps no process-global state: logging goes through the callback
  *   given in each handle's opts.
@@ -35,6 +42,14 @@ extern "C" {
 		memset(&NAME, 0, sizeof(struct TYPE));                         \
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };       \
 	})
+
+/*
+ * True when the struct *p (whose first member is size_t sz) is large enough
+ * to hold FIELD: use it before reading a field a later release appended to
+ * a struct the library hands out, e.g. KAGG_HAS_FIELD(meta, kagg_meta, rb_dropped).
+ */
+#define KAGG_HAS_FIELD(p, TYPE, FIELD)                                         \
+	((p)->sz >= offsetof(struct TYPE, FIELD) + sizeof(((struct TYPE *)0)->FIELD))
 
 enum kagg_log_level {
 	KAGG_LOG_WARN = 0,

@@ -26,8 +26,14 @@ enum kagg_threads {
 	KAGG_THREADS_KERNEL = 2, /* kernel threads only */
 };
 
-/* One streamed sched_switch, as handed to kagg_offcpu_opts.on_switch. */
+/*
+ * One streamed sched_switch, as handed to kagg_offcpu_opts.on_switch; valid
+ * during the call only.  The library sets sz to the size it filled: the
+ * record carries its size so that fields can be appended (read one added
+ * after your library's release only when KAGG_HAS_FIELD(ev, kagg_sched_switch, f)).
+ */
 struct kagg_sched_switch {
+	size_t sz;
 	uint64_t ts; /* CLOCK_MONOTONIC ns (bpf_ktime_get_ns) */
 	int cpu;
 	int prev_pid, prev_tgid, prev_prio;

@@ -12,6 +12,17 @@
  *
  * Thread-safety: a snapshot is immutable once returned and may be read from
  * any thread.  Everything reachable from it is owned by it.
+ *
+ * Growing: the snapshot is opaque.  The records it hands out (kagg_hist,
+ * kagg_stack, kagg_frame, kagg_meta, kagg_drop, kagg_prog_cost) start with
+ * `size_t sz`, set by the library to the size it filled, and are only ever
+ * appended to.  They are reached through pointers (an accessor, or an array
+ * of pointers), never by indexing an array of structs, so a library with
+ * larger records still serves callers built against smaller ones; a caller
+ * reads a field added after its library's release only when
+ * KAGG_HAS_FIELD(p, TYPE, field) holds.  They carry their size rather than
+ * hiding behind accessors because they are plain records read field by
+ * field, dozens of fields in kagg_meta's case.
  */
 #ifndef KAGG_SNAPSHOT_H
 #define KAGG_SNAPSHOT_H
@@ -28,7 +39,12 @@ struct kagg_snapshot;
 
 KAGG_API void kagg_snapshot__free(struct kagg_snapshot *snap);
 
-/* A histogram key: which process/thread the histogram is for. */
+/*
+ * A histogram key: which process/thread the histogram is for.  It is held by
+ * value inside kagg_hist (sorted, compared and copied as a value), so it is
+ * frozen: it never grows, and anything new about a histogram's key is
+ * appended to kagg_hist instead, where kagg_hist.sz covers it.
+ */
 struct kagg_hist_key {
 	enum kagg_key_mode mode; /* KAGG_KEY_NONE: pid/tid/comm unused */
 	int pid;
@@ -40,6 +56,7 @@ struct kagg_hist_key {
 
 /* One log2 histogram: slot k counts values in [2^k, 2^(k+1)-1] (slot 0: [0, 1]). */
 struct kagg_hist {
+	size_t sz;
 	struct kagg_hist_key key;
 	enum kagg_unit unit;
 	unsigned int nr_slots;
@@ -65,13 +82,16 @@ KAGG_API size_t kagg_snapshot__hist_cnt(const struct kagg_snapshot *snap);
 /* Histogram i (sorted by key), NULL + EINVAL when out of range. Owned by snap. */
 KAGG_API const struct kagg_hist *kagg_snapshot__hist(const struct kagg_snapshot *snap, size_t i);
 
-/* One aggregated stack (offcpu --stacks), frames innermost first, already symbolized. */
+/* One frame of an aggregated stack, already symbolized. */
 struct kagg_frame {
+	size_t sz;
 	uint64_t ip;
 	const char *sym; /* "func+0x1a", "[unknown]" or "module+0x..."; owned by the snapshot */
 };
 
+/* One aggregated stack (offcpu --stacks, profile), frames innermost first. */
 struct kagg_stack {
+	size_t sz;
 	int pid;
 	int tid;
 	char comm[16];
@@ -81,8 +101,8 @@ struct kagg_stack {
 	int ustack_err; /* 0, -ENOENT for kernel threads, or the capture's negative errno */
 	unsigned int nr_kframes;
 	unsigned int nr_uframes;
-	const struct kagg_frame *kframes;
-	const struct kagg_frame *uframes;
+	const struct kagg_frame *const *kframes; /* nr_kframes pointers */
+	const struct kagg_frame *const *uframes; /* nr_uframes pointers */
 };
 
 KAGG_API size_t kagg_snapshot__stack_cnt(const struct kagg_snapshot *snap);
@@ -93,6 +113,7 @@ KAGG_API const struct kagg_stack *kagg_snapshot__stack(const struct kagg_snapsho
 
 /* A drop (or a capture failure) by cause.  Zero counts are listed too. */
 struct kagg_drop {
+	size_t sz;
 	const char *cause;	/* short name, e.g. "task_storage" */
 	const char *what;	/* one line: what was lost */
 	uint64_t count;
@@ -100,6 +121,7 @@ struct kagg_drop {
 
 /* BPF_ENABLE_STATS figures of one program, over the snapshot's interval. */
 struct kagg_prog_cost {
+	size_t sz;
 	const char *prog;
 	uint64_t run_cnt;
 	uint64_t run_time_ns;
@@ -108,9 +130,10 @@ struct kagg_prog_cost {
 
 /*
  * What a snapshot measured.  Owned by the snapshot; read-only.  New fields
- * are only appended.
+ * are only appended (sz says how far this library filled it).
  */
 struct kagg_meta {
+	size_t sz;
 	const char *tool;	 /* "offcpu" */
 	const char *event;	 /* "sched:sched_switch" */
 	const char *attach;	 /* attach type used: "tp_btf" or "raw_tp" */
@@ -130,13 +153,13 @@ struct kagg_meta {
 	/* left out by the tool's filters (offcpu -m/-M, runqlat --cpu, hist --filter): not lost */
 	uint64_t events_filtered;
 	size_t nr_drops;
-	const struct kagg_drop *drops;
+	const struct kagg_drop *const *drops;	/* nr_drops pointers */
 	uint64_t drops_total;	  /* sum of drops that lost an interval (capture failures excluded) */
 	bool snapshot_exact;	  /* reset reads are exact (see kagg_session__snapshot) */
 	const char *snapshot_note;
 	bool has_overhead;
 	size_t nr_progs;
-	const struct kagg_prog_cost *progs;
+	const struct kagg_prog_cost *const *progs; /* nr_progs pointers */
 	/* Streaming (mode "stream" or "both"). */
 	const char *mode;	   /* "agg", "stream" or "both" */
 	bool has_stream;
@@ -176,7 +199,11 @@ struct kagg_print_opts {
 KAGG_API int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
 				  const struct kagg_print_opts *opts);
 
-/* Print one histogram in BCC text form (header line, then "low -> high : count |***|"). */
+/*
+ * Print one histogram in BCC text form (header line, then "low -> high : count |***|").
+ * 0 or -errno: EINVAL (h->sz too small, or bytes past what this library
+ * knows not zero), EIO.
+ */
 KAGG_API int kagg_hist__print_text(const struct kagg_hist *h, FILE *f);
 
 #ifdef __cplusplus
