@@ -16,6 +16,8 @@ CLANG		?= clang-19
 BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 CC		?= gcc
 AR		?= ar
+LD		?= ld
+OBJCOPY		?= objcopy
 PKG_CONFIG	?= pkg-config
 
 KAGG_MAJOR	:= 0
@@ -60,6 +62,10 @@ BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
 
 LIB_A		:= $(OUT)/lib/libkagg.a
+LIB_RELOC	:= $(OUT)/obj/libkagg.o
+# Every library object as it is, internal symbols global: for the tests and
+# benches that call into the library's internals.  Never installed.
+LIB_INTERNAL_A	:= $(OUT)/obj/libkagg-internal.a
 LIB_SO		:= $(OUT)/lib/libkagg.so.$(KAGG_VERSION)
 LIB_SONAME	:= libkagg.so.$(KAGG_MAJOR)
 KAGG_BIN	:= $(OUT)/bin/kagg
@@ -113,7 +119,18 @@ $(OUT)/obj/tools/%.o: tools/%.c $(wildcard tools/*.h user/include/kagg/*.h)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
 
+# libkagg.a holds one object: a partial link of every library object in
+# which only the KAGG_API symbols stay global (the objects are built with
+# -fvisibility=hidden, so --localize-hidden turns every other symbol local).
+# An embedder linking it statically sees kagg_* names only: no internal name
+# (jw_*, session_*, tracefs_*...) can clash with one of its own.
 $(LIB_A): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	@mkdir -p $(@D) $(dir $(LIB_RELOC))
+	$(Q)$(LD) -r -o $(LIB_RELOC) $^ && $(OBJCOPY) --localize-hidden $(LIB_RELOC)
+	$(Q)rm -f $@ && $(AR) rcs $@ $(LIB_RELOC)
+
+$(LIB_INTERNAL_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
@@ -133,11 +150,20 @@ $(KAGG_BIN): $(TOOL_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_A) $(LIBS)
 
-$(OUT)/tests/%: tests/%.c $(LIB_A) $(TEST_SKELS) $(wildcard tests/*.h) $(LIB_HDRS) $(BPF_HDRS)
+# Tests and benches link the public libkagg.a, as an embedder would; those
+# that call the library's internal functions (snap_*, kagg_syms__*, the ring
+# buffer's rb_*, the stream consumers...) link the internal archive instead.
+INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
+		   unit/test_syms unit/test_hist_parse bpf/test_profile bench/bench_stream
+TEST_LIB_A	:= $(LIB_A)
+$(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
+
+$(OUT)/tests/%: tests/%.c $(LIB_A) $(LIB_INTERNAL_A) $(TEST_SKELS) $(wildcard tests/*.h) \
+		$(LIB_HDRS) $(BPF_HDRS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fno-omit-frame-pointer -Itests -I/usr/include/traceevent \
-		-o $@ $< $(LIB_A) $(TEST_LIBS)
+		-o $@ $< $(TEST_LIB_A) $(TEST_LIBS)
 
 # ---------------------------------------------------------------- tests
 .PHONY: check-unit check-root test
