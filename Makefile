@@ -196,7 +196,8 @@ bench: deps bench-deps
 # bookworm-backports (libbpf 1.4, bpftool 7.5); the rest from bookworm.
 DEPS_BPO	:= libbpf-dev bpftool
 DEPS		:= clang-19 llvm-19 libelf-dev zlib1g-dev libcmocka-dev \
-		   libtraceevent-dev trace-cmd pkg-config make gcc
+		   libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
+		   abigail-tools
 BENCH_DEPS	:= libbpf-tools bpftrace
 BENCH_DEPS_BPO	:= linux-perf
 
@@ -229,15 +230,23 @@ format:
 		$(wildcard tools/*.c tools/*.h tests/*/*.c tests/*.h)
 
 # ---------------------------------------------------------------- ABI
-# The exported symbols are the KAGG_API declarations in user/include/kagg/*.h.
-# `make abi-update` regenerates user/libkagg.map from them (run it after adding
-# a public function); `make abi-check` fails when headers, map and .so differ.
+# The exported symbols are the KAGG_API declarations in user/include/kagg/*.h;
+# the type layouts are those of the public headers.  `make abi-update`
+# regenerates user/libkagg.map from the headers and tests/abi/libkagg.abi (an
+# abidw dump of the .so) from the rebuilt library: run it after adding a
+# public function or appending a field, and commit both.  `make abi-check`
+# fails when headers, map, .so and .a differ, when the .a or .so exports a
+# name without the kagg_ prefix, when abidiff finds an incompatible layout
+# change against the committed dump, or when a public header does not compile
+# alone as C11 (-pedantic) or C++.  See tests/abi/abi.sh.
 .PHONY: abi-check abi-update
-abi-check: $(OUT)/lib/libkagg.so
-	$(Q)tests/abi/abi.sh check user/libkagg.map $(OUT)/lib/libkagg.so
+abi-check: $(OUT)/lib/libkagg.so $(LIB_A)
+	$(Q)tests/abi/abi.sh check user/libkagg.map $(OUT)/lib/libkagg.so $(LIB_A) tests/abi/libkagg.abi
 
 abi-update:
-	$(Q)tests/abi/abi.sh update user/libkagg.map
+	$(Q)tests/abi/abi.sh update-map user/libkagg.map
+	$(Q)$(MAKE) --no-print-directory $(OUT)/lib/libkagg.so
+	$(Q)tests/abi/abi.sh update-dump $(OUT)/lib/libkagg.so tests/abi/libkagg.abi
 
 # ---------------------------------------------------------------- install
 # make install PREFIX=/usr/local DESTDIR=   (and make uninstall, same variables)
