@@ -451,15 +451,13 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 				    : "not exact: membarrier(MEMBARRIER_CMD_GLOBAL) unavailable";
 	if (s->stats_fd >= 0) {
 		m->has_overhead = true;
-		m->progs = snap->progs;
 		for (i = 0; i < s->nr_progs && i < SNAP_MAX_PROGS; i++) {
-			struct kagg_prog_cost *pc = &snap->progs[i];
+			struct kagg_prog_cost *pc = snap_add_prog(snap);
 
 			pc->prog = bpf_program__name(s->progs[i]);
 			pc->run_cnt = rc[i] - s->run_cnt0[i];
 			pc->run_time_ns = rt[i] - s->run_time0[i];
 			pc->ns_per_run = pc->run_cnt ? (double)pc->run_time_ns / pc->run_cnt : 0;
-			m->nr_progs++;
 			if (m->has_stream && m->events_seen) {
 				if (i < s->nr_agg_progs)
 					m->agg_ns_per_event += (double)pc->run_time_ns / m->events_seen;
@@ -634,7 +632,7 @@ out:
 /* Read stack id `id` and symbolize its frames into an array owned by snap. */
 static int read_frames(struct kagg_session *s, struct bpf_map *stackmap,
 		       struct kagg_snapshot *snap, int id, int pid, bool user,
-		       const struct kagg_frame **out, unsigned int *nr)
+		       const struct kagg_frame *const **out, unsigned int *nr)
 {
 	__u64 ips[KAGG_MAX_STACK] = {};
 	struct kagg_frame *fr;
@@ -649,7 +647,7 @@ static int read_frames(struct kagg_session *s, struct bpf_map *stackmap,
 		return -ENOENT;
 	while (n < KAGG_MAX_STACK && ips[n])
 		n++;
-	fr = snap_own(snap, calloc(n ? n : 1, sizeof(*fr)));
+	fr = snap_frames(snap, n, out);
 	if (!fr)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -665,7 +663,6 @@ static int read_frames(struct kagg_session *s, struct bpf_map *stackmap,
 		if (!fr[i].sym)
 			return -ENOMEM;
 	}
-	*out = fr;
 	*nr = n;
 	return 0;
 }
@@ -695,9 +692,9 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 	err = collect_keys(agg, g, &keys, &n);
 	if (err)
 		return err;
-	snap->stacks = calloc(n ? n : 1, sizeof(*snap->stacks));
+	err = snap_alloc_stacks(snap, n);
 	vals = calloc(s->nr_cpus, vsz);
-	if (!snap->stacks || !vals) {
+	if (err || !vals) {
 		err = -ENOMEM;
 		goto out;
 	}

@@ -295,12 +295,12 @@ static void stack_work(void *arg)
 	tu_sleep_ms(2000); /* stay alive (not a zombie) while the test symbolizes */
 }
 
-static bool frames_have(const struct kagg_frame *fr, unsigned int n, const char *prefix)
+static bool frames_have(const struct kagg_frame *const *fr, unsigned int n, const char *prefix)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (!strncmp(fr[i].sym, prefix, strlen(prefix)))
+		if (!strncmp(fr[i]->sym, prefix, strlen(prefix)))
 			return true;
 	return false;
 }

@@ -414,13 +414,13 @@ int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 		if (st->ustack_err && st->ustack_err != -ENOENT)
 			fputs(";[user stack lost]", f);
 		for (k = st->nr_uframes; k > 0; k--)
-			fprintf(f, ";%s", st->uframes[k - 1].sym);
+			fprintf(f, ";%s", st->uframes[k - 1]->sym);
 		if (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT))
 			fputs(";--", f);
 		if (st->kstack_err && st->kstack_err != -ENOENT)
 			fputs(";[kernel stack lost]", f);
 		for (k = st->nr_kframes; k > 0; k--)
-			fprintf(f, ";%s", st->kframes[k - 1].sym);
+			fprintf(f, ";%s", st->kframes[k - 1]->sym);
 		fprintf(f, " %" PRIu64 "\n", st->count);
 	}
 	return ferror(f) ? -EIO : 0;
