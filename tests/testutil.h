@@ -246,6 +246,28 @@ static inline int tu_lines(const char *s)
 }
 
 /*
+ * kagg with argv fails and says why in one line: exit code rc, one line on
+ * stderr holding needle (NULL: any text), nothing on stdout.
+ */
+static inline void tu_expect_error(char *const argv[], int rc, const char *needle)
+{
+	char *out = NULL, *err = NULL;
+	int got;
+
+	got = tu_run_kagg(argv, &out, &err, 0, 0);
+	if (got != rc || tu_lines(err) != 1 || (needle && !strstr(err ? err : "", needle)))
+		printf("  kagg %s %s: exit %d, stderr '%s'\n", argv[0], argv[1] ? argv[1] : "", got,
+		       err ? err : "");
+	assert_int_equal(got, rc);
+	assert_int_equal(tu_lines(err), 1);
+	if (needle)
+		assert_non_null(strstr(err, needle));
+	assert_string_equal(out ? out : "", "");
+	free(out);
+	free(err);
+}
+
+/*
  * Two snapshots hold the same histograms, key for key and bucket for bucket
  * (the --mode both checks: the kernel path against the stream).
  */

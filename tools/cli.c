@@ -204,6 +204,78 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	return -ENOENT;
 }
 
+/* A -p/-t list into *ids, replacing the one an earlier option gave. */
+static int parse_task_list(const char *arg, const char *what, int **ids, size_t *n)
+{
+	free(*ids);
+	*ids = NULL;
+	*n = 0;
+	if (cli_parse_int_list(arg, ids, n))
+		return cli_err(KAGG_EXIT_USAGE, "invalid %s list '%s'", what, arg);
+	return 0;
+}
+
+int cli_tasks_opt(int c, const char *arg, struct cli_tasks *tk)
+{
+	switch (c) {
+	case 'P':
+		tk->key = KAGG_KEY_PID;
+		return 0;
+	case 'L':
+		tk->key = KAGG_KEY_TID;
+		return 0;
+	case 'p':
+		return parse_task_list(arg, "pid", &tk->pids, &tk->nr_pids);
+	case 't':
+		return parse_task_list(arg, "tid", &tk->tids, &tk->nr_tids);
+	}
+	return -ENOENT;
+}
+
+void cli_tasks_free(struct cli_tasks *tk)
+{
+	free(tk->pids);
+	free(tk->tids);
+	tk->pids = tk->tids = NULL;
+	tk->nr_pids = tk->nr_tids = 0;
+}
+
+/* One option of p's tool: 0, an exit code, or -ENOENT when nobody knows c. */
+static int parse_one(const struct cli_parser *p, int c, const char *arg)
+{
+	int rc = p->opt ? p->opt(p->args, c, arg) : -ENOENT;
+
+	if (rc == -ENOENT)
+		rc = cli_common_opt(c, arg, p->cm);
+	if (rc == -ENOENT && p->st)
+		rc = cli_stream_opt(c, arg, p->st);
+	if (rc == -ENOENT && p->tasks)
+		rc = cli_tasks_opt(c, arg, p->tasks);
+	return rc;
+}
+
+int cli_parse(const struct cli_parser *p, int argc, char **argv)
+{
+	int c, rc;
+
+	optind = 1;
+	opterr = 0; /* our one-line errors instead of getopt's */
+	while ((c = getopt_long(argc, argv, p->shortopts, p->longopts, NULL)) != -1) {
+		rc = parse_one(p, c, optarg);
+		if (rc == -ENOENT && c == 'h') {
+			fputs(p->usage, stdout);
+			return -1;
+		}
+		if (rc == -ENOENT)
+			return cli_bad_opt(c, argv);
+		if (rc)
+			return rc;
+	}
+	if (!p->operands && optind < argc)
+		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
 int cli_parse_attach(const char *arg, enum kagg_attach *out)
 {
 	if (!strcmp(arg, "auto"))

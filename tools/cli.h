@@ -134,6 +134,55 @@ struct cli_common {
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
+
+/*
+ * The task filters: -P/--per-process and -L/--per-thread (the histogram
+ * key), -p/--pid and -t/--tid (lists of processes and threads).  A list
+ * given twice replaces the first one: the last one wins.
+ */
+struct cli_tasks {
+	enum kagg_key_mode key;
+	int *pids;
+	size_t nr_pids;
+	int *tids;
+	size_t nr_tids;
+};
+
+/* The parsed task filters into a tool's opts struct o (fields key, pids, tids, nr_*). */
+#define CLI_TASKS_INTO(o, tk)                                                  \
+	do {                                                                   \
+		(o).key = (tk).key;                                            \
+		(o).pids = (tk).pids;                                          \
+		(o).nr_pids = (tk).nr_pids;                                    \
+		(o).tids = (tk).tids;                                          \
+		(o).nr_tids = (tk).nr_tids;                                    \
+	} while (0)
+
+/* 'P', 'L', 'p' or 't': 0, or a one-line usage error (2); -ENOENT for any other c. */
+int cli_tasks_opt(int c, const char *arg, struct cli_tasks *tk);
+/* Free the lists (tk itself is the caller's). */
+void cli_tasks_free(struct cli_tasks *tk);
+
+/* A tool's command line, as cli_parse reads it. */
+struct cli_parser {
+	const char *shortopts;	/* getopt_long's, ':' first (CLI_COMMON_SHORTOPTS has it) */
+	const struct option *longopts;
+	const char *usage;	/* what -h/--help prints */
+	bool operands;		/* the tool takes operands; else any is a usage error */
+	/* The tool's own options, asked first: 0, an exit code, or -ENOENT: not one of them. */
+	int (*opt)(void *args, int c, const char *arg);
+	void *args;		/* the tool's, for opt */
+	struct cli_common *cm;	/* the common options (those in longopts) */
+	struct cli_stream *st;	/* NULL: the tool does not stream */
+	struct cli_tasks *tasks; /* NULL: the tool filters no tasks */
+};
+
+/*
+ * Read argv's options: the tool's, then the common, streaming and task
+ * options, each a one-line usage error when wrong.  0 with the operands
+ * from optind; -1 once --help is printed; else the exit code (2: usage).
+ */
+int cli_parse(const struct cli_parser *p, int argc, char **argv);
 /* --attach auto|tp_btf|raw_tp for tracepoint tools: 0, or a one-line usage error (2). */
 int cli_parse_attach(const char *arg, enum kagg_attach *out);
 /* --stream-bytes (a power of two, 4 KiB to 1 GiB): 0, or a one-line usage error (2). */

@@ -53,7 +53,8 @@ static const struct option long_opts[] = {
 	{},
 };
 
-static int parse_args(int argc, char **argv, struct kagg_funclat_opts *o, struct cli_common *cm)
+/* --attach TYPE; 0 or a usage error. */
+static int parse_attach(const char *arg, enum kagg_funclat_attach *out)
 {
 	static const char *const attach[] = { "auto", "fentry", "kprobe", "kprobe.multi",
 					      "uprobe", "uprobe.multi" };
@@ -61,47 +62,55 @@ static int parse_args(int argc, char **argv, struct kagg_funclat_opts *o, struct
 		KAGG_FUNCLAT_AUTO, KAGG_FUNCLAT_FENTRY, KAGG_FUNCLAT_KPROBE,
 		KAGG_FUNCLAT_KPROBE_MULTI, KAGG_FUNCLAT_UPROBE, KAGG_FUNCLAT_UPROBE_MULTI,
 	};
-	uint64_t v;
 	size_t i;
-	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "p:", long_opts, NULL)) != -1) {
-		int rc = cli_common_opt(c, optarg, cm);
+	for (i = 0; i < 6 && strcmp(arg, attach[i]); i++)
+		;
+	if (i == 6)
+		return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, fentry, kprobe, "
+			       "kprobe.multi, uprobe, uprobe.multi)", arg);
+	*out = attach_val[i];
+	return 0;
+}
 
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'p':
-			if (cli_parse_u64(optarg, &v) || !v || v > INT32_MAX)
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", optarg);
-			o->pid = v;
-			break;
-		case OPT_ATTACH:
-			for (i = 0; i < 6 && strcmp(optarg, attach[i]); i++)
-				;
-			if (i == 6)
-				return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, fentry, "
-					       "kprobe, kprobe.multi, uprobe, uprobe.multi)", optarg);
-			o->attach = attach_val[i];
-			break;
-		case OPT_MAX_FUNCS:
-			if (cli_parse_u64(optarg, &v) || !v || v > 1024)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --max-funcs '%s' (1 to 1024)",
-					       optarg);
-			o->max_funcs = v;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
+/* The options that are funclat's alone (cli_parser.opt). */
+static int funclat_opt(void *args, int c, const char *arg)
+{
+	struct kagg_funclat_opts *o = args;
+	uint64_t v;
+
+	switch (c) {
+	case 'p':
+		if (cli_parse_u64(arg, &v) || !v || v > INT32_MAX)
+			return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", arg);
+		o->pid = v;
+		return 0;
+	case OPT_ATTACH:
+		return parse_attach(arg, &o->attach);
+	case OPT_MAX_FUNCS:
+		if (cli_parse_u64(arg, &v) || !v || v > 1024)
+			return cli_err(KAGG_EXIT_USAGE, "invalid --max-funcs '%s' (1 to 1024)", arg);
+		o->max_funcs = v;
+		return 0;
 	}
+	return -ENOENT;
+}
+
+static int parse_args(int argc, char **argv, struct kagg_funclat_opts *o, struct cli_common *cm)
+{
+	const struct cli_parser p = {
+		.shortopts = CLI_COMMON_SHORTOPTS "p:",
+		.longopts = long_opts,
+		.usage = usage_text,
+		.operands = true,
+		.opt = funclat_opt,
+		.args = o,
+		.cm = cm,
+	};
+	int rc = cli_parse(&p, argc, argv);
+
+	if (rc)
+		return rc;
 	if (optind >= argc)
 		return cli_err(KAGG_EXIT_USAGE, "missing FUNC (kernel function, LIB:FUNC or "
 			       "PATH:FUNC); see --help");

@@ -63,52 +63,61 @@ static const struct option long_opts[] = {
 	{},
 };
 
+/* What the options give before they go into the opts: --linear's bounds. */
+struct hist_args {
+	struct kagg_hist_opts *o;
+	bool linear, min_set;
+	uint64_t step;
+};
+
+/* The options that are hist's alone (cli_parser.opt). */
+static int hist_opt(void *args, int c, const char *arg)
+{
+	struct hist_args *a = args;
+	char *end;
+
+	switch (c) {
+	case OPT_KEY:
+		a->o->key_field = arg;
+		return 0;
+	case OPT_FILTER:
+		a->o->filter = arg;
+		return 0;
+	case OPT_LINEAR:
+		a->linear = true;
+		return 0;
+	case OPT_MIN:
+		errno = 0;
+		a->o->lin_min = strtoll(arg, &end, 0);
+		if (errno || end == arg || *end)
+			return cli_err(KAGG_EXIT_USAGE, "invalid --min '%s'", arg);
+		a->min_set = true;
+		return 0;
+	case OPT_STEP:
+		if (cli_parse_u64(arg, &a->step) || !a->step)
+			return cli_err(KAGG_EXIT_USAGE, "invalid --step '%s' (a positive integer)",
+				       arg);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static int parse_args(int argc, char **argv, struct kagg_hist_opts *o, struct cli_common *cm)
 {
-	bool linear = false, min_set = false;
-	uint64_t step = 1;
-	char *end;
-	int c;
+	struct hist_args a = { .o = o, .step = 1 };
+	const struct cli_parser p = {
+		.shortopts = CLI_COMMON_SHORTOPTS,
+		.longopts = long_opts,
+		.usage = usage_text,
+		.operands = true,
+		.opt = hist_opt,
+		.args = &a,
+		.cm = cm,
+	};
+	int rc = cli_parse(&p, argc, argv);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, long_opts, NULL)) != -1) {
-		int rc = cli_common_opt(c, optarg, cm);
-
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case OPT_KEY:
-			o->key_field = optarg;
-			break;
-		case OPT_FILTER:
-			o->filter = optarg;
-			break;
-		case OPT_LINEAR:
-			linear = true;
-			break;
-		case OPT_MIN:
-			errno = 0;
-			o->lin_min = strtoll(optarg, &end, 0);
-			if (errno || end == optarg || *end)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --min '%s'", optarg);
-			min_set = true;
-			break;
-		case OPT_STEP:
-			if (cli_parse_u64(optarg, &step) || !step)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --step '%s' (a positive "
-					       "integer)", optarg);
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
-	}
+	if (rc)
+		return rc;
 	if (argc - optind < 2)
 		return cli_err(KAGG_EXIT_USAGE, "need SYSTEM:EVENT and FIELD, e.g. "
 			       "'kagg hist sched:sched_switch prev_prio'; see --help");
@@ -119,9 +128,9 @@ static int parse_args(int argc, char **argv, struct kagg_hist_opts *o, struct cl
 			       "sched:sched_switch)", argv[optind]);
 	if (cm->unit != KAGG_UNIT_USECS)
 		return cli_err(KAGG_EXIT_USAGE, "--unit does not apply: hist counts raw field values");
-	if (!linear && (min_set || step != 1))
+	if (!a.linear && (a.min_set || a.step != 1))
 		return cli_err(KAGG_EXIT_USAGE, "--min and --step go with --linear");
-	o->lin_step = linear ? step : 0;
+	o->lin_step = a.linear ? a.step : 0;
 	o->event = argv[optind];
 	o->field = argv[optind + 1];
 	o->overhead = cm->overhead;

@@ -58,78 +58,77 @@ struct profile_args {
 	struct kagg_profile_opts o;
 	struct cli_common cm;
 	bool folded;
-	int *pids;
+	struct cli_tasks tk;
 };
+
+/* --event EV; 0 or a usage error. */
+static int parse_event(const char *arg, enum kagg_profile_event *ev)
+{
+	if (!strcmp(arg, "auto"))
+		*ev = KAGG_PROFILE_EV_AUTO;
+	else if (!strcmp(arg, "cycles"))
+		*ev = KAGG_PROFILE_EV_CYCLES;
+	else if (!strcmp(arg, "cpu-clock"))
+		*ev = KAGG_PROFILE_EV_CPU_CLOCK;
+	else
+		return cli_err(KAGG_EXIT_USAGE, "invalid event '%s' (auto, cycles or cpu-clock)",
+			       arg);
+	return 0;
+}
+
+/* The options that are profile's alone (cli_parser.opt). */
+static int profile_opt(void *args, int c, const char *arg)
+{
+	struct profile_args *a = args;
+	uint64_t v;
+
+	switch (c) {
+	case 'F':
+		if (cli_parse_u64(arg, &v) || !v || v > 1000000)
+			return cli_err(KAGG_EXIT_USAGE, "invalid frequency '%s'", arg);
+		a->o.freq = v;
+		return 0;
+	case OPT_CPU:
+		if (cli_parse_u64(arg, &v) || v > 65535)
+			return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", arg);
+		a->o.cpu = v;
+		return 0;
+	case 'U':
+	case 'K':
+		if (a->o.stacks)
+			return cli_err(KAGG_EXIT_USAGE, "-U and -K exclude each other");
+		a->o.stacks = c == 'U' ? KAGG_PROFILE_USER : KAGG_PROFILE_KERNEL;
+		return 0;
+	case OPT_EVENT:
+		return parse_event(arg, &a->o.event);
+	case OPT_FOLDED:
+		a->folded = true;
+		return 0;
+	}
+	return -ENOENT;
+}
 
 static int parse_args(int argc, char **argv, struct profile_args *a)
 {
-	uint64_t v;
-	size_t n;
-	int c;
+	const struct cli_parser p = {
+		.shortopts = CLI_COMMON_SHORTOPTS "F:p:UK",
+		.longopts = long_opts,
+		.usage = usage_text,
+		.opt = profile_opt,
+		.args = a,
+		.cm = &a->cm,
+		.tasks = &a->tk,
+	};
+	int rc = cli_parse(&p, argc, argv);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "F:p:UK", long_opts, NULL)) !=
-	       -1) {
-		int rc = cli_common_opt(c, optarg, &a->cm);
-
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'F':
-			if (cli_parse_u64(optarg, &v) || !v || v > 1000000)
-				return cli_err(KAGG_EXIT_USAGE, "invalid frequency '%s'", optarg);
-			a->o.freq = v;
-			break;
-		case 'p':
-			free(a->pids);
-			a->pids = NULL;
-			if (cli_parse_int_list(optarg, &a->pids, &n))
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
-			a->o.pids = a->pids;
-			a->o.nr_pids = n;
-			break;
-		case OPT_CPU:
-			if (cli_parse_u64(optarg, &v) || v > 65535)
-				return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", optarg);
-			a->o.cpu = v;
-			break;
-		case 'U':
-		case 'K':
-			if (a->o.stacks)
-				return cli_err(KAGG_EXIT_USAGE, "-U and -K exclude each other");
-			a->o.stacks = c == 'U' ? KAGG_PROFILE_USER : KAGG_PROFILE_KERNEL;
-			break;
-		case OPT_EVENT:
-			if (!strcmp(optarg, "auto"))
-				a->o.event = KAGG_PROFILE_EV_AUTO;
-			else if (!strcmp(optarg, "cycles"))
-				a->o.event = KAGG_PROFILE_EV_CYCLES;
-			else if (!strcmp(optarg, "cpu-clock"))
-				a->o.event = KAGG_PROFILE_EV_CPU_CLOCK;
-			else
-				return cli_err(KAGG_EXIT_USAGE,
-					       "invalid event '%s' (auto, cycles or cpu-clock)", optarg);
-			break;
-		case OPT_FOLDED:
-			a->folded = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (rc)
+		return rc;
 	if (a->folded && a->cm.print.format == KAGG_FORMAT_JSON)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
 	if (a->folded && a->cm.interval)
 		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
+	a->o.pids = a->tk.pids;
+	a->o.nr_pids = a->tk.nr_pids;
 	a->o.overhead = a->cm.overhead;
 	return 0;
 }
@@ -176,7 +175,7 @@ static int profile_main(int argc, char **argv)
 	ret = run(s, &a);
 out:
 	kagg_session__destroy(s);
-	free(a.pids);
+	cli_tasks_free(&a.tk);
 	return ret;
 }
 

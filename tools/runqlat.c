@@ -62,75 +62,49 @@ static const struct option long_opts[] = {
 struct runqlat_args {
 	struct kagg_runqlat_opts o;
 	struct cli_common cm;
-	int *pids;
-	int *tids;
+	struct cli_tasks tk;
 	struct cli_stream st;
 };
 
+/* The options that are runqlat's alone (cli_parser.opt). */
+static int runqlat_opt(void *args, int c, const char *arg)
+{
+	struct runqlat_args *a = args;
+	uint64_t v;
+
+	switch (c) {
+	case OPT_CGROUP:
+		a->o.cgroup = arg;
+		return 0;
+	case 'c':
+		if (cli_parse_u64(arg, &v) || v > 65535)
+			return cli_err(KAGG_EXIT_USAGE, "invalid CPU '%s'", arg);
+		a->o.filter_cpu = true;
+		a->o.cpu = (unsigned int)v;
+		return 0;
+	case OPT_ATTACH:
+		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
+	}
+	return -ENOENT;
+}
+
 static int parse_args(int argc, char **argv, struct runqlat_args *a)
 {
-	uint64_t v;
-	size_t n;
-	int c;
+	const struct cli_parser p = {
+		.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:c:",
+		.longopts = long_opts,
+		.usage = usage_text,
+		.opt = runqlat_opt,
+		.args = a,
+		.cm = &a->cm,
+		.st = &a->st,
+		.tasks = &a->tk,
+	};
+	int rc = cli_parse(&p, argc, argv);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "PLp:t:c:", long_opts,
-				NULL)) != -1) {
-		int rc = cli_common_opt(c, optarg, &a->cm);
-
-		if (rc == -ENOENT)
-			rc = cli_stream_opt(c, optarg, &a->st);
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'P':
-			a->o.key = KAGG_KEY_PID;
-			break;
-		case 'L':
-			a->o.key = KAGG_KEY_TID;
-			break;
-		case 'p':
-			free(a->pids);
-			a->pids = NULL;
-			if (cli_parse_int_list(optarg, &a->pids, &n))
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
-			a->o.pids = a->pids;
-			a->o.nr_pids = n;
-			break;
-		case 't':
-			free(a->tids);
-			a->tids = NULL;
-			if (cli_parse_int_list(optarg, &a->tids, &n))
-				return cli_err(KAGG_EXIT_USAGE, "invalid tid list '%s'", optarg);
-			a->o.tids = a->tids;
-			a->o.nr_tids = n;
-			break;
-		case OPT_CGROUP:
-			a->o.cgroup = optarg;
-			break;
-		case 'c':
-			if (cli_parse_u64(optarg, &v) || v > 65535)
-				return cli_err(KAGG_EXIT_USAGE, "invalid CPU '%s'", optarg);
-			a->o.filter_cpu = true;
-			a->o.cpu = (unsigned int)v;
-			break;
-		case OPT_ATTACH:
-			if (cli_parse_attach(optarg, &a->o.attach))
-				return KAGG_EXIT_USAGE;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (rc)
+		return rc;
+	CLI_TASKS_INTO(a->o, a->tk);
 	a->o.unit = a->cm.unit;
 	a->o.overhead = a->cm.overhead;
 	a->o.mode = a->st.mode;
@@ -157,8 +131,7 @@ static int runqlat_main(int argc, char **argv)
 	ret = cli_stream_run(s, &a.cm, &a.st, "Tracing run queue latency");
 out:
 	kagg_session__destroy(s);
-	free(a.pids);
-	free(a.tids);
+	cli_tasks_free(&a.tk);
 	return ret;
 }
 

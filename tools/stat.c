@@ -94,45 +94,45 @@ static int add_events(struct stat_args *a, const char *list)
 	return 0;
 }
 
+/* The options that are stat's alone (cli_parser.opt); -d, --format and -v are common. */
+static int stat_opt(void *args, int c, const char *arg)
+{
+	struct stat_args *a = args;
+	uint64_t v;
+
+	switch (c) {
+	case 'e':
+		return add_events(a, arg);
+	case 'p':
+		if (cli_parse_u64(arg, &v) || !v || v > INT32_MAX)
+			return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", arg);
+		a->o.pid = v;
+		return 0;
+	case OPT_CPU:
+		if (cli_parse_u64(arg, &v) || v > 65535)
+			return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", arg);
+		a->o.cpu = v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static int parse_args(int argc, char **argv, struct stat_args *a)
 {
-	uint64_t v;
-	int c, rc;
+	const struct cli_parser p = {
+		/* '+': stop at the command's name, its options are its own. */
+		.shortopts = "+:e:p:d:vh",
+		.longopts = long_opts,
+		.usage = usage_text,
+		.operands = true,
+		.opt = stat_opt,
+		.args = a,
+		.cm = &a->cm,
+	};
+	int rc = cli_parse(&p, argc, argv);
 
-	optind = 1;
-	opterr = 0;
-	/* '+': stop at the command's name, its options are its own. */
-	while ((c = getopt_long(argc, argv, "+:e:p:d:vh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			rc = add_events(a, optarg);
-			if (rc)
-				return rc;
-			break;
-		case 'p':
-			if (cli_parse_u64(optarg, &v) || !v || v > INT32_MAX)
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", optarg);
-			a->o.pid = v;
-			break;
-		case OPT_CPU:
-			if (cli_parse_u64(optarg, &v) || v > 65535)
-				return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", optarg);
-			a->o.cpu = v;
-			break;
-		case 'd':
-		case CLI_OPT_FORMAT:
-		case 'v':
-			rc = cli_common_opt(c, optarg, &a->cm);
-			if (rc)
-				return rc;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
-	}
+	if (rc)
+		return rc;
 	if (!a->nr)
 		return cli_err(KAGG_EXIT_USAGE, "no event: give -e EVENT[,EVENT...]");
 	a->o.events = a->events;

@@ -63,70 +63,58 @@ static const struct option long_opts[] = {
 struct syscount_args {
 	struct kagg_syscount_opts o;
 	struct cli_common cm;
-	int *pids;
+	struct cli_tasks tk;
 	bool errors, latency;
 	struct cli_stream st;
 };
 
+/* The options that are syscount's alone (cli_parser.opt): -L is --latency here. */
+static int syscount_opt(void *args, int c, const char *arg)
+{
+	struct syscount_args *a = args;
+
+	switch (c) {
+	case OPT_PER_THREAD:
+		a->tk.key = KAGG_KEY_TID;
+		return 0;
+	case 'x':
+		a->errors = true;
+		return 0;
+	case 'L':
+		a->latency = true;
+		return 0;
+	case OPT_NAMES:
+		a->o.names_file = arg;
+		return 0;
+	case OPT_ATTACH:
+		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
+	}
+	return -ENOENT;
+}
+
 static int parse_args(int argc, char **argv, struct syscount_args *a)
 {
-	size_t n;
-	int c;
+	const struct cli_parser p = {
+		.shortopts = CLI_COMMON_SHORTOPTS "Pp:xL",
+		.longopts = long_opts,
+		.usage = usage_text,
+		.opt = syscount_opt,
+		.args = a,
+		.cm = &a->cm,
+		.st = &a->st,
+		.tasks = &a->tk,
+	};
+	int rc = cli_parse(&p, argc, argv);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "Pp:xL", long_opts, NULL)) !=
-	       -1) {
-		int rc = cli_common_opt(c, optarg, &a->cm);
-
-		if (rc == -ENOENT)
-			rc = cli_stream_opt(c, optarg, &a->st);
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'P':
-			a->o.key = KAGG_KEY_PID;
-			break;
-		case OPT_PER_THREAD:
-			a->o.key = KAGG_KEY_TID;
-			break;
-		case 'p':
-			free(a->pids);
-			a->pids = NULL;
-			if (cli_parse_int_list(optarg, &a->pids, &n))
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
-			a->o.pids = a->pids;
-			a->o.nr_pids = n;
-			break;
-		case 'x':
-			a->errors = true;
-			break;
-		case 'L':
-			a->latency = true;
-			break;
-		case OPT_NAMES:
-			a->o.names_file = optarg;
-			break;
-		case OPT_ATTACH:
-			if (cli_parse_attach(optarg, &a->o.attach))
-				return KAGG_EXIT_USAGE;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	if (rc)
+		return rc;
 	if (a->errors && a->latency)
 		return cli_err(KAGG_EXIT_USAGE, "--errors and --latency exclude each other");
 	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
 		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
+	a->o.key = a->tk.key;
+	a->o.pids = a->tk.pids;
+	a->o.nr_pids = a->tk.nr_pids;
 	a->o.unit = a->cm.unit;
 	a->o.overhead = a->cm.overhead;
 	a->o.stream_mode = a->st.mode;
@@ -154,7 +142,7 @@ static int syscount_main(int argc, char **argv)
 	ret = cli_stream_run(s, &a.cm, &a.st, "Tracing syscalls");
 out:
 	kagg_session__destroy(s);
-	free(a.pids);
+	cli_tasks_free(&a.tk);
 	return ret;
 }
 
