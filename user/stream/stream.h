@@ -22,6 +22,9 @@
 #include "abi/common.h"
 #include "u64map.h"
 
+/* The BPF ring buffer's size when the caller leaves it 0: 8 MiB. */
+#define STREAM_DEFAULT_BYTES (8u << 20)
+
 struct scons_cfg {
 	int map_fd;
 	size_t map_bytes;
