@@ -245,26 +245,37 @@ static inline int tu_lines(const char *s)
 	return n;
 }
 
-/*
- * kagg with argv fails and says why in one line: exit code rc, one line on
- * stderr holding needle (NULL: any text), nothing on stdout.
- */
-static inline void tu_expect_error(char *const argv[], int rc, const char *needle)
-{
-	char *out = NULL, *err = NULL;
-	int got;
+#define TU_NR(a) (sizeof(a) / sizeof((a)[0]))
 
-	got = tu_run_kagg(argv, &out, &err, 0, 0);
-	if (got != rc || tu_lines(err) != 1 || (needle && !strstr(err ? err : "", needle)))
-		printf("  kagg %s %s: exit %d, stderr '%s'\n", argv[0], argv[1] ? argv[1] : "", got,
-		       err ? err : "");
-	assert_int_equal(got, rc);
-	assert_int_equal(tu_lines(err), 1);
-	if (needle)
-		assert_non_null(strstr(err, needle));
-	assert_string_equal(out ? out : "", "");
-	free(out);
-	free(err);
+/* kagg with argv fails and says why: one case of tu_expect_errors(). */
+struct tu_error_case {
+	int rc;		    /* the exit code expected */
+	const char *needle; /* in the one line on stderr; NULL: any text */
+	char *argv[12];	    /* without the binary, NULL-terminated */
+};
+
+/* Each case's run exits with its code, one line on stderr holding its needle, nothing on stdout. */
+static inline void tu_expect_errors(const struct tu_error_case *c, size_t n)
+{
+	char *out, *err;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		out = err = NULL;
+		rc = tu_run_kagg(c[i].argv, &out, &err, 0, 0);
+		if (rc != c[i].rc || tu_lines(err) != 1 ||
+		    (c[i].needle && !strstr(err ? err : "", c[i].needle)))
+			printf("  kagg %s %s: exit %d, stderr '%s'\n", c[i].argv[0],
+			       c[i].argv[1] ? c[i].argv[1] : "", rc, err ? err : "");
+		assert_int_equal(rc, c[i].rc);
+		assert_int_equal(tu_lines(err), 1);
+		if (c[i].needle)
+			assert_non_null(strstr(err, c[i].needle));
+		assert_string_equal(out ? out : "", "");
+		free(out);
+		free(err);
+	}
 }
 
 /*

@@ -431,44 +431,20 @@ static void test_cli_json_known_sleeps(void **state)
 
 /* ------------------------------------------------------------ leaks */
 
-static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
-{
-	static struct tu_census before;
-	char *out = NULL, *err = NULL;
-	int rc, lp = 0, lm = 0, ll = 0;
-
-	tu_census_take(&before, "offcpu_", "offcpu_");
-	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
-	tu_census_left(&before, "offcpu_", "offcpu_", &lp, &lm, &ll);
-	printf("  %s: exit %d, left behind: %d programs, %d maps, %d links\n", what, rc, lp, lm,
-	       ll);
-	if (rc != expect_rc)
-		printf("  stderr: %s\n", err ? err : "");
-	assert_int_equal(rc, expect_rc);
-	assert_int_equal(lp, 0);
-	assert_int_equal(lm, 0);
-	assert_int_equal(ll, 0);
-	if (sig == SIGINT || sig == SIGTERM)
-		assert_non_null(strstr(out, "usecs")); /* what was collected is printed */
-	free(out);
-	free(err);
-}
-
 static void test_nothing_stays_loaded_after_exit(void **state)
 {
-	char *dur[] = { "offcpu", "-d", "0.5", NULL };
-	char *stacks[] = { "offcpu", "--stacks", "-P", "-d", "0.5", NULL };
-	char *forever[] = { "offcpu", NULL };
-	char *badpid[] = { "offcpu", "-p", "2147483647", "-d", "1", NULL };
-	char *both[] = { "offcpu", "--mode", "both", NULL };
+	static const struct tu_exit_case cases[] = {
+		{ "duration", 0, 0, { "offcpu", "-d", "0.5" } },
+		{ "mode both, SIGINT", SIGINT, 0, { "offcpu", "--mode", "both" } },
+		{ "stacks", 0, 0, { "offcpu", "--stacks", "-P", "-d", "0.5" } },
+		{ "SIGINT", SIGINT, 0, { "offcpu" } },
+		{ "SIGTERM", SIGTERM, 0, { "offcpu" } },
+		{ "unknown pid", 0, 1, { "offcpu", "-p", "2147483647", "-d", "1" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	expect_clean_exit(dur, 0, 0, "duration");
-	expect_clean_exit(both, SIGINT, 0, "mode both, SIGINT");
-	expect_clean_exit(stacks, 0, 0, "stacks");
-	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
-	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
-	expect_clean_exit(badpid, 0, 1, "unknown pid");
+	/* what was collected is printed after a signal */
+	tu_expect_clean_exits(cases, TU_NR(cases), "offcpu_", "offcpu_", "usecs");
 }
 
 /*
@@ -506,23 +482,22 @@ static void test_closed_pipe_one_line_nothing_left(void **state)
 	char *print[] = { "offcpu", "--mode", "stream", "--print", "-d", "20", NULL };
 	char *const *cases[] = { agg, print };
 	static struct tu_census before;
-	int i, rc, lp, lm, ll;
 	char *err = NULL;
 	double secs;
+	int i, rc;
 
 	TU_SKIP_UNLESS_ROOT();
 	for (i = 0; i < 2; i++) {
 		tu_census_take(&before, "offcpu_", "offcpu_");
 		rc = run_into_closed_pipe(cases[i], &err, &secs);
-		tu_census_left(&before, "offcpu_", "offcpu_", &lp, &lm, &ll);
-		printf("  %s: exit %d after %.1f s, left %d/%d/%d, stderr: %s", cases[i][1], rc,
-		       secs, lp, lm, ll, err ? err : "");
+		printf("  %s: exit %d after %.1f s, stderr: %s", cases[i][1], rc, secs,
+		       err ? err : "");
 		assert_int_equal(rc, 1);
 		/* The banner ("Tracing off-CPU time...") and one error line. */
 		assert_true(tu_lines(err) <= 2);
 		assert_non_null(strstr(err, "kagg offcpu: writing output failed: the reader closed "
 					    "the pipe\n"));
-		assert_int_equal(lp + lm + ll, 0);
+		tu_assert_nothing_left(&before, "offcpu_", "offcpu_", cases[i][1]);
 		if (i == 1)
 			assert_true(secs < 15);
 		free(err);
@@ -532,22 +507,13 @@ static void test_closed_pipe_one_line_nothing_left(void **state)
 /* Error paths give one line and the documented exit code. */
 static void test_errors_one_line(void **state)
 {
-	char *badpid[] = { "offcpu", "-p", "2147483647", NULL };
-	char *badcg[] = { "offcpu", "--cgroup", "/nonexistent/cg", "-d", "1", NULL };
-	char *err = NULL;
-	int rc;
+	static const struct tu_error_case cases[] = {
+		{ 1, "no such process: 2147483647", { "offcpu", "-p", "2147483647" } },
+		{ 1, "/nonexistent/cg", { "offcpu", "--cgroup", "/nonexistent/cg", "-d", "1" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	rc = tu_run_kagg(badpid, NULL, &err, 0, 0);
-	assert_int_equal(rc, 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "no such process: 2147483647"));
-	free(err);
-	rc = tu_run_kagg(badcg, NULL, &err, 0, 0);
-	assert_int_equal(rc, 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "/nonexistent/cg"));
-	free(err);
+	tu_expect_errors(cases, TU_NR(cases));
 }
 
 /* Without privileges: one line saying what to do, exit 1, nothing loaded. */

@@ -21,6 +21,7 @@
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
 #include "testutil.h"
+#include "census.h"
 
 #define N_GETPPID 1234
 #define M_OPENAT 321
@@ -546,119 +547,38 @@ static void test_cli_table_and_json(void **state)
 
 /* ------------------------------------------------------------ leaks */
 
-#define CENSUS_MAX 4096
-
-struct census {
-	__u32 progs[CENSUS_MAX];
-	int nr;
-};
-
-static void take_census(struct census *c)
-{
-	__u32 id = 0;
-	int fd;
-
-	memset(c, 0, sizeof(*c));
-	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_prog_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_prog_get_info_by_fd(fd, &info, &len) &&
-		    !strncmp(info.name, "syscount_", 9) && c->nr < CENSUS_MAX)
-			c->progs[c->nr++] = id;
-		close(fd);
-	}
-}
-
-static int count_maps(void)
-{
-	__u32 id = 0;
-	int fd, n = 0;
-
-	while (!bpf_map_get_next_id(id, &id)) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_map_get_info_by_fd(fd, &info, &len) &&
-		    (!strcmp(info.name, "key_counts") || !strncmp(info.name, "syscoun", 7)))
-			n++;
-		close(fd);
-	}
-	return n;
-}
-
-static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
-{
-	static struct census before, after;
-	int rc, left = 0, maps0 = count_maps(), maps = 0, i, j;
-	char *out = NULL, *err = NULL;
-
-	take_census(&before);
-	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
-	for (int k = 0; k < 100; k++) {
-		take_census(&after);
-		left = 0;
-		for (i = 0; i < after.nr; i++) {
-			for (j = 0; j < before.nr && before.progs[j] != after.progs[i]; j++)
-				;
-			left += j == before.nr;
-		}
-		maps = count_maps();
-		if (!left && maps <= maps0)
-			break;
-		tu_sleep_ms(50);
-	}
-	printf("  %s: exit %d, left behind: %d programs, %d maps\n", what, rc, left,
-	       maps > maps0 ? maps - maps0 : 0);
-	if (rc != expect_rc)
-		printf("  stderr: %s\n", err ? err : "");
-	assert_int_equal(rc, expect_rc);
-	assert_int_equal(left, 0);
-	assert_true(maps <= maps0);
-	if (sig)
-		assert_non_null(strstr(out, "SYSCALL"));
-	free(out);
-	free(err);
-}
-
 static void test_nothing_stays_loaded_after_exit(void **state)
 {
-	char *dur[] = { "syscount", "-P", "-d", "0.5", NULL };
-	char *lat[] = { "syscount", "-L", "--attach", "raw_tp", "-d", "0.5", NULL };
-	char *forever[] = { "syscount", "-x", NULL };
-	char *both[] = { "syscount", "--mode", "both", NULL };
-	char *badpid[] = { "syscount", "-p", "2147483647", NULL };
+	static const struct tu_exit_case cases[] = {
+		{ "duration", 0, 0, { "syscount", "-P", "-d", "0.5" } },
+		{ "latency raw_tp", 0, 0, { "syscount", "-L", "--attach", "raw_tp", "-d", "0.5" } },
+		{ "SIGINT", SIGINT, 0, { "syscount", "-x" } },
+		{ "SIGINT, --mode both", SIGINT, 0, { "syscount", "--mode", "both" } },
+		{ "SIGTERM", SIGTERM, 0, { "syscount", "-x" } },
+		{ "unknown pid", 0, 1, { "syscount", "-p", "2147483647" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	expect_clean_exit(dur, 0, 0, "duration");
-	expect_clean_exit(lat, 0, 0, "latency raw_tp");
-	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
-	expect_clean_exit(both, SIGINT, 0, "SIGINT, --mode both");
-	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
-	expect_clean_exit(badpid, 0, 1, "unknown pid");
+	/* the object's maps: "syscount_bp.bss", "syscount.rodata"..., and key_counts */
+	tu_expect_clean_exits(cases, TU_NR(cases), "syscount_", "syscoun|key_counts", "SYSCALL");
 }
 
 static void test_errors_one_line(void **state)
 {
-	char *badpid[] = { "syscount", "-p", "2147483647", NULL };
-	char *both[] = { "syscount", "-x", "-L", NULL };
-	char *badopt[] = { "syscount", "--bogus", NULL };
-	char *print[] = { "syscount", "--print", NULL };
 	char *table[] = { "syscount", "--mode", "both", "-d", "0.5", NULL };
 	char *live[] = { "syscount", "--mode", "stream", "--print", "-d", "0.5", NULL };
+	static const struct tu_error_case print[] = {
+		{ 2, "--print needs --mode stream", { "syscount", "--print" } },
+	};
+	static const struct tu_error_case errors[] = {
+		{ 1, "no such process: 2147483647", { "syscount", "-p", "2147483647" } },
+		{ 2, NULL, { "syscount", "-x", "-L" } },
+		{ 2, NULL, { "syscount", "--bogus" } },
+	};
 	char *err = NULL, *out = NULL;
 
 	TU_SKIP_UNLESS_ROOT();
-	assert_int_equal(tu_run_kagg(print, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "--print needs --mode stream"));
-	free(err);
+	tu_expect_errors(print, TU_NR(print));
 	/* --mode both: the table has the streamed count and the difference */
 	assert_int_equal(tu_run_kagg(table, &out, &err, 0, 0), 0);
 	assert_non_null(strstr(out, "STREAMED"));
@@ -670,16 +590,7 @@ static void test_errors_one_line(void **state)
 	assert_non_null(strstr(out, ": sys_enter: NR "));
 	free(out);
 	free(err);
-	assert_int_equal(tu_run_kagg(badpid, NULL, &err, 0, 0), 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "no such process: 2147483647"));
-	free(err);
-	assert_int_equal(tu_run_kagg(both, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	free(err);
-	assert_int_equal(tu_run_kagg(badopt, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	free(err);
+	tu_expect_errors(errors, TU_NR(errors));
 }
 
 int main(void)
