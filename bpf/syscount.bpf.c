@@ -46,52 +46,20 @@ struct start {
 	__u64 nr;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct start);
-} start_store SEC(".maps");
+KAGG_START_MAPS(struct start);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
-	__type(value, struct start);
-} start_hash SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
+KAGG_ID_SET(tgids);
 
 KAGG_COUNTERS_MAP(SC_CNT_MAX);
 
 /* Calls per syscall: index gen * SC_NR_MAX + nr. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2 * SC_NR_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} counts SEC(".maps");
+KAGG_PERCPU_ARRAY(counts, 2 * SC_NR_MAX, __u64);
 
 /* Calls per key (-P, --errors). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240);
-	__type(key, struct kagg_key);
-	__type(value, struct sc_count);
-} key_counts SEC(".maps");
+KAGG_PERCPU_HASH(key_counts, 10240, struct kagg_key, struct sc_count);
 
 /* Latency per syscall: index gen * SC_NR_MAX + nr. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2 * SC_NR_MAX);
-	__type(key, __u32);
-	__type(value, struct kagg_hist_val);
-} lat SEC(".maps");
+KAGG_PERCPU_ARRAY(lat, 2 * SC_NR_MAX, struct kagg_hist_val);
 
 KAGG_KEY_HIST_MAP;
 
@@ -417,54 +385,14 @@ static __always_inline int exit_stream(struct pt_regs *regs, long ret, const boo
 	return 0;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(syscount_stream_enter_tp_btf, struct pt_regs *regs, long nr)
-{
-	return enter_stream(regs, nr, true);
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(syscount_stream_exit_tp_btf, struct pt_regs *regs, long ret)
-{
-	return exit_stream(regs, ret, true);
-}
-
-SEC("raw_tp/sys_enter")
-int BPF_PROG(syscount_stream_enter_raw_tp, struct pt_regs *regs, long nr)
-{
-	return enter_stream(regs, nr, false);
-}
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(syscount_stream_exit_raw_tp, struct pt_regs *regs, long ret)
-{
-	return exit_stream(regs, ret, false);
-}
+KAGG_TP_PROGS(syscount_stream_enter, "sys_enter", enter_stream(regs, nr, btf),
+	      struct pt_regs *regs, long nr);
+KAGG_TP_PROGS(syscount_stream_exit, "sys_exit", exit_stream(regs, ret, btf), struct pt_regs *regs,
+	      long ret);
 
 /* ---------------------------------------------------------------- aggregating */
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(syscount_enter_tp_btf, struct pt_regs *regs, long nr)
-{
-	return on_enter(nr, true);
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(syscount_exit_tp_btf, struct pt_regs *regs, long ret)
-{
-	return on_exit(regs, ret, true);
-}
-
-SEC("raw_tp/sys_enter")
-int BPF_PROG(syscount_enter_raw_tp, struct pt_regs *regs, long nr)
-{
-	return on_enter(nr, false);
-}
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(syscount_exit_raw_tp, struct pt_regs *regs, long ret)
-{
-	return on_exit(regs, ret, false);
-}
+KAGG_TP_PROGS(syscount_enter, "sys_enter", on_enter(nr, btf), struct pt_regs *regs, long nr);
+KAGG_TP_PROGS(syscount_exit, "sys_exit", on_exit(regs, ret, btf), struct pt_regs *regs, long ret);
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
