@@ -34,11 +34,7 @@ struct ostream_cfg {
 
 struct ostream {
 	struct scons core;
-	const struct kagg_rb_format *fmt;
-	/* sched_switch payload layout, from the format in use */
-	size_t payload;
-	int off_prev_comm, off_prev_pid, off_prev_prio, off_prev_state, size_prev_state;
-	int off_next_comm, off_next_pid, off_next_prio;
+	struct scons_switch sw;		/* sched_switch as the format in use lays it out */
 
 	uint64_t min_ns, max_ns, unit_ns;
 	struct u64map starts;		/* tid -> switch-out ts of selected tasks */
