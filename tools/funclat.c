@@ -73,10 +73,15 @@ static int parse_attach(const char *arg, enum kagg_funclat_attach *out)
 	return 0;
 }
 
+struct funclat_args {
+	struct cli_args c;	/* first: what cli_parse fills */
+	struct kagg_funclat_opts o;
+};
+
 /* The options that are funclat's alone (cli_parser.opt). */
-static int funclat_opt(void *args, int c, const char *arg)
+static int funclat_opt(struct cli_args *ca, int c, const char *arg)
 {
-	struct kagg_funclat_opts *o = args;
+	struct kagg_funclat_opts *o = &((struct funclat_args *)ca)->o;
 	uint64_t v;
 
 	switch (c) {
@@ -96,52 +101,39 @@ static int funclat_opt(void *args, int c, const char *arg)
 	return -ENOENT;
 }
 
-static int parse_args(int argc, char **argv, struct kagg_funclat_opts *o, struct cli_common *cm)
+/* FUNC, the one operand, and the parsed options into a->o. */
+static int finish_args(struct funclat_args *a, int argc, char **argv)
 {
-	const struct cli_parser p = {
-		.shortopts = CLI_COMMON_SHORTOPTS "p:",
-		.longopts = long_opts,
-		.usage = usage_text,
-		.operands = true,
-		.opt = funclat_opt,
-		.args = o,
-		.cm = cm,
-	};
-	int rc = cli_parse(&p, argc, argv);
-
-	if (rc)
-		return rc;
 	if (optind >= argc)
 		return cli_err(KAGG_EXIT_USAGE, "missing FUNC (kernel function, LIB:FUNC or "
 			       "PATH:FUNC); see --help");
 	if (optind + 1 < argc)
 		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind + 1]);
-	o->pattern = argv[optind];
-	o->unit = cm->unit;
-	o->overhead = cm->overhead;
+	a->o.pattern = argv[optind];
+	a->o.unit = a->c.cm.unit;
+	a->o.overhead = a->c.cm.overhead;
 	return 0;
 }
 
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS "p:",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = funclat_opt,
+	.flags = CLI_OPERANDS,
+};
+
 static int funclat_main(int argc, char **argv)
 {
-	struct kagg_funclat_opts o = {};
-	struct cli_common cm = {};
-	struct kagg_session *s = NULL;
+	struct funclat_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
 	char banner[512];
 	int ret;
 
-	o.sz = sizeof(o);
-	cm.print.sz = sizeof(cm.print);
-	o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &o, &cm), NULL, &ret))
+	if (!cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a, argc, argv), &a.c.st,
+		       &ret))
 		return ret;
-	s = kagg_funclat__open(&o);
-	if (!s)
-		return cli_open_failed(errno);
-	snprintf(banner, sizeof(banner), "Tracing latency of %s", o.pattern);
-	ret = cli_run(s, &cm, banner);
-	kagg_session__destroy(s);
-	return ret;
+	snprintf(banner, sizeof(banner), "Tracing latency of %s", a.o.pattern);
+	return cli_run_session(kagg_funclat__open(&a.o), &a.c, banner);
 }
 
 KAGG_COMMAND(funclat, "function latency histograms (kernel or user functions)", funclat_main);

@@ -86,10 +86,8 @@ static const struct option long_opts[] = {
 };
 
 struct offcpu_args {
+	struct cli_args c;	/* first: what cli_parse fills */
 	struct kagg_offcpu_opts o;
-	struct cli_common cm;
-	struct cli_stream st;
-	struct cli_tasks tk;
 };
 
 /* -m/--min-us or -M/--max-us (not 0) into nanoseconds; 0 or a usage error. */
@@ -119,9 +117,9 @@ static int parse_wake(const char *arg, enum kagg_wake *wake)
 }
 
 /* The options that are offcpu's alone (cli_parser.opt). */
-static int offcpu_opt(void *args, int c, const char *arg)
+static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 {
-	struct offcpu_args *a = args;
+	struct offcpu_args *a = (struct offcpu_args *)ca;
 	uint64_t v;
 
 	switch (c) {
@@ -149,7 +147,7 @@ static int offcpu_opt(void *args, int c, const char *arg)
 		return 0;
 	case OPT_FOLDED:
 		a->o.stacks = true;
-		a->cm.print.folded = true;
+		a->c.cm.print.folded = true;
 		return 0;
 	case OPT_ATTACH:
 		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
@@ -172,56 +170,33 @@ static int finish_args(struct offcpu_args *a)
 {
 	if (a->o.max_ns && a->o.max_ns < a->o.min_ns)
 		return cli_err(KAGG_EXIT_USAGE, "--max-us is below --min-us");
-	CLI_TASKS_INTO(a->o, a->tk);
-	a->o.unit = a->cm.unit;
-	a->o.overhead = a->cm.overhead;
-	a->o.mode = a->st.mode;
-	a->o.stream_bytes = a->st.stream_bytes;
+	CLI_TASKS_INTO(a->o, a->c.tk);
+	CLI_STREAM_INTO(a->o, a->c, mode);
 	if (a->o.stacks && a->o.mode == KAGG_MODE_STREAM)
 		return cli_err(KAGG_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
-	if (a->cm.print.folded && a->cm.print.format == KAGG_FORMAT_JSON)
+	if (a->c.cm.print.folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
 	return 0;
 }
 
-/* Parse argv into args; 0, or an exit code (2 usage), -1 after --help. */
-static int parse_args(int argc, char **argv, struct offcpu_args *a)
-{
-	const struct cli_parser p = {
-		.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:m:M:uk",
-		.longopts = long_opts,
-		.usage = usage_text,
-		.opt = offcpu_opt,
-		.args = a,
-		.cm = &a->cm,
-		.st = &a->st,
-		.tasks = &a->tk,
-	};
-
-	return cli_parse(&p, argc, argv) ?: finish_args(a);
-}
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:m:M:uk",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = offcpu_opt,
+	.flags = CLI_STREAMS | CLI_TASKS,
+};
 
 static int offcpu_main(int argc, char **argv)
 {
-	struct offcpu_args a = {};
-	struct kagg_session *s = NULL;
+	struct offcpu_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
 	int ret;
 
-	a.o.sz = sizeof(a.o);
-	a.cm.print.sz = sizeof(a.cm.print);
-	a.o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &a), &a.st, &ret))
-		goto out;
-	s = kagg_offcpu__open(&a.o);
-	if (!s) {
-		ret = cli_open_failed(errno);
-		goto out;
-	}
-	ret = cli_stream_run(s, &a.cm, &a.st, a.o.stacks ? "Tracing off-CPU time and stacks"
-							  : "Tracing off-CPU time");
-out:
-	kagg_session__destroy(s);
-	cli_tasks_free(&a.tk);
+	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
+		ret = cli_run_session(kagg_offcpu__open(&a.o), &a.c,
+				      a.o.stacks ? "Tracing off-CPU time and stacks"
+						 : "Tracing off-CPU time");
+	cli_tasks_free(&a.c.tk);
 	return ret;
 }
 

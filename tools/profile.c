@@ -55,10 +55,9 @@ static const struct option long_opts[] = {
 };
 
 struct profile_args {
+	struct cli_args c;	/* first: what cli_parse fills */
 	struct kagg_profile_opts o;
-	struct cli_common cm;
 	bool folded;
-	struct cli_tasks tk;
 };
 
 /* --event EV; 0 or a usage error. */
@@ -77,9 +76,9 @@ static int parse_event(const char *arg, enum kagg_profile_event *ev)
 }
 
 /* The options that are profile's alone (cli_parser.opt). */
-static int profile_opt(void *args, int c, const char *arg)
+static int profile_opt(struct cli_args *ca, int c, const char *arg)
 {
-	struct profile_args *a = args;
+	struct profile_args *a = (struct profile_args *)ca;
 	uint64_t v;
 
 	switch (c) {
@@ -108,74 +107,62 @@ static int profile_opt(void *args, int c, const char *arg)
 	return -ENOENT;
 }
 
-static int parse_args(int argc, char **argv, struct profile_args *a)
+/* The checks that span several options; the parsed options into a->o. */
+static int finish_args(struct profile_args *a)
 {
-	const struct cli_parser p = {
-		.shortopts = CLI_COMMON_SHORTOPTS "F:p:UK",
-		.longopts = long_opts,
-		.usage = usage_text,
-		.opt = profile_opt,
-		.args = a,
-		.cm = &a->cm,
-		.tasks = &a->tk,
-	};
-	int rc = cli_parse(&p, argc, argv);
-
-	if (rc)
-		return rc;
-	if (a->folded && a->cm.print.format == KAGG_FORMAT_JSON)
+	if (a->folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
-	if (a->folded && a->cm.interval)
+	if (a->folded && a->c.cm.interval)
 		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
-	a->o.pids = a->tk.pids;
-	a->o.nr_pids = a->tk.nr_pids;
-	a->o.overhead = a->cm.overhead;
+	a->o.pids = a->c.tk.pids;
+	a->o.nr_pids = a->c.tk.nr_pids;
+	a->o.overhead = a->c.cm.overhead;
 	return 0;
 }
 
-/* Run until -d or a signal (or each -i), then print; folded output has no meta. */
-static int run(struct kagg_session *s, struct profile_args *a)
+/*
+ * --folded: run until -d or a signal, print once, without the meta; s as
+ * cli_run_session takes it (NULL: the open failed), destroyed here.
+ */
+static int run_folded(struct kagg_session *s, double duration)
 {
-	struct kagg_snapshot *snap;
-	struct cli_common cm = a->cm;
-	int err;
+	struct kagg_snapshot *snap = NULL;
+	int ret;
 
-	if (!a->folded)
-		return cli_run(s, &a->cm, "Sampling on-CPU stacks");
-	if (kagg_session__attach(s))
-		return KAGG_EXIT_FAIL;
-	cli_sleep(cm.duration ? cm.duration : 1e9);
-	kagg_session__detach(s);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	if (!snap)
-		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
-			       strerror(errno));
-	err = kagg_profile__print_folded(snap, stdout);
+	if (!s)
+		return cli_open_failed(errno);
+	ret = kagg_session__attach(s) ? KAGG_EXIT_FAIL : 0;
+	if (!ret) {
+		cli_sleep(duration ? duration : 1e9);
+		kagg_session__detach(s);
+		snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+		ret = snap ? cli_output_done(kagg_profile__print_folded(snap, stdout))
+			   : cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
+				     strerror(errno));
+	}
 	kagg_snapshot__free(snap);
-	return cli_output_done(err);
+	kagg_session__destroy(s);
+	return ret;
 }
+
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS "F:p:UK",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = profile_opt,
+	.flags = CLI_TASKS,
+};
 
 static int profile_main(int argc, char **argv)
 {
-	struct profile_args a = {};
-	struct kagg_session *s = NULL;
+	struct profile_args a = { .o = { .sz = sizeof(a.o), .cpu = -1, .log = cli_log } };
 	int ret;
 
-	a.o.sz = sizeof(a.o);
-	a.o.cpu = -1;
-	a.cm.print.sz = sizeof(a.cm.print);
-	a.o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &a), NULL, &ret))
-		goto out;
-	s = kagg_profile__open(&a.o);
-	if (!s) {
-		ret = cli_open_failed(errno);
-		goto out;
-	}
-	ret = run(s, &a);
-out:
-	kagg_session__destroy(s);
-	cli_tasks_free(&a.tk);
+	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
+		ret = a.folded ? run_folded(kagg_profile__open(&a.o), a.c.cm.duration)
+			       : cli_run_session(kagg_profile__open(&a.o), &a.c,
+						 "Sampling on-CPU stacks");
+	cli_tasks_free(&a.c.tk);
 	return ret;
 }
 

@@ -60,16 +60,14 @@ static const struct option long_opts[] = {
 };
 
 struct runqlat_args {
+	struct cli_args c;	/* first: what cli_parse fills */
 	struct kagg_runqlat_opts o;
-	struct cli_common cm;
-	struct cli_tasks tk;
-	struct cli_stream st;
 };
 
 /* The options that are runqlat's alone (cli_parser.opt). */
-static int runqlat_opt(void *args, int c, const char *arg)
+static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 {
-	struct runqlat_args *a = args;
+	struct runqlat_args *a = (struct runqlat_args *)ca;
 	uint64_t v;
 
 	switch (c) {
@@ -88,50 +86,24 @@ static int runqlat_opt(void *args, int c, const char *arg)
 	return -ENOENT;
 }
 
-static int parse_args(int argc, char **argv, struct runqlat_args *a)
-{
-	const struct cli_parser p = {
-		.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:c:",
-		.longopts = long_opts,
-		.usage = usage_text,
-		.opt = runqlat_opt,
-		.args = a,
-		.cm = &a->cm,
-		.st = &a->st,
-		.tasks = &a->tk,
-	};
-	int rc = cli_parse(&p, argc, argv);
-
-	if (rc)
-		return rc;
-	CLI_TASKS_INTO(a->o, a->tk);
-	a->o.unit = a->cm.unit;
-	a->o.overhead = a->cm.overhead;
-	a->o.mode = a->st.mode;
-	a->o.stream_bytes = a->st.stream_bytes;
-	return 0;
-}
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:c:",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = runqlat_opt,
+	.flags = CLI_STREAMS | CLI_TASKS,
+};
 
 static int runqlat_main(int argc, char **argv)
 {
-	struct runqlat_args a = {};
-	struct kagg_session *s = NULL;
-	int ret;
+	struct runqlat_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
+	int ret = cli_parse(&parser, argc, argv, &a.c);
 
-	a.o.sz = sizeof(a.o);
-	a.cm.print.sz = sizeof(a.cm.print);
-	a.o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &a), &a.st, &ret))
-		goto out;
-	s = kagg_runqlat__open(&a.o);
-	if (!s) {
-		ret = cli_open_failed(errno);
-		goto out;
-	}
-	ret = cli_stream_run(s, &a.cm, &a.st, "Tracing run queue latency");
-out:
-	kagg_session__destroy(s);
-	cli_tasks_free(&a.tk);
+	CLI_TASKS_INTO(a.o, a.c.tk);
+	CLI_STREAM_INTO(a.o, a.c, mode);
+	if (cli_start(ret, &a.c.st, &ret))
+		ret = cli_run_session(kagg_runqlat__open(&a.o), &a.c, "Tracing run queue latency");
+	cli_tasks_free(&a.c.tk);
 	return ret;
 }
 

@@ -61,21 +61,19 @@ static const struct option long_opts[] = {
 };
 
 struct syscount_args {
+	struct cli_args c;	/* first: what cli_parse fills */
 	struct kagg_syscount_opts o;
-	struct cli_common cm;
-	struct cli_tasks tk;
 	bool errors, latency;
-	struct cli_stream st;
 };
 
 /* The options that are syscount's alone (cli_parser.opt): -L is --latency here. */
-static int syscount_opt(void *args, int c, const char *arg)
+static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 {
-	struct syscount_args *a = args;
+	struct syscount_args *a = (struct syscount_args *)ca;
 
 	switch (c) {
 	case OPT_PER_THREAD:
-		a->tk.key = KAGG_KEY_TID;
+		a->c.tk.key = KAGG_KEY_TID;
 		return 0;
 	case 'x':
 		a->errors = true;
@@ -92,57 +90,38 @@ static int syscount_opt(void *args, int c, const char *arg)
 	return -ENOENT;
 }
 
-static int parse_args(int argc, char **argv, struct syscount_args *a)
+/* The parsed options into a->o: one mode of three. */
+static int finish_args(struct syscount_args *a)
 {
-	const struct cli_parser p = {
-		.shortopts = CLI_COMMON_SHORTOPTS "Pp:xL",
-		.longopts = long_opts,
-		.usage = usage_text,
-		.opt = syscount_opt,
-		.args = a,
-		.cm = &a->cm,
-		.st = &a->st,
-		.tasks = &a->tk,
-	};
-	int rc = cli_parse(&p, argc, argv);
-
-	if (rc)
-		return rc;
 	if (a->errors && a->latency)
 		return cli_err(KAGG_EXIT_USAGE, "--errors and --latency exclude each other");
 	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
 		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
-	a->o.key = a->tk.key;
-	a->o.pids = a->tk.pids;
-	a->o.nr_pids = a->tk.nr_pids;
-	a->o.unit = a->cm.unit;
-	a->o.overhead = a->cm.overhead;
-	a->o.stream_mode = a->st.mode;
-	a->o.stream_bytes = a->st.stream_bytes;
+	a->o.key = a->c.tk.key;
+	a->o.pids = a->c.tk.pids;
+	a->o.nr_pids = a->c.tk.nr_pids;
+	CLI_STREAM_INTO(a->o, a->c, stream_mode);
+	/* a table in the count modes */
+	a->c.cm.printer = kagg_syscount__print;
 	return 0;
 }
 
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS "Pp:xL",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = syscount_opt,
+	.flags = CLI_STREAMS | CLI_TASKS,
+};
+
 static int syscount_main(int argc, char **argv)
 {
-	struct syscount_args a = {};
-	struct kagg_session *s = NULL;
+	struct syscount_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
 	int ret;
 
-	a.o.sz = sizeof(a.o);
-	a.cm.print.sz = sizeof(a.cm.print);
-	a.o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &a), &a.st, &ret))
-		goto out;
-	s = kagg_syscount__open(&a.o);
-	if (!s) {
-		ret = cli_open_failed(errno);
-		goto out;
-	}
-	a.cm.printer = kagg_syscount__print; /* a table in count modes */
-	ret = cli_stream_run(s, &a.cm, &a.st, "Tracing syscalls");
-out:
-	kagg_session__destroy(s);
-	cli_tasks_free(&a.tk);
+	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
+		ret = cli_run_session(kagg_syscount__open(&a.o), &a.c, "Tracing syscalls");
+	cli_tasks_free(&a.c.tk);
 	return ret;
 }
 
