@@ -293,8 +293,12 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 
 /* ---------------------------------------------------------------- streaming */
 
-/* A record's head and the fields both types have; NULL when the ring is full (counted). */
-static __always_inline struct sc_rec *rec_begin(struct counters *c, __u64 now, __u32 g, __u8 type)
+/*
+ * A record's head and the fields both types have (id: the current task's
+ * pid_tgid); NULL when the ring is full (counted).
+ */
+static __always_inline struct sc_rec *rec_begin(struct counters *c, __u64 now, __u32 g, __u8 type,
+						bool sel, __u64 id, __u64 nr, long ret)
 {
 	struct sc_rec *r;
 
@@ -306,6 +310,11 @@ static __always_inline struct sc_rec *rec_begin(struct counters *c, __u64 now, _
 	r->pad[0] = r->pad[1] = 0;
 	r->pad2 = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->sel = sel;
+	r->pid = (__u32)id;
+	r->tgid = id >> 32;
+	r->nr = nr;
+	r->ret = ret;
 	return r;
 }
 
@@ -326,14 +335,9 @@ static __always_inline int enter_stream(struct pt_regs *regs, long nr, const boo
 	/* with both paths, the aggregating program counts the skipped calls */
 	sel = selected(share_event ? NULL : c, (__u64)nr, id,
 		       btf ? bpf_get_current_task_btf() : NULL, btf);
-	r = rec_begin(c, now, g, SC_REC_ENTER);
+	r = rec_begin(c, now, g, SC_REC_ENTER, sel, id, nr, 0);
 	if (!r)
 		return 0;
-	r->sel = sel;
-	r->pid = (__u32)id;
-	r->tgid = id >> 32;
-	r->nr = nr;
-	r->ret = 0;
 	if (btf) {
 		r->args[0] = regs->di;
 		r->args[1] = regs->si;
@@ -372,14 +376,9 @@ static __always_inline int exit_stream(struct pt_regs *regs, long ret, const boo
 	sel = selected(share_event || mode != SC_MODE_ERRORS || ret >= 0 || ret < -MAX_ERRNO
 			       ? NULL : c,
 		       nr, id, btf ? bpf_get_current_task_btf() : NULL, btf);
-	r = rec_begin(c, now, g, SC_REC_EXIT);
+	r = rec_begin(c, now, g, SC_REC_EXIT, sel, id, nr, ret);
 	if (!r)
 		return 0;
-	r->sel = sel;
-	r->pid = (__u32)id;
-	r->tgid = id >> 32;
-	r->nr = nr;
-	r->ret = ret;
 	r->args[0] = r->args[1] = r->args[2] = r->args[3] = r->args[4] = r->args[5] = 0;
 	kagg_rec_submit(r, &c->cnt[SC_CNT_STREAM_SENT]);
 	return 0;

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,13 @@ static inline const char *tu_kagg(void)
 
 	return p && *p ? p : "build/bin/kagg";
 }
+
+/*
+ * One test body tried in several configurations: cmocka test NAME runs FN
+ * with *state = ARG (an integer, read back with TU_ARG(state)).
+ */
+#define TU_TEST_ARG(NAME, FN, ARG) { #NAME, FN, NULL, NULL, (void *)(uintptr_t)(ARG) }
+#define TU_ARG(state) ((uintptr_t)*(state))
 
 /* Skip reason printed, so a skipped root test says why. */
 #define TU_SKIP_UNLESS_ROOT()                                                  \
@@ -276,6 +284,39 @@ static inline void tu_expect_errors(const struct tu_error_case *c, size_t n)
 		free(out);
 		free(err);
 	}
+}
+
+/*
+ * The run most tests make: s (asserted non-NULL) attached, child c released
+ * and waited for (exit 0), then snap = a snapshot taken with flags.
+ */
+static inline struct kagg_snapshot *tu_snap_after_child(struct kagg_session *s,
+							struct tu_child *c, unsigned int flags)
+{
+	struct kagg_snapshot *snap;
+
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(c);
+	assert_int_equal(tu_wait(c), 0);
+	snap = kagg_session__snapshot(s, flags);
+	assert_non_null(snap);
+	return snap;
+}
+
+/* The histogram of snap labelled label, or NULL. */
+static inline const struct kagg_hist *tu_find_label(const struct kagg_snapshot *snap,
+						    const char *label)
+{
+	size_t i;
+
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		if (h->key.label && !strcmp(h->key.label, label))
+			return h;
+	}
+	return NULL;
 }
 
 /*

@@ -93,12 +93,7 @@ static struct kagg_snapshot *run_child(struct kagg_hist_opts *o, tu_work_fn fn)
 		printf("SKIP: no %s tracepoint (kernel without CONFIG_FTRACE_SYSCALLS)\n", o->event);
 		skip();
 	}
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
-	tu_go(&child);
-	assert_int_equal(tu_wait(&child), 0);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
 	kagg_session__destroy(s);
 	return snap;
 }

@@ -58,12 +58,7 @@ static void known_sleeps(enum kagg_attach attach)
 
 	assert_true(child.pid > 0);
 	s = kagg_offcpu__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
-	tu_go(&child);
-	assert_int_equal(tu_wait(&child), 0);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
 	m = kagg_snapshot__meta(snap);
 	printf("  attach %s: %zu histograms, slot[14] = %llu, seen %llu recorded %llu, dropped %llu\n",
 	       m->attach, kagg_snapshot__hist_cnt(snap),
@@ -95,16 +90,11 @@ static void known_sleeps(enum kagg_attach attach)
 	kagg_session__destroy(s);
 }
 
-static void test_known_sleeps_land_in_bucket_tp_btf(void **state)
+/* state: the attach type (TU_TEST_ARG) */
+static void test_known_sleeps_land_in_bucket(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	known_sleeps(KAGG_ATTACH_TP_BTF);
-}
-
-static void test_known_sleeps_land_in_bucket_raw_tp(void **state)
-{
-	TU_SKIP_UNLESS_ROOT();
-	known_sleeps(KAGG_ATTACH_RAW_TP);
+	known_sleeps((enum kagg_attach)TU_ARG(state));
 }
 
 /* -p keeps one process and nobody else. */
@@ -266,16 +256,11 @@ static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
 	kagg_session__destroy(sb);
 }
 
-static void test_interval_snapshots_lose_nothing_percpu_array(void **state)
+/* state: the key mode (TU_TEST_ARG) */
+static void test_interval_snapshots_lose_nothing(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	snapshots_lose_nothing(KAGG_KEY_NONE);
-}
-
-static void test_interval_snapshots_lose_nothing_per_thread(void **state)
-{
-	TU_SKIP_UNLESS_ROOT();
-	snapshots_lose_nothing(KAGG_KEY_TID);
+	snapshots_lose_nothing((enum kagg_key_mode)TU_ARG(state));
 }
 
 /* ------------------------------------------------------------ stacks */
@@ -556,11 +541,15 @@ static void test_no_privileges_one_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_known_sleeps_land_in_bucket_tp_btf),
-		cmocka_unit_test(test_known_sleeps_land_in_bucket_raw_tp),
+		TU_TEST_ARG(test_known_sleeps_land_in_bucket_tp_btf, test_known_sleeps_land_in_bucket,
+			    KAGG_ATTACH_TP_BTF),
+		TU_TEST_ARG(test_known_sleeps_land_in_bucket_raw_tp, test_known_sleeps_land_in_bucket,
+			    KAGG_ATTACH_RAW_TP),
 		cmocka_unit_test(test_pid_filter_excludes_others),
-		cmocka_unit_test(test_interval_snapshots_lose_nothing_percpu_array),
-		cmocka_unit_test(test_interval_snapshots_lose_nothing_per_thread),
+		TU_TEST_ARG(test_interval_snapshots_lose_nothing_percpu_array,
+			    test_interval_snapshots_lose_nothing, KAGG_KEY_NONE),
+		TU_TEST_ARG(test_interval_snapshots_lose_nothing_per_thread,
+			    test_interval_snapshots_lose_nothing, KAGG_KEY_TID),
 		cmocka_unit_test(test_stacks_symbolized),
 		cmocka_unit_test(test_cli_json_known_sleeps),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),

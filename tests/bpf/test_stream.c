@@ -132,16 +132,11 @@ static void both_identical(enum kagg_key_mode key)
 	}
 }
 
-static void test_both_modes_identical_system_hist(void **state)
+/* state: the key mode (TU_TEST_ARG) */
+static void test_both_modes_identical(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	both_identical(KAGG_KEY_NONE);
-}
-
-static void test_both_modes_identical_per_thread(void **state)
-{
-	TU_SKIP_UNLESS_ROOT();
-	both_identical(KAGG_KEY_TID);
+	both_identical((enum kagg_key_mode)TU_ARG(state));
 }
 
 /*
@@ -295,8 +290,10 @@ static void test_cli_print_trace_lines(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_both_modes_identical_system_hist),
-		cmocka_unit_test(test_both_modes_identical_per_thread),
+		TU_TEST_ARG(test_both_modes_identical_system_hist, test_both_modes_identical,
+			    KAGG_KEY_NONE),
+		TU_TEST_ARG(test_both_modes_identical_per_thread, test_both_modes_identical,
+			    KAGG_KEY_TID),
 		cmocka_unit_test(test_stalled_consumer_drops_are_counted_and_never_block),
 		cmocka_unit_test(test_records_land_in_reference_buffer),
 		cmocka_unit_test(test_cli_print_trace_lines),

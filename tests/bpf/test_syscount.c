@@ -78,28 +78,11 @@ static struct kagg_snapshot *run_child(struct kagg_syscount_opts *o, tu_work_fn 
 	/* Names come from <asm/unistd_64.h> (linux-libc-dev): without it, nothing to find. */
 	assert_non_null(kagg_syscount__name(s, SYS_getppid));
 	assert_string_equal(kagg_syscount__name(s, SYS_getppid), "getppid");
-	assert_int_equal(kagg_session__attach(s), 0);
-	tu_go(&ch);
-	assert_int_equal(tu_wait(&ch), 0);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snap_after_child(s, &ch, KAGG_SNAP_RESET);
 	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
 	kagg_session__destroy(s);
 	*pid = ch.pid;
 	return snap;
-}
-
-static const struct kagg_hist *find(const struct kagg_snapshot *snap, const char *label)
-{
-	size_t i;
-
-	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
-		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
-
-		if (h->key.label && !strcmp(h->key.label, label))
-			return h;
-	}
-	return NULL;
 }
 
 static void count_getppid(enum kagg_attach attach, enum kagg_key_mode key, enum kagg_mode path)
@@ -110,7 +93,7 @@ static void count_getppid(enum kagg_attach attach, enum kagg_key_mode key, enum 
 	int pid;
 
 	snap = run_child(&o, getppid_work, &pid);
-	h = find(snap, "getppid");
+	h = tu_find_label(snap, "getppid");
 	assert_non_null(h);
 	printf("  %s, key %d, mode %s: getppid counted %llu of %d\n",
 	       kagg_snapshot__meta(snap)->attach, key, kagg_snapshot__meta(snap)->mode,
@@ -145,14 +128,14 @@ static void openat_enoent(enum kagg_mode path)
 	int pid;
 
 	snap = run_child(&o, openat_work, &pid);
-	h = find(snap, "openat:ENOENT");
+	h = tu_find_label(snap, "openat:ENOENT");
 	assert_non_null(h);
 	printf("  openat:ENOENT counted %llu of %d\n", (unsigned long long)h->total, M_OPENAT);
 	assert_int_equal(h->total, M_OPENAT);
 	assert_int_equal(h->key.pid, pid);
 	assert_int_equal(h->key.id, SYS_openat | ((uint64_t)ENOENT << 32));
 	/* Successful calls are not counted in errors mode. */
-	assert_null(find(snap, "getppid"));
+	assert_null(tu_find_label(snap, "getppid"));
 	kagg_snapshot__free(snap);
 }
 
@@ -173,7 +156,7 @@ static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key,
 	int pid;
 
 	snap = run_child(&o, sleep_work, &pid);
-	h = find(snap, "clock_nanosleep");
+	h = tu_find_label(snap, "clock_nanosleep");
 	assert_non_null(h);
 	printf("  %s, key %d, mode %s: clock_nanosleep %llu calls, %llu in [16384, 32767] us\n",
 	       kagg_snapshot__meta(snap)->attach, key, kagg_snapshot__meta(snap)->mode,
@@ -227,19 +210,15 @@ static void test_names_file(void **state)
 		assert_non_null(s);
 		assert_string_equal(kagg_syscount__name(s, SYS_getppid), "my_getppid");
 		assert_null(kagg_syscount__name(s, SYS_exit_group));
-		assert_int_equal(kagg_session__attach(s), 0);
-		tu_go(&ch);
-		assert_int_equal(tu_wait(&ch), 0);
-		snap = kagg_session__snapshot(s, 0);
-		assert_non_null(snap);
+		snap = tu_snap_after_child(s, &ch, 0);
 		kagg_session__destroy(s);
 	}
-	h = find(snap, "my_getppid");
+	h = tu_find_label(snap, "my_getppid");
 	assert_non_null(h);
 	assert_int_equal(h->total, N_GETPPID);
 	snprintf(label, sizeof(label), "syscall_%d", (int)SYS_exit_group);
-	assert_non_null(find(snap, label));
-	assert_null(find(snap, "getppid"));
+	assert_non_null(tu_find_label(snap, label));
+	assert_null(tu_find_label(snap, "getppid"));
 	kagg_snapshot__free(snap);
 	unlink(path);
 	/* An unreadable names file given explicitly is an error. */
@@ -276,7 +255,7 @@ static uint64_t getppid_total(struct kagg_session *s, unsigned int flags)
 
 	assert_non_null(snap);
 	assert_true(kagg_snapshot__meta(snap)->snapshot_exact);
-	h = find(snap, "getppid");
+	h = tu_find_label(snap, "getppid");
 	n = h ? h->total : 0;
 	kagg_snapshot__free(snap);
 	return n;
@@ -497,52 +476,50 @@ static void test_stream_records_land_as_kernel_events(void **state)
 
 /* ------------------------------------------------------------ CLI */
 
-/* The CLI: a table row with the exact count; JSON carries id and label. */
-static void test_cli_table_and_json(void **state)
+/*
+ * kagg syscount -p CHILD with argv's other options while a child makes
+ * N_GETPPID getppid calls, started once the CLI has surely attached
+ * (700 ms in); its output in *out.  Returns the exit code.
+ */
+static int run_cli_on_child(char **argv, char **out)
 {
-	struct tu_child ch;
-	char pid[16], *out = NULL, *err = NULL, *row;
-	char *text[] = { "syscount", "-p", pid, "-d", "1.5", NULL };
-	char *json[] = { "syscount", "-p", pid, "-d", "1.5", "--format", "json", NULL };
+	struct tu_child ch = tu_spawn(getppid_work, NULL);
+	char pid[16], *err = NULL;
 	pid_t helper;
 	int rc;
 
-	TU_SKIP_UNLESS_ROOT();
-	ch = tu_spawn(getppid_work, NULL);
 	snprintf(pid, sizeof(pid), "%d", ch.pid);
-	/* The child waits for go: start it once the CLI has surely attached. */
+	argv[2] = pid; /* { "syscount", "-p", PID, ... } */
 	helper = fork();
 	if (helper == 0) {
 		tu_sleep_ms(700);
 		tu_go(&ch);
 		_exit(0);
 	}
-	rc = tu_run_kagg(text, &out, &err, 0, 0);
+	rc = tu_run_kagg(argv, out, &err, 0, 0);
 	tu_wait(&ch);
 	waitpid(helper, NULL, 0);
-	assert_int_equal(rc, 0);
+	free(err);
+	return rc;
+}
+
+/* The CLI: a table row with the exact count; JSON carries id and label. */
+static void test_cli_table_and_json(void **state)
+{
+	char *text[] = { "syscount", "-p", NULL, "-d", "1.5", NULL };
+	char *json[] = { "syscount", "-p", NULL, "-d", "1.5", "--format", "json", NULL };
+	char *out = NULL, *row;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(run_cli_on_child(text, &out), 0);
 	row = strstr(out, "\ngetppid ");
 	assert_non_null(row);
 	assert_int_equal(strtol(row + 8, NULL, 10), N_GETPPID);
 	free(out);
-	free(err);
-
-	ch = tu_spawn(getppid_work, NULL);
-	snprintf(pid, sizeof(pid), "%d", ch.pid);
-	helper = fork();
-	if (helper == 0) {
-		tu_sleep_ms(700);
-		tu_go(&ch);
-		_exit(0);
-	}
-	rc = tu_run_kagg(json, &out, &err, 0, 0);
-	tu_wait(&ch);
-	waitpid(helper, NULL, 0);
-	assert_int_equal(rc, 0);
+	assert_int_equal(run_cli_on_child(json, &out), 0);
 	assert_non_null(strstr(out, "\"label\": \"getppid\""));
 	assert_non_null(strstr(out, "\"total\": 1234"));
 	free(out);
-	free(err);
 }
 
 /* ------------------------------------------------------------ leaks */
