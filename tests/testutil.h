@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,6 +241,52 @@ static inline int tu_run_kagg(char *const argv[], char **out, char **err, int si
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}
+
+/* How tu_run_kagg_on() starts and ends the child kagg watches. */
+struct tu_on_child {
+	tu_work_fn fn;		/* the child's work (as tu_spawn runs it) */
+	void *arg;
+	unsigned int go_ms;	/* released this long into kagg's run; 0: before it starts */
+	bool kill;		/* SIGKILL it when kagg is done (work that runs until killed) */
+};
+
+/*
+ * kagg with argv while a child does its work: argv's "PID" entry (the
+ * value of -p or -t) becomes the child's pid, also in *pid.  Output in
+ * *out and *err as with tu_run_kagg; the child is waited for.  Returns
+ * kagg's exit code.
+ */
+static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t *pid,
+				 char **out, char **err)
+{
+	struct tu_child c = tu_spawn(w->fn, w->arg);
+	pid_t helper = -1;
+	char buf[16];
+	int i, rc;
+
+	snprintf(buf, sizeof(buf), "%d", c.pid);
+	for (i = 0; argv[i]; i++)
+		if (!strcmp(argv[i], "PID"))
+			argv[i] = buf;
+	*pid = c.pid;
+	if (!w->go_ms) {
+		tu_go(&c);
+	} else {
+		helper = fork();
+		if (helper == 0) {
+			tu_sleep_ms(w->go_ms);
+			tu_go(&c);
+			_exit(0);
+		}
+	}
+	rc = tu_run_kagg(argv, out, err, 0, 0);
+	if (w->kill)
+		kill(c.pid, SIGKILL);
+	tu_wait(&c);
+	if (helper > 0)
+		waitpid(helper, NULL, 0);
+	return rc;
 }
 
 /* Number of lines in s (a final line without '\n' counts). */

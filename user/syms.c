@@ -537,12 +537,20 @@ cleanup:
 	return err;
 }
 
+/* The symbols of elf into f (NULL: not an ELF image, -ENOEXEC), then elf let go. */
+static int elf_load_end(struct file *f, Elf *elf)
+{
+	int err = elf ? elf_load(f, elf) : -ENOEXEC;
+
+	elf_end(elf);
+	return err;
+}
+
 /* [vdso] has no file: copy it out of the process and parse the copy. */
 static int file_load_vdso(struct file *f, int pid, const struct map *m)
 {
 	size_t len = m->end - m->start;
 	char path[64], *img = NULL;
-	Elf *elf = NULL;
 	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
@@ -558,14 +566,8 @@ static int file_load_vdso(struct file *f, int pid, const struct map *m)
 		err = errno ? -errno : -EIO;
 		goto cleanup;
 	}
-	elf = elf_memory(img, len);
-	if (!elf) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	err = elf_load(f, elf);
+	err = elf_load_end(f, elf_memory(img, len));
 cleanup:
-	elf_end(elf);
 	free(img);
 	close(fd);
 	return err;
@@ -623,7 +625,6 @@ static int file_open(const struct file *f, int pid, const struct map *m)
 
 static int file_load(struct file *f, int pid, const struct map *m)
 {
-	Elf *elf = NULL;
 	int fd, err;
 
 	if (!strcmp(f->path, "[vdso]"))
@@ -631,14 +632,7 @@ static int file_load(struct file *f, int pid, const struct map *m)
 	fd = file_open(f, pid, m);
 	if (fd < 0)
 		return fd;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	err = elf_load(f, elf);
-cleanup:
-	elf_end(elf);
+	err = elf_load_end(f, elf_begin(fd, ELF_C_READ_MMAP, NULL));
 	close(fd);
 	return err;
 }

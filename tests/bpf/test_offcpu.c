@@ -370,18 +370,15 @@ static void test_cli_json_known_sleeps(void **state)
 {
 	/* The lead sleep gives the CLI time to attach before the 50 measured ones. */
 	struct tu_sleeps work = { .count = 50, .ms = 20, .lead_ms = 2000 };
-	struct tu_child child;
-	char pid[16], *out = NULL, *err = NULL;
-	char *argv[] = { "offcpu", "-p", pid, "-P", "--state", "S", "--format", "json",
+	const struct tu_on_child on = { .fn = tu_sleeper, .arg = &work };
+	char *out = NULL, *err = NULL;
+	char *argv[] = { "offcpu", "-p", "PID", "-P", "--state", "S", "--format", "json",
 			 "-d", "5", NULL }; /* 2 s lead + ~1 s of sleeps, with room for a loaded machine */
+	pid_t pid;
 	int rc;
 
 	TU_SKIP_UNLESS_ROOT();
-	child = tu_spawn(tu_sleeper, &work);
-	snprintf(pid, sizeof(pid), "%d", child.pid);
-	tu_go(&child);
-	rc = tu_run_kagg(argv, &out, &err, 0, 0);
-	tu_wait(&child);
+	rc = tu_run_kagg_on(argv, &on, &pid, &out, &err);
 	assert_int_equal(rc, 0);
 	assert_non_null(out);
 	assert_non_null(strstr(out, "\"histograms\": ["));

@@ -159,6 +159,19 @@ static int probe_cycles(void)
 	return 0;
 }
 
+/* A session sampling process pid at 99 Hz on cpu only, attached. */
+static struct kagg_session *open_on(int pid, int cpu)
+{
+	int pids[1] = { pid };
+	KAGG_OPTS(kagg_profile_opts, o, .freq = 99, .cpu = cpu, .pids = pids, .nr_pids = 1,
+		  .log = quiet_log);
+	struct kagg_session *s = kagg_profile__open(&o);
+
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	return s;
+}
+
 /* Ground truth: a child spinning ~1 s in kagg_test_spin on one CPU, -F 99 --cpu -p. */
 static void test_spin_function_owns_samples(void **state)
 {
@@ -168,16 +181,11 @@ static void test_spin_function_owns_samples(void **state)
 	const struct kagg_meta *m;
 	struct kagg_session *s;
 	struct tu_child c;
-	int done, pids[1];
+	int done;
 
 	TU_SKIP_UNLESS_ROOT();
 	c = start_spinner(&sp, &done);
-	pids[0] = c.pid;
-	KAGG_OPTS(kagg_profile_opts, o, .freq = 99, .cpu = sp.cpu, .pids = pids, .nr_pids = 1,
-		  .log = quiet_log);
-	s = kagg_profile__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	s = open_on(c.pid, sp.cpu);
 	tu_go(&c);
 	wait_done(done);
 	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
@@ -207,17 +215,12 @@ static void test_pid_filter_excludes_others(void **state)
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	struct tu_child a, b;
-	int da, db, pids[1];
+	int da, db;
 
 	TU_SKIP_UNLESS_ROOT();
 	a = start_spinner(&sa, &da);
 	b = start_spinner(&sb, &db);
-	pids[0] = a.pid;
-	KAGG_OPTS(kagg_profile_opts, o, .freq = 99, .cpu = sa.cpu, .pids = pids, .nr_pids = 1,
-		  .log = quiet_log);
-	s = kagg_profile__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	s = open_on(a.pid, sa.cpu);
 	tu_go(&a);
 	tu_go(&b);
 	wait_done(da);

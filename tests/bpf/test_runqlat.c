@@ -638,19 +638,15 @@ static void test_cli_json_per_thread(void **state)
 	/* sleeps until killed: kagg's start can take seconds under TCG, after
 	 * a few hundred 3 ms sleeps the sleeper would be gone before it */
 	int n = 5000;
-	struct tu_child sl;
-	char tid[16], *out = NULL, *err = NULL, needle[64];
-	char *argv[] = { "runqlat", "-L", "-t", tid, "--cpu", "1", "--format", "json", "-d", "1.5",
-			 "--overhead", NULL };
+	const struct tu_on_child on = { .fn = sleeper_work, .arg = &n, .kill = true };
+	char *out = NULL, *err = NULL, needle[64];
+	char *argv[] = { "runqlat", "-L", "-t", "PID", "--cpu", "1", "--format", "json", "-d",
+			 "1.5", "--overhead", NULL };
+	pid_t tid;
 	int rc;
 
 	TU_SKIP_UNLESS_ROOT();
-	sl = tu_spawn(sleeper_work, &n);
-	snprintf(tid, sizeof(tid), "%d", sl.pid);
-	tu_go(&sl);
-	rc = tu_run_kagg(argv, &out, &err, 0, 0);
-	kill(sl.pid, SIGKILL);
-	tu_wait(&sl);
+	rc = tu_run_kagg_on(argv, &on, &tid, &out, &err);
 	if (rc)
 		printf("  stderr: %s\n", err ? err : "");
 	assert_int_equal(rc, 0);
@@ -658,7 +654,7 @@ static void test_cli_json_per_thread(void **state)
 	assert_non_null(strstr(out, "\"tool\": \"runqlat\""));
 	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
 	assert_non_null(strstr(out, "runqlat_switch_tp_btf"));
-	snprintf(needle, sizeof(needle), "\"tid\": %d", sl.pid);
+	snprintf(needle, sizeof(needle), "\"tid\": %d", tid);
 	assert_non_null(strstr(out, needle));
 	/* One histogram: the sleeper's. */
 	assert_null(strstr(strstr(out, needle) + 1, "\"tid\": "));

@@ -265,21 +265,18 @@ static void test_records_land_in_reference_buffer(void **state)
 static void test_cli_print_trace_lines(void **state)
 {
 	struct tu_sleeps work = { .count = 20, .ms = 10, .lead_ms = 700 };
-	struct tu_child child;
-	char pid[16], *out = NULL, *err = NULL, needle[64];
-	char *argv[] = { "offcpu", "--mode", "stream", "--print", "-p", pid, "-d", "1.5", NULL };
+	const struct tu_on_child on = { .fn = tu_sleeper, .arg = &work };
+	char *out = NULL, *err = NULL, needle[64];
+	char *argv[] = { "offcpu", "--mode", "stream", "--print", "-p", "PID", "-d", "1.5", NULL };
+	pid_t pid;
 	int rc;
 
 	TU_SKIP_UNLESS_ROOT();
-	child = tu_spawn(tu_sleeper, &work);
-	snprintf(pid, sizeof(pid), "%d", child.pid);
-	tu_go(&child);
-	rc = tu_run_kagg(argv, &out, &err, 0, 0);
-	tu_wait(&child);
+	rc = tu_run_kagg_on(argv, &on, &pid, &out, &err);
 	if (rc)
 		printf("  stderr: %s\n", err);
 	assert_int_equal(rc, 0);
-	snprintf(needle, sizeof(needle), "prev_pid=%d", child.pid);
+	snprintf(needle, sizeof(needle), "prev_pid=%d", pid);
 	assert_non_null(strstr(out, "sched_switch: prev_comm="));
 	assert_non_null(strstr(out, needle));
 	assert_non_null(strstr(out, "# stream (mode stream)"));

@@ -476,50 +476,28 @@ static void test_stream_records_land_as_kernel_events(void **state)
 
 /* ------------------------------------------------------------ CLI */
 
-/*
- * kagg syscount -p CHILD with argv's other options while a child makes
- * N_GETPPID getppid calls, started once the CLI has surely attached
- * (700 ms in); its output in *out.  Returns the exit code.
- */
-static int run_cli_on_child(char **argv, char **out)
-{
-	struct tu_child ch = tu_spawn(getppid_work, NULL);
-	char pid[16], *err = NULL;
-	pid_t helper;
-	int rc;
-
-	snprintf(pid, sizeof(pid), "%d", ch.pid);
-	argv[2] = pid; /* { "syscount", "-p", PID, ... } */
-	helper = fork();
-	if (helper == 0) {
-		tu_sleep_ms(700);
-		tu_go(&ch);
-		_exit(0);
-	}
-	rc = tu_run_kagg(argv, out, &err, 0, 0);
-	tu_wait(&ch);
-	waitpid(helper, NULL, 0);
-	free(err);
-	return rc;
-}
-
 /* The CLI: a table row with the exact count; JSON carries id and label. */
 static void test_cli_table_and_json(void **state)
 {
-	char *text[] = { "syscount", "-p", NULL, "-d", "1.5", NULL };
-	char *json[] = { "syscount", "-p", NULL, "-d", "1.5", "--format", "json", NULL };
-	char *out = NULL, *row;
+	char *text[] = { "syscount", "-p", "PID", "-d", "1.5", NULL };
+	char *json[] = { "syscount", "-p", "PID", "-d", "1.5", "--format", "json", NULL };
+	/* the child makes its calls once the CLI has surely attached */
+	const struct tu_on_child on = { .fn = getppid_work, .go_ms = 700 };
+	char *out = NULL, *err = NULL, *row;
+	pid_t pid;
 
 	TU_SKIP_UNLESS_ROOT();
-	assert_int_equal(run_cli_on_child(text, &out), 0);
+	assert_int_equal(tu_run_kagg_on(text, &on, &pid, &out, &err), 0);
 	row = strstr(out, "\ngetppid ");
 	assert_non_null(row);
 	assert_int_equal(strtol(row + 8, NULL, 10), N_GETPPID);
 	free(out);
-	assert_int_equal(run_cli_on_child(json, &out), 0);
+	free(err);
+	assert_int_equal(tu_run_kagg_on(json, &on, &pid, &out, &err), 0);
 	assert_non_null(strstr(out, "\"label\": \"getppid\""));
 	assert_non_null(strstr(out, "\"total\": 1234"));
 	free(out);
+	free(err);
 }
 
 /* ------------------------------------------------------------ leaks */
