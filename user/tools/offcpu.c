@@ -236,18 +236,20 @@ static int offcpu_stream_init(struct kagg_session *s, const struct kagg_offcpu_o
 {
 	struct offcpu *t = s->tool;
 	struct ostream_cfg cfg = {
-		.map_fd = bpf_map__fd(t->skel->maps.events),
-		.map_bytes = o->stream_bytes,
-		.wake_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4,
-		.nr_cpus = s->nr_cpus,
+		.core = {
+			.map_fd = bpf_map__fd(t->skel->maps.events),
+			.map_bytes = o->stream_bytes,
+			.nr_cpus = s->nr_cpus,
+			.events_dir = o->events_dir,
+			.rb_subbufs = o->rb_subbufs,
+			.rb_consume = o->rb_consume,
+			.batch_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4,
+		},
 		.key = s->key,
 		.min_ns = o->min_ns,
 		.max_ns = o->max_ns ? o->max_ns : ~0ULL,
 		.unit_ns = session_unit_ns(s->unit),
 		.unit = s->unit,
-		.rb_subbufs = o->rb_subbufs,
-		.rb_consume = o->rb_consume,
-		.events_dir = o->events_dir,
 		.cb = o->on_switch,
 		.cb_ctx = o->on_switch_ctx,
 	};

@@ -30,15 +30,6 @@
 
 int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, size_t err_len)
 {
-	struct scons_cfg cc = {
-		.map_fd = cfg->map_fd,
-		.map_bytes = cfg->map_bytes,
-		.nr_cpus = cfg->nr_cpus,
-		.rb_subbufs = cfg->rb_subbufs,
-		.rb_consume = cfg->rb_consume,
-		.events_dir = cfg->events_dir,
-		.batch_bytes = cfg->wake_bytes,
-	};
 	int ret;
 
 	memset(st, 0, sizeof(*st));
@@ -51,7 +42,7 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	ret = scons_init(&st->core, &cc, err, err_len) ?:
+	ret = scons_init(&st->core, &cfg->core, err, err_len) ?:
 	      scons_switch_format(&st->core, &st->sw, err, err_len);
 	if (ret)
 		return ret;

@@ -43,7 +43,7 @@ struct rqstream {
 };
 
 int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err, size_t err_len);
-/* The record handler, for session_set_stream(). */
+/* The record handler, for session_stream_started(). */
 void rqstream_on_record(void *ctx, const void *data, uint32_t len);
 void rqstream_fini(struct rqstream *st);
 int rqstream_read(struct rqstream *st, uint32_t g, bool reset, struct kagg_snapshot *snap);
