@@ -13,41 +13,57 @@
 
 #include "abi/common.h"
 #include "bits.bpf.h"
+#include "maps.bpf.h"
 
 /*
  * The maps of the same shape in every tool (the skeletons and the library
  * find them by these names):
- *   counters  per-CPU array of one struct counters { __u64 cnt[n]; }
- *   hist      per-CPU array of log2 histograms, one per generation (userspace
- *             may size it to generations * histograms)
- *   key_hist  per-CPU hash of per-key histograms (struct kagg_key, key.gen)
+ *   counters   per-CPU array of one struct counters { __u64 cnt[n]; }
+ *   hist       per-CPU array of log2 histograms, one per generation
+ *              (userspace may size it to generations * histograms)
+ *   key_hist   per-CPU hash of per-key histograms (struct kagg_key, key.gen)
+ *   stack_agg  per-CPU hash of stack aggregations (struct kagg_key), with
+ *   stackmap   their stacks
  */
 #define KAGG_COUNTERS_MAP(n)                                                   \
 	struct counters {                                                      \
 		__u64 cnt[n];                                                  \
 	};                                                                     \
-	struct {                                                               \
-		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                       \
-		__uint(max_entries, 1);                                        \
-		__type(key, __u32);                                            \
-		__type(value, struct counters);                                \
-	} counters SEC(".maps")
+	KAGG_PERCPU_ARRAY(counters, 1, struct counters)
 
-#define KAGG_HIST_MAP                                                          \
-	struct {                                                               \
-		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                       \
-		__uint(max_entries, 2);                                        \
-		__type(key, __u32);                                            \
-		__type(value, struct kagg_hist_val);                           \
-	} hist SEC(".maps")
+#define KAGG_HIST_MAP KAGG_PERCPU_ARRAY(hist, 2, struct kagg_hist_val)
 
 #define KAGG_KEY_HIST_MAP                                                      \
-	struct {                                                               \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                        \
-		__uint(max_entries, 10240);                                    \
-		__type(key, struct kagg_key);                                  \
-		__type(value, struct kagg_key_hist);                           \
-	} key_hist SEC(".maps")
+	KAGG_PERCPU_HASH(key_hist, 10240, struct kagg_key, struct kagg_key_hist)
+
+#define KAGG_STACK_MAPS                                                        \
+	KAGG_PERCPU_HASH(stack_agg, 10240, struct kagg_key, struct kagg_stack_val);  \
+	KAGG_STACKMAP(stackmap)
+
+/*
+ * One tracepoint program in the two flavours userspace chooses between
+ * (user/session.c: session_tp_autoload): NAME_tp_btf on "tp_btf/TP" and
+ * NAME_raw_tp on "raw_tp/TP".  Both take the tracepoint's arguments (the
+ * ..., as BPF_PROG takes them) and return CALL, an expression in which
+ * `btf` is true in the first and false in the second (a constant, so each
+ * flavour keeps only its own reads).
+ */
+#define KAGG_TP_PROGS(NAME, TP, CALL, ...)                                     \
+	SEC("tp_btf/" TP)                                                      \
+	int BPF_PROG(NAME##_tp_btf, __VA_ARGS__)                               \
+	{                                                                      \
+		const bool btf = true;                                         \
+									       \
+		return CALL;                                                   \
+	}                                                                      \
+									       \
+	SEC("raw_tp/" TP)                                                      \
+	int BPF_PROG(NAME##_raw_tp, __VA_ARGS__)                               \
+	{                                                                      \
+		const bool btf = false;                                        \
+									       \
+		return CALL;                                                   \
+	}
 
 /* Snapshot generation, flipped by userspace through the mmap'd .bss. */
 __u32 gen = 0;

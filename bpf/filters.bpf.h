@@ -2,30 +2,20 @@
 /*
  * The task filters tools share: process ids, thread ids and one cgroup v2
  * directory.  Userspace sets the switches between open and load and fills
- * the maps after load (user/session.c: session_filter_fill,
- * session_cgroup_fill); maps a session does not use are sized down to one
- * entry there.
+ * the maps after load (user/session.c: session_tasks_fill); maps a session
+ * does not use are sized down to one entry there.
  */
 #ifndef KAGG_FILTERS_BPF_H
 #define KAGG_FILTERS_BPF_H
+
+#include "maps.bpf.h"
 
 const volatile bool filter_tgid = false;
 const volatile bool filter_tid = false;
 const volatile bool filter_cgroup = false;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} tids SEC(".maps");
+KAGG_ID_SET(tgids);
+KAGG_ID_SET(tids);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);

@@ -37,12 +37,7 @@ const volatile __u32 unit_ns_log2 = 9;	/* floor(log2(unit_ns)) */
 /* Set by userspace once every program is attached, cleared before detaching. */
 __u32 armed = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct funclat_stack);
-} stacks SEC(".maps");
+KAGG_TASK_STORAGE(stacks, struct funclat_stack);
 
 KAGG_COUNTERS_MAP(FUNCLAT_CNT_MAX);
 /* Histogram of function id in generation g at g * nr_funcs + id (sized by userspace). */

@@ -49,39 +49,14 @@ struct start {
 	__s32 ustack;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct start);
-} start_store SEC(".maps");
-
-/* raw_tp fallback only (userspace sizes it to 1 otherwise). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
-	__type(value, struct start);
-} start_hash SEC(".maps");
+KAGG_START_MAPS(struct start);
 
 KAGG_COUNTERS_MAP(OFFCPU_CNT_MAX);
 KAGG_HIST_MAP;
 KAGG_KEY_HIST_MAP;
 
 /* Off-CPU time by stack. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240);
-	__type(key, struct kagg_key);
-	__type(value, struct kagg_stack_val);
-} stack_agg SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, KAGG_MAX_STACK * sizeof(__u64));
-} stackmap SEC(".maps");
+KAGG_STACK_MAPS;
 
 /* Does the outgoing task pass the filters (state excepted)? */
 static __always_inline bool prev_filtered_in(struct task_struct *prev, __u32 tgid, __u32 pid,
@@ -306,30 +281,10 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(offcpu_stream_tp_btf, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	return on_switch_stream(ctx, preempt, prev, next, true);
-}
+KAGG_TP_PROGS(offcpu_stream, "sched_switch", on_switch_stream(ctx, preempt, prev, next, btf),
+	      bool preempt, struct task_struct *prev, struct task_struct *next);
 
-SEC("raw_tp/sched_switch")
-int BPF_PROG(offcpu_stream_raw_tp, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	return on_switch_stream(ctx, preempt, prev, next, false);
-}
-
-SEC("tp_btf/sched_switch")
-int BPF_PROG(offcpu_tp_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	return on_switch(ctx, preempt, prev, next, true);
-}
-
-SEC("raw_tp/sched_switch")
-int BPF_PROG(offcpu_raw_tp, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	return on_switch(ctx, preempt, prev, next, false);
-}
+KAGG_TP_PROGS(offcpu, "sched_switch", on_switch(ctx, preempt, prev, next, btf), bool preempt,
+	      struct task_struct *prev, struct task_struct *next);
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -33,28 +33,11 @@ const volatile __u64 period_ns = 0;
 /* Set by userspace once every perf event is attached, cleared before detach. */
 __u32 armed = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
+KAGG_ID_SET(tgids);
 
 KAGG_COUNTERS_MAP(PROFILE_CNT_MAX);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240);
-	__type(key, struct kagg_key);
-	__type(value, struct kagg_stack_val);
-} stack_agg SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, KAGG_MAX_STACK * sizeof(__u64));
-} stackmap SEC(".maps");
+KAGG_STACK_MAPS;
 
 /* Count a failed capture by cause: base + 0 EFAULT, + 1 EEXIST, + 2 other. */
 static __always_inline void stack_err(struct counters *c, int err, __u32 base)

@@ -55,20 +55,7 @@ struct start {
 	__u32 pad;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct start);
-} start_store SEC(".maps");
-
-/* raw_tp fallback only (userspace sizes it to 1 otherwise). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
-	__type(value, struct start);
-} start_hash SEC(".maps");
+KAGG_START_MAPS(struct start);
 
 KAGG_COUNTERS_MAP(RUNQLAT_CNT_MAX);
 KAGG_HIST_MAP;
@@ -352,90 +339,20 @@ static __always_inline int on_switch_stream(bool preempt, struct task_struct *pr
 	return 0;
 }
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(runqlat_stream_wakeup_tp_btf, struct task_struct *p)
-{
-	on_wakeup_stream(p, false, true);
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(runqlat_stream_wakeup_new_tp_btf, struct task_struct *p)
-{
-	on_wakeup_stream(p, true, true);
-	return 0;
-}
-
-SEC("tp_btf/sched_switch")
-int BPF_PROG(runqlat_stream_switch_tp_btf, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	return on_switch_stream(preempt, prev, next, true);
-}
-
-SEC("raw_tp/sched_wakeup")
-int BPF_PROG(runqlat_stream_wakeup_raw_tp, struct task_struct *p)
-{
-	on_wakeup_stream(p, false, false);
-	return 0;
-}
-
-SEC("raw_tp/sched_wakeup_new")
-int BPF_PROG(runqlat_stream_wakeup_new_raw_tp, struct task_struct *p)
-{
-	on_wakeup_stream(p, true, false);
-	return 0;
-}
-
-SEC("raw_tp/sched_switch")
-int BPF_PROG(runqlat_stream_switch_raw_tp, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	return on_switch_stream(preempt, prev, next, false);
-}
+KAGG_TP_PROGS(runqlat_stream_wakeup, "sched_wakeup", (on_wakeup_stream(p, false, btf), 0),
+	      struct task_struct *p);
+KAGG_TP_PROGS(runqlat_stream_wakeup_new, "sched_wakeup_new", (on_wakeup_stream(p, true, btf), 0),
+	      struct task_struct *p);
+KAGG_TP_PROGS(runqlat_stream_switch, "sched_switch", on_switch_stream(preempt, prev, next, btf),
+	      bool preempt, struct task_struct *prev, struct task_struct *next);
 
 /* ---------------------------------------------------------------- aggregating */
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(runqlat_wakeup_tp_btf, struct task_struct *p)
-{
-	on_wakeup(p, false, true);
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(runqlat_wakeup_new_tp_btf, struct task_struct *p)
-{
-	on_wakeup(p, true, true);
-	return 0;
-}
-
-SEC("tp_btf/sched_switch")
-int BPF_PROG(runqlat_switch_tp_btf, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	return on_switch(preempt, prev, next, true);
-}
-
-SEC("raw_tp/sched_wakeup")
-int BPF_PROG(runqlat_wakeup_raw_tp, struct task_struct *p)
-{
-	on_wakeup(p, false, false);
-	return 0;
-}
-
-SEC("raw_tp/sched_wakeup_new")
-int BPF_PROG(runqlat_wakeup_new_raw_tp, struct task_struct *p)
-{
-	on_wakeup(p, true, false);
-	return 0;
-}
-
-SEC("raw_tp/sched_switch")
-int BPF_PROG(runqlat_switch_raw_tp, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	return on_switch(preempt, prev, next, false);
-}
+KAGG_TP_PROGS(runqlat_wakeup, "sched_wakeup", (on_wakeup(p, false, btf), 0),
+	      struct task_struct *p);
+KAGG_TP_PROGS(runqlat_wakeup_new, "sched_wakeup_new", (on_wakeup(p, true, btf), 0),
+	      struct task_struct *p);
+KAGG_TP_PROGS(runqlat_switch, "sched_switch", on_switch(preempt, prev, next, btf), bool preempt,
+	      struct task_struct *prev, struct task_struct *next);
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -46,52 +46,20 @@ struct start {
 	__u64 nr;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct start);
-} start_store SEC(".maps");
+KAGG_START_MAPS(struct start);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
-	__type(value, struct start);
-} start_hash SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
+KAGG_ID_SET(tgids);
 
 KAGG_COUNTERS_MAP(SC_CNT_MAX);
 
 /* Calls per syscall: index gen * SC_NR_MAX + nr. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2 * SC_NR_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} counts SEC(".maps");
+KAGG_PERCPU_ARRAY(counts, 2 * SC_NR_MAX, __u64);
 
 /* Calls per key (-P, --errors). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240);
-	__type(key, struct kagg_key);
-	__type(value, struct sc_count);
-} key_counts SEC(".maps");
+KAGG_PERCPU_HASH(key_counts, 10240, struct kagg_key, struct sc_count);
 
 /* Latency per syscall: index gen * SC_NR_MAX + nr. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2 * SC_NR_MAX);
-	__type(key, __u32);
-	__type(value, struct kagg_hist_val);
-} lat SEC(".maps");
+KAGG_PERCPU_ARRAY(lat, 2 * SC_NR_MAX, struct kagg_hist_val);
 
 KAGG_KEY_HIST_MAP;
 
@@ -325,8 +293,12 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 
 /* ---------------------------------------------------------------- streaming */
 
-/* A record's head and the fields both types have; NULL when the ring is full (counted). */
-static __always_inline struct sc_rec *rec_begin(struct counters *c, __u64 now, __u32 g, __u8 type)
+/*
+ * A record's head and the fields both types have (id: the current task's
+ * pid_tgid); NULL when the ring is full (counted).
+ */
+static __always_inline struct sc_rec *rec_begin(struct counters *c, __u64 now, __u32 g, __u8 type,
+						bool sel, __u64 id, __u64 nr, long ret)
 {
 	struct sc_rec *r;
 
@@ -338,6 +310,11 @@ static __always_inline struct sc_rec *rec_begin(struct counters *c, __u64 now, _
 	r->pad[0] = r->pad[1] = 0;
 	r->pad2 = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->sel = sel;
+	r->pid = (__u32)id;
+	r->tgid = id >> 32;
+	r->nr = nr;
+	r->ret = ret;
 	return r;
 }
 
@@ -358,14 +335,9 @@ static __always_inline int enter_stream(struct pt_regs *regs, long nr, const boo
 	/* with both paths, the aggregating program counts the skipped calls */
 	sel = selected(share_event ? NULL : c, (__u64)nr, id,
 		       btf ? bpf_get_current_task_btf() : NULL, btf);
-	r = rec_begin(c, now, g, SC_REC_ENTER);
+	r = rec_begin(c, now, g, SC_REC_ENTER, sel, id, nr, 0);
 	if (!r)
 		return 0;
-	r->sel = sel;
-	r->pid = (__u32)id;
-	r->tgid = id >> 32;
-	r->nr = nr;
-	r->ret = 0;
 	if (btf) {
 		r->args[0] = regs->di;
 		r->args[1] = regs->si;
@@ -404,67 +376,22 @@ static __always_inline int exit_stream(struct pt_regs *regs, long ret, const boo
 	sel = selected(share_event || mode != SC_MODE_ERRORS || ret >= 0 || ret < -MAX_ERRNO
 			       ? NULL : c,
 		       nr, id, btf ? bpf_get_current_task_btf() : NULL, btf);
-	r = rec_begin(c, now, g, SC_REC_EXIT);
+	r = rec_begin(c, now, g, SC_REC_EXIT, sel, id, nr, ret);
 	if (!r)
 		return 0;
-	r->sel = sel;
-	r->pid = (__u32)id;
-	r->tgid = id >> 32;
-	r->nr = nr;
-	r->ret = ret;
 	r->args[0] = r->args[1] = r->args[2] = r->args[3] = r->args[4] = r->args[5] = 0;
 	kagg_rec_submit(r, &c->cnt[SC_CNT_STREAM_SENT]);
 	return 0;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(syscount_stream_enter_tp_btf, struct pt_regs *regs, long nr)
-{
-	return enter_stream(regs, nr, true);
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(syscount_stream_exit_tp_btf, struct pt_regs *regs, long ret)
-{
-	return exit_stream(regs, ret, true);
-}
-
-SEC("raw_tp/sys_enter")
-int BPF_PROG(syscount_stream_enter_raw_tp, struct pt_regs *regs, long nr)
-{
-	return enter_stream(regs, nr, false);
-}
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(syscount_stream_exit_raw_tp, struct pt_regs *regs, long ret)
-{
-	return exit_stream(regs, ret, false);
-}
+KAGG_TP_PROGS(syscount_stream_enter, "sys_enter", enter_stream(regs, nr, btf),
+	      struct pt_regs *regs, long nr);
+KAGG_TP_PROGS(syscount_stream_exit, "sys_exit", exit_stream(regs, ret, btf), struct pt_regs *regs,
+	      long ret);
 
 /* ---------------------------------------------------------------- aggregating */
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(syscount_enter_tp_btf, struct pt_regs *regs, long nr)
-{
-	return on_enter(nr, true);
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(syscount_exit_tp_btf, struct pt_regs *regs, long ret)
-{
-	return on_exit(regs, ret, true);
-}
-
-SEC("raw_tp/sys_enter")
-int BPF_PROG(syscount_enter_raw_tp, struct pt_regs *regs, long nr)
-{
-	return on_enter(nr, false);
-}
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(syscount_exit_raw_tp, struct pt_regs *regs, long ret)
-{
-	return on_exit(regs, ret, false);
-}
+KAGG_TP_PROGS(syscount_enter, "sys_enter", on_enter(nr, btf), struct pt_regs *regs, long nr);
+KAGG_TP_PROGS(syscount_exit, "sys_exit", on_exit(regs, ret, btf), struct pt_regs *regs, long ret);
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -13,9 +13,13 @@
 #ifndef KAGG_TESTS_CENSUS_H
 #define KAGG_TESTS_CENSUS_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+
+#include "testutil.h"
 
 #define TU_CENSUS_MAX 4096
 
@@ -23,6 +27,22 @@ struct tu_census {
 	__u32 progs[TU_CENSUS_MAX], maps[TU_CENSUS_MAX], links[TU_CENSUS_MAX];
 	int nr_progs, nr_maps, nr_links;
 };
+
+/* name starts with one of prefixes, separated by '|' ("syscoun|key_counts"). */
+static inline bool tu_prefixed(const char *name, const char *prefixes)
+{
+	const char *p = prefixes;
+	size_t n;
+
+	for (;;) {
+		n = strcspn(p, "|");
+		if (n && !strncmp(name, p, n))
+			return true;
+		if (!p[n])
+			return false;
+		p += n + 1;
+	}
+}
 
 static inline bool tu_prog_named(__u32 id, const char *prefix)
 {
@@ -33,7 +53,7 @@ static inline bool tu_prog_named(__u32 id, const char *prefix)
 
 	if (fd < 0)
 		return false;
-	r = !bpf_prog_get_info_by_fd(fd, &info, &len) && !strncmp(info.name, prefix, strlen(prefix));
+	r = !bpf_prog_get_info_by_fd(fd, &info, &len) && tu_prefixed(info.name, prefix);
 	close(fd);
 	return r;
 }
@@ -57,7 +77,7 @@ static inline void tu_census_take(struct tu_census *c, const char *prog_prefix,
 		if (fd < 0)
 			continue;
 		if (!bpf_map_get_info_by_fd(fd, &info, &len) &&
-		    !strncmp(info.name, map_prefix, strlen(map_prefix)) && c->nr_maps < TU_CENSUS_MAX)
+		    tu_prefixed(info.name, map_prefix) && c->nr_maps < TU_CENSUS_MAX)
 			c->maps[c->nr_maps++] = id;
 		close(fd);
 	}
@@ -108,6 +128,57 @@ static inline void tu_census_left(const struct tu_census *before, const char *pr
 		if (!*progs && !*maps && !*links)
 			return;
 		tu_sleep_ms(50);
+	}
+}
+
+/* Nothing that appeared since `before` is still loaded (what: the run, for the log). */
+static inline void tu_assert_nothing_left(const struct tu_census *before, const char *prog_prefix,
+					  const char *map_prefix, const char *what)
+{
+	int lp = 0, lm = 0, ll = 0;
+
+	tu_census_left(before, prog_prefix, map_prefix, &lp, &lm, &ll);
+	printf("  %s: left behind: %d programs, %d maps, %d links\n", what, lp, lm, ll);
+	assert_int_equal(lp, 0);
+	assert_int_equal(lm, 0);
+	assert_int_equal(ll, 0);
+}
+
+/* One run of tu_expect_clean_exits(): kagg with argv, sent sig 700 ms in (0: none). */
+struct tu_exit_case {
+	const char *what;
+	int sig;
+	int rc;		/* the exit code expected */
+	char *argv[12]; /* without the binary, NULL-terminated */
+};
+
+/*
+ * Each case's run exits with its code and leaves none of the tool's objects
+ * loaded (prog_prefix, map_prefix as for tu_census_take); after a signal,
+ * what was collected is printed (stdout holds `printed`).
+ */
+static inline void tu_expect_clean_exits(const struct tu_exit_case *c, size_t n,
+					 const char *prog_prefix, const char *map_prefix,
+					 const char *printed)
+{
+	static struct tu_census before;
+	char *out, *err;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		out = err = NULL;
+		tu_census_take(&before, prog_prefix, map_prefix);
+		rc = tu_run_kagg(c[i].argv, &out, &err, c[i].sig, c[i].sig ? 700 : 0);
+		printf("  %s: exit %d\n", c[i].what, rc);
+		if (rc != c[i].rc)
+			printf("  stderr: %s\n", err ? err : "");
+		assert_int_equal(rc, c[i].rc);
+		tu_assert_nothing_left(&before, prog_prefix, map_prefix, c[i].what);
+		if (c[i].sig)
+			assert_non_null(strstr(out, printed));
+		free(out);
+		free(err);
 	}
 }
 

@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kagg/session.h>
 #include <kagg/snapshot.h>
 
 /* Path of the kagg binary under test ($KAGG, else build/bin/kagg). */
@@ -29,6 +32,13 @@ static inline const char *tu_kagg(void)
 
 	return p && *p ? p : "build/bin/kagg";
 }
+
+/*
+ * One test body tried in several configurations: cmocka test NAME runs FN
+ * with *state = ARG (an integer, read back with TU_ARG(state)).
+ */
+#define TU_TEST_ARG(NAME, FN, ARG) { #NAME, FN, NULL, NULL, (void *)(uintptr_t)(ARG) }
+#define TU_ARG(state) ((uintptr_t)*(state))
 
 /* Skip reason printed, so a skipped root test says why. */
 #define TU_SKIP_UNLESS_ROOT()                                                  \
@@ -234,6 +244,52 @@ static inline int tu_run_kagg(char *const argv[], char **out, char **err, int si
 	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
 }
 
+/* How tu_run_kagg_on() starts and ends the child kagg watches. */
+struct tu_on_child {
+	tu_work_fn fn;		/* the child's work (as tu_spawn runs it) */
+	void *arg;
+	unsigned int go_ms;	/* released this long into kagg's run; 0: before it starts */
+	bool kill;		/* SIGKILL it when kagg is done (work that runs until killed) */
+};
+
+/*
+ * kagg with argv while a child does its work: argv's "PID" entry (the
+ * value of -p or -t) becomes the child's pid, also in *pid.  Output in
+ * *out and *err as with tu_run_kagg; the child is waited for.  Returns
+ * kagg's exit code.
+ */
+static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t *pid,
+				 char **out, char **err)
+{
+	struct tu_child c = tu_spawn(w->fn, w->arg);
+	pid_t helper = -1;
+	char buf[16];
+	int i, rc;
+
+	snprintf(buf, sizeof(buf), "%d", c.pid);
+	for (i = 0; argv[i]; i++)
+		if (!strcmp(argv[i], "PID"))
+			argv[i] = buf;
+	*pid = c.pid;
+	if (!w->go_ms) {
+		tu_go(&c);
+	} else {
+		helper = fork();
+		if (helper == 0) {
+			tu_sleep_ms(w->go_ms);
+			tu_go(&c);
+			_exit(0);
+		}
+	}
+	rc = tu_run_kagg(argv, out, err, 0, 0);
+	if (w->kill)
+		kill(c.pid, SIGKILL);
+	tu_wait(&c);
+	if (helper > 0)
+		waitpid(helper, NULL, 0);
+	return rc;
+}
+
 /* Number of lines in s (a final line without '\n' counts). */
 static inline int tu_lines(const char *s)
 {
@@ -243,6 +299,72 @@ static inline int tu_lines(const char *s)
 		if (*s == '\n' || !s[1])
 			n++;
 	return n;
+}
+
+#define TU_NR(a) (sizeof(a) / sizeof((a)[0]))
+
+/* kagg with argv fails and says why: one case of tu_expect_errors(). */
+struct tu_error_case {
+	int rc;		    /* the exit code expected */
+	const char *needle; /* in the one line on stderr; NULL: any text */
+	char *argv[12];	    /* without the binary, NULL-terminated */
+};
+
+/* Each case's run exits with its code, one line on stderr holding its needle, nothing on stdout. */
+static inline void tu_expect_errors(const struct tu_error_case *c, size_t n)
+{
+	char *out, *err;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		out = err = NULL;
+		rc = tu_run_kagg(c[i].argv, &out, &err, 0, 0);
+		if (rc != c[i].rc || tu_lines(err) != 1 ||
+		    (c[i].needle && !strstr(err ? err : "", c[i].needle)))
+			printf("  kagg %s %s: exit %d, stderr '%s'\n", c[i].argv[0],
+			       c[i].argv[1] ? c[i].argv[1] : "", rc, err ? err : "");
+		assert_int_equal(rc, c[i].rc);
+		assert_int_equal(tu_lines(err), 1);
+		if (c[i].needle)
+			assert_non_null(strstr(err, c[i].needle));
+		assert_string_equal(out ? out : "", "");
+		free(out);
+		free(err);
+	}
+}
+
+/*
+ * The run most tests make: s (asserted non-NULL) attached, child c released
+ * and waited for (exit 0), then snap = a snapshot taken with flags.
+ */
+static inline struct kagg_snapshot *tu_snap_after_child(struct kagg_session *s,
+							struct tu_child *c, unsigned int flags)
+{
+	struct kagg_snapshot *snap;
+
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	tu_go(c);
+	assert_int_equal(tu_wait(c), 0);
+	snap = kagg_session__snapshot(s, flags);
+	assert_non_null(snap);
+	return snap;
+}
+
+/* The histogram of snap labelled label, or NULL. */
+static inline const struct kagg_hist *tu_find_label(const struct kagg_snapshot *snap,
+						    const char *label)
+{
+	size_t i;
+
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		if (h->key.label && !strcmp(h->key.label, label))
+			return h;
+	}
+	return NULL;
 }
 
 /*

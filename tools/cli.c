@@ -204,6 +204,79 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	return -ENOENT;
 }
 
+/* A -p/-t list into *ids, replacing the one an earlier option gave. */
+static int parse_task_list(const char *arg, const char *what, int **ids, size_t *n)
+{
+	free(*ids);
+	*ids = NULL;
+	*n = 0;
+	if (cli_parse_int_list(arg, ids, n))
+		return cli_err(KAGG_EXIT_USAGE, "invalid %s list '%s'", what, arg);
+	return 0;
+}
+
+int cli_tasks_opt(int c, const char *arg, struct cli_tasks *tk)
+{
+	switch (c) {
+	case 'P':
+		tk->key = KAGG_KEY_PID;
+		return 0;
+	case 'L':
+		tk->key = KAGG_KEY_TID;
+		return 0;
+	case 'p':
+		return parse_task_list(arg, "pid", &tk->pids, &tk->nr_pids);
+	case 't':
+		return parse_task_list(arg, "tid", &tk->tids, &tk->nr_tids);
+	}
+	return -ENOENT;
+}
+
+void cli_tasks_free(struct cli_tasks *tk)
+{
+	free(tk->pids);
+	free(tk->tids);
+	tk->pids = tk->tids = NULL;
+	tk->nr_pids = tk->nr_tids = 0;
+}
+
+/* One option of p's tool: 0, an exit code, or -ENOENT when nobody knows c. */
+static int parse_one(const struct cli_parser *p, struct cli_args *a, int c, const char *arg)
+{
+	int rc = p->opt ? p->opt(a, c, arg) : -ENOENT;
+
+	if (rc == -ENOENT)
+		rc = cli_common_opt(c, arg, &a->cm);
+	if (rc == -ENOENT && (p->flags & CLI_STREAMS))
+		rc = cli_stream_opt(c, arg, &a->st);
+	if (rc == -ENOENT && (p->flags & CLI_TASKS))
+		rc = cli_tasks_opt(c, arg, &a->tk);
+	return rc;
+}
+
+int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *a)
+{
+	int c, rc;
+
+	a->cm.print.sz = sizeof(a->cm.print);
+	optind = 1;
+	opterr = 0; /* our one-line errors instead of getopt's */
+	while ((c = getopt_long(argc, argv, p->shortopts, p->longopts, NULL)) != -1) {
+		rc = parse_one(p, a, c, optarg);
+		if (rc == -ENOENT && c == 'h') {
+			fputs(p->usage, stdout);
+			return -1;
+		}
+		if (rc == -ENOENT)
+			return cli_bad_opt(c, argv);
+		if (rc)
+			return rc;
+	}
+	if (!(p->flags & CLI_OPERANDS) && optind < argc)
+		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
 int cli_parse_attach(const char *arg, enum kagg_attach *out)
 {
 	if (!strcmp(arg, "auto"))
@@ -280,6 +353,17 @@ int cli_stream_run(struct kagg_session *s, const struct cli_common *cm,
 		   const struct cli_stream *st, const char *banner)
 {
 	return st->print ? cli_run_printing(s, cm) : cli_run(s, cm, banner);
+}
+
+int cli_run_session(struct kagg_session *s, const struct cli_args *a, const char *banner)
+{
+	int ret;
+
+	if (!s)
+		return cli_open_failed(errno);
+	ret = cli_stream_run(s, &a->cm, &a->st, banner);
+	kagg_session__destroy(s);
+	return ret;
 }
 
 int cli_bad_opt(int c, char **argv)

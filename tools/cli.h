@@ -134,6 +134,81 @@ struct cli_common {
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
+
+/*
+ * The task filters: -P/--per-process and -L/--per-thread (the histogram
+ * key), -p/--pid and -t/--tid (lists of processes and threads).  A list
+ * given twice replaces the first one: the last one wins.
+ */
+struct cli_tasks {
+	enum kagg_key_mode key;
+	int *pids;
+	size_t nr_pids;
+	int *tids;
+	size_t nr_tids;
+};
+
+/* The parsed task filters into a tool's opts struct o (fields key, pids, tids, nr_*). */
+#define CLI_TASKS_INTO(o, tk)                                                  \
+	do {                                                                   \
+		(o).key = (tk).key;                                            \
+		(o).pids = (tk).pids;                                          \
+		(o).nr_pids = (tk).nr_pids;                                    \
+		(o).tids = (tk).tids;                                          \
+		(o).nr_tids = (tk).nr_tids;                                    \
+	} while (0)
+
+/*
+ * The parsed common and streaming options of cli_args a into a streaming
+ * tool's opts o (fields unit, overhead, MODE, stream_bytes).
+ */
+#define CLI_STREAM_INTO(o, a, MODE)                                            \
+	do {                                                                   \
+		(o).unit = (a).cm.unit;                                        \
+		(o).overhead = (a).cm.overhead;                                \
+		(o).MODE = (a).st.mode;                                        \
+		(o).stream_bytes = (a).st.stream_bytes;                        \
+	} while (0)
+
+/* 'P', 'L', 'p' or 't': 0, or a one-line usage error (2); -ENOENT for any other c. */
+int cli_tasks_opt(int c, const char *arg, struct cli_tasks *tk);
+/* Free the lists (tk itself is the caller's). */
+void cli_tasks_free(struct cli_tasks *tk);
+
+/*
+ * What cli_parse() reads every tool's shared options into.  A tool's own
+ * arguments struct starts with one, so that its option callback can cast
+ * the pointer it gets back to the tool's struct.
+ */
+struct cli_args {
+	struct cli_common cm;
+	struct cli_stream st;	/* stays agg, 0, false for tools that do not stream */
+	struct cli_tasks tk;
+};
+
+/* cli_parser flags: the tool streams, filters tasks, takes operands. */
+#define CLI_STREAMS 0x1
+#define CLI_TASKS 0x2
+#define CLI_OPERANDS 0x4
+
+/* A tool's command line, as cli_parse reads it. */
+struct cli_parser {
+	const char *shortopts;	/* getopt_long's, ':' first (CLI_COMMON_SHORTOPTS has it) */
+	const struct option *longopts;
+	const char *usage;	/* what -h/--help prints */
+	/* The tool's own options, asked first: 0, an exit code, or -ENOENT: not one of them. */
+	int (*opt)(struct cli_args *a, int c, const char *arg);
+	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS */
+};
+
+/*
+ * Read argv's options into a (and the tool's struct around it): the tool's,
+ * then the common, streaming and task options, each a one-line usage error
+ * when wrong.  0 with the operands from optind; -1 once --help is printed;
+ * else the exit code (2: usage).
+ */
+int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *a);
+
 /* --attach auto|tp_btf|raw_tp for tracepoint tools: 0, or a one-line usage error (2). */
 int cli_parse_attach(const char *arg, enum kagg_attach *out);
 /* --stream-bytes (a power of two, 4 KiB to 1 GiB): 0, or a one-line usage error (2). */
@@ -157,6 +232,12 @@ bool cli_start(int parsed, const struct cli_stream *st, int *ret);
 /* cli_run, or with --print cli_run_printing. */
 int cli_stream_run(struct kagg_session *s, const struct cli_common *cm,
 		   const struct cli_stream *st, const char *banner);
+/*
+ * The end of a session tool's main: s, from its kagg_TOOL__open() (NULL:
+ * the open failed and errno says why, cli_open_failed), run with
+ * cli_stream_run, then destroyed.  Returns the exit code.
+ */
+int cli_run_session(struct kagg_session *s, const struct cli_args *a, const char *banner);
 /* Usage error for getopt's '?' or ':' (call with opterr = 0): one line, returns 2. */
 int cli_bad_opt(int c, char **argv);
 /* Exit code for a failed kagg_*__open (errno err): the library logged why. */

@@ -53,7 +53,8 @@ static const struct option long_opts[] = {
 	{},
 };
 
-static int parse_args(int argc, char **argv, struct kagg_funclat_opts *o, struct cli_common *cm)
+/* --attach TYPE; 0 or a usage error. */
+static int parse_attach(const char *arg, enum kagg_funclat_attach *out)
 {
 	static const char *const attach[] = { "auto", "fentry", "kprobe", "kprobe.multi",
 					      "uprobe", "uprobe.multi" };
@@ -61,78 +62,78 @@ static int parse_args(int argc, char **argv, struct kagg_funclat_opts *o, struct
 		KAGG_FUNCLAT_AUTO, KAGG_FUNCLAT_FENTRY, KAGG_FUNCLAT_KPROBE,
 		KAGG_FUNCLAT_KPROBE_MULTI, KAGG_FUNCLAT_UPROBE, KAGG_FUNCLAT_UPROBE_MULTI,
 	};
-	uint64_t v;
 	size_t i;
-	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "p:", long_opts, NULL)) != -1) {
-		int rc = cli_common_opt(c, optarg, cm);
+	for (i = 0; i < 6 && strcmp(arg, attach[i]); i++)
+		;
+	if (i == 6)
+		return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, fentry, kprobe, "
+			       "kprobe.multi, uprobe, uprobe.multi)", arg);
+	*out = attach_val[i];
+	return 0;
+}
 
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'p':
-			if (cli_parse_u64(optarg, &v) || !v || v > INT32_MAX)
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", optarg);
-			o->pid = v;
-			break;
-		case OPT_ATTACH:
-			for (i = 0; i < 6 && strcmp(optarg, attach[i]); i++)
-				;
-			if (i == 6)
-				return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, fentry, "
-					       "kprobe, kprobe.multi, uprobe, uprobe.multi)", optarg);
-			o->attach = attach_val[i];
-			break;
-		case OPT_MAX_FUNCS:
-			if (cli_parse_u64(optarg, &v) || !v || v > 1024)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --max-funcs '%s' (1 to 1024)",
-					       optarg);
-			o->max_funcs = v;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
+struct funclat_args {
+	struct cli_args c;	/* first: what cli_parse fills */
+	struct kagg_funclat_opts o;
+};
+
+/* The options that are funclat's alone (cli_parser.opt). */
+static int funclat_opt(struct cli_args *ca, int c, const char *arg)
+{
+	struct kagg_funclat_opts *o = &((struct funclat_args *)ca)->o;
+	uint64_t v;
+
+	switch (c) {
+	case 'p':
+		if (cli_parse_u64(arg, &v) || !v || v > INT32_MAX)
+			return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", arg);
+		o->pid = v;
+		return 0;
+	case OPT_ATTACH:
+		return parse_attach(arg, &o->attach);
+	case OPT_MAX_FUNCS:
+		if (cli_parse_u64(arg, &v) || !v || v > 1024)
+			return cli_err(KAGG_EXIT_USAGE, "invalid --max-funcs '%s' (1 to 1024)", arg);
+		o->max_funcs = v;
+		return 0;
 	}
+	return -ENOENT;
+}
+
+/* FUNC, the one operand, and the parsed options into a->o. */
+static int finish_args(struct funclat_args *a, int argc, char **argv)
+{
 	if (optind >= argc)
 		return cli_err(KAGG_EXIT_USAGE, "missing FUNC (kernel function, LIB:FUNC or "
 			       "PATH:FUNC); see --help");
 	if (optind + 1 < argc)
 		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind + 1]);
-	o->pattern = argv[optind];
-	o->unit = cm->unit;
-	o->overhead = cm->overhead;
+	a->o.pattern = argv[optind];
+	a->o.unit = a->c.cm.unit;
+	a->o.overhead = a->c.cm.overhead;
 	return 0;
 }
 
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS "p:",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = funclat_opt,
+	.flags = CLI_OPERANDS,
+};
+
 static int funclat_main(int argc, char **argv)
 {
-	struct kagg_funclat_opts o = {};
-	struct cli_common cm = {};
-	struct kagg_session *s = NULL;
+	struct funclat_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
 	char banner[512];
 	int ret;
 
-	o.sz = sizeof(o);
-	cm.print.sz = sizeof(cm.print);
-	o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &o, &cm), NULL, &ret))
+	if (!cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a, argc, argv), &a.c.st,
+		       &ret))
 		return ret;
-	s = kagg_funclat__open(&o);
-	if (!s)
-		return cli_open_failed(errno);
-	snprintf(banner, sizeof(banner), "Tracing latency of %s", o.pattern);
-	ret = cli_run(s, &cm, banner);
-	kagg_session__destroy(s);
-	return ret;
+	snprintf(banner, sizeof(banner), "Tracing latency of %s", a.o.pattern);
+	return cli_run_session(kagg_funclat__open(&a.o), &a.c, banner);
 }
 
 KAGG_COMMAND(funclat, "function latency histograms (kernel or user functions)", funclat_main);

@@ -63,52 +63,48 @@ static const struct option long_opts[] = {
 	{},
 };
 
-static int parse_args(int argc, char **argv, struct kagg_hist_opts *o, struct cli_common *cm)
+struct hist_args {
+	struct cli_args c;	/* first: what cli_parse fills */
+	struct kagg_hist_opts o;
+	bool linear, min_set;	/* --linear's bounds, before they go into o */
+	uint64_t step;
+};
+
+/* The options that are hist's alone (cli_parser.opt). */
+static int hist_opt(struct cli_args *ca, int c, const char *arg)
 {
-	bool linear = false, min_set = false;
-	uint64_t step = 1;
+	struct hist_args *a = (struct hist_args *)ca;
 	char *end;
-	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, long_opts, NULL)) != -1) {
-		int rc = cli_common_opt(c, optarg, cm);
-
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case OPT_KEY:
-			o->key_field = optarg;
-			break;
-		case OPT_FILTER:
-			o->filter = optarg;
-			break;
-		case OPT_LINEAR:
-			linear = true;
-			break;
-		case OPT_MIN:
-			errno = 0;
-			o->lin_min = strtoll(optarg, &end, 0);
-			if (errno || end == optarg || *end)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --min '%s'", optarg);
-			min_set = true;
-			break;
-		case OPT_STEP:
-			if (cli_parse_u64(optarg, &step) || !step)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --step '%s' (a positive "
-					       "integer)", optarg);
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
+	switch (c) {
+	case OPT_KEY:
+		a->o.key_field = arg;
+		return 0;
+	case OPT_FILTER:
+		a->o.filter = arg;
+		return 0;
+	case OPT_LINEAR:
+		a->linear = true;
+		return 0;
+	case OPT_MIN:
+		errno = 0;
+		a->o.lin_min = strtoll(arg, &end, 0);
+		if (errno || end == arg || *end)
+			return cli_err(KAGG_EXIT_USAGE, "invalid --min '%s'", arg);
+		a->min_set = true;
+		return 0;
+	case OPT_STEP:
+		if (cli_parse_u64(arg, &a->step) || !a->step)
+			return cli_err(KAGG_EXIT_USAGE, "invalid --step '%s' (a positive integer)",
+				       arg);
+		return 0;
 	}
+	return -ENOENT;
+}
+
+/* SYSTEM:EVENT and FIELD, the operands, the checks across options, and a->o. */
+static int finish_args(struct hist_args *a, int argc, char **argv)
+{
 	if (argc - optind < 2)
 		return cli_err(KAGG_EXIT_USAGE, "need SYSTEM:EVENT and FIELD, e.g. "
 			       "'kagg hist sched:sched_switch prev_prio'; see --help");
@@ -117,37 +113,36 @@ static int parse_args(int argc, char **argv, struct kagg_hist_opts *o, struct cl
 	if (!strchr(argv[optind], ':') && !strchr(argv[optind], '/'))
 		return cli_err(KAGG_EXIT_USAGE, "invalid event '%s' (SYSTEM:EVENT, e.g. "
 			       "sched:sched_switch)", argv[optind]);
-	if (cm->unit != KAGG_UNIT_USECS)
+	if (a->c.cm.unit != KAGG_UNIT_USECS)
 		return cli_err(KAGG_EXIT_USAGE, "--unit does not apply: hist counts raw field values");
-	if (!linear && (min_set || step != 1))
+	if (!a->linear && (a->min_set || a->step != 1))
 		return cli_err(KAGG_EXIT_USAGE, "--min and --step go with --linear");
-	o->lin_step = linear ? step : 0;
-	o->event = argv[optind];
-	o->field = argv[optind + 1];
-	o->overhead = cm->overhead;
+	a->o.lin_step = a->linear ? a->step : 0;
+	a->o.event = argv[optind];
+	a->o.field = argv[optind + 1];
+	a->o.overhead = a->c.cm.overhead;
 	return 0;
 }
 
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS,
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = hist_opt,
+	.flags = CLI_OPERANDS,
+};
+
 static int hist_main(int argc, char **argv)
 {
-	struct kagg_hist_opts o = {};
-	struct cli_common cm = {};
-	struct kagg_session *s;
+	struct hist_args a = { .o = { .sz = sizeof(a.o), .log = cli_log }, .step = 1 };
 	char banner[300];
 	int ret;
 
-	o.sz = sizeof(o);
-	cm.print.sz = sizeof(cm.print);
-	o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &o, &cm), NULL, &ret))
+	if (!cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a, argc, argv), &a.c.st,
+		       &ret))
 		return ret;
-	s = kagg_hist__open(&o);
-	if (!s)
-		return cli_open_failed(errno);
-	snprintf(banner, sizeof(banner), "Tracing %s", o.event);
-	ret = cli_run(s, &cm, banner);
-	kagg_session__destroy(s);
-	return ret;
+	snprintf(banner, sizeof(banner), "Tracing %s", a.o.event);
+	return cli_run_session(kagg_hist__open(&a.o), &a.c, banner);
 }
 
 KAGG_COMMAND(hist, "log2 or linear histogram of any tracepoint's numeric field", hist_main);

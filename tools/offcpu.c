@@ -86,157 +86,117 @@ static const struct option long_opts[] = {
 };
 
 struct offcpu_args {
+	struct cli_args c;	/* first: what cli_parse fills */
 	struct kagg_offcpu_opts o;
-	struct cli_common cm;
-	struct cli_stream st;
-	int *pids;
-	int *tids;
 };
 
-/* Parse argv into args; 0, or an exit code (2 usage, 0 for --help). */
-static int parse_args(int argc, char **argv, struct offcpu_args *a)
+/* -m/--min-us or -M/--max-us (not 0) into nanoseconds; 0 or a usage error. */
+static int parse_us(const char *arg, const char *name, bool nonzero, uint64_t *ns)
 {
 	uint64_t us;
-	size_t n;
-	int c;
 
-	optind = 1;
-	opterr = 0; /* our one-line errors instead of getopt's */
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "PLp:t:m:M:uk", long_opts,
-				NULL)) != -1) {
-		int rc = cli_common_opt(c, optarg, &a->cm);
+	if (cli_parse_u64(arg, &us) || (nonzero && !us) || us > UINT64_MAX / 1000)
+		return cli_err(KAGG_EXIT_USAGE, "invalid --%s '%s'", name, arg);
+	*ns = us * 1000;
+	return 0;
+}
 
-		if (rc == -ENOENT)
-			rc = cli_stream_opt(c, optarg, &a->st);
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'P':
-			a->o.key = KAGG_KEY_PID;
-			break;
-		case 'L':
-			a->o.key = KAGG_KEY_TID;
-			break;
-		case 'p':
-			free(a->pids);
-			if (cli_parse_int_list(optarg, &a->pids, &n))
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
-			a->o.pids = a->pids;
-			a->o.nr_pids = n;
-			break;
-		case 't':
-			free(a->tids);
-			if (cli_parse_int_list(optarg, &a->tids, &n))
-				return cli_err(KAGG_EXIT_USAGE, "invalid tid list '%s'", optarg);
-			a->o.tids = a->tids;
-			a->o.nr_tids = n;
-			break;
-		case OPT_CGROUP:
-			a->o.cgroup = optarg;
-			break;
-		case OPT_STATE:
-			if (!*optarg || strspn(optarg, "RSDTtPI,") != strlen(optarg))
-				return cli_err(KAGG_EXIT_USAGE,
-					       "invalid state '%s' (letters of R S D T t P I)",
-					       optarg);
-			a->o.states = optarg;
-			break;
-		case 'm':
-			if (cli_parse_u64(optarg, &us) || us > UINT64_MAX / 1000)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --min-us '%s'", optarg);
-			a->o.min_ns = us * 1000;
-			break;
-		case 'M':
-			if (cli_parse_u64(optarg, &us) || !us || us > UINT64_MAX / 1000)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --max-us '%s'", optarg);
-			a->o.max_ns = us * 1000;
-			break;
-		case 'u':
-		case 'k':
-			if (a->o.threads)
-				return cli_err(KAGG_EXIT_USAGE, "-u and -k exclude each other");
-			a->o.threads = c == 'u' ? KAGG_THREADS_USER : KAGG_THREADS_KERNEL;
-			break;
-		case OPT_STACKS:
-			a->o.stacks = true;
-			break;
-		case OPT_FOLDED:
-			a->o.stacks = true;
-			a->cm.print.folded = true;
-			break;
-		case OPT_ATTACH:
-			if (cli_parse_attach(optarg, &a->o.attach))
-				return KAGG_EXIT_USAGE;
-			break;
-		case OPT_WAKE: {
-			static const char *const names[] = { "watermark", "adaptive", "timer", "every" };
-			size_t i;
+/* --wake POLICY; 0 or a usage error. */
+static int parse_wake(const char *arg, enum kagg_wake *wake)
+{
+	static const char *const names[] = { "watermark", "adaptive", "timer", "every" };
+	size_t i;
 
-			for (i = 0; i < 4 && strcmp(optarg, names[i]); i++)
-				;
-			if (i == 4)
-				return cli_err(KAGG_EXIT_USAGE,
-					       "invalid --wake '%s' (watermark, adaptive, timer, every)",
-					       optarg);
-			a->o.wake = (enum kagg_wake)i;
-			break;
-		}
-		case OPT_RB_SUBBUFS:
-			if (cli_parse_u64(optarg, &us) || us < 2 || us > 65536)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s' (2 to 65536)",
-					       optarg);
-			a->o.rb_subbufs = us;
-			break;
-		case OPT_RB_CONSUME:
-			a->o.rb_consume = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
+	for (i = 0; i < 4 && strcmp(arg, names[i]); i++)
+		;
+	if (i == 4)
+		return cli_err(KAGG_EXIT_USAGE,
+			       "invalid --wake '%s' (watermark, adaptive, timer, every)", arg);
+	*wake = (enum kagg_wake)i;
+	return 0;
+}
+
+/* The options that are offcpu's alone (cli_parser.opt). */
+static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
+{
+	struct offcpu_args *a = (struct offcpu_args *)ca;
+	uint64_t v;
+
+	switch (c) {
+	case OPT_CGROUP:
+		a->o.cgroup = arg;
+		return 0;
+	case OPT_STATE:
+		if (!*arg || strspn(arg, "RSDTtPI,") != strlen(arg))
+			return cli_err(KAGG_EXIT_USAGE, "invalid state '%s' (letters of R S D T t P I)",
+				       arg);
+		a->o.states = arg;
+		return 0;
+	case 'm':
+		return parse_us(arg, "min-us", false, &a->o.min_ns);
+	case 'M':
+		return parse_us(arg, "max-us", true, &a->o.max_ns);
+	case 'u':
+	case 'k':
+		if (a->o.threads)
+			return cli_err(KAGG_EXIT_USAGE, "-u and -k exclude each other");
+		a->o.threads = c == 'u' ? KAGG_THREADS_USER : KAGG_THREADS_KERNEL;
+		return 0;
+	case OPT_STACKS:
+		a->o.stacks = true;
+		return 0;
+	case OPT_FOLDED:
+		a->o.stacks = true;
+		a->c.cm.print.folded = true;
+		return 0;
+	case OPT_ATTACH:
+		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
+	case OPT_WAKE:
+		return parse_wake(arg, &a->o.wake);
+	case OPT_RB_SUBBUFS:
+		if (cli_parse_u64(arg, &v) || v < 2 || v > 65536)
+			return cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s' (2 to 65536)", arg);
+		a->o.rb_subbufs = v;
+		return 0;
+	case OPT_RB_CONSUME:
+		a->o.rb_consume = true;
+		return 0;
 	}
-	if (optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	return -ENOENT;
+}
+
+/* The parsed options into a->o, and the checks that span several of them. */
+static int finish_args(struct offcpu_args *a)
+{
 	if (a->o.max_ns && a->o.max_ns < a->o.min_ns)
 		return cli_err(KAGG_EXIT_USAGE, "--max-us is below --min-us");
-	a->o.unit = a->cm.unit;
-	a->o.overhead = a->cm.overhead;
-	a->o.mode = a->st.mode;
-	a->o.stream_bytes = a->st.stream_bytes;
+	CLI_TASKS_INTO(a->o, a->c.tk);
+	CLI_STREAM_INTO(a->o, a->c, mode);
 	if (a->o.stacks && a->o.mode == KAGG_MODE_STREAM)
 		return cli_err(KAGG_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
-	if (a->cm.print.folded && a->cm.print.format == KAGG_FORMAT_JSON)
+	if (a->c.cm.print.folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
 	return 0;
 }
 
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:m:M:uk",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = offcpu_opt,
+	.flags = CLI_STREAMS | CLI_TASKS,
+};
+
 static int offcpu_main(int argc, char **argv)
 {
-	struct offcpu_args a = {};
-	struct kagg_session *s = NULL;
+	struct offcpu_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
 	int ret;
 
-	a.o.sz = sizeof(a.o);
-	a.cm.print.sz = sizeof(a.cm.print);
-	a.o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &a), &a.st, &ret))
-		goto out;
-	s = kagg_offcpu__open(&a.o);
-	if (!s) {
-		ret = cli_open_failed(errno);
-		goto out;
-	}
-	ret = cli_stream_run(s, &a.cm, &a.st, a.o.stacks ? "Tracing off-CPU time and stacks"
-							  : "Tracing off-CPU time");
-out:
-	kagg_session__destroy(s);
-	free(a.pids);
-	free(a.tids);
+	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
+		ret = cli_run_session(kagg_offcpu__open(&a.o), &a.c,
+				      a.o.stacks ? "Tracing off-CPU time and stacks"
+						 : "Tracing off-CPU time");
+	cli_tasks_free(&a.c.tk);
 	return ret;
 }
 

@@ -55,128 +55,114 @@ static const struct option long_opts[] = {
 };
 
 struct profile_args {
+	struct cli_args c;	/* first: what cli_parse fills */
 	struct kagg_profile_opts o;
-	struct cli_common cm;
 	bool folded;
-	int *pids;
 };
 
-static int parse_args(int argc, char **argv, struct profile_args *a)
+/* --event EV; 0 or a usage error. */
+static int parse_event(const char *arg, enum kagg_profile_event *ev)
 {
-	uint64_t v;
-	size_t n;
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "F:p:UK", long_opts, NULL)) !=
-	       -1) {
-		int rc = cli_common_opt(c, optarg, &a->cm);
-
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'F':
-			if (cli_parse_u64(optarg, &v) || !v || v > 1000000)
-				return cli_err(KAGG_EXIT_USAGE, "invalid frequency '%s'", optarg);
-			a->o.freq = v;
-			break;
-		case 'p':
-			free(a->pids);
-			a->pids = NULL;
-			if (cli_parse_int_list(optarg, &a->pids, &n))
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
-			a->o.pids = a->pids;
-			a->o.nr_pids = n;
-			break;
-		case OPT_CPU:
-			if (cli_parse_u64(optarg, &v) || v > 65535)
-				return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", optarg);
-			a->o.cpu = v;
-			break;
-		case 'U':
-		case 'K':
-			if (a->o.stacks)
-				return cli_err(KAGG_EXIT_USAGE, "-U and -K exclude each other");
-			a->o.stacks = c == 'U' ? KAGG_PROFILE_USER : KAGG_PROFILE_KERNEL;
-			break;
-		case OPT_EVENT:
-			if (!strcmp(optarg, "auto"))
-				a->o.event = KAGG_PROFILE_EV_AUTO;
-			else if (!strcmp(optarg, "cycles"))
-				a->o.event = KAGG_PROFILE_EV_CYCLES;
-			else if (!strcmp(optarg, "cpu-clock"))
-				a->o.event = KAGG_PROFILE_EV_CPU_CLOCK;
-			else
-				return cli_err(KAGG_EXIT_USAGE,
-					       "invalid event '%s' (auto, cycles or cpu-clock)", optarg);
-			break;
-		case OPT_FOLDED:
-			a->folded = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
-	if (a->folded && a->cm.print.format == KAGG_FORMAT_JSON)
-		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
-	if (a->folded && a->cm.interval)
-		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
-	a->o.overhead = a->cm.overhead;
+	if (!strcmp(arg, "auto"))
+		*ev = KAGG_PROFILE_EV_AUTO;
+	else if (!strcmp(arg, "cycles"))
+		*ev = KAGG_PROFILE_EV_CYCLES;
+	else if (!strcmp(arg, "cpu-clock"))
+		*ev = KAGG_PROFILE_EV_CPU_CLOCK;
+	else
+		return cli_err(KAGG_EXIT_USAGE, "invalid event '%s' (auto, cycles or cpu-clock)",
+			       arg);
 	return 0;
 }
 
-/* Run until -d or a signal (or each -i), then print; folded output has no meta. */
-static int run(struct kagg_session *s, struct profile_args *a)
+/* The options that are profile's alone (cli_parser.opt). */
+static int profile_opt(struct cli_args *ca, int c, const char *arg)
 {
-	struct kagg_snapshot *snap;
-	struct cli_common cm = a->cm;
-	int err;
+	struct profile_args *a = (struct profile_args *)ca;
+	uint64_t v;
 
-	if (!a->folded)
-		return cli_run(s, &a->cm, "Sampling on-CPU stacks");
-	if (kagg_session__attach(s))
-		return KAGG_EXIT_FAIL;
-	cli_sleep(cm.duration ? cm.duration : 1e9);
-	kagg_session__detach(s);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	if (!snap)
-		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
-			       strerror(errno));
-	err = kagg_profile__print_folded(snap, stdout);
-	kagg_snapshot__free(snap);
-	return cli_output_done(err);
+	switch (c) {
+	case 'F':
+		if (cli_parse_u64(arg, &v) || !v || v > 1000000)
+			return cli_err(KAGG_EXIT_USAGE, "invalid frequency '%s'", arg);
+		a->o.freq = v;
+		return 0;
+	case OPT_CPU:
+		if (cli_parse_u64(arg, &v) || v > 65535)
+			return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", arg);
+		a->o.cpu = v;
+		return 0;
+	case 'U':
+	case 'K':
+		if (a->o.stacks)
+			return cli_err(KAGG_EXIT_USAGE, "-U and -K exclude each other");
+		a->o.stacks = c == 'U' ? KAGG_PROFILE_USER : KAGG_PROFILE_KERNEL;
+		return 0;
+	case OPT_EVENT:
+		return parse_event(arg, &a->o.event);
+	case OPT_FOLDED:
+		a->folded = true;
+		return 0;
+	}
+	return -ENOENT;
 }
+
+/* The checks that span several options; the parsed options into a->o. */
+static int finish_args(struct profile_args *a)
+{
+	if (a->folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
+		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
+	if (a->folded && a->c.cm.interval)
+		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
+	a->o.pids = a->c.tk.pids;
+	a->o.nr_pids = a->c.tk.nr_pids;
+	a->o.overhead = a->c.cm.overhead;
+	return 0;
+}
+
+/*
+ * --folded: run until -d or a signal, print once, without the meta; s as
+ * cli_run_session takes it (NULL: the open failed), destroyed here.
+ */
+static int run_folded(struct kagg_session *s, double duration)
+{
+	struct kagg_snapshot *snap = NULL;
+	int ret;
+
+	if (!s)
+		return cli_open_failed(errno);
+	ret = kagg_session__attach(s) ? KAGG_EXIT_FAIL : 0;
+	if (!ret) {
+		cli_sleep(duration ? duration : 1e9);
+		kagg_session__detach(s);
+		snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+		ret = snap ? cli_output_done(kagg_profile__print_folded(snap, stdout))
+			   : cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
+				     strerror(errno));
+	}
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	return ret;
+}
+
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS "F:p:UK",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = profile_opt,
+	.flags = CLI_TASKS,
+};
 
 static int profile_main(int argc, char **argv)
 {
-	struct profile_args a = {};
-	struct kagg_session *s = NULL;
+	struct profile_args a = { .o = { .sz = sizeof(a.o), .cpu = -1, .log = cli_log } };
 	int ret;
 
-	a.o.sz = sizeof(a.o);
-	a.o.cpu = -1;
-	a.cm.print.sz = sizeof(a.cm.print);
-	a.o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &a), NULL, &ret))
-		goto out;
-	s = kagg_profile__open(&a.o);
-	if (!s) {
-		ret = cli_open_failed(errno);
-		goto out;
-	}
-	ret = run(s, &a);
-out:
-	kagg_session__destroy(s);
-	free(a.pids);
+	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
+		ret = a.folded ? run_folded(kagg_profile__open(&a.o), a.c.cm.duration)
+			       : cli_run_session(kagg_profile__open(&a.o), &a.c,
+						 "Sampling on-CPU stacks");
+	cli_tasks_free(&a.c.tk);
 	return ret;
 }
 

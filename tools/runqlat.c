@@ -60,105 +60,50 @@ static const struct option long_opts[] = {
 };
 
 struct runqlat_args {
+	struct cli_args c;	/* first: what cli_parse fills */
 	struct kagg_runqlat_opts o;
-	struct cli_common cm;
-	int *pids;
-	int *tids;
-	struct cli_stream st;
 };
 
-static int parse_args(int argc, char **argv, struct runqlat_args *a)
+/* The options that are runqlat's alone (cli_parser.opt). */
+static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 {
+	struct runqlat_args *a = (struct runqlat_args *)ca;
 	uint64_t v;
-	size_t n;
-	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "PLp:t:c:", long_opts,
-				NULL)) != -1) {
-		int rc = cli_common_opt(c, optarg, &a->cm);
-
-		if (rc == -ENOENT)
-			rc = cli_stream_opt(c, optarg, &a->st);
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'P':
-			a->o.key = KAGG_KEY_PID;
-			break;
-		case 'L':
-			a->o.key = KAGG_KEY_TID;
-			break;
-		case 'p':
-			free(a->pids);
-			a->pids = NULL;
-			if (cli_parse_int_list(optarg, &a->pids, &n))
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
-			a->o.pids = a->pids;
-			a->o.nr_pids = n;
-			break;
-		case 't':
-			free(a->tids);
-			a->tids = NULL;
-			if (cli_parse_int_list(optarg, &a->tids, &n))
-				return cli_err(KAGG_EXIT_USAGE, "invalid tid list '%s'", optarg);
-			a->o.tids = a->tids;
-			a->o.nr_tids = n;
-			break;
-		case OPT_CGROUP:
-			a->o.cgroup = optarg;
-			break;
-		case 'c':
-			if (cli_parse_u64(optarg, &v) || v > 65535)
-				return cli_err(KAGG_EXIT_USAGE, "invalid CPU '%s'", optarg);
-			a->o.filter_cpu = true;
-			a->o.cpu = (unsigned int)v;
-			break;
-		case OPT_ATTACH:
-			if (cli_parse_attach(optarg, &a->o.attach))
-				return KAGG_EXIT_USAGE;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
+	switch (c) {
+	case OPT_CGROUP:
+		a->o.cgroup = arg;
+		return 0;
+	case 'c':
+		if (cli_parse_u64(arg, &v) || v > 65535)
+			return cli_err(KAGG_EXIT_USAGE, "invalid CPU '%s'", arg);
+		a->o.filter_cpu = true;
+		a->o.cpu = (unsigned int)v;
+		return 0;
+	case OPT_ATTACH:
+		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
 	}
-	if (optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
-	a->o.unit = a->cm.unit;
-	a->o.overhead = a->cm.overhead;
-	a->o.mode = a->st.mode;
-	a->o.stream_bytes = a->st.stream_bytes;
-	return 0;
+	return -ENOENT;
 }
+
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:c:",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = runqlat_opt,
+	.flags = CLI_STREAMS | CLI_TASKS,
+};
 
 static int runqlat_main(int argc, char **argv)
 {
-	struct runqlat_args a = {};
-	struct kagg_session *s = NULL;
-	int ret;
+	struct runqlat_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
+	int ret = cli_parse(&parser, argc, argv, &a.c);
 
-	a.o.sz = sizeof(a.o);
-	a.cm.print.sz = sizeof(a.cm.print);
-	a.o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &a), &a.st, &ret))
-		goto out;
-	s = kagg_runqlat__open(&a.o);
-	if (!s) {
-		ret = cli_open_failed(errno);
-		goto out;
-	}
-	ret = cli_stream_run(s, &a.cm, &a.st, "Tracing run queue latency");
-out:
-	kagg_session__destroy(s);
-	free(a.pids);
-	free(a.tids);
+	CLI_TASKS_INTO(a.o, a.c.tk);
+	CLI_STREAM_INTO(a.o, a.c, mode);
+	if (cli_start(ret, &a.c.st, &ret))
+		ret = cli_run_session(kagg_runqlat__open(&a.o), &a.c, "Tracing run queue latency");
+	cli_tasks_free(&a.c.tk);
 	return ret;
 }
 

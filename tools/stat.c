@@ -59,8 +59,8 @@ static const struct option long_opts[] = {
 };
 
 struct stat_args {
+	struct cli_args c;	/* first: what cli_parse fills (-d, --format, -v) */
 	struct kagg_stat_opts o;
-	struct cli_common cm;
 	char *evbuf[64];	/* strdup'd pieces of -e */
 	const char *events[64];
 	size_t nr;
@@ -94,45 +94,32 @@ static int add_events(struct stat_args *a, const char *list)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct stat_args *a)
+/* The options that are stat's alone (cli_parser.opt); -d, --format and -v are common. */
+static int stat_opt(struct cli_args *ca, int c, const char *arg)
 {
+	struct stat_args *a = (struct stat_args *)ca;
 	uint64_t v;
-	int c, rc;
 
-	optind = 1;
-	opterr = 0;
-	/* '+': stop at the command's name, its options are its own. */
-	while ((c = getopt_long(argc, argv, "+:e:p:d:vh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			rc = add_events(a, optarg);
-			if (rc)
-				return rc;
-			break;
-		case 'p':
-			if (cli_parse_u64(optarg, &v) || !v || v > INT32_MAX)
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", optarg);
-			a->o.pid = v;
-			break;
-		case OPT_CPU:
-			if (cli_parse_u64(optarg, &v) || v > 65535)
-				return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", optarg);
-			a->o.cpu = v;
-			break;
-		case 'd':
-		case CLI_OPT_FORMAT:
-		case 'v':
-			rc = cli_common_opt(c, optarg, &a->cm);
-			if (rc)
-				return rc;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
+	switch (c) {
+	case 'e':
+		return add_events(a, arg);
+	case 'p':
+		if (cli_parse_u64(arg, &v) || !v || v > INT32_MAX)
+			return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", arg);
+		a->o.pid = v;
+		return 0;
+	case OPT_CPU:
+		if (cli_parse_u64(arg, &v) || v > 65535)
+			return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", arg);
+		a->o.cpu = v;
+		return 0;
 	}
+	return -ENOENT;
+}
+
+/* The checks that span several options, the command (operands) and a->o. */
+static int finish_args(struct stat_args *a, int argc, char **argv)
+{
 	if (!a->nr)
 		return cli_err(KAGG_EXIT_USAGE, "no event: give -e EVENT[,EVENT...]");
 	a->o.events = a->events;
@@ -140,7 +127,7 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 	if (optind < argc) {
 		if (a->o.pid || a->o.cpu >= 0)
 			return cli_err(KAGG_EXIT_USAGE, "give a command or -p/--cpu, not both");
-		if (a->cm.duration)
+		if (a->c.cm.duration)
 			return cli_err(KAGG_EXIT_USAGE, "-d is for -p/--cpu: a command is counted "
 							"until it exits");
 		a->o.argv = argv + optind;
@@ -150,6 +137,15 @@ static int parse_args(int argc, char **argv, struct stat_args *a)
 	}
 	return 0;
 }
+
+static const struct cli_parser parser = {
+	/* '+': stop at the command's name, its options are its own. */
+	.shortopts = "+:e:p:d:vh",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = stat_opt,
+	.flags = CLI_OPERANDS,
+};
 
 static int stat_main(int argc, char **argv)
 {
@@ -162,8 +158,7 @@ static int stat_main(int argc, char **argv)
 	a.o.sz = sizeof(a.o);
 	a.o.cpu = -1;
 	a.o.log = cli_log;
-	a.cm.print.sz = sizeof(a.cm.print);
-	ret = parse_args(argc, argv, &a);
+	ret = cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a, argc, argv);
 	if (ret) {
 		ret = ret < 0 ? KAGG_EXIT_OK : ret;
 		goto out;
@@ -193,11 +188,11 @@ static int stat_main(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		cli_sleep(a.cm.duration ? a.cm.duration : 1e9);
+		cli_sleep(a.c.cm.duration ? a.c.cm.duration : 1e9);
 	}
 	err = kagg_stat__stop(st);
 	rep = kagg_stat__report(st);
-	ret = cli_output_done(kagg_stat__print(rep, stdout, a.cm.print.format));
+	ret = cli_output_done(kagg_stat__print(rep, stdout, a.c.cm.print.format));
 	if (ret)
 		goto out;
 	ret = kagg_stat__counted(st) && !err ? KAGG_EXIT_OK : KAGG_EXIT_FAIL;

@@ -61,100 +61,67 @@ static const struct option long_opts[] = {
 };
 
 struct syscount_args {
+	struct cli_args c;	/* first: what cli_parse fills */
 	struct kagg_syscount_opts o;
-	struct cli_common cm;
-	int *pids;
 	bool errors, latency;
-	struct cli_stream st;
 };
 
-static int parse_args(int argc, char **argv, struct syscount_args *a)
+/* The options that are syscount's alone (cli_parser.opt): -L is --latency here. */
+static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 {
-	size_t n;
-	int c;
+	struct syscount_args *a = (struct syscount_args *)ca;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "Pp:xL", long_opts, NULL)) !=
-	       -1) {
-		int rc = cli_common_opt(c, optarg, &a->cm);
-
-		if (rc == -ENOENT)
-			rc = cli_stream_opt(c, optarg, &a->st);
-		if (rc != -ENOENT) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'P':
-			a->o.key = KAGG_KEY_PID;
-			break;
-		case OPT_PER_THREAD:
-			a->o.key = KAGG_KEY_TID;
-			break;
-		case 'p':
-			free(a->pids);
-			a->pids = NULL;
-			if (cli_parse_int_list(optarg, &a->pids, &n))
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
-			a->o.pids = a->pids;
-			a->o.nr_pids = n;
-			break;
-		case 'x':
-			a->errors = true;
-			break;
-		case 'L':
-			a->latency = true;
-			break;
-		case OPT_NAMES:
-			a->o.names_file = optarg;
-			break;
-		case OPT_ATTACH:
-			if (cli_parse_attach(optarg, &a->o.attach))
-				return KAGG_EXIT_USAGE;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
+	switch (c) {
+	case OPT_PER_THREAD:
+		a->c.tk.key = KAGG_KEY_TID;
+		return 0;
+	case 'x':
+		a->errors = true;
+		return 0;
+	case 'L':
+		a->latency = true;
+		return 0;
+	case OPT_NAMES:
+		a->o.names_file = arg;
+		return 0;
+	case OPT_ATTACH:
+		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
 	}
-	if (optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+	return -ENOENT;
+}
+
+/* The parsed options into a->o: one mode of three. */
+static int finish_args(struct syscount_args *a)
+{
 	if (a->errors && a->latency)
 		return cli_err(KAGG_EXIT_USAGE, "--errors and --latency exclude each other");
 	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
 		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
-	a->o.unit = a->cm.unit;
-	a->o.overhead = a->cm.overhead;
-	a->o.stream_mode = a->st.mode;
-	a->o.stream_bytes = a->st.stream_bytes;
+	a->o.key = a->c.tk.key;
+	a->o.pids = a->c.tk.pids;
+	a->o.nr_pids = a->c.tk.nr_pids;
+	CLI_STREAM_INTO(a->o, a->c, stream_mode);
+	/* a table in the count modes */
+	a->c.cm.printer = kagg_syscount__print;
 	return 0;
 }
 
+static const struct cli_parser parser = {
+	.shortopts = CLI_COMMON_SHORTOPTS "Pp:xL",
+	.longopts = long_opts,
+	.usage = usage_text,
+	.opt = syscount_opt,
+	.flags = CLI_STREAMS | CLI_TASKS,
+};
+
 static int syscount_main(int argc, char **argv)
 {
-	struct syscount_args a = {};
-	struct kagg_session *s = NULL;
+	struct syscount_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
 	int ret;
 
-	a.o.sz = sizeof(a.o);
-	a.cm.print.sz = sizeof(a.cm.print);
-	a.o.log = cli_log;
-	if (!cli_start(parse_args(argc, argv, &a), &a.st, &ret))
-		goto out;
-	s = kagg_syscount__open(&a.o);
-	if (!s) {
-		ret = cli_open_failed(errno);
-		goto out;
-	}
-	a.cm.printer = kagg_syscount__print; /* a table in count modes */
-	ret = cli_stream_run(s, &a.cm, &a.st, "Tracing syscalls");
-out:
-	kagg_session__destroy(s);
-	free(a.pids);
+	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
+		ret = cli_run_session(kagg_syscount__open(&a.o), &a.c, "Tracing syscalls");
+	cli_tasks_free(&a.c.tk);
 	return ret;
 }
 

@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "opts.h"
 #include "session_internal.h"
 #include "stream/stream.h"
 #include "syms.h"
@@ -56,6 +57,26 @@ bool session_perm_error(int err)
 	return err == -EPERM || err == -EACCES;
 }
 
+int session_load_failed(struct kagg_session *s, int err, const char *what)
+{
+	if (session_perm_error(err))
+		session_log(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or with "
+			    "CAP_BPF and CAP_PERFMON", strerror(-err));
+	else
+		session_log(s, KAGG_LOG_WARN, "loading %s failed: %s", what, strerror(-err));
+	return err;
+}
+
+uint64_t session_unit_ns(enum kagg_unit unit)
+{
+	return unit == KAGG_UNIT_NSECS ? 1 : unit == KAGG_UNIT_MSECS ? 1000000 : 1000;
+}
+
+unsigned int session_unit_log2(enum kagg_unit unit)
+{
+	return 63 - __builtin_clzll(session_unit_ns(unit));
+}
+
 int session_load_tp(struct kagg_session *s, enum kagg_attach attach, const char *what,
 		    int (*load)(struct kagg_session *s, const void *opts, bool btf),
 		    const void *opts)
@@ -72,12 +93,7 @@ int session_load_tp(struct kagg_session *s, enum kagg_attach attach, const char 
 	}
 	if (err && attach != KAGG_ATTACH_TP_BTF && !session_perm_error(err))
 		err = load(s, opts, false);
-	if (err && session_perm_error(err))
-		session_log(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or with "
-			    "CAP_BPF and CAP_PERFMON", strerror(-err));
-	else if (err)
-		session_log(s, KAGG_LOG_WARN, "loading %s failed: %s", what, strerror(-err));
-	return err;
+	return err ? session_load_failed(s, err, what) : 0;
 }
 
 bool session_task_exists(int id)
@@ -88,7 +104,7 @@ bool session_task_exists(int id)
 	return id > 0 && access(path, F_OK) == 0;
 }
 
-int session_check_tasks(struct kagg_session *s, const int *ids, size_t n, const char *what)
+static int check_tasks(struct kagg_session *s, const int *ids, size_t n, const char *what)
 {
 	size_t i;
 
@@ -101,7 +117,7 @@ int session_check_tasks(struct kagg_session *s, const int *ids, size_t n, const 
 	return 0;
 }
 
-int session_open_cgroup(struct kagg_session *s, const char *path, int *fd)
+static int open_cgroup(struct kagg_session *s, const char *path)
 {
 	struct statfs sfs;
 	int f, err;
@@ -117,11 +133,37 @@ int session_open_cgroup(struct kagg_session *s, const char *path, int *fd)
 		session_log(s, KAGG_LOG_WARN, "%s is not a cgroup v2 directory", path);
 		return -EINVAL;
 	}
-	*fd = f;
+	s->cgroup_fd = f;
 	return 0;
 }
 
-int session_filter_fill(struct bpf_map *ids_map, const int *ids, size_t n)
+int session_tasks_open(struct kagg_session *s, const struct session_tasks *tk)
+{
+	int err;
+
+	err = check_tasks(s, tk->pids, tk->nr_pids, "process") ?:
+	      check_tasks(s, tk->tids, tk->nr_tids, "thread");
+	if (err)
+		return err;
+	session_filters_ids(s, "pid", tk->pids, tk->nr_pids);
+	session_filters_ids(s, "tid", tk->tids, tk->nr_tids);
+	if (!tk->cgroup)
+		return 0;
+	session_filters_add(s, "cgroup=%s ", tk->cgroup);
+	return open_cgroup(s, tk->cgroup);
+}
+
+void session_tasks_size(const struct session_tasks *tk, struct bpf_map *tgids,
+			struct bpf_map *tids)
+{
+	if (tgids && !tk->nr_pids)
+		bpf_map__set_max_entries(tgids, 1);
+	if (tids && !tk->nr_tids)
+		bpf_map__set_max_entries(tids, 1);
+}
+
+/* ids into a hash map of u32 -> u8. */
+static int fill_ids(struct bpf_map *ids_map, const int *ids, size_t n)
 {
 	__u8 one = 1;
 	size_t i;
@@ -137,13 +179,14 @@ int session_filter_fill(struct bpf_map *ids_map, const int *ids, size_t n)
 	return 0;
 }
 
-int session_cgroup_fill(struct bpf_map *cgroup_map, int cgroup_fd)
+int session_tasks_fill(struct kagg_session *s, const struct session_tasks *tk,
+		       struct bpf_map *tgids, struct bpf_map *tids, struct bpf_map *cgroup)
 {
-	__u32 zero = 0, fd = cgroup_fd;
+	__u32 zero = 0, fd = s->cgroup_fd;
 
-	if (cgroup_fd < 0)
-		return 0;
-	return bpf_map__update_elem(cgroup_map, &zero, sizeof(zero), &fd, sizeof(fd), BPF_ANY);
+	return fill_ids(tgids, tk->pids, tk->nr_pids) ?: fill_ids(tids, tk->tids, tk->nr_tids) ?:
+	       (s->cgroup_fd < 0 ? 0 : bpf_map__update_elem(cgroup, &zero, sizeof(zero), &fd,
+							     sizeof(fd), BPF_ANY));
 }
 
 int session_need_btf(struct kagg_session *s)
@@ -155,22 +198,65 @@ int session_need_btf(struct kagg_session *s)
 	return -EOPNOTSUPP;
 }
 
+void session_use_path(struct kagg_session *s, enum kagg_mode mode, size_t *bytes)
+{
+	s->path = mode;
+	if (!*bytes)
+		*bytes = STREAM_DEFAULT_BYTES;
+}
+
 const char *session_mode_name(enum kagg_mode mode)
 {
 	return mode == KAGG_MODE_BOTH ? "both" : mode == KAGG_MODE_STREAM ? "stream" : "agg";
 }
 
-void session_set_stream(struct kagg_session *s, struct scons *c,
-			void (*fn)(void *ctx, const void *data, uint32_t len), void *ctx)
+int session_stream_started(struct kagg_session *s, int err, const char *msg, struct scons *c,
+			   void (*fn)(void *ctx, const void *data, uint32_t len), void *ctx)
 {
+	if (err) {
+		session_log(s, KAGG_LOG_WARN, "streaming: %s", msg);
+		return err;
+	}
 	s->stream = c;
 	s->stream_fn = fn;
 	s->stream_ctx = ctx;
 	s->rb = c->rb;
 	s->rb_events = c->evs;
+	return 0;
 }
 
-struct kagg_session *session_new(const struct session_ops *ops, const struct session_init *in)
+/* Program p is used on the session's path. */
+static bool tp_used(const struct kagg_session *s, const struct session_tp_prog *p)
+{
+	return p->used && (p->stream ? session_streams(s) : s->path != KAGG_MODE_STREAM);
+}
+
+void session_tp_autoload(struct kagg_session *s, const struct session_tp_prog *p, int n,
+			 bool btf)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		bpf_program__set_autoload(p[i].tp_btf, btf && tp_used(s, &p[i]));
+		bpf_program__set_autoload(p[i].raw_tp, !btf && tp_used(s, &p[i]));
+	}
+}
+
+void session_tp_progs(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf)
+{
+	int i, stream;
+
+	s->nr_progs = 0;
+	for (stream = 0; stream < 2; stream++) {
+		for (i = 0; i < n; i++)
+			if (p[i].stream == stream && tp_used(s, &p[i]))
+				s->progs[s->nr_progs++] = btf ? p[i].tp_btf : p[i].raw_tp;
+		if (!stream)
+			s->nr_agg_progs = s->nr_progs;
+	}
+}
+
+static struct kagg_session *session_new(const struct session_ops *ops)
 {
 	struct kagg_session *s = calloc(1, sizeof(*s));
 	int n;
@@ -180,20 +266,17 @@ struct kagg_session *session_new(const struct session_ops *ops, const struct ses
 		return NULL;
 	}
 	s->ops = ops;
-	s->log = in->log;
-	s->log_ctx = in->log_ctx;
-	s->unit = in->unit;
-	s->key = in->key;
 	s->stats_fd = -1;
+	s->cgroup_fd = -1;
 	s->clock = "CLOCK_MONOTONIC (bpf_ktime_get_ns)";
 	snprintf(s->filters, sizeof(s->filters), "none");
 	uname(&s->uts);
 	n = libbpf_num_possible_cpus();
 	s->nr_cpus = n > 0 ? n : 1;
 	s->cpu_events0 = calloc(s->nr_cpus, sizeof(uint64_t));
-	if (in->tool_size)
-		s->tool = calloc(1, in->tool_size);
-	if (!s->cpu_events0 || (in->tool_size && !s->tool)) {
+	if (ops->tool_size)
+		s->tool = calloc(1, ops->tool_size);
+	if (!s->cpu_events0 || (ops->tool_size && !s->tool)) {
 		free(s->cpu_events0);
 		free(s->tool);
 		free(s);
@@ -203,18 +286,8 @@ struct kagg_session *session_new(const struct session_ops *ops, const struct ses
 	return s;
 }
 
-struct kagg_session *session_opened(struct kagg_session *s, int err, bool overhead)
-{
-	if (!err)
-		err = session_ready(s, overhead);
-	if (!err)
-		return s;
-	kagg_session__destroy(s);
-	errno = -err;
-	return NULL;
-}
-
-int session_ready(struct kagg_session *s, bool overhead)
+/* Finish opening once the tool has loaded its programs: stats fd, membarrier probe. */
+static int session_ready(struct kagg_session *s)
 {
 	int ret;
 
@@ -223,7 +296,7 @@ int session_ready(struct kagg_session *s, bool overhead)
 	if (!s->exact)
 		session_log(s, KAGG_LOG_WARN, "membarrier(MEMBARRIER_CMD_GLOBAL) unavailable: "
 					      "interval snapshots are not exact");
-	if (overhead) {
+	if (s->overhead) {
 		s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (s->stats_fd < 0) {
 			ret = -errno;
@@ -233,6 +306,79 @@ int session_ready(struct kagg_session *s, bool overhead)
 		}
 	}
 	return 0;
+}
+
+struct kagg_session *session_open(const struct session_ops *ops, const void *opts)
+{
+	struct kagg_session *s = NULL;
+	void *o = malloc(ops->opts_size);
+	int err;
+
+	if (!o) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (!kagg_opts_copy(o, ops->opts_size, opts)) {
+		err = -EINVAL;
+		goto out;
+	}
+	s = session_new(ops);
+	if (!s) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(&s->log, (char *)o + ops->opts_log, sizeof(s->log));
+	memcpy(&s->log_ctx, (char *)o + ops->opts_log_ctx, sizeof(s->log_ctx));
+	memcpy(&s->overhead, (char *)o + ops->opts_overhead, sizeof(s->overhead));
+	err = ops->open(s, o) ?: session_ready(s);
+out:
+	free(o);
+	if (!err)
+		return s;
+	kagg_session__destroy(s);
+	errno = -err;
+	return NULL;
+}
+
+void session_filters_add(struct kagg_session *s, const char *fmt, ...)
+{
+	size_t len = s->filters_len, size = sizeof(s->filters);
+	va_list ap;
+
+	va_start(ap, fmt);
+	s->filters_len += vsnprintf(s->filters + (len < size ? len : size),
+				    len < size ? size - len : 0, fmt, ap);
+	va_end(ap);
+}
+
+void session_filters_ids(struct kagg_session *s, const char *name, const int *ids, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	session_filters_add(s, "%s=", name);
+	for (i = 0; i < n; i++)
+		session_filters_add(s, i ? ",%d" : "%d", ids[i]);
+	session_filters_add(s, " ");
+}
+
+void session_filters_end(struct kagg_session *s)
+{
+	if (!s->filters_len)
+		snprintf(s->filters, sizeof(s->filters), "none");
+	else if (s->filters_len < sizeof(s->filters) && s->filters[s->filters_len - 1] == ' ')
+		s->filters[s->filters_len - 1] = '\0';
+}
+
+void session_bind(struct kagg_session *s, volatile __u32 *gen, volatile __u32 *armed,
+		  struct bpf_map *counters, int nr_counters, const char *attach_type)
+{
+	s->gen = gen;
+	s->armed = armed;
+	s->counters = counters;
+	s->nr_counters = nr_counters;
+	snprintf(s->attach_type, sizeof(s->attach_type), "%s", attach_type);
 }
 
 /* ------------------------------------------------------------ accounting */
@@ -349,6 +495,8 @@ void kagg_session__destroy(struct kagg_session *s)
 	free(s->tool);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
 	kagg_syms__free(s->syms);
 	free(s->cpu_events0);
 	free(s);
@@ -442,7 +590,7 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 		recursion += rec[i] - s->recursion0[i];
 
 	m->events_seen = delta[0];
-	m->mode = s->mode ? s->mode : "agg";
+	m->mode = session_mode_name(s->path);
 	s->ops->meta(s, snap, delta, reset);
 	snap_add_drop(snap, "prog_recursion", "event not seen: program already running on this CPU",
 		      recursion, true);
@@ -479,6 +627,24 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 	free(cpu_ev);
 }
 
+/* Generation g of the kernel path, of the stream (into snap->stream with both), or both. */
+static int read_paths(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
+{
+	int err;
+
+	if (s->path == KAGG_MODE_STREAM)
+		return s->ops->read_stream(s, snap, g, reset);
+	if (s->path == KAGG_MODE_BOTH) {
+		snap->stream = snap_new();
+		if (!snap->stream)
+			return -ENOMEM;
+		err = s->ops->read_stream(s, snap->stream, g, reset);
+		if (err)
+			return err;
+	}
+	return s->ops->read(s, snap, g, reset);
+}
+
 struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned int flags)
 {
 	bool reset = flags & KAGG_SNAP_RESET;
@@ -504,7 +670,7 @@ struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned in
 		scons_drain(s->stream, s->stream_fn, s->stream_ctx);
 	/* Counters and times are read after the flip, so the interval boundary matches it. */
 	fill_meta(s, snap, reset);
-	err = s->ops->read(s, snap, g, reset);
+	err = read_paths(s, snap, g, reset);
 	if (err) {
 		kagg_snapshot__free(snap);
 		errno = -err;

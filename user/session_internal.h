@@ -13,6 +13,7 @@
 #define KAGG_SESSION_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -30,8 +31,22 @@ struct scons;
 
 struct session_ops {
 	const char *tool;
+	size_t opts_size;	/* sizeof the tool's public opts struct */
+	/* where that struct keeps the fields every tool's opts have */
+	size_t opts_log, opts_log_ctx, opts_overhead;
+	size_t tool_size;	/* the tool's state, zeroed, in s->tool (freed after destroy) */
+	/*
+	 * The tool's part of session_open(), on its own copy of the caller's
+	 * opts (s->log, log_ctx and overhead already taken from it): check
+	 * the opts and load the programs (s->progs, gen, counters, event,
+	 * attach_type...).  0 or -errno; on an error the session is destroyed
+	 * (destroy included).
+	 */
+	int (*open)(struct kagg_session *s, void *opts);
 	/* Read generation g into snap (histograms, stacks); clear it when reset. */
 	int (*read)(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset);
+	/* Streaming tools: the same of the streamed path (read alone in path stream). */
+	int (*read_stream)(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset);
 	/*
 	 * Fill events_recorded/events_filtered and the tool's drops from the
 	 * counter deltas of the interval (cnt[i] = now - baseline).
@@ -61,16 +76,19 @@ struct kagg_session {
 	void *log_ctx;
 	enum kagg_unit unit;
 	enum kagg_key_mode key;
+	bool overhead;		  /* measure the programs' run time (BPF_ENABLE_STATS) */
 	bool attached;
 	bool ever_attached;
 	bool exact; /* membarrier(MEMBARRIER_CMD_GLOBAL) available */
 	int stats_fd;
+	int cgroup_fd; /* session_tasks_open(): the cgroup filter's directory, or -1 */
 	int nr_cpus;
 	const char *event;
 	const char *clock;
 	char attach_type[32];
 	char attach_note[192];
 	char filters[512];
+	size_t filters_len;	  /* what session_filters_add() wrote, or would have */
 	struct utsname uts;
 
 	/* Baselines at the start of the current interval. */
@@ -83,7 +101,7 @@ struct kagg_session {
 	struct kagg_syms *syms; /* created by tools that read stacks */
 	struct kagg_rb *rb;	/* streaming tools: the reference ftrace ring buffer */
 	struct kagg_rb_events *rb_events;
-	const char *mode;	/* "agg", "stream", "both" */
+	enum kagg_mode path;	/* where events go: agg (the default), stream or both */
 	/*
 	 * Streaming tools: their consumer and record handler.  The session
 	 * polls it (kagg_session__poll) and drains it after a generation flip,
@@ -94,37 +112,112 @@ struct kagg_session {
 	void *stream_ctx;
 };
 
-/* Common part of every tool's open: log, unit, key, overhead, CPU count. */
-struct session_init {
-	kagg_log_fn log;
-	void *log_ctx;
-	enum kagg_unit unit;
-	enum kagg_key_mode key;
-	bool overhead;
-	size_t tool_size;	/* the tool's state, zeroed, in s->tool (freed after ops->destroy) */
-};
+/*
+ * A streaming tool's path, where its events go (agg, stream or both; not
+ * checked), and its BPF ring's size (*bytes: 0 becomes STREAM_DEFAULT_BYTES).
+ */
+void session_use_path(struct kagg_session *s, enum kagg_mode mode, size_t *bytes);
+
+/* The session's events go to the stream (path stream or both). */
+static inline bool session_streams(const struct kagg_session *s)
+{
+	return s->path != KAGG_MODE_AGG;
+}
 
 /* "agg", "stream" or "both". */
 const char *session_mode_name(enum kagg_mode mode);
-/* A streaming tool hands its consumer over once it is set up (see stream). */
-void session_set_stream(struct kagg_session *s, struct scons *c,
-			void (*fn)(void *ctx, const void *data, uint32_t len), void *ctx);
-
-/* Allocate a session and its tool state; NULL + errno. */
-struct kagg_session *session_new(const struct session_ops *ops, const struct session_init *in);
-/* Finish opening once the tool has loaded its programs: stats fd, membarrier probe. */
-int session_ready(struct kagg_session *s, bool overhead);
 /*
- * The end of every opener: err 0 -> session_ready() and s; otherwise (or if
- * that fails) destroy s, set errno from -err and return NULL.
+ * A streaming tool's consumer c, once its init returned err (0, or -errno
+ * with the reason in msg): handed to the session with its record handler
+ * (the session polls it and drains it after a generation flip), or the
+ * reason logged.  Returns err.
  */
-struct kagg_session *session_opened(struct kagg_session *s, int err, bool overhead);
+int session_stream_started(struct kagg_session *s, int err, const char *msg, struct scons *c,
+			   void (*fn)(void *ctx, const void *data, uint32_t len), void *ctx);
+
+/*
+ * Every tool's kagg_TOOL__open(): check the caller's opts (kagg_opts_copy:
+ * NULL or unknown trailing bytes -> EINVAL), allocate a session with the
+ * tool's state, run ops->open on a copy of the opts, then get the session
+ * ready (stats fd with overhead, membarrier probe).  The session, or NULL
+ * with errno set (the session destroyed).
+ */
+struct kagg_session *session_open(const struct session_ops *ops, const void *opts);
+/*
+ * A tool's session_ops, NAME_ops, and its public kagg_NAME__open(): the tool
+ * writes NAME_open, NAME_read, NAME_meta and NAME_destroy (see session_ops)
+ * and its state STATE; the optional hooks (.attach, .read_stream) follow.
+ */
+#define SESSION_TOOL(NAME, STATE, ...)                                                             \
+	static const struct session_ops NAME##_ops = {                                             \
+		.tool = #NAME,                                                                     \
+		.opts_size = sizeof(struct kagg_##NAME##_opts),                                    \
+		.opts_log = offsetof(struct kagg_##NAME##_opts, log),                              \
+		.opts_log_ctx = offsetof(struct kagg_##NAME##_opts, log_ctx),                      \
+		.opts_overhead = offsetof(struct kagg_##NAME##_opts, overhead),                    \
+		.tool_size = sizeof(STATE),                                                        \
+		.open = NAME##_open,                                                               \
+		.read = NAME##_read,                                                               \
+		.meta = NAME##_meta,                                                               \
+		.destroy = NAME##_destroy,                                                         \
+		__VA_ARGS__                                                                        \
+	};                                                                                         \
+	struct kagg_session *kagg_##NAME##__open(const struct kagg_##NAME##_opts *opts)            \
+	{                                                                                          \
+		return session_open(&NAME##_ops, opts);                                            \
+	}
+
+
+/*
+ * s->filters, as the meta prints it: session_filters_add() appends (as
+ * printf), session_filters_ids() appends "NAME=ID,ID " when there are ids,
+ * session_filters_end() drops a trailing space ("none" when empty).
+ */
+void session_filters_add(struct kagg_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void session_filters_ids(struct kagg_session *s, const char *name, const int *ids, size_t n);
+void session_filters_end(struct kagg_session *s);
+
+/*
+ * Hand the session a loaded skeleton's shared parts: its generation and
+ * armed flags (in .bss) and its counters map of nr_counters u64s, and name
+ * the attach type.
+ */
+void session_bind(struct kagg_session *s, volatile __u32 *gen, volatile __u32 *armed,
+		  struct bpf_map *counters, int nr_counters, const char *attach_type);
 
 void session_log(struct kagg_session *s, enum kagg_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 bool session_perm_error(int err);
-bool session_task_exists(int id);
+/*
+ * Log why loading failed: privileges (how to get them), else "loading
+ * @what failed: reason".  Returns err.
+ */
+int session_load_failed(struct kagg_session *s, int err, const char *what);
+/* Nanoseconds per unit, and its log2 (rounded down). */
+uint64_t session_unit_ns(enum kagg_unit unit);
+unsigned int session_unit_log2(enum kagg_unit unit);
+/*
+ * One tracepoint program of a tool, in its two flavours: the kernel path's
+ * or the stream's, used or not in the session's configuration.
+ */
+struct session_tp_prog {
+	struct bpf_program *tp_btf, *raw_tp;
+	bool stream;
+	bool used;
+};
+
+/*
+ * Before load: load the tp_btf (btf) or raw_tp flavour of each program used
+ * on the session's path, nothing else.  After load, session_tp_progs: those
+ * programs into s->progs, the kernel path's first (s->nr_agg_progs of them:
+ * the meta's per-path costs rely on it).
+ */
+void session_tp_autoload(struct kagg_session *s, const struct session_tp_prog *p, int n,
+			 bool btf);
+void session_tp_progs(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf);
+
 /*
  * Load a tool's tracepoint programs with the attach type asked for:
  * load(s, opts, true) for tp_btf, load(s, opts, false) for raw_tp; under
@@ -137,16 +230,36 @@ int session_load_tp(struct kagg_session *s, enum kagg_attach attach, const char 
 		    int (*load)(struct kagg_session *s, const void *opts, bool btf),
 		    const void *opts);
 /*
- * The filters tools share.  session_check_tasks: every id names a live task,
- * else logs "no such <what>: ID" and returns -ESRCH.  session_open_cgroup:
- * an fd of a cgroup v2 directory in *fd, or logs why not and returns -errno.
- * session_filter_fill: ids into a hash map of u32 -> u8, and the cgroup fd
- * (when >= 0) at index 0 of a cgroup array.
+ * The task filters tools share, as their opts name them: processes,
+ * threads (NULL, 0 for tools without) and a cgroup v2 directory (NULL:
+ * none, or a tool without).
  */
-int session_check_tasks(struct kagg_session *s, const int *ids, size_t n, const char *what);
-int session_open_cgroup(struct kagg_session *s, const char *path, int *fd);
-int session_filter_fill(struct bpf_map *ids_map, const int *ids, size_t n);
-int session_cgroup_fill(struct bpf_map *cgroup_map, int cgroup_fd);
+struct session_tasks {
+	const int *pids;
+	size_t nr_pids;
+	const int *tids;
+	size_t nr_tids;
+	const char *cgroup;
+};
+
+/* The session_tasks of the opts o of a tool that has them all, or processes alone. */
+#define SESSION_TASKS(o)                                                                           \
+	((struct session_tasks){ (o)->pids, (o)->nr_pids, (o)->tids, (o)->nr_tids, (o)->cgroup })
+#define SESSION_PIDS(o) ((struct session_tasks){ .pids = (o)->pids, .nr_pids = (o)->nr_pids })
+
+/*
+ * Every id names a live task (else logs "no such process: ID" or "no such
+ * thread: ID" and returns -ESRCH); describe the filters in s->filters; open
+ * the cgroup (s->cgroup_fd; else logs why and returns -errno).  0 or -errno.
+ */
+int session_tasks_open(struct kagg_session *s, const struct session_tasks *tk);
+/* Before load: size the id maps (NULL: the tool has none) down to one entry when unused. */
+void session_tasks_size(const struct session_tasks *tk, struct bpf_map *tgids,
+			struct bpf_map *tids);
+/* After load: the ids into tgids/tids (u32 -> u8), the cgroup at index 0 of cgroup. */
+int session_tasks_fill(struct kagg_session *s, const struct session_tasks *tk,
+		       struct bpf_map *tgids, struct bpf_map *tids, struct bpf_map *cgroup);
+bool session_task_exists(int id);
 
 /* Checks /sys/kernel/btf/vmlinux, logs what to do when missing. */
 int session_need_btf(struct kagg_session *s);

@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,31 @@ struct usym {
 	const char *name;
 	uint32_t rank; /* lower wins among symbols at one address */
 };
+
+_Static_assert(offsetof(struct ksym, addr) == 0 && offsetof(struct usym, addr) == 0,
+	       "sym_covering() reads the address first");
+
+/*
+ * In a sorted array of n symbols of sz bytes, each starting with its
+ * uint64_t address, the one that covers addr: the last at or below it
+ * (binary search for the first above).  NULL when addr is below them all.
+ */
+static const void *sym_covering(const void *syms, size_t n, size_t sz, uint64_t addr)
+{
+	const char *base = syms;
+	size_t lo = 0, hi = n, mid;
+	uint64_t a;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		memcpy(&a, base + mid * sz, sizeof(a));
+		if (a <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? base + (lo - 1) * sz : NULL;
+}
 
 struct seg {
 	uint64_t off;
@@ -287,7 +313,6 @@ static int ktab_load(struct ktab *k)
 int kagg_syms__kernel(struct kagg_syms *s, uint64_t addr, struct kagg_sym *out)
 {
 	struct ktab *k;
-	size_t lo, hi, mid;
 	const struct ksym *ks;
 
 	if (!s || !out)
@@ -301,19 +326,9 @@ int kagg_syms__kernel(struct kagg_syms *s, uint64_t addr, struct kagg_sym *out)
 	if (k->err)
 		return k->err;
 
-	/* first symbol above addr, the one before it covers addr */
-	lo = 0;
-	hi = k->cnt;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	ks = sym_covering(k->syms, k->cnt, sizeof(*k->syms), addr);
+	if (!ks)
 		return -ENOENT;
-	ks = &k->syms[lo - 1];
 	out->name = k->buf + ks->name;
 	out->offset = addr - ks->addr;
 	out->module = ks->mod == KSYM_KERNEL ? "[kernel]" : k->buf + ks->mod;
@@ -522,12 +537,20 @@ cleanup:
 	return err;
 }
 
+/* The symbols of elf into f (NULL: not an ELF image, -ENOEXEC), then elf let go. */
+static int elf_load_end(struct file *f, Elf *elf)
+{
+	int err = elf ? elf_load(f, elf) : -ENOEXEC;
+
+	elf_end(elf);
+	return err;
+}
+
 /* [vdso] has no file: copy it out of the process and parse the copy. */
 static int file_load_vdso(struct file *f, int pid, const struct map *m)
 {
 	size_t len = m->end - m->start;
 	char path[64], *img = NULL;
-	Elf *elf = NULL;
 	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
@@ -543,14 +566,8 @@ static int file_load_vdso(struct file *f, int pid, const struct map *m)
 		err = errno ? -errno : -EIO;
 		goto cleanup;
 	}
-	elf = elf_memory(img, len);
-	if (!elf) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	err = elf_load(f, elf);
+	err = elf_load_end(f, elf_memory(img, len));
 cleanup:
-	elf_end(elf);
 	free(img);
 	close(fd);
 	return err;
@@ -608,7 +625,6 @@ static int file_open(const struct file *f, int pid, const struct map *m)
 
 static int file_load(struct file *f, int pid, const struct map *m)
 {
-	Elf *elf = NULL;
 	int fd, err;
 
 	if (!strcmp(f->path, "[vdso]"))
@@ -616,14 +632,7 @@ static int file_load(struct file *f, int pid, const struct map *m)
 	fd = file_open(f, pid, m);
 	if (fd < 0)
 		return fd;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	err = elf_load(f, elf);
-cleanup:
-	elf_end(elf);
+	err = elf_load_end(f, elf_begin(fd, ELF_C_READ_MMAP, NULL));
 	close(fd);
 	return err;
 }
@@ -776,7 +785,6 @@ int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym
 	const struct usym *us;
 	struct file *f;
 	struct proc *p;
-	size_t lo, hi, mid;
 	uint64_t off;
 	int err;
 
@@ -807,18 +815,9 @@ int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym
 
 	off = file_vaddr(f, off);
 	out->offset = off;
-	lo = 0;
-	hi = f->cnt;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (f->syms[mid].addr <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	us = sym_covering(f->syms, f->cnt, sizeof(*f->syms), off);
+	if (!us)
 		return -ENOENT;
-	us = &f->syms[lo - 1];
 	if (us->size && off - us->addr >= us->size)
 		return -ENOENT;
 	out->name = us->name;

@@ -15,19 +15,15 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-KAGG=${KAGG:-$here/../../build/bin/kagg}
 TARGET_BIN=${TARGET_BIN:-$here/../../build/tests/helpers/funclat_target}
 ROUNDS=${BENCH_ROUNDS:-3}
 CALLS=${BENCH_CALLS:-200000}
 DUR=${BENCH_DURATION:-60}
-BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
 PEER=${FUNCLATENCY:-/usr/sbin/funclatency}
-FLOOR=${BENCH_FLOOR:-$here/../../build/tests/bench/bench_floor}
 TARGET=0.5
 
 . "$here/lib.sh"
 bench_init "funclat bench"
-[ -x "$KAGG" ] || die "no kagg binary at $KAGG (make build/bin/kagg)"
 [ -x "$TARGET_BIN" ] || die "no $TARGET_BIN (make builds it)"
 [ -x "$PEER" ] || die "no libbpf-tools funclatency at $PEER (make bench-deps)"
 [ -x "$FLOOR" ] || die "no $FLOOR (make bench builds it)"

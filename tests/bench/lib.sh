@@ -4,26 +4,43 @@
 # Shared by the benchmark scripts that compare BPF run time per event of
 # kagg's programs and a peer's, attached at the same time (sourced, not run):
 #
-#   bench_init NAME       die() prefix, temp dir, kernel.bpf_stats_enabled=1
-#                         for the run (restored on exit, with the tools stopped)
+#   bench_init NAME       die() prefix, root and $KAGG present, temp dir,
+#                         kernel.bpf_stats_enabled=1 for the run (restored on
+#                         exit, with the tools in $pids stopped, the workloads
+#                         in $work killed, and a failure when a program id in
+#                         $all_ids is still loaded)
 #   start LABEL N CMD...  run CMD until it owns N BPF programs; ids in $tmp/LABEL.ids
 #   snapshot FILE         "id name run_time_ns run_cnt" of every loaded program
 #   report LABEL [RE]     per-program lines from $tmp/before and $tmp/after, then
 #                         (last line) the label's ns per event: all its programs'
 #                         run time over the runs of its program named like RE
 #                         (default: its busiest program)
-#   stop_tools, ratio A B, median (stdin)
+#   stop_tools, ratio A B, median (stdin; the lower middle), median_mean (stdin;
+#                         the mean of the two middle values of an even count)
 #   bench_require NAME TOOL...  die() prefix; root, each TOOL and $KAGG present
 #                         (for scripts that time perf bench instead: no bench_init)
 #
 # Benchmarks print figures and ratios; they assert nothing on time.
+#
+# The paths every bench uses, unless the environment (or the script before it
+# sources this) sets them: KAGG, BPFTOOL, PERF and FLOOR (BENCH_FLOOR: the
+# floors' program, tests/bench/bench_floor.c).
+
+bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KAGG=${KAGG:-$bench_dir/../../build/bin/kagg}
+BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
+PERF=${PERF:-perf}
+FLOOR=${BENCH_FLOOR:-$bench_dir/../../build/tests/bench/bench_floor}
 
 bench_init() {
 	bench_name=$1
 	[ "$(id -u)" = 0 ] || die "needs root"
+	[ -x "$KAGG" ] || die "no kagg binary at $KAGG (make build/bin/kagg)"
 	stats_old=$(sysctl -n kernel.bpf_stats_enabled) || die "kernel.bpf_stats_enabled not available"
 	tmp=$(mktemp -d)
 	pids=()
+	work=()
+	all_ids=${all_ids:-}
 	trap bench_cleanup EXIT
 	trap 'exit 130' INT TERM
 	sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot enable BPF stats"
@@ -42,6 +59,8 @@ bench_require() {
 
 stop_tools() {
 	local p
+	for p in "${work[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	work=()
 	for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -52,10 +71,18 @@ stop_tools() {
 }
 
 bench_cleanup() {
-	local rc=$?
+	local rc=$? id left=""
 	trap - EXIT INT TERM
 	stop_tools
 	sysctl -q -w kernel.bpf_stats_enabled="$stats_old" >/dev/null 2>&1
+	[ -n "$all_ids" ] && sleep 0.2
+	for id in $all_ids; do
+		"$BPFTOOL" prog show id "$id" >/dev/null 2>&1 && left="$left $id"
+	done
+	if [ -n "$left" ]; then
+		echo "$bench_name: BPF programs still loaded after exit:$left" >&2
+		[ "$rc" = 0 ] && rc=1
+	fi
 	rm -rf "$tmp"
 	exit "$rc"
 }
@@ -106,3 +133,6 @@ in_order() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "n/a") }'; }
+median_mean() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 }
+	END { if (!NR) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
+	      else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

@@ -26,24 +26,18 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-KAGG=${KAGG:-$here/../../build/bin/kagg}
 ROUNDS=${BENCH_ROUNDS:-4}	# 4: one pass of the attach orders (see the hist round)
 LOOPS=${BENCH_LOOPS:-500000}
 DUR=${BENCH_DURATION:-30}
-BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
 RUNQLAT=${RUNQLAT:-/usr/sbin/runqlat}
 OFFCPUTIME=${OFFCPUTIME:-/usr/sbin/offcputime}
-BENCH_FLOOR=${BENCH_FLOOR:-$here/../../build/tests/bench/bench_floor}
-PERF=${PERF:-perf}
 
 # Targets from issue 2 (information only).
 TARGET_HIST=0.5		# kagg / runqlat
 TARGET_STACKS=0.5	# kagg --stacks / offcputime
 
-die() {
-	echo "offcpu bench: cannot run: $*" >&2
-	exit 1
-}
+. "$here/lib.sh"
+bench_name="offcpu bench"
 
 # ------------------------------------------------------------ preconditions
 [ "$(id -u)" = 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled); run: sudo make bench"
@@ -53,7 +47,7 @@ missing=""
 command -v "$PERF" >/dev/null 2>&1 || missing="$missing perf(linux-perf)"
 [ -x "$RUNQLAT" ] || missing="$missing runqlat(libbpf-tools)"
 [ -x "$OFFCPUTIME" ] || missing="$missing offcputime(libbpf-tools)"
-[ -x "$BENCH_FLOOR" ] || missing="$missing bench_floor($BENCH_FLOOR: run make bench)"
+[ -x "$FLOOR" ] || missing="$missing bench_floor($FLOOR: run make bench)"
 command -v taskset >/dev/null 2>&1 || missing="$missing taskset(util-linux)"
 [ -z "$missing" ] || die "missing:$missing; run: sudo make bench-deps"
 "$PERF" bench sched pipe -l 10 >/dev/null 2>&1 ||
@@ -61,56 +55,12 @@ command -v taskset >/dev/null 2>&1 || missing="$missing taskset(util-linux)"
 case "$ROUNDS$LOOPS$DUR" in *[!0-9]*) die "BENCH_ROUNDS/LOOPS/DURATION must be integers" ;; esac
 [ "$ROUNDS" -ge 1 ] || die "BENCH_ROUNDS must be >= 1"
 
-# ------------------------------------------------------------ cleanup
-tmp=$(mktemp -d /tmp/kagg-bench-offcpu.XXXXXX) || die "mktemp"
-pids=()			# background tools started by us, still to be reaped
-all_ids=""		# every program id we identified, checked at exit
-stats_old=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null) ||
-	die "kernel.bpf_stats_enabled not available"
-
-stop_tools() {
-	local p
-	for p in "${pids[@]}"; do
-		kill -INT "$p" 2>/dev/null
-	done
-	for p in "${pids[@]}"; do
-		# give each tool a few seconds to print and detach, then insist
-		for _ in $(seq 50); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	pids=()
-}
-
-cleanup() {
-	local rc=$? id left=""
-	trap - EXIT INT TERM
-	stop_tools
-	sysctl -q -w kernel.bpf_stats_enabled="$stats_old" >/dev/null 2>&1
-	for id in $all_ids; do
-		"$BPFTOOL" prog show id "$id" >/dev/null 2>&1 && left="$left $id"
-	done
-	if [ -n "$left" ]; then
-		echo "offcpu bench: BPF programs still loaded after exit:$left" >&2
-		[ "$rc" = 0 ] && rc=1
-	fi
-	rm -rf "$tmp"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot set kernel.bpf_stats_enabled=1"
+# ------------------------------------------------------------ run state
+# $pids: background tools started by us; $all_ids: every program id we identified
+# (both checked at exit by bench_cleanup)
+bench_init "offcpu bench"
 
 # ------------------------------------------------------------ helpers
-# prog_ids_of PID: BPF program ids held by PID (prog fds and link fds, from fdinfo).
-prog_ids_of() {
-	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u
-}
-
 # prog_name ID
 prog_name() {
 	"$BPFTOOL" prog show id "$1" 2>/dev/null | awk 'NR == 1 {
@@ -172,12 +122,6 @@ pipe_usecs() {
 		awk '/usecs\/op/ { print $1; found = 1 } END { exit !found }'
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 }
-	END { if (!NR) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
-	      else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 met() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "n/a") print "n/a";
 	else if (r + 0 <= t + 0) print "met"; else print "not met" }'; }
 
@@ -235,7 +179,7 @@ for r in $(seq "$ROUNDS"); do
 			"$OFFCPUTIME" "$DUR"; id_oc=$tool_id ;;
 		kagg) start_tool kagg 'offcpu_tp_btf|offcpu_raw_tp' \
 			"$KAGG" offcpu -d "$DUR" --overhead --format json; id_k=$tool_id ;;
-		switch_floor) start_tool switch_floor 'switch_floor' "$BENCH_FLOOR" switch "$DUR"
+		switch_floor) start_tool switch_floor 'switch_floor' "$FLOOR" switch "$DUR"
 			id_sf=$tool_id ;;
 		esac
 	done
@@ -250,7 +194,7 @@ for r in $(seq "$ROUNDS"); do
 		"$KAGG" offcpu --stacks -d "$DUR" --overhead --format json
 	id_ks=$tool_id
 	# the two stack walks alone, nothing else: what any such tool pays per event
-	start_tool stack_floor 'stack_floor' "$BENCH_FLOOR" stacks "$DUR"
+	start_tool stack_floor 'stack_floor' "$FLOOR" stacks "$DUR"
 	id_fl=$tool_id
 	run_phase stacks
 	u_stacks=$usecs
@@ -289,19 +233,19 @@ for r in $(seq "$ROUNDS"); do
 	ns_oc="$ns_oc $oc" ns_oc2="$ns_oc2 $oc2"
 done
 
-m_a=$(echo "$r_hist_rq" | median) m_c=$(echo "$r_stacks_oc" | median)
+m_a=$(echo "$r_hist_rq" | median_mean) m_c=$(echo "$r_stacks_oc" | median_mean)
 echo
 echo "== median over $ROUNDS round(s)"
-echo "  ns/event: kagg $(echo "$ns_kagg" | median), kagg --stacks $(echo "$ns_kagg_st" | median)," \
-	"runqlat $(echo "$ns_rq" | median), offcputime $(echo "$ns_oc" | median)" \
-	"(stacks round $(echo "$ns_oc2" | median))"
+echo "  ns/event: kagg $(echo "$ns_kagg" | median_mean), kagg --stacks $(echo "$ns_kagg_st" | median_mean)," \
+	"runqlat $(echo "$ns_rq" | median_mean), offcputime $(echo "$ns_oc" | median_mean)" \
+	"(stacks round $(echo "$ns_oc2" | median_mean))"
 echo "  kagg/runqlat             $m_a   target <= $TARGET_HIST: $(met "$m_a" "$TARGET_HIST")"
-echo "  kagg/offcputime          $(echo "$r_hist_oc" | median)"
-echo "  switch floor/runqlat     $(echo "$r_sfloor" | median)" \
-	"($(echo "$ns_sf" | median) ns/event: one clock read and task storage, no aggregation)"
+echo "  kagg/offcputime          $(echo "$r_hist_oc" | median_mean)"
+echo "  switch floor/runqlat     $(echo "$r_sfloor" | median_mean)" \
+	"($(echo "$ns_sf" | median_mean) ns/event: one clock read and task storage, no aggregation)"
 echo "  kagg --stacks/offcputime $m_c   target <= $TARGET_STACKS: $(met "$m_c" "$TARGET_STACKS")"
-echo "  stack walks alone/offcputime $(echo "$r_floor" | median)" \
-	"($(echo "$ns_fl" | median) ns/event: the floor under both --stacks figures)"
-echo "  perf bench usecs/op vs untraced: hist round $(echo "$p_hist" | median) x," \
-	"stacks round $(echo "$p_stacks" | median) x"
+echo "  stack walks alone/offcputime $(echo "$r_floor" | median_mean)" \
+	"($(echo "$ns_fl" | median_mean) ns/event: the floor under both --stacks figures)"
+echo "  perf bench usecs/op vs untraced: hist round $(echo "$p_hist" | median_mean) x," \
+	"stacks round $(echo "$p_stacks" | median_mean) x"
 exit 0

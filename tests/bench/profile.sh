@@ -24,20 +24,15 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-KAGG=${KAGG:-$here/../../build/bin/kagg}
 ROUNDS=${BENCH_ROUNDS:-3}
 HZ=${BENCH_HZ:-999}
 SECS=${BENCH_SECONDS:-3}
-BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
 PROFILE=${PROFILE:-/usr/sbin/profile}
 BPFTRACE=${BPFTRACE:-bpftrace}
-FLOOR=${BENCH_FLOOR:-$here/../../build/tests/bench/bench_floor}
 TARGET=0.5	# kagg / peer, issue 7 (information only)
 
-die() {
-	echo "profile bench: cannot run: $*" >&2
-	exit 1
-}
+. "$here/lib.sh"
+bench_name="profile bench"
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled); run: sudo make bench"
 [ -x "$KAGG" ] || die "no kagg at $KAGG: run make"
@@ -53,52 +48,13 @@ else
 fi
 case "$ROUNDS$HZ$SECS" in *[!0-9]*) die "BENCH_ROUNDS/HZ/SECONDS must be integers" ;; esac
 
-tmp=$(mktemp -d /tmp/kagg-bench-profile.XXXXXX) || die "mktemp"
-pids=()
-work=()
-all_ids=""
-stats_old=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null) ||
-	die "kernel.bpf_stats_enabled not available"
-
-stop_all() {
-	local p
-	for p in "${work[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	work=()
-	for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	pids=()
-}
-
-cleanup() {
-	local rc=$? id left=""
-	trap - EXIT INT TERM
-	stop_all
-	sysctl -q -w kernel.bpf_stats_enabled="$stats_old" >/dev/null 2>&1
-	sleep 0.2
-	for id in $all_ids; do
-		"$BPFTOOL" prog show id "$id" >/dev/null 2>&1 && left="$left $id"
-	done
-	if [ -n "$left" ]; then
-		echo "profile bench: BPF programs still loaded after exit:$left" >&2
-		[ "$rc" = 0 ] && rc=1
-	fi
-	rm -rf "$tmp"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null || die "cannot set kernel.bpf_stats_enabled=1"
+# $pids: the tools, $work: the workload, $all_ids: the programs, checked at exit
+bench_init "profile bench"
 
 # perf_event program ids held by PID (from its fds' fdinfo).
 perf_prog_of() {
 	local id
-	for id in $(cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' |
-		    sort -u); do
+	for id in $(prog_ids_of "$1"); do
 		"$BPFTOOL" prog show id "$id" 2>/dev/null | head -1 | grep -q ' perf_event ' &&
 			echo "$id" && return 0
 	done
@@ -140,11 +96,6 @@ per_event() {	# per_event "rt0 c0" "rt1 c1" -> "runs ns"
 		c = y[2] - x[2]; printf "%d %.1f\n", c, (c > 0 ? (y[1] - x[1]) / c : 0) }'
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 }
-	END { if (!NR) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
-	      else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 ncpu=$(nproc)
 echo "kagg profile bench: -F $HZ on $ncpu CPUs, ${SECS} s window, $ROUNDS rounds"
 echo "peer: $peer"
@@ -172,7 +123,7 @@ for r in $(seq "$ROUNDS"); do
 	k1=$(stats "$kid")
 	p1=$(stats "$pidp")
 	f1=$(stats "$fid")
-	stop_all
+	stop_tools
 	dk=$(per_event "$k0" "$k1")
 	dp=$(per_event "$p0" "$p1")
 	df=$(per_event "$f0" "$f1")
@@ -184,8 +135,8 @@ for r in $(seq "$ROUNDS"); do
 	printf '  %-6s %-28s %10s %10s   walks alone/peer %s\n' "$r" "stack walks alone (floor)" \
 		"${df%% *}" "${df##* }" "$rf"
 done
-med=$(echo "$ratios" | median)
+med=$(echo "$ratios" | median_mean)
 met=$(awk -v r="$med" -v t="$TARGET" 'BEGIN { if (r == "n/a") print "n/a";
 	else if (r + 0 <= t + 0) print "met"; else print "not met" }')
 echo "median kagg/peer ratio: $med (target <= $TARGET: $met)"
-echo "median stack walks alone/peer: $(echo "$floors" | median) (no profiler that walks them goes below)"
+echo "median stack walks alone/peer: $(echo "$floors" | median_mean) (no profiler that walks them goes below)"

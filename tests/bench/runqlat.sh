@@ -17,18 +17,14 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-KAGG=${KAGG:-$here/../../build/bin/kagg}
 ROUNDS=${BENCH_ROUNDS:-4}	# even: each tool attached first as often
 LOOPS=${BENCH_LOOPS:-300000}
 DUR=${BENCH_DURATION:-30}
-BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
 PEER=${RUNQLAT:-/usr/sbin/runqlat}
-PERF=${PERF:-perf}
 TARGET=0.5
 
 . "$here/lib.sh"
 bench_init "runqlat bench"
-[ -x "$KAGG" ] || die "no kagg binary at $KAGG (make build/bin/kagg)"
 [ -x "$PEER" ] || die "no libbpf-tools runqlat at $PEER (make bench-deps)"
 command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"
 

@@ -12,7 +12,6 @@
 # Environment: KAGG, BENCH_ROUNDS (3), BENCH_LOOPS (200000).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-KAGG=${KAGG:-$here/../../build/bin/kagg}
 ROUNDS=${BENCH_ROUNDS:-3}
 LOOPS=${BENCH_LOOPS:-200000}
 

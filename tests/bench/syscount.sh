@@ -20,19 +20,14 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-KAGG=${KAGG:-$here/../../build/bin/kagg}
 ROUNDS=${BENCH_ROUNDS:-3}
 LOOPS=${BENCH_LOOPS:-2000000}
 DUR=${BENCH_DURATION:-30}
-BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
 PEER=${SYSCOUNT:-/usr/sbin/syscount}
-FLOOR=${BENCH_FLOOR:-$here/../../build/tests/bench/bench_floor}
-PERF=${PERF:-perf}
 TARGET=0.5
 
 . "$here/lib.sh"
 bench_init "syscount bench"
-[ -x "$KAGG" ] || die "no kagg binary at $KAGG (make build/bin/kagg)"
 [ -x "$PEER" ] || die "no libbpf-tools syscount at $PEER (make bench-deps)"
 [ -x "$FLOOR" ] || die "no $FLOOR (make bench builds it)"
 command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"

@@ -74,22 +74,9 @@ static struct kagg_session *open_user(const char *func, enum kagg_funclat_attach
 	return s;
 }
 
-static const struct kagg_hist *find_label(const struct kagg_snapshot *snap, const char *label)
-{
-	size_t i;
-
-	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
-		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
-
-		if (h->key.label && !strcmp(h->key.label, label))
-			return h;
-	}
-	return NULL;
-}
-
 static const struct kagg_hist *hist_by_label(const struct kagg_snapshot *snap, const char *label)
 {
-	const struct kagg_hist *h = find_label(snap, label);
+	const struct kagg_hist *h = tu_find_label(snap, label);
 
 	if (!h)
 		fail_msg("no histogram labelled %s", label);
@@ -511,8 +498,8 @@ static void kernel_getpgid(const struct kcase *kc, const char *want_path)
 		assert_true(kagg_snapshot__hist_cnt(snap) >= 2);
 	assert_non_null(hist_by_label(snap, "__x64_sys_getpgid"));
 	assert_int_equal(hist_by_label(snap, "__x64_sys_getpgid")->total, 64);
-	if (find_label(snap, "__x64_sys_getpid"))
-		assert_int_equal(find_label(snap, "__x64_sys_getpid")->total, 32);
+	if (tu_find_label(snap, "__x64_sys_getpid"))
+		assert_int_equal(tu_find_label(snap, "__x64_sys_getpid")->total, 32);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }

@@ -93,12 +93,7 @@ static struct kagg_snapshot *run_child(struct kagg_hist_opts *o, tu_work_fn fn)
 		printf("SKIP: no %s tracepoint (kernel without CONFIG_FTRACE_SYSCALLS)\n", o->event);
 		skip();
 	}
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
-	tu_go(&child);
-	assert_int_equal(tu_wait(&child), 0);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
 	kagg_session__destroy(s);
 	return snap;
 }
@@ -235,44 +230,29 @@ static void test_signed_negative_values(void **state)
 
 /* ------------------------------------------------------------ CLI */
 
-static void expect_cli(char *const argv[], int want_rc, const char *want_err)
-{
-	char *out = NULL, *err = NULL;
-	int rc = tu_run_kagg(argv, &out, &err, 0, 0);
-
-	printf("  kagg hist %s %s: exit %d: %s", argv[1], argv[2] ? argv[2] : "", rc,
-	       err ? err : "\n");
-	assert_int_equal(rc, want_rc);
-	assert_non_null(err);
-	assert_non_null(strstr(err, want_err));
-	free(out);
-	free(err);
-}
-
 static void test_cli_errors(void **state)
 {
-	char *noev[] = { "hist", "sched:no_such_event", "x", "-d", "1", NULL };
-	char *nofield[] = { "hist", "sched:sched_switch", "no_such_field", "-d", "1", NULL };
-	char *nosys[] = { "hist", "no_such_system:x", "x", "-d", "1", NULL };
-	char *badfilter[] = { "hist", "sched:sched_switch", "prev_prio", "--filter",
-			      "prev_prio ~ 3", NULL };
-	char *badstep[] = { "hist", "sched:sched_switch", "prev_prio", "--linear", "--step", "0",
-			    NULL };
-	char *nolinear[] = { "hist", "sched:sched_switch", "prev_prio", "--min", "5", NULL };
-	char *noarg[] = { "hist", "sched:sched_switch", NULL };
-	char *negmin[] = { "hist", EVENT, "count", "--linear", "--min", "-10", NULL };
+	/* Unknown event or field: say so and list what exists. */
+	static const struct tu_error_case cases[] = {
+		{ 1, "no such event sched:no_such_event",
+		  { "hist", "sched:no_such_event", "x", "-d", "1" } },
+		{ 1, "prev_prio", { "hist", "sched:sched_switch", "no_such_field", "-d", "1" } },
+		{ 1, "no_such_system", { "hist", "no_such_system:x", "x", "-d", "1" } },
+		{ 2, "filter",
+		  { "hist", "sched:sched_switch", "prev_prio", "--filter", "prev_prio ~ 3" } },
+		{ 2, "--step",
+		  { "hist", "sched:sched_switch", "prev_prio", "--linear", "--step", "0" } },
+		{ 2, "--linear", { "hist", "sched:sched_switch", "prev_prio", "--min", "5" } },
+		{ 2, "FIELD", { "hist", "sched:sched_switch" } },
+	};
+	static const struct tu_error_case negmin[] = {
+		{ 2, "unsigned", { "hist", EVENT, "count", "--linear", "--min", "-10" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	/* Unknown event or field: say so and list what exists. */
-	expect_cli(noev, 1, "no such event sched:no_such_event");
-	expect_cli(nofield, 1, "prev_prio");
-	expect_cli(nosys, 1, "no_such_system");
-	expect_cli(badfilter, 2, "filter");
-	expect_cli(badstep, 2, "--step");
-	expect_cli(nolinear, 2, "--linear");
-	expect_cli(noarg, 2, "FIELD");
+	tu_expect_errors(cases, TU_NR(cases));
 	if (have_event())
-		expect_cli(negmin, 2, "unsigned"); /* count is a size_t */
+		tu_expect_errors(negmin, 1); /* count is a size_t */
 }
 
 /* The CLI with JSON on a live event, then SIGINT and SIGTERM: exit 0, nothing left. */
@@ -284,7 +264,7 @@ static void test_cli_json_and_clean_exit(void **state)
 			 "-i", "0.2", NULL };
 	static struct tu_census before;
 	char *out = NULL, *err = NULL;
-	int rc, sigs[] = { SIGINT, SIGTERM }, i, lp, lm, ll;
+	int rc, sigs[] = { SIGINT, SIGTERM }, i;
 
 	TU_SKIP_UNLESS_ROOT();
 	tu_census_take(&before, "hist_", "hist_");
@@ -304,11 +284,7 @@ static void test_cli_json_and_clean_exit(void **state)
 		free(out);
 		free(err);
 	}
-	tu_census_left(&before, "hist_", "hist_", &lp, &lm, &ll);
-	printf("  left behind: %d programs, %d maps, %d links\n", lp, lm, ll);
-	assert_int_equal(lp, 0);
-	assert_int_equal(lm, 0);
-	assert_int_equal(ll, 0);
+	tu_assert_nothing_left(&before, "hist_", "hist_", "json, SIGINT, SIGTERM");
 }
 
 int main(void)

@@ -58,12 +58,7 @@ static void known_sleeps(enum kagg_attach attach)
 
 	assert_true(child.pid > 0);
 	s = kagg_offcpu__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
-	tu_go(&child);
-	assert_int_equal(tu_wait(&child), 0);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
 	m = kagg_snapshot__meta(snap);
 	printf("  attach %s: %zu histograms, slot[14] = %llu, seen %llu recorded %llu, dropped %llu\n",
 	       m->attach, kagg_snapshot__hist_cnt(snap),
@@ -95,16 +90,11 @@ static void known_sleeps(enum kagg_attach attach)
 	kagg_session__destroy(s);
 }
 
-static void test_known_sleeps_land_in_bucket_tp_btf(void **state)
+/* state: the attach type (TU_TEST_ARG) */
+static void test_known_sleeps_land_in_bucket(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	known_sleeps(KAGG_ATTACH_TP_BTF);
-}
-
-static void test_known_sleeps_land_in_bucket_raw_tp(void **state)
-{
-	TU_SKIP_UNLESS_ROOT();
-	known_sleeps(KAGG_ATTACH_RAW_TP);
+	known_sleeps((enum kagg_attach)TU_ARG(state));
 }
 
 /* -p keeps one process and nobody else. */
@@ -266,16 +256,11 @@ static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
 	kagg_session__destroy(sb);
 }
 
-static void test_interval_snapshots_lose_nothing_percpu_array(void **state)
+/* state: the key mode (TU_TEST_ARG) */
+static void test_interval_snapshots_lose_nothing(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	snapshots_lose_nothing(KAGG_KEY_NONE);
-}
-
-static void test_interval_snapshots_lose_nothing_per_thread(void **state)
-{
-	TU_SKIP_UNLESS_ROOT();
-	snapshots_lose_nothing(KAGG_KEY_TID);
+	snapshots_lose_nothing((enum kagg_key_mode)TU_ARG(state));
 }
 
 /* ------------------------------------------------------------ stacks */
@@ -385,18 +370,15 @@ static void test_cli_json_known_sleeps(void **state)
 {
 	/* The lead sleep gives the CLI time to attach before the 50 measured ones. */
 	struct tu_sleeps work = { .count = 50, .ms = 20, .lead_ms = 2000 };
-	struct tu_child child;
-	char pid[16], *out = NULL, *err = NULL;
-	char *argv[] = { "offcpu", "-p", pid, "-P", "--state", "S", "--format", "json",
+	const struct tu_on_child on = { .fn = tu_sleeper, .arg = &work };
+	char *out = NULL, *err = NULL;
+	char *argv[] = { "offcpu", "-p", "PID", "-P", "--state", "S", "--format", "json",
 			 "-d", "5", NULL }; /* 2 s lead + ~1 s of sleeps, with room for a loaded machine */
+	pid_t pid;
 	int rc;
 
 	TU_SKIP_UNLESS_ROOT();
-	child = tu_spawn(tu_sleeper, &work);
-	snprintf(pid, sizeof(pid), "%d", child.pid);
-	tu_go(&child);
-	rc = tu_run_kagg(argv, &out, &err, 0, 0);
-	tu_wait(&child);
+	rc = tu_run_kagg_on(argv, &on, &pid, &out, &err);
 	assert_int_equal(rc, 0);
 	assert_non_null(out);
 	assert_non_null(strstr(out, "\"histograms\": ["));
@@ -431,44 +413,20 @@ static void test_cli_json_known_sleeps(void **state)
 
 /* ------------------------------------------------------------ leaks */
 
-static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
-{
-	static struct tu_census before;
-	char *out = NULL, *err = NULL;
-	int rc, lp = 0, lm = 0, ll = 0;
-
-	tu_census_take(&before, "offcpu_", "offcpu_");
-	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
-	tu_census_left(&before, "offcpu_", "offcpu_", &lp, &lm, &ll);
-	printf("  %s: exit %d, left behind: %d programs, %d maps, %d links\n", what, rc, lp, lm,
-	       ll);
-	if (rc != expect_rc)
-		printf("  stderr: %s\n", err ? err : "");
-	assert_int_equal(rc, expect_rc);
-	assert_int_equal(lp, 0);
-	assert_int_equal(lm, 0);
-	assert_int_equal(ll, 0);
-	if (sig == SIGINT || sig == SIGTERM)
-		assert_non_null(strstr(out, "usecs")); /* what was collected is printed */
-	free(out);
-	free(err);
-}
-
 static void test_nothing_stays_loaded_after_exit(void **state)
 {
-	char *dur[] = { "offcpu", "-d", "0.5", NULL };
-	char *stacks[] = { "offcpu", "--stacks", "-P", "-d", "0.5", NULL };
-	char *forever[] = { "offcpu", NULL };
-	char *badpid[] = { "offcpu", "-p", "2147483647", "-d", "1", NULL };
-	char *both[] = { "offcpu", "--mode", "both", NULL };
+	static const struct tu_exit_case cases[] = {
+		{ "duration", 0, 0, { "offcpu", "-d", "0.5" } },
+		{ "mode both, SIGINT", SIGINT, 0, { "offcpu", "--mode", "both" } },
+		{ "stacks", 0, 0, { "offcpu", "--stacks", "-P", "-d", "0.5" } },
+		{ "SIGINT", SIGINT, 0, { "offcpu" } },
+		{ "SIGTERM", SIGTERM, 0, { "offcpu" } },
+		{ "unknown pid", 0, 1, { "offcpu", "-p", "2147483647", "-d", "1" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	expect_clean_exit(dur, 0, 0, "duration");
-	expect_clean_exit(both, SIGINT, 0, "mode both, SIGINT");
-	expect_clean_exit(stacks, 0, 0, "stacks");
-	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
-	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
-	expect_clean_exit(badpid, 0, 1, "unknown pid");
+	/* what was collected is printed after a signal */
+	tu_expect_clean_exits(cases, TU_NR(cases), "offcpu_", "offcpu_", "usecs");
 }
 
 /*
@@ -506,23 +464,22 @@ static void test_closed_pipe_one_line_nothing_left(void **state)
 	char *print[] = { "offcpu", "--mode", "stream", "--print", "-d", "20", NULL };
 	char *const *cases[] = { agg, print };
 	static struct tu_census before;
-	int i, rc, lp, lm, ll;
 	char *err = NULL;
 	double secs;
+	int i, rc;
 
 	TU_SKIP_UNLESS_ROOT();
 	for (i = 0; i < 2; i++) {
 		tu_census_take(&before, "offcpu_", "offcpu_");
 		rc = run_into_closed_pipe(cases[i], &err, &secs);
-		tu_census_left(&before, "offcpu_", "offcpu_", &lp, &lm, &ll);
-		printf("  %s: exit %d after %.1f s, left %d/%d/%d, stderr: %s", cases[i][1], rc,
-		       secs, lp, lm, ll, err ? err : "");
+		printf("  %s: exit %d after %.1f s, stderr: %s", cases[i][1], rc, secs,
+		       err ? err : "");
 		assert_int_equal(rc, 1);
 		/* The banner ("Tracing off-CPU time...") and one error line. */
 		assert_true(tu_lines(err) <= 2);
 		assert_non_null(strstr(err, "kagg offcpu: writing output failed: the reader closed "
 					    "the pipe\n"));
-		assert_int_equal(lp + lm + ll, 0);
+		tu_assert_nothing_left(&before, "offcpu_", "offcpu_", cases[i][1]);
 		if (i == 1)
 			assert_true(secs < 15);
 		free(err);
@@ -532,22 +489,13 @@ static void test_closed_pipe_one_line_nothing_left(void **state)
 /* Error paths give one line and the documented exit code. */
 static void test_errors_one_line(void **state)
 {
-	char *badpid[] = { "offcpu", "-p", "2147483647", NULL };
-	char *badcg[] = { "offcpu", "--cgroup", "/nonexistent/cg", "-d", "1", NULL };
-	char *err = NULL;
-	int rc;
+	static const struct tu_error_case cases[] = {
+		{ 1, "no such process: 2147483647", { "offcpu", "-p", "2147483647" } },
+		{ 1, "/nonexistent/cg", { "offcpu", "--cgroup", "/nonexistent/cg", "-d", "1" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	rc = tu_run_kagg(badpid, NULL, &err, 0, 0);
-	assert_int_equal(rc, 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "no such process: 2147483647"));
-	free(err);
-	rc = tu_run_kagg(badcg, NULL, &err, 0, 0);
-	assert_int_equal(rc, 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "/nonexistent/cg"));
-	free(err);
+	tu_expect_errors(cases, TU_NR(cases));
 }
 
 /* Without privileges: one line saying what to do, exit 1, nothing loaded. */
@@ -590,11 +538,15 @@ static void test_no_privileges_one_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_known_sleeps_land_in_bucket_tp_btf),
-		cmocka_unit_test(test_known_sleeps_land_in_bucket_raw_tp),
+		TU_TEST_ARG(test_known_sleeps_land_in_bucket_tp_btf, test_known_sleeps_land_in_bucket,
+			    KAGG_ATTACH_TP_BTF),
+		TU_TEST_ARG(test_known_sleeps_land_in_bucket_raw_tp, test_known_sleeps_land_in_bucket,
+			    KAGG_ATTACH_RAW_TP),
 		cmocka_unit_test(test_pid_filter_excludes_others),
-		cmocka_unit_test(test_interval_snapshots_lose_nothing_percpu_array),
-		cmocka_unit_test(test_interval_snapshots_lose_nothing_per_thread),
+		TU_TEST_ARG(test_interval_snapshots_lose_nothing_percpu_array,
+			    test_interval_snapshots_lose_nothing, KAGG_KEY_NONE),
+		TU_TEST_ARG(test_interval_snapshots_lose_nothing_per_thread,
+			    test_interval_snapshots_lose_nothing, KAGG_KEY_TID),
 		cmocka_unit_test(test_stacks_symbolized),
 		cmocka_unit_test(test_cli_json_known_sleeps),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),

@@ -159,6 +159,19 @@ static int probe_cycles(void)
 	return 0;
 }
 
+/* A session sampling process pid at 99 Hz on cpu only, attached. */
+static struct kagg_session *open_on(int pid, int cpu)
+{
+	int pids[1] = { pid };
+	KAGG_OPTS(kagg_profile_opts, o, .freq = 99, .cpu = cpu, .pids = pids, .nr_pids = 1,
+		  .log = quiet_log);
+	struct kagg_session *s = kagg_profile__open(&o);
+
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+	return s;
+}
+
 /* Ground truth: a child spinning ~1 s in kagg_test_spin on one CPU, -F 99 --cpu -p. */
 static void test_spin_function_owns_samples(void **state)
 {
@@ -168,16 +181,11 @@ static void test_spin_function_owns_samples(void **state)
 	const struct kagg_meta *m;
 	struct kagg_session *s;
 	struct tu_child c;
-	int done, pids[1];
+	int done;
 
 	TU_SKIP_UNLESS_ROOT();
 	c = start_spinner(&sp, &done);
-	pids[0] = c.pid;
-	KAGG_OPTS(kagg_profile_opts, o, .freq = 99, .cpu = sp.cpu, .pids = pids, .nr_pids = 1,
-		  .log = quiet_log);
-	s = kagg_profile__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	s = open_on(c.pid, sp.cpu);
 	tu_go(&c);
 	wait_done(done);
 	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
@@ -207,17 +215,12 @@ static void test_pid_filter_excludes_others(void **state)
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	struct tu_child a, b;
-	int da, db, pids[1];
+	int da, db;
 
 	TU_SKIP_UNLESS_ROOT();
 	a = start_spinner(&sa, &da);
 	b = start_spinner(&sb, &db);
-	pids[0] = a.pid;
-	KAGG_OPTS(kagg_profile_opts, o, .freq = 99, .cpu = sa.cpu, .pids = pids, .nr_pids = 1,
-		  .log = quiet_log);
-	s = kagg_profile__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	s = open_on(a.pid, sa.cpu);
 	tu_go(&a);
 	tu_go(&b);
 	wait_done(da);
@@ -434,65 +437,29 @@ static void test_cli_folded_and_json(void **state)
 	free(err);
 }
 
-static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
-{
-	static struct tu_census before;
-	char *out = NULL, *err = NULL;
-	int rc, lp = 0, lm = 0, ll = 0;
-
-	tu_census_take(&before, "profile_", "profile_");
-	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
-	tu_census_left(&before, "profile_", "profile_", &lp, &lm, &ll);
-	printf("  %s: exit %d, left behind: %d programs, %d maps, %d links\n", what, rc, lp, lm,
-	       ll);
-	if (rc != expect_rc)
-		printf("  stderr: %s\n", err ? err : "");
-	assert_int_equal(rc, expect_rc);
-	assert_int_equal(lp, 0);
-	assert_int_equal(lm, 0);
-	assert_int_equal(ll, 0);
-	if (sig)
-		assert_non_null(strstr(out, "# kagg profile")); /* what was collected is printed */
-	free(out);
-	free(err);
-}
-
 static void test_nothing_stays_loaded_after_exit(void **state)
 {
-	char *dur[] = { "profile", "-d", "0.5", NULL };
-	char *forever[] = { "profile", "-F", "199", NULL };
-	char *badpid[] = { "profile", "-p", "2147483647", "-d", "1", NULL };
+	static const struct tu_exit_case cases[] = {
+		{ "duration", 0, 0, { "profile", "-d", "0.5" } },
+		{ "SIGINT", SIGINT, 0, { "profile", "-F", "199" } },
+		{ "SIGTERM", SIGTERM, 0, { "profile", "-F", "199" } },
+		{ "unknown pid", 0, 1, { "profile", "-p", "2147483647", "-d", "1" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	expect_clean_exit(dur, 0, 0, "duration");
-	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
-	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
-	expect_clean_exit(badpid, 0, 1, "unknown pid");
+	tu_expect_clean_exits(cases, TU_NR(cases), "profile_", "profile_", "# kagg profile");
 }
 
 static void test_errors_one_line(void **state)
 {
-	char *badpid[] = { "profile", "-p", "2147483647", NULL };
-	char *badcpu[] = { "profile", "--cpu", "4000", "-d", "1", NULL };
-	char *usage[] = { "profile", "-U", "-K", NULL };
-	char *err = NULL;
-	int rc;
+	static const struct tu_error_case cases[] = {
+		{ 1, "no such process: 2147483647", { "profile", "-p", "2147483647" } },
+		{ 2, "cpu 4000 is not online", { "profile", "--cpu", "4000", "-d", "1" } },
+		{ 2, NULL, { "profile", "-U", "-K" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	rc = tu_run_kagg(badpid, NULL, &err, 0, 0);
-	assert_int_equal(rc, 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "no such process: 2147483647"));
-	free(err);
-	rc = tu_run_kagg(badcpu, NULL, &err, 0, 0);
-	assert_int_equal(rc, 2);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "cpu 4000 is not online"));
-	free(err);
-	rc = tu_run_kagg(usage, NULL, &err, 0, 0);
-	assert_int_equal(rc, 2);
-	assert_int_equal(tu_lines(err), 1);
-	free(err);
+	tu_expect_errors(cases, TU_NR(cases));
 }
 
 /* Folded lines from a hand-built snapshot: order, separators, lost stacks, counts. */

@@ -193,17 +193,13 @@ static void test_record_wakeups_and_switches(void **state)
 
 static void test_record_usage_errors(void **state)
 {
-	char *none[] = { "record", "-d", "1", NULL };
-	char *badev[] = { "record", "-o", "/tmp/x.dat", "-e", "block:block_rq_issue", NULL };
-	char *err = NULL;
+	static const struct tu_error_case cases[] = {
+		{ 2, NULL, { "record", "-d", "1" } },
+		{ 2, "cannot record 'block:block_rq_issue'",
+		  { "record", "-o", "/tmp/x.dat", "-e", "block:block_rq_issue" } },
+	};
 
-	assert_int_equal(tu_run_kagg(none, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	free(err);
-	assert_int_equal(tu_run_kagg(badev, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "cannot record 'block:block_rq_issue'"));
-	free(err);
+	tu_expect_errors(cases, TU_NR(cases));
 }
 
 static void test_report_bad_file(void **state)

@@ -499,9 +499,11 @@ static void test_cli_modes(void **state)
 	char *both[] = { "runqlat", "--mode", "both", "--overhead", "--format", "json", "-d", "1",
 			 NULL };
 	char *print[] = { "runqlat", "--mode", "stream", "--print", "-d", "0.5", NULL };
-	char *bad_print[] = { "runqlat", "--print", NULL };
-	char *bad_mode[] = { "runqlat", "--mode", "bogus", NULL };
-	char *bad_bytes[] = { "runqlat", "--mode", "stream", "--stream-bytes", "5000", NULL };
+	static const struct tu_error_case bad[] = {
+		{ 2, "--print needs --mode stream", { "runqlat", "--print" } },
+		{ 2, NULL, { "runqlat", "--mode", "bogus" } },
+		{ 2, NULL, { "runqlat", "--mode", "stream", "--stream-bytes", "5000" } },
+	};
 	char *out = NULL, *err = NULL;
 
 	TU_SKIP_UNLESS_ROOT();
@@ -516,16 +518,7 @@ static void test_cli_modes(void **state)
 	assert_non_null(strstr(out, ": sched_switch: prev_comm="));
 	free(out);
 	free(err);
-	assert_int_equal(tu_run_kagg(bad_print, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "--print needs --mode stream"));
-	free(err);
-	assert_int_equal(tu_run_kagg(bad_mode, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	free(err);
-	assert_int_equal(tu_run_kagg(bad_bytes, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	free(err);
+	tu_expect_errors(bad, TU_NR(bad));
 }
 
 /* ------------------------------------------------------------ cgroup */
@@ -647,19 +640,15 @@ static void test_cli_json_per_thread(void **state)
 	/* sleeps until killed: kagg's start can take seconds under TCG, after
 	 * a few hundred 3 ms sleeps the sleeper would be gone before it */
 	int n = 5000;
-	struct tu_child sl;
-	char tid[16], *out = NULL, *err = NULL, needle[64];
-	char *argv[] = { "runqlat", "-L", "-t", tid, "--cpu", "1", "--format", "json", "-d", "1.5",
-			 "--overhead", NULL };
+	const struct tu_on_child on = { .fn = sleeper_work, .arg = &n, .kill = true };
+	char *out = NULL, *err = NULL, needle[64];
+	char *argv[] = { "runqlat", "-L", "-t", "PID", "--cpu", "1", "--format", "json", "-d",
+			 "1.5", "--overhead", NULL };
+	pid_t tid;
 	int rc;
 
 	TU_SKIP_UNLESS_ROOT();
-	sl = tu_spawn(sleeper_work, &n);
-	snprintf(tid, sizeof(tid), "%d", sl.pid);
-	tu_go(&sl);
-	rc = tu_run_kagg(argv, &out, &err, 0, 0);
-	kill(sl.pid, SIGKILL);
-	tu_wait(&sl);
+	rc = tu_run_kagg_on(argv, &on, &tid, &out, &err);
 	if (rc)
 		printf("  stderr: %s\n", err ? err : "");
 	assert_int_equal(rc, 0);
@@ -667,7 +656,7 @@ static void test_cli_json_per_thread(void **state)
 	assert_non_null(strstr(out, "\"tool\": \"runqlat\""));
 	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
 	assert_non_null(strstr(out, "runqlat_switch_tp_btf"));
-	snprintf(needle, sizeof(needle), "\"tid\": %d", sl.pid);
+	snprintf(needle, sizeof(needle), "\"tid\": %d", tid);
 	assert_non_null(strstr(out, needle));
 	/* One histogram: the sleeper's. */
 	assert_null(strstr(strstr(out, needle) + 1, "\"tid\": "));
@@ -677,71 +666,33 @@ static void test_cli_json_per_thread(void **state)
 
 /* ------------------------------------------------------------ leaks */
 
-static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
-{
-	static struct tu_census before;
-	char *out = NULL, *err = NULL;
-	int rc, lp = 0, lm = 0, ll = 0;
-
-	tu_census_take(&before, "runqlat_", "runqlat_");
-	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
-	tu_census_left(&before, "runqlat_", "runqlat_", &lp, &lm, &ll);
-	printf("  %s: exit %d, left behind: %d programs, %d maps, %d links\n", what, rc, lp, lm,
-	       ll);
-	if (rc != expect_rc)
-		printf("  stderr: %s\n", err ? err : "");
-	assert_int_equal(rc, expect_rc);
-	assert_int_equal(lp, 0);
-	assert_int_equal(lm, 0);
-	assert_int_equal(ll, 0);
-	if (sig)
-		assert_non_null(strstr(out, "usecs"));
-	free(out);
-	free(err);
-}
-
 static void test_nothing_stays_loaded_after_exit(void **state)
 {
-	char *dur[] = { "runqlat", "-P", "-d", "0.5", NULL };
-	char *raw[] = { "runqlat", "--attach", "raw_tp", "-d", "0.5", NULL };
-	char *forever[] = { "runqlat", NULL };
-	char *both[] = { "runqlat", "--mode", "both", NULL };
-	char *badpid[] = { "runqlat", "-p", "2147483647", "-d", "1", NULL };
+	static const struct tu_exit_case cases[] = {
+		{ "duration", 0, 0, { "runqlat", "-P", "-d", "0.5" } },
+		{ "raw_tp", 0, 0, { "runqlat", "--attach", "raw_tp", "-d", "0.5" } },
+		{ "SIGINT", SIGINT, 0, { "runqlat" } },
+		{ "SIGINT, --mode both", SIGINT, 0, { "runqlat", "--mode", "both" } },
+		{ "SIGTERM", SIGTERM, 0, { "runqlat" } },
+		{ "unknown pid", 0, 1, { "runqlat", "-p", "2147483647", "-d", "1" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	expect_clean_exit(dur, 0, 0, "duration");
-	expect_clean_exit(raw, 0, 0, "raw_tp");
-	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
-	expect_clean_exit(both, SIGINT, 0, "SIGINT, --mode both");
-	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
-	expect_clean_exit(badpid, 0, 1, "unknown pid");
+	tu_expect_clean_exits(cases, TU_NR(cases), "runqlat_", "runqlat_", "usecs");
 }
 
 /* Errors: one line, exit 1 at run time, 2 for usage. */
 static void test_errors_one_line(void **state)
 {
-	char *badpid[] = { "runqlat", "-p", "2147483647", NULL };
-	char *badcpu[] = { "runqlat", "--cpu", "4096", NULL };
-	char *badopt[] = { "runqlat", "--bogus", NULL };
-	char *badcg[] = { "runqlat", "--cgroup", "/nonexistent/cg", NULL };
-	char *err = NULL;
+	static const struct tu_error_case cases[] = {
+		{ 1, "no such process: 2147483647", { "runqlat", "-p", "2147483647" } },
+		{ 2, "no such CPU: 4096", { "runqlat", "--cpu", "4096" } },
+		{ 2, NULL, { "runqlat", "--bogus" } },
+		{ 1, "/nonexistent/cg", { "runqlat", "--cgroup", "/nonexistent/cg" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	assert_int_equal(tu_run_kagg(badpid, NULL, &err, 0, 0), 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "no such process: 2147483647"));
-	free(err);
-	assert_int_equal(tu_run_kagg(badcpu, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "no such CPU: 4096"));
-	free(err);
-	assert_int_equal(tu_run_kagg(badopt, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	free(err);
-	assert_int_equal(tu_run_kagg(badcg, NULL, &err, 0, 0), 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "/nonexistent/cg"));
-	free(err);
+	tu_expect_errors(cases, TU_NR(cases));
 }
 
 int main(void)

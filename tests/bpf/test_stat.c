@@ -201,24 +201,19 @@ static void test_pid_and_cpu_for_duration(void **state)
 
 static void test_errors(void **state)
 {
-	char *badpid[] = { "stat", "-e", "task-clock", "-p", "2147483647", "-d", "0.1", NULL };
-	char *notp[] = { "stat", "-e", "tracepoint:nosuch:event", "--", "true", NULL };
+	static const struct tu_error_case cases[] = {
+		{ 1, "no such process",
+		  { "stat", "-e", "task-clock", "-p", "2147483647", "-d", "0.1" } },
+		{ 1, "no tracepoint nosuch:event",
+		  { "stat", "-e", "tracepoint:nosuch:event", "--", "true" } },
+	};
 	char *nocmd[] = { "stat", "-e", "task-clock", "--", "/nonexistent/cmd", NULL };
 	char *onlyhw[] = { "stat", "-e", "cycles", "--", "true", NULL };
 	char *err = NULL;
 	int rc;
 
 	TU_SKIP_UNLESS_ROOT();
-	rc = tu_run_kagg(badpid, NULL, &err, 0, 0);
-	assert_int_equal(rc, 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "no such process"));
-	free(err);
-	rc = tu_run_kagg(notp, NULL, &err, 0, 0);
-	assert_int_equal(rc, 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "no tracepoint nosuch:event"));
-	free(err);
+	tu_expect_errors(cases, TU_NR(cases));
 	rc = tu_run_kagg(nocmd, NULL, &err, 0, 0);
 	assert_int_equal(rc, 1);
 	assert_non_null(strstr(err, "cannot run the command"));

@@ -132,16 +132,11 @@ static void both_identical(enum kagg_key_mode key)
 	}
 }
 
-static void test_both_modes_identical_system_hist(void **state)
+/* state: the key mode (TU_TEST_ARG) */
+static void test_both_modes_identical(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	both_identical(KAGG_KEY_NONE);
-}
-
-static void test_both_modes_identical_per_thread(void **state)
-{
-	TU_SKIP_UNLESS_ROOT();
-	both_identical(KAGG_KEY_TID);
+	both_identical((enum kagg_key_mode)TU_ARG(state));
 }
 
 /*
@@ -270,21 +265,18 @@ static void test_records_land_in_reference_buffer(void **state)
 static void test_cli_print_trace_lines(void **state)
 {
 	struct tu_sleeps work = { .count = 20, .ms = 10, .lead_ms = 700 };
-	struct tu_child child;
-	char pid[16], *out = NULL, *err = NULL, needle[64];
-	char *argv[] = { "offcpu", "--mode", "stream", "--print", "-p", pid, "-d", "1.5", NULL };
+	const struct tu_on_child on = { .fn = tu_sleeper, .arg = &work };
+	char *out = NULL, *err = NULL, needle[64];
+	char *argv[] = { "offcpu", "--mode", "stream", "--print", "-p", "PID", "-d", "1.5", NULL };
+	pid_t pid;
 	int rc;
 
 	TU_SKIP_UNLESS_ROOT();
-	child = tu_spawn(tu_sleeper, &work);
-	snprintf(pid, sizeof(pid), "%d", child.pid);
-	tu_go(&child);
-	rc = tu_run_kagg(argv, &out, &err, 0, 0);
-	tu_wait(&child);
+	rc = tu_run_kagg_on(argv, &on, &pid, &out, &err);
 	if (rc)
 		printf("  stderr: %s\n", err);
 	assert_int_equal(rc, 0);
-	snprintf(needle, sizeof(needle), "prev_pid=%d", child.pid);
+	snprintf(needle, sizeof(needle), "prev_pid=%d", pid);
 	assert_non_null(strstr(out, "sched_switch: prev_comm="));
 	assert_non_null(strstr(out, needle));
 	assert_non_null(strstr(out, "# stream (mode stream)"));
@@ -295,8 +287,10 @@ static void test_cli_print_trace_lines(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_both_modes_identical_system_hist),
-		cmocka_unit_test(test_both_modes_identical_per_thread),
+		TU_TEST_ARG(test_both_modes_identical_system_hist, test_both_modes_identical,
+			    KAGG_KEY_NONE),
+		TU_TEST_ARG(test_both_modes_identical_per_thread, test_both_modes_identical,
+			    KAGG_KEY_TID),
 		cmocka_unit_test(test_stalled_consumer_drops_are_counted_and_never_block),
 		cmocka_unit_test(test_records_land_in_reference_buffer),
 		cmocka_unit_test(test_cli_print_trace_lines),

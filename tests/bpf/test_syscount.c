@@ -21,6 +21,7 @@
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
 #include "testutil.h"
+#include "census.h"
 
 #define N_GETPPID 1234
 #define M_OPENAT 321
@@ -77,28 +78,11 @@ static struct kagg_snapshot *run_child(struct kagg_syscount_opts *o, tu_work_fn 
 	/* Names come from <asm/unistd_64.h> (linux-libc-dev): without it, nothing to find. */
 	assert_non_null(kagg_syscount__name(s, SYS_getppid));
 	assert_string_equal(kagg_syscount__name(s, SYS_getppid), "getppid");
-	assert_int_equal(kagg_session__attach(s), 0);
-	tu_go(&ch);
-	assert_int_equal(tu_wait(&ch), 0);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snap_after_child(s, &ch, KAGG_SNAP_RESET);
 	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
 	kagg_session__destroy(s);
 	*pid = ch.pid;
 	return snap;
-}
-
-static const struct kagg_hist *find(const struct kagg_snapshot *snap, const char *label)
-{
-	size_t i;
-
-	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
-		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
-
-		if (h->key.label && !strcmp(h->key.label, label))
-			return h;
-	}
-	return NULL;
 }
 
 static void count_getppid(enum kagg_attach attach, enum kagg_key_mode key, enum kagg_mode path)
@@ -109,7 +93,7 @@ static void count_getppid(enum kagg_attach attach, enum kagg_key_mode key, enum 
 	int pid;
 
 	snap = run_child(&o, getppid_work, &pid);
-	h = find(snap, "getppid");
+	h = tu_find_label(snap, "getppid");
 	assert_non_null(h);
 	printf("  %s, key %d, mode %s: getppid counted %llu of %d\n",
 	       kagg_snapshot__meta(snap)->attach, key, kagg_snapshot__meta(snap)->mode,
@@ -144,14 +128,14 @@ static void openat_enoent(enum kagg_mode path)
 	int pid;
 
 	snap = run_child(&o, openat_work, &pid);
-	h = find(snap, "openat:ENOENT");
+	h = tu_find_label(snap, "openat:ENOENT");
 	assert_non_null(h);
 	printf("  openat:ENOENT counted %llu of %d\n", (unsigned long long)h->total, M_OPENAT);
 	assert_int_equal(h->total, M_OPENAT);
 	assert_int_equal(h->key.pid, pid);
 	assert_int_equal(h->key.id, SYS_openat | ((uint64_t)ENOENT << 32));
 	/* Successful calls are not counted in errors mode. */
-	assert_null(find(snap, "getppid"));
+	assert_null(tu_find_label(snap, "getppid"));
 	kagg_snapshot__free(snap);
 }
 
@@ -172,7 +156,7 @@ static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key,
 	int pid;
 
 	snap = run_child(&o, sleep_work, &pid);
-	h = find(snap, "clock_nanosleep");
+	h = tu_find_label(snap, "clock_nanosleep");
 	assert_non_null(h);
 	printf("  %s, key %d, mode %s: clock_nanosleep %llu calls, %llu in [16384, 32767] us\n",
 	       kagg_snapshot__meta(snap)->attach, key, kagg_snapshot__meta(snap)->mode,
@@ -226,19 +210,15 @@ static void test_names_file(void **state)
 		assert_non_null(s);
 		assert_string_equal(kagg_syscount__name(s, SYS_getppid), "my_getppid");
 		assert_null(kagg_syscount__name(s, SYS_exit_group));
-		assert_int_equal(kagg_session__attach(s), 0);
-		tu_go(&ch);
-		assert_int_equal(tu_wait(&ch), 0);
-		snap = kagg_session__snapshot(s, 0);
-		assert_non_null(snap);
+		snap = tu_snap_after_child(s, &ch, 0);
 		kagg_session__destroy(s);
 	}
-	h = find(snap, "my_getppid");
+	h = tu_find_label(snap, "my_getppid");
 	assert_non_null(h);
 	assert_int_equal(h->total, N_GETPPID);
 	snprintf(label, sizeof(label), "syscall_%d", (int)SYS_exit_group);
-	assert_non_null(find(snap, label));
-	assert_null(find(snap, "getppid"));
+	assert_non_null(tu_find_label(snap, label));
+	assert_null(tu_find_label(snap, "getppid"));
 	kagg_snapshot__free(snap);
 	unlink(path);
 	/* An unreadable names file given explicitly is an error. */
@@ -275,7 +255,7 @@ static uint64_t getppid_total(struct kagg_session *s, unsigned int flags)
 
 	assert_non_null(snap);
 	assert_true(kagg_snapshot__meta(snap)->snapshot_exact);
-	h = find(snap, "getppid");
+	h = tu_find_label(snap, "getppid");
 	n = h ? h->total : 0;
 	kagg_snapshot__free(snap);
 	return n;
@@ -499,45 +479,21 @@ static void test_stream_records_land_as_kernel_events(void **state)
 /* The CLI: a table row with the exact count; JSON carries id and label. */
 static void test_cli_table_and_json(void **state)
 {
-	struct tu_child ch;
-	char pid[16], *out = NULL, *err = NULL, *row;
-	char *text[] = { "syscount", "-p", pid, "-d", "1.5", NULL };
-	char *json[] = { "syscount", "-p", pid, "-d", "1.5", "--format", "json", NULL };
-	pid_t helper;
-	int rc;
+	char *text[] = { "syscount", "-p", "PID", "-d", "1.5", NULL };
+	char *json[] = { "syscount", "-p", "PID", "-d", "1.5", "--format", "json", NULL };
+	/* the child makes its calls once the CLI has surely attached */
+	const struct tu_on_child on = { .fn = getppid_work, .go_ms = 700 };
+	char *out = NULL, *err = NULL, *row;
+	pid_t pid;
 
 	TU_SKIP_UNLESS_ROOT();
-	ch = tu_spawn(getppid_work, NULL);
-	snprintf(pid, sizeof(pid), "%d", ch.pid);
-	/* The child waits for go: start it once the CLI has surely attached. */
-	helper = fork();
-	if (helper == 0) {
-		tu_sleep_ms(700);
-		tu_go(&ch);
-		_exit(0);
-	}
-	rc = tu_run_kagg(text, &out, &err, 0, 0);
-	tu_wait(&ch);
-	waitpid(helper, NULL, 0);
-	assert_int_equal(rc, 0);
+	assert_int_equal(tu_run_kagg_on(text, &on, &pid, &out, &err), 0);
 	row = strstr(out, "\ngetppid ");
 	assert_non_null(row);
 	assert_int_equal(strtol(row + 8, NULL, 10), N_GETPPID);
 	free(out);
 	free(err);
-
-	ch = tu_spawn(getppid_work, NULL);
-	snprintf(pid, sizeof(pid), "%d", ch.pid);
-	helper = fork();
-	if (helper == 0) {
-		tu_sleep_ms(700);
-		tu_go(&ch);
-		_exit(0);
-	}
-	rc = tu_run_kagg(json, &out, &err, 0, 0);
-	tu_wait(&ch);
-	waitpid(helper, NULL, 0);
-	assert_int_equal(rc, 0);
+	assert_int_equal(tu_run_kagg_on(json, &on, &pid, &out, &err), 0);
 	assert_non_null(strstr(out, "\"label\": \"getppid\""));
 	assert_non_null(strstr(out, "\"total\": 1234"));
 	free(out);
@@ -546,119 +502,38 @@ static void test_cli_table_and_json(void **state)
 
 /* ------------------------------------------------------------ leaks */
 
-#define CENSUS_MAX 4096
-
-struct census {
-	__u32 progs[CENSUS_MAX];
-	int nr;
-};
-
-static void take_census(struct census *c)
-{
-	__u32 id = 0;
-	int fd;
-
-	memset(c, 0, sizeof(*c));
-	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_prog_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_prog_get_info_by_fd(fd, &info, &len) &&
-		    !strncmp(info.name, "syscount_", 9) && c->nr < CENSUS_MAX)
-			c->progs[c->nr++] = id;
-		close(fd);
-	}
-}
-
-static int count_maps(void)
-{
-	__u32 id = 0;
-	int fd, n = 0;
-
-	while (!bpf_map_get_next_id(id, &id)) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_map_get_info_by_fd(fd, &info, &len) &&
-		    (!strcmp(info.name, "key_counts") || !strncmp(info.name, "syscoun", 7)))
-			n++;
-		close(fd);
-	}
-	return n;
-}
-
-static void expect_clean_exit(char *const argv[], int sig, int expect_rc, const char *what)
-{
-	static struct census before, after;
-	int rc, left = 0, maps0 = count_maps(), maps = 0, i, j;
-	char *out = NULL, *err = NULL;
-
-	take_census(&before);
-	rc = tu_run_kagg(argv, &out, &err, sig, sig ? 700 : 0);
-	for (int k = 0; k < 100; k++) {
-		take_census(&after);
-		left = 0;
-		for (i = 0; i < after.nr; i++) {
-			for (j = 0; j < before.nr && before.progs[j] != after.progs[i]; j++)
-				;
-			left += j == before.nr;
-		}
-		maps = count_maps();
-		if (!left && maps <= maps0)
-			break;
-		tu_sleep_ms(50);
-	}
-	printf("  %s: exit %d, left behind: %d programs, %d maps\n", what, rc, left,
-	       maps > maps0 ? maps - maps0 : 0);
-	if (rc != expect_rc)
-		printf("  stderr: %s\n", err ? err : "");
-	assert_int_equal(rc, expect_rc);
-	assert_int_equal(left, 0);
-	assert_true(maps <= maps0);
-	if (sig)
-		assert_non_null(strstr(out, "SYSCALL"));
-	free(out);
-	free(err);
-}
-
 static void test_nothing_stays_loaded_after_exit(void **state)
 {
-	char *dur[] = { "syscount", "-P", "-d", "0.5", NULL };
-	char *lat[] = { "syscount", "-L", "--attach", "raw_tp", "-d", "0.5", NULL };
-	char *forever[] = { "syscount", "-x", NULL };
-	char *both[] = { "syscount", "--mode", "both", NULL };
-	char *badpid[] = { "syscount", "-p", "2147483647", NULL };
+	static const struct tu_exit_case cases[] = {
+		{ "duration", 0, 0, { "syscount", "-P", "-d", "0.5" } },
+		{ "latency raw_tp", 0, 0, { "syscount", "-L", "--attach", "raw_tp", "-d", "0.5" } },
+		{ "SIGINT", SIGINT, 0, { "syscount", "-x" } },
+		{ "SIGINT, --mode both", SIGINT, 0, { "syscount", "--mode", "both" } },
+		{ "SIGTERM", SIGTERM, 0, { "syscount", "-x" } },
+		{ "unknown pid", 0, 1, { "syscount", "-p", "2147483647" } },
+	};
 
 	TU_SKIP_UNLESS_ROOT();
-	expect_clean_exit(dur, 0, 0, "duration");
-	expect_clean_exit(lat, 0, 0, "latency raw_tp");
-	expect_clean_exit(forever, SIGINT, 0, "SIGINT");
-	expect_clean_exit(both, SIGINT, 0, "SIGINT, --mode both");
-	expect_clean_exit(forever, SIGTERM, 0, "SIGTERM");
-	expect_clean_exit(badpid, 0, 1, "unknown pid");
+	/* the object's maps: "syscount_bp.bss", "syscount.rodata"..., and key_counts */
+	tu_expect_clean_exits(cases, TU_NR(cases), "syscount_", "syscoun|key_counts", "SYSCALL");
 }
 
 static void test_errors_one_line(void **state)
 {
-	char *badpid[] = { "syscount", "-p", "2147483647", NULL };
-	char *both[] = { "syscount", "-x", "-L", NULL };
-	char *badopt[] = { "syscount", "--bogus", NULL };
-	char *print[] = { "syscount", "--print", NULL };
 	char *table[] = { "syscount", "--mode", "both", "-d", "0.5", NULL };
 	char *live[] = { "syscount", "--mode", "stream", "--print", "-d", "0.5", NULL };
+	static const struct tu_error_case print[] = {
+		{ 2, "--print needs --mode stream", { "syscount", "--print" } },
+	};
+	static const struct tu_error_case errors[] = {
+		{ 1, "no such process: 2147483647", { "syscount", "-p", "2147483647" } },
+		{ 2, NULL, { "syscount", "-x", "-L" } },
+		{ 2, NULL, { "syscount", "--bogus" } },
+	};
 	char *err = NULL, *out = NULL;
 
 	TU_SKIP_UNLESS_ROOT();
-	assert_int_equal(tu_run_kagg(print, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "--print needs --mode stream"));
-	free(err);
+	tu_expect_errors(print, TU_NR(print));
 	/* --mode both: the table has the streamed count and the difference */
 	assert_int_equal(tu_run_kagg(table, &out, &err, 0, 0), 0);
 	assert_non_null(strstr(out, "STREAMED"));
@@ -670,16 +545,7 @@ static void test_errors_one_line(void **state)
 	assert_non_null(strstr(out, ": sys_enter: NR "));
 	free(out);
 	free(err);
-	assert_int_equal(tu_run_kagg(badpid, NULL, &err, 0, 0), 1);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, "no such process: 2147483647"));
-	free(err);
-	assert_int_equal(tu_run_kagg(both, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	free(err);
-	assert_int_equal(tu_run_kagg(badopt, NULL, &err, 0, 0), 2);
-	assert_int_equal(tu_lines(err), 1);
-	free(err);
+	tu_expect_errors(errors, TU_NR(errors));
 }
 
 int main(void)

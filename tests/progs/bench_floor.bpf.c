@@ -32,15 +32,11 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "abi/common.h"
+#include "maps.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, KAGG_MAX_STACK * sizeof(__u64));
-} floor_stacks SEC(".maps");
+KAGG_STACKMAP(floor_stacks);
 
 /* Failed captures, so a floor made of failures shows as such. */
 __u64 failed;
@@ -74,12 +70,7 @@ struct lat_start {
 	__u64 ts;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct lat_start);
-} lat_store SEC(".maps");
+KAGG_TASK_STORAGE(lat_store, struct lat_start);
 
 /* The last difference, so the exit program's work is not optimized away. */
 __u64 lat_last;

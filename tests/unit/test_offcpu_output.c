@@ -353,46 +353,26 @@ static void test_opts_validation(void **state)
 }
 
 /* Usage errors: exit 2, one line on stderr, nothing on stdout, before any BPF work. */
-static void expect_usage_error(const char *a1, const char *a2, const char *needle)
-{
-	char *argv[] = { "offcpu", (char *)a1, (char *)a2, NULL };
-	char *out = NULL, *err = NULL;
-	int rc;
-
-	rc = tu_run_kagg(argv, &out, &err, 0, 0);
-	if (rc != 2 || !strstr(err, needle))
-		printf("  %s %s -> rc %d, stderr '%s'\n", a1, a2 ? a2 : "", rc, err);
-	assert_int_equal(rc, 2);
-	assert_int_equal(tu_lines(err), 1);
-	assert_non_null(strstr(err, needle));
-	assert_string_equal(out, "");
-	free(out);
-	free(err);
-}
-
 static void test_cli_option_errors(void **state)
 {
-	expect_usage_error("-d", "0", "invalid duration");
-	expect_usage_error("-d", "abc", "invalid duration");
-	expect_usage_error("-i", "-1", "invalid interval");
-	expect_usage_error("--unit", "hours", "invalid unit");
-	expect_usage_error("-p", "12,x", "invalid pid list");
-	expect_usage_error("-p", "0", "invalid pid list");
-	expect_usage_error("-t", "", "invalid tid list");
-	expect_usage_error("--state", "Q", "invalid state");
-	expect_usage_error("-m", "-5", "invalid --min-us");
-	expect_usage_error("--format", "xml", "invalid format");
-	expect_usage_error("--attach", "kprobe", "invalid attach type");
-	expect_usage_error("--bogus", NULL, "invalid option");
-	expect_usage_error("extra", NULL, "unexpected argument");
-	{
-		char *argv[] = { "offcpu", "-u", "-k", NULL };
-		char *err = NULL;
+	static const struct tu_error_case cases[] = {
+		{ 2, "invalid duration", { "offcpu", "-d", "0" } },
+		{ 2, "invalid duration", { "offcpu", "-d", "abc" } },
+		{ 2, "invalid interval", { "offcpu", "-i", "-1" } },
+		{ 2, "invalid unit", { "offcpu", "--unit", "hours" } },
+		{ 2, "invalid pid list", { "offcpu", "-p", "12,x" } },
+		{ 2, "invalid pid list", { "offcpu", "-p", "0" } },
+		{ 2, "invalid tid list", { "offcpu", "-t", "" } },
+		{ 2, "invalid state", { "offcpu", "--state", "Q" } },
+		{ 2, "invalid --min-us", { "offcpu", "-m", "-5" } },
+		{ 2, "invalid format", { "offcpu", "--format", "xml" } },
+		{ 2, "invalid attach type", { "offcpu", "--attach", "kprobe" } },
+		{ 2, "invalid option", { "offcpu", "--bogus" } },
+		{ 2, "unexpected argument", { "offcpu", "extra" } },
+		{ 2, "exclude each other", { "offcpu", "-u", "-k" } },
+	};
 
-		assert_int_equal(tu_run_kagg(argv, NULL, &err, 0, 0), 2);
-		assert_non_null(strstr(err, "exclude each other"));
-		free(err);
-	}
+	tu_expect_errors(cases, TU_NR(cases));
 }
 
 static void test_cli_help_and_unknown_command(void **state)

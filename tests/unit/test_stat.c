@@ -268,26 +268,16 @@ static void test_print_checks_sizes(void **state)
 
 static void test_cli_usage_errors(void **state)
 {
-	char *noev[] = { "stat", "--", "true", NULL };
-	char *nothing[] = { "stat", "-e", "task-clock", NULL };
-	char *both[] = { "stat", "-e", "task-clock", "-p", "1", "--", "true", NULL };
-	char *unknown[] = { "stat", "-e", "task-clock,nosuch", "--", "true", NULL };
-	char *badlist[] = { "stat", "-e", "task-clock,", "--", "true", NULL };
-	char *dcmd[] = { "stat", "-e", "task-clock", "-d", "1", "--", "true", NULL };
-	char **cases[] = { noev, nothing, both, unknown, badlist, dcmd };
-	char *err = NULL;
-	size_t i;
+	static const struct tu_error_case cases[] = {
+		{ 2, NULL, { "stat", "--", "true" } },
+		{ 2, NULL, { "stat", "-e", "task-clock" } },
+		{ 2, NULL, { "stat", "-e", "task-clock", "-p", "1", "--", "true" } },
+		{ 2, NULL, { "stat", "-e", "task-clock,nosuch", "--", "true" } },
+		{ 2, NULL, { "stat", "-e", "task-clock,", "--", "true" } },
+		{ 2, NULL, { "stat", "-e", "task-clock", "-d", "1", "--", "true" } },
+	};
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int rc = tu_run_kagg(cases[i], NULL, &err, 0, 0);
-
-		if (rc != 2 || tu_lines(err) != 1)
-			printf("  case %zu: rc %d, stderr: %s", i, rc, err);
-		assert_int_equal(rc, 2);
-		assert_int_equal(tu_lines(err), 1);
-		free(err);
-		err = NULL;
-	}
+	tu_expect_errors(cases, TU_NR(cases));
 }
 
 int main(void)

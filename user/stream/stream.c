@@ -9,6 +9,11 @@
 #include <time.h>
 
 #include "rb/rb_events_internal.h"
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#include <linux/types.h>
+#include "bits.bpf.h"
 #include "snapshot_internal.h"
 #include "stream.h"
 #include "tracefs.h"
@@ -173,6 +178,51 @@ uint8_t *scons_begin(struct scons *c, uint32_t cpu, uint64_t ts, const struct ka
 	memset(p, 0, payload);
 	kagg_rb_entry__init(p, fmt->id, flags, 0, pid);
 	return p;
+}
+
+int scons_switch_format(struct scons *c, struct scons_switch *sw, char *err, size_t err_len)
+{
+	int ret;
+
+	ret = scons_format(c, "sched", "sched_switch", kagg_rb_events__define_sched, &sw->fmt,
+			   &sw->payload, err, err_len);
+	if (ret)
+		return ret;
+	return scons_field(sw->fmt, "prev_comm", &sw->off_prev_comm, NULL, err, err_len) ?:
+	       scons_field(sw->fmt, "prev_pid", &sw->off_prev_pid, NULL, err, err_len) ?:
+	       scons_field(sw->fmt, "prev_prio", &sw->off_prev_prio, NULL, err, err_len) ?:
+	       scons_field(sw->fmt, "prev_state", &sw->off_prev_state, &sw->size_prev_state, err,
+			   err_len) ?:
+	       scons_field(sw->fmt, "next_comm", &sw->off_next_comm, NULL, err, err_len) ?:
+	       scons_field(sw->fmt, "next_pid", &sw->off_next_pid, NULL, err, err_len) ?:
+	       scons_field(sw->fmt, "next_prio", &sw->off_next_prio, NULL, err, err_len);
+}
+
+#define TRACE_FLAG_IRQS_OFF 0x01
+
+void scons_land_switch(struct scons *c, const struct scons_switch *sw, uint32_t cpu, uint64_t ts,
+		       int pid, const struct scons_switch_ev *ev)
+{
+	struct kagg_rb_rsv rsv;
+	uint8_t *p;
+
+	p = scons_begin(c, cpu, ts, sw->fmt, sw->payload, TRACE_FLAG_IRQS_OFF, pid, &rsv);
+	if (!p)
+		return;
+	memcpy(p + sw->off_prev_comm, ev->prev_comm, 16);
+	memcpy(p + sw->off_prev_pid, &ev->prev_pid, 4);
+	memcpy(p + sw->off_prev_prio, &ev->prev_prio, 4);
+	/* prev_state is a long: its low 4 bytes where the kernel declares an int */
+	memcpy(p + sw->off_prev_state, &ev->prev_state, sw->size_prev_state == 4 ? 4 : 8);
+	memcpy(p + sw->off_next_comm, ev->next_comm, 16);
+	memcpy(p + sw->off_next_pid, &ev->next_pid, 4);
+	memcpy(p + sw->off_next_prio, &ev->next_prio, 4);
+	kagg_rb__commit(&rsv);
+}
+
+uint32_t scons_slot(uint64_t ns, uint64_t unit_ns)
+{
+	return kagg_log2_div(ns, unit_ns, 63 - __builtin_clzll(unit_ns));
 }
 
 void scons_meta(struct scons *c, struct kagg_snapshot *snap, uint64_t seen, uint64_t sent,

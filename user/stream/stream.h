@@ -22,6 +22,9 @@
 #include "abi/common.h"
 #include "u64map.h"
 
+/* The BPF ring buffer's size when the caller leaves it 0: 8 MiB. */
+#define STREAM_DEFAULT_BYTES (8u << 20)
+
 struct scons_cfg {
 	int map_fd;
 	size_t map_bytes;
@@ -90,6 +93,39 @@ int scons_field(const struct kagg_rb_format *fmt, const char *name, int *off, in
  */
 uint8_t *scons_begin(struct scons *c, uint32_t cpu, uint64_t ts, const struct kagg_rb_format *fmt,
 		     size_t payload, uint8_t flags, int pid, struct kagg_rb_rsv *rsv);
+
+/*
+ * sched/sched_switch as the format in use lays it out (the kernel's, or the
+ * built-in copy): both sched_switch consumers (offcpu, runqlat) land their
+ * records as this event.
+ */
+struct scons_switch {
+	const struct kagg_rb_format *fmt;
+	size_t payload;
+	int off_prev_comm, off_prev_pid, off_prev_prio, off_prev_state, size_prev_state;
+	int off_next_comm, off_next_pid, off_next_prio;
+};
+
+/* One sched_switch event's fields, as the kernel reports them (comms: 16 bytes). */
+struct scons_switch_ev {
+	const char *prev_comm;
+	int32_t prev_pid, prev_prio;
+	int64_t prev_state;
+	const char *next_comm;
+	int32_t next_pid, next_prio;
+};
+
+/* sched_switch's format and its seven fields into sw; 0, or -errno with the reason in err. */
+int scons_switch_format(struct scons *c, struct scons_switch *sw, char *err, size_t err_len);
+/*
+ * Land ev at ts on cpu's reference buffer with common_pid pid (interrupts
+ * off, as the scheduler runs it); counted in rb_errors when refused.
+ */
+void scons_land_switch(struct scons *c, const struct scons_switch *sw, uint32_t cpu, uint64_t ts,
+		       int pid, const struct scons_switch_ev *ev);
+
+/* The log2 slot of an interval of ns nanoseconds in units of unit_ns, as the BPF side buckets it. */
+uint32_t scons_slot(uint64_t ns, uint64_t unit_ns);
 
 /* The stream part of snap's meta for the interval, and its drop; new baselines on reset. */
 void scons_meta(struct scons *c, struct kagg_snapshot *snap, uint64_t seen, uint64_t sent,

@@ -492,11 +492,6 @@ static struct bpf_link *funclat_attach(struct kagg_session *s, int i)
 
 /* ------------------------------------------------------------ loading */
 
-static uint64_t unit_ns(enum kagg_unit u)
-{
-	return u == KAGG_UNIT_NSECS ? 1 : u == KAGG_UNIT_MSECS ? 1000000 : 1000;
-}
-
 static const char *errname(int err)
 {
 	const char *n = strerrorname_np(err < 0 ? -err : err);
@@ -539,8 +534,8 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 	}
 	skel->rodata->target_tgid = t->pid;
 	skel->rodata->nr_funcs = t->nr_funcs;
-	skel->rodata->unit_ns = unit_ns(s->unit);
-	skel->rodata->unit_ns_log2 = 63 - __builtin_clzll(unit_ns(s->unit));
+	skel->rodata->unit_ns = session_unit_ns(s->unit);
+	skel->rodata->unit_ns_log2 = session_unit_log2(s->unit);
 	bpf_map__set_max_entries(skel->maps.hist, 2 * t->nr_funcs);
 	err = funclat_bpf__load(skel);
 	if (err)
@@ -550,11 +545,8 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 	s->progs[0] = entry;
 	s->progs[1] = exit;
 	s->nr_progs = 2;
-	s->gen = &skel->bss->gen;
-	s->armed = &skel->bss->armed;
-	s->counters = skel->maps.counters;
-	s->nr_counters = FUNCLAT_CNT_MAX;
-	snprintf(s->attach_type, sizeof(s->attach_type), "%s", path_names[p]);
+	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, FUNCLAT_CNT_MAX,
+		     path_names[p]);
 	return 0;
 fail:
 	funclat_bpf__destroy(skel);
@@ -745,14 +737,6 @@ static void funclat_destroy(struct kagg_session *s)
 	free_funcs(t->funcs, t->nr_funcs);
 }
 
-static const struct session_ops funclat_ops = {
-	.tool = "funclat",
-	.read = funclat_read,
-	.meta = funclat_meta,
-	.attach = funclat_attach,
-	.destroy = funclat_destroy,
-};
-
 /* Split the pattern and resolve it into t->funcs. */
 static int resolve(struct kagg_session *s, const struct kagg_funclat_opts *o, unsigned int max)
 {
@@ -788,47 +772,29 @@ static int resolve(struct kagg_session *s, const struct kagg_funclat_opts *o, un
 	return 0;
 }
 
-struct kagg_session *kagg_funclat__open(const struct kagg_funclat_opts *opts)
+static int funclat_open(struct kagg_session *s, void *opts)
 {
-	struct kagg_funclat_opts o = {};
-	struct session_init in = {};
-	struct kagg_session *s;
-	struct funclat *t;
+	const struct kagg_funclat_opts *o = opts;
+	struct funclat *t = s->tool;
 	unsigned int max;
-	int err;
 
-	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
-				    .tool_size = sizeof(*t) };
-	s = session_new(&funclat_ops, &in);
-	if (!s)
-		return NULL;
-	t = s->tool;
-	s->event = o.pattern;
-	max = o.max_funcs ? o.max_funcs : FUNCLAT_MAX_FUNCS;
-	if (!o.pattern || !*o.pattern || (unsigned int)o.unit > KAGG_UNIT_MSECS ||
-	    (unsigned int)o.attach > KAGG_FUNCLAT_UPROBE_MULTI || o.pid < 0 ||
+	s->unit = o->unit;
+	s->event = o->pattern;
+	max = o->max_funcs ? o->max_funcs : FUNCLAT_MAX_FUNCS;
+	if (!o->pattern || !*o->pattern || (unsigned int)o->unit > KAGG_UNIT_MSECS ||
+	    (unsigned int)o->attach > KAGG_FUNCLAT_UPROBE_MULTI || o->pid < 0 ||
 	    max > FUNCLAT_MAX_FUNCS) {
 		slog(s, KAGG_LOG_WARN, "invalid funclat options");
-		err = -EINVAL;
-		goto fail;
+		return -EINVAL;
 	}
-	if (o.pid && !session_task_exists(o.pid)) {
-		slog(s, KAGG_LOG_WARN, "no such process: %d", o.pid);
-		err = -ESRCH;
-		goto fail;
+	if (o->pid && !session_task_exists(o->pid)) {
+		slog(s, KAGG_LOG_WARN, "no such process: %d", o->pid);
+		return -ESRCH;
 	}
-	t->pid = o.pid;
-	if (o.pid)
-		snprintf(s->filters, sizeof(s->filters), "pid=%d", o.pid);
-	err = session_need_btf(s);
-	if (!err)
-		err = resolve(s, &o, max);
-	if (!err)
-		err = choose_path(s, o.attach);
-fail:
-	return session_opened(s, err, o.overhead);
+	t->pid = o->pid;
+	if (o->pid)
+		session_filters_add(s, "pid=%d", o->pid);
+	return session_need_btf(s) ?: resolve(s, o, max) ?: choose_path(s, o->attach);
 }
+
+SESSION_TOOL(funclat, struct funclat, .attach = funclat_attach);

@@ -258,14 +258,6 @@ static void hist_destroy(struct kagg_session *s)
 	kagg_rb_events__free(t->evs);
 }
 
-static const struct session_ops hist_ops = {
-	.tool = "hist",
-	.read = hist_read,
-	.meta = hist_meta,
-	.attach = hist_attach,
-	.destroy = hist_destroy,
-};
-
 /* ------------------------------------------------------------ open */
 
 static int configure(struct kagg_session *s, const struct kagg_hist_opts *o,
@@ -334,77 +326,63 @@ static int configure(struct kagg_session *s, const struct kagg_hist_opts *o,
 	if (!kf)
 		bpf_map__set_max_entries(t->skel->maps.key_hist, 1);
 	err = hist_bpf__load(t->skel);
-	if (err) {
-		if (session_perm_error(err))
-			slog(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or with "
-			     "CAP_BPF and CAP_PERFMON", strerror(-err));
-		else
-			slog(s, KAGG_LOG_WARN, "loading the tracepoint program failed: %s",
-			     strerror(-err));
-		return err;
-	}
+	if (err)
+		return session_load_failed(s, err, "the tracepoint program");
 	s->progs[0] = t->skel->progs.hist_tp;
 	s->nr_progs = 1;
-	s->gen = &t->skel->bss->gen;
-	s->armed = &t->skel->bss->armed;
-	s->counters = t->skel->maps.counters;
-	s->nr_counters = HIST_CNT_MAX;
-	snprintf(s->attach_type, sizeof(s->attach_type), "tracepoint");
+	session_bind(s, &t->skel->bss->gen, &t->skel->bss->armed, t->skel->maps.counters,
+		     HIST_CNT_MAX, "tracepoint");
 	return 0;
 }
 
-struct kagg_session *kagg_hist__open(const struct kagg_hist_opts *opts)
+/* SYSTEM:NAME (or SYSTEM/NAME) into t->sys, t->name and s->event; 0 or -EINVAL (logged). */
+static int split_event(struct kagg_session *s, const struct kagg_hist_opts *o)
 {
-	const struct kagg_rb_format *fmt = NULL;
-	struct kagg_hist_opts o = {};
-	struct session_init in = {};
-	struct kagg_session *s;
-	struct tphist *t;
-	char msg[256];
-	size_t n;
-	int err;
+	struct tphist *t = s->tool;
+	size_t n = o->event ? strcspn(o->event, ":/") : 0;
 
-	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .tool_size = sizeof(*t) };
-	s = session_new(&hist_ops, &in);
-	if (!s)
-		return NULL;
-	t = s->tool;
-	n = o.event ? strcspn(o.event, ":/") : 0;
-	if (!o.event || !o.field || !n || !o.event[n] || !o.event[n + 1] ||
-	    n >= sizeof(t->sys) || strlen(o.event + n + 1) >= sizeof(t->name)) {
+	if (!o->event || !o->field || !n || !o->event[n] || !o->event[n + 1] ||
+	    n >= sizeof(t->sys) || strlen(o->event + n + 1) >= sizeof(t->name)) {
 		slog(s, KAGG_LOG_WARN, "invalid event '%s' (SYSTEM:NAME, e.g. sched:sched_switch)",
-		     o.event ? o.event : "");
-		err = -EINVAL;
-		goto fail;
+		     o->event ? o->event : "");
+		return -EINVAL;
 	}
-	memcpy(t->sys, o.event, n);
-	snprintf(t->name, sizeof(t->name), "%s", o.event + n + 1);
+	memcpy(t->sys, o->event, n);
+	snprintf(t->name, sizeof(t->name), "%s", o->event + n + 1);
 	snprintf(t->event, sizeof(t->event), "%s:%s", t->sys, t->name);
 	s->event = t->event;
+	return 0;
+}
+
+static int hist_open(struct kagg_session *s, void *opts)
+{
+	const struct kagg_hist_opts *o = opts;
+	const struct kagg_rb_format *fmt = NULL;
+	struct tphist *t = s->tool;
+	char msg[256];
+	int err;
+
+	err = split_event(s, o);
+	if (err)
+		return err;
 	err = tracefs_ensure(msg, sizeof(msg));
 	if (err) {
 		slog(s, KAGG_LOG_WARN, "%s", msg);
-		goto fail;
+		return err;
 	}
 	t->evs = kagg_rb_events__new(NULL);
-	if (!t->evs) {
-		err = -errno;
-		goto fail;
-	}
+	if (!t->evs)
+		return -errno;
 	err = tracefs_event_format(t->evs, t->sys, t->name, &fmt);
 	if (err == -ENOENT) {
 		no_event(s, t->sys, t->name);
-		goto fail;
+		return err;
 	}
 	if (err) {
 		slog(s, KAGG_LOG_WARN, "reading the format of %s: %s", t->event, strerror(-err));
-		goto fail;
+		return err;
 	}
-	err = configure(s, &o, fmt);
-fail:
-	return session_opened(s, err, o.overhead);
+	return configure(s, o, fmt);
 }
+
+SESSION_TOOL(hist, struct tphist, .attach = hist_attach);

@@ -27,14 +27,9 @@
 struct offcpu {
 	struct offcpu_bpf *skel;
 	bool stacks;
-	int cgroup_fd;
-	enum kagg_mode mode;
-	bool streaming;
 	__u32 state_mask;	/* OFFCPU_ST_* from --state */
 	struct ostream st;
 };
-
-#define DEFAULT_STREAM_BYTES (8u << 20)
 
 #define slog session_log
 
@@ -60,42 +55,20 @@ static int parse_states(const char *str, __u32 *mask)
 	return *mask ? 0 : -EINVAL;
 }
 
+/* The filters after the tasks' (session_tasks_open). */
 static void describe_filters(struct kagg_session *s, const struct kagg_offcpu_opts *o)
 {
-	char *p = s->filters, *end = s->filters + sizeof(s->filters);
-	size_t i;
-
-#define ADD(...) (p += snprintf(p, p < end ? (size_t)(end - p) : 0, __VA_ARGS__))
-	for (i = 0; i < o->nr_pids; i++)
-		ADD("%s%d", i ? "," : "pid=", o->pids[i]);
-	if (o->nr_pids)
-		ADD(" ");
-	for (i = 0; i < o->nr_tids; i++)
-		ADD("%s%d", i ? "," : "tid=", o->tids[i]);
-	if (o->nr_tids)
-		ADD(" ");
-	if (o->cgroup)
-		ADD("cgroup=%s ", o->cgroup);
 	if (o->states)
-		ADD("state=%s ", o->states);
+		session_filters_add(s, "state=%s ", o->states);
 	if (o->min_ns)
-		ADD("min=%" PRIu64 "ns ", o->min_ns);
+		session_filters_add(s, "min=%" PRIu64 "ns ", o->min_ns);
 	if (o->max_ns)
-		ADD("max=%" PRIu64 "ns ", o->max_ns);
+		session_filters_add(s, "max=%" PRIu64 "ns ", o->max_ns);
 	if (o->threads == KAGG_THREADS_USER)
-		ADD("user-threads ");
+		session_filters_add(s, "user-threads ");
 	if (o->threads == KAGG_THREADS_KERNEL)
-		ADD("kernel-threads ");
-#undef ADD
-	if (p == s->filters)
-		snprintf(s->filters, sizeof(s->filters), "none");
-	else if (p < end)
-		p[-1] = '\0';
-}
-
-static uint64_t unit_ns(enum kagg_unit u)
-{
-	return u == KAGG_UNIT_NSECS ? 1 : u == KAGG_UNIT_MSECS ? 1000000 : 1000;
+		session_filters_add(s, "kernel-threads ");
+	session_filters_end(s);
 }
 
 /* Open, configure and load the skeleton with one of the two programs. */
@@ -103,13 +76,18 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 {
 	const struct kagg_offcpu_opts *o = opts;
 	struct offcpu *t = s->tool;
-	bool agg = t->mode != KAGG_MODE_STREAM;
+	bool agg = s->path != KAGG_MODE_STREAM, str = session_streams(s);
 	struct offcpu_bpf *skel;
 	int err;
 
 	skel = offcpu_bpf__open();
 	if (!skel)
 		return -errno;
+	const struct session_tp_prog progs[] = {
+		{ skel->progs.offcpu_tp_btf, skel->progs.offcpu_raw_tp, false, true },
+		{ skel->progs.offcpu_stream_tp_btf, skel->progs.offcpu_stream_raw_tp, true, true },
+	};
+
 	skel->rodata->key_mode = s->key;
 	skel->rodata->filter_tgid = o->nr_pids > 0;
 	skel->rodata->filter_tid = o->nr_tids > 0;
@@ -120,18 +98,15 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	skel->rodata->state_mask = t->state_mask;
 	skel->rodata->min_ns = o->min_ns;
 	skel->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
-	skel->rodata->unit_ns = unit_ns(s->unit);
-	skel->rodata->unit_ns_log2 = 63 - __builtin_clzll(unit_ns(s->unit));
-	skel->rodata->share_event = t->mode == KAGG_MODE_BOTH;
+	skel->rodata->unit_ns = session_unit_ns(s->unit);
+	skel->rodata->unit_ns_log2 = session_unit_log2(s->unit);
+	skel->rodata->share_event = s->path == KAGG_MODE_BOTH;
 	skel->rodata->wake_mode = o->wake;
 	skel->rodata->wake_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4;
 
-	bpf_program__set_autoload(skel->progs.offcpu_tp_btf, btf && agg);
-	bpf_program__set_autoload(skel->progs.offcpu_raw_tp, !btf && agg);
-	bpf_program__set_autoload(skel->progs.offcpu_stream_tp_btf, btf && t->streaming);
-	bpf_program__set_autoload(skel->progs.offcpu_stream_raw_tp, !btf && t->streaming);
+	session_tp_autoload(s, progs, 2, btf);
 	/* Size what this configuration does not use down to nothing. */
-	bpf_map__set_max_entries(skel->maps.events, t->streaming ? o->stream_bytes : 4096);
+	bpf_map__set_max_entries(skel->maps.events, str ? o->stream_bytes : 4096);
 	if (btf || !agg)
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
 	if (!btf || !agg)
@@ -142,10 +117,7 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 		bpf_map__set_max_entries(skel->maps.stack_agg, 1);
 		bpf_map__set_max_entries(skel->maps.stackmap, 1);
 	}
-	if (!o->nr_pids)
-		bpf_map__set_max_entries(skel->maps.tgids, 1);
-	if (!o->nr_tids)
-		bpf_map__set_max_entries(skel->maps.tids, 1);
+	session_tasks_size(&SESSION_TASKS(o), skel->maps.tgids, skel->maps.tids);
 
 	err = offcpu_bpf__load(skel);
 	if (err) {
@@ -153,28 +125,10 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 		return err;
 	}
 	t->skel = skel;
-	s->nr_progs = 0;
-	if (agg)
-		s->progs[s->nr_progs++] = btf ? skel->progs.offcpu_tp_btf : skel->progs.offcpu_raw_tp;
-	s->nr_agg_progs = s->nr_progs;
-	if (t->streaming)
-		s->progs[s->nr_progs++] = btf ? skel->progs.offcpu_stream_tp_btf
-					      : skel->progs.offcpu_stream_raw_tp;
-	s->gen = &skel->bss->gen;
-	s->armed = &skel->bss->armed;
-	s->counters = skel->maps.counters;
-	s->nr_counters = OFFCPU_CNT_MAX;
-	snprintf(s->attach_type, sizeof(s->attach_type), "%s", btf ? "tp_btf" : "raw_tp");
+	session_tp_progs(s, progs, 2, btf);
+	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, OFFCPU_CNT_MAX,
+		     btf ? "tp_btf" : "raw_tp");
 	return 0;
-}
-
-static int fill_filters(struct kagg_session *s, const struct kagg_offcpu_opts *o)
-{
-	struct offcpu *t = s->tool;
-
-	return session_filter_fill(t->skel->maps.tgids, o->pids, o->nr_pids) ?:
-	       session_filter_fill(t->skel->maps.tids, o->tids, o->nr_tids) ?:
-	       session_cgroup_fill(t->skel->maps.cgroup, t->cgroup_fd);
 }
 
 static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __u32 *state_mask)
@@ -205,8 +159,7 @@ static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __
 		     o->states);
 		return -EINVAL;
 	}
-	return session_check_tasks(s, o->pids, o->nr_pids, "process") ?:
-	       session_check_tasks(s, o->tids, o->nr_tids, "thread");
+	return 0;
 }
 
 static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
@@ -214,16 +167,6 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 	struct offcpu *t = s->tool;
 	int err;
 
-	if (t->mode == KAGG_MODE_STREAM)
-		return ostream_read(&t->st, g, reset, snap);
-	if (t->mode == KAGG_MODE_BOTH) {
-		snap->stream = snap_new();
-		if (!snap->stream)
-			return -ENOMEM;
-		err = ostream_read(&t->st, g, reset, snap->stream);
-		if (err)
-			return err;
-	}
 	if (s->key == KAGG_KEY_NONE)
 		err = session_read_hist(s, t->skel->maps.hist, g, reset, snap);
 	else
@@ -232,6 +175,14 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 		err = session_read_stacks(s, t->skel->maps.stack_agg, t->skel->maps.stackmap, g,
 					  reset, snap);
 	return err;
+}
+
+static int offcpu_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
+			      bool reset)
+{
+	struct offcpu *t = s->tool;
+
+	return ostream_read(&t->st, g, reset, snap);
 }
 
 /* Not a loss of ours: what the kernel did not deliver (shows as switch_in_missed). */
@@ -244,7 +195,7 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 {
 	struct offcpu *t = s->tool;
 
-	if (t->streaming) {
+	if (session_streams(s)) {
 		scons_meta(&t->st.core, snap, cnt[OFFCPU_CNT_STREAM_SEEN], cnt[OFFCPU_CNT_STREAM_SENT],
 			   cnt[OFFCPU_CNT_STREAM_DROP], reset);
 		snap_add_drop(snap, "stream_kernel_gaps", KERNEL_GAPS_WHAT " (from the stream)",
@@ -252,7 +203,7 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 		if (reset)
 			t->st.kernel_gaps0 = t->st.kernel_gaps;
 	}
-	if (t->mode == KAGG_MODE_STREAM)
+	if (s->path == KAGG_MODE_STREAM)
 		return;
 	snap->meta.events_recorded = cnt[OFFCPU_CNT_SAMPLES];
 	snap->meta.events_filtered = cnt[OFFCPU_CNT_FILTERED_RANGE];
@@ -276,92 +227,61 @@ static void offcpu_destroy(struct kagg_session *s)
 {
 	struct offcpu *t = s->tool;
 
-	if (t->streaming)
+	if (session_streams(s))
 		ostream_fini(&t->st);
 	offcpu_bpf__destroy(t->skel);
-	if (t->cgroup_fd >= 0)
-		close(t->cgroup_fd);
 }
 
-static const struct session_ops offcpu_ops = {
-	.tool = "offcpu",
-	.read = offcpu_read,
-	.meta = offcpu_meta,
-	.destroy = offcpu_destroy,
-};
-
-struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
+/* Streaming: the consumer of the records, once the programs are loaded. */
+static int offcpu_stream_init(struct kagg_session *s, const struct kagg_offcpu_opts *o)
 {
-	struct kagg_offcpu_opts o = {};
-	struct session_init in = {};
-	struct kagg_session *s;
-	struct offcpu *t;
+	struct offcpu *t = s->tool;
+	struct ostream_cfg cfg = {
+		.core = {
+			.map_fd = bpf_map__fd(t->skel->maps.events),
+			.map_bytes = o->stream_bytes,
+			.nr_cpus = s->nr_cpus,
+			.events_dir = o->events_dir,
+			.rb_subbufs = o->rb_subbufs,
+			.rb_consume = o->rb_consume,
+			.batch_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4,
+		},
+		.key = s->key,
+		.min_ns = o->min_ns,
+		.max_ns = o->max_ns ? o->max_ns : ~0ULL,
+		.unit_ns = session_unit_ns(s->unit),
+		.unit = s->unit,
+		.cb = o->on_switch,
+		.cb_ctx = o->on_switch_ctx,
+	};
+	char msg[256] = "";
+
+	return session_stream_started(s, ostream_init(&t->st, &cfg, msg, sizeof(msg)), msg,
+				      &t->st.core, ostream_on_record, &t->st);
+}
+
+static int offcpu_open(struct kagg_session *s, void *opts)
+{
+	struct kagg_offcpu_opts *o = opts;
+	struct offcpu *t = s->tool;
 	int err;
 
-	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
-				    .key = o.key, .tool_size = sizeof(*t) };
-	s = session_new(&offcpu_ops, &in);
-	if (!s)
-		return NULL;
-	t = s->tool;
-	t->cgroup_fd = -1;
-	t->stacks = o.stacks;
-	t->mode = o.mode;
-	t->streaming = o.mode != KAGG_MODE_AGG;
-	if (!o.stream_bytes)
-		o.stream_bytes = DEFAULT_STREAM_BYTES;
+	s->unit = o->unit;
+	s->key = o->key;
 	s->event = "sched:sched_switch";
-	s->mode = session_mode_name(o.mode);
-
-	err = validate(&o, s, &t->state_mask);
+	t->stacks = o->stacks;
+	session_use_path(s, o->mode, &o->stream_bytes);
+	err = validate(o, s, &t->state_mask) ?: session_tasks_open(s, &SESSION_TASKS(o));
 	if (err)
-		goto fail;
-	describe_filters(s, &o);
-	if (o.cgroup) {
-		err = session_open_cgroup(s, o.cgroup, &t->cgroup_fd);
-		if (err)
-			goto fail;
-	}
-	err = session_need_btf(s);
-	if (err)
-		goto fail;
-
-	err = session_load_tp(s, o.attach, "the sched_switch program", load_skel, &o);
-	if (err)
-		goto fail;
-	err = fill_filters(s, &o);
-	if (err)
-		goto fail;
-	if (t->streaming) {
-		struct ostream_cfg cfg = {
-			.map_fd = bpf_map__fd(t->skel->maps.events),
-			.map_bytes = o.stream_bytes,
-			.wake_bytes = o.wake_bytes ? o.wake_bytes : o.stream_bytes / 4,
-			.nr_cpus = s->nr_cpus,
-			.key = s->key,
-			.min_ns = o.min_ns,
-			.max_ns = o.max_ns ? o.max_ns : ~0ULL,
-			.unit_ns = unit_ns(s->unit),
-			.unit = s->unit,
-			.rb_subbufs = o.rb_subbufs,
-			.rb_consume = o.rb_consume,
-			.events_dir = o.events_dir,
-			.cb = o.on_switch,
-			.cb_ctx = o.on_switch_ctx,
-		};
-		char msg[256] = "";
-
-		err = ostream_init(&t->st, &cfg, msg, sizeof(msg));
-		if (err) {
-			slog(s, KAGG_LOG_WARN, "streaming: %s", msg);
-			goto fail;
-		}
-		session_set_stream(s, &t->st.core, ostream_on_record, &t->st);
-	}
-fail:
-	return session_opened(s, err, o.overhead);
+		return err;
+	describe_filters(s, o);
+	err = session_need_btf(s) ?:
+	      session_load_tp(s, o->attach, "the sched_switch program", load_skel, o) ?:
+	      session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids, t->skel->maps.tids,
+				 t->skel->maps.cgroup);
+	if (!err && session_streams(s))
+		err = offcpu_stream_init(s, o);
+	return err;
 }
+
+SESSION_TOOL(offcpu, struct offcpu, .read_stream = offcpu_read_stream);

@@ -23,29 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
 #include <linux/types.h>
-#include "bits.bpf.h"
 #include "abi/offcpu.h"
 #include "offcpu_stream.h"
 #include "snapshot_internal.h"
 
-#define TRACE_FLAG_IRQS_OFF 0x01 /* sched_switch runs with interrupts disabled */
-
 int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, size_t err_len)
 {
-	struct scons_cfg cc = {
-		.map_fd = cfg->map_fd,
-		.map_bytes = cfg->map_bytes,
-		.nr_cpus = cfg->nr_cpus,
-		.rb_subbufs = cfg->rb_subbufs,
-		.rb_consume = cfg->rb_consume,
-		.events_dir = cfg->events_dir,
-		.batch_bytes = cfg->wake_bytes,
-	};
-	const struct kagg_rb_format *f;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
@@ -58,9 +42,8 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	ret = scons_init(&st->core, &cc, err, err_len) ?:
-	      scons_format(&st->core, "sched", "sched_switch", kagg_rb_events__define_sched,
-			   &st->fmt, &st->payload, err, err_len);
+	ret = scons_init(&st->core, &cfg->core, err, err_len) ?:
+	      scons_switch_format(&st->core, &st->sw, err, err_len);
 	if (ret)
 		return ret;
 	st->chain = calloc((size_t)st->core.nr_cpus, sizeof(*st->chain));
@@ -68,15 +51,7 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	f = st->fmt;
-	return scons_field(f, "prev_comm", &st->off_prev_comm, NULL, err, err_len) ?:
-	       scons_field(f, "prev_pid", &st->off_prev_pid, NULL, err, err_len) ?:
-	       scons_field(f, "prev_prio", &st->off_prev_prio, NULL, err, err_len) ?:
-	       scons_field(f, "prev_state", &st->off_prev_state, &st->size_prev_state, err,
-			   err_len) ?:
-	       scons_field(f, "next_comm", &st->off_next_comm, NULL, err, err_len) ?:
-	       scons_field(f, "next_pid", &st->off_next_pid, NULL, err, err_len) ?:
-	       scons_field(f, "next_prio", &st->off_next_prio, NULL, err, err_len);
+	return 0;
 }
 
 void ostream_fini(struct ostream *st)
@@ -100,29 +75,20 @@ static void account(struct ostream *st, const struct offcpu_rec *r)
 	delta = r->ts - start;
 	if (delta < st->min_ns || delta > st->max_ns)
 		return;
-	sagg_add(&st->agg, r->gen, kagg_log2_div(delta, st->unit_ns, 63 - __builtin_clzll(st->unit_ns)),
-		 r->next_tgid, r->next_pid, r->next_comm);
+	sagg_add(&st->agg, r->gen, scons_slot(delta, st->unit_ns), r->next_tgid, r->next_pid,
+		 r->next_comm);
 }
 
 /* Land the record in the reference ring buffer as the kernel's sched_switch event. */
 static void land(struct ostream *st, const struct offcpu_rec *r)
 {
-	struct kagg_rb_rsv rsv;
-	int64_t state = r->prev_state;
-	uint8_t *p;
+	const struct scons_switch_ev ev = {
+		.prev_comm = r->prev_comm, .prev_pid = r->prev_pid, .prev_prio = r->prev_prio,
+		.prev_state = r->prev_state,
+		.next_comm = r->next_comm, .next_pid = r->next_pid, .next_prio = r->next_prio,
+	};
 
-	p = scons_begin(&st->core, r->cpu, r->ts, st->fmt, st->payload, TRACE_FLAG_IRQS_OFF,
-			r->prev_pid, &rsv);
-	if (!p)
-		return;
-	memcpy(p + st->off_prev_comm, r->prev_comm, 16);
-	memcpy(p + st->off_prev_pid, &r->prev_pid, 4);
-	memcpy(p + st->off_prev_prio, &r->prev_prio, 4);
-	memcpy(p + st->off_prev_state, &state, st->size_prev_state == 4 ? 4 : 8);
-	memcpy(p + st->off_next_comm, r->next_comm, 16);
-	memcpy(p + st->off_next_pid, &r->next_pid, 4);
-	memcpy(p + st->off_next_prio, &r->next_prio, 4);
-	kagg_rb__commit(&rsv);
+	scons_land_switch(&st->core, &st->sw, r->cpu, r->ts, r->prev_pid, &ev);
 }
 
 void ostream_on_record(void *ctx, const void *data, uint32_t len)

@@ -19,27 +19,17 @@
 #include "u64map.h"
 
 struct ostream_cfg {
-	int map_fd;
-	size_t map_bytes;
-	size_t wake_bytes;	/* the watermark: drain without waiting from this much */
-	int nr_cpus;
+	struct scons_cfg core;	/* batch_bytes: the watermark, drain without waiting from it */
 	enum kagg_key_mode key;
 	uint64_t min_ns, max_ns, unit_ns;
 	enum kagg_unit unit;
-	size_t rb_subbufs;
-	bool rb_consume;
-	const char *events_dir;
 	kagg_switch_fn cb;
 	void *cb_ctx;
 };
 
 struct ostream {
 	struct scons core;
-	const struct kagg_rb_format *fmt;
-	/* sched_switch payload layout, from the format in use */
-	size_t payload;
-	int off_prev_comm, off_prev_pid, off_prev_prio, off_prev_state, size_prev_state;
-	int off_next_comm, off_next_pid, off_next_prio;
+	struct scons_switch sw;		/* sched_switch as the format in use lays it out */
 
 	uint64_t min_ns, max_ns, unit_ns;
 	struct u64map starts;		/* tid -> switch-out ts of selected tasks */
@@ -51,7 +41,7 @@ struct ostream {
 };
 
 int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, size_t err_len);
-/* The record handler, for session_set_stream(). */
+/* The record handler, for session_stream_started(). */
 void ostream_on_record(void *ctx, const void *data, uint32_t len);
 void ostream_fini(struct ostream *st);
 /* Copy generation g's histograms into snap (clearing them when reset). */

@@ -175,14 +175,6 @@ static void profile_destroy(struct kagg_session *s)
 	free(t->cpus);
 }
 
-static const struct session_ops profile_ops = {
-	.tool = "profile",
-	.read = profile_read,
-	.meta = profile_meta,
-	.attach = profile_attach,
-	.destroy = profile_destroy,
-};
-
 static unsigned long max_sample_rate(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
@@ -247,32 +239,22 @@ static int choose_event(struct kagg_session *s, const struct kagg_profile_opts *
 	return 0;
 }
 
+/* The filters after the sampling rate's and the processes' (validate). */
 static void describe_filters(struct kagg_session *s, const struct kagg_profile_opts *o)
 {
-	char *p = s->filters, *end = s->filters + sizeof(s->filters);
-	size_t i;
-
-#define ADD(...) (p += snprintf(p, p < end ? (size_t)(end - p) : 0, __VA_ARGS__))
-	ADD("freq=%uHz ", o->freq);
-	for (i = 0; i < o->nr_pids; i++)
-		ADD("%s%d", i ? "," : "pid=", o->pids[i]);
-	if (o->nr_pids)
-		ADD(" ");
 	if (o->cpu >= 0)
-		ADD("cpu=%d ", o->cpu);
+		session_filters_add(s, "cpu=%d ", o->cpu);
 	if (o->stacks == KAGG_PROFILE_USER)
-		ADD("user-stacks-only ");
+		session_filters_add(s, "user-stacks-only ");
 	if (o->stacks == KAGG_PROFILE_KERNEL)
-		ADD("kernel-stacks-only ");
-	ADD("idle-excluded");
-#undef ADD
+		session_filters_add(s, "kernel-stacks-only ");
+	session_filters_add(s, "idle-excluded");
 }
 
 static int validate(struct kagg_session *s, const struct kagg_profile_opts *o, int **cpus)
 {
 	unsigned long max_rate = max_sample_rate();
 	int n, i;
-	size_t k;
 
 	if ((unsigned int)o->stacks > KAGG_PROFILE_KERNEL ||
 	    (unsigned int)o->event > KAGG_PROFILE_EV_CPU_CLOCK || (o->nr_pids && !o->pids) ||
@@ -285,12 +267,10 @@ static int validate(struct kagg_session *s, const struct kagg_profile_opts *o, i
 				       "(kernel.perf_event_max_sample_rate)", o->freq, max_rate);
 		return -EINVAL;
 	}
-	for (k = 0; k < o->nr_pids; k++) {
-		if (!session_task_exists(o->pids[k])) {
-			slog(s, KAGG_LOG_WARN, "no such process: %d", o->pids[k]);
-			return -ESRCH;
-		}
-	}
+	session_filters_add(s, "freq=%uHz ", o->freq);
+	n = session_tasks_open(s, &SESSION_PIDS(o));
+	if (n)
+		return n;
 	n = online_cpus(cpus);
 	if (n < 0) {
 		slog(s, KAGG_LOG_WARN, "cannot read the online CPUs: %s", strerror(-n));
@@ -312,8 +292,6 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 {
 	struct profile *t = s->tool;
 	struct profile_bpf *skel;
-	__u8 one = 1;
-	size_t i;
 	int err;
 
 	skel = profile_bpf__open();
@@ -326,76 +304,40 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 	if (!o->nr_pids)
 		bpf_map__set_max_entries(skel->maps.tgids, 1);
 	err = profile_bpf__load(skel);
-	if (err) {
-		if (session_perm_error(err))
-			slog(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or with "
-					       "CAP_BPF and CAP_PERFMON", strerror(-err));
-		else
-			slog(s, KAGG_LOG_WARN, "loading the perf_event program failed: %s",
-			     strerror(-err));
+	if (err)
+		return session_load_failed(s, err, "the perf_event program");
+	err = session_tasks_fill(s, &SESSION_PIDS(o), skel->maps.tgids, NULL, NULL);
+	if (err)
 		return err;
-	}
-	for (i = 0; i < o->nr_pids; i++) {
-		__u32 id = o->pids[i];
-
-		err = bpf_map__update_elem(skel->maps.tgids, &id, sizeof(id), &one, 1, BPF_ANY);
-		if (err)
-			return err;
-	}
 	s->progs[0] = skel->progs.profile_sample;
 	s->nr_progs = 1;
-	s->gen = &skel->bss->gen;
-	s->armed = &skel->bss->armed;
-	s->counters = skel->maps.counters;
-	s->nr_counters = PROFILE_CNT_MAX;
+	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, PROFILE_CNT_MAX,
+		     "perf_event");
 	return 0;
 }
 
-struct kagg_session *kagg_profile__open(const struct kagg_profile_opts *opts)
+static int profile_open(struct kagg_session *s, void *opts)
 {
-	struct kagg_profile_opts o = {};
-	struct session_init in = {};
-	struct kagg_session *s;
-	struct profile *t;
-	int err, n;
+	struct kagg_profile_opts *o = opts;
+	struct profile *t = s->tool;
+	int n;
 
-	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (!o.freq)
-		o.freq = PROFILE_DEFAULT_FREQ;
-	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = KAGG_UNIT_USECS,
-				    .tool_size = sizeof(*t) };
-	s = session_new(&profile_ops, &in);
-	if (!s)
-		return NULL;
-	t = s->tool;
+	if (!o->freq)
+		o->freq = PROFILE_DEFAULT_FREQ;
 	s->clock = "none: samples counted (total_ns = samples * 1e9/HZ)";
-	snprintf(s->attach_type, sizeof(s->attach_type), "perf_event");
 
-	n = validate(s, &o, &t->cpus);
-	if (n < 0) {
-		err = n;
-		goto fail;
-	}
+	n = validate(s, o, &t->cpus);
+	if (n < 0)
+		return n;
 	t->nr_cpus = n;
 	t->links = calloc(n, sizeof(*t->links));
-	if (!t->links) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	describe_filters(s, &o);
-	err = session_need_btf(s);
-	if (err)
-		goto fail;
-	err = choose_event(s, &o);
-	if (err)
-		goto fail;
-	err = load(s, &o);
-fail:
-	return session_opened(s, err, o.overhead);
+	if (!t->links)
+		return -ENOMEM;
+	describe_filters(s, o);
+	return session_need_btf(s) ?: choose_event(s, o) ?: load(s, o);
 }
+
+SESSION_TOOL(profile, struct profile, .attach = profile_attach);
 
 /* ------------------------------------------------------------ printing */
 

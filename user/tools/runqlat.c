@@ -22,9 +22,6 @@
 #include "snapshot_internal.h"
 #include "session_internal.h"
 
-
-#define DEFAULT_STREAM_BYTES (8u << 20)
-
 _Static_assert(KAGG_RUNQLAT_EV_WAKEUP == 1 << RUNQLAT_REC_WAKEUP &&
 		       KAGG_RUNQLAT_EV_WAKEUP_NEW == 1 << RUNQLAT_REC_WAKEUP_NEW &&
 		       KAGG_RUNQLAT_EV_SWITCH == 1 << RUNQLAT_REC_SWITCH,
@@ -32,91 +29,55 @@ _Static_assert(KAGG_RUNQLAT_EV_WAKEUP == 1 << RUNQLAT_REC_WAKEUP &&
 
 struct runqlat {
 	struct runqlat_bpf *skel;
-	int cgroup_fd;
-	enum kagg_mode mode;
-	bool streaming;
 	struct rqstream st;
 	uint64_t recorded0, filtered0; /* stream mode: baselines of st's counts */
 };
-
-static void rq_describe_filters(struct kagg_session *s, const struct kagg_runqlat_opts *o)
-{
-	char *p = s->filters, *end = s->filters + sizeof(s->filters);
-	size_t i;
-
-#define ADD(...) (p += snprintf(p, p < end ? (size_t)(end - p) : 0, __VA_ARGS__))
-	for (i = 0; i < o->nr_pids; i++)
-		ADD("%s%d", i ? "," : "pid=", o->pids[i]);
-	if (o->nr_pids)
-		ADD(" ");
-	for (i = 0; i < o->nr_tids; i++)
-		ADD("%s%d", i ? "," : "tid=", o->tids[i]);
-	if (o->nr_tids)
-		ADD(" ");
-	if (o->cgroup)
-		ADD("cgroup=%s ", o->cgroup);
-	if (o->filter_cpu)
-		ADD("cpu=%u ", o->cpu);
-#undef ADD
-	if (p == s->filters)
-		snprintf(s->filters, sizeof(s->filters), "none");
-	else if (p < end)
-		p[-1] = '\0';
-}
-
-static uint64_t rq_unit_ns(enum kagg_unit u)
-{
-	return u == KAGG_UNIT_NSECS ? 1 : u == KAGG_UNIT_MSECS ? 1000000 : 1000;
-}
 
 static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 {
 	const struct kagg_runqlat_opts *o = opts;
 	struct runqlat *t = s->tool;
-	bool agg = t->mode != KAGG_MODE_STREAM;
 	struct runqlat_bpf *skel;
 	int err;
 
 	skel = runqlat_bpf__open();
 	if (!skel)
 		return -errno;
+	/* the agg path's programs first (session_tp_progs), switch first in each */
+	const struct session_tp_prog progs[] = {
+		{ skel->progs.runqlat_switch_tp_btf, skel->progs.runqlat_switch_raw_tp, false, true },
+		{ skel->progs.runqlat_wakeup_tp_btf, skel->progs.runqlat_wakeup_raw_tp, false, true },
+		{ skel->progs.runqlat_wakeup_new_tp_btf, skel->progs.runqlat_wakeup_new_raw_tp, false,
+		  true },
+		{ skel->progs.runqlat_stream_switch_tp_btf, skel->progs.runqlat_stream_switch_raw_tp,
+		  true, true },
+		{ skel->progs.runqlat_stream_wakeup_tp_btf, skel->progs.runqlat_stream_wakeup_raw_tp,
+		  true, true },
+		{ skel->progs.runqlat_stream_wakeup_new_tp_btf,
+		  skel->progs.runqlat_stream_wakeup_new_raw_tp, true, true },
+	};
+
 	skel->rodata->key_mode = s->key;
 	skel->rodata->filter_tgid = o->nr_pids > 0;
 	skel->rodata->filter_tid = o->nr_tids > 0;
 	skel->rodata->filter_cgroup = o->cgroup != NULL;
 	skel->rodata->target_cpu = o->filter_cpu ? (__s32)o->cpu : -1;
-	skel->rodata->unit_ns = rq_unit_ns(s->unit);
-	skel->rodata->unit_log2 = s->unit == KAGG_UNIT_NSECS ? 0 : s->unit == KAGG_UNIT_MSECS ? 19 : 9;
+	skel->rodata->unit_ns = session_unit_ns(s->unit);
+	skel->rodata->unit_log2 = session_unit_log2(s->unit);
 
-	skel->rodata->share_event = t->mode == KAGG_MODE_BOTH;
+	skel->rodata->share_event = s->path == KAGG_MODE_BOTH;
 	skel->rodata->wake_mode = KAGG_BPF_WAKE_WATERMARK;
 	skel->rodata->wake_bytes = o->stream_bytes / 4;
 
-	bpf_program__set_autoload(skel->progs.runqlat_wakeup_tp_btf, btf && agg);
-	bpf_program__set_autoload(skel->progs.runqlat_wakeup_new_tp_btf, btf && agg);
-	bpf_program__set_autoload(skel->progs.runqlat_switch_tp_btf, btf && agg);
-	bpf_program__set_autoload(skel->progs.runqlat_wakeup_raw_tp, !btf && agg);
-	bpf_program__set_autoload(skel->progs.runqlat_wakeup_new_raw_tp, !btf && agg);
-	bpf_program__set_autoload(skel->progs.runqlat_switch_raw_tp, !btf && agg);
-	bpf_program__set_autoload(skel->progs.runqlat_stream_wakeup_tp_btf, btf && t->streaming);
-	bpf_program__set_autoload(skel->progs.runqlat_stream_wakeup_new_tp_btf,
-				  btf && t->streaming);
-	bpf_program__set_autoload(skel->progs.runqlat_stream_switch_tp_btf, btf && t->streaming);
-	bpf_program__set_autoload(skel->progs.runqlat_stream_wakeup_raw_tp, !btf && t->streaming);
-	bpf_program__set_autoload(skel->progs.runqlat_stream_wakeup_new_raw_tp,
-				  !btf && t->streaming);
-	bpf_program__set_autoload(skel->progs.runqlat_stream_switch_raw_tp, !btf && t->streaming);
-	bpf_map__set_max_entries(skel->maps.events, t->streaming ? o->stream_bytes : 4096);
+	session_tp_autoload(s, progs, 6, btf);
+	bpf_map__set_max_entries(skel->maps.events, session_streams(s) ? o->stream_bytes : 4096);
 	if (btf)
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
 	else
 		bpf_map__set_autocreate(skel->maps.start_store, false);
 	if (s->key == KAGG_KEY_NONE)
 		bpf_map__set_max_entries(skel->maps.key_hist, 1);
-	if (!o->nr_pids)
-		bpf_map__set_max_entries(skel->maps.tgids, 1);
-	if (!o->nr_tids)
-		bpf_map__set_max_entries(skel->maps.tids, 1);
+	session_tasks_size(&SESSION_TASKS(o), skel->maps.tgids, skel->maps.tids);
 
 	err = runqlat_bpf__load(skel);
 	if (err) {
@@ -124,40 +85,10 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 		return err;
 	}
 	t->skel = skel;
-	/* the agg path's programs first: the meta's per-path costs rely on it */
-	s->nr_progs = 0;
-	if (agg) {
-		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_switch_tp_btf
-					      : skel->progs.runqlat_switch_raw_tp;
-		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_wakeup_tp_btf
-					      : skel->progs.runqlat_wakeup_raw_tp;
-		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_wakeup_new_tp_btf
-					      : skel->progs.runqlat_wakeup_new_raw_tp;
-	}
-	s->nr_agg_progs = s->nr_progs;
-	if (t->streaming) {
-		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_stream_switch_tp_btf
-					      : skel->progs.runqlat_stream_switch_raw_tp;
-		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_stream_wakeup_tp_btf
-					      : skel->progs.runqlat_stream_wakeup_raw_tp;
-		s->progs[s->nr_progs++] = btf ? skel->progs.runqlat_stream_wakeup_new_tp_btf
-					      : skel->progs.runqlat_stream_wakeup_new_raw_tp;
-	}
-	s->gen = &skel->bss->gen;
-	s->armed = &skel->bss->armed;
-	s->counters = skel->maps.counters;
-	s->nr_counters = RUNQLAT_CNT_MAX;
-	snprintf(s->attach_type, sizeof(s->attach_type), "%s", btf ? "tp_btf" : "raw_tp");
+	session_tp_progs(s, progs, 6, btf);
+	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, RUNQLAT_CNT_MAX,
+		     btf ? "tp_btf" : "raw_tp");
 	return 0;
-}
-
-static int rq_fill_filters(struct kagg_session *s, const struct kagg_runqlat_opts *o)
-{
-	struct runqlat *t = s->tool;
-
-	return session_filter_fill(t->skel->maps.tgids, o->pids, o->nr_pids) ?:
-	       session_filter_fill(t->skel->maps.tids, o->tids, o->nr_tids) ?:
-	       session_cgroup_fill(t->skel->maps.cgroup, t->cgroup_fd);
 }
 
 static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s)
@@ -190,28 +121,24 @@ static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s
 		session_log(s, KAGG_LOG_WARN, "at most 1024 pids and 1024 tids can be filtered");
 		return -EINVAL;
 	}
-	return session_check_tasks(s, o->pids, o->nr_pids, "process") ?:
-	       session_check_tasks(s, o->tids, o->nr_tids, "thread");
+	return 0;
 }
 
 static int runqlat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	struct runqlat *t = s->tool;
-	int err;
 
-	if (t->mode == KAGG_MODE_STREAM)
-		return rqstream_read(&t->st, g, reset, snap);
-	if (t->mode == KAGG_MODE_BOTH) {
-		snap->stream = snap_new();
-		if (!snap->stream)
-			return -ENOMEM;
-		err = rqstream_read(&t->st, g, reset, snap->stream);
-		if (err)
-			return err;
-	}
 	if (s->key == KAGG_KEY_NONE)
 		return session_read_hist(s, t->skel->maps.hist, g, reset, snap);
 	return session_read_key_hists(s, t->skel->maps.key_hist, g, reset, snap, NULL);
+}
+
+static int runqlat_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
+			       bool reset)
+{
+	struct runqlat *t = s->tool;
+
+	return rqstream_read(&t->st, g, reset, snap);
 }
 
 static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
@@ -219,10 +146,10 @@ static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 {
 	struct runqlat *t = s->tool;
 
-	if (t->streaming)
+	if (session_streams(s))
 		scons_meta(&t->st.core, snap, cnt[RUNQLAT_CNT_STREAM_SEEN],
 			   cnt[RUNQLAT_CNT_STREAM_SENT], cnt[RUNQLAT_CNT_STREAM_DROP], reset);
-	if (t->mode == KAGG_MODE_STREAM) {
+	if (s->path == KAGG_MODE_STREAM) {
 		snap->meta.events_recorded = t->st.recorded - t->recorded0;
 		snap->meta.events_filtered = t->st.filtered_cpu - t->filtered0;
 		if (reset) {
@@ -245,92 +172,60 @@ static void runqlat_destroy(struct kagg_session *s)
 {
 	struct runqlat *t = s->tool;
 
-	if (t->streaming)
+	if (session_streams(s))
 		rqstream_fini(&t->st);
 	runqlat_bpf__destroy(t->skel);
-	if (t->cgroup_fd >= 0)
-		close(t->cgroup_fd);
 }
 
-static const struct session_ops runqlat_ops = {
-	.tool = "runqlat",
-	.read = runqlat_read,
-	.meta = runqlat_meta,
-	.destroy = runqlat_destroy,
-};
-
-struct kagg_session *kagg_runqlat__open(const struct kagg_runqlat_opts *opts)
+/* Streaming: the consumer of the records, once the programs are loaded. */
+static int runqlat_stream_init(struct kagg_session *s, const struct kagg_runqlat_opts *o)
 {
-	struct kagg_runqlat_opts o = {};
-	struct session_init in = {};
-	struct kagg_session *s;
-	struct runqlat *t;
+	struct runqlat *t = s->tool;
+	struct rqstream_cfg cfg = {
+		.core = {
+			.map_fd = bpf_map__fd(t->skel->maps.events),
+			.map_bytes = o->stream_bytes,
+			.nr_cpus = s->nr_cpus,
+			.events_dir = o->events_dir,
+			.rb_subbufs = o->rb_subbufs,
+			.rb_consume = o->rb_consume,
+		},
+		.key = s->key,
+		.unit = s->unit,
+		.unit_ns = session_unit_ns(s->unit),
+		.target_cpu = o->filter_cpu ? (int)o->cpu : -1,
+		/* the public bits are 1 << RUNQLAT_REC_* */
+		.land = o->land_events,
+	};
+	char msg[256] = "";
+
+	return session_stream_started(s, rqstream_init(&t->st, &cfg, msg, sizeof(msg)), msg,
+				      &t->st.core, rqstream_on_record, &t->st);
+}
+
+static int runqlat_open(struct kagg_session *s, void *opts)
+{
+	struct kagg_runqlat_opts *o = opts;
+	struct runqlat *t = s->tool;
 	int err;
 
-	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
-				    .key = o.key, .tool_size = sizeof(*t) };
-	s = session_new(&runqlat_ops, &in);
-	if (!s)
-		return NULL;
-	t = s->tool;
-	t->cgroup_fd = -1;
-	t->mode = o.mode;
-	t->streaming = o.mode != KAGG_MODE_AGG;
-	if (!o.stream_bytes)
-		o.stream_bytes = DEFAULT_STREAM_BYTES;
+	s->unit = o->unit;
+	s->key = o->key;
 	s->event = "sched:sched_wakeup,sched_wakeup_new,sched_switch";
-	s->mode = session_mode_name(o.mode);
-
-	err = rq_validate(&o, s);
+	session_use_path(s, o->mode, &o->stream_bytes);
+	err = rq_validate(o, s) ?: session_tasks_open(s, &SESSION_TASKS(o));
 	if (err)
-		goto fail;
-	rq_describe_filters(s, &o);
-	if (o.cgroup) {
-		err = session_open_cgroup(s, o.cgroup, &t->cgroup_fd);
-		if (err)
-			goto fail;
-	}
-	err = session_need_btf(s);
-	if (err)
-		goto fail;
-
-	err = session_load_tp(s, o.attach, "the sched_wakeup/sched_switch programs", rq_load,
-			      &o);
-	if (err)
-		goto fail;
-	err = rq_fill_filters(s, &o);
-	if (err)
-		goto fail;
-	if (t->streaming) {
-		struct rqstream_cfg cfg = {
-			.core = {
-				.map_fd = bpf_map__fd(t->skel->maps.events),
-				.map_bytes = o.stream_bytes,
-				.nr_cpus = s->nr_cpus,
-				.events_dir = o.events_dir,
-				.rb_subbufs = o.rb_subbufs,
-				.rb_consume = o.rb_consume,
-			},
-			.key = s->key,
-			.unit = s->unit,
-			.unit_ns = rq_unit_ns(s->unit),
-			.target_cpu = o.filter_cpu ? (int)o.cpu : -1,
-			/* the public bits are 1 << RUNQLAT_REC_* */
-			.land = o.land_events,
-		};
-		char msg[256] = "";
-
-		err = rqstream_init(&t->st, &cfg, msg, sizeof(msg));
-		if (err) {
-			session_log(s, KAGG_LOG_WARN, "streaming: %s", msg);
-			goto fail;
-		}
-		session_set_stream(s, &t->st.core, rqstream_on_record, &t->st);
-	}
-fail:
-	return session_opened(s, err, o.overhead);
+		return err;
+	if (o->filter_cpu)
+		session_filters_add(s, "cpu=%u ", o->cpu);
+	session_filters_end(s);
+	err = session_need_btf(s) ?:
+	      session_load_tp(s, o->attach, "the sched_wakeup/sched_switch programs", rq_load, o) ?:
+	      session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids, t->skel->maps.tids,
+				 t->skel->maps.cgroup);
+	if (!err && session_streams(s))
+		err = runqlat_stream_init(s, o);
+	return err;
 }
+
+SESSION_TOOL(runqlat, struct runqlat, .read_stream = runqlat_read_stream);

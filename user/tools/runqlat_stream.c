@@ -20,11 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
 #include <linux/types.h>
-#include "bits.bpf.h"
 #include "abi/runqlat.h"
 #include "runqlat_stream.h"
 #include "snapshot_internal.h"
@@ -44,9 +40,6 @@ static int wakeup_fmt(struct rqstream *st, const char *name, struct rq_wakeup_fm
 
 int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err, size_t err_len)
 {
-	const struct kagg_rb_format *f;
-	int ret;
-
 	memset(st, 0, sizeof(*st));
 	st->unit_ns = cfg->unit_ns;
 	st->target_cpu = cfg->target_cpu;
@@ -55,22 +48,10 @@ int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	ret = scons_init(&st->core, &cfg->core, err, err_len) ?:
-	      scons_format(&st->core, "sched", "sched_switch", kagg_rb_events__define_sched,
-			   &st->sw, &st->sw_payload, err, err_len) ?:
-	      wakeup_fmt(st, "sched_wakeup", &st->wakeup, err, err_len) ?:
-	      wakeup_fmt(st, "sched_wakeup_new", &st->wakeup_new, err, err_len);
-	if (ret)
-		return ret;
-	f = st->sw;
-	return scons_field(f, "prev_comm", &st->off_prev_comm, NULL, err, err_len) ?:
-	       scons_field(f, "prev_pid", &st->off_prev_pid, NULL, err, err_len) ?:
-	       scons_field(f, "prev_prio", &st->off_prev_prio, NULL, err, err_len) ?:
-	       scons_field(f, "prev_state", &st->off_prev_state, &st->size_prev_state, err,
-			   err_len) ?:
-	       scons_field(f, "next_comm", &st->off_next_comm, NULL, err, err_len) ?:
-	       scons_field(f, "next_pid", &st->off_next_pid, NULL, err, err_len) ?:
-	       scons_field(f, "next_prio", &st->off_next_prio, NULL, err, err_len);
+	return scons_init(&st->core, &cfg->core, err, err_len) ?:
+	       scons_switch_format(&st->core, &st->sw, err, err_len) ?:
+	       wakeup_fmt(st, "sched_wakeup", &st->wakeup, err, err_len) ?:
+	       wakeup_fmt(st, "sched_wakeup_new", &st->wakeup_new, err, err_len);
 }
 
 void rqstream_fini(struct rqstream *st)
@@ -97,33 +78,26 @@ static void account(struct rqstream *st, const struct runqlat_rec *r)
 	}
 	delta = r->ts - start;
 	st->recorded++;
-	sagg_add(&st->agg, r->gen, kagg_log2_div(delta, st->unit_ns, 63 - __builtin_clzll(st->unit_ns)),
-		 r->next_tgid, r->next_pid, r->next_comm);
+	sagg_add(&st->agg, r->gen, scons_slot(delta, st->unit_ns), r->next_tgid, r->next_pid,
+		 r->next_comm);
 }
 
 /* Land the record as the kernel's sched_wakeup(_new) or sched_switch event. */
 static void land(struct rqstream *st, const struct runqlat_rec *r)
 {
+	const struct scons_switch_ev ev = {
+		.prev_comm = r->comm, .prev_pid = r->pid, .prev_prio = r->prio,
+		.prev_state = r->prev_state,
+		.next_comm = r->next_comm, .next_pid = r->next_pid, .next_prio = r->next_prio,
+	};
 	const struct rq_wakeup_fmt *w;
 	struct kagg_rb_rsv rsv;
-	int64_t state = r->prev_state;
 	uint8_t *p;
 
 	if (!(st->land & (1u << r->type)))
 		return;
 	if (r->type == RUNQLAT_REC_SWITCH) {
-		p = scons_begin(&st->core, r->cpu, r->ts, st->sw, st->sw_payload,
-				TRACE_FLAG_IRQS_OFF, r->cur_pid, &rsv);
-		if (!p)
-			return;
-		memcpy(p + st->off_prev_comm, r->comm, 16);
-		memcpy(p + st->off_prev_pid, &r->pid, 4);
-		memcpy(p + st->off_prev_prio, &r->prio, 4);
-		memcpy(p + st->off_prev_state, &state, st->size_prev_state == 4 ? 4 : 8);
-		memcpy(p + st->off_next_comm, r->next_comm, 16);
-		memcpy(p + st->off_next_pid, &r->next_pid, 4);
-		memcpy(p + st->off_next_prio, &r->next_prio, 4);
-		kagg_rb__commit(&rsv);
+		scons_land_switch(&st->core, &st->sw, r->cpu, r->ts, r->cur_pid, &ev);
 		return;
 	}
 	w = r->type == RUNQLAT_REC_WAKEUP_NEW ? &st->wakeup_new : &st->wakeup;

@@ -31,10 +31,7 @@ struct rq_wakeup_fmt {
 struct rqstream {
 	struct scons core;
 	struct rq_wakeup_fmt wakeup, wakeup_new;
-	const struct kagg_rb_format *sw;
-	size_t sw_payload;
-	int off_prev_comm, off_prev_pid, off_prev_prio, off_prev_state, size_prev_state;
-	int off_next_comm, off_next_pid, off_next_prio;
+	struct scons_switch sw;		/* sched_switch as the format in use lays it out */
 
 	uint64_t unit_ns;
 	int target_cpu;
@@ -46,7 +43,7 @@ struct rqstream {
 };
 
 int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err, size_t err_len);
-/* The record handler, for session_set_stream(). */
+/* The record handler, for session_stream_started(). */
 void rqstream_on_record(void *ctx, const void *data, uint32_t len);
 void rqstream_fini(struct rqstream *st);
 int rqstream_read(struct rqstream *st, uint32_t g, bool reset, struct kagg_snapshot *snap);

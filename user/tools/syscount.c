@@ -38,16 +38,12 @@ static const char *const sc_default_headers[] = {
 	"/usr/include/asm/unistd_64.h",
 };
 
-#define DEFAULT_STREAM_BYTES (8u << 20)
-
 struct syscount {
 	struct syscount_bpf *skel;
 	enum kagg_syscount_mode mode;
 	char *names[SC_NR_MAX];
 	int nr_names;
 	char label[96];
-	enum kagg_mode path;	/* agg, stream or both */
-	bool streaming;
 	struct scstream st;
 	uint64_t recorded0;	/* stream mode: baseline of st.recorded */
 };
@@ -150,44 +146,41 @@ static const char *sc_label(struct kagg_session *s, uint64_t aux)
 	return t->label;
 }
 
-static uint64_t sc_unit_ns(enum kagg_unit u)
-{
-	return u == KAGG_UNIT_NSECS ? 1 : u == KAGG_UNIT_MSECS ? 1000000 : 1000;
-}
-
 static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 {
 	const struct kagg_syscount_opts *o = opts;
 	struct syscount *t = s->tool;
 	bool lat = o->mode == KAGG_SYSCOUNT_LATENCY, errs = o->mode == KAGG_SYSCOUNT_ERRORS;
 	bool keyed = s->key != KAGG_KEY_NONE;
-	bool agg = t->path != KAGG_MODE_STREAM, str = t->streaming;
 	struct syscount_bpf *skel;
 	int err;
 
 	skel = syscount_bpf__open();
 	if (!skel)
 		return -errno;
+	/* the agg path's programs first (session_tp_progs), sys_enter first in each */
+	const struct session_tp_prog progs[] = {
+		{ skel->progs.syscount_enter_tp_btf, skel->progs.syscount_enter_raw_tp, false,
+		  !errs },
+		{ skel->progs.syscount_exit_tp_btf, skel->progs.syscount_exit_raw_tp, false,
+		  lat || errs },
+		{ skel->progs.syscount_stream_enter_tp_btf, skel->progs.syscount_stream_enter_raw_tp,
+		  true, !errs },
+		{ skel->progs.syscount_stream_exit_tp_btf, skel->progs.syscount_stream_exit_raw_tp,
+		  true, lat || errs },
+	};
+
 	skel->rodata->mode = o->mode;
 	skel->rodata->key_mode = s->key;
 	skel->rodata->filter_tgid = o->nr_pids > 0;
-	skel->rodata->unit_ns = sc_unit_ns(s->unit);
-	skel->rodata->unit_log2 = s->unit == KAGG_UNIT_NSECS ? 0 : s->unit == KAGG_UNIT_MSECS ? 19 : 9;
-	skel->rodata->share_event = t->path == KAGG_MODE_BOTH;
+	skel->rodata->unit_ns = session_unit_ns(s->unit);
+	skel->rodata->unit_log2 = session_unit_log2(s->unit);
+	skel->rodata->share_event = s->path == KAGG_MODE_BOTH;
 	skel->rodata->wake_mode = KAGG_BPF_WAKE_WATERMARK;
 	skel->rodata->wake_bytes = o->stream_bytes / 4;
 
-	bpf_program__set_autoload(skel->progs.syscount_enter_tp_btf, btf && !errs && agg);
-	bpf_program__set_autoload(skel->progs.syscount_enter_raw_tp, !btf && !errs && agg);
-	bpf_program__set_autoload(skel->progs.syscount_exit_tp_btf, btf && (lat || errs) && agg);
-	bpf_program__set_autoload(skel->progs.syscount_exit_raw_tp, !btf && (lat || errs) && agg);
-	bpf_program__set_autoload(skel->progs.syscount_stream_enter_tp_btf, btf && !errs && str);
-	bpf_program__set_autoload(skel->progs.syscount_stream_enter_raw_tp, !btf && !errs && str);
-	bpf_program__set_autoload(skel->progs.syscount_stream_exit_tp_btf,
-				  btf && (lat || errs) && str);
-	bpf_program__set_autoload(skel->progs.syscount_stream_exit_raw_tp,
-				  !btf && (lat || errs) && str);
-	bpf_map__set_max_entries(skel->maps.events, str ? o->stream_bytes : 4096);
+	session_tp_autoload(s, progs, 4, btf);
+	bpf_map__set_max_entries(skel->maps.events, session_streams(s) ? o->stream_bytes : 4096);
 	/* Size what this configuration does not use down to nothing. */
 	if (!lat || btf)
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
@@ -210,26 +203,9 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 		return err;
 	}
 	t->skel = skel;
-	/* the agg path's programs first: the meta's per-path costs rely on it */
-	s->nr_progs = 0;
-	if (!errs && agg)
-		s->progs[s->nr_progs++] = btf ? skel->progs.syscount_enter_tp_btf
-					      : skel->progs.syscount_enter_raw_tp;
-	if ((lat || errs) && agg)
-		s->progs[s->nr_progs++] = btf ? skel->progs.syscount_exit_tp_btf
-					      : skel->progs.syscount_exit_raw_tp;
-	s->nr_agg_progs = s->nr_progs;
-	if (!errs && str)
-		s->progs[s->nr_progs++] = btf ? skel->progs.syscount_stream_enter_tp_btf
-					      : skel->progs.syscount_stream_enter_raw_tp;
-	if ((lat || errs) && str)
-		s->progs[s->nr_progs++] = btf ? skel->progs.syscount_stream_exit_tp_btf
-					      : skel->progs.syscount_stream_exit_raw_tp;
-	s->gen = &skel->bss->gen;
-	s->armed = &skel->bss->armed;
-	s->counters = skel->maps.counters;
-	s->nr_counters = SC_CNT_MAX;
-	snprintf(s->attach_type, sizeof(s->attach_type), "%s", btf ? "tp_btf" : "raw_tp");
+	session_tp_progs(s, progs, 4, btf);
+	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, SC_CNT_MAX,
+		     btf ? "tp_btf" : "raw_tp");
 	return 0;
 }
 
@@ -480,18 +456,6 @@ static int sc_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __
 static int syscount_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	struct syscount *t = s->tool;
-	int err;
-
-	if (t->path == KAGG_MODE_STREAM)
-		return sc_read_stream(s, snap, g, reset);
-	if (t->path == KAGG_MODE_BOTH) {
-		snap->stream = snap_new();
-		if (!snap->stream)
-			return -ENOMEM;
-		err = sc_read_stream(s, snap->stream, g, reset);
-		if (err)
-			return err;
-	}
 
 	if (t->mode == KAGG_SYSCOUNT_LATENCY)
 		return s->key == KAGG_KEY_NONE
@@ -508,10 +472,10 @@ static void syscount_meta(struct kagg_session *s, struct kagg_snapshot *snap, co
 {
 	struct syscount *t = s->tool;
 
-	if (t->streaming)
+	if (session_streams(s))
 		scons_meta(&t->st.core, snap, cnt[SC_CNT_STREAM_SEEN], cnt[SC_CNT_STREAM_SENT],
 			   cnt[SC_CNT_STREAM_DROP], reset);
-	if (t->path == KAGG_MODE_STREAM) {
+	if (s->path == KAGG_MODE_STREAM) {
 		snap->meta.events_recorded = t->st.recorded - t->recorded0;
 		if (reset)
 			t->recorded0 = t->st.recorded;
@@ -534,116 +498,75 @@ static void syscount_destroy(struct kagg_session *s)
 	struct syscount *t = s->tool;
 	int i;
 
-	if (t->streaming)
+	if (session_streams(s))
 		scstream_fini(&t->st);
 	syscount_bpf__destroy(t->skel);
 	for (i = 0; i < SC_NR_MAX; i++)
 		free(t->names[i]);
 }
 
-static const struct session_ops syscount_ops = {
-	.tool = "syscount",
-	.read = syscount_read,
-	.meta = syscount_meta,
-	.destroy = syscount_destroy,
-};
-
-struct kagg_session *kagg_syscount__open(const struct kagg_syscount_opts *opts)
+static int sc_validate(const struct kagg_syscount_opts *o, struct kagg_session *s)
 {
-	struct kagg_syscount_opts o = {};
-	struct session_init in = {};
-	struct kagg_session *s;
-	struct syscount *t;
-	size_t i;
+	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_TID ||
+	    (unsigned int)o->attach > KAGG_ATTACH_RAW_TP ||
+	    (unsigned int)o->mode > KAGG_SYSCOUNT_LATENCY || (o->nr_pids && !o->pids) ||
+	    o->nr_pids > 1024 || (unsigned int)o->stream_mode > KAGG_MODE_BOTH ||
+	    (o->stream_bytes < 4096 || (o->stream_bytes & (o->stream_bytes - 1)))) {
+		session_log(s, KAGG_LOG_WARN, "invalid syscount options");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Streaming: the consumer of the records, once the programs are loaded. */
+static int sc_stream_init(struct kagg_session *s, const struct kagg_syscount_opts *o)
+{
+	struct syscount *t = s->tool;
+	struct scstream_cfg cfg = {
+		.core = {
+			.map_fd = bpf_map__fd(t->skel->maps.events),
+			.map_bytes = o->stream_bytes,
+			.nr_cpus = s->nr_cpus,
+			.events_dir = o->events_dir,
+		},
+		.mode = o->mode,
+		.key = s->key,
+		.unit_ns = session_unit_ns(s->unit),
+	};
+	char msg[256] = "";
+
+	return session_stream_started(s, scstream_init(&t->st, &cfg, msg, sizeof(msg)), msg,
+				      &t->st.core, scstream_on_record, &t->st);
+}
+
+static int syscount_open(struct kagg_session *s, void *opts)
+{
+	struct kagg_syscount_opts *o = opts;
+	struct syscount *t = s->tool;
 	int err;
 
-	if (!kagg_opts_copy(&o, sizeof(o), opts)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	in = (struct session_init){ .log = o.log, .log_ctx = o.log_ctx, .unit = o.unit,
-				    .key = o.key, .tool_size = sizeof(*t) };
-	s = session_new(&syscount_ops, &in);
-	if (!s)
-		return NULL;
-	t = s->tool;
-	t->mode = o.mode;
-	t->path = o.stream_mode;
-	t->streaming = o.stream_mode != KAGG_MODE_AGG;
-	if (!o.stream_bytes)
-		o.stream_bytes = DEFAULT_STREAM_BYTES;
-	s->mode = session_mode_name(o.stream_mode);
-	s->event = o.mode == KAGG_SYSCOUNT_COUNT    ? "raw_syscalls:sys_enter"
-		   : o.mode == KAGG_SYSCOUNT_ERRORS ? "raw_syscalls:sys_exit"
-						    : "raw_syscalls:sys_enter,sys_exit";
-	if ((unsigned int)o.unit > KAGG_UNIT_MSECS || (unsigned int)o.key > KAGG_KEY_TID ||
-	    (unsigned int)o.attach > KAGG_ATTACH_RAW_TP ||
-	    (unsigned int)o.mode > KAGG_SYSCOUNT_LATENCY || (o.nr_pids && !o.pids) ||
-	    o.nr_pids > 1024 || (unsigned int)o.stream_mode > KAGG_MODE_BOTH ||
-	    (o.stream_bytes < 4096 || (o.stream_bytes & (o.stream_bytes - 1)))) {
-		session_log(s, KAGG_LOG_WARN, "invalid syscount options");
-		err = -EINVAL;
-		goto fail;
-	}
-	for (i = 0; i < o.nr_pids; i++) {
-		if (!session_task_exists(o.pids[i])) {
-			session_log(s, KAGG_LOG_WARN, "no such process: %d", o.pids[i]);
-			err = -ESRCH;
-			goto fail;
-		}
-	}
-	{
-		char *p = s->filters, *end = s->filters + sizeof(s->filters);
-
-		for (i = 0; i < o.nr_pids; i++)
-			p += snprintf(p, p < end ? (size_t)(end - p) : 0, "%s%d", i ? "," : "pid=",
-				      o.pids[i]);
-		if (o.mode == KAGG_SYSCOUNT_ERRORS)
-			snprintf(p, p < end ? (size_t)(end - p) : 0, "%sfailed calls only",
-				 o.nr_pids ? " " : "");
-	}
-	err = sc_names(s, o.names_file);
+	s->unit = o->unit;
+	s->key = o->key;
+	s->event = o->mode == KAGG_SYSCOUNT_COUNT    ? "raw_syscalls:sys_enter"
+		   : o->mode == KAGG_SYSCOUNT_ERRORS ? "raw_syscalls:sys_exit"
+						     : "raw_syscalls:sys_enter,sys_exit";
+	t->mode = o->mode;
+	session_use_path(s, o->stream_mode, &o->stream_bytes);
+	err = sc_validate(o, s) ?: session_tasks_open(s, &SESSION_PIDS(o));
 	if (err)
-		goto fail;
-	err = session_need_btf(s);
-	if (err)
-		goto fail;
-
-	err = session_load_tp(s, o.attach, "the sys_enter/sys_exit programs", sc_load, &o);
-	if (err)
-		goto fail;
-	for (i = 0; i < o.nr_pids; i++) {
-		__u32 id = o.pids[i];
-		__u8 one = 1;
-
-		err = bpf_map__update_elem(t->skel->maps.tgids, &id, sizeof(id), &one, 1, BPF_ANY);
-		if (err)
-			goto fail;
-	}
-	if (t->streaming) {
-		struct scstream_cfg cfg = {
-			.core = {
-				.map_fd = bpf_map__fd(t->skel->maps.events),
-				.map_bytes = o.stream_bytes,
-				.nr_cpus = s->nr_cpus,
-				.events_dir = o.events_dir,
-			},
-			.mode = o.mode,
-			.key = s->key,
-			.unit_ns = sc_unit_ns(s->unit),
-		};
-		char msg[256] = "";
-
-		err = scstream_init(&t->st, &cfg, msg, sizeof(msg));
-		if (err) {
-			session_log(s, KAGG_LOG_WARN, "streaming: %s", msg);
-			goto fail;
-		}
-		session_set_stream(s, &t->st.core, scstream_on_record, &t->st);
-	}
-fail:
-	return session_opened(s, err, o.overhead);
+		return err;
+	if (o->mode == KAGG_SYSCOUNT_ERRORS)
+		session_filters_add(s, "failed calls only");
+	session_filters_end(s);
+	err = sc_names(s, o->names_file) ?: session_need_btf(s) ?:
+	      session_load_tp(s, o->attach, "the sys_enter/sys_exit programs", sc_load, o) ?:
+	      session_tasks_fill(s, &SESSION_PIDS(o), t->skel->maps.tgids, NULL, NULL);
+	if (!err && session_streams(s))
+		err = sc_stream_init(s, o);
+	return err;
 }
+
+SESSION_TOOL(syscount, struct syscount, .read_stream = sc_read_stream);
 
 /* ------------------------------------------------------------ printing */
 

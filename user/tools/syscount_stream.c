@@ -15,11 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
 #include <linux/types.h>
-#include "bits.bpf.h"
 #include "abi/syscount.h"
 #include "syscount_stream.h"
 
@@ -140,8 +136,7 @@ static void account(struct scstream *st, const struct sc_rec *r)
 	if (st->mode != SC_MODE_LATENCY || !u64map_del(&st->start_ts, (uint32_t)r->pid, &start) ||
 	    !u64map_del(&st->start_nr, (uint32_t)r->pid, &nr))
 		return;
-	add(st, r, nr & (SC_NR_MAX - 1),
-	    (int)kagg_log2_div(r->ts - start, st->unit_ns, 63 - __builtin_clzll(st->unit_ns)));
+	add(st, r, nr & (SC_NR_MAX - 1), (int)scons_slot(r->ts - start, st->unit_ns));
 }
 
 /* Land the record as the kernel's raw_syscalls:sys_enter or sys_exit event. */

@@ -50,7 +50,7 @@ struct scstream {
 };
 
 int scstream_init(struct scstream *st, const struct scstream_cfg *cfg, char *err, size_t err_len);
-/* The record handler, for session_set_stream(). */
+/* The record handler, for session_stream_started(). */
 void scstream_on_record(void *ctx, const void *data, uint32_t len);
 void scstream_fini(struct scstream *st);
 /* Generation g's entries (n of them), valid until the next drain; -ENOMEM if any was lost. */
