@@ -77,7 +77,8 @@ JCC_FLAG	:= $(shell [ "$(ARCH)" = x86 ] && $(CC) -Wa,-mbranches-within-32B-bound
 		     echo -Wa,-mbranches-within-32B-boundaries)
 ALL_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC $(JCC_FLAG) \
 		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include
-LIBS		:= -lbpf -lelf -lz -lpthread
+# libiberty: its C++ and Rust demanglers (a static archive; licence: docs/stacks.md).
+LIBS		:= -lbpf -lelf -lz -liberty -lpthread
 TEST_LIBS	:= -lcmocka -ltraceevent $(LIBS)
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
@@ -169,7 +170,7 @@ bench: deps bench-deps
 # Build and test dependencies.  libbpf-dev and bpftool must come from
 # bookworm-backports (libbpf 1.4, bpftool 7.5); the rest from bookworm.
 DEPS_BPO	:= libbpf-dev bpftool
-DEPS		:= clang-19 llvm-19 libelf-dev zlib1g-dev libcmocka-dev \
+DEPS		:= clang-19 llvm-19 libelf-dev zlib1g-dev libiberty-dev libcmocka-dev \
 		   libtraceevent-dev trace-cmd pkg-config make gcc
 BENCH_DEPS	:= libbpf-tools bpftrace
 BENCH_DEPS_BPO	:= linux-perf

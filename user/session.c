@@ -661,7 +661,7 @@ static int read_frames(struct kagg_session *s, struct bpf_map *stackmap,
 		if (err && err != -ENOENT) /* ENOENT still names the module */
 			memset(&sym, 0, sizeof(sym));
 		fr[i].ip = ips[i];
-		fr[i].sym = snap_strdup(snap, kagg_sym__format(&sym, ips[i], buf, sizeof(buf)));
+		fr[i].sym = snap_strdup(snap, kagg_sym__format(&sym, ips[i], KAGG_SYM_ADDRS, buf, sizeof(buf)));
 		if (!fr[i].sym)
 			return -ENOMEM;
 	}
