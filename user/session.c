@@ -31,6 +31,7 @@
 #include <bpf/libbpf.h>
 
 #include "session_internal.h"
+#include "stacks.h"
 #include "stream/stream.h"
 #include "syms.h"
 
@@ -488,7 +489,7 @@ struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned in
 	__u32 g;
 	int err;
 
-	if (!s || (flags & ~KAGG_SNAP_RESET)) {
+	if (!s || (flags & ~(KAGG_SNAP_RESET | KAGG_SNAP_ADDRS))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -501,6 +502,7 @@ struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned in
 		errno = ENOMEM;
 		return NULL;
 	}
+	snap->addrs = flags & KAGG_SNAP_ADDRS;
 	g = reset ? flip_generation(s) : (*s->gen & 1);
 	if (s->stream)
 		scons_drain(s->stream, s->stream_fn, s->stream_ctx);
@@ -631,60 +633,45 @@ out:
 	return err;
 }
 
-/* Read stack id `id` and symbolize its frames into an array owned by snap. */
-static int read_frames(struct kagg_session *s, struct bpf_map *stackmap,
-		       struct kagg_snapshot *snap, int id, int pid, bool user,
-		       const struct kagg_frame **out, unsigned int *nr)
+/*
+ * Stack id of a key into r's ips: *err and *lost as the stack shows them.  KAGG_NO_STACK: not
+ * captured by design (-ENOENT, not lost); a negative id: the capture failed; an id no longer
+ * in the stack map (evicted): -ENOENT, lost.
+ */
+static void stack_ips(struct bpf_map *stackmap, int id, uint64_t *ips, unsigned int *n, int *err,
+		      bool *lost)
 {
-	__u64 ips[KAGG_MAX_STACK] = {};
-	struct kagg_frame *fr;
-	unsigned int n = 0, i;
-	char buf[256];
-
-	*out = NULL;
-	*nr = 0;
-	if (id < 0)
-		return id;
-	if (bpf_map__lookup_elem(stackmap, &id, sizeof(id), ips, sizeof(ips), 0))
-		return -ENOENT;
-	while (n < KAGG_MAX_STACK && ips[n])
-		n++;
-	fr = snap_own(snap, calloc(n ? n : 1, sizeof(*fr)));
-	if (!fr)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		struct kagg_sym sym = {};
-		int err;
-
-		err = user ? kagg_syms__user(s->syms, pid, ips[i], &sym)
-			   : kagg_syms__kernel(s->syms, ips[i], &sym);
-		if (err && err != -ENOENT) /* ENOENT still names the module */
-			memset(&sym, 0, sizeof(sym));
-		fr[i].ip = ips[i];
-		fr[i].sym = snap_strdup(snap, kagg_sym__format(&sym, ips[i], KAGG_SYM_ADDRS, buf, sizeof(buf)));
-		if (!fr[i].sym)
-			return -ENOMEM;
+	*n = 0;
+	*err = 0;
+	*lost = false;
+	if (id == KAGG_NO_STACK) {
+		*err = -ENOENT;
+		return;
 	}
-	*out = fr;
-	*nr = n;
-	return 0;
-}
-
-static int cmp_stack(const void *a, const void *b)
-{
-	const struct kagg_stack *x = a, *y = b;
-
-	if (x->total_ns != y->total_ns)
-		return x->total_ns < y->total_ns ? 1 : -1;
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+	*lost = true;
+	if (id < 0) {
+		*err = id;
+		return;
+	}
+	if (bpf_map__lookup_elem(stackmap, &id, sizeof(id), ips, KAGG_MAX_STACK * sizeof(*ips),
+				 0)) {
+		*err = -ENOENT;
+		return;
+	}
+	*lost = false;
+	while (*n < KAGG_MAX_STACK && ips[*n])
+		(*n)++;
 }
 
 int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
-			__u32 g, bool reset, struct kagg_snapshot *snap)
+			__u32 g, bool reset, bool from_tracer, struct kagg_snapshot *snap)
 {
-	size_t vsz = sizeof(struct kagg_stack_val), n, i, out = 0;
+	uint64_t kips[KAGG_MAX_STACK], uips[KAGG_MAX_STACK];
+	size_t vsz = sizeof(struct kagg_stack_val), n, i;
 	struct kagg_stack_val *vals = NULL;
 	struct kagg_key *keys = NULL;
+	struct stk_resolver res;
+	struct stk b;
 	int err, cpu;
 
 	if (!s->syms) {
@@ -692,50 +679,44 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 		if (!s->syms)
 			return -errno;
 	}
+	kagg_syms__recheck_maps(s->syms);
+	stk_syms_resolver(s->syms, &res);
 	err = collect_keys(agg, g, &keys, &n);
 	if (err)
 		return err;
-	snap->stacks = calloc(n ? n : 1, sizeof(*snap->stacks));
+	err = stk_init(&b, snap, &res, snap->addrs, from_tracer);
+	if (err)
+		goto out;
 	vals = calloc(s->nr_cpus, vsz);
-	if (!snap->stacks || !vals) {
+	if (!vals) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		struct kagg_stack *st = &snap->stacks[out];
+		struct stk_raw r = { .kips = kips, .uips = uips };
 
 		if (bpf_map__lookup_elem(agg, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
 			continue;
-		st->pid = keys[i].tgid;
-		st->tid = keys[i].pid;
+		r.pid = keys[i].tgid;
+		r.tid = keys[i].pid;
 		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-			if (!st->comm[0] && vals[cpu].comm[0])
-				memcpy(st->comm, vals[cpu].comm, sizeof(st->comm) - 1);
-			st->total_ns += vals[cpu].total_ns;
-			st->count += vals[cpu].count;
+			if (!r.comm[0] && vals[cpu].comm[0])
+				memcpy(r.comm, vals[cpu].comm, sizeof(r.comm) - 1);
+			r.total_ns += vals[cpu].total_ns;
+			r.count += vals[cpu].count;
 		}
-		if (keys[i].kstack != KAGG_NO_STACK)
-			st->kstack_err = read_frames(s, stackmap, snap, keys[i].kstack, st->pid,
-						     false, &st->kframes, &st->nr_kframes);
-		/* KAGG_NO_STACK: not captured by design (kernel thread, -U/-K): -ENOENT. */
-		if (keys[i].ustack == KAGG_NO_STACK)
-			st->ustack_err = -ENOENT;
-		else
-			st->ustack_err = read_frames(s, stackmap, snap, keys[i].ustack, st->pid,
-						     true, &st->uframes, &st->nr_uframes);
-		if (keys[i].kstack == KAGG_NO_STACK)
-			st->kstack_err = -ENOENT;
-		if (st->kstack_err == -ENOMEM || st->ustack_err == -ENOMEM) {
-			err = -ENOMEM;
+		stack_ips(stackmap, keys[i].kstack, kips, &r.nr_kips, &r.kstack_err, &r.klost);
+		stack_ips(stackmap, keys[i].ustack, uips, &r.nr_uips, &r.ustack_err, &r.ulost);
+		err = stk_add(&b, &r);
+		if (err)
 			goto out;
-		}
-		out++;
 		if (reset)
 			bpf_map__delete_elem(agg, &keys[i], sizeof(keys[i]), 0);
 	}
-	snap->nr_stacks = out;
-	qsort(snap->stacks, out, sizeof(*snap->stacks), cmp_stack);
+	err = stk_finish(&b);
 out:
+	if (err)
+		stk_fini(&b);
 	free(vals);
 	free(keys);
 	return err;

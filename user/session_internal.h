@@ -166,8 +166,14 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *map, __u32 g,
 			   struct kagg_snapshot *snap,
 			   const char *(*label)(struct kagg_session *s, uint64_t aux));
 
-/* Stack aggregations (per-CPU hash kagg_key -> kagg_stack_val) of generation g, symbolized. */
+/*
+ * Stack aggregations (per-CPU hash kagg_key -> kagg_stack_val) of generation g, symbolized and
+ * merged as struct kagg_frame says (by function, or by address with KAGG_SNAP_ADDRS).
+ * from_tracer: the kernel stacks were captured from inside the tracing program (tracepoint
+ * programs; not perf_event ones, whose stacks start at the sampled registers), so their
+ * leading frames are the program's and are dropped (see user/stacks.h).
+ */
 int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
-			__u32 g, bool reset, struct kagg_snapshot *snap);
+			__u32 g, bool reset, bool from_tracer, struct kagg_snapshot *snap);
 
 #endif

@@ -24,6 +24,7 @@ struct kagg_snapshot {
 	struct kagg_stack *stacks;
 	size_t nr_stacks;
 	const char *stack_noun; /* what a stack's count counts: "intervals" (NULL) or "samples" */
+	bool addrs;		/* KAGG_SNAP_ADDRS: frames by address */
 
 	/* KAGG_MODE_BOTH: the streaming path's histograms. */
 	struct kagg_snapshot *stream;
@@ -43,6 +44,11 @@ const char *snap_strdup(struct kagg_snapshot *snap, const char *s);
 int snap_alloc_hists(struct kagg_snapshot *snap, size_t n, unsigned int nr_slots);
 /* Sort histograms by (pid, tid, id). */
 void snap_sort_hists(struct kagg_snapshot *snap);
+/*
+ * Write one name (comm or frame) of a folded stack line: ';' separates frames there, so a ';'
+ * inside a name (Rust's "<[u8; 32] as Debug>::fmt") is written ':', a control character '?'.
+ */
+void snap_put_folded(FILE *f, const char *name);
 /* Append a drop cause. */
 void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what,
 		   uint64_t count, bool loses_event);

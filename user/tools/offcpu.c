@@ -229,7 +229,7 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 		err = session_read_key_hists(s, t->skel->maps.key_hist, g, reset, snap, NULL);
 	if (!err && t->stacks)
 		err = session_read_stacks(s, t->skel->maps.stack_agg, t->skel->maps.stackmap, g,
-					  reset, snap);
+					  reset, true, snap);
 	return err;
 }
 
