@@ -15,6 +15,7 @@ OUT		:= build
 CLANG		?= clang-19
 BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 CC		?= gcc
+CXX		?= g++
 AR		?= ar
 PKG_CONFIG	?= pkg-config
 
@@ -55,7 +56,8 @@ UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
 ROOT_SRCS	:= $(wildcard tests/bpf/test_*.c)
 ROOT_BINS	:= $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(ROOT_SRCS))
-TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c))
+TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c)) \
+		   $(patsubst tests/helpers/%.cc,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.cc))
 BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
 
@@ -134,6 +136,12 @@ $(KAGG_BIN): $(TOOL_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_A) $(LIBS)
 
+# C++ test targets (demangled frames): frame pointers, so user stacks unwind through them.
+$(OUT)/tests/helpers/%: tests/helpers/%.cc
+	$(call msg,CXX,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -o $@ $<
+
 $(OUT)/tests/%: tests/%.c $(LIB_A) $(TEST_SKELS) $(wildcard tests/*.h) $(LIB_HDRS) $(BPF_HDRS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
@@ -171,7 +179,7 @@ bench: deps bench-deps
 # bookworm-backports (libbpf 1.4, bpftool 7.5); the rest from bookworm.
 DEPS_BPO	:= libbpf-dev bpftool
 DEPS		:= clang-19 llvm-19 libelf-dev zlib1g-dev libiberty-dev libcmocka-dev \
-		   libtraceevent-dev trace-cmd pkg-config make gcc
+		   libtraceevent-dev trace-cmd pkg-config make gcc g++
 BENCH_DEPS	:= libbpf-tools bpftrace
 BENCH_DEPS_BPO	:= linux-perf
 

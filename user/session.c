@@ -32,6 +32,7 @@
 
 #include "session_internal.h"
 #include "stacks.h"
+#include "stream/bpfrb.h"
 #include "stream/stream.h"
 #include "syms.h"
 
@@ -351,20 +352,78 @@ void kagg_session__destroy(struct kagg_session *s)
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
 	kagg_syms__free(s->syms);
+	bpfrb__free(s->notes);
+	u64map_free(&s->notes_seen);
 	free(s->cpu_events0);
 	free(s);
+}
+
+/* ------------------------------------------------------------ process notes */
+
+/*
+ * A process first seen in a stack (bpf/proc_notes.bpf.h): read its maps now, while it lives,
+ * unless this tgid was handled with the same address space (mm) already.
+ */
+static void on_note(void *ctx, const void *data, uint32_t len)
+{
+	const struct kagg_proc_note *n = data;
+	struct kagg_session *s = ctx;
+	uint64_t *mm;
+
+	if (len < sizeof(*n) || !n->tgid)
+		return;
+	mm = u64map_get(&s->notes_seen, n->tgid);
+	if (mm && *mm == n->mm)
+		return;
+	if (u64map_put(&s->notes_seen, n->tgid, n->mm))
+		return;
+	kagg_syms__add_pid(s->syms, n->tgid);
+}
+
+void session_drain_notes(struct kagg_session *s)
+{
+	if (s->notes)
+		bpfrb__drain(s->notes, on_note, s, NULL);
+}
+
+int session_set_notes(struct kagg_session *s, struct bpf_map *ring)
+{
+	int err;
+
+	if (!s->syms) {
+		s->syms = kagg_syms__new();
+		if (!s->syms)
+			return -errno;
+	}
+	err = u64map_init(&s->notes_seen, 256);
+	if (err)
+		return err;
+	s->notes = bpfrb__new(bpf_map__fd(ring), bpf_map__max_entries(ring));
+	if (!s->notes)
+		return -errno;
+	return 0;
 }
 
 int kagg_session__poll(struct kagg_session *s, int timeout_ms)
 {
 	struct timespec ts;
+	int ret;
 
 	if (!s)
 		return -EINVAL;
-	if (s->stream)
-		return scons_poll(s->stream, s->stream_fn, s->stream_ctx, timeout_ms);
+	session_drain_notes(s);
+	if (s->stream) {
+		ret = scons_poll(s->stream, s->stream_fn, s->stream_ctx, timeout_ms);
+		session_drain_notes(s);
+		return ret;
+	}
 	if (timeout_ms <= 0)
 		return 0;
+	if (s->notes) {
+		ret = bpfrb__wait(s->notes, timeout_ms);
+		session_drain_notes(s);
+		return ret < 0 ? ret : 0;
+	}
 	ts.tv_sec = timeout_ms / 1000;
 	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
 	return nanosleep(&ts, NULL) ? -errno : 0;
@@ -679,6 +738,8 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 		if (!s->syms)
 			return -errno;
 	}
+	/* the processes noted since the last poll, while most still live */
+	session_drain_notes(s);
 	kagg_syms__recheck_maps(s->syms);
 	stk_syms_resolver(s->syms, &res);
 	err = collect_keys(agg, g, &keys, &n);

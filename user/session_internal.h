@@ -21,12 +21,14 @@
 #include <kagg/session.h>
 #include "abi/common.h"
 #include "snapshot_internal.h"
+#include "u64map.h"
 
 #define SESSION_MAX_PROGS 8
 #define SESSION_MAX_COUNTERS 16
 
 struct kagg_session;
 struct scons;
+struct bpfrb;
 
 struct session_ops {
 	const char *tool;
@@ -81,6 +83,8 @@ struct kagg_session {
 	uint64_t recursion0[SESSION_MAX_PROGS];
 
 	struct kagg_syms *syms; /* created by tools that read stacks */
+	struct bpfrb *notes;	/* tools with user stacks: processes first seen (proc_notes) */
+	struct u64map notes_seen; /* tgid -> mm of the last note handled */
 	struct kagg_rb *rb;	/* streaming tools: the reference ftrace ring buffer */
 	struct kagg_rb_events *rb_events;
 	const char *mode;	/* "agg", "stream", "both" */
@@ -175,5 +179,14 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *map, __u32 g,
  */
 int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
 			__u32 g, bool reset, bool from_tracer, struct kagg_snapshot *snap);
+
+/*
+ * Tools whose programs capture user stacks hand over their `proc_notes` ring (see
+ * bpf/proc_notes.bpf.h) after loading: kagg_session__poll() and every stack read then read
+ * the maps of each process noted, while it lives.  0 or -errno.
+ */
+int session_set_notes(struct kagg_session *s, struct bpf_map *ring);
+/* Handle the pending notes now (without waiting). */
+void session_drain_notes(struct kagg_session *s);
 
 #endif

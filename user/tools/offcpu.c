@@ -140,6 +140,7 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	if (!o->stacks) {
 		bpf_map__set_max_entries(skel->maps.stack_agg, 1);
 		bpf_map__set_max_entries(skel->maps.stackmap, 1);
+		bpf_map__set_max_entries(skel->maps.proc_notes, 4096);
 	}
 	if (!o->nr_pids)
 		bpf_map__set_max_entries(skel->maps.tgids, 1);
@@ -333,6 +334,8 @@ struct kagg_session *kagg_offcpu__open(const struct kagg_offcpu_opts *opts)
 	if (err)
 		goto fail;
 	err = fill_filters(s, &o);
+	if (!err && o.stacks)
+		err = session_set_notes(s, t->skel->maps.proc_notes);
 	if (err)
 		goto fail;
 	if (t->streaming) {

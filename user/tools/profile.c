@@ -326,6 +326,8 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 	skel->rodata->period_ns = 1000000000ULL / o->freq;
 	if (!o->nr_pids)
 		bpf_map__set_max_entries(skel->maps.tgids, 1);
+	if (o->stacks == KAGG_PROFILE_KERNEL)
+		bpf_map__set_max_entries(skel->maps.proc_notes, 4096);
 	err = profile_bpf__load(skel);
 	if (err) {
 		if (session_perm_error(err))
@@ -340,6 +342,11 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 		__u32 id = o->pids[i];
 
 		err = bpf_map__update_elem(skel->maps.tgids, &id, sizeof(id), &one, 1, BPF_ANY);
+		if (err)
+			return err;
+	}
+	if (o->stacks != KAGG_PROFILE_KERNEL) {
+		err = session_set_notes(s, skel->maps.proc_notes);
 		if (err)
 			return err;
 	}

@@ -146,6 +146,10 @@ KAGG_API int kagg_session__attach(struct kagg_session *s);
  * some to arrive.  Returns the number consumed or -errno (-EINTR on a
  * signal).  For sessions that do not stream it just waits.  Call it often
  * enough that the BPF ring buffer does not fill up (losses are counted).
+ * Sessions with user stacks (offcpu --stacks, profile) also read here the
+ * mappings of each process as it first shows up in a stack, so that it is
+ * symbolized even if it exits before the snapshot: call it while they run
+ * (every 100 ms or so) rather than sleeping.
  */
 KAGG_API int kagg_session__poll(struct kagg_session *s, int timeout_ms);
 
