@@ -27,7 +27,9 @@ static const char usage_text[] =
 "  -U, --user-stacks-only   capture user stacks only\n"
 "  -K, --kernel-stacks-only capture kernel stacks only\n"
 "      --event EV         auto (default: cycles, else cpu-clock), cycles or cpu-clock\n"
-"      --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs)\n"
+"      --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs),\n"
+"                         once at the end (not with -i)\n"
+"      --addrs            stack frames by address (func+0x1a), not merged by function\n"
 CLI_COMMON_HELP
 "\n"
 "examples:\n"
@@ -40,6 +42,7 @@ enum {
 	OPT_CPU = CLI_OPT_TOOL,
 	OPT_EVENT,
 	OPT_FOLDED,
+	OPT_ADDRS,
 };
 
 static const struct option long_opts[] = {
@@ -51,15 +54,22 @@ static const struct option long_opts[] = {
 	{ "kernel-stacks-only", no_argument, NULL, 'K' },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "addrs", no_argument, NULL, OPT_ADDRS },
 	{},
 };
 
 struct profile_args {
 	struct kagg_profile_opts o;
 	struct cli_common cm;
-	bool folded;
 	int *pids;
 };
+
+/* --folded: sample counts, one line per stack, no meta. */
+static int print_folded(const struct kagg_snapshot *snap, FILE *f,
+			const struct kagg_print_opts *opts)
+{
+	return kagg_profile__print_folded(snap, f);
+}
 
 static int parse_args(int argc, char **argv, struct profile_args *a)
 {
@@ -115,7 +125,11 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 					       "invalid event '%s' (auto, cycles or cpu-clock)", optarg);
 			break;
 		case OPT_FOLDED:
-			a->folded = true;
+			a->cm.print.folded = true;
+			a->cm.printer = print_folded;
+			break;
+		case OPT_ADDRS:
+			a->cm.addrs = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -126,34 +140,12 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 	}
 	if (optind < argc)
 		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
-	if (a->folded && a->cm.print.format == KAGG_FORMAT_JSON)
+	if (a->cm.print.folded && a->cm.print.format == KAGG_FORMAT_JSON)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
-	if (a->folded && a->cm.interval)
+	if (a->cm.print.folded && a->cm.interval)
 		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
 	a->o.overhead = a->cm.overhead;
 	return 0;
-}
-
-/* Run until -d or a signal (or each -i), then print; folded output has no meta. */
-static int run(struct kagg_session *s, struct profile_args *a)
-{
-	struct kagg_snapshot *snap;
-	struct cli_common cm = a->cm;
-	int err;
-
-	if (!a->folded)
-		return cli_run(s, &a->cm, "Sampling on-CPU stacks");
-	if (kagg_session__attach(s))
-		return KAGG_EXIT_FAIL;
-	cli_sleep(cm.duration ? cm.duration : 1e9);
-	kagg_session__detach(s);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	if (!snap)
-		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
-			       strerror(errno));
-	err = kagg_profile__print_folded(snap, stdout);
-	kagg_snapshot__free(snap);
-	return cli_output_done(err);
 }
 
 static int profile_main(int argc, char **argv)
@@ -173,7 +165,7 @@ static int profile_main(int argc, char **argv)
 		ret = cli_open_failed(errno);
 		goto out;
 	}
-	ret = run(s, &a);
+	ret = cli_run(s, &a.cm, "Sampling on-CPU stacks");
 out:
 	kagg_session__destroy(s);
 	free(a.pids);

@@ -405,6 +405,67 @@ static void test_short_lived_cxx_process_raw_tp(void **state)
 	short_lived_cxx(KAGG_ATTACH_RAW_TP, true);
 }
 
+/*
+ * kagg offcpu --stacks --folded: the helper's naps fold into one line per stack, by function
+ * (no "+0x"), from main down to __schedule, with their time; --addrs shows the offsets.
+ */
+static void test_cli_folded_by_function(void **state)
+{
+	char *helper[] = { "stack_target", "--lead-ms", "800", "nap", "40", "10", NULL };
+	static const char leaf[] = ";schedule;__schedule";
+	char path[512], *out = NULL, *line, *save = NULL;
+	uint64_t us = 0;
+	int lines = 0, rc, st;
+	pid_t pid = -1;
+
+	TU_SKIP_UNLESS_ROOT();
+	for (int addrs = 0; addrs < 2; addrs++) {
+		char *argv[] = { "offcpu", "--stacks", "--folded", "-d", "3",
+				 addrs ? "--addrs" : NULL, NULL };
+
+		tu_helper(helper[0], path, sizeof(path));
+		pid = fork();
+		if (pid == 0) {
+			execv(path, helper);
+			_exit(127);
+		}
+		assert_true(pid > 0);
+		rc = tu_run_kagg(argv, &out, NULL, 0, 0);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_int_equal(rc, 0);
+		assert_true(WIFEXITED(st) && !WEXITSTATUS(st));
+		assert_null(strstr(out, ";bpf_trace_run"));
+		if (addrs) {
+			assert_non_null(strstr(out, ";" NAP_FN "+0x"));
+			free(out);
+			break;
+		}
+		assert_null(strstr(out, "+0x"));
+		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *val = strrchr(line, ' ');
+
+			assert_non_null(val);
+			/* every kernel part ends (innermost) at the scheduler */
+			if (strstr(line, ";--;"))
+				assert_true(val - line > 11 &&
+					    !strncmp(val - 11, ";__schedule", 11));
+			if (strncmp(line, "stack_target;", 13) || !strstr(line, ";" NAP_FN ";"))
+				continue;
+			assert_non_null(strstr(line, ";main;" NAP_FN ";"));
+			assert_true(val - line > (long)strlen(leaf) &&
+				    !strncmp(val - strlen(leaf), leaf, strlen(leaf)));
+			us += strtoull(val + 1, NULL, 10);
+			lines++;
+		}
+		printf("  folded: %d line(s) with %s, %llu us\n", lines, NAP_FN,
+		       (unsigned long long)us);
+		assert_true(lines >= 1);
+		assert_true(us >= 10 * 40000);
+		free(out);
+		out = NULL;
+	}
+}
+
 static void test_stacks_symbolized(void **state)
 {
 	int n = 10, pids[1];
@@ -698,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_stacks_symbolized),
 		cmocka_unit_test(test_short_lived_cxx_process_tp_btf),
 		cmocka_unit_test(test_short_lived_cxx_process_raw_tp),
+		cmocka_unit_test(test_cli_folded_by_function),
 		cmocka_unit_test(test_cli_json_known_sleeps),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
 		cmocka_unit_test(test_closed_pipe_one_line_nothing_left),

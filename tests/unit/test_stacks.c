@@ -3,8 +3,8 @@
  * Unprivileged tests of the stacks a snapshot shows, built from hand-made symbol tables:
  * frames named by function (symbol versions dropped, C++ and Rust demangled), stacks that
  * differ only in offsets merged with their counts summed, the tracing machinery's frames
- * dropped from the top of kernel stacks, unknown frames counted by cause, by address
- * (KAGG_SNAP_ADDRS), and folded lines free of ';' inside names.
+ * dropped from the top of kernel stacks, unknown frames counted by cause, --addrs, folded
+ * lines free of ';' inside names, and --folded refusing -i in both tools.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +21,7 @@
 #include "snapshot_internal.h"
 #include "stacks.h"
 #include "syms.h"
+#include "testutil.h"
 
 struct tsym {
 	uint64_t addr;
@@ -370,6 +371,23 @@ static void test_func_names(void **state)
 	assert_int_equal(kagg_demangle(NULL, buf, sizeof(buf)), -EINVAL);
 }
 
+/* One answer for both tools: folded output is one flame graph, printed once. */
+static void test_cli_folded_refuses_interval(void **state)
+{
+	static const char *const tools[] = { "offcpu", "profile" };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		char *argv[] = { (char *)tools[i], "--folded", "-i", "1", NULL };
+		char *err = NULL;
+
+		assert_int_equal(tu_run_kagg(argv, NULL, &err, 0, 0), 2);
+		assert_int_equal(tu_lines(err), 1);
+		assert_non_null(strstr(err, "--folded prints once: drop -i"));
+		free(err);
+	}
+}
+
 static int free_funcs(void **state)
 {
 	size_t i;
@@ -392,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_folded_names_have_no_separator),
 		cmocka_unit_test(test_meta_frames_printed),
 		cmocka_unit_test(test_func_names),
+		cmocka_unit_test(test_cli_folded_refuses_interval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, free_funcs);
