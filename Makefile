@@ -17,6 +17,8 @@ BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 CC		?= gcc
 CXX		?= g++
 AR		?= ar
+LD		?= ld
+OBJCOPY		?= objcopy
 PKG_CONFIG	?= pkg-config
 
 KAGG_MAJOR	:= 0
@@ -62,6 +64,10 @@ BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
 
 LIB_A		:= $(OUT)/lib/libkagg.a
+LIB_RELOC	:= $(OUT)/obj/libkagg.o
+# Every library object as it is, internal symbols global: for the tests and
+# benches that call into the library's internals.  Never installed.
+LIB_INTERNAL_A	:= $(OUT)/obj/libkagg-internal.a
 LIB_SO		:= $(OUT)/lib/libkagg.so.$(KAGG_VERSION)
 LIB_SONAME	:= libkagg.so.$(KAGG_MAJOR)
 KAGG_BIN	:= $(OUT)/bin/kagg
@@ -81,7 +87,7 @@ ALL_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC $(JCC_FLAG) \
 		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include
 # libiberty: its C++ and Rust demanglers (a static archive; licence: docs/stacks.md).
 LIBS		:= -lbpf -lelf -lz -liberty -lpthread
-TEST_LIBS	:= -lcmocka -ltraceevent $(LIBS)
+TEST_LIBS	:= -lcmocka -ltraceevent -lquadmath $(LIBS)
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
 		   -Wno-unused-function -I$(OUT)/include -Ibpf -Ivmlinux/$(ARCH) \
@@ -116,7 +122,18 @@ $(OUT)/obj/tools/%.o: tools/%.c $(wildcard tools/*.h user/include/kagg/*.h)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
 
+# libkagg.a holds one object: a partial link of every library object in
+# which only the KAGG_API symbols stay global (the objects are built with
+# -fvisibility=hidden, so --localize-hidden turns every other symbol local).
+# An embedder linking it statically sees kagg_* names only: no internal name
+# (jw_*, session_*, tracefs_*...) can clash with one of its own.
 $(LIB_A): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	@mkdir -p $(@D) $(dir $(LIB_RELOC))
+	$(Q)$(LD) -r -o $(LIB_RELOC) $^ && $(OBJCOPY) --localize-hidden $(LIB_RELOC)
+	$(Q)rm -f $@ && $(AR) rcs $@ $(LIB_RELOC)
+
+$(LIB_INTERNAL_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
@@ -142,11 +159,21 @@ $(OUT)/tests/helpers/%: tests/helpers/%.cc
 	@mkdir -p $(@D)
 	$(Q)$(CXX) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -o $@ $<
 
-$(OUT)/tests/%: tests/%.c $(LIB_A) $(TEST_SKELS) $(wildcard tests/*.h) $(LIB_HDRS) $(BPF_HDRS)
+# Tests and benches link the public libkagg.a, as an embedder would; those
+# that call the library's internal functions (snap_*, kagg_syms__*, the ring
+# buffer's rb_*, the stream consumers...) link the internal archive instead.
+INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
+		   unit/test_syms unit/test_stacks unit/test_hist_parse bpf/test_profile \
+		   bench/bench_stream
+TEST_LIB_A	:= $(LIB_A)
+$(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
+
+$(OUT)/tests/%: tests/%.c $(LIB_A) $(LIB_INTERNAL_A) $(TEST_SKELS) $(wildcard tests/*.h) \
+		$(LIB_HDRS) $(BPF_HDRS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fno-omit-frame-pointer -Itests -I/usr/include/traceevent \
-		-o $@ $< $(LIB_A) $(TEST_LIBS)
+		-o $@ $< $(TEST_LIB_A) $(TEST_LIBS)
 
 # ---------------------------------------------------------------- tests
 .PHONY: check-unit check-root test
@@ -179,7 +206,8 @@ bench: deps bench-deps
 # bookworm-backports (libbpf 1.4, bpftool 7.5); the rest from bookworm.
 DEPS_BPO	:= libbpf-dev bpftool
 DEPS		:= clang-19 llvm-19 libelf-dev zlib1g-dev libiberty-dev libcmocka-dev \
-		   libtraceevent-dev trace-cmd pkg-config make gcc g++
+		   libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
+		   abigail-tools
 BENCH_DEPS	:= libbpf-tools bpftrace
 BENCH_DEPS_BPO	:= linux-perf
 
@@ -212,15 +240,23 @@ format:
 		$(wildcard tools/*.c tools/*.h tests/*/*.c tests/*.h)
 
 # ---------------------------------------------------------------- ABI
-# The exported symbols are the KAGG_API declarations in user/include/kagg/*.h.
-# `make abi-update` regenerates user/libkagg.map from them (run it after adding
-# a public function); `make abi-check` fails when headers, map and .so differ.
+# The exported symbols are the KAGG_API declarations in user/include/kagg/*.h;
+# the type layouts are those of the public headers.  `make abi-update`
+# regenerates user/libkagg.map from the headers and tests/abi/libkagg.abi (an
+# abidw dump of the .so) from the rebuilt library: run it after adding a
+# public function or appending a field, and commit both.  `make abi-check`
+# fails when headers, map, .so and .a differ, when the .a or .so exports a
+# name without the kagg_ prefix, when abidiff finds an incompatible layout
+# change against the committed dump, or when a public header does not compile
+# alone as C11 (-pedantic) or C++.  See tests/abi/abi.sh.
 .PHONY: abi-check abi-update
-abi-check: $(OUT)/lib/libkagg.so
-	$(Q)tests/abi/abi.sh check user/libkagg.map $(OUT)/lib/libkagg.so
+abi-check: $(OUT)/lib/libkagg.so $(LIB_A)
+	$(Q)tests/abi/abi.sh check user/libkagg.map $(OUT)/lib/libkagg.so $(LIB_A) tests/abi/libkagg.abi
 
 abi-update:
-	$(Q)tests/abi/abi.sh update user/libkagg.map
+	$(Q)tests/abi/abi.sh update-map user/libkagg.map
+	$(Q)$(MAKE) --no-print-directory $(OUT)/lib/libkagg.so
+	$(Q)tests/abi/abi.sh update-dump $(OUT)/lib/libkagg.so tests/abi/libkagg.abi
 
 # ---------------------------------------------------------------- install
 # make install PREFIX=/usr/local DESTDIR=   (and make uninstall, same variables)
@@ -280,3 +316,9 @@ $(OUT)/examples/%: examples/%.c $(OUT)/lib/libkagg.so $(PUBLIC_HDRS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(WARNS) -std=gnu11 -Iuser/include -o $@ $< \
 		-L$(OUT)/lib -lkagg -Wl,-rpath,$(abspath $(OUT)/lib)
+
+# ---------------------------------------------------------------- generated
+# bpf/abi/exp_table.h: exact exponential-histogram thresholds (committed).
+.PHONY: exp-table
+exp-table:
+	$(Q)python3 bpf/exp_table.py bpf/abi/exp_table.h

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <kagg/session.h>
+#include <kagg/snapshot.h>
 
 /* Path of the kagg binary under test ($KAGG, else build/bin/kagg). */
 static inline const char *tu_kagg(void)

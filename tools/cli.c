@@ -435,7 +435,7 @@ static const char *printer_comm(void *ctx, int pid)
 static void *printer_main(void *arg)
 {
 	struct printer *p = arg;
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
 	for (;;) {
 		bool done = p->done;

@@ -316,8 +316,8 @@ static int decode_file(struct decoded *d, int i, const char *file, size_t subbuf
 	if (!d->bufs[i])
 		return cli_err(KAGG_EXIT_FAIL, "cannot read %s: %s", file, strerror(errno));
 	for (off = 0; off + subbuf <= len; off += subbuf) {
-		struct kagg_rb_page_iter it;
-		struct kagg_rb_event ev;
+		struct kagg_rb_page_iter it = { .sz = sizeof(it) };
+		struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
 		if (kagg_rb_page_iter__init(&it, d->bufs[i] + off, subbuf))
 			return cli_err(KAGG_EXIT_FAIL, "%s: sub-buffer at %zu is corrupt", file, off);
@@ -356,16 +356,18 @@ static void learn_switch_comms(const struct kagg_rb_events *evs, const struct de
 								       "sched_switch");
 	const struct kagg_rb_field *pp, *pc, *np, *nc;
 	size_t i;
+	int sw_id;
 
 	if (!sw || !(pp = kagg_rb_format__field(sw, "prev_pid")) ||
 	    !(pc = kagg_rb_format__field(sw, "prev_comm")) ||
 	    !(np = kagg_rb_format__field(sw, "next_pid")) ||
 	    !(nc = kagg_rb_format__field(sw, "next_comm")))
 		return;
+	sw_id = kagg_rb_format__id(sw);
 	for (i = 0; i < d->n; i++) {
 		const uint8_t *r = d->all[i].ev.data;
 
-		if (d->all[i].ev.len < 64 || *(const uint16_t *)r != sw->id)
+		if (d->all[i].ev.len < 64 || *(const uint16_t *)r != sw_id)
 			continue;
 		learn_comm(comms, pp, pc, r);
 		learn_comm(comms, np, nc, r);

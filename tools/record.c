@@ -107,8 +107,8 @@ static void learn(struct sink *k, const struct kagg_rb_format *fmt, const struct
 /* Count the page's events and learn the comms they name, before the page goes out. */
 static void scan_page(struct sink *k, const void *page, size_t size)
 {
-	struct kagg_rb_page_iter it;
-	struct kagg_rb_event ev;
+	struct kagg_rb_page_iter it = { .sz = sizeof(it) };
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
 	if (kagg_rb_page_iter__init(&it, page, size))
 		return;
@@ -224,9 +224,11 @@ static int open_raw_dir(struct sink *k, const char *dir, struct kagg_rb *rb,
 	for (i = 0; !err && i < kagg_rb_events__count(evs); i++) {
 		const struct kagg_rb_format *fmt = kagg_rb_events__at(evs, i);
 
-		snprintf(path, sizeof(path), "%s/events/%s/%s", dir, fmt->system, fmt->name);
+		const char *sys = kagg_rb_format__system(fmt), *name = kagg_rb_format__name(fmt);
+
+		snprintf(path, sizeof(path), "%s/events/%s/%s", dir, sys, name);
 		err = mkdir_p(path);
-		snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, fmt->system, fmt->name);
+		snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, sys, name);
 		err = err ?: write_text(path, format_fn, fmt);
 	}
 	if (err)

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
-/* Internal helpers for validating *_opts structs (see kagg/common.h). */
+/*
+ * Internal helpers for validating the structs that cross the API with their
+ * size: *_opts structs, and the caller-allocated structs the library fills
+ * or reads (see kagg/common.h and docs/api.md, "ABI policy").
+ */
 #ifndef KAGG_OPTS_INTERNAL_H
 #define KAGG_OPTS_INTERNAL_H
 
@@ -42,6 +46,45 @@ static inline bool kagg_opts_copy(void *dst, size_t dst_sz, const void *opts)
 	memset(dst, 0, dst_sz);
 	memcpy(dst, opts, sz < dst_sz ? sz : dst_sz);
 	return true;
+}
+
+#ifndef offsetofend
+#define offsetofend(T, f) (offsetof(T, f) + sizeof(((T *)0)->f))
+#endif
+
+/*
+ * A caller-allocated struct the library fills: its sz (first member) reaches
+ * min_sz, the size of the struct's first release (offsetofend of its last
+ * field then, which stays fixed when fields are appended).
+ */
+static inline bool kagg_sz_valid(const void *p, size_t min_sz)
+{
+	return p && *(const size_t *)p >= min_sz;
+}
+
+/*
+ * A struct the library reads: sz reaches min_sz and every byte past known_sz
+ * (what this library knows of it) is zero.
+ */
+static inline bool kagg_in_valid(const void *p, size_t min_sz, size_t known_sz)
+{
+	return kagg_sz_valid(p, min_sz) && kagg_opts_valid(p, known_sz);
+}
+
+/*
+ * Copy the library's view src of a sized struct into the caller's dst: the
+ * fields after sz, as far as both sizes reach; dst->sz is left as the caller
+ * set it.
+ */
+static inline void kagg_sz_copy(void *dst, const void *src, size_t src_sz)
+{
+	size_t n = *(const size_t *)dst;
+
+	if (n > src_sz)
+		n = src_sz;
+	if (n > sizeof(size_t))
+		memcpy((char *)dst + sizeof(size_t), (const char *)src + sizeof(size_t),
+		       n - sizeof(size_t));
 }
 
 /* Field f of opts, or dflt when opts is NULL or too old to carry it. */

@@ -511,15 +511,13 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 				    : "not exact: membarrier(MEMBARRIER_CMD_GLOBAL) unavailable";
 	if (s->stats_fd >= 0) {
 		m->has_overhead = true;
-		m->progs = snap->progs;
 		for (i = 0; i < s->nr_progs && i < SNAP_MAX_PROGS; i++) {
-			struct kagg_prog_cost *pc = &snap->progs[i];
+			struct kagg_prog_cost *pc = snap_add_prog(snap);
 
 			pc->prog = bpf_program__name(s->progs[i]);
 			pc->run_cnt = rc[i] - s->run_cnt0[i];
 			pc->run_time_ns = rt[i] - s->run_time0[i];
 			pc->ns_per_run = pc->run_cnt ? (double)pc->run_time_ns / pc->run_cnt : 0;
-			m->nr_progs++;
 			if (m->has_stream && m->events_seen) {
 				if (i < s->nr_agg_progs)
 					m->agg_ns_per_event += (double)pc->run_time_ns / m->events_seen;

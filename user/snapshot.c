@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <kagg/session.h>
+#include <kagg/snapshot.h>
 #include "json.h"
 #include "opts.h"
 #include "snapshot_internal.h"
 
 #define HIST_MAX_SLOTS 64
+/* sz of a kagg_hist of the first release (0.1): the least kagg_hist__print_text() reads */
+#define HIST_MIN_SZ offsetofend(struct kagg_hist, lin_step)
 
 const char *kagg_unit__name(enum kagg_unit unit)
 {
@@ -80,7 +82,14 @@ static const char *value_name(const struct kagg_hist *h)
 
 struct kagg_snapshot *snap_new(void)
 {
-	return calloc(1, sizeof(struct kagg_snapshot));
+	struct kagg_snapshot *snap = calloc(1, sizeof(struct kagg_snapshot));
+
+	if (snap) {
+		snap->meta.sz = sizeof(snap->meta);
+		snap->meta.drops = snap->drop_ptrs;
+		snap->meta.progs = snap->prog_ptrs;
+	}
+	return snap;
 }
 
 void *snap_own(struct kagg_snapshot *snap, void *p)
@@ -118,6 +127,7 @@ int snap_alloc_hists(struct kagg_snapshot *snap, size_t n, unsigned int nr_slots
 	if (!snap->hists || !snap->slots)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
+		snap->hists[i].sz = sizeof(snap->hists[i]);
 		snap->hists[i].nr_slots = nr_slots;
 		snap->hists[i].slots = snap->slots + i * nr_slots;
 	}
@@ -132,10 +142,53 @@ void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *wh
 
 	if (m->nr_drops >= SNAP_MAX_DROPS)
 		return;
-	snap->drops[m->nr_drops++] = (struct kagg_drop){ cause, what, count };
-	m->drops = snap->drops;
+	snap->drops[m->nr_drops] = (struct kagg_drop){ sizeof(struct kagg_drop), cause, what, count };
+	snap->drop_ptrs[m->nr_drops] = &snap->drops[m->nr_drops];
+	m->nr_drops++;
 	if (loses_event)
 		m->drops_total += count;
+}
+
+struct kagg_prog_cost *snap_add_prog(struct kagg_snapshot *snap)
+{
+	struct kagg_meta *m = &snap->meta;
+	struct kagg_prog_cost *pc;
+
+	if (m->nr_progs >= SNAP_MAX_PROGS)
+		return NULL;
+	pc = &snap->progs[m->nr_progs];
+	*pc = (struct kagg_prog_cost){ .sz = sizeof(*pc) };
+	snap->prog_ptrs[m->nr_progs++] = pc;
+	return pc;
+}
+
+int snap_alloc_stacks(struct kagg_snapshot *snap, size_t n)
+{
+	size_t i;
+
+	snap->stacks = calloc(n ? n : 1, sizeof(*snap->stacks));
+	if (!snap->stacks)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		snap->stacks[i].sz = sizeof(snap->stacks[i]);
+	return 0;
+}
+
+struct kagg_frame *snap_frames(struct kagg_snapshot *snap, size_t n,
+			       const struct kagg_frame *const **ptrs)
+{
+	struct kagg_frame *fr = snap_own(snap, calloc(n ? n : 1, sizeof(*fr)));
+	const struct kagg_frame **p = snap_own(snap, calloc(n ? n : 1, sizeof(*p)));
+	size_t i;
+
+	if (!fr || !p)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		fr[i].sz = sizeof(fr[i]);
+		p[i] = &fr[i];
+	}
+	*ptrs = p;
+	return fr;
 }
 
 static int cmp_hist(const void *a, const void *b)
@@ -245,7 +298,7 @@ int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
 	uint64_t max = 0;
 	int last, i, w, bar;
 
-	if (!h || !f)
+	if (!kagg_in_valid(h, HIST_MIN_SZ, sizeof(*h)) || !f)
 		return -EINVAL;
 	last = hist_last(h);
 	for (i = 0; i <= last; i++)
@@ -292,7 +345,7 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 		   " filtered; dropped %" PRIu64 ":",
 		m->events_seen, m->events_recorded, m->events_filtered, m->drops_total);
 	for (i = 0; i < m->nr_drops; i++)
-		fprintf(f, " %s=%" PRIu64, m->drops[i].cause, m->drops[i].count);
+		fprintf(f, " %s=%" PRIu64, m->drops[i]->cause, m->drops[i]->count);
 	fputc('\n', f);
 	if (m->has_frames) {
 		uint64_t unknown = m->frames_no_maps + m->frames_no_symbols;
@@ -317,8 +370,8 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 	}
 	for (i = 0; m->has_overhead && i < m->nr_progs; i++)
 		fprintf(f, "# overhead: %s %.1f ns/event (%" PRIu64 " runs, %" PRIu64 " ns)\n",
-			m->progs[i].prog, m->progs[i].ns_per_run, m->progs[i].run_cnt,
-			m->progs[i].run_time_ns);
+			m->progs[i]->prog, m->progs[i]->ns_per_run, m->progs[i]->run_cnt,
+			m->progs[i]->run_time_ns);
 	if (m->has_overhead && m->agg_ns_per_event > 0 && m->stream_ns_per_event > 0) {
 		double consumer = m->events_seen ? m->consumer_cpu_s * 1e9 / m->events_seen : 0;
 		double stream_ns = m->stream_ns_per_event + consumer;
@@ -413,13 +466,13 @@ static void print_stack_text(const struct kagg_stack *st, enum kagg_unit unit, c
 	if (st->kstack_err && st->kstack_err != -ENOENT)
 		fprintf(f, "    [kernel stack lost: %s]\n", strerror(-st->kstack_err));
 	for (i = 0; i < st->nr_kframes; i++)
-		fprintf(f, "    %s\n", st->kframes[i].sym);
+		fprintf(f, "    %s\n", st->kframes[i]->sym);
 	if (st->nr_uframes || (st->ustack_err && st->ustack_err != -ENOENT))
 		fputs("    --\n", f);
 	if (st->ustack_err && st->ustack_err != -ENOENT)
 		fprintf(f, "    [user stack lost: %s]\n", strerror(-st->ustack_err));
 	for (i = 0; i < st->nr_uframes; i++)
-		fprintf(f, "    %s\n", st->uframes[i].sym);
+		fprintf(f, "    %s\n", st->uframes[i]->sym);
 	fprintf(f, "    -                %-16s (%d)\n", st->comm, st->tid);
 	fprintf(f, "        %" PRIu64 " %s in %" PRIu64 " %s\n\n",
 		ns_to_unit(st->total_ns, unit), kagg_unit__name(unit), st->count, noun);
@@ -445,13 +498,13 @@ static void print_stack_folded(const struct kagg_stack *st, enum kagg_unit unit,
 	snap_put_folded(f, st->comm);
 	for (i = st->nr_uframes; i > 0; i--) {
 		fputc(';', f);
-		snap_put_folded(f, st->uframes[i - 1].sym);
+		snap_put_folded(f, st->uframes[i - 1]->sym);
 	}
 	if (st->nr_kframes)
 		fputs(";--", f);
 	for (i = st->nr_kframes; i > 0; i--) {
 		fputc(';', f);
-		snap_put_folded(f, st->kframes[i - 1].sym);
+		snap_put_folded(f, st->kframes[i - 1]->sym);
 	}
 	fprintf(f, " %" PRIu64 "\n", ns_to_unit(st->total_ns, unit));
 }
@@ -532,7 +585,7 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m)
 	jw_obj_end(w);
 	jw_obj_begin(w, "drops");
 	for (i = 0; i < m->nr_drops; i++)
-		jw_u64(w, m->drops[i].cause, m->drops[i].count);
+		jw_u64(w, m->drops[i]->cause, m->drops[i]->count);
 	jw_obj_end(w);
 	if (m->has_frames) {
 		jw_obj_begin(w, "frames");
@@ -569,10 +622,10 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m)
 		jw_arr_begin(w, "overhead");
 		for (i = 0; i < m->nr_progs; i++) {
 			jw_obj_begin(w, NULL);
-			jw_str(w, "prog", m->progs[i].prog);
-			jw_u64(w, "run_cnt", m->progs[i].run_cnt);
-			jw_u64(w, "run_time_ns", m->progs[i].run_time_ns);
-			jw_double(w, "ns_per_event", m->progs[i].ns_per_run, 1);
+			jw_str(w, "prog", m->progs[i]->prog);
+			jw_u64(w, "run_cnt", m->progs[i]->run_cnt);
+			jw_u64(w, "run_time_ns", m->progs[i]->run_time_ns);
+			jw_double(w, "ns_per_event", m->progs[i]->ns_per_run, 1);
 			jw_obj_end(w);
 		}
 		jw_arr_end(w);
@@ -628,14 +681,14 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h)
 	jw_obj_end(w);
 }
 
-static void print_frames_json(struct jw *w, const char *key, const struct kagg_frame *fr,
+static void print_frames_json(struct jw *w, const char *key, const struct kagg_frame *const *fr,
 			      unsigned int n)
 {
 	unsigned int i;
 
 	jw_arr_begin(w, key);
 	for (i = 0; i < n; i++)
-		jw_str(w, NULL, fr[i].sym);
+		jw_str(w, NULL, fr[i]->sym);
 	jw_arr_end(w);
 }
 

@@ -7,7 +7,7 @@
 #ifndef KAGG_SNAPSHOT_INT_H
 #define KAGG_SNAPSHOT_INT_H
 
-#include <kagg/session.h>
+#include <kagg/snapshot.h>
 
 #define SNAP_MAX_DROPS 12
 #define SNAP_MAX_PROGS 8 /* SESSION_MAX_PROGS */
@@ -16,6 +16,9 @@ struct kagg_snapshot {
 	struct kagg_meta meta;
 	struct kagg_drop drops[SNAP_MAX_DROPS];
 	struct kagg_prog_cost progs[SNAP_MAX_PROGS];
+	/* meta.drops and meta.progs point here: drop_ptrs[i] = &drops[i]... */
+	const struct kagg_drop *drop_ptrs[SNAP_MAX_DROPS];
+	const struct kagg_prog_cost *prog_ptrs[SNAP_MAX_PROGS];
 
 	struct kagg_hist *hists;
 	size_t nr_hists;
@@ -40,10 +43,23 @@ struct kagg_snapshot *snap_new(void);
 void *snap_own(struct kagg_snapshot *snap, void *p);
 /* strdup owned by the snapshot (NULL on ENOMEM). */
 const char *snap_strdup(struct kagg_snapshot *snap, const char *s);
-/* Allocate n histograms of nr_slots slots each, zeroed. 0 or -ENOMEM. */
+/* Allocate n histograms of nr_slots slots each, zeroed (sz set). 0 or -ENOMEM. */
 int snap_alloc_hists(struct kagg_snapshot *snap, size_t n, unsigned int nr_slots);
 /* Sort histograms by (pid, tid, id). */
 void snap_sort_hists(struct kagg_snapshot *snap);
+/*
+ * The stacks' storage: n zeroed stacks (sz set).  0 or -ENOMEM.  Frames go
+ * through snap_frames().
+ */
+int snap_alloc_stacks(struct kagg_snapshot *snap, size_t n);
+/*
+ * n zeroed frames (sz set) owned by snap, and the pointer array a stack
+ * shows them through (*ptrs).  NULL on ENOMEM.
+ */
+struct kagg_frame *snap_frames(struct kagg_snapshot *snap, size_t n,
+			       const struct kagg_frame *const **ptrs);
+/* Append a program's cost (NULL when SNAP_MAX_PROGS are there), zeroed with sz set. */
+struct kagg_prog_cost *snap_add_prog(struct kagg_snapshot *snap);
 /*
  * Write one name (comm or frame) of a folded stack line: ';' separates frames there, so a ';'
  * inside a name (Rust's "<[u8; 32] as Debug>::fmt") is written ':', a control character '?'.

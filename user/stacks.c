@@ -142,7 +142,7 @@ static bool tracing_frame(const struct kagg_sym *sym)
 
 /* Name the n frames of ips into a snapshot-owned array; counts unknown frames by cause. */
 static int stk_frames(struct stk *b, const uint64_t *ips, unsigned int n, bool user, int pid,
-		      const struct kagg_frame **out, unsigned int *nr)
+		      const struct kagg_frame *const **out, unsigned int *nr)
 {
 	unsigned int i, k = 0;
 	struct kagg_frame *fr;
@@ -151,7 +151,7 @@ static int stk_frames(struct stk *b, const uint64_t *ips, unsigned int n, bool u
 
 	*out = NULL;
 	*nr = 0;
-	fr = snap_own(b->snap, calloc(n ? n : 1, sizeof(*fr)));
+	fr = snap_frames(b->snap, n, out);
 	if (!fr)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -179,7 +179,6 @@ static int stk_frames(struct stk *b, const uint64_t *ips, unsigned int n, bool u
 			return -ENOMEM;
 		k++;
 	}
-	*out = fr;
 	*nr = k;
 	return 0;
 }
@@ -200,6 +199,7 @@ int stk_add(struct stk *b, const struct stk_raw *r)
 	}
 	st = &b->stacks[b->nr];
 	memset(st, 0, sizeof(*st));
+	st->sz = sizeof(*st);
 	st->pid = r->pid;
 	st->tid = r->tid;
 	memcpy(st->comm, r->comm, sizeof(st->comm));
@@ -219,18 +219,18 @@ int stk_add(struct stk *b, const struct stk_raw *r)
 	return 0;
 }
 
-static int cmp_frames(const struct kagg_frame *x, const struct kagg_frame *y, unsigned int n,
-		      bool by_ptr)
+static int cmp_frames(const struct kagg_frame *const *x, const struct kagg_frame *const *y,
+		      unsigned int n, bool by_ptr)
 {
 	unsigned int i;
 	int c;
 
 	for (i = 0; i < n; i++) {
-		if (x[i].sym == y[i].sym)
+		if (x[i]->sym == y[i]->sym)
 			continue;
 		if (by_ptr)
-			return (uintptr_t)x[i].sym < (uintptr_t)y[i].sym ? -1 : 1;
-		c = strcmp(x[i].sym, y[i].sym);
+			return (uintptr_t)x[i]->sym < (uintptr_t)y[i]->sym ? -1 : 1;
+		c = strcmp(x[i]->sym, y[i]->sym);
 		if (c)
 			return c;
 	}

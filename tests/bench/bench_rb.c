@@ -110,9 +110,10 @@ static void *run_writer(void *arg)
 		}
 		break;
 	}
-	case OURS:
+	case OURS: {
+		struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) }; /* sz set once, reused */
+
 		for (i = 0; i < ITERS; i++) {
-			struct kagg_rb_rsv rsv;
 			void *p = kagg_rb__reserve(s->rb, s->payload, &rsv);
 
 			if (p) {
@@ -121,6 +122,7 @@ static void *run_writer(void *arg)
 			}
 		}
 		break;
+	}
 	case MUTEX_SHARED:
 	case MUTEX_PERCPU:
 		for (i = 0; i < ITERS; i++) {
@@ -214,8 +216,8 @@ static void bench_decode(void)
 
 		t = now_ns();
 		for (i = 0; i < np; i++) {
-			struct kagg_rb_page_iter it;
-			struct kagg_rb_event ev;
+			struct kagg_rb_page_iter it = { .sz = sizeof(it) };
+			struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
 			kagg_rb_page_iter__init(&it, pages + i * 4096, 4096);
 			while (kagg_rb_page_iter__next(&it, &ev) == 0) {

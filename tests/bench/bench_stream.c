@@ -269,7 +269,7 @@ static int run_kagg(double secs, struct result *r)
 	r->seen = m->stream_seen;
 	r->delivered = m->stream_delivered;
 	r->dropped = m->stream_dropped;
-	r->bpf_ns = m->nr_progs ? m->progs[0].ns_per_run : 0;
+	r->bpf_ns = m->nr_progs ? m->progs[0]->ns_per_run : 0;
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 	return 0;

@@ -82,6 +82,12 @@ DEF_CASE(rb_events_find_null, !kagg_rb_events__find(NULL, 1))
 DEF_CASE(rb_events_count_null, kagg_rb_events__count(NULL) == 0)
 DEF_CASE(rb_events_parse_null, kagg_rb_events__parse(NULL, "x", "", 0, NULL) < 0)
 DEF_CASE(rb_format_field_null, !kagg_rb_format__field(NULL, "pid"))
+DEF_CASE(rb_format_field_at_null, !kagg_rb_format__field_at(NULL, 0) && errno == EINVAL)
+DEF_CASE(rb_format_getters_null,
+	 kagg_rb_format__nr_fields(NULL) == 0 && kagg_rb_format__nr_common(NULL) == 0 &&
+		 kagg_rb_format__id(NULL) == -EINVAL && !kagg_rb_format__system(NULL) &&
+		 !kagg_rb_format__name(NULL) && !kagg_rb_format__print_fmt(NULL))
+DEF_CASE(rb_stats_print_null, kagg_rb_stats__fprint(NULL, stdout) == -EINVAL)
 
 struct null_case {
 	const char *name;
@@ -107,7 +113,8 @@ static const struct null_case rb_null_cases[] = {
 	NULL_CASE(rb_iter_free_null), NULL_CASE(rb_page_iter_null),
 	NULL_CASE(rb_events_free_null), NULL_CASE(rb_events_find_null),
 	NULL_CASE(rb_events_count_null), NULL_CASE(rb_events_parse_null),
-	NULL_CASE(rb_format_field_null),
+	NULL_CASE(rb_format_field_null), NULL_CASE(rb_format_field_at_null),
+	NULL_CASE(rb_format_getters_null), NULL_CASE(rb_stats_print_null),
 };
 
 static size_t run_null_cases(const struct null_case *null_cases, size_t n)

@@ -151,7 +151,7 @@ static void test_linear_buckets(void **state)
 	assert_int_equal(h->slots[4], 7);
 	assert_int_equal(h->total, 17);
 	for (i = 0; i < kagg_snapshot__meta(snap)->nr_drops; i++) {
-		const struct kagg_drop *d = &kagg_snapshot__meta(snap)->drops[i];
+		const struct kagg_drop *d = kagg_snapshot__meta(snap)->drops[i];
 
 		if (!strcmp(d->cause, "below_range"))
 			assert_int_equal(d->count, 3);
@@ -209,8 +209,8 @@ static void test_signed_negative_values(void **state)
 	m = kagg_snapshot__meta(snap);
 	h = kagg_snapshot__hist(snap, 0);
 	for (i = 0; i < m->nr_drops; i++)
-		if (!strcmp(m->drops[i].cause, "negative"))
-			negative = m->drops[i].count;
+		if (!strcmp(m->drops[i]->cause, "negative"))
+			negative = m->drops[i]->count;
 	printf("  log2: %llu recorded, negative %llu\n", (unsigned long long)h->total,
 	       (unsigned long long)negative);
 	assert_int_equal(negative, 9);
@@ -221,8 +221,8 @@ static void test_signed_negative_values(void **state)
 	m = kagg_snapshot__meta(snap);
 	h = kagg_snapshot__hist(snap, 0);
 	for (i = 0; i < m->nr_drops; i++)
-		if (!strcmp(m->drops[i].cause, "above_range"))
-			above = m->drops[i].count;
+		if (!strcmp(m->drops[i]->cause, "above_range"))
+			above = m->drops[i]->count;
 	for (i = 7; i < 64; i++) /* [3, ...]: the fds */
 		fds += h->slots[i];
 	printf("  linear from -4: [-2] %llu, fds %llu, above %llu\n",

@@ -297,24 +297,24 @@ static void stack_work(void *arg)
 	tu_sleep_ms(2000); /* stay alive (not a zombie) while the test symbolizes */
 }
 
-static bool frames_have(const struct kagg_frame *fr, unsigned int n, const char *prefix)
+static bool frames_have(const struct kagg_frame *const *fr, unsigned int n, const char *prefix)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (!strncmp(fr[i].sym, prefix, strlen(prefix)))
+		if (!strncmp(fr[i]->sym, prefix, strlen(prefix)))
 			return true;
 	return false;
 }
 
 #define NAP_FN "kagg_test::Sleeper::nap(unsigned int, unsigned int)"
 
-static bool frames_equal(const struct kagg_frame *fr, unsigned int n, const char *name)
+static bool frames_equal(const struct kagg_frame *const *fr, unsigned int n, const char *name)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (!strcmp(fr[i].sym, name))
+		if (!strcmp(fr[i]->sym, name))
 			return true;
 	return false;
 }
@@ -332,9 +332,9 @@ static void assert_stacks_start_at_schedule(const struct kagg_snapshot *snap)
 
 		if (!st->nr_kframes)
 			continue;
-		if (strcmp(st->kframes[0].sym, "__schedule"))
-			printf("  leaf %s of %s (%d)\n", st->kframes[0].sym, st->comm, st->pid);
-		assert_string_equal(st->kframes[0].sym, "__schedule");
+		if (strcmp(st->kframes[0]->sym, "__schedule"))
+			printf("  leaf %s of %s (%d)\n", st->kframes[0]->sym, st->comm, st->pid);
+		assert_string_equal(st->kframes[0]->sym, "__schedule");
 	}
 }
 
@@ -369,7 +369,7 @@ static void short_lived_cxx(enum kagg_attach attach, bool poll)
 		if (!frames_equal(st->uframes, st->nr_uframes, NAP_FN))
 			continue;
 		naps += st->count;
-		sched &= st->nr_kframes > 0 && !strcmp(st->kframes[0].sym, "__schedule");
+		sched &= st->nr_kframes > 0 && !strcmp(st->kframes[0]->sym, "__schedule");
 	}
 	printf("  %s, %s: %llu intervals, %llu in %s, kernel leaf __schedule %d; frames %llu, "
 	       "unknown: no maps %llu, no symbols %llu; stacks lost %llu\n", m->attach,

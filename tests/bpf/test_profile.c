@@ -114,13 +114,13 @@ static void stop_child(struct tu_child *c)
 	tu_wait(c);
 }
 
-static bool frames_have(const struct kagg_frame *fr, unsigned int n, const char *name)
+static bool frames_have(const struct kagg_frame *const *fr, unsigned int n, const char *name)
 {
 	size_t len = strlen(name);
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (!strncmp(fr[i].sym, name, len) && (fr[i].sym[len] == '+' || !fr[i].sym[len]))
+		if (!strncmp(fr[i]->sym, name, len) && (fr[i]->sym[len] == '+' || !fr[i]->sym[len]))
 			return true;
 	return false;
 }
@@ -231,10 +231,10 @@ static void short_lived_cxx(bool poll)
 			continue;
 		all += st->count;
 		for (k = 0; k + 1 < st->nr_uframes; k++)
-			if (!strcmp(st->uframes[k].sym, SPIN_FN) &&
-			    !strcmp(st->uframes[k + 1].sym, "main"))
+			if (!strcmp(st->uframes[k]->sym, SPIN_FN) &&
+			    !strcmp(st->uframes[k + 1]->sym, "main"))
 				hit += st->count;
-		if (st->nr_uframes && !strcmp(st->uframes[0].sym, "[unknown]"))
+		if (st->nr_uframes && !strcmp(st->uframes[0]->sym, "[unknown]"))
 			unknown += st->count;
 	}
 	printf("  %s: %llu samples, %llu in %s under main, %llu with an unknown leaf; frames "
@@ -562,26 +562,29 @@ static void test_errors_one_line(void **state)
 /* Folded lines from a hand-built snapshot: order, separators, lost stacks, counts. */
 static void test_folded_printer(void **state)
 {
-	static const struct kagg_frame k[] = { { 1, "do_syscall_64+0x5" }, { 2, "entry+0x1" } };
-	static const struct kagg_frame u[] = { { 3, "spin+0x10" }, { 4, "main+0x20" } };
+	static const struct kagg_frame kf[] = { { sizeof(kf[0]), 1, "do_syscall_64+0x5" },
+						{ sizeof(kf[0]), 2, "entry+0x1" } };
+	static const struct kagg_frame uf[] = { { sizeof(uf[0]), 3, "spin+0x10" },
+						{ sizeof(uf[0]), 4, "main+0x20" } };
+	static const struct kagg_frame *const k[] = { &kf[0], &kf[1] };
+	static const struct kagg_frame *const u[] = { &uf[0], &uf[1] };
 	struct kagg_snapshot *snap = snap_new();
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
 	assert_non_null(snap);
-	snap->stacks = calloc(3, sizeof(*snap->stacks));
-	assert_non_null(snap->stacks);
+	assert_int_equal(snap_alloc_stacks(snap, 3), 0);
 	snap->nr_stacks = 3;
-	snap->stacks[0] = (struct kagg_stack){ .pid = 7, .tid = 7, .comm = "app", .count = 42,
+	snap->stacks[0] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack), .pid = 7, .tid = 7, .comm = "app", .count = 42,
 					       .total_ns = 42 * 10101010ULL, .nr_kframes = 2,
 					       .nr_uframes = 2, .kframes = k, .uframes = u };
 	/* -U: kernel side not captured by design. */
-	snap->stacks[1] = (struct kagg_stack){ .pid = 7, .tid = 7, .comm = "app", .count = 5,
+	snap->stacks[1] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack), .pid = 7, .tid = 7, .comm = "app", .count = 5,
 					       .kstack_err = -ENOENT, .nr_uframes = 2,
 					       .uframes = u };
 	/* Kernel thread, user side not captured; a failed kernel capture is shown. */
-	snap->stacks[2] = (struct kagg_stack){ .pid = 9, .tid = 9, .comm = "kworker/0:1",
+	snap->stacks[2] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack), .pid = 9, .tid = 9, .comm = "kworker/0:1",
 					       .count = 1, .kstack_err = -EEXIST,
 					       .ustack_err = -ENOENT };
 	f = open_memstream(&buf, &len);

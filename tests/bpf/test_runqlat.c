@@ -305,9 +305,9 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool last
 	lost = m->drops_total + m->stream_dropped;
 	if (lost) {
 		for (i = 0; i < m->nr_drops; i++)
-			if (m->drops[i].count)
-				printf("  dropped: %s %llu\n", m->drops[i].cause,
-				       (unsigned long long)m->drops[i].count);
+			if (m->drops[i]->count)
+				printf("  dropped: %s %llu\n", m->drops[i]->cause,
+				       (unsigned long long)m->drops[i]->count);
 		a = hists_total(snap);
 		b = hists_total(st);
 		if (last) /* every attempt had drops: the difference is at most what was lost */
@@ -370,8 +370,8 @@ static void test_stream_drops_counted(void **state)
 	assert_int_equal(m->stream_seen, m->stream_delivered + m->stream_dropped);
 	assert_int_equal(m->stream_sent, m->stream_delivered);
 	for (i = 0; i < m->nr_drops; i++)
-		if (!strcmp(m->drops[i].cause, "stream_ringbuf_full"))
-			named = m->drops[i].count == m->stream_dropped;
+		if (!strcmp(m->drops[i]->cause, "stream_ringbuf_full"))
+			named = m->drops[i]->count == m->stream_dropped;
 	assert_true(named);
 	assert_true(hists_total(snap) >= (uint64_t)rounds);
 	kagg_snapshot__free(snap);
@@ -391,7 +391,7 @@ static void land_as_kernel_events(const char *events_dir)
 	struct kagg_snapshot *snap;
 	const struct kagg_meta *m;
 	struct kagg_session *s;
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	uint64_t read = 0;
 
 	child = tu_spawn(tu_bounce_work, &rounds);
@@ -409,13 +409,15 @@ static void land_as_kernel_events(const char *events_dir)
 	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
 		const struct kagg_rb_format *f = kagg_rb_events__find(evs, *(const uint16_t *)ev.data);
 		const struct kagg_rb_field *pid;
+		const char *name;
 		int32_t v = 0;
 
 		read++;
 		assert_non_null(f);
-		if (!strcmp(f->name, "sched_switch"))
+		name = kagg_rb_format__name(f);
+		if (!strcmp(name, "sched_switch"))
 			pid = kagg_rb_format__field(f, "prev_pid");
-		else if (!strcmp(f->name, "sched_wakeup") || !strcmp(f->name, "sched_wakeup_new"))
+		else if (!strcmp(name, "sched_wakeup") || !strcmp(name, "sched_wakeup_new"))
 			pid = kagg_rb_format__field(f, "pid");
 		else
 			pid = NULL;
@@ -423,7 +425,7 @@ static void land_as_kernel_events(const char *events_dir)
 		memcpy(&v, (const uint8_t *)ev.data + pid->offset, 4);
 		/* the child's two threads have ids child.pid and child.pid + k, k small */
 		if (v >= child.pid && v < child.pid + 16) {
-			if (f->name[6] == 'w')
+			if (name[6] == 'w')
 				wakeups++;
 			else
 				switches++;
@@ -461,7 +463,7 @@ static void test_stream_land_events_mask(void **state)
 	struct tu_child child;
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
 	TU_SKIP_UNLESS_ROOT();
 	child = tu_spawn(tu_bounce_work, &rounds);
@@ -476,7 +478,7 @@ static void test_stream_land_events_mask(void **state)
 		const struct kagg_rb_format *f = kagg_rb_events__find(evs, *(const uint16_t *)ev.data);
 
 		assert_non_null(f);
-		if (!strcmp(f->name, "sched_wakeup_new"))
+		if (!strcmp(kagg_rb_format__name(f), "sched_wakeup_new"))
 			n++;
 		else
 			others++;

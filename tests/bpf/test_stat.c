@@ -116,18 +116,18 @@ static void test_page_faults_at_least_n(void **state)
 	assert_int_equal(rep->exit_status, 0);
 	for (i = 0; i < rep->nr_results; i++)
 		printf("  %s: supported %d count %llu enabled %llu running %llu\n",
-		       rep->results[i].name, rep->results[i].supported,
-		       (unsigned long long)rep->results[i].count,
-		       (unsigned long long)rep->results[i].enabled_ns,
-		       (unsigned long long)rep->results[i].running_ns);
-	assert_true(rep->results[0].supported);
-	assert_true(rep->results[0].count >= N_PAGES);
-	assert_true(rep->results[1].count >= N_PAGES);
-	assert_true(rep->results[0].enabled_ns > 0);
-	assert_int_equal(rep->results[0].scale, KAGG_STAT_EXACT); /* software: never multiplexed */
-	assert_int_equal(rep->results[0].estimate, rep->results[0].count);
-	assert_int_equal(rep->results[3].supported, probe_hw(PERF_COUNT_HW_INSTRUCTIONS) == 0);
-	assert_int_equal(kagg_stat__counted(st), rep->results[3].supported ? 4 : 3);
+		       rep->results[i]->name, rep->results[i]->supported,
+		       (unsigned long long)rep->results[i]->count,
+		       (unsigned long long)rep->results[i]->enabled_ns,
+		       (unsigned long long)rep->results[i]->running_ns);
+	assert_true(rep->results[0]->supported);
+	assert_true(rep->results[0]->count >= N_PAGES);
+	assert_true(rep->results[1]->count >= N_PAGES);
+	assert_true(rep->results[0]->enabled_ns > 0);
+	assert_int_equal(rep->results[0]->scale, KAGG_STAT_EXACT); /* software: never multiplexed */
+	assert_int_equal(rep->results[0]->estimate, rep->results[0]->count);
+	assert_int_equal(rep->results[3]->supported, probe_hw(PERF_COUNT_HW_INSTRUCTIONS) == 0);
+	assert_int_equal(kagg_stat__counted(st), rep->results[3]->supported ? 4 : 3);
 	kagg_stat__destroy(st);
 }
 

@@ -56,8 +56,8 @@ static uint64_t drop_count(const struct kagg_meta *m, const char *cause)
 	size_t i;
 
 	for (i = 0; i < m->nr_drops; i++)
-		if (!strcmp(m->drops[i].cause, cause))
-			return m->drops[i].count;
+		if (!strcmp(m->drops[i]->cause, cause))
+			return m->drops[i]->count;
 	fail_msg("no drop cause %s", cause);
 	return 0;
 }
@@ -102,8 +102,8 @@ static bool both_once(enum kagg_key_mode key, bool last)
 	assert_true(total >= (uint64_t)rounds);
 	/* Each path's own BPF cost is measured separately (runs include unarmed ones). */
 	assert_int_equal(m->nr_progs, 2);
-	assert_true(m->progs[0].run_cnt >= m->events_seen);
-	assert_true(m->progs[1].run_cnt >= m->stream_seen);
+	assert_true(m->progs[0]->run_cnt >= m->events_seen);
+	assert_true(m->progs[1]->run_cnt >= m->stream_seen);
 	/* Both paths check that each CPU's switches chain, on the same events:
 	 * the switches the kernel did not deliver are the same count in both. */
 	printf("  kernel gaps: %llu (kernel path), %llu (stream)\n",
@@ -188,8 +188,8 @@ static void test_stalled_consumer_drops_are_counted_and_never_block(void **state
 		size_t i;
 
 		for (i = 0; i < m->nr_drops; i++)
-			if (!strcmp(m->drops[i].cause, "stream_ringbuf_full"))
-				named = m->drops[i].count == m->stream_dropped;
+			if (!strcmp(m->drops[i]->cause, "stream_ringbuf_full"))
+				named = m->drops[i]->count == m->stream_dropped;
 		assert_true(named);
 		assert_true(kagg_snapshot__hist(snap, 0)->total >= (uint64_t)rounds);
 	}
@@ -221,7 +221,7 @@ static void test_records_land_in_reference_buffer(void **state)
 	const struct kagg_rb_format *fmt;
 	const struct kagg_rb_field *pf;
 	struct kagg_session *s;
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	struct kagg_rb *rb;
 	uint64_t n = 0, child_out = 0, last = 0;
 	int pid, st;
@@ -251,7 +251,7 @@ static void test_records_land_in_reference_buffer(void **state)
 	assert_non_null(pf);
 	/* Merged read in timestamp order: every callback record is there, in order. */
 	while (!kagg_rb__consume(rb, -1, &ev)) {
-		assert_int_equal(*(const uint16_t *)ev.data, fmt->id);
+		assert_int_equal(*(const uint16_t *)ev.data, kagg_rb_format__id(fmt));
 		assert_true(ev.ts >= last);
 		last = ev.ts;
 		if (kagg_rb_field__int(pf, ev.data) == pid)

@@ -454,7 +454,7 @@ static void land_as_kernel_events(const char *events_dir)
 	const struct kagg_rb_format *f;
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	long n = 0, read = 0;
 	int pid;
 
@@ -473,7 +473,7 @@ static void land_as_kernel_events(const char *events_dir)
 		read++;
 		memcpy(&cpid, (const uint8_t *)ev.data + 4, 4);
 		memcpy(&nr, (const uint8_t *)ev.data + id->offset, 8);
-		n += *(const uint16_t *)ev.data == f->id && cpid == pid && nr == SYS_getppid;
+		n += *(const uint16_t *)ev.data == kagg_rb_format__id(f) && cpid == pid && nr == SYS_getppid;
 	}
 	printf("  read back %ld (+ %llu overwritten) of %llu delivered; the child's getppid "
 	       "entries: %ld of 5000\n", read,

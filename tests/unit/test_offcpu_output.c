@@ -131,6 +131,40 @@ static struct kagg_snapshot *make_snap(enum kagg_key_mode mode)
 	return snap;
 }
 
+/*
+ * The records a snapshot hands out carry their size, and are reached through
+ * pointers; a histogram given back to the printer is checked like an input.
+ */
+static void test_records_carry_their_size(void **state)
+{
+	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
+	const struct kagg_meta *m = kagg_snapshot__meta(snap);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+	struct {
+		struct kagg_hist h;
+		long extra;
+	} big = { .h = *h, .extra = 1 };
+	FILE *f = fopen("/dev/null", "w");
+
+	assert_non_null(f);
+	assert_int_equal(m->sz, sizeof(*m));
+	assert_true(KAGG_HAS_FIELD(m, kagg_meta, stream_ns_per_event));
+	assert_int_equal(h->sz, sizeof(*h));
+	assert_int_equal(m->nr_drops, 2);
+	assert_int_equal(m->drops[1]->sz, sizeof(struct kagg_drop));
+	assert_string_equal(m->drops[1]->cause, "kstack");
+	assert_int_equal(m->drops[1]->count, 7);
+	assert_int_equal(kagg_hist__print_text(h, f), 0);
+	big.h.sz = sizeof(big);
+	assert_int_equal(kagg_hist__print_text(&big.h, f), -EINVAL);
+	big.extra = 0;
+	assert_int_equal(kagg_hist__print_text(&big.h, f), 0);
+	big.h.sz = offsetof(struct kagg_hist, lin_step);
+	assert_int_equal(kagg_hist__print_text(&big.h, f), -EINVAL);
+	fclose(f);
+	kagg_snapshot__free(snap);
+}
+
 static char *print_to_string(struct kagg_snapshot *snap, enum kagg_format fmt, bool no_meta)
 {
 	KAGG_OPTS(kagg_print_opts, po, .format = fmt, .no_meta = no_meta);
@@ -384,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_text_histogram_bcc_layout),
 		cmocka_unit_test(test_text_meta_header_and_per_pid),
 		cmocka_unit_test(test_json_document),
+		cmocka_unit_test(test_records_carry_their_size),
 		cmocka_unit_test(test_json_escapes_comm),
 		cmocka_unit_test(test_empty_histogram_says_so),
 		cmocka_unit_test(test_opts_validation),

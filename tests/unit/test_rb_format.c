@@ -54,7 +54,7 @@ static struct tep_handle *tep_for(struct kagg_rb_events *evs)
 		const struct kagg_rb_format *f = kagg_rb_events__at(evs, i);
 		char *t = to_text(fmt_printer, f);
 
-		assert_int_equal(tep_parse_event(tep, t, strlen(t), f->system), 0);
+		assert_int_equal(tep_parse_event(tep, t, strlen(t), kagg_rb_format__system(f)), 0);
 		free(t);
 	}
 	return tep;
@@ -104,7 +104,7 @@ static void test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent
 	for (i = 0; i < 8; i++) {
 		uint8_t r[64] = { 0 };
 
-		kagg_rb_entry__init(r, sw->id, 0x01, 2, 1000 + i);
+		kagg_rb_entry__init(r, kagg_rb_format__id(sw), 0x01, 2, 1000 + i);
 		snprintf((char *)r + 8, 16, "task%d", i);
 		*(int32_t *)(r + 24) = 1000 + i;
 		*(int32_t *)(r + 28) = 120 - i;
@@ -114,7 +114,7 @@ static void test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent
 		*(int32_t *)(r + 60) = 100;
 		assert_int_equal(kagg_rb__write(rb, 0, r, 64), 0);
 		memset(r, 0, sizeof(r));
-		kagg_rb_entry__init(r, wk->id, 0, 0, 1000 + i);
+		kagg_rb_entry__init(r, kagg_rb_format__id(wk), 0, 0, 1000 + i);
 		snprintf((char *)r + 8, 16, "wakee%d", i);
 		*(int32_t *)(r + 24) = 3000 + i;
 		*(int32_t *)(r + 28) = 120;
@@ -138,7 +138,7 @@ static void test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent
 			tep_print_event(tep, &sq, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
 			trace_seq_terminate(&sq);
 			assert_non_null(f);
-			snprintf(mine, sizeof(mine), "%s: ", f->name);
+			snprintf(mine, sizeof(mine), "%s: ", kagg_rb_format__name(f));
 			kagg_rb_events__format_info(evs, f, d, rec.size, mine + strlen(mine),
 						    sizeof(mine) - strlen(mine));
 			assert_string_equal(mine, sq.buffer);
@@ -170,7 +170,7 @@ static void test_defined_event_with_data_loc_and_arrays_prints_like_libtraceeven
 				 "__print_symbolic(REC->a, { 1, \"ONE\" }, { 7, \"SEVEN\" })",
 				 &f),
 			 0);
-	assert_int_equal(f->id, 1000);
+	assert_int_equal(kagg_rb_format__id(f), 1000);
 	assert_int_equal(kagg_rb_format__field(f, "a")->offset, 8);
 	assert_int_equal(kagg_rb_format__field(f, "b")->offset, 12);
 	assert_int_equal(kagg_rb_format__field(f, "c")->offset, 16);
@@ -178,7 +178,7 @@ static void test_defined_event_with_data_loc_and_arrays_prints_like_libtraceeven
 	assert_int_equal(kagg_rb_format__field(f, "name")->offset, 32);
 	assert_int_equal(kagg_rb_format__field(f, "tag")->offset, 36);
 	assert_int_equal(kagg_rb_format__field(f, "e")->offset, 48);
-	kagg_rb_entry__init(r, f->id, 0, 0, 42);
+	kagg_rb_entry__init(r, kagg_rb_format__id(f), 0, 0, 42);
 	r[8] = 7;
 	*(int32_t *)(r + 12) = -5;
 	*(uint32_t *)(r + 16) = 0xbeef;
@@ -214,7 +214,7 @@ static void test_array_element_in_print_fmt_like_libtraceevent(void **s)
 						"REC->args[3], REC->args[4], REC->args[5]",
 						&f),
 			 0);
-	kagg_rb_entry__init(r, f->id, 0, 0, 42);
+	kagg_rb_entry__init(r, kagg_rb_format__id(f), 0, 0, 42);
 	memcpy(r + 8, &id, 8);
 	memcpy(r + 16, args, sizeof(args));
 	theirs = tep_info(evs, r, 64);
@@ -245,17 +245,20 @@ static void test_format_text_round_trips_through_our_parser(void **s)
 	f = kagg_rb_events__find_by_name(a, "sched", "sched_switch");
 	t = to_text(fmt_printer, f);
 	assert_int_equal(kagg_rb_events__parse(b, "sched", t, strlen(t), &g), 0);
-	assert_int_equal(g->id, f->id);
-	assert_int_equal(g->nr_fields, f->nr_fields);
-	assert_int_equal(g->nr_common, 4);
-	for (i = 0; i < f->nr_fields; i++) {
-		assert_string_equal(g->fields[i].name, f->fields[i].name);
-		assert_string_equal(g->fields[i].type, f->fields[i].type);
-		assert_int_equal(g->fields[i].offset, f->fields[i].offset);
-		assert_int_equal(g->fields[i].size, f->fields[i].size);
-		assert_int_equal(g->fields[i].is_signed, f->fields[i].is_signed);
+	assert_int_equal(kagg_rb_format__id(g), kagg_rb_format__id(f));
+	assert_int_equal(kagg_rb_format__nr_fields(g), kagg_rb_format__nr_fields(f));
+	assert_int_equal(kagg_rb_format__nr_common(g), 4);
+	for (i = 0; i < kagg_rb_format__nr_fields(f); i++) {
+		const struct kagg_rb_field *gf = kagg_rb_format__field_at(g, i);
+		const struct kagg_rb_field *ff = kagg_rb_format__field_at(f, i);
+
+		assert_string_equal(gf->name, ff->name);
+		assert_string_equal(gf->type, ff->type);
+		assert_int_equal(gf->offset, ff->offset);
+		assert_int_equal(gf->size, ff->size);
+		assert_int_equal(gf->is_signed, ff->is_signed);
 	}
-	assert_string_equal(g->print_fmt, f->print_fmt);
+	assert_string_equal(kagg_rb_format__print_fmt(g), kagg_rb_format__print_fmt(f));
 	/* the same ID twice is refused, malformed text is refused */
 	assert_int_equal(kagg_rb_events__parse(b, "sched", t, strlen(t), NULL), -EEXIST);
 	assert_int_equal(kagg_rb_events__parse(b, "x", "name: x\n", 8, NULL), -EINVAL);
@@ -275,7 +278,7 @@ static void test_unknown_print_fmt_construct_falls_back_to_field_values(void **s
 	assert_int_equal(kagg_rb_events__define(evs, "kagg", "odd", "int x; u32 y",
 						"\"%d\", some_helper(REC->x)", &f),
 			 0);
-	kagg_rb_entry__init(r, f->id, 0, 0, 1);
+	kagg_rb_entry__init(r, kagg_rb_format__id(f), 0, 0, 1);
 	*(int32_t *)(r + 8) = -3;
 	*(uint32_t *)(r + 12) = 4000000000u;
 	kagg_rb_events__format_info(evs, f, r, 16, buf, sizeof(buf));
@@ -288,7 +291,7 @@ static void test_trace_line_has_kernel_context_columns(void **s)
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	const struct kagg_rb_format *f;
 	uint8_t r[64] = { 0 };
-	struct kagg_rb_event ev = { .ts = 1375816604499ULL, .data = r, .len = 64, .cpu = 3 };
+	struct kagg_rb_event ev = { .sz = sizeof(ev), .ts = 1375816604499ULL, .data = r, .len = 64, .cpu = 3 };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
@@ -296,7 +299,7 @@ static void test_trace_line_has_kernel_context_columns(void **s)
 	assert_int_equal(kagg_rb_events__define_sched(evs), 0);
 	f = kagg_rb_events__find_by_name(evs, "sched", "sched_wakeup");
 	/* irqs off + bh off, need-resched, hardirq, preempt 2, migrate-disable 1 */
-	kagg_rb_entry__init(r, f->id, 0x01 | 0x80 | 0x04 | 0x08, 0x12, 77);
+	kagg_rb_entry__init(r, kagg_rb_format__id(f), 0x01 | 0x80 | 0x04 | 0x08, 0x12, 77);
 	memcpy(r + 8, "x", 2);
 	*(int32_t *)(r + 24) = 5;
 	*(int32_t *)(r + 28) = 120;

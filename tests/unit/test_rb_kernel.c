@@ -110,8 +110,8 @@ static size_t check_pages(const uint8_t *raw, size_t n_bytes, int cpu,
 
 	assert_non_null(kb);
 	for (off = 0; off + 4096 <= n_bytes; off += 4096) {
-		struct kagg_rb_page_iter it;
-		struct kagg_rb_event ev;
+		struct kagg_rb_page_iter it = { .sz = sizeof(it) };
+		struct kagg_rb_event ev = { .sz = sizeof(ev) };
 		unsigned long long kts;
 		void *d;
 		int km;
@@ -366,7 +366,7 @@ static void test_every_kernel_format_file_parses(void **s)
 		const struct kagg_rb_field *fl;
 
 		assert_non_null(f);
-		assert_int_equal(f->nr_common, 4);
+		assert_int_equal(kagg_rb_format__nr_common(f), 4);
 		fl = kagg_rb_format__field(f, "prev_comm");
 		assert_int_equal(fl->kind, KAGG_RB_FIELD_ARRAY);
 		assert_int_equal(fl->array_len, 16);

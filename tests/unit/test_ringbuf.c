@@ -75,7 +75,7 @@ static struct kagg_rb *mk(struct fake_clock *fc, size_t nr, enum kagg_rb_mode mo
 static void wr(struct kagg_rb *rb, int cpu, struct fake_clock *fc, uint64_t ts, uint32_t len,
 	       uint8_t seed, struct exp_ev *e)
 {
-	struct kagg_rb_rsv rsv;
+	struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
 	uint8_t *p;
 
 	fc->now = ts;
@@ -176,8 +176,8 @@ static void test_max_payload_accepted_and_larger_refused_and_counted(void **s)
 {
 	struct fake_clock fc = { 0 };
 	struct kagg_rb *rb = mk(&fc, 4, KAGG_RB_OVERWRITE, 1);
-	struct kagg_rb_stats st;
-	struct kagg_rb_rsv rsv;
+	struct kagg_rb_stats st = { .sz = sizeof(st) };
+	struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
 	struct exp_ev e[2];
 
 	assert_int_equal(kagg_rb__max_payload(rb), 4072);
@@ -209,7 +209,8 @@ static void test_discard_removes_last_or_pads_middle(void **s)
 {
 	struct fake_clock fc = { 0 };
 	struct kagg_rb *rb = mk(&fc, 4, KAGG_RB_OVERWRITE, 1);
-	struct kagg_rb_rsv a, b, c, d;
+	struct kagg_rb_rsv a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
+	struct kagg_rb_rsv c = { .sz = sizeof(c) }, d = { .sz = sizeof(d) };
 	struct exp_ev e[4];
 	uint8_t *p;
 	size_t n = 0;
@@ -246,7 +247,7 @@ static void test_overrun_drops_oldest_pages_and_reports_missed(void **s)
 	struct fake_clock fc = { 0 };
 	struct kagg_rb *rb = mk(&fc, 4, KAGG_RB_OVERWRITE, 1);
 	struct exp_ev *e = calloc(1000, sizeof(*e));
-	struct kagg_rb_stats st;
+	struct kagg_rb_stats st = { .sz = sizeof(st) };
 	size_t i, got, first;
 	long long missed;
 
@@ -271,11 +272,11 @@ static void test_consume_mode_refuses_newest_and_counts_dropped(void **s)
 	struct fake_clock fc = { 0 };
 	struct kagg_rb *rb = mk(&fc, 4, KAGG_RB_CONSUME, 1);
 	struct exp_ev *e = calloc(1000, sizeof(*e));
-	struct kagg_rb_stats st;
+	struct kagg_rb_stats st = { .sz = sizeof(st) };
 	size_t i, ok = 0;
 
 	for (i = 0; i < 1000; i++) {
-		struct kagg_rb_rsv rsv;
+		struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
 		uint8_t *p;
 
 		fc.now = 10 + i * 50;
@@ -310,7 +311,7 @@ static void test_random_streams_with_interleaved_reads_match_kbuffer(void **s)
 	uint8_t *page = malloc(sz);
 	uint64_t ts = 1;
 	long long missed = 0;
-	struct kagg_rb_stats st;
+	struct kagg_rb_stats st = { .sz = sizeof(st) };
 
 	srand(42);
 	for (i = 0; i < total; i++) {
@@ -382,8 +383,8 @@ static void test_nested_writers_commit_in_stack_order(void **s)
 {
 	struct fake_clock fc = { 0 };
 	struct kagg_rb *rb = mk(&fc, 4, KAGG_RB_OVERWRITE, 1);
-	struct kagg_rb_rsv a, b;
-	struct kagg_rb_event ev;
+	struct kagg_rb_rsv a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	uint8_t *pa, *pb;
 	struct exp_ev e[2] = { { 100, 24, 1 }, { 150, 24, 2 } };
 	struct kagg_rb_iter *it;
@@ -410,9 +411,11 @@ static void test_nesting_deeper_than_limit_refused_and_counted(void **s)
 	KAGG_OPTS(kagg_rb_opts, o, .nr_cpus = 1, .max_nest = 3);
 	struct kagg_rb *rb = kagg_rb__new(&o);
 	struct kagg_rb_rsv r[4];
-	struct kagg_rb_stats st;
+	struct kagg_rb_stats st = { .sz = sizeof(st) };
 	int i;
 
+	for (i = 0; i < 4; i++)
+		r[i].sz = sizeof(r[i]);
 	for (i = 0; i < 3; i++)
 		assert_non_null(kagg_rb__reserve_cpu(rb, 0, 8, &r[i]));
 	assert_null(kagg_rb__reserve_cpu(rb, 0, 8, &r[3]));
@@ -439,8 +442,8 @@ static void on_usr1(int sig)
 static void test_signal_handler_writer_nests_inside_interrupted_writer(void **s)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 }, old;
-	struct kagg_rb_rsv rsv;
-	struct kagg_rb_event ev;
+	struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	uint32_t *p;
 
 	sig_rb = mk(NULL, 4, KAGG_RB_OVERWRITE, 1);
@@ -464,7 +467,7 @@ static void test_merged_consume_orders_cpus_by_timestamp(void **s)
 {
 	struct fake_clock fc = { 0 };
 	struct kagg_rb *rb = mk(&fc, 4, KAGG_RB_OVERWRITE, 3);
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	uint64_t last = 0;
 	int i, n = 0;
 
@@ -487,7 +490,7 @@ static void test_iterator_is_non_consuming_and_repeatable(void **s)
 {
 	struct fake_clock fc = { 0 };
 	struct kagg_rb *rb = mk(&fc, 8, KAGG_RB_OVERWRITE, 2);
-	struct kagg_rb_event ev, ev2;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) }, ev2 = { .sz = sizeof(ev2) };
 	struct kagg_rb_iter *a, *b;
 	int i, n = 0;
 
@@ -523,7 +526,7 @@ static void test_partly_consumed_page_uses_copy_path_with_last_ts(void **s)
 {
 	struct fake_clock fc = { 0 };
 	struct kagg_rb *rb = mk(&fc, 4, KAGG_RB_OVERWRITE, 1);
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	struct exp_ev e[10];
 	uint8_t page[4096];
 	int i;
@@ -554,8 +557,8 @@ static void test_partly_consumed_page_uses_copy_path_with_last_ts(void **s)
 
 static void test_stats_print_in_tracefs_layout(void **s)
 {
-	struct kagg_rb_stats st = { .entries = 3, .overrun = 4, .commit_overrun = 0, .bytes = 120,
-				    .oldest_event_ts = 1234567890123ULL, .now_ts = 2000000000ULL,
+	struct kagg_rb_stats st = { .sz = sizeof(st), .entries = 3, .overrun = 4,
+				    .commit_overrun = 0, .bytes = 120, .oldest_event_ts = 1234567890123ULL, .now_ts = 2000000000ULL,
 				    .dropped_events = 5, .read_events = 6 };
 	char *buf = NULL;
 	size_t len = 0;
@@ -579,7 +582,7 @@ static void *late_writer(void *arg)
 static void test_blocking_wait_wakes_on_commit_and_times_out(void **s)
 {
 	struct kagg_rb *rb = mk(NULL, 4, KAGG_RB_OVERWRITE, 1);
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	pthread_t t;
 
 	assert_int_equal(kagg_rb__wait(rb, 0, 0, 20), -ETIMEDOUT);
@@ -608,6 +611,91 @@ static void test_opts_validated(void **s)
 	assert_null(kagg_rb__new(&bad_nr));
 	assert_null(kagg_rb__new(&big.o));
 	kagg_rb__free(NULL);
+}
+
+/*
+ * Caller-allocated structs carry sz: too small is refused before anything
+ * happens, a larger (newer) struct is filled only as far as this library
+ * knows, its sz and unknown tail left alone, and an input struct with
+ * non-zero unknown bytes is refused.
+ */
+static void test_sized_structs_validated(void **s)
+{
+	struct kagg_rb *rb = mk(NULL, 4, KAGG_RB_OVERWRITE, 1);
+	struct kagg_rb_rsv small_rsv = { .sz = sizeof(size_t) }, rsv = { .sz = sizeof(rsv) };
+	struct kagg_rb_event small_ev = { .sz = offsetof(struct kagg_rb_event, missed) };
+	struct kagg_rb_stats small_st = { .sz = sizeof(small_st) - 8 };
+	struct kagg_rb_page_iter small_it = { .sz = sizeof(small_it) - 1 }, it = { .sz = sizeof(it) };
+	struct {
+		struct kagg_rb_event ev;
+		uint64_t extra;
+	} big_ev = { .ev.sz = sizeof(big_ev), .extra = 0xdead };
+	struct {
+		struct kagg_rb_stats st;
+		uint64_t extra;
+	} big_st = { .st.sz = sizeof(big_st), .extra = 0xbeef };
+	struct kagg_rb_iter *iter;
+	uint8_t page[4096];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int i;
+
+	errno = 0;
+	assert_null(kagg_rb__reserve_cpu(rb, 0, 8, &small_rsv));
+	assert_int_equal(errno, EINVAL);
+	assert_null(kagg_rb__reserve(rb, 8, NULL));
+	assert_int_equal(errno, EINVAL);
+	/* sz set once, the reservation reused */
+	for (i = 0; i < 3; i++) {
+		assert_non_null(kagg_rb__reserve_cpu(rb, 0, 8, &rsv));
+		kagg_rb__commit(&rsv);
+	}
+	assert_int_equal(rsv.sz, sizeof(rsv));
+
+	assert_int_equal(kagg_rb__stats(rb, 0, &small_st), -EINVAL);
+	assert_int_equal(kagg_rb__stats(rb, 0, &big_st.st), 0);
+	assert_int_equal(big_st.st.entries, 3);
+	assert_int_equal(big_st.st.nest_refused, 0);
+	assert_int_equal(big_st.st.sz, sizeof(big_st));
+	assert_int_equal(big_st.extra, 0xbeef);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(kagg_rb_stats__fprint(&big_st.st, f), -EINVAL); /* unknown bytes set */
+	big_st.extra = 0;
+	assert_int_equal(kagg_rb_stats__fprint(&big_st.st, f), 0);
+	assert_int_equal(kagg_rb_stats__fprint(&small_st, f), -EINVAL);
+	fclose(f);
+	assert_non_null(strstr(buf, "entries: 3\n"));
+	free(buf);
+
+	iter = kagg_rb_iter__new(rb, 0);
+	assert_non_null(iter);
+	assert_int_equal(kagg_rb_iter__next(iter, &small_ev), -EINVAL);
+	assert_int_equal(kagg_rb_iter__next(iter, &big_ev.ev), 0);
+	assert_true(big_ev.ev.len >= 8);
+	assert_int_equal(big_ev.ev.sz, sizeof(big_ev));
+	assert_int_equal(big_ev.extra, 0xdead);
+	kagg_rb_iter__free(iter);
+
+	/* a refused consume consumes nothing */
+	assert_int_equal(kagg_rb__consume(rb, 0, &small_ev), -EINVAL);
+	assert_int_equal(kagg_rb__consume(rb, 0, &big_ev.ev), 0);
+	assert_int_equal(big_ev.ev.sz, sizeof(big_ev));
+	assert_int_equal(big_ev.extra, 0xdead);
+	assert_int_equal(kagg_rb__stats(rb, 0, &big_st.st), 0);
+	assert_int_equal(big_st.st.entries, 2);
+
+	assert_int_equal(kagg_rb__read_page(rb, 0, page, sizeof(page)), 4096);
+	assert_int_equal(kagg_rb_page_iter__init(&small_it, page, 4096), -EINVAL);
+	assert_int_equal(kagg_rb_page_iter__init(&it, page, 4096), 0);
+	assert_int_equal(kagg_rb_page_iter__next(&it, &small_ev), -EINVAL); /* checked first */
+	assert_int_equal(kagg_rb_page_iter__next(&it, &big_ev.ev), 0);
+	assert_int_equal(kagg_rb_page_iter__next(&it, &big_ev.ev), 0);
+	assert_int_equal(kagg_rb_page_iter__next(&it, &big_ev.ev), -ENOENT);
+	assert_int_equal(big_ev.ev.sz, sizeof(big_ev));
+	assert_int_equal(big_ev.extra, 0xdead);
+	kagg_rb__free(rb);
 }
 
 static void test_large_subbuffers_decode_in_kbuffer(void **s)
@@ -677,7 +765,7 @@ static void test_writers_beyond_nr_cpus_fold_onto_a_buffer(void **s)
 {
 	KAGG_OPTS(kagg_rb_opts, o, .nr_cpus = 1, .nr_subbufs = 64);
 	struct kagg_rb *rb;
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	pthread_t t;
 	void *ret;
 	uint32_t n = 0;
@@ -723,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_stats_print_in_tracefs_layout),
 		cmocka_unit_test(test_blocking_wait_wakes_on_commit_and_times_out),
 		cmocka_unit_test(test_opts_validated),
+		cmocka_unit_test(test_sized_structs_validated),
 		cmocka_unit_test(test_large_subbuffers_decode_in_kbuffer),
 	};
 

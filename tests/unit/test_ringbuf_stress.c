@@ -71,7 +71,7 @@ static uint32_t csum(const struct rec *r)
 /* One event; returns 0 or -errno.  Async-signal-safe. */
 static int emit(struct wctx *w, uint32_t id, uint32_t *seq, uint32_t len, bool thread)
 {
-	struct kagg_rb_rsv rsv;
+	struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
 	struct rec *r;
 	uint32_t i;
 
@@ -161,8 +161,8 @@ static void check_event(struct checker *c, const struct kagg_rb_event *ev, int c
 /* Read one raw page of cpu; decode with ours and kbuffer; they must agree. */
 static int read_one_page(struct kagg_rb *rb, struct checker *c, int cpu, uint8_t *page)
 {
-	struct kagg_rb_page_iter it;
-	struct kagg_rb_event ev;
+	struct kagg_rb_page_iter it = { .sz = sizeof(it) };
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	unsigned long long kts;
 	void *d;
 	int r = kagg_rb__read_page(rb, cpu, page, 4096);
@@ -236,8 +236,8 @@ static void run(enum kagg_rb_mode mode, const struct plan *pl)
 	struct kagg_rb *rb = kagg_rb__new(&o);
 	struct checker *c = calloc(1, sizeof(*c));
 	struct sigaction sa = { .sa_handler = on_sig }, old;
-	struct kagg_rb_stats st;
-	struct kagg_rb_event ev;
+	struct kagg_rb_stats st = { .sz = sizeof(st) };
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	struct timespec t0, now;
 	uint8_t page[4096];
 	uint64_t committed = 0, refused = 0, sigs = 0, hit = 0, n = 0;

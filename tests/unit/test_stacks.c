@@ -135,14 +135,14 @@ static struct kagg_snapshot *build(bool addrs, const struct stk_raw *r, size_t n
 	return build_from(addrs, true, r, n);
 }
 
-static void assert_frames(const struct kagg_frame *fr, unsigned int n, const char *const *want,
-			  unsigned int nwant)
+static void assert_frames(const struct kagg_frame *const *fr, unsigned int n,
+			  const char *const *want, unsigned int nwant)
 {
 	unsigned int i;
 
 	assert_int_equal(n, nwant);
 	for (i = 0; i < n; i++)
-		assert_string_equal(fr[i].sym, want[i]);
+		assert_string_equal(fr[i]->sym, want[i]);
 }
 
 /* Two captures that differ only in offsets: one stack, by function, counts summed. */
@@ -163,7 +163,7 @@ static void test_merged_by_function(void **state)
 	assert_int_equal(st->total_ns, 8000);
 	assert_frames(st->kframes, st->nr_kframes, kwant, 4);
 	assert_frames(st->uframes, st->nr_uframes, uwant, 3);
-	assert_int_equal(st->kframes[0].ip, 0x3628); /* the first capture's address */
+	assert_int_equal(st->kframes[0]->ip, 0x3628); /* the first capture's address */
 	/* tracing frames are not frames of the workload: not counted either */
 	assert_true(kagg_snapshot__meta(snap)->has_frames);
 	assert_int_equal(kagg_snapshot__meta(snap)->frames, 2 * (4 + 3));
@@ -191,7 +191,7 @@ static void test_addrs_keeps_offsets(void **state)
 	st = kagg_snapshot__stack(snap, 0);
 	assert_int_equal(st->count, 5);
 	assert_int_equal(kagg_snapshot__stack(snap, 1)->count, 5);
-	assert_string_equal(kagg_snapshot__stack(snap, 1)->kframes[0].sym, "__schedule+0x630");
+	assert_string_equal(kagg_snapshot__stack(snap, 1)->kframes[0]->sym, "__schedule+0x630");
 	assert_frames(st->kframes, st->nr_kframes, kwant, 4);
 	assert_frames(st->uframes, st->nr_uframes, uwant, 3);
 	kagg_snapshot__free(snap);
@@ -293,7 +293,7 @@ static void test_folded_names_have_no_separator(void **state)
 
 	memcpy(r[0].comm, "a;b c", 6);
 	snap = build(false, r, 1);
-	assert_string_equal(kagg_snapshot__stack(snap, 0)->uframes[0].sym,
+	assert_string_equal(kagg_snapshot__stack(snap, 0)->uframes[0]->sym,
 			    "<[u8; 32] as core::array::fmt::Debug>::fmt");
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);

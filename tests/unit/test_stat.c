@@ -174,20 +174,25 @@ static char *print_report(const struct kagg_stat_report *rep, enum kagg_format f
 }
 
 /* A report with each case: exact, multiplexed, never ran, not supported. */
+#define RSZ .sz = sizeof(struct kagg_stat_result)
 static const struct kagg_stat_result results[] = {
-	{ .name = "task-clock", .supported = true, .count = 5000, .enabled_ns = 5000,
+	{ RSZ, .name = "task-clock", .supported = true, .count = 5000, .enabled_ns = 5000,
 	  .running_ns = 5000, .scale = KAGG_STAT_EXACT, .estimate = 5000 },
-	{ .name = "instructions", .supported = true, .count = 300000, .enabled_ns = 2000000000,
-	  .running_ns = 1000000000, .scale = KAGG_STAT_SCALED, .estimate = 600000 },
-	{ .name = "branches", .supported = true, .count = 0, .enabled_ns = 2000000000,
+	{ RSZ, .name = "instructions", .supported = true, .count = 300000,
+	  .enabled_ns = 2000000000, .running_ns = 1000000000, .scale = KAGG_STAT_SCALED,
+	  .estimate = 600000 },
+	{ RSZ, .name = "branches", .supported = true, .count = 0, .enabled_ns = 2000000000,
 	  .running_ns = 0, .scale = KAGG_STAT_UNDEFINED, .estimate = 0 },
-	{ .name = "cycles", .supported = false, .err = -ENOENT },
+	{ RSZ, .name = "cycles", .supported = false, .err = -ENOENT },
+};
+static const struct kagg_stat_result *const result_ptrs[] = {
+	&results[0], &results[1], &results[2], &results[3],
 };
 
 static const struct kagg_stat_report report = {
-	.target = "command 'x' (pid 42)", .pid = 42, .cpu = -1, .has_exit = true,
-	.exit_status = 0, .duration_s = 2.0, .kernel = "6.18", .nr_results = 4,
-	.results = results,
+	.sz = sizeof(struct kagg_stat_report), .target = "command 'x' (pid 42)", .pid = 42,
+	.cpu = -1, .has_exit = true, .exit_status = 0, .duration_s = 2.0, .kernel = "6.18", .nr_results = 4,
+	.results = result_ptrs,
 };
 
 static const char *line_of(const char *out, const char *name)
@@ -232,6 +237,35 @@ static void test_print_json_cases(void **state)
 }
 
 /* Usage errors: exit 2, one line, before anything runs. */
+/* A report built by a caller: its sz and each result's are checked before printing. */
+static void test_print_checks_sizes(void **state)
+{
+	struct kagg_stat_result bad = results[0];
+	const struct kagg_stat_result *ptrs[] = { &results[0], &bad };
+	struct kagg_stat_report rep = report;
+	struct {
+		struct kagg_stat_report rep;
+		long extra;
+	} big = { .rep = report, .extra = 1 };
+	FILE *f = fopen("/dev/null", "w");
+
+	assert_non_null(f);
+	assert_int_equal(kagg_stat__print(&rep, f, KAGG_FORMAT_TEXT), 0);
+	rep.sz = offsetof(struct kagg_stat_report, results);
+	assert_int_equal(kagg_stat__print(&rep, f, KAGG_FORMAT_TEXT), -EINVAL);
+	big.rep.sz = sizeof(big);
+	assert_int_equal(kagg_stat__print(&big.rep, f, KAGG_FORMAT_TEXT), -EINVAL);
+	big.extra = 0;
+	assert_int_equal(kagg_stat__print(&big.rep, f, KAGG_FORMAT_JSON), 0);
+	rep = report;
+	rep.nr_results = 2;
+	rep.results = ptrs;
+	assert_int_equal(kagg_stat__print(&rep, f, KAGG_FORMAT_TEXT), 0);
+	bad.sz = 0;
+	assert_int_equal(kagg_stat__print(&rep, f, KAGG_FORMAT_TEXT), -EINVAL);
+	fclose(f);
+}
+
 static void test_cli_usage_errors(void **state)
 {
 	char *noev[] = { "stat", "--", "true", NULL };
@@ -267,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_parse_tracepoint_fake_tracefs),
 		cmocka_unit_test(test_print_text_cases),
 		cmocka_unit_test(test_print_json_cases),
+		cmocka_unit_test(test_print_checks_sizes),
 		cmocka_unit_test(test_cli_usage_errors),
 	};
 

@@ -89,7 +89,7 @@ static void put_switch(struct fixture *fx, int cpu, int i, uint64_t ts)
 	e->next_pid = pid_of(cpu, i + 1);
 	comm_of(e->prev_pid, e->prev_comm);
 	comm_of(e->next_pid, e->next_comm);
-	kagg_rb_entry__init(r, fx->sw->id, 0x01, 1, e->prev_pid);
+	kagg_rb_entry__init(r, kagg_rb_format__id(fx->sw), 0x01, 1, e->prev_pid);
 	memcpy(r + 8, e->prev_comm, 16);
 	memcpy(r + 24, &e->prev_pid, 4);
 	*(int32_t *)(r + 28) = 120;
@@ -136,8 +136,8 @@ static void write_file(struct fixture *fx, const char *clock)
 		  .events = fx->evs, .trace_clock = clock, .cmdlines = "1 init\n");
 	struct kagg_tracedat_writer *w;
 	struct kagg_rb_iter *it = kagg_rb_iter__new(fx->rb, -1);
-	struct kagg_rb_event ev;
-	struct kagg_rb_stats st;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
+	struct kagg_rb_stats st = { .sz = sizeof(st) };
 	size_t len = 0;
 	FILE *f = open_memstream(&fx->trace_text, &len);
 	int cpu, pid, r;
@@ -233,7 +233,7 @@ static void check_with_reader(struct fixture *fx, int64_t *missed)
 	struct kagg_tracedat *t = kagg_tracedat__open(fx->path, NULL);
 	const struct kagg_rb_format *sw;
 	const struct kagg_rb_field *pp, *np, *pc;
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	int n = 0, err;
 
 	assert_non_null(t);
@@ -246,7 +246,7 @@ static void check_with_reader(struct fixture *fx, int64_t *missed)
 	assert_null(kagg_tracedat__comm(t, 77));
 	sw = kagg_rb_events__find_by_name(kagg_tracedat__events(t), "sched", "sched_switch");
 	assert_non_null(sw);
-	assert_int_equal(sw->id, fx->sw->id);
+	assert_int_equal(kagg_rb_format__id(sw), kagg_rb_format__id(fx->sw));
 	pp = kagg_rb_format__field(sw, "prev_pid");
 	np = kagg_rb_format__field(sw, "next_pid");
 	pc = kagg_rb_format__field(sw, "prev_comm");
@@ -796,7 +796,7 @@ static void test_empty_file_and_empty_cpu(void **state)
 	KAGG_OPTS(kagg_tracedat_writer_opts, wo, .nr_cpus = 3);
 	struct kagg_tracedat_writer *w = kagg_tracedat_writer__new(fx->path, &wo);
 	struct kagg_tracedat *t;
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	uint64_t off, size;
 
 	assert_non_null(w);

@@ -125,18 +125,20 @@ static void *bench_writer(void *arg)
 	uint64_t n = 0, local_ev = 0;
 	double t0 = now_s(), ts = t0;
 
+	struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
+	int id = kagg_rb_format__id(b->fmt);
+
 	w->tid = (int)gettid();
 	while (!b->stop) {
 		int i;
 
 		for (i = 0; i < BATCH; i++) {
-			struct kagg_rb_rsv rsv;
 			uint8_t *p = kagg_rb__reserve(b->rb, b->payload, &rsv);
 
 			n++;
 			if (!p)
 				continue;
-			kagg_rb_entry__init(p, b->fmt->id, 0, 0, (int32_t)gettid());
+			kagg_rb_entry__init(p, id, 0, 0, (int32_t)gettid());
 			if (b->payload >= 12)
 				memcpy(p + 8, &w->id, 4);
 			if (b->payload >= 16)
@@ -411,7 +413,7 @@ static int bench_collect(struct bench *b, const struct writer *w,
 	rows->n = b->nr_cpus;
 	for (cpu = 0; cpu < b->nr_cpus; cpu++) {
 		struct kagg_rb_bench_cpu *c = &rows->row[cpu];
-		struct kagg_rb_stats st;
+		struct kagg_rb_stats st = { .sz = sizeof(st) };
 
 		kagg_rb__stats(b->rb, cpu, &st);
 		c->sz = sizeof(*c);

@@ -115,6 +115,45 @@ const struct kagg_rb_field *kagg_rb_format__field(const struct kagg_rb_format *f
 	return NULL;
 }
 
+const struct kagg_rb_field *kagg_rb_format__field_at(const struct kagg_rb_format *fmt, size_t i)
+{
+	if (!fmt || i >= fmt->nr_fields) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return &fmt->fields[i];
+}
+
+size_t kagg_rb_format__nr_fields(const struct kagg_rb_format *fmt)
+{
+	return fmt ? fmt->nr_fields : 0;
+}
+
+size_t kagg_rb_format__nr_common(const struct kagg_rb_format *fmt)
+{
+	return fmt ? fmt->nr_common : 0;
+}
+
+int kagg_rb_format__id(const struct kagg_rb_format *fmt)
+{
+	return fmt ? fmt->id : -EINVAL;
+}
+
+const char *kagg_rb_format__system(const struct kagg_rb_format *fmt)
+{
+	return fmt ? fmt->system : NULL;
+}
+
+const char *kagg_rb_format__name(const struct kagg_rb_format *fmt)
+{
+	return fmt ? fmt->name : NULL;
+}
+
+const char *kagg_rb_format__print_fmt(const struct kagg_rb_format *fmt)
+{
+	return fmt ? fmt->print_fmt : NULL;
+}
+
 int rb_events_add(struct kagg_rb_events *evs, struct kagg_rb_format *f)
 {
 	if (kagg_rb_events__find(evs, f->id))

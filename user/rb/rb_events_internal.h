@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Internal: the trace event registry's layout, shared by the registry
- * (rb_events.c), the format-file parser/writer (rb_format.c) and the
- * record-to-text printer (rb_printfmt.c).
+ * (rb_events.c), the format-file parser/writer (rb_format.c), the
+ * record-to-text printer (rb_printfmt.c) and the stream consumers.
  */
 #ifndef KAGG_RB_EVENTS_INTERNAL_H
 #define KAGG_RB_EVENTS_INTERNAL_H
@@ -11,6 +11,16 @@
 #include <stddef.h>
 
 #include <kagg/rb_format.h>
+
+/* An event format (opaque in the API: kagg_rb_format__*() read it). */
+struct kagg_rb_format {
+	char *system, *name;
+	int id;
+	struct kagg_rb_field *fields; /* each with sz set (add_field) */
+	size_t nr_fields;
+	size_t nr_common; /* the common_* fields come first */
+	char *print_fmt;  /* the text after "print fmt: ", or NULL */
+};
 
 struct kagg_rb_events {
 	struct kagg_rb_format **v;

@@ -100,7 +100,8 @@ static int add_field(struct kagg_rb_format *fmt, struct kagg_rb_field *fl)
 	if (!v)
 		return -ENOMEM;
 	fmt->fields = v;
-	v[fmt->nr_fields++] = *fl;
+	v[fmt->nr_fields] = *fl;
+	v[fmt->nr_fields++].sz = sizeof(*v);
 	return 0;
 }
 
@@ -266,11 +267,12 @@ static const struct ctype ctypes[] = {
 	{ "unsigned long *", 8, false },
 };
 
+/* sz: set by add_field() */
 static const struct kagg_rb_field common_fields[] = {
-	{ "unsigned short", "common_type", 0, 2, false, KAGG_RB_FIELD_PLAIN, 0, false },
-	{ "unsigned char", "common_flags", 2, 1, false, KAGG_RB_FIELD_PLAIN, 0, false },
-	{ "unsigned char", "common_preempt_count", 3, 1, false, KAGG_RB_FIELD_PLAIN, 0, false },
-	{ "int", "common_pid", 4, 4, true, KAGG_RB_FIELD_PLAIN, 0, false },
+	{ 0, "unsigned short", "common_type", 0, 2, false, KAGG_RB_FIELD_PLAIN, 0, false },
+	{ 0, "unsigned char", "common_flags", 2, 1, false, KAGG_RB_FIELD_PLAIN, 0, false },
+	{ 0, "unsigned char", "common_preempt_count", 3, 1, false, KAGG_RB_FIELD_PLAIN, 0, false },
+	{ 0, "int", "common_pid", 4, 4, true, KAGG_RB_FIELD_PLAIN, 0, false },
 };
 
 int kagg_rb_events__define(struct kagg_rb_events *evs, const char *system, const char *name,

@@ -13,6 +13,16 @@
 #define offsetofend(T, f) (offsetof(T, f) + sizeof(((T *)0)->f))
 #endif
 
+/*
+ * Smallest sz accepted for the caller-allocated structs: their size in the
+ * first release (0.1).  Fields appended later are filled only when sz covers
+ * them; these stay as they are.
+ */
+#define RB_RSV_MIN_SZ offsetofend(struct kagg_rb_rsv, kind)
+#define RB_EVENT_MIN_SZ offsetofend(struct kagg_rb_event, missed)
+#define RB_STATS_MIN_SZ offsetofend(struct kagg_rb_stats, pages_lost)
+#define RB_PAGE_ITER_MIN_SZ offsetofend(struct kagg_rb_page_iter, subbuf_size)
+
 /* write state word: pos = seq << 28 | offset << 8 (low byte: 0, reserved) */
 #define RB_MAX_NEST 255
 #define RB_OFF_SHIFT 8

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opts.h"
 #include "rb_events_internal.h"
 #include "rb_internal.h"
 
@@ -673,7 +674,7 @@ int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 				 const struct kagg_rb_event *ev, kagg_rb_comm_fn comm,
 				 void *comm_ctx)
 {
-	const uint8_t *r = ev->data;
+	const uint8_t *r;
 	const struct kagg_rb_format *fmt;
 	const char *name = NULL;
 	char info[4096], fl[6];
@@ -683,8 +684,9 @@ int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 	uint64_t us;
 	bool nmi, hard, soft, bh, irqoff;
 
-	if (ev->len < 8)
+	if (!kagg_in_valid(ev, RB_EVENT_MIN_SZ, sizeof(*ev)) || ev->len < 8)
 		return -EINVAL;
+	r = ev->data;
 	memcpy(&type, r, 2);
 	flags = r[2];
 	pc = r[3];

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <kagg/ringbuf.h>
+#include "opts.h"
 #include "rb_internal.h"
 
 int kagg_rb_page_iter__init(struct kagg_rb_page_iter *it, const void *page, size_t subbuf_size)
@@ -22,7 +23,7 @@ int kagg_rb_page_iter__init(struct kagg_rb_page_iter *it, const void *page, size
 	uint64_t commit;
 	uint32_t size;
 
-	if (!it || !p || subbuf_size < 32)
+	if (!kagg_sz_valid(it, RB_PAGE_ITER_MIN_SZ) || !p || subbuf_size < 32)
 		return -EINVAL;
 	commit = ((const uint64_t *)p)[1];
 	size = (uint32_t)(commit & KAGG_RB_COMMIT_MASK);
@@ -42,14 +43,27 @@ int kagg_rb_page_iter__init(struct kagg_rb_page_iter *it, const void *page, size
 	return 0;
 }
 
-int kagg_rb_page_iter__next(struct kagg_rb_page_iter *it, struct kagg_rb_event *ev)
+/* The first event of the page: check ev's size (once per page), hand over the loss count. */
+static __attribute__((noinline)) int page_iter_first(struct kagg_rb_page_iter *it,
+						     struct kagg_rb_event *ev)
 {
-	bool first = it->off == 0;
-
+	if (!kagg_sz_valid(ev, RB_EVENT_MIN_SZ))
+		return -EINVAL;
 	if (!rb_decode_next(it->page + KAGG_RB_PAGE_HDR, it->size, &it->off, &it->ts, ev))
 		return -ENOENT;
 	ev->cpu = -1;
-	ev->missed = first ? it->missed : 0;
+	ev->missed = it->missed;
+	return 0;
+}
+
+int kagg_rb_page_iter__next(struct kagg_rb_page_iter *it, struct kagg_rb_event *ev)
+{
+	if (__builtin_expect(it->off == 0, 0))
+		return page_iter_first(it, ev);
+	if (!rb_decode_next(it->page + KAGG_RB_PAGE_HDR, it->size, &it->off, &it->ts, ev))
+		return -ENOENT;
+	ev->cpu = -1;
+	ev->missed = 0;
 	return 0;
 }
 
@@ -217,6 +231,8 @@ int kagg_rb_iter__next(struct kagg_rb_iter *it, struct kagg_rb_event *ev)
 	struct it_cpu *best = NULL;
 	int i;
 
+	if (!kagg_sz_valid(ev, RB_EVENT_MIN_SZ))
+		return -EINVAL;
 	for (i = 0; i < it->hi - it->lo; i++) {
 		struct it_cpu *ic = &it->c[i];
 
@@ -225,7 +241,8 @@ int kagg_rb_iter__next(struct kagg_rb_iter *it, struct kagg_rb_event *ev)
 	}
 	if (!best)
 		return -ENOENT;
-	*ev = best->ev;
+	best->ev.sz = sizeof(best->ev);
+	kagg_sz_copy(ev, &best->ev, sizeof(best->ev));
 	best->have = false;
 	return 0;
 }
@@ -236,7 +253,7 @@ static void stats_cpu(struct rb_cpu *cb, struct kagg_rb_stats *st)
 {
 	struct kagg_rb_iter it = { .lo = 0, .hi = 1 };
 	struct it_cpu ic = { 0 };
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	size_t j;
 
 	memset(st, 0, sizeof(*st));
@@ -292,18 +309,17 @@ static void stats_cpu(struct rb_cpu *cb, struct kagg_rb_stats *st)
 	st->pages_lost = __atomic_load_n(&cb->pages_lost, __ATOMIC_RELAXED);
 }
 
-int kagg_rb__stats(struct kagg_rb *rb, int cpu, struct kagg_rb_stats *st)
+int kagg_rb__stats(struct kagg_rb *rb, int cpu, struct kagg_rb_stats *out)
 {
-	struct kagg_rb_stats one;
+	struct kagg_rb_stats one, all = { 0 }, *st = &all;
 	int i;
 
-	if (!rb || cpu >= rb->nr_cpus || !st)
+	if (!rb || cpu >= rb->nr_cpus || !kagg_sz_valid(out, RB_STATS_MIN_SZ))
 		return -EINVAL;
 	if (cpu >= 0) {
 		stats_cpu(&rb->cpus[cpu], st);
-		return 0;
+		goto done;
 	}
-	memset(st, 0, sizeof(*st));
 	for (i = 0; i < rb->nr_cpus; i++) {
 		stats_cpu(&rb->cpus[i], &one);
 		st->entries += one.entries;
@@ -319,11 +335,16 @@ int kagg_rb__stats(struct kagg_rb *rb, int cpu, struct kagg_rb_stats *st)
 		st->nest_refused += one.nest_refused;
 		st->pages_lost += one.pages_lost;
 	}
+done:
+	st->sz = sizeof(*st);
+	kagg_sz_copy(out, st, sizeof(*st));
 	return 0;
 }
 
-void kagg_rb_stats__fprint(const struct kagg_rb_stats *st, FILE *f)
+int kagg_rb_stats__fprint(const struct kagg_rb_stats *st, FILE *f)
 {
+	if (!kagg_in_valid(st, RB_STATS_MIN_SZ, sizeof(*st)) || !f)
+		return -EINVAL;
 	fprintf(f, "entries: %llu\n", (unsigned long long)st->entries);
 	fprintf(f, "overrun: %llu\n", (unsigned long long)st->overrun);
 	fprintf(f, "commit overrun: %llu\n", (unsigned long long)st->commit_overrun);
@@ -335,4 +356,5 @@ void kagg_rb_stats__fprint(const struct kagg_rb_stats *st, FILE *f)
 		(unsigned long)(st->now_ts % 1000000000ULL / 1000));
 	fprintf(f, "dropped events: %llu\n", (unsigned long long)st->dropped_events);
 	fprintf(f, "read events: %llu\n", (unsigned long long)st->read_events);
+	return 0;
 }

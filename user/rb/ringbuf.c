@@ -795,11 +795,12 @@ static inline void *rb_fill(struct rb_cpu *cb, struct kagg_rb_rsv *rsv, uint64_t
 }
 
 /* Refused before any state changed: count it, set errno. */
-static __attribute__((cold, noinline)) void *rb_refuse(struct kagg_rb *rb, int cpu, size_t len)
+static __attribute__((cold, noinline)) void *rb_refuse(struct kagg_rb *rb, int cpu, size_t len,
+						       const struct kagg_rb_rsv *rsv)
 {
 	struct rb_cpu *cb;
 
-	if (!rb || (unsigned)cpu >= (unsigned)rb->nr_cpus) {
+	if (!rb || (unsigned)cpu >= (unsigned)rb->nr_cpus || !kagg_sz_valid(rsv, RB_RSV_MIN_SZ)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -911,9 +912,10 @@ static inline __attribute__((always_inline)) void *rb_reserve(struct kagg_rb *rb
 	uint32_t dlen, off;
 	uint64_t ts, d;
 
-	if (__builtin_expect(!rb || !rsv || (unsigned)cpu >= (unsigned)rb->nr_cpus ||
-			     len > rb->cap - 8 || rb_depth >= (uint32_t)rb->max_nest, 0))
-		return rb_refuse(rb, cpu, len);
+	if (__builtin_expect(!rb || !rsv || rsv->sz < RB_RSV_MIN_SZ ||
+			     (unsigned)cpu >= (unsigned)rb->nr_cpus || len > rb->cap - 8 ||
+			     rb_depth >= (uint32_t)rb->max_nest, 0))
+		return rb_refuse(rb, cpu, len, rsv);
 	cb = &rb->cpus[cpu];
 	dlen = kagg_rb__record_len(len);
 	ts = rb_clock(rb);
@@ -1018,6 +1020,7 @@ int kagg_rb__write(struct kagg_rb *rb, int cpu, const void *data, size_t len)
 	struct kagg_rb_rsv rsv;
 	void *p;
 
+	rsv.sz = sizeof(rsv);
 	if (!rb || (!data && len))
 		return -EINVAL;
 	p = cpu < 0 ? kagg_rb__reserve(rb, len, &rsv) : kagg_rb__reserve_cpu(rb, cpu, len, &rsv);
@@ -1125,12 +1128,12 @@ static bool rb_reader_peek(struct rb_cpu *cb, struct kagg_rb_event *ev, uint32_t
 int kagg_rb__consume(struct kagg_rb *rb, int cpu, struct kagg_rb_event *ev)
 {
 	struct rb_cpu *best = NULL;
-	struct kagg_rb_event e;
+	struct kagg_rb_event e, be;
 	uint32_t next, best_next = 0;
 	uint64_t nts, best_nts = 0;
 	int i, lo = cpu, hi = cpu + 1;
 
-	if (!rb || !ev || cpu >= rb->nr_cpus)
+	if (!rb || !kagg_sz_valid(ev, RB_EVENT_MIN_SZ) || cpu >= rb->nr_cpus)
 		return -EINVAL;
 	if (cpu < 0) {
 		lo = 0;
@@ -1143,14 +1146,16 @@ int kagg_rb__consume(struct kagg_rb *rb, int cpu, struct kagg_rb_event *ev)
 
 		if (!rb_reader_peek(cb, &e, &next, &nts))
 			continue;
-		if (!best || e.ts < ev->ts) {
+		if (!best || e.ts < be.ts) {
 			best = cb;
-			*ev = e;
+			be = e;
 			best_next = next;
 			best_nts = nts;
 		}
 	}
 	if (best) {
+		be.sz = sizeof(be);
+		kagg_sz_copy(ev, &be, sizeof(be));
 		best->rd_off = best_next;
 		best->rd_ts = best_nts;
 		best->rd_missed = 0;

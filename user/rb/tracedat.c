@@ -37,6 +37,8 @@
 
 #include <kagg/tracedat.h>
 #include "opts.h"
+#include "rb_events_internal.h"
+#include "rb_internal.h"
 
 /* Bytes of an opts struct this library knows. */
 #define TD_OPTS_END(TYPE)                                                      \
@@ -950,6 +952,8 @@ static int td_fill(struct kagg_tracedat *t, int cpu)
 			tc->done = true;
 			return -ENOENT;
 		}
+		tc->it.sz = sizeof(tc->it);
+		tc->ev.sz = sizeof(tc->ev);
 		if (kagg_rb_page_iter__init(&tc->it,
 					    t->map + tc->off + tc->next_page * t->page_size,
 					    t->page_size)) {
@@ -966,7 +970,7 @@ int kagg_tracedat__next(struct kagg_tracedat *t, struct kagg_rb_event *ev)
 {
 	int cpu, best = -1, err = 0;
 
-	if (!t || !ev)
+	if (!t || !kagg_sz_valid(ev, RB_EVENT_MIN_SZ))
 		return -EINVAL;
 	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
 		int r = td_fill(t, cpu);
@@ -982,7 +986,7 @@ int kagg_tracedat__next(struct kagg_tracedat *t, struct kagg_rb_event *ev)
 		return err;
 	if (best < 0)
 		return -ENOENT;
-	*ev = t->cpus[best].ev;
+	kagg_sz_copy(ev, &t->cpus[best].ev, sizeof(t->cpus[best].ev));
 	t->cpus[best].have = false;
 	return 0;
 }
@@ -997,7 +1001,7 @@ int kagg_tracedat__fprint_event(const struct kagg_tracedat *t, FILE *f,
 
 long kagg_tracedat__fprint(struct kagg_tracedat *t, FILE *f, int cpu)
 {
-	struct kagg_rb_event ev;
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	long n = 0;
 	int err;
 

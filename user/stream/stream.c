@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "rb/rb_events_internal.h"
 #include "snapshot_internal.h"
 #include "stream.h"
 #include "tracefs.h"
@@ -163,6 +164,7 @@ uint8_t *scons_begin(struct scons *c, uint32_t cpu, uint64_t ts, const struct ka
 	uint8_t *p;
 
 	c->cur_ts = ts;
+	rsv->sz = sizeof(*rsv);
 	p = kagg_rb__reserve_cpu(c->rb, (int)(cpu % (uint32_t)c->nr_cpus), payload, rsv);
 	if (!p) {
 		c->rb_errors++;
@@ -177,7 +179,7 @@ void scons_meta(struct scons *c, struct kagg_snapshot *snap, uint64_t seen, uint
 		uint64_t dropped, bool reset)
 {
 	struct kagg_meta *m = &snap->meta;
-	struct kagg_rb_stats rs = {};
+	struct kagg_rb_stats rs = { .sz = sizeof(rs) };
 
 	kagg_rb__stats(c->rb, -1, &rs);
 	m->has_stream = true;

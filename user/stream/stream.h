@@ -17,7 +17,7 @@
 
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
-#include <kagg/session.h>
+#include <kagg/snapshot.h>
 #include "bpfrb.h"
 #include "abi/common.h"
 #include "u64map.h"

@@ -26,6 +26,7 @@
 #include "hist_parse.h"
 #include "json.h"
 #include "opts.h"
+#include "rb/rb_events_internal.h"
 #include "session_internal.h"
 #include "snapshot_internal.h"
 #include "tracefs.h"

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <kagg/offcpu.h>
 #include <kagg/session.h>
 #include "abi/offcpu.h"
 #include "offcpu.skel.h"

@@ -150,7 +150,7 @@ void ostream_on_record(void *ctx, const void *data, uint32_t len)
 	land(st, r);
 	if (st->cb) {
 		struct kagg_sched_switch ev = {
-			.ts = r->ts, .cpu = r->cpu,
+			.sz = sizeof(ev), .ts = r->ts, .cpu = r->cpu,
 			.prev_pid = r->prev_pid, .prev_tgid = r->prev_tgid, .prev_prio = r->prev_prio,
 			.next_pid = r->next_pid, .next_tgid = r->next_tgid, .next_prio = r->next_prio,
 			.prev_state = r->prev_state, .selected = r->selected,

@@ -10,6 +10,7 @@
 #ifndef KAGG_OFFCPU_STREAM_H
 #define KAGG_OFFCPU_STREAM_H
 
+#include <kagg/offcpu.h>
 #include <kagg/session.h>
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>

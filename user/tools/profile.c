@@ -423,7 +423,7 @@ int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 			fputs(";[user stack lost]", f);
 		for (k = st->nr_uframes; k > 0; k--) {
 			fputc(';', f);
-			snap_put_folded(f, st->uframes[k - 1].sym);
+			snap_put_folded(f, st->uframes[k - 1]->sym);
 		}
 		if (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT))
 			fputs(";--", f);
@@ -431,7 +431,7 @@ int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 			fputs(";[kernel stack lost]", f);
 		for (k = st->nr_kframes; k > 0; k--) {
 			fputc(';', f);
-			snap_put_folded(f, st->kframes[k - 1].sym);
+			snap_put_folded(f, st->kframes[k - 1]->sym);
 		}
 		fprintf(f, " %" PRIu64 "\n", st->count);
 	}

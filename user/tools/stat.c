@@ -29,11 +29,16 @@
 #include "json.h"
 #include "opts.h"
 
+/* sz of the report and result structs of the first release (0.1) */
+#define REPORT_MIN_SZ offsetofend(struct kagg_stat_report, results)
+#define RESULT_MIN_SZ offsetofend(struct kagg_stat_result, estimate)
+
 struct kagg_stat {
 	kagg_log_fn log;
 	void *log_ctx;
 	int *fds;			/* -1 for unsupported events */
 	struct kagg_stat_result *res;
+	const struct kagg_stat_result **res_ptrs; /* rep.results */
 	size_t nr;
 	char **names;
 	pid_t child;			/* command, or 0 */
@@ -182,7 +187,7 @@ static void print_text(const struct kagg_stat_report *rep, FILE *f)
 	fprintf(f, ", %.3f s, kernel %s\n", rep->duration_s, rep->kernel ? rep->kernel : "?");
 	fprintf(f, "# estimate = count * enabled / running (undefined when running is 0)\n");
 	for (i = 0; i < rep->nr_results; i++) {
-		const struct kagg_stat_result *r = &rep->results[i];
+		const struct kagg_stat_result *r = rep->results[i];
 
 		if (!r->supported) {
 			fprintf(f, "%20s  not supported: perf_event_open: %s (%s): %s\n", r->name,
@@ -233,7 +238,7 @@ static void print_json(const struct kagg_stat_report *rep, FILE *f)
 	jw_obj_end(&w);
 	jw_arr_begin(&w, "events");
 	for (i = 0; i < rep->nr_results; i++) {
-		const struct kagg_stat_result *r = &rep->results[i];
+		const struct kagg_stat_result *r = rep->results[i];
 
 		jw_obj_begin(&w, NULL);
 		jw_str(&w, "name", r->name);
@@ -260,9 +265,22 @@ static void print_json(const struct kagg_stat_report *rep, FILE *f)
 	jw_finish(&w);
 }
 
+/* A report (and its results) built by a caller: sized and known to this library. */
+static bool report_valid(const struct kagg_stat_report *rep)
+{
+	size_t i;
+
+	if (!kagg_in_valid(rep, REPORT_MIN_SZ, sizeof(*rep)) || (rep->nr_results && !rep->results))
+		return false;
+	for (i = 0; i < rep->nr_results; i++)
+		if (!kagg_in_valid(rep->results[i], RESULT_MIN_SZ, sizeof(*rep->results[i])))
+			return false;
+	return true;
+}
+
 int kagg_stat__print(const struct kagg_stat_report *rep, FILE *f, enum kagg_format fmt)
 {
-	if (!rep || !f || (unsigned int)fmt > KAGG_FORMAT_JSON || (rep->nr_results && !rep->results))
+	if (!report_valid(rep) || !f || (unsigned int)fmt > KAGG_FORMAT_JSON)
 		return -EINVAL;
 	if (fmt == KAGG_FORMAT_JSON)
 		print_json(rep, f);
@@ -359,10 +377,11 @@ static int alloc_counters(struct kagg_stat *st, size_t nr)
 	st->nr = nr;
 	st->fds = malloc(nr * sizeof(*st->fds));
 	st->res = calloc(nr, sizeof(*st->res));
+	st->res_ptrs = calloc(nr, sizeof(*st->res_ptrs));
 	st->names = calloc(nr, sizeof(*st->names));
 	for (i = 0; st->fds && i < nr; i++)
 		st->fds[i] = -1; /* before a failure: kagg_stat__destroy() closes the others */
-	return st->fds && st->res && st->names ? 0 : -ENOMEM;
+	return st->fds && st->res && st->res_ptrs && st->names ? 0 : -ENOMEM;
 }
 
 /* Event i's name into st and its perf_event_attr into *a.  0 or -errno (logged). */
@@ -397,7 +416,9 @@ static int resolve_event(struct kagg_stat *st, const struct kagg_stat_opts *o, s
 	st->names[i] = strdup(name);
 	if (!st->names[i])
 		return -ENOMEM;
+	st->res[i].sz = sizeof(st->res[i]);
 	st->res[i].name = st->names[i];
+	st->res_ptrs[i] = &st->res[i];
 	a->size = sizeof(*a);
 	a->type = type;
 	a->config = config;
@@ -510,7 +531,8 @@ static void fill_report(struct kagg_stat *st, const struct kagg_stat_opts *o)
 	st->rep.pid = target_pid(st, o);
 	st->rep.cpu = o->cpu >= 0 ? o->cpu : -1;
 	st->rep.kernel = st->uts.release;
-	st->rep.results = st->res;
+	st->rep.sz = sizeof(st->rep);
+	st->rep.results = st->res_ptrs;
 	st->rep.nr_results = st->nr;
 }
 
@@ -672,5 +694,6 @@ void kagg_stat__destroy(struct kagg_stat *st)
 	free(st->names);
 	free(st->fds);
 	free(st->res);
+	free(st->res_ptrs);
 	free(st);
 }

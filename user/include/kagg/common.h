@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * kagg/common.h - conventions shared by every libkagg header.
+ * kagg/common.h - conventions shared by every libkagg header, and the enums
+ * the tools' opts share (units, keys, attach types, streaming modes).
  *
  * - Functions returning int return 0 on success or a negative errno.
  * - Functions returning a pointer return NULL on failure with errno set.
@@ -8,6 +9,13 @@
  *   only ever appended to.  A caller built against a newer header may pass a
  *   larger struct: the library accepts it when every byte it does not know is
  *   zero, and fails with -EINVAL otherwise.
+ * - Every struct crossing the API can grow (see docs/api.md, "ABI policy"):
+ *   structs the caller allocates and the library fills or reads start with
+ *   `size_t sz` set by the caller (the library touches only what sz covers
+ *   and fails with -EINVAL when sz is smaller than the struct's first
+ *   release); structs the library hands out start with `size_t sz` set by
+ *   the library (read a field added later only when KAGG_HAS_FIELD() says it
+ *   is there), or are opaque handles read through accessors.
  * - Every __destroy()/__free() accepts NULL.
  * - libkagg keeps no process-global state: logging goes through the callback
  *   given in each handle's opts.
@@ -35,6 +43,14 @@ extern "C" {
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };       \
 	})
 
+/*
+ * True when the struct *p (whose first member is size_t sz) is large enough
+ * to hold FIELD: use it before reading a field a later release appended to
+ * a struct the library hands out, e.g. KAGG_HAS_FIELD(meta, kagg_meta, rb_dropped).
+ */
+#define KAGG_HAS_FIELD(p, TYPE, FIELD)                                         \
+	((p)->sz >= offsetof(struct TYPE, FIELD) + sizeof(((struct TYPE *)0)->FIELD))
+
 enum kagg_log_level {
 	KAGG_LOG_WARN = 0,
 	KAGG_LOG_INFO = 1,
@@ -57,6 +73,55 @@ KAGG_API void kagg_libbpf_set_log(kagg_log_fn fn, void *ctx);
 
 /* Library version, "MAJOR.MINOR.PATCH". Thread-safe. */
 KAGG_API const char *kagg_version(void);
+
+/* ------------------------------------------------ vocabulary of the tools' opts */
+
+/* Unit of the times a histogram counts. */
+enum kagg_unit {
+	KAGG_UNIT_USECS = 0,
+	KAGG_UNIT_NSECS = 1,
+	KAGG_UNIT_MSECS = 2,
+};
+
+/* Unit name ("usecs"...), NULL for an unknown value. */
+KAGG_API const char *kagg_unit__name(enum kagg_unit unit);
+/* Parse "nsecs"/"usecs"/"msecs" (also "ns", "us", "ms"); 0 or -EINVAL. */
+KAGG_API int kagg_unit__parse(const char *s, enum kagg_unit *unit);
+
+/* What one histogram stands for. */
+enum kagg_key_mode {
+	KAGG_KEY_NONE = 0, /* one system-wide (or filter-wide) histogram */
+	KAGG_KEY_PID = 1,  /* one per process */
+	KAGG_KEY_TID = 2,  /* one per thread */
+};
+
+/* How tracepoint programs attach. */
+enum kagg_attach {
+	KAGG_ATTACH_AUTO = 0,	/* tp_btf, falling back to raw_tp when it cannot load */
+	KAGG_ATTACH_TP_BTF = 1,
+	KAGG_ATTACH_RAW_TP = 2,
+};
+
+/* How a source is consumed. */
+enum kagg_mode {
+	KAGG_MODE_AGG = 0,	/* aggregate in the kernel (maps) */
+	KAGG_MODE_STREAM = 1,	/* stream one record per event, aggregate in userspace */
+	KAGG_MODE_BOTH = 2,	/* both at once, on the same events, side by side */
+};
+
+/* Wakeup policy of streaming programs. */
+enum kagg_wake {
+	KAGG_WAKE_WATERMARK = 0, /* wake when wake_bytes are pending (and poll every 100 ms) */
+	KAGG_WAKE_ADAPTIVE = 1,	 /* the kernel wakes the consumer whenever it has caught up */
+	KAGG_WAKE_TIMER = 2,	 /* never woken: the consumer polls every poll interval */
+	KAGG_WAKE_EVERY = 3,	 /* a wakeup per record */
+};
+
+/* Output format of the printers. */
+enum kagg_format {
+	KAGG_FORMAT_TEXT = 0,
+	KAGG_FORMAT_JSON = 1,
+};
 
 #ifdef __cplusplus
 }

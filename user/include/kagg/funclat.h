@@ -15,6 +15,7 @@
 #ifndef KAGG_FUNCLAT_H
 #define KAGG_FUNCLAT_H
 
+#include <kagg/common.h>
 #include <kagg/session.h>
 
 #ifdef __cplusplus

@@ -18,6 +18,7 @@
 #ifndef KAGG_HIST_H
 #define KAGG_HIST_H
 
+#include <kagg/common.h>
 #include <kagg/session.h>
 
 #ifdef __cplusplus

@@ -5,6 +5,8 @@
 
 #include <kagg/common.h>
 #include <kagg/session.h>
+#include <kagg/snapshot.h>
+#include <kagg/offcpu.h>
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
 #include <kagg/rb_bench.h>

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <kagg/common.h>
 #include <kagg/session.h>
+#include <kagg/snapshot.h>
 
 #ifdef __cplusplus
 extern "C" {

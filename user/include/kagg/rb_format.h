@@ -27,7 +27,15 @@ enum kagg_rb_field_kind {
 	KAGG_RB_FIELD_REL_LOC,	/* __rel_loc: u32 (len << 16) | offset from the field's end */
 };
 
+/*
+ * One field of an event format, owned by the registry and read-only.  It is
+ * only ever reached through a pointer (kagg_rb_format__field(),
+ * kagg_rb_format__field_at()), never by indexing an array, so it can grow at
+ * the end: the library sets sz, and a field appended after 0.1 is there when
+ * KAGG_HAS_FIELD(f, kagg_rb_field, NAME).
+ */
 struct kagg_rb_field {
+	size_t sz;
 	char *type; /* as written: "unsigned short", "char", "__data_loc char[]" */
 	char *name;
 	int offset, size;
@@ -37,14 +45,12 @@ struct kagg_rb_field {
 	bool is_string; /* char arrays and char data_loc/rel_loc */
 };
 
-struct kagg_rb_format {
-	char *system, *name;
-	int id;
-	struct kagg_rb_field *fields;
-	size_t nr_fields;
-	size_t nr_common; /* the common_* fields come first */
-	char *print_fmt;  /* the text after "print fmt: ", or NULL */
-};
+/*
+ * An event format: opaque, owned by the registry, read through the
+ * accessors below.  Opaque rather than sized because it owns an array of
+ * fields whose element size must stay the library's business.
+ */
+struct kagg_rb_format;
 
 struct kagg_rb_events;
 
@@ -89,8 +95,22 @@ KAGG_API const struct kagg_rb_format *kagg_rb_events__find(const struct kagg_rb_
 KAGG_API const struct kagg_rb_format *kagg_rb_events__find_by_name(const struct kagg_rb_events *evs,
 								   const char *system,
 								   const char *name);
+/* The field called name, or NULL. */
 KAGG_API const struct kagg_rb_field *kagg_rb_format__field(const struct kagg_rb_format *fmt,
 							   const char *name);
+/* Field i (0 <= i < __nr_fields(), the common_* ones first), or NULL. */
+KAGG_API const struct kagg_rb_field *kagg_rb_format__field_at(const struct kagg_rb_format *fmt,
+							      size_t i);
+KAGG_API size_t kagg_rb_format__nr_fields(const struct kagg_rb_format *fmt);
+/* Number of common_* fields at the start (4 for every format we define). */
+KAGG_API size_t kagg_rb_format__nr_common(const struct kagg_rb_format *fmt);
+/* The event's ID (the common_type of its records); -EINVAL for NULL. */
+KAGG_API int kagg_rb_format__id(const struct kagg_rb_format *fmt);
+/* Its system ("sched") and name ("sched_switch"). */
+KAGG_API const char *kagg_rb_format__system(const struct kagg_rb_format *fmt);
+KAGG_API const char *kagg_rb_format__name(const struct kagg_rb_format *fmt);
+/* The text after "print fmt: ", or NULL. */
+KAGG_API const char *kagg_rb_format__print_fmt(const struct kagg_rb_format *fmt);
 /* Number of registered events; i-th one (registration order) or NULL. */
 KAGG_API size_t kagg_rb_events__count(const struct kagg_rb_events *evs);
 KAGG_API const struct kagg_rb_format *kagg_rb_events__at(const struct kagg_rb_events *evs,
@@ -115,7 +135,7 @@ static inline void kagg_rb_entry__init(void *payload, int id, uint8_t flags, uin
 	memcpy(p + 4, &pid, 4);
 }
 
-/* Read an integer field of a record (sign-extended when signed). */
+/* Read an integer field of a record (sign-extended when signed); f from the accessors above. */
 KAGG_API int64_t kagg_rb_field__int(const struct kagg_rb_field *f, const void *rec);
 
 /*
@@ -130,7 +150,8 @@ typedef const char *(*kagg_rb_comm_fn)(void *ctx, int pid);
  * The print fmt is interpreted (printf conversions; REC->field, __get_str,
  * __print_flags, __print_symbolic, C operators, ?:); when it uses anything
  * else the fields are printed as "name=value" instead.  0, -ENOENT (unknown
- * event id: a line "<unknown event id N>" is still printed), -EINVAL.
+ * event id: a line "<unknown event id N>" is still printed), -EINVAL (also:
+ * ev->sz too small, or bytes of *ev past what this library knows not zero).
  */
 KAGG_API int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 					  const struct kagg_rb_event *ev, kagg_rb_comm_fn comm,

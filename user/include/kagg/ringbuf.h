@@ -21,7 +21,6 @@
 #define KAGG_RINGBUF_H
 
 #include <stdio.h>
-#include <time.h>
 
 #include <kagg/common.h>
 
@@ -54,8 +53,8 @@ struct kagg_rb_opts {
 	size_t subbuf_size;  /* bytes: 4096 << order, order 0..7; 0: 4096 */
 	size_t nr_subbufs;   /* sub-buffers per CPU (>= 2); 0: 64 */
 	enum kagg_rb_mode mode;
-	clockid_t clockid;   /* used when clock is NULL; 0 is CLOCK_REALTIME, so set
-			      * use_clockid; default CLOCK_MONOTONIC */
+	int clockid;	     /* a clockid_t, used when clock is NULL; 0 is CLOCK_REALTIME,
+			      * so set use_clockid; default CLOCK_MONOTONIC */
 	bool use_clockid;
 	kagg_rb_clock_fn clock; /* overrides clockid (fake clocks in tests) */
 	void *clock_ctx;
@@ -89,10 +88,24 @@ KAGG_API uint64_t kagg_rb__now(const struct kagg_rb *rb);
 KAGG_API const char *kagg_rb__write_path(const struct kagg_rb *rb, int cpu);
 
 /*
+ * Caller-allocated structs (kagg_rb_rsv, kagg_rb_event, kagg_rb_stats,
+ * kagg_rb_page_iter) start with `size_t sz`: set it to sizeof the struct
+ * before passing it in.  The library fills and reads only what sz covers and
+ * never writes sz; a sz smaller than the struct's first release fails with
+ * -EINVAL (NULL + EINVAL for reserve).  A struct the library reads as input
+ * (an event to print, stats to print) must have every byte past what this
+ * library knows zero, else -EINVAL.  The checks sit where a caller starts
+ * using a struct (reserve, iterator init), not on every record.
+ */
+
+/*
  * A reservation: filled by reserve, passed to exactly one commit or discard.
- * The caller owns the storage (put it on the stack); fields are private.
+ * The caller owns the storage (put it on the stack) and sets sz, once: a
+ * reservation may be reused for the next reserve after its commit or discard.
+ * The other fields are private.
  */
 struct kagg_rb_rsv {
+	size_t sz;
 	void *cb;
 	uint32_t *rec;	 /* start of the reservation */
 	uint8_t *page;
@@ -119,6 +132,7 @@ struct kagg_rb_rsv {
  *   EBUSY   the thread already holds max_nest open reservations (nest_refused)
  *   ENOBUFS consume mode and the buffer is full (dropped_events), or the
  *           writer caught up with an uncommitted sub-buffer (commit_overrun)
+ *   EINVAL  rb or rsv NULL, or rsv->sz too small
  */
 KAGG_API void *kagg_rb__reserve(struct kagg_rb *rb, size_t len, struct kagg_rb_rsv *rsv);
 /* Same on an explicit CPU buffer (0 <= cpu < nr_cpus; else NULL, EINVAL). */
@@ -134,8 +148,12 @@ KAGG_API void kagg_rb__discard(struct kagg_rb_rsv *rsv);
 /* reserve + memcpy + commit.  0 or -E2BIG/-EBUSY/-ENOBUFS/-EINVAL. */
 KAGG_API int kagg_rb__write(struct kagg_rb *rb, int cpu, const void *data, size_t len);
 
-/* One decoded event.  data stays valid until the next read call on that CPU. */
+/*
+ * One decoded event.  data stays valid until the next read call on that CPU.
+ * Caller-allocated: set sz; the readers fill the rest.
+ */
 struct kagg_rb_event {
+	size_t sz;
 	uint64_t ts;
 	const void *data;
 	uint32_t len;	 /* payload bytes in the record (4-byte multiple, >= asked) */
@@ -146,7 +164,7 @@ struct kagg_rb_event {
 /*
  * Consuming read (trace_pipe): the oldest unread event of `cpu`, or of all
  * CPUs merged in timestamp order when cpu < 0.  0, -EAGAIN when empty,
- * -EINVAL bad cpu.
+ * -EINVAL bad cpu or ev->sz.
  */
 KAGG_API int kagg_rb__consume(struct kagg_rb *rb, int cpu, struct kagg_rb_event *ev);
 
@@ -176,8 +194,12 @@ KAGG_API int kagg_rb__read_full_page(struct kagg_rb *rb, int cpu, void *buf, siz
  */
 KAGG_API int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms);
 
-/* Per-CPU statistics, names and meaning of tracefs per_cpu/cpuN/stats. */
+/*
+ * Per-CPU statistics, names and meaning of tracefs per_cpu/cpuN/stats.
+ * Caller-allocated: set sz; kagg_rb__stats() fills the rest.
+ */
 struct kagg_rb_stats {
+	size_t sz;
 	uint64_t entries;	 /* unread events in the buffer */
 	uint64_t overrun;	 /* events lost to overwrite */
 	uint64_t commit_overrun; /* events refused: writer wrapped into uncommitted data */
@@ -191,10 +213,10 @@ struct kagg_rb_stats {
 	uint64_t nest_refused;	 /* events refused: max_nest reservations open */
 	uint64_t pages_lost;	 /* sub-buffers dropped by overwrite */
 };
-/* cpu < 0: sum over CPUs (timestamps: min oldest, now). 0 or -EINVAL. */
+/* cpu < 0: sum over CPUs (timestamps: min oldest, now). 0 or -EINVAL (also bad st->sz). */
 KAGG_API int kagg_rb__stats(struct kagg_rb *rb, int cpu, struct kagg_rb_stats *st);
-/* Print st in the per_cpu/cpuN/stats text layout. */
-KAGG_API void kagg_rb_stats__fprint(const struct kagg_rb_stats *st, FILE *f);
+/* Print st in the per_cpu/cpuN/stats text layout.  0 or -EINVAL (bad st->sz). */
+KAGG_API int kagg_rb_stats__fprint(const struct kagg_rb_stats *st, FILE *f);
 
 /*
  * Non-consuming iterator (the `trace` file): a snapshot of the unread events of
@@ -204,25 +226,32 @@ KAGG_API void kagg_rb_stats__fprint(const struct kagg_rb_stats *st, FILE *f);
  */
 struct kagg_rb_iter;
 KAGG_API struct kagg_rb_iter *kagg_rb_iter__new(struct kagg_rb *rb, int cpu);
-/* 0 with *ev filled, -ENOENT at the end. */
+/* 0 with *ev filled, -ENOENT at the end, -EINVAL bad ev->sz. */
 KAGG_API int kagg_rb_iter__next(struct kagg_rb_iter *it, struct kagg_rb_event *ev);
 KAGG_API void kagg_rb_iter__free(struct kagg_rb_iter *it);
 
 /*
  * Decoding one sub-buffer image (ours or the kernel's trace_pipe_raw), for any
  * sub-buffer size.  Little-endian, 8-byte commit (64-bit kernels).
+ * Caller-allocated: set sz; __init() fills the rest (read-only for the caller).
  */
 struct kagg_rb_page_iter {
+	size_t sz;
 	const uint8_t *page;
 	uint32_t off, size; /* read position and data size (commit & 30 bits) */
 	uint64_t ts;	    /* running timestamp */
 	int64_t missed;	    /* 0, lost count, or -1 when only the flag is set */
 	size_t subbuf_size;
 };
-/* 0, or -EINVAL when the commit size does not fit subbuf_size. */
+/* 0, or -EINVAL when the commit size does not fit subbuf_size or it->sz is too small. */
 KAGG_API int kagg_rb_page_iter__init(struct kagg_rb_page_iter *it, const void *page,
 				     size_t subbuf_size);
-/* Next data event (ev->missed = it->missed on the first one). 0, -ENOENT, -EINVAL. */
+/*
+ * Next data event (ev->missed = it->missed on the first one).  0, -ENOENT at
+ * the end, -EINVAL when ev->sz is too small.  ev->sz is checked on the first
+ * call after __init() (a page is decoded in one go): keep passing events of
+ * that size until the next __init().
+ */
 KAGG_API int kagg_rb_page_iter__next(struct kagg_rb_page_iter *it, struct kagg_rb_event *ev);
 
 /* Length of the data record (header included) for an n-byte payload. */

@@ -12,6 +12,7 @@
 #ifndef KAGG_RUNQLAT_H
 #define KAGG_RUNQLAT_H
 
+#include <kagg/common.h>
 #include <kagg/session.h>
 
 #ifdef __cplusplus

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <kagg/common.h>
-#include <kagg/session.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,8 +60,14 @@ KAGG_API int kagg_stat__scale(uint64_t count, uint64_t enabled, uint64_t running
 KAGG_API int kagg_stat__parse_event(const char *name, const char *tracefs, uint32_t *type,
 				    uint64_t *config, bool *hardware);
 
-/* One counter's outcome. */
+/*
+ * One counter's outcome.  Like the report below it starts with `size_t sz`:
+ * the library sets it in what it hands out, a caller building one to print
+ * sets it to sizeof; reached through the report's array of pointers, never
+ * by indexing an array of structs, so it can grow at the end.
+ */
 struct kagg_stat_result {
+	size_t sz;
 	const char *name;
 	bool supported;		/* false: this machine lacks the event (err says how) */
 	int err;		/* 0, or the negative errno of perf_event_open */
@@ -73,8 +78,12 @@ struct kagg_stat_result {
 	uint64_t estimate;	/* valid unless scale == KAGG_STAT_UNDEFINED */
 };
 
-/* What was measured, for printing. */
+/*
+ * What was measured, for printing.  Sized rather than opaque: a plain record
+ * the caller reads, and may build itself to print (set sz then).
+ */
 struct kagg_stat_report {
+	size_t sz;
 	const char *target;	/* "command 'sleep 1'", "pid 1234", "cpu 0" */
 	int pid;		/* the command's (or -p) pid, -1 for a CPU */
 	int cpu;		/* -1: any */
@@ -83,7 +92,7 @@ struct kagg_stat_report {
 	double duration_s;	/* wall time counted */
 	const char *kernel;	/* uname -r */
 	size_t nr_results;
-	const struct kagg_stat_result *results;
+	const struct kagg_stat_result *const *results; /* nr_results pointers */
 };
 
 struct kagg_stat_opts {
@@ -128,7 +137,9 @@ KAGG_API void kagg_stat__destroy(struct kagg_stat *st);
 
 /*
  * Print a report: text (one line per event) or one JSON document
- * {"meta": {...}, "events": [...]}.  0 or -errno (EINVAL, EIO).
+ * {"meta": {...}, "events": [...]}.  0 or -errno (EINVAL, also when the sz
+ * of rep or of a result is too small or bytes past what this library knows
+ * are not zero; EIO).
  */
 KAGG_API int kagg_stat__print(const struct kagg_stat_report *rep, FILE *f, enum kagg_format fmt);
 

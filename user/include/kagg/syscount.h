@@ -13,7 +13,10 @@
 #ifndef KAGG_SYSCOUNT_H
 #define KAGG_SYSCOUNT_H
 
+#include <stdio.h>
+#include <kagg/common.h>
 #include <kagg/session.h>
+#include <kagg/snapshot.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -128,7 +128,7 @@ KAGG_API int kagg_tracedat__cpu_data(const struct kagg_tracedat *t, int cpu, uin
  * with ev->cpu set and ev->missed from the page's RB_MISSED_* flags on the
  * first event after a loss.  ev->data points into the mapped file and stays
  * valid until kagg_tracedat__free().  0, -ENOENT at the end, -EINVAL when a
- * page is malformed (the rest of that CPU is skipped).
+ * page is malformed (the rest of that CPU is skipped) or ev->sz is too small.
  */
 KAGG_API int kagg_tracedat__next(struct kagg_tracedat *t, struct kagg_rb_event *ev);
 /* Start reading again from the first event. */

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * kagg/snapshot.h - what a session measured over an interval, as returned by
+ * kagg_session__snapshot(): histograms (one per key), aggregated stacks, the
+ * meta block (what was measured, how, and what was lost), and printers.
+ *
+ *	struct kagg_snapshot *snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+ *	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
+ *		use(kagg_snapshot__hist(snap, i));
+ *	kagg_snapshot__print(snap, stdout, NULL);
+ *	kagg_snapshot__free(snap);
+ *
+ * Thread-safety: a snapshot is immutable once returned and may be read from
+ * any thread.  Everything reachable from it is owned by it.
+ *
+ * Growing: the snapshot is opaque.  The records it hands out (kagg_hist,
+ * kagg_stack, kagg_frame, kagg_meta, kagg_drop, kagg_prog_cost) start with
+ * `size_t sz`, set by the library to the size it filled, and are only ever
+ * appended to.  They are reached through pointers (an accessor, or an array
+ * of pointers), never by indexing an array of structs, so a library with
+ * larger records still serves callers built against smaller ones; a caller
+ * reads a field added after its library's release only when
+ * KAGG_HAS_FIELD(p, TYPE, field) holds.  They carry their size rather than
+ * hiding behind accessors because they are plain records read field by
+ * field, dozens of fields in kagg_meta's case.
+ */
+#ifndef KAGG_SNAPSHOT_H
+#define KAGG_SNAPSHOT_H
+
+#include <stdio.h>
+#include <time.h>
+#include <kagg/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct kagg_snapshot;
+
+KAGG_API void kagg_snapshot__free(struct kagg_snapshot *snap);
+
+/*
+ * A histogram key: which process/thread the histogram is for.  It is held by
+ * value inside kagg_hist (sorted, compared and copied as a value), so it is
+ * frozen: it never grows, and anything new about a histogram's key is
+ * appended to kagg_hist instead, where kagg_hist.sz covers it.
+ */
+struct kagg_hist_key {
+	enum kagg_key_mode mode; /* KAGG_KEY_NONE: pid/tid/comm unused */
+	int pid;
+	int tid;		 /* KAGG_KEY_TID only */
+	char comm[16];
+	uint64_t id;		 /* tool-defined id (syscall number, function...), 0 unused */
+	const char *label;	 /* name of id ("read", "vfs_read"...), NULL when none */
+};
+
+/* One log2 histogram: slot k counts values in [2^k, 2^(k+1)-1] (slot 0: [0, 1]). */
+struct kagg_hist {
+	size_t sz;
+	struct kagg_hist_key key;
+	enum kagg_unit unit;
+	unsigned int nr_slots;
+	const uint64_t *slots;
+	uint64_t total; /* sum of slots */
+	/* Since 0.1: what is counted when not a time in unit (kagg hist: the field's name). */
+	const char *value;
+	/* lin_step > 0: linear slot k is [lin_min + k*lin_step, lin_min + (k+1)*lin_step - 1]. */
+	int64_t lin_min;
+	uint64_t lin_step;
+};
+
+/* Bounds of log2 slot k, inclusive; k < 64. */
+KAGG_API void kagg_log2_bounds(unsigned int k, uint64_t *low, uint64_t *high);
+
+/*
+ * In KAGG_MODE_BOTH, the streaming path's histograms (read them with the
+ * same accessors); NULL otherwise.  Owned by snap.
+ */
+KAGG_API const struct kagg_snapshot *kagg_snapshot__stream(const struct kagg_snapshot *snap);
+
+KAGG_API size_t kagg_snapshot__hist_cnt(const struct kagg_snapshot *snap);
+/* Histogram i (sorted by key), NULL + EINVAL when out of range. Owned by snap. */
+KAGG_API const struct kagg_hist *kagg_snapshot__hist(const struct kagg_snapshot *snap, size_t i);
+
+/*
+ * One frame of an aggregated stack, already symbolized.  A frame is named by its function:
+ * C++ and Rust names demangled ("ns::Class::func(int)"), symbol versions left out
+ * ("clock_nanosleep", not "clock_nanosleep@@GLIBC_2.17"); a frame with no symbol is "[file]"
+ * (the mapped file's base name) or "[unknown]".  Stacks that then read the same are one
+ * stack, their counts and times summed.  With KAGG_SNAP_ADDRS (kagg_session__snapshot) frames
+ * are "func+0x1a", "/path/file+0x1a" or "[unknown] 0xADDR" and only stacks captured alike
+ * are merged.  Kernel stacks start at the traced event: the BPF program and the tracing glue
+ * that ran it are left out.
+ */
+struct kagg_frame {
+	size_t sz;
+	uint64_t ip;	 /* the address (of the first stack merged into this one) */
+	const char *sym; /* the frame's name, as above; owned by the snapshot */
+};
+
+/* One aggregated stack (offcpu --stacks, profile), frames innermost first. */
+struct kagg_stack {
+	size_t sz;
+	int pid;
+	int tid;
+	char comm[16];
+	uint64_t total_ns;
+	uint64_t count;
+	int kstack_err; /* 0, -ENOENT when not captured by design, or the capture's negative errno */
+	int ustack_err; /* 0, -ENOENT for kernel threads, or the capture's negative errno */
+	unsigned int nr_kframes;
+	unsigned int nr_uframes;
+	const struct kagg_frame *const *kframes; /* nr_kframes pointers */
+	const struct kagg_frame *const *uframes; /* nr_uframes pointers */
+};
+
+KAGG_API size_t kagg_snapshot__stack_cnt(const struct kagg_snapshot *snap);
+/* Stack i, sorted by total time (largest first). Owned by snap. */
+KAGG_API const struct kagg_stack *kagg_snapshot__stack(const struct kagg_snapshot *snap, size_t i);
+
+/* ------------------------------------------------------------ meta */
+
+/* A drop (or a capture failure) by cause.  Zero counts are listed too. */
+struct kagg_drop {
+	size_t sz;
+	const char *cause;	/* short name, e.g. "task_storage" */
+	const char *what;	/* one line: what was lost */
+	uint64_t count;
+};
+
+/* BPF_ENABLE_STATS figures of one program, over the snapshot's interval. */
+struct kagg_prog_cost {
+	size_t sz;
+	const char *prog;
+	uint64_t run_cnt;
+	uint64_t run_time_ns;
+	double ns_per_run; /* run_time_ns / run_cnt, 0 when run_cnt is 0 */
+};
+
+/*
+ * What a snapshot measured.  Owned by the snapshot; read-only.  New fields
+ * are only appended (sz says how far this library filled it).
+ */
+struct kagg_meta {
+	size_t sz;
+	const char *tool;	 /* "offcpu" */
+	const char *event;	 /* "sched:sched_switch" */
+	const char *attach;	 /* attach type used: "tp_btf" or "raw_tp" */
+	const char *attach_note; /* why a fallback was used, or NULL */
+	const char *kernel;	 /* uname -r */
+	const char *kernel_build;/* uname -v */
+	const char *clock;	 /* clock of the BPF timestamps */
+	const char *filters;	 /* human-readable filters, "none" when none */
+	const char *unit;
+	int nr_cpus;		 /* possible CPUs */
+	int cpus_observed;	 /* CPUs on which the program ran in this interval */
+	struct timespec start;	 /* CLOCK_REALTIME, interval start */
+	struct timespec end;	 /* CLOCK_REALTIME, interval end */
+	double duration_s;
+	uint64_t events_seen;	  /* program runs (sched_switch events) */
+	uint64_t events_recorded; /* intervals aggregated */
+	/* left out by the tool's filters (offcpu -m/-M, runqlat --cpu, hist --filter): not lost */
+	uint64_t events_filtered;
+	size_t nr_drops;
+	const struct kagg_drop *const *drops;	/* nr_drops pointers */
+	uint64_t drops_total;	  /* sum of drops that lost an interval (capture failures excluded) */
+	bool snapshot_exact;	  /* reset reads are exact (see kagg_session__snapshot) */
+	const char *snapshot_note;
+	bool has_overhead;
+	size_t nr_progs;
+	const struct kagg_prog_cost *const *progs; /* nr_progs pointers */
+	/* Streaming (mode "stream" or "both"). */
+	const char *mode;	   /* "agg", "stream" or "both" */
+	bool has_stream;
+	uint64_t stream_seen;	   /* events the streaming program ran for */
+	uint64_t stream_sent;	   /* records it submitted */
+	uint64_t stream_delivered; /* records consumed in userspace */
+	uint64_t stream_dropped;   /* records lost: BPF ring buffer full */
+	uint64_t stream_bytes;	   /* bytes moved to userspace (records + headers) */
+	double consumer_cpu_s;	   /* CPU time spent consuming */
+	const char *stream_format; /* where the sched_switch format came from */
+	uint64_t rb_overrun;	   /* records overwritten in the reference ring buffer */
+	uint64_t rb_dropped;	   /* records refused by it (producer/consumer mode) */
+	/*
+	 * With overhead and a stream: each path's BPF run time per event
+	 * (events_seen), summed over its programs; 0 for a path not running.
+	 */
+	double agg_ns_per_event;
+	double stream_ns_per_event;
+	/*
+	 * Stacks (offcpu --stacks, profile): the frames of the captured stacks (each distinct
+	 * capture once, before the stacks that read the same are merged) and those left
+	 * unknown, by cause.  has_frames is false for snapshots without stacks.
+	 */
+	bool has_frames;
+	uint64_t frames;
+	uint64_t frames_no_maps;    /* user address in no file mapping known for its process:
+				     * it exited before its mappings could be read, or the code
+				     * is anonymous memory (JIT) */
+	uint64_t frames_no_symbols; /* inside a known file or the kernel, no symbol covers it */
+	uint64_t stacks_lost;	    /* stacks that were to be captured and are not there */
+};
+
+KAGG_API const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot *snap);
+
+/* ------------------------------------------------------------ printing */
+
+struct kagg_print_opts {
+	size_t sz;
+	enum kagg_format format;
+	bool no_meta;	/* text: leave out the "# ..." header lines */
+	bool folded;	/* stacks as folded lines "comm;frame;frame count" (text only) */
+};
+
+/*
+ * Print a snapshot: text (BCC-style histograms, meta header, stacks) or one
+ * JSON document {"meta": {...}, "histograms": [...], "stacks": [...]}.
+ * 0 or -errno (EINVAL bad args, EIO write error).
+ */
+KAGG_API int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
+				  const struct kagg_print_opts *opts);
+
+/*
+ * Print one histogram in BCC text form (header line, then "low -> high : count |***|").
+ * 0 or -errno: EINVAL (h->sz too small, or bytes past what this library
+ * knows not zero), EIO.
+ */
+KAGG_API int kagg_hist__print_text(const struct kagg_hist *h, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KAGG_SNAPSHOT_H */
