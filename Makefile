@@ -15,6 +15,7 @@ OUT		:= build
 CLANG		?= clang-19
 BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 CC		?= gcc
+CXX		?= g++
 AR		?= ar
 LD		?= ld
 OBJCOPY		?= objcopy
@@ -57,7 +58,8 @@ UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
 ROOT_SRCS	:= $(wildcard tests/bpf/test_*.c)
 ROOT_BINS	:= $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(ROOT_SRCS))
-TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c))
+TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c)) \
+		   $(patsubst tests/helpers/%.cc,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.cc))
 BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
 
@@ -83,7 +85,8 @@ JCC_FLAG	:= $(shell [ "$(ARCH)" = x86 ] && $(CC) -Wa,-mbranches-within-32B-bound
 		     echo -Wa,-mbranches-within-32B-boundaries)
 ALL_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC $(JCC_FLAG) \
 		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include
-LIBS		:= -lbpf -lelf -lz -lpthread
+# libiberty: its C++ and Rust demanglers (a static archive; licence: docs/stacks.md).
+LIBS		:= -lbpf -lelf -lz -liberty -lpthread
 TEST_LIBS	:= -lcmocka -ltraceevent -lquadmath $(LIBS)
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
@@ -150,11 +153,18 @@ $(KAGG_BIN): $(TOOL_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_A) $(LIBS)
 
+# C++ test targets (demangled frames): frame pointers, so user stacks unwind through them.
+$(OUT)/tests/helpers/%: tests/helpers/%.cc
+	$(call msg,CXX,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -o $@ $<
+
 # Tests and benches link the public libkagg.a, as an embedder would; those
 # that call the library's internal functions (snap_*, kagg_syms__*, the ring
 # buffer's rb_*, the stream consumers...) link the internal archive instead.
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
-		   unit/test_syms unit/test_hist_parse bpf/test_profile bench/bench_stream
+		   unit/test_syms unit/test_stacks unit/test_hist_parse bpf/test_profile \
+		   bench/bench_stream
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 
@@ -195,7 +205,7 @@ bench: deps bench-deps
 # Build and test dependencies.  libbpf-dev and bpftool must come from
 # bookworm-backports (libbpf 1.4, bpftool 7.5); the rest from bookworm.
 DEPS_BPO	:= libbpf-dev bpftool
-DEPS		:= clang-19 llvm-19 libelf-dev zlib1g-dev libcmocka-dev \
+DEPS		:= clang-19 llvm-19 libelf-dev zlib1g-dev libiberty-dev libcmocka-dev \
 		   libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
 		   abigail-tools
 BENCH_DEPS	:= libbpf-tools bpftrace

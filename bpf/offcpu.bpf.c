@@ -29,6 +29,7 @@
 #include "stream.bpf.h"
 #include "filters.bpf.h"
 #include "core_fixes.bpf.h"
+#include "proc_notes.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -89,7 +90,8 @@ static __always_inline bool state_selected(__u32 stbit)
 }
 
 static __always_inline void record_stacks(void *ctx, struct start *s, struct counters *c,
-					  bool kthread)
+					  struct task_struct *prev, __u32 tgid, bool kthread,
+					  const bool btf)
 {
 	s->kstack = bpf_get_stackid(ctx, &stackmap, 0);
 	if (s->kstack < 0)
@@ -101,6 +103,8 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 	s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
 	if (s->ustack < 0)
 		c->cnt[OFFCPU_CNT_DROP_USTACK]++;
+	else
+		kagg_note_proc(tgid, btf ? (__u64)prev->mm : (__u64)BPF_CORE_READ(prev, mm));
 }
 
 static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32 pid,
@@ -207,7 +211,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 			if (with_stacks) {
 				__u32 flags = btf ? prev->flags : BPF_CORE_READ(prev, flags);
 
-				record_stacks(ctx, s, c, flags & PF_KTHREAD);
+				record_stacks(ctx, s, c, prev, tgid, flags & PF_KTHREAD, btf);
 			}
 		} else {
 			c->cnt[OFFCPU_CNT_DROP_STORAGE]++;

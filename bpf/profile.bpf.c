@@ -20,6 +20,7 @@
 #include <bpf/bpf_core_read.h>
 #include "abi/profile.h"
 #include "agg.bpf.h"
+#include "proc_notes.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 #define EFAULT 14
@@ -102,6 +103,8 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		key.ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
 		if (key.ustack < 0)
 			stack_err(c, key.ustack, PROFILE_CNT_USTACK_EFAULT);
+		else
+			kagg_note_proc(tgid, (__u64)bpf_get_current_task_btf()->mm);
 	}
 
 	v = bpf_map_lookup_elem(&stack_agg, &key);

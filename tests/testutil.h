@@ -185,6 +185,64 @@ static inline char *tu_read_all(int fd)
 	return buf;
 }
 
+/* Path of test helper name: $KAGG_HELPERS/name, else build/tests/helpers/name. */
+static inline const char *tu_helper(const char *name, char *buf, size_t len)
+{
+	const char *dir = getenv("KAGG_HELPERS");
+
+	snprintf(buf, len, "%s/%s", dir && *dir ? dir : "build/tests/helpers", name);
+	return buf;
+}
+
+/*
+ * Run helper argv[0] (NULL-terminated argv) to its end while the session runs, calling
+ * kagg_session__poll() every 50 ms (poll false: sleeping instead, as a program that never
+ * polls would); reaped, so nothing of it is left in /proc.  Its pid, or -1 (not started,
+ * failed, or still running after 20 s: killed).
+ */
+static inline pid_t tu_run_helper(struct kagg_session *s, char *const argv[], bool poll)
+{
+	char path[512];
+	int st, i;
+	pid_t pid;
+
+	tu_helper(argv[0], path, sizeof(path));
+	pid = fork();
+	if (pid == 0) {
+		execv(path, argv);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	for (i = 0; i < 400; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) && !WEXITSTATUS(st) ? pid : -1;
+		if (poll)
+			kagg_session__poll(s, 50);
+		else
+			tu_sleep_ms(50);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/*
+ * Attach s, run helper argv to its end (tu_run_helper), then take a KAGG_SNAP_RESET snapshot.
+ * NULL when any step failed; *pid: the helper's pid.
+ */
+static inline struct kagg_snapshot *tu_snapshot_around_helper(struct kagg_session *s,
+							      char *const argv[], bool poll,
+							      pid_t *pid)
+{
+	if (!s || kagg_session__attach(s))
+		return NULL;
+	*pid = tu_run_helper(s, argv, poll);
+	if (*pid <= 0)
+		return NULL;
+	return kagg_session__snapshot(s, KAGG_SNAP_RESET);
+}
+
 /* Start kagg with argv (NULL-terminated, without the binary), stdout on ofd, stderr on efd. */
 static inline pid_t tu_spawn_kagg(char *const argv[], int ofd, int efd)
 {

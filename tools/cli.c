@@ -385,7 +385,7 @@ static int print_snapshot(struct kagg_session *s, const struct cli_common *cm)
 	struct kagg_snapshot *snap;
 	int err;
 
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET | (cm->addrs ? KAGG_SNAP_ADDRS : 0));
 	if (!snap)
 		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
 			       strerror(errno));

@@ -127,6 +127,7 @@ struct cli_common {
 	enum kagg_unit unit;
 	bool overhead;
 	struct kagg_print_opts print; /* sz set by the tool */
+	bool addrs;		      /* --addrs: stack frames by address (KAGG_SNAP_ADDRS) */
 	/* The snapshot printer of cli_run (NULL: kagg_snapshot__print). */
 	int (*printer)(const struct kagg_snapshot *snap, FILE *f,
 		       const struct kagg_print_opts *opts);

@@ -29,7 +29,10 @@ static const char usage_text[] =
 "  -u, --user-threads     user threads only\n"
 "  -k, --kernel-threads   kernel threads only\n"
 "      --stacks           also aggregate off-CPU time by kernel + user stack\n"
-"      --folded           print stacks folded, for flame graphs (implies --stacks)\n"
+"      --folded           print stacks folded, for flame graphs, once at the end\n"
+"                         (implies --stacks; not with -i)\n"
+"      --addrs            stack frames by address (func+0x1a), not merged by function\n"
+"                         (implies --stacks)\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
 "      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
 "                         per event to userspace, aggregated there) or both, side by\n"
@@ -57,6 +60,7 @@ enum {
 	OPT_STATE,
 	OPT_STACKS,
 	OPT_FOLDED,
+	OPT_ADDRS,
 	OPT_ATTACH,
 	OPT_WAKE,
 	OPT_RB_SUBBUFS,
@@ -77,6 +81,7 @@ static const struct option long_opts[] = {
 	{ "kernel-threads", no_argument, NULL, 'k' },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "addrs", no_argument, NULL, OPT_ADDRS },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
 	CLI_STREAM_LONGOPTS,
 	{ "wake", required_argument, NULL, OPT_WAKE },
@@ -149,6 +154,10 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 		a->o.stacks = true;
 		a->c.cm.print.folded = true;
 		return 0;
+	case OPT_ADDRS:
+		a->o.stacks = true;
+		a->c.cm.addrs = true;
+		return 0;
 	case OPT_ATTACH:
 		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
 	case OPT_WAKE:
@@ -176,6 +185,8 @@ static int finish_args(struct offcpu_args *a)
 		return cli_err(KAGG_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
 	if (a->c.cm.print.folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
+	if (a->c.cm.print.folded && a->c.cm.interval)
+		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
 	return 0;
 }
 

@@ -27,7 +27,9 @@ static const char usage_text[] =
 "  -U, --user-stacks-only   capture user stacks only\n"
 "  -K, --kernel-stacks-only capture kernel stacks only\n"
 "      --event EV         auto (default: cycles, else cpu-clock), cycles or cpu-clock\n"
-"      --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs)\n"
+"      --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs),\n"
+"                         once at the end (not with -i)\n"
+"      --addrs            stack frames by address (func+0x1a), not merged by function\n"
 CLI_COMMON_HELP
 "\n"
 "examples:\n"
@@ -40,6 +42,7 @@ enum {
 	OPT_CPU = CLI_OPT_TOOL,
 	OPT_EVENT,
 	OPT_FOLDED,
+	OPT_ADDRS,
 };
 
 static const struct option long_opts[] = {
@@ -51,14 +54,21 @@ static const struct option long_opts[] = {
 	{ "kernel-stacks-only", no_argument, NULL, 'K' },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "addrs", no_argument, NULL, OPT_ADDRS },
 	{},
 };
 
 struct profile_args {
 	struct cli_args c;	/* first: what cli_parse fills */
 	struct kagg_profile_opts o;
-	bool folded;
 };
+
+/* --folded: sample counts, one line per stack, no meta. */
+static int print_folded(const struct kagg_snapshot *snap, FILE *f,
+			const struct kagg_print_opts *opts)
+{
+	return kagg_profile__print_folded(snap, f);
+}
 
 /* --event EV; 0 or a usage error. */
 static int parse_event(const char *arg, enum kagg_profile_event *ev)
@@ -101,7 +111,11 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 	case OPT_EVENT:
 		return parse_event(arg, &a->o.event);
 	case OPT_FOLDED:
-		a->folded = true;
+		a->c.cm.print.folded = true;
+		a->c.cm.printer = print_folded;
+		return 0;
+	case OPT_ADDRS:
+		a->c.cm.addrs = true;
 		return 0;
 	}
 	return -ENOENT;
@@ -110,39 +124,14 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 /* The checks that span several options; the parsed options into a->o. */
 static int finish_args(struct profile_args *a)
 {
-	if (a->folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
+	if (a->c.cm.print.folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
-	if (a->folded && a->c.cm.interval)
+	if (a->c.cm.print.folded && a->c.cm.interval)
 		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
 	a->o.pids = a->c.tk.pids;
 	a->o.nr_pids = a->c.tk.nr_pids;
 	a->o.overhead = a->c.cm.overhead;
 	return 0;
-}
-
-/*
- * --folded: run until -d or a signal, print once, without the meta; s as
- * cli_run_session takes it (NULL: the open failed), destroyed here.
- */
-static int run_folded(struct kagg_session *s, double duration)
-{
-	struct kagg_snapshot *snap = NULL;
-	int ret;
-
-	if (!s)
-		return cli_open_failed(errno);
-	ret = kagg_session__attach(s) ? KAGG_EXIT_FAIL : 0;
-	if (!ret) {
-		cli_sleep(duration ? duration : 1e9);
-		kagg_session__detach(s);
-		snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-		ret = snap ? cli_output_done(kagg_profile__print_folded(snap, stdout))
-			   : cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
-				     strerror(errno));
-	}
-	kagg_snapshot__free(snap);
-	kagg_session__destroy(s);
-	return ret;
 }
 
 static const struct cli_parser parser = {
@@ -159,9 +148,7 @@ static int profile_main(int argc, char **argv)
 	int ret;
 
 	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
-		ret = a.folded ? run_folded(kagg_profile__open(&a.o), a.c.cm.duration)
-			       : cli_run_session(kagg_profile__open(&a.o), &a.c,
-						 "Sampling on-CPU stacks");
+		ret = cli_run_session(kagg_profile__open(&a.o), &a.c, "Sampling on-CPU stacks");
 	cli_tasks_free(&a.c.tk);
 	return ret;
 }

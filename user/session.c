@@ -32,6 +32,8 @@
 
 #include "opts.h"
 #include "session_internal.h"
+#include "stacks.h"
+#include "stream/bpfrb.h"
 #include "stream/stream.h"
 #include "syms.h"
 
@@ -498,20 +500,78 @@ void kagg_session__destroy(struct kagg_session *s)
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
 	kagg_syms__free(s->syms);
+	bpfrb__free(s->notes);
+	u64map_free(&s->notes_seen);
 	free(s->cpu_events0);
 	free(s);
+}
+
+/* ------------------------------------------------------------ process notes */
+
+/*
+ * A process first seen in a stack (bpf/proc_notes.bpf.h): read its maps now, while it lives,
+ * unless this tgid was handled with the same address space (mm) already.
+ */
+static void on_note(void *ctx, const void *data, uint32_t len)
+{
+	const struct kagg_proc_note *n = data;
+	struct kagg_session *s = ctx;
+	uint64_t *mm;
+
+	if (len < sizeof(*n) || !n->tgid)
+		return;
+	mm = u64map_get(&s->notes_seen, n->tgid);
+	if (mm && *mm == n->mm)
+		return;
+	if (u64map_put(&s->notes_seen, n->tgid, n->mm))
+		return;
+	kagg_syms__add_pid(s->syms, n->tgid);
+}
+
+void session_drain_notes(struct kagg_session *s)
+{
+	if (s->notes)
+		bpfrb__drain(s->notes, on_note, s, NULL);
+}
+
+int session_set_notes(struct kagg_session *s, struct bpf_map *ring)
+{
+	int err;
+
+	if (!s->syms) {
+		s->syms = kagg_syms__new();
+		if (!s->syms)
+			return -errno;
+	}
+	err = u64map_init(&s->notes_seen, 256);
+	if (err)
+		return err;
+	s->notes = bpfrb__new(bpf_map__fd(ring), bpf_map__max_entries(ring));
+	if (!s->notes)
+		return -errno;
+	return 0;
 }
 
 int kagg_session__poll(struct kagg_session *s, int timeout_ms)
 {
 	struct timespec ts;
+	int ret;
 
 	if (!s)
 		return -EINVAL;
-	if (s->stream)
-		return scons_poll(s->stream, s->stream_fn, s->stream_ctx, timeout_ms);
+	session_drain_notes(s);
+	if (s->stream) {
+		ret = scons_poll(s->stream, s->stream_fn, s->stream_ctx, timeout_ms);
+		session_drain_notes(s);
+		return ret;
+	}
 	if (timeout_ms <= 0)
 		return 0;
+	if (s->notes) {
+		ret = bpfrb__wait(s->notes, timeout_ms);
+		session_drain_notes(s);
+		return ret < 0 ? ret : 0;
+	}
 	ts.tv_sec = timeout_ms / 1000;
 	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
 	return nanosleep(&ts, NULL) ? -errno : 0;
@@ -652,7 +712,7 @@ struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned in
 	__u32 g;
 	int err;
 
-	if (!s || (flags & ~KAGG_SNAP_RESET)) {
+	if (!s || (flags & ~(KAGG_SNAP_RESET | KAGG_SNAP_ADDRS))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -665,6 +725,7 @@ struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned in
 		errno = ENOMEM;
 		return NULL;
 	}
+	snap->addrs = flags & KAGG_SNAP_ADDRS;
 	g = reset ? flip_generation(s) : (*s->gen & 1);
 	if (s->stream)
 		scons_drain(s->stream, s->stream_fn, s->stream_ctx);
@@ -795,59 +856,45 @@ out:
 	return err;
 }
 
-/* Read stack id `id` and symbolize its frames into an array owned by snap. */
-static int read_frames(struct kagg_session *s, struct bpf_map *stackmap,
-		       struct kagg_snapshot *snap, int id, int pid, bool user,
-		       const struct kagg_frame *const **out, unsigned int *nr)
+/*
+ * Stack id of a key into r's ips: *err and *lost as the stack shows them.  KAGG_NO_STACK: not
+ * captured by design (-ENOENT, not lost); a negative id: the capture failed; an id no longer
+ * in the stack map (evicted): -ENOENT, lost.
+ */
+static void stack_ips(struct bpf_map *stackmap, int id, uint64_t *ips, unsigned int *n, int *err,
+		      bool *lost)
 {
-	__u64 ips[KAGG_MAX_STACK] = {};
-	struct kagg_frame *fr;
-	unsigned int n = 0, i;
-	char buf[256];
-
-	*out = NULL;
-	*nr = 0;
-	if (id < 0)
-		return id;
-	if (bpf_map__lookup_elem(stackmap, &id, sizeof(id), ips, sizeof(ips), 0))
-		return -ENOENT;
-	while (n < KAGG_MAX_STACK && ips[n])
-		n++;
-	fr = snap_frames(snap, n, out);
-	if (!fr)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		struct kagg_sym sym = {};
-		int err;
-
-		err = user ? kagg_syms__user(s->syms, pid, ips[i], &sym)
-			   : kagg_syms__kernel(s->syms, ips[i], &sym);
-		if (err && err != -ENOENT) /* ENOENT still names the module */
-			memset(&sym, 0, sizeof(sym));
-		fr[i].ip = ips[i];
-		fr[i].sym = snap_strdup(snap, kagg_sym__format(&sym, ips[i], buf, sizeof(buf)));
-		if (!fr[i].sym)
-			return -ENOMEM;
+	*n = 0;
+	*err = 0;
+	*lost = false;
+	if (id == KAGG_NO_STACK) {
+		*err = -ENOENT;
+		return;
 	}
-	*nr = n;
-	return 0;
-}
-
-static int cmp_stack(const void *a, const void *b)
-{
-	const struct kagg_stack *x = a, *y = b;
-
-	if (x->total_ns != y->total_ns)
-		return x->total_ns < y->total_ns ? 1 : -1;
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+	*lost = true;
+	if (id < 0) {
+		*err = id;
+		return;
+	}
+	if (bpf_map__lookup_elem(stackmap, &id, sizeof(id), ips, KAGG_MAX_STACK * sizeof(*ips),
+				 0)) {
+		*err = -ENOENT;
+		return;
+	}
+	*lost = false;
+	while (*n < KAGG_MAX_STACK && ips[*n])
+		(*n)++;
 }
 
 int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
-			__u32 g, bool reset, struct kagg_snapshot *snap)
+			__u32 g, bool reset, bool from_tracer, struct kagg_snapshot *snap)
 {
-	size_t vsz = sizeof(struct kagg_stack_val), n, i, out = 0;
+	uint64_t kips[KAGG_MAX_STACK], uips[KAGG_MAX_STACK];
+	size_t vsz = sizeof(struct kagg_stack_val), n, i;
 	struct kagg_stack_val *vals = NULL;
 	struct kagg_key *keys = NULL;
+	struct stk_resolver res;
+	struct stk b;
 	int err, cpu;
 
 	if (!s->syms) {
@@ -855,50 +902,46 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 		if (!s->syms)
 			return -errno;
 	}
+	/* the processes noted since the last poll, while most still live */
+	session_drain_notes(s);
+	kagg_syms__recheck_maps(s->syms);
+	stk_syms_resolver(s->syms, &res);
 	err = collect_keys(agg, g, &keys, &n);
 	if (err)
 		return err;
-	err = snap_alloc_stacks(snap, n);
+	err = stk_init(&b, snap, &res, snap->addrs, from_tracer);
+	if (err)
+		goto out;
 	vals = calloc(s->nr_cpus, vsz);
-	if (err || !vals) {
+	if (!vals) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		struct kagg_stack *st = &snap->stacks[out];
+		struct stk_raw r = { .kips = kips, .uips = uips };
 
 		if (bpf_map__lookup_elem(agg, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
 			continue;
-		st->pid = keys[i].tgid;
-		st->tid = keys[i].pid;
+		r.pid = keys[i].tgid;
+		r.tid = keys[i].pid;
 		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-			if (!st->comm[0] && vals[cpu].comm[0])
-				memcpy(st->comm, vals[cpu].comm, sizeof(st->comm) - 1);
-			st->total_ns += vals[cpu].total_ns;
-			st->count += vals[cpu].count;
+			if (!r.comm[0] && vals[cpu].comm[0])
+				memcpy(r.comm, vals[cpu].comm, sizeof(r.comm) - 1);
+			r.total_ns += vals[cpu].total_ns;
+			r.count += vals[cpu].count;
 		}
-		if (keys[i].kstack != KAGG_NO_STACK)
-			st->kstack_err = read_frames(s, stackmap, snap, keys[i].kstack, st->pid,
-						     false, &st->kframes, &st->nr_kframes);
-		/* KAGG_NO_STACK: not captured by design (kernel thread, -U/-K): -ENOENT. */
-		if (keys[i].ustack == KAGG_NO_STACK)
-			st->ustack_err = -ENOENT;
-		else
-			st->ustack_err = read_frames(s, stackmap, snap, keys[i].ustack, st->pid,
-						     true, &st->uframes, &st->nr_uframes);
-		if (keys[i].kstack == KAGG_NO_STACK)
-			st->kstack_err = -ENOENT;
-		if (st->kstack_err == -ENOMEM || st->ustack_err == -ENOMEM) {
-			err = -ENOMEM;
+		stack_ips(stackmap, keys[i].kstack, kips, &r.nr_kips, &r.kstack_err, &r.klost);
+		stack_ips(stackmap, keys[i].ustack, uips, &r.nr_uips, &r.ustack_err, &r.ulost);
+		err = stk_add(&b, &r);
+		if (err)
 			goto out;
-		}
-		out++;
 		if (reset)
 			bpf_map__delete_elem(agg, &keys[i], sizeof(keys[i]), 0);
 	}
-	snap->nr_stacks = out;
-	qsort(snap->stacks, out, sizeof(*snap->stacks), cmp_stack);
+	err = stk_finish(&b);
 out:
+	if (err)
+		stk_fini(&b);
 	free(vals);
 	free(keys);
 	return err;

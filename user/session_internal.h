@@ -22,12 +22,14 @@
 #include <kagg/session.h>
 #include "abi/common.h"
 #include "snapshot_internal.h"
+#include "u64map.h"
 
 #define SESSION_MAX_PROGS 8
 #define SESSION_MAX_COUNTERS 16
 
 struct kagg_session;
 struct scons;
+struct bpfrb;
 
 struct session_ops {
 	const char *tool;
@@ -99,6 +101,8 @@ struct kagg_session {
 	uint64_t recursion0[SESSION_MAX_PROGS];
 
 	struct kagg_syms *syms; /* created by tools that read stacks */
+	struct bpfrb *notes;	/* tools with user stacks: processes first seen (proc_notes) */
+	struct u64map notes_seen; /* tgid -> mm of the last note handled */
 	struct kagg_rb *rb;	/* streaming tools: the reference ftrace ring buffer */
 	struct kagg_rb_events *rb_events;
 	enum kagg_mode path;	/* where events go: agg (the default), stream or both */
@@ -279,8 +283,23 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *map, __u32 g,
 			   struct kagg_snapshot *snap,
 			   const char *(*label)(struct kagg_session *s, uint64_t aux));
 
-/* Stack aggregations (per-CPU hash kagg_key -> kagg_stack_val) of generation g, symbolized. */
+/*
+ * Stack aggregations (per-CPU hash kagg_key -> kagg_stack_val) of generation g, symbolized and
+ * merged as struct kagg_frame says (by function, or by address with KAGG_SNAP_ADDRS).
+ * from_tracer: the kernel stacks were captured from inside the tracing program (tracepoint
+ * programs; not perf_event ones, whose stacks start at the sampled registers), so their
+ * leading frames are the program's and are dropped (see user/stacks.h).
+ */
 int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
-			__u32 g, bool reset, struct kagg_snapshot *snap);
+			__u32 g, bool reset, bool from_tracer, struct kagg_snapshot *snap);
+
+/*
+ * Tools whose programs capture user stacks hand over their `proc_notes` ring (see
+ * bpf/proc_notes.bpf.h) after loading: kagg_session__poll() and every stack read then read
+ * the maps of each process noted, while it lives.  0 or -errno.
+ */
+int session_set_notes(struct kagg_session *s, struct bpf_map *ring);
+/* Handle the pending notes now (without waiting). */
+void session_drain_notes(struct kagg_session *s);
 
 #endif

@@ -347,6 +347,14 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 	for (i = 0; i < m->nr_drops; i++)
 		fprintf(f, " %s=%" PRIu64, m->drops[i]->cause, m->drops[i]->count);
 	fputc('\n', f);
+	if (m->has_frames) {
+		uint64_t unknown = m->frames_no_maps + m->frames_no_symbols;
+
+		fprintf(f, "# frames: %" PRIu64 ", unknown %" PRIu64 " (%.1f%%): no maps %" PRIu64
+			   ", no symbols %" PRIu64 "; stacks lost %" PRIu64 "\n",
+			m->frames, unknown, m->frames ? 100.0 * unknown / m->frames : 0.0,
+			m->frames_no_maps, m->frames_no_symbols, m->stacks_lost);
+	}
 	if (!m->snapshot_exact && m->snapshot_note)
 		fprintf(f, "# snapshots: %s\n", m->snapshot_note);
 	if (m->has_stream) {
@@ -470,18 +478,34 @@ static void print_stack_text(const struct kagg_stack *st, enum kagg_unit unit, c
 		ns_to_unit(st->total_ns, unit), kagg_unit__name(unit), st->count, noun);
 }
 
+void snap_put_folded(FILE *f, const char *name)
+{
+	for (; *name; name++) {
+		if (*name == ';')
+			fputc(':', f);
+		else if ((unsigned char)*name < 0x20 || *name == 0x7f)
+			fputc('?', f);
+		else
+			fputc(*name, f);
+	}
+}
+
 /* "comm;user outermost..innermost;--;kernel outermost..innermost value" */
 static void print_stack_folded(const struct kagg_stack *st, enum kagg_unit unit, FILE *f)
 {
 	unsigned int i;
 
-	fputs(st->comm, f);
-	for (i = st->nr_uframes; i > 0; i--)
-		fprintf(f, ";%s", st->uframes[i - 1]->sym);
+	snap_put_folded(f, st->comm);
+	for (i = st->nr_uframes; i > 0; i--) {
+		fputc(';', f);
+		snap_put_folded(f, st->uframes[i - 1]->sym);
+	}
 	if (st->nr_kframes)
 		fputs(";--", f);
-	for (i = st->nr_kframes; i > 0; i--)
-		fprintf(f, ";%s", st->kframes[i - 1]->sym);
+	for (i = st->nr_kframes; i > 0; i--) {
+		fputc(';', f);
+		snap_put_folded(f, st->kframes[i - 1]->sym);
+	}
 	fprintf(f, " %" PRIu64 "\n", ns_to_unit(st->total_ns, unit));
 }
 
@@ -563,6 +587,14 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m)
 	for (i = 0; i < m->nr_drops; i++)
 		jw_u64(w, m->drops[i]->cause, m->drops[i]->count);
 	jw_obj_end(w);
+	if (m->has_frames) {
+		jw_obj_begin(w, "frames");
+		jw_u64(w, "total", m->frames);
+		jw_u64(w, "no_maps", m->frames_no_maps);
+		jw_u64(w, "no_symbols", m->frames_no_symbols);
+		jw_u64(w, "stacks_lost", m->stacks_lost);
+		jw_obj_end(w);
+	}
 	jw_bool(w, "snapshot_exact", m->snapshot_exact);
 	if (m->snapshot_note)
 		jw_str(w, "snapshot_note", m->snapshot_note);

@@ -27,6 +27,7 @@ struct kagg_snapshot {
 	struct kagg_stack *stacks;
 	size_t nr_stacks;
 	const char *stack_noun; /* what a stack's count counts: "intervals" (NULL) or "samples" */
+	bool addrs;		/* KAGG_SNAP_ADDRS: frames by address */
 
 	/* KAGG_MODE_BOTH: the streaming path's histograms. */
 	struct kagg_snapshot *stream;
@@ -59,6 +60,11 @@ struct kagg_frame *snap_frames(struct kagg_snapshot *snap, size_t n,
 			       const struct kagg_frame *const **ptrs);
 /* Append a program's cost (NULL when SNAP_MAX_PROGS are there), zeroed with sz set. */
 struct kagg_prog_cost *snap_add_prog(struct kagg_snapshot *snap);
+/*
+ * Write one name (comm or frame) of a folded stack line: ';' separates frames there, so a ';'
+ * inside a name (Rust's "<[u8; 32] as Debug>::fmt") is written ':', a control character '?'.
+ */
+void snap_put_folded(FILE *f, const char *name);
 /* Append a drop cause. */
 void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what,
 		   uint64_t count, bool loses_event);

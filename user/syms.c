@@ -4,10 +4,12 @@
  *
  *   struct kagg_syms
  *   |- ktab       /proc/kallsyms: one read() into one buffer, parsed in place (names are NUL
- *   |             terminated inside it), qsort only if out of order, one entry per address.
+ *   |             terminated inside it), qsort only if out of order, one entry per address;
+ *   |             the readable names of mangled (Rust) kernel symbols, made on first use.
  *   |- procs[]    pid -> sorted file mappings of /proc/PID/maps, each pointing at a file.
  *   `- files[]    (dev, inode, path) -> PT_LOAD segments + sorted FUNC symbols of .symtab and
  *                 .dynsym, names copied into one string pool; the Elf handle is closed.
+ *                 Each symbol's readable name (demangled, unversioned) is made on first use.
  *
  *   user addr --maps--> file offset --PT_LOAD--> ELF vaddr --bsearch--> symbol + offset
  *
@@ -15,9 +17,12 @@
  * before it is needed; strings handed out live until kagg_syms__free(); no global state
  * besides libelf's elf_version().
  * Stripped files also get the .symtab of /usr/lib/debug/.build-id/xx/yyyy.debug if installed.
- * Does not: read DWARF (no inlined frames, no lines), follow .gnu_debuglink, demangle C++,
- * notice a pid reused or a library dlopen()ed after its maps were cached (see
- * kagg_syms__forget_pid()), or notice a deleted file whose inode got reused under the same path.
+ * A process that may exit before its lookups is captured with kagg_syms__add_pid() while it
+ * lives: its maps, and the files that cannot be reopened by path later.
+ * Does not: read DWARF (no inlined frames, no lines), follow .gnu_debuglink, notice a pid
+ * reused after its maps were cached (see kagg_syms__forget_pid()), or notice a deleted file
+ * whose inode got reused under the same path.  A library dlopen()ed after the maps were read
+ * is found only after kagg_syms__recheck_maps(), and only while the process lives.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,11 +39,13 @@
 #include <unistd.h>
 
 #include "syms.h"
+#include "u64map.h"
 
 #define SYMS_PID_BUCKETS 1024
 #define SYMS_FILE_BUCKETS 256
 #define KSYM_KERNEL UINT32_MAX /* ksym.mod of a vmlinux symbol */
 #define DELETED_SUFFIX " (deleted)"
+#define FUNC_MAX 1024 /* longest readable name kept; longer demangled names are cut */
 
 struct ksym {
 	uint64_t addr;
@@ -52,13 +59,15 @@ struct ktab {
 	size_t cnt;
 	bool loaded;
 	int err; /* load error, returned by every later lookup */
+	struct u64map funcs; /* name offset -> malloc'd readable name (mangled names only) */
 };
 
 struct usym {
 	uint64_t addr;
 	uint64_t size;
 	const char *name;
-	uint32_t rank; /* lower wins among symbols at one address */
+	const char *func; /* readable name: NULL until first asked, name itself, or malloc'd */
+	uint32_t rank;	  /* lower wins among symbols at one address */
 };
 
 _Static_assert(offsetof(struct ksym, addr) == 0 && offsetof(struct usym, addr) == 0,
@@ -98,6 +107,7 @@ struct file {
 	uint64_t ino;
 	char *path; /* as /proc/PID/maps shows it, " (deleted)" included */
 	bool loaded;
+	bool reachable; /* seen to open by path (same inode): loading can wait */
 	int err;
 	struct usym *syms;
 	size_t cnt;
@@ -116,6 +126,7 @@ struct map {
 struct proc {
 	struct proc *next;
 	int pid;
+	unsigned int epoch; /* kagg_syms.epoch when the maps were read or last re-read */
 	struct map *maps;
 	size_t cnt;
 };
@@ -124,6 +135,7 @@ struct kagg_syms {
 	struct ktab k;
 	struct proc *procs[SYMS_PID_BUCKETS];
 	struct file *files[SYMS_FILE_BUCKETS];
+	unsigned int epoch; /* bumped by kagg_syms__recheck_maps() */
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -200,6 +212,24 @@ static void sym_clear(struct kagg_sym *out)
 	out->name = NULL;
 	out->offset = 0;
 	out->module = NULL;
+	out->func = NULL;
+}
+
+char *kagg_func_name(const char *name)
+{
+	const char *at = name[0] ? strchr(name + 1, '@') : NULL;
+	char base[FUNC_MAX], out[FUNC_MAX];
+	size_t n = at ? (size_t)(at - name) : strlen(name);
+	int err;
+
+	if (n >= sizeof(base))
+		return at ? strndup(name, n) : NULL;
+	memcpy(base, name, n);
+	base[n] = '\0';
+	err = kagg_demangle(base, out, sizeof(out));
+	if (!err || err == -ENAMETOOLONG)
+		return strdup(out);
+	return at ? strdup(base) : NULL;
 }
 
 /* ------------------------------------------------------------------ kernel */
@@ -310,6 +340,28 @@ static int ktab_load(struct ktab *k)
 	return 0;
 }
 
+/* Readable name of the symbol named at offset name of k->buf: only Rust ones are mangled. */
+static const char *ktab_func(struct ktab *k, uint32_t name)
+{
+	const char *raw = k->buf + name;
+	uint64_t *v;
+	char *f;
+
+	if (raw[0] != '_' || (raw[1] != 'R' && raw[1] != 'Z'))
+		return raw;
+	if (!k->funcs.cap && u64map_init(&k->funcs, 64))
+		return raw;
+	v = u64map_get(&k->funcs, name);
+	if (v)
+		return (const char *)(uintptr_t)*v;
+	f = kagg_func_name(raw);
+	if (!f || u64map_put(&k->funcs, name, (uintptr_t)f)) {
+		free(f);
+		return raw;
+	}
+	return f;
+}
+
 int kagg_syms__kernel(struct kagg_syms *s, uint64_t addr, struct kagg_sym *out)
 {
 	struct ktab *k;
@@ -332,6 +384,7 @@ int kagg_syms__kernel(struct kagg_syms *s, uint64_t addr, struct kagg_sym *out)
 	out->name = k->buf + ks->name;
 	out->offset = addr - ks->addr;
 	out->module = ks->mod == KSYM_KERNEL ? "[kernel]" : k->buf + ks->mod;
+	out->func = ktab_func(k, ks->name);
 	return 0;
 }
 
@@ -406,6 +459,7 @@ static int elf_collect(Elf *elf, bool symtab_only, bool *has_symtab, struct usym
 			ns->addr = sym.st_value;
 			ns->size = sym.st_size;
 			ns->name = name;
+			ns->func = NULL;
 			ns->rank = usym_rank(GELF_ST_BIND(sym.st_info), sh.sh_type == SHT_DYNSYM);
 		}
 	}
@@ -639,6 +693,11 @@ static int file_load(struct file *f, int pid, const struct map *m)
 
 static void file_free(struct file *f)
 {
+	size_t i;
+
+	for (i = 0; i < f->cnt; i++)
+		if (f->syms[i].func != f->syms[i].name)
+			free((char *)f->syms[i].func);
 	free(f->path);
 	free(f->syms);
 	free(f->strs);
@@ -676,7 +735,27 @@ static void proc_free(struct proc *p)
 	free(p);
 }
 
-/* Keep file-backed mappings and [vdso]; the kernel lists them sorted and disjoint. */
+/* Put p in the cache, in place of the maps cached for its pid if any. */
+static void proc_insert(struct kagg_syms *s, struct proc *p)
+{
+	struct proc **pp, *old;
+
+	for (pp = &s->procs[p->pid % SYMS_PID_BUCKETS]; (old = *pp); pp = &old->next) {
+		if (old->pid == p->pid) {
+			*pp = old->next;
+			proc_free(old);
+			break;
+		}
+	}
+	p->epoch = s->epoch;
+	p->next = s->procs[p->pid % SYMS_PID_BUCKETS];
+	s->procs[p->pid % SYMS_PID_BUCKETS] = p;
+}
+
+/*
+ * Read the maps of pid into the cache (replacing older ones).  Keep file-backed mappings and
+ * [vdso]; the kernel lists them sorted and disjoint.
+ */
 static int proc_load(struct kagg_syms *s, int pid, struct proc **pp)
 {
 	size_t len, cap = 0;
@@ -742,8 +821,7 @@ static int proc_load(struct kagg_syms *s, int pid, struct proc **pp)
 		err = -ESRCH;
 		goto cleanup;
 	}
-	p->next = s->procs[pid % SYMS_PID_BUCKETS];
-	s->procs[pid % SYMS_PID_BUCKETS] = p;
+	proc_insert(s, p);
 	*pp = p;
 	p = NULL;
 cleanup:
@@ -782,7 +860,7 @@ static uint64_t file_vaddr(const struct file *f, uint64_t off)
 int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym *out)
 {
 	const struct map *m;
-	const struct usym *us;
+	struct usym *us;
 	struct file *f;
 	struct proc *p;
 	uint64_t off;
@@ -800,6 +878,12 @@ int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym
 			return err;
 	}
 	m = proc_find_map(p, addr);
+	if (!m && p->epoch != s->epoch) {
+		/* maps read before a kagg_syms__recheck_maps(): maybe a library came since */
+		p->epoch = s->epoch;
+		if (!proc_load(s, pid, &p))
+			m = proc_find_map(p, addr);
+	}
 	if (!m)
 		return -ENOENT;
 	f = m->file;
@@ -815,14 +899,62 @@ int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym
 
 	off = file_vaddr(f, off);
 	out->offset = off;
-	us = sym_covering(f->syms, f->cnt, sizeof(*f->syms), off);
+	/* f->syms is ours: the function name is filled in on first use */
+	us = (struct usym *)sym_covering(f->syms, f->cnt, sizeof(*f->syms), off);
 	if (!us)
 		return -ENOENT;
 	if (us->size && off - us->addr >= us->size)
 		return -ENOENT;
+	if (!us->func) {
+		us->func = kagg_func_name(us->name);
+		if (!us->func)
+			us->func = us->name;
+	}
 	out->name = us->name;
+	out->func = us->func;
 	out->offset = off - us->addr;
 	return 0;
+}
+
+/* Can f be opened by its path later, without the process: the same inode, not deleted? */
+static bool file_reachable(struct file *f)
+{
+	size_t plen = strlen(f->path), dlen = strlen(DELETED_SUFFIX);
+	struct stat st;
+
+	if (!f->reachable)
+		f->reachable = f->path[0] == '/' &&
+			       !(plen > dlen && !strcmp(f->path + plen - dlen, DELETED_SUFFIX)) &&
+			       !stat(f->path, &st) && st.st_ino == f->ino;
+	return f->reachable;
+}
+
+int kagg_syms__add_pid(struct kagg_syms *s, int pid)
+{
+	struct proc *p;
+	size_t i;
+	int err;
+
+	if (!s || pid <= 0)
+		return -EINVAL;
+	err = proc_load(s, pid, &p);
+	if (err)
+		return err;
+	for (i = 0; i < p->cnt; i++) {
+		struct file *f = p->maps[i].file;
+
+		if (f->loaded || file_reachable(f))
+			continue;
+		f->err = file_load(f, pid, &p->maps[i]);
+		f->loaded = true;
+	}
+	return 0;
+}
+
+void kagg_syms__recheck_maps(struct kagg_syms *s)
+{
+	if (s)
+		s->epoch++;
 }
 
 void kagg_syms__forget_pid(struct kagg_syms *s, int pid)
@@ -874,20 +1006,41 @@ void kagg_syms__free(struct kagg_syms *s)
 			fn = f->next;
 			file_free(f);
 		}
+	for (i = 0; i < s->k.funcs.cap; i++)
+		if (s->k.funcs.keys[i] != U64MAP_EMPTY)
+			free((char *)(uintptr_t)s->k.funcs.vals[i]);
+	u64map_free(&s->k.funcs);
 	free(s->k.syms);
 	free(s->k.buf);
 	free(s);
 }
 
-const char *kagg_sym__format(const struct kagg_sym *sym, uint64_t addr, char *buf, size_t len)
+const char *kagg_sym__format(const struct kagg_sym *sym, uint64_t addr, unsigned int flags,
+			     char *buf, size_t len)
 {
+	const char *func = sym ? (sym->func ? sym->func : sym->name) : NULL;
+	const char *base;
+
 	if (!buf || !len)
 		return buf;
-	if (sym && sym->name)
-		snprintf(buf, len, "%s+0x%" PRIx64, sym->name, sym->offset);
-	else if (sym && sym->module)
-		snprintf(buf, len, "%s+0x%" PRIx64, sym->module, sym->offset);
-	else
-		snprintf(buf, len, "[unknown] 0x%" PRIx64, addr);
+	if (flags & KAGG_SYM_ADDRS) {
+		if (func)
+			snprintf(buf, len, "%s+0x%" PRIx64, func, sym->offset);
+		else if (sym && sym->module)
+			snprintf(buf, len, "%s+0x%" PRIx64, sym->module, sym->offset);
+		else
+			snprintf(buf, len, "[unknown] 0x%" PRIx64, addr);
+		return buf;
+	}
+	if (func) {
+		snprintf(buf, len, "%s", func);
+	} else if (sym && sym->module) {
+		/* as perf's flame graph scripts do: the file's base name, in brackets */
+		base = strrchr(sym->module, '/');
+		base = base ? base + 1 : sym->module;
+		snprintf(buf, len, base[0] == '[' ? "%s" : "[%s]", base);
+	} else {
+		snprintf(buf, len, "[unknown]");
+	}
 	return buf;
 }

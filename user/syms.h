@@ -4,10 +4,11 @@
  *
  * One struct kagg_syms caches the kernel symbol table (/proc/kallsyms, loaded on first kernel
  * lookup), the mappings of every pid looked up (/proc/PID/maps, read on the first lookup for
- * that pid) and the ELF symbols of every mapped file (.symtab + .dynsym, loaded on the first
- * lookup that lands in that file, shared by all pids that map it).
+ * that pid, or when kagg_syms__add_pid() is called while the process lives) and the ELF symbols
+ * of every mapped file (.symtab + .dynsym, loaded on the first lookup that lands in that file,
+ * shared by all pids that map it).
  *
- * Strings returned in struct kagg_sym (name, module) are owned by the cache and stay valid
+ * Strings returned in struct kagg_sym (name, func, module) are owned by the cache and stay valid
  * until kagg_syms__free().  A struct kagg_syms is not thread-safe: use one per thread or lock.
  */
 #ifndef KAGG_SYMS_H
@@ -19,10 +20,14 @@
 struct kagg_syms; /* cache: kernel symbols + per-pid user symbols */
 
 struct kagg_sym { /* result of a lookup */
-	const char *name;   /* symbol name, NULL when unknown */
+	const char *name;   /* symbol name as the table has it ("_ZN2ns1C1fEi",
+			     * "clock_nanosleep@@GLIBC_2.17"), NULL when unknown */
 	uint64_t offset;    /* addr - symbol start (see kagg_syms__user() when name is NULL) */
 	const char *module; /* kernel module name ("[kernel]" for vmlinux) or the mapped file
 			     * path; may be NULL */
+	const char *func;   /* the function's readable name: name without its symbol version
+			     * ("@@GLIBC_2.17"), C++ and Rust names demangled ("ns::C::f(int)");
+			     * NULL when name is */
 };
 
 /* New, empty cache.  Loads nothing yet.  NULL + errno (ENOMEM) on failure. */
@@ -64,10 +69,48 @@ int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym
 void kagg_syms__forget_pid(struct kagg_syms *s, int pid);
 
 /*
- * Format sym into buf: "name+0xoff" when the name is known, "module+0xoff" when only the
- * module is, "[unknown] 0xADDR" otherwise.  Truncates to len (always NUL-terminated when
- * len > 0).  sym may be NULL (unknown).  Returns buf.
+ * Capture now, while pid lives, what its later lookups need: its mappings (read again when
+ * cached: call it after an exec) and the symbols of the files that could not be opened by path
+ * once it is gone ([vdso], deleted or replaced files, other mount namespaces: read through
+ * /proc/PID).  Files still reachable by path load on their first lookup, as usual.
+ * 0, or -ESRCH (gone, or a zombie), -EINVAL, -errno (reading /proc/PID/maps).  A file that
+ * fails to load is not an error here: its lookups return -ENOENT with the module named.
  */
-const char *kagg_sym__format(const struct kagg_sym *sym, uint64_t addr, char *buf, size_t len);
+int kagg_syms__add_pid(struct kagg_syms *s, int pid);
+
+/*
+ * Cached mappings may be out of date (a library dlopen()ed since they were read): from now on,
+ * the first lookup of each pid that falls outside its known mappings reads them again if the
+ * process still lives (and keeps the old ones if it does not).  Call it once per batch of
+ * lookups, e.g. per snapshot.
+ */
+void kagg_syms__recheck_maps(struct kagg_syms *s);
+
+#define KAGG_SYM_ADDRS (1u << 0) /* kagg_sym__format: the address, not just the function */
+
+/*
+ * Format sym into buf, by function (flags 0): "func" when the name is known, "[file]" (the
+ * module's base name) when only the module is, "[unknown]" otherwise; with KAGG_SYM_ADDRS:
+ * "func+0xoff", "module+0xoff", "[unknown] 0xADDR".  func is sym->func, or sym->name when func
+ * is NULL.  Truncates to len (always NUL-terminated when len > 0).  sym may be NULL (unknown).
+ * Returns buf.
+ */
+const char *kagg_sym__format(const struct kagg_sym *sym, uint64_t addr, unsigned int flags,
+			     char *buf, size_t len);
+
+/*
+ * The readable name of a symbol: without its symbol version ("clock_nanosleep@@GLIBC_2.17"
+ * names the binding, not the function: "clock_nanosleep"), demangled (kagg_demangle()).
+ * malloc'd, or NULL when that is name itself (or on ENOMEM: use name as it is).
+ */
+char *kagg_func_name(const char *name);
+
+/*
+ * Demangle a C++ (Itanium ABI, "_Z...") or Rust (v0 "_R...", legacy "_ZN...17h<hash>E") name
+ * into buf, parameters included: "ns::Class::func(int)", "std::rt::lang_start_internal".
+ * 0, -ENOENT (not a mangled name, or not a valid one: buf is ""), -ENAMETOOLONG (buf holds
+ * the first len - 1 bytes), -EINVAL (NULL argument or len < 2).  Thread-safe.
+ */
+int kagg_demangle(const char *name, char *buf, size_t len);
 
 #endif /* KAGG_SYMS_H */

@@ -65,6 +65,19 @@ _Static_assert(sizeof(struct kagg_key_hist) == 16 + 8 * KAGG_SLOTS, "kagg_key_hi
 _Static_assert(sizeof(struct kagg_stack_val) == 32, "kagg_stack_val layout");
 
 /*
+ * A process seen in a stack for the first time (on this CPU, with this address space): the
+ * record of the `proc_notes` ring buffer of bpf/proc_notes.bpf.h.  Userspace reads the
+ * process's maps when it gets one, so its frames can be symbolized after it exits.
+ */
+struct kagg_proc_note {
+	__u32 tgid;
+	__u32 pad;
+	__u64 mm;	/* the task's mm_struct address: a new one after an exec */
+};
+
+_Static_assert(sizeof(struct kagg_proc_note) == 16, "kagg_proc_note layout");
+
+/*
  * The head every streamed record starts with (offcpu_rec, runqlat_rec,
  * sc_rec): filled by kagg_rec_reserve() in stream.bpf.h.
  */

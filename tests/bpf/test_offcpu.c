@@ -3,7 +3,9 @@
  * Root tests of kagg offcpu against ground truth: children that block a
  * known number of times for a known duration land in the right bucket with
  * the right count; filters exclude others; read-and-reset snapshots lose
- * and duplicate nothing; no BPF object outlives the tool on any exit path.
+ * and duplicate nothing; stacks start at the scheduler, name C++ methods and
+ * outlive the process they came from; no BPF object outlives the tool on any
+ * exit path.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -290,6 +292,165 @@ static bool frames_have(const struct kagg_frame *const *fr, unsigned int n, cons
 	return false;
 }
 
+#define NAP_FN "kagg_test::Sleeper::nap(unsigned int, unsigned int)"
+
+static bool frames_equal(const struct kagg_frame *const *fr, unsigned int n, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(fr[i]->sym, name))
+			return true;
+	return false;
+}
+
+/*
+ * Every kernel stack starts at the scheduler, where sched_switch fires: nothing of the
+ * program or the tracepoint glue that ran it (bpf_prog_..._offcpu_tp_btf, bpf_trace_run4).
+ */
+static void assert_stacks_start_at_schedule(const struct kagg_snapshot *snap)
+{
+	size_t i;
+
+	for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++) {
+		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
+
+		if (!st->nr_kframes)
+			continue;
+		if (strcmp(st->kframes[0]->sym, "__schedule"))
+			printf("  leaf %s of %s (%d)\n", st->kframes[0]->sym, st->comm, st->pid);
+		assert_string_equal(st->kframes[0]->sym, "__schedule");
+	}
+}
+
+/*
+ * A C++ process (tests/helpers/stack_target) naps 10 x 30 ms and exits before the snapshot.
+ * Polled, the session read its maps while it lived: its stacks name the method, demangled,
+ * and start at __schedule, with nothing of the BPF machinery above it.  Not polled, its user
+ * frames are unknown (no maps left at the snapshot): the same run without the mechanism.
+ */
+static void short_lived_cxx(enum kagg_attach attach, bool poll)
+{
+	char *argv[] = { "stack_target", "nap", "30", "10", NULL };
+	uint64_t naps = 0, all = 0;
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	bool sched = true;
+	size_t i;
+	pid_t pid = -1;
+
+	KAGG_OPTS(kagg_offcpu_opts, o, .stacks = true, .attach = attach, .log = quiet_log);
+	s = kagg_offcpu__open(&o);
+	snap = tu_snapshot_around_helper(s, argv, poll, &pid);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++) {
+		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
+
+		if (st->pid != pid)
+			continue;
+		all += st->count;
+		if (!frames_equal(st->uframes, st->nr_uframes, NAP_FN))
+			continue;
+		naps += st->count;
+		sched &= st->nr_kframes > 0 && !strcmp(st->kframes[0]->sym, "__schedule");
+	}
+	printf("  %s, %s: %llu intervals, %llu in %s, kernel leaf __schedule %d; frames %llu, "
+	       "unknown: no maps %llu, no symbols %llu; stacks lost %llu\n", m->attach,
+	       poll ? "polled" : "not polled", (unsigned long long)all, (unsigned long long)naps,
+	       NAP_FN, sched, (unsigned long long)m->frames, (unsigned long long)m->frames_no_maps,
+	       (unsigned long long)m->frames_no_symbols, (unsigned long long)m->stacks_lost);
+	assert_string_equal(m->attach, attach == KAGG_ATTACH_RAW_TP ? "raw_tp" : "tp_btf");
+	assert_stacks_start_at_schedule(snap);
+	assert_true(m->has_frames);
+	assert_true(all >= 10);
+	if (poll) {
+		/* every nap, each closed by the wakeup that followed it */
+		assert_true(naps >= 10);
+		assert_true(sched);
+	} else {
+		assert_int_equal(naps, 0);
+		assert_true(m->frames_no_maps > 0);
+	}
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+static void test_short_lived_cxx_process_tp_btf(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	short_lived_cxx(KAGG_ATTACH_TP_BTF, true);
+	short_lived_cxx(KAGG_ATTACH_TP_BTF, false);
+}
+
+static void test_short_lived_cxx_process_raw_tp(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	short_lived_cxx(KAGG_ATTACH_RAW_TP, true);
+}
+
+/*
+ * kagg offcpu --stacks --folded: the helper's naps fold into one line per stack, by function
+ * (no "+0x"), from main down to __schedule, with their time; --addrs shows the offsets.
+ */
+static void test_cli_folded_by_function(void **state)
+{
+	char *helper[] = { "stack_target", "--lead-ms", "800", "nap", "40", "10", NULL };
+	static const char leaf[] = ";schedule;__schedule";
+	char path[512], *out = NULL, *line, *save = NULL;
+	uint64_t us = 0;
+	int lines = 0, rc, st;
+	pid_t pid = -1;
+
+	TU_SKIP_UNLESS_ROOT();
+	for (int addrs = 0; addrs < 2; addrs++) {
+		char *argv[] = { "offcpu", "--stacks", "--folded", "-d", "3",
+				 addrs ? "--addrs" : NULL, NULL };
+
+		tu_helper(helper[0], path, sizeof(path));
+		pid = fork();
+		if (pid == 0) {
+			execv(path, helper);
+			_exit(127);
+		}
+		assert_true(pid > 0);
+		rc = tu_run_kagg(argv, &out, NULL, 0, 0);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_int_equal(rc, 0);
+		assert_true(WIFEXITED(st) && !WEXITSTATUS(st));
+		assert_null(strstr(out, ";bpf_trace_run"));
+		if (addrs) {
+			assert_non_null(strstr(out, ";" NAP_FN "+0x"));
+			free(out);
+			break;
+		}
+		assert_null(strstr(out, "+0x"));
+		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *val = strrchr(line, ' ');
+
+			assert_non_null(val);
+			/* every kernel part ends (innermost) at the scheduler */
+			if (strstr(line, ";--;"))
+				assert_true(val - line > 11 &&
+					    !strncmp(val - 11, ";__schedule", 11));
+			if (strncmp(line, "stack_target;", 13) || !strstr(line, ";" NAP_FN ";"))
+				continue;
+			assert_non_null(strstr(line, ";main;" NAP_FN ";"));
+			assert_true(val - line > (long)strlen(leaf) &&
+				    !strncmp(val - strlen(leaf), leaf, strlen(leaf)));
+			us += strtoull(val + 1, NULL, 10);
+			lines++;
+		}
+		printf("  folded: %d line(s) with %s, %llu us\n", lines, NAP_FN,
+		       (unsigned long long)us);
+		assert_true(lines >= 1);
+		assert_true(us >= 10 * 40000);
+		free(out);
+		out = NULL;
+	}
+}
+
 static void test_stacks_symbolized(void **state)
 {
 	int n = 10, pids[1];
@@ -548,6 +709,9 @@ int main(void)
 		TU_TEST_ARG(test_interval_snapshots_lose_nothing_per_thread,
 			    test_interval_snapshots_lose_nothing, KAGG_KEY_TID),
 		cmocka_unit_test(test_stacks_symbolized),
+		cmocka_unit_test(test_short_lived_cxx_process_tp_btf),
+		cmocka_unit_test(test_short_lived_cxx_process_raw_tp),
+		cmocka_unit_test(test_cli_folded_by_function),
 		cmocka_unit_test(test_cli_json_known_sleeps),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
 		cmocka_unit_test(test_closed_pipe_one_line_nothing_left),

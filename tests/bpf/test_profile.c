@@ -207,6 +207,70 @@ static void test_spin_function_owns_samples(void **state)
 	stop_child(&c);
 }
 
+#define SPIN_FN "kagg_test::Spinner::spin(unsigned int)"
+
+/*
+ * A C++ process (tests/helpers/stack_target) spins 700 ms in a method and exits before the
+ * snapshot.  Polled, the session read its maps while it ran: its samples name the method,
+ * demangled, right under main.  Not polled, the same run leaves its frames unknown: no maps
+ * are left at the snapshot.
+ */
+static void short_lived_cxx(bool poll)
+{
+	char *argv[] = { "stack_target", "spin", "700", NULL };
+	uint64_t all = 0, hit = 0, unknown = 0;
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	unsigned int k;
+	size_t i;
+	pid_t pid = -1;
+
+	KAGG_OPTS(kagg_profile_opts, o, .freq = 199, .cpu = -1, .stacks = KAGG_PROFILE_USER,
+		  .log = quiet_log);
+	s = kagg_profile__open(&o);
+	snap = tu_snapshot_around_helper(s, argv, poll, &pid);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++) {
+		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
+
+		if (st->pid != pid)
+			continue;
+		all += st->count;
+		for (k = 0; k + 1 < st->nr_uframes; k++)
+			if (!strcmp(st->uframes[k]->sym, SPIN_FN) &&
+			    !strcmp(st->uframes[k + 1]->sym, "main"))
+				hit += st->count;
+		if (st->nr_uframes && !strcmp(st->uframes[0]->sym, "[unknown]"))
+			unknown += st->count;
+	}
+	printf("  %s: %llu samples, %llu in %s under main, %llu with an unknown leaf; frames "
+	       "%llu, unknown: no maps %llu, no symbols %llu\n", poll ? "polled" : "not polled",
+	       (unsigned long long)all, (unsigned long long)hit, SPIN_FN,
+	       (unsigned long long)unknown, (unsigned long long)m->frames,
+	       (unsigned long long)m->frames_no_maps, (unsigned long long)m->frames_no_symbols);
+	/* 199 Hz for 0.7 s of a CPU: ~140 samples, fewer when the CPUs are shared */
+	assert_true(all >= 30);
+	assert_true(m->has_frames);
+	if (poll) {
+		assert_true(hit * 2 >= all);
+	} else {
+		assert_int_equal(hit, 0);
+		assert_true(unknown * 2 >= all);
+		assert_true(m->frames_no_maps > 0);
+	}
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+static void test_short_lived_cxx_process(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	short_lived_cxx(true);
+	short_lived_cxx(false);
+}
+
 /* -p excludes a second spinner on the same CPU; its samples are counted as filtered. */
 static void test_pid_filter_excludes_others(void **state)
 {
@@ -508,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_folded_printer),
 		cmocka_unit_test(test_spin_function_owns_samples),
 		cmocka_unit_test(test_pid_filter_excludes_others),
+		cmocka_unit_test(test_short_lived_cxx_process),
 		cmocka_unit_test(test_user_only_and_kernel_only),
 		cmocka_unit_test(test_meta_names_event),
 		cmocka_unit_test(test_detach_stops_sampling),

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Stack symbolizer tests against real ground truth: functions of this binary, libc (stripped:
- * .dynsym only), the vdso, a deleted copy of this binary running as a child, and
- * /proc/kallsyms itself when it shows addresses.  Timings are printed, never asserted.
+ * Stack symbolizer tests against real ground truth: functions of this binary (one named as
+ * g++ names a method), libc (stripped: .dynsym only), the vdso, a deleted copy of this binary
+ * running as a child (looked up while it runs, or after it exited once its maps were taken),
+ * a file mapped after the maps were read, and /proc/kallsyms itself when it shows addresses.
+ * Timings are printed, never asserted.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,6 +42,14 @@ __attribute__((noinline, used)) int kagg_test_target_fn(int x)
 	return x * 3 + 1;
 }
 
+/* Named as g++ names int kagg_test::Syms::target(int): the demangler's ground truth. */
+__attribute__((noinline, used)) int kagg_test_cxx_fn(int x) __asm__("_ZN9kagg_test4Syms6targetEi");
+__attribute__((noinline, used)) int kagg_test_cxx_fn(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x * 5 + 2;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -67,14 +77,38 @@ static void test_format(void **state)
 	struct kagg_sym unknown = { 0 };
 	char buf[64], tiny[6];
 
-	assert_string_equal(kagg_sym__format(&named, 0, buf, sizeof(buf)), "schedule+0x10");
-	assert_string_equal(kagg_sym__format(&mod, 0, buf, sizeof(buf)),
+	assert_string_equal(kagg_sym__format(&named, 0, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+			    "schedule+0x10");
+	assert_string_equal(kagg_sym__format(&mod, 0, KAGG_SYM_ADDRS, buf, sizeof(buf)),
 			    "/usr/lib/libfoo.so+0x1234");
-	assert_string_equal(kagg_sym__format(&unknown, 0xdead, buf, sizeof(buf)),
+	assert_string_equal(kagg_sym__format(&unknown, 0xdead, KAGG_SYM_ADDRS, buf, sizeof(buf)),
 			    "[unknown] 0xdead");
-	assert_string_equal(kagg_sym__format(NULL, 0x1, buf, sizeof(buf)), "[unknown] 0x1");
-	assert_string_equal(kagg_sym__format(&named, 0, tiny, sizeof(tiny)), "sched");
-	assert_ptr_equal(kagg_sym__format(&named, 0, buf, 0), buf);
+	assert_string_equal(kagg_sym__format(NULL, 0x1, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+			    "[unknown] 0x1");
+	assert_string_equal(kagg_sym__format(&named, 0, KAGG_SYM_ADDRS, tiny, sizeof(tiny)),
+			    "sched");
+	assert_ptr_equal(kagg_sym__format(&named, 0, KAGG_SYM_ADDRS, buf, 0), buf);
+}
+
+/* By function (the default): what a flame graph merges on. */
+static void test_format_by_function(void **state)
+{
+	struct kagg_sym named = { .name = "schedule", .offset = 0x10, .module = "[kernel]" };
+	struct kagg_sym cxx = { .name = "_ZN2ns1C1fEi", .offset = 0x4, .module = "/bin/app",
+				.func = "ns::C::f(int)" };
+	struct kagg_sym mod = { .name = NULL, .offset = 0x1234, .module = "/usr/lib/libfoo.so" };
+	struct kagg_sym vdso = { .name = NULL, .offset = 0x7bd, .module = "[vdso]" };
+	struct kagg_sym unknown = { 0 };
+	char buf[64];
+
+	assert_string_equal(kagg_sym__format(&named, 0, 0, buf, sizeof(buf)), "schedule");
+	assert_string_equal(kagg_sym__format(&cxx, 0, 0, buf, sizeof(buf)), "ns::C::f(int)");
+	assert_string_equal(kagg_sym__format(&cxx, 0, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+			    "ns::C::f(int)+0x4");
+	assert_string_equal(kagg_sym__format(&mod, 0, 0, buf, sizeof(buf)), "[libfoo.so]");
+	assert_string_equal(kagg_sym__format(&vdso, 0, 0, buf, sizeof(buf)), "[vdso]");
+	assert_string_equal(kagg_sym__format(&unknown, 0xdead, 0, buf, sizeof(buf)), "[unknown]");
+	assert_string_equal(kagg_sym__format(NULL, 0x1, 0, buf, sizeof(buf)), "[unknown]");
 }
 
 static void test_bad_args(void **state)
@@ -106,7 +140,7 @@ static void test_user_self_func(void **state)
 	assert_int_equal(kagg_syms__user(*state, getpid(), addr + 2, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
 	assert_int_equal(out.offset, 2);
-	assert_string_equal(kagg_sym__format(&out, addr + 2, buf, sizeof(buf)),
+	assert_string_equal(kagg_sym__format(&out, addr + 2, KAGG_SYM_ADDRS, buf, sizeof(buf)),
 			    "kagg_test_target_fn+0x2");
 
 	/* the ELF header of this binary: mapped, but before every symbol */
@@ -120,6 +154,26 @@ static void test_user_self_func(void **state)
 	/* a hidden library function: a local in .symtab, absent from .dynsym */
 	assert_int_equal(kagg_syms__user(*state, getpid(), (uintptr_t)&kagg_syms__user, &out), 0);
 	assert_string_equal(out.name, "kagg_syms__user");
+	assert_ptr_equal(out.func, out.name); /* nothing to make readable */
+}
+
+/* A C++ symbol: the table's name stays as it is, func is demangled. */
+static void test_user_demangled(void **state)
+{
+	uint64_t addr = (uintptr_t)&kagg_test_cxx_fn;
+	struct kagg_sym out;
+	char buf[256];
+
+	assert_int_equal(kagg_syms__user(*state, getpid(), addr + 1, &out), 0);
+	assert_string_equal(out.name, "_ZN9kagg_test4Syms6targetEi");
+	assert_string_equal(out.func, "kagg_test::Syms::target(int)");
+	assert_string_equal(kagg_sym__format(&out, addr + 1, 0, buf, sizeof(buf)),
+			    "kagg_test::Syms::target(int)");
+	assert_string_equal(kagg_sym__format(&out, addr + 1, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+			    "kagg_test::Syms::target(int)+0x1");
+	/* the second lookup hands out the same cached string */
+	assert_int_equal(kagg_syms__user(*state, getpid(), addr, &out), 0);
+	assert_string_equal(out.func, "kagg_test::Syms::target(int)");
 }
 
 static void test_user_libc(void **state)
@@ -192,7 +246,8 @@ static void test_user_unmapped(void **state)
 	assert_int_equal(kagg_syms__user(*state, getpid(), 0x1000, &out), -ENOENT);
 	assert_null(out.name);
 	assert_null(out.module);
-	assert_string_equal(kagg_sym__format(&out, 0x1000, buf, sizeof(buf)), "[unknown] 0x1000");
+	assert_string_equal(kagg_sym__format(&out, 0x1000, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+			    "[unknown] 0x1000");
 
 	kagg_syms__forget_pid(*state, getpid()); /* re-read maps to see the new mapping */
 	anon = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -244,13 +299,11 @@ cleanup:
 	return err;
 }
 
-/* Another process (own PIE base) running a file deleted after it started. */
-static void test_user_deleted_child(void **state)
+/* Start a deleted copy of this binary; *addr: kagg_test_target_fn in it. */
+static pid_t start_deleted_child(uint64_t *addr)
 {
 	char path[] = "/tmp/kagg_test_syms_XXXXXX", fdarg[16];
-	struct kagg_sym out;
-	uint64_t addr = 0;
-	int fds[2], status;
+	int fds[2];
 	pid_t pid;
 
 	assert_int_equal(copy_self(path), 0);
@@ -264,10 +317,21 @@ static void test_user_deleted_child(void **state)
 		_exit(127);
 	}
 	close(fds[1]);
-	assert_int_equal(read(fds[0], &addr, sizeof(addr)), sizeof(addr));
+	assert_int_equal(read(fds[0], addr, sizeof(*addr)), sizeof(*addr));
 	close(fds[0]);
 	unlink(path);
+	return pid;
+}
 
+/* Another process (own PIE base) running a file deleted after it started. */
+static void test_user_deleted_child(void **state)
+{
+	struct kagg_sym out;
+	uint64_t addr = 0;
+	int status;
+	pid_t pid;
+
+	pid = start_deleted_child(&addr);
 	assert_int_equal(kagg_syms__user(*state, pid, addr + 2, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
 	assert_int_equal(out.offset, 2);
@@ -280,6 +344,60 @@ static void test_user_deleted_child(void **state)
 	assert_string_equal(out.name, "kagg_test_target_fn");
 	kagg_syms__forget_pid(*state, pid);
 	assert_int_equal(kagg_syms__user(*state, pid, addr, &out), -ESRCH);
+}
+
+/*
+ * kagg_syms__add_pid while the process lives, lookups after it is gone: its maps were kept
+ * and its deleted executable read at once (it could not be reopened by path later).
+ */
+static void test_user_add_pid_outlives_process(void **state)
+{
+	struct kagg_syms *late = kagg_syms__new();
+	struct kagg_sym out;
+	uint64_t addr = 0;
+	int status;
+	pid_t pid;
+
+	assert_non_null(late);
+	pid = start_deleted_child(&addr);
+	assert_int_equal(kagg_syms__add_pid(*state, pid), 0);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+
+	assert_int_equal(kagg_syms__user(*state, pid, addr + 2, &out), 0);
+	assert_string_equal(out.name, "kagg_test_target_fn");
+	assert_int_equal(out.offset, 2);
+	assert_non_null(strstr(out.module, "(deleted)"));
+	/* without it, nothing is left to read */
+	assert_int_equal(kagg_syms__user(late, pid, addr + 2, &out), -ESRCH);
+	assert_int_equal(kagg_syms__add_pid(late, pid), -ESRCH);
+	assert_int_equal(kagg_syms__add_pid(*state, 0), -EINVAL);
+	kagg_syms__free(late);
+}
+
+/* A file mapped after the maps were cached is found after kagg_syms__recheck_maps(). */
+static void test_user_recheck_maps(void **state)
+{
+	uint64_t self = (uintptr_t)&kagg_test_target_fn;
+	struct kagg_sym out;
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+	int fd;
+
+	assert_int_equal(kagg_syms__user(*state, getpid(), self, &out), 0); /* maps cached */
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	p = mmap(NULL, page, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(kagg_syms__user(*state, getpid(), (uintptr_t)p + 16, &out), -ENOENT);
+	assert_null(out.module);
+	kagg_syms__recheck_maps(*state);
+	assert_int_equal(kagg_syms__user(*state, getpid(), (uintptr_t)p + 16, &out), -ENOENT);
+	assert_non_null(out.module); /* the ELF header: mapped now, before every symbol */
+	assert_non_null(strstr(out.module, "test_syms"));
+	assert_int_equal(out.offset, 16);
+	munmap(p, page);
 }
 
 static int child_main(int fd)
@@ -342,13 +460,14 @@ static void test_kernel_known(void **state)
 	assert_int_equal(kagg_syms__kernel(*state, addr + 0x10, &out), 0);
 	assert_string_equal(out.name, "schedule");
 	assert_int_equal(out.offset, 0x10);
-	assert_string_equal(kagg_sym__format(&out, addr + 0x10, buf, sizeof(buf)),
+	assert_string_equal(kagg_sym__format(&out, addr + 0x10, KAGG_SYM_ADDRS, buf, sizeof(buf)),
 			    "schedule+0x10");
 
 	/* before the first symbol */
 	assert_int_equal(kagg_syms__kernel(*state, 0x1000, &out), -ENOENT);
 	assert_null(out.name);
-	assert_string_equal(kagg_sym__format(&out, 0x1000, buf, sizeof(buf)), "[unknown] 0x1000");
+	assert_string_equal(kagg_sym__format(&out, 0x1000, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+			    "[unknown] 0x1000");
 }
 
 static void test_kernel_module(void **state)
@@ -404,14 +523,19 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_format_by_function),
 		cmocka_unit_test_setup_teardown(test_bad_args, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_self_func, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_demangled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_libc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_libc_debuginfo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_vdso, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_unmapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_dead_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_deleted_child, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_add_pid_outlives_process, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_user_recheck_maps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_known, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_module, setup, teardown),
 		cmocka_unit_test(test_timing),

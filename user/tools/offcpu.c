@@ -116,6 +116,7 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	if (!o->stacks) {
 		bpf_map__set_max_entries(skel->maps.stack_agg, 1);
 		bpf_map__set_max_entries(skel->maps.stackmap, 1);
+		bpf_map__set_max_entries(skel->maps.proc_notes, 4096);
 	}
 	session_tasks_size(&SESSION_TASKS(o), skel->maps.tgids, skel->maps.tids);
 
@@ -173,7 +174,7 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 		err = session_read_key_hists(s, t->skel->maps.key_hist, g, reset, snap, NULL);
 	if (!err && t->stacks)
 		err = session_read_stacks(s, t->skel->maps.stack_agg, t->skel->maps.stackmap, g,
-					  reset, snap);
+					  reset, true, snap);
 	return err;
 }
 
@@ -279,6 +280,8 @@ static int offcpu_open(struct kagg_session *s, void *opts)
 	      session_load_tp(s, o->attach, "the sched_switch program", load_skel, o) ?:
 	      session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids, t->skel->maps.tids,
 				 t->skel->maps.cgroup);
+	if (!err && o->stacks)
+		err = session_set_notes(s, t->skel->maps.proc_notes);
 	if (!err && session_streams(s))
 		err = offcpu_stream_init(s, o);
 	return err;

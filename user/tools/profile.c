@@ -136,8 +136,9 @@ static int profile_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 	struct profile *t = s->tool;
 
 	snap->stack_noun = "samples";
+	/* stacks from the sampled registers: nothing of the program's own in them */
 	return session_read_stacks(s, t->skel->maps.stack_agg, t->skel->maps.stackmap, g, reset,
-				   snap);
+				   false, snap);
 }
 
 static void profile_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
@@ -303,10 +304,14 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 	skel->rodata->period_ns = 1000000000ULL / o->freq;
 	if (!o->nr_pids)
 		bpf_map__set_max_entries(skel->maps.tgids, 1);
+	if (o->stacks == KAGG_PROFILE_KERNEL)
+		bpf_map__set_max_entries(skel->maps.proc_notes, 4096);
 	err = profile_bpf__load(skel);
 	if (err)
 		return session_load_failed(s, err, "the perf_event program");
 	err = session_tasks_fill(s, &SESSION_PIDS(o), skel->maps.tgids, NULL, NULL);
+	if (!err && o->stacks != KAGG_PROFILE_KERNEL)
+		err = session_set_notes(s, skel->maps.proc_notes);
 	if (err)
 		return err;
 	s->progs[0] = skel->progs.profile_sample;
@@ -352,17 +357,21 @@ int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 	for (i = 0; i < n; i++) {
 		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
 
-		fputs(st->comm[0] ? st->comm : "[unknown]", f);
+		snap_put_folded(f, st->comm[0] ? st->comm : "[unknown]");
 		if (st->ustack_err && st->ustack_err != -ENOENT)
 			fputs(";[user stack lost]", f);
-		for (k = st->nr_uframes; k > 0; k--)
-			fprintf(f, ";%s", st->uframes[k - 1]->sym);
+		for (k = st->nr_uframes; k > 0; k--) {
+			fputc(';', f);
+			snap_put_folded(f, st->uframes[k - 1]->sym);
+		}
 		if (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT))
 			fputs(";--", f);
 		if (st->kstack_err && st->kstack_err != -ENOENT)
 			fputs(";[kernel stack lost]", f);
-		for (k = st->nr_kframes; k > 0; k--)
-			fprintf(f, ";%s", st->kframes[k - 1]->sym);
+		for (k = st->nr_kframes; k > 0; k--) {
+			fputc(';', f);
+			snap_put_folded(f, st->kframes[k - 1]->sym);
+		}
 		fprintf(f, " %" PRIu64 "\n", st->count);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -43,7 +43,10 @@ KAGG_API int kagg_session__attach(struct kagg_session *s);
  * timeout_ms for some to arrive.  Returns the number consumed or -errno
  * (-EINTR on a signal).  For sessions that do not stream it just waits.
  * Call it often enough that the BPF ring buffer does not fill up (losses are
- * counted).
+ * counted).  Sessions with user stacks (offcpu --stacks, profile) also read
+ * here the mappings of each process as it first shows up in a stack, so that
+ * it is symbolized even if it exits before the snapshot: call it while they
+ * run (every 100 ms or so) rather than sleeping.
  */
 KAGG_API int kagg_session__poll(struct kagg_session *s, int timeout_ms);
 
@@ -59,13 +62,16 @@ KAGG_API int kagg_session__detach(struct kagg_session *s);
 KAGG_API void kagg_session__destroy(struct kagg_session *s);
 
 #define KAGG_SNAP_RESET (1u << 0)	/* start a new interval: the next snapshot counts from here */
+#define KAGG_SNAP_ADDRS (1u << 1)	/* stack frames by address ("f+0x1a"), see kagg_frame */
 
 /*
  * Read what was aggregated since attach (or since the last KAGG_SNAP_RESET),
  * as a snapshot (kagg/snapshot.h; free it with kagg_snapshot__free()).
  * With KAGG_SNAP_RESET the read is exact: every event lands in exactly one
  * snapshot (see meta->snapshot_exact).  Without it, later snapshots keep
- * accumulating.  NULL + errno: EINVAL (NULL session), ENOTCONN (never attached),
+ * accumulating.  KAGG_SNAP_ADDRS: stack frames by address (see kagg_frame
+ * in kagg/snapshot.h).
+ * NULL + errno: EINVAL (NULL session, unknown flag), ENOTCONN (never attached),
  * ENOMEM, or a map read error.
  */
 KAGG_API struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned int flags);

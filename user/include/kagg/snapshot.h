@@ -82,11 +82,20 @@ KAGG_API size_t kagg_snapshot__hist_cnt(const struct kagg_snapshot *snap);
 /* Histogram i (sorted by key), NULL + EINVAL when out of range. Owned by snap. */
 KAGG_API const struct kagg_hist *kagg_snapshot__hist(const struct kagg_snapshot *snap, size_t i);
 
-/* One frame of an aggregated stack, already symbolized. */
+/*
+ * One frame of an aggregated stack, already symbolized.  A frame is named by its function:
+ * C++ and Rust names demangled ("ns::Class::func(int)"), symbol versions left out
+ * ("clock_nanosleep", not "clock_nanosleep@@GLIBC_2.17"); a frame with no symbol is "[file]"
+ * (the mapped file's base name) or "[unknown]".  Stacks that then read the same are one
+ * stack, their counts and times summed.  With KAGG_SNAP_ADDRS (kagg_session__snapshot) frames
+ * are "func+0x1a", "/path/file+0x1a" or "[unknown] 0xADDR" and only stacks captured alike
+ * are merged.  Kernel stacks start at the traced event: the BPF program and the tracing glue
+ * that ran it are left out.
+ */
 struct kagg_frame {
 	size_t sz;
-	uint64_t ip;
-	const char *sym; /* "func+0x1a", "[unknown]" or "module+0x..."; owned by the snapshot */
+	uint64_t ip;	 /* the address (of the first stack merged into this one) */
+	const char *sym; /* the frame's name, as above; owned by the snapshot */
 };
 
 /* One aggregated stack (offcpu --stacks, profile), frames innermost first. */
@@ -178,6 +187,18 @@ struct kagg_meta {
 	 */
 	double agg_ns_per_event;
 	double stream_ns_per_event;
+	/*
+	 * Stacks (offcpu --stacks, profile): the frames of the captured stacks (each distinct
+	 * capture once, before the stacks that read the same are merged) and those left
+	 * unknown, by cause.  has_frames is false for snapshots without stacks.
+	 */
+	bool has_frames;
+	uint64_t frames;
+	uint64_t frames_no_maps;    /* user address in no file mapping known for its process:
+				     * it exited before its mappings could be read, or the code
+				     * is anonymous memory (JIT) */
+	uint64_t frames_no_symbols; /* inside a known file or the kernel, no symbol covers it */
+	uint64_t stacks_lost;	    /* stacks that were to be captured and are not there */
 };
 
 KAGG_API const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot *snap);

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Process notes: tell userspace when a process first shows up in a user stack, so it reads
+ * the process's maps while the process lives (a process that exits before the snapshot is
+ * symbolized then all the same; perf gets the same from its mmap events).
+ *
+ * The hot path is one per-CPU array lookup and a compare: each CPU remembers, in a small
+ * direct-mapped table indexed by tgid, the (tgid, mm) it noted last in that slot.  Only a
+ * miss reserves a record in `proc_notes` (woken at once: the process may not live long).
+ * A process is noted again by another CPU, after an exec (new mm) or when another process
+ * took its slot: userspace drops the repeats.  A note that finds the ring full is not marked
+ * as sent, so the process's next event tries again; each such failure is counted in
+ * proc_notes_lost.
+ */
+#ifndef KAGG_PROC_NOTES_BPF_H
+#define KAGG_PROC_NOTES_BPF_H
+
+#include "abi/common.h"
+
+#define KAGG_PROC_SLOTS 256 /* per CPU, a power of two */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024); /* userspace shrinks it to a page when unused */
+} proc_notes SEC(".maps");
+
+struct kagg_proc_seen {
+	__u64 mm[KAGG_PROC_SLOTS];
+	__u32 tgid[KAGG_PROC_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kagg_proc_seen);
+} proc_seen SEC(".maps");
+
+__u64 proc_notes_lost = 0;
+
+/* Note process tgid (address space mm) unless this CPU noted it already. */
+static __always_inline void kagg_note_proc(__u32 tgid, __u64 mm)
+{
+	__u32 zero = 0, i = tgid & (KAGG_PROC_SLOTS - 1);
+	struct kagg_proc_seen *ps = bpf_map_lookup_elem(&proc_seen, &zero);
+	struct kagg_proc_note *n;
+
+	if (!ps || (ps->tgid[i] == tgid && ps->mm[i] == mm))
+		return;
+	n = bpf_ringbuf_reserve(&proc_notes, sizeof(*n), 0);
+	if (!n) {
+		__sync_fetch_and_add(&proc_notes_lost, 1);
+		return;
+	}
+	ps->tgid[i] = tgid;
+	ps->mm[i] = mm;
+	n->tgid = tgid;
+	n->pad = 0;
+	n->mm = mm;
+	bpf_ringbuf_submit(n, 0);
+}
+
+#endif /* KAGG_PROC_NOTES_BPF_H */
