@@ -523,7 +523,7 @@ uint32_t rb_count_events(const uint8_t *data, uint32_t end)
 			break; /* uncommitted (zero) header */
 		}
 		after_time = t >= KAGG_RB_TYPE_TIME_EXTEND;
-		if (len < 8)
+		if (len < 8 || len > end - off)
 			break;
 		off += len;
 	}
@@ -1111,7 +1111,7 @@ static bool rb_reader_peek(struct rb_cpu *cb, struct kagg_rb_event *ev, uint32_t
 		data = cb->pages + cb->rd_phys * cb->rb->subbuf + KAGG_RB_PAGE_HDR;
 		off = cb->rd_off;
 		ts = cb->rd_ts;
-		if (rb_decode_next(data, cb->rd_end, &off, &ts, ev)) {
+		if (rb_decode_next(data, cb->rd_end, &off, &ts, ev) > 0) {
 			ev->cpu = cb->cpu;
 			ev->missed = (int64_t)cb->rd_missed;
 			*next = off;
