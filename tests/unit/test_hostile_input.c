@@ -150,6 +150,174 @@ static void test_page_at_any_alignment_decodes(void **s)
 	free(p);
 }
 
+/* ------------------------------------------------------------------ formats */
+
+static int parse(struct kagg_rb_events *evs, const char *text)
+{
+	return kagg_rb_events__parse(evs, "t", text, strlen(text), NULL);
+}
+
+#define COMMON                                                                                     \
+	"format:\n"                                                                                \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+
+/* A format "e" with ID 7, the common fields, then `field` (a whole "field:" line). */
+static int parse_field(struct kagg_rb_events *evs, const char *field)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text), "name: e\nID: 7\n" COMMON "%s\nprint fmt: \"\"\n", field);
+	return parse(evs, text);
+}
+
+static void test_repeated_lines_are_malformed(void **s)
+{
+	static const char *const texts[] = {
+		"name: a\nname: b\nID: 7\n" COMMON,
+		"name: a\nID: 7\nID: 8\n" COMMON,
+		"name: a\nID: 7\n" COMMON "print fmt: \"x\"\nprint fmt: \"y\"\n",
+	};
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	size_t i;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		assert_int_equal(parse(evs, texts[i]), -EINVAL);
+	assert_int_equal(kagg_rb_events__count(evs), 0);
+	kagg_rb_events__free(evs);
+}
+
+static void test_ids_outside_common_type_range_are_malformed(void **s)
+{
+	static const char *const bad[] = { "2147483647", "65536", "-1", "99999999999999999999",
+					   "12abc", "" };
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	const struct kagg_rb_format *f;
+	char text[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "name: e\nID: %s\n" COMMON, bad[i]);
+		assert_int_equal(parse(evs, text), -EINVAL);
+	}
+	snprintf(text, sizeof(text), "name: e\nID: 65535\n" COMMON);
+	assert_int_equal(kagg_rb_events__parse(evs, "t", text, strlen(text), &f), 0);
+	assert_int_equal(f->id, 65535);
+	kagg_rb_events__free(evs);
+}
+
+static void test_defined_ids_stop_at_int_max(void **s)
+{
+	KAGG_OPTS(kagg_rb_events_opts, o, .first_id = INT_MAX);
+	struct kagg_rb_events *evs = kagg_rb_events__new(&o);
+	const struct kagg_rb_format *f;
+
+	assert_int_equal(kagg_rb_events__define(evs, "k", "a", "int x", NULL, &f), 0);
+	assert_int_equal(f->id, INT_MAX);
+	assert_int_equal(kagg_rb_events__define(evs, "k", "b", "int x", NULL, &f), -EEXIST);
+	assert_int_equal(kagg_rb_events__count(evs), 1);
+	kagg_rb_events__free(evs);
+}
+
+static void test_field_layout_is_validated_at_parse_time(void **s)
+{
+	static const char *const bad[] = {
+		"\tfield:int x;\toffset:-4;\tsize:4;\tsigned:1;",	  /* before the record */
+		"\tfield:int x;\toffset:4294967304;\tsize:4;\tsigned:1;", /* wraps to 8 as 32 bits */
+		"\tfield:int x;\toffset:1073741822;\tsize:4;\tsigned:1;", /* ends past 2^30 - 1 */
+		"\tfield:int x;\toffset:8;\tsize:-4;\tsigned:1;",
+		"\tfield:int x;\toffset:eight;\tsize:4;\tsigned:1;",
+		"\tfield:int x;\toffset:8;\tsigned:1;",
+		"\tfield:int x;\toffset:8;\tsize:3;\tsigned:1;",	  /* a scalar of 3 bytes */
+		"\tfield:int x;\toffset:8;\tsize:16;\tsigned:1;",
+		"\tfield:__data_loc char[] s;\toffset:8;\tsize:8;\tsigned:0;",
+		"\tfield:int a[8];\toffset:8;\tsize:4;\tsigned:1;", /* elements of 0 bytes */
+		"\tfield:int a[8];\toffset:8;\tsize:33;\tsigned:1;",
+		"\tfield:int a[4294967297];\toffset:8;\tsize:4;\tsigned:1;",
+	};
+	static const char *const good[] = {
+		"\tfield:char comm[TASK_COMM_LEN];\toffset:8;\tsize:16;\tsigned:0;", /* old kernels */
+		"\tfield:char buf[];\toffset:8;\tsize:0;\tsigned:0;",
+		"\tfield:unsigned long args[6];\toffset:8;\tsize:48;\tsigned:0;",
+		"\tfield:u64 x;\toffset:1073741815;\tsize:8;\tsigned:0;",
+	};
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (parse_field(evs, bad[i]) != -EINVAL)
+			fail_msg("accepted: %s", bad[i]);
+	}
+	assert_int_equal(kagg_rb_events__count(evs), 0);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct kagg_rb_events *one = kagg_rb_events__new(NULL);
+
+		if (parse_field(one, good[i]))
+			fail_msg("refused: %s", good[i]);
+		kagg_rb_events__free(one);
+	}
+	kagg_rb_events__free(evs);
+}
+
+static void test_too_many_fields_are_malformed(void **s)
+{
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	size_t cap = 1100 * 64, len;
+	char *text = malloc(cap);
+	int i;
+
+	len = (size_t)snprintf(text, cap, "name: e\nID: 7\nformat:\n");
+	for (i = 0; i < 1100; i++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"\tfield:char f%d;\toffset:%d;\tsize:1;\tsigned:0;\n", i, i);
+	assert_int_equal(kagg_rb_events__parse(evs, "t", text, len, NULL), -EINVAL);
+	free(text);
+	kagg_rb_events__free(evs);
+}
+
+static void test_format_files_that_are_not_files_are_skipped(void **s)
+{
+	char dir[] = "/tmp/kagg-hostile-XXXXXX", path[256];
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	int failed = -1;
+	FILE *f;
+
+	deadline(10);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/sys", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sys/fifo", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sys/fifo/format", dir);
+	assert_int_equal(mkfifo(path, 0600), 0); /* reading it would block forever */
+	snprintf(path, sizeof(path), "%s/sys/big", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sys/big/format", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "name: big\nID: 9\n" COMMON);
+	assert_int_equal(fseek(f, 2 << 20, SEEK_SET), 0); /* 2 MiB: a hole of zeros */
+	fputc('\n', f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/sys/ok", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sys/ok/format", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "name: ok\nID: 8\n" COMMON);
+	fclose(f);
+
+	assert_int_equal(kagg_rb_events__load_dir(evs, dir, &failed), 1);
+	assert_int_equal(failed, 2);
+	assert_non_null(kagg_rb_events__find_by_name(evs, "sys", "ok"));
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+	kagg_rb_events__free(evs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +326,12 @@ int main(void)
 		cmocka_unit_test(test_events_before_a_bad_record_still_decode),
 		cmocka_unit_test(test_clean_ends_of_a_page_are_not_errors),
 		cmocka_unit_test(test_page_at_any_alignment_decodes),
+		cmocka_unit_test(test_repeated_lines_are_malformed),
+		cmocka_unit_test(test_ids_outside_common_type_range_are_malformed),
+		cmocka_unit_test(test_defined_ids_stop_at_int_max),
+		cmocka_unit_test(test_field_layout_is_validated_at_parse_time),
+		cmocka_unit_test(test_too_many_fields_are_malformed),
+		cmocka_unit_test(test_format_files_that_are_not_files_are_skipped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,10 +11,12 @@
 #include <stddef.h>
 
 #include <kagg/rb_format.h>
+#include "u64map.h"
 
 struct kagg_rb_events {
 	struct kagg_rb_format **v;
 	size_t n, cap;
+	struct u64map by_id; /* id -> index in v: files may hold tens of thousands of formats */
 	int next_id;
 	bool old_flags;
 };
