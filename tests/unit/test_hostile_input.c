@@ -318,6 +318,156 @@ static void test_format_files_that_are_not_files_are_skipped(void **s)
 	kagg_rb_events__free(evs);
 }
 
+/* ------------------------------------------------------------------ print fmt */
+
+/*
+ * Register event "e" (ID 7: int x at 8, u64 y at 16, char a[6] at 24 as two
+ * 3-byte elements) with print fmt pf; return what __format_info prints for
+ * x = 1, y = 2, a = "ab".
+ */
+static char *info_of(const char *pf)
+{
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	const struct kagg_rb_format *f;
+	size_t cap = strlen(pf) + 1024;
+	char *text = malloc(cap), buf[4096];
+	uint8_t *r = calloc(1, 32);
+	int64_t y = 2;
+
+	snprintf(text, cap,
+		 "name: e\nID: 7\n" COMMON "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n"
+		 "\tfield:u64 y;\toffset:16;\tsize:8;\tsigned:0;\n"
+		 "\tfield:char a[2];\toffset:24;\tsize:6;\tsigned:0;\n\nprint fmt: %s\n",
+		 pf);
+	assert_int_equal(kagg_rb_events__parse(evs, "t", text, strlen(text), &f), 0);
+	kagg_rb_entry__init(r, 7, 0, 0, 1);
+	r[8] = 1;
+	memcpy(r + 16, &y, 8);
+	memcpy(r + 24, "ab", 3);
+	kagg_rb_events__format_info(evs, f, r, 32, buf, sizeof(buf));
+	free(r);
+	free(text);
+	kagg_rb_events__free(evs);
+	return strdup(buf);
+}
+
+#define FIELDS "x=1 y=2 a=ab"
+
+static void expect_info(const char *pf, const char *want)
+{
+	char *got = info_of(pf);
+
+	if (strcmp(got, want))
+		fail_msg("print fmt %.60s...: got \"%.80s\", want \"%s\"", pf, got, want);
+	free(got);
+}
+
+/* "\"%d\", " then n opening parentheses, 1, n closing ones. */
+static char *nested(size_t n, char open, char close)
+{
+	char *pf = malloc(2 * n + 16), *p = pf;
+
+	p += sprintf(p, "\"%%d\", ");
+	memset(p, open, n);
+	p += n;
+	*p++ = '1';
+	if (close) {
+		memset(p, close, n);
+		p += n;
+	}
+	*p = 0;
+	return pf;
+}
+
+static void test_deep_nesting_gives_up_instead_of_overflowing_the_stack(void **s)
+{
+	char *pf;
+
+	pf = nested(20000, '(', ')'); /* used to overflow the stack */
+	expect_info(pf, FIELDS);
+	free(pf);
+	pf = nested(100000, '-', 0); /* unary operators recurse too */
+	expect_info(pf, FIELDS);
+	free(pf);
+	pf = nested(100000, '!', 0);
+	expect_info(pf, FIELDS);
+	free(pf);
+	/* the kernel's deepest print fmt nests 13 parentheses: more than that still works */
+	pf = nested(24, '(', ')');
+	expect_info(pf, "1");
+	free(pf);
+	pf = nested(24, '-', 0);
+	expect_info(pf, "1");
+	free(pf);
+}
+
+static void test_huge_print_width_gives_up(void **s)
+{
+	char want[300];
+
+	/* used to spend ~1.6 s per record formatting a billion spaces */
+	expect_info("\"%999999999d\", REC->x", FIELDS);
+	expect_info("\"%.999999999d\", REC->x", FIELDS);
+	expect_info("\"%1.999999999s\", \"a\"", FIELDS);
+	snprintf(want, sizeof(want), "%256d", 1);
+	expect_info("\"%256d\", REC->x", want);
+}
+
+static void test_integer_overflow_wraps_instead_of_undefined_behaviour(void **s)
+{
+	/* INT64_MIN / -1 raised SIGFPE */
+	expect_info("\"%lld\", (-9223372036854775807 - 1) / -1", "-9223372036854775808");
+	expect_info("\"%lld\", (-9223372036854775807 - 1) % -1", "0");
+	expect_info("\"%lld\", 3 * 4611686018427387904", "-4611686018427387904");
+	expect_info("\"%lld\", 9223372036854775807 + REC->x", "-9223372036854775808");
+	expect_info("\"%lld\", -(-9223372036854775807 - REC->x)", "-9223372036854775808");
+	expect_info("\"%lld\", (-9223372036854775807 - 1) - REC->x", "9223372036854775807");
+}
+
+static void test_array_elements_must_be_integers(void **s)
+{
+	/* a[] holds two 3-byte elements: no integer to read, fall back */
+	expect_info("\"%d\", REC->a[1]", FIELDS);
+}
+
+static void test_field_reads_stay_inside_the_field(void **s)
+{
+	/* a caller-built 3-byte field: only its 3 bytes are read (the buffer ends there) */
+	struct kagg_rb_field f = { .offset = 1, .size = 3 };
+	uint8_t *r = malloc(4);
+
+	memcpy(r, "\x09\x01\x02\x03", 4);
+	assert_int_equal(kagg_rb_field__int(&f, r), 0x030201);
+	f.size = 0;
+	assert_int_equal(kagg_rb_field__int(&f, r), 0);
+	free(r);
+}
+
+static void test_data_loc_outside_the_record_is_not_read(void **s)
+{
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	const struct kagg_rb_format *f;
+	static const char text[] = "name: d\nID: 7\n" COMMON
+				   "\tfield:__data_loc char[] s;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+				   "print fmt: \"s=%s\", __get_str(s)\n";
+	uint32_t locs[] = { 12u | 100u << 16, 0xffffu | 0xffffu << 16, 12u | 4u << 16 };
+	size_t i;
+	char buf[256];
+
+	assert_int_equal(kagg_rb_events__parse(evs, "t", text, strlen(text), &f), 0);
+	for (i = 0; i < 3; i++) {
+		uint8_t *r = malloc(16); /* exactly the record: ASan sees any read past it */
+
+		kagg_rb_entry__init(r, 7, 0, 0, 1);
+		memcpy(r + 8, &locs[i], 4);
+		memcpy(r + 12, "abc", 4);
+		kagg_rb_events__format_info(evs, f, r, 16, buf, sizeof(buf));
+		assert_string_equal(buf, i < 2 ? "s=" : "s=abc");
+		free(r);
+	}
+	kagg_rb_events__free(evs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +482,12 @@ int main(void)
 		cmocka_unit_test(test_field_layout_is_validated_at_parse_time),
 		cmocka_unit_test(test_too_many_fields_are_malformed),
 		cmocka_unit_test(test_format_files_that_are_not_files_are_skipped),
+		cmocka_unit_test(test_deep_nesting_gives_up_instead_of_overflowing_the_stack),
+		cmocka_unit_test(test_huge_print_width_gives_up),
+		cmocka_unit_test(test_integer_overflow_wraps_instead_of_undefined_behaviour),
+		cmocka_unit_test(test_array_elements_must_be_integers),
+		cmocka_unit_test(test_field_reads_stay_inside_the_field),
+		cmocka_unit_test(test_data_loc_outside_the_record_is_not_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
