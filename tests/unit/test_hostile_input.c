@@ -468,6 +468,273 @@ static void test_data_loc_outside_the_record_is_not_read(void **s)
 	kagg_rb_events__free(evs);
 }
 
+/* ------------------------------------------------------------------ trace.dat */
+
+static char *tmp_path(void)
+{
+	char *p = strdup("/tmp/kagg-hostile-XXXXXX");
+	int fd = mkstemp(p);
+
+	assert_true(fd >= 0);
+	close(fd);
+	return p;
+}
+
+/* Append v as `bytes` little-endian bytes. */
+static void put(FILE *f, uint64_t v, int bytes)
+{
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		fputc((int)(v >> (8 * i)) & 0xff, f);
+}
+
+/*
+ * A trace.dat header up to and including the flyrecord tag, with `formats`
+ * in one system and `cmdlines` as saved_cmdlines.  f is left at the CPU table.
+ */
+static void header(FILE *f, char *const *formats, size_t nfmt, const char *cmdlines,
+		   uint32_t nr_cpus)
+{
+	size_t i;
+
+	fwrite("\x17\x08\x44tracing6", 1, 11, f);
+	fputc(0, f);
+	put(f, 0, 1);
+	put(f, 8, 1);
+	put(f, PS, 4);
+	fwrite("header_page", 1, 12, f);
+	put(f, 0, 8);
+	fwrite("header_event", 1, 13, f);
+	put(f, 0, 8);
+	put(f, 0, 4); /* ftrace formats */
+	put(f, nfmt ? 1 : 0, 4);
+	if (nfmt) {
+		fwrite("sys", 1, 4, f);
+		put(f, nfmt, 4);
+		for (i = 0; i < nfmt; i++) {
+			put(f, strlen(formats[i]), 8);
+			fputs(formats[i], f);
+		}
+	}
+	put(f, 0, 4); /* kallsyms */
+	put(f, 0, 4); /* printk */
+	put(f, strlen(cmdlines), 8);
+	fputs(cmdlines, f);
+	put(f, nr_cpus, 4);
+	fwrite("flyrecord", 1, 10, f);
+}
+
+static void test_many_saved_cmdlines_load_in_n_log_n(void **s)
+{
+	const size_t n = 300000; /* descending pids: each insert moved every entry before */
+	size_t cap = n * 24, len = 0, i;
+	char *cl = malloc(cap), *path = tmp_path();
+	struct kagg_tracedat *t;
+	FILE *f;
+
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(cl + len, cap - len, "%zu c%zu\n", n - i, n - i);
+	len += (size_t)snprintf(cl + len, cap - len, "5 again\n"); /* the later line wins */
+	f = fopen(path, "w");
+	header(f, NULL, 0, cl, 1);
+	put(f, 0, 8);
+	put(f, 0, 8);
+	fclose(f);
+
+	deadline(20); /* minutes before, 0.1 s now */
+	t = kagg_tracedat__open(path, NULL);
+	alarm(0);
+	assert_non_null(t);
+	assert_string_equal(kagg_tracedat__comm(t, 1), "c1");
+	assert_string_equal(kagg_tracedat__comm(t, 123456), "c123456");
+	assert_string_equal(kagg_tracedat__comm(t, 5), "again");
+	kagg_tracedat__free(t);
+	unlink(path);
+	free(path);
+	free(cl);
+}
+
+static void test_many_formats_load_in_linear_time(void **s)
+{
+	const size_t n = 200000; /* every one looked up the registry linearly */
+	char **fm = calloc(n, sizeof(*fm)), *path = tmp_path();
+	struct kagg_tracedat *t;
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < n; i++)
+		assert_true(asprintf(&fm[i],
+				     "name: e%zu\nID: %zu\nformat:\n"
+				     "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n",
+				     i, i % 65536) > 0);
+	f = fopen(path, "w");
+	header(f, fm, n, "", 1);
+	put(f, 0, 8);
+	put(f, 0, 8);
+	fclose(f);
+
+	deadline(5); /* ~10 s before, 0.3 s now */
+	t = kagg_tracedat__open(path, NULL);
+	alarm(0);
+	assert_non_null(t);
+	assert_int_equal(kagg_rb_events__count(kagg_tracedat__events(t)), 65536);
+	assert_int_equal(kagg_tracedat__bad_formats(t), n - 65536); /* IDs taken */
+	kagg_tracedat__free(t);
+	for (i = 0; i < n; i++)
+		free(fm[i]);
+	free(fm);
+	unlink(path);
+	free(path);
+}
+
+static void test_header_errors_say_where(void **s)
+{
+	char *path = tmp_path();
+	KAGG_OPTS(kagg_tracedat_opts, o, .error_offset = NULL);
+	uint64_t where = 0;
+	long end;
+	FILE *f;
+
+	o.error_offset = &where;
+	/* 65536 CPUs announced, none of their 16-byte entries present */
+	f = fopen(path, "w");
+	header(f, NULL, 0, "", 65536);
+	end = ftell(f);
+	put(f, 0, 8);
+	fclose(f);
+	assert_null(kagg_tracedat__open(path, &o));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(where, end);
+
+	/* a header_page length beyond the end of the file: its length field */
+	f = fopen(path, "w");
+	fwrite("\x17\x08\x44tracing6", 1, 11, f);
+	fputc(0, f);
+	put(f, 0, 1);
+	put(f, 8, 1);
+	put(f, PS, 4);
+	fwrite("header_page", 1, 12, f);
+	put(f, 1ULL << 62, 8);
+	fwrite("some text", 1, 9, f);
+	fclose(f);
+	assert_null(kagg_tracedat__open(path, &o));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(where, 30);
+
+	unlink(path);
+	free(path);
+}
+
+/* A 4096-byte page with `words` as data, at the current position of f. */
+static void put_page(FILE *f, uint64_t ts, const uint32_t *words, size_t n)
+{
+	uint8_t *p = page_of(ts, words, n);
+
+	fwrite(p, 1, PS, f);
+	free(p);
+}
+
+static void test_damaged_page_reports_offset_after_older_events(void **s)
+{
+	static const char fmt[] = "name: e\nID: 7\n" COMMON
+				  "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n\n"
+				  "print fmt: \"x=%d\", REC->x\n";
+	char *fm[1] = { (char *)fmt }, *path = tmp_path(), *out = NULL;
+	/* records: type 3 (12 bytes: common fields + x) */
+	uint32_t c0[] = { HDR(3, 10), 7, 0, 1, HDR(3, 10), 7, 0, 2, HDR(3, 10), 7, 0, 3 };
+	uint32_t c1[] = { HDR(3, 15), 7, 0, 100, HDR(0, 1), 0xfffffffcu, 7, 0 };
+	uint64_t data, off1, size1;
+	struct kagg_tracedat *t;
+	struct kagg_rb_event ev;
+	size_t outlen = 0;
+	long pos;
+	FILE *f;
+
+	f = fopen(path, "w");
+	header(f, fm, 1, "", 2);
+	pos = ftell(f);
+	data = ((uint64_t)pos + 32 + PS - 1) / PS * PS;
+	put(f, data, 8);
+	put(f, PS, 8);
+	put(f, data + PS, 8);
+	put(f, PS, 8);
+	while (ftell(f) < (long)data)
+		fputc(0, f);
+	put_page(f, 0, c0, 12);
+	put_page(f, 0, c1, 8);
+	fclose(f);
+
+	t = kagg_tracedat__open(path, NULL);
+	assert_non_null(t);
+	assert_int_equal(kagg_tracedat__error_offset(t), UINT64_MAX);
+	assert_int_equal(kagg_tracedat__cpu_data(t, 1, &off1, &size1), 0);
+	/* cpu0 at 10, cpu1 at 15, then cpu1's damage before cpu0's 20 and 30 */
+	assert_int_equal(kagg_tracedat__next(t, &ev), 0);
+	assert_int_equal(ev.ts, 10);
+	assert_int_equal(kagg_tracedat__next(t, &ev), 0);
+	assert_int_equal(ev.ts, 15);
+	assert_int_equal(ev.cpu, 1);
+	assert_int_equal(kagg_tracedat__next(t, &ev), -EINVAL);
+	assert_int_equal(kagg_tracedat__error_offset(t), off1 + KAGG_RB_PAGE_HDR + 16);
+	assert_int_equal(kagg_tracedat__next(t, &ev), 0);
+	assert_int_equal(ev.ts, 20);
+	assert_int_equal(kagg_tracedat__next(t, &ev), 0);
+	assert_int_equal(ev.ts, 30);
+	assert_int_equal(kagg_tracedat__next(t, &ev), -ENOENT);
+
+	/* printing stops at the damage with what came before it */
+	f = open_memstream(&out, &outlen);
+	assert_int_equal(kagg_tracedat__fprint(t, f, -1), -EINVAL);
+	fclose(f);
+	assert_non_null(strstr(out, "e: x=1\n"));
+	assert_non_null(strstr(out, "e: x=100\n"));
+	assert_null(strstr(out, "x=2"));
+	assert_int_equal(kagg_tracedat__error_offset(t), off1 + KAGG_RB_PAGE_HDR + 16);
+	free(out);
+	kagg_tracedat__free(t);
+	unlink(path);
+	free(path);
+}
+
+static void test_damaged_commit_word_reports_its_offset(void **s)
+{
+	char *path = tmp_path();
+	uint32_t w[] = { HDR(2, 1), 7, 0 };
+	uint64_t data, off0;
+	uint8_t *p = page_of(0, w, 3);
+	struct kagg_tracedat *t;
+	struct kagg_rb_event ev;
+	uint64_t commit = PS; /* more than a page can hold after its header */
+	long pos;
+	FILE *f;
+
+	f = fopen(path, "w");
+	header(f, NULL, 0, "", 1);
+	pos = ftell(f);
+	data = ((uint64_t)pos + 16 + PS - 1) / PS * PS;
+	put(f, data, 8);
+	put(f, 2 * PS, 8);
+	while (ftell(f) < (long)data)
+		fputc(0, f);
+	fwrite(p, 1, PS, f);
+	memcpy(p + 8, &commit, 8);
+	fwrite(p, 1, PS, f);
+	fclose(f);
+
+	t = kagg_tracedat__open(path, NULL);
+	assert_non_null(t);
+	assert_int_equal(kagg_tracedat__cpu_data(t, 0, &off0, NULL), 0);
+	assert_int_equal(kagg_tracedat__next(t, &ev), 0);
+	assert_int_equal(kagg_tracedat__next(t, &ev), -EINVAL);
+	assert_int_equal(kagg_tracedat__error_offset(t), off0 + PS + 8);
+	assert_int_equal(kagg_tracedat__next(t, &ev), -ENOENT);
+	kagg_tracedat__free(t);
+	free(p);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +755,11 @@ int main(void)
 		cmocka_unit_test(test_array_elements_must_be_integers),
 		cmocka_unit_test(test_field_reads_stay_inside_the_field),
 		cmocka_unit_test(test_data_loc_outside_the_record_is_not_read),
+		cmocka_unit_test(test_many_saved_cmdlines_load_in_n_log_n),
+		cmocka_unit_test(test_many_formats_load_in_linear_time),
+		cmocka_unit_test(test_header_errors_say_where),
+		cmocka_unit_test(test_damaged_page_reports_offset_after_older_events),
+		cmocka_unit_test(test_damaged_commit_word_reports_its_offset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
