@@ -98,6 +98,7 @@ struct kagg_syms {
 	struct ktab k;
 	struct proc *procs[SYMS_PID_BUCKETS];
 	struct file *files[SYMS_FILE_BUCKETS];
+	struct file *images; /* kagg_syms__image()'s, newest first */
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -480,7 +481,8 @@ static int elf_load(struct file *f, Elf *elf)
 		}
 	}
 
-	qsort(syms, cnt, sizeof(*syms), usym_cmp);
+	if (cnt) /* syms is NULL without symbols: qsort's argument must not be */
+		qsort(syms, cnt, sizeof(*syms), usym_cmp);
 	n = 0;
 	for (i = 0; i < cnt; i++) {
 		if (n && syms[i].addr == syms[n - 1].addr) {
@@ -522,12 +524,24 @@ cleanup:
 	return err;
 }
 
+/* An ELF image in memory (len bytes at img, writable: libelf may convert it in place). */
+static int file_load_image(struct file *f, char *img, size_t len)
+{
+	Elf *elf = elf_memory(img, len);
+	int err;
+
+	if (!elf)
+		return -ENOEXEC;
+	err = elf_load(f, elf);
+	elf_end(elf);
+	return err;
+}
+
 /* [vdso] has no file: copy it out of the process and parse the copy. */
 static int file_load_vdso(struct file *f, int pid, const struct map *m)
 {
 	size_t len = m->end - m->start;
 	char path[64], *img = NULL;
-	Elf *elf = NULL;
 	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
@@ -543,14 +557,8 @@ static int file_load_vdso(struct file *f, int pid, const struct map *m)
 		err = errno ? -errno : -EIO;
 		goto cleanup;
 	}
-	elf = elf_memory(img, len);
-	if (!elf) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	err = elf_load(f, elf);
+	err = file_load_image(f, img, len);
 cleanup:
-	elf_end(elf);
 	free(img);
 	close(fd);
 	return err;
@@ -770,13 +778,13 @@ static uint64_t file_vaddr(const struct file *f, uint64_t off)
 	return off;
 }
 
+static int file_sym(const struct file *f, uint64_t off, struct kagg_sym *out);
+
 int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym *out)
 {
 	const struct map *m;
-	const struct usym *us;
 	struct file *f;
 	struct proc *p;
-	size_t lo, hi, mid;
 	uint64_t off;
 	int err;
 
@@ -804,6 +812,14 @@ int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym
 	}
 	if (f->err)
 		return -ENOENT;
+	return file_sym(f, off, out);
+}
+
+/* The symbol of file offset off in a loaded file: as kagg_syms__user() once the map is found. */
+static int file_sym(const struct file *f, uint64_t off, struct kagg_sym *out)
+{
+	const struct usym *us;
+	size_t lo, hi, mid;
 
 	off = file_vaddr(f, off);
 	out->offset = off;
@@ -824,6 +840,33 @@ int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym
 	out->name = us->name;
 	out->offset = off - us->addr;
 	return 0;
+}
+
+int kagg_syms__image(struct kagg_syms *s, void *img, size_t len, uint64_t off,
+		     struct kagg_sym *out)
+{
+	struct file *f;
+
+	if (!s || !img || !out)
+		return -EINVAL;
+	sym_clear(out);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->path = strdup("[image]");
+	if (!f->path) {
+		free(f);
+		return -ENOMEM;
+	}
+	f->next = s->images;
+	s->images = f;
+	f->loaded = true;
+	f->err = file_load_image(f, img, len);
+	out->module = f->path;
+	out->offset = off;
+	if (f->err)
+		return f->err;
+	return file_sym(f, off, out);
 }
 
 void kagg_syms__forget_pid(struct kagg_syms *s, int pid)
@@ -875,6 +918,10 @@ void kagg_syms__free(struct kagg_syms *s)
 			fn = f->next;
 			file_free(f);
 		}
+	for (f = s->images; f; f = fn) {
+		fn = f->next;
+		file_free(f);
+	}
 	free(s->k.syms);
 	free(s->k.buf);
 	free(s);
