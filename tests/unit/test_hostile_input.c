@@ -626,6 +626,26 @@ static void test_header_errors_say_where(void **s)
 	free(path);
 }
 
+/*
+ * After header(): the CPU table for n CPUs of sizes[i] bytes each, laid out
+ * one after the other from the next page boundary, then zeros up to it.
+ * Returns the file offset of CPU 0's data.
+ */
+static uint64_t cpu_table(FILE *f, const uint64_t *sizes, int n)
+{
+	uint64_t data = ((uint64_t)ftell(f) + 16 * n + PS - 1) / PS * PS, off = data;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		put(f, off, 8);
+		put(f, sizes[i], 8);
+		off += sizes[i];
+	}
+	while (ftell(f) < (long)data)
+		fputc(0, f);
+	return data;
+}
+
 /* A 4096-byte page with `words` as data, at the current position of f. */
 static void put_page(FILE *f, uint64_t ts, const uint32_t *words, size_t n)
 {
@@ -644,23 +664,16 @@ static void test_damaged_page_reports_offset_after_older_events(void **s)
 	/* records: type 3 (12 bytes: common fields + x) */
 	uint32_t c0[] = { HDR(3, 10), 7, 0, 1, HDR(3, 10), 7, 0, 2, HDR(3, 10), 7, 0, 3 };
 	uint32_t c1[] = { HDR(3, 15), 7, 0, 100, HDR(0, 1), 0xfffffffcu, 7, 0 };
-	uint64_t data, off1, size1;
+	static const uint64_t sizes[2] = { PS, PS };
+	uint64_t off1, size1;
 	struct kagg_tracedat *t;
 	struct kagg_rb_event ev;
 	size_t outlen = 0;
-	long pos;
 	FILE *f;
 
 	f = fopen(path, "w");
 	header(f, fm, 1, "", 2);
-	pos = ftell(f);
-	data = ((uint64_t)pos + 32 + PS - 1) / PS * PS;
-	put(f, data, 8);
-	put(f, PS, 8);
-	put(f, data + PS, 8);
-	put(f, PS, 8);
-	while (ftell(f) < (long)data)
-		fputc(0, f);
+	cpu_table(f, sizes, 2);
 	put_page(f, 0, c0, 12);
 	put_page(f, 0, c1, 8);
 	fclose(f);
@@ -700,23 +713,18 @@ static void test_damaged_page_reports_offset_after_older_events(void **s)
 static void test_damaged_commit_word_reports_its_offset(void **s)
 {
 	char *path = tmp_path();
+	static const uint64_t size = 2 * PS;
 	uint32_t w[] = { HDR(2, 1), 7, 0 };
-	uint64_t data, off0;
+	uint64_t off0;
 	uint8_t *p = page_of(0, w, 3);
 	struct kagg_tracedat *t;
 	struct kagg_rb_event ev;
 	uint64_t commit = PS; /* more than a page can hold after its header */
-	long pos;
 	FILE *f;
 
 	f = fopen(path, "w");
 	header(f, NULL, 0, "", 1);
-	pos = ftell(f);
-	data = ((uint64_t)pos + 16 + PS - 1) / PS * PS;
-	put(f, data, 8);
-	put(f, 2 * PS, 8);
-	while (ftell(f) < (long)data)
-		fputc(0, f);
+	cpu_table(f, &size, 1);
 	fwrite(p, 1, PS, f);
 	memcpy(p + 8, &commit, 8);
 	fwrite(p, 1, PS, f);
