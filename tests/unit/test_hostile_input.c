@@ -393,11 +393,14 @@ static void test_deep_nesting_gives_up_instead_of_overflowing_the_stack(void **s
 	expect_info(pf, FIELDS);
 	free(pf);
 	/* the kernel's deepest print fmt nests 13 parentheses: more than that still works */
-	pf = nested(24, '(', ')');
+	pf = nested(20, '(', ')');
 	expect_info(pf, "1");
 	free(pf);
-	pf = nested(24, '-', 0);
+	pf = nested(40, '-', 0);
 	expect_info(pf, "1");
+	free(pf);
+	pf = nested(24, '(', ')'); /* depth 50 */
+	expect_info(pf, FIELDS);
 	free(pf);
 }
 
