@@ -277,6 +277,14 @@ static void test_too_many_fields_are_malformed(void **s)
 	kagg_rb_events__free(evs);
 }
 
+/* Make DIR/sys/EV and put the path of its format file in path. */
+static void event_dir(char *path, size_t sz, const char *dir, const char *ev)
+{
+	snprintf(path, sz, "%s/sys/%s", dir, ev);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sz, "%s/sys/%s/format", dir, ev);
+}
+
 static void test_format_files_that_are_not_files_are_skipped(void **s)
 {
 	char dir[] = "/tmp/kagg-hostile-XXXXXX", path[256];
@@ -288,22 +296,16 @@ static void test_format_files_that_are_not_files_are_skipped(void **s)
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/sys", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/sys/fifo", dir);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/sys/fifo/format", dir);
+	event_dir(path, sizeof(path), dir, "fifo");
 	assert_int_equal(mkfifo(path, 0600), 0); /* reading it would block forever */
-	snprintf(path, sizeof(path), "%s/sys/big", dir);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/sys/big/format", dir);
+	event_dir(path, sizeof(path), dir, "big");
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fprintf(f, "name: big\nID: 9\n" COMMON);
 	assert_int_equal(fseek(f, 2 << 20, SEEK_SET), 0); /* 2 MiB: a hole of zeros */
 	fputc('\n', f);
 	fclose(f);
-	snprintf(path, sizeof(path), "%s/sys/ok", dir);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/sys/ok/format", dir);
+	event_dir(path, sizeof(path), dir, "ok");
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fprintf(f, "name: ok\nID: 8\n" COMMON);
