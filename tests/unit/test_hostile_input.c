@@ -498,17 +498,23 @@ static void put(FILE *f, uint64_t v, int bytes)
  * A trace.dat header up to and including the flyrecord tag, with `formats`
  * in one system and `cmdlines` as saved_cmdlines.  f is left at the CPU table.
  */
-static void header(FILE *f, char *const *formats, size_t nfmt, const char *cmdlines,
-		   uint32_t nr_cpus)
+/* The first 30 bytes: magic, version, little-endian, 8-byte longs, page size, "header_page". */
+static void magic(FILE *f)
 {
-	size_t i;
-
 	fwrite("\x17\x08\x44tracing6", 1, 11, f);
 	fputc(0, f);
 	put(f, 0, 1);
 	put(f, 8, 1);
 	put(f, PS, 4);
 	fwrite("header_page", 1, 12, f);
+}
+
+static void header(FILE *f, char *const *formats, size_t nfmt, const char *cmdlines,
+		   uint32_t nr_cpus)
+{
+	size_t i;
+
+	magic(f);
 	put(f, 0, 8);
 	fwrite("header_event", 1, 13, f);
 	put(f, 0, 8);
@@ -614,12 +620,7 @@ static void test_header_errors_say_where(void **s)
 
 	/* a header_page length beyond the end of the file: its length field */
 	f = fopen(path, "w");
-	fwrite("\x17\x08\x44tracing6", 1, 11, f);
-	fputc(0, f);
-	put(f, 0, 1);
-	put(f, 8, 1);
-	put(f, PS, 4);
-	fwrite("header_page", 1, 12, f);
+	magic(f);
 	put(f, 1ULL << 62, 8);
 	fwrite("some text", 1, 9, f);
 	fclose(f);
