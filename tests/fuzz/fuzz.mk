@@ -20,6 +20,8 @@ SAN_LIB_OBJS	:= $(patsubst user/%.c,$(SAN_OUT)/obj/user/%.o,$(LIB_SRCS))
 SAN_LIB		:= $(SAN_OUT)/lib/libkagg.a
 SAN_UNIT_BINS	:= $(patsubst tests/unit/%.c,$(SAN_OUT)/tests/unit/%,$(UNIT_SRCS))
 SAN_KAGG	:= $(SAN_OUT)/bin/kagg
+# gcc's own headers (quadmath.h), searched after clang's and the system's
+SAN_GCC_INC	:= $(shell $(CC) -print-file-name=include)
 # halt on the first report; leaks count (LSan)
 SAN_ENV		:= ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1 \
 		   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -52,7 +54,7 @@ $(SAN_OUT)/tests/unit/%: tests/unit/%.c $(SAN_LIB) $(TEST_SKELS) $(wildcard test
 	$(call msg,CC-SAN,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(SAN_CFLAGS) -Wno-unused-command-line-argument -Itests \
-		-I/usr/include/traceevent -o $@ $< $(SAN_LIB) $(TEST_LIBS)
+		-I/usr/include/traceevent -idirafter $(SAN_GCC_INC) -o $@ $< $(SAN_LIB) $(TEST_LIBS)
 
 $(SAN_OUT)/fuzz/%: tests/fuzz/%.c $(SAN_LIB) $(LIB_HDRS) $(BPF_HDRS)
 	$(call msg,FUZZ,$@)
