@@ -135,8 +135,8 @@ KAGG_API int kagg_tracedat__cpu_data(const struct kagg_tracedat *t, int cpu, uin
  * valid until kagg_tracedat__free().  0, -ENOENT at the end, -EINVAL when a
  * page or record is malformed (kagg_tracedat__error_offset() says where; the
  * rest of that CPU is skipped, later calls go on with the other CPUs).  The
- * error comes in its place in time: every event of any CPU older than the
- * damage is returned before it.
+ * error comes in its place in time: after every event, of any CPU, older
+ * than the damaged CPU's last good one.
  */
 KAGG_API int kagg_tracedat__next(struct kagg_tracedat *t, struct kagg_rb_event *ev);
 /*
