@@ -188,6 +188,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)KAGG=$(abspath $(KAGG_BIN)) KAGG_HELPERS=$(abspath $(OUT)/tests/helpers) \
 		tests/run.sh host $(UNIT_BINS) $(ROOT_BINS)
+	$(Q)$(MAKE) --no-print-directory check-unit-asan check-fuzz
 	$(Q)$(MAKE) --no-print-directory abi-check
 	$(Q)$(MAKE) --no-print-directory vmtest VMTEST_HOST=0
 
@@ -205,8 +206,8 @@ bench: deps bench-deps
 # Build and test dependencies.  libbpf-dev and bpftool must come from
 # bookworm-backports (libbpf 1.4, bpftool 7.5); the rest from bookworm.
 DEPS_BPO	:= libbpf-dev bpftool
-DEPS		:= clang-19 llvm-19 libelf-dev zlib1g-dev libiberty-dev libcmocka-dev \
-		   libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
+DEPS		:= clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libiberty-dev \
+		   libcmocka-dev libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
 		   abigail-tools
 BENCH_DEPS	:= libbpf-tools bpftrace
 BENCH_DEPS_BPO	:= linux-perf
@@ -220,6 +221,10 @@ bench-deps:
 
 # The kernel matrix: `make vmtest` (qemu guests + host), see docs/kernel-matrix.md.
 include tests/vm/vm.mk
+
+# Sanitizers and fuzzing: `make check-unit-asan`, `make check-fuzz`, `make fuzz`
+# (docs/fuzzing.md).
+include tests/fuzz/fuzz.mk
 
 # Regenerate the committed vmlinux.h from the running kernel's BTF.
 .PHONY: vmlinux

@@ -136,6 +136,7 @@ struct kagg_syms {
 	struct proc *procs[SYMS_PID_BUCKETS];
 	struct file *files[SYMS_FILE_BUCKETS];
 	unsigned int epoch; /* bumped by kagg_syms__recheck_maps() */
+	struct file *images; /* kagg_syms__image()'s, newest first */
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -549,7 +550,8 @@ static int elf_load(struct file *f, Elf *elf)
 		}
 	}
 
-	qsort(syms, cnt, sizeof(*syms), usym_cmp);
+	if (cnt) /* syms is NULL without symbols: qsort's argument must not be */
+		qsort(syms, cnt, sizeof(*syms), usym_cmp);
 	n = 0;
 	for (i = 0; i < cnt; i++) {
 		if (n && syms[i].addr == syms[n - 1].addr) {
@@ -857,10 +859,11 @@ static uint64_t file_vaddr(const struct file *f, uint64_t off)
 	return off;
 }
 
+static int file_sym(const struct file *f, uint64_t off, struct kagg_sym *out);
+
 int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym *out)
 {
 	const struct map *m;
-	struct usym *us;
 	struct file *f;
 	struct proc *p;
 	uint64_t off;
@@ -896,6 +899,13 @@ int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym
 	}
 	if (f->err)
 		return -ENOENT;
+	return file_sym(f, off, out);
+}
+
+/* The symbol of file offset off in a loaded file: as kagg_syms__user() once the map is found. */
+static int file_sym(const struct file *f, uint64_t off, struct kagg_sym *out)
+{
+	struct usym *us;
 
 	off = file_vaddr(f, off);
 	out->offset = off;
@@ -957,6 +967,33 @@ void kagg_syms__recheck_maps(struct kagg_syms *s)
 		s->epoch++;
 }
 
+int kagg_syms__image(struct kagg_syms *s, void *img, size_t len, uint64_t off,
+		     struct kagg_sym *out)
+{
+	struct file *f;
+
+	if (!s || !img || !out)
+		return -EINVAL;
+	sym_clear(out);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->path = strdup("[image]");
+	if (!f->path) {
+		free(f);
+		return -ENOMEM;
+	}
+	f->next = s->images;
+	s->images = f;
+	f->loaded = true;
+	f->err = elf_load_end(f, elf_memory(img, len));
+	out->module = f->path;
+	out->offset = off;
+	if (f->err)
+		return f->err;
+	return file_sym(f, off, out);
+}
+
 void kagg_syms__forget_pid(struct kagg_syms *s, int pid)
 {
 	struct proc **pp, *p;
@@ -1010,6 +1047,10 @@ void kagg_syms__free(struct kagg_syms *s)
 		if (s->k.funcs.keys[i] != U64MAP_EMPTY)
 			free((char *)(uintptr_t)s->k.funcs.vals[i]);
 	u64map_free(&s->k.funcs);
+	for (f = s->images; f; f = fn) {
+		fn = f->next;
+		file_free(f);
+	}
 	free(s->k.syms);
 	free(s->k.buf);
 	free(s);

@@ -65,6 +65,16 @@ int kagg_syms__kernel(struct kagg_syms *s, uint64_t addr, struct kagg_sym *out);
  */
 int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym *out);
 
+/*
+ * File offset off of the ELF image in memory at img (len bytes, writable: libelf may convert it
+ * in place): symbolized as kagg_syms__user() does once the mapping is found.  How [vdso] is read;
+ * tests and the fuzzer feed files through it.  The image is parsed on every call and its symbols
+ * are kept until kagg_syms__free() (img may be freed on return).  0 and *out filled, -ENOENT (no
+ * symbol), -ENOEXEC (not ELF), -EINVAL, -ENOMEM.
+ */
+int kagg_syms__image(struct kagg_syms *s, void *img, size_t len, uint64_t off,
+		     struct kagg_sym *out);
+
 /* Drop the cached maps of pid (file symbols stay cached).  Strings already returned stay valid. */
 void kagg_syms__forget_pid(struct kagg_syms *s, int pid);
 

@@ -176,6 +176,49 @@ static void test_user_demangled(void **state)
 	assert_string_equal(out.func, "kagg_test::Syms::target(int)");
 }
 
+/* File offset of addr in the file mapped there, from /proc/self/maps. */
+static uint64_t self_file_offset(uint64_t addr)
+{
+	unsigned long long start, end, pgoff;
+	uint64_t off = UINT64_MAX;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &pgoff) == 3 && addr >= start &&
+		    addr < end)
+			off = addr - start + pgoff;
+	fclose(f);
+	assert_int_not_equal(off, UINT64_MAX);
+	return off;
+}
+
+/* An image in memory (this binary, read whole) symbolizes like its mapping; junk does not. */
+static void test_image(void **state)
+{
+	uint64_t off = self_file_offset((uintptr_t)&kagg_test_target_fn);
+	struct kagg_sym out;
+	struct stat st;
+	char *img;
+	int fd = open("/proc/self/exe", O_RDONLY);
+
+	assert_true(fd >= 0 && !fstat(fd, &st));
+	img = malloc((size_t)st.st_size);
+	assert_int_equal(read(fd, img, (size_t)st.st_size), st.st_size);
+	close(fd);
+	assert_int_equal(kagg_syms__image(*state, img, (size_t)st.st_size, off + 3, &out), 0);
+	assert_string_equal(out.name, "kagg_test_target_fn");
+	assert_int_equal(out.offset, 3);
+	/* cut after the ELF header: the section table is gone, nothing resolves */
+	assert_int_not_equal(kagg_syms__image(*state, img, 64, off, &out), 0);
+	assert_null(out.name);
+	memset(img, 'x', 64);
+	assert_int_equal(kagg_syms__image(*state, img, (size_t)st.st_size, off, &out), -ENOEXEC);
+	free(img);
+	assert_int_equal(kagg_syms__image(*state, NULL, 0, 0, &out), -EINVAL);
+}
+
 static void test_user_libc(void **state)
 {
 	void *fn = dlsym(RTLD_DEFAULT, "nanosleep");
@@ -527,6 +570,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_bad_args, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_self_func, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_demangled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_libc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_libc_debuginfo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_vdso, setup, teardown),

@@ -5,6 +5,7 @@
  * code; the printer (rb_printfmt.c) looks them up to render records.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,11 @@ struct kagg_rb_events *kagg_rb_events__new(const struct kagg_rb_events_opts *opt
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
+	if (u64map_init(&e->by_id, 64)) {
+		free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
 	e->next_id = KAGG_OPT(opts, kagg_rb_events_opts, first_id, 0);
 	if (e->next_id <= 0)
 		e->next_id = 1000;
@@ -57,21 +63,26 @@ void kagg_rb_events__free(struct kagg_rb_events *evs)
 	for (i = 0; i < evs->n; i++)
 		rb_fmt_free(evs->v[i]);
 	free(evs->v);
+	u64map_free(&evs->by_id);
 	free(evs);
+}
+
+/* The registry's key for an id (never U64MAP_EMPTY). */
+static uint64_t id_key(int id)
+{
+	return (uint32_t)id;
 }
 
 const struct kagg_rb_format *kagg_rb_events__find(const struct kagg_rb_events *evs, int id)
 {
-	size_t i;
+	const uint64_t *i;
 
 	if (!evs) {
 		errno = EINVAL;
 		return NULL;
 	}
-	for (i = 0; i < evs->n; i++)
-		if (evs->v[i]->id == id)
-			return evs->v[i];
-	return NULL;
+	i = u64map_get(&evs->by_id, id_key(id));
+	return i ? evs->v[*i] : NULL;
 }
 
 const struct kagg_rb_format *kagg_rb_events__find_by_name(const struct kagg_rb_events *evs,
@@ -167,8 +178,10 @@ int rb_events_add(struct kagg_rb_events *evs, struct kagg_rb_format *f)
 		evs->v = v;
 		evs->cap = c;
 	}
+	if (u64map_put(&evs->by_id, id_key(f->id), evs->n))
+		return -ENOMEM;
 	evs->v[evs->n++] = f;
-	if (f->id >= evs->next_id)
-		evs->next_id = f->id + 1;
+	if (f->id >= evs->next_id) /* INT_MAX taken: the next define finds it taken (-EEXIST) */
+		evs->next_id = f->id < INT_MAX ? f->id + 1 : INT_MAX;
 	return 0;
 }

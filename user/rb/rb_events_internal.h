@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include <kagg/rb_format.h>
+#include "u64map.h"
 
 /* An event format (opaque in the API: kagg_rb_format__*() read it). */
 struct kagg_rb_format {
@@ -25,6 +26,7 @@ struct kagg_rb_format {
 struct kagg_rb_events {
 	struct kagg_rb_format **v;
 	size_t n, cap;
+	struct u64map by_id; /* id -> index in v: files may hold tens of thousands of formats */
 	int next_id;
 	bool old_flags;
 };

@@ -8,13 +8,22 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "rb_events_internal.h"
 #include "rb_internal.h"
 
 /* --------------------------------------------------------------- parsing */
+
+/* A field lies in the first 2^30 - 1 bytes of a record: a sub-buffer's commit holds 30 bits. */
+#define RB_FMT_MAX_BYTES ((int)KAGG_RB_COMMIT_MASK)
+#define RB_FMT_MAX_FIELDS 1024	      /* the kernel's events have fewer than 64 */
+#define RB_FMT_MAX_FILE (1u << 20) /* the kernel's largest format file is ~6 KiB */
 
 static char *xstrndup(const char *s, size_t n)
 {
@@ -63,7 +72,17 @@ static int parse_decl(struct kagg_rb_field *f, const char *decl)
 		br = ob;
 		if (f->kind == KAGG_RB_FIELD_PLAIN) {
 			f->kind = KAGG_RB_FIELD_ARRAY;
-			f->array_len = (int)strtol(ob + 1, NULL, 0);
+			/* a number; old kernels wrote the macro ("comm[TASK_COMM_LEN]"): 0 */
+			if (isdigit((unsigned char)ob[1])) {
+				char *e;
+				long n;
+
+				errno = 0;
+				n = strtol(ob + 1, &e, 0);
+				if (errno || *e != ']' || n > RB_FMT_MAX_BYTES)
+					goto out;
+				f->array_len = (int)n;
+			}
 		}
 	}
 	name = br;
@@ -93,10 +112,37 @@ out:
 	return err;
 }
 
+/*
+ * What the printer relies on, checked once here: the field lies inside the
+ * first RB_FMT_MAX_BYTES bytes of a record (so offset + size never overflows
+ * an int), a scalar is 1, 2, 4 or 8 bytes, a __data_loc/__rel_loc word 4, and
+ * an array of N > 0 elements splits into N elements of at least one byte.
+ */
+static bool field_ok(const struct kagg_rb_field *f)
+{
+	if (f->offset < 0 || f->size < 0 ||
+	    (int64_t)f->offset + f->size > RB_FMT_MAX_BYTES)
+		return false;
+	switch (f->kind) {
+	case KAGG_RB_FIELD_PLAIN:
+		return f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8;
+	case KAGG_RB_FIELD_DATA_LOC:
+	case KAGG_RB_FIELD_REL_LOC:
+		return f->size == 4;
+	case KAGG_RB_FIELD_ARRAY:
+		return f->array_len >= 0 &&
+		       (!f->array_len || (f->size >= f->array_len && f->size % f->array_len == 0));
+	}
+	return false;
+}
+
 static int add_field(struct kagg_rb_format *fmt, struct kagg_rb_field *fl)
 {
-	struct kagg_rb_field *v = realloc(fmt->fields, (fmt->nr_fields + 1) * sizeof(*v));
+	struct kagg_rb_field *v;
 
+	if (fmt->nr_fields >= RB_FMT_MAX_FIELDS)
+		return -EINVAL;
+	v = realloc(fmt->fields, (fmt->nr_fields + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	fmt->fields = v;
@@ -105,28 +151,72 @@ static int add_field(struct kagg_rb_format *fmt, struct kagg_rb_field *fl)
 	return 0;
 }
 
+/*
+ * The number after "key:" at p: optional blanks, an optional '-', decimal
+ * digits, optional blanks, then ';' or the end of the line.  -EINVAL when it
+ * is anything else or lies outside [min, max].
+ */
+static int parse_num(const char *p, long min, long max, int *out)
+{
+	char *e;
+	long v;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!isdigit((unsigned char)*p) && !(*p == '-' && isdigit((unsigned char)p[1])))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(p, &e, 10);
+	while (*e == ' ' || *e == '\t')
+		e++;
+	if (errno || (*e && *e != ';') || v < min || v > max)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+/* Set *dst to a copy of the trimmed text at s: -EINVAL when already set (a repeated line). */
+static int set_once(char **dst, char *s)
+{
+	if (*dst)
+		return -EINVAL;
+	*dst = strdup(trim(s));
+	return *dst ? 0 : -ENOMEM;
+}
+
 int kagg_rb_events__parse(struct kagg_rb_events *evs, const char *system, const char *text,
 			  size_t len, const struct kagg_rb_format **out)
 {
-	struct kagg_rb_format *f = calloc(1, sizeof(*f));
-	char *buf = xstrndup(text, len), *line, *save = NULL;
+	struct kagg_rb_format *f = NULL;
+	char *buf = NULL, *line, *save = NULL;
 	bool have_id = false, common = true;
 	int err = -EINVAL;
 
-	if (!f || !buf) {
-		err = -ENOMEM;
+	if (!evs || (!text && len))
 		goto fail;
-	}
+	err = -ENOMEM;
+	f = calloc(1, sizeof(*f));
+	buf = xstrndup(text ? text : "", len);
+	if (!f || !buf)
+		goto fail;
 	f->system = strdup(system ? system : "");
+	if (!f->system)
+		goto fail;
+	err = -EINVAL;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *l = line;
 
+		err = -EINVAL;
 		while (*l == ' ' || *l == '\t')
 			l++;
 		if (!strncmp(l, "name:", 5)) {
-			f->name = strdup(trim(l + 5));
+			err = set_once(&f->name, l + 5);
+			if (err)
+				goto fail;
 		} else if (!strncmp(l, "ID:", 3)) {
-			f->id = (int)strtol(l + 3, NULL, 10);
+			/* common_type is 16 bits: a larger ID could never match a record */
+			if (have_id || parse_num(l + 3, 0, UINT16_MAX, &f->id))
+				goto fail;
 			have_id = true;
 		} else if (!strncmp(l, "field:", 6)) {
 			struct kagg_rb_field fl = { 0 };
@@ -135,32 +225,38 @@ int kagg_rb_events__parse(struct kagg_rb_events *evs, const char *system, const 
 			if (!semi)
 				goto fail;
 			*semi = 0;
-			if (parse_decl(&fl, l + 6))
-				goto fail;
+			err = parse_decl(&fl, l + 6);
+			if (err)
+				goto fail_fl;
+			err = -EINVAL;
 			p = strstr(semi + 1, "offset:");
-			if (!p)
+			if (!p || parse_num(p + 7, INT_MIN, INT_MAX, &fl.offset))
 				goto fail_fl;
-			fl.offset = (int)strtol(p + 7, NULL, 10);
 			p = strstr(semi + 1, "size:");
-			if (!p)
+			if (!p || parse_num(p + 5, INT_MIN, INT_MAX, &fl.size))
 				goto fail_fl;
-			fl.size = (int)strtol(p + 5, NULL, 10);
 			p = strstr(semi + 1, "signed:");
 			fl.is_signed = p && p[7] == '1';
+			if (!field_ok(&fl))
+				goto fail_fl;
 			if (common && strncmp(fl.name, "common_", 7))
 				common = false;
-			if (common)
-				f->nr_common++;
-			if (add_field(f, &fl)) {
+			err = add_field(f, &fl);
+			if (err) {
 			fail_fl:
 				free(fl.name);
 				free(fl.type);
 				goto fail;
 			}
+			if (common)
+				f->nr_common++;
 		} else if (!strncmp(l, "print fmt:", 10)) {
-			f->print_fmt = strdup(trim(l + 10));
+			err = set_once(&f->print_fmt, l + 10);
+			if (err)
+				goto fail;
 		}
 	}
+	err = -EINVAL;
 	if (!f->name || !have_id || !f->nr_fields)
 		goto fail;
 	err = rb_events_add(evs, f);
@@ -176,42 +272,56 @@ fail:
 	return err;
 }
 
+/* A format file: a regular file (never a FIFO to block on) of at most RB_FMT_MAX_FILE bytes. */
 static int read_all(const char *path, char **out, size_t *len)
 {
-	FILE *fp = fopen(path, "re");
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err = 0;
 	char *b = NULL;
-	size_t n = 0, cap = 0, r;
+	size_t n = 0;
+	struct stat st;
+	ssize_t r;
 
-	if (!fp)
+	if (fd < 0)
 		return -errno;
-	for (;;) {
-		if (n + 4096 > cap) {
-			char *t = realloc(b, cap + 65536);
-
-			if (!t) {
-				free(b);
-				fclose(fp);
-				return -ENOMEM;
-			}
-			b = t;
-			cap += 65536;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	b = malloc(RB_FMT_MAX_FILE + 1);
+	if (!b) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (n <= RB_FMT_MAX_FILE) {
+		r = read(fd, b + n, RB_FMT_MAX_FILE + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			goto cleanup;
 		}
-		r = fread(b + n, 1, cap - n, fp);
 		if (!r)
 			break;
-		n += r;
+		n += (size_t)r;
 	}
-	fclose(fp);
+	if (n > RB_FMT_MAX_FILE) {
+		err = -EFBIG;
+		goto cleanup;
+	}
 	*out = b;
 	*len = n;
-	return 0;
+	b = NULL;
+cleanup:
+	free(b);
+	close(fd);
+	return err;
 }
 
 int kagg_rb_events__load_dir(struct kagg_rb_events *evs, const char *dir, int *failed)
 {
 	DIR *d = opendir(dir), *d2;
 	struct dirent *s, *e;
-	int n = 0, bad = 0;
+	int n = 0, bad = 0, err;
 
 	if (!d)
 		return -errno;
@@ -231,7 +341,10 @@ int kagg_rb_events__load_dir(struct kagg_rb_events *evs, const char *dir, int *f
 			if (e->d_name[0] == '.')
 				continue;
 			snprintf(fp, sizeof(fp), "%s/%s/%s/format", dir, s->d_name, e->d_name);
-			if (read_all(fp, &txt, &len))
+			err = read_all(fp, &txt, &len);
+			if (err == -EFBIG || err == -EINVAL) /* too large, not a regular file */
+				bad++;
+			if (err)
 				continue;
 			if (kagg_rb_events__parse(evs, s->d_name, txt, len, NULL))
 				bad++;
@@ -326,6 +439,11 @@ int kagg_rb_events__define(struct kagg_rb_events *evs, const char *system, const
 				free(fl.name);
 				goto fail;
 			}
+			if ((int64_t)ct->size * fl.array_len > RB_FMT_MAX_BYTES) {
+				free(fl.type);
+				free(fl.name);
+				goto fail;
+			}
 			fl.size = ct->size * (fl.kind == KAGG_RB_FIELD_ARRAY ? fl.array_len : 1);
 			fl.is_signed = ct->is_signed;
 			if (fl.kind == KAGG_RB_FIELD_ARRAY && !strcmp(t, "char"))
@@ -334,13 +452,19 @@ int kagg_rb_events__define(struct kagg_rb_events *evs, const char *system, const
 		}
 		off = (off + align - 1) & ~(align - 1);
 		fl.offset = off;
-		off += fl.size;
-		if (add_field(f, &fl)) {
+		if (!field_ok(&fl)) {
 			free(fl.type);
 			free(fl.name);
-			err = -ENOMEM;
 			goto fail;
 		}
+		off += fl.size;
+		err = add_field(f, &fl);
+		if (err) {
+			free(fl.type);
+			free(fl.name);
+			goto fail;
+		}
+		err = -EINVAL;
 	}
 	err = rb_events_add(evs, f);
 	if (err)

@@ -5,7 +5,9 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <kagg/ringbuf.h>
 
@@ -134,69 +136,87 @@ uint32_t rb_count_events(const uint8_t *data, uint32_t end);
 bool rb_reader_fill(struct rb_cpu *cb, bool may_close);
 uint64_t rb_commit_pos(struct rb_cpu *cb, uint64_t upto);
 
+/* A little-endian u32 of a page at any alignment (pages from files need not be aligned). */
+static inline uint32_t rb_le32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
 /*
  * Decode the next data record in data[*off, end) with running ts *ts,
- * skipping time and padding records.  false at the end (or on a padding
- * record with delta 0, or a record running past end).
+ * skipping time and padding records.  Returns 1 with *ev filled and *off past
+ * the record; 0 at the end of the data (*off = end; a padding record with
+ * delta 0 or an all-zero header also mean "the rest is empty"); -EBADMSG when
+ * the record at *off is malformed (*off stays on it): its length runs past
+ * end, or end cuts its header.  Lengths are compared against what remains
+ * (end - o), never added to o, so no value of a 32-bit length can wrap the
+ * offset: every call moves forward by at least 4 bytes or returns.
  */
-static inline bool rb_decode_next(const uint8_t *data, uint32_t end, uint32_t *off, uint64_t *ts,
-				  struct kagg_rb_event *ev)
+static inline int rb_decode_next(const uint8_t *data, uint32_t end, uint32_t *off, uint64_t *ts,
+				 struct kagg_rb_event *ev)
 {
 	uint32_t o = *off;
 
-	while (o + 4 <= end) {
-		uint32_t h = *(const uint32_t *)(data + o), t = h & 31, d = h >> 5, len;
+	while (o < end) {
+		uint32_t h, t, d, len, rest = end - o;
 
-		switch (t) {
-		case KAGG_RB_TYPE_PADDING:
-			if (!d || o + 8 > end)
-				goto out;
-			*ts += d;
-			o += 4 + *(const uint32_t *)(data + o + 4);
-			continue;
-		case KAGG_RB_TYPE_TIME_EXTEND:
-			if (o + 8 > end)
-				goto out;
-			*ts += ((uint64_t)*(const uint32_t *)(data + o + 4) << KAGG_RB_TS_SHIFT) + d;
-			o += 8;
-			continue;
-		case KAGG_RB_TYPE_TIME_STAMP: {
-			uint64_t abs;
-
-			if (o + 8 > end)
-				goto out;
-			abs = ((uint64_t)*(const uint32_t *)(data + o + 4) << KAGG_RB_TS_SHIFT) | d;
-			*ts = abs | (*ts & (0xf8ULL << 56));
-			o += 8;
-			continue;
-		}
-		case 0:
-			if (o + 8 > end)
-				goto out;
-			len = *(const uint32_t *)(data + o + 4);
-			if (len < 4 || o + 4 + len > end)
-				goto out;
-			*ts += d;
-			ev->data = data + o + 8;
-			ev->len = len - 4;
-			ev->ts = *ts;
-			*off = o + 4 + len;
-			return true;
-		default:
+		if (rest < 4)
+			goto bad;
+		h = rb_le32(data + o);
+		t = h & 31;
+		d = h >> 5;
+		if (__builtin_expect(t - 1 < KAGG_RB_TYPE_PADDING - 1, 1)) { /* 1..28 */
 			len = 4 * t;
-			if (o + 4 + len > end)
-				goto out;
+			if (len > rest - 4)
+				goto bad;
 			*ts += d;
 			ev->data = data + o + 4;
 			ev->len = len;
 			ev->ts = *ts;
 			*off = o + 4 + len;
-			return true;
+			return 1;
+		}
+		if (t == KAGG_RB_TYPE_PADDING && !d)
+			break; /* the rest of the sub-buffer is empty */
+		if (t == 0 && !h && (rest < 8 || !rb_le32(data + o + 4)))
+			break; /* a zeroed tail */
+		if (rest < 8)
+			goto bad;
+		len = rb_le32(data + o + 4);
+		switch (t) {
+		case KAGG_RB_TYPE_PADDING: /* len: bytes after the 4-byte header */
+			if (len > rest - 4 || len < 4)
+				goto bad;
+			*ts += d;
+			o += 4 + len;
+			continue;
+		case KAGG_RB_TYPE_TIME_EXTEND:
+			*ts += ((uint64_t)len << KAGG_RB_TS_SHIFT) + d;
+			o += 8;
+			continue;
+		case KAGG_RB_TYPE_TIME_STAMP:
+			*ts = (((uint64_t)len << KAGG_RB_TS_SHIFT) | d) | (*ts & (0xf8ULL << 56));
+			o += 8;
+			continue;
+		default: /* 0: len counts itself and the payload */
+			if (len < 4 || len > rest - 4)
+				goto bad;
+			*ts += d;
+			ev->data = data + o + 8;
+			ev->len = len - 4;
+			ev->ts = *ts;
+			*off = o + 4 + len;
+			return 1;
 		}
 	}
-out:
 	*off = end;
-	return false;
+	return 0;
+bad:
+	*off = o;
+	return -EBADMSG;
 }
 
 #endif

@@ -28,6 +28,7 @@ int64_t kagg_rb_field__int(const struct kagg_rb_field *f, const void *rec)
 {
 	const uint8_t *p = (const uint8_t *)rec + f->offset;
 
+	/* never more than f->size bytes: a parsed field is 1, 2, 4 or 8 */
 	switch (f->size) {
 	case 1:
 		return f->is_signed ? (int64_t)(int8_t)p[0] : (int64_t)p[0];
@@ -44,12 +45,20 @@ int64_t kagg_rb_field__int(const struct kagg_rb_field *f, const void *rec)
 		return f->is_signed ? (int64_t)(int32_t)v : (int64_t)v;
 	}
 	default: {
-		uint64_t v;
+		uint64_t v = 0;
 
-		memcpy(&v, p, 8);
+		if (f->size <= 0)
+			return 0;
+		memcpy(&v, p, f->size < 8 ? (size_t)f->size : 8); /* little-endian */
 		return (int64_t)v;
 	}
 	}
+}
+
+/* Does [off, off + size) lie inside a record of rlen bytes?  (64-bit: no int overflow.) */
+static bool in_rec(int64_t off, int64_t size, uint32_t rlen)
+{
+	return off >= 0 && size >= 0 && off + size <= (int64_t)rlen;
 }
 
 /* A string field's bytes (not NUL-terminated past *n). */
@@ -59,21 +68,21 @@ static const char *field_str(const struct kagg_rb_field *f, const uint8_t *rec, 
 	uint32_t v, off, len;
 
 	if (f->kind == KAGG_RB_FIELD_ARRAY) {
-		if ((uint32_t)(f->offset + f->size) > rlen)
+		if (!in_rec(f->offset, f->size, rlen))
 			return NULL;
 		*n = strnlen((const char *)rec + f->offset, (size_t)f->size);
 		return (const char *)rec + f->offset;
 	}
 	if (f->kind != KAGG_RB_FIELD_DATA_LOC && f->kind != KAGG_RB_FIELD_REL_LOC)
 		return NULL;
-	if ((uint32_t)f->offset + 4 > rlen)
+	if (!in_rec(f->offset, 4, rlen))
 		return NULL;
 	memcpy(&v, rec + f->offset, 4);
 	off = v & 0xffff;
 	len = v >> 16;
 	if (f->kind == KAGG_RB_FIELD_REL_LOC)
-		off += (uint32_t)f->offset + 4;
-	if (off + len > rlen)
+		off += (uint32_t)f->offset + 4; /* < rlen + 2^16: no wrap */
+	if (!in_rec(off, len, rlen))
 		return NULL;
 	*n = strnlen((const char *)rec + off, len);
 	return (const char *)rec + off;
@@ -116,12 +125,24 @@ struct val {
 	char s[256];
 };
 
+/*
+ * Nesting the interpreter follows before it gives up: each level of
+ * parentheses costs two (expr and unary), each unary operator or cast one.
+ * The kernel's print fmts nest 13 parentheses deep at most (depth ~30); each
+ * level of parentheses takes ~4.4 KiB of stack (x86_64, -O2), so 48 stay
+ * within ~120 KiB.
+ */
+#define RB_PF_MAX_DEPTH 48
+/* Largest printf width or precision interpreted (the output field holds 300 bytes). */
+#define RB_PF_MAX_WIDTH 256
+
 struct ev_ctx {
 	const struct kagg_rb_format *fmt;
 	const uint8_t *rec;
 	uint32_t rlen;
 	const char *p; /* parse position */
 	bool bad;
+	int depth;     /* expr() and unary() frames open */
 };
 
 static void skip_ws(struct ev_ctx *c)
@@ -219,7 +240,7 @@ static void field_val(struct ev_ctx *c, const struct kagg_rb_field *f, struct va
 		v->is_str = true;
 		return;
 	}
-	if (f->kind != KAGG_RB_FIELD_PLAIN || (uint32_t)(f->offset + f->size) > c->rlen) {
+	if (f->kind != KAGG_RB_FIELD_PLAIN || !in_rec(f->offset, f->size, c->rlen)) {
 		c->bad = true;
 		return;
 	}
@@ -366,6 +387,12 @@ static void primary(struct ev_ctx *c, struct val *v)
 			el.kind = KAGG_RB_FIELD_PLAIN;
 			el.is_string = false;
 			el.size = f->size / f->array_len;
+			if (f->size % f->array_len ||
+			    (el.size != 1 && el.size != 2 && el.size != 4 && el.size != 8)) {
+				c->bad = true; /* not an array of integers */
+				return;
+			}
+			/* ix < array_len, so this stays inside the field */
 			el.offset = f->offset + (int)ix.i * el.size;
 			field_val(c, &el, v);
 			return;
@@ -395,9 +422,13 @@ static void primary(struct ev_ctx *c, struct val *v)
 
 static void unary(struct ev_ctx *c, struct val *v)
 {
+	if (c->bad || ++c->depth > RB_PF_MAX_DEPTH) {
+		c->bad = true;
+		return;
+	}
 	if (accept(c, "-")) {
 		unary(c, v);
-		v->i = -v->i;
+		v->i = (int64_t)(0 - (uint64_t)v->i);
 	} else if (accept(c, "~")) {
 		unary(c, v);
 		v->i = ~v->i;
@@ -408,6 +439,7 @@ static void unary(struct ev_ctx *c, struct val *v)
 	} else {
 		primary(c, v);
 	}
+	c->depth--;
 }
 
 /* binary operators by precedence level, lowest first */
@@ -417,6 +449,7 @@ static const char *const ops[][4] = {
 };
 #define NLEVELS ((int)(sizeof(ops) / sizeof(ops[0])))
 
+/* C's operators on int64_t, with +, -, * and / wrapping as two's complement instead of overflowing. */
 static int64_t apply(const char *op, int64_t a, int64_t b, bool *bad)
 {
 	switch (op[0]) {
@@ -435,17 +468,19 @@ static int64_t apply(const char *op, int64_t a, int64_t b, bool *bad)
 	case '>':
 		return op[1] == '=' ? a >= b : op[1] == '>' ? (int64_t)((uint64_t)a >> (b & 63)) : a > b;
 	case '+':
-		return a + b;
+		return (int64_t)((uint64_t)a + (uint64_t)b);
 	case '-':
-		return a - b;
+		return (int64_t)((uint64_t)a - (uint64_t)b);
 	case '*':
-		return a * b;
+		return (int64_t)((uint64_t)a * (uint64_t)b);
 	case '/':
 	case '%':
 		if (!b) {
 			*bad = true;
 			return 0;
 		}
+		if (b == -1) /* INT64_MIN / -1 overflows (and traps on x86) */
+			return op[0] == '/' ? (int64_t)(0 - (uint64_t)a) : 0;
 		return op[0] == '/' ? a / b : a % b;
 	}
 	*bad = true;
@@ -487,16 +522,22 @@ static void expr(struct ev_ctx *c, struct val *v)
 	struct val a = { 0 }, b = { 0 };
 
 	memset(v, 0, sizeof(*v));
-	binary(c, v, 0);
-	if (c->bad || !accept(c, "?"))
-		return;
-	expr(c, &a);
-	if (!accept(c, ":")) {
+	if (c->bad || ++c->depth > RB_PF_MAX_DEPTH) {
 		c->bad = true;
 		return;
 	}
+	binary(c, v, 0);
+	if (c->bad || !accept(c, "?"))
+		goto out;
+	expr(c, &a);
+	if (!accept(c, ":")) {
+		c->bad = true;
+		goto out;
+	}
 	expr(c, &b);
 	*v = (v->is_str ? v->s[0] != 0 : v->i != 0) ? a : b;
+out:
+	c->depth--;
 }
 
 /* Apply printf conversions of fmt to the args at c->p. */
@@ -508,7 +549,7 @@ static bool run_print_fmt(struct ev_ctx *c, const char *fmt, size_t flen, struct
 		char spec[32], conv, buf[300];
 		size_t sn = 0;
 		struct val v;
-		int lmod = 0;
+		int lmod = 0, num = 0;
 
 		if (fmt[i] != '%') {
 			size_t j = i;
@@ -525,9 +566,14 @@ static bool run_print_fmt(struct ev_ctx *c, const char *fmt, size_t flen, struct
 			continue;
 		}
 		spec[sn++] = fmt[i++];
-		while (i < flen && strchr("-+ #0123456789.", fmt[i]) && sn < 20)
+		while (i < flen && fmt[i] && strchr("-+ #0123456789.", fmt[i]) && sn < 20) {
+			/* width and precision: a larger one would only pad the truncated field */
+			num = isdigit((unsigned char)fmt[i]) ? num * 10 + (fmt[i] - '0') : 0;
+			if (num > RB_PF_MAX_WIDTH)
+				return false;
 			spec[sn++] = fmt[i++];
-		while (i < flen && strchr("hlzjt", fmt[i])) {
+		}
+		while (i < flen && fmt[i] && strchr("hlzjt", fmt[i])) {
 			if (fmt[i] == 'l' || fmt[i] == 'z' || fmt[i] == 'j' || fmt[i] == 't')
 				lmod++;
 			i++;
@@ -610,7 +656,7 @@ static void print_fields(const struct kagg_rb_format *fmt, const uint8_t *rec, u
 				out_add(o, s, n);
 			continue;
 		}
-		if ((uint32_t)(f->offset + f->size) > rlen)
+		if (!in_rec(f->offset, f->size, rlen))
 			continue;
 		if (f->kind == KAGG_RB_FIELD_PLAIN && f->size <= 8) {
 			int64_t v = kagg_rb_field__int(f, rec);
@@ -635,7 +681,7 @@ int kagg_rb_events__format_info(const struct kagg_rb_events *evs,
 				char *buf, size_t buf_sz)
 {
 	struct out o = { buf, buf_sz, 0 };
-	struct ev_ctx c = { fmt, rec, len, NULL, false };
+	struct ev_ctx c = { fmt, rec, len, NULL, false, 0 };
 
 	if (!buf_sz)
 		return 0;

@@ -25,19 +25,19 @@ int kagg_rb_page_iter__init(struct kagg_rb_page_iter *it, const void *page, size
 
 	if (!kagg_sz_valid(it, RB_PAGE_ITER_MIN_SZ) || !p || subbuf_size < 32)
 		return -EINVAL;
-	commit = ((const uint64_t *)p)[1];
+	memcpy(&commit, p + 8, 8);
 	size = (uint32_t)(commit & KAGG_RB_COMMIT_MASK);
 	if (size > subbuf_size - KAGG_RB_PAGE_HDR)
 		return -EINVAL;
 	it->page = p;
 	it->off = 0;
 	it->size = size;
-	it->ts = ((const uint64_t *)p)[0];
+	memcpy(&it->ts, p, 8);
 	it->subbuf_size = subbuf_size;
 	it->missed = 0;
 	if (commit & KAGG_RB_MISSED_EVENTS) {
 		it->missed = -1;
-		if ((commit & KAGG_RB_MISSED_STORED) && size + 8 <= subbuf_size - KAGG_RB_PAGE_HDR)
+		if ((commit & KAGG_RB_MISSED_STORED) && size <= subbuf_size - KAGG_RB_PAGE_HDR - 8)
 			memcpy(&it->missed, p + KAGG_RB_PAGE_HDR + size, 8);
 	}
 	return 0;
@@ -47,10 +47,13 @@ int kagg_rb_page_iter__init(struct kagg_rb_page_iter *it, const void *page, size
 static __attribute__((noinline)) int page_iter_first(struct kagg_rb_page_iter *it,
 						     struct kagg_rb_event *ev)
 {
+	int r;
+
 	if (!kagg_sz_valid(ev, RB_EVENT_MIN_SZ))
 		return -EINVAL;
-	if (!rb_decode_next(it->page + KAGG_RB_PAGE_HDR, it->size, &it->off, &it->ts, ev))
-		return -ENOENT;
+	r = rb_decode_next(it->page + KAGG_RB_PAGE_HDR, it->size, &it->off, &it->ts, ev);
+	if (r <= 0)
+		return r ? r : -ENOENT;
 	ev->cpu = -1;
 	ev->missed = it->missed;
 	return 0;
@@ -58,10 +61,13 @@ static __attribute__((noinline)) int page_iter_first(struct kagg_rb_page_iter *i
 
 int kagg_rb_page_iter__next(struct kagg_rb_page_iter *it, struct kagg_rb_event *ev)
 {
+	int r;
+
 	if (__builtin_expect(it->off == 0, 0))
 		return page_iter_first(it, ev);
-	if (!rb_decode_next(it->page + KAGG_RB_PAGE_HDR, it->size, &it->off, &it->ts, ev))
-		return -ENOENT;
+	r = rb_decode_next(it->page + KAGG_RB_PAGE_HDR, it->size, &it->off, &it->ts, ev);
+	if (r <= 0)
+		return r ? r : -ENOENT;
 	ev->cpu = -1;
 	ev->missed = 0;
 	return 0;
@@ -214,7 +220,7 @@ static bool it_peek(struct it_cpu *ic)
 
 		if (ic->off == 0)
 			ic->ts = p->ts;
-		if (rb_decode_next(p->data, p->len, &ic->off, &ic->ts, &ic->ev)) {
+		if (rb_decode_next(p->data, p->len, &ic->off, &ic->ts, &ic->ev) > 0) {
 			ic->ev.cpu = p->cpu;
 			ic->ev.missed = 0;
 			ic->have = true;

@@ -523,7 +523,7 @@ uint32_t rb_count_events(const uint8_t *data, uint32_t end)
 			break; /* uncommitted (zero) header */
 		}
 		after_time = t >= KAGG_RB_TYPE_TIME_EXTEND;
-		if (len < 8)
+		if (len < 8 || len > end - off || (len & 3))
 			break;
 		off += len;
 	}
@@ -578,8 +578,8 @@ static uint32_t rb_scan(const uint8_t *data, uint32_t o, uint32_t limit, bool cl
 			len = 8;
 			after_time = true;
 		}
-		if (len < 8 || len > rem)
-			return o; /* not a record we wrote: stop */
+		if (len < 8 || len > rem || (len & 3))
+			return o; /* not a record we wrote (a page recycled under us): stop */
 		o += len;
 		*re = o;
 	}
@@ -1114,7 +1114,7 @@ static bool rb_reader_peek(struct rb_cpu *cb, struct kagg_rb_event *ev, uint32_t
 		data = cb->pages + cb->rd_phys * cb->rb->subbuf + KAGG_RB_PAGE_HDR;
 		off = cb->rd_off;
 		ts = cb->rd_ts;
-		if (rb_decode_next(data, cb->rd_end, &off, &ts, ev)) {
+		if (rb_decode_next(data, cb->rd_end, &off, &ts, ev) > 0) {
 			ev->cpu = cb->cpu;
 			ev->missed = (int64_t)cb->rd_missed;
 			*next = off;
@@ -1170,7 +1170,7 @@ static int rb_read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz, b
 {
 	struct rb_cpu *cb;
 	uint8_t *out = buf, *data;
-	uint64_t commit, missed;
+	uint64_t commit, missed, ts;
 	uint32_t n, len;
 
 	if (cpu < 0 || cpu >= rb->nr_cpus)
@@ -1186,7 +1186,8 @@ static int rb_read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz, b
 	data = cb->pages + cb->rd_phys * rb->subbuf + KAGG_RB_PAGE_HDR;
 	len = cb->rd_end - cb->rd_off;
 	/* swap path: the whole page as written; copy path: ts of the last consumed event */
-	*(uint64_t *)out = cb->rd_off ? cb->rd_ts : cb->rd_page_ts;
+	ts = cb->rd_off ? cb->rd_ts : cb->rd_page_ts;
+	memcpy(out, &ts, 8); /* buf may have any alignment */
 	memcpy(out + KAGG_RB_PAGE_HDR, data + cb->rd_off, len);
 	memset(out + KAGG_RB_PAGE_HDR + len, 0, rb->subbuf - KAGG_RB_PAGE_HDR - len);
 	commit = len;
@@ -1194,12 +1195,12 @@ static int rb_read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz, b
 	if (missed) {
 		commit |= KAGG_RB_MISSED_EVENTS;
 		if (rb->cap - len >= 8) {
-			*(uint64_t *)(out + KAGG_RB_PAGE_HDR + len) = missed;
+			memcpy(out + KAGG_RB_PAGE_HDR + len, &missed, 8); /* 4-byte aligned */
 			commit |= KAGG_RB_MISSED_STORED;
 		}
 		commit = (uint64_t)(int64_t)(int32_t)(uint32_t)commit; /* as the kernel: sign-extended */
 	}
-	((uint64_t *)out)[1] = commit;
+	memcpy(out + 8, &commit, 8);
 	n = rb_count_events(data + cb->rd_off, len);
 	cb->read_events += n;
 	cb->rd_off = cb->rd_end;

@@ -113,20 +113,37 @@ static const char *cl_get(const struct td_cmdlines *cl, int pid)
 	return found ? cl->v[i].comm : NULL;
 }
 
+struct cl_line {
+	struct td_comm c;
+	size_t seq; /* line number: of two lines for one pid the later wins */
+};
+
+static int cl_line_cmp(const void *a, const void *b)
+{
+	const struct cl_line *x = a, *y = b;
+
+	if (x->c.pid != y->c.pid)
+		return x->c.pid < y->c.pid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /*
- * Parse saved_cmdlines text ("PID COMM\n" lines; COMM may hold spaces).
- * strict: a malformed line is -EINVAL; otherwise it is skipped.
+ * Parse saved_cmdlines text ("PID COMM\n" lines; COMM may hold spaces) into
+ * cl: collected, sorted once and merged, so n lines cost O(n log n) whatever
+ * their order.  strict: a malformed line is -EINVAL; otherwise it is skipped.
  */
 static int cl_parse(struct td_cmdlines *cl, const char *text, size_t len, bool strict)
 {
 	const char *p = text, *end = text + len;
+	struct cl_line *v = NULL, *t;
+	size_t n = 0, cap = 0, i;
+	int err = 0;
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end, *q = p;
 		long pid = 0;
 		bool digits = false;
-		int err;
 
 		while (q < eol && *q >= '0' && *q <= '9' && pid < (1L << 30)) {
 			pid = pid * 10 + (*q++ - '0');
@@ -136,16 +153,45 @@ static int cl_parse(struct td_cmdlines *cl, const char *text, size_t len, bool s
 			/* empty line */
 		} else if (!digits || q >= eol - 1 || *q != ' ' ||
 			   memchr(q + 1, 0, (size_t)(eol - q - 1))) {
-			if (strict)
-				return -EINVAL;
+			if (strict) {
+				err = -EINVAL;
+				goto cleanup;
+			}
 		} else {
-			err = cl_set(cl, (int)pid, q + 1, (size_t)(eol - q - 1));
-			if (err)
-				return err;
+			size_t l = (size_t)(eol - q - 1);
+
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				t = realloc(v, cap * sizeof(*v));
+				if (!t) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				v = t;
+			}
+			if (l > TD_COMM_LEN - 1)
+				l = TD_COMM_LEN - 1;
+			v[n].c.pid = (int)pid;
+			memcpy(v[n].c.comm, q + 1, l);
+			v[n].c.comm[l] = 0;
+			v[n].seq = n;
+			n++;
 		}
 		p = eol + (nl ? 1 : 0);
 	}
-	return 0;
+	if (!n)
+		goto cleanup;
+	qsort(v, n, sizeof(*v), cl_line_cmp);
+	for (i = 0; i < n; i++) {
+		if (i + 1 < n && v[i + 1].c.pid == v[i].c.pid)
+			continue; /* a later line for this pid follows */
+		err = cl_set(cl, v[i].c.pid, v[i].c.comm, strlen(v[i].c.comm));
+		if (err)
+			goto cleanup;
+	}
+cleanup:
+	free(v);
+	return err;
 }
 
 static void cl_free(struct td_cmdlines *cl)
@@ -594,6 +640,8 @@ struct td_cpu {
 	uint64_t next_page;	/* index of the next page to load */
 	struct kagg_rb_page_iter it;
 	bool in_page, have, done;
+	bool bad;		/* a malformed page or record comes next ... */
+	uint64_t bad_ts, bad_off; /* ... after the time bad_ts, at file offset bad_off */
 	int64_t carry;		/* loss flagged on a page without events */
 	struct kagg_rb_event ev;
 };
@@ -608,15 +656,22 @@ struct kagg_tracedat {
 	struct td_cmdlines cl;
 	char *clock;
 	struct td_cpu *cpus;
+	uint64_t err_off;	/* file offset of the last malformed part found, or UINT64_MAX */
 };
 
+/*
+ * A cursor over the header: every take is checked against what is left, and
+ * item is where the last item taken (or refused) starts, for error offsets.
+ */
 struct td_cur {
-	const uint8_t *p;
+	const uint8_t *base, *p;
 	size_t left;
+	size_t item;
 };
 
 static int cur_take(struct td_cur *c, size_t n, const uint8_t **out)
 {
+	c->item = (size_t)(c->p - c->base);
 	if (n > c->left)
 		return -EINVAL;
 	*out = c->p;
@@ -638,15 +693,22 @@ static int cur_le(struct td_cur *c, int bytes, uint64_t *v)
 	return 0;
 }
 
-/* A length (len_bytes wide) then that many bytes. */
+/* A length (len_bytes wide) then that many bytes; item: the length. */
 static int cur_blob(struct td_cur *c, int len_bytes, const uint8_t **p, size_t *len)
 {
+	size_t at = (size_t)(c->p - c->base);
 	uint64_t n;
+	int err;
 
-	if (cur_le(c, len_bytes, &n) || n > c->left)
-		return -EINVAL;
-	*len = (size_t)n;
-	return cur_take(c, (size_t)n, p);
+	err = cur_le(c, len_bytes, &n);
+	if (!err && n > c->left)
+		err = -EINVAL;
+	if (!err) {
+		*len = (size_t)n;
+		err = cur_take(c, (size_t)n, p);
+	}
+	c->item = at;
+	return err;
 }
 
 static int cur_str(struct td_cur *c, const char **s)
@@ -654,6 +716,7 @@ static int cur_str(struct td_cur *c, const char **s)
 	const uint8_t *nul = memchr(c->p, 0, c->left);
 	const uint8_t *p;
 
+	c->item = (size_t)(c->p - c->base);
 	if (!nul)
 		return -EINVAL;
 	*s = (const char *)c->p;
@@ -689,9 +752,13 @@ static char *td_clock_name(const uint8_t *p, size_t len)
 	return strndup(s + 1, (size_t)(e - s - 1));
 }
 
-static int td_parse(struct kagg_tracedat *t)
+/*
+ * Parse the header of the mapped file.  Counts taken from the file (formats,
+ * systems, CPUs) are only trusted as far as the bytes left can hold them.  On
+ * failure c->item is the file offset of the part that did not parse.
+ */
+static int td_parse(struct kagg_tracedat *t, struct td_cur *c)
 {
-	struct td_cur c = { t->map, t->len };
 	const uint8_t *p;
 	const char *s;
 	uint64_t v, n, i, k;
@@ -699,71 +766,71 @@ static int td_parse(struct kagg_tracedat *t)
 	bool clock_opt = false;
 	int cpu;
 
-	if (cur_tag(&c, td_magic, sizeof(td_magic)) || cur_str(&c, &s))
+	if (cur_tag(c, td_magic, sizeof(td_magic)) || cur_str(c, &s))
 		return -EINVAL;
 	if (strcmp(s, "6"))
 		return -ENOTSUP;
-	if (cur_le(&c, 1, &v))
+	if (cur_le(c, 1, &v))
 		return -EINVAL;
 	if (v != 0)
 		return -ENOTSUP; /* big-endian */
-	if (cur_le(&c, 1, &v))
+	if (cur_le(c, 1, &v))
 		return -EINVAL;
 	if (v != 8)
 		return -ENOTSUP;
-	if (cur_le(&c, 4, &v))
+	if (cur_le(c, 4, &v))
 		return -EINVAL;
 	if (v < 4096 || v > (1u << 30))
 		return -EINVAL;
 	t->page_size = (size_t)v;
 
-	if (cur_tag(&c, "header_page", 12) || cur_blob(&c, 8, &p, &len) ||
-	    cur_tag(&c, "header_event", 13) || cur_blob(&c, 8, &p, &len))
+	if (cur_tag(c, "header_page", 12) || cur_blob(c, 8, &p, &len) ||
+	    cur_tag(c, "header_event", 13) || cur_blob(c, 8, &p, &len))
 		return -EINVAL;
 
-	if (cur_le(&c, 4, &n))
+	if (cur_le(c, 4, &n))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		if (cur_blob(&c, 8, &p, &len))
+		if (cur_blob(c, 8, &p, &len))
 			return -EINVAL;
 		td_parse_format(t, "ftrace", p, len);
 	}
-	if (cur_le(&c, 4, &n))
+	if (cur_le(c, 4, &n))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		uint64_t m;
 
-		if (cur_str(&c, &s) || cur_le(&c, 4, &m))
+		if (cur_str(c, &s) || cur_le(c, 4, &m))
 			return -EINVAL;
 		for (k = 0; k < m; k++) {
-			if (cur_blob(&c, 8, &p, &len))
+			if (cur_blob(c, 8, &p, &len))
 				return -EINVAL;
 			td_parse_format(t, s, p, len);
 		}
 	}
-	if (cur_blob(&c, 4, &p, &len) || cur_blob(&c, 4, &p, &len)) /* kallsyms, printk */
+	if (cur_blob(c, 4, &p, &len) || cur_blob(c, 4, &p, &len)) /* kallsyms, printk */
 		return -EINVAL;
-	if (cur_blob(&c, 8, &p, &len))
+	if (cur_blob(c, 8, &p, &len))
 		return -EINVAL;
 	if (cl_parse(&t->cl, (const char *)p, len, false))
 		return -ENOMEM;
-	if (cur_le(&c, 4, &v))
+	if (cur_le(c, 4, &v))
 		return -EINVAL;
 	if (v < 1 || v > 65536)
 		return -EINVAL;
 	t->nr_cpus = (int)v;
 
-	if (cur_take(&c, 10, &p))
+	if (cur_take(c, 10, &p))
 		return -EINVAL;
 	if (!memcmp(p, "options  \0", 10)) {
 		for (;;) {
 			uint64_t id;
 
-			if (cur_le(&c, 2, &id))
+			if (cur_le(c, 2, &id))
 				return -EINVAL;
 			if (id == TD_OPT_DONE)
 				break;
-			if (cur_blob(&c, 4, &p, &len))
+			if (cur_blob(c, 4, &p, &len))
 				return -EINVAL;
 			if (id == TD_OPT_TRACECLOCK) {
 				clock_opt = true;
@@ -771,7 +838,7 @@ static int td_parse(struct kagg_tracedat *t)
 				t->clock = td_clock_name(p, len);
 			}
 		}
-		if (cur_take(&c, 10, &p))
+		if (cur_take(c, 10, &p))
 			return -EINVAL;
 	}
 	if (!memcmp(p, "latency  \0", 10))
@@ -779,19 +846,25 @@ static int td_parse(struct kagg_tracedat *t)
 	if (memcmp(p, "flyrecord\0", 10))
 		return -EINVAL;
 
+	/* 16 bytes of offset and size per CPU must follow before we allocate for them */
+	c->item = (size_t)(c->p - c->base);
+	if ((uint64_t)t->nr_cpus * 16 > c->left)
+		return -EINVAL;
 	t->cpus = calloc((size_t)t->nr_cpus, sizeof(*t->cpus));
 	if (!t->cpus)
 		return -ENOMEM;
 	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
 		struct td_cpu *tc = &t->cpus[cpu];
+		size_t at = (size_t)(c->p - c->base);
 
-		if (cur_le(&c, 8, &tc->off) || cur_le(&c, 8, &tc->size))
+		if (cur_le(c, 8, &tc->off) || cur_le(c, 8, &tc->size))
 			return -EINVAL;
+		c->item = at;
 		if (tc->size && (tc->off > t->len || tc->size > t->len - tc->off))
 			return -EINVAL;
 	}
 	/* With a TRACECLOCK option, v6 repeats the trace_clock text here. */
-	if (clock_opt && !cur_blob(&c, 8, &p, &len) && !t->clock)
+	if (clock_opt && !cur_blob(c, 8, &p, &len) && !t->clock)
 		t->clock = td_clock_name(p, len);
 	return 0;
 }
@@ -799,6 +872,7 @@ static int td_parse(struct kagg_tracedat *t)
 struct kagg_tracedat *kagg_tracedat__open(const char *path, const struct kagg_tracedat_opts *opts)
 {
 	struct kagg_tracedat *t = NULL;
+	struct td_cur c = { 0 };
 	struct stat st;
 	int fd = -1, err = -EINVAL;
 
@@ -833,13 +907,22 @@ struct kagg_tracedat *kagg_tracedat__open(const char *path, const struct kagg_tr
 		err = -errno;
 		goto cleanup;
 	}
-	err = td_parse(t);
+	c.base = c.p = t->map;
+	c.left = t->len;
+	err = td_parse(t, &c);
 	if (err)
 		goto cleanup;
+	t->err_off = UINT64_MAX;
 	close(fd);
 	return t;
 
 cleanup:
+	if (c.base) { /* the file did not parse: say where */
+		uint64_t *eo = KAGG_OPT(opts, kagg_tracedat_opts, error_offset, NULL);
+
+		if (eo)
+			*eo = c.item;
+	}
 	if (fd >= 0)
 		close(fd);
 	kagg_tracedat__free(t);
@@ -912,17 +995,26 @@ void kagg_tracedat__rewind(struct kagg_tracedat *t)
 		struct td_cpu *tc = &t->cpus[cpu];
 
 		tc->next_page = 0;
-		tc->in_page = tc->have = tc->done = false;
+		tc->in_page = tc->have = tc->done = tc->bad = false;
 		tc->carry = 0;
+		tc->ev.ts = 0;
 	}
 }
 
-/* Make tc->ev the CPU's next event.  0, -ENOENT (no more), -EINVAL (bad page). */
+/*
+ * Make tc->ev the CPU's next event.  0, -ENOENT (no more), -EBADMSG (a
+ * malformed page or record comes next: tc->bad_ts is the time reached before
+ * it, tc->bad_off its file offset; the rest of the CPU is skipped).
+ */
 static int td_fill(struct kagg_tracedat *t, int cpu)
 {
 	struct td_cpu *tc = &t->cpus[cpu];
 
 	while (!tc->have) {
+		uint64_t page_off;
+
+		if (tc->bad)
+			return -EBADMSG;
 		if (tc->done)
 			return -ENOENT;
 		if (tc->in_page) {
@@ -939,8 +1031,11 @@ static int td_fill(struct kagg_tracedat *t, int cpu)
 			}
 			tc->in_page = false;
 			if (err != -ENOENT) {
-				tc->done = true;
-				return -EINVAL;
+				page_off = tc->off + (tc->next_page - 1) * t->page_size;
+				tc->bad = true;
+				tc->bad_ts = tc->it.ts;
+				tc->bad_off = page_off + KAGG_RB_PAGE_HDR + tc->it.off;
+				return -EBADMSG;
 			}
 			if (first && tc->it.missed)
 				tc->carry = tc->it.missed < 0 || tc->carry < 0
@@ -948,17 +1043,18 @@ static int td_fill(struct kagg_tracedat *t, int cpu)
 						    : tc->carry + tc->it.missed;
 			continue;
 		}
-		if ((tc->next_page + 1) * t->page_size > tc->size) {
+		if (tc->next_page >= tc->size / t->page_size) {
 			tc->done = true;
 			return -ENOENT;
 		}
 		tc->it.sz = sizeof(tc->it);
 		tc->ev.sz = sizeof(tc->ev);
-		if (kagg_rb_page_iter__init(&tc->it,
-					    t->map + tc->off + tc->next_page * t->page_size,
-					    t->page_size)) {
-			tc->done = true;
-			return -EINVAL;
+		page_off = tc->off + tc->next_page * t->page_size;
+		if (kagg_rb_page_iter__init(&tc->it, t->map + page_off, t->page_size)) {
+			tc->bad = true;
+			tc->bad_ts = tc->ev.ts; /* the last event's */
+			tc->bad_off = page_off + 8; /* the commit word */
+			return -EBADMSG;
 		}
 		tc->next_page++;
 		tc->in_page = true;
@@ -966,29 +1062,46 @@ static int td_fill(struct kagg_tracedat *t, int cpu)
 	return 0;
 }
 
+/*
+ * The CPUs' events are merged by time; a CPU whose next page or record is
+ * malformed takes its turn at the time it had reached, so every event before
+ * the damage (on any CPU) comes out first, then -EINVAL once for that CPU.
+ */
 int kagg_tracedat__next(struct kagg_tracedat *t, struct kagg_rb_event *ev)
 {
-	int cpu, best = -1, err = 0;
+	int cpu, best = -1;
+	uint64_t best_ts = 0;
 
 	if (!t || !kagg_sz_valid(ev, RB_EVENT_MIN_SZ))
 		return -EINVAL;
 	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
 		int r = td_fill(t, cpu);
+		uint64_t ts;
 
-		if (r == -EINVAL)
-			err = r;
-		if (r)
+		if (r == -ENOENT)
 			continue;
-		if (best < 0 || t->cpus[cpu].ev.ts < t->cpus[best].ev.ts)
+		ts = r ? t->cpus[cpu].bad_ts : t->cpus[cpu].ev.ts;
+		if (best < 0 || ts < best_ts) {
 			best = cpu;
+			best_ts = ts;
+		}
 	}
-	if (err)
-		return err;
 	if (best < 0)
 		return -ENOENT;
+	if (t->cpus[best].bad) {
+		t->cpus[best].bad = false;
+		t->cpus[best].done = true;
+		t->err_off = t->cpus[best].bad_off;
+		return -EINVAL;
+	}
 	kagg_sz_copy(ev, &t->cpus[best].ev, sizeof(t->cpus[best].ev));
 	t->cpus[best].have = false;
 	return 0;
+}
+
+uint64_t kagg_tracedat__error_offset(const struct kagg_tracedat *t)
+{
+	return t ? t->err_off : UINT64_MAX;
 }
 
 int kagg_tracedat__fprint_event(const struct kagg_tracedat *t, FILE *f,

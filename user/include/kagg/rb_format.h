@@ -69,12 +69,19 @@ KAGG_API void kagg_rb_events__free(struct kagg_rb_events *evs);
  * Parse one tracefs format file (text, len bytes) of `system` and register it
  * under its own ID.  0 or -EINVAL (malformed; nothing registered), -EEXIST
  * (ID taken), -ENOMEM.  *out (optional) gets the registered format.
+ * Malformed: no name, ID or field; a name, ID or print fmt line given twice;
+ * an ID outside 0..65535 (common_type is 16 bits); more than 1024 fields; a
+ * field with an offset or size that is not a number, negative, or ending past
+ * 2^30 - 1 bytes; a scalar field of a size other than 1, 2, 4 or 8; a
+ * __data_loc/__rel_loc of a size other than 4; an array of N elements whose
+ * size is not a multiple of N.  The printers rely on these checks.
  */
 KAGG_API int kagg_rb_events__parse(struct kagg_rb_events *evs, const char *system,
 				   const char *text, size_t len, const struct kagg_rb_format **out);
 /*
  * Parse every DIR/SYSTEM/EVENT/format.  Returns the number parsed, or -errno
- * when DIR cannot be read; *failed (optional) counts files that did not parse.
+ * when DIR cannot be read; *failed (optional) counts files that did not parse
+ * (a format that is not a regular file or is larger than 1 MiB counts too).
  */
 KAGG_API int kagg_rb_events__load_dir(struct kagg_rb_events *evs, const char *dir, int *failed);
 
@@ -82,7 +89,8 @@ KAGG_API int kagg_rb_events__load_dir(struct kagg_rb_events *evs, const char *di
  * Define an event: fields are C declarations separated by ';', e.g.
  * "char comm[16]; pid_t pid; int prio; __data_loc char[] name", laid out
  * after the common fields with natural alignment.  The next free ID is
- * assigned.  0 or -EINVAL (unknown type, bad syntax), -ENOMEM.
+ * assigned.  0 or -EINVAL (unknown type, bad syntax, a field past 2^30 - 1
+ * bytes), -EEXIST (the next ID is taken: IDs stop at INT_MAX), -ENOMEM.
  */
 KAGG_API int kagg_rb_events__define(struct kagg_rb_events *evs, const char *system,
 				    const char *name, const char *fields, const char *print_fmt,
@@ -135,7 +143,11 @@ static inline void kagg_rb_entry__init(void *payload, int id, uint8_t flags, uin
 	memcpy(p + 4, &pid, 4);
 }
 
-/* Read an integer field of a record (sign-extended when signed); f from the accessors above. */
+/*
+ * Read an integer field of a record (sign-extended when signed); f from the
+ * accessors above.  Reads at most f->size bytes at f->offset (8 when larger);
+ * the caller checks that they lie inside the record.
+ */
 KAGG_API int64_t kagg_rb_field__int(const struct kagg_rb_field *f, const void *rec);
 
 /*

@@ -232,7 +232,9 @@ KAGG_API void kagg_rb_iter__free(struct kagg_rb_iter *it);
 
 /*
  * Decoding one sub-buffer image (ours or the kernel's trace_pipe_raw), for any
- * sub-buffer size.  Little-endian, 8-byte commit (64-bit kernels).
+ * sub-buffer size.  Little-endian, 8-byte commit (64-bit kernels).  The image
+ * may come from a file: every length is checked against the commit size, and
+ * the page may sit at any alignment.
  * Caller-allocated: set sz; __init() fills the rest (read-only for the caller).
  */
 struct kagg_rb_page_iter {
@@ -243,14 +245,20 @@ struct kagg_rb_page_iter {
 	int64_t missed;	    /* 0, lost count, or -1 when only the flag is set */
 	size_t subbuf_size;
 };
-/* 0, or -EINVAL when the commit size does not fit subbuf_size or it->sz is too small. */
+/*
+ * 0, or -EINVAL when the commit size (bytes 8..15 of the page) does not fit
+ * subbuf_size or it->sz is too small.
+ */
 KAGG_API int kagg_rb_page_iter__init(struct kagg_rb_page_iter *it, const void *page,
 				     size_t subbuf_size);
 /*
  * Next data event (ev->missed = it->missed on the first one).  0, -ENOENT at
- * the end, -EINVAL when ev->sz is too small.  ev->sz is checked on the first
- * call after __init() (a page is decoded in one go): keep passing events of
- * that size until the next __init().
+ * the end, -EINVAL (NULL argument, or ev->sz too small), or -EBADMSG when
+ * the record at it->off is malformed (its length runs past the commit size):
+ * it->off stays on it, so the record sits at byte KAGG_RB_PAGE_HDR + it->off
+ * of the page, and every later call returns -EBADMSG again.  ev->sz is
+ * checked on the first call after __init() (a page is decoded in one go):
+ * keep passing events of that size until the next __init().
  */
 KAGG_API int kagg_rb_page_iter__next(struct kagg_rb_page_iter *it, struct kagg_rb_event *ev);
 

@@ -93,8 +93,10 @@ KAGG_API void kagg_tracedat_writer__free(struct kagg_tracedat_writer *w);
 struct kagg_tracedat_opts {
 	size_t sz;
 	bool old_flags; /* common_flags 0x02 = IRQS_NOSUPPORT (kernels < 6.13) when printing */
+	uint64_t *error_offset; /* out, optional: when __open() read the file but it did not
+				 * parse, the file offset of the part that did not */
 };
-#define kagg_tracedat_opts__last_field old_flags
+#define kagg_tracedat_opts__last_field error_offset
 
 struct kagg_tracedat;
 
@@ -103,7 +105,10 @@ struct kagg_tracedat;
  * formats the registry cannot parse are skipped and counted
  * (kagg_tracedat__bad_formats()).  NULL with errno: EINVAL (not a trace.dat,
  * truncated, malformed, bad opts), ENOTSUP (another version, big-endian,
- * 32-bit, a latency file, compressed), ENOMEM, or the error of opening it.
+ * 32-bit, a latency file, compressed), ENOMEM, or the error of opening it;
+ * opts->error_offset then says where, when the file was read.  Every length
+ * and count in the file is checked against the bytes left; nothing is
+ * allocated that the file's size cannot hold.
  */
 KAGG_API struct kagg_tracedat *kagg_tracedat__open(const char *path,
 						  const struct kagg_tracedat_opts *opts);
@@ -128,9 +133,17 @@ KAGG_API int kagg_tracedat__cpu_data(const struct kagg_tracedat *t, int cpu, uin
  * with ev->cpu set and ev->missed from the page's RB_MISSED_* flags on the
  * first event after a loss.  ev->data points into the mapped file and stays
  * valid until kagg_tracedat__free().  0, -ENOENT at the end, -EINVAL when a
- * page is malformed (the rest of that CPU is skipped) or ev->sz is too small.
+ * page or record is malformed (kagg_tracedat__error_offset() says where; the
+ * rest of that CPU is skipped, later calls go on with the other CPUs) or
+ * ev->sz is too small.  The error comes in its place in time: after every
+ * event, of any CPU, older than the damaged CPU's last good one.
  */
 KAGG_API int kagg_tracedat__next(struct kagg_tracedat *t, struct kagg_rb_event *ev);
+/*
+ * File offset of the malformed page commit word or record behind the last
+ * -EINVAL of __next()/__fprint(), or UINT64_MAX when there was none.
+ */
+KAGG_API uint64_t kagg_tracedat__error_offset(const struct kagg_tracedat *t);
 /* Start reading again from the first event. */
 KAGG_API void kagg_tracedat__rewind(struct kagg_tracedat *t);
 
@@ -145,7 +158,8 @@ KAGG_API int kagg_tracedat__fprint_event(const struct kagg_tracedat *t, FILE *f,
  * Rewind, then print every event (cpu >= 0: only that CPU's) in timestamp
  * order.  A loss is printed first as "CPU:N [LOST M EVENTS]" ("[LOST EVENTS]"
  * when the count is unknown).  Returns the number of events printed, or
- * -EINVAL (bad cpu, malformed page; lines before it are printed).
+ * -EINVAL (bad cpu, malformed page or record: the lines before it are printed,
+ * kagg_tracedat__error_offset() says where).
  */
 KAGG_API long kagg_tracedat__fprint(struct kagg_tracedat *t, FILE *f, int cpu);
 
