@@ -341,6 +341,8 @@ static void test_cli_option_errors(void **state)
 	expect_usage_error("-d", "0", "invalid duration");
 	expect_usage_error("-d", "abc", "invalid duration");
 	expect_usage_error("-i", "-1", "invalid interval");
+	expect_usage_error("-i", "1e-300", "at least 0.001 s"); /* printed in a loop */
+	expect_usage_error("-i", "0.0009", "at least 0.001 s");
 	expect_usage_error("--unit", "hours", "invalid unit");
 	expect_usage_error("-p", "12,x", "invalid pid list");
 	expect_usage_error("-p", "0", "invalid pid list");
