@@ -256,6 +256,8 @@ static void test_cli_errors(void **state)
 	char *nosys[] = { "hist", "no_such_system:x", "x", "-d", "1", NULL };
 	char *badfilter[] = { "hist", "sched:sched_switch", "prev_prio", "--filter",
 			      "prev_prio ~ 3", NULL };
+	char *bigfilter[] = { "hist", "sched:sched_switch", "prev_prio", "--filter",
+			      "prev_prio == 4294967296", NULL }; /* an int */
 	char *badstep[] = { "hist", "sched:sched_switch", "prev_prio", "--linear", "--step", "0",
 			    NULL };
 	char *nolinear[] = { "hist", "sched:sched_switch", "prev_prio", "--min", "5", NULL };
@@ -268,6 +270,7 @@ static void test_cli_errors(void **state)
 	expect_cli(nofield, 1, "prev_prio");
 	expect_cli(nosys, 1, "no_such_system");
 	expect_cli(badfilter, 2, "filter");
+	expect_cli(bigfilter, 2, "prev_prio, a 4-byte signed field");
 	expect_cli(badstep, 2, "--step");
 	expect_cli(nolinear, 2, "--linear");
 	expect_cli(noarg, 2, "FIELD");
