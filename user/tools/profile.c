@@ -30,6 +30,7 @@
 #include "opts.h"
 #include "snapshot_internal.h"
 #include "session_internal.h"
+#include "text.h"
 
 #define slog session_log
 #define PROFILE_DEFAULT_FREQ 49
@@ -410,17 +411,24 @@ int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 	for (i = 0; i < n; i++) {
 		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
 
-		fputs(st->comm[0] ? st->comm : "[unknown]", f);
+		if (st->comm[0])
+			text_fputn(f, st->comm, sizeof(st->comm));
+		else
+			fputs("[unknown]", f);
 		if (st->ustack_err && st->ustack_err != -ENOENT)
 			fputs(";[user stack lost]", f);
-		for (k = st->nr_uframes; k > 0; k--)
-			fprintf(f, ";%s", st->uframes[k - 1].sym);
+		for (k = st->nr_uframes; k > 0; k--) {
+			fputc(';', f);
+			text_fputs(f, st->uframes[k - 1].sym);
+		}
 		if (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT))
 			fputs(";--", f);
 		if (st->kstack_err && st->kstack_err != -ENOENT)
 			fputs(";[kernel stack lost]", f);
-		for (k = st->nr_kframes; k > 0; k--)
-			fprintf(f, ";%s", st->kframes[k - 1].sym);
+		for (k = st->nr_kframes; k > 0; k--) {
+			fputc(';', f);
+			text_fputs(f, st->kframes[k - 1].sym);
+		}
 		fprintf(f, " %" PRIu64 "\n", st->count);
 	}
 	return ferror(f) ? -EIO : 0;
