@@ -77,6 +77,7 @@ struct sink {
 	struct kagg_tracedat_writer *w;
 	const struct kagg_rb_events *evs;
 	int *raw_fds;
+	bool stream;	/* -o is not a regular file: written to at the end */
 	int nr_cpus;
 	uint64_t pages, events;
 	char comms[65536][16]; /* pid % 65536 -> last comm given to the writer */
@@ -362,6 +363,8 @@ static struct kagg_session *record_open(const struct record_args *a)
 /* Point the sink at the trace.dat or the raw directory: 0 or an exit code. */
 static int sink_open(struct sink *k, struct kagg_session *s, const struct record_args *a)
 {
+	struct stat st;
+
 	k->evs = kagg_session__events(s);
 	k->nr_cpus = kagg_rb__nr_cpus(kagg_session__ringbuf(s));
 	if (a->raw_dir)
@@ -371,18 +374,17 @@ static int sink_open(struct sink *k, struct kagg_session *s, const struct record
 		  .page_size = kagg_rb__subbuf_size(kagg_session__ringbuf(s)), .events = k->evs,
 		  .trace_clock = "mono");
 
+	/* not a regular file: written to at the end, its pages spooled meanwhile */
+	k->stream = !stat(a->out, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 	k->w = kagg_tracedat_writer__new(a->out, &wo);
-	if (!k->w) {
+	if (!k->w && k->stream) {
 		const char *tmp = getenv("TMPDIR");
-		struct stat st;
-		int err = errno;
 
-		/* not a regular file: written at the end, its pages spooled meanwhile */
-		if (!stat(a->out, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-			return cli_err(KAGG_EXIT_FAIL, "cannot record to %s: spooling in %s: %s",
-				       a->out, tmp && *tmp ? tmp : "/tmp", strerror(err));
-		return cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", a->out, strerror(err));
+		return cli_err(KAGG_EXIT_FAIL, "cannot record to %s: spooling in %s: %s", a->out,
+			       tmp && *tmp ? tmp : "/tmp", strerror(errno));
 	}
+	if (!k->w)
+		return cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", a->out, strerror(errno));
 	return 0;
 }
 
@@ -423,9 +425,9 @@ static int record_until(struct sink *k, struct kagg_session *s, double duration)
 /* A write failed (-err): one line, saying what the file holds.  The exit code. */
 static int write_failed(const struct sink *k, const struct record_args *a, int err)
 {
-	if (a->raw_dir)
-		return cli_err(KAGG_EXIT_FAIL, "writing to %s failed: %s", a->raw_dir,
-			       strerror(-err));
+	if (a->raw_dir || k->stream)
+		return cli_err(KAGG_EXIT_FAIL, "writing to %s failed: %s",
+			       a->raw_dir ? a->raw_dir : a->out, strerror(-err));
 	if (kagg_tracedat_writer__nr_pages(k->w, -1))
 		return cli_err(KAGG_EXIT_FAIL, "writing %s failed: %s; it holds the %llu pages "
 			       "recorded before", a->out, strerror(-err),
