@@ -180,6 +180,9 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case 'i':
 		if (cli_parse_seconds(arg, &cm->interval))
 			return cli_err(KAGG_EXIT_USAGE, "invalid interval '%s'", arg);
+		if (cm->interval < CLI_MIN_INTERVAL)
+			return cli_err(KAGG_EXIT_USAGE, "invalid interval '%s' (at least %g s)", arg,
+				       CLI_MIN_INTERVAL);
 		return 0;
 	case CLI_OPT_UNIT:
 		if (kagg_unit__parse(arg, &cm->unit))

@@ -114,12 +114,19 @@ struct cli_stream {
 
 #define CLI_COMMON_HELP                                                        \
 	"  -d, --duration SEC     run for SEC seconds, print, exit\n"            \
-	"  -i, --interval SEC     print and reset every SEC seconds (exact snapshots)\n" \
+	"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n" \
 	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
 	"      --format FMT       text (default) or json\n"                      \
 	"      --overhead         report the BPF programs' run time per event\n" \
 	"  -v, --verbose          print libbpf and library messages\n"           \
 	"  -h, --help             this text\n"
+
+/*
+ * The shortest -i: a read-and-reset of the aggregates takes well under a
+ * millisecond, so 1 ms is honoured; below it the deadlines cannot advance
+ * (1e-300 added to the clock is the clock) and the tool prints in a loop.
+ */
+#define CLI_MIN_INTERVAL 0.001
 
 struct cli_common {
 	double duration;

@@ -30,7 +30,7 @@ static const char usage_text[] =
 "      --min N            first linear bucket's low bound (default 0)\n"
 "      --step N           linear bucket width (default 1)\n"
 "  -d, --duration SEC     run for SEC seconds, print, exit\n"
-"  -i, --interval SEC     print and reset every SEC seconds (exact snapshots)\n"
+"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"
 "      --format FMT       text (default) or json\n"
 "      --overhead         report the BPF program's run time per event\n"
 "  -v, --verbose          print libbpf and library messages\n"

@@ -45,6 +45,13 @@ static const char usage_text[] =
 "the reference buffer refused (it runs in producer/consumer mode here, so\n"
 "what is written is never overwritten).\n"
 "\n"
+"FILE.dat is written beside it as .FILE.dat.XXXXXX, renamed over it when the\n"
+"first page is in: an existing FILE.dat survives a recording that fails to\n"
+"start.  Every full page is then in FILE.dat as it is recorded: a killed\n"
+"recording leaves a trace.dat readable up to its last 100 ms (and the pages\n"
+"still being filled).  A FIFO, a device or /dev/stdout on a pipe gets the\n"
+"whole file at the end (pages spooled in $TMPDIR); it is never removed.\n"
+"\n"
 "examples:\n"
 "  kagg record -o sched.dat -d 5 && trace-cmd report -i sched.dat | head\n"
 "  kagg record -e sched:sched_wakeup -e sched:sched_switch -o wake.dat -d 2\n"
@@ -70,6 +77,7 @@ struct sink {
 	struct kagg_tracedat_writer *w;
 	const struct kagg_rb_events *evs;
 	int *raw_fds;
+	bool stream;	/* -o is not a regular file: written to at the end */
 	int nr_cpus;
 	uint64_t pages, events;
 	char comms[65536][16]; /* pid % 65536 -> last comm given to the writer */
@@ -126,11 +134,14 @@ static void scan_page(struct sink *k, const void *page, size_t size)
 
 static int sink_page(struct sink *k, int cpu, const void *page, size_t size, size_t subbuf)
 {
+	ssize_t n;
+
 	k->pages++;
 	scan_page(k, page, subbuf);
 	if (k->w)
 		return kagg_tracedat_writer__add_page(k->w, cpu, page, size);
-	return write(k->raw_fds[cpu], page, size) == (ssize_t)size ? 0 : -EIO;
+	n = write(k->raw_fds[cpu], page, size);
+	return n == (ssize_t)size ? 0 : n < 0 ? -errno : -EIO;
 }
 
 /* Move pages out of the reference buffer: full ones only, or all at the end. */
@@ -354,6 +365,8 @@ static struct kagg_session *record_open(const struct record_args *a)
 /* Point the sink at the trace.dat or the raw directory: 0 or an exit code. */
 static int sink_open(struct sink *k, struct kagg_session *s, const struct record_args *a)
 {
+	struct stat st;
+
 	k->evs = kagg_session__events(s);
 	k->nr_cpus = kagg_rb__nr_cpus(kagg_session__ringbuf(s));
 	if (a->raw_dir)
@@ -363,7 +376,15 @@ static int sink_open(struct sink *k, struct kagg_session *s, const struct record
 		  .page_size = kagg_rb__subbuf_size(kagg_session__ringbuf(s)), .events = k->evs,
 		  .trace_clock = "mono");
 
+	/* not a regular file: written to at the end, its pages spooled meanwhile */
+	k->stream = !stat(a->out, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 	k->w = kagg_tracedat_writer__new(a->out, &wo);
+	if (!k->w && k->stream) {
+		const char *tmp = getenv("TMPDIR");
+
+		return cli_err(KAGG_EXIT_FAIL, "cannot record to %s: spooling in %s: %s", a->out,
+			       tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	}
 	if (!k->w)
 		return cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", a->out, strerror(errno));
 	return 0;
@@ -379,10 +400,12 @@ static double mono_s(void)
 
 /*
  * Consume records and move full pages out for `duration` seconds (0: until
- * Ctrl-C).  A failure is said and ends the recording early; what was
- * recorded is still written out.
+ * Ctrl-C).  Each page is in the file when it has been moved (a killed
+ * recording keeps it).  A consuming failure is said and ends the recording
+ * early, what was recorded is still written out; a failed write is
+ * returned (-errno).
  */
-static void record_until(struct sink *k, struct kagg_session *s, double duration)
+static int record_until(struct sink *k, struct kagg_session *s, double duration)
 {
 	double t = mono_s(), end = duration ? t + duration : 1e300;
 
@@ -393,29 +416,49 @@ static void record_until(struct sink *k, struct kagg_session *s, double duration
 			cli_err(KAGG_EXIT_FAIL, "consuming records failed: %s", strerror(-err));
 			break;
 		}
-		if (drain_pages(k, kagg_session__ringbuf(s), false)) {
-			cli_err(KAGG_EXIT_FAIL, "writing pages failed");
-			break;
-		}
+		err = drain_pages(k, kagg_session__ringbuf(s), false);
+		if (err)
+			return err;
 		t = mono_s();
 	}
+	return 0;
+}
+
+/* A write failed (-err): one line, saying what the file holds.  The exit code. */
+static int write_failed(const struct sink *k, const struct record_args *a, int err)
+{
+	if (a->raw_dir || k->stream)
+		return cli_err(KAGG_EXIT_FAIL, "writing to %s failed: %s",
+			       a->raw_dir ? a->raw_dir : a->out, strerror(-err));
+	if (kagg_tracedat_writer__nr_pages(k->w, -1))
+		return cli_err(KAGG_EXIT_FAIL, "writing %s failed: %s; it holds the %llu pages "
+			       "recorded before", a->out, strerror(-err),
+			       (unsigned long long)kagg_tracedat_writer__nr_pages(k->w, -1));
+	return cli_err(KAGG_EXIT_FAIL, "writing %s failed: %s; it was left as it was", a->out,
+		       strerror(-err));
 }
 
 /*
  * Stop the source, take every record still in flight, then every page, and
  * finish the trace.dat.  *snap: the session's counters.  0 or an exit code.
  */
-static int record_finish(struct sink *k, struct kagg_session *s, const char *out,
+static int record_finish(struct sink *k, struct kagg_session *s, const struct record_args *a,
 			 struct kagg_snapshot **snap)
 {
+	int err;
+
 	kagg_session__detach(s);
 	while (kagg_session__poll(s, 0) > 0)
 		;
-	if (drain_pages(k, kagg_session__ringbuf(s), true))
-		return cli_err(KAGG_EXIT_FAIL, "writing pages failed");
+	err = drain_pages(k, kagg_session__ringbuf(s), true);
+	if (err)
+		return write_failed(k, a, err);
 	*snap = kagg_session__snapshot(s, 0);
-	if (k->w && kagg_tracedat_writer__finish(k->w))
-		return cli_err(KAGG_EXIT_FAIL, "writing %s failed: %s", out, strerror(errno));
+	if (k->w) {
+		err = kagg_tracedat_writer__finish(k->w);
+		if (err)
+			return write_failed(k, a, err);
+	}
 	return 0;
 }
 
@@ -476,8 +519,8 @@ static int record_main(int argc, char **argv)
 	if (kagg_session__attach(s))
 		goto out;
 	fprintf(stderr, "Recording %s... Hit Ctrl-C to end.\n", a.what);
-	record_until(k, s, a.cm.duration);
-	ret = record_finish(k, s, a.out, &snap);
+	ret = record_until(k, s, a.cm.duration);
+	ret = ret ? write_failed(k, &a, ret) : record_finish(k, s, &a, &snap);
 	if (!ret && snap)
 		print_summary(k, snap, &a);
 out:

@@ -6,8 +6,10 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <kagg/kagg.h>
 #include <kagg/stat.h>
@@ -37,6 +39,9 @@ static const char usage_text[] =
 "  -h, --help             this text\n"
 "\n"
 "Exit status: 0 when at least one event was counted, 1 otherwise, 2 usage.\n"
+"With a COMMAND, SIGINT/SIGTERM sent to kagg is passed on to it (a Ctrl-C\n"
+"reaches it from the terminal); once it exits, what was counted is printed\n"
+"and kagg ends by the same signal (128+N).  A second one kills COMMAND.\n"
 "\n"
 "examples:\n"
 "  kagg stat -e task-clock,context-switches,cycles -- sleep 1\n"
@@ -147,13 +152,48 @@ static const struct cli_parser parser = {
 	.flags = CLI_OPERANDS,
 };
 
+/*
+ * Wait for the command to exit with SIGINT, SIGTERM and SIGCHLD blocked and
+ * taken here with sigwaitinfo() (no race between a handler and waitpid).
+ * The first SIGINT/SIGTERM sent by a process (kill: si_code <= 0) is passed
+ * on to the command; one from the terminal (SI_KERNEL) already reached the
+ * command, which runs in kagg's process group, and is not sent twice.  A
+ * second SIGINT/SIGTERM kills the command (SIGKILL).  Returns the first
+ * SIGINT/SIGTERM received, 0 when none came.  The command is left to reap.
+ */
+static int wait_command(pid_t pid, const sigset_t *set)
+{
+	int got = 0, n = 0;
+	siginfo_t si;
+
+	for (;;) {
+		int sig = sigwaitinfo(set, &si);
+
+		if (sig == SIGCHLD) {
+			siginfo_t ci = {};
+
+			/* SIGCHLD coalesces (a stop, then the exit): ask, without reaping */
+			if (!waitid(P_PID, pid, &ci, WEXITED | WNOHANG | WNOWAIT) && ci.si_pid == pid)
+				return got;
+		} else if (sig == SIGINT || sig == SIGTERM) {
+			if (!got)
+				got = sig;
+			if (++n > 1)
+				kill(pid, SIGKILL);
+			else if (si.si_code <= 0 && si.si_pid != pid)
+				kill(pid, sig);
+		}
+	}
+}
+
 static int stat_main(int argc, char **argv)
 {
 	const struct kagg_stat_report *rep;
 	struct stat_args a = {};
 	struct kagg_stat *st = NULL;
+	sigset_t wait_set, old_mask;
+	int ret, err, stop_sig = 0;
 	size_t i;
-	int ret, err;
 
 	a.o.sz = sizeof(a.o);
 	a.o.cpu = -1;
@@ -163,24 +203,32 @@ static int stat_main(int argc, char **argv)
 		ret = ret < 0 ? KAGG_EXIT_OK : ret;
 		goto out;
 	}
-	cli_setup_signals();
 	if (a.tracepoints && cli_mount_tracefs())
 		cli_err(0, "tracefs is not mounted on /sys/kernel/tracing and mounting it failed: "
 			   "tracepoint ids cannot be read");
+	/* The command is forked here: it gets kagg's signal dispositions, not cli's. */
 	st = kagg_stat__open(&a.o);
 	if (!st) {
 		ret = cli_open_failed(errno);
 		goto out;
 	}
+	if (a.o.argv) {
+		sigemptyset(&wait_set);
+		sigaddset(&wait_set, SIGINT);
+		sigaddset(&wait_set, SIGTERM);
+		sigaddset(&wait_set, SIGCHLD);
+		sigprocmask(SIG_BLOCK, &wait_set, &old_mask);
+	}
+	cli_setup_signals();
 	err = kagg_stat__start(st);
 	if (err) {
 		ret = cli_err(KAGG_EXIT_FAIL, "starting the counters failed: %s", strerror(-err));
 		goto out;
 	}
 	if (a.o.argv) {
-		/* A Ctrl-C reaches the command too: keep waiting until it has exited. */
-		while ((err = kagg_stat__wait(st)) == -EINTR)
-			;
+		stop_sig = wait_command(kagg_stat__report(st)->pid, &wait_set);
+		err = kagg_stat__wait(st);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		if (err) {
 			ret = err == -ECHILD ? KAGG_EXIT_FAIL
 					     : cli_err(KAGG_EXIT_FAIL, "waiting for the command: %s",
@@ -202,6 +250,13 @@ out:
 	kagg_stat__destroy(st);
 	for (i = 0; i < a.nr; i++)
 		free(a.evbuf[i]);
+	if (stop_sig) {
+		/* as perf stat: what was counted is out; die of the signal that ended it */
+		fflush(NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		signal(stop_sig, SIG_DFL);
+		raise(stop_sig);
+	}
 	return ret;
 }
 

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #include <math.h>
 #include <inttypes.h>
+#include <string.h>
+
 #include "json.h"
+#include "text.h"
 
 void jw_init(struct jw *w, FILE *f, bool pretty)
 {
@@ -52,10 +55,25 @@ static void jw_raw_str(struct jw *w, const char *s)
 			fputs("\\r", w->f);
 			break;
 		default:
-			if (*p < 0x20)
+			if (*p >= 0x80) {
+				/* valid UTF-8 as it is; C1 controls and other bytes escaped */
+				size_t k = text_utf8_len(p, strnlen((const char *)p, 4));
+
+				if (k) {
+					fwrite(p, 1, k, w->f);
+					p += k - 1;
+				} else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) {
+					fprintf(w->f, "\\u%04x", p[1]); /* a C1 control */
+					p++;
+				} else {
+					/* not UTF-8: the byte read as Latin-1 */
+					fprintf(w->f, "\\u%04x", *p);
+				}
+			} else if (*p < 0x20 || *p == 0x7f) {
 				fprintf(w->f, "\\u%04x", *p);
-			else
+			} else {
 				fputc(*p, w->f);
+			}
 		}
 	}
 	fputc('"', w->f);

@@ -12,6 +12,7 @@
 #include "json.h"
 #include "opts.h"
 #include "snapshot_internal.h"
+#include "text.h"
 
 #define HIST_MAX_SLOTS 64
 /* sz of a kagg_hist of the first release (0.1): the least kagg_hist__print_text() reads */
@@ -294,6 +295,7 @@ static void print_bar(FILE *f, uint64_t val, uint64_t max, int width)
 
 int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
 {
+	struct text_esc e = {};
 	char low[24], high[24];
 	uint64_t max = 0;
 	int last, i, w, bar;
@@ -307,7 +309,8 @@ int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
 	/* Wide buckets need wide columns: the same layout switch BCC makes. */
 	w = last <= 32 ? 10 : 20;
 	bar = last <= 32 ? 40 : 20;
-	fprintf(f, "%*s%-*s : count    distribution\n", w - 5, "", w + 9, value_name(h));
+	fprintf(f, "%*s%-*s : count    distribution\n", w - 5, "", w + 9,
+		text_esc(&e, value_name(h), SIZE_MAX));
 	if (last < 0)
 		fprintf(f, "%*s(no events)\n", w - 5, "");
 	for (i = 0; i <= last; i++) {
@@ -316,6 +319,7 @@ int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
 		print_bar(f, h->slots[i], max, bar);
 		fputs("|\n", f);
 	}
+	text_esc_free(&e);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -329,23 +333,27 @@ static void fmt_time(const struct timespec *ts, char *buf, size_t len)
 	snprintf(buf + n, len - n, ".%03ldZ", ts->tv_nsec / 1000000);
 }
 
+/* The meta's strings, escaped (NULL stays NULL). */
+#define E(s) ((s) ? text_esc(&e, (s), SIZE_MAX) : NULL)
+
 static void print_meta_text(const struct kagg_meta *m, FILE *f)
 {
+	struct text_esc e = {};
 	char t0[40], t1[40];
 	size_t i;
 
 	fmt_time(&m->start, t0, sizeof(t0));
 	fmt_time(&m->end, t1, sizeof(t1));
-	fprintf(f, "# kagg %s: %s via %s%s%s%s, kernel %s, clock %s\n", m->tool, m->event,
-		m->attach, m->attach_note ? " (" : "", m->attach_note ? m->attach_note : "",
-		m->attach_note ? ")" : "", m->kernel, m->clock);
+	fprintf(f, "# kagg %s: %s via %s%s%s%s, kernel %s, clock %s\n", E(m->tool), E(m->event),
+		E(m->attach), m->attach_note ? " (" : "", m->attach_note ? E(m->attach_note) : "",
+		m->attach_note ? ")" : "", E(m->kernel), E(m->clock));
 	fprintf(f, "# %s .. %s (%.3f s), CPUs observed %d of %d, filters: %s\n", t0, t1,
-		m->duration_s, m->cpus_observed, m->nr_cpus, m->filters);
+		m->duration_s, m->cpus_observed, m->nr_cpus, E(m->filters));
 	fprintf(f, "# events: %" PRIu64 " seen, %" PRIu64 " recorded, %" PRIu64
 		   " filtered; dropped %" PRIu64 ":",
 		m->events_seen, m->events_recorded, m->events_filtered, m->drops_total);
 	for (i = 0; i < m->nr_drops; i++)
-		fprintf(f, " %s=%" PRIu64, m->drops[i]->cause, m->drops[i]->count);
+		fprintf(f, " %s=%" PRIu64, E(m->drops[i]->cause), m->drops[i]->count);
 	fputc('\n', f);
 	if (m->has_frames) {
 		uint64_t unknown = m->frames_no_maps + m->frames_no_symbols;
@@ -356,21 +364,21 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 			m->frames_no_maps, m->frames_no_symbols, m->stacks_lost);
 	}
 	if (!m->snapshot_exact && m->snapshot_note)
-		fprintf(f, "# snapshots: %s\n", m->snapshot_note);
+		fprintf(f, "# snapshots: %s\n", E(m->snapshot_note));
 	if (m->has_stream) {
 		fprintf(f, "# stream (mode %s): %" PRIu64 " seen, %" PRIu64 " sent, %" PRIu64
 			   " delivered, %" PRIu64 " dropped (BPF ring buffer full); %" PRIu64
 			   " bytes moved, consumer CPU %.3f s (%.0f ns/record)\n",
-			m->mode, m->stream_seen, m->stream_sent, m->stream_delivered,
+			E(m->mode), m->stream_seen, m->stream_sent, m->stream_delivered,
 			m->stream_dropped, m->stream_bytes, m->consumer_cpu_s,
 			m->stream_delivered ? m->consumer_cpu_s * 1e9 / m->stream_delivered : 0.0);
 		fprintf(f, "# stream records land in the reference ftrace buffer: format %s; "
 			   "overwritten %" PRIu64 ", refused %" PRIu64 "\n",
-			m->stream_format, m->rb_overrun, m->rb_dropped);
+			E(m->stream_format), m->rb_overrun, m->rb_dropped);
 	}
 	for (i = 0; m->has_overhead && i < m->nr_progs; i++)
 		fprintf(f, "# overhead: %s %.1f ns/event (%" PRIu64 " runs, %" PRIu64 " ns)\n",
-			m->progs[i]->prog, m->progs[i]->ns_per_run, m->progs[i]->run_cnt,
+			E(m->progs[i]->prog), m->progs[i]->ns_per_run, m->progs[i]->run_cnt,
 			m->progs[i]->run_time_ns);
 	if (m->has_overhead && m->agg_ns_per_event > 0 && m->stream_ns_per_event > 0) {
 		double consumer = m->events_seen ? m->consumer_cpu_s * 1e9 / m->events_seen : 0;
@@ -381,6 +389,7 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 			m->agg_ns_per_event, stream_ns, m->stream_ns_per_event, consumer,
 			stream_ns / m->agg_ns_per_event);
 	}
+	text_esc_free(&e);
 }
 
 /* --mode both: the two paths' histograms bucket by bucket, with their difference. */
@@ -413,13 +422,17 @@ static bool same_key(const struct kagg_hist_key *x, const struct kagg_hist_key *
 
 static void print_key_line(const struct kagg_hist *h, FILE *f)
 {
+	struct text_esc e = {};
+	const char *comm = text_esc(&e, h->key.comm, sizeof(h->key.comm));
+
 	fputc('\n', f);
 	if (h->key.label)
-		fprintf(f, "%s%s", h->key.label, h->key.mode != KAGG_KEY_NONE ? "  " : "\n");
+		fprintf(f, "%s%s", E(h->key.label), h->key.mode != KAGG_KEY_NONE ? "  " : "\n");
 	if (h->key.mode == KAGG_KEY_PID)
-		fprintf(f, "pid = %d %s\n", h->key.pid, h->key.comm);
+		fprintf(f, "pid = %d %s\n", h->key.pid, comm);
 	else if (h->key.mode == KAGG_KEY_TID)
-		fprintf(f, "tid = %d (pid %d) %s\n", h->key.tid, h->key.pid, h->key.comm);
+		fprintf(f, "tid = %d (pid %d) %s\n", h->key.tid, h->key.pid, comm);
+	text_esc_free(&e);
 }
 
 /* Merge-walk both sorted histogram lists, pairing equal keys. */
@@ -461,32 +474,40 @@ static uint64_t ns_to_unit(uint64_t ns, enum kagg_unit unit)
 static void print_stack_text(const struct kagg_stack *st, enum kagg_unit unit, const char *noun,
 			     FILE *f)
 {
+	struct text_esc e = {};
 	unsigned int i;
 
 	if (st->kstack_err && st->kstack_err != -ENOENT)
 		fprintf(f, "    [kernel stack lost: %s]\n", strerror(-st->kstack_err));
 	for (i = 0; i < st->nr_kframes; i++)
-		fprintf(f, "    %s\n", st->kframes[i]->sym);
+		fprintf(f, "    %s\n", E(st->kframes[i]->sym));
 	if (st->nr_uframes || (st->ustack_err && st->ustack_err != -ENOENT))
 		fputs("    --\n", f);
 	if (st->ustack_err && st->ustack_err != -ENOENT)
 		fprintf(f, "    [user stack lost: %s]\n", strerror(-st->ustack_err));
 	for (i = 0; i < st->nr_uframes; i++)
-		fprintf(f, "    %s\n", st->uframes[i]->sym);
-	fprintf(f, "    -                %-16s (%d)\n", st->comm, st->tid);
+		fprintf(f, "    %s\n", E(st->uframes[i]->sym));
+	fprintf(f, "    -                %-16s (%d)\n", text_esc(&e, st->comm, sizeof(st->comm)),
+		st->tid);
 	fprintf(f, "        %" PRIu64 " %s in %" PRIu64 " %s\n\n",
 		ns_to_unit(st->total_ns, unit), kagg_unit__name(unit), st->count, noun);
+	text_esc_free(&e);
 }
 
-void snap_put_folded(FILE *f, const char *name)
+void snap_put_folded(FILE *f, const char *s, size_t n)
 {
-	for (; *name; name++) {
-		if (*name == ';')
-			fputc(':', f);
-		else if ((unsigned char)*name < 0x20 || *name == 0x7f)
-			fputc('?', f);
-		else
-			fputc(*name, f);
+	size_t len = strnlen(s, n), k;
+
+	while (len) {
+		for (k = 0; k < len && s[k] != ';'; k++)
+			;
+		text_fputn(f, s, k);
+		if (k < len) {
+			fputc(':', f); /* ';' separates frames */
+			k++;
+		}
+		s += k;
+		len -= k;
 	}
 }
 
@@ -495,16 +516,16 @@ static void print_stack_folded(const struct kagg_stack *st, enum kagg_unit unit,
 {
 	unsigned int i;
 
-	snap_put_folded(f, st->comm);
+	snap_put_folded(f, st->comm, sizeof(st->comm));
 	for (i = st->nr_uframes; i > 0; i--) {
 		fputc(';', f);
-		snap_put_folded(f, st->uframes[i - 1]->sym);
+		snap_put_folded(f, st->uframes[i - 1]->sym, SIZE_MAX);
 	}
 	if (st->nr_kframes)
 		fputs(";--", f);
 	for (i = st->nr_kframes; i > 0; i--) {
 		fputc(';', f);
-		snap_put_folded(f, st->kframes[i - 1]->sym);
+		snap_put_folded(f, st->kframes[i - 1]->sym, SIZE_MAX);
 	}
 	fprintf(f, " %" PRIu64 "\n", ns_to_unit(st->total_ns, unit));
 }

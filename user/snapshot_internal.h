@@ -61,10 +61,11 @@ struct kagg_frame *snap_frames(struct kagg_snapshot *snap, size_t n,
 /* Append a program's cost (NULL when SNAP_MAX_PROGS are there), zeroed with sz set. */
 struct kagg_prog_cost *snap_add_prog(struct kagg_snapshot *snap);
 /*
- * Write one name (comm or frame) of a folded stack line: ';' separates frames there, so a ';'
- * inside a name (Rust's "<[u8; 32] as Debug>::fmt") is written ':', a control character '?'.
+ * Write one name (comm or frame; at most n bytes or up to its NUL) of a folded stack line:
+ * ';' separates frames there, so a ';' inside a name (Rust's "<[u8; 32] as Debug>::fmt") is
+ * written ':'; the rest is escaped for a terminal as text_fputn() does.
  */
-void snap_put_folded(FILE *f, const char *name);
+void snap_put_folded(FILE *f, const char *s, size_t n);
 /* Append a drop cause. */
 void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what,
 		   uint64_t count, bool loses_event);

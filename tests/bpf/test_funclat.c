@@ -17,6 +17,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <bpf/bpf.h>
@@ -420,6 +421,66 @@ static void test_errors_one_line(void **state)
 	expect_error(badattach, 2, "invalid attach type");
 }
 
+/*
+ * Library and program lookup runs nothing and trusts no relative $PATH
+ * entry: with PATH=":.:/usr/bin:/bin" and, in the current directory, an
+ * `ldconfig` that leaves a mark and a program, c:malloc resolves without
+ * running the fake ldconfig, and the program is not found.
+ */
+static void test_lookup_runs_nothing_from_cwd(void **state)
+{
+	char dir[] = "/tmp/kagg-test-cwd-XXXXXX", cwd[PATH_MAX], kagg[PATH_MAX], path[PATH_MAX + 32];
+	char mark[PATH_MAX + 32], *old_path = getenv("PATH"), *saved = NULL;
+	char *libc[] = { "funclat", "c:malloc", "-d", "0.3", NULL };
+	char *prog[] = { "funclat", "kaggfakeprog:target_sleep_5ms", "-d", "0.3", NULL };
+	char *err = NULL;
+	bool ran;
+	FILE *f;
+	int rc, rc_libc;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(realpath(tu_kagg(), kagg));
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_non_null(mkdtemp(dir));
+	snprintf(mark, sizeof(mark), "%s/ldconfig-ran", dir);
+	snprintf(path, sizeof(path), "%s/ldconfig", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\ntouch %s\n", mark);
+	fclose(f);
+	chmod(path, 0755);
+	snprintf(path, sizeof(path), "%s/kaggfakeprog", dir);
+	assert_int_equal(symlink(target, path), 0);
+	saved = old_path ? strdup(old_path) : NULL;
+	setenv("KAGG", kagg, 1);
+	setenv("PATH", ":.:/usr/bin:/bin", 1);
+	assert_int_equal(chdir(dir), 0);
+
+	rc_libc = tu_run_kagg(libc, NULL, &err, 0, 0);
+	ran = !access(mark, F_OK);
+	printf("  funclat c:malloc: exit %d; the fake ldconfig %s\n", rc_libc,
+	       ran ? "RAN" : "did not run");
+	free(err);
+	err = NULL;
+	rc = tu_run_kagg(prog, NULL, &err, 0, 0);
+	printf("  funclat kaggfakeprog:...: exit %d: %s", rc, err ? err : "\n");
+
+	assert_int_equal(chdir(cwd), 0);
+	if (saved)
+		setenv("PATH", saved, 1);
+	free(saved);
+	unlink(mark);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/ldconfig", dir);
+	unlink(path);
+	rmdir(dir);
+	assert_int_equal(rc_libc, 0);
+	assert_false(ran);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(err, "no library or program 'kaggfakeprog'"));
+	free(err);
+}
+
 /* ------------------------------------------------------------ kernel functions (guests) */
 
 static bool required(const char *name)
@@ -567,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_interval_snapshots_exact),
 		cmocka_unit_test(test_cli_json_and_clean_exit),
 		cmocka_unit_test(test_errors_one_line),
+		cmocka_unit_test(test_lookup_runs_nothing_from_cwd),
 		cmocka_unit_test(test_kernel_fentry),
 		cmocka_unit_test(test_kernel_kprobe),
 		cmocka_unit_test(test_kernel_kprobe_multi),

@@ -240,6 +240,9 @@ static void test_cli_errors(void **state)
 		{ 1, "no_such_system", { "hist", "no_such_system:x", "x", "-d", "1" } },
 		{ 2, "filter",
 		  { "hist", "sched:sched_switch", "prev_prio", "--filter", "prev_prio ~ 3" } },
+		{ 2, "prev_prio, a 4-byte signed field",
+		  { "hist", "sched:sched_switch", "prev_prio", "--filter",
+		    "prev_prio == 4294967296" } }, /* an int */
 		{ 2, "--step",
 		  { "hist", "sched:sched_switch", "prev_prio", "--linear", "--step", "0" } },
 		{ 2, "--linear", { "hist", "sched:sched_switch", "prev_prio", "--min", "5" } },

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <grp.h>
+#include <sys/prctl.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 
@@ -696,6 +697,45 @@ static void test_no_privileges_one_line(void **state)
 	assert_non_null(strstr(buf, "CAP_BPF"));
 }
 
+/* A comm as a hostile process would set it: ESC sequences, BEL, a newline, DEL. */
+#define EVIL_COMM "kagg\033[2J\a\n\x7f"
+#define EVIL_COMM_ESC "kagg\\033[2J\\007\\012\\177"
+
+static void evil_sleeper(void *arg)
+{
+	prctl(PR_SET_NAME, EVIL_COMM);
+	tu_sleeper(arg);
+}
+
+/* The command name reaches the output escaped, in histograms, stacks and --print lines. */
+static void test_comm_with_control_bytes_is_escaped(void **state)
+{
+	struct tu_sleeps work = { .count = 20, .ms = 10, .lead_ms = 500 };
+	char pid[16], *out = NULL, *err = NULL;
+	char *hist[] = { "offcpu", "-P", "--stacks", "-p", pid, "-d", "1.2", NULL };
+	char *print[] = { "offcpu", "--mode", "stream", "--print", "-p", pid, "-d", "1.2", NULL };
+	char **runs[] = { hist, print };
+	struct tu_child child;
+	int i;
+
+	TU_SKIP_UNLESS_ROOT();
+	for (i = 0; i < 2; i++) {
+		child = tu_spawn(evil_sleeper, &work);
+		snprintf(pid, sizeof(pid), "%d", child.pid);
+		tu_go(&child);
+		assert_int_equal(tu_run_kagg(runs[i], &out, &err, 0, 0), 0);
+		tu_wait(&child);
+		printf("  %s: %zu bytes, escaped comm %s, raw ESC/BEL %s\n", runs[i][1],
+		       strlen(out), strstr(out, EVIL_COMM_ESC) ? "present" : "ABSENT",
+		       strpbrk(out, "\033\a") ? "PRESENT" : "absent");
+		assert_non_null(strstr(out, EVIL_COMM_ESC));
+		assert_null(strstr(out, EVIL_COMM));
+		assert_null(strpbrk(out, "\033\a\x7f"));
+		free(out);
+		free(err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -717,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_closed_pipe_one_line_nothing_left),
 		cmocka_unit_test(test_errors_one_line),
 		cmocka_unit_test(test_no_privileges_one_line),
+		cmocka_unit_test(test_comm_with_control_bytes_is_escaped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

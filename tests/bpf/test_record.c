@@ -10,8 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <kbuffer.h>
 
 #include <kagg/kagg.h>
@@ -191,6 +194,216 @@ static void test_record_wakeups_and_switches(void **state)
 	unlink(path);
 }
 
+/* The report's sched_switch lines and the file's events as kbuffer counts them. */
+static long report_lines(const char *path)
+{
+	char *rep[] = { "report", (char *)path, NULL };
+	char *out = NULL, *err = NULL;
+	long n = 0;
+	int rc = tu_run_kagg(rep, &out, &err, 0, 0);
+
+	for (const char *p = out; p && (p = strstr(p, ": sched_switch: ")); p++)
+		n++;
+	if (rc)
+		printf("  kagg report %s: exit %d: %s", path, rc, err ? err : "\n");
+	free(out);
+	free(err);
+	return rc ? -1 : n;
+}
+
+/* Pages the trace.dat at path holds now (0 when it cannot be read). */
+static uint64_t pages_in(const char *path)
+{
+	struct kagg_tracedat *t = kagg_tracedat__open(path, NULL);
+	uint64_t n = 0, size;
+	int cpu;
+
+	for (cpu = 0; t && cpu < kagg_tracedat__nr_cpus(t); cpu++)
+		if (!kagg_tracedat__cpu_data(t, cpu, NULL, &size))
+			n += size / kagg_tracedat__page_size(t);
+	kagg_tracedat__free(t);
+	return n;
+}
+
+/* Names in dir other than keep (a temporary left behind shows here). */
+static int others_in(const char *dir, const char *keep)
+{
+	struct dirent *d;
+	DIR *dh = opendir(dir);
+	int n = 0;
+
+	assert_non_null(dh);
+	while ((d = readdir(dh)))
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") && strcmp(d->d_name, keep)) {
+			printf("  left in %s: %s\n", dir, d->d_name);
+			n++;
+		}
+	closedir(dh);
+	return n;
+}
+
+/*
+ * SIGKILL during a recording: the file at -o is a valid trace.dat holding
+ * the pages written until then; kbuffer, kagg report and trace-cmd read the
+ * same events, more than none, and no temporary is left beside it.
+ */
+static void test_killed_recording_keeps_what_was_recorded(void **state)
+{
+	char dir[] = "/tmp/kagg-test-kill-XXXXXX", path[64];
+	char *rec[] = { "record", "-o", path, NULL };
+	int rounds = 200000, efd, st;
+	struct tu_child child;
+	struct stat sb = {};
+	long kb, ours, tc, none;
+	pid_t pid;
+	int i;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/killed.dat", dir);
+	efd = open("/dev/null", O_WRONLY);
+	pid = tu_spawn_kagg(rec, efd, efd);
+	child = tu_spawn(tu_bounce_work, &rounds);
+	tu_go(&child);
+	/* wait until the file at -o holds a few pages */
+	for (i = 0; i < 200 && pages_in(path) < 4; i++)
+		tu_sleep_ms(50);
+	tu_sleep_ms(200);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	kill(child.pid, SIGKILL);
+	tu_wait(&child);
+	close(efd);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_int_equal(stat(path, &sb), 0);
+	kb = kbuffer_count(path);
+	ours = report_lines(path);
+	printf("  killed after %d ms: %lld bytes, kbuffer reads %ld events, kagg report %ld\n",
+	       i * 50 + 200, (long long)sb.st_size, kb, ours);
+	assert_true(kb > 0);
+	assert_int_equal(ours, kb);
+	if (trace_cmd_count(path, "sched_switch:", "\001", &tc, &none)) {
+		printf("  trace-cmd report lists %ld events\n", tc);
+		assert_int_equal(tc, kb);
+	}
+	assert_int_equal(others_in(dir, "killed.dat"), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * A recording that fails (its filesystem full) leaves an existing file as it
+ * was, and nothing beside it.
+ */
+static void test_failed_recording_keeps_the_existing_file(void **state)
+{
+	char dir[] = "/tmp/kagg-test-full-XXXXXX", path[64], buf[4096];
+	char *rec[] = { "record", "-o", path, "-d", "0.5", NULL };
+	char *err = NULL, *before, *after;
+	int fd, rc;
+	ssize_t n;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(mkdtemp(dir));
+	if (mount("kagg-test", dir, "tmpfs", 0, "size=64k")) {
+		printf("SKIP: cannot mount a tmpfs: %s\n", strerror(errno));
+		rmdir(dir);
+		skip();
+	}
+	/* the existing file fills the filesystem */
+	snprintf(path, sizeof(path), "%s/old.dat", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	memset(buf, 'k', sizeof(buf));
+	do
+		n = write(fd, buf, sizeof(buf));
+	while (n == (ssize_t)sizeof(buf));
+	close(fd);
+	fd = open(path, O_RDONLY);
+	before = tu_read_all(fd);
+	close(fd);
+	rc = tu_run_kagg(rec, NULL, &err, 0, 0);
+	printf("  on a full filesystem: exit %d: %s", rc, err ? err : "\n");
+	fd = open(path, O_RDONLY);
+	after = fd >= 0 ? tu_read_all(fd) : NULL;
+	if (fd >= 0)
+		close(fd);
+	rc = rc * 1000 + others_in(dir, "old.dat");
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+	assert_int_equal(rc, 1000); /* exit 1, nothing else in the directory */
+	assert_non_null(strstr(err, path));
+	assert_non_null(after);
+	assert_string_equal(after, before);
+	free(before);
+	free(after);
+	free(err);
+}
+
+/*
+ * -o at something that is not a regular file: a character device is
+ * written to and never removed, even when the recording fails; a FIFO
+ * gets the whole trace.dat, which its reader can save and read.
+ */
+static void test_special_files_are_streamed_never_removed(void **state)
+{
+	char dir[] = "/tmp/kagg-test-dev-XXXXXX", dev[64], fifo[64], saved[64], cmd[256];
+	char *ok[] = { "record", "-o", dev, "-d", "0.3", NULL };
+	char *tofifo[] = { "record", "-o", fifo, "-d", "1", NULL };
+	char *err = NULL, *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+	struct stat sb;
+	long recorded, kb;
+	int rc;
+	FILE *reader;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(mkdtemp(dir));
+	snprintf(dev, sizeof(dev), "%s/null", dir);
+	assert_int_equal(mknod(dev, S_IFCHR | 0666, makedev(1, 3)), 0); /* as /dev/null */
+	rc = tu_run_kagg(ok, NULL, &err, 0, 0);
+	printf("  -o a character device: exit %d: %s", rc, err);
+	assert_int_equal(rc, 0);
+	free(err);
+	/* a spool that cannot be created fails the recording: the device stays */
+	setenv("TMPDIR", "/nonexistent-kagg-dir", 1);
+	rc = tu_run_kagg(ok, NULL, &err, 0, 0);
+	if (tmpdir)
+		setenv("TMPDIR", tmpdir, 1);
+	else
+		unsetenv("TMPDIR");
+	free(tmpdir);
+	printf("  -o a character device, TMPDIR unusable: exit %d: %s", rc, err);
+	assert_int_equal(rc, 1);
+	assert_int_equal(tu_lines(err), 1);
+	assert_non_null(strstr(err, "spooling in /nonexistent-kagg-dir"));
+	free(err);
+	assert_int_equal(stat(dev, &sb), 0);
+	assert_true(S_ISCHR(sb.st_mode));
+	unlink(dev);
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(saved, sizeof(saved), "%s/saved.dat", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(cmd, sizeof(cmd), "cat %s > %s", fifo, saved);
+	reader = popen(cmd, "w");
+	assert_non_null(reader);
+	rc = tu_run_kagg(tofifo, NULL, &err, 0, 0);
+	pclose(reader);
+	recorded = recorded_count(err);
+	kb = kbuffer_count(saved);
+	printf("  -o a FIFO: exit %d, recorded %ld, the reader's copy holds %ld\n", rc, recorded,
+	       kb);
+	assert_int_equal(rc, 0);
+	assert_true(recorded > 0);
+	assert_int_equal(kb, recorded);
+	assert_int_equal(stat(fifo, &sb), 0);
+	assert_true(S_ISFIFO(sb.st_mode));
+	free(err);
+	unlink(fifo);
+	unlink(saved);
+	rmdir(dir);
+}
+
 static void test_record_usage_errors(void **state)
 {
 	static const struct tu_error_case cases[] = {
@@ -224,6 +437,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_record_then_report_and_trace_cmd),
 		cmocka_unit_test(test_record_wakeups_and_switches),
+		cmocka_unit_test(test_killed_recording_keeps_what_was_recorded),
+		cmocka_unit_test(test_failed_recording_keeps_the_existing_file),
+		cmocka_unit_test(test_special_files_are_streamed_never_removed),
 		cmocka_unit_test(test_record_usage_errors),
 		cmocka_unit_test(test_report_bad_file),
 	};

@@ -199,6 +199,115 @@ static void test_pid_and_cpu_for_duration(void **state)
 	free(err);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * SIGTERM or SIGINT sent to kagg stat -- sleep 30 reaches the command:
+ * kagg ends at once (not after 30 s), reports what was counted with the
+ * command's status (killed by the signal), and dies of the same signal.
+ */
+static void stop_signal_forwarded(int sig)
+{
+	char *argv[] = { "stat", "-e", "task-clock,context-switches", "--", "sleep", "30", NULL };
+	char *out = NULL, *err = NULL, want[32];
+	double t0 = now_s(), took;
+	int rc;
+
+	rc = tu_run_kagg(argv, &out, &err, sig, 300);
+	took = now_s() - t0;
+	printf("  %s after 0.3 s: exit %d in %.2f s\n%s", strsignal(sig), rc, took, out);
+	assert_true(took < 10);
+	assert_int_equal(rc, 128 + sig);
+	assert_true(count_of(out, "task-clock") > 0);
+	assert_true(count_of(out, "context-switches") >= 1);
+	snprintf(want, sizeof(want), "exit status %d", 128 + sig);
+	assert_non_null(strstr(out, want));
+	free(out);
+	free(err);
+}
+
+static void test_sigterm_reaches_the_command(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	stop_signal_forwarded(SIGTERM);
+}
+
+static void test_sigint_reaches_the_command(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	stop_signal_forwarded(SIGINT);
+}
+
+/*
+ * A command that ignores SIGTERM keeps kagg waiting after the first one;
+ * the second kills the command (SIGKILL) and kagg reports and ends.
+ */
+static void test_second_signal_kills_the_command(void **state)
+{
+	char *argv[] = { "stat", "-e", "task-clock", "--", "sh", "-c",
+			 "trap '' TERM; exec sleep 30", NULL };
+	char outp[] = "/tmp/kagg-test-stat-XXXXXX", *out;
+	double t0 = now_s(), t1;
+	int ofd = mkstemp(outp), efd = open("/dev/null", O_WRONLY), st;
+	pid_t pid;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_true(ofd >= 0 && efd >= 0);
+	unlink(outp);
+	pid = tu_spawn_kagg(argv, ofd, efd);
+	tu_sleep_ms(300);
+	kill(pid, SIGTERM);
+	tu_sleep_ms(500);
+	assert_int_equal(waitpid(pid, &st, WNOHANG), 0); /* still waiting for the command */
+	t1 = now_s();
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	printf("  first SIGTERM ignored by the command; the second ended kagg in %.2f s\n",
+	       now_s() - t1);
+	assert_true(now_s() - t0 < 10);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	lseek(ofd, 0, SEEK_SET);
+	out = tu_read_all(ofd);
+	printf("%s", out);
+	assert_true(count_of(out, "task-clock") > 0);
+	assert_non_null(strstr(out, "exit status 137"));
+	free(out);
+	close(ofd);
+	close(efd);
+}
+
+/* The command gets the signal dispositions kagg was given (kagg ignores SIGPIPE itself). */
+static void test_command_keeps_signal_dispositions(void **state)
+{
+	char *argv[] = { "stat", "-e", "task-clock", "--", "grep", "^SigIgn:", "/proc/self/status",
+			 NULL };
+	char *out = NULL, *err = NULL, line[256] = "";
+	unsigned long long mine = 0, cmd = 0;
+	const char *p;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	TU_SKIP_UNLESS_ROOT();
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigIgn: %llx", &mine) == 1)
+			break;
+	if (f)
+		fclose(f);
+	assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 0);
+	p = strstr(out, "SigIgn:");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "SigIgn: %llx", &cmd), 1);
+	printf("  SigIgn: this test %llx, the command %llx\n", mine, cmd);
+	assert_int_equal(cmd, mine);
+	free(out);
+	free(err);
+}
+
 static void test_errors(void **state)
 {
 	static const struct tu_error_case cases[] = {
@@ -235,6 +344,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_tracepoint_counts_syscalls),
 		cmocka_unit_test(test_pid_and_cpu_for_duration),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_sigterm_reaches_the_command),
+		cmocka_unit_test(test_sigint_reaches_the_command),
+		cmocka_unit_test(test_second_signal_kills_the_command),
+		cmocka_unit_test(test_command_keeps_signal_dispositions),
 	};
 	ssize_t n;
 

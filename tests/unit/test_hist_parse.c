@@ -72,11 +72,45 @@ static void test_values(void **state)
 	assert_int_not_equal(hist_parse_value("9223372036854775808", true, &v), 0);
 }
 
+/* A value the field cannot hold is refused, whatever its size and signedness. */
+static void test_value_fits_field(void **state)
+{
+	static const struct {
+		const char *val;
+		bool is_signed;
+		unsigned int size;
+		bool fits;
+	} c[] = {
+		{ "255", false, 1, true },	{ "256", false, 1, false },
+		{ "127", true, 1, true },	{ "128", true, 1, false },
+		{ "-128", true, 1, true },	{ "-129", true, 1, false },
+		{ "65535", false, 2, true },	{ "0x10000", false, 2, false },
+		{ "-32768", true, 2, true },	{ "32768", true, 2, false },
+		{ "4294967295", false, 4, true }, { "4294967296", false, 4, false },
+		{ "2147483647", true, 4, true }, { "2147483648", true, 4, false },
+		{ "-2147483648", true, 4, true }, { "-2147483649", true, 4, false },
+		{ "18446744073709551615", false, 8, true },
+		{ "-9223372036854775808", true, 8, true },
+		{ "0", false, 3, false },	/* not a field size */
+	};
+	size_t i;
+	__u64 v;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		assert_int_equal(hist_parse_value(c[i].val, c[i].is_signed, &v), 0);
+		if (hist_value_fits(v, c[i].is_signed, c[i].size) != c[i].fits)
+			fail_msg("'%s' in a %u-byte %s field: expected %s", c[i].val, c[i].size,
+				 c[i].is_signed ? "signed" : "unsigned",
+				 c[i].fits ? "to fit" : "refused");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_value_fits_field),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -289,6 +289,71 @@ static void test_json_escapes_comm(void **state)
 	kagg_snapshot__free(snap);
 }
 
+/* Command names, symbols and meta strings never reach the output raw. */
+static void test_text_escapes_control_bytes(void **state)
+{
+	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
+	struct kagg_frame *fr = snap_own(snap, calloc(2, sizeof(*fr)));
+	struct kagg_stack *st = calloc(1, sizeof(*st));
+	KAGG_OPTS(kagg_print_opts, po, .format = KAGG_FORMAT_TEXT, .folded = true);
+	char *out, *folded = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(fr);
+	assert_non_null(st);
+	strcpy(snap->hists[0].key.comm, "ev\033[2Jil\n");
+	snap->meta.filters = "comm=\033]0;x\007";
+	const struct kagg_frame **fp = snap_own(snap, calloc(2, sizeof(*fp)));
+
+	assert_non_null(fp);
+	fr[0].sz = fr[1].sz = sizeof(*fr);
+	fr[0].sym = "k\033sym";
+	fr[1].sym = "u\xc2\x9bsym"; /* U+009B, CSI */
+	fp[0] = &fr[0];
+	fp[1] = &fr[1];
+	st->sz = sizeof(*st);
+	strcpy(st->comm, "ev\033il");
+	st->tid = 43;
+	st->kframes = &fp[0];
+	st->nr_kframes = 1;
+	st->uframes = &fp[1];
+	st->nr_uframes = 1;
+	st->total_ns = 1000;
+	st->count = 1;
+	snap->stacks = st;
+	snap->nr_stacks = 1;
+	out = print_to_string(snap, KAGG_FORMAT_TEXT, false);
+	printf("%s", out);
+	assert_non_null(strstr(out, "filters: comm=\\033]0;x\\007\n"));
+	assert_non_null(strstr(out, "pid = 42 ev\\033[2Jil\\012\n"));
+	assert_non_null(strstr(out, "\n    k\\033sym\n"));
+	assert_non_null(strstr(out, "\n    u\\302\\233sym\n"));
+	assert_non_null(strstr(out, "    -                ev\\033il         (43)\n"));
+	assert_null(strpbrk(out, "\033\007\x9b"));
+	free(out);
+	f = open_memstream(&folded, &len);
+	assert_non_null(f);
+	assert_int_equal(kagg_snapshot__print(snap, f, &po), 0);
+	fclose(f);
+	assert_string_equal(folded, "ev\\033il;u\\302\\233sym;--;k\\033sym 1\n");
+	free(folded);
+	kagg_snapshot__free(snap);
+}
+
+/* JSON: DEL and the C1 controls as \u escapes, bytes that are not UTF-8 read as Latin-1. */
+static void test_json_escapes_what_is_not_utf8(void **state)
+{
+	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
+	char *out;
+
+	strcpy(snap->hists[0].key.comm, "a\x7f" "b\xc2\x9b" "c\xff" "d\xc3\xa9");
+	out = print_to_string(snap, KAGG_FORMAT_JSON, false);
+	assert_non_null(strstr(out, "\"comm\": \"a\\u007fb\\u009bc\\u00ffd\xc3\xa9\""));
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
 static void test_empty_histogram_says_so(void **state)
 {
 	struct kagg_snapshot *snap = snap_new();
@@ -359,6 +424,8 @@ static void test_cli_option_errors(void **state)
 		{ 2, "invalid duration", { "offcpu", "-d", "0" } },
 		{ 2, "invalid duration", { "offcpu", "-d", "abc" } },
 		{ 2, "invalid interval", { "offcpu", "-i", "-1" } },
+		{ 2, "at least 0.001 s", { "offcpu", "-i", "1e-300" } }, /* printed in a loop */
+		{ 2, "at least 0.001 s", { "offcpu", "-i", "0.0009" } },
 		{ 2, "invalid unit", { "offcpu", "--unit", "hours" } },
 		{ 2, "invalid pid list", { "offcpu", "-p", "12,x" } },
 		{ 2, "invalid pid list", { "offcpu", "-p", "0" } },
@@ -400,6 +467,8 @@ int main(void)
 		cmocka_unit_test(test_json_document),
 		cmocka_unit_test(test_records_carry_their_size),
 		cmocka_unit_test(test_json_escapes_comm),
+		cmocka_unit_test(test_text_escapes_control_bytes),
+		cmocka_unit_test(test_json_escapes_what_is_not_utf8),
 		cmocka_unit_test(test_empty_histogram_says_so),
 		cmocka_unit_test(test_opts_validation),
 		cmocka_unit_test(test_cli_option_errors),

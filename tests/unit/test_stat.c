@@ -236,6 +236,25 @@ static void test_print_json_cases(void **state)
 	free(out);
 }
 
+/* The header names the command as given, and event names: escaped. */
+static void test_print_text_escapes_command(void **state)
+{
+	struct kagg_stat_result res = { .sz = sizeof(res), .name = "task\033-clock",
+					.supported = true, .count = 1, .enabled_ns = 1,
+					.running_ns = 1, .scale = KAGG_STAT_EXACT, .estimate = 1 };
+	const struct kagg_stat_result *ptrs[] = { &res };
+	struct kagg_stat_report rep = { .sz = sizeof(rep),
+					.target = "command 'printf \033]0;pwned\007'", .pid = 1,
+					.cpu = -1, .kernel = "6.18", .nr_results = 1,
+					.results = ptrs };
+	char *out = print_report(&rep, KAGG_FORMAT_TEXT);
+
+	assert_non_null(strstr(out, "# kagg stat: command 'printf \\033]0;pwned\\007', "));
+	assert_non_null(strstr(out, "task\\033-clock  "));
+	assert_null(strpbrk(out, "\033\007"));
+	free(out);
+}
+
 /* Usage errors: exit 2, one line, before anything runs. */
 /* A report built by a caller: its sz and each result's are checked before printing. */
 static void test_print_checks_sizes(void **state)
@@ -292,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_print_text_cases),
 		cmocka_unit_test(test_print_json_cases),
 		cmocka_unit_test(test_print_checks_sizes),
+		cmocka_unit_test(test_print_text_escapes_command),
 		cmocka_unit_test(test_cli_usage_errors),
 	};
 

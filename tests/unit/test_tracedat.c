@@ -8,12 +8,16 @@
  * several pages per CPU, options and error paths.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -831,7 +835,9 @@ static void test_bad_opts_and_arguments(void **state)
 		char extra[8];
 	} big;
 	struct kagg_tracedat_writer *w;
+	struct kagg_tracedat *t;
 	uint8_t page[PS] = { 0 };
+	uint64_t size;
 	FILE *f;
 
 	memset(&big, 0, sizeof(big));
@@ -871,8 +877,14 @@ static void test_bad_opts_and_arguments(void **state)
 	assert_int_equal(kagg_tracedat_writer__add_cmdline(w, -1, "x"), -EINVAL);
 	assert_int_equal(kagg_tracedat_writer__add_cmdline(w, 5, "a\nb"), -EINVAL);
 	assert_int_equal(kagg_tracedat_writer__add_cmdline(w, 5, "a-very-long-command-name"), 0);
-	kagg_tracedat_writer__free(w); /* never finished: removed */
-	assert_int_equal(access(fx->path, F_OK), -1);
+	kagg_tracedat_writer__free(w); /* never finished: what was added stays, readable */
+	t = kagg_tracedat__open(fx->path, NULL);
+	assert_non_null(t);
+	assert_int_equal(kagg_tracedat__cpu_data(t, 0, NULL, &size), 0);
+	assert_int_equal(size, PS);
+	assert_string_equal(kagg_tracedat__comm(t, 5), "a-very-long-com");
+	kagg_tracedat__free(t);
+	unlink(fx->path);
 
 	kagg_tracedat_writer__free(NULL);
 	kagg_tracedat__free(NULL);
@@ -891,6 +903,241 @@ static void test_bad_opts_and_arguments(void **state)
 	assert_int_equal(errno, ENOTSUP);
 	assert_null(kagg_tracedat__open("/nonexistent.dat", NULL));
 	assert_int_equal(errno, ENOENT);
+}
+
+/* ------------------------------------------------------------ writing safely */
+
+/* One page of sched_switch records (from the fixture's buffer); its event count. */
+static int one_page(struct fixture *fx, uint8_t *page)
+{
+	struct kagg_rb_page_iter it = { .sz = sizeof(it) };
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
+	int n = 0;
+
+	fill(fx, 40, 0, 8, 0);
+	assert_true(kagg_rb__read_page(fx->rb, 0, page, PS) > 0);
+	assert_int_equal(kagg_rb_page_iter__init(&it, page, PS), 0);
+	while (!kagg_rb_page_iter__next(&it, &ev))
+		n++;
+	assert_true(n > 0);
+	return n;
+}
+
+/* Events our reader finds in path, -1 when it cannot open it. */
+static long count_events(const char *path)
+{
+	struct kagg_tracedat *t = kagg_tracedat__open(path, NULL);
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
+	long n = 0;
+
+	if (!t)
+		return -1;
+	while (!kagg_tracedat__next(t, &ev))
+		n++;
+	kagg_tracedat__free(t);
+	return n;
+}
+
+/* Entries of fx->dir other than trace.dat. */
+static int others(struct fixture *fx)
+{
+	char cmd[128], *out, *p;
+	int n = 0;
+
+	snprintf(cmd, sizeof(cmd), "ls -A %s | grep -vx trace.dat", fx->dir);
+	out = run(cmd);
+	for (p = out; p && (p = strchr(p, '\n')); p++)
+		n++;
+	if (n)
+		printf("left beside trace.dat: %s", out);
+	free(out);
+	return n;
+}
+
+/*
+ * A writer killed (SIGKILL) after 150 pages on CPU 0 (its region moved
+ * twice) and 3 on CPU 1 leaves at path a trace.dat holding all of them and
+ * the comms, read alike by our reader, kbuffer through the layout walk,
+ * and trace-cmd; nothing else is left.
+ */
+static void test_killed_writer_leaves_what_was_added(void **state)
+{
+	struct fixture *fx = *state;
+	uint8_t page[PS];
+	int per_page = one_page(fx, page), st, i;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		KAGG_OPTS(kagg_tracedat_writer_opts, wo, .page_size = PS, .nr_cpus = NCPU,
+			  .events = fx->evs, .trace_clock = "mono");
+		struct kagg_tracedat_writer *w = kagg_tracedat_writer__new(fx->path, &wo);
+
+		if (!w)
+			_exit(2);
+		for (i = 0; i < 150; i++)
+			if (kagg_tracedat_writer__add_page(w, 0, page, PS))
+				_exit(3);
+		for (i = 0; i < 3; i++)
+			if (kagg_tracedat_writer__add_page(w, 1, page, PS))
+				_exit(4);
+		for (i = 1001; i <= 1003; i++) {
+			char c[16];
+
+			comm_of(i, c);
+			if (kagg_tracedat_writer__add_cmdline(w, i, c))
+				_exit(5);
+		}
+		raise(SIGKILL);
+		_exit(6);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	printf("  killed writer: %d events per page, the file holds %ld\n", per_page,
+	       count_events(fx->path));
+	assert_int_equal(count_events(fx->path), 153L * per_page);
+	{
+		struct kagg_tracedat *t = kagg_tracedat__open(fx->path, NULL);
+
+		assert_non_null(t);
+		assert_string_equal(kagg_tracedat__comm(t, 1002), "worker-1002");
+		kagg_tracedat__free(t);
+	}
+	assert_int_equal(others(fx), 0);
+	if (have_trace_cmd()) {
+		char cmd[256], *out;
+
+		snprintf(cmd, sizeof(cmd), "trace-cmd report -N -i %s 2>&1 | grep -c sched_switch:",
+			 fx->path);
+		out = run(cmd);
+		printf("  trace-cmd report: %s", out);
+		assert_int_equal(atol(out), 153L * per_page);
+		free(out);
+	}
+}
+
+/* __finish() after regions moved: the compact file, CPU blocks back to back, no holes. */
+static void test_finished_file_is_compact(void **state)
+{
+	struct fixture *fx = *state;
+	KAGG_OPTS(kagg_tracedat_writer_opts, wo, .page_size = PS, .nr_cpus = NCPU,
+		  .events = fx->evs);
+	struct kagg_tracedat_writer *w;
+	struct kagg_tracedat *t;
+	uint8_t page[PS];
+	int per_page = one_page(fx, page), i;
+	uint64_t off0, size0, off1, size1;
+	struct stat sb;
+
+	w = kagg_tracedat_writer__new(fx->path, &wo);
+	assert_non_null(w);
+	for (i = 0; i < 130; i++)
+		assert_int_equal(kagg_tracedat_writer__add_page(w, i % 7 ? 0 : 1, page, PS), 0);
+	assert_int_equal(kagg_tracedat_writer__finish(w), 0);
+	kagg_tracedat_writer__free(w);
+	assert_int_equal(count_events(fx->path), 130L * per_page);
+	t = kagg_tracedat__open(fx->path, NULL);
+	assert_non_null(t);
+	kagg_tracedat__cpu_data(t, 0, &off0, &size0);
+	kagg_tracedat__cpu_data(t, 1, &off1, &size1);
+	kagg_tracedat__free(t);
+	assert_int_equal(stat(fx->path, &sb), 0);
+	printf("  130 pages: CPU 0 at %llu (%llu), CPU 1 at %llu (%llu), file %lld bytes\n",
+	       (unsigned long long)off0, (unsigned long long)size0, (unsigned long long)off1,
+	       (unsigned long long)size1, (long long)sb.st_size);
+	assert_int_equal(size0 + size1, 130 * PS);
+	assert_int_equal(off1, off0 + size0);
+	assert_int_equal((uint64_t)sb.st_size, off1 + size1);
+	assert_true(off0 < 64 * 1024); /* no cmdlines reservation left */
+	assert_int_equal(others(fx), 0);
+}
+
+/*
+ * An existing file is replaced only by a recording: not at __new(), not
+ * when freed before any page (the working file goes, nothing else), and
+ * at __finish() by a file with its mode.
+ */
+static void test_existing_file_replaced_only_by_a_recording(void **state)
+{
+	struct fixture *fx = *state;
+	KAGG_OPTS(kagg_tracedat_writer_opts, wo, .page_size = PS, .nr_cpus = NCPU,
+		  .events = fx->evs);
+	struct kagg_tracedat_writer *w;
+	struct stat sb;
+	size_t len;
+	char *out;
+	FILE *f = fopen(fx->path, "w");
+
+	assert_non_null(f);
+	fputs("precious\n", f);
+	fclose(f);
+	assert_int_equal(chmod(fx->path, 0640), 0);
+	w = kagg_tracedat_writer__new(fx->path, &wo);
+	assert_non_null(w);
+	out = (char *)slurp(fx->path, &len);
+	assert_memory_equal(out, "precious\n", 9);
+	free(out);
+	assert_int_equal(others(fx), 1); /* the working file */
+	kagg_tracedat_writer__free(w);
+	out = (char *)slurp(fx->path, &len);
+	assert_memory_equal(out, "precious\n", 9);
+	free(out);
+	assert_int_equal(others(fx), 0);
+
+	w = kagg_tracedat_writer__new(fx->path, &wo);
+	assert_non_null(w);
+	assert_int_equal(kagg_tracedat_writer__finish(w), 0);
+	kagg_tracedat_writer__free(w);
+	assert_int_equal(count_events(fx->path), 0);
+	assert_int_equal(stat(fx->path, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0640);
+	assert_int_equal(others(fx), 0);
+}
+
+/*
+ * A path that is not a regular file gets the whole file at __finish(): a
+ * pipe through /proc/self/fd.  When the spool for its pages cannot be
+ * made, __new() fails and touches nothing.
+ */
+static void test_stream_target(void **state)
+{
+	struct fixture *fx = *state;
+	KAGG_OPTS(kagg_tracedat_writer_opts, wo, .page_size = PS, .nr_cpus = NCPU,
+		  .events = fx->evs);
+	struct kagg_tracedat_writer *w;
+	char path[64], *buf;
+	uint8_t page[PS];
+	int per_page = one_page(fx, page), p[2], i;
+	ssize_t n;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(pipe(p), 0);
+	fcntl(p[0], F_SETPIPE_SZ, 1 << 20);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[1]);
+	wo.tmp_dir = "/nonexistent-kagg-dir";
+	errno = 0;
+	assert_null(kagg_tracedat_writer__new(path, &wo));
+	assert_int_equal(errno, ENOENT);
+	wo.tmp_dir = NULL;
+	w = kagg_tracedat_writer__new(path, &wo);
+	assert_non_null(w);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(kagg_tracedat_writer__add_page(w, i & 1, page, PS), 0);
+	assert_int_equal(kagg_tracedat_writer__finish(w), 0);
+	kagg_tracedat_writer__free(w);
+	close(p[1]);
+	buf = malloc(1 << 20);
+	assert_non_null(buf);
+	while ((n = read(p[0], buf + len, (1 << 20) - len)) > 0)
+		len += (size_t)n;
+	close(p[0]);
+	f = fopen(fx->path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+	printf("  through a pipe: %zu bytes\n", len);
+	assert_int_equal(count_events(fx->path), 3L * per_page);
 }
 
 static void test_truncated_file_is_rejected(void **state)
@@ -937,6 +1184,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_file_and_empty_cpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_opts_and_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file_is_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed_writer_leaves_what_was_added, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_finished_file_is_compact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_existing_file_replaced_only_by_a_recording,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_target, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

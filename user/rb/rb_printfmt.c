@@ -21,6 +21,7 @@
 #include "opts.h"
 #include "rb_events_internal.h"
 #include "rb_internal.h"
+#include "text.h"
 
 /* --------------------------------------------------------------- values */
 
@@ -722,6 +723,7 @@ int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 {
 	const uint8_t *r;
 	const struct kagg_rb_format *fmt;
+	struct text_esc e = {};
 	const char *name = NULL;
 	char info[4096], fl[6];
 	uint16_t type;
@@ -795,14 +797,19 @@ int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 	fl[4] = (pc >> 4) ? "0123456789abcdef"[pc >> 4] : '.';
 	fl[5] = 0;
 	us = (ev->ts + 500) / 1000;
-	fprintf(f, "%16s-%-7d [%03d] %s %5llu.%06llu: ", name, pid, ev->cpu, fl,
-		(unsigned long long)(us / 1000000), (unsigned long long)(us % 1000000));
+	/* comms and strings come from the record or a file: escaped (text.h) */
+	fprintf(f, "%16s-%-7d [%03d] %s %5llu.%06llu: ", text_esc(&e, name, SIZE_MAX), pid,
+		ev->cpu, fl, (unsigned long long)(us / 1000000), (unsigned long long)(us % 1000000));
+	text_esc_free(&e);
 	fmt = kagg_rb_events__find(evs, type);
 	if (!fmt) {
 		fprintf(f, "<unknown event id %u>\n", type);
 		return -ENOENT;
 	}
 	kagg_rb_events__format_info(evs, fmt, r, ev->len, info, sizeof(info));
-	fprintf(f, "%s: %s\n", fmt->name, info);
+	text_fputs(f, fmt->name);
+	fputs(": ", f);
+	text_fputs(f, info);
+	fputc('\n', f);
 	return 0;
 }

@@ -14,11 +14,18 @@
  *   "flyrecord\0" nr_cpus x { u64 offset, u64 size } [u64 len, trace_clock]
  *   pad to page size | CPU 0 pages | CPU 1 pages | ...
  *
- * Writer: pages are spooled per CPU into unlinked temporary files as they
- * come (memory stays flat however long the recording), cmdlines and formats
- * are only needed at __finish(), which writes the header and copies each
- * spool to its page-aligned block.  Integers are written little-endian
- * byte by byte, whatever the host.
+ * Writer: never removes or truncates the path it is given, and a killed
+ * writer leaves a valid file.  Pages go, as they are added, into a working
+ * file that is a trace.dat at every moment (below, "The working file"):
+ * created beside path as ".NAME.XXXXXX", renamed over it by the first
+ * page, so from then on path is the recording and nothing lies elsewhere;
+ * before that path is untouched and a failure removes only the working
+ * file.  __finish() writes the compact file (the layout above, CPU blocks
+ * back to back) to another ".NAME.XXXXXX" and renames it over path.  A path
+ * that is not a regular file (FIFO, device) gets the compact file written
+ * to it at __finish(); its working file is an unlinked file in tmp_dir.
+ * Memory stays flat however long the recording.  Integers are written
+ * little-endian byte by byte, whatever the host.
  *
  * Reader: maps the file, parses the header into a kagg_rb_events registry,
  * and merges the CPUs' records by timestamp with one kagg_rb_page_iter per
@@ -32,7 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <kagg/tracedat.h>
@@ -207,18 +216,54 @@ static const char *cl_comm_cb(void *ctx, int pid)
 
 /* ------------------------------------------------------------ writer */
 
+/*
+ * The working file: a valid trace.dat at every moment, so that a killed
+ * writer leaves one.  After the usual header, with room reserved for the
+ * saved cmdlines, each CPU's pages sit in a region of their own:
+ *
+ *   header ... | u64 cap, cmdlines text, '\n' up to cap | nr_cpus, options,
+ *   "flyrecord", nr_cpus x {u64 offset, u64 size} (16-aligned), clock
+ *   | CPU a: region of 64 pages | CPU b: region | CPU a: region of 128 ...
+ *
+ * A page is written past its CPU's published size, then the size is
+ * published: 8 aligned bytes, one write that a killed process either made
+ * or did not (the kernel checks for a fatal signal only between the
+ * blocks of a write).  A full region is copied to one twice as large at
+ * the end of the file, whose offset and size are published together (16
+ * aligned bytes), and the old one is punched out.  A cmdline is appended
+ * to the reserved text, never across a 4 KiB block, so a kill leaves whole
+ * lines; the readers skip the empty ones; one that does not fit reaches
+ * only the final file.
+ */
+#define CK_CMDLINES (256 * 1024)
+#define CK_REGION_PAGES 64
+#define CK_BLOCK 4096
+
+struct td_region {
+	uint64_t off, cap, used;	/* bytes; cap 0: none yet */
+};
+
 struct kagg_tracedat_writer {
-	char *path;
-	FILE *out;
+	char *target;		/* the regular file replaced (symlinks resolved), or NULL */
+	int out_fd;		/* a path that is not a regular file, opened at __new() */
 	size_t page_size;
 	int nr_cpus;
 	const struct kagg_rb_events *events;
 	char *trace_clock;
-	char *tmp_dir;
 	struct td_cmdlines cl;
-	FILE **spool;	  /* per CPU, created on the first page */
-	uint64_t *pages;  /* per CPU */
-	uint8_t *zero;	  /* page_size zero bytes */
+	/* the working file */
+	int ck_fd;
+	char *ck_path;		/* its name while it is ours alone (NULL once renamed or unlinked) */
+	bool ck_published;	/* renamed over target */
+	uint64_t ck_table;	/* offset of the flyrecord table */
+	uint64_t ck_end;	/* where the next region goes */
+	uint64_t cl_off, cl_cap, cl_used; /* the reserved cmdlines text */
+	struct td_region *reg;	/* per CPU */
+	uint64_t *pages;	/* per CPU */
+	uint8_t *page;		/* page_size bytes: an image zero-filled */
+	/* the regular file replaced, whose mode and owner the new one keeps */
+	bool replaces;
+	struct stat old;
 	bool finished;
 };
 
@@ -232,169 +277,167 @@ static bool td_page_size_ok(size_t ps)
 	return false;
 }
 
-struct kagg_tracedat_writer *kagg_tracedat_writer__new(const char *path,
-						       const struct kagg_tracedat_writer_opts *opts)
+/* len bytes at off (off < 0: at the file position, for streams).  0 or -errno. */
+static int td_write(int fd, const void *buf, size_t len, off_t off)
 {
-	struct kagg_tracedat_writer *w = NULL;
-	const char *cmdlines, *clock, *tmp;
-	int err = -EINVAL;
+	const uint8_t *p = buf;
 
-	if (!path || !opts || !kagg_opts_valid(opts, TD_OPTS_END(kagg_tracedat_writer_opts)))
-		goto cleanup;
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		err = -ENOMEM;
-		goto cleanup;
+	while (len) {
+		ssize_t n = off < 0 ? write(fd, p, len) : pwrite(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		if (off >= 0)
+			off += n;
 	}
-	w->page_size = KAGG_OPT(opts, kagg_tracedat_writer_opts, page_size, 0);
-	if (!w->page_size)
-		w->page_size = 4096;
-	w->nr_cpus = KAGG_OPT(opts, kagg_tracedat_writer_opts, nr_cpus, 0);
-	w->events = KAGG_OPT(opts, kagg_tracedat_writer_opts, events, NULL);
-	cmdlines = KAGG_OPT(opts, kagg_tracedat_writer_opts, cmdlines, NULL);
-	clock = KAGG_OPT(opts, kagg_tracedat_writer_opts, trace_clock, NULL);
-	tmp = KAGG_OPT(opts, kagg_tracedat_writer_opts, tmp_dir, NULL);
-	if (!tmp)
-		tmp = getenv("TMPDIR");
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	if (w->nr_cpus < 1 || w->nr_cpus > 65536 || !td_page_size_ok(w->page_size))
-		goto cleanup;
-	if (clock && (!*clock || strpbrk(clock, "[] \n")))
-		goto cleanup;
-	if (cmdlines) {
-		err = cl_parse(&w->cl, cmdlines, strlen(cmdlines), true);
-		if (err)
-			goto cleanup;
-	}
-	err = -ENOMEM;
-	w->path = strdup(path);
-	w->tmp_dir = strdup(tmp);
-	w->trace_clock = clock ? strdup(clock) : NULL;
-	w->spool = calloc((size_t)w->nr_cpus, sizeof(*w->spool));
-	w->pages = calloc((size_t)w->nr_cpus, sizeof(*w->pages));
-	w->zero = calloc(1, w->page_size);
-	if (!w->path || !w->tmp_dir || (clock && !w->trace_clock) || !w->spool || !w->pages ||
-	    !w->zero)
-		goto cleanup;
-	w->out = fopen(path, "w");
-	if (!w->out) {
-		err = -errno;
-		goto cleanup;
-	}
-	return w;
-
-cleanup:
-	if (w) {
-		w->finished = true; /* nothing of ours to remove */
-		kagg_tracedat_writer__free(w);
-	}
-	errno = -err;
-	return NULL;
-}
-
-int kagg_tracedat_writer__add_cmdline(struct kagg_tracedat_writer *w, int pid, const char *comm)
-{
-	if (!w || pid < 0 || !comm || !*comm || strchr(comm, '\n'))
-		return -EINVAL;
-	return cl_set(&w->cl, pid, comm, strlen(comm));
-}
-
-static FILE *td_spool_open(const char *dir)
-{
-	size_t n = strlen(dir) + sizeof("/kagg-tracedat-XXXXXX");
-	char *name = malloc(n);
-	FILE *f = NULL;
-	int fd;
-
-	if (!name)
-		return NULL;
-	snprintf(name, n, "%s/kagg-tracedat-XXXXXX", dir);
-	fd = mkstemp(name);
-	if (fd >= 0) {
-		unlink(name);
-		f = fdopen(fd, "w+");
-		if (!f) {
-			int e = errno;
-
-			close(fd);
-			errno = e;
-		}
-	}
-	free(name);
-	return f;
-}
-
-int kagg_tracedat_writer__add_page(struct kagg_tracedat_writer *w, int cpu, const void *page,
-				   size_t size)
-{
-	uint64_t commit;
-
-	if (!w || w->finished || cpu < 0 || cpu >= w->nr_cpus || !page || size < KAGG_RB_PAGE_HDR)
-		return -EINVAL;
-	if (size > w->page_size)
-		return -E2BIG;
-	memcpy(&commit, (const uint8_t *)page + 8, 8);
-	if ((commit & KAGG_RB_COMMIT_MASK) > size - KAGG_RB_PAGE_HDR)
-		return -EINVAL;
-	if (!w->spool[cpu]) {
-		w->spool[cpu] = td_spool_open(w->tmp_dir);
-		if (!w->spool[cpu])
-			return errno ? -errno : -EIO;
-	}
-	if (fwrite(page, 1, size, w->spool[cpu]) != size ||
-	    (size < w->page_size &&
-	     fwrite(w->zero, 1, w->page_size - size, w->spool[cpu]) != w->page_size - size))
-		return errno ? -errno : -EIO;
-	w->pages[cpu]++;
 	return 0;
 }
 
-int kagg_tracedat_writer__add_rb(struct kagg_tracedat_writer *w, struct kagg_rb *rb)
+static int td_put_u64(int fd, uint64_t v, off_t off)
 {
-	uint8_t *buf;
-	int cpu, n = 0, ret, err = 0;
-
-	if (!w || !rb || w->finished || kagg_rb__subbuf_size(rb) != w->page_size ||
-	    kagg_rb__nr_cpus(rb) > w->nr_cpus)
-		return -EINVAL;
-	buf = malloc(w->page_size);
-	if (!buf)
-		return -ENOMEM;
-	for (cpu = 0; cpu < kagg_rb__nr_cpus(rb) && !err; cpu++) {
-		while ((ret = kagg_rb__read_page(rb, cpu, buf, w->page_size)) > 0) {
-			err = kagg_tracedat_writer__add_page(w, cpu, buf, (size_t)ret);
-			if (err)
-				break;
-			n++;
-		}
-		if (!err && ret < 0 && ret != -EAGAIN)
-			err = ret;
-	}
-	free(buf);
-	return err ? err : n;
-}
-
-uint64_t kagg_tracedat_writer__nr_pages(const struct kagg_tracedat_writer *w, int cpu)
-{
-	uint64_t n = 0;
+	uint8_t b[8];
 	int i;
 
-	if (!w || cpu >= w->nr_cpus)
-		return 0;
-	if (cpu >= 0)
-		return w->pages[cpu];
-	for (i = 0; i < w->nr_cpus; i++)
-		n += w->pages[i];
-	return n;
+	for (i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	return td_write(fd, b, 8, off);
 }
 
+/*
+ * len bytes of in from in_off to out at out_off (< 0: at its position):
+ * copy_file_range when the kernel can, else through a buffer.
+ */
+static int td_copy(int in, uint64_t in_off, int out, off_t out_off, uint64_t len)
+{
+	static const size_t chunk = 1 << 20;
+	loff_t ioff = (loff_t)in_off, ooff = out_off;
+	char *buf = NULL;
+	int err = 0;
+
+	while (len) {
+		size_t n = len < chunk ? (size_t)len : chunk;
+		ssize_t r = copy_file_range(in, &ioff, out, out_off < 0 ? NULL : &ooff, n, 0);
+
+		if (r > 0) {
+			len -= (uint64_t)r;
+			continue;
+		}
+		if (r < 0 && errno != EXDEV && errno != EINVAL && errno != ENOSYS &&
+		    errno != EOPNOTSUPP && errno != EBADF)
+			return -errno;
+		break; /* r == 0 (cannot happen within the file) or not supported here */
+	}
+	while (len && !err) {
+		size_t n = len < chunk ? (size_t)len : chunk;
+		ssize_t r;
+
+		if (!buf && !(buf = malloc(chunk)))
+			return -ENOMEM;
+		r = pread(in, buf, n, ioff);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			err = r < 0 ? -errno : -EIO;
+			break;
+		}
+		err = td_write(out, buf, (size_t)r, out_off < 0 ? -1 : ooff);
+		ioff += r;
+		ooff += r;
+		len -= (uint64_t)r;
+	}
+	free(buf);
+	return err;
+}
+
+/*
+ * A new file beside target, ".NAME.XXXXXX" (random letters), created
+ * exclusively with mode 0666 less the umask.  The fd, and its name in
+ * *name (malloc'd); -errno.
+ */
+static int td_create_beside(const char *target, char **name)
+{
+	static const char letters[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	const char *slash = strrchr(target, '/');
+	size_t dlen = slash ? (size_t)(slash - target) + 1 : 0, n;
+	const char *base = target + dlen;
+	int tries, fd = -1, i;
+	char *p;
+
+	n = dlen + strlen(base) + sizeof("/..XXXXXX");
+	p = malloc(n);
+	if (!p)
+		return -ENOMEM;
+	for (tries = 0; tries < 100; tries++) {
+		uint8_t rnd[6];
+		char *x;
+
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			for (i = 0; i < 6; i++)
+				rnd[i] = (uint8_t)((ts.tv_nsec >> (5 * i)) ^ (getpid() >> i) ^ tries);
+		}
+		snprintf(p, n, "%.*s.%s.XXXXXX", (int)dlen, target, base);
+		x = p + strlen(p) - 6;
+		for (i = 0; i < 6; i++)
+			x[i] = letters[rnd[i] % (sizeof(letters) - 1)];
+		fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		int err = -errno;
+
+		free(p);
+		return err;
+	}
+	*name = p;
+	return fd;
+}
+
+/* A new file of ours gets the mode and owner of the regular file it will replace. */
+static void td_take_over(const struct kagg_tracedat_writer *w, int fd)
+{
+	if (!w->replaces)
+		return;
+	/* best effort: a file we may not give away stays ours */
+	if (fchown(fd, w->old.st_uid, w->old.st_gid) < 0)
+		errno = 0;
+	if (fchmod(fd, w->old.st_mode & 07777) < 0)
+		errno = 0;
+}
+
+/* An unlinked file in dir, for the pages of a path that is not a regular file.  fd or -errno. */
+static int td_spool_open(const char *dir)
+{
+	size_t n = strlen(dir) + sizeof("/kagg-tracedat-XXXXXX");
+	char *name = malloc(n);
+	int fd, err;
+
+	if (!name)
+		return -ENOMEM;
+	snprintf(name, n, "%s/kagg-tracedat-XXXXXX", dir);
+	fd = mkostemp(name, O_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	if (fd >= 0)
+		unlink(name);
+	free(name);
+	return fd >= 0 ? fd : err;
+}
+
+/* v in `bytes` little-endian bytes; past the eighth, zeroes (a 16-byte table slot). */
 static void put_le(FILE *f, uint64_t v, int bytes)
 {
 	int i;
 
 	for (i = 0; i < bytes; i++)
-		fputc((int)((v >> (8 * i)) & 0xff), f);
+		fputc(i < 8 ? (int)((v >> (8 * i)) & 0xff) : 0, f);
 }
 
 /* u64/u32 length then the bytes. */
@@ -425,8 +468,8 @@ static void put_format(FILE *f, const struct kagg_rb_format *fmt, int *err)
 	free(txt);
 }
 
-/* Everything before the page data, except the flyrecord offsets. */
-static int td_header(struct kagg_tracedat_writer *w, FILE *f)
+/* Everything before the saved cmdlines. */
+static int td_header_start(struct kagg_tracedat_writer *w, FILE *f)
 {
 	const struct kagg_rb_events *evs = w->events;
 	size_t nev = evs ? kagg_rb_events__count(evs) : 0, i, j, nsys = 0, nftrace = 0;
@@ -498,18 +541,30 @@ static int td_header(struct kagg_tracedat_writer *w, FILE *f)
 
 	put_le(f, 0, 4); /* kallsyms */
 	put_le(f, 0, 4); /* printk formats */
+	return err;
+}
 
-	txt = NULL;
-	m = open_memstream(&txt, &len);
+/* The saved cmdlines text, "PID COMM\n" sorted by pid, malloc'd in *txt. */
+static int td_cmdlines_text(const struct kagg_tracedat_writer *w, char **txt, size_t *len)
+{
+	FILE *m = open_memstream(txt, len);
+	size_t i;
+
 	if (!m)
 		return -ENOMEM;
 	for (i = 0; i < w->cl.nr; i++)
 		fprintf(m, "%d %s\n", w->cl.v[i].pid, w->cl.v[i].comm);
-	if (fclose(m))
+	if (fclose(m)) {
+		free(*txt);
+		*txt = NULL;
 		return -ENOMEM;
-	put_blob(f, txt, len, 8);
-	free(txt);
+	}
+	return 0;
+}
 
+/* After the saved cmdlines, up to the flyrecord table. */
+static void td_header_end(struct kagg_tracedat_writer *w, FILE *f)
+{
 	put_le(f, (uint64_t)w->nr_cpus, 4);
 	if (w->trace_clock) {
 		/* the trace_clock file's text: the current clock in brackets */
@@ -523,112 +578,425 @@ static int td_header(struct kagg_tracedat_writer *w, FILE *f)
 		put_le(f, TD_OPT_DONE, 2);
 	}
 	fwrite("flyrecord", 1, 10, f);
+}
+
+/*
+ * A whole header, up to the first page (page-aligned), malloc'd in *hdr:
+ * the cmdlines text cl padded with '\n' to cl_cap bytes (at offset *cl_at),
+ * then the flyrecord table (at *table) with every CPU at offset 0, size 0.
+ */
+static int td_header(struct kagg_tracedat_writer *w, const char *cl, size_t cl_len,
+		     size_t cl_cap, char **hdr, size_t *hlen, uint64_t *cl_at, uint64_t *table)
+{
+	FILE *m = open_memstream(hdr, hlen);
+	size_t pad;
+	int err, cpu;
+
+	if (!m)
+		return -ENOMEM;
+	err = td_header_start(w, m);
+	put_le(m, cl_cap, 8);
+	if (fflush(m))
+		err = -ENOMEM;
+	*cl_at = *hlen;
+	fwrite(cl, 1, cl_len, m);
+	for (; cl_len < cl_cap; cl_len++)
+		fputc('\n', m);
+	td_header_end(w, m);
+	if (fflush(m))
+		err = -ENOMEM;
+	*table = *hlen;
+	for (cpu = 0; cpu < w->nr_cpus; cpu++)
+		put_le(m, 0, 16);
+	if (w->trace_clock) {
+		put_le(m, strlen(w->trace_clock) + 3, 8); /* "[clock]\n" */
+		fprintf(m, "[%s]\n", w->trace_clock);
+	}
+	if (fflush(m))
+		err = -ENOMEM;
+	for (pad = (w->page_size - *hlen % w->page_size) % w->page_size; pad; pad--)
+		fputc(0, m);
+	if (fclose(m) && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(*hdr);
+		*hdr = NULL;
+	}
 	return err;
 }
 
-static int td_copy(FILE *from, FILE *to, uint64_t bytes)
+static void le64(char *p, uint64_t v)
 {
-	char buf[65536];
+	int i;
 
-	if (fflush(from) || fseeko(from, 0, SEEK_SET))
-		return errno ? -errno : -EIO;
-	while (bytes) {
-		size_t n = bytes < sizeof(buf) ? (size_t)bytes : sizeof(buf);
+	for (i = 0; i < 8; i++)
+		p[i] = (char)(v >> (8 * i));
+}
 
-		if (fread(buf, 1, n, from) != n)
-			return -EIO;
-		if (fwrite(buf, 1, n, to) != n)
-			return errno ? -errno : -EIO;
-		bytes -= n;
+/* The working file's header: every CPU empty, the cmdlines so far, room for more. */
+static int td_ck_start(struct kagg_tracedat_writer *w)
+{
+	char *cl = NULL, *hdr = NULL;
+	size_t cl_len = 0, cap, hlen, pad;
+	int err, cpu;
+
+	err = td_cmdlines_text(w, &cl, &cl_len);
+	if (err)
+		return err;
+	cap = cl_len + CK_CMDLINES;
+	err = td_header(w, cl, cl_len, cap, &hdr, &hlen, &w->cl_off, &w->ck_table);
+	/* padding the cmdlines aligns the table to 16 bytes */
+	pad = (16 - w->ck_table % 16) % 16;
+	if (!err && pad) {
+		free(hdr);
+		cap += pad;
+		err = td_header(w, cl, cl_len, cap, &hdr, &hlen, &w->cl_off, &w->ck_table);
+	}
+	if (err)
+		goto cleanup;
+	/* empty CPUs point at the end of the header, inside the file */
+	for (cpu = 0; cpu < w->nr_cpus; cpu++)
+		le64(hdr + w->ck_table + 16 * (size_t)cpu, hlen);
+	w->cl_cap = cap;
+	w->cl_used = cl_len;
+	w->ck_end = hlen;
+	err = td_write(w->ck_fd, hdr, hlen, 0);
+cleanup:
+	free(cl);
+	free(hdr);
+	return err;
+}
+
+struct kagg_tracedat_writer *kagg_tracedat_writer__new(const char *path,
+						       const struct kagg_tracedat_writer_opts *opts)
+{
+	struct kagg_tracedat_writer *w = NULL;
+	const char *cmdlines, *clock, *tmp;
+	struct stat st;
+	int err = -EINVAL;
+
+	if (!path || !*path || !opts ||
+	    !kagg_opts_valid(opts, TD_OPTS_END(kagg_tracedat_writer_opts)))
+		goto cleanup;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	w->out_fd = w->ck_fd = -1;
+	w->page_size = KAGG_OPT(opts, kagg_tracedat_writer_opts, page_size, 0);
+	if (!w->page_size)
+		w->page_size = 4096;
+	w->nr_cpus = KAGG_OPT(opts, kagg_tracedat_writer_opts, nr_cpus, 0);
+	w->events = KAGG_OPT(opts, kagg_tracedat_writer_opts, events, NULL);
+	cmdlines = KAGG_OPT(opts, kagg_tracedat_writer_opts, cmdlines, NULL);
+	clock = KAGG_OPT(opts, kagg_tracedat_writer_opts, trace_clock, NULL);
+	tmp = KAGG_OPT(opts, kagg_tracedat_writer_opts, tmp_dir, NULL);
+	if (!tmp)
+		tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (w->nr_cpus < 1 || w->nr_cpus > 65536 || !td_page_size_ok(w->page_size))
+		goto cleanup;
+	if (clock && (!*clock || strpbrk(clock, "[] \n")))
+		goto cleanup;
+	if (cmdlines) {
+		err = cl_parse(&w->cl, cmdlines, strlen(cmdlines), true);
+		if (err)
+			goto cleanup;
+	}
+	err = -ENOMEM;
+	w->trace_clock = clock ? strdup(clock) : NULL;
+	w->reg = calloc((size_t)w->nr_cpus, sizeof(*w->reg));
+	w->pages = calloc((size_t)w->nr_cpus, sizeof(*w->pages));
+	w->page = malloc(w->page_size);
+	if ((clock && !w->trace_clock) || !w->reg || !w->pages || !w->page)
+		goto cleanup;
+
+	/* where the file goes: a regular file is replaced, anything else written to */
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		goto cleanup;
+	}
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		w->ck_fd = td_spool_open(tmp);
+		if (w->ck_fd < 0) {
+			err = w->ck_fd;
+			goto cleanup;
+		}
+		err = td_ck_start(w);
+		if (err)
+			goto cleanup;
+		/* last: a FIFO waits here for its reader */
+		w->out_fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (w->out_fd < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+		return w;
+	}
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode))
+		w->target = realpath(path, NULL); /* dangling: ENOENT */
+	else
+		w->target = strdup(path);
+	if (!w->target) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* replacing a file takes the right to write it, not only its directory */
+	w->replaces = !stat(w->target, &w->old);
+	if (w->replaces && faccessat(AT_FDCWD, w->target, W_OK, AT_EACCESS)) {
+		err = -errno;
+		goto cleanup;
+	}
+	w->ck_fd = td_create_beside(w->target, &w->ck_path);
+	if (w->ck_fd < 0) {
+		err = w->ck_fd;
+		goto cleanup;
+	}
+	td_take_over(w, w->ck_fd);
+	err = td_ck_start(w);
+	if (err)
+		goto cleanup;
+	return w;
+
+cleanup:
+	kagg_tracedat_writer__free(w);
+	errno = -err;
+	return NULL;
+}
+
+/* Append "PID COMM\n" to the working file's cmdlines, while there is room. */
+static int td_ck_cmdline(struct kagg_tracedat_writer *w, int pid, const char *comm)
+{
+	char line[32];
+	uint64_t at = w->cl_used, len;
+	int n = snprintf(line, sizeof(line), "%d %s\n", pid, comm);
+
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return 0;
+	len = (uint64_t)n;
+	/* a line never straddles a block, so a kill leaves whole lines */
+	if ((w->cl_off + at) / CK_BLOCK != (w->cl_off + at + len - 1) / CK_BLOCK)
+		at = (w->cl_off + at + CK_BLOCK - 1) / CK_BLOCK * CK_BLOCK - w->cl_off;
+	if (at + len > w->cl_cap)
+		return 0; /* full: the final file has it */
+	w->cl_used = at + len;
+	return td_write(w->ck_fd, line, (size_t)len, (off_t)(w->cl_off + at));
+}
+
+int kagg_tracedat_writer__add_cmdline(struct kagg_tracedat_writer *w, int pid, const char *comm)
+{
+	bool found;
+	int err;
+
+	if (!w || pid < 0 || !comm || !*comm || strchr(comm, '\n'))
+		return -EINVAL;
+	err = cl_set(&w->cl, pid, comm, strlen(comm));
+	if (err || w->finished)
+		return err;
+	return td_ck_cmdline(w, pid, w->cl.v[cl_find(&w->cl, pid, &found)].comm);
+}
+
+/*
+ * Room for one more page in cpu's region: a first region, or the pages so
+ * far copied to one twice as large, published, and the old one punched out.
+ */
+static int td_ck_grow(struct kagg_tracedat_writer *w, int cpu)
+{
+	struct td_region *r = &w->reg[cpu], old = *r;
+	uint8_t pair[16];
+	int err, i;
+
+	if (r->cap && r->used + w->page_size <= r->cap)
+		return 0;
+	r->cap = old.cap ? old.cap * 2 : (uint64_t)CK_REGION_PAGES * w->page_size;
+	r->off = w->ck_end;
+	w->ck_end += r->cap;
+	if (!old.used)
+		return 0;
+	err = td_copy(w->ck_fd, old.off, w->ck_fd, (off_t)r->off, old.used);
+	if (err) {
+		*r = old;
+		return err;
+	}
+	for (i = 0; i < 8; i++) {
+		pair[i] = (uint8_t)(r->off >> (8 * i));
+		pair[8 + i] = (uint8_t)(r->used >> (8 * i));
+	}
+	err = td_write(w->ck_fd, pair, 16, (off_t)(w->ck_table + 16 * (uint64_t)cpu));
+	if (err) {
+		*r = old;
+		return err;
+	}
+	fallocate(w->ck_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)old.off,
+		  (off_t)old.cap); /* space back where the filesystem can; harmless where not */
+	return 0;
+}
+
+int kagg_tracedat_writer__add_page(struct kagg_tracedat_writer *w, int cpu, const void *page,
+				   size_t size)
+{
+	struct td_region *r;
+	uint64_t commit, slot = w ? w->ck_table + 16 * (uint64_t)cpu : 0;
+	int err;
+
+	if (!w || w->finished || cpu < 0 || cpu >= w->nr_cpus || !page || size < KAGG_RB_PAGE_HDR)
+		return -EINVAL;
+	if (size > w->page_size)
+		return -E2BIG;
+	memcpy(&commit, (const uint8_t *)page + 8, 8);
+	if ((commit & KAGG_RB_COMMIT_MASK) > size - KAGG_RB_PAGE_HDR)
+		return -EINVAL;
+	err = td_ck_grow(w, cpu);
+	if (err)
+		return err;
+	r = &w->reg[cpu];
+	memcpy(w->page, page, size);
+	memset(w->page + size, 0, w->page_size - size);
+	err = td_write(w->ck_fd, w->page, w->page_size, (off_t)(r->off + r->used));
+	if (err)
+		return err;
+	/* publish: the offset with the first page, then the size alone */
+	if (!r->used)
+		err = td_put_u64(w->ck_fd, r->off, (off_t)slot);
+	if (!err)
+		err = td_put_u64(w->ck_fd, r->used + w->page_size, (off_t)(slot + 8));
+	if (err)
+		return err;
+	r->used += w->page_size;
+	w->pages[cpu]++;
+	/* the first page makes the working file the recording, at path */
+	if (w->ck_path && !w->ck_published) {
+		if (rename(w->ck_path, w->target))
+			return -errno;
+		w->ck_published = true;
+		free(w->ck_path);
+		w->ck_path = NULL;
 	}
 	return 0;
 }
 
+int kagg_tracedat_writer__add_rb(struct kagg_tracedat_writer *w, struct kagg_rb *rb)
+{
+	uint8_t *buf;
+	int cpu, n = 0, ret, err = 0;
+
+	if (!w || !rb || w->finished || kagg_rb__subbuf_size(rb) != w->page_size ||
+	    kagg_rb__nr_cpus(rb) > w->nr_cpus)
+		return -EINVAL;
+	buf = malloc(w->page_size);
+	if (!buf)
+		return -ENOMEM;
+	for (cpu = 0; cpu < kagg_rb__nr_cpus(rb) && !err; cpu++) {
+		while ((ret = kagg_rb__read_page(rb, cpu, buf, w->page_size)) > 0) {
+			err = kagg_tracedat_writer__add_page(w, cpu, buf, (size_t)ret);
+			if (err)
+				break;
+			n++;
+		}
+		if (!err && ret < 0 && ret != -EAGAIN)
+			err = ret;
+	}
+	free(buf);
+	return err ? err : n;
+}
+
+uint64_t kagg_tracedat_writer__nr_pages(const struct kagg_tracedat_writer *w, int cpu)
+{
+	uint64_t n = 0;
+	int i;
+
+	if (!w || cpu >= w->nr_cpus)
+		return 0;
+	if (cpu >= 0)
+		return w->pages[cpu];
+	for (i = 0; i < w->nr_cpus; i++)
+		n += w->pages[i];
+	return n;
+}
+
+/* The compact file to fd (off < 0: a stream, at its position): header, then each CPU's pages. */
+static int td_write_final(struct kagg_tracedat_writer *w, int fd, bool stream)
+{
+	char *cl = NULL, *hdr = NULL;
+	size_t cl_len = 0, hlen;
+	uint64_t cl_at, table, off;
+	int err, cpu;
+
+	err = td_cmdlines_text(w, &cl, &cl_len);
+	if (!err)
+		err = td_header(w, cl, cl_len, cl_len, &hdr, &hlen, &cl_at, &table);
+	if (err)
+		goto cleanup;
+	for (off = hlen, cpu = 0; cpu < w->nr_cpus; cpu++) {
+		le64(hdr + table + 16 * (size_t)cpu, off);
+		le64(hdr + table + 16 * (size_t)cpu + 8, w->reg[cpu].used);
+		off += w->reg[cpu].used;
+	}
+	err = td_write(fd, hdr, hlen, stream ? -1 : 0);
+	for (off = hlen, cpu = 0; !err && cpu < w->nr_cpus; cpu++) {
+		err = td_copy(w->ck_fd, w->reg[cpu].off, fd, stream ? -1 : (off_t)off,
+			      w->reg[cpu].used);
+		off += w->reg[cpu].used;
+	}
+cleanup:
+	free(cl);
+	free(hdr);
+	return err;
+}
+
 int kagg_tracedat_writer__finish(struct kagg_tracedat_writer *w)
 {
-	char *hdr = NULL;
-	size_t hlen = 0, clen = 0;
-	uint64_t off, pad;
-	FILE *m;
-	int err, cpu;
+	char *name = NULL;
+	int fd, err;
 
 	if (!w || w->finished)
 		return -EINVAL;
 	w->finished = true;
-	m = open_memstream(&hdr, &hlen);
-	if (!m)
-		return -ENOMEM;
-	err = td_header(w, m);
-	if (fclose(m) && !err)
-		err = -ENOMEM;
-	if (err)
-		goto cleanup;
-	if (w->trace_clock)
-		clen = strlen(w->trace_clock) + 3; /* "[clock]\n" */
-	off = hlen + (uint64_t)w->nr_cpus * 16 + (w->trace_clock ? 8 + clen : 0);
-	pad = (w->page_size - off % w->page_size) % w->page_size;
-	off += pad;
-
-	if (fwrite(hdr, 1, hlen, w->out) != hlen)
-		goto io_err;
-	for (cpu = 0; cpu < w->nr_cpus; cpu++) {
-		uint64_t size = w->pages[cpu] * w->page_size;
-
-		put_le(w->out, off, 8);
-		put_le(w->out, size, 8);
-		off += size;
+	if (w->out_fd >= 0) {
+		err = td_write_final(w, w->out_fd, true);
+		if (close(w->out_fd) && !err)
+			err = -errno;
+		w->out_fd = -1;
+		return err;
 	}
-	if (w->trace_clock) {
-		put_le(w->out, clen, 8);
-		fprintf(w->out, "[%s]\n", w->trace_clock);
+	fd = td_create_beside(w->target, &name);
+	if (fd < 0)
+		return fd;
+	td_take_over(w, fd);
+	err = td_write_final(w, fd, false);
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && rename(name, w->target))
+		err = -errno;
+	if (err) {
+		unlink(name); /* ours; path keeps the working file when it is there */
+	} else if (w->ck_path) {
+		unlink(w->ck_path); /* never published: no page came */
+		free(w->ck_path);
+		w->ck_path = NULL;
 	}
-	while (pad) {
-		size_t n = pad < w->page_size ? (size_t)pad : w->page_size;
-
-		if (fwrite(w->zero, 1, n, w->out) != n)
-			goto io_err;
-		pad -= n;
-	}
-	for (cpu = 0; cpu < w->nr_cpus; cpu++) {
-		if (!w->pages[cpu])
-			continue;
-		err = td_copy(w->spool[cpu], w->out, w->pages[cpu] * w->page_size);
-		if (err)
-			goto cleanup;
-	}
-	if (ferror(w->out))
-		goto io_err;
-	err = fclose(w->out) ? (errno ? -errno : -EIO) : 0;
-	w->out = NULL;
-	goto cleanup;
-
-io_err:
-	err = errno ? -errno : -EIO;
-cleanup:
-	free(hdr);
+	free(name);
 	return err;
 }
 
 void kagg_tracedat_writer__free(struct kagg_tracedat_writer *w)
 {
-	int i;
-
 	if (!w)
 		return;
-	if (w->out) {
-		fclose(w->out);
-		if (!w->finished && w->path)
-			unlink(w->path);
-	}
-	for (i = 0; w->spool && i < w->nr_cpus; i++)
-		if (w->spool[i])
-			fclose(w->spool[i]);
+	if (w->ck_fd >= 0)
+		close(w->ck_fd);
+	if (w->ck_path)
+		unlink(w->ck_path); /* ours, and nobody saw it */
+	if (w->out_fd >= 0)
+		close(w->out_fd);
 	cl_free(&w->cl);
-	free(w->spool);
+	free(w->reg);
 	free(w->pages);
-	free(w->zero);
-	free(w->path);
-	free(w->tmp_dir);
+	free(w->page);
+	free(w->target);
+	free(w->ck_path);
 	free(w->trace_clock);
 	free(w);
 }

@@ -35,6 +35,7 @@
 #include <kagg/funclat.h>
 #include "abi/funclat.h"
 #include "funclat.skel.h"
+#include "ldcache.h"
 #include "opts.h"
 #include "session_internal.h"
 #include "snapshot_internal.h"
@@ -185,20 +186,6 @@ static int kernel_funcs(struct kagg_session *s, const char *pattern, struct func
 	return 0;
 }
 
-/* Is base the file name of library lib ("c" -> libc.so.6, "libc", "libc.so.6")? */
-static bool lib_name_matches(const char *base, const char *lib)
-{
-	size_t l = strlen(lib);
-
-	if (!strcmp(base, lib))
-		return true;
-	if (!strncmp(base, "lib", 3) && !strncmp(base + 3, lib, l) &&
-	    (!strncmp(base + 3 + l, ".so", 3) || base[3 + l] == '-'))
-		return true;
-	return !strncmp(lib, "lib", 3) && !strncmp(base, lib, l) &&
-	       (!strncmp(base + l, ".so", 3) || base[l] == '-');
-}
-
 /* A mapped file of pid named like lib. */
 static int lib_from_maps(int pid, const char *lib, char *out, size_t out_sz)
 {
@@ -226,50 +213,11 @@ static int lib_from_maps(int pid, const char *lib, char *out, size_t out_sz)
 	return ret;
 }
 
-/* ldconfig's cache (64-bit entries first), then the standard directories. */
-static int lib_from_system(const char *lib, char *out, size_t out_sz)
-{
-	static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-					    "/lib64", "/usr/lib64", "/lib", "/usr/lib",
-					    "/usr/local/lib" };
-	char line[PATH_MAX + 256], path[PATH_MAX + 64], best[PATH_MAX] = "";
-	size_t i;
-	FILE *f;
-
-	f = popen("ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null", "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		char name[256], *arrow = strstr(line, "=> ");
-
-		if (!arrow || sscanf(line, " %255s", name) != 1 || !lib_name_matches(name, lib))
-			continue;
-		arrow[strcspn(arrow, "\n")] = '\0';
-		if (strstr(line, "x86-64") || !best[0])
-			copy_str(best, sizeof(best), arrow + 3);
-		if (strstr(line, "x86-64"))
-			break;
-	}
-	if (f)
-		pclose(f);
-	if (best[0]) {
-		copy_str(out, out_sz, best);
-		return 0;
-	}
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/lib%s.so", dirs[i], lib);
-		if (!access(path, R_OK)) {
-			copy_str(out, out_sz, path);
-			return 0;
-		}
-		snprintf(path, sizeof(path), "%s/lib%s.so.6", dirs[i], lib);
-		if (!access(path, R_OK)) {
-			copy_str(out, out_sz, path);
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/* A program name in $PATH. */
+/*
+ * A program name in $PATH's absolute directories.  An empty or relative
+ * entry means the current directory (or one below it): a root tool never
+ * runs what the directory it was started in offers, so those are skipped.
+ */
 static int from_path_env(const char *name, char *out, size_t out_sz)
 {
 	const char *env = getenv("PATH");
@@ -279,12 +227,14 @@ static int from_path_env(const char *name, char *out, size_t out_sz)
 	while (p && *p) {
 		e = strchr(p, ':');
 		snprintf(dir, sizeof(dir), "%.*s", e ? (int)(e - p) : (int)strlen(p), p);
-		snprintf(path, sizeof(path), "%s/%s", dir[0] ? dir : ".", name);
+		p = e ? e + 1 : NULL;
+		if (dir[0] != '/')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
 		if (!access(path, X_OK)) {
 			copy_str(out, out_sz, path);
 			return 0;
 		}
-		p = e ? e + 1 : NULL;
 	}
 	return -ENOENT;
 }
@@ -302,9 +252,9 @@ static int resolve_binary(struct kagg_session *s, const char *what, int pid, cha
 		return 0;
 	}
 	if ((pid && !lib_from_maps(pid, what, out, out_sz)) ||
-	    !lib_from_system(what, out, out_sz) || !from_path_env(what, out, out_sz))
+	    !ldcache_find_system(what, out, out_sz) || !from_path_env(what, out, out_sz))
 		return 0;
-	slog(s, KAGG_LOG_WARN, "no library or program '%s' found (tried %sldconfig -p, the "
+	slog(s, KAGG_LOG_WARN, "no library or program '%s' found (tried %s" LDCACHE_PATH ", the "
 	     "standard library directories and $PATH); give a path instead", what,
 	     pid ? "the process's maps, " : "");
 	return -ENOENT;

@@ -183,6 +183,20 @@ int hist_parse_value(const char *str, bool is_signed, __u64 *out)
 	return errno || *end || end == str ? -EINVAL : 0;
 }
 
+bool hist_value_fits(__u64 v, bool is_signed, unsigned int size)
+{
+	unsigned int bits = size * 8;
+
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		return false;
+	if (bits == 64)
+		return true;
+	if (!is_signed)
+		return v >> bits == 0;
+	return (int64_t)v >= -((int64_t)1 << (bits - 1)) &&
+	       (int64_t)v < ((int64_t)1 << (bits - 1));
+}
+
 /* ------------------------------------------------------------ session ops */
 
 static const char *int_label(struct kagg_session *s, uint64_t aux)
@@ -297,6 +311,11 @@ static int configure(struct kagg_session *s, const struct kagg_hist_opts *o,
 		if (hist_parse_value(val, ff->is_signed, &fval)) {
 			slog(s, KAGG_LOG_WARN, "invalid filter value '%s' for %s field %s", val,
 			     ff->is_signed ? "signed" : "unsigned", fname);
+			return -EINVAL;
+		}
+		if (!hist_value_fits(fval, ff->is_signed, (unsigned int)ff->size)) {
+			slog(s, KAGG_LOG_WARN, "filter value '%s' does not fit %s, a %d-byte %s "
+			     "field", val, fname, ff->size, ff->is_signed ? "signed" : "unsigned");
 			return -EINVAL;
 		}
 		snprintf(p, sizeof(s->filters), "%s", o->filter);

@@ -30,6 +30,7 @@
 #include "opts.h"
 #include "snapshot_internal.h"
 #include "session_internal.h"
+#include "text.h"
 
 #define slog session_log
 #define PROFILE_DEFAULT_FREQ 49
@@ -357,12 +358,15 @@ int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 	for (i = 0; i < n; i++) {
 		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
 
-		snap_put_folded(f, st->comm[0] ? st->comm : "[unknown]");
+		if (st->comm[0])
+			snap_put_folded(f, st->comm, sizeof(st->comm));
+		else
+			fputs("[unknown]", f);
 		if (st->ustack_err && st->ustack_err != -ENOENT)
 			fputs(";[user stack lost]", f);
 		for (k = st->nr_uframes; k > 0; k--) {
 			fputc(';', f);
-			snap_put_folded(f, st->uframes[k - 1]->sym);
+			snap_put_folded(f, st->uframes[k - 1]->sym, SIZE_MAX);
 		}
 		if (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT))
 			fputs(";--", f);
@@ -370,7 +374,7 @@ int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 			fputs(";[kernel stack lost]", f);
 		for (k = st->nr_kframes; k > 0; k--) {
 			fputc(';', f);
-			snap_put_folded(f, st->kframes[k - 1]->sym);
+			snap_put_folded(f, st->kframes[k - 1]->sym, SIZE_MAX);
 		}
 		fprintf(f, " %" PRIu64 "\n", st->count);
 	}

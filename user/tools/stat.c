@@ -28,6 +28,7 @@
 #include <kagg/stat.h>
 #include "json.h"
 #include "opts.h"
+#include "text.h"
 
 /* sz of the report and result structs of the first release (0.1) */
 #define REPORT_MIN_SZ offsetofend(struct kagg_stat_report, results)
@@ -179,23 +180,27 @@ static const char *unsupported_why(const struct kagg_stat_result *r)
 
 static void print_text(const struct kagg_stat_report *rep, FILE *f)
 {
+	struct text_esc e = {};
 	size_t i;
 
-	fprintf(f, "# kagg stat: %s", rep->target);
+	fprintf(f, "# kagg stat: %s", text_esc(&e, rep->target, SIZE_MAX));
 	if (rep->has_exit)
 		fprintf(f, ", exit status %d", rep->exit_status);
-	fprintf(f, ", %.3f s, kernel %s\n", rep->duration_s, rep->kernel ? rep->kernel : "?");
+	fprintf(f, ", %.3f s, kernel %s\n", rep->duration_s,
+		rep->kernel ? text_esc(&e, rep->kernel, SIZE_MAX) : "?");
 	fprintf(f, "# estimate = count * enabled / running (undefined when running is 0)\n");
 	for (i = 0; i < rep->nr_results; i++) {
 		const struct kagg_stat_result *r = rep->results[i];
 
+		const char *name = text_esc(&e, r->name, SIZE_MAX);
+
 		if (!r->supported) {
-			fprintf(f, "%20s  not supported: perf_event_open: %s (%s): %s\n", r->name,
+			fprintf(f, "%20s  not supported: perf_event_open: %s (%s): %s\n", name,
 				err_name(r->err), strerror(-r->err), unsupported_why(r));
 			continue;
 		}
 		fprintf(f, "%20s  %20" PRIu64 "  enabled %" PRIu64 " ns  running %" PRIu64 " ns",
-			r->name, r->count, r->enabled_ns, r->running_ns);
+			name, r->count, r->enabled_ns, r->running_ns);
 		switch (r->scale) {
 		case KAGG_STAT_EXACT:
 			fprintf(f, "  estimate %" PRIu64 "\n", r->estimate);
@@ -215,6 +220,7 @@ static void print_text(const struct kagg_stat_report *rep, FILE *f)
 				100.0 * r->running_ns / r->enabled_ns);
 		}
 	}
+	text_esc_free(&e);
 }
 
 static void print_json(const struct kagg_stat_report *rep, FILE *f)

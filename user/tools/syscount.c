@@ -31,6 +31,7 @@
 #include "syscount_stream.h"
 #include "opts.h"
 #include "snapshot_internal.h"
+#include "text.h"
 #include "session_internal.h"
 
 static const char *const sc_default_headers[] = {
@@ -592,6 +593,20 @@ static const struct kagg_hist *sc_find(const struct kagg_snapshot *snap, const s
 	return NULL;
 }
 
+/* The row's key columns: pid (tid) comm, then the syscall; strings escaped. */
+static void sc_print_key(const struct kagg_hist *h, FILE *f)
+{
+	struct text_esc e = {};
+	const char *comm = text_esc(&e, h->key.comm, sizeof(h->key.comm));
+
+	if (h->key.mode == KAGG_KEY_TID)
+		fprintf(f, "%-8d %-8d %-16s ", h->key.pid, h->key.tid, comm);
+	else if (h->key.mode == KAGG_KEY_PID)
+		fprintf(f, "%-8d %-16s ", h->key.pid, comm);
+	fprintf(f, "%-28s ", h->key.label ? text_esc(&e, h->key.label, SIZE_MAX) : "?");
+	text_esc_free(&e);
+}
+
 int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 			 const struct kagg_print_opts *opts)
 {
@@ -636,11 +651,8 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 	for (i = 0; i < snap->nr_hists; i++) {
 		const struct kagg_hist *h = order[i];
 
-		if (h->key.mode == KAGG_KEY_TID)
-			fprintf(f, "%-8d %-8d %-16s ", h->key.pid, h->key.tid, h->key.comm);
-		else if (h->key.mode == KAGG_KEY_PID)
-			fprintf(f, "%-8d %-16s ", h->key.pid, h->key.comm);
-		fprintf(f, "%-28s %12" PRIu64, h->key.label ? h->key.label : "?", h->total);
+		sc_print_key(h, f);
+		fprintf(f, "%12" PRIu64, h->total);
 		if (snap->stream) {
 			const struct kagg_hist *o = sc_find(snap->stream, h);
 			uint64_t n = o ? o->total : 0;
@@ -655,12 +667,8 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 
 		if (sc_find(snap, h))
 			continue;
-		if (h->key.mode == KAGG_KEY_TID)
-			fprintf(f, "%-8d %-8d %-16s ", h->key.pid, h->key.tid, h->key.comm);
-		else if (h->key.mode == KAGG_KEY_PID)
-			fprintf(f, "%-8d %-16s ", h->key.pid, h->key.comm);
-		fprintf(f, "%-28s %12d %12" PRIu64 " %8" PRId64 "\n",
-			h->key.label ? h->key.label : "?", 0, h->total, (int64_t)h->total);
+		sc_print_key(h, f);
+		fprintf(f, "%12d %12" PRIu64 " %8" PRId64 "\n", 0, h->total, (int64_t)h->total);
 	}
 	if (!snap->nr_hists && (!snap->stream || !snap->stream->nr_hists))
 		fprintf(f, "(no calls)\n");

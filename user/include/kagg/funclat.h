@@ -36,8 +36,9 @@ struct kagg_funclat_opts {
 	/*
 	 * What to trace: "FUNC" (kernel function), "LIB:FUNC" (a library:
 	 * "c" is libc, resolved through the process's maps with pid, else
-	 * ldconfig and the standard library directories) or "PATH:FUNC" (an
-	 * ELF file, or a program name found in $PATH).  FUNC may be a glob
+	 * /etc/ld.so.cache and the standard library directories) or
+	 * "PATH:FUNC" (an ELF file, or a program name found in $PATH's
+	 * absolute directories).  FUNC may be a glob
 	 * (fnmatch: * ? [...]) matching many functions.
 	 */
 	const char *pattern;

@@ -161,14 +161,21 @@ typedef const char *(*kagg_rb_comm_fn)(void *ctx, int pid);
  *	"%16s-%-7d [%03d] FLAGS %5lu.%06lu: name: <print fmt output>\n"
  * The print fmt is interpreted (printf conversions; REC->field, __get_str,
  * __print_flags, __print_symbolic, C operators, ?:); when it uses anything
- * else the fields are printed as "name=value" instead.  0, -ENOENT (unknown
- * event id: a line "<unknown event id N>" is still printed), -EINVAL (also:
- * ev->sz too small, or bytes of *ev past what this library knows not zero).
+ * else the fields are printed as "name=value" instead.  The comm, the event
+ * name and the text after it are printed safe for a terminal, which the
+ * kernel's `trace` file is not: control bytes, DEL, bytes that are not
+ * UTF-8 and the C1 controls as "\ooo" (ESC is "\033"), a backslash as
+ * "\134".  0, -ENOENT (unknown event id: a line "<unknown event id N>" is
+ * still printed), -EINVAL (also: ev->sz too small, or bytes of *ev past
+ * what this library knows not zero).
  */
 KAGG_API int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 					  const struct kagg_rb_event *ev, kagg_rb_comm_fn comm,
 					  void *comm_ctx);
-/* Just the part after "name: " into buf (NUL-terminated, truncated). Returns its length. */
+/*
+ * Just the part after "name: " into buf (NUL-terminated, truncated), as the
+ * record has it: not escaped.  Returns its length.
+ */
 KAGG_API int kagg_rb_events__format_info(const struct kagg_rb_events *evs,
 					 const struct kagg_rb_format *fmt, const void *rec,
 					 uint32_t len, char *buf, size_t buf_sz);

@@ -33,25 +33,36 @@ struct kagg_tracedat_writer_opts {
 	const char *cmdlines; /* initial saved_cmdlines text, "PID COMM\n" lines; NULL: none */
 	const char *trace_clock; /* clock name stored as a TRACECLOCK option ("mono",
 				  * "local", ...); NULL: no option (trace-cmd assumes local) */
-	const char *tmp_dir;  /* where per-CPU pages are spooled; NULL: $TMPDIR or /tmp */
+	const char *tmp_dir;  /* where pages are spooled when path is not a regular
+			       * file; NULL: $TMPDIR or /tmp */
 };
 #define kagg_tracedat_writer_opts__last_field tmp_dir
 
 struct kagg_tracedat_writer;
 
 /*
- * Create `path` (truncated) and a writer for it.  Nothing but an empty file
- * exists until __finish().  NULL with errno EINVAL (bad opts: nr_cpus < 1,
- * page_size not 4096 << 0..7, unparsable cmdlines), ENOMEM, or the error of
- * creating the file.
+ * A writer for `path`, which is never removed or truncated.  A regular file
+ * (or a new one; a symlink is followed) is replaced by rename: the pages go
+ * to a working file created beside it, ".NAME.XXXXXX", itself a valid
+ * trace.dat at every moment, renamed over path by the first __add_page();
+ * __finish() replaces it with the compact file.  Any other path (a FIFO, a
+ * device, /dev/stdout on a pipe) is opened for writing here and gets the
+ * whole file at __finish(), the pages being spooled in tmp_dir meanwhile.
+ * See docs/tracedat.md, "Writing safely".  NULL with errno EINVAL (bad
+ * opts: nr_cpus < 1, page_size not 4096 << 0..7, unparsable cmdlines),
+ * EISDIR, ENOENT (a missing directory, a dangling symlink), ENOMEM, or the
+ * error of creating or writing the working file (EACCES: the directory is
+ * not writable; ENOSPC).
  */
 KAGG_API struct kagg_tracedat_writer *
 kagg_tracedat_writer__new(const char *path, const struct kagg_tracedat_writer_opts *opts);
 
 /*
  * Remember comm for pid in the saved cmdlines (a later call for the same pid
- * replaces it; comm is cut at 15 bytes, as the kernel's TASK_COMM_LEN).
- * 0, -EINVAL (pid < 0, comm NULL/empty or holding a newline), -ENOMEM.
+ * replaces it; comm is cut at 15 bytes, as the kernel's TASK_COMM_LEN).  It
+ * is in the working file at once while its reserved 256 KiB last, and in
+ * the final file in any case.  0, -EINVAL (pid < 0, comm NULL/empty or
+ * holding a newline), -ENOMEM, or -errno of writing it.
  */
 KAGG_API int kagg_tracedat_writer__add_cmdline(struct kagg_tracedat_writer *w, int pid,
 					       const char *comm);
@@ -59,9 +70,12 @@ KAGG_API int kagg_tracedat_writer__add_cmdline(struct kagg_tracedat_writer *w, i
 /*
  * Append one sub-buffer image (trace_pipe_raw / kagg_rb__read_page() layout)
  * to cpu's block.  size <= page_size; a shorter image is zero-filled to
- * page_size.  Pages of a CPU must come in the order they were read.
- * 0, -EINVAL (cpu out of range, commit size beyond the image, or after
- * __finish()), -E2BIG (size > page_size), -EIO/-ENOSPC from the spool file.
+ * page_size.  Pages of a CPU must come in the order they were read.  When
+ * it returns 0 the page is in the file (a killed process leaves it there),
+ * and after the first one the file is at path.  0, -EINVAL (cpu out of
+ * range, commit size beyond the image, or after __finish()), -E2BIG (size
+ * > page_size), -EIO/-ENOSPC writing, or the error of renaming the working
+ * file over path.
  */
 KAGG_API int kagg_tracedat_writer__add_page(struct kagg_tracedat_writer *w, int cpu,
 					    const void *page, size_t size);
@@ -78,14 +92,20 @@ KAGG_API int kagg_tracedat_writer__add_rb(struct kagg_tracedat_writer *w, struct
 KAGG_API uint64_t kagg_tracedat_writer__nr_pages(const struct kagg_tracedat_writer *w, int cpu);
 
 /*
- * Write the file: header, formats, cmdlines, options, flyrecord offsets and
- * every CPU's pages, each CPU block aligned to page_size.  Once only; the
- * writer then only accepts __free().  0, -EINVAL (called twice), -ENOMEM,
- * -EIO/-ENOSPC (the file is then incomplete).
+ * Write the compact file: header, formats, cmdlines, options, flyrecord
+ * offsets and every CPU's pages, back to back, each CPU block aligned to
+ * page_size; to a new ".NAME.XXXXXX" renamed over path (or to the stream).
+ * Once only; the writer then only accepts __free().  0, -EINVAL (called
+ * twice), -ENOMEM, -EIO/-ENOSPC: path then holds what it held (the working
+ * file with every page, once one was added; else the file it was before).
  */
 KAGG_API int kagg_tracedat_writer__finish(struct kagg_tracedat_writer *w);
 
-/* Free the writer; a file never finished is removed.  NULL is fine. */
+/*
+ * Free the writer.  Without __finish(), path keeps every page added (the
+ * working file) or, when none was, what it was before; only the working
+ * file nobody saw is removed.  NULL is fine.
+ */
 KAGG_API void kagg_tracedat_writer__free(struct kagg_tracedat_writer *w);
 
 /* ------------------------------------------------------------------ reader */
