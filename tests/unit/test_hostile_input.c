@@ -230,8 +230,7 @@ static void test_field_layout_is_validated_at_parse_time(void **s)
 		"\tfield:int x;\toffset:8;\tsize:-4;\tsigned:1;",
 		"\tfield:int x;\toffset:eight;\tsize:4;\tsigned:1;",
 		"\tfield:int x;\toffset:8;\tsigned:1;",
-		"\tfield:int x;\toffset:8;\tsize:3;\tsigned:1;",	  /* a scalar of 3 bytes */
-		"\tfield:int x;\toffset:8;\tsize:16;\tsigned:1;",
+		"\tfield:int x;\toffset:8;\tsize:0;\tsigned:1;",	  /* a field of no bytes */
 		"\tfield:__data_loc char[] s;\toffset:8;\tsize:8;\tsigned:0;",
 		"\tfield:int a[8];\toffset:8;\tsize:4;\tsigned:1;", /* elements of 0 bytes */
 		"\tfield:int a[8];\toffset:8;\tsize:33;\tsigned:1;",
@@ -242,6 +241,9 @@ static void test_field_layout_is_validated_at_parse_time(void **s)
 		"\tfield:char buf[];\toffset:8;\tsize:0;\tsigned:0;",
 		"\tfield:unsigned long args[6];\toffset:8;\tsize:48;\tsigned:0;",
 		"\tfield:u64 x;\toffset:1073741815;\tsize:8;\tsigned:0;",
+		/* opaque types (6.12's cxl events): bytes, never read as an integer */
+		"\tfield:uuid_t hdr_uuid;\toffset:8;\tsize:16;\tsigned:0;",
+		"\tfield:int x;\toffset:8;\tsize:3;\tsigned:1;",
 	};
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	size_t i;
@@ -470,6 +472,28 @@ static void test_data_loc_outside_the_record_is_not_read(void **s)
 		assert_string_equal(buf, i < 2 ? "s=" : "s=abc");
 		free(r);
 	}
+	kagg_rb_events__free(evs);
+}
+
+/* An opaque field (uuid_t, 16 bytes) is printed as its bytes, never read as an integer. */
+static void test_opaque_field_prints_as_bytes(void **s)
+{
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	const struct kagg_rb_format *f;
+	static const char text[] = "name: u\nID: 7\n" COMMON
+				   "\tfield:uuid_t u;\toffset:8;\tsize:16;\tsigned:0;\n\n"
+				   "print fmt: \"u=%d\", REC->u\n";
+	uint8_t *r = malloc(24); /* exactly the record */
+	char buf[256];
+
+	assert_int_equal(kagg_rb_events__parse(evs, "t", text, strlen(text), &f), 0);
+	kagg_rb_entry__init(r, 7, 0, 0, 1);
+	for (int i = 0; i < 16; i++)
+		r[8 + i] = (uint8_t)i;
+	kagg_rb_events__format_info(evs, f, r, 24, buf, sizeof(buf));
+	assert_string_equal(buf, "u=ARRAY[00, 01, 02, 03, 04, 05, 06, 07, 08, 09, 0a, 0b, 0c, 0d, "
+				 "0e, 0f]");
+	free(r);
 	kagg_rb_events__free(evs);
 }
 
@@ -769,6 +793,7 @@ int main(void)
 		cmocka_unit_test(test_array_elements_must_be_integers),
 		cmocka_unit_test(test_field_reads_stay_inside_the_field),
 		cmocka_unit_test(test_data_loc_outside_the_record_is_not_read),
+		cmocka_unit_test(test_opaque_field_prints_as_bytes),
 		cmocka_unit_test(test_many_saved_cmdlines_load_in_n_log_n),
 		cmocka_unit_test(test_many_formats_load_in_linear_time),
 		cmocka_unit_test(test_header_errors_say_where),

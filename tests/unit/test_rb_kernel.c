@@ -12,6 +12,7 @@
  * KAGG_CAPTURE_DIR=DIR makes the live test also save what it captured there
  * (that is how tests/data/kernel-sched_switch was made).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -345,6 +346,46 @@ static void test_committed_kernel_pages_decode_as_kbuffer_and_print_as_trace(voi
 	kagg_rb_events__free(evs);
 }
 
+/* Name every format file under events/ that does not parse, with its field lines. */
+static void print_unparsed_formats(void)
+{
+	DIR *sd = opendir(TRACEFS "/events"), *ed;
+	struct dirent *sys, *ev;
+	char path[1024], *text = NULL, *line;
+	size_t cap = 0;
+
+	while (sd && (sys = readdir(sd))) {
+		snprintf(path, sizeof(path), TRACEFS "/events/%s", sys->d_name);
+		if (sys->d_name[0] == '.' || !(ed = opendir(path)))
+			continue;
+		while ((ev = readdir(ed))) {
+			struct kagg_rb_events *one = kagg_rb_events__new(NULL);
+			FILE *f;
+			ssize_t len;
+			int err;
+
+			snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/format", sys->d_name,
+				 ev->d_name);
+			f = ev->d_name[0] != '.' ? fopen(path, "re") : NULL;
+			len = f ? getdelim(&text, &cap, '\0', f) : -1;
+			if (f)
+				fclose(f);
+			err = len > 0 ? kagg_rb_events__parse(one, sys->d_name, text, (size_t)len, NULL) : 0;
+			if (err) {
+				printf("# does not parse (%d): %s\n", err, path);
+				for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+					if (strstr(line, "field:") || strstr(line, "ID:"))
+						printf("#   %s\n", line);
+			}
+			kagg_rb_events__free(one);
+		}
+		closedir(ed);
+	}
+	if (sd)
+		closedir(sd);
+	free(text);
+}
+
 static void test_every_kernel_format_file_parses(void **s)
 {
 	struct kagg_rb_events *evs;
@@ -357,6 +398,8 @@ static void test_every_kernel_format_file_parses(void **s)
 	evs = kagg_rb_events__new(NULL);
 	n = kagg_rb_events__load_dir(evs, TRACEFS "/events", &failed);
 	printf("# %d format files parsed, %d failed\n", n, failed);
+	if (failed)
+		print_unparsed_formats();
 	assert_true(n > 100);
 	assert_int_equal(failed, 0);
 	/* a few layouts checked field by field */

@@ -115,8 +115,10 @@ out:
 /*
  * What the printer relies on, checked once here: the field lies inside the
  * first RB_FMT_MAX_BYTES bytes of a record (so offset + size never overflows
- * an int), a scalar is 1, 2, 4 or 8 bytes, a __data_loc/__rel_loc word 4, and
- * an array of N > 0 elements splits into N elements of at least one byte.
+ * an int), a plain field has at least one byte (1, 2, 4 or 8 for an integer;
+ * other sizes are opaque types such as uuid_t, printed as bytes), a
+ * __data_loc/__rel_loc word 4, and an array of N > 0 elements splits into N
+ * elements of at least one byte.
  */
 static bool field_ok(const struct kagg_rb_field *f)
 {
@@ -125,7 +127,7 @@ static bool field_ok(const struct kagg_rb_field *f)
 		return false;
 	switch (f->kind) {
 	case KAGG_RB_FIELD_PLAIN:
-		return f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8;
+		return f->size > 0;
 	case KAGG_RB_FIELD_DATA_LOC:
 	case KAGG_RB_FIELD_REL_LOC:
 		return f->size == 4;

@@ -29,7 +29,7 @@ int64_t kagg_rb_field__int(const struct kagg_rb_field *f, const void *rec)
 {
 	const uint8_t *p = (const uint8_t *)rec + f->offset;
 
-	/* never more than f->size bytes: a parsed field is 1, 2, 4 or 8 */
+	/* never more than f->size bytes (the first 8 of a larger opaque field) */
 	switch (f->size) {
 	case 1:
 		return f->is_signed ? (int64_t)(int8_t)p[0] : (int64_t)p[0];
@@ -241,8 +241,9 @@ static void field_val(struct ev_ctx *c, const struct kagg_rb_field *f, struct va
 		v->is_str = true;
 		return;
 	}
-	if (f->kind != KAGG_RB_FIELD_PLAIN || !in_rec(f->offset, f->size, c->rlen)) {
-		c->bad = true;
+	if (f->kind != KAGG_RB_FIELD_PLAIN || !in_rec(f->offset, f->size, c->rlen) ||
+	    (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8)) {
+		c->bad = true; /* not an integer (uuid_t, a struct): no guess */
 		return;
 	}
 	v->i = kagg_rb_field__int(f, c->rec);
