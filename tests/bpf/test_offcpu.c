@@ -489,6 +489,15 @@ static void test_stacks_symbolized(void **state)
 		kagg_snapshot__free(snap);
 		tu_sleep_ms(100);
 	}
+	/*
+	 * A snapshot reads the histogram and the stacks one after the other,
+	 * so the one that first saw n stacks may have read the histogram
+	 * before the last sleep ended.  The child now sleeps its 2 s: take
+	 * the snapshot checked below with every sleep in both.
+	 */
+	kagg_snapshot__free(snap);
+	snap = kagg_session__snapshot(s, 0);
+	assert_non_null(snap);
 	kill(child.pid, SIGKILL);
 	tu_wait(&child);
 	count = 0;
