@@ -719,7 +719,8 @@ static void evil_sleeper(void *arg)
 /* The command name reaches the output escaped, in histograms, stacks and --print lines. */
 static void test_comm_with_control_bytes_is_escaped(void **state)
 {
-	struct tu_sleeps work = { .count = 20, .ms = 10, .lead_ms = 500 };
+	/* sleeps until killed: kagg's start can outlast any fixed lead (TCG guests) */
+	struct tu_sleeps work = { .count = 100000, .ms = 10 };
 	char pid[16], *out = NULL, *err = NULL;
 	char *hist[] = { "offcpu", "-P", "--stacks", "-p", pid, "-d", "1.2", NULL };
 	char *print[] = { "offcpu", "--mode", "stream", "--print", "-p", pid, "-d", "1.2", NULL };
@@ -733,6 +734,7 @@ static void test_comm_with_control_bytes_is_escaped(void **state)
 		snprintf(pid, sizeof(pid), "%d", child.pid);
 		tu_go(&child);
 		assert_int_equal(tu_run_kagg(runs[i], &out, &err, 0, 0), 0);
+		kill(child.pid, SIGKILL);
 		tu_wait(&child);
 		printf("  %s: %zu bytes, escaped comm %s, raw ESC/BEL %s\n", runs[i][1],
 		       strlen(out), strstr(out, EVIL_COMM_ESC) ? "present" : "ABSENT",
