@@ -392,6 +392,13 @@ static inline void tu_expect_errors(const struct tu_error_case *c, size_t n)
 	}
 }
 
+/* s, as a tool's __open() returned it, asserted non-NULL and attached. */
+static inline void tu_attach(struct kagg_session *s)
+{
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+}
+
 /*
  * The run most tests make: s (asserted non-NULL) attached, child c released
  * and waited for (exit 0), then snap = a snapshot taken with flags.
@@ -401,8 +408,7 @@ static inline struct kagg_snapshot *tu_snap_after_child(struct kagg_session *s,
 {
 	struct kagg_snapshot *snap;
 
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(c);
 	assert_int_equal(tu_wait(c), 0);
 	snap = kagg_session__snapshot(s, flags);

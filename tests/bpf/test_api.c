@@ -496,10 +496,8 @@ static void test_two_sessions_equal_two_processes(void **state)
 		  .states = "S", .log = quiet_log);
 	sa = kagg_offcpu__open(&oa);
 	sb = kagg_offcpu__open(&ob);
-	assert_non_null(sa);
-	assert_non_null(sb);
-	assert_int_equal(kagg_session__attach(sa), 0);
-	assert_int_equal(kagg_session__attach(sb), 0);
+	tu_attach(sa);
+	tu_attach(sb);
 	tu_sleep_ms(1200); /* the CLIs attach well within this */
 
 	tu_go(&a);

@@ -69,8 +69,7 @@ static struct kagg_session *open_user(const char *func, enum kagg_funclat_attach
 	KAGG_OPTS(kagg_funclat_opts, o, .pattern = pattern, .attach = attach, .pid = pid,
 		  .log = quiet_log);
 	s = kagg_funclat__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	return s;
 }
 

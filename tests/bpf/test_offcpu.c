@@ -115,8 +115,7 @@ static void test_pid_filter_excludes_others(void **state)
 	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_PID, .pids = pids, .nr_pids = 1,
 		  .log = quiet_log);
 	s = kagg_offcpu__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&a);
 	tu_go(&b);
 	assert_int_equal(tu_wait(&a), 0);
@@ -204,10 +203,8 @@ static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
 		  .log = quiet_log);
 	sa = kagg_offcpu__open(&oa);
 	sb = kagg_offcpu__open(&ob);
-	assert_non_null(sa);
-	assert_non_null(sb);
-	assert_int_equal(kagg_session__attach(sa), 0);
-	assert_int_equal(kagg_session__attach(sb), 0);
+	tu_attach(sa);
+	tu_attach(sb);
 	tu_go(&child);
 	for (;;) {
 		bool done = waitpid(child.pid, &st, WNOHANG) == child.pid;
@@ -467,8 +464,7 @@ static void test_stacks_symbolized(void **state)
 	KAGG_OPTS(kagg_offcpu_opts, o, .pids = pids, .nr_pids = 1, .states = "S",
 		  .stacks = true, .log = quiet_log);
 	s = kagg_offcpu__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&child);
 	/*
 	 * Read while the child is alive (2 s after its sleeps) so its user

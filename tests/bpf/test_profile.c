@@ -167,8 +167,7 @@ static struct kagg_session *open_on(int pid, int cpu)
 		  .log = quiet_log);
 	struct kagg_session *s = kagg_profile__open(&o);
 
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	return s;
 }
 
@@ -322,8 +321,7 @@ static void one_side(enum kagg_profile_stacks side)
 	KAGG_OPTS(kagg_profile_opts, o, .freq = 199, .cpu = -1, .stacks = side,
 		  .log = quiet_log);
 	s = kagg_profile__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&c);
 	wait_done(done);
 	snap = kagg_session__snapshot(s, 0);
@@ -367,8 +365,7 @@ static void test_meta_names_event(void **state)
 	hw = probe_cycles();
 	KAGG_OPTS(kagg_profile_opts, o, .cpu = -1, .log = quiet_log);
 	s = kagg_profile__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_sleep_ms(100);
 	snap = kagg_session__snapshot(s, 0);
 	assert_non_null(snap);
@@ -413,8 +410,7 @@ static void test_detach_stops_sampling(void **state)
 	TU_SKIP_UNLESS_ROOT();
 	KAGG_OPTS(kagg_profile_opts, o, .freq = 499, .cpu = -1, .log = quiet_log);
 	s = kagg_profile__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_sleep_ms(100);
 	assert_int_equal(kagg_session__detach(s), 0);
 	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);

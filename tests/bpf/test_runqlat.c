@@ -134,8 +134,7 @@ static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
 	KAGG_OPTS(kagg_runqlat_opts, o, .tids = tids, .nr_tids = 1, .filter_cpu = true,
 		  .cpu = CPU, .attach = attach, .key = key, .mode = mode, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&sl);
 	if (mode == KAGG_MODE_AGG) {
 		assert_int_equal(tu_wait(&sl), 0);
@@ -588,8 +587,7 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 	KAGG_OPTS(kagg_runqlat_opts, o, .cgroup = dir, .key = KAGG_KEY_TID, .attach = attach,
 		  .mode = mode, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&in);
 	tu_go(&out);
 	assert_int_equal(tu_wait(&in), 0);

@@ -157,8 +157,7 @@ static void test_stalled_consumer_drops_are_counted_and_never_block(void **state
 	child = tu_spawn(tu_bounce_work, &rounds);
 	pid = child.pid;
 	s = open_stream(KAGG_MODE_BOTH, KAGG_KEY_NONE, &pid, 4096, KAGG_WAKE_TIMER);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	tu_go(&child);
 	/* No poll at all while it runs. */
@@ -228,8 +227,7 @@ static void test_records_land_in_reference_buffer(void **state)
 		  .rb_subbufs = 1024, .on_switch = count_switch, .on_switch_ctx = &seen,
 		  .log = quiet_log);
 	s = kagg_offcpu__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&child);
 	while (waitpid(child.pid, &st, WNOHANG) != child.pid)
 		kagg_session__poll(s, 20);
