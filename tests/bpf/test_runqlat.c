@@ -231,12 +231,16 @@ static void test_hog_delays_sleeper_streamed(void **state)
 
 /* ------------------------------------------------------------ streaming */
 
-/* Run the child while polling (or not); detach once it is done; a final snapshot. */
+/*
+ * s (asserted opened) attached; the child run while polling (or not); detach
+ * once it is done; a final snapshot, asserted non-NULL.
+ */
 static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *child, bool poll)
 {
+	struct kagg_snapshot *snap;
 	int st;
 
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(child);
 	if (poll) {
 		while (waitpid(child->pid, &st, WNOHANG) != child->pid)
@@ -247,7 +251,9 @@ static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	tu_sleep_ms(100); /* an exiting task can still switch after it is reaped */
 	kagg_session__detach(s);
-	return kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	assert_non_null(snap);
+	return snap;
 }
 
 static uint64_t hists_total(const struct kagg_snapshot *snap)
@@ -282,9 +288,7 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool last
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .key = key, .attach = attach,
 		  .overhead = true, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
 	snap = run_child(s, &child, true);
-	assert_non_null(snap);
 	m = kagg_snapshot__meta(snap);
 	st = kagg_snapshot__stream(snap);
 	assert_non_null(st);
@@ -358,9 +362,7 @@ static void test_stream_drops_counted(void **state)
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .stream_bytes = 4096,
 		  .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
 	snap = run_child(s, &child, false);
-	assert_non_null(snap);
 	m = kagg_snapshot__meta(snap);
 	printf("  seen %llu = delivered %llu + dropped %llu; kernel path %llu latencies\n",
 	       (unsigned long long)m->stream_seen, (unsigned long long)m->stream_delivered,
@@ -397,9 +399,7 @@ static void land_as_kernel_events(const char *events_dir)
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .events_dir = events_dir,
 		  .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
 	snap = run_child(s, &child, true);
-	assert_non_null(snap);
 	m = kagg_snapshot__meta(snap);
 	if (events_dir) /* not there: the built-in copies */
 		assert_non_null(strstr(m->stream_format, "built-in"));
@@ -469,9 +469,7 @@ static void test_stream_land_events_mask(void **state)
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM,
 		  .land_events = KAGG_RUNQLAT_EV_WAKEUP_NEW, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
 	snap = run_child(s, &child, true);
-	assert_non_null(snap);
 	evs = kagg_session__events(s);
 	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
 		const struct kagg_rb_format *f = kagg_rb_events__find(evs, *(const uint16_t *)ev.data);
