@@ -160,8 +160,11 @@ static inline void tu_bounce_work(void *arg)
 	pthread_join(t, NULL);
 }
 
-/* All of fd from its offset, NUL-terminated, malloc'd (NULL when out of memory). */
-static inline char *tu_read_all(int fd)
+/*
+ * All of fd from its offset, NUL-terminated, malloc'd (NULL when out of
+ * memory); its length (without the NUL, 0 on failure) in *len unless len is NULL.
+ */
+static inline char *tu_read_all_len(int fd, size_t *len_out)
 {
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap);
@@ -182,6 +185,29 @@ static inline char *tu_read_all(int fd)
 	}
 	if (buf)
 		buf[len] = '\0';
+	if (len_out)
+		*len_out = buf ? len : 0;
+	return buf;
+}
+
+/* All of fd from its offset, NUL-terminated, malloc'd (NULL when out of memory). */
+static inline char *tu_read_all(int fd)
+{
+	return tu_read_all_len(fd, NULL);
+}
+
+/* The file at path as tu_read_all_len() reads it; NULL when it cannot be opened. */
+static inline char *tu_slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf;
+
+	if (len)
+		*len = 0;
+	if (fd < 0)
+		return NULL;
+	buf = tu_read_all_len(fd, len);
+	close(fd);
 	return buf;
 }
 
