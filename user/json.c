@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #include <math.h>
 #include <inttypes.h>
+#include <string.h>
 #include "json.h"
 
 void jw_init(struct jw *w, FILE *f, bool pretty)
@@ -29,34 +30,23 @@ static void jw_indent(struct jw *w)
 		fputs("  ", w->f);
 }
 
+/* The characters JSON escapes as a backslash and a letter, and the letters. */
+static const char esc_char[] = "\"\\\n\t\r", esc_letter[] = "\"\\ntr";
+
 static void jw_raw_str(struct jw *w, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	const char *e;
 
 	fputc('"', w->f);
 	for (; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", w->f);
-			break;
-		case '\\':
-			fputs("\\\\", w->f);
-			break;
-		case '\n':
-			fputs("\\n", w->f);
-			break;
-		case '\t':
-			fputs("\\t", w->f);
-			break;
-		case '\r':
-			fputs("\\r", w->f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(w->f, "\\u%04x", *p);
-			else
-				fputc(*p, w->f);
-		}
+		e = strchr(esc_char, *p);
+		if (e)
+			fprintf(w->f, "\\%c", esc_letter[e - esc_char]);
+		else if (*p < 0x20)
+			fprintf(w->f, "\\u%04x", *p);
+		else
+			fputc(*p, w->f);
 	}
 	fputc('"', w->f);
 }
