@@ -122,9 +122,6 @@ pipe_usecs() {
 		awk '/usecs\/op/ { print $1; found = 1 } END { exit !found }'
 }
 
-met() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "n/a") print "n/a";
-	else if (r + 0 <= t + 0) print "met"; else print "not met" }'; }
-
 kagg_self() {	# kagg's own --overhead figure (whole run, not just the window)
 	grep -o '"ns_per_event": *[0-9.]*' "$tmp/$1.out" 2>/dev/null | head -1 | awk '{ print $2 }'
 }
