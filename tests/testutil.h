@@ -425,6 +425,15 @@ static inline void tu_attach(struct kagg_session *s)
 	assert_int_equal(kagg_session__attach(s), 0);
 }
 
+/* A snapshot of s taken with flags, asserted non-NULL. */
+static inline struct kagg_snapshot *tu_snapshot(struct kagg_session *s, unsigned int flags)
+{
+	struct kagg_snapshot *snap = kagg_session__snapshot(s, flags);
+
+	assert_non_null(snap);
+	return snap;
+}
+
 /*
  * The run most tests make: s (asserted non-NULL) attached, child c released
  * and waited for (exit 0), then snap = a snapshot taken with flags.
@@ -432,14 +441,10 @@ static inline void tu_attach(struct kagg_session *s)
 static inline struct kagg_snapshot *tu_snap_after_child(struct kagg_session *s,
 							struct tu_child *c, unsigned int flags)
 {
-	struct kagg_snapshot *snap;
-
 	tu_attach(s);
 	tu_go(c);
 	assert_int_equal(tu_wait(c), 0);
-	snap = kagg_session__snapshot(s, flags);
-	assert_non_null(snap);
-	return snap;
+	return tu_snapshot(s, flags);
 }
 
 /* The histogram of snap labelled label, or NULL. */

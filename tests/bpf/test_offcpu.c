@@ -120,8 +120,7 @@ static void test_pid_filter_excludes_others(void **state)
 	tu_go(&b);
 	assert_int_equal(tu_wait(&a), 0);
 	assert_int_equal(tu_wait(&b), 0);
-	snap = kagg_session__snapshot(s, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, 0);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	assert_int_equal(kagg_snapshot__hist(snap, 0)->key.pid, a.pid);
 	/* All 20 sleeps of a (>= 16 ms, whatever the scheduling delay), none of b's. */
@@ -212,8 +211,7 @@ static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
 		/* An exiting task can still be switched out and in after it is reaped. */
 		if (done)
 			tu_sleep_ms(200);
-		snap = kagg_session__snapshot(sb, KAGG_SNAP_RESET);
-		assert_non_null(snap);
+		snap = tu_snapshot(sb, KAGG_SNAP_RESET);
 		assert_true(kagg_snapshot__meta(snap)->snapshot_exact);
 		b_drops += kagg_snapshot__meta(snap)->drops_total;
 		for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
@@ -225,8 +223,7 @@ static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
 			break;
 	}
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	snap = kagg_session__snapshot(sa, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(sa, 0);
 	a_total = kagg_snapshot__hist(snap, 0)->total;
 	a_seen = kagg_snapshot__meta(snap)->events_recorded;
 	a_drops = kagg_snapshot__meta(snap)->drops_total;
@@ -473,8 +470,7 @@ static void test_stacks_symbolized(void **state)
 	 */
 	tu_sleep_ms(n * 20);
 	for (int tries = 0;; tries++) {
-		snap = kagg_session__snapshot(s, 0);
-		assert_non_null(snap);
+		snap = tu_snapshot(s, 0);
 		count = 0;
 		for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++)
 			if (kagg_snapshot__stack(snap, i)->pid == child.pid)

@@ -145,8 +145,7 @@ static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
 			assert_true(kagg_session__poll(s, 20) >= 0);
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	if (with_hog) {
 		kill(hog.pid, SIGKILL);
 		tu_wait(&hog);
@@ -237,7 +236,6 @@ static void test_hog_delays_sleeper_streamed(void **state)
  */
 static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *child, bool poll)
 {
-	struct kagg_snapshot *snap;
 	int st;
 
 	tu_attach(s);
@@ -251,9 +249,7 @@ static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	tu_sleep_ms(100); /* an exiting task can still switch after it is reaped */
 	kagg_session__detach(s);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
-	return snap;
+	return tu_snapshot(s, KAGG_SNAP_RESET);
 }
 
 static uint64_t hists_total(const struct kagg_snapshot *snap)
@@ -592,8 +588,7 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 	assert_int_equal(tu_wait(&out), 0);
 	while (mode != KAGG_MODE_AGG && kagg_session__poll(s, 0) > 0)
 		;
-	snap = kagg_session__snapshot(s, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, 0);
 	if (mode == KAGG_MODE_BOTH) {
 		assert_int_equal(kagg_snapshot__meta(snap)->stream_dropped, 0);
 		tu_assert_hists_equal(snap, kagg_snapshot__stream(snap));

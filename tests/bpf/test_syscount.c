@@ -344,8 +344,7 @@ static struct kagg_snapshot *run_stream(struct kagg_syscount_opts *o, bool poll,
 	}
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	kagg_session__detach(s);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	*sp = s;
 	if (child_pid)
 		*child_pid = ch.pid;
