@@ -44,56 +44,75 @@ static inline bool tu_prefixed(const char *name, const char *prefixes)
 	}
 }
 
-static inline bool tu_prog_named(__u32 id, const char *prefix)
+/* Whether fd's program, map, or link's program is named with prefix. */
+static inline bool tu_prog_fd_named(int fd, const char *prefix)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
+
+	return !bpf_prog_get_info_by_fd(fd, &info, &len) && tu_prefixed(info.name, prefix);
+}
+
+static inline bool tu_map_fd_named(int fd, const char *prefix)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return !bpf_map_get_info_by_fd(fd, &info, &len) && tu_prefixed(info.name, prefix);
+}
+
+static inline bool tu_prog_named(__u32 id, const char *prefix)
+{
 	int fd = bpf_prog_get_fd_by_id(id);
 	bool r;
 
 	if (fd < 0)
 		return false;
-	r = !bpf_prog_get_info_by_fd(fd, &info, &len) && tu_prefixed(info.name, prefix);
+	r = tu_prog_fd_named(fd, prefix);
 	close(fd);
 	return r;
+}
+
+static inline bool tu_link_fd_named(int fd, const char *prog_prefix)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+
+	return !bpf_link_get_info_by_fd(fd, &info, &len) && tu_prog_named(info.prog_id, prog_prefix);
+}
+
+/*
+ * Walk one kind's IDs (next_id, fd_by_id: bpf_prog_*, bpf_map_* or bpf_link_*)
+ * into ids, at most TU_CENSUS_MAX, those whose object is named(fd, prefix).
+ * How many.
+ */
+static inline int tu_census_walk(int (*next_id)(__u32, __u32 *), int (*fd_by_id)(__u32),
+				 bool (*named)(int, const char *), const char *prefix, __u32 *ids)
+{
+	__u32 id = 0;
+	int fd, n = 0;
+
+	while (!next_id(id, &id)) {
+		fd = fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (named(fd, prefix) && n < TU_CENSUS_MAX)
+			ids[n++] = id;
+		close(fd);
+	}
+	return n;
 }
 
 static inline void tu_census_take(struct tu_census *c, const char *prog_prefix,
 				  const char *map_prefix)
 {
-	__u32 id = 0;
-	int fd;
-
 	memset(c, 0, sizeof(*c));
-	while (!bpf_prog_get_next_id(id, &id))
-		if (tu_prog_named(id, prog_prefix) && c->nr_progs < TU_CENSUS_MAX)
-			c->progs[c->nr_progs++] = id;
-	id = 0;
-	while (!bpf_map_get_next_id(id, &id)) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_map_get_info_by_fd(fd, &info, &len) &&
-		    tu_prefixed(info.name, map_prefix) && c->nr_maps < TU_CENSUS_MAX)
-			c->maps[c->nr_maps++] = id;
-		close(fd);
-	}
-	id = 0;
-	while (!bpf_link_get_next_id(id, &id)) {
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = bpf_link_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!bpf_link_get_info_by_fd(fd, &info, &len) &&
-		    tu_prog_named(info.prog_id, prog_prefix) && c->nr_links < TU_CENSUS_MAX)
-			c->links[c->nr_links++] = id;
-		close(fd);
-	}
+	c->nr_progs = tu_census_walk(bpf_prog_get_next_id, bpf_prog_get_fd_by_id, tu_prog_fd_named,
+				     prog_prefix, c->progs);
+	c->nr_maps = tu_census_walk(bpf_map_get_next_id, bpf_map_get_fd_by_id, tu_map_fd_named,
+				    map_prefix, c->maps);
+	c->nr_links = tu_census_walk(bpf_link_get_next_id, bpf_link_get_fd_by_id, tu_link_fd_named,
+				     prog_prefix, c->links);
 }
 
 /* IDs in `after` that were not in `before`. */

@@ -8,6 +8,9 @@
 #   tests/deps.sh --backports "libbpf-dev bpftool" --main "clang-19 ..."
 set -eu
 
+# shellcheck source=tests/backports.sh
+. "$(dirname "$0")/backports.sh"
+
 bpo=""
 main=""
 while [ $# -gt 0 ]; do
@@ -42,16 +45,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-if [ -n "$missing_bpo" ] &&
-   ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-	echo "deps: adding the bookworm-backports suite"
-	cat > /etc/apt/sources.list.d/kagg-backports.sources <<SRC
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+if [ -n "$missing_bpo" ] && ! backports_listed; then
+	backports_add deps
 fi
 
 echo "deps: installing:$missing_main$missing_bpo"

@@ -160,8 +160,11 @@ static inline void tu_bounce_work(void *arg)
 	pthread_join(t, NULL);
 }
 
-/* All of fd from its offset, NUL-terminated, malloc'd (NULL when out of memory). */
-static inline char *tu_read_all(int fd)
+/*
+ * All of fd from its offset, NUL-terminated, malloc'd (NULL when out of
+ * memory); its length (without the NUL, 0 on failure) in *len unless len is NULL.
+ */
+static inline char *tu_read_all_len(int fd, size_t *len_out)
 {
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap);
@@ -182,6 +185,29 @@ static inline char *tu_read_all(int fd)
 	}
 	if (buf)
 		buf[len] = '\0';
+	if (len_out)
+		*len_out = buf ? len : 0;
+	return buf;
+}
+
+/* All of fd from its offset, NUL-terminated, malloc'd (NULL when out of memory). */
+static inline char *tu_read_all(int fd)
+{
+	return tu_read_all_len(fd, NULL);
+}
+
+/* The file at path as tu_read_all_len() reads it; NULL when it cannot be opened. */
+static inline char *tu_slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf;
+
+	if (len)
+		*len = 0;
+	if (fd < 0)
+		return NULL;
+	buf = tu_read_all_len(fd, len);
+	close(fd);
 	return buf;
 }
 
@@ -392,6 +418,22 @@ static inline void tu_expect_errors(const struct tu_error_case *c, size_t n)
 	}
 }
 
+/* s, as a tool's __open() returned it, asserted non-NULL and attached. */
+static inline void tu_attach(struct kagg_session *s)
+{
+	assert_non_null(s);
+	assert_int_equal(kagg_session__attach(s), 0);
+}
+
+/* A snapshot of s taken with flags, asserted non-NULL. */
+static inline struct kagg_snapshot *tu_snapshot(struct kagg_session *s, unsigned int flags)
+{
+	struct kagg_snapshot *snap = kagg_session__snapshot(s, flags);
+
+	assert_non_null(snap);
+	return snap;
+}
+
 /*
  * The run most tests make: s (asserted non-NULL) attached, child c released
  * and waited for (exit 0), then snap = a snapshot taken with flags.
@@ -399,15 +441,10 @@ static inline void tu_expect_errors(const struct tu_error_case *c, size_t n)
 static inline struct kagg_snapshot *tu_snap_after_child(struct kagg_session *s,
 							struct tu_child *c, unsigned int flags)
 {
-	struct kagg_snapshot *snap;
-
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(c);
 	assert_int_equal(tu_wait(c), 0);
-	snap = kagg_session__snapshot(s, flags);
-	assert_non_null(snap);
-	return snap;
+	return tu_snapshot(s, flags);
 }
 
 /* The histogram of snap labelled label, or NULL. */

@@ -100,6 +100,14 @@ enum {
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
 
+/* -P/-L/-p/-t of the tools that take all four (offcpu, runqlat), parsed under CLI_TASKS. */
+#define CLI_TASKS_SHORTOPTS "PLp:t:"
+#define CLI_TASKS_LONGOPTS                                                     \
+	{ "per-process", no_argument, NULL, 'P' },                            \
+	{ "per-thread", no_argument, NULL, 'L' },                             \
+	{ "pid", required_argument, NULL, 'p' },                              \
+	{ "tid", required_argument, NULL, 't' }
+
 /* The options of the tools that stream (offcpu, runqlat, syscount); help text is the tool's. */
 #define CLI_STREAM_LONGOPTS                                                    \
 	{ "mode", required_argument, NULL, CLI_OPT_MODE },                    \

@@ -69,10 +69,7 @@ enum {
 
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
-	{ "per-process", no_argument, NULL, 'P' },
-	{ "per-thread", no_argument, NULL, 'L' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
+	CLI_TASKS_LONGOPTS,
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "min-us", required_argument, NULL, 'm' },
@@ -191,7 +188,7 @@ static int finish_args(struct offcpu_args *a)
 }
 
 static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:m:M:uk",
+	.shortopts = CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "m:M:uk",
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = offcpu_opt,

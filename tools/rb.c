@@ -34,6 +34,16 @@ static void rb_usage(FILE *f)
 /* ------------------------------------------------------------------ bench */
 
 /* Options into o and *fmt: 0, -1 after --help, or a usage error's exit code. */
+/* What the subcommands' option loops share: -1 after --help, else a usage error. */
+static int rb_opt_other(int c)
+{
+	if (c == 'h') {
+		rb_usage(stdout);
+		return -1;
+	}
+	return cli_err(KAGG_EXIT_USAGE, "bad option (kagg rb --help)");
+}
+
 static int bench_parse(int argc, char **argv, struct kagg_rb_bench_opts *o, enum kagg_format *fmt)
 {
 	static const struct option lo[] = {
@@ -92,11 +102,8 @@ static int bench_parse(int argc, char **argv, struct kagg_rb_bench_opts *o, enum
 					       optarg);
 			*fmt = KAGG_FORMAT_JSON;
 			break;
-		case 'h':
-			rb_usage(stdout);
-			return -1;
 		default:
-			return cli_err(KAGG_EXIT_USAGE, "bad option (kagg rb --help)");
+			return rb_opt_other(c);
 		}
 	}
 	if (optind < argc)
@@ -406,11 +413,8 @@ static int decode_parse(int argc, char **argv, const char **dir)
 		case 'e':
 			*dir = optarg;
 			break;
-		case 'h':
-			rb_usage(stdout);
-			return -1;
 		default:
-			return cli_err(KAGG_EXIT_USAGE, "bad option (kagg rb --help)");
+			return rb_opt_other(c);
 		}
 	}
 	if (argc - optind <= 0)

@@ -48,10 +48,7 @@ enum {
 
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
-	{ "per-process", no_argument, NULL, 'P' },
-	{ "per-thread", no_argument, NULL, 'L' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
+	CLI_TASKS_LONGOPTS,
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, 'c' },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
@@ -87,7 +84,7 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 }
 
 static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:c:",
+	.shortopts = CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "c:",
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = runqlat_opt,

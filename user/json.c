@@ -32,48 +32,37 @@ static void jw_indent(struct jw *w)
 		fputs("  ", w->f);
 }
 
+/* The characters JSON escapes as a backslash and a letter, and the letters. */
+static const char esc_char[] = "\"\\\n\t\r", esc_letter[] = "\"\\ntr";
+
 static void jw_raw_str(struct jw *w, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	const char *e;
 
 	fputc('"', w->f);
 	for (; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", w->f);
-			break;
-		case '\\':
-			fputs("\\\\", w->f);
-			break;
-		case '\n':
-			fputs("\\n", w->f);
-			break;
-		case '\t':
-			fputs("\\t", w->f);
-			break;
-		case '\r':
-			fputs("\\r", w->f);
-			break;
-		default:
-			if (*p >= 0x80) {
-				/* valid UTF-8 as it is; C1 controls and other bytes escaped */
-				size_t k = text_utf8_len(p, strnlen((const char *)p, 4));
+		e = strchr(esc_char, *p);
+		if (e) {
+			fprintf(w->f, "\\%c", esc_letter[e - esc_char]);
+		} else if (*p >= 0x80) {
+			/* valid UTF-8 as it is; C1 controls and other bytes escaped */
+			size_t k = text_utf8_len(p, strnlen((const char *)p, 4));
 
-				if (k) {
-					fwrite(p, 1, k, w->f);
-					p += k - 1;
-				} else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) {
-					fprintf(w->f, "\\u%04x", p[1]); /* a C1 control */
-					p++;
-				} else {
-					/* not UTF-8: the byte read as Latin-1 */
-					fprintf(w->f, "\\u%04x", *p);
-				}
-			} else if (*p < 0x20 || *p == 0x7f) {
-				fprintf(w->f, "\\u%04x", *p);
+			if (k) {
+				fwrite(p, 1, k, w->f);
+				p += k - 1;
+			} else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) {
+				fprintf(w->f, "\\u%04x", p[1]); /* a C1 control */
+				p++;
 			} else {
-				fputc(*p, w->f);
+				/* not UTF-8: the byte read as Latin-1 */
+				fprintf(w->f, "\\u%04x", *p);
 			}
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(w->f, "\\u%04x", *p);
+		} else {
+			fputc(*p, w->f);
 		}
 	}
 	fputc('"', w->f);

@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include <kagg/common.h>
+#include "log.h"
 
 static kagg_log_fn libbpf_fn;
 static void *libbpf_ctx;
@@ -44,4 +45,14 @@ void kagg_libbpf_set_log(kagg_log_fn fn, void *ctx)
 	libbpf_fn = fn;
 	libbpf_ctx = ctx;
 	libbpf_set_print(libbpf_print);
+}
+
+void log_vemit(kagg_log_fn fn, void *ctx, enum kagg_log_level lvl, const char *fmt, va_list ap)
+{
+	char buf[512];
+
+	if (!fn)
+		return;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fn(ctx, lvl, buf);
 }

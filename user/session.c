@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "log.h"
 #include "opts.h"
 #include "session_internal.h"
 #include "stacks.h"
@@ -43,15 +44,11 @@
 
 void session_log(struct kagg_session *s, enum kagg_log_level lvl, const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 
-	if (!s->log)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_vemit(s->log, s->log_ctx, lvl, fmt, ap);
 	va_end(ap);
-	s->log(s->log_ctx, lvl, buf);
 }
 
 bool session_perm_error(int err)

@@ -118,6 +118,17 @@ check_headers() {
 	return $rc
 }
 
+# replace NEW FILE [NOTE]: FILE becomes NEW unless they are the same; says which.
+replace() {
+	if cmp -s "$1" "$2"; then
+		rm -f "$1"
+		echo "abi-update: $2 up to date${3:-}"
+	else
+		mv "$1" "$2" && chmod 644 "$2"
+		echo "abi-update: wrote $2${3:-}"
+	fi
+}
+
 check_layouts() {
 	local so=$1 dump=$2 d=$3 rc
 	command -v abidiff >/dev/null || {
@@ -149,13 +160,7 @@ list)
 update-map | update)
 	MAP=${2:-user/libkagg.map}
 	tmp=$(mktemp) && gen_map >"$tmp" || exit 2
-	if cmp -s "$tmp" "$MAP"; then
-		rm -f "$tmp"
-		echo "abi-update: $MAP up to date ($(header_syms | wc -l) symbols)"
-	else
-		mv "$tmp" "$MAP" && chmod 644 "$MAP"
-		echo "abi-update: wrote $MAP ($(header_syms | wc -l) symbols)"
-	fi
+	replace "$tmp" "$MAP" " ($(header_syms | wc -l) symbols)"
 	;;
 update-dump)
 	SO=${2:-build/lib/libkagg.so}
@@ -163,13 +168,7 @@ update-dump)
 	[ -r "$SO" ] || { echo "abi-update: $SO not built"; exit 2; }
 	has_debug_info "$SO" || { echo "abi-update: $SO has no debug info (build with -g)"; exit 2; }
 	tmp=$(mktemp) && dump "$SO" "$tmp" || { rm -f "$tmp"; exit 2; }
-	if cmp -s "$tmp" "$DUMP"; then
-		rm -f "$tmp"
-		echo "abi-update: $DUMP up to date"
-	else
-		mv "$tmp" "$DUMP" && chmod 644 "$DUMP"
-		echo "abi-update: wrote $DUMP"
-	fi
+	replace "$tmp" "$DUMP"
 	;;
 headers)
 	check_headers && echo "abi-check: headers OK (C11 pedantic, C++)"

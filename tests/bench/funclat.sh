@@ -59,8 +59,7 @@ for r in $(seq "$ROUNDS"); do
 	rs="${rs:-} $x" fs="${fs:-} $fx"
 done
 m=$(echo "$rs" | median)
-met=$(awk -v r="$m" -v t="$TARGET" 'BEGIN { if (r == "n/a") print "n/a";
-	else if (r + 0 <= t + 0) print "met"; else print "not met" }')
+met=$(met "$m" "$TARGET")
 echo "== median kagg/funclatency: $m (target <= $TARGET: $met)"
 echo "== median floor/funclatency: $(echo "$fs" | median)"
 exit 0

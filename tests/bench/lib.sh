@@ -132,6 +132,9 @@ in_order() {
 	echo "${@:k+1}" "${@:1:k}"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# met RATIO TARGET: "met" when RATIO <= TARGET, "not met", or "n/a" for an n/a ratio.
+met() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "n/a") print "n/a";
+	else if (r + 0 <= t + 0) print "met"; else print "not met" }'; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "n/a") }'; }
 median_mean() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 }
 	END { if (!NR) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];

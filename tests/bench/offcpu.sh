@@ -122,9 +122,6 @@ pipe_usecs() {
 		awk '/usecs\/op/ { print $1; found = 1 } END { exit !found }'
 }
 
-met() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "n/a") print "n/a";
-	else if (r + 0 <= t + 0) print "met"; else print "not met" }'; }
-
 kagg_self() {	# kagg's own --overhead figure (whole run, not just the window)
 	grep -o '"ns_per_event": *[0-9.]*' "$tmp/$1.out" 2>/dev/null | head -1 | awk '{ print $2 }'
 }
@@ -142,11 +139,14 @@ run_phase() {
 	stop_tools
 }
 
+cols() { printf '  %-42s %10s %10s   %s\n' "$@"; }
+note() { cols "" "" "" "$1"; }	# a line of text under the rows, in their last column
+
 row() {	# row LABEL PHASE ID [RATIO_TEXT]
 	local d
 	d=$(delta "$tmp/$2.before" "$tmp/$2.after" "$3")
 	set -- "$1" "$d" "${4:-}"
-	printf '  %-42s %10s %10s   %s\n' "$1" "${2%% *}" "${2##* }" "$3"
+	cols "$1" "${2%% *}" "${2##* }" "$3"
 	last_ns=${2##* }
 }
 
@@ -199,27 +199,23 @@ for r in $(seq "$ROUNDS"); do
 	run_phase stacks
 	u_stacks=$usecs
 
-	printf '  %-42s %10s %10s   %s\n' program runs ns/event "kagg ratio (target)"
+	cols program runs ns/event "kagg ratio (target)"
 	row "runqlat ${prog_names[runqlat]} #$id_rq" hist "$id_rq"; rq=$last_ns
 	row "offcputime ${prog_names[offcputime1]} #$id_oc" hist "$id_oc"; oc=$last_ns
 	row "kagg offcpu ${prog_names[kagg]} #$id_k" hist "$id_k"; k=$last_ns
 	a=$(ratio "$k" "$rq") b=$(ratio "$k" "$oc")
-	printf '  %-42s %10s %10s   %s\n' "" "" "" \
-		"kagg/runqlat $a (<= $TARGET_HIST: $(met "$a" "$TARGET_HIST")), kagg/offcputime $b"
+	note "kagg/runqlat $a (<= $TARGET_HIST: $(met "$a" "$TARGET_HIST")), kagg/offcputime $b"
 	row "one clock read + task storage (switch_floor #$id_sf)" hist "$id_sf"; sf=$last_ns
 	g=$(ratio "$sf" "$rq")
-	printf '  %-42s %10s %10s   %s\n' "" "" "" \
-		"switch floor/runqlat $g: the least an off-CPU histogram pays"
+	note "switch floor/runqlat $g: the least an off-CPU histogram pays"
 	r_sfloor="$r_sfloor $g" ns_sf="$ns_sf $sf"
 	row "offcputime ${prog_names[offcputime2]} #$id_oc2" stacks "$id_oc2"; oc2=$last_ns
 	row "kagg offcpu --stacks ${prog_names[kagg_stacks]} #$id_ks" stacks "$id_ks"; ks=$last_ns
 	c=$(ratio "$ks" "$oc2")
-	printf '  %-42s %10s %10s   %s\n' "" "" "" \
-		"kagg --stacks/offcputime $c (<= $TARGET_STACKS: $(met "$c" "$TARGET_STACKS"))"
+	note "kagg --stacks/offcputime $c (<= $TARGET_STACKS: $(met "$c" "$TARGET_STACKS"))"
 	row "stack walks alone (stack_floor #$id_fl)" stacks "$id_fl"; fl=$last_ns
 	f=$(ratio "$fl" "$oc2")
-	printf '  %-42s %10s %10s   %s\n' "" "" "" \
-		"stack walks/offcputime $f: no tool making them can go below"
+	note "stack walks/offcputime $f: no tool making them can go below"
 	r_floor="$r_floor $f" ns_fl="$ns_fl $fl"
 	ph=$(ratio "$u_hist" "$base") ps=$(ratio "$u_stacks" "$base")
 	echo "  perf bench sched pipe: baseline $base usecs/op; hist round $u_hist ($ph x);" \

@@ -136,7 +136,6 @@ for r in $(seq "$ROUNDS"); do
 		"${df%% *}" "${df##* }" "$rf"
 done
 med=$(echo "$ratios" | median_mean)
-met=$(awk -v r="$med" -v t="$TARGET" 'BEGIN { if (r == "n/a") print "n/a";
-	else if (r + 0 <= t + 0) print "met"; else print "not met" }')
+met=$(met "$med" "$TARGET")
 echo "median kagg/peer ratio: $med (target <= $TARGET: $met)"
 echo "median stack walks alone/peer: $(echo "$floors" | median_mean) (no profiler that walks them goes below)"

@@ -239,8 +239,7 @@ static void test_opts_sz_checked(void **state)
 		kagg_session__destroy(s2);
 	}
 	assert_int_equal(kagg_session__attach(s), 0);
-	snap = kagg_session__snapshot(s, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, 0);
 	{
 		struct {
 			struct kagg_print_opts o;
@@ -368,14 +367,12 @@ static void test_lifecycle_misuse(void **state)
 
 	assert_int_equal(kagg_session__attach(s), 0);
 	assert_int_equal(kagg_session__attach(s), -EALREADY);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	kagg_snapshot__free(snap);
 
 	/* Detached: data stays readable; attaching again works once. */
 	assert_int_equal(kagg_session__detach(s), 0);
-	snap = kagg_session__snapshot(s, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, 0);
 	kagg_snapshot__free(snap);
 	assert_int_equal(kagg_session__attach(s), 0);
 	assert_int_equal(kagg_session__attach(s), -EALREADY);
@@ -496,10 +493,8 @@ static void test_two_sessions_equal_two_processes(void **state)
 		  .states = "S", .log = quiet_log);
 	sa = kagg_offcpu__open(&oa);
 	sb = kagg_offcpu__open(&ob);
-	assert_non_null(sa);
-	assert_non_null(sb);
-	assert_int_equal(kagg_session__attach(sa), 0);
-	assert_int_equal(kagg_session__attach(sb), 0);
+	tu_attach(sa);
+	tu_attach(sb);
 	tu_sleep_ms(1200); /* the CLIs attach well within this */
 
 	tu_go(&a);

@@ -70,8 +70,7 @@ static struct kagg_session *open_user(const char *func, enum kagg_funclat_attach
 	KAGG_OPTS(kagg_funclat_opts, o, .pattern = pattern, .attach = attach, .pid = pid,
 		  .log = quiet_log);
 	s = kagg_funclat__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	return s;
 }
 
@@ -118,8 +117,7 @@ static void test_sleep20_lands_in_bucket(void **state)
 	TU_SKIP_UNLESS_ROOT();
 	s = open_user("target_sleep_20ms", KAGG_FUNCLAT_AUTO, 0);
 	assert_int_equal(run_target("sleep20", "12", NULL, NULL), 0);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	h = hist_by_label(snap, "target_sleep_20ms");
 	assert_int_equal(h->key.id, 0);
@@ -145,8 +143,7 @@ static void recursion_levels(enum kagg_funclat_attach attach, const char *path)
 	s = open_user("target_recurse", attach, 0);
 	assert_int_equal(run_target("recurse", "5", NULL, NULL), 0);
 	assert_int_equal(run_target("recurse", "5", NULL, NULL), 0);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	if (path)
 		assert_string_equal(kagg_snapshot__meta(snap)->attach, path);
 	else
@@ -194,8 +191,7 @@ static void glob_per_function(enum kagg_funclat_attach attach)
 	s = open_user("target_*", attach, 0);
 	assert_int_equal(run_target("nested", "4", NULL, NULL), 0);
 	assert_int_equal(run_target("nop", "1000", NULL, NULL), 0);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 5);
 	for (i = 0; i < 5; i++) {
 		h = kagg_snapshot__hist(snap, i);
@@ -254,8 +250,7 @@ static void test_pid_filter(void **state)
 	}
 	assert_int_equal(waitpid(other, &st, 0), other);
 	assert_int_equal(waitpid(mine, &st, 0), mine);
-	snap = kagg_session__snapshot(s, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, 0);
 	assert_int_equal(hist_by_label(snap, "target_sleep_5ms")->total, 6);
 	/* 5 ms: [4096, 8191] us; a wakeup late by 3.2 ms (a loaded host) goes one up */
 	assert_int_equal(hist_by_label(snap, "target_sleep_5ms")->slots[slot_of(4096)] +
@@ -547,8 +542,7 @@ static void kernel_getpgid(const struct kcase *kc, const char *want_path)
 		syscall(SYS_getpgid, 0);
 	for (i = 0; i < 32; i++)
 		syscall(SYS_getpid);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	m = kagg_snapshot__meta(snap);
 	printf("KAGG-FUNCLAT pattern=%s attach=%s functions=%zu note=%s\n", kc->pattern,
 	       m->attach, kagg_snapshot__hist_cnt(snap), m->attach_note ? m->attach_note : "none");

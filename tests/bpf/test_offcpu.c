@@ -116,14 +116,12 @@ static void test_pid_filter_excludes_others(void **state)
 	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_PID, .pids = pids, .nr_pids = 1,
 		  .log = quiet_log);
 	s = kagg_offcpu__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&a);
 	tu_go(&b);
 	assert_int_equal(tu_wait(&a), 0);
 	assert_int_equal(tu_wait(&b), 0);
-	snap = kagg_session__snapshot(s, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, 0);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	assert_int_equal(kagg_snapshot__hist(snap, 0)->key.pid, a.pid);
 	/* All 20 sleeps of a (>= 16 ms, whatever the scheduling delay), none of b's. */
@@ -205,10 +203,8 @@ static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
 		  .log = quiet_log);
 	sa = kagg_offcpu__open(&oa);
 	sb = kagg_offcpu__open(&ob);
-	assert_non_null(sa);
-	assert_non_null(sb);
-	assert_int_equal(kagg_session__attach(sa), 0);
-	assert_int_equal(kagg_session__attach(sb), 0);
+	tu_attach(sa);
+	tu_attach(sb);
 	tu_go(&child);
 	for (;;) {
 		bool done = waitpid(child.pid, &st, WNOHANG) == child.pid;
@@ -216,8 +212,7 @@ static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
 		/* An exiting task can still be switched out and in after it is reaped. */
 		if (done)
 			tu_sleep_ms(200);
-		snap = kagg_session__snapshot(sb, KAGG_SNAP_RESET);
-		assert_non_null(snap);
+		snap = tu_snapshot(sb, KAGG_SNAP_RESET);
 		assert_true(kagg_snapshot__meta(snap)->snapshot_exact);
 		b_drops += kagg_snapshot__meta(snap)->drops_total;
 		for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
@@ -229,8 +224,7 @@ static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
 			break;
 	}
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	snap = kagg_session__snapshot(sa, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(sa, 0);
 	a_total = kagg_snapshot__hist(snap, 0)->total;
 	a_seen = kagg_snapshot__meta(snap)->events_recorded;
 	a_drops = kagg_snapshot__meta(snap)->drops_total;
@@ -468,8 +462,7 @@ static void test_stacks_symbolized(void **state)
 	KAGG_OPTS(kagg_offcpu_opts, o, .pids = pids, .nr_pids = 1, .states = "S",
 		  .stacks = true, .log = quiet_log);
 	s = kagg_offcpu__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&child);
 	/*
 	 * Read while the child is alive (2 s after its sleeps) so its user
@@ -478,8 +471,7 @@ static void test_stacks_symbolized(void **state)
 	 */
 	tu_sleep_ms(n * 20);
 	for (int tries = 0;; tries++) {
-		snap = kagg_session__snapshot(s, 0);
-		assert_non_null(snap);
+		snap = tu_snapshot(s, 0);
 		count = 0;
 		for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++)
 			if (kagg_snapshot__stack(snap, i)->pid == child.pid)

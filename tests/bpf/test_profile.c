@@ -167,8 +167,7 @@ static struct kagg_session *open_on(int pid, int cpu)
 		  .log = quiet_log);
 	struct kagg_session *s = kagg_profile__open(&o);
 
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	return s;
 }
 
@@ -188,8 +187,7 @@ static void test_spin_function_owns_samples(void **state)
 	s = open_on(c.pid, sp.cpu);
 	tu_go(&c);
 	wait_done(done);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	m = kagg_snapshot__meta(snap);
 	count_samples(snap, c.pid, "kagg_test_spin", &all, &hit, &others);
 	printf("  cpu %d: %llu samples seen, %llu recorded; child %llu, in kagg_test_spin %llu, "
@@ -289,8 +287,7 @@ static void test_pid_filter_excludes_others(void **state)
 	tu_go(&b);
 	wait_done(da);
 	wait_done(db);
-	snap = kagg_session__snapshot(s, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, 0);
 	count_samples(snap, a.pid, "kagg_test_spin", &all, &hit, &others);
 	count_samples(snap, b.pid, "kagg_test_spin", &b_all, &b_hit, &others);
 	printf("  a: %llu samples (%llu in the function), b: %llu, filtered %llu\n",
@@ -322,12 +319,10 @@ static void one_side(enum kagg_profile_stacks side)
 	KAGG_OPTS(kagg_profile_opts, o, .freq = 199, .cpu = -1, .stacks = side,
 		  .log = quiet_log);
 	s = kagg_profile__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&c);
 	wait_done(done);
-	snap = kagg_session__snapshot(s, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, 0);
 	for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++) {
 		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
 
@@ -367,11 +362,9 @@ static void test_meta_names_event(void **state)
 	hw = probe_cycles();
 	KAGG_OPTS(kagg_profile_opts, o, .cpu = -1, .log = quiet_log);
 	s = kagg_profile__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_sleep_ms(100);
-	snap = kagg_session__snapshot(s, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, 0);
 	m = kagg_snapshot__meta(snap);
 	printf("  perf_event_open(cycles): %s; meta event %s, note: %s\n",
 	       hw ? strerror(-hw) : "ok", m->event, m->attach_note ? m->attach_note : "(none)");
@@ -413,18 +406,15 @@ static void test_detach_stops_sampling(void **state)
 	TU_SKIP_UNLESS_ROOT();
 	KAGG_OPTS(kagg_profile_opts, o, .freq = 499, .cpu = -1, .log = quiet_log);
 	s = kagg_profile__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_sleep_ms(100);
 	assert_int_equal(kagg_session__detach(s), 0);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	kagg_snapshot__free(snap);
 	c = start_spinner(&sp, &done);
 	tu_go(&c);
 	wait_done(done);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	printf("  after detach: %llu samples seen, %zu stacks\n",
 	       (unsigned long long)kagg_snapshot__meta(snap)->events_seen,
 	       kagg_snapshot__stack_cnt(snap));
@@ -434,8 +424,7 @@ static void test_detach_stops_sampling(void **state)
 	/* Re-attach replaces the perf events and samples again. */
 	assert_int_equal(kagg_session__attach(s), 0);
 	tu_sleep_ms(200);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	assert_true(kagg_snapshot__meta(snap)->events_seen > 0);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);

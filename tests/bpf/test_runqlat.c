@@ -134,8 +134,7 @@ static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
 	KAGG_OPTS(kagg_runqlat_opts, o, .tids = tids, .nr_tids = 1, .filter_cpu = true,
 		  .cpu = CPU, .attach = attach, .key = key, .mode = mode, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&sl);
 	if (mode == KAGG_MODE_AGG) {
 		assert_int_equal(tu_wait(&sl), 0);
@@ -146,8 +145,7 @@ static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
 			assert_true(kagg_session__poll(s, 20) >= 0);
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	if (with_hog) {
 		kill(hog.pid, SIGKILL);
 		tu_wait(&hog);
@@ -232,12 +230,15 @@ static void test_hog_delays_sleeper_streamed(void **state)
 
 /* ------------------------------------------------------------ streaming */
 
-/* Run the child while polling (or not); detach once it is done; a final snapshot. */
+/*
+ * s (asserted opened) attached; the child run while polling (or not); detach
+ * once it is done; a final snapshot, asserted non-NULL.
+ */
 static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *child, bool poll)
 {
 	int st;
 
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(child);
 	if (poll) {
 		while (waitpid(child->pid, &st, WNOHANG) != child->pid)
@@ -248,7 +249,7 @@ static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	tu_sleep_ms(100); /* an exiting task can still switch after it is reaped */
 	kagg_session__detach(s);
-	return kagg_session__snapshot(s, KAGG_SNAP_RESET);
+	return tu_snapshot(s, KAGG_SNAP_RESET);
 }
 
 static uint64_t hists_total(const struct kagg_snapshot *snap)
@@ -283,9 +284,7 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool last
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .key = key, .attach = attach,
 		  .overhead = true, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
 	snap = run_child(s, &child, true);
-	assert_non_null(snap);
 	m = kagg_snapshot__meta(snap);
 	st = kagg_snapshot__stream(snap);
 	assert_non_null(st);
@@ -359,9 +358,7 @@ static void test_stream_drops_counted(void **state)
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .stream_bytes = 4096,
 		  .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
 	snap = run_child(s, &child, false);
-	assert_non_null(snap);
 	m = kagg_snapshot__meta(snap);
 	printf("  seen %llu = delivered %llu + dropped %llu; kernel path %llu latencies\n",
 	       (unsigned long long)m->stream_seen, (unsigned long long)m->stream_delivered,
@@ -398,9 +395,7 @@ static void land_as_kernel_events(const char *events_dir)
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .events_dir = events_dir,
 		  .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
 	snap = run_child(s, &child, true);
-	assert_non_null(snap);
 	m = kagg_snapshot__meta(snap);
 	if (events_dir) /* not there: the built-in copies */
 		assert_non_null(strstr(m->stream_format, "built-in"));
@@ -470,9 +465,7 @@ static void test_stream_land_events_mask(void **state)
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM,
 		  .land_events = KAGG_RUNQLAT_EV_WAKEUP_NEW, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
 	snap = run_child(s, &child, true);
-	assert_non_null(snap);
 	evs = kagg_session__events(s);
 	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
 		const struct kagg_rb_format *f = kagg_rb_events__find(evs, *(const uint16_t *)ev.data);
@@ -588,16 +581,14 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 	KAGG_OPTS(kagg_runqlat_opts, o, .cgroup = dir, .key = KAGG_KEY_TID, .attach = attach,
 		  .mode = mode, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&in);
 	tu_go(&out);
 	assert_int_equal(tu_wait(&in), 0);
 	assert_int_equal(tu_wait(&out), 0);
 	while (mode != KAGG_MODE_AGG && kagg_session__poll(s, 0) > 0)
 		;
-	snap = kagg_session__snapshot(s, 0);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, 0);
 	if (mode == KAGG_MODE_BOTH) {
 		assert_int_equal(kagg_snapshot__meta(snap)->stream_dropped, 0);
 		tu_assert_hists_equal(snap, kagg_snapshot__stream(snap));

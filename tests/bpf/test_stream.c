@@ -157,8 +157,7 @@ static void test_stalled_consumer_drops_are_counted_and_never_block(void **state
 	child = tu_spawn(tu_bounce_work, &rounds);
 	pid = child.pid;
 	s = open_stream(KAGG_MODE_BOTH, KAGG_KEY_NONE, &pid, 4096, KAGG_WAKE_TIMER);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	tu_go(&child);
 	/* No poll at all while it runs. */
@@ -167,8 +166,7 @@ static void test_stalled_consumer_drops_are_counted_and_never_block(void **state
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	tu_sleep_ms(100);
 	kagg_session__detach(s);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	m = kagg_snapshot__meta(snap);
 	printf("  workload %.2f s with nobody reading; seen %llu = delivered %llu + dropped %llu\n",
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
@@ -228,8 +226,7 @@ static void test_records_land_in_reference_buffer(void **state)
 		  .rb_subbufs = 1024, .on_switch = count_switch, .on_switch_ctx = &seen,
 		  .log = quiet_log);
 	s = kagg_offcpu__open(&o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&child);
 	while (waitpid(child.pid, &st, WNOHANG) != child.pid)
 		kagg_session__poll(s, 20);

@@ -277,10 +277,8 @@ static void resets_lose_nothing(enum kagg_key_mode b_key)
 		  .log = quiet_log);
 	a = kagg_syscount__open(&oa);
 	b = kagg_syscount__open(&ob);
-	assert_non_null(a);
-	assert_non_null(b);
-	assert_int_equal(kagg_session__attach(a), 0);
-	assert_int_equal(kagg_session__attach(b), 0);
+	tu_attach(a);
+	tu_attach(b);
 	tu_go(&ch);
 	for (;;) {
 		bool done = waitpid(ch.pid, &st, WNOHANG) == ch.pid;
@@ -336,8 +334,7 @@ static struct kagg_snapshot *run_stream(struct kagg_syscount_opts *o, bool poll,
 
 	o->log = quiet_log;
 	s = kagg_syscount__open(o);
-	assert_non_null(s);
-	assert_int_equal(kagg_session__attach(s), 0);
+	tu_attach(s);
 	tu_go(&ch);
 	if (poll) {
 		while (waitpid(ch.pid, &st, WNOHANG) != ch.pid)
@@ -347,8 +344,7 @@ static struct kagg_snapshot *run_stream(struct kagg_syscount_opts *o, bool poll,
 	}
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	kagg_session__detach(s);
-	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET);
-	assert_non_null(snap);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	*sp = s;
 	if (child_pid)
 		*child_pid = ch.pid;

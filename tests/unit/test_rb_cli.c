@@ -21,6 +21,8 @@
 #include <event-parse.h>
 #include <kbuffer.h>
 
+#include "testutil.h"
+
 static const char *kagg(void)
 {
 	const char *k = getenv("KAGG");
@@ -42,27 +44,6 @@ static char *run(const char *cmd, int *status)
 	*status = pclose(p);
 	fclose(out);
 	return buf;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *b;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b = malloc((size_t)n + 1);
-	if (fread(b, 1, (size_t)n, f) != (size_t)n)
-		n = 0;
-	b[n] = 0;
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return b;
 }
 
 static unsigned long long json_u64(const char *j, const char *key)
@@ -112,11 +93,11 @@ static void test_bench_json_identity_and_raw_pages_decode_in_kbuffer(void **s)
 		    strstr(out, "\"write_path\": \"locked\""));
 
 	snprintf(path, sizeof(path), "%s/header_page", dir);
-	hp = slurp(path, &hl);
+	hp = tu_slurp(path, &hl);
 	assert_non_null(hp);
 	assert_int_equal(tep_parse_header_page(tep, hp, hl, 8), 0);
 	snprintf(path, sizeof(path), "%s/kagg/bench/format", dir);
-	fmt = slurp(path, &fl);
+	fmt = tu_slurp(path, &fl);
 	assert_non_null(fmt);
 	assert_int_equal(tep_parse_event(tep, fmt, fl, "kagg"), 0);
 	for (cpu = 0; cpu < ncpu; cpu++) {
@@ -124,7 +105,7 @@ static void test_bench_json_identity_and_raw_pages_decode_in_kbuffer(void **s)
 		char *raw;
 
 		snprintf(path, sizeof(path), "%s/cpu%d.raw", dir, cpu);
-		raw = slurp(path, &len);
+		raw = tu_slurp(path, &len);
 		assert_non_null(raw);
 		assert_int_equal(len % 4096, 0);
 		for (off = 0; off < len; off += 4096) {
@@ -173,7 +154,7 @@ static void test_decode_of_kernel_pages_prints_the_kernel_trace_text(void **s)
 		 kagg());
 	out = run(cmd, &st);
 	assert_int_equal(WEXITSTATUS(st), 0);
-	want = slurp("tests/data/kernel-sched_switch/cpu1.trace", NULL);
+	want = tu_slurp("tests/data/kernel-sched_switch/cpu1.trace", NULL);
 	assert_non_null(want);
 	assert_string_equal(out, want);
 	free(out);

@@ -29,32 +29,10 @@
 
 #include <kagg/rb_format.h>
 #include <kagg/ringbuf.h>
+#include "testutil.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DATA "tests/data/kernel-sched_switch"
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *b = NULL;
-	size_t n = 0, cap = 0, r;
-
-	if (!f)
-		return NULL;
-	do {
-		if (n + 65536 > cap) {
-			cap = cap * 2 + 65536;
-			b = realloc(b, cap + 1);
-		}
-		r = fread(b + n, 1, cap - n, f);
-		n += r;
-	} while (r);
-	fclose(f);
-	b[n] = 0;
-	if (len)
-		*len = n;
-	return b;
-}
 
 static int spit(const char *path, const void *d, size_t n)
 {
@@ -197,7 +175,7 @@ static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s
 			skip();
 		}
 	}
-	on = slurp(TRACEFS "/tracing_on", NULL);
+	on = tu_slurp(TRACEFS "/tracing_on", NULL);
 	if (!on || on[0] != '1') {
 		printf("# skip: tracing_on is 0 (left alone)\n");
 		free(on);
@@ -212,7 +190,7 @@ static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s
 	assert_int_equal(failed, 0); /* every format file of this kernel parses */
 
 	/* enable briefly, restore */
-	was = slurp(TRACEFS "/events/sched/sched_switch/enable", NULL);
+	was = tu_slurp(TRACEFS "/events/sched/sched_switch/enable", NULL);
 	assert_int_equal(write_str(TRACEFS "/events/sched/sched_switch/enable", "1"), 0);
 	{
 		int i;
@@ -224,7 +202,7 @@ static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s
 		assert_int_equal(write_str(TRACEFS "/events/sched/sched_switch/enable", "0"), 0);
 	free(was);
 
-	cmdtxt = slurp(TRACEFS "/saved_cmdlines", NULL);
+	cmdtxt = tu_slurp(TRACEFS "/saved_cmdlines", NULL);
 	cmds_load(cmds, cmdtxt ? cmdtxt : "");
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		char *ktext, *mine, *kl;
@@ -232,7 +210,7 @@ static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s
 		int fd;
 
 		snprintf(path, sizeof(path), TRACEFS "/per_cpu/cpu%d/trace", cpu);
-		ktext = slurp(path, NULL);
+		ktext = tu_slurp(path, NULL);
 		if (!ktext)
 			continue;
 		snprintf(path, sizeof(path), TRACEFS "/per_cpu/cpu%d/trace_pipe_raw", cpu);
@@ -289,7 +267,7 @@ static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s
 				size_t l;
 
 				snprintf(src, sizeof(src), TRACEFS "/events/%s", files[i]);
-				t = slurp(src, &l);
+				t = tu_slurp(src, &l);
 				assert_non_null(t);
 				snprintf(path, sizeof(path), "%s/%s", cap, files[i]);
 				assert_int_equal(spit(path, t, l), 0);
@@ -314,10 +292,10 @@ static void test_committed_kernel_pages_decode_as_kbuffer_and_print_as_trace(voi
 	size_t flen, total = 0;
 	int cpu;
 
-	fmt = slurp(DATA "/sched/sched_switch/format", &flen);
+	fmt = tu_slurp(DATA "/sched/sched_switch/format", &flen);
 	assert_non_null(fmt);
 	assert_int_equal(kagg_rb_events__parse(evs, "sched", fmt, flen, NULL), 0);
-	cmdtxt = slurp(DATA "/saved_cmdlines", NULL);
+	cmdtxt = tu_slurp(DATA "/saved_cmdlines", NULL);
 	assert_non_null(cmdtxt);
 	cmds_load(cmds, cmdtxt);
 	for (cpu = 0; cpu < 64; cpu++) {
@@ -325,11 +303,11 @@ static void test_committed_kernel_pages_decode_as_kbuffer_and_print_as_trace(voi
 		size_t rlen;
 
 		snprintf(path, sizeof(path), DATA "/cpu%d.raw", cpu);
-		raw = slurp(path, &rlen);
+		raw = tu_slurp(path, &rlen);
 		if (!raw)
 			continue;
 		snprintf(path, sizeof(path), DATA "/cpu%d.trace", cpu);
-		ktext = slurp(path, NULL);
+		ktext = tu_slurp(path, NULL);
 		assert_non_null(ktext);
 		total += check_pages((uint8_t *)raw, rlen, cpu, evs, cmds, &mine);
 		assert_string_equal(mine, ktext);

@@ -31,6 +31,8 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/backports.sh
+. "$here/../backports.sh"
 out=build/vm
 timeout_s=${VMTEST_TIMEOUT:-300}
 kernels=${VMTEST_KERNELS:-"6.1 6.12"}
@@ -71,16 +73,9 @@ die() { log "$*"; exit 1; }
 
 # ------------------------------------------------------------ kernels
 ensure_backports() {
-	grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+	backports_listed && return 0
 	[ "$(id -u)" = 0 ] || die "bookworm-backports missing from apt sources; run as root"
-	log "adding the bookworm-backports suite"
-	cat > /etc/apt/sources.list.d/kagg-backports.sources <<SRC
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+	backports_add vmtest >&2
 	apt-get update -q >/dev/null
 }
 

@@ -31,6 +31,7 @@
 #include <kagg/rb_bench.h>
 #include <kagg/rb_format.h>
 #include "json.h"
+#include "log.h"
 #include "opts.h"
 
 #define MAX_CPUS 1024
@@ -80,15 +81,11 @@ static void bench_log(const struct bench *b, const char *fmt, ...)
 
 static void bench_log(const struct bench *b, const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 
-	if (!b->log)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_vemit(b->log, b->log_ctx, KAGG_LOG_WARN, fmt, ap);
 	va_end(ap);
-	b->log(b->log_ctx, KAGG_LOG_WARN, buf);
 }
 
 static double now_s(void)

@@ -186,6 +186,20 @@ static int set_once(char **dst, char *s)
 	return *dst ? 0 : -ENOMEM;
 }
 
+/* A parser's last step: hand f to *out on success, free it on error; free the text. */
+static int rb_fmt_done(struct kagg_rb_format *f, char *buf, int err,
+		       const struct kagg_rb_format **out)
+{
+	free(buf);
+	if (err) {
+		rb_fmt_free(f);
+		return err;
+	}
+	if (out)
+		*out = f;
+	return 0;
+}
+
 int kagg_rb_events__parse(struct kagg_rb_events *evs, const char *system, const char *text,
 			  size_t len, const struct kagg_rb_format **out)
 {
@@ -262,16 +276,8 @@ int kagg_rb_events__parse(struct kagg_rb_events *evs, const char *system, const 
 	if (!f->name || !have_id || !f->nr_fields)
 		goto fail;
 	err = rb_events_add(evs, f);
-	if (err)
-		goto fail;
-	free(buf);
-	if (out)
-		*out = f;
-	return 0;
 fail:
-	rb_fmt_free(f);
-	free(buf);
-	return err;
+	return rb_fmt_done(f, buf, err, out);
 }
 
 /* A format file: a regular file (never a FIFO to block on) of at most RB_FMT_MAX_FILE bytes. */
@@ -469,16 +475,8 @@ int kagg_rb_events__define(struct kagg_rb_events *evs, const char *system, const
 		err = -EINVAL;
 	}
 	err = rb_events_add(evs, f);
-	if (err)
-		goto fail;
-	free(buf);
-	if (out)
-		*out = f;
-	return 0;
 fail:
-	rb_fmt_free(f);
-	free(buf);
-	return err;
+	return rb_fmt_done(f, buf, err, out);
 }
 
 #define SCHED_STATES                                                                               \

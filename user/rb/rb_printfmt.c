@@ -718,6 +718,22 @@ int kagg_rb_events__format_info(const struct kagg_rb_events *evs,
 	return (int)o.len;
 }
 
+/*
+ * The reschedule column of the latency flags, from TRACE_FLAG_NEED_RESCHED
+ * (0x04), _NEED_RESCHED_LAZY (0x02) and _PREEMPT_RESCHED (0x20). In the old
+ * layout (old_flags) 0x02 is IRQS_NOSUPPORT, shown in column 0, not here.
+ */
+static char resched_flag(uint8_t flags, bool old_flags)
+{
+	/* index: bit 0 NEED_RESCHED, bit 1 LAZY, bit 2 PREEMPT_RESCHED */
+	static const char col[8] = { '.', 'n', 'l', 'b', 'p', 'N', 'L', 'B' };
+	unsigned int i = (flags >> 2 & 1) | (flags >> 1 & 1) << 1 | (flags >> 5 & 1) << 2;
+
+	if (old_flags)
+		i &= ~2u;
+	return col[i];
+}
+
 int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 				 const struct kagg_rb_event *ev, kagg_rb_comm_fn comm,
 				 void *comm_ctx)
@@ -752,47 +768,7 @@ int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 	hard = flags & 0x08;
 	soft = flags & 0x10;
 	fl[0] = irqoff && bh ? 'D' : irqoff ? 'd' : bh ? 'b' : (evs->old_flags && (flags & 0x02)) ? 'X' : '.';
-	if (evs->old_flags) {
-		switch (flags & 0x24) {
-		case 0x24:
-			fl[1] = 'N';
-			break;
-		case 0x04:
-			fl[1] = 'n';
-			break;
-		case 0x20:
-			fl[1] = 'p';
-			break;
-		default:
-			fl[1] = '.';
-		}
-	} else {
-		switch (flags & 0x26) { /* NEED_RESCHED 4, LAZY 2, PREEMPT_RESCHED 0x20 */
-		case 0x26:
-			fl[1] = 'B';
-			break;
-		case 0x24:
-			fl[1] = 'N';
-			break;
-		case 0x22:
-			fl[1] = 'L';
-			break;
-		case 0x06:
-			fl[1] = 'b';
-			break;
-		case 0x04:
-			fl[1] = 'n';
-			break;
-		case 0x20:
-			fl[1] = 'p';
-			break;
-		case 0x02:
-			fl[1] = 'l';
-			break;
-		default:
-			fl[1] = '.';
-		}
-	}
+	fl[1] = resched_flag(flags, evs->old_flags);
 	fl[2] = nmi && hard ? 'Z' : nmi ? 'z' : hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.';
 	fl[3] = (pc & 0xf) ? "0123456789abcdef"[pc & 0xf] : '.';
 	fl[4] = (pc >> 4) ? "0123456789abcdef"[pc >> 4] : '.';

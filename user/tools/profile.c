@@ -142,29 +142,38 @@ static int profile_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 				   false, snap);
 }
 
+/* The drops meta reports, in this order; only a full map loses the sample (lost). */
+static const struct {
+	const char *name, *what;
+	unsigned int cnt;
+	bool lost;
+} drops[] = {
+	{ "keys_full", "sample lost: stack aggregation map full", PROFILE_CNT_KEYS_FULL, true },
+	{ "kstack_efault", "kernel stack not captured: -EFAULT (sample kept)",
+	  PROFILE_CNT_KSTACK_EFAULT },
+	{ "kstack_eexist", "kernel stack not captured: -EEXIST, stack map collision (sample kept)",
+	  PROFILE_CNT_KSTACK_EEXIST },
+	{ "kstack_other",
+	  "kernel stack not captured: other error, e.g. -ENOMEM stack map full (sample kept)",
+	  PROFILE_CNT_KSTACK_OTHER },
+	{ "ustack_efault", "user stack not captured: -EFAULT (sample kept)",
+	  PROFILE_CNT_USTACK_EFAULT },
+	{ "ustack_eexist", "user stack not captured: -EEXIST, stack map collision (sample kept)",
+	  PROFILE_CNT_USTACK_EEXIST },
+	{ "ustack_other",
+	  "user stack not captured: other error, e.g. -ENOMEM stack map full (sample kept)",
+	  PROFILE_CNT_USTACK_OTHER },
+};
+
 static void profile_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
 			 bool reset)
 {
+	size_t i;
+
 	snap->meta.events_recorded = cnt[PROFILE_CNT_RECORDED];
 	snap->meta.events_filtered = cnt[PROFILE_CNT_IDLE] + cnt[PROFILE_CNT_FILTERED];
-	snap_add_drop(snap, "keys_full", "sample lost: stack aggregation map full",
-		      cnt[PROFILE_CNT_KEYS_FULL], true);
-	snap_add_drop(snap, "kstack_efault", "kernel stack not captured: -EFAULT (sample kept)",
-		      cnt[PROFILE_CNT_KSTACK_EFAULT], false);
-	snap_add_drop(snap, "kstack_eexist",
-		      "kernel stack not captured: -EEXIST, stack map collision (sample kept)",
-		      cnt[PROFILE_CNT_KSTACK_EEXIST], false);
-	snap_add_drop(snap, "kstack_other", "kernel stack not captured: other error, e.g. "
-					    "-ENOMEM stack map full (sample kept)",
-		      cnt[PROFILE_CNT_KSTACK_OTHER], false);
-	snap_add_drop(snap, "ustack_efault", "user stack not captured: -EFAULT (sample kept)",
-		      cnt[PROFILE_CNT_USTACK_EFAULT], false);
-	snap_add_drop(snap, "ustack_eexist",
-		      "user stack not captured: -EEXIST, stack map collision (sample kept)",
-		      cnt[PROFILE_CNT_USTACK_EEXIST], false);
-	snap_add_drop(snap, "ustack_other", "user stack not captured: other error, e.g. "
-					    "-ENOMEM stack map full (sample kept)",
-		      cnt[PROFILE_CNT_USTACK_OTHER], false);
+	for (i = 0; i < sizeof(drops) / sizeof(drops[0]); i++)
+		snap_add_drop(snap, drops[i].name, drops[i].what, cnt[drops[i].cnt], drops[i].lost);
 }
 
 static void profile_destroy(struct kagg_session *s)
