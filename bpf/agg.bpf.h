@@ -83,13 +83,24 @@ static __always_inline __u32 kagg_slot(__u64 val)
 	return slot < KAGG_SLOTS ? slot : KAGG_SLOTS - 1;
 }
 
-/* Count one event in slot of the per-CPU array histogram of generation g. */
-static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot)
+/* Count value v in slot of the per-CPU array histogram of generation g. */
+static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot, __u64 v)
 {
 	struct kagg_hist_val *h = bpf_map_lookup_elem(hist_map, &g);
 
-	if (h && slot < KAGG_SLOTS)
+	if (h && slot < KAGG_SLOTS) {
 		h->slots[slot]++;
+		h->sum += v;
+	}
+}
+
+/* Count value v in slot of keyed histogram kh. */
+static __always_inline void kagg_key_hist_add(struct kagg_key_hist *kh, __u32 slot, __u64 v)
+{
+	if (slot < KAGG_SLOTS) {
+		kh->slots[slot]++;
+		kh->sum += v;
+	}
 }
 
 /*

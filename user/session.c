@@ -742,12 +742,25 @@ struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned in
 
 /* ------------------------------------------------------------ readers */
 
+double session_sum(const struct kagg_session *s, uint64_t raw)
+{
+	switch (s->sum) {
+	case SESSION_SUM_U64:
+		return (double)raw;
+	case SESSION_SUM_S64:
+		return (double)(int64_t)raw;
+	default:
+		return (double)raw / (double)session_unit_ns(s->unit);
+	}
+}
+
 int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,
 		      struct kagg_snapshot *snap)
 {
 	size_t vsz = sizeof(struct kagg_hist_val);
 	struct kagg_hist_val *vals;
 	struct kagg_hist *h;
+	uint64_t sum = 0;
 	int err, cpu, i;
 
 	err = snap_alloc_hists(snap, 1, KAGG_SLOTS);
@@ -766,7 +779,10 @@ int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, boo
 			((uint64_t *)h->slots)[i] += vals[cpu].slots[i];
 			h->total += vals[cpu].slots[i];
 		}
+		sum += vals[cpu].sum;
 	}
+	h->has_sum = true;
+	h->sum = session_sum(s, sum);
 	if (reset) {
 		memset(vals, 0, vsz * s->nr_cpus);
 		err = bpf_map__update_elem(hist, &g, sizeof(g), vals, vsz * s->nr_cpus, BPF_ANY);
@@ -824,6 +840,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 	}
 	for (i = 0; i < n; i++) {
 		struct kagg_hist *h = &snap->hists[out];
+		uint64_t sum = 0;
 
 		/* Cannot fail: nothing else deletes retired-generation keys. */
 		if (bpf_map__lookup_elem(m, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
@@ -843,7 +860,10 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 				((uint64_t *)h->slots)[j] += vals[cpu].slots[j];
 				h->total += vals[cpu].slots[j];
 			}
+			sum += vals[cpu].sum;
 		}
+		h->has_sum = true;
+		h->sum = session_sum(s, sum);
 		out++;
 		if (reset)
 			bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);

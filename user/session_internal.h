@@ -78,6 +78,8 @@ struct kagg_session {
 	void *log_ctx;
 	enum kagg_unit unit;
 	enum kagg_key_mode key;
+	/* What the BPF histograms' sums add: ns (shown in unit), or kagg hist's raw values. */
+	enum session_sum { SESSION_SUM_NS, SESSION_SUM_U64, SESSION_SUM_S64 } sum;
 	bool overhead;		  /* measure the programs' run time (BPF_ENABLE_STATS) */
 	bool attached;
 	bool ever_attached;
@@ -269,6 +271,9 @@ bool session_task_exists(int id);
 int session_need_btf(struct kagg_session *s);
 
 /* ---- generic readers for the shapes of bpf/abi/common.h ---- */
+
+/* A BPF histogram's sum (kagg_hist_val.sum) as kagg_hist.sum shows it. */
+double session_sum(const struct kagg_session *s, uint64_t raw);
 
 /* Per-CPU array `hist` entry g summed over CPUs into one histogram appended to snap. */
 int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,

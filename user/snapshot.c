@@ -292,6 +292,27 @@ static void print_bar(FILE *f, uint64_t val, uint64_t max, int width)
 		fputc(i < stars ? '*' : ' ', f);
 }
 
+/* The histogram's sum, when it has one (callers' records may predate the field). */
+static bool hist_sum(const struct kagg_hist *h, double *sum)
+{
+	if (!KAGG_HAS_FIELD(h, kagg_hist, sum) || !h->has_sum)
+		return false;
+	*sum = h->sum;
+	return true;
+}
+
+/* "avg = 12.3 usecs, total: 4567 usecs, count: 371", as funclatency ends its histograms. */
+static void print_sum_text(const struct kagg_hist *h, FILE *f)
+{
+	const char *name = value_name(h);
+	double sum;
+
+	if (!hist_sum(h, &sum) || !h->total)
+		return;
+	fprintf(f, "\navg = %.1f %s, total: %.0f %s, count: %" PRIu64 "\n", sum / (double)h->total,
+		name, sum, name, h->total);
+}
+
 int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
 {
 	char low[24], high[24];
@@ -316,6 +337,7 @@ int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
 		print_bar(f, h->slots[i], max, bar);
 		fputs("|\n", f);
 	}
+	print_sum_text(h, f);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -388,6 +410,7 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 {
 	uint64_t low, high, va, vb;
 	int last = a ? hist_last(a) : -1, lb = b ? hist_last(b) : -1, i, w;
+	double sa, sb;
 
 	if (lb > last)
 		last = lb;
@@ -404,6 +427,10 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 	fprintf(f, "%*s%-*s : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n", w - 5, "", w + 9, "total",
 		a ? a->total : 0, b ? b->total : 0,
 		(int64_t)((b ? b->total : 0) - (a ? a->total : 0)));
+	if (a && b && a->total && b->total && hist_sum(a, &sa) && hist_sum(b, &sb))
+		fprintf(f, "%*s%-*s : %-10.1f %-10.1f %.1f\n", w - 5, "", w + 9, "avg",
+			sa / (double)a->total, sb / (double)b->total,
+			sb / (double)b->total - sa / (double)a->total);
 }
 
 static bool same_key(const struct kagg_hist_key *x, const struct kagg_hist_key *y)
@@ -636,6 +663,7 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m)
 static void print_hist_json(struct jw *w, const struct kagg_hist *h)
 {
 	uint64_t low, high;
+	double sum;
 	int last = hist_last(h), i;
 
 	jw_obj_begin(w, NULL);
@@ -658,6 +686,10 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h)
 	if (h->lin_step)
 		jw_str(w, "scale", "linear"); /* bounds below are signed */
 	jw_u64(w, "total", h->total);
+	if (hist_sum(h, &sum)) {
+		jw_double(w, "sum", sum, 3);
+		jw_u64(w, "count", h->total);
+	}
 	jw_arr_begin(w, "buckets");
 	for (i = 0; i <= last; i++) {
 		bool pretty = w->pretty;

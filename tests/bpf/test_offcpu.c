@@ -53,14 +53,17 @@ static void known_sleeps(enum kagg_attach attach)
 	struct kagg_session *s;
 	const struct kagg_meta *m;
 	int pids[1] = { child.pid };
-	uint64_t all = 0;
+	uint64_t all = 0, t0;
+	const struct kagg_hist *h;
 
 	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_PID, .pids = pids, .nr_pids = 1,
 		  .states = "S", .attach = attach, .log = quiet_log);
 
 	assert_true(child.pid > 0);
 	s = kagg_offcpu__open(&o);
+	t0 = tu_now_ns();
 	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
+	t0 = tu_now_ns() - t0;
 	m = kagg_snapshot__meta(snap);
 	printf("  attach %s: %zu histograms, slot[14] = %llu, seen %llu recorded %llu, dropped %llu\n",
 	       m->attach, kagg_snapshot__hist_cnt(snap),
@@ -88,6 +91,17 @@ static void known_sleeps(enum kagg_attach attach)
 		all += slot_sum(snap, k, child.pid);
 	assert_int_equal(all + m->drops_total, 50);
 	assert_true(slot_sum(snap, SLOT_16MS, child.pid) >= 40);
+	/*
+	 * The sum: every recorded sleep lasted at least its 20 ms, and all of them fit in the
+	 * wall time from releasing the child to the snapshot (us).
+	 */
+	h = kagg_snapshot__hist(snap, 0);
+	printf("  sum %.0f us over %llu sleeps, wall %.0f us\n", h->sum,
+	       (unsigned long long)h->total, t0 / 1e3);
+	assert_true(h->has_sum);
+	assert_int_equal(h->total, all);
+	assert_true(h->sum >= 20000.0 * (double)all);
+	assert_true(h->sum <= t0 / 1e3);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }

@@ -67,6 +67,13 @@ struct kagg_hist {
 	/* lin_step > 0: linear slot k is [lin_min + k*lin_step, lin_min + (k+1)*lin_step - 1]. */
 	int64_t lin_min;
 	uint64_t lin_step;
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD): when has_sum, the sum of the values counted, in
+	 * unit (kagg hist: of the field's values), so sum / total is their mean.  Kernel sums
+	 * are kept modulo 2^64 of the values in ns (kagg hist: the values).
+	 */
+	bool has_sum;
+	double sum;
 };
 
 /* Bounds of log2 slot k, inclusive; k < 64. */
