@@ -87,6 +87,7 @@ enum {
 	CLI_OPT_MODE,		/* streaming tools: --mode, --print, --stream-bytes */
 	CLI_OPT_PRINT,
 	CLI_OPT_STREAM_BYTES,
+	CLI_OPT_PERCENTILES,
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -97,6 +98,7 @@ enum {
 	{ "unit", required_argument, NULL, CLI_OPT_UNIT },                    \
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },                \
 	{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },                  \
+	{ "percentiles", required_argument, NULL, CLI_OPT_PERCENTILES },      \
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
 
@@ -118,6 +120,8 @@ struct cli_stream {
 	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
 	"      --format FMT       text (default) or json\n"                      \
 	"      --overhead         report the BPF programs' run time per event\n" \
+	"      --percentiles LIST percentiles under each histogram, e.g. p50,p99,p99.9,max\n" \
+	"                         (default p50,p90,p99,p99.9,max)\n"               \
 	"  -v, --verbose          print libbpf and library messages\n"           \
 	"  -h, --help             this text\n"
 
@@ -127,6 +131,7 @@ struct cli_common {
 	enum kagg_unit unit;
 	bool overhead;
 	struct kagg_print_opts print; /* sz set by the tool */
+	double pcts[16];	      /* --percentiles: print.percentiles points here */
 	bool addrs;		      /* --addrs: stack frames by address (KAGG_SNAP_ADDRS) */
 	/* The snapshot printer of cli_run (NULL: kagg_snapshot__print). */
 	int (*printer)(const struct kagg_snapshot *snap, FILE *f,

@@ -14,8 +14,6 @@
 #include "snapshot_internal.h"
 
 #define HIST_MAX_SLOTS 64
-/* sz of a kagg_hist of the first release (0.1): the least kagg_hist__print_text() reads */
-#define HIST_MIN_SZ offsetofend(struct kagg_hist, lin_step)
 
 const char *kagg_unit__name(enum kagg_unit unit)
 {
@@ -292,6 +290,42 @@ static void print_bar(FILE *f, uint64_t val, uint64_t max, int width)
 		fputc(i < stars ? '*' : ' ', f);
 }
 
+/* The percentiles to print: the caller's, or p50, p90, p99, p99.9 and max. */
+struct pct_list {
+	const double *q;
+	size_t n;
+};
+
+static const double default_pcts[] = { 50, 90, 99, 99.9, 100 };
+static const struct pct_list default_pct_list = { default_pcts, 5 };
+
+/* "p50", "p99.9", or "max" for 100. */
+static void pct_name(double q, char *buf, size_t sz)
+{
+	if (q >= 100)
+		snprintf(buf, sz, "max");
+	else
+		snprintf(buf, sz, "p%g", q);
+}
+
+/* "p50 = 3012.0 usecs [2048, 4095]", one line per percentile: the bounds are its error. */
+static void print_pcts_text(const struct kagg_hist *h, const struct pct_list *pl, FILE *f)
+{
+	char name[16], low[24], high[24];
+	unsigned int k;
+	double v;
+	size_t i;
+
+	for (i = 0; i < pl->n; i++) {
+		if (hist_pct_slot(h, pl->q[i], &k, &v))
+			continue;
+		pct_name(pl->q[i], name, sizeof(name));
+		slot_bounds(h, (int)k, low, high, sizeof(low));
+		fprintf(f, "%s%-5s = %.1f %s [%s, %s]\n", i ? "" : "\n", name, v, value_name(h),
+			low, high);
+	}
+}
+
 /* The histogram's sum, when it has one (callers' records may predate the field). */
 static bool hist_sum(const struct kagg_hist *h, double *sum)
 {
@@ -313,14 +347,12 @@ static void print_sum_text(const struct kagg_hist *h, FILE *f)
 		name, sum, name, h->total);
 }
 
-int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
+static int print_hist_text(const struct kagg_hist *h, const struct pct_list *pl, FILE *f)
 {
 	char low[24], high[24];
 	uint64_t max = 0;
 	int last, i, w, bar;
 
-	if (!kagg_in_valid(h, HIST_MIN_SZ, sizeof(*h)) || !f)
-		return -EINVAL;
 	last = hist_last(h);
 	for (i = 0; i <= last; i++)
 		if (h->slots[i] > max)
@@ -338,7 +370,15 @@ int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
 		fputs("|\n", f);
 	}
 	print_sum_text(h, f);
+	print_pcts_text(h, pl, f);
 	return ferror(f) ? -EIO : 0;
+}
+
+int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
+{
+	if (!kagg_in_valid(h, HIST_MIN_SZ, sizeof(*h)) || !f)
+		return -EINVAL;
+	return print_hist_text(h, &default_pct_list, f);
 }
 
 static void fmt_time(const struct timespec *ts, char *buf, size_t len)
@@ -406,7 +446,8 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 }
 
 /* --mode both: the two paths' histograms bucket by bucket, with their difference. */
-static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist *b, FILE *f)
+static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist *b,
+			       const struct pct_list *pl, FILE *f)
 {
 	uint64_t low, high, va, vb;
 	int last = a ? hist_last(a) : -1, lb = b ? hist_last(b) : -1, i, w;
@@ -431,6 +472,16 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 		fprintf(f, "%*s%-*s : %-10.1f %-10.1f %.1f\n", w - 5, "", w + 9, "avg",
 			sa / (double)a->total, sb / (double)b->total,
 			sb / (double)b->total - sa / (double)a->total);
+	for (i = 0; a && b && i < (int)pl->n; i++) {
+		unsigned int ka, kb;
+		char name[16];
+
+		if (hist_pct_slot(a, pl->q[i], &ka, &sa) || hist_pct_slot(b, pl->q[i], &kb, &sb))
+			continue;
+		pct_name(pl->q[i], name, sizeof(name));
+		fprintf(f, "%*s%-*s : %-10.1f %-10.1f %.1f\n", w - 5, "", w + 9, name, sa, sb,
+			sb - sa);
+	}
 }
 
 static bool same_key(const struct kagg_hist_key *x, const struct kagg_hist_key *y)
@@ -450,7 +501,7 @@ static void print_key_line(const struct kagg_hist *h, FILE *f)
 }
 
 /* Merge-walk both sorted histogram lists, pairing equal keys. */
-static void print_both(const struct kagg_snapshot *snap, FILE *f)
+static void print_both(const struct kagg_snapshot *snap, const struct pct_list *pl, FILE *f)
 {
 	const struct kagg_snapshot *st = snap->stream;
 	size_t i = 0, j = 0;
@@ -467,7 +518,7 @@ static void print_both(const struct kagg_snapshot *snap, FILE *f)
 				a = NULL;
 		}
 		print_key_line(a ? a : b, f);
-		print_side_by_side(a, b, f);
+		print_side_by_side(a, b, pl, f);
 		i += a != NULL;
 		j += b != NULL;
 	}
@@ -545,7 +596,8 @@ static enum kagg_unit snap_unit(const struct kagg_snapshot *snap)
 	return u;
 }
 
-static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, bool folded)
+static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, bool folded,
+		      const struct pct_list *pl)
 {
 	enum kagg_unit unit = snap_unit(snap);
 	size_t i;
@@ -558,11 +610,11 @@ static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, b
 		return ferror(f) ? -EIO : 0;
 	}
 	if (snap->stream) {
-		print_both(snap, f);
+		print_both(snap, pl, f);
 	} else {
 		for (i = 0; i < snap->nr_hists; i++) {
 			print_key_line(&snap->hists[i], f);
-			kagg_hist__print_text(&snap->hists[i], f);
+			print_hist_text(&snap->hists[i], pl, f);
 		}
 	}
 	if (snap->nr_stacks)
@@ -660,7 +712,33 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m)
 	jw_obj_end(w);
 }
 
-static void print_hist_json(struct jw *w, const struct kagg_hist *h)
+static void print_pcts_json(struct jw *w, const struct kagg_hist *h, const struct pct_list *pl)
+{
+	double v, low, high;
+	unsigned int k;
+	char name[16];
+	size_t i;
+
+	jw_obj_begin(w, "percentiles");
+	for (i = 0; i < pl->n; i++) {
+		bool pretty = w->pretty;
+
+		if (hist_pct_slot(h, pl->q[i], &k, &v))
+			continue;
+		pct_name(pl->q[i], name, sizeof(name));
+		hist_slot_bounds(h, k, &low, &high);
+		jw_obj_begin(w, name);
+		w->pretty = false;
+		jw_double(w, "value", v, 3);
+		jw_double(w, "low", low, 0);
+		jw_double(w, "high", high, 0);
+		jw_obj_end(w);
+		w->pretty = pretty;
+	}
+	jw_obj_end(w);
+}
+
+static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struct pct_list *pl)
 {
 	uint64_t low, high;
 	double sum;
@@ -690,6 +768,7 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h)
 		jw_double(w, "sum", sum, 3);
 		jw_u64(w, "count", h->total);
 	}
+	print_pcts_json(w, h, pl);
 	jw_arr_begin(w, "buckets");
 	for (i = 0; i <= last; i++) {
 		bool pretty = w->pretty;
@@ -741,17 +820,18 @@ static void print_stack_json(struct jw *w, const struct kagg_stack *st)
 	jw_obj_end(w);
 }
 
-static void print_hists_json(struct jw *w, const struct kagg_snapshot *snap)
+static void print_hists_json(struct jw *w, const struct kagg_snapshot *snap,
+			     const struct pct_list *pl)
 {
 	size_t i;
 
 	jw_arr_begin(w, "histograms");
 	for (i = 0; i < snap->nr_hists; i++)
-		print_hist_json(w, &snap->hists[i]);
+		print_hist_json(w, &snap->hists[i], pl);
 	jw_arr_end(w);
 }
 
-static int print_json(const struct kagg_snapshot *snap, FILE *f)
+static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct pct_list *pl)
 {
 	struct jw w;
 	size_t i;
@@ -761,13 +841,13 @@ static int print_json(const struct kagg_snapshot *snap, FILE *f)
 	print_meta_json(&w, &snap->meta);
 	if (snap->stream) {
 		jw_obj_begin(&w, "agg");
-		print_hists_json(&w, snap);
+		print_hists_json(&w, snap, pl);
 		jw_obj_end(&w);
 		jw_obj_begin(&w, "stream");
-		print_hists_json(&w, snap->stream);
+		print_hists_json(&w, snap->stream, pl);
 		jw_obj_end(&w);
 	} else {
-		print_hists_json(&w, snap);
+		print_hists_json(&w, snap, pl);
 	}
 	if (snap->nr_stacks) {
 		jw_arr_begin(&w, "stacks");
@@ -783,15 +863,24 @@ static int print_json(const struct kagg_snapshot *snap, FILE *f)
 int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
 			 const struct kagg_print_opts *opts)
 {
+	struct pct_list pl = default_pct_list;
 	enum kagg_format fmt;
+	size_t i;
 
 	if (!snap || !f || !kagg_opts_valid(opts, sizeof(*opts)))
 		return -EINVAL;
+	if (KAGG_OPT(opts, kagg_print_opts, percentiles, NULL)) {
+		pl.q = opts->percentiles;
+		pl.n = opts->nr_percentiles;
+		for (i = 0; i < pl.n; i++)
+			if (!(pl.q[i] > 0 && pl.q[i] <= 100))
+				return -EINVAL;
+	}
 	fmt = KAGG_OPT(opts, kagg_print_opts, format, KAGG_FORMAT_TEXT);
 	if (fmt == KAGG_FORMAT_JSON)
-		return print_json(snap, f);
+		return print_json(snap, f, &pl);
 	if (fmt != KAGG_FORMAT_TEXT)
 		return -EINVAL;
 	return print_text(snap, f, KAGG_OPT(opts, kagg_print_opts, no_meta, false),
-			  KAGG_OPT(opts, kagg_print_opts, folded, false));
+			  KAGG_OPT(opts, kagg_print_opts, folded, false), &pl);
 }

@@ -80,6 +80,17 @@ struct kagg_hist {
 KAGG_API void kagg_log2_bounds(unsigned int k, uint64_t *low, uint64_t *high);
 
 /*
+ * Percentile q of h, q in (0, 100] (100: the maximum), in h's unit, and the bounds of the
+ * bucket that holds it (low, high may be NULL): the error is at most that bucket's width.
+ * Rule: the rank r = ceil(q/100 * N) (at least 1) of the N values counted falls in the
+ * bucket [low, high] whose cumulative count first reaches r; with b values below it and c
+ * in it, the value is low + (high - low) * (r - b) / c (its values taken as evenly spread,
+ * the last at high).  0, -EINVAL (bad arguments), -ENODATA (an empty histogram).
+ */
+KAGG_API int kagg_hist__percentile(const struct kagg_hist *h, double q, double *value,
+				   double *low, double *high);
+
+/*
  * In KAGG_MODE_BOTH, the streaming path's histograms (read them with the
  * same accessors); NULL otherwise.  Owned by snap.
  */
@@ -217,6 +228,12 @@ struct kagg_print_opts {
 	enum kagg_format format;
 	bool no_meta;	/* text: leave out the "# ..." header lines */
 	bool folded;	/* stacks as folded lines "comm;frame;frame count" (text only) */
+	/*
+	 * The percentiles printed with every histogram (kagg_hist__percentile()), each in
+	 * (0, 100], 100 printed as "max"; NULL: p50, p90, p99, p99.9 and max.
+	 */
+	const double *percentiles;
+	size_t nr_percentiles;
 };
 
 /*
