@@ -11,16 +11,51 @@
  * high bound of the last non-empty bucket.
  */
 #include <errno.h>
-#include <math.h>
+#include <linux/types.h>
 
 #include <kagg/snapshot.h>
+#include "abi/exp_table.h"
 #include "opts.h"
 #include "snapshot_internal.h"
+
+/*
+ * 2^(i/2^scale), from the boundaries' table (unit 1: thresh[j] = 2^(j/2^scale) * 2^63,
+ * floored, so relative error 2^-63) and a power of two: no libm.
+ */
+static double exp_boundary(int64_t i, unsigned int scale)
+{
+	int64_t n = 1 << scale, o = i >= 0 ? i / n : -((-i + n - 1) / n);
+	double v = (double)kagg_exp_table[0][scale].thresh[i - o * n] / 9223372036854775808.0;
+
+	for (; o > 0; o--)
+		v *= 2;
+	for (; o < 0; o++)
+		v /= 2;
+	return v;
+}
+
+bool hist_is_exp(const struct kagg_hist *h)
+{
+	return KAGG_HAS_FIELD(h, kagg_hist, exp_base_index) && h->has_exp;
+}
 
 void hist_slot_bounds(const struct kagg_hist *h, unsigned int k, double *low, double *high)
 {
 	uint64_t lo, hi;
 
+	if (hist_is_exp(h)) {
+		unsigned int s = h->exp_scale < 0 ? 0 : h->exp_scale > KAGG_EXP_MAX_SCALE ?
+			KAGG_EXP_MAX_SCALE : (unsigned int)h->exp_scale;
+		int64_t i = h->exp_base_index + (int64_t)k - 1;
+
+		if (!k) {
+			*low = *high = 0;
+			return;
+		}
+		*low = exp_boundary(i, s);
+		*high = exp_boundary(i + 1, s);
+		return;
+	}
 	if (h->lin_step) {
 		int64_t l = h->lin_min + (int64_t)(k * h->lin_step);
 
@@ -48,7 +83,10 @@ int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, doubl
 		return -ENODATA;
 	/* q/100 * n in long double, a hair under so that 99.9% of 1000 is rank 999 */
 	r = (long double)q * (long double)n / 100.0L;
-	rank = (uint64_t)ceill(r - r * 1e-12L);
+	r -= r * 1e-12L;
+	rank = (uint64_t)r;
+	if ((long double)rank < r)
+		rank++; /* ceil, without libm */
 	if (rank < 1)
 		rank = 1;
 	if (rank > n)
@@ -65,6 +103,12 @@ int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, doubl
 		before += c;
 	}
 	return -EINVAL; /* not reached: n counts the same slots */
+}
+
+void kagg_hist__bounds(const struct kagg_hist *h, unsigned int k, double *low, double *high)
+{
+	if (h && low && high && kagg_in_valid(h, HIST_MIN_SZ, sizeof(*h)))
+		hist_slot_bounds(h, k, low, high);
 }
 
 int kagg_hist__percentile(const struct kagg_hist *h, double q, double *value, double *low,

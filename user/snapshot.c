@@ -56,6 +56,14 @@ static void slot_bounds(const struct kagg_hist *h, int k, char *lo, char *hi, si
 {
 	uint64_t low, high;
 
+	if (hist_is_exp(h)) {
+		double l, u;
+
+		hist_slot_bounds(h, (unsigned int)k, &l, &u);
+		snprintf(lo, sz, "%.6g", l);
+		snprintf(hi, sz, "%.6g", u);
+		return;
+	}
 	if (h->lin_step) {
 		int64_t l = h->lin_min + (int64_t)(k * h->lin_step);
 
@@ -347,14 +355,27 @@ static void print_sum_text(const struct kagg_hist *h, FILE *f)
 		name, sum, name, h->total);
 }
 
+/* The first slot printed: 0 (BCC's layout), or for exp buckets the first non-empty one. */
+static int hist_first(const struct kagg_hist *h)
+{
+	int i;
+
+	if (!hist_is_exp(h))
+		return 0;
+	for (i = 0; i < (int)h->nr_slots; i++)
+		if (h->slots[i])
+			return i;
+	return 0;
+}
+
 static int print_hist_text(const struct kagg_hist *h, const struct pct_list *pl, FILE *f)
 {
 	char low[24], high[24];
 	uint64_t max = 0;
-	int last, i, w, bar;
+	int first = hist_first(h), last, i, w, bar;
 
 	last = hist_last(h);
-	for (i = 0; i <= last; i++)
+	for (i = first; i <= last; i++)
 		if (h->slots[i] > max)
 			max = h->slots[i];
 	/* Wide buckets need wide columns: the same layout switch BCC makes. */
@@ -363,7 +384,9 @@ static int print_hist_text(const struct kagg_hist *h, const struct pct_list *pl,
 	fprintf(f, "%*s%-*s : count    distribution\n", w - 5, "", w + 9, value_name(h));
 	if (last < 0)
 		fprintf(f, "%*s(no events)\n", w - 5, "");
-	for (i = 0; i <= last; i++) {
+	for (i = first; i <= last; i++) {
+		if (hist_is_exp(h) && !h->slots[i])
+			continue; /* exp buckets are many and narrow: the non-empty ones */
 		slot_bounds(h, i, low, high, sizeof(low));
 		fprintf(f, "%*s -> %-*s : %-8" PRIu64 " |", w, low, w, high, h->slots[i]);
 		print_bar(f, h->slots[i], max, bar);
@@ -761,7 +784,9 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struc
 		jw_str(w, "field", h->value);
 	else
 		jw_str(w, "unit", kagg_unit__name(h->unit));
-	if (h->lin_step)
+	if (hist_is_exp(h))
+		jw_i64(w, "scale", h->exp_scale); /* buckets carry their index */
+	else if (h->lin_step)
 		jw_str(w, "scale", "linear"); /* bounds below are signed */
 	jw_u64(w, "total", h->total);
 	if (hist_sum(h, &sum)) {
@@ -770,14 +795,27 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struc
 	}
 	print_pcts_json(w, h, pl);
 	jw_arr_begin(w, "buckets");
-	for (i = 0; i <= last; i++) {
+	for (i = hist_first(h); i <= last; i++) {
 		bool pretty = w->pretty;
 		int64_t l = h->lin_min + (int64_t)(i * h->lin_step);
 
+		if (hist_is_exp(h) && !h->slots[i])
+			continue; /* listed by index: the non-empty ones */
 		kagg_log2_bounds(i, &low, &high);
 		jw_obj_begin(w, NULL);
 		w->pretty = false; /* one bucket per line */
-		if (h->lin_step) {
+		if (hist_is_exp(h) && !i) {
+			jw_str(w, "index", "zero"); /* the zero bucket: values of 0 */
+			jw_u64(w, "low", 0);
+			jw_u64(w, "high", 0);
+		} else if (hist_is_exp(h)) {
+			double el, eh;
+
+			hist_slot_bounds(h, (unsigned int)i, &el, &eh);
+			jw_i64(w, "index", h->exp_base_index + i - 1);
+			jw_double_g(w, "low", el);
+			jw_double_g(w, "high", eh);
+		} else if (h->lin_step) {
 			jw_i64(w, "low", l);
 			jw_i64(w, "high", l + (int64_t)h->lin_step - 1);
 		} else {

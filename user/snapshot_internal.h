@@ -41,7 +41,9 @@ struct kagg_snapshot {
 /* sz of a kagg_hist of the first release (0.1): the least the library reads of one */
 #define HIST_MIN_SZ offsetofend(struct kagg_hist, lin_step)
 
-/* Bounds of slot k of h, inclusive (user/percentile.c). */
+/* h has exp buckets (has_exp, within its sz). */
+bool hist_is_exp(const struct kagg_hist *h);
+/* Bounds of slot k of h, as kagg_hist__bounds() gives them (user/percentile.c). */
 void hist_slot_bounds(const struct kagg_hist *h, unsigned int k, double *low, double *high);
 /*
  * Percentile q in (0, 100] of h: the slot that holds it and its interpolated value, by the

@@ -180,6 +180,79 @@ static char *print(const struct kagg_snapshot *snap, enum kagg_format fmt, const
 	return buf;
 }
 
+/* An exp histogram of scale s from bucket index base (slot 0: the zero bucket). */
+static struct kagg_snapshot *make_exp(const uint64_t *slots, int s, int64_t base)
+{
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+
+	snap->hists[0].has_exp = true;
+	snap->hists[0].exp_scale = s;
+	snap->hists[0].exp_base_index = base;
+	return snap;
+}
+
+static void near(double got, double want)
+{
+	if (got < want * (1 - 1e-15) || got > want * (1 + 1e-15))
+		fail_msg("%.17g, want %.17g", got, want);
+}
+
+/* Exp bounds are 2^(i/2^s), exactly enough for doubles; the zero bucket is [0, 0]. */
+static void test_exp_bounds(void **state)
+{
+	uint64_t slots[64] = { 0 };
+	struct kagg_snapshot *snap = make_exp(slots, 3, -10);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+	double l, u;
+
+	kagg_hist__bounds(h, 0, &l, &u);
+	assert_true(l == 0 && u == 0);
+	kagg_hist__bounds(h, 1, &l, &u);		/* index -10 */
+	near(l, 0.42044820762685725);			/* 2^(-10/8) */
+	near(u, 0.4585020216023356); 			/* 2^(-9/8) */
+	kagg_hist__bounds(h, 19, &l, &u);		/* index 8 */
+	assert_true(l == 2.0);
+	near(u, 2.1810154653305154);			/* 2^(9/8) */
+	kagg_hist__bounds(h, 63, &l, &u);		/* index 52 */
+	near(l, 90.50966799187809);			/* 2^(52/8) = 2^6.5 */
+	kagg_snapshot__free(snap);
+}
+
+/* Percentiles of exp buckets, and the zero bucket, by the same rule. */
+static void test_exp_percentiles(void **state)
+{
+	uint64_t slots[64] = { [0] = 5, [3] = 10 };	/* scale 0 from index -1: slot 3 = (2, 4] */
+	struct kagg_snapshot *snap = make_exp(slots, 0, -1);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+
+	check(h, 10, 0, 0, 0);				/* rank 2: a zero */
+	check(h, 50, 2 + 2 * 3.0 / 10, 2, 4);		/* rank 8: 3rd of 10 in (2, 4] */
+	check(h, 100, 4, 2, 4);
+	kagg_snapshot__free(snap);
+}
+
+/* Exp JSON: "scale", each bucket its "index", from the first non-empty one; text too. */
+static void test_exp_printed(void **state)
+{
+	uint64_t slots[64] = { [0] = 1, [19] = 4, [20] = 2 };
+	struct kagg_snapshot *snap = make_exp(slots, 3, -10);
+	char *out;
+
+	out = print(snap, KAGG_FORMAT_JSON, NULL, 0);
+	assert_non_null(strstr(out, "\"scale\": 3,\n"));
+	assert_non_null(strstr(out, "{\"index\":\"zero\",\"low\":0,\"high\":0,\"count\":1},\n"));
+	assert_non_null(strstr(out, "{\"index\":8,\"low\":2,\"high\":2.18102,\"count\":4},\n"));
+	assert_non_null(strstr(out, "{\"index\":9,\"low\":2.18102,\"high\":2.37841,\"count\":2}\n"));
+	assert_null(strstr(out, "\"index\":7,"));	/* empty buckets between: not listed */
+	free(out);
+	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
+	assert_non_null(strstr(out, "0 -> 0          : 1 "));
+	assert_non_null(strstr(out, "2 -> 2.18102    : 4 "));
+	assert_non_null(strstr(out, "\nmax   = 2.4 usecs [2.18102, 2.37841]\n"));
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
 /* Text and JSON carry each percentile with its bucket; the default list, or the caller's. */
 static void test_printed(void **state)
 {
@@ -222,6 +295,9 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_random_values_in_bucket),
 		cmocka_unit_test(test_printed),
+		cmocka_unit_test(test_exp_bounds),
+		cmocka_unit_test(test_exp_percentiles),
+		cmocka_unit_test(test_exp_printed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,7 +74,24 @@ struct kagg_hist {
 	 */
 	bool has_sum;
 	double sum;
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD): when has_exp, exponential buckets (those of
+	 * OpenTelemetry exponential histograms and Prometheus native histograms, scale
+	 * exp_scale, N = 2^exp_scale): slot 0 counts the values of 0, slot k >= 1 the bucket of
+	 * index i = exp_base_index + k - 1, the values in (2^(i/N), 2^((i+1)/N)] of unit.
+	 */
+	bool has_exp;
+	int exp_scale;
+	int64_t exp_base_index;
 };
+
+/*
+ * Bounds of slot k of h, whatever its buckets (log2, linear, exp), in its unit: inclusive
+ * integers for log2 and linear slots; for exp slots low is exclusive (the zero slot: [0, 0]).
+ * Appended after 0.1.
+ */
+KAGG_API void kagg_hist__bounds(const struct kagg_hist *h, unsigned int k, double *low,
+				double *high);
 
 /* Bounds of log2 slot k, inclusive; k < 64. */
 KAGG_API void kagg_log2_bounds(unsigned int k, uint64_t *low, uint64_t *high);
