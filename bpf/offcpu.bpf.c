@@ -54,6 +54,7 @@ KAGG_START_MAPS(struct start);
 
 KAGG_COUNTERS_MAP(OFFCPU_CNT_MAX);
 KAGG_HIST_MAP;
+KAGG_EXP_HIST_MAP;
 KAGG_KEY_HIST_MAP;
 
 /* Off-CPU time by stack. */
@@ -114,7 +115,10 @@ static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32
 	struct kagg_key_hist *kh;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
-		kagg_hist_add(&hist, g, slot, delta);
+		if (exp_words)
+			kagg_exp_hist_add(&exp_hist, g, delta, exp_words, &exp_params);
+		else
+			kagg_hist_add(&hist, g, slot, delta);
 		return;
 	}
 	if (key_mode == KAGG_BPF_KEY_TID)

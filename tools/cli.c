@@ -170,6 +170,28 @@ void cli_route_libbpf_log(void)
 	kagg_libbpf_set_log(cli_verbose ? cli_log : NULL, NULL);
 }
 
+int cli_parse_buckets(const char *arg, enum kagg_buckets *b, int *scale)
+{
+	char *end;
+	long s;
+
+	if (!strcmp(arg, "log2")) {
+		*b = KAGG_BUCKETS_LOG2;
+		return 0;
+	}
+	if (!strncmp(arg, "exp:", 4)) {
+		errno = 0;
+		s = strtol(arg + 4, &end, 10);
+		if (!errno && end != arg + 4 && !*end && s >= 0 && s <= 5) {
+			*b = KAGG_BUCKETS_EXP;
+			*scale = (int)s;
+			return 0;
+		}
+	}
+	return cli_err(KAGG_EXIT_USAGE, "invalid --buckets '%s' (log2, or exp:S with S 0 to 5)",
+		       arg);
+}
+
 /* --percentiles "p50,90,p99.9,max": each in (0, 100], max = 100; up to 16. */
 static int parse_percentiles(const char *arg, struct cli_common *cm)
 {

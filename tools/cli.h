@@ -138,6 +138,9 @@ struct cli_common {
 		       const struct kagg_print_opts *opts);
 };
 
+/* --buckets log2|exp:S (S 0..5): 0, or a one-line usage error (2). */
+int cli_parse_buckets(const char *arg, enum kagg_buckets *b, int *scale);
+
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
 

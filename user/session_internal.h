@@ -80,6 +80,10 @@ struct kagg_session {
 	enum kagg_key_mode key;
 	/* What the BPF histograms' sums add: ns (shown in unit), or kagg hist's raw values. */
 	enum session_sum { SESSION_SUM_NS, SESSION_SUM_U64, SESSION_SUM_S64 } sum;
+	/* Exp buckets (session_exp_setup): words of an exp_hist value, 0 for log2 buckets. */
+	unsigned int exp_words;
+	int exp_scale;
+	int64_t exp_base;
 	bool overhead;		  /* measure the programs' run time (BPF_ENABLE_STATS) */
 	bool attached;
 	bool ever_attached;
@@ -271,6 +275,17 @@ bool session_task_exists(int id);
 int session_need_btf(struct kagg_session *s);
 
 /* ---- generic readers for the shapes of bpf/abi/common.h ---- */
+
+/*
+ * Exp buckets of scale (0..KAGG_EXP_MAX_SCALE) for times in s->unit: the thresholds the BPF
+ * program's rodata exp_params take (*p), s->exp_* set, and map (exp_hist) sized.  -EINVAL.
+ */
+struct kagg_exp_params;
+int session_exp_setup(struct kagg_session *s, int scale, struct bpf_map *map,
+		      struct kagg_exp_params *p);
+/* The exp_hist entry g (bpf/agg.bpf.h) summed over CPUs into one histogram of snap. */
+int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
+			  struct kagg_snapshot *snap);
 
 /* A BPF histogram's sum (kagg_hist_val.sum) as kagg_hist.sum shows it. */
 double session_sum(const struct kagg_session *s, uint64_t raw);
