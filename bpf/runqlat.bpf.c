@@ -59,6 +59,7 @@ KAGG_START_MAPS(struct start);
 
 KAGG_COUNTERS_MAP(RUNQLAT_CNT_MAX);
 KAGG_HIST_MAP;
+KAGG_EXP_HIST_MAP;
 KAGG_KEY_HIST_MAP;
 
 static __always_inline struct start *start_get(struct task_struct *t, __u32 pid, bool create,
@@ -138,7 +139,10 @@ static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 
 	struct kagg_key_hist *kh;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
-		kagg_hist_add(&hist, g, slot, delta);
+		if (exp_words)
+			kagg_exp_hist_add(&exp_hist, g, delta, exp_words, &exp_params);
+		else
+			kagg_hist_add(&hist, g, slot, delta);
 		c->cnt[RUNQLAT_CNT_SAMPLES]++;
 		return;
 	}

@@ -167,7 +167,12 @@ static void test_exp_buckets_median_of_known_sleeps(void **state)
 	       (unsigned long long)kagg_snapshot__meta(snap)->drops_total);
 	assert_true(h->has_exp);
 	assert_int_equal(h->exp_scale, 3);
-	assert_int_equal(h->total + kagg_snapshot__meta(snap)->drops_total, 200);
+	/*
+	 * One interval per sleep, or a drop; on a loaded machine a sleeper preempted on its way
+	 * to sleep leaves in state R, which --state S leaves out: a few may be missing.
+	 */
+	assert_true(h->total + kagg_snapshot__meta(snap)->drops_total <= 200);
+	assert_true(h->total + kagg_snapshot__meta(snap)->drops_total >= 190);
 	assert_true(high - low <= low * (0.0905077326652577 + 1e-12)); /* 2^(1/8) - 1 */
 	assert_true(low < med_us && high >= med_us - 20);
 	assert_true(low >= 3000 - 1e-9 || high > 3000); /* no 3 ms sleep is shorter */
