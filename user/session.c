@@ -811,6 +811,23 @@ int session_exp_setup(struct kagg_session *s, int scale, struct bpf_map *map,
 	return bpf_map__set_value_size(map, s->exp_words * sizeof(__u64));
 }
 
+int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
+			  struct bpf_map *exp_map, struct bpf_map *log2_map,
+			  volatile struct kagg_exp_params *params, volatile __u32 *words)
+{
+	struct kagg_exp_params p;
+	int err;
+
+	if (b != KAGG_BUCKETS_EXP)
+		return bpf_map__set_max_entries(exp_map, 1);
+	err = session_exp_setup(s, scale, exp_map, &p);
+	if (err)
+		return err;
+	memcpy((void *)params, &p, sizeof(p));
+	*words = s->exp_words;
+	return bpf_map__set_max_entries(log2_map, 1);
+}
+
 int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			  struct kagg_snapshot *snap)
 {

@@ -283,6 +283,14 @@ int session_need_btf(struct kagg_session *s);
 struct kagg_exp_params;
 int session_exp_setup(struct kagg_session *s, int scale, struct bpf_map *map,
 		      struct kagg_exp_params *p);
+/*
+ * The buckets b of a program with KAGG_EXP_HIST_MAP (bpf/agg.bpf.h), before its load: exp
+ * sets up exp_map and the rodata *params and *words, and shrinks log2_map to one entry;
+ * log2 shrinks exp_map.  0 or -EINVAL.
+ */
+int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
+			  struct bpf_map *exp_map, struct bpf_map *log2_map,
+			  volatile struct kagg_exp_params *params, volatile __u32 *words);
 /* The exp_hist entry g (bpf/agg.bpf.h) summed over CPUs into one histogram of snap. */
 int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			  struct kagg_snapshot *snap);

@@ -100,19 +100,12 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	skel->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
 	skel->rodata->unit_ns = session_unit_ns(s->unit);
 	skel->rodata->unit_ns_log2 = session_unit_log2(s->unit);
-	if (o->buckets == KAGG_BUCKETS_EXP) {
-		struct kagg_exp_params p;
-
-		err = session_exp_setup(s, o->exp_scale, skel->maps.exp_hist, &p);
-		if (err) {
-			offcpu_bpf__destroy(skel);
-			return err;
-		}
-		memcpy((void *)&skel->rodata->exp_params, &p, sizeof(p));
-		skel->rodata->exp_words = s->exp_words;
-		bpf_map__set_max_entries(skel->maps.hist, 1);
-	} else {
-		bpf_map__set_max_entries(skel->maps.exp_hist, 1);
+	err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
+				    skel->maps.hist, &skel->rodata->exp_params,
+				    &skel->rodata->exp_words);
+	if (err) {
+		offcpu_bpf__destroy(skel);
+		return err;
 	}
 	skel->rodata->share_event = s->path == KAGG_MODE_BOTH;
 	skel->rodata->wake_mode = o->wake;

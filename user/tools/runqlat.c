@@ -78,19 +78,12 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 	if (s->key == KAGG_KEY_NONE)
 		bpf_map__set_max_entries(skel->maps.key_hist, 1);
 	session_tasks_size(&SESSION_TASKS(o), skel->maps.tgids, skel->maps.tids);
-	if (o->buckets == KAGG_BUCKETS_EXP) {
-		struct kagg_exp_params p;
-
-		err = session_exp_setup(s, o->exp_scale, skel->maps.exp_hist, &p);
-		if (err) {
-			runqlat_bpf__destroy(skel);
-			return err;
-		}
-		memcpy((void *)&skel->rodata->exp_params, &p, sizeof(p));
-		skel->rodata->exp_words = s->exp_words;
-		bpf_map__set_max_entries(skel->maps.hist, 1);
-	} else {
-		bpf_map__set_max_entries(skel->maps.exp_hist, 1);
+	err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
+				    skel->maps.hist, &skel->rodata->exp_params,
+				    &skel->rodata->exp_words);
+	if (err) {
+		runqlat_bpf__destroy(skel);
+		return err;
 	}
 
 	err = runqlat_bpf__load(skel);
