@@ -13,6 +13,7 @@
 
 #include "abi/common.h"
 #include "bits.bpf.h"
+#include "exp.bpf.h"
 #include "maps.bpf.h"
 
 /*
@@ -65,6 +66,23 @@
 		return CALL;                                                   \
 	}
 
+/*
+ * Exponential buckets (--buckets exp:S): the per-CPU array `exp_hist`, one entry per
+ * generation, of u64 words: word 0 the zero bucket, word k >= 1 kagg_exp_slot() k - 1,
+ * word exp_words - 1 the sum.  Userspace sizes the value (exp_words * 8) before the load
+ * and sets exp_words and exp_params in rodata; exp_words 0: log2 buckets, `hist`.  No
+ * BTF value type, so that the value size may change.
+ */
+#define KAGG_EXP_HIST_MAP                                                      \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                       \
+		__uint(max_entries, 2);                                        \
+		__type(key, __u32);                                            \
+		__uint(value_size, 8);                                         \
+	} exp_hist SEC(".maps");                                               \
+	const volatile __u32 exp_words = 0;                                    \
+	const volatile struct kagg_exp_params exp_params = {}
+
 /* Snapshot generation, flipped by userspace through the mmap'd .bss. */
 __u32 gen = 0;
 
@@ -83,13 +101,42 @@ static __always_inline __u32 kagg_slot(__u64 val)
 	return slot < KAGG_SLOTS ? slot : KAGG_SLOTS - 1;
 }
 
-/* Count one event in slot of the per-CPU array histogram of generation g. */
-static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot)
+/* Count value v in slot of the per-CPU array histogram of generation g. */
+static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot, __u64 v)
 {
 	struct kagg_hist_val *h = bpf_map_lookup_elem(hist_map, &g);
 
-	if (h && slot < KAGG_SLOTS)
+	if (h && slot < KAGG_SLOTS) {
 		h->slots[slot]++;
+		h->sum += v;
+	}
+}
+
+/*
+ * Count v (> 0 in units of the table's u; 0 in the zero bucket) in the exp histogram of
+ * generation g; words and p are the program's rodata exp_words and exp_params.
+ */
+static __always_inline void kagg_exp_hist_add(void *map, __u32 g, __u64 v, __u32 words,
+					      const volatile struct kagg_exp_params *p)
+{
+	__u64 *w = bpf_map_lookup_elem(map, &g);
+	__u32 k;
+
+	if (!w || words < 2)
+		return;
+	k = v ? kagg_exp_slot(v, p) + 1 : 0;
+	if (k < words - 1)
+		w[k]++;
+	w[words - 1] += v;
+}
+
+/* Count value v in slot of keyed histogram kh. */
+static __always_inline void kagg_key_hist_add(struct kagg_key_hist *kh, __u32 slot, __u64 v)
+{
+	if (slot < KAGG_SLOTS) {
+		kh->slots[slot]++;
+		kh->sum += v;
+	}
 }
 
 /*

@@ -19,9 +19,10 @@
 /*
  * Slot of v > 0 in a histogram of KAGG_EXP_SLOTS(p->scale) slots: slot
  * 2^s * floor(log2 v) + j; the bucket index is slot + p->base_index.
- * v == 0 belongs to the zero bucket, which the caller counts apart.
+ * v == 0 belongs to the zero bucket, which the caller counts apart.  p is volatile: BPF
+ * programs pass their const volatile rodata, whose values the compiler must not assume.
  */
-static __always_inline __u32 kagg_exp_slot(__u64 v, const struct kagg_exp_params *p)
+static __always_inline __u32 kagg_exp_slot(__u64 v, const volatile struct kagg_exp_params *p)
 {
 	__u32 k = kagg_log2_64(v), s = p->scale, j = 0, b;
 	__u64 vn = v << (63 - k);

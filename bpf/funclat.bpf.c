@@ -141,6 +141,7 @@ static __always_inline int on_return(__u64 id)
 	if (!h)
 		return 0;
 	h->slots[kagg_log2_div(delta, unit_ns, unit_ns_log2)]++;
+	h->sum += delta;
 	c->cnt[FUNCLAT_CNT_RETURNS]++;
 	return 0;
 }

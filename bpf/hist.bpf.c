@@ -156,7 +156,7 @@ int hist_tp(void *ctx)
 	}
 	g = kagg_gen();
 	if (key_kind == HIST_KEY_NONE) {
-		kagg_hist_add(&hist, g, slot);
+		kagg_hist_add(&hist, g, slot, v);
 		c->cnt[HIST_CNT_RECORDED]++;
 		return 0;
 	}
@@ -180,7 +180,7 @@ int hist_tp(void *ctx)
 		c->cnt[HIST_CNT_DROP_KEYS_FULL]++;
 		return 0;
 	}
-	kh->slots[slot]++;
+	kagg_key_hist_add(kh, slot, v);
 	c->cnt[HIST_CNT_RECORDED]++;
 	return 0;
 }

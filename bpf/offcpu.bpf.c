@@ -54,6 +54,7 @@ KAGG_START_MAPS(struct start);
 
 KAGG_COUNTERS_MAP(OFFCPU_CNT_MAX);
 KAGG_HIST_MAP;
+KAGG_EXP_HIST_MAP;
 KAGG_KEY_HIST_MAP;
 
 /* Off-CPU time by stack. */
@@ -108,13 +109,16 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 }
 
 static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32 pid,
-				     __u32 slot, __u32 g, struct counters *c)
+				     __u32 slot, __u64 delta, __u32 g, struct counters *c)
 {
 	struct kagg_key key = { .gen = g, .tgid = tgid, .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
 	struct kagg_key_hist *kh;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
-		kagg_hist_add(&hist, g, slot);
+		if (exp_words)
+			kagg_exp_hist_add(&exp_hist, g, delta, exp_words, &exp_params);
+		else
+			kagg_hist_add(&hist, g, slot, delta);
 		return;
 	}
 	if (key_mode == KAGG_BPF_KEY_TID)
@@ -124,7 +128,7 @@ static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32
 		c->cnt[OFFCPU_CNT_DROP_KEYS_FULL]++;
 		return;
 	}
-	kh->slots[slot]++;
+	kagg_key_hist_add(kh, slot, delta);
 }
 
 static __always_inline void stack_add(struct task_struct *next, __u32 tgid, __u32 pid,
@@ -236,7 +240,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	}
 	tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	slot = kagg_log2_div(delta, unit_ns, unit_ns_log2);
-	hist_add(next, tgid, pid, slot, g, c);
+	hist_add(next, tgid, pid, slot, delta, g, c);
 	if (with_stacks)
 		stack_add(next, tgid, pid, s, delta, g, c);
 	c->cnt[OFFCPU_CNT_SAMPLES]++;

@@ -59,6 +59,7 @@ KAGG_START_MAPS(struct start);
 
 KAGG_COUNTERS_MAP(RUNQLAT_CNT_MAX);
 KAGG_HIST_MAP;
+KAGG_EXP_HIST_MAP;
 KAGG_KEY_HIST_MAP;
 
 static __always_inline struct start *start_get(struct task_struct *t, __u32 pid, bool create,
@@ -131,14 +132,17 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task, cons
 	s->ts = kagg_event_now(&now);
 }
 
-static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 slot, __u32 g,
-				     struct counters *c, const bool btf)
+static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 slot,
+				     __u64 delta, __u32 g, struct counters *c, const bool btf)
 {
 	struct kagg_key key = { .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
 	struct kagg_key_hist *kh;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
-		kagg_hist_add(&hist, g, slot);
+		if (exp_words)
+			kagg_exp_hist_add(&exp_hist, g, delta, exp_words, &exp_params);
+		else
+			kagg_hist_add(&hist, g, slot, delta);
 		c->cnt[RUNQLAT_CNT_SAMPLES]++;
 		return;
 	}
@@ -151,7 +155,7 @@ static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 
 		c->cnt[RUNQLAT_CNT_DROP_KEYS_FULL]++;
 		return;
 	}
-	kh->slots[slot]++;
+	kagg_key_hist_add(kh, slot, delta);
 	c->cnt[RUNQLAT_CNT_SAMPLES]++;
 }
 
@@ -210,7 +214,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		c->cnt[RUNQLAT_CNT_FILTERED_CPU]++;
 		return 0;
 	}
-	hist_add(next, pid, kagg_log2_div(delta, unit_ns, unit_log2), g, c, btf);
+	hist_add(next, pid, kagg_log2_div(delta, unit_ns, unit_log2), delta, g, c, btf);
 	return 0;
 }
 

@@ -228,7 +228,7 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
 		idx = g * SC_NR_MAX + (__u32)(nr & (SC_NR_MAX - 1));
-		kagg_hist_add(&lat, idx, slot);
+		kagg_hist_add(&lat, idx, slot, delta);
 		c->cnt[SC_CNT_RECORDED]++;
 		return;
 	}
@@ -239,7 +239,7 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 		c->cnt[SC_CNT_DROP_KEYS_FULL]++;
 		return;
 	}
-	kh->slots[slot]++;
+	kagg_key_hist_add(kh, slot, delta);
 	c->cnt[SC_CNT_RECORDED]++;
 }
 

@@ -57,6 +57,15 @@ static inline void tu_sleep_ms(unsigned int ms)
 		;
 }
 
+/* CLOCK_MONOTONIC in ns: wall time around a workload bounds the time it can have measured. */
+static inline uint64_t tu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* A child started blocked on a pipe; tu_go() releases it. */
 struct tu_child {
 	pid_t pid;

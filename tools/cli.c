@@ -170,6 +170,67 @@ void cli_route_libbpf_log(void)
 	kagg_libbpf_set_log(cli_verbose ? cli_log : NULL, NULL);
 }
 
+int cli_parse_buckets(const char *arg, enum kagg_buckets *b, int *scale)
+{
+	char *end;
+	long s;
+
+	if (!strcmp(arg, "log2")) {
+		*b = KAGG_BUCKETS_LOG2;
+		return 0;
+	}
+	if (!strncmp(arg, "exp:", 4)) {
+		errno = 0;
+		s = strtol(arg + 4, &end, 10);
+		if (!errno && end != arg + 4 && !*end && s >= 0 && s <= 5) {
+			*b = KAGG_BUCKETS_EXP;
+			*scale = (int)s;
+			return 0;
+		}
+	}
+	return cli_err(KAGG_EXIT_USAGE, "invalid --buckets '%s' (log2, or exp:S with S 0 to 5)",
+		       arg);
+}
+
+/* --percentiles "p50,90,p99.9,max": each in (0, 100], max = 100; up to 16. */
+static int parse_percentiles(const char *arg, struct cli_common *cm)
+{
+	const char *p = arg;
+	size_t n = 0;
+	char *end;
+	double q;
+
+	while (*p) {
+		if (n == sizeof(cm->pcts) / sizeof(cm->pcts[0]))
+			return cli_err(KAGG_EXIT_USAGE, "too many percentiles in '%s' (16 at most)",
+				       arg);
+		if (!strncmp(p, "max", 3)) {
+			q = 100;
+			end = (char *)p + 3;
+		} else {
+			errno = 0;
+			q = strtod(p + (*p == 'p'), &end);
+			if (errno || end == p + (*p == 'p') || !(q > 0 && q <= 100))
+				goto bad;
+		}
+		if (*end && *end != ',')
+			goto bad;
+		cm->pcts[n++] = q;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			goto bad;
+	}
+	if (!n)
+		goto bad;
+	cm->print.percentiles = cm->pcts;
+	cm->print.nr_percentiles = n;
+	return 0;
+bad:
+	return cli_err(KAGG_EXIT_USAGE,
+		       "invalid percentiles '%s' (a list such as p50,p90,p99.9,max; each in (0, 100])",
+		       arg);
+}
+
 int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 {
 	switch (c) {
@@ -200,6 +261,8 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case CLI_OPT_OVERHEAD:
 		cm->overhead = true;
 		return 0;
+	case CLI_OPT_PERCENTILES:
+		return parse_percentiles(arg, cm);
 	case 'v':
 		cli_verbose = 1;
 		return 0;

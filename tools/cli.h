@@ -87,6 +87,7 @@ enum {
 	CLI_OPT_MODE,		/* streaming tools: --mode, --print, --stream-bytes */
 	CLI_OPT_PRINT,
 	CLI_OPT_STREAM_BYTES,
+	CLI_OPT_PERCENTILES,
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -97,6 +98,7 @@ enum {
 	{ "unit", required_argument, NULL, CLI_OPT_UNIT },                    \
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },                \
 	{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },                  \
+	{ "percentiles", required_argument, NULL, CLI_OPT_PERCENTILES },      \
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
 
@@ -126,6 +128,8 @@ struct cli_stream {
 	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
 	"      --format FMT       text (default) or json\n"                      \
 	"      --overhead         report the BPF programs' run time per event\n" \
+	"      --percentiles LIST percentiles under each histogram, e.g. p50,p99,p99.9,max\n" \
+	"                         (default p50,p90,p99,p99.9,max)\n"               \
 	"  -v, --verbose          print libbpf and library messages\n"           \
 	"  -h, --help             this text\n"
 
@@ -142,11 +146,15 @@ struct cli_common {
 	enum kagg_unit unit;
 	bool overhead;
 	struct kagg_print_opts print; /* sz set by the tool */
+	double pcts[16];	      /* --percentiles: print.percentiles points here */
 	bool addrs;		      /* --addrs: stack frames by address (KAGG_SNAP_ADDRS) */
 	/* The snapshot printer of cli_run (NULL: kagg_snapshot__print). */
 	int (*printer)(const struct kagg_snapshot *snap, FILE *f,
 		       const struct kagg_print_opts *opts);
 };
+
+/* --buckets log2|exp:S (S 0..5): 0, or a one-line usage error (2). */
+int cli_parse_buckets(const char *arg, enum kagg_buckets *b, int *scale);
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);

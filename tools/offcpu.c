@@ -34,6 +34,8 @@ static const char usage_text[] =
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
 "                         (implies --stacks)\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+"      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
+"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3; system-wide only)\n"
 "      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
 "                         per event to userspace, aggregated there) or both, side by\n"
 "                         side with each path's events, drops and cost\n"
@@ -65,6 +67,7 @@ enum {
 	OPT_WAKE,
 	OPT_RB_SUBBUFS,
 	OPT_RB_CONSUME,
+	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
@@ -80,6 +83,7 @@ static const struct option long_opts[] = {
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "addrs", no_argument, NULL, OPT_ADDRS },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
+	{ "buckets", required_argument, NULL, OPT_BUCKETS },
 	CLI_STREAM_LONGOPTS,
 	{ "wake", required_argument, NULL, OPT_WAKE },
 	{ "rb-subbufs", required_argument, NULL, OPT_RB_SUBBUFS },
@@ -159,6 +163,8 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
 	case OPT_WAKE:
 		return parse_wake(arg, &a->o.wake);
+	case OPT_BUCKETS:
+		return cli_parse_buckets(arg, &a->o.buckets, &a->o.exp_scale);
 	case OPT_RB_SUBBUFS:
 		if (cli_parse_u64(arg, &v) || v < 2 || v > 65536)
 			return cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s' (2 to 65536)", arg);

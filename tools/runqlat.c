@@ -27,6 +27,8 @@ static const char usage_text[] =
 "      --cgroup PATH      only tasks in this cgroup v2 directory\n"
 "  -c, --cpu N            only latencies ending on CPU N's run queue\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+"      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
+"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3; system-wide only)\n"
 "      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
 "                         per wakeup and switch to userspace, aggregated there) or\n"
 "                         both, side by side with each path's events, drops and cost\n"
@@ -44,6 +46,7 @@ CLI_COMMON_HELP
 enum {
 	OPT_CGROUP = CLI_OPT_TOOL,
 	OPT_ATTACH,
+	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
@@ -52,6 +55,7 @@ static const struct option long_opts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, 'c' },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
+	{ "buckets", required_argument, NULL, OPT_BUCKETS },
 	CLI_STREAM_LONGOPTS,
 	{},
 };
@@ -79,6 +83,8 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case OPT_ATTACH:
 		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
+	case OPT_BUCKETS:
+		return cli_parse_buckets(arg, &a->o.buckets, &a->o.exp_scale);
 	}
 	return -ENOENT;
 }

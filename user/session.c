@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "abi/exp_table.h"
 #include "log.h"
 #include "opts.h"
 #include "session_internal.h"
@@ -739,12 +740,25 @@ struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned in
 
 /* ------------------------------------------------------------ readers */
 
+double session_sum(const struct kagg_session *s, uint64_t raw)
+{
+	switch (s->sum) {
+	case SESSION_SUM_U64:
+		return (double)raw;
+	case SESSION_SUM_S64:
+		return (double)(int64_t)raw;
+	default:
+		return (double)raw / (double)session_unit_ns(s->unit);
+	}
+}
+
 int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,
 		      struct kagg_snapshot *snap)
 {
 	size_t vsz = sizeof(struct kagg_hist_val);
 	struct kagg_hist_val *vals;
 	struct kagg_hist *h;
+	uint64_t sum = 0;
 	int err, cpu, i;
 
 	err = snap_alloc_hists(snap, 1, KAGG_SLOTS);
@@ -763,10 +777,91 @@ int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, boo
 			((uint64_t *)h->slots)[i] += vals[cpu].slots[i];
 			h->total += vals[cpu].slots[i];
 		}
+		sum += vals[cpu].sum;
 	}
+	h->has_sum = true;
+	h->sum = session_sum(s, sum);
 	if (reset) {
 		memset(vals, 0, vsz * s->nr_cpus);
 		err = bpf_map__update_elem(hist, &g, sizeof(g), vals, vsz * s->nr_cpus, BPF_ANY);
+	}
+out:
+	free(vals);
+	return err;
+}
+
+int session_exp_setup(struct kagg_session *s, int scale, struct bpf_map *map,
+		      struct kagg_exp_params *p)
+{
+	/* the table's units 1, 1e3, 1e6 of ns are the nsecs, usecs and msecs of the unit */
+	unsigned int u = s->unit == KAGG_UNIT_NSECS ? 0 : s->unit == KAGG_UNIT_MSECS ? 2 : 1;
+
+	if (scale < 0 || scale > KAGG_EXP_MAX_SCALE) {
+		session_log(s, KAGG_LOG_WARN, "exp scale %d out of range (0 to %d)", scale,
+			    KAGG_EXP_MAX_SCALE);
+		return -EINVAL;
+	}
+	*p = kagg_exp_table[u][scale];
+	s->exp_words = KAGG_EXP_SLOTS(scale) + 2;
+	s->exp_scale = scale;
+	s->exp_base = p->base_index;
+	return bpf_map__set_value_size(map, s->exp_words * sizeof(__u64));
+}
+
+int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
+			  struct bpf_map *exp_map, struct bpf_map *log2_map,
+			  volatile struct kagg_exp_params *params, volatile __u32 *words)
+{
+	struct kagg_exp_params p;
+	int err;
+
+	if (b != KAGG_BUCKETS_EXP)
+		return bpf_map__set_max_entries(exp_map, 1);
+	err = session_exp_setup(s, scale, exp_map, &p);
+	if (err)
+		return err;
+	memcpy((void *)params, &p, sizeof(p));
+	*words = s->exp_words;
+	return bpf_map__set_max_entries(log2_map, 1);
+}
+
+int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
+			  struct kagg_snapshot *snap)
+{
+	size_t words = s->exp_words, vsz = words * sizeof(__u64);
+	struct kagg_hist *h;
+	uint64_t *vals, sum = 0;
+	unsigned int k;
+	int err, cpu;
+
+	err = snap_alloc_hists(snap, 1, words - 1);
+	if (err)
+		return err;
+	vals = calloc(s->nr_cpus, vsz);
+	if (!vals)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(map, &g, sizeof(g), vals, vsz * s->nr_cpus, 0);
+	if (err)
+		goto out;
+	h = &snap->hists[0];
+	h->unit = s->unit;
+	h->has_exp = true;
+	h->exp_scale = s->exp_scale;
+	h->exp_base_index = s->exp_base;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		const uint64_t *w = vals + (size_t)cpu * words;
+
+		for (k = 0; k < words - 1; k++) {
+			((uint64_t *)h->slots)[k] += w[k];
+			h->total += w[k];
+		}
+		sum += w[words - 1];
+	}
+	h->has_sum = true;
+	h->sum = session_sum(s, sum);
+	if (reset) {
+		memset(vals, 0, vsz * s->nr_cpus);
+		err = bpf_map__update_elem(map, &g, sizeof(g), vals, vsz * s->nr_cpus, BPF_ANY);
 	}
 out:
 	free(vals);
@@ -821,6 +916,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 	}
 	for (i = 0; i < n; i++) {
 		struct kagg_hist *h = &snap->hists[out];
+		uint64_t sum = 0;
 
 		/* Cannot fail: nothing else deletes retired-generation keys. */
 		if (bpf_map__lookup_elem(m, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
@@ -840,7 +936,10 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 				((uint64_t *)h->slots)[j] += vals[cpu].slots[j];
 				h->total += vals[cpu].slots[j];
 			}
+			sum += vals[cpu].sum;
 		}
+		h->has_sum = true;
+		h->sum = session_sum(s, sum);
 		out++;
 		if (reset)
 			bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);

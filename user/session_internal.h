@@ -78,6 +78,12 @@ struct kagg_session {
 	void *log_ctx;
 	enum kagg_unit unit;
 	enum kagg_key_mode key;
+	/* What the BPF histograms' sums add: ns (shown in unit), or kagg hist's raw values. */
+	enum session_sum { SESSION_SUM_NS, SESSION_SUM_U64, SESSION_SUM_S64 } sum;
+	/* Exp buckets (session_exp_setup): words of an exp_hist value, 0 for log2 buckets. */
+	unsigned int exp_words;
+	int exp_scale;
+	int64_t exp_base;
 	bool overhead;		  /* measure the programs' run time (BPF_ENABLE_STATS) */
 	bool attached;
 	bool ever_attached;
@@ -269,6 +275,28 @@ bool session_task_exists(int id);
 int session_need_btf(struct kagg_session *s);
 
 /* ---- generic readers for the shapes of bpf/abi/common.h ---- */
+
+/*
+ * Exp buckets of scale (0..KAGG_EXP_MAX_SCALE) for times in s->unit: the thresholds the BPF
+ * program's rodata exp_params take (*p), s->exp_* set, and map (exp_hist) sized.  -EINVAL.
+ */
+struct kagg_exp_params;
+int session_exp_setup(struct kagg_session *s, int scale, struct bpf_map *map,
+		      struct kagg_exp_params *p);
+/*
+ * The buckets b of a program with KAGG_EXP_HIST_MAP (bpf/agg.bpf.h), before its load: exp
+ * sets up exp_map and the rodata *params and *words, and shrinks log2_map to one entry;
+ * log2 shrinks exp_map.  0 or -EINVAL.
+ */
+int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
+			  struct bpf_map *exp_map, struct bpf_map *log2_map,
+			  volatile struct kagg_exp_params *params, volatile __u32 *words);
+/* The exp_hist entry g (bpf/agg.bpf.h) summed over CPUs into one histogram of snap. */
+int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
+			  struct kagg_snapshot *snap);
+
+/* A BPF histogram's sum (kagg_hist_val.sum) as kagg_hist.sum shows it. */
+double session_sum(const struct kagg_session *s, uint64_t raw);
 
 /* Per-CPU array `hist` entry g summed over CPUs into one histogram appended to snap. */
 int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,

@@ -15,8 +15,6 @@
 #include "text.h"
 
 #define HIST_MAX_SLOTS 64
-/* sz of a kagg_hist of the first release (0.1): the least kagg_hist__print_text() reads */
-#define HIST_MIN_SZ offsetofend(struct kagg_hist, lin_step)
 
 const char *kagg_unit__name(enum kagg_unit unit)
 {
@@ -59,6 +57,14 @@ static void slot_bounds(const struct kagg_hist *h, int k, char *lo, char *hi, si
 {
 	uint64_t low, high;
 
+	if (hist_is_exp(h)) {
+		double l, u;
+
+		hist_slot_bounds(h, (unsigned int)k, &l, &u);
+		snprintf(lo, sz, "%.6g", l);
+		snprintf(hi, sz, "%.6g", u);
+		return;
+	}
 	if (h->lin_step) {
 		int64_t l = h->lin_min + (int64_t)(k * h->lin_step);
 
@@ -293,34 +299,113 @@ static void print_bar(FILE *f, uint64_t val, uint64_t max, int width)
 		fputc(i < stars ? '*' : ' ', f);
 }
 
-int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
+/* The percentiles to print: the caller's, or p50, p90, p99, p99.9 and max. */
+struct pct_list {
+	const double *q;
+	size_t n;
+};
+
+static const double default_pcts[] = { 50, 90, 99, 99.9, 100 };
+static const struct pct_list default_pct_list = { default_pcts, 5 };
+
+/* "p50", "p99.9", or "max" for 100. */
+static void pct_name(double q, char *buf, size_t sz)
+{
+	if (q >= 100)
+		snprintf(buf, sz, "max");
+	else
+		snprintf(buf, sz, "p%g", q);
+}
+
+/* "p50 = 3012.0 usecs [2048, 4095]", one line per percentile: the bounds are its error. */
+static void print_pcts_text(const struct kagg_hist *h, const struct pct_list *pl,
+			    const char *vname, FILE *f)
+{
+	char name[16], low[24], high[24];
+	unsigned int k;
+	double v;
+	size_t i;
+
+	for (i = 0; i < pl->n; i++) {
+		if (hist_pct_slot(h, pl->q[i], &k, &v))
+			continue;
+		pct_name(pl->q[i], name, sizeof(name));
+		slot_bounds(h, (int)k, low, high, sizeof(low));
+		fprintf(f, "%s%-5s = %.1f %s [%s, %s]\n", i ? "" : "\n", name, v, vname, low,
+			high);
+	}
+}
+
+/* The histogram's sum, when it has one (callers' records may predate the field). */
+static bool hist_sum(const struct kagg_hist *h, double *sum)
+{
+	if (!KAGG_HAS_FIELD(h, kagg_hist, sum) || !h->has_sum)
+		return false;
+	*sum = h->sum;
+	return true;
+}
+
+/* "avg = 12.3 usecs, total: 4567 usecs, count: 371", as funclatency ends its histograms. */
+static void print_sum_text(const struct kagg_hist *h, const char *name, FILE *f)
+{
+	double sum;
+
+	if (!hist_sum(h, &sum) || !h->total)
+		return;
+	fprintf(f, "\navg = %.1f %s, total: %.0f %s, count: %" PRIu64 "\n", sum / (double)h->total,
+		name, sum, name, h->total);
+}
+
+/* The first slot printed: 0 (BCC's layout), or for exp buckets the first non-empty one. */
+static int hist_first(const struct kagg_hist *h)
+{
+	int i;
+
+	if (!hist_is_exp(h))
+		return 0;
+	for (i = 0; i < (int)h->nr_slots; i++)
+		if (h->slots[i])
+			return i;
+	return 0;
+}
+
+static int print_hist_text(const struct kagg_hist *h, const struct pct_list *pl, FILE *f)
 {
 	struct text_esc e = {};
+	const char *vname = text_esc(&e, value_name(h), SIZE_MAX);
 	char low[24], high[24];
 	uint64_t max = 0;
-	int last, i, w, bar;
+	int first = hist_first(h), last, i, w, bar;
 
-	if (!kagg_in_valid(h, HIST_MIN_SZ, sizeof(*h)) || !f)
-		return -EINVAL;
 	last = hist_last(h);
-	for (i = 0; i <= last; i++)
+	for (i = first; i <= last; i++)
 		if (h->slots[i] > max)
 			max = h->slots[i];
 	/* Wide buckets need wide columns: the same layout switch BCC makes. */
 	w = last <= 32 ? 10 : 20;
 	bar = last <= 32 ? 40 : 20;
-	fprintf(f, "%*s%-*s : count    distribution\n", w - 5, "", w + 9,
-		text_esc(&e, value_name(h), SIZE_MAX));
+	fprintf(f, "%*s%-*s : count    distribution\n", w - 5, "", w + 9, vname);
 	if (last < 0)
 		fprintf(f, "%*s(no events)\n", w - 5, "");
-	for (i = 0; i <= last; i++) {
+	for (i = first; i <= last; i++) {
+		if (hist_is_exp(h) && !h->slots[i])
+			continue; /* exp buckets are many and narrow: the non-empty ones */
 		slot_bounds(h, i, low, high, sizeof(low));
 		fprintf(f, "%*s -> %-*s : %-8" PRIu64 " |", w, low, w, high, h->slots[i]);
 		print_bar(f, h->slots[i], max, bar);
 		fputs("|\n", f);
 	}
+	print_sum_text(h, vname, f);
+	print_pcts_text(h, pl, vname, f);
 	text_esc_free(&e);
 	return ferror(f) ? -EIO : 0;
+}
+
+int kagg_hist__print_text(const struct kagg_hist *h, FILE *f)
+{
+	if (!kagg_in_valid(h, HIST_MIN_SZ, sizeof(*h)) || !f)
+		return -EINVAL;
+	return print_hist_text(h, &default_pct_list, f);
 }
 
 static void fmt_time(const struct timespec *ts, char *buf, size_t len)
@@ -393,10 +478,12 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 }
 
 /* --mode both: the two paths' histograms bucket by bucket, with their difference. */
-static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist *b, FILE *f)
+static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist *b,
+			       const struct pct_list *pl, FILE *f)
 {
 	uint64_t low, high, va, vb;
 	int last = a ? hist_last(a) : -1, lb = b ? hist_last(b) : -1, i, w;
+	double sa, sb;
 
 	if (lb > last)
 		last = lb;
@@ -413,6 +500,20 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 	fprintf(f, "%*s%-*s : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n", w - 5, "", w + 9, "total",
 		a ? a->total : 0, b ? b->total : 0,
 		(int64_t)((b ? b->total : 0) - (a ? a->total : 0)));
+	if (a && b && a->total && b->total && hist_sum(a, &sa) && hist_sum(b, &sb))
+		fprintf(f, "%*s%-*s : %-10.1f %-10.1f %.1f\n", w - 5, "", w + 9, "avg",
+			sa / (double)a->total, sb / (double)b->total,
+			sb / (double)b->total - sa / (double)a->total);
+	for (i = 0; a && b && i < (int)pl->n; i++) {
+		unsigned int ka, kb;
+		char name[16];
+
+		if (hist_pct_slot(a, pl->q[i], &ka, &sa) || hist_pct_slot(b, pl->q[i], &kb, &sb))
+			continue;
+		pct_name(pl->q[i], name, sizeof(name));
+		fprintf(f, "%*s%-*s : %-10.1f %-10.1f %.1f\n", w - 5, "", w + 9, name, sa, sb,
+			sb - sa);
+	}
 }
 
 static bool same_key(const struct kagg_hist_key *x, const struct kagg_hist_key *y)
@@ -436,7 +537,7 @@ static void print_key_line(const struct kagg_hist *h, FILE *f)
 }
 
 /* Merge-walk both sorted histogram lists, pairing equal keys. */
-static void print_both(const struct kagg_snapshot *snap, FILE *f)
+static void print_both(const struct kagg_snapshot *snap, const struct pct_list *pl, FILE *f)
 {
 	const struct kagg_snapshot *st = snap->stream;
 	size_t i = 0, j = 0;
@@ -453,7 +554,7 @@ static void print_both(const struct kagg_snapshot *snap, FILE *f)
 				a = NULL;
 		}
 		print_key_line(a ? a : b, f);
-		print_side_by_side(a, b, f);
+		print_side_by_side(a, b, pl, f);
 		i += a != NULL;
 		j += b != NULL;
 	}
@@ -539,7 +640,8 @@ static enum kagg_unit snap_unit(const struct kagg_snapshot *snap)
 	return u;
 }
 
-static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, bool folded)
+static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, bool folded,
+		      const struct pct_list *pl)
 {
 	enum kagg_unit unit = snap_unit(snap);
 	size_t i;
@@ -552,11 +654,11 @@ static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, b
 		return ferror(f) ? -EIO : 0;
 	}
 	if (snap->stream) {
-		print_both(snap, f);
+		print_both(snap, pl, f);
 	} else {
 		for (i = 0; i < snap->nr_hists; i++) {
 			print_key_line(&snap->hists[i], f);
-			kagg_hist__print_text(&snap->hists[i], f);
+			print_hist_text(&snap->hists[i], pl, f);
 		}
 	}
 	if (snap->nr_stacks)
@@ -654,9 +756,36 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m)
 	jw_obj_end(w);
 }
 
-static void print_hist_json(struct jw *w, const struct kagg_hist *h)
+static void print_pcts_json(struct jw *w, const struct kagg_hist *h, const struct pct_list *pl)
+{
+	double v, low, high;
+	unsigned int k;
+	char name[16];
+	size_t i;
+
+	jw_obj_begin(w, "percentiles");
+	for (i = 0; i < pl->n; i++) {
+		bool pretty = w->pretty;
+
+		if (hist_pct_slot(h, pl->q[i], &k, &v))
+			continue;
+		pct_name(pl->q[i], name, sizeof(name));
+		hist_slot_bounds(h, k, &low, &high);
+		jw_obj_begin(w, name);
+		w->pretty = false;
+		jw_double(w, "value", v, 3);
+		jw_double(w, "low", low, 0);
+		jw_double(w, "high", high, 0);
+		jw_obj_end(w);
+		w->pretty = pretty;
+	}
+	jw_obj_end(w);
+}
+
+static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struct pct_list *pl)
 {
 	uint64_t low, high;
+	double sum;
 	int last = hist_last(h), i;
 
 	jw_obj_begin(w, NULL);
@@ -676,18 +805,38 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h)
 		jw_str(w, "field", h->value);
 	else
 		jw_str(w, "unit", kagg_unit__name(h->unit));
-	if (h->lin_step)
+	if (hist_is_exp(h))
+		jw_i64(w, "scale", h->exp_scale); /* buckets carry their index */
+	else if (h->lin_step)
 		jw_str(w, "scale", "linear"); /* bounds below are signed */
 	jw_u64(w, "total", h->total);
+	if (hist_sum(h, &sum)) {
+		jw_double(w, "sum", sum, 3);
+		jw_u64(w, "count", h->total);
+	}
+	print_pcts_json(w, h, pl);
 	jw_arr_begin(w, "buckets");
-	for (i = 0; i <= last; i++) {
+	for (i = hist_first(h); i <= last; i++) {
 		bool pretty = w->pretty;
 		int64_t l = h->lin_min + (int64_t)(i * h->lin_step);
 
+		if (hist_is_exp(h) && !h->slots[i])
+			continue; /* listed by index: the non-empty ones */
 		kagg_log2_bounds(i, &low, &high);
 		jw_obj_begin(w, NULL);
 		w->pretty = false; /* one bucket per line */
-		if (h->lin_step) {
+		if (hist_is_exp(h) && !i) {
+			jw_str(w, "index", "zero"); /* the zero bucket: values of 0 */
+			jw_u64(w, "low", 0);
+			jw_u64(w, "high", 0);
+		} else if (hist_is_exp(h)) {
+			double el, eh;
+
+			hist_slot_bounds(h, (unsigned int)i, &el, &eh);
+			jw_i64(w, "index", h->exp_base_index + i - 1);
+			jw_double_g(w, "low", el);
+			jw_double_g(w, "high", eh);
+		} else if (h->lin_step) {
 			jw_i64(w, "low", l);
 			jw_i64(w, "high", l + (int64_t)h->lin_step - 1);
 		} else {
@@ -730,17 +879,18 @@ static void print_stack_json(struct jw *w, const struct kagg_stack *st)
 	jw_obj_end(w);
 }
 
-static void print_hists_json(struct jw *w, const struct kagg_snapshot *snap)
+static void print_hists_json(struct jw *w, const struct kagg_snapshot *snap,
+			     const struct pct_list *pl)
 {
 	size_t i;
 
 	jw_arr_begin(w, "histograms");
 	for (i = 0; i < snap->nr_hists; i++)
-		print_hist_json(w, &snap->hists[i]);
+		print_hist_json(w, &snap->hists[i], pl);
 	jw_arr_end(w);
 }
 
-static int print_json(const struct kagg_snapshot *snap, FILE *f)
+static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct pct_list *pl)
 {
 	struct jw w;
 	size_t i;
@@ -750,13 +900,13 @@ static int print_json(const struct kagg_snapshot *snap, FILE *f)
 	print_meta_json(&w, &snap->meta);
 	if (snap->stream) {
 		jw_obj_begin(&w, "agg");
-		print_hists_json(&w, snap);
+		print_hists_json(&w, snap, pl);
 		jw_obj_end(&w);
 		jw_obj_begin(&w, "stream");
-		print_hists_json(&w, snap->stream);
+		print_hists_json(&w, snap->stream, pl);
 		jw_obj_end(&w);
 	} else {
-		print_hists_json(&w, snap);
+		print_hists_json(&w, snap, pl);
 	}
 	if (snap->nr_stacks) {
 		jw_arr_begin(&w, "stacks");
@@ -772,15 +922,24 @@ static int print_json(const struct kagg_snapshot *snap, FILE *f)
 int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
 			 const struct kagg_print_opts *opts)
 {
+	struct pct_list pl = default_pct_list;
 	enum kagg_format fmt;
+	size_t i;
 
 	if (!snap || !f || !kagg_opts_valid(opts, sizeof(*opts)))
 		return -EINVAL;
+	if (KAGG_OPT(opts, kagg_print_opts, percentiles, NULL)) {
+		pl.q = opts->percentiles;
+		pl.n = opts->nr_percentiles;
+		for (i = 0; i < pl.n; i++)
+			if (!(pl.q[i] > 0 && pl.q[i] <= 100))
+				return -EINVAL;
+	}
 	fmt = KAGG_OPT(opts, kagg_print_opts, format, KAGG_FORMAT_TEXT);
 	if (fmt == KAGG_FORMAT_JSON)
-		return print_json(snap, f);
+		return print_json(snap, f, &pl);
 	if (fmt != KAGG_FORMAT_TEXT)
 		return -EINVAL;
 	return print_text(snap, f, KAGG_OPT(opts, kagg_print_opts, no_meta, false),
-			  KAGG_OPT(opts, kagg_print_opts, folded, false));
+			  KAGG_OPT(opts, kagg_print_opts, folded, false), &pl);
 }

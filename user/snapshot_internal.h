@@ -38,6 +38,19 @@ struct kagg_snapshot {
 	size_t cap_owned;
 };
 
+/* sz of a kagg_hist of the first release (0.1): the least the library reads of one */
+#define HIST_MIN_SZ offsetofend(struct kagg_hist, lin_step)
+
+/* h has exp buckets (has_exp, within its sz). */
+bool hist_is_exp(const struct kagg_hist *h);
+/* Bounds of slot k of h, as kagg_hist__bounds() gives them (user/percentile.c). */
+void hist_slot_bounds(const struct kagg_hist *h, unsigned int k, double *low, double *high);
+/*
+ * Percentile q in (0, 100] of h: the slot that holds it and its interpolated value, by the
+ * rule of user/percentile.c.  0, -EINVAL (q out of range), -ENODATA (no values).
+ */
+int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, double *value);
+
 struct kagg_snapshot *snap_new(void);
 /* Keep p (malloc'd) until the snapshot is freed; frees p and returns NULL on ENOMEM. */
 void *snap_own(struct kagg_snapshot *snap, void *p);

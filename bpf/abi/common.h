@@ -30,6 +30,7 @@ enum kagg_bpf_wake {
 
 struct kagg_hist_val {
 	__u64 slots[KAGG_SLOTS];
+	__u64 sum;	/* of the values counted (ns for times), modulo 2^64; count = sum of slots */
 };
 
 /*
@@ -51,6 +52,7 @@ struct kagg_key {
 struct kagg_key_hist {
 	char comm[KAGG_COMM_LEN];
 	__u64 slots[KAGG_SLOTS];
+	__u64 sum;	/* as in kagg_hist_val */
 };
 
 /* Stack aggregation value (per-CPU). */
@@ -61,7 +63,7 @@ struct kagg_stack_val {
 };
 
 _Static_assert(sizeof(struct kagg_key) == 32, "kagg_key layout");
-_Static_assert(sizeof(struct kagg_key_hist) == 16 + 8 * KAGG_SLOTS, "kagg_key_hist layout");
+_Static_assert(sizeof(struct kagg_key_hist) == 16 + 8 * KAGG_SLOTS + 8, "kagg_key_hist layout");
 _Static_assert(sizeof(struct kagg_stack_val) == 32, "kagg_stack_val layout");
 
 /*

@@ -9,6 +9,7 @@
 #define KAGG_BPF_OFFCPU_H
 
 #include "common.h"
+#include "exp_table.h" /* struct kagg_exp_params, in the skeleton's rodata */
 
 /* Task states at switch-out, as bits of the `state_mask` filter. */
 enum offcpu_state_bit {

@@ -4,6 +4,7 @@
 #define KAGG_BPF_RUNQLAT_H
 
 #include "common.h"
+#include "exp_table.h" /* struct kagg_exp_params, in the skeleton's rodata */
 
 /* Per-CPU counters (array map `counters`, index = enum value). */
 enum runqlat_counter {

@@ -113,10 +113,13 @@ static void test_sleep20_lands_in_bucket(void **state)
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
 	struct kagg_session *s;
+	uint64_t wall;
 
 	TU_SKIP_UNLESS_ROOT();
 	s = open_user("target_sleep_20ms", KAGG_FUNCLAT_AUTO, 0);
+	wall = tu_now_ns();
 	assert_int_equal(run_target("sleep20", "12", NULL, NULL), 0);
+	wall = tu_now_ns() - wall;
 	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	h = hist_by_label(snap, "target_sleep_20ms");
@@ -124,6 +127,10 @@ static void test_sleep20_lands_in_bucket(void **state)
 	/* 20 ms = 20000 us: [16384, 32767] */
 	assert_int_equal(h->slots[slot_of(16384)], 12);
 	assert_int_equal(h->total, 12);
+	/* The sum (us): 12 calls of at least 20 ms each, within the target's run time. */
+	printf("  sum %.0f us, wall %.0f us\n", h->sum, wall / 1e3);
+	assert_true(h->has_sum);
+	assert_true(h->sum >= 12 * 20000.0 && h->sum <= wall / 1e3);
 	assert_auto_user_path(kagg_snapshot__meta(snap));
 	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
 	kagg_snapshot__free(snap);

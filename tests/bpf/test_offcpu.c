@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <grp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
@@ -54,14 +55,17 @@ static void known_sleeps(enum kagg_attach attach)
 	struct kagg_session *s;
 	const struct kagg_meta *m;
 	int pids[1] = { child.pid };
-	uint64_t all = 0;
+	uint64_t all = 0, t0;
+	const struct kagg_hist *h;
 
 	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_PID, .pids = pids, .nr_pids = 1,
 		  .states = "S", .attach = attach, .log = quiet_log);
 
 	assert_true(child.pid > 0);
 	s = kagg_offcpu__open(&o);
+	t0 = tu_now_ns();
 	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
+	t0 = tu_now_ns() - t0;
 	m = kagg_snapshot__meta(snap);
 	printf("  attach %s: %zu histograms, slot[14] = %llu, seen %llu recorded %llu, dropped %llu\n",
 	       m->attach, kagg_snapshot__hist_cnt(snap),
@@ -89,8 +93,93 @@ static void known_sleeps(enum kagg_attach attach)
 		all += slot_sum(snap, k, child.pid);
 	assert_int_equal(all + m->drops_total, 50);
 	assert_true(slot_sum(snap, SLOT_16MS, child.pid) >= 40);
+	/*
+	 * The sum: every recorded sleep lasted at least its 20 ms, and all of them fit in the
+	 * wall time from releasing the child to the snapshot (us).
+	 */
+	h = kagg_snapshot__hist(snap, 0);
+	printf("  sum %.0f us over %llu sleeps, wall %.0f us\n", h->sum,
+	       (unsigned long long)h->total, t0 / 1e3);
+	assert_true(h->has_sum);
+	assert_int_equal(h->total, all);
+	assert_true(h->sum >= 20000.0 * (double)all);
+	assert_true(h->sum <= t0 / 1e3);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
+}
+
+/* 200 sleeps of 3 ms, each timed by the child itself (in shared memory). */
+struct timed_sleeps {
+	uint64_t ns[200];
+};
+
+static void timed_sleeper(void *arg)
+{
+	struct timed_sleeps *t = arg;
+
+	for (int i = 0; i < 200; i++) {
+		uint64_t t0 = tu_now_ns();
+
+		tu_sleep_ms(3);
+		t->ns[i] = tu_now_ns() - t0;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * --buckets exp:3: the median bucket holds the child's own median sleep (its off-CPU
+ * interval is that sleep less the few us of the syscall around it), and is no wider than
+ * the promised 2^(1/8) - 1 of its low bound.
+ */
+static void test_exp_buckets_median_of_known_sleeps(void **state)
+{
+	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct tu_child child;
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	struct kagg_session *s;
+	double v, low, high, med_us;
+	int pids[1];
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_true(t != MAP_FAILED);
+	child = tu_spawn(timed_sleeper, t);
+	pids[0] = child.pid;
+	{
+		KAGG_OPTS(kagg_offcpu_opts, o, .pids = pids, .nr_pids = 1, .states = "S",
+			  .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3, .log = quiet_log);
+
+		s = kagg_offcpu__open(&o);
+	}
+	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
+	h = kagg_snapshot__hist(snap, 0);
+	qsort(t->ns, 200, sizeof(t->ns[0]), cmp_u64);
+	med_us = (t->ns[99] + t->ns[100]) / 2e3;
+	assert_int_equal(kagg_hist__percentile(h, 50, &v, &low, &high), 0);
+	printf("  exp:3 p50 %.1f us in (%.1f, %.1f], measured median %.1f us; %llu intervals, "
+	       "dropped %llu\n", v, low, high, med_us, (unsigned long long)h->total,
+	       (unsigned long long)kagg_snapshot__meta(snap)->drops_total);
+	assert_true(h->has_exp);
+	assert_int_equal(h->exp_scale, 3);
+	/*
+	 * One interval per sleep, or a drop; on a loaded machine a sleeper preempted on its way
+	 * to sleep leaves in state R, which --state S leaves out: a few may be missing.
+	 */
+	assert_true(h->total + kagg_snapshot__meta(snap)->drops_total <= 200);
+	assert_true(h->total + kagg_snapshot__meta(snap)->drops_total >= 190);
+	assert_true(high - low <= low * (0.0905077326652577 + 1e-12)); /* 2^(1/8) - 1 */
+	assert_true(low < med_us && high >= med_us - 20);
+	assert_true(low >= 3000 - 1e-9 || high > 3000); /* no 3 ms sleep is shorter */
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	munmap(t, sizeof(*t));
 }
 
 /* state: the attach type (TU_TEST_ARG) */
@@ -756,6 +845,7 @@ int main(void)
 		cmocka_unit_test(test_short_lived_cxx_process_raw_tp),
 		cmocka_unit_test(test_cli_folded_by_function),
 		cmocka_unit_test(test_cli_json_known_sleeps),
+		cmocka_unit_test(test_exp_buckets_median_of_known_sleeps),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
 		cmocka_unit_test(test_closed_pipe_one_line_nothing_left),
 		cmocka_unit_test(test_errors_one_line),

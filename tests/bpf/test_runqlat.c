@@ -319,6 +319,46 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool last
 	return !lost;
 }
 
+/*
+ * --buckets exp:3: every latency the program counted lands in exactly one exp bucket, and
+ * each percentile's bucket is at most 2^(1/8) - 1 wide.
+ */
+static void test_exp_buckets_count_every_latency(void **state)
+{
+	static const double qs[] = { 50, 90, 99, 100 };
+	int rounds = 4000;
+	struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
+	const struct kagg_hist *h;
+	const struct kagg_meta *m;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	double v, low, high;
+
+	KAGG_OPTS(kagg_runqlat_opts, o, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3,
+		  .log = quiet_log);
+	TU_SKIP_UNLESS_ROOT();
+	s = kagg_runqlat__open(&o);
+	assert_non_null(s);
+	snap = run_child(s, &child, true);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	h = kagg_snapshot__hist(snap, 0);
+	printf("  exp:3: %llu latencies, %llu recorded, mean %.1f us\n",
+	       (unsigned long long)h->total, (unsigned long long)m->events_recorded,
+	       h->sum / (double)h->total);
+	assert_true(h->has_exp && h->has_sum);
+	assert_true(h->total >= (uint64_t)rounds);
+	assert_int_equal(h->total, m->events_recorded);
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		assert_int_equal(kagg_hist__percentile(h, qs[i], &v, &low, &high), 0);
+		assert_true(v >= low && v <= high);
+		assert_true(high - low <= low * (0.0905077326652577 + 1e-12));
+	}
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
 static void both_identical(enum kagg_attach attach, enum kagg_key_mode key)
 {
 	int i;
@@ -693,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_hog_delays_sleeper_raw_tp),
 		cmocka_unit_test(test_hog_delays_sleeper_streamed),
 		cmocka_unit_test(test_both_modes_identical),
+		cmocka_unit_test(test_exp_buckets_count_every_latency),
 		cmocka_unit_test(test_stream_drops_counted),
 		cmocka_unit_test(test_stream_records_land_as_kernel_events),
 		cmocka_unit_test(test_stream_land_events_mask),

@@ -109,6 +109,8 @@ static struct kagg_snapshot *make_snap(enum kagg_key_mode mode)
 	((uint64_t *)h->slots)[3] = 20;
 	((uint64_t *)h->slots)[4] = 10;
 	h->total = 35;
+	h->has_sum = true;
+	h->sum = 413; /* any sum within the buckets: mean 413 / 35 = 11.8 */
 	snap->meta.tool = "offcpu";
 	snap->meta.event = "sched:sched_switch";
 	snap->meta.attach = "tp_btf";
@@ -189,7 +191,16 @@ static void test_text_histogram_bcc_layout(void **state)
 		"         2 -> 3          : 5        |**********                              |\n"
 		"         4 -> 7          : 0        |                                        |\n"
 		"         8 -> 15         : 20       |****************************************|\n"
-		"        16 -> 31         : 10       |********************                    |\n";
+		"        16 -> 31         : 10       |********************                    |\n"
+		"\n"
+		"avg = 11.8 usecs, total: 413 usecs, count: 35\n"
+		"\n"
+		/* ranks 18, 32, 35, 35, 35 of 35: 8 + 7 * 13/20, 16 + 15 * 7/10, then the top */
+		"p50   = 12.6 usecs [8, 15]\n"
+		"p90   = 26.5 usecs [16, 31]\n"
+		"p99   = 31.0 usecs [16, 31]\n"
+		"p99.9 = 31.0 usecs [16, 31]\n"
+		"max   = 31.0 usecs [16, 31]\n";
 
 	assert_string_equal(out, expect);
 	free(out);
@@ -261,6 +272,15 @@ static void test_json_document(void **state)
 		"      },\n"
 		"      \"unit\": \"usecs\",\n"
 		"      \"total\": 35,\n"
+		"      \"sum\": 413.000,\n"
+		"      \"count\": 35,\n"
+		"      \"percentiles\": {\n"
+		"        \"p50\": {\"value\":12.550,\"low\":8,\"high\":15},\n"
+		"        \"p90\": {\"value\":26.500,\"low\":16,\"high\":31},\n"
+		"        \"p99\": {\"value\":31.000,\"low\":16,\"high\":31},\n"
+		"        \"p99.9\": {\"value\":31.000,\"low\":16,\"high\":31},\n"
+		"        \"max\": {\"value\":31.000,\"low\":16,\"high\":31}\n"
+		"      },\n"
 		"      \"buckets\": [\n"
 		"        {\"low\":0,\"high\":1,\"count\":0},\n"
 		"        {\"low\":2,\"high\":3,\"count\":5},\n"

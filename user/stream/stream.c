@@ -14,6 +14,7 @@
 #endif
 #include <linux/types.h>
 #include "bits.bpf.h"
+#include "session_internal.h"
 #include "snapshot_internal.h"
 #include "stream.h"
 #include "tracefs.h"
@@ -292,14 +293,15 @@ static struct sagg_key *key_get(struct sagg_gen *g, uint32_t tgid, uint32_t pid,
 	return e;
 }
 
-void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint32_t tgid, uint32_t pid,
-	      const char *comm)
+void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t tgid,
+	      uint32_t pid, const char *comm)
 {
 	struct sagg_gen *gen = &a->gen[g & 1];
 	struct sagg_key *e;
 
 	if (a->key == KAGG_KEY_NONE) {
 		gen->slots[slot]++;
+		gen->sum += ns;
 		return;
 	}
 	e = key_get(gen, tgid, a->key == KAGG_KEY_TID ? pid : 0, comm);
@@ -308,6 +310,7 @@ void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint32_t tgid, uint32_t
 		return;
 	}
 	e->slots[slot]++;
+	e->sum += ns;
 }
 
 int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap)
@@ -324,6 +327,7 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 	for (i = 0; i < n; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 		const uint64_t *src = a->key == KAGG_KEY_NONE ? gen->slots : gen->keys[i].slots;
+		uint64_t sum = a->key == KAGG_KEY_NONE ? gen->sum : gen->keys[i].sum;
 
 		h->unit = a->unit;
 		h->key.mode = a->key;
@@ -336,10 +340,13 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 			((uint64_t *)h->slots)[k] = src[k];
 			h->total += src[k];
 		}
+		h->has_sum = true;
+		h->sum = (double)sum / (double)session_unit_ns(a->unit);
 	}
 	snap_sort_hists(snap);
 	if (reset) {
 		memset(gen->slots, 0, sizeof(gen->slots));
+		gen->sum = 0;
 		u64map_clear(&gen->index);
 		gen->nr_keys = 0;
 	}

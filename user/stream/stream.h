@@ -140,10 +140,12 @@ struct sagg_key {
 	uint32_t pid;
 	char comm[16];
 	uint64_t slots[KAGG_SLOTS];
+	uint64_t sum;			/* of the values, ns */
 };
 
 struct sagg_gen {
 	uint64_t slots[KAGG_SLOTS];	/* KAGG_KEY_NONE */
+	uint64_t sum;			/* KAGG_KEY_NONE: of the values, ns */
 	struct u64map index;		/* (tgid << 32 | pid) -> keys[] index */
 	struct sagg_key *keys;
 	size_t nr_keys, cap_keys;
@@ -158,9 +160,9 @@ struct sagg {
 
 int sagg_init(struct sagg *a, enum kagg_key_mode key, enum kagg_unit unit);
 void sagg_fini(struct sagg *a);
-/* Count one value in log2 slot `slot` of generation g, for the task (tgid, pid, comm). */
-void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint32_t tgid, uint32_t pid,
-	      const char *comm);
+/* Count one value of ns nanoseconds, in log2 slot `slot`, in generation g for (tgid, pid, comm). */
+void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t tgid,
+	      uint32_t pid, const char *comm);
 /* Copy generation g's histograms into snap (clearing them when reset). */
 int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap);
 

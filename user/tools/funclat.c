@@ -636,6 +636,7 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 	for (i = 0; i < t->nr_funcs; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 		__u32 idx = g * t->nr_funcs + i;
+		uint64_t sum = 0;
 
 		err = bpf_map__lookup_elem(t->skel->maps.hist, &idx, sizeof(idx), vals,
 					   vsz * s->nr_cpus, 0);
@@ -650,7 +651,10 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 				((uint64_t *)h->slots)[k] += vals[cpu].slots[k];
 				h->total += vals[cpu].slots[k];
 			}
+			sum += vals[cpu].sum;
 		}
+		h->has_sum = true;
+		h->sum = session_sum(s, sum);
 		if (reset) {
 			memset(vals, 0, vsz * s->nr_cpus);
 			err = bpf_map__update_elem(t->skel->maps.hist, &idx, sizeof(idx), vals,

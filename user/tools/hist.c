@@ -326,6 +326,7 @@ static int configure(struct kagg_session *s, const struct kagg_hist_opts *o,
 		return -EINVAL;
 	}
 	snprintf(t->field, sizeof(t->field), "%s", f->name);
+	s->sum = f->is_signed ? SESSION_SUM_S64 : SESSION_SUM_U64;
 
 	t->skel = hist_bpf__open();
 	if (!t->skel)

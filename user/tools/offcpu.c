@@ -100,6 +100,13 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	skel->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
 	skel->rodata->unit_ns = session_unit_ns(s->unit);
 	skel->rodata->unit_ns_log2 = session_unit_log2(s->unit);
+	err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
+				    skel->maps.hist, &skel->rodata->exp_params,
+				    &skel->rodata->exp_words);
+	if (err) {
+		offcpu_bpf__destroy(skel);
+		return err;
+	}
 	skel->rodata->share_event = s->path == KAGG_MODE_BOTH;
 	skel->rodata->wake_mode = o->wake;
 	skel->rodata->wake_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4;
@@ -151,6 +158,13 @@ static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __
 				       "two >= 4096; stacks need the kernel path)");
 		return -EINVAL;
 	}
+	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
+	    (o->buckets == KAGG_BUCKETS_EXP && (o->key != KAGG_KEY_NONE ||
+						o->mode != KAGG_MODE_AGG))) {
+		slog(s, KAGG_LOG_WARN, "exp buckets are system-wide (no -P/-L) and in-kernel only "
+				       "(--mode agg) for now");
+		return -EINVAL;
+	}
 	if (o->nr_pids > 1024 || o->nr_tids > 1024) {
 		slog(s, KAGG_LOG_WARN, "at most 1024 pids and 1024 tids can be filtered");
 		return -EINVAL;
@@ -168,7 +182,9 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 	struct offcpu *t = s->tool;
 	int err;
 
-	if (s->key == KAGG_KEY_NONE)
+	if (s->exp_words)
+		err = session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
+	else if (s->key == KAGG_KEY_NONE)
 		err = session_read_hist(s, t->skel->maps.hist, g, reset, snap);
 	else
 		err = session_read_key_hists(s, t->skel->maps.key_hist, g, reset, snap, NULL);

@@ -75,8 +75,8 @@ static void account(struct ostream *st, const struct offcpu_rec *r)
 	delta = r->ts - start;
 	if (delta < st->min_ns || delta > st->max_ns)
 		return;
-	sagg_add(&st->agg, r->gen, scons_slot(delta, st->unit_ns), r->next_tgid, r->next_pid,
-		 r->next_comm);
+	sagg_add(&st->agg, r->gen, scons_slot(delta, st->unit_ns), delta, r->next_tgid,
+		 r->next_pid, r->next_comm);
 }
 
 /* Land the record in the reference ring buffer as the kernel's sched_switch event. */

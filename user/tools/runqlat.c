@@ -78,6 +78,13 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 	if (s->key == KAGG_KEY_NONE)
 		bpf_map__set_max_entries(skel->maps.key_hist, 1);
 	session_tasks_size(&SESSION_TASKS(o), skel->maps.tgids, skel->maps.tids);
+	err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
+				    skel->maps.hist, &skel->rodata->exp_params,
+				    &skel->rodata->exp_words);
+	if (err) {
+		runqlat_bpf__destroy(skel);
+		return err;
+	}
 
 	err = runqlat_bpf__load(skel);
 	if (err) {
@@ -121,6 +128,13 @@ static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s
 		session_log(s, KAGG_LOG_WARN, "at most 1024 pids and 1024 tids can be filtered");
 		return -EINVAL;
 	}
+	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
+	    (o->buckets == KAGG_BUCKETS_EXP && (o->key != KAGG_KEY_NONE ||
+						o->mode != KAGG_MODE_AGG))) {
+		session_log(s, KAGG_LOG_WARN, "exp buckets are system-wide (no -P/-L) and "
+			    "in-kernel only (--mode agg) for now");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -128,6 +142,8 @@ static int runqlat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 {
 	struct runqlat *t = s->tool;
 
+	if (s->exp_words)
+		return session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
 	if (s->key == KAGG_KEY_NONE)
 		return session_read_hist(s, t->skel->maps.hist, g, reset, snap);
 	return session_read_key_hists(s, t->skel->maps.key_hist, g, reset, snap, NULL);

@@ -78,8 +78,8 @@ static void account(struct rqstream *st, const struct runqlat_rec *r)
 	}
 	delta = r->ts - start;
 	st->recorded++;
-	sagg_add(&st->agg, r->gen, scons_slot(delta, st->unit_ns), r->next_tgid, r->next_pid,
-		 r->next_comm);
+	sagg_add(&st->agg, r->gen, scons_slot(delta, st->unit_ns), delta, r->next_tgid,
+		 r->next_pid, r->next_comm);
 }
 
 /* Land the record as the kernel's sched_wakeup(_new) or sched_switch event. */

@@ -362,11 +362,13 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 					   vsz * s->nr_cpus, 0);
 		if (err)
 			goto out;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
 			for (j = 0; j < KAGG_SLOTS; j++) {
 				sums[n].slots[j] += pc[cpu].slots[j];
 				tot += pc[cpu].slots[j];
 			}
+			sums[n].sum += pc[cpu].sum;
+		}
 		if (!tot) {
 			memset(&sums[n], 0, vsz);
 			continue;
@@ -393,6 +395,8 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 			((uint64_t *)h->slots)[j] = sums[i].slots[j];
 			h->total += sums[i].slots[j];
 		}
+		h->has_sum = true;
+		h->sum = session_sum(s, sums[i].sum);
 	}
 out:
 	free(pc);
@@ -445,6 +449,8 @@ static int sc_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __
 				((uint64_t *)h->slots)[j] = e[i].slots[j];
 				h->total += e[i].slots[j];
 			}
+			h->has_sum = true;
+			h->sum = session_sum(s, e[i].sum);
 		}
 		if (!err)
 			snap_sort_hists(snap); /* by syscall when not keyed, as sc_read_lat() */

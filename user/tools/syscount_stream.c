@@ -97,7 +97,7 @@ static struct scs_entry *entry_get(struct scstream *st, const struct sc_rec *r, 
 	return e;
 }
 
-static void add(struct scstream *st, const struct sc_rec *r, uint64_t aux, int slot)
+static void add(struct scstream *st, const struct sc_rec *r, uint64_t aux, int slot, uint64_t ns)
 {
 	struct scs_entry *e = entry_get(st, r, aux);
 
@@ -109,6 +109,7 @@ static void add(struct scstream *st, const struct sc_rec *r, uint64_t aux, int s
 		e->count++;
 	else
 		e->slots[slot]++;
+	e->sum += ns;
 	st->recorded++;
 }
 
@@ -124,19 +125,19 @@ static void account(struct scstream *st, const struct sc_rec *r)
 			u64map_put(&st->start_ts, (uint32_t)r->pid, r->ts);
 			u64map_put(&st->start_nr, (uint32_t)r->pid, (uint64_t)r->nr);
 		} else if (st->mode == SC_MODE_COUNT) {
-			add(st, r, (uint64_t)r->nr, -1);
+			add(st, r, (uint64_t)r->nr, -1, 0);
 		}
 		return;
 	}
 	if (st->mode == SC_MODE_ERRORS) {
 		if (r->sel && r->ret < 0 && r->ret >= -MAX_ERRNO)
-			add(st, r, SC_AUX(r->nr, -r->ret), -1);
+			add(st, r, SC_AUX(r->nr, -r->ret), -1, 0);
 		return;
 	}
 	if (st->mode != SC_MODE_LATENCY || !u64map_del(&st->start_ts, (uint32_t)r->pid, &start) ||
 	    !u64map_del(&st->start_nr, (uint32_t)r->pid, &nr))
 		return;
-	add(st, r, nr & (SC_NR_MAX - 1), (int)scons_slot(r->ts - start, st->unit_ns));
+	add(st, r, nr & (SC_NR_MAX - 1), (int)scons_slot(r->ts - start, st->unit_ns), r->ts - start);
 }
 
 /* Land the record as the kernel's raw_syscalls:sys_enter or sys_exit event. */

@@ -26,6 +26,7 @@ struct scs_entry {
 	char comm[16];
 	uint64_t count;
 	uint64_t slots[KAGG_SLOTS];	/* latency mode */
+	uint64_t sum;			/* latency mode: of the latencies, ns */
 };
 
 struct scs_gen {

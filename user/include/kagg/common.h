@@ -83,6 +83,12 @@ enum kagg_unit {
 	KAGG_UNIT_MSECS = 2,
 };
 
+/* Bucketing of a value histogram (appended after 0.1). */
+enum kagg_buckets {
+	KAGG_BUCKETS_LOG2 = 0,	/* [2^k, 2^(k+1) - 1] */
+	KAGG_BUCKETS_EXP = 1,	/* OpenTelemetry exponential buckets of scale exp_scale */
+};
+
 /* Unit name ("usecs"...), NULL for an unknown value. */
 KAGG_API const char *kagg_unit__name(enum kagg_unit unit);
 /* Parse "nsecs"/"usecs"/"msecs" (also "ns", "us", "ms"); 0 or -EINVAL. */

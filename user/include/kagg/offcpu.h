@@ -84,6 +84,12 @@ struct kagg_offcpu_opts {
 	/* Directory holding sched/sched_switch/format; NULL: /sys/kernel/tracing/events,
 	 * falling back to a built-in copy of the kernel's layout. */
 	const char *events_dir;
+	/*
+	 * Appended after 0.1: KAGG_BUCKETS_EXP buckets the times exponentially, scale
+	 * exp_scale 0..5 (kagg_hist.has_exp); system-wide (KAGG_KEY_NONE), kernel path only.
+	 */
+	enum kagg_buckets buckets;
+	int exp_scale;
 };
 
 /*

@@ -67,10 +67,45 @@ struct kagg_hist {
 	/* lin_step > 0: linear slot k is [lin_min + k*lin_step, lin_min + (k+1)*lin_step - 1]. */
 	int64_t lin_min;
 	uint64_t lin_step;
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD): when has_sum, the sum of the values counted, in
+	 * unit (kagg hist: of the field's values), so sum / total is their mean.  Kernel sums
+	 * are kept modulo 2^64 of the values in ns (kagg hist: the values).
+	 */
+	bool has_sum;
+	double sum;
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD): when has_exp, exponential buckets (those of
+	 * OpenTelemetry exponential histograms and Prometheus native histograms, scale
+	 * exp_scale, N = 2^exp_scale): slot 0 counts the values of 0, slot k >= 1 the bucket of
+	 * index i = exp_base_index + k - 1, the values in (2^(i/N), 2^((i+1)/N)] of unit.
+	 */
+	bool has_exp;
+	int exp_scale;
+	int64_t exp_base_index;
 };
+
+/*
+ * Bounds of slot k of h, whatever its buckets (log2, linear, exp), in its unit: inclusive
+ * integers for log2 and linear slots; for exp slots low is exclusive (the zero slot: [0, 0]).
+ * Appended after 0.1.
+ */
+KAGG_API void kagg_hist__bounds(const struct kagg_hist *h, unsigned int k, double *low,
+				double *high);
 
 /* Bounds of log2 slot k, inclusive; k < 64. */
 KAGG_API void kagg_log2_bounds(unsigned int k, uint64_t *low, uint64_t *high);
+
+/*
+ * Percentile q of h, q in (0, 100] (100: the maximum), in h's unit, and the bounds of the
+ * bucket that holds it (low, high may be NULL): the error is at most that bucket's width.
+ * Rule: the rank r = ceil(q/100 * N) (at least 1) of the N values counted falls in the
+ * bucket [low, high] whose cumulative count first reaches r; with b values below it and c
+ * in it, the value is low + (high - low) * (r - b) / c (its values taken as evenly spread,
+ * the last at high).  0, -EINVAL (bad arguments), -ENODATA (an empty histogram).
+ */
+KAGG_API int kagg_hist__percentile(const struct kagg_hist *h, double q, double *value,
+				   double *low, double *high);
 
 /*
  * In KAGG_MODE_BOTH, the streaming path's histograms (read them with the
@@ -210,6 +245,12 @@ struct kagg_print_opts {
 	enum kagg_format format;
 	bool no_meta;	/* text: leave out the "# ..." header lines */
 	bool folded;	/* stacks as folded lines "comm;frame;frame count" (text only) */
+	/*
+	 * The percentiles printed with every histogram (kagg_hist__percentile()), each in
+	 * (0, 100], 100 printed as "max"; NULL: p50, p90, p99, p99.9 and max.
+	 */
+	const double *percentiles;
+	size_t nr_percentiles;
 };
 
 /*

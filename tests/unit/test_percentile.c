@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Percentiles read from bucket counts (kagg_hist__percentile and the
+ * printers): hand-made log2 and linear histograms with answers worked out by
+ * hand from the documented rule, and random values whose exact percentile
+ * (sorted) must lie in the reported bucket.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <kagg/kagg.h>
+#include "snapshot_internal.h"
+
+/* A snapshot of one histogram (log2 unless lin_step), slots as given. */
+static struct kagg_snapshot *make(const uint64_t *slots, int64_t lin_min, uint64_t lin_step)
+{
+	struct kagg_snapshot *snap = snap_new();
+	struct kagg_hist *h;
+	int k;
+
+	assert_non_null(snap);
+	assert_int_equal(snap_alloc_hists(snap, 1, 64), 0);
+	h = &snap->hists[0];
+	h->unit = KAGG_UNIT_USECS;
+	h->lin_min = lin_min;
+	h->lin_step = lin_step;
+	for (k = 0; k < 64; k++) {
+		((uint64_t *)h->slots)[k] = slots[k];
+		h->total += slots[k];
+	}
+	snap->meta.tool = "test";
+	snap->meta.unit = "usecs";
+	return snap;
+}
+
+static void check(const struct kagg_hist *h, double q, double value, double low, double high)
+{
+	double v, l, hi;
+
+	assert_int_equal(kagg_hist__percentile(h, q, &v, &l, &hi), 0);
+	if (v < value - 1e-9 || v > value + 1e-9)
+		fail_msg("p%g = %.6f, want %.6f", q, v, value);
+	assert_true(l == low && hi == high);
+}
+
+/* 10 values in [1024, 2047]: the rank's share of the bucket, the max at its top. */
+static void test_one_bucket(void **state)
+{
+	uint64_t slots[64] = { [10] = 10 };
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+
+	check(h, 50, 1024 + 1023 * 0.5, 1024, 2047);	/* rank 5 of 10 */
+	check(h, 10, 1024 + 1023 * 0.1, 1024, 2047);	/* rank 1 */
+	check(h, 100, 2047, 1024, 2047);
+	kagg_snapshot__free(snap);
+}
+
+/* 90 values in [8, 15], 10 in [1024, 2047]: p90 is the 90th, p99 the 99th. */
+static void test_two_buckets(void **state)
+{
+	uint64_t slots[64] = { [3] = 90, [10] = 10 };
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+
+	check(h, 50, 8 + 7 * 50.0 / 90, 8, 15);
+	check(h, 90, 15, 8, 15);
+	check(h, 90.5, 1024 + 1023 * 0.1, 1024, 2047);	/* rank ceil(90.5) = 91 */
+	check(h, 99, 1024 + 1023 * 0.9, 1024, 2047);
+	check(h, 99.9, 2047, 1024, 2047);		/* rank ceil(99.9) = 100 */
+	kagg_snapshot__free(snap);
+}
+
+/* 99.9% of 1000 is rank 999 exactly, not 1000 by rounding. */
+static void test_exact_rank(void **state)
+{
+	uint64_t slots[64] = { [0] = 1, [4] = 999 };
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+
+	check(h, 99.9, 16 + 15 * 998.0 / 999, 16, 31);
+	check(h, 0.1, 1, 0, 1);				/* rank 1: slot 0 is [0, 1] */
+	kagg_snapshot__free(snap);
+}
+
+/* Linear buckets of 5 from -10: signed bounds. */
+static void test_linear(void **state)
+{
+	uint64_t slots[64] = { [0] = 4, [1] = 4 };
+	struct kagg_snapshot *snap = make(slots, -10, 5);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+
+	check(h, 50, -6, -10, -6);			/* rank 4: the top of [-10, -6] */
+	check(h, 75, -5 + 4 * 2.0 / 4, -5, -1);	/* rank 6: 2nd of 4 in [-5, -1] */
+	check(h, 100, -1, -5, -1);
+	kagg_snapshot__free(snap);
+}
+
+static void test_errors(void **state)
+{
+	uint64_t slots[64] = { 0 };
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+	double v;
+
+	assert_int_equal(kagg_hist__percentile(h, 50, &v, NULL, NULL), -ENODATA);
+	((uint64_t *)h->slots)[2] = 1;
+	assert_int_equal(kagg_hist__percentile(h, 0, &v, NULL, NULL), -EINVAL);
+	assert_int_equal(kagg_hist__percentile(h, 100.5, &v, NULL, NULL), -EINVAL);
+	assert_int_equal(kagg_hist__percentile(NULL, 50, &v, NULL, NULL), -EINVAL);
+	assert_int_equal(kagg_hist__percentile(h, 50, &v, NULL, NULL), 0);
+	assert_true(v == 7);
+	kagg_snapshot__free(snap);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Random values: the exact nearest-rank percentile lies in the reported bucket. */
+static void test_random_values_in_bucket(void **state)
+{
+	static const double qs[] = { 1, 25, 50, 90, 99, 99.9, 100 };
+	uint64_t slots[64] = { 0 }, vals[3001], lo, hi;
+	unsigned int seed = 12345, n, i, t;
+
+	for (t = 0; t < 50; t++) {
+		struct kagg_snapshot *snap;
+		const struct kagg_hist *h;
+
+		n = 1 + rand_r(&seed) % 3000;
+		memset(slots, 0, sizeof(slots));
+		for (i = 0; i < n; i++) {
+			vals[i] = (uint64_t)rand_r(&seed) >> (rand_r(&seed) % 28);
+			slots[vals[i] ? 63 - __builtin_clzll(vals[i]) : 0]++;
+		}
+		qsort(vals, n, sizeof(vals[0]), cmp_u64);
+		snap = make(slots, 0, 0);
+		h = kagg_snapshot__hist(snap, 0);
+		for (i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+			long double r = (long double)qs[i] * n / 100;
+			uint64_t rank = (uint64_t)ceill(r - r * 1e-12L);
+			double v, l, hgh;
+
+			if (rank < 1)
+				rank = 1;
+			assert_int_equal(kagg_hist__percentile(h, qs[i], &v, &l, &hgh), 0);
+			kagg_log2_bounds(vals[rank - 1] ? 63 - __builtin_clzll(vals[rank - 1]) : 0,
+					 &lo, &hi);
+			assert_true(l == (double)lo && hgh == (double)hi);
+			assert_true(v >= l && v <= hgh);
+		}
+		kagg_snapshot__free(snap);
+	}
+}
+
+static char *print(const struct kagg_snapshot *snap, enum kagg_format fmt, const double *q,
+		   size_t n)
+{
+	KAGG_OPTS(kagg_print_opts, o, .format = fmt, .no_meta = true, .percentiles = q,
+		  .nr_percentiles = n);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(kagg_snapshot__print(snap, f, &o), 0);
+	fclose(f);
+	return buf;
+}
+
+/* An exp histogram of scale s from bucket index base (slot 0: the zero bucket). */
+static struct kagg_snapshot *make_exp(const uint64_t *slots, int s, int64_t base)
+{
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+
+	snap->hists[0].has_exp = true;
+	snap->hists[0].exp_scale = s;
+	snap->hists[0].exp_base_index = base;
+	return snap;
+}
+
+static void near(double got, double want)
+{
+	if (got < want * (1 - 1e-15) || got > want * (1 + 1e-15))
+		fail_msg("%.17g, want %.17g", got, want);
+}
+
+/* Exp bounds are 2^(i/2^s), exactly enough for doubles; the zero bucket is [0, 0]. */
+static void test_exp_bounds(void **state)
+{
+	uint64_t slots[64] = { 0 };
+	struct kagg_snapshot *snap = make_exp(slots, 3, -10);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+	double l, u;
+
+	kagg_hist__bounds(h, 0, &l, &u);
+	assert_true(l == 0 && u == 0);
+	kagg_hist__bounds(h, 1, &l, &u);		/* index -10 */
+	near(l, 0.42044820762685725);			/* 2^(-10/8) */
+	near(u, 0.4585020216023356); 			/* 2^(-9/8) */
+	kagg_hist__bounds(h, 19, &l, &u);		/* index 8 */
+	assert_true(l == 2.0);
+	near(u, 2.1810154653305154);			/* 2^(9/8) */
+	kagg_hist__bounds(h, 63, &l, &u);		/* index 52 */
+	near(l, 90.50966799187809);			/* 2^(52/8) = 2^6.5 */
+	kagg_snapshot__free(snap);
+}
+
+/* Percentiles of exp buckets, and the zero bucket, by the same rule. */
+static void test_exp_percentiles(void **state)
+{
+	uint64_t slots[64] = { [0] = 5, [3] = 10 };	/* scale 0 from index -1: slot 3 = (2, 4] */
+	struct kagg_snapshot *snap = make_exp(slots, 0, -1);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+
+	check(h, 10, 0, 0, 0);				/* rank 2: a zero */
+	check(h, 50, 2 + 2 * 3.0 / 10, 2, 4);		/* rank 8: 3rd of 10 in (2, 4] */
+	check(h, 100, 4, 2, 4);
+	kagg_snapshot__free(snap);
+}
+
+/* Exp JSON: "scale", each bucket its "index", from the first non-empty one; text too. */
+static void test_exp_printed(void **state)
+{
+	uint64_t slots[64] = { [0] = 1, [19] = 4, [20] = 2 };
+	struct kagg_snapshot *snap = make_exp(slots, 3, -10);
+	char *out;
+
+	out = print(snap, KAGG_FORMAT_JSON, NULL, 0);
+	assert_non_null(strstr(out, "\"scale\": 3,\n"));
+	assert_non_null(strstr(out, "{\"index\":\"zero\",\"low\":0,\"high\":0,\"count\":1},\n"));
+	assert_non_null(strstr(out, "{\"index\":8,\"low\":2,\"high\":2.18102,\"count\":4},\n"));
+	assert_non_null(strstr(out, "{\"index\":9,\"low\":2.18102,\"high\":2.37841,\"count\":2}\n"));
+	assert_null(strstr(out, "\"index\":7,"));	/* empty buckets between: not listed */
+	free(out);
+	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
+	assert_non_null(strstr(out, "0 -> 0          : 1 "));
+	assert_non_null(strstr(out, "2 -> 2.18102    : 4 "));
+	assert_non_null(strstr(out, "\nmax   = 2.4 usecs [2.18102, 2.37841]\n"));
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
+/* Text and JSON carry each percentile with its bucket; the default list, or the caller's. */
+static void test_printed(void **state)
+{
+	static const double mine[] = { 99.9, 100 };
+	static const double bad[] = { 0 };
+	uint64_t slots[64] = { [10] = 10 };
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+	KAGG_OPTS(kagg_print_opts, o, .percentiles = bad, .nr_percentiles = 1);
+	char *out;
+
+	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
+	assert_non_null(strstr(out, "\np50   = 1535.5 usecs [1024, 2047]\n"
+				    "p90   = 1944.7 usecs [1024, 2047]\n"
+				    "p99   = 2047.0 usecs [1024, 2047]\n"
+				    "p99.9 = 2047.0 usecs [1024, 2047]\n"
+				    "max   = 2047.0 usecs [1024, 2047]\n"));
+	free(out);
+	out = print(snap, KAGG_FORMAT_JSON, NULL, 0);
+	assert_non_null(strstr(out, "\"percentiles\": {\n"));
+	assert_non_null(strstr(out, "\"p50\": {\"value\":1535.500,\"low\":1024,\"high\":2047},\n"));
+	assert_non_null(strstr(out, "\"p99.9\": {\"value\":2047.000,\"low\":1024,\"high\":2047},\n"));
+	assert_non_null(strstr(out, "\"max\": {\"value\":2047.000,\"low\":1024,\"high\":2047}\n"));
+	free(out);
+	out = print(snap, KAGG_FORMAT_JSON, mine, 2);
+	assert_null(strstr(out, "\"p50\""));
+	assert_non_null(strstr(out, "\"p99.9\": {"));
+	assert_non_null(strstr(out, "\"max\": {"));
+	free(out);
+	assert_int_equal(kagg_snapshot__print(snap, stdout, &o), -EINVAL);
+	kagg_snapshot__free(snap);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_bucket),
+		cmocka_unit_test(test_two_buckets),
+		cmocka_unit_test(test_exact_rank),
+		cmocka_unit_test(test_linear),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_random_values_in_bucket),
+		cmocka_unit_test(test_printed),
+		cmocka_unit_test(test_exp_bounds),
+		cmocka_unit_test(test_exp_percentiles),
+		cmocka_unit_test(test_exp_printed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

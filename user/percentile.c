@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Percentiles of a bucketed histogram (log2, linear), read from the bucket
+ * counts alone: the rank's bucket is exact, the value inside it interpolated.
+ *
+ * Rule: for q in (0, 100], the rank is r = ceil(q/100 * N) of the N values
+ * (at least 1); the bucket [low, high] whose cumulative count first reaches r
+ * holds it.  With b values in the buckets below and c in this one, the value
+ * is low + (high - low) * (r - b) / c: the bucket's values are taken as
+ * spread evenly over it, the last one at high.  q = 100 is the maximum: the
+ * high bound of the last non-empty bucket.
+ */
+#include <errno.h>
+#include <linux/types.h>
+
+#include <kagg/snapshot.h>
+#include "abi/exp_table.h"
+#include "opts.h"
+#include "snapshot_internal.h"
+
+/*
+ * 2^(i/2^scale), from the boundaries' table (unit 1: thresh[j] = 2^(j/2^scale) * 2^63,
+ * floored, so relative error 2^-63) and a power of two: no libm.
+ */
+static double exp_boundary(int64_t i, unsigned int scale)
+{
+	int64_t n = 1 << scale, o = i >= 0 ? i / n : -((-i + n - 1) / n);
+	double v = (double)kagg_exp_table[0][scale].thresh[i - o * n] / 9223372036854775808.0;
+
+	for (; o > 0; o--)
+		v *= 2;
+	for (; o < 0; o++)
+		v /= 2;
+	return v;
+}
+
+bool hist_is_exp(const struct kagg_hist *h)
+{
+	return KAGG_HAS_FIELD(h, kagg_hist, exp_base_index) && h->has_exp;
+}
+
+void hist_slot_bounds(const struct kagg_hist *h, unsigned int k, double *low, double *high)
+{
+	uint64_t lo, hi;
+
+	if (hist_is_exp(h)) {
+		unsigned int s = h->exp_scale < 0 ? 0 : h->exp_scale > KAGG_EXP_MAX_SCALE ?
+			KAGG_EXP_MAX_SCALE : (unsigned int)h->exp_scale;
+		int64_t i = h->exp_base_index + (int64_t)k - 1;
+
+		if (!k) {
+			*low = *high = 0;
+			return;
+		}
+		*low = exp_boundary(i, s);
+		*high = exp_boundary(i + 1, s);
+		return;
+	}
+	if (h->lin_step) {
+		int64_t l = h->lin_min + (int64_t)(k * h->lin_step);
+
+		*low = (double)l;
+		*high = (double)(l + (int64_t)h->lin_step - 1);
+		return;
+	}
+	kagg_log2_bounds(k, &lo, &hi);
+	*low = (double)lo;
+	*high = (double)hi;
+}
+
+int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, double *value)
+{
+	uint64_t n = 0, rank, before = 0;
+	long double r;
+	double low, high;
+	unsigned int k;
+
+	if (!(q > 0 && q <= 100))
+		return -EINVAL;
+	for (k = 0; k < h->nr_slots; k++)
+		n += h->slots[k];
+	if (!n)
+		return -ENODATA;
+	/* q/100 * n in long double, a hair under so that 99.9% of 1000 is rank 999 */
+	r = (long double)q * (long double)n / 100.0L;
+	r -= r * 1e-12L;
+	rank = (uint64_t)r;
+	if ((long double)rank < r)
+		rank++; /* ceil, without libm */
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	for (k = 0; k < h->nr_slots; k++) {
+		uint64_t c = h->slots[k];
+
+		if (before + c >= rank) {
+			hist_slot_bounds(h, k, &low, &high);
+			*slot = k;
+			*value = low + (high - low) * (double)(rank - before) / (double)c;
+			return 0;
+		}
+		before += c;
+	}
+	return -EINVAL; /* not reached: n counts the same slots */
+}
+
+void kagg_hist__bounds(const struct kagg_hist *h, unsigned int k, double *low, double *high)
+{
+	if (h && low && high && kagg_in_valid(h, HIST_MIN_SZ, sizeof(*h)))
+		hist_slot_bounds(h, k, low, high);
+}
+
+int kagg_hist__percentile(const struct kagg_hist *h, double q, double *value, double *low,
+			  double *high)
+{
+	unsigned int k;
+	double v;
+	int err;
+
+	if (!h || !value || !kagg_in_valid(h, HIST_MIN_SZ, sizeof(*h)))
+		return -EINVAL;
+	err = hist_pct_slot(h, q, &k, &v);
+	if (err)
+		return err;
+	*value = v;
+	if (low && high)
+		hist_slot_bounds(h, k, low, high);
+	return 0;
+}
