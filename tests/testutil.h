@@ -457,6 +457,14 @@ static inline void tu_assert_hists_equal(const struct kagg_snapshot *a,
 
 #define TU_PAGE 4096 /* the sub-buffer and trace.dat page size of the crafted files */
 
+/* The "format:" line and the common fields of a format file, as the kernel writes them. */
+#define TU_FORMAT_COMMON                                                                           \
+	"format:\n"                                                                                \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+
 /* Header word of a ring buffer record: type_len (0..31) and time delta. */
 #define TU_RB_HDR(type, delta) ((uint32_t)(type) | (uint32_t)(delta) << 5)
 

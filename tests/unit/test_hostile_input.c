@@ -143,28 +143,21 @@ static int parse(struct kagg_rb_events *evs, const char *text)
 	return kagg_rb_events__parse(evs, "t", text, strlen(text), NULL);
 }
 
-#define COMMON                                                                                     \
-	"format:\n"                                                                                \
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-
 /* A format "e" with ID 7, the common fields, then `field` (a whole "field:" line). */
 static int parse_field(struct kagg_rb_events *evs, const char *field)
 {
 	char text[1024];
 
-	snprintf(text, sizeof(text), "name: e\nID: 7\n" COMMON "%s\nprint fmt: \"\"\n", field);
+	snprintf(text, sizeof(text), "name: e\nID: 7\n" TU_FORMAT_COMMON "%s\nprint fmt: \"\"\n", field);
 	return parse(evs, text);
 }
 
 static void test_repeated_lines_are_malformed(void **s)
 {
 	static const char *const texts[] = {
-		"name: a\nname: b\nID: 7\n" COMMON,
-		"name: a\nID: 7\nID: 8\n" COMMON,
-		"name: a\nID: 7\n" COMMON "print fmt: \"x\"\nprint fmt: \"y\"\n",
+		"name: a\nname: b\nID: 7\n" TU_FORMAT_COMMON,
+		"name: a\nID: 7\nID: 8\n" TU_FORMAT_COMMON,
+		"name: a\nID: 7\n" TU_FORMAT_COMMON "print fmt: \"x\"\nprint fmt: \"y\"\n",
 	};
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	size_t i;
@@ -185,10 +178,10 @@ static void test_ids_outside_common_type_range_are_malformed(void **s)
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(text, sizeof(text), "name: e\nID: %s\n" COMMON, bad[i]);
+		snprintf(text, sizeof(text), "name: e\nID: %s\n" TU_FORMAT_COMMON, bad[i]);
 		assert_int_equal(parse(evs, text), -EINVAL);
 	}
-	snprintf(text, sizeof(text), "name: e\nID: 65535\n" COMMON);
+	snprintf(text, sizeof(text), "name: e\nID: 65535\n" TU_FORMAT_COMMON);
 	assert_int_equal(kagg_rb_events__parse(evs, "t", text, strlen(text), &f), 0);
 	assert_int_equal(kagg_rb_format__id(f), 65535);
 	kagg_rb_events__free(evs);
@@ -289,14 +282,14 @@ static void test_format_files_that_are_not_files_are_skipped(void **s)
 	event_dir(path, sizeof(path), dir, "big");
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fprintf(f, "name: big\nID: 9\n" COMMON);
+	fprintf(f, "name: big\nID: 9\n" TU_FORMAT_COMMON);
 	assert_int_equal(fseek(f, 2 << 20, SEEK_SET), 0); /* 2 MiB: a hole of zeros */
 	fputc('\n', f);
 	fclose(f);
 	event_dir(path, sizeof(path), dir, "ok");
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fprintf(f, "name: ok\nID: 8\n" COMMON);
+	fprintf(f, "name: ok\nID: 8\n" TU_FORMAT_COMMON);
 	fclose(f);
 
 	assert_int_equal(kagg_rb_events__load_dir(evs, dir, &failed), 1);
@@ -325,7 +318,7 @@ static char *info_of(const char *pf)
 	int64_t y = 2;
 
 	snprintf(text, cap,
-		 "name: e\nID: 7\n" COMMON "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n"
+		 "name: e\nID: 7\n" TU_FORMAT_COMMON "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n"
 		 "\tfield:u64 y;\toffset:16;\tsize:8;\tsigned:0;\n"
 		 "\tfield:char a[2];\toffset:24;\tsize:6;\tsigned:0;\n\nprint fmt: %s\n",
 		 pf);
@@ -440,7 +433,7 @@ static void test_data_loc_outside_the_record_is_not_read(void **s)
 {
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	const struct kagg_rb_format *f;
-	static const char text[] = "name: d\nID: 7\n" COMMON
+	static const char text[] = "name: d\nID: 7\n" TU_FORMAT_COMMON
 				   "\tfield:__data_loc char[] s;\toffset:8;\tsize:4;\tsigned:0;\n\n"
 				   "print fmt: \"s=%s\", __get_str(s)\n";
 	uint32_t locs[] = { 12u | 100u << 16, 0xffffu | 0xffffu << 16, 12u | 4u << 16 };
@@ -466,7 +459,7 @@ static void test_opaque_field_prints_as_bytes(void **s)
 {
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	const struct kagg_rb_format *f;
-	static const char text[] = "name: u\nID: 7\n" COMMON
+	static const char text[] = "name: u\nID: 7\n" TU_FORMAT_COMMON
 				   "\tfield:uuid_t u;\toffset:8;\tsize:16;\tsigned:0;\n\n"
 				   "print fmt: \"u=%d\", REC->u\n";
 	uint8_t *r = malloc(24); /* exactly the record */
@@ -583,7 +576,7 @@ static void test_header_errors_say_where(void **s)
 
 static void test_damaged_page_reports_offset_after_older_events(void **s)
 {
-	static const char fmt[] = "name: e\nID: 7\n" COMMON
+	static const char fmt[] = "name: e\nID: 7\n" TU_FORMAT_COMMON
 				  "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n\n"
 				  "print fmt: \"x=%d\", REC->x\n";
 	char *fm[1] = { (char *)fmt }, *path = tu_tmp_path(), *out = NULL;

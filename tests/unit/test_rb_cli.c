@@ -185,15 +185,8 @@ static void test_decode_of_kernel_pages_prints_the_kernel_trace_text(void **s)
 	free(want);
 }
 
-#define COMMON                                                                                     \
-	"format:\n"                                                                                \
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-
 /* Event e (ID 7, 12-byte records: the common fields and int x). */
-static const char fmt_e[] = "name: e\nID: 7\n" COMMON
+static const char fmt_e[] = "name: e\nID: 7\n" TU_FORMAT_COMMON
 			    "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n\n"
 			    "print fmt: \"x=%d\", REC->x\n";
 
@@ -344,7 +337,7 @@ static void test_decode_of_files_that_hold_no_page_fails_with_one_line(void **s)
 
 /* sched_switch with next_comm placed past the end of its 64-byte records */
 static const char fmt_switch[] =
-	"name: sched_switch\nID: 8\n" COMMON
+	"name: sched_switch\nID: 8\n" TU_FORMAT_COMMON
 	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
 	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
 	"\tfield:pid_t next_pid;\toffset:28;\tsize:4;\tsigned:1;\n"
