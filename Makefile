@@ -212,6 +212,11 @@ DEPS		:= clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libiberty-dev
 BENCH_DEPS	:= libbpf-tools bpftrace
 BENCH_DEPS_BPO	:= linux-perf
 
+# Long run under load (tests/soak/soak.sh, not part of make test): SOAK_MINUTES=30 by default.
+.PHONY: soak
+soak: all
+	$(Q)KAGG=$(abspath $(KAGG_BIN)) tests/soak/soak.sh
+
 .PHONY: deps bench-deps
 deps:
 	$(Q)tests/deps.sh --backports "$(DEPS_BPO)" --main "$(DEPS)"

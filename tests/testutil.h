@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kagg/ringbuf.h>
 #include <kagg/session.h>
 #include <kagg/snapshot.h>
 
@@ -496,6 +497,125 @@ static inline void tu_assert_hists_equal(const struct kagg_snapshot *a,
 		for (k = 0; k < (int)x->nr_slots; k++)
 			assert_int_equal(x->slots[k], y->slots[k]);
 	}
+}
+
+/* ------------------------------------------------------------------ crafted files */
+
+#define TU_PAGE 4096 /* the sub-buffer and trace.dat page size of the crafted files */
+
+/* The "format:" line and the common fields of a format file, as the kernel writes them. */
+#define TU_FORMAT_COMMON                                                                           \
+	"format:\n"                                                                                \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+
+/* Header word of a ring buffer record: type_len (0..31) and time delta. */
+#define TU_RB_HDR(type, delta) ((uint32_t)(type) | (uint32_t)(delta) << 5)
+
+/* A TU_PAGE-byte sub-buffer image: time stamp ts, data = words (n of them), commit = n * 4. */
+static inline uint8_t *tu_page_of(uint64_t ts, const uint32_t *words, size_t n)
+{
+	uint8_t *p = calloc(1, TU_PAGE);
+	uint64_t commit = n * 4;
+
+	assert_non_null(p);
+	memcpy(p, &ts, 8);
+	memcpy(p + 8, &commit, 8);
+	memcpy(p + KAGG_RB_PAGE_HDR, words, n * 4);
+	return p;
+}
+
+/* A new empty file under /tmp: its path, to free. */
+static inline char *tu_tmp_path(void)
+{
+	char *p = strdup("/tmp/kagg-test-XXXXXX");
+	int fd = mkstemp(p);
+
+	assert_true(fd >= 0);
+	close(fd);
+	return p;
+}
+
+/* Append v as `bytes` little-endian bytes. */
+static inline void tu_put(FILE *f, uint64_t v, int bytes)
+{
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		fputc((int)(v >> (8 * i)) & 0xff, f);
+}
+
+/* A trace.dat's first 30 bytes: magic, v6, little-endian, 8-byte longs, page size, header_page */
+static inline void tu_tracedat_magic(FILE *f)
+{
+	fwrite("\x17\x08\x44tracing6", 1, 11, f);
+	fputc(0, f);
+	tu_put(f, 0, 1);
+	tu_put(f, 8, 1);
+	tu_put(f, TU_PAGE, 4);
+	fwrite("header_page", 1, 12, f);
+}
+
+/*
+ * A trace.dat header up to and including the flyrecord tag, with `formats`
+ * in one system and `cmdlines` as saved_cmdlines.  f is left at the CPU table.
+ */
+static inline void tu_tracedat_header(FILE *f, char *const *formats, size_t nfmt,
+				      const char *cmdlines, uint32_t nr_cpus)
+{
+	size_t i;
+
+	tu_tracedat_magic(f);
+	tu_put(f, 0, 8);
+	fwrite("header_event", 1, 13, f);
+	tu_put(f, 0, 8);
+	tu_put(f, 0, 4); /* ftrace formats */
+	tu_put(f, nfmt ? 1 : 0, 4);
+	if (nfmt) {
+		fwrite("sys", 1, 4, f);
+		tu_put(f, nfmt, 4);
+		for (i = 0; i < nfmt; i++) {
+			tu_put(f, strlen(formats[i]), 8);
+			fputs(formats[i], f);
+		}
+	}
+	tu_put(f, 0, 4); /* kallsyms */
+	tu_put(f, 0, 4); /* printk */
+	tu_put(f, strlen(cmdlines), 8);
+	fputs(cmdlines, f);
+	tu_put(f, nr_cpus, 4);
+	fwrite("flyrecord", 1, 10, f);
+}
+
+/*
+ * After tu_tracedat_header(): the CPU table for n CPUs of sizes[i] bytes
+ * each, laid out one after the other from the next page boundary, then zeros
+ * up to it.  Returns the file offset of CPU 0's data.
+ */
+static inline uint64_t tu_tracedat_cpus(FILE *f, const uint64_t *sizes, int n)
+{
+	uint64_t data = ((uint64_t)ftell(f) + 16 * n + TU_PAGE - 1) / TU_PAGE * TU_PAGE, off = data;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		tu_put(f, off, 8);
+		tu_put(f, sizes[i], 8);
+		off += sizes[i];
+	}
+	while (ftell(f) < (long)data)
+		fputc(0, f);
+	return data;
+}
+
+/* A TU_PAGE-byte page with `words` as data, at the current position of f. */
+static inline void tu_put_page(FILE *f, uint64_t ts, const uint32_t *words, size_t n)
+{
+	uint8_t *p = tu_page_of(ts, words, n);
+
+	fwrite(p, 1, TU_PAGE, f);
+	free(p);
 }
 
 #endif

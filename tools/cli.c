@@ -395,7 +395,7 @@ int cli_stream_ready(const struct cli_stream *st)
 {
 	if (st->print && st->mode != KAGG_MODE_STREAM)
 		return cli_err(KAGG_EXIT_USAGE, "--print needs --mode stream");
-	if (st->mode != KAGG_MODE_AGG)
+	if (st->mode != KAGG_MODE_AGG && !CLI_PARSE_ONLY)
 		cli_mount_tracefs();
 	return 0;
 }
@@ -410,6 +410,8 @@ bool cli_start(int parsed, const struct cli_stream *st, int *ret)
 		if (*ret)
 			return false;
 	}
+	if (CLI_PARSE_ONLY)
+		return false;
 	cli_setup_signals();
 	cli_route_libbpf_log();
 	return true;

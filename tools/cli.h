@@ -253,6 +253,16 @@ int cli_stream_ready(const struct cli_stream *st);
  * exit code in *ret.
  */
 bool cli_start(int parsed, const struct cli_stream *st, int *ret);
+/*
+ * 1 in the parse-only build of the tools (tests/fuzz/fuzz_cli.c, compiled with
+ * -DKAGG_CLI_PARSE_ONLY): every main returns once its arguments are parsed
+ * and checked (cli_start() returns false, tracefs is not mounted).  0 in kagg.
+ */
+#ifdef KAGG_CLI_PARSE_ONLY
+#define CLI_PARSE_ONLY 1
+#else
+#define CLI_PARSE_ONLY 0
+#endif
 /* cli_run, or with --print cli_run_printing. */
 int cli_stream_run(struct kagg_session *s, const struct cli_common *cm,
 		   const struct cli_stream *st, const char *banner);

@@ -198,11 +198,13 @@ static const char *comm_get(void *ctx, int pid)
 	return NULL;
 }
 
+/* A whole file, or NULL with errno (a directory is EISDIR). */
 static uint8_t *load_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "re");
 	uint8_t *b = NULL;
 	size_t n = 0, cap = 0, r;
+	int err;
 
 	if (!f)
 		return NULL;
@@ -221,6 +223,13 @@ static uint8_t *load_file(const char *path, size_t *len)
 		r = fread(b + n, 1, cap - n, f);
 		n += r;
 	} while (r);
+	if (ferror(f)) {
+		err = errno ? errno : EIO;
+		free(b);
+		fclose(f);
+		errno = err;
+		return NULL;
+	}
 	fclose(f);
 	*len = n;
 	return b;
@@ -243,19 +252,34 @@ static char *load_text(const char *path)
 	return (char *)t;
 }
 
-/* Sub-buffer size from dir's header_page (data's size + the 16-byte header), else 4096. */
+/* Sub-buffers of 32 bytes (a header and a record) up to what a commit word can describe. */
+#define SUBBUF_MIN 32
+#define SUBBUF_MAX ((size_t)KAGG_RB_COMMIT_MASK + 1 + KAGG_RB_PAGE_HDR)
+
+/*
+ * Sub-buffer size from dir's header_page (data's size + the 16-byte header),
+ * else 4096; 0 when header_page states a size outside SUBBUF_MIN..SUBBUF_MAX.
+ */
 static size_t subbuf_size(const char *dir)
 {
+	unsigned long long data;
 	size_t subbuf = 4096;
-	char path[4096], *hp, *d;
+	char path[4096], *hp, *d, *end;
 
 	snprintf(path, sizeof(path), "%s/header_page", dir);
 	hp = load_text(path);
 	if (!hp)
 		return subbuf;
 	d = strstr(hp, "char data;");
-	if (d && (d = strstr(d, "size:")))
-		subbuf = (size_t)strtoul(d + 5, NULL, 10) + 16;
+	if (d && (d = strstr(d, "size:"))) {
+		errno = 0;
+		data = strtoull(d + 5, &end, 10);
+		if (errno || end == d + 5 || data > SUBBUF_MAX - KAGG_RB_PAGE_HDR ||
+		    data + KAGG_RB_PAGE_HDR < SUBBUF_MIN)
+			subbuf = 0;
+		else
+			subbuf = (size_t)data + KAGG_RB_PAGE_HDR;
+	}
 	free(hp);
 	return subbuf;
 }
@@ -283,13 +307,27 @@ static void load_cmdlines(const char *dir, struct comms *comms)
 	free(text);
 }
 
-/* Every event of every file, and the files' bytes they point into. */
+/* Every event of every file, the files' bytes they point into, the first damage met. */
 struct decoded {
 	struct dec_ev *all;
 	size_t n, cap;
 	uint8_t **bufs;
 	int nfiles;
+	const char *bad_file; /* NULL: every file decoded whole */
+	const char *bad_what;
+	uint64_t bad_off; /* file offset of the damage */
+	int nempty; /* empty files: CPUs that recorded nothing (bench --raw-dir leaves them) */
 };
+
+/* Remember the first damage; the file's events before it are kept. */
+static void decoded_bad(struct decoded *d, const char *file, const char *what, uint64_t off)
+{
+	if (d->bad_file)
+		return;
+	d->bad_file = file;
+	d->bad_what = what;
+	d->bad_off = off;
+}
 
 static int decoded_add(struct decoded *d, const struct kagg_rb_event *ev)
 {
@@ -309,7 +347,11 @@ static int decoded_add(struct decoded *d, const struct kagg_rb_event *ev)
 	return 0;
 }
 
-/* File i (cpuN.raw names its CPU, else CPU i): 0 or an exit code, said. */
+/*
+ * File i (cpuN.raw names its CPU, else CPU i): 0 or an exit code, said.  A
+ * damaged sub-buffer or record ends the file there (decoded_bad()): what
+ * came before it is kept.  An empty file is counted in d->nempty.
+ */
 static int decode_file(struct decoded *d, int i, const char *file, size_t subbuf)
 {
 	const char *base = strrchr(file, '/');
@@ -322,18 +364,34 @@ static int decode_file(struct decoded *d, int i, const char *file, size_t subbuf
 	d->bufs[i] = load_file(file, &len);
 	if (!d->bufs[i])
 		return cli_err(KAGG_EXIT_FAIL, "cannot read %s: %s", file, strerror(errno));
+	if (!len) {
+		d->nempty++;
+		return 0;
+	}
+	if (len < subbuf)
+		return cli_err(KAGG_EXIT_FAIL, "%s: %zu bytes, shorter than one %zu-byte sub-buffer",
+			       file, len, subbuf);
 	for (off = 0; off + subbuf <= len; off += subbuf) {
 		struct kagg_rb_page_iter it = { .sz = sizeof(it) };
 		struct kagg_rb_event ev = { .sz = sizeof(ev) };
+		int err;
 
-		if (kagg_rb_page_iter__init(&it, d->bufs[i] + off, subbuf))
-			return cli_err(KAGG_EXIT_FAIL, "%s: sub-buffer at %zu is corrupt", file, off);
-		while (kagg_rb_page_iter__next(&it, &ev) == 0) {
+		if (kagg_rb_page_iter__init(&it, d->bufs[i] + off, subbuf)) {
+			decoded_bad(d, file, "sub-buffer commit size", off + 8);
+			return 0;
+		}
+		while ((err = kagg_rb_page_iter__next(&it, &ev)) == 0) {
 			ev.cpu = cpu;
 			if (decoded_add(d, &ev))
 				return cli_err(KAGG_EXIT_FAIL, "out of memory");
 		}
+		if (err == -EBADMSG) {
+			decoded_bad(d, file, "record", off + KAGG_RB_PAGE_HDR + it.off);
+			return 0;
+		}
 	}
+	if (off != len)
+		decoded_bad(d, file, "sub-buffer (the file ends inside it)", off);
 	return 0;
 }
 
@@ -347,13 +405,24 @@ static void decoded_free(struct decoded *d)
 	free(d->all);
 }
 
-/* The comm of a pid that sched_switch records name, unless already known. */
+/*
+ * The comm of a pid that a sched_switch record of len bytes names, unless
+ * already known or the format puts either field outside the record.
+ */
 static void learn_comm(struct comms *comms, const struct kagg_rb_field *pid,
-		       const struct kagg_rb_field *comm, const uint8_t *r)
+		       const struct kagg_rb_field *comm, const uint8_t *r, uint32_t len)
 {
-	if (!comm_get(comms, (int)kagg_rb_field__int(pid, r)))
-		comm_put(comms, (int)kagg_rb_field__int(pid, r), (const char *)r + comm->offset,
-			 strnlen((const char *)r + comm->offset, 16));
+	size_t max;
+	int p;
+
+	if (pid->offset < 0 || pid->size <= 0 || (uint64_t)pid->offset + pid->size > len ||
+	    comm->offset < 0 || comm->size <= 0 || (uint64_t)comm->offset + comm->size > len)
+		return;
+	p = (int)kagg_rb_field__int(pid, r);
+	max = comm->size < 16 ? (size_t)comm->size : 16;
+	if (!comm_get(comms, p))
+		comm_put(comms, p, (const char *)r + comm->offset,
+			 strnlen((const char *)r + comm->offset, max));
 }
 
 static void learn_switch_comms(const struct kagg_rb_events *evs, const struct decoded *d,
@@ -376,8 +445,8 @@ static void learn_switch_comms(const struct kagg_rb_events *evs, const struct de
 
 		if (d->all[i].ev.len < 64 || *(const uint16_t *)r != sw_id)
 			continue;
-		learn_comm(comms, pp, pc, r);
-		learn_comm(comms, np, nc, r);
+		learn_comm(comms, pp, pc, r, d->all[i].ev.len);
+		learn_comm(comms, np, nc, r, d->all[i].ev.len);
 	}
 }
 
@@ -447,14 +516,27 @@ static int decode_main(int argc, char **argv)
 		goto out;
 	}
 	subbuf = subbuf_size(dir);
+	if (!subbuf) {
+		cli_err(KAGG_EXIT_FAIL, "%s/header_page: sub-buffer size outside %d..%zu bytes", dir,
+			SUBBUF_MIN, SUBBUF_MAX);
+		goto out;
+	}
 	load_cmdlines(dir, &comms);
 	for (i = 0; i < d.nfiles; i++)
 		if (decode_file(&d, i, argv[optind + i], subbuf))
 			goto out;
+	if (d.nempty == d.nfiles) {
+		cli_err(KAGG_EXIT_FAIL, "%s: 0 bytes, shorter than one %zu-byte sub-buffer",
+			argv[argc - 1], subbuf);
+		goto out;
+	}
 	qsort(d.all, d.n, sizeof(*d.all), dec_cmp);
 	learn_switch_comms(evs, &d, &comms);
 	print_decoded(evs, &d, &comms);
 	ret = cli_output_done(0);
+	if (ret == KAGG_EXIT_OK && d.bad_file)
+		ret = cli_err(KAGG_EXIT_FAIL, "%s: malformed %s at offset %llu", d.bad_file,
+			      d.bad_what, (unsigned long long)d.bad_off);
 out:
 	decoded_free(&d);
 	free(comms.pid);

@@ -299,6 +299,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'p':
 			free(a->pids);
+			a->pids = NULL;
+			a->nr_pids = 0;
 			if (cli_parse_int_list(optarg, &a->pids, &a->nr_pids))
 				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
 			break;
@@ -499,7 +501,7 @@ static int record_main(int argc, char **argv)
 	int ret;
 
 	ret = parse_args(argc, argv, &a);
-	if (ret) {
+	if (ret || CLI_PARSE_ONLY) {
 		ret = ret < 0 ? KAGG_EXIT_OK : ret;
 		goto out;
 	}

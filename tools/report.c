@@ -30,8 +30,9 @@ static const struct option long_opts[] = {
 
 static int report_main(int argc, char **argv)
 {
+	KAGG_OPTS(kagg_tracedat_opts, o, .error_offset = NULL);
+	uint64_t cpu64, where = UINT64_MAX;
 	struct kagg_tracedat *t;
-	uint64_t cpu64;
 	int c, cpu = -1;
 	long n;
 
@@ -53,7 +54,11 @@ static int report_main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_err(KAGG_EXIT_USAGE, "give exactly one FILE.dat (see --help)");
-	t = kagg_tracedat__open(argv[optind], NULL);
+	o.error_offset = &where;
+	t = kagg_tracedat__open(argv[optind], &o);
+	if (!t && errno == EINVAL && where != UINT64_MAX)
+		return cli_err(KAGG_EXIT_FAIL, "%s: malformed trace.dat at offset %llu",
+			       argv[optind], (unsigned long long)where);
 	if (!t)
 		return cli_err(KAGG_EXIT_FAIL, "cannot read %s: %s", argv[optind],
 			       errno == EINVAL	 ? "not a valid trace.dat v6"
@@ -67,7 +72,14 @@ static int report_main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	n = kagg_tracedat__fprint(t, stdout, cpu);
+	where = kagg_tracedat__error_offset(t);
 	kagg_tracedat__free(t);
+	if (n == -EINVAL && where != UINT64_MAX) {
+		if (cli_output_done(0))
+			return KAGG_EXIT_FAIL;
+		return cli_err(KAGG_EXIT_FAIL, "%s: malformed page or record at offset %llu",
+			       argv[optind], (unsigned long long)where);
+	}
 	if (n < 0)
 		return cli_err(KAGG_EXIT_FAIL, "%s: malformed page (%s)", argv[optind],
 			       strerror((int)-n));

@@ -199,7 +199,7 @@ static int stat_main(int argc, char **argv)
 	a.o.cpu = -1;
 	a.o.log = cli_log;
 	ret = cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a, argc, argv);
-	if (ret) {
+	if (ret || CLI_PARSE_ONLY) {
 		ret = ret < 0 ? KAGG_EXIT_OK : ret;
 		goto out;
 	}

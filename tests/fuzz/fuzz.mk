@@ -61,6 +61,15 @@ $(SAN_OUT)/fuzz/%: tests/fuzz/%.c $(SAN_LIB) $(LIB_HDRS) $(BPF_HDRS)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(SAN_CFLAGS) -fsanitize=fuzzer -o $@ $< $(SAN_LIB) $(LIBS)
 
+# The option parsers: the tools (all but the dispatcher) built parse-only (tools/cli.h).
+FUZZ_CLI_SRCS	:= $(filter-out tools/kagg.c,$(TOOL_SRCS))
+$(SAN_OUT)/fuzz/fuzz_cli: tests/fuzz/fuzz_cli.c $(FUZZ_CLI_SRCS) $(wildcard tools/*.h) $(SAN_LIB) \
+			  $(LIB_HDRS) $(BPF_HDRS)
+	$(call msg,FUZZ,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(SAN_CFLAGS) -DKAGG_CLI_PARSE_ONLY -Itools -fsanitize=fuzzer -o $@ $< \
+		$(FUZZ_CLI_SRCS) $(SAN_LIB) $(LIBS)
+
 .PHONY: check-unit-asan check-fuzz fuzz
 check-unit-asan: $(SAN_UNIT_BINS) $(SAN_KAGG)
 	$(Q)$(SAN_ENV) KAGG=$(abspath $(SAN_KAGG)) tests/run.sh unit-asan $(SAN_UNIT_BINS)

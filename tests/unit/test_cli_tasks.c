@@ -42,6 +42,7 @@ static void test_bad_second_list_is_a_usage_error(void **state)
 		{ 2, "invalid tid list 'x'", BAD_SECOND("runqlat", "-t") },
 		{ 2, "invalid pid list 'x'", BAD_SECOND("syscount", "-p") },
 		{ 2, "invalid pid list 'x'", BAD_SECOND("profile", "-p") },
+		{ 2, "invalid pid list 'x'", BAD_SECOND("record", "-p") },
 	};
 
 	tu_expect_errors(cases, TU_NR(cases));

@@ -25,8 +25,9 @@
 #include <kagg/rb_format.h>
 #include <kagg/ringbuf.h>
 #include <kagg/tracedat.h>
+#include "testutil.h"
 
-#define PS 4096
+#define PS TU_PAGE
 
 /* SIGALRM kills the test binary: a hang becomes a failure in `seconds`. */
 static void deadline(unsigned int seconds)
@@ -37,21 +38,6 @@ static void deadline(unsigned int seconds)
 
 /* ------------------------------------------------------------------ pages */
 
-/* A sub-buffer image: time stamp ts, data = words (n of them), commit = n * 4. */
-static uint8_t *page_of(uint64_t ts, const uint32_t *words, size_t n)
-{
-	uint8_t *p = calloc(1, PS);
-	uint64_t commit = n * 4;
-
-	assert_non_null(p);
-	memcpy(p, &ts, 8);
-	memcpy(p + 8, &commit, 8);
-	memcpy(p + KAGG_RB_PAGE_HDR, words, n * 4);
-	return p;
-}
-
-#define HDR(type, delta) ((uint32_t)(type) | (uint32_t)(delta) << 5)
-
 static void test_padding_length_that_wraps_the_offset_is_an_error(void **s)
 {
 	/* 0xfffffffc: the offset came back to itself (endless loop); 0xfffffff8:
@@ -61,8 +47,8 @@ static void test_padding_length_that_wraps_the_offset_is_an_error(void **s)
 
 	deadline(10);
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-		uint32_t w[4] = { HDR(KAGG_RB_TYPE_PADDING, 1), lens[i], 0, 0 };
-		uint8_t *p = page_of(100, w, 4);
+		uint32_t w[4] = { TU_RB_HDR(KAGG_RB_TYPE_PADDING, 1), lens[i], 0, 0 };
+		uint8_t *p = tu_page_of(100, w, 4);
 		struct kagg_rb_page_iter it = { .sz = sizeof(it) };
 		struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
@@ -76,8 +62,8 @@ static void test_padding_length_that_wraps_the_offset_is_an_error(void **s)
 static void test_data_length_that_wraps_is_an_error(void **s)
 {
 	/* type-0 record: 4 + 0xfffffffc wraps to 0, which used to pass the end check */
-	uint32_t w[4] = { HDR(0, 5), 0xfffffffcu, 0x11111111, 0x22222222 };
-	uint8_t *p = page_of(100, w, 4);
+	uint32_t w[4] = { TU_RB_HDR(0, 5), 0xfffffffcu, 0x11111111, 0x22222222 };
+	uint8_t *p = tu_page_of(100, w, 4);
 	struct kagg_rb_page_iter it = { .sz = sizeof(it) };
 	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
@@ -91,9 +77,9 @@ static void test_data_length_that_wraps_is_an_error(void **s)
 static void test_events_before_a_bad_record_still_decode(void **s)
 {
 	/* an 8-byte event at +7, a time extend, then a record running past the commit */
-	uint32_t w[7] = { HDR(2, 7), 0xaaaaaaaa, 0xbbbbbbbb, HDR(KAGG_RB_TYPE_TIME_EXTEND, 1), 1,
-			  HDR(3, 2), 0xcccccccc };
-	uint8_t *p = page_of(1000, w, 7);
+	uint32_t w[7] = { TU_RB_HDR(2, 7), 0xaaaaaaaa, 0xbbbbbbbb, TU_RB_HDR(KAGG_RB_TYPE_TIME_EXTEND, 1), 1,
+			  TU_RB_HDR(3, 2), 0xcccccccc };
+	uint8_t *p = tu_page_of(1000, w, 7);
 	struct kagg_rb_page_iter it = { .sz = sizeof(it) };
 	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
@@ -115,13 +101,13 @@ static void test_clean_ends_of_a_page_are_not_errors(void **s)
 {
 	/* delta-0 padding ("rest empty"), a zeroed tail, the exact commit end */
 	static const uint32_t ends[][4] = {
-		{ HDR(1, 3), 7, HDR(KAGG_RB_TYPE_PADDING, 0), 0 },
-		{ HDR(1, 3), 7, 0, 0 },
+		{ TU_RB_HDR(1, 3), 7, TU_RB_HDR(KAGG_RB_TYPE_PADDING, 0), 0 },
+		{ TU_RB_HDR(1, 3), 7, 0, 0 },
 	};
 	size_t i;
 
 	for (i = 0; i < 3; i++) {
-		uint8_t *p = page_of(0, ends[i < 2 ? i : 0], i < 2 ? 4 : 2);
+		uint8_t *p = tu_page_of(0, ends[i < 2 ? i : 0], i < 2 ? 4 : 2);
 		struct kagg_rb_page_iter it = { .sz = sizeof(it) };
 		struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
@@ -135,8 +121,8 @@ static void test_clean_ends_of_a_page_are_not_errors(void **s)
 
 static void test_page_at_any_alignment_decodes(void **s)
 {
-	uint32_t w[3] = { HDR(2, 9), 0x01020304, 0x05060708 };
-	uint8_t *p = page_of(50, w, 3), *buf = malloc(PS + 3);
+	uint32_t w[3] = { TU_RB_HDR(2, 9), 0x01020304, 0x05060708 };
+	uint8_t *p = tu_page_of(50, w, 3), *buf = malloc(PS + 3);
 	struct kagg_rb_page_iter it = { .sz = sizeof(it) };
 	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
@@ -157,28 +143,21 @@ static int parse(struct kagg_rb_events *evs, const char *text)
 	return kagg_rb_events__parse(evs, "t", text, strlen(text), NULL);
 }
 
-#define COMMON                                                                                     \
-	"format:\n"                                                                                \
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-
 /* A format "e" with ID 7, the common fields, then `field` (a whole "field:" line). */
 static int parse_field(struct kagg_rb_events *evs, const char *field)
 {
 	char text[1024];
 
-	snprintf(text, sizeof(text), "name: e\nID: 7\n" COMMON "%s\nprint fmt: \"\"\n", field);
+	snprintf(text, sizeof(text), "name: e\nID: 7\n" TU_FORMAT_COMMON "%s\nprint fmt: \"\"\n", field);
 	return parse(evs, text);
 }
 
 static void test_repeated_lines_are_malformed(void **s)
 {
 	static const char *const texts[] = {
-		"name: a\nname: b\nID: 7\n" COMMON,
-		"name: a\nID: 7\nID: 8\n" COMMON,
-		"name: a\nID: 7\n" COMMON "print fmt: \"x\"\nprint fmt: \"y\"\n",
+		"name: a\nname: b\nID: 7\n" TU_FORMAT_COMMON,
+		"name: a\nID: 7\nID: 8\n" TU_FORMAT_COMMON,
+		"name: a\nID: 7\n" TU_FORMAT_COMMON "print fmt: \"x\"\nprint fmt: \"y\"\n",
 	};
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	size_t i;
@@ -199,10 +178,10 @@ static void test_ids_outside_common_type_range_are_malformed(void **s)
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(text, sizeof(text), "name: e\nID: %s\n" COMMON, bad[i]);
+		snprintf(text, sizeof(text), "name: e\nID: %s\n" TU_FORMAT_COMMON, bad[i]);
 		assert_int_equal(parse(evs, text), -EINVAL);
 	}
-	snprintf(text, sizeof(text), "name: e\nID: 65535\n" COMMON);
+	snprintf(text, sizeof(text), "name: e\nID: 65535\n" TU_FORMAT_COMMON);
 	assert_int_equal(kagg_rb_events__parse(evs, "t", text, strlen(text), &f), 0);
 	assert_int_equal(kagg_rb_format__id(f), 65535);
 	kagg_rb_events__free(evs);
@@ -303,14 +282,14 @@ static void test_format_files_that_are_not_files_are_skipped(void **s)
 	event_dir(path, sizeof(path), dir, "big");
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fprintf(f, "name: big\nID: 9\n" COMMON);
+	fprintf(f, "name: big\nID: 9\n" TU_FORMAT_COMMON);
 	assert_int_equal(fseek(f, 2 << 20, SEEK_SET), 0); /* 2 MiB: a hole of zeros */
 	fputc('\n', f);
 	fclose(f);
 	event_dir(path, sizeof(path), dir, "ok");
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fprintf(f, "name: ok\nID: 8\n" COMMON);
+	fprintf(f, "name: ok\nID: 8\n" TU_FORMAT_COMMON);
 	fclose(f);
 
 	assert_int_equal(kagg_rb_events__load_dir(evs, dir, &failed), 1);
@@ -339,7 +318,7 @@ static char *info_of(const char *pf)
 	int64_t y = 2;
 
 	snprintf(text, cap,
-		 "name: e\nID: 7\n" COMMON "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n"
+		 "name: e\nID: 7\n" TU_FORMAT_COMMON "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n"
 		 "\tfield:u64 y;\toffset:16;\tsize:8;\tsigned:0;\n"
 		 "\tfield:char a[2];\toffset:24;\tsize:6;\tsigned:0;\n\nprint fmt: %s\n",
 		 pf);
@@ -454,7 +433,7 @@ static void test_data_loc_outside_the_record_is_not_read(void **s)
 {
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	const struct kagg_rb_format *f;
-	static const char text[] = "name: d\nID: 7\n" COMMON
+	static const char text[] = "name: d\nID: 7\n" TU_FORMAT_COMMON
 				   "\tfield:__data_loc char[] s;\toffset:8;\tsize:4;\tsigned:0;\n\n"
 				   "print fmt: \"s=%s\", __get_str(s)\n";
 	uint32_t locs[] = { 12u | 100u << 16, 0xffffu | 0xffffu << 16, 12u | 4u << 16 };
@@ -480,7 +459,7 @@ static void test_opaque_field_prints_as_bytes(void **s)
 {
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	const struct kagg_rb_format *f;
-	static const char text[] = "name: u\nID: 7\n" COMMON
+	static const char text[] = "name: u\nID: 7\n" TU_FORMAT_COMMON
 				   "\tfield:uuid_t u;\toffset:8;\tsize:16;\tsigned:0;\n\n"
 				   "print fmt: \"u=%d\", REC->u\n";
 	uint8_t *r = malloc(24); /* exactly the record */
@@ -499,72 +478,11 @@ static void test_opaque_field_prints_as_bytes(void **s)
 
 /* ------------------------------------------------------------------ trace.dat */
 
-static char *tmp_path(void)
-{
-	char *p = strdup("/tmp/kagg-hostile-XXXXXX");
-	int fd = mkstemp(p);
-
-	assert_true(fd >= 0);
-	close(fd);
-	return p;
-}
-
-/* Append v as `bytes` little-endian bytes. */
-static void put(FILE *f, uint64_t v, int bytes)
-{
-	int i;
-
-	for (i = 0; i < bytes; i++)
-		fputc((int)(v >> (8 * i)) & 0xff, f);
-}
-
-/*
- * A trace.dat header up to and including the flyrecord tag, with `formats`
- * in one system and `cmdlines` as saved_cmdlines.  f is left at the CPU table.
- */
-/* The first 30 bytes: magic, version, little-endian, 8-byte longs, page size, "header_page". */
-static void magic(FILE *f)
-{
-	fwrite("\x17\x08\x44tracing6", 1, 11, f);
-	fputc(0, f);
-	put(f, 0, 1);
-	put(f, 8, 1);
-	put(f, PS, 4);
-	fwrite("header_page", 1, 12, f);
-}
-
-static void header(FILE *f, char *const *formats, size_t nfmt, const char *cmdlines,
-		   uint32_t nr_cpus)
-{
-	size_t i;
-
-	magic(f);
-	put(f, 0, 8);
-	fwrite("header_event", 1, 13, f);
-	put(f, 0, 8);
-	put(f, 0, 4); /* ftrace formats */
-	put(f, nfmt ? 1 : 0, 4);
-	if (nfmt) {
-		fwrite("sys", 1, 4, f);
-		put(f, nfmt, 4);
-		for (i = 0; i < nfmt; i++) {
-			put(f, strlen(formats[i]), 8);
-			fputs(formats[i], f);
-		}
-	}
-	put(f, 0, 4); /* kallsyms */
-	put(f, 0, 4); /* printk */
-	put(f, strlen(cmdlines), 8);
-	fputs(cmdlines, f);
-	put(f, nr_cpus, 4);
-	fwrite("flyrecord", 1, 10, f);
-}
-
 static void test_many_saved_cmdlines_load_in_n_log_n(void **s)
 {
 	const size_t n = 300000; /* descending pids: each insert moved every entry before */
 	size_t cap = n * 24, len = 0, i;
-	char *cl = malloc(cap), *path = tmp_path();
+	char *cl = malloc(cap), *path = tu_tmp_path();
 	struct kagg_tracedat *t;
 	FILE *f;
 
@@ -572,9 +490,9 @@ static void test_many_saved_cmdlines_load_in_n_log_n(void **s)
 		len += (size_t)snprintf(cl + len, cap - len, "%zu c%zu\n", n - i, n - i);
 	len += (size_t)snprintf(cl + len, cap - len, "5 again\n"); /* the later line wins */
 	f = fopen(path, "w");
-	header(f, NULL, 0, cl, 1);
-	put(f, 0, 8);
-	put(f, 0, 8);
+	tu_tracedat_header(f, NULL, 0, cl, 1);
+	tu_put(f, 0, 8);
+	tu_put(f, 0, 8);
 	fclose(f);
 
 	deadline(20); /* minutes before, 0.1 s now */
@@ -593,7 +511,7 @@ static void test_many_saved_cmdlines_load_in_n_log_n(void **s)
 static void test_many_formats_load_in_linear_time(void **s)
 {
 	const size_t n = 200000; /* every one looked up the registry linearly */
-	char **fm = calloc(n, sizeof(*fm)), *path = tmp_path();
+	char **fm = calloc(n, sizeof(*fm)), *path = tu_tmp_path();
 	struct kagg_tracedat *t;
 	size_t i;
 	FILE *f;
@@ -604,9 +522,9 @@ static void test_many_formats_load_in_linear_time(void **s)
 				     "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n",
 				     i, i % 65536) > 0);
 	f = fopen(path, "w");
-	header(f, fm, n, "", 1);
-	put(f, 0, 8);
-	put(f, 0, 8);
+	tu_tracedat_header(f, fm, n, "", 1);
+	tu_put(f, 0, 8);
+	tu_put(f, 0, 8);
 	fclose(f);
 
 	deadline(5); /* ~10 s before, 0.3 s now */
@@ -625,7 +543,7 @@ static void test_many_formats_load_in_linear_time(void **s)
 
 static void test_header_errors_say_where(void **s)
 {
-	char *path = tmp_path();
+	char *path = tu_tmp_path();
 	KAGG_OPTS(kagg_tracedat_opts, o, .error_offset = NULL);
 	uint64_t where = 0;
 	long end;
@@ -634,9 +552,9 @@ static void test_header_errors_say_where(void **s)
 	o.error_offset = &where;
 	/* 65536 CPUs announced, none of their 16-byte entries present */
 	f = fopen(path, "w");
-	header(f, NULL, 0, "", 65536);
+	tu_tracedat_header(f, NULL, 0, "", 65536);
 	end = ftell(f);
-	put(f, 0, 8);
+	tu_put(f, 0, 8);
 	fclose(f);
 	assert_null(kagg_tracedat__open(path, &o));
 	assert_int_equal(errno, EINVAL);
@@ -644,8 +562,8 @@ static void test_header_errors_say_where(void **s)
 
 	/* a header_page length beyond the end of the file: its length field */
 	f = fopen(path, "w");
-	magic(f);
-	put(f, 1ULL << 62, 8);
+	tu_tracedat_magic(f);
+	tu_put(f, 1ULL << 62, 8);
 	fwrite("some text", 1, 9, f);
 	fclose(f);
 	assert_null(kagg_tracedat__open(path, &o));
@@ -656,44 +574,15 @@ static void test_header_errors_say_where(void **s)
 	free(path);
 }
 
-/*
- * After header(): the CPU table for n CPUs of sizes[i] bytes each, laid out
- * one after the other from the next page boundary, then zeros up to it.
- * Returns the file offset of CPU 0's data.
- */
-static uint64_t cpu_table(FILE *f, const uint64_t *sizes, int n)
-{
-	uint64_t data = ((uint64_t)ftell(f) + 16 * n + PS - 1) / PS * PS, off = data;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		put(f, off, 8);
-		put(f, sizes[i], 8);
-		off += sizes[i];
-	}
-	while (ftell(f) < (long)data)
-		fputc(0, f);
-	return data;
-}
-
-/* A 4096-byte page with `words` as data, at the current position of f. */
-static void put_page(FILE *f, uint64_t ts, const uint32_t *words, size_t n)
-{
-	uint8_t *p = page_of(ts, words, n);
-
-	fwrite(p, 1, PS, f);
-	free(p);
-}
-
 static void test_damaged_page_reports_offset_after_older_events(void **s)
 {
-	static const char fmt[] = "name: e\nID: 7\n" COMMON
+	static const char fmt[] = "name: e\nID: 7\n" TU_FORMAT_COMMON
 				  "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n\n"
 				  "print fmt: \"x=%d\", REC->x\n";
-	char *fm[1] = { (char *)fmt }, *path = tmp_path(), *out = NULL;
+	char *fm[1] = { (char *)fmt }, *path = tu_tmp_path(), *out = NULL;
 	/* records: type 3 (12 bytes: common fields + x) */
-	uint32_t c0[] = { HDR(3, 10), 7, 0, 1, HDR(3, 10), 7, 0, 2, HDR(3, 10), 7, 0, 3 };
-	uint32_t c1[] = { HDR(3, 15), 7, 0, 100, HDR(0, 1), 0xfffffffcu, 7, 0 };
+	uint32_t c0[] = { TU_RB_HDR(3, 10), 7, 0, 1, TU_RB_HDR(3, 10), 7, 0, 2, TU_RB_HDR(3, 10), 7, 0, 3 };
+	uint32_t c1[] = { TU_RB_HDR(3, 15), 7, 0, 100, TU_RB_HDR(0, 1), 0xfffffffcu, 7, 0 };
 	static const uint64_t sizes[2] = { PS, PS };
 	uint64_t off1, size1;
 	struct kagg_tracedat *t;
@@ -702,10 +591,10 @@ static void test_damaged_page_reports_offset_after_older_events(void **s)
 	FILE *f;
 
 	f = fopen(path, "w");
-	header(f, fm, 1, "", 2);
-	cpu_table(f, sizes, 2);
-	put_page(f, 0, c0, 12);
-	put_page(f, 0, c1, 8);
+	tu_tracedat_header(f, fm, 1, "", 2);
+	tu_tracedat_cpus(f, sizes, 2);
+	tu_put_page(f, 0, c0, 12);
+	tu_put_page(f, 0, c1, 8);
 	fclose(f);
 
 	t = kagg_tracedat__open(path, NULL);
@@ -742,19 +631,19 @@ static void test_damaged_page_reports_offset_after_older_events(void **s)
 
 static void test_damaged_commit_word_reports_its_offset(void **s)
 {
-	char *path = tmp_path();
+	char *path = tu_tmp_path();
 	static const uint64_t size = 2 * PS;
-	uint32_t w[] = { HDR(2, 1), 7, 0 };
+	uint32_t w[] = { TU_RB_HDR(2, 1), 7, 0 };
 	uint64_t off0;
-	uint8_t *p = page_of(0, w, 3);
+	uint8_t *p = tu_page_of(0, w, 3);
 	struct kagg_tracedat *t;
 	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 	uint64_t commit = PS; /* more than a page can hold after its header */
 	FILE *f;
 
 	f = fopen(path, "w");
-	header(f, NULL, 0, "", 1);
-	cpu_table(f, &size, 1);
+	tu_tracedat_header(f, NULL, 0, "", 1);
+	tu_tracedat_cpus(f, &size, 1);
 	fwrite(p, 1, PS, f);
 	memcpy(p + 8, &commit, 8);
 	fwrite(p, 1, PS, f);

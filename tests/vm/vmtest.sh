@@ -267,6 +267,7 @@ unpack_pages() {
 	fi
 	local n=0 c got ok=1
 	for c in "$dir"/cpu*.raw; do
+		[ -s "$c" ] || continue # a CPU without pages: decode refuses an empty file
 		got=$("$kagg_bin" rb decode "$c" 2>"$c.err" | grep -c .) || true
 		if [ -s "$c.err" ] && ! "$kagg_bin" rb decode "$c" >/dev/null 2>&1; then ok=0; fi
 		n=$((n + got))

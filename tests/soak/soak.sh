@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# make soak: `kagg offcpu --mode both -i 1` (and `kagg serve` once it exists)
+# for SOAK_MINUTES (default 30) under `perf bench sched messaging` (linux-perf,
+# make bench-deps).  Every second the RSS and open fds of kagg are sampled;
+# every interval's JSON must keep the stream's loss identity (docs/streaming.md,
+# user/stream/stream.c): in each interval the kernel's counters give
+# stream.seen = stream.sent + stream.dropped exactly; delivered is counted by
+# the consumer, so a record sent just before an interval's end is delivered
+# in the next one: the records in flight, sum(seen) - sum(delivered) -
+# sum(dropped) over the intervals so far, never go negative and are 0 at
+# the end (the last interval drains the ring buffer).
+# Prints the figures; exits 1 when, after the warm-up (a sixth of the run,
+# at most 60 s), RSS grows by more than 1 MiB or fds by more than 0, or an
+# interval breaks the identity.  Needs root.
+set -u
+KAGG=${KAGG:-build/bin/kagg}
+MIN=${SOAK_MINUTES:-30}
+secs=$((MIN * 60))
+warm=$((secs / 6 < 60 ? secs / 6 : 60))
+tmp=$(mktemp -d /tmp/kagg-soak-XXXXXX)
+load=
+
+die() { echo "soak: $*" >&2; exit 1; }
+cleanup() {
+	[ -n "$load" ] && kill "$load" 2>/dev/null
+	[ -n "$load" ] && wait "$load" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+[ "$(id -u)" = 0 ] || die "needs root"
+[ -x "$KAGG" ] || die "$KAGG not built"
+command -v perf >/dev/null || die "missing perf; run: sudo make bench-deps"
+perf bench sched messaging -l 1 >/dev/null 2>&1 || die "perf bench sched messaging does not run"
+
+# the load: messaging rounds back to back
+(while :; do perf bench sched messaging -g 4 -l 2000 >/dev/null 2>&1; done) &
+load=$!
+
+# soak NAME ARGS...: run kagg ARGS for secs seconds, sample, check; 0 or 1
+soak() {
+	local name=$1 pid t=0 rss fds rc=0
+	shift
+	"$KAGG" "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" &
+	pid=$!
+	: >"$tmp/$name.samples"
+	while kill -0 "$pid" 2>/dev/null && [ "$t" -lt "$secs" ]; do
+		sleep 1
+		t=$((t + 1))
+		rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || break
+		fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
+		[ -n "$rss" ] && echo "$t $rss $fds" >>"$tmp/$name.samples"
+	done
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid"
+	rc=$?
+	[ "$rc" = 0 ] || { echo "$name: kagg exited $rc: $(head -3 "$tmp/$name.err")"; return 1; }
+	python3 - "$name" "$tmp/$name.json" "$tmp/$name.samples" "$warm" <<'PY'
+import json, sys
+name, out, samples, warm = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+text, dec, pos, objs = open(out).read(), json.JSONDecoder(), 0, []
+while True:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    if pos >= len(text):
+        break
+    o, pos = dec.raw_decode(text, pos)
+    objs.append(o)
+bad = 0
+seen = delivered = dropped = flight_max = 0
+for i, o in enumerate(objs):
+    m = o.get("meta", o)
+    s = m.get("stream")
+    if s is None:
+        print(f"{name}: interval {i}: no stream block"); bad += 1; continue
+    seen += s["seen"]; delivered += s["delivered"]; dropped += s["dropped"]
+    flight = seen - delivered - dropped
+    flight_max = max(flight_max, flight)
+    if s["seen"] != s["sent"] + s["dropped"]:
+        print(f"{name}: interval {i}: seen {s['seen']} != sent {s['sent']} "
+              f"+ dropped {s['dropped']}"); bad += 1
+    if flight < 0:
+        print(f"{name}: interval {i}: {-flight} more records delivered than sent"); bad += 1
+if seen - delivered - dropped:
+    print(f"{name}: at the end {seen - delivered - dropped} records seen but neither "
+          f"delivered nor dropped"); bad += 1
+rows = [tuple(map(int, l.split())) for l in open(samples) if l.strip()]
+after = [r for r in rows if r[0] > warm] or rows[-1:]
+base, last = after[0], after[-1]
+rss_max = max(r[1] for r in after); fds_max = max(r[2] for r in after)
+print(f"{name}: {len(objs)} intervals, stream seen {seen} delivered {delivered} "
+      f"dropped {dropped}, at most {flight_max} records in flight at an interval's end, "
+      f"identity broken {bad} times")
+print(f"{name}: RSS {rows[0][1]} KiB at 1 s, {base[1]} KiB after {warm} s warm-up, "
+      f"max {rss_max}, last {last[1]} KiB; fds {base[2]} after warm-up, max {fds_max}, "
+      f"last {last[2]}")
+if rss_max - base[1] > 1024: print(f"{name}: RSS grew by {rss_max - base[1]} KiB"); bad += 1
+if fds_max - base[2] > 0: print(f"{name}: fds grew by {fds_max - base[2]}"); bad += 1
+if not objs: print(f"{name}: no interval"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+}
+
+fail=0
+echo "soak: $MIN min per command under perf bench sched messaging, warm-up $warm s"
+soak offcpu offcpu --mode both -i 1 --format json -d "$secs" || fail=1
+if "$KAGG" serve --help >/dev/null 2>&1; then
+	soak serve serve || fail=1
+else
+	echo "soak: kagg serve: skipped (no such subcommand yet)"
+fi
+[ "$fail" = 0 ] && echo "soak: PASS" || echo "soak: FAIL"
+exit "$fail"
