@@ -276,7 +276,29 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 			return rc;
 	}
 	if (!(p->flags & CLI_OPERANDS) && optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+		return cli_positional_interval(argc - optind, argv + optind, &a->cm);
+	return 0;
+}
+
+int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
+{
+	uint64_t count = 0;
+	double iv;
+
+	if (argc > 2)
+		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s' (interval [count])",
+			       argv[2]);
+	if (cli_parse_seconds(argv[0], &iv) || iv < CLI_MIN_INTERVAL)
+		return cli_err(KAGG_EXIT_USAGE, "invalid interval '%s' (seconds, at least %g)",
+			       argv[0], CLI_MIN_INTERVAL);
+	if (argc == 2 && (cli_parse_u64(argv[1], &count) || !count || count > UINT32_MAX))
+		return cli_err(KAGG_EXIT_USAGE, "invalid count '%s' (a positive integer)",
+			       argv[1]);
+	if (cm->interval || cm->duration)
+		return cli_err(KAGG_EXIT_USAGE, "positional interval '%s' and %s: give one or the other",
+			       argv[0], cm->interval ? "-i" : "-d");
+	cm->interval = iv;
+	cm->count = (unsigned long)count;
 	return 0;
 }
 
@@ -424,6 +446,7 @@ static int poll_until(struct kagg_session *s, double deadline)
 int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *banner)
 {
 	double start, end, next;
+	unsigned long printed = 0;
 	int ret;
 
 	if (kagg_session__attach(s))
@@ -437,11 +460,13 @@ int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *ban
 		ret = poll_until(s, next < end ? next : end);
 		if (ret)
 			return ret;
-		if (cli_stop || mono_now() >= end)
+		/* The count-th interval is the final snapshot's. */
+		if (cli_stop || mono_now() >= end || (cm->count && printed + 1 >= cm->count))
 			break;
 		ret = print_snapshot(s, cm);
 		if (ret)
 			return ret;
+		printed++;
 		next += cm->interval;
 	}
 	/* Duration over or Ctrl-C: stop the sources, then print what was collected. */

@@ -131,6 +131,7 @@ struct cli_stream {
 struct cli_common {
 	double duration;
 	double interval;
+	unsigned long count;	/* positional `interval count`: end after count intervals */
 	enum kagg_unit unit;
 	bool overhead;
 	struct kagg_print_opts print; /* sz set by the tool */
@@ -139,6 +140,13 @@ struct cli_common {
 	int (*printer)(const struct kagg_snapshot *snap, FILE *f,
 		       const struct kagg_print_opts *opts);
 };
+
+/*
+ * libbpf-tools' positional `interval [count]` (tools without operands):
+ * `interval` alone is -i interval, with `count` the run ends after count
+ * intervals.  Either with -i or -d is a usage error.  0 or the exit code 2.
+ */
+int cli_positional_interval(int argc, char **argv, struct cli_common *cm);
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
@@ -213,7 +221,8 @@ struct cli_parser {
  * Read argv's options into a (and the tool's struct around it): the tool's,
  * then the common, streaming and task options, each a one-line usage error
  * when wrong.  0 with the operands from optind; -1 once --help is printed;
- * else the exit code (2: usage).
+ * else the exit code (2: usage).  A tool without operands takes the
+ * positional `interval [count]` (cli_positional_interval).
  */
 int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *a);
 

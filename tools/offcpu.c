@@ -12,7 +12,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg offcpu [OPTIONS]\n"
+"usage: kagg offcpu [OPTIONS] [INTERVAL [COUNT]]\n"
 "\n"
 "Off-CPU time (blocked or preempted) per interval between a task's switch-out\n"
 "and its next switch-in (sched_switch), as a log2 histogram aggregated in the\n"

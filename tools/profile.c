@@ -13,7 +13,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg profile [OPTIONS]\n"
+"usage: kagg profile [OPTIONS] [INTERVAL [COUNT]]\n"
 "\n"
 "Sample what runs on the CPUs at a fixed rate (perf_event_open: hardware cycles\n"
 "when the PMU has them, else the cpu-clock software event) and count samples by\n"

@@ -13,7 +13,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg runqlat [OPTIONS]\n"
+"usage: kagg runqlat [OPTIONS] [INTERVAL [COUNT]]\n"
 "\n"
 "Run-queue latency: time from a task becoming runnable (sched_wakeup,\n"
 "sched_wakeup_new, or switched out while still runnable) to its switch-in,\n"

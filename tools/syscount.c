@@ -14,7 +14,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg syscount [OPTIONS]\n"
+"usage: kagg syscount [OPTIONS] [INTERVAL [COUNT]]\n"
 "\n"
 "System calls per syscall (raw_syscalls:sys_enter/sys_exit), counted in the\n"
 "kernel; names from the installed <asm/unistd_64.h>, read at run time.\n"

@@ -521,6 +521,32 @@ static void test_cli_modes(void **state)
 	tu_expect_errors(bad, TU_NR(bad));
 }
 
+/* How many times line (a prefix) starts a line of s. */
+static int count_lines_starting(const char *s, const char *line)
+{
+	int n = 0;
+
+	for (; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : "")
+		if (!strncmp(s, line, strlen(line)))
+			n++;
+	return n;
+}
+
+/* libbpf-tools' `runqlat 1 2`: two one-second intervals, then exit 0. */
+static void test_cli_positional_interval_count(void **state)
+{
+	char *argv[] = { "runqlat", "1", "2", NULL };
+	char *out = NULL, *err = NULL;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 0);
+	assert_int_equal(count_lines_starting(out, "# kagg runqlat:"), 2);
+	assert_int_equal(count_lines_starting(out, "# 20"), 2);
+	assert_non_null(strstr(out, "(1.0"));
+	free(out);
+	free(err);
+}
+
 /* ------------------------------------------------------------ cgroup */
 
 static void short_sleeps(void *arg)
@@ -706,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_stream_records_land_as_kernel_events),
 		cmocka_unit_test(test_stream_land_events_mask),
 		cmocka_unit_test(test_cli_modes),
+		cmocka_unit_test(test_cli_positional_interval_count),
 		cmocka_unit_test(test_cgroup_filter),
 		cmocka_unit_test(test_cli_json_per_thread),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),

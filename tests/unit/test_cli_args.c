@@ -2,7 +2,9 @@
 /*
  * Unprivileged tests of the arguments people type from other tools' habits:
  * `kagg help TOOL` prints that tool's help (not the global list) and exits
- * 0, for every tool the dispatcher knows.
+ * 0, for every tool the dispatcher knows; libbpf-tools' positional
+ * `interval [count]` is read like -i, and a bad one, or one given with -i or
+ * -d, is a one-line usage error (exit 2) before anything is loaded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -51,11 +53,32 @@ static void test_help_unknown_tool(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
+static void test_positional_interval_errors(void **state)
+{
+	static const struct tu_error_case cases[] = {
+		{ 2, "unexpected argument '3'", { "runqlat", "1", "2", "3" } },
+		{ 2, "invalid interval 'x'", { "runqlat", "x" } },
+		{ 2, "invalid interval '0.0001'", { "offcpu", "0.0001" } },
+		{ 2, "invalid count '0'", { "runqlat", "1", "0" } },
+		{ 2, "invalid count 'x'", { "syscount", "1", "x" } },
+		{ 2, "invalid count '1.5'", { "profile", "1", "1.5" } },
+		{ 2, "positional interval '1' and -i", { "runqlat", "-i", "1", "1" } },
+		{ 2, "positional interval '2' and -d", { "offcpu", "2", "3", "-d", "1" } },
+		{ 2, "positional interval '1' and -i", { "syscount", "1", "-i", "2" } },
+		{ 2, "positional interval '1' and -d", { "profile", "-d", "1", "1" } },
+		/* Tools that take operands keep them: a third one is still refused. */
+		{ 2, NULL, { "hist", "sched:sched_switch", "prev_pid", "1" } },
+	};
+
+	tu_expect_errors(cases, TU_NR(cases));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help_tool_prints_its_help),
 		cmocka_unit_test(test_help_unknown_tool),
+		cmocka_unit_test(test_positional_interval_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
