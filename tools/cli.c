@@ -200,6 +200,9 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case CLI_OPT_OVERHEAD:
 		cm->overhead = true;
 		return 0;
+	case CLI_OPT_QUIET:
+		cm->print.no_meta = true;
+		return 0;
 	case 'v':
 		cli_verbose = 1;
 		return 0;
@@ -451,7 +454,8 @@ int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *ban
 
 	if (kagg_session__attach(s))
 		return KAGG_EXIT_FAIL;
-	if (banner && cm->print.format == KAGG_FORMAT_TEXT && !cm->print.folded)
+	if (banner && cm->print.format == KAGG_FORMAT_TEXT && !cm->print.folded &&
+	    !cm->print.no_meta)
 		fprintf(stderr, "%s... Hit Ctrl-C to end.\n", banner);
 	start = mono_now();
 	end = cm->duration ? start + cm->duration : 1e300;

@@ -87,6 +87,7 @@ enum {
 	CLI_OPT_MODE,		/* streaming tools: --mode, --print, --stream-bytes */
 	CLI_OPT_PRINT,
 	CLI_OPT_STREAM_BYTES,
+	CLI_OPT_QUIET,		/* --quiet: no "# ..." meta lines, no banner */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -97,6 +98,7 @@ enum {
 	{ "unit", required_argument, NULL, CLI_OPT_UNIT },                    \
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },                \
 	{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },                  \
+	{ "quiet", no_argument, NULL, CLI_OPT_QUIET },                        \
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
 
@@ -118,6 +120,7 @@ struct cli_stream {
 	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
 	"      --format FMT       text (default) or json\n"                      \
 	"      --overhead         report the BPF programs' run time per event\n" \
+	"      --quiet            text: no '#' meta lines (and no banner on stderr)\n" \
 	"  -v, --verbose          print libbpf and library messages\n"           \
 	"  -h, --help             this text\n"
 

@@ -33,6 +33,7 @@ static const char usage_text[] =
 "  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"
 "      --format FMT       text (default) or json\n"
 "      --overhead         report the BPF program's run time per event\n"
+"      --quiet            text: no '#' meta lines (and no banner on stderr)\n"
 "  -v, --verbose          print libbpf and library messages\n"
 "  -h, --help             this text\n"
 "\n"

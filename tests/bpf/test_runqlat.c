@@ -547,6 +547,21 @@ static void test_cli_positional_interval_count(void **state)
 	free(err);
 }
 
+/* --quiet: the histograms alone, no "# ..." meta line, no banner on stderr. */
+static void test_cli_quiet(void **state)
+{
+	char *argv[] = { "runqlat", "--quiet", "0.3", "2", NULL };
+	char *out = NULL, *err = NULL;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 0);
+	assert_int_equal(count_lines_starting(out, "#"), 0);
+	assert_int_equal(count_lines_starting(out, "     usecs "), 2);
+	assert_string_equal(err ? err : "", "");
+	free(out);
+	free(err);
+}
+
 /* ------------------------------------------------------------ cgroup */
 
 static void short_sleeps(void *arg)
@@ -733,6 +748,7 @@ int main(void)
 		cmocka_unit_test(test_stream_land_events_mask),
 		cmocka_unit_test(test_cli_modes),
 		cmocka_unit_test(test_cli_positional_interval_count),
+		cmocka_unit_test(test_cli_quiet),
 		cmocka_unit_test(test_cgroup_filter),
 		cmocka_unit_test(test_cli_json_per_thread),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),

@@ -44,6 +44,23 @@ static void test_help_tool_prints_its_help(void **state)
 	}
 }
 
+/* Every tool with the shared options lists --quiet in its help. */
+static void test_help_lists_quiet(void **state)
+{
+	static const char *const common[] = { "funclat", "hist", "offcpu", "profile",
+					      "runqlat", "syscount" };
+	size_t i;
+
+	for (i = 0; i < TU_NR(common); i++) {
+		char *argv[] = { (char *)common[i], "--help", NULL };
+		char *out = NULL;
+
+		assert_int_equal(tu_run_kagg(argv, &out, NULL, 0, 0), 0);
+		assert_non_null(strstr(out, "      --quiet "));
+		free(out);
+	}
+}
+
 static void test_help_unknown_tool(void **state)
 {
 	static const struct tu_error_case cases[] = {
@@ -78,6 +95,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help_tool_prints_its_help),
 		cmocka_unit_test(test_help_unknown_tool),
+		cmocka_unit_test(test_help_lists_quiet),
 		cmocka_unit_test(test_positional_interval_errors),
 	};
 
