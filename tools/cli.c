@@ -192,10 +192,12 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case CLI_OPT_FORMAT:
 		if (!strcmp(arg, "json"))
 			cm->print.format = KAGG_FORMAT_JSON;
+		else if (!strcmp(arg, "ndjson"))
+			cm->print.format = KAGG_FORMAT_NDJSON;
 		else if (!strcmp(arg, "text"))
 			cm->print.format = KAGG_FORMAT_TEXT;
 		else
-			return cli_err(KAGG_EXIT_USAGE, "invalid format '%s' (text or json)", arg);
+			return cli_err(KAGG_EXIT_USAGE, "invalid format '%s' (text, json or ndjson)", arg);
 		return 0;
 	case CLI_OPT_OVERHEAD:
 		cm->overhead = true;
@@ -291,7 +293,10 @@ int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
 	if (argc > 2)
 		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s' (interval [count])",
 			       argv[2]);
-	if (cli_parse_seconds(argv[0], &iv) || iv < CLI_MIN_INTERVAL)
+	if (cli_parse_seconds(argv[0], &iv))
+		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s' (interval [count])",
+			       argv[0]);
+	if (iv < CLI_MIN_INTERVAL)
 		return cli_err(KAGG_EXIT_USAGE, "invalid interval '%s' (seconds, at least %g)",
 			       argv[0], CLI_MIN_INTERVAL);
 	if (argc == 2 && (cli_parse_u64(argv[1], &count) || !count || count > UINT32_MAX))

@@ -74,7 +74,8 @@ static void test_positional_interval_errors(void **state)
 {
 	static const struct tu_error_case cases[] = {
 		{ 2, "unexpected argument '3'", { "runqlat", "1", "2", "3" } },
-		{ 2, "invalid interval 'x'", { "runqlat", "x" } },
+		{ 2, "unexpected argument 'x'", { "runqlat", "x" } },
+		{ 2, "unexpected argument '0'", { "runqlat", "0" } },
 		{ 2, "invalid interval '0.0001'", { "offcpu", "0.0001" } },
 		{ 2, "invalid count '0'", { "runqlat", "1", "0" } },
 		{ 2, "invalid count 'x'", { "syscount", "1", "x" } },
