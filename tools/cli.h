@@ -118,7 +118,7 @@ struct cli_stream {
 	"  -d, --duration SEC     run for SEC seconds, print, exit\n"            \
 	"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n" \
 	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
-	"      --format FMT       text (default) or json\n"                      \
+	"      --format FMT       text (default), json, or ndjson (one line each)\n" \
 	"      --overhead         report the BPF programs' run time per event\n" \
 	"      --quiet            text: no '#' meta lines (and no banner on stderr)\n" \
 	"  -v, --verbose          print libbpf and library messages\n"           \

@@ -31,7 +31,7 @@ static const char usage_text[] =
 "      --step N           linear bucket width (default 1)\n"
 "  -d, --duration SEC     run for SEC seconds, print, exit\n"
 "  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"
-"      --format FMT       text (default) or json\n"
+"      --format FMT       text (default), json, or ndjson (one line each)\n"
 "      --overhead         report the BPF program's run time per event\n"
 "      --quiet            text: no '#' meta lines (and no banner on stderr)\n"
 "  -v, --verbose          print libbpf and library messages\n"

@@ -183,7 +183,7 @@ static int finish_args(struct offcpu_args *a)
 	CLI_STREAM_INTO(a->o, a->c, mode);
 	if (a->o.stacks && a->o.mode == KAGG_MODE_STREAM)
 		return cli_err(KAGG_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
-	if (a->c.cm.print.folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
+	if (a->c.cm.print.folded && a->c.cm.print.format != KAGG_FORMAT_TEXT)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
 	if (a->c.cm.print.folded && a->c.cm.interval)
 		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");

@@ -124,7 +124,7 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 /* The checks that span several options; the parsed options into a->o. */
 static int finish_args(struct profile_args *a)
 {
-	if (a->c.cm.print.folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
+	if (a->c.cm.print.folded && a->c.cm.print.format != KAGG_FORMAT_TEXT)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
 	if (a->c.cm.print.folded && a->c.cm.interval)
 		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
