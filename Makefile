@@ -164,7 +164,8 @@ $(OUT)/tests/helpers/%: tests/helpers/%.cc
 # buffer's rb_*, the stream consumers...) link the internal archive instead.
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse bpf/test_profile \
-		   bench/bench_stream unit/test_ldcache unit/test_text
+		   bench/bench_stream unit/test_ldcache unit/test_text \
+		   unit/test_json_locale
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 
