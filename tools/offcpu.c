@@ -29,7 +29,7 @@ static const char usage_text[] =
 "  -u, --user-threads     user threads only\n"
 "  -k, --kernel-threads   kernel threads only\n"
 "      --stacks           also aggregate off-CPU time by kernel + user stack\n"
-"      --folded           print stacks folded, for flame graphs, once at the end\n"
+"  -f, --folded           print stacks folded, for flame graphs, once at the end\n"
 "                         (implies --stacks; not with -i)\n"
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
 "                         (implies --stacks)\n"
@@ -150,6 +150,7 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 	case OPT_STACKS:
 		a->o.stacks = true;
 		return 0;
+	case 'f':
 	case OPT_FOLDED:
 		a->o.stacks = true;
 		a->c.cm.print.folded = true;
@@ -191,7 +192,7 @@ static int finish_args(struct offcpu_args *a)
 }
 
 static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:m:M:uk",
+	.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:m:M:ukf",
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = offcpu_opt,

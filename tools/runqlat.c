@@ -26,6 +26,7 @@ static const char usage_text[] =
 "  -t, --tid TID[,TID]    only these threads\n"
 "      --cgroup PATH      only tasks in this cgroup v2 directory\n"
 "  -c, --cpu N            only latencies ending on CPU N's run queue\n"
+"  -m, --milliseconds     as --unit msecs (libbpf-tools' runqlat -m)\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
 "      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
 "                         per wakeup and switch to userspace, aggregated there) or\n"
@@ -51,6 +52,7 @@ static const struct option long_opts[] = {
 	{ "per-process", no_argument, NULL, 'P' },
 	{ "per-thread", no_argument, NULL, 'L' },
 	{ "pid", required_argument, NULL, 'p' },
+	{ "milliseconds", no_argument, NULL, 'm' },
 	{ "tid", required_argument, NULL, 't' },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, 'c' },
@@ -71,6 +73,9 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 	uint64_t v;
 
 	switch (c) {
+	case 'm':
+		ca->cm.unit = KAGG_UNIT_MSECS;
+		return 0;
 	case OPT_CGROUP:
 		a->o.cgroup = arg;
 		return 0;
@@ -87,7 +92,7 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 }
 
 static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:c:",
+	.shortopts = CLI_COMMON_SHORTOPTS "PLp:t:c:m",
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = runqlat_opt,

@@ -562,6 +562,19 @@ static void test_cli_quiet(void **state)
 	free(err);
 }
 
+/* libbpf-tools' runqlat -m: the histogram in milliseconds. */
+static void test_cli_milliseconds(void **state)
+{
+	char *argv[] = { "runqlat", "-m", "--quiet", "0.2", "1", NULL };
+	char *out = NULL;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(argv, &out, NULL, 0, 0), 0);
+	assert_int_equal(count_lines_starting(out, "     msecs "), 1);
+	assert_int_equal(count_lines_starting(out, "     usecs "), 0);
+	free(out);
+}
+
 /*
  * The JSON line [s, end): one {...} document whose braces and brackets
  * (outside strings) close exactly at its last byte, no raw control byte.
@@ -847,6 +860,7 @@ int main(void)
 		cmocka_unit_test(test_cli_positional_interval_count),
 		cmocka_unit_test(test_cli_quiet),
 		cmocka_unit_test(test_cli_ndjson),
+		cmocka_unit_test(test_cli_milliseconds),
 		cmocka_unit_test(test_cgroup_filter),
 		cmocka_unit_test(test_cli_json_per_thread),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),

@@ -91,6 +91,23 @@ static void test_positional_interval_errors(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
+/* The libbpf-tools letters kagg took: each reaches its long option's checks. */
+static void test_libbpf_tools_letters(void **state)
+{
+	static const struct tu_error_case cases[] = {
+		{ 2, "invalid cpu 'x'", { "profile", "-C", "x" } },
+		{ 2, "--folded is a text format", { "profile", "-f", "--format", "json" } },
+		{ 2, "--folded is a text format", { "offcpu", "-f", "--format", "ndjson" } },
+		{ 2, "--folded prints once", { "offcpu", "-f", "1" } },
+		{ 2, "option '-m' needs a value", { "offcpu", "-m" } }, /* offcputime's -m US */
+		{ 2, "unexpected argument 'x'", { "runqlat", "-m", "x" } },
+		{ 2, "unexpected argument 'x'", { "syscount", "-m", "x" } },
+		{ 2, "invalid option '-z'", { "funclat", "-m", "-u", "-z", "vfs_read" } },
+	};
+
+	tu_expect_errors(cases, TU_NR(cases));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -98,6 +115,7 @@ int main(void)
 		cmocka_unit_test(test_help_unknown_tool),
 		cmocka_unit_test(test_help_lists_quiet),
 		cmocka_unit_test(test_positional_interval_errors),
+		cmocka_unit_test(test_libbpf_tools_letters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
