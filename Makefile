@@ -164,7 +164,8 @@ $(OUT)/tests/helpers/%: tests/helpers/%.cc
 # buffer's rb_*, the stream consumers...) link the internal archive instead.
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
-		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text
+		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
+		   unit/test_json_locale
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 
@@ -275,6 +276,7 @@ LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 BINDIR		?= $(PREFIX)/bin
 MANDIR		?= $(PREFIX)/share/man
+BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
 PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
 INSTALL		?= install
 PUBLIC_HDRS	:= $(wildcard user/include/kagg/*.h)
@@ -293,7 +295,7 @@ $(KAGG_PC): user/kagg.pc.in FORCE
 install: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(KAGG_PC)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(INCLUDEDIR)/kagg $(DESTDIR)$(MANDIR)/man1
+		$(DESTDIR)$(INCLUDEDIR)/kagg $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
 	$(Q)$(INSTALL) -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sfn libkagg.so.$(KAGG_VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	$(Q)ln -sfn $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkagg.so
@@ -302,6 +304,7 @@ install: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(KAGG_PC)
 	$(Q)$(INSTALL) -m 644 $(KAGG_PC) $(DESTDIR)$(PKGCONFIGDIR)/
 	$(Q)$(INSTALL) -m 755 $(KAGG_BIN) $(DESTDIR)$(BINDIR)/
 	$(Q)$(INSTALL) -m 644 docs/kagg.1 $(DESTDIR)$(MANDIR)/man1/
+	$(Q)$(INSTALL) -m 644 tools/kagg.bash-completion $(DESTDIR)$(BASHCOMPDIR)/kagg
 
 uninstall:
 	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
@@ -309,6 +312,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkagg.so \
 		$(DESTDIR)$(LIBDIR)/libkagg.a $(DESTDIR)$(PKGCONFIGDIR)/kagg.pc \
 		$(DESTDIR)$(BINDIR)/kagg $(DESTDIR)$(MANDIR)/man1/kagg.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/kagg \
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/kagg/,$(notdir $(PUBLIC_HDRS)))
 	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/kagg 2>/dev/null || true
 

@@ -253,16 +253,21 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case CLI_OPT_FORMAT:
 		if (!strcmp(arg, "json"))
 			cm->print.format = KAGG_FORMAT_JSON;
+		else if (!strcmp(arg, "ndjson"))
+			cm->print.format = KAGG_FORMAT_NDJSON;
 		else if (!strcmp(arg, "text"))
 			cm->print.format = KAGG_FORMAT_TEXT;
 		else
-			return cli_err(KAGG_EXIT_USAGE, "invalid format '%s' (text or json)", arg);
+			return cli_err(KAGG_EXIT_USAGE, "invalid format '%s' (text, json or ndjson)", arg);
 		return 0;
 	case CLI_OPT_OVERHEAD:
 		cm->overhead = true;
 		return 0;
 	case CLI_OPT_PERCENTILES:
 		return parse_percentiles(arg, cm);
+	case CLI_OPT_QUIET:
+		cm->print.no_meta = true;
+		return 0;
 	case 'v':
 		cli_verbose = 1;
 		return 0;
@@ -339,7 +344,32 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 			return rc;
 	}
 	if (!(p->flags & CLI_OPERANDS) && optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+		return cli_positional_interval(argc - optind, argv + optind, &a->cm);
+	return 0;
+}
+
+int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
+{
+	uint64_t count = 0;
+	double iv;
+
+	if (argc > 2)
+		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s' (interval [count])",
+			       argv[2]);
+	if (cli_parse_seconds(argv[0], &iv))
+		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s' (interval [count])",
+			       argv[0]);
+	if (iv < CLI_MIN_INTERVAL)
+		return cli_err(KAGG_EXIT_USAGE, "invalid interval '%s' (seconds, at least %g)",
+			       argv[0], CLI_MIN_INTERVAL);
+	if (argc == 2 && (cli_parse_u64(argv[1], &count) || !count || count > UINT32_MAX))
+		return cli_err(KAGG_EXIT_USAGE, "invalid count '%s' (a positive integer)",
+			       argv[1]);
+	if (cm->interval || cm->duration)
+		return cli_err(KAGG_EXIT_USAGE, "positional interval '%s' and %s: give one or the other",
+			       argv[0], cm->interval ? "-i" : "-d");
+	cm->interval = iv;
+	cm->count = (unsigned long)count;
 	return 0;
 }
 
@@ -489,11 +519,13 @@ static int poll_until(struct kagg_session *s, double deadline)
 int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *banner)
 {
 	double start, end, next;
+	unsigned long printed = 0;
 	int ret;
 
 	if (kagg_session__attach(s))
 		return KAGG_EXIT_FAIL;
-	if (banner && cm->print.format == KAGG_FORMAT_TEXT && !cm->print.folded)
+	if (banner && cm->print.format == KAGG_FORMAT_TEXT && !cm->print.folded &&
+	    !cm->print.no_meta)
 		fprintf(stderr, "%s... Hit Ctrl-C to end.\n", banner);
 	start = mono_now();
 	end = cm->duration ? start + cm->duration : 1e300;
@@ -502,11 +534,13 @@ int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *ban
 		ret = poll_until(s, next < end ? next : end);
 		if (ret)
 			return ret;
-		if (cli_stop || mono_now() >= end)
+		/* The count-th interval is the final snapshot's. */
+		if (cli_stop || mono_now() >= end || (cm->count && printed + 1 >= cm->count))
 			break;
 		ret = print_snapshot(s, cm);
 		if (ret)
 			return ret;
+		printed++;
 		next += cm->interval;
 	}
 	/* Duration over or Ctrl-C: stop the sources, then print what was collected. */

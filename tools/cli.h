@@ -88,6 +88,7 @@ enum {
 	CLI_OPT_PRINT,
 	CLI_OPT_STREAM_BYTES,
 	CLI_OPT_PERCENTILES,
+	CLI_OPT_QUIET,		/* --quiet: no "# ..." meta lines, no banner */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -99,6 +100,7 @@ enum {
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },                \
 	{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },                  \
 	{ "percentiles", required_argument, NULL, CLI_OPT_PERCENTILES },      \
+	{ "quiet", no_argument, NULL, CLI_OPT_QUIET },                        \
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
 
@@ -126,10 +128,11 @@ struct cli_stream {
 	"  -d, --duration SEC     run for SEC seconds, print, exit\n"            \
 	"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n" \
 	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
-	"      --format FMT       text (default) or json\n"                      \
+	"      --format FMT       text (default), json, or ndjson (one line each)\n" \
 	"      --overhead         report the BPF programs' run time per event\n" \
 	"      --percentiles LIST percentiles under each histogram, e.g. p50,p99,p99.9,max\n" \
 	"                         (default p50,p90,p99,p99.9,max)\n"               \
+	"      --quiet            text: no '#' meta lines (and no banner on stderr)\n" \
 	"  -v, --verbose          print libbpf and library messages\n"           \
 	"  -h, --help             this text\n"
 
@@ -143,6 +146,7 @@ struct cli_stream {
 struct cli_common {
 	double duration;
 	double interval;
+	unsigned long count;	/* positional `interval count`: end after count intervals */
 	enum kagg_unit unit;
 	bool overhead;
 	struct kagg_print_opts print; /* sz set by the tool */
@@ -155,6 +159,12 @@ struct cli_common {
 
 /* --buckets log2|exp:S (S 0..5): 0, or a one-line usage error (2). */
 int cli_parse_buckets(const char *arg, enum kagg_buckets *b, int *scale);
+/*
+ * libbpf-tools' positional `interval [count]` (tools without operands):
+ * `interval` alone is -i interval, with `count` the run ends after count
+ * intervals.  Either with -i or -d is a usage error.  0 or the exit code 2.
+ */
+int cli_positional_interval(int argc, char **argv, struct cli_common *cm);
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
@@ -229,7 +239,8 @@ struct cli_parser {
  * Read argv's options into a (and the tool's struct around it): the tool's,
  * then the common, streaming and task options, each a one-line usage error
  * when wrong.  0 with the operands from optind; -1 once --help is printed;
- * else the exit code (2: usage).
+ * else the exit code (2: usage).  A tool without operands takes the
+ * positional `interval [count]` (cli_positional_interval).
  */
 int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *a);
 

@@ -25,6 +25,8 @@ static const char usage_text[] =
 "matching function.\n"
 "\n"
 "  -p, --pid PID          only this process\n"
+"  -m, --milliseconds     as --unit msecs (libbpf-tools' funclatency -m)\n"
+"  -u, --microseconds     as --unit usecs (libbpf-tools' funclatency -u)\n"
 "      --attach TYPE      auto (default), fentry, kprobe, kprobe.multi, uprobe,\n"
 "                         uprobe.multi\n"
 "      --max-funcs N      refuse patterns matching more than N functions (1024)\n"
@@ -49,6 +51,8 @@ enum {
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
 	{ "pid", required_argument, NULL, 'p' },
+	{ "milliseconds", no_argument, NULL, 'm' },
+	{ "microseconds", no_argument, NULL, 'u' },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
 	{ "max-funcs", required_argument, NULL, OPT_MAX_FUNCS },
 	{},
@@ -86,6 +90,12 @@ static int funclat_opt(struct cli_args *ca, int c, const char *arg)
 	uint64_t v;
 
 	switch (c) {
+	case 'm':
+		ca->cm.unit = KAGG_UNIT_MSECS;
+		return 0;
+	case 'u':
+		ca->cm.unit = KAGG_UNIT_USECS;
+		return 0;
 	case 'p':
 		if (cli_parse_u64(arg, &v) || !v || v > INT32_MAX)
 			return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", arg);
@@ -117,7 +127,7 @@ static int finish_args(struct funclat_args *a, int argc, char **argv)
 }
 
 static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "p:",
+	.shortopts = CLI_COMMON_SHORTOPTS "p:mu",
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = funclat_opt,

@@ -12,7 +12,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg offcpu [OPTIONS]\n"
+"usage: kagg offcpu [OPTIONS] [INTERVAL [COUNT]]\n"
 "\n"
 "Off-CPU time (blocked or preempted) per interval between a task's switch-out\n"
 "and its next switch-in (sched_switch), as a log2 histogram aggregated in the\n"
@@ -29,7 +29,7 @@ static const char usage_text[] =
 "  -u, --user-threads     user threads only\n"
 "  -k, --kernel-threads   kernel threads only\n"
 "      --stacks           also aggregate off-CPU time by kernel + user stack\n"
-"      --folded           print stacks folded, for flame graphs, once at the end\n"
+"  -f, --folded           print stacks folded, for flame graphs, once at the end\n"
 "                         (implies --stacks; not with -i)\n"
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
 "                         (implies --stacks)\n"
@@ -151,6 +151,7 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 	case OPT_STACKS:
 		a->o.stacks = true;
 		return 0;
+	case 'f':
 	case OPT_FOLDED:
 		a->o.stacks = true;
 		a->c.cm.print.folded = true;
@@ -186,7 +187,7 @@ static int finish_args(struct offcpu_args *a)
 	CLI_STREAM_INTO(a->o, a->c, mode);
 	if (a->o.stacks && a->o.mode == KAGG_MODE_STREAM)
 		return cli_err(KAGG_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
-	if (a->c.cm.print.folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
+	if (a->c.cm.print.folded && a->c.cm.print.format != KAGG_FORMAT_TEXT)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
 	if (a->c.cm.print.folded && a->c.cm.interval)
 		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
@@ -194,7 +195,7 @@ static int finish_args(struct offcpu_args *a)
 }
 
 static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "m:M:uk",
+	.shortopts = CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "m:M:ukf",
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = offcpu_opt,

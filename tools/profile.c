@@ -13,7 +13,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg profile [OPTIONS]\n"
+"usage: kagg profile [OPTIONS] [INTERVAL [COUNT]]\n"
 "\n"
 "Sample what runs on the CPUs at a fixed rate (perf_event_open: hardware cycles\n"
 "when the PMU has them, else the cpu-clock software event) and count samples by\n"
@@ -23,11 +23,11 @@ static const char usage_text[] =
 "\n"
 "  -F, --frequency HZ     samples per second per CPU (default 49)\n"
 "  -p, --pid PID[,PID]    only these processes\n"
-"      --cpu N            only CPU N\n"
+"  -C, --cpu N            only CPU N\n"
 "  -U, --user-stacks-only   capture user stacks only\n"
 "  -K, --kernel-stacks-only capture kernel stacks only\n"
 "      --event EV         auto (default: cycles, else cpu-clock), cycles or cpu-clock\n"
-"      --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs),\n"
+"  -f, --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs),\n"
 "                         once at the end (not with -i)\n"
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
 CLI_COMMON_HELP
@@ -97,6 +97,7 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 			return cli_err(KAGG_EXIT_USAGE, "invalid frequency '%s'", arg);
 		a->o.freq = v;
 		return 0;
+	case 'C':
 	case OPT_CPU:
 		if (cli_parse_u64(arg, &v) || v > 65535)
 			return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", arg);
@@ -110,6 +111,7 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case OPT_EVENT:
 		return parse_event(arg, &a->o.event);
+	case 'f':
 	case OPT_FOLDED:
 		a->c.cm.print.folded = true;
 		a->c.cm.printer = print_folded;
@@ -124,7 +126,7 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 /* The checks that span several options; the parsed options into a->o. */
 static int finish_args(struct profile_args *a)
 {
-	if (a->c.cm.print.folded && a->c.cm.print.format == KAGG_FORMAT_JSON)
+	if (a->c.cm.print.folded && a->c.cm.print.format != KAGG_FORMAT_TEXT)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
 	if (a->c.cm.print.folded && a->c.cm.interval)
 		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
@@ -135,7 +137,7 @@ static int finish_args(struct profile_args *a)
 }
 
 static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "F:p:UK",
+	.shortopts = CLI_COMMON_SHORTOPTS "F:p:UKfC:",
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = profile_opt,

@@ -13,7 +13,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg runqlat [OPTIONS]\n"
+"usage: kagg runqlat [OPTIONS] [INTERVAL [COUNT]]\n"
 "\n"
 "Run-queue latency: time from a task becoming runnable (sched_wakeup,\n"
 "sched_wakeup_new, or switched out while still runnable) to its switch-in,\n"
@@ -26,6 +26,7 @@ static const char usage_text[] =
 "  -t, --tid TID[,TID]    only these threads\n"
 "      --cgroup PATH      only tasks in this cgroup v2 directory\n"
 "  -c, --cpu N            only latencies ending on CPU N's run queue\n"
+"  -m, --milliseconds     as --unit msecs (libbpf-tools' runqlat -m)\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
 "      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
 "                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3; system-wide only)\n"
@@ -52,6 +53,7 @@ enum {
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
 	CLI_TASKS_LONGOPTS,
+	{ "milliseconds", no_argument, NULL, 'm' },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, 'c' },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
@@ -72,6 +74,9 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 	uint64_t v;
 
 	switch (c) {
+	case 'm':
+		ca->cm.unit = KAGG_UNIT_MSECS;
+		return 0;
 	case OPT_CGROUP:
 		a->o.cgroup = arg;
 		return 0;
@@ -90,7 +95,7 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 }
 
 static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "c:",
+	.shortopts = CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "c:m",
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = runqlat_opt,

@@ -34,7 +34,7 @@ static const char usage_text[] =
 "  -p, --pid PID          count this process\n"
 "      --cpu N            count on CPU N only (all tasks unless -p)\n"
 "  -d, --duration SEC     with -p/--cpu: count SEC seconds (default: until Ctrl-C)\n"
-"      --format FMT       text (default) or json\n"
+"      --format FMT       text (default), json, or ndjson (one line)\n"
 "  -v, --verbose          print library messages\n"
 "  -h, --help             this text\n"
 "\n"

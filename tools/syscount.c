@@ -14,7 +14,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg syscount [OPTIONS]\n"
+"usage: kagg syscount [OPTIONS] [INTERVAL [COUNT]]\n"
 "\n"
 "System calls per syscall (raw_syscalls:sys_enter/sys_exit), counted in the\n"
 "kernel; names from the installed <asm/unistd_64.h>, read at run time.\n"
@@ -23,6 +23,7 @@ static const char usage_text[] =
 "      --per-thread       per thread and syscall\n"
 "  -p, --pid PID[,PID]    only these processes\n"
 "  -x, --errors           count failed calls per syscall and errno\n"
+"  -m, --milliseconds     as --unit msecs (libbpf-tools' syscount -m)\n"
 "  -L, --latency          latency histogram per syscall\n"
 "      --names-file FILE  syscall names from this unistd_64.h-style header\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
@@ -52,6 +53,7 @@ static const struct option long_opts[] = {
 	{ "per-process", no_argument, NULL, 'P' },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "pid", required_argument, NULL, 'p' },
+	{ "milliseconds", no_argument, NULL, 'm' },
 	{ "errors", no_argument, NULL, 'x' },
 	{ "latency", no_argument, NULL, 'L' },
 	{ "names-file", required_argument, NULL, OPT_NAMES },
@@ -72,6 +74,9 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 	struct syscount_args *a = (struct syscount_args *)ca;
 
 	switch (c) {
+	case 'm':
+		ca->cm.unit = KAGG_UNIT_MSECS;
+		return 0;
 	case OPT_PER_THREAD:
 		a->c.tk.key = KAGG_KEY_TID;
 		return 0;
@@ -107,7 +112,7 @@ static int finish_args(struct syscount_args *a)
 }
 
 static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "Pp:xL",
+	.shortopts = CLI_COMMON_SHORTOPTS "Pp:xLm",
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = syscount_opt,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#include <locale.h>
 #include <math.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "json.h"
@@ -143,11 +145,39 @@ void jw_i64(struct jw *w, const char *key, int64_t v)
 	fprintf(w->f, "%" PRId64, v);
 }
 
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void c_locale_init(void)
+{
+	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+/*
+ * A double as JSON wants it, whatever LC_NUMERIC the embedding program
+ * set: printed in the "C" locale (this thread's only, for this call), so
+ * the decimal point is '.', never a ','.
+ */
+static void jw_number(struct jw *w, const char *fmt, int decimals, double v)
+{
+	locale_t old = (locale_t)0;
+
+	pthread_once(&c_locale_once, c_locale_init);
+	if (c_locale)
+		old = uselocale(c_locale);
+	if (decimals >= 0)
+		fprintf(w->f, fmt, decimals, v);
+	else
+		fprintf(w->f, fmt, v);
+	if (old)
+		uselocale(old);
+}
+
 void jw_double(struct jw *w, const char *key, double v, int decimals)
 {
 	jw_member(w, key);
 	if (isfinite(v))
-		fprintf(w->f, "%.*f", decimals, v);
+		jw_number(w, "%.*f", decimals < 0 ? 0 : decimals, v);
 	else
 		fputs("null", w->f);
 }
@@ -156,7 +186,7 @@ void jw_double_g(struct jw *w, const char *key, double v)
 {
 	jw_member(w, key);
 	if (isfinite(v))
-		fprintf(w->f, "%g", v);
+		jw_number(w, "%g", -1, v);
 	else
 		fputs("null", w->f);
 }

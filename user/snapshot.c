@@ -890,12 +890,13 @@ static void print_hists_json(struct jw *w, const struct kagg_snapshot *snap,
 	jw_arr_end(w);
 }
 
-static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct pct_list *pl)
+static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct pct_list *pl,
+		      bool pretty)
 {
 	struct jw w;
 	size_t i;
 
-	jw_init(&w, f, true);
+	jw_init(&w, f, pretty);
 	jw_obj_begin(&w, NULL);
 	print_meta_json(&w, &snap->meta);
 	if (snap->stream) {
@@ -936,8 +937,8 @@ int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
 				return -EINVAL;
 	}
 	fmt = KAGG_OPT(opts, kagg_print_opts, format, KAGG_FORMAT_TEXT);
-	if (fmt == KAGG_FORMAT_JSON)
-		return print_json(snap, f, &pl);
+	if (fmt == KAGG_FORMAT_JSON || fmt == KAGG_FORMAT_NDJSON)
+		return print_json(snap, f, &pl, fmt == KAGG_FORMAT_JSON);
 	if (fmt != KAGG_FORMAT_TEXT)
 		return -EINVAL;
 	return print_text(snap, f, KAGG_OPT(opts, kagg_print_opts, no_meta, false),

@@ -109,6 +109,7 @@ static void test_installed_tree(void **state)
 	assert_true(exists("/usr/include/kagg/common.h", S_IFREG));
 	assert_true(exists("/usr/bin/kagg", S_IFREG));
 	assert_true(exists("/usr/share/man/man1/kagg.1", S_IFREG));
+	assert_true(exists("/usr/share/bash-completion/completions/kagg", S_IFREG));
 
 	/* Relative symlinks: dev link -> soname -> real file. */
 	snprintf(path, sizeof(path), "%s/usr/lib/libkagg.so", root);
@@ -277,6 +278,41 @@ static void test_man_page_renders(void **state)
 	free(out);
 }
 
+/* The installed bash completion, with the installed kagg: commands, options, values. */
+static void test_bash_completion(void **state)
+{
+#define COMPLETE "bash -c 'PATH=%s/usr/bin:$PATH; " \
+		 ". %s/usr/share/bash-completion/completions/kagg; " \
+		 "COMP_WORDS=(%s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _kagg; " \
+		 "echo \"${COMPREPLY[*]}\"'"
+	static const struct {
+		const char *words, *want;
+	} cases[] = {
+		{ "kagg run", "runqlat\n" },
+		{ "kagg help sys", "syscount\n" },
+		{ "kagg runqlat --qu", "--quiet\n" },
+		{ "kagg offcpu --format \"\"", "text json ndjson\n" },
+		{ "kagg stat -", "--cpu --duration --event --format --help --pid --verbose "
+				 "-d -e -h -p -v\n" },
+	};
+	size_t i;
+
+	if (sh(NULL, "command -v bash >/dev/null")) {
+		printf("  no bash\n");
+		skip();
+	}
+	for (i = 0; i < TU_NR(cases); i++) {
+		char *out = NULL;
+
+		assert_int_equal(sh(&out, COMPLETE, root, root, cases[i].words), 0);
+		if (strcmp(out, cases[i].want))
+			printf("  %s: '%s'\n", cases[i].words, out);
+		assert_string_equal(out, cases[i].want);
+		free(out);
+	}
+#undef COMPLETE
+}
+
 /* Last: uninstall leaves no file behind (directories may stay). */
 static void test_uninstall_removes_everything(void **state)
 {
@@ -302,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_stream_callback_runs),
 		cmocka_unit_test(test_static_link),
 		cmocka_unit_test(test_man_page_renders),
+		cmocka_unit_test(test_bash_completion),
 		cmocka_unit_test(test_uninstall_removes_everything),
 	};
 

@@ -554,6 +554,157 @@ static void test_cli_modes(void **state)
 	tu_expect_errors(bad, TU_NR(bad));
 }
 
+/* How many times line (a prefix) starts a line of s. */
+static int count_lines_starting(const char *s, const char *line)
+{
+	int n = 0;
+
+	for (; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : "")
+		if (!strncmp(s, line, strlen(line)))
+			n++;
+	return n;
+}
+
+/* libbpf-tools' `runqlat 1 2`: two one-second intervals, then exit 0. */
+static void test_cli_positional_interval_count(void **state)
+{
+	char *argv[] = { "runqlat", "1", "2", NULL };
+	char *out = NULL, *err = NULL;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 0);
+	assert_int_equal(count_lines_starting(out, "# kagg runqlat:"), 2);
+	assert_int_equal(count_lines_starting(out, "# 20"), 2);
+	assert_non_null(strstr(out, "(1.0"));
+	free(out);
+	free(err);
+}
+
+/* --quiet: the histograms alone, no "# ..." meta line, no banner on stderr. */
+static void test_cli_quiet(void **state)
+{
+	char *argv[] = { "runqlat", "--quiet", "0.3", "2", NULL };
+	char *out = NULL, *err = NULL;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 0);
+	assert_int_equal(count_lines_starting(out, "#"), 0);
+	assert_int_equal(count_lines_starting(out, "     usecs "), 2);
+	assert_string_equal(err ? err : "", "");
+	free(out);
+	free(err);
+}
+
+/* libbpf-tools' runqlat -m: the histogram in milliseconds. */
+static void test_cli_milliseconds(void **state)
+{
+	char *argv[] = { "runqlat", "-m", "--quiet", "0.2", "1", NULL };
+	char *out = NULL;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(argv, &out, NULL, 0, 0), 0);
+	assert_int_equal(count_lines_starting(out, "     msecs "), 1);
+	assert_int_equal(count_lines_starting(out, "     usecs "), 0);
+	free(out);
+}
+
+/*
+ * The JSON line [s, end): one {...} document whose braces and brackets
+ * (outside strings) close exactly at its last byte, no raw control byte.
+ * Its keys ("k":) are appended to keys ("\n" at first), each once, in
+ * the order they first appear, each followed by '\n'.
+ */
+static bool one_json_document(const char *s, const char *end, char *keys, size_t len)
+{
+	int depth = 0;
+	bool in_str = false;
+	const char *p, *q;
+
+	if (s == end || *s != '{')
+		return false;
+	for (p = s; p < end; p++) {
+		if ((unsigned char)*p < 0x20)
+			return false;
+		if (in_str) {
+			if (*p == '\\')
+				p++;
+			else if (*p == '"')
+				in_str = false;
+			continue;
+		}
+		if (*p == '"') {
+			in_str = true;
+			q = memchr(p + 1, '"', end - p - 1);
+			/* a key: a plain string then ':' */
+			if (q && q[1] == ':' && !memchr(p + 1, '\\', q - p - 1)) {
+				char k[80];
+
+				snprintf(k, sizeof(k), "\n%.*s\n", (int)(q - p - 1), p + 1);
+				if (!strstr(keys, k) && strlen(keys) + strlen(k) < len)
+					strcat(keys, k + 1);
+			}
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (--depth == 0 && p != end - 1)
+				return false;
+		}
+	}
+	return depth == 0 && !in_str;
+}
+
+/*
+ * --format ndjson: one compact document per line and interval, carrying
+ * the keys --format json writes.
+ */
+static void test_cli_ndjson(void **state)
+{
+	char *nd[] = { "runqlat", "--format", "ndjson", "0.3", "3", NULL };
+	char *js[] = { "runqlat", "--format", "json", "-d", "0.3", NULL };
+	static char nd_keys[8192], js_keys[8192];
+	char *out = NULL, *jout = NULL, *line, *nl, *c;
+	int lines = 0;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(nd, &out, NULL, 0, 0), 0);
+	strcpy(nd_keys, "\n");
+	for (line = out; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		assert_non_null(nl);
+		assert_true(one_json_document(line, nl, nd_keys, sizeof(nd_keys)));
+		lines++;
+	}
+	assert_int_equal(lines, 3);
+	/* The pretty document, its layout whitespace dropped, passes the same check. */
+	assert_int_equal(tu_run_kagg(js, &jout, NULL, 0, 0), 0);
+	assert_non_null(strchr(jout, '\n'));
+	{
+		bool in_str = false;
+		char *w = jout;
+
+		for (c = jout; *c; c++) {
+			if (in_str && *c == '\\') {
+				*w++ = *c++;
+			} else if (*c == '"') {
+				in_str = !in_str;
+			} else if (!in_str && (*c == '\n' || *c == ' ')) {
+				continue;
+			}
+			*w++ = *c;
+		}
+		*w = '\0';
+	}
+	strcpy(js_keys, "\n");
+	assert_true(one_json_document(jout, jout + strlen(jout), js_keys, sizeof(js_keys)));
+	if (strcmp(nd_keys, js_keys))
+		printf("  ndjson keys:\n%s\n  json keys:\n%s\n", nd_keys, js_keys);
+	assert_string_equal(nd_keys, js_keys);
+	assert_non_null(strstr(nd_keys, "\nbuckets\n"));
+	assert_non_null(strstr(nd_keys, "\ntool\n"));
+	free(out);
+	free(jout);
+}
+
 /* ------------------------------------------------------------ cgroup */
 
 static void short_sleeps(void *arg)
@@ -738,6 +889,10 @@ int main(void)
 		cmocka_unit_test(test_stream_records_land_as_kernel_events),
 		cmocka_unit_test(test_stream_land_events_mask),
 		cmocka_unit_test(test_cli_modes),
+		cmocka_unit_test(test_cli_positional_interval_count),
+		cmocka_unit_test(test_cli_quiet),
+		cmocka_unit_test(test_cli_ndjson),
+		cmocka_unit_test(test_cli_milliseconds),
 		cmocka_unit_test(test_cgroup_filter),
 		cmocka_unit_test(test_cli_json_per_thread),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),

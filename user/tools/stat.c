@@ -223,13 +223,13 @@ static void print_text(const struct kagg_stat_report *rep, FILE *f)
 	text_esc_free(&e);
 }
 
-static void print_json(const struct kagg_stat_report *rep, FILE *f)
+static void print_json(const struct kagg_stat_report *rep, FILE *f, bool pretty)
 {
 	static const char *const scale[] = { "exact", "scaled", "undefined" };
 	struct jw w;
 	size_t i;
 
-	jw_init(&w, f, true);
+	jw_init(&w, f, pretty);
 	jw_obj_begin(&w, NULL);
 	jw_obj_begin(&w, "meta");
 	jw_str(&w, "tool", "stat");
@@ -286,10 +286,10 @@ static bool report_valid(const struct kagg_stat_report *rep)
 
 int kagg_stat__print(const struct kagg_stat_report *rep, FILE *f, enum kagg_format fmt)
 {
-	if (!report_valid(rep) || !f || (unsigned int)fmt > KAGG_FORMAT_JSON)
+	if (!report_valid(rep) || !f || (unsigned int)fmt > KAGG_FORMAT_NDJSON)
 		return -EINVAL;
-	if (fmt == KAGG_FORMAT_JSON)
-		print_json(rep, f);
+	if (fmt != KAGG_FORMAT_TEXT)
+		print_json(rep, f, fmt == KAGG_FORMAT_JSON);
 	else
 		print_text(rep, f);
 	return ferror(f) ? -EIO : 0;

@@ -127,6 +127,7 @@ enum kagg_wake {
 enum kagg_format {
 	KAGG_FORMAT_TEXT = 0,
 	KAGG_FORMAT_JSON = 1,
+	KAGG_FORMAT_NDJSON = 2, /* JSON, one compact document on one line */
 };
 
 #ifdef __cplusplus

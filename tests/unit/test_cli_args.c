@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Unprivileged tests of the arguments people type from other tools' habits:
+ * `kagg help TOOL` prints that tool's help (not the global list) and exits
+ * 0, for every tool the dispatcher knows; libbpf-tools' positional
+ * `interval [count]` is read like -i, and a bad one, or one given with -i or
+ * -d, is a one-line usage error (exit 2) before anything is loaded.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+
+static const char *const tools[] = {
+	"funclat", "hist", "offcpu", "profile", "rb", "record",
+	"report", "runqlat", "stat", "syscount",
+};
+
+static void test_help_tool_prints_its_help(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < TU_NR(tools); i++) {
+		char *hargv[] = { "help", (char *)tools[i], NULL };
+		char *dargv[] = { (char *)tools[i], "--help", NULL };
+		char *out = NULL, *err = NULL, *dout = NULL, want[64];
+
+		snprintf(want, sizeof(want), "usage: kagg %s ", tools[i]);
+		assert_int_equal(tu_run_kagg(hargv, &out, &err, 0, 0), 0);
+		assert_non_null(out);
+		if (strncmp(out, want, strlen(want)))
+			printf("  kagg help %s: '%.60s'\n", tools[i], out);
+		assert_int_equal(strncmp(out, want, strlen(want)), 0);
+		assert_string_equal(err ? err : "", "");
+		/* The same text as `kagg TOOL --help`. */
+		assert_int_equal(tu_run_kagg(dargv, &dout, NULL, 0, 0), 0);
+		assert_string_equal(out, dout);
+		free(out);
+		free(err);
+		free(dout);
+	}
+}
+
+/* Every tool with the shared options lists --quiet in its help. */
+static void test_help_lists_quiet(void **state)
+{
+	static const char *const common[] = { "funclat", "hist", "offcpu", "profile",
+					      "runqlat", "syscount" };
+	size_t i;
+
+	for (i = 0; i < TU_NR(common); i++) {
+		char *argv[] = { (char *)common[i], "--help", NULL };
+		char *out = NULL;
+
+		assert_int_equal(tu_run_kagg(argv, &out, NULL, 0, 0), 0);
+		assert_non_null(strstr(out, "      --quiet "));
+		free(out);
+	}
+}
+
+static void test_help_unknown_tool(void **state)
+{
+	static const struct tu_error_case cases[] = {
+		{ 2, "unknown command 'nosuch'", { "help", "nosuch" } },
+	};
+
+	tu_expect_errors(cases, TU_NR(cases));
+}
+
+static void test_positional_interval_errors(void **state)
+{
+	static const struct tu_error_case cases[] = {
+		{ 2, "unexpected argument '3'", { "runqlat", "1", "2", "3" } },
+		{ 2, "unexpected argument 'x'", { "runqlat", "x" } },
+		{ 2, "unexpected argument '0'", { "runqlat", "0" } },
+		{ 2, "invalid interval '0.0001'", { "offcpu", "0.0001" } },
+		{ 2, "invalid count '0'", { "runqlat", "1", "0" } },
+		{ 2, "invalid count 'x'", { "syscount", "1", "x" } },
+		{ 2, "invalid count '1.5'", { "profile", "1", "1.5" } },
+		{ 2, "positional interval '1' and -i", { "runqlat", "-i", "1", "1" } },
+		{ 2, "positional interval '2' and -d", { "offcpu", "2", "3", "-d", "1" } },
+		{ 2, "positional interval '1' and -i", { "syscount", "1", "-i", "2" } },
+		{ 2, "positional interval '1' and -d", { "profile", "-d", "1", "1" } },
+		/* Tools that take operands keep them: a third one is still refused. */
+		{ 2, NULL, { "hist", "sched:sched_switch", "prev_pid", "1" } },
+	};
+
+	tu_expect_errors(cases, TU_NR(cases));
+}
+
+/* The libbpf-tools letters kagg took: each reaches its long option's checks. */
+static void test_libbpf_tools_letters(void **state)
+{
+	static const struct tu_error_case cases[] = {
+		{ 2, "invalid cpu 'x'", { "profile", "-C", "x" } },
+		{ 2, "--folded is a text format", { "profile", "-f", "--format", "json" } },
+		{ 2, "--folded is a text format", { "offcpu", "-f", "--format", "ndjson" } },
+		{ 2, "--folded prints once", { "offcpu", "-f", "1" } },
+		{ 2, "option '-m' needs a value", { "offcpu", "-m" } }, /* offcputime's -m US */
+		{ 2, "unexpected argument 'x'", { "runqlat", "-m", "x" } },
+		{ 2, "unexpected argument 'x'", { "syscount", "-m", "x" } },
+		{ 2, "invalid option '-z'", { "funclat", "-m", "-u", "-z", "vfs_read" } },
+	};
+
+	tu_expect_errors(cases, TU_NR(cases));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_help_tool_prints_its_help),
+		cmocka_unit_test(test_help_unknown_tool),
+		cmocka_unit_test(test_help_lists_quiet),
+		cmocka_unit_test(test_positional_interval_errors),
+		cmocka_unit_test(test_libbpf_tools_letters),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
