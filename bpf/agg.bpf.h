@@ -77,7 +77,7 @@
 	struct {                                                               \
 		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                       \
 		__uint(max_entries, 2);                                        \
-		__type(key, __u32);                                            \
+		__uint(key_size, 4); /* no BTF key either: both or neither */ \
 		__uint(value_size, 8);                                         \
 	} exp_hist SEC(".maps");                                               \
 	const volatile __u32 exp_words = 0;                                    \

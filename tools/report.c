@@ -57,7 +57,7 @@ static int report_main(int argc, char **argv)
 	o.error_offset = &where;
 	t = kagg_tracedat__open(argv[optind], &o);
 	if (!t && errno == EINVAL && where != UINT64_MAX)
-		return cli_err(KAGG_EXIT_FAIL, "%s: malformed trace.dat at offset %llu",
+		return cli_err(KAGG_EXIT_FAIL, "%s: not a valid trace.dat: malformed at offset %llu",
 			       argv[optind], (unsigned long long)where);
 	if (!t)
 		return cli_err(KAGG_EXIT_FAIL, "cannot read %s: %s", argv[optind],

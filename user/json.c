@@ -2,7 +2,6 @@
 #include <locale.h>
 #include <math.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <string.h>
 
 #include "json.h"
@@ -145,32 +144,31 @@ void jw_i64(struct jw *w, const char *key, int64_t v)
 	fprintf(w->f, "%" PRId64, v);
 }
 
-static locale_t c_locale;
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-
-static void c_locale_init(void)
-{
-	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-}
-
 /*
  * A double as JSON wants it, whatever LC_NUMERIC the embedding program
- * set: printed in the "C" locale (this thread's only, for this call), so
- * the decimal point is '.', never a ','.
+ * set: printed, then the locale's decimal point (this thread's, as printf
+ * used it) written as '.'.  No locale object is kept: the library holds
+ * no process-wide state.  %f and %g never group thousands.
  */
 static void jw_number(struct jw *w, const char *fmt, int decimals, double v)
 {
-	locale_t old = (locale_t)0;
+	const char *dp = localeconv()->decimal_point;
+	char buf[512], *p;
+	int n;
 
-	pthread_once(&c_locale_once, c_locale_init);
-	if (c_locale)
-		old = uselocale(c_locale);
-	if (decimals >= 0)
-		fprintf(w->f, fmt, decimals, v);
-	else
-		fprintf(w->f, fmt, v);
-	if (old)
-		uselocale(old);
+	n = decimals >= 0 ? snprintf(buf, sizeof(buf), fmt, decimals, v)
+			  : snprintf(buf, sizeof(buf), fmt, v);
+	if (n < 0 || n >= (int)sizeof(buf)) {
+		fputs("null", w->f);
+		return;
+	}
+	if (dp && *dp && strcmp(dp, ".") && (p = strstr(buf, dp))) {
+		size_t dl = strlen(dp);
+
+		*p = '.';
+		memmove(p + 1, p + dl, strlen(p + dl) + 1);
+	}
+	fputs(buf, w->f);
 }
 
 void jw_double(struct jw *w, const char *key, double v, int decimals)

@@ -408,7 +408,7 @@ static void test_report_of_a_damaged_trace_dat_prints_what_came_before_and_the_o
 	out = err = NULL;
 	assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 1);
 	assert_string_equal(out ? out : "", "");
-	snprintf(want, sizeof(want), "kagg report: %s: malformed trace.dat at offset 30\n", file);
+	snprintf(want, sizeof(want), "kagg report: %s: not a valid trace.dat: malformed at offset 30\n", file);
 	assert_string_equal(err, want);
 	free(out);
 	free(err);
