@@ -175,7 +175,13 @@ static void test_exp_buckets_median_of_known_sleeps(void **state)
 	assert_true(h->total + kagg_snapshot__meta(snap)->drops_total <= 200);
 	assert_true(h->total + kagg_snapshot__meta(snap)->drops_total >= 190);
 	assert_true(high - low <= low * (0.0905077326652577 + 1e-12)); /* 2^(1/8) - 1 */
-	assert_true(low < med_us && high >= med_us - 20);
+	/*
+	 * The median off-CPU interval lies between the 3 ms asked for (less the few us
+	 * between arming the timer and leaving the CPU) and the child's own median
+	 * measurement, which also holds the syscall around the sleep: some us natively,
+	 * ~300 us under TCG, more than a bucket.  The p50 bucket must overlap that range.
+	 */
+	assert_true(low < med_us && high >= 3000 - 50);
 	assert_true(low >= 3000 - 1e-9 || high > 3000); /* no 3 ms sleep is shorter */
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
