@@ -201,4 +201,80 @@ static inline void tu_expect_clean_exits(const struct tu_exit_case *c, size_t n,
 	}
 }
 
+/* Whether a link of a program named with prog_prefix appeared since `before`. */
+static inline bool tu_new_link(const struct tu_census *before, const char *prog_prefix)
+{
+	static __u32 links[TU_CENSUS_MAX];
+	int n = tu_census_walk(bpf_link_get_next_id, bpf_link_get_fd_by_id, tu_link_fd_named,
+			       prog_prefix, links);
+
+	return tu_new_ids(before->links, before->nr_links, links, n) > 0;
+}
+
+/* How tu_run_kagg_on() starts and ends the child kagg watches. */
+struct tu_on_child {
+	tu_work_fn fn;		/* the child's work (as tu_spawn runs it) */
+	void *arg;
+	/*
+	 * Released once kagg has attached a program named with this prefix
+	 * (one of "a|b"), so that its whole work is seen however slowly kagg
+	 * starts; NULL: released before kagg starts.
+	 */
+	const char *attached;
+	int stop_sig;		/* sent to kagg once the child is done (kagg's -d is a bound) */
+	bool kill;		/* SIGKILL it when kagg is done (work that runs until killed) */
+	int *child_rc;		/* unless NULL: the child's exit code (tu_wait) */
+};
+
+/*
+ * kagg with argv while a child does its work: argv's "PID" entry (the
+ * value of -p or -t) becomes the child's pid, also in *pid.  Output in
+ * *out and *err as with tu_run_kagg; the child is waited for.  Returns
+ * kagg's exit code.
+ */
+static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t *pid,
+				 char **out, char **err)
+{
+	static struct tu_census before;
+	struct tu_child c;
+	struct tu_kagg k;
+	char buf[16];
+	int i, rc, st = -1;
+
+	if (w->attached)
+		tu_census_take(&before, w->attached, w->attached);
+	c = tu_spawn(w->fn, w->arg);
+	snprintf(buf, sizeof(buf), "%d", c.pid);
+	for (i = 0; argv[i]; i++)
+		if (!strcmp(argv[i], "PID"))
+			argv[i] = buf;
+	*pid = c.pid;
+	if (!w->attached)
+		tu_go(&c);
+	k = tu_kagg_start(argv);
+	if (w->attached) {
+		/* at most 60 s: a TCG guest under load can take tens of seconds */
+		for (i = 0; i < 1200 && !tu_kagg_exited(&k) && !tu_new_link(&before, w->attached);
+		     i++)
+			tu_sleep_ms(50);
+		tu_go(&c);
+	}
+	if (w->stop_sig) {
+		st = tu_wait(&c);
+		c.pid = -1;
+		tu_sleep_ms(200); /* the child's last events reach kagg */
+		if (!tu_kagg_exited(&k))
+			kill(k.pid, w->stop_sig);
+	}
+	rc = tu_kagg_finish(&k, out, err);
+	if (c.pid > 0) {
+		if (w->kill)
+			kill(c.pid, SIGKILL);
+		st = tu_wait(&c);
+	}
+	if (w->child_rc)
+		*w->child_rc = st;
+	return rc;
+}
+
 #endif

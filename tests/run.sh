@@ -8,7 +8,7 @@
 #   tests/run.sh GROUP BIN...
 set -u
 group="$1"; shift
-passed=0; failed=0; skipped=0
+passed=0; failed=0; skipped=0; which=""
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 for bin in "$@"; do
 	echo "=== $group: $(basename "$bin")"
@@ -18,14 +18,19 @@ for bin in "$@"; do
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | head -1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$log" | head -1)
 	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:/\1/p' "$log" | head -1)
+	for t in $(sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_]*\)$/\1/p' "$log" | sort -u); do
+		which="$which $(basename "$bin")/$t"
+	done
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0}))
 	skipped=$((skipped + ${s:-0}))
 	if [ -z "$p$f$s" ] || { [ "$rc" != 0 ] && [ "${f:-0}" = 0 ]; }; then
 		echo "=== $group: $(basename "$bin") exited $rc without a cmocka verdict: counted as a failure"
 		failed=$((failed + 1))
+		which="$which $(basename "$bin")"
 	fi
 done
 echo
+[ -n "$which" ] && echo "$group: failed:$which"
 echo "$group: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

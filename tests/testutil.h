@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -116,6 +117,30 @@ static inline int tu_wait(struct tu_child *c)
 	if (waitpid(c->pid, &st, 0) != c->pid)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * Work paced by the test rather than by the clock: a child counts its
+ * rounds in `done` until the parent sets `stop`, so "enough work happened
+ * while the parent did its part" holds on any machine, however loaded.
+ * Shared across fork (tu_shared_work()); tu_shared_free() when done.
+ */
+struct tu_shared {
+	volatile int stop;
+	volatile long done;
+};
+
+static inline struct tu_shared *tu_shared_work(void)
+{
+	void *p = mmap(NULL, sizeof(struct tu_shared), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline void tu_shared_free(struct tu_shared *sh)
+{
+	munmap(sh, sizeof(*sh));
 }
 
 /* Workload: one sleep of lead_ms (if set), then `count` sleeps of `ms` milliseconds. */
@@ -230,6 +255,16 @@ static inline const char *tu_helper(const char *name, char *buf, size_t len)
 	return buf;
 }
 
+/* Work that is a helper program: exec helper argv[0] (arg: its NULL-terminated argv). */
+static inline void tu_exec_helper(void *arg)
+{
+	char *const *argv = arg;
+	char path[512];
+
+	execv(tu_helper(argv[0], path, sizeof(path)), argv);
+	_exit(127);
+}
+
 /*
  * Run helper argv[0] (NULL-terminated argv) to its end while the session runs, calling
  * kagg_session__poll() every 50 ms (poll false: sleeping instead, as a program that never
@@ -300,6 +335,63 @@ static inline pid_t tu_spawn_kagg(char *const argv[], int ofd, int efd)
 	return pid;
 }
 
+/* A kagg started by tu_kagg_start(): its pid and where its output goes. */
+struct tu_kagg {
+	pid_t pid;
+	int ofd, efd;
+	int status;	/* once reaped (tu_kagg_exited) */
+	bool reaped;
+};
+
+/* Start kagg with argv (NULL-terminated, without the binary), output into temporary files. */
+static inline struct tu_kagg tu_kagg_start(char *const argv[])
+{
+	char outp[] = "/tmp/kagg-test-out-XXXXXX", errp[] = "/tmp/kagg-test-err-XXXXXX";
+	struct tu_kagg k = { .pid = -1 };
+
+	k.ofd = mkstemp(outp);
+	k.efd = mkstemp(errp);
+	if (k.ofd < 0 || k.efd < 0)
+		return k;
+	unlink(outp);
+	unlink(errp);
+	k.pid = tu_spawn_kagg(argv, k.ofd, k.efd);
+	return k;
+}
+
+/* Whether kagg has exited (reaping it). */
+static inline bool tu_kagg_exited(struct tu_kagg *k)
+{
+	if (!k->reaped && waitpid(k->pid, &k->status, WNOHANG) == k->pid)
+		k->reaped = true;
+	return k->reaped;
+}
+
+/*
+ * Wait for kagg, capture stdout and stderr into malloc'd strings (may be
+ * NULL).  Returns the exit status, 128+signal if killed, -1.
+ */
+static inline int tu_kagg_finish(struct tu_kagg *k, char **out, char **err)
+{
+	int st = k->status;
+
+	if (k->pid < 0)
+		return -1;
+	if (!k->reaped && waitpid(k->pid, &st, 0) != k->pid)
+		return -1;
+	lseek(k->ofd, 0, SEEK_SET);
+	lseek(k->efd, 0, SEEK_SET);
+	if (out)
+		*out = tu_read_all(k->ofd);
+	if (err)
+		*err = tu_read_all(k->efd);
+	close(k->ofd);
+	close(k->efd);
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}
+
 /*
  * Run kagg with argv (NULL-terminated, without the binary), capture stdout
  * and stderr into malloc'd strings (may be NULL), optionally send `sig`
@@ -308,80 +400,13 @@ static inline pid_t tu_spawn_kagg(char *const argv[], int ofd, int efd)
 static inline int tu_run_kagg(char *const argv[], char **out, char **err, int sig,
 			      unsigned int sig_after_ms)
 {
-	char outp[] = "/tmp/kagg-test-out-XXXXXX", errp[] = "/tmp/kagg-test-err-XXXXXX";
-	int ofd, efd, st;
-	pid_t pid;
+	struct tu_kagg k = tu_kagg_start(argv);
 
-	ofd = mkstemp(outp);
-	efd = mkstemp(errp);
-	if (ofd < 0 || efd < 0)
-		return -1;
-	unlink(outp);
-	unlink(errp);
-	pid = tu_spawn_kagg(argv, ofd, efd);
-	if (sig) {
+	if (k.pid > 0 && sig) {
 		tu_sleep_ms(sig_after_ms);
-		kill(pid, sig);
+		kill(k.pid, sig);
 	}
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	lseek(ofd, 0, SEEK_SET);
-	lseek(efd, 0, SEEK_SET);
-	if (out)
-		*out = tu_read_all(ofd);
-	if (err)
-		*err = tu_read_all(efd);
-	close(ofd);
-	close(efd);
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
-}
-
-/* How tu_run_kagg_on() starts and ends the child kagg watches. */
-struct tu_on_child {
-	tu_work_fn fn;		/* the child's work (as tu_spawn runs it) */
-	void *arg;
-	unsigned int go_ms;	/* released this long into kagg's run; 0: before it starts */
-	bool kill;		/* SIGKILL it when kagg is done (work that runs until killed) */
-};
-
-/*
- * kagg with argv while a child does its work: argv's "PID" entry (the
- * value of -p or -t) becomes the child's pid, also in *pid.  Output in
- * *out and *err as with tu_run_kagg; the child is waited for.  Returns
- * kagg's exit code.
- */
-static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t *pid,
-				 char **out, char **err)
-{
-	struct tu_child c = tu_spawn(w->fn, w->arg);
-	pid_t helper = -1;
-	char buf[16];
-	int i, rc;
-
-	snprintf(buf, sizeof(buf), "%d", c.pid);
-	for (i = 0; argv[i]; i++)
-		if (!strcmp(argv[i], "PID"))
-			argv[i] = buf;
-	*pid = c.pid;
-	if (!w->go_ms) {
-		tu_go(&c);
-	} else {
-		helper = fork();
-		if (helper == 0) {
-			tu_sleep_ms(w->go_ms);
-			tu_go(&c);
-			_exit(0);
-		}
-	}
-	rc = tu_run_kagg(argv, out, err, 0, 0);
-	if (w->kill)
-		kill(c.pid, SIGKILL);
-	tu_wait(&c);
-	if (helper > 0)
-		waitpid(helper, NULL, 0);
-	return rc;
+	return tu_kagg_finish(&k, out, err);
 }
 
 /* Number of lines in s (a final line without '\n' counts). */

@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <kagg/kagg.h>
 #include <kagg/funclat.h>
+#include "census.h"
 #include "testutil.h"
 
 static char target[PATH_MAX];
@@ -235,28 +236,34 @@ static void test_glob_one_hist_per_function_single_uprobes(void **state)
 	glob_per_function(KAGG_FUNCLAT_UPROBE);
 }
 
+/* Work that is the target program: exec it (arg: its NULL-terminated argv). */
+static void exec_target(void *arg)
+{
+	execv(target, arg);
+	_exit(127);
+}
+
 /* -p: only the chosen process's calls count, another running the same binary does not. */
 static void test_pid_filter(void **state)
 {
+	char *mine_argv[] = { target, "sleep5", "6", NULL };
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
-	pid_t mine, other;
+	struct tu_child mine;
+	pid_t other;
 	int st;
 
 	TU_SKIP_UNLESS_ROOT();
-	mine = fork();
-	if (mine == 0) {
-		execl(target, target, "--lead-ms", "800", "sleep5", "6", (char *)NULL);
-		_exit(127);
-	}
-	s = open_user("target_sleep_5ms", KAGG_FUNCLAT_AUTO, mine);
+	mine = tu_spawn(exec_target, mine_argv);
+	s = open_user("target_sleep_5ms", KAGG_FUNCLAT_AUTO, mine.pid);
+	tu_go(&mine);
 	other = fork();
 	if (other == 0) {
 		execl(target, target, "sleep5", "9", (char *)NULL);
 		_exit(127);
 	}
 	assert_int_equal(waitpid(other, &st, 0), other);
-	assert_int_equal(waitpid(mine, &st, 0), mine);
+	assert_int_equal(tu_wait(&mine), 0);
 	snap = tu_snapshot(s, 0);
 	assert_int_equal(hist_by_label(snap, "target_sleep_5ms")->total, 6);
 	/* 5 ms: [4096, 8191] us; a wakeup late by 3.2 ms (a loaded host) goes one up */
@@ -304,39 +311,6 @@ static void test_interval_snapshots_exact(void **state)
 
 /* ------------------------------------------------------------ CLI */
 
-static int count_funclat_progs_once(void)
-{
-	__u32 id = 0;
-	int n = 0;
-
-	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_prog_get_fd_by_id(id);
-
-		if (fd < 0)
-			continue;
-		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && !strncmp(info.name, "funclat_", 8))
-			n++;
-		close(fd);
-	}
-	return n;
-}
-
-/* BPF programs named funclat_* loaded, waiting up to 3 s for deferred frees down to want. */
-static int count_funclat_progs(int want)
-{
-	int n, tries;
-
-	for (tries = 0; tries < 30; tries++) {
-		n = count_funclat_progs_once();
-		if (n <= want)
-			break;
-		tu_sleep_ms(100);
-	}
-	return n;
-}
-
 /* The count of the JSON bucket [low, high] in out (0 when it is not there). */
 static long json_bucket(const char *out, long low, long high)
 {
@@ -351,20 +325,19 @@ static long json_bucket(const char *out, long low, long high)
 static void test_cli_json_and_clean_exit(void **state)
 {
 	char pattern[PATH_MAX + 64], *out = NULL, *err = NULL;
-	char *argv[] = { "funclat", pattern, "-d", "3", "--format", "json", "--overhead", NULL };
+	int rc, st;
+	char *argv[] = { "funclat", pattern, "-d", "60", "--format", "json", "--overhead", NULL };
 	char *argv_int[] = { "funclat", pattern, "-i", "0.5", NULL };
-	int rc, st, before;
+	char *work[] = { target, "sleep5", "7", NULL };
+	const struct tu_on_child on = { .fn = exec_target, .arg = work, .attached = "funclat_",
+					.stop_sig = SIGINT, .child_rc = &st };
+	static struct tu_census before;
 	pid_t pid;
 
 	TU_SKIP_UNLESS_ROOT();
 	snprintf(pattern, sizeof(pattern), "%s:target_sleep_5ms", target);
-	pid = fork();
-	if (pid == 0) {
-		execl(target, target, "--lead-ms", "1500", "sleep5", "7", (char *)NULL);
-		_exit(127);
-	}
-	rc = tu_run_kagg(argv, &out, &err, 0, 0);
-	waitpid(pid, &st, 0);
+	rc = tu_run_kagg_on(argv, &on, &pid, &out, &err);
+	assert_int_equal(st, 0);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "\"label\": \"target_sleep_5ms\""));
 	/* uprobe.multi, or single uprobes with the reason in the note (before 6.6) */
@@ -382,12 +355,11 @@ static void test_cli_json_and_clean_exit(void **state)
 	assert_int_equal(json_bucket(out, 2048, 4095), 0);
 	free(out);
 	free(err);
-	/* SIGINT during an interval run: exit 0, nothing left loaded (this process's own
-	 * sessions, if an earlier test failed before destroying one, are counted before). */
-	before = count_funclat_progs_once();
+	/* SIGINT during an interval run: exit 0, nothing of its own left loaded */
+	tu_census_take(&before, "funclat_", "funclat");
 	rc = tu_run_kagg(argv_int, &out, &err, SIGINT, 1200);
 	assert_int_equal(rc, 0);
-	assert_int_equal(count_funclat_progs(before), before);
+	tu_assert_nothing_left(&before, "funclat_", "funclat", "SIGINT, interval run");
 	free(out);
 	free(err);
 }

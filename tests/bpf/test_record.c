@@ -19,6 +19,7 @@
 
 #include <kagg/kagg.h>
 #include <kagg/tracedat.h>
+#include "census.h"
 #include "testutil.h"
 
 /* "... N recorded in ..." from kagg record's summary line. */
@@ -71,24 +72,24 @@ static long kbuffer_count(const char *path)
 
 /*
  * Record (argv, writing `path`, a mkstemps template ending in ".dat") while a
- * child sleeps 30 x 10 ms; the child's pid in *pid.  The summary's recorded
- * count, which kbuffer must read back exactly from the file.
+ * child sleeps 30 x 10 ms, from when kagg has attached until SIGINT ends it;
+ * the child's pid in *pid.  The summary's recorded count, which kbuffer must
+ * read back exactly from the file.
  */
-static long record_sleeper(char *const argv[], char *path, int *pid)
+static long record_sleeper(char **argv, char *path, int *pid)
 {
-	struct tu_sleeps work = { .count = 30, .ms = 10, .lead_ms = 600 };
-	struct tu_child child;
+	struct tu_sleeps work = { .count = 30, .ms = 10 };
+	const struct tu_on_child on = { .fn = tu_sleeper, .arg = &work,
+					.attached = "offcpu_|runqlat_", .stop_sig = SIGINT };
 	char *err = NULL;
 	long recorded, kb;
+	pid_t child;
 	int fd, rc;
 
 	fd = mkstemps(path, 4);
 	assert_true(fd >= 0);
 	close(fd);
-	child = tu_spawn(tu_sleeper, &work);
-	tu_go(&child);
-	rc = tu_run_kagg(argv, NULL, &err, 0, 0);
-	tu_wait(&child);
+	rc = tu_run_kagg_on(argv, &on, &child, NULL, &err);
 	printf("  record: %s", err ? err : "");
 	assert_int_equal(rc, 0);
 	recorded = recorded_count(err);
@@ -97,7 +98,7 @@ static long record_sleeper(char *const argv[], char *path, int *pid)
 	kb = kbuffer_count(path);
 	printf("  kagg recorded %ld, kbuffer reads %ld\n", recorded, kb);
 	assert_int_equal(kb, recorded);
-	*pid = child.pid;
+	*pid = child;
 	return recorded;
 }
 
@@ -126,7 +127,7 @@ static bool trace_cmd_count(const char *path, const char *a, const char *b, long
 static void test_record_then_report_and_trace_cmd(void **state)
 {
 	char path[] = "/tmp/kagg-test-record-XXXXXX.dat", *out = NULL, pidtxt[32];
-	char *rec[] = { "record", "-o", path, "-d", "1.5", NULL };
+	char *rec[] = { "record", "-o", path, "-d", "60", NULL };
 	char *rep[] = { "report", path, NULL };
 	long recorded, ours = 0, tc, child_lines;
 	int pid;
@@ -160,7 +161,7 @@ static void test_record_wakeups_and_switches(void **state)
 {
 	char path[] = "/tmp/kagg-test-wakeup-XXXXXX.dat", *out = NULL, pidtxt[32];
 	char *rec[] = { "record", "-e", "sched:sched_wakeup", "-e", "sched:sched_switch", "-o",
-			path, "-d", "1.5", NULL };
+			path, "-d", "60", NULL };
 	char *rep[] = { "report", path, NULL };
 	long recorded, wakeups = 0, switches = 0, child_wakeups = 0, tw, ts;
 	const char *p;

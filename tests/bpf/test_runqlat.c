@@ -819,10 +819,10 @@ static void test_cgroup_filter(void **state)
 /* The CLI: -t and --cpu, JSON with the sleeper's histogram only; exit 0. */
 static void test_cli_json_per_thread(void **state)
 {
-	/* sleeps until killed: kagg's start can take seconds under TCG, after
-	 * a few hundred 3 ms sleeps the sleeper would be gone before it */
+	/* sleeps until killed, from when kagg has attached */
 	int n = 5000;
-	const struct tu_on_child on = { .fn = sleeper_work, .arg = &n, .kill = true };
+	const struct tu_on_child on = { .fn = sleeper_work, .arg = &n, .attached = "runqlat_",
+					.kill = true };
 	char *out = NULL, *err = NULL, needle[64];
 	char *argv[] = { "runqlat", "-L", "-t", "PID", "--cpu", "1", "--format", "json", "-d",
 			 "1.5", "--overhead", NULL };

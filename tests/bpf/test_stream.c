@@ -16,6 +16,7 @@
 #include <kagg/kagg.h>
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
+#include "census.h"
 #include "testutil.h"
 
 static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
@@ -261,10 +262,11 @@ static void test_records_land_in_reference_buffer(void **state)
 /* kagg offcpu --mode stream --print: kernel trace lines, then the histogram. */
 static void test_cli_print_trace_lines(void **state)
 {
-	struct tu_sleeps work = { .count = 20, .ms = 10, .lead_ms = 700 };
-	const struct tu_on_child on = { .fn = tu_sleeper, .arg = &work };
+	struct tu_sleeps work = { .count = 20, .ms = 10 };
+	const struct tu_on_child on = { .fn = tu_sleeper, .arg = &work, .attached = "offcpu_",
+					.stop_sig = SIGINT };
 	char *out = NULL, *err = NULL, needle[64];
-	char *argv[] = { "offcpu", "--mode", "stream", "--print", "-p", "PID", "-d", "1.5", NULL };
+	char *argv[] = { "offcpu", "--mode", "stream", "--print", "-p", "PID", "-d", "60", NULL };
 	pid_t pid;
 	int rc;
 

@@ -231,20 +231,15 @@ static void test_names_file(void **state)
 	}
 }
 
-/* getppid for 1.5 s: a call count nobody knows in advance. */
+/* getppid until told to stop (arg: a struct tu_shared), counting the calls. */
 static void getppid_loop(void *arg)
 {
-	struct timespec t0, now;
-	long i = 0;
+	struct tu_shared *sh = arg;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
+	while (!sh->stop) {
 		syscall(SYS_getppid);
-		if (++i % 256 == 0)
-			clock_gettime(CLOCK_MONOTONIC, &now);
-		else
-			now = t0;
-	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < 1500);
+		sh->done++;
+	}
 }
 
 static uint64_t getppid_total(struct kagg_session *s, unsigned int flags)
@@ -267,10 +262,11 @@ static uint64_t getppid_total(struct kagg_session *s, unsigned int flags)
  */
 static void resets_lose_nothing(enum kagg_key_mode b_key)
 {
-	struct tu_child ch = tu_spawn(getppid_loop, NULL);
+	struct tu_shared *sh = tu_shared_work();
+	struct tu_child ch = tu_spawn(getppid_loop, sh);
 	struct kagg_session *a, *b;
 	uint64_t a_total, b_total = 0, resets = 0;
-	int pids[1] = { ch.pid }, st;
+	int pids[1] = { ch.pid };
 
 	KAGG_OPTS(kagg_syscount_opts, oa, .pids = pids, .nr_pids = 1, .log = quiet_log);
 	KAGG_OPTS(kagg_syscount_opts, ob, .pids = pids, .nr_pids = 1, .key = b_key,
@@ -280,21 +276,24 @@ static void resets_lose_nothing(enum kagg_key_mode b_key)
 	tu_attach(a);
 	tu_attach(b);
 	tu_go(&ch);
-	for (;;) {
-		bool done = waitpid(ch.pid, &st, WNOHANG) == ch.pid;
-
+	/* read-and-reset while the child calls: at least 20 times, over 10000 calls */
+	while (resets < 20 || sh->done < 10000) {
 		b_total += getppid_total(b, KAGG_SNAP_RESET);
 		resets++;
-		if (done)
-			break;
+		if (resets >= 20)
+			tu_sleep_ms(1);
 	}
+	sh->stop = 1;
+	assert_int_equal(tu_wait(&ch), 0);
+	b_total += getppid_total(b, KAGG_SNAP_RESET);
+	resets++;
 	a_total = getppid_total(a, 0);
 	printf("  key %d: A %llu getppid, B %llu over %llu read-and-resets\n", b_key,
 	       (unsigned long long)a_total, (unsigned long long)b_total,
 	       (unsigned long long)resets);
-	assert_true(a_total >= 10000);
-	assert_true(resets >= 10);
+	assert_int_equal(a_total, sh->done);
 	assert_int_equal(b_total, a_total);
+	tu_shared_free(sh);
 	kagg_session__destroy(a);
 	kagg_session__destroy(b);
 }
@@ -475,10 +474,11 @@ static void test_stream_records_land_as_kernel_events(void **state)
 /* The CLI: a table row with the exact count; JSON carries id and label. */
 static void test_cli_table_and_json(void **state)
 {
-	char *text[] = { "syscount", "-p", "PID", "-d", "1.5", NULL };
-	char *json[] = { "syscount", "-p", "PID", "-d", "1.5", "--format", "json", NULL };
-	/* the child makes its calls once the CLI has surely attached */
-	const struct tu_on_child on = { .fn = getppid_work, .go_ms = 700 };
+	char *text[] = { "syscount", "-p", "PID", "-d", "60", NULL };
+	char *json[] = { "syscount", "-p", "PID", "-d", "60", "--format", "json", NULL };
+	/* the child makes its calls once the CLI has attached; SIGINT once it is done */
+	const struct tu_on_child on = { .fn = getppid_work, .attached = "syscount_",
+					.stop_sig = SIGINT };
 	char *out = NULL, *err = NULL, *row;
 	pid_t pid;
 

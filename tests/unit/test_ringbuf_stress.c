@@ -230,6 +230,20 @@ static bool plan_runs_here(const struct plan *pl)
 	return true;
 }
 
+/*
+ * Commits so far, all writers: the run lasts SECONDS, longer (up to a
+ * minute) until there are enough to say something on a slow machine.
+ */
+static uint64_t all_committed(void)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < NW; i++)
+		n += __atomic_load_n(&W[i].committed, __ATOMIC_RELAXED);
+	return n;
+}
+
 static void run(enum kagg_rb_mode mode, const struct plan *pl)
 {
 	KAGG_OPTS(kagg_rb_opts, o, .nr_cpus = NCPU, .nr_subbufs = 16, .mode = mode);
@@ -285,7 +299,8 @@ static void run(enum kagg_rb_mode mode, const struct plan *pl)
 		if (mode == KAGG_RB_CONSUME && n % 7)
 			usleep(50); /* let the buffer fill: exercise dropped_events */
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (now.tv_sec - t0.tv_sec < SECONDS);
+	} while (now.tv_sec - t0.tv_sec < SECONDS ||
+		 (now.tv_sec - t0.tv_sec < 60 && all_committed() < 20000));
 	stop = 1;
 	for (i = 0; i < NW; i++)
 		pthread_join(W[i].th, NULL);
