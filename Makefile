@@ -51,6 +51,12 @@ TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_
 LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c)
 LIB_HDRS	:= $(wildcard user/*.h user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
+# Protocol buffer schemas (user/proto/*.proto) become C through protoc-c (protobuf-c)
+# in $(OUT)/proto/, built into the library like its other objects.
+PROTO_SRCS	:= $(wildcard user/proto/*.proto)
+PROTO_C		:= $(patsubst user/proto/%.proto,$(OUT)/proto/%.pb-c.c,$(PROTO_SRCS))
+PROTO_H		:= $(PROTO_C:.c=.h)
+LIB_OBJS	+= $(patsubst $(OUT)/proto/%.c,$(OUT)/obj/proto/%.o,$(PROTO_C))
 TOOL_SRCS	:= $(wildcard tools/*.c)
 TOOL_OBJS	:= $(patsubst tools/%.c,$(OUT)/obj/tools/%.o,$(TOOL_SRCS))
 
@@ -84,9 +90,12 @@ JCC_FLAG	:= $(shell [ "$(ARCH)" = x86 ] && $(CC) -Wa,-mbranches-within-32B-bound
 		     -x c -c /dev/null -o /dev/null 2>/dev/null && \
 		     echo -Wa,-mbranches-within-32B-boundaries)
 ALL_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC $(JCC_FLAG) \
-		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include
+		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include -I$(OUT)/proto
 # libiberty: its C++ and Rust demanglers (a static archive; licence: docs/stacks.md).
-LIBS		:= -lbpf -lelf -lz -liberty -lpthread
+# protobuf-c: the protobuf encodings (pprof, Prometheus); libmicrohttpd: kagg serve's
+# HTTP server, in the kagg binary only.
+LIBS		:= -lbpf -lelf -lz -liberty -lprotobuf-c -lpthread
+TOOL_LIBS	:= -lmicrohttpd $(LIBS)
 TEST_LIBS	:= -lcmocka -ltraceevent -lquadmath $(LIBS)
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
@@ -112,12 +121,22 @@ $(OUT)/include/%.skel.h: $(OUT)/bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUT)/obj/user/%.o: user/%.c $(LIB_HDRS) $(BPF_HDRS) $(SKELS)
+$(OUT)/obj/user/%.o: user/%.c $(LIB_HDRS) $(BPF_HDRS) $(SKELS) $(PROTO_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
 
-$(OUT)/obj/tools/%.o: tools/%.c $(wildcard tools/*.h user/include/kagg/*.h)
+$(OUT)/proto/%.pb-c.c $(OUT)/proto/%.pb-c.h: user/proto/%.proto
+	$(call msg,PROTOC,$@)
+	@mkdir -p $(@D)
+	$(Q)protoc-c --proto_path=user/proto --c_out=$(OUT)/proto $<
+
+$(OUT)/obj/proto/%.o: $(OUT)/proto/%.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(OUT)/obj/tools/%.o: tools/%.c $(wildcard tools/*.h user/include/kagg/*.h) $(PROTO_H)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
@@ -151,7 +170,7 @@ $(OUT)/lib/libkagg.so: $(LIB_SO)
 $(KAGG_BIN): $(TOOL_OBJS) $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_A) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_A) $(TOOL_LIBS)
 
 # C++ test targets (demangled frames): frame pointers, so user stacks unwind through them.
 $(OUT)/tests/helpers/%: tests/helpers/%.cc
@@ -209,7 +228,8 @@ bench: deps bench-deps
 DEPS_BPO	:= libbpf-dev bpftool
 DEPS		:= clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libiberty-dev \
 		   libcmocka-dev libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
-		   abigail-tools
+		   abigail-tools libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev \
+		   libxml2-utils prometheus golang-go chromium
 BENCH_DEPS	:= libbpf-tools bpftrace
 BENCH_DEPS_BPO	:= linux-perf
 

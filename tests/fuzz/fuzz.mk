@@ -15,8 +15,9 @@
 SAN_OUT		:= $(OUT)/san
 SAN_FLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_CFLAGS	:= -O1 -g $(SAN_FLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE \
-		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include
-SAN_LIB_OBJS	:= $(patsubst user/%.c,$(SAN_OUT)/obj/user/%.o,$(LIB_SRCS))
+		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include -I$(OUT)/proto
+SAN_LIB_OBJS	:= $(patsubst user/%.c,$(SAN_OUT)/obj/user/%.o,$(LIB_SRCS)) \
+		   $(patsubst $(OUT)/proto/%.c,$(SAN_OUT)/obj/proto/%.o,$(PROTO_C))
 SAN_LIB		:= $(SAN_OUT)/lib/libkagg.a
 SAN_UNIT_BINS	:= $(patsubst tests/unit/%.c,$(SAN_OUT)/tests/unit/%,$(UNIT_SRCS))
 SAN_KAGG	:= $(SAN_OUT)/bin/kagg
@@ -34,7 +35,12 @@ FUZZ_JOBS	?= 1
 
 # The library objects also carry libFuzzer's coverage hooks (-fsanitize=fuzzer-no-link):
 # without libFuzzer linked in, the sanitizer runtime's no-op hooks take them.
-$(SAN_OUT)/obj/user/%.o: user/%.c $(LIB_HDRS) $(BPF_HDRS) $(SKELS)
+$(SAN_OUT)/obj/user/%.o: user/%.c $(LIB_HDRS) $(BPF_HDRS) $(SKELS) $(PROTO_H)
+	$(call msg,CC-SAN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(SAN_CFLAGS) -fsanitize=fuzzer-no-link -fPIC -fvisibility=hidden -c $< -o $@
+
+$(SAN_OUT)/obj/proto/%.o: $(OUT)/proto/%.c
 	$(call msg,CC-SAN,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(SAN_CFLAGS) -fsanitize=fuzzer-no-link -fPIC -fvisibility=hidden -c $< -o $@
@@ -47,7 +53,7 @@ $(SAN_LIB): $(SAN_LIB_OBJS)
 $(SAN_KAGG): $(TOOL_SRCS) $(wildcard tools/*.h) $(SAN_LIB)
 	$(call msg,LD-SAN,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(SAN_CFLAGS) -Itools -o $@ $(TOOL_SRCS) $(SAN_LIB) $(LIBS)
+	$(Q)$(CLANG) $(SAN_CFLAGS) -Itools -o $@ $(TOOL_SRCS) $(SAN_LIB) $(TOOL_LIBS)
 
 $(SAN_OUT)/tests/unit/%: tests/unit/%.c $(SAN_LIB) $(TEST_SKELS) $(wildcard tests/*.h) \
 			 $(LIB_HDRS) $(BPF_HDRS)
@@ -68,7 +74,7 @@ $(SAN_OUT)/fuzz/fuzz_cli: tests/fuzz/fuzz_cli.c $(FUZZ_CLI_SRCS) $(wildcard tool
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(SAN_CFLAGS) -DKAGG_CLI_PARSE_ONLY -Itools -fsanitize=fuzzer -o $@ $< \
-		$(FUZZ_CLI_SRCS) $(SAN_LIB) $(LIBS)
+		$(FUZZ_CLI_SRCS) $(SAN_LIB) $(TOOL_LIBS)
 
 .PHONY: check-unit-asan check-fuzz fuzz
 check-unit-asan: $(SAN_UNIT_BINS) $(SAN_KAGG)
