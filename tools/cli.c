@@ -268,6 +268,10 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case CLI_OPT_QUIET:
 		cm->print.no_meta = true;
 		return 0;
+	case 'T':
+	case CLI_OPT_TIMESTAMP:
+		cm->print.timestamp = true;
+		return 0;
 	case 'v':
 		cli_verbose = 1;
 		return 0;
@@ -343,6 +347,8 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 		if (rc)
 			return rc;
 	}
+	if (a->cm.print.timestamp && a->cm.print.folded)
+		return cli_err(KAGG_EXIT_USAGE, "--folded has no line for a timestamp: drop -T");
 	if (!(p->flags & CLI_OPERANDS) && optind < argc)
 		return cli_positional_interval(argc - optind, argv + optind, &a->cm);
 	return 0;

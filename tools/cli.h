@@ -89,10 +89,11 @@ enum {
 	CLI_OPT_STREAM_BYTES,
 	CLI_OPT_PERCENTILES,
 	CLI_OPT_QUIET,		/* --quiet: no "# ..." meta lines, no banner */
+	CLI_OPT_TIMESTAMP,	/* --timestamp (-T, but in syscount) */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
-#define CLI_COMMON_SHORTOPTS ":d:i:vh"
+#define CLI_COMMON_SHORTOPTS ":d:i:Tvh"
 #define CLI_COMMON_LONGOPTS                                                    \
 	{ "duration", required_argument, NULL, 'd' },                         \
 	{ "interval", required_argument, NULL, 'i' },                         \
@@ -101,6 +102,7 @@ enum {
 	{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },                  \
 	{ "percentiles", required_argument, NULL, CLI_OPT_PERCENTILES },      \
 	{ "quiet", no_argument, NULL, CLI_OPT_QUIET },                        \
+	{ "timestamp", no_argument, NULL, CLI_OPT_TIMESTAMP },                \
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
 
@@ -124,9 +126,13 @@ struct cli_stream {
 	bool print;
 };
 
-#define CLI_COMMON_HELP                                                        \
+/* T: "-T," or "   " (syscount, where libbpf-tools' -T is top N). */
+#define CLI_COMMON_HELP CLI_COMMON_HELP_T("-T,")
+#define CLI_COMMON_HELP_T(T)                                                   \
 	"  -d, --duration SEC     run for SEC seconds, print, exit\n"            \
 	"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n" \
+	"  " T " --timestamp        print the local time, HH:MM:SS, before each output\n" \
+	"                         (JSON: \"timestamp\" in the meta)\n"              \
 	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
 	"      --format FMT       text (default), json, or ndjson (one line each)\n" \
 	"      --overhead         report the BPF programs' run time per event\n" \

@@ -31,6 +31,8 @@ static const char usage_text[] =
 "      --step N           linear bucket width (default 1)\n"
 "  -d, --duration SEC     run for SEC seconds, print, exit\n"
 "  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"
+"  -T, --timestamp        print the local time, HH:MM:SS, before each output\n"
+"                         (JSON: \"timestamp\" in the meta)\n"
 "      --format FMT       text (default), json, or ndjson (one line each)\n"
 "      --overhead         report the BPF program's run time per event\n"
 "      --quiet            text: no '#' meta lines (and no banner on stderr)\n"

@@ -15,9 +15,14 @@
 #include <kagg/stat.h>
 #include "cli.h"
 
+/* perf stat's default set; the hardware ones are "not supported" without a PMU. */
+#define STAT_DEFAULT_EVENTS                                                    \
+	"task-clock,context-switches,cpu-migrations,page-faults,\n"             \
+	"                         cycles,instructions,branches,branch-misses"
+
 static const char usage_text[] =
-"usage: kagg stat -e EVENT[,EVENT...] [OPTIONS] -- COMMAND [ARGS...]\n"
-"       kagg stat -e EVENT[,EVENT...] (-p PID | --cpu N) [-d SEC]\n"
+"usage: kagg stat [-e EVENT[,EVENT...]] [OPTIONS] -- COMMAND [ARGS...]\n"
+"       kagg stat [-e EVENT[,EVENT...]] (-p PID | --cpu N) [-d SEC]\n"
 "\n"
 "Count perf events (no sampling): for COMMAND from its exec (children included),\n"
 "or for a process or a CPU for SEC seconds (or until Ctrl-C).  Each event shows\n"
@@ -25,28 +30,35 @@ static const char usage_text[] =
 "count * enabled / running: scaled when the kernel multiplexed the counter\n"
 "(running < enabled), \"undefined\" when it never ran.  Events this machine\n"
 "lacks (no hardware PMU) are listed as not supported; the others are counted.\n"
+"The report goes to standard error, as perf stat's does (COMMAND's standard\n"
+"output stays its own), or to FILE with -o.\n"
 "\n"
 "  -e, --event LIST       events, comma separated (repeatable):\n"
 "                         cpu-clock task-clock context-switches cpu-migrations\n"
 "                         page-faults minor-faults major-faults (software)\n"
 "                         cycles instructions cache-references cache-misses\n"
 "                         branches branch-misses (hardware), tracepoint:SYS:NAME\n"
+"                         default: " STAT_DEFAULT_EVENTS "\n"
 "  -p, --pid PID          count this process\n"
 "      --cpu N            count on CPU N only (all tasks unless -p)\n"
 "  -d, --duration SEC     with -p/--cpu: count SEC seconds (default: until Ctrl-C)\n"
+"  -o, --output FILE      write the report to FILE (created or truncated)\n"
 "      --format FMT       text (default), json, or ndjson (one line)\n"
 "  -v, --verbose          print library messages\n"
 "  -h, --help             this text\n"
 "\n"
-"Exit status: 0 when at least one event was counted, 1 otherwise, 2 usage.\n"
+"Exit status: with COMMAND, COMMAND's (128+N when signal N killed it, 127 when\n"
+"it could not be run; 1 when it exited 0 but nothing could be counted);\n"
+"with -p/--cpu, 0 when at least one event was counted, 1 otherwise; 2 usage.\n"
 "With a COMMAND, SIGINT/SIGTERM sent to kagg is passed on to it (a Ctrl-C\n"
 "reaches it from the terminal); once it exits, what was counted is printed\n"
 "and kagg ends by the same signal (128+N).  A second one kills COMMAND.\n"
 "\n"
 "examples:\n"
+"  kagg stat -- make                    # the default events, report on stderr\n"
 "  kagg stat -e task-clock,context-switches,cycles -- sleep 1\n"
 "  kagg stat -e page-faults,tracepoint:syscalls:sys_enter_openat -- ls\n"
-"  kagg stat -e cpu-clock --cpu 0 -d 2 --format json\n";
+"  kagg stat -e cpu-clock --cpu 0 -d 2 --format json -o cpu0.json\n";
 
 enum {
 	OPT_CPU = CLI_OPT_TOOL,
@@ -57,6 +69,7 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -70,6 +83,7 @@ struct stat_args {
 	const char *events[64];
 	size_t nr;
 	bool tracepoints;
+	const char *output;	/* -o FILE; NULL: stderr */
 };
 
 static int add_events(struct stat_args *a, const char *list)
@@ -113,6 +127,9 @@ static int stat_opt(struct cli_args *ca, int c, const char *arg)
 			return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", arg);
 		a->o.pid = v;
 		return 0;
+	case 'o':
+		a->output = arg;
+		return 0;
 	case OPT_CPU:
 		if (cli_parse_u64(arg, &v) || v > 65535)
 			return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", arg);
@@ -125,8 +142,20 @@ static int stat_opt(struct cli_args *ca, int c, const char *arg)
 /* The checks that span several options, the command (operands) and a->o. */
 static int finish_args(struct stat_args *a, int argc, char **argv)
 {
-	if (!a->nr)
-		return cli_err(KAGG_EXIT_USAGE, "no event: give -e EVENT[,EVENT...]");
+	int ret;
+
+	if (!a->nr) {
+		char list[] = STAT_DEFAULT_EVENTS, *src, *dst;
+
+		/* the help text's list, without its line break and indent */
+		for (src = dst = list; *src; src++)
+			if (*src != '\n' && *src != ' ')
+				*dst++ = *src;
+		*dst = '\0';
+		ret = add_events(a, list);
+		if (ret)
+			return ret;
+	}
 	a->o.events = a->events;
 	a->o.nr_events = a->nr;
 	if (optind < argc) {
@@ -145,7 +174,7 @@ static int finish_args(struct stat_args *a, int argc, char **argv)
 
 static const struct cli_parser parser = {
 	/* '+': stop at the command's name, its options are its own. */
-	.shortopts = "+:e:p:d:vh",
+	.shortopts = "+:e:p:d:o:vh",
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = stat_opt,
@@ -186,13 +215,42 @@ static int wait_command(pid_t pid, const sigset_t *set)
 	}
 }
 
+/*
+ * The exit code once the report is out: with a command, the command's status
+ * (1 instead of 0 when nothing was counted); else 0 when something was counted.
+ */
+static int exit_code(struct kagg_stat *st, int stop_err)
+{
+	const struct kagg_stat_report *rep = kagg_stat__report(st);
+	bool counted = kagg_stat__counted(st) && !stop_err;
+
+	if (!counted)
+		cli_err(0, "no event could be counted");
+	if (rep->has_exit && rep->exit_status > 0)
+		return rep->exit_status;
+	return counted ? KAGG_EXIT_OK : KAGG_EXIT_FAIL;
+}
+
+/* The report to -o FILE or stderr, then the exit code. */
+static int report(struct kagg_stat *st, FILE *out, const struct stat_args *a, int stop_err)
+{
+	int err = kagg_stat__print(kagg_stat__report(st), out, a->c.cm.print.format);
+
+	if (!err && fflush(out))
+		err = -errno;
+	if (err)
+		return cli_err(KAGG_EXIT_FAIL, "writing the report to %s: %s",
+			       a->output ? a->output : "standard error", strerror(-err));
+	return exit_code(st, stop_err);
+}
+
 static int stat_main(int argc, char **argv)
 {
-	const struct kagg_stat_report *rep;
 	struct stat_args a = {};
 	struct kagg_stat *st = NULL;
 	sigset_t wait_set, old_mask;
 	int ret, err, stop_sig = 0;
+	FILE *out = stderr;
 	size_t i;
 
 	a.o.sz = sizeof(a.o);
@@ -201,6 +259,12 @@ static int stat_main(int argc, char **argv)
 	ret = cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a, argc, argv);
 	if (ret || CLI_PARSE_ONLY) {
 		ret = ret < 0 ? KAGG_EXIT_OK : ret;
+		goto out;
+	}
+	/* before anything runs: a path that cannot be written loses nothing */
+	if (a.output && !(out = fopen(a.output, "we"))) {
+		out = stderr;
+		ret = cli_err(KAGG_EXIT_FAIL, "cannot write %s: %s", a.output, strerror(errno));
 		goto out;
 	}
 	if (a.tracepoints && cli_mount_tracefs())
@@ -229,27 +293,25 @@ static int stat_main(int argc, char **argv)
 		stop_sig = wait_command(kagg_stat__report(st)->pid, &wait_set);
 		err = kagg_stat__wait(st);
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		if (err == -ECHILD) {
+			/* not run (the log said why): as a shell, 127 */
+			ret = kagg_stat__report(st)->exit_status;
+			goto out;
+		}
 		if (err) {
-			ret = err == -ECHILD ? KAGG_EXIT_FAIL
-					     : cli_err(KAGG_EXIT_FAIL, "waiting for the command: %s",
-						       strerror(-err));
+			ret = cli_err(KAGG_EXIT_FAIL, "waiting for the command: %s", strerror(-err));
 			goto out;
 		}
 	} else {
 		cli_sleep(a.c.cm.duration ? a.c.cm.duration : 1e9);
 	}
-	err = kagg_stat__stop(st);
-	rep = kagg_stat__report(st);
-	ret = cli_output_done(kagg_stat__print(rep, stdout, a.c.cm.print.format));
-	if (ret)
-		goto out;
-	ret = kagg_stat__counted(st) && !err ? KAGG_EXIT_OK : KAGG_EXIT_FAIL;
-	if (ret)
-		cli_err(0, "no event could be counted");
+	ret = report(st, out, &a, kagg_stat__stop(st));
 out:
 	kagg_stat__destroy(st);
 	for (i = 0; i < a.nr; i++)
 		free(a.evbuf[i]);
+	if (out != stderr && fclose(out) && !ret)
+		ret = cli_err(KAGG_EXIT_FAIL, "writing %s: %s", a.output, strerror(errno));
 	if (stop_sig) {
 		/* as perf stat: what was counted is out; die of the signal that ended it */
 		fflush(NULL);

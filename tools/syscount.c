@@ -33,7 +33,7 @@ static const char usage_text[] =
 "      --print            stream: print the events as they arrive, in the kernel's\n"
 "                         trace format (like trace_pipe)\n"
 "      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
-CLI_COMMON_HELP
+CLI_COMMON_HELP_T("   ")
 "\n"
 "examples:\n"
 "  kagg syscount -d 5                # calls per syscall, whole system\n"
@@ -86,6 +86,9 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 	case 'L':
 		a->latency = true;
 		return 0;
+	case 'T': /* not the shared -T: `syscount -T 5` would be timestamps every 5 s */
+		return cli_err(KAGG_EXIT_USAGE, "-T is libbpf-tools' top N, which kagg syscount "
+						"does not take; timestamps: --timestamp");
 	case OPT_NAMES:
 		a->o.names_file = arg;
 		return 0;

@@ -418,6 +418,23 @@ static void fmt_time(const struct timespec *ts, char *buf, size_t len)
 	snprintf(buf + n, len - n, ".%03ldZ", ts->tv_nsec / 1000000);
 }
 
+/* HH:MM:SS, local time, as libbpf-tools' -T prints it. */
+static void fmt_local_hms(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+
+	localtime_r(&ts->tv_sec, &tm);
+	strftime(buf, len, "%H:%M:%S", &tm);
+}
+
+void snap_print_timestamp(const struct kagg_snapshot *snap, FILE *f)
+{
+	char t[16];
+
+	fmt_local_hms(&snap->meta.end, t, sizeof(t));
+	fprintf(f, "%s\n", t);
+}
+
 /* The meta's strings, escaped (NULL stays NULL). */
 #define E(s) ((s) ? text_esc(&e, (s), SIZE_MAX) : NULL)
 
@@ -641,11 +658,13 @@ static enum kagg_unit snap_unit(const struct kagg_snapshot *snap)
 }
 
 static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, bool folded,
-		      const struct pct_list *pl)
+		      bool timestamp, const struct pct_list *pl)
 {
 	enum kagg_unit unit = snap_unit(snap);
 	size_t i;
 
+	if (timestamp && !folded)
+		snap_print_timestamp(snap, f);
 	if (!no_meta && !folded)
 		print_meta_text(&snap->meta, f);
 	if (folded) {
@@ -679,8 +698,9 @@ static void json_time(struct jw *w, const char *key, const struct timespec *ts)
 	jw_str(w, key, buf);
 }
 
-static void print_meta_json(struct jw *w, const struct kagg_meta *m)
+static void print_meta_json(struct jw *w, const struct kagg_meta *m, bool timestamp)
 {
+	char t[16];
 	size_t i;
 
 	jw_obj_begin(w, "meta");
@@ -699,6 +719,10 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m)
 	jw_i64(w, "cpus_observed", m->cpus_observed);
 	json_time(w, "start", &m->start);
 	json_time(w, "end", &m->end);
+	if (timestamp) {
+		fmt_local_hms(&m->end, t, sizeof(t));
+		jw_str(w, "timestamp", t);
+	}
 	jw_double(w, "duration_s", m->duration_s, 6);
 	jw_obj_begin(w, "events");
 	jw_u64(w, "seen", m->events_seen);
@@ -891,14 +915,14 @@ static void print_hists_json(struct jw *w, const struct kagg_snapshot *snap,
 }
 
 static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct pct_list *pl,
-		      bool pretty)
+		      bool pretty, bool timestamp)
 {
 	struct jw w;
 	size_t i;
 
 	jw_init(&w, f, pretty);
 	jw_obj_begin(&w, NULL);
-	print_meta_json(&w, &snap->meta);
+	print_meta_json(&w, &snap->meta, timestamp);
 	if (snap->stream) {
 		jw_obj_begin(&w, "agg");
 		print_hists_json(&w, snap, pl);
@@ -926,6 +950,7 @@ int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
 	struct pct_list pl = default_pct_list;
 	enum kagg_format fmt;
 	size_t i;
+	bool ts;
 
 	if (!snap || !f || !kagg_opts_valid(opts, sizeof(*opts)))
 		return -EINVAL;
@@ -937,10 +962,11 @@ int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
 				return -EINVAL;
 	}
 	fmt = KAGG_OPT(opts, kagg_print_opts, format, KAGG_FORMAT_TEXT);
+	ts = KAGG_OPT(opts, kagg_print_opts, timestamp, false);
 	if (fmt == KAGG_FORMAT_JSON || fmt == KAGG_FORMAT_NDJSON)
-		return print_json(snap, f, &pl, fmt == KAGG_FORMAT_JSON);
+		return print_json(snap, f, &pl, fmt == KAGG_FORMAT_JSON, ts);
 	if (fmt != KAGG_FORMAT_TEXT)
 		return -EINVAL;
 	return print_text(snap, f, KAGG_OPT(opts, kagg_print_opts, no_meta, false),
-			  KAGG_OPT(opts, kagg_print_opts, folded, false), &pl);
+			  KAGG_OPT(opts, kagg_print_opts, folded, false), ts, &pl);
 }

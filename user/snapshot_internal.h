@@ -79,6 +79,8 @@ struct kagg_prog_cost *snap_add_prog(struct kagg_snapshot *snap);
  * written ':'; the rest is escaped for a terminal as text_fputn() does.
  */
 void snap_put_folded(FILE *f, const char *s, size_t n);
+/* The "HH:MM:SS" line of kagg_print_opts.timestamp: the local time the snapshot ends. */
+void snap_print_timestamp(const struct kagg_snapshot *snap, FILE *f);
 /* Append a drop cause. */
 void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what,
 		   uint64_t count, bool loses_event);

@@ -20,7 +20,7 @@ done
 
 # ---------------------------------------------------------------- script benches
 for sh in "$here"/*.sh; do
-	case "$(basename "$sh")" in run.sh | lib.sh) continue ;; esac
+	case "$(basename "$sh")" in run.sh | lib.sh | before_after.sh) continue ;; esac  # before_after: two binaries
 	echo "=== bench: $(basename "$sh")"
 	bash "$sh" || { echo "=== bench: $(basename "$sh") failed ($?)"; rc=1; }
 	echo

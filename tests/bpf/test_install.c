@@ -292,8 +292,8 @@ static void test_bash_completion(void **state)
 		{ "kagg help sys", "syscount\n" },
 		{ "kagg runqlat --qu", "--quiet\n" },
 		{ "kagg offcpu --format \"\"", "text json ndjson\n" },
-		{ "kagg stat -", "--cpu --duration --event --format --help --pid --verbose "
-				 "-d -e -h -p -v\n" },
+		{ "kagg stat -", "--cpu --duration --event --format --help --output --pid "
+				 "--verbose -d -e -h -o -p -v\n" },
 	};
 	size_t i;
 

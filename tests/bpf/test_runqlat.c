@@ -580,6 +580,78 @@ static void test_cli_positional_interval_count(void **state)
 	free(err);
 }
 
+/* Seconds since midnight of "HH:MM:SS" at s followed by end, or -1 when s is not one. */
+static int hms_at(const char *s, char end)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		if (i % 3 == 2 ? s[i] != ':' : (s[i] < '0' || s[i] > '9'))
+			return -1;
+	if (s[8] != end)
+		return -1;
+	return atoi(s) * 3600 + atoi(s + 3) * 60 + atoi(s + 6);
+}
+
+static int local_sod(time_t t)
+{
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	return tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec;
+}
+
+/*
+ * -T, as libbpf-tools' runqlat -T: an HH:MM:SS line (local time) before each
+ * interval's output, the time it ended (between the run's start and end);
+ * --format ndjson: a "timestamp" in each line's meta.
+ */
+static void test_cli_timestamp(void **state)
+{
+	char *text[] = { "runqlat", "-T", "0.3", "3", NULL };
+	char *nd[] = { "runqlat", "--timestamp", "--format", "ndjson", "0.3", "2", NULL };
+	char *out = NULL, *line, *nl;
+	int n = 0, sod, prev = -1, t0, t1;
+	time_t start = time(NULL);
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(text, &out, NULL, 0, 0), 0);
+	t0 = local_sod(start);
+	t1 = local_sod(time(NULL));
+	for (line = out; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		assert_non_null(nl);
+		sod = hms_at(line, '\n');
+		if (sod < 0)
+			continue;
+		n++;
+		/* each one heads an interval: the meta line follows it */
+		assert_memory_equal(nl + 1, "# kagg runqlat:", 15);
+		if (t0 <= t1) /* not across midnight */
+			assert_true(sod >= t0 && sod <= t1);
+		assert_true(sod >= prev || t0 > t1);
+		prev = sod;
+	}
+	printf("  %d timestamps, run %d .. %d s after midnight\n", n, t0, t1);
+	assert_int_equal(n, 3);
+	assert_int_equal(count_lines_starting(out, "# kagg runqlat:"), 3);
+	free(out);
+	assert_int_equal(tu_run_kagg(nd, &out, NULL, 0, 0), 0);
+	n = 0;
+	for (line = out; *line; line = nl + 1) {
+		const char *ts;
+
+		nl = strchr(line, '\n');
+		assert_non_null(nl);
+		ts = strstr(line, "\"timestamp\":\"");
+		assert_true(ts && ts < nl);
+		assert_true(hms_at(ts + 13, '"') >= 0);
+		n++;
+	}
+	assert_int_equal(n, 2);
+	free(out);
+}
+
 /* --quiet: the histograms alone, no "# ..." meta line, no banner on stderr. */
 static void test_cli_quiet(void **state)
 {
@@ -891,6 +963,7 @@ int main(void)
 		cmocka_unit_test(test_cli_modes),
 		cmocka_unit_test(test_cli_positional_interval_count),
 		cmocka_unit_test(test_cli_quiet),
+		cmocka_unit_test(test_cli_timestamp),
 		cmocka_unit_test(test_cli_ndjson),
 		cmocka_unit_test(test_cli_milliseconds),
 		cmocka_unit_test(test_cgroup_filter),

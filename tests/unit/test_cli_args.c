@@ -61,6 +61,38 @@ static void test_help_lists_quiet(void **state)
 	}
 }
 
+/*
+ * -T/--timestamp in every tool that takes -i; syscount has --timestamp alone
+ * (libbpf-tools' syscount -T is top N) and says so for -T; folded output has
+ * no line for it.
+ */
+static void test_timestamp_option(void **state)
+{
+	static const char *const common[] = { "funclat", "hist", "offcpu", "profile",
+					      "runqlat" };
+	static const struct tu_error_case cases[] = {
+		{ 2, "-T is libbpf-tools' top N", { "syscount", "-T", "5" } },
+		{ 2, "--folded has no line for a timestamp", { "offcpu", "-f", "-T" } },
+		{ 2, "--folded has no line for a timestamp", { "profile", "--timestamp", "-f" } },
+		{ 2, "invalid option '-T'", { "stat", "-T", "--", "true" } },
+	};
+	char *sargv[] = { "syscount", "--help", NULL }, *out = NULL;
+	size_t i;
+
+	for (i = 0; i < TU_NR(common); i++) {
+		char *argv[] = { (char *)common[i], "--help", NULL };
+
+		assert_int_equal(tu_run_kagg(argv, &out, NULL, 0, 0), 0);
+		assert_non_null(strstr(out, "  -T, --timestamp "));
+		free(out);
+	}
+	assert_int_equal(tu_run_kagg(sargv, &out, NULL, 0, 0), 0);
+	assert_non_null(strstr(out, "      --timestamp "));
+	assert_null(strstr(out, "-T"));
+	free(out);
+	tu_expect_errors(cases, TU_NR(cases));
+}
+
 static void test_help_unknown_tool(void **state)
 {
 	static const struct tu_error_case cases[] = {
@@ -114,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_help_tool_prints_its_help),
 		cmocka_unit_test(test_help_unknown_tool),
 		cmocka_unit_test(test_help_lists_quiet),
+		cmocka_unit_test(test_timestamp_option),
 		cmocka_unit_test(test_positional_interval_errors),
 		cmocka_unit_test(test_libbpf_tools_letters),
 	};

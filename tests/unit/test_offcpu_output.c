@@ -437,6 +437,85 @@ static void test_opts_validation(void **state)
 	kagg_snapshot__free(snap);
 }
 
+static char *print_opts_to_string(struct kagg_snapshot *snap, const struct kagg_print_opts *po,
+				  int (*printer)(const struct kagg_snapshot *, FILE *,
+						 const struct kagg_print_opts *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(printer(snap, f, po), 0);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * libbpf-tools' -T: the local time the snapshot ends (12:00:05 UTC, 14:00:05
+ * two hours east), on a line before the text, with or without the meta;
+ * "timestamp" in the JSON meta, after "end"; none in folded stacks, and
+ * nothing when not asked.
+ */
+static void test_timestamp(void **state)
+{
+	struct kagg_snapshot *snap = make_snap(KAGG_KEY_NONE), *counts;
+	KAGG_OPTS(kagg_print_opts, po, .timestamp = true);
+	char *out, *tz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	out = print_opts_to_string(snap, &po, kagg_snapshot__print);
+	assert_memory_equal(out, "12:00:05\n# kagg offcpu: ", 22);
+	free(out);
+	po.no_meta = true;
+	out = print_opts_to_string(snap, &po, kagg_snapshot__print);
+	assert_memory_equal(out, "12:00:05\n\n     usecs ", 20);
+	free(out);
+	/* syscount's count table (histograms without slots) prints its own header */
+	counts = snap_new();
+	assert_non_null(counts);
+	assert_int_equal(snap_alloc_hists(counts, 1, 0), 0);
+	counts->hists[0].key.label = "read";
+	counts->hists[0].total = 3;
+	counts->meta.end = snap->meta.end;
+	out = print_opts_to_string(counts, &po, kagg_syscount__print);
+	assert_memory_equal(out, "12:00:05\n\nSYSCALL ", 18);
+	free(out);
+	kagg_snapshot__free(counts);
+	po.no_meta = false;
+	po.format = KAGG_FORMAT_NDJSON;
+	out = print_opts_to_string(snap, &po, kagg_snapshot__print);
+	assert_non_null(strstr(out, "\"end\":\"2026-12-02T12:00:05.250Z\",\"timestamp\":\"12:00:05\","));
+	free(out);
+	setenv("TZ", "UTC-2", 1); /* POSIX TZ: two hours east of UTC */
+	tzset();
+	out = print_opts_to_string(snap, &po, kagg_snapshot__print);
+	assert_non_null(strstr(out, "\"timestamp\":\"14:00:05\""));
+	free(out);
+	po.format = KAGG_FORMAT_TEXT;
+	po.folded = true;
+	out = print_opts_to_string(snap, &po, kagg_snapshot__print);
+	assert_null(strstr(out, "14:00:05"));
+	free(out);
+	po.folded = false;
+	po.timestamp = false;
+	out = print_opts_to_string(snap, &po, kagg_snapshot__print);
+	assert_null(strstr(out, "14:00:05\n"));
+	free(out);
+	po.format = KAGG_FORMAT_JSON;
+	out = print_opts_to_string(snap, &po, kagg_snapshot__print);
+	assert_null(strstr(out, "timestamp"));
+	free(out);
+	if (tz)
+		setenv("TZ", tz, 1);
+	else
+		unsetenv("TZ");
+	tzset();
+	free(tz);
+	kagg_snapshot__free(snap);
+}
+
 /* Usage errors: exit 2, one line on stderr, nothing on stdout, before any BPF work. */
 static void test_cli_option_errors(void **state)
 {
@@ -491,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_json_escapes_what_is_not_utf8),
 		cmocka_unit_test(test_empty_histogram_says_so),
 		cmocka_unit_test(test_opts_validation),
+		cmocka_unit_test(test_timestamp),
 		cmocka_unit_test(test_cli_option_errors),
 		cmocka_unit_test(test_cli_help_and_unknown_command),
 	};

@@ -288,8 +288,9 @@ static void test_print_checks_sizes(void **state)
 static void test_cli_usage_errors(void **state)
 {
 	static const struct tu_error_case cases[] = {
-		{ 2, NULL, { "stat", "--", "true" } },
 		{ 2, NULL, { "stat", "-e", "task-clock" } },
+		{ 2, NULL, { "stat" } }, /* the default events, but nothing to count */
+		{ 2, NULL, { "stat", "-o" } },
 		{ 2, NULL, { "stat", "-e", "task-clock", "-p", "1", "--", "true" } },
 		{ 2, NULL, { "stat", "-e", "task-clock,nosuch", "--", "true" } },
 		{ 2, NULL, { "stat", "-e", "task-clock,", "--", "true" } },

@@ -638,6 +638,8 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 		err = kagg_snapshot__print(&head, f, &po);
 		if (err)
 			return err;
+	} else if (po.timestamp) {
+		snap_print_timestamp(snap, f);
 	}
 	order = calloc(snap->nr_hists ? snap->nr_hists : 1, sizeof(*order));
 	if (!order)

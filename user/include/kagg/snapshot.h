@@ -251,6 +251,11 @@ struct kagg_print_opts {
 	 */
 	const double *percentiles;
 	size_t nr_percentiles;
+	/*
+	 * libbpf-tools' -T: the local time the snapshot ends, as HH:MM:SS, on a line
+	 * before the text (not folded) and as "timestamp" in the JSON meta.
+	 */
+	bool timestamp;
 };
 
 /*
