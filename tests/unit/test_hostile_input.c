@@ -5,7 +5,7 @@
  * outside their input, overflow, or take minutes.  Each input here is the
  * smallest one showing its problem; each test states what must happen
  * instead: a clear error with the position of the damage, and everything
- * decodable before it still decoded.  Tests that once hung carry an alarm so
+ * decodable before it still decoded.  Tests that once hung carry a deadline so
  * a regression fails in seconds instead of hitting the runner's timeout.
  */
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,11 +30,25 @@
 
 #define PS TU_PAGE
 
-/* SIGALRM kills the test binary: a hang becomes a failure in `seconds`. */
+/*
+ * SIGPROF kills the test binary once it has used `seconds` of CPU: a hang
+ * becomes a failure in seconds instead of hitting the runner's timeout.  CPU
+ * time, not wall time, so a loaded machine cannot fail a test that only
+ * waited for a CPU.
+ */
 static void deadline(unsigned int seconds)
 {
-	signal(SIGALRM, SIG_DFL);
-	alarm(seconds);
+	struct itimerval it = { .it_value = { .tv_sec = seconds } };
+
+	signal(SIGPROF, SIG_DFL);
+	setitimer(ITIMER_PROF, &it, NULL);
+}
+
+static void deadline_off(void)
+{
+	struct itimerval it = { 0 };
+
+	setitimer(ITIMER_PROF, &it, NULL);
 }
 
 /* ------------------------------------------------------------------ pages */
@@ -497,7 +512,7 @@ static void test_many_saved_cmdlines_load_in_n_log_n(void **s)
 
 	deadline(20); /* minutes before, 0.1 s now */
 	t = kagg_tracedat__open(path, NULL);
-	alarm(0);
+	deadline_off();
 	assert_non_null(t);
 	assert_string_equal(kagg_tracedat__comm(t, 1), "c1");
 	assert_string_equal(kagg_tracedat__comm(t, 123456), "c123456");
@@ -529,7 +544,7 @@ static void test_many_formats_load_in_linear_time(void **s)
 
 	deadline(5); /* ~10 s before, 0.3 s now */
 	t = kagg_tracedat__open(path, NULL);
-	alarm(0);
+	deadline_off();
 	assert_non_null(t);
 	assert_int_equal(kagg_rb_events__count(kagg_tracedat__events(t)), 65536);
 	assert_int_equal(kagg_tracedat__bad_formats(t), n - 65536); /* IDs taken */
