@@ -266,8 +266,7 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 		return 0;
 	if (!share_event) /* streaming alone: this program counts the events */
 		c->cnt[OFFCPU_CNT_SWITCHES]++;
-	r = kagg_rec_reserve(sizeof(*r), &c->cnt[OFFCPU_CNT_STREAM_SEEN],
-			     &c->cnt[OFFCPU_CNT_STREAM_DROP], now, g);
+	r = kagg_rec_reserve(sizeof(*r), now, g);
 	if (!r)
 		return 0;
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
@@ -285,7 +284,7 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 	/* Whole arrays: comm is NUL-padded in the task, so no stale bytes leak out. */
 	bpf_probe_read_kernel(r->prev_comm, sizeof(r->prev_comm), prev->comm);
 	bpf_probe_read_kernel(r->next_comm, sizeof(r->next_comm), next->comm);
-	kagg_rec_submit(r, &c->cnt[OFFCPU_CNT_STREAM_SENT]);
+	kagg_rec_submit(r);
 	return 0;
 }
 

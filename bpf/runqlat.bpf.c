@@ -265,13 +265,11 @@ static __always_inline bool prev_requeued(bool preempt, struct task_struct *prev
 }
 
 /* A record's head and the fields every type has; NULL when the ring is full (counted). */
-static __always_inline struct runqlat_rec *rec_begin(struct counters *c, __u64 now, __u32 g,
-						     __u8 type)
+static __always_inline struct runqlat_rec *rec_begin(__u64 now, __u32 g, __u8 type)
 {
 	struct runqlat_rec *r;
 
-	r = kagg_rec_reserve(sizeof(*r), &c->cnt[RUNQLAT_CNT_STREAM_SEEN],
-			     &c->cnt[RUNQLAT_CNT_STREAM_DROP], now, g);
+	r = kagg_rec_reserve(sizeof(*r), now, g);
 	if (!r)
 		return NULL;
 	r->type = type;
@@ -291,7 +289,7 @@ static __always_inline void on_wakeup_stream(struct task_struct *p, bool new_tas
 	if (!c || !kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g,
 				    false))
 		return;
-	r = rec_begin(c, now, g, new_task ? RUNQLAT_REC_WAKEUP_NEW : RUNQLAT_REC_WAKEUP);
+	r = rec_begin(now, g, new_task ? RUNQLAT_REC_WAKEUP_NEW : RUNQLAT_REC_WAKEUP);
 	if (!r)
 		return;
 	pid = btf ? p->pid : BPF_CORE_READ(p, pid);
@@ -304,7 +302,7 @@ static __always_inline void on_wakeup_stream(struct task_struct *p, bool new_tas
 	r->next_pid = r->next_tgid = r->next_prio = 0;
 	bpf_probe_read_kernel(r->comm, sizeof(r->comm), p->comm);
 	__builtin_memset(r->next_comm, 0, sizeof(r->next_comm));
-	kagg_rec_submit(r, &c->cnt[RUNQLAT_CNT_STREAM_SENT]);
+	kagg_rec_submit(r);
 }
 
 static __always_inline int on_switch_stream(bool preempt, struct task_struct *prev,
@@ -325,7 +323,7 @@ static __always_inline int on_switch_stream(bool preempt, struct task_struct *pr
 	state = kagg_task_state(prev, btf);
 	/* before the reserve: it may count a storage drop, the record must not wait */
 	enq = prev_requeued(preempt, prev, pid, state, c, btf);
-	r = rec_begin(c, now, g, RUNQLAT_REC_SWITCH);
+	r = rec_begin(now, g, RUNQLAT_REC_SWITCH);
 	if (!r)
 		return 0;
 	r->enq = enq;
@@ -339,7 +337,7 @@ static __always_inline int on_switch_stream(bool preempt, struct task_struct *pr
 	r->next_prio = btf ? next->prio : BPF_CORE_READ(next, prio);
 	bpf_probe_read_kernel(r->comm, sizeof(r->comm), prev->comm);
 	bpf_probe_read_kernel(r->next_comm, sizeof(r->next_comm), next->comm);
-	kagg_rec_submit(r, &c->cnt[RUNQLAT_CNT_STREAM_SENT]);
+	kagg_rec_submit(r);
 	return 0;
 }
 

@@ -40,7 +40,20 @@ struct {
 	__uint(max_entries, 4096);
 } events SEC(".maps");
 
+/*
+ * Counters of the streamed records, by generation (struct kagg_stream_cnt):
+ * once a snapshot has retired a generation and waited out the programs that
+ * may still count in it, its entry holds seen = sent + dropped exactly.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct kagg_stream_cnt);
+} stream_cnt SEC(".maps");
+
 struct kagg_event_slot {
+	__u64 seq; /* this CPU's streamed events so far */
 	__u64 a;
 	__u64 b;
 	__u64 now;
@@ -120,19 +133,29 @@ static __always_inline __u64 kagg_event_now(__u64 *now)
 }
 
 /*
- * Reserve a streamed record of `size` bytes (a constant) in `events` and
- * fill its head (struct kagg_rec_hdr); the event is numbered from *seen, a
- * failed reserve counted in *dropped.  Finish with kagg_rec_submit().
+ * Reserve a streamed record of `size` bytes (a constant) in `events` for an
+ * event of generation g and fill its head (struct kagg_rec_hdr); the event
+ * is counted seen, and numbered from this CPU's count, in g's stream_cnt
+ * entry, a failed reserve counted dropped there.  Finish with
+ * kagg_rec_submit().
  */
-static __always_inline void *kagg_rec_reserve(__u64 size, __u64 *seen, __u64 *dropped, __u64 now,
-					      __u32 g)
+static __always_inline void *kagg_rec_reserve(__u64 size, __u64 now, __u32 g)
 {
-	__u64 seq = ++*seen;
+	struct kagg_event_slot *es;
+	struct kagg_stream_cnt *sc;
+	__u32 zero = 0, key = g & 1;
 	struct kagg_rec_hdr *h;
+	__u64 seq;
 
+	es = bpf_map_lookup_elem(&event_slot, &zero);
+	sc = bpf_map_lookup_elem(&stream_cnt, &key);
+	if (!es || !sc)
+		return NULL;
+	seq = ++es->seq; /* never reset: the consumer finds lost records as holes */
+	sc->seen++;
 	h = bpf_ringbuf_reserve(&events, size, 0);
 	if (!h) {
-		(*dropped)++;
+		sc->dropped++;
 		return NULL;
 	}
 	h->ts = now;
@@ -160,11 +183,15 @@ static __always_inline __u64 kagg_wake_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
-/* Submit a record from kagg_rec_reserve(), counted in *sent. */
-static __always_inline void kagg_rec_submit(void *r, __u64 *sent)
+/* Submit a record from kagg_rec_reserve(), counted sent in its generation's entry. */
+static __always_inline void kagg_rec_submit(void *r)
 {
+	__u32 key = ((struct kagg_rec_hdr *)r)->gen & 1;
+	struct kagg_stream_cnt *sc = bpf_map_lookup_elem(&stream_cnt, &key);
+
+	if (sc)
+		sc->sent++;
 	bpf_ringbuf_submit(r, kagg_wake_flags());
-	(*sent)++;
 }
 
 #endif /* KAGG_STREAM_BPF_H */

@@ -297,13 +297,12 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
  * A record's head and the fields both types have (id: the current task's
  * pid_tgid); NULL when the ring is full (counted).
  */
-static __always_inline struct sc_rec *rec_begin(struct counters *c, __u64 now, __u32 g, __u8 type,
-						bool sel, __u64 id, __u64 nr, long ret)
+static __always_inline struct sc_rec *rec_begin(__u64 now, __u32 g, __u8 type, bool sel, __u64 id,
+						__u64 nr, long ret)
 {
 	struct sc_rec *r;
 
-	r = kagg_rec_reserve(sizeof(*r), &c->cnt[SC_CNT_STREAM_SEEN], &c->cnt[SC_CNT_STREAM_DROP],
-			     now, g);
+	r = kagg_rec_reserve(sizeof(*r), now, g);
 	if (!r)
 		return NULL;
 	r->type = type;
@@ -335,7 +334,7 @@ static __always_inline int enter_stream(struct pt_regs *regs, long nr, const boo
 	/* with both paths, the aggregating program counts the skipped calls */
 	sel = selected(share_event ? NULL : c, (__u64)nr, id,
 		       btf ? bpf_get_current_task_btf() : NULL, btf);
-	r = rec_begin(c, now, g, SC_REC_ENTER, sel, id, nr, 0);
+	r = rec_begin(now, g, SC_REC_ENTER, sel, id, nr, 0);
 	if (!r)
 		return 0;
 	if (btf) {
@@ -353,7 +352,7 @@ static __always_inline int enter_stream(struct pt_regs *regs, long nr, const boo
 		r->args[4] = BPF_CORE_READ(regs, r8);
 		r->args[5] = BPF_CORE_READ(regs, r9);
 	}
-	kagg_rec_submit(r, &c->cnt[SC_CNT_STREAM_SENT]);
+	kagg_rec_submit(r);
 	return 0;
 }
 
@@ -376,11 +375,11 @@ static __always_inline int exit_stream(struct pt_regs *regs, long ret, const boo
 	sel = selected(share_event || mode != SC_MODE_ERRORS || ret >= 0 || ret < -MAX_ERRNO
 			       ? NULL : c,
 		       nr, id, btf ? bpf_get_current_task_btf() : NULL, btf);
-	r = rec_begin(c, now, g, SC_REC_EXIT, sel, id, nr, ret);
+	r = rec_begin(now, g, SC_REC_EXIT, sel, id, nr, ret);
 	if (!r)
 		return 0;
 	r->args[0] = r->args[1] = r->args[2] = r->args[3] = r->args[4] = r->args[5] = 0;
-	kagg_rec_submit(r, &c->cnt[SC_CNT_STREAM_SENT]);
+	kagg_rec_submit(r);
 	return 0;
 }
 

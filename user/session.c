@@ -13,9 +13,12 @@
  * counted twice.  Where membarrier is refused (nohz_full kernels) the flip
  * is followed by a short sleep and every snapshot says it is not exact.
  *
- * What this does not guarantee: the meta counters (events seen, drops) are
- * read right after the flip, so an event in flight at that instant may be
- * counted in the neighbouring interval's meta; the histograms are exact.
+ * The streamed records' counters (seen, sent, dropped) are split by
+ * generation the same way, so each interval's seen = sent + dropped
+ * exactly.  What this does not guarantee: the other meta counters (events
+ * seen, drops) are read right after the flip, so an event in flight at that
+ * instant may be counted in the neighbouring interval's meta; the
+ * histograms are exact.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -725,6 +728,7 @@ struct kagg_snapshot *kagg_session__snapshot(struct kagg_session *s, unsigned in
 	}
 	snap->addrs = flags & KAGG_SNAP_ADDRS;
 	g = reset ? flip_generation(s) : (*s->gen & 1);
+	s->snap_gen = g;
 	if (s->stream)
 		scons_drain(s->stream, s->stream_fn, s->stream_ctx);
 	/* Counters and times are read after the flip, so the interval boundary matches it. */

@@ -70,6 +70,7 @@ struct kagg_session {
 	int nr_progs;
 	int nr_agg_progs;	  /* progs[0, nr_agg_progs) aggregate, the rest stream */
 	volatile __u32 *gen;	  /* in the program's mmap'd .bss */
+	__u32 snap_gen;		  /* the generation the snapshot being taken reads */
 	volatile __u32 *armed;	  /* optional: set once all programs are attached */
 	struct bpf_map *counters; /* per-CPU array, one entry of u64[nr_counters]; [0] = events */
 	int nr_counters;

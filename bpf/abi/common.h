@@ -89,6 +89,17 @@ struct kagg_rec_hdr {
 	__u32 cpu;
 	__u32 gen;	/* snapshot generation of this event */
 };
+/*
+ * Streamed-record counters, one per-CPU entry per snapshot generation
+ * (stream.bpf.h's stream_cnt): a program run counts its event and the
+ * outcome, sent or dropped, in the entry of the event's generation.
+ */
+struct kagg_stream_cnt {
+	__u64 seen;	/* events the streaming programs ran for */
+	__u64 sent;	/* records submitted to the BPF ring buffer */
+	__u64 dropped;	/* records lost: BPF ring buffer full */
+};
+
 #define KAGG_REC_HDR_CHECK(T)                                                                      \
 	_Static_assert(__builtin_offsetof(T, ts) == __builtin_offsetof(struct kagg_rec_hdr, ts) &&  \
 			       __builtin_offsetof(T, seq) == __builtin_offsetof(struct kagg_rec_hdr, seq) && \

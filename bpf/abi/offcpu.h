@@ -39,9 +39,6 @@ enum offcpu_counter {
 	OFFCPU_CNT_DROP_USTACK,		/* user stack capture failed (interval kept, stack unknown) */
 	OFFCPU_CNT_DROP_UNCLOSED,	/* a switch-out found the previous interval still open:
 					 * its switch-in was not seen */
-	OFFCPU_CNT_STREAM_SEEN,		/* sched_switch runs of the streaming program */
-	OFFCPU_CNT_STREAM_SENT,		/* records submitted to the BPF ring buffer */
-	OFFCPU_CNT_STREAM_DROP,		/* records lost: BPF ring buffer full */
 	OFFCPU_CNT_KERNEL_GAPS,		/* a CPU's switch did not start from the task its
 					 * previous switch went to: the kernel did not
 					 * deliver a switch (not a loss of ours) */

@@ -13,9 +13,6 @@ enum runqlat_counter {
 	RUNQLAT_CNT_FILTERED_CPU,	/* latencies ended on a CPU other than --cpu (not a loss) */
 	RUNQLAT_CNT_DROP_STORAGE,	/* enqueue not recorded: task storage / start hash full */
 	RUNQLAT_CNT_DROP_KEYS_FULL,	/* latency not aggregated: per-key map full */
-	RUNQLAT_CNT_STREAM_SEEN,	/* wakeups and switches the streaming programs ran for */
-	RUNQLAT_CNT_STREAM_SENT,	/* records submitted to the BPF ring buffer */
-	RUNQLAT_CNT_STREAM_DROP,	/* records lost: BPF ring buffer full */
 	RUNQLAT_CNT_MAX,
 };
 

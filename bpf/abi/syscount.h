@@ -22,9 +22,6 @@ enum sc_counter {
 	SC_CNT_SKIP_COMPAT,	/* ia32 / x32 syscalls: other numbering, not counted */
 	SC_CNT_DROP_STORAGE,	/* latency: entry time not stored (task storage / hash full) */
 	SC_CNT_DROP_KEYS_FULL,	/* per-key map full: call not aggregated */
-	SC_CNT_STREAM_SEEN,	/* events the streaming programs ran for */
-	SC_CNT_STREAM_SENT,	/* records submitted to the BPF ring buffer */
-	SC_CNT_STREAM_DROP,	/* records lost: BPF ring buffer full */
 	SC_CNT_MAX,
 };
 

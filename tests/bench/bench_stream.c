@@ -140,16 +140,20 @@ static int count_cb(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static unsigned long long sum_counter(struct offcpu_bpf *skel, int idx)
+/* The streamed records' counters, both generations, summed over the CPUs. */
+static struct kagg_stream_cnt sum_stream_cnt(struct offcpu_bpf *skel)
 {
 	int n = libbpf_num_possible_cpus(), cpu;
-	unsigned long long *vals = calloc(n, sizeof(__u64) * OFFCPU_CNT_MAX), sum = 0;
-	__u32 zero = 0;
+	struct kagg_stream_cnt *vals = calloc(n, sizeof(*vals)), sum = { 0 };
+	__u32 g;
 
-	if (vals && !bpf_map__lookup_elem(skel->maps.counters, &zero, sizeof(zero), vals,
-					  sizeof(__u64) * OFFCPU_CNT_MAX * n, 0))
-		for (cpu = 0; cpu < n; cpu++)
-			sum += vals[cpu * OFFCPU_CNT_MAX + idx];
+	for (g = 0; vals && g < 2; g++)
+		if (!bpf_map__lookup_elem(skel->maps.stream_cnt, &g, sizeof(g), vals,
+					  sizeof(*vals) * n, 0))
+			for (cpu = 0; cpu < n; cpu++) {
+				sum.seen += vals[cpu].seen;
+				sum.dropped += vals[cpu].dropped;
+			}
 	free(vals);
 	return sum;
 }
@@ -227,8 +231,12 @@ static int run_plain(double secs, bool direct, struct result *r)
 					     &info, &len) && info.run_cnt)
 			r->bpf_ns = (double)info.run_time_ns / info.run_cnt;
 	}
-	r->seen = sum_counter(skel, OFFCPU_CNT_STREAM_SEEN);
-	r->dropped = sum_counter(skel, OFFCPU_CNT_STREAM_DROP);
+	{
+		struct kagg_stream_cnt sc = sum_stream_cnt(skel);
+
+		r->seen = sc.seen;
+		r->dropped = sc.dropped;
+	}
 	ring_buffer__free(rb);
 	bpfrb__free(brb);
 	offcpu_bpf__destroy(skel);

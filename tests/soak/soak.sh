@@ -5,12 +5,10 @@
 # for SOAK_MINUTES (default 30) under `perf bench sched messaging` (linux-perf,
 # make bench-deps).  Every second the RSS and open fds of kagg are sampled;
 # every interval's JSON must keep the stream's loss identity (docs/streaming.md,
-# user/stream/stream.c): in each interval the kernel's counters give
-# stream.seen = stream.sent + stream.dropped exactly; delivered is counted by
-# the consumer, so a record sent just before an interval's end is delivered
-# in the next one: the records in flight, sum(seen) - sum(delivered) -
-# sum(dropped) over the intervals so far, never go negative and are 0 at
-# the end (the last interval drains the ring buffer).
+# user/stream/stream.c): the stream's counters and the records delivered are
+# counted by the events' generation, so each exact interval has
+# stream.seen = stream.sent + stream.dropped and stream.delivered =
+# stream.sent, exactly.
 # Prints the figures; exits 1 when, after the warm-up (a sixth of the run,
 # at most 60 s), RSS grows by more than 1 MiB or fds by more than 0, or an
 # interval breaks the identity.  Needs root.
@@ -80,6 +78,8 @@ for i, o in enumerate(objs):
     if s["seen"] != s["sent"] + s["dropped"]:
         print(f"{name}: interval {i}: seen {s['seen']} != sent {s['sent']} "
               f"+ dropped {s['dropped']}"); bad += 1
+    if m.get("snapshot_exact", True) and s["delivered"] != s["sent"]:
+        print(f"{name}: interval {i}: delivered {s['delivered']} != sent {s['sent']}"); bad += 1
     if flight < 0:
         print(f"{name}: interval {i}: {-flight} more records delivered than sent"); bad += 1
 if seen - delivered - dropped:

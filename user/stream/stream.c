@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <bpf/bpf.h>
+
 #include "rb/rb_events_internal.h"
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
@@ -40,6 +42,7 @@ int scons_init(struct scons *c, const struct scons_cfg *cfg, char *err, size_t e
 
 	memset(c, 0, sizeof(*c));
 	c->nr_cpus = cfg->nr_cpus;
+	c->cnt_fd = cfg->cnt_fd;
 	c->events_dir = cfg->events_dir;
 	c->batch_bytes = cfg->batch_bytes ? cfg->batch_bytes : cfg->map_bytes / 4;
 	c->last_seq = calloc(cfg->nr_cpus, sizeof(uint64_t));
@@ -99,9 +102,12 @@ int scons_poll(struct scons *c, bpfrb_fn fn, void *ctx, int timeout_ms)
 	return (int)scons_drain(c, fn, ctx);
 }
 
-uint32_t scons_seq(struct scons *c, uint32_t cpu, uint64_t seq)
+uint32_t scons_seq(struct scons *c, const struct kagg_rec_hdr *h)
 {
-	cpu %= (uint32_t)c->nr_cpus;
+	uint32_t cpu = h->cpu % (uint32_t)c->nr_cpus;
+	uint64_t seq = h->seq;
+
+	c->delivered_gen[h->gen & 1]++;
 	if (c->last_seq[cpu] && seq > c->last_seq[cpu] + 1)
 		c->seq_gaps += seq - c->last_seq[cpu] - 1;
 	c->last_seq[cpu] = seq;
@@ -226,27 +232,62 @@ uint32_t scons_slot(uint64_t ns, uint64_t unit_ns)
 	return kagg_log2_div(ns, unit_ns, 63 - __builtin_clzll(unit_ns));
 }
 
-void scons_meta(struct scons *c, struct kagg_snapshot *snap, uint64_t seen, uint64_t sent,
-		uint64_t dropped, bool reset)
+/*
+ * Generation g's record counters summed over the CPUs, cleared when reset.
+ * A retired generation is written by no program once the snapshot's grace
+ * period is over, so its seen = sent + dropped exactly and clearing it
+ * loses nothing; the live generation's entry holds the interval so far.
+ */
+static void stream_counters(struct scons *c, __u32 g, bool reset, struct kagg_stream_cnt *sum)
+{
+	struct kagg_stream_cnt *v = calloc(c->nr_cpus, sizeof(*v));
+	__u32 key = g & 1;
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!v || bpf_map_lookup_elem(c->cnt_fd, &key, v)) {
+		free(v);
+		return;
+	}
+	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+		sum->seen += v[cpu].seen;
+		sum->sent += v[cpu].sent;
+		sum->dropped += v[cpu].dropped;
+	}
+	if (reset) {
+		memset(v, 0, c->nr_cpus * sizeof(*v));
+		bpf_map_update_elem(c->cnt_fd, &key, v, BPF_ANY);
+	}
+	free(v);
+}
+
+void scons_meta(struct scons *c, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	struct kagg_meta *m = &snap->meta;
 	struct kagg_rb_stats rs = { .sz = sizeof(rs) };
+	struct kagg_stream_cnt sc;
 
+	stream_counters(c, g, reset, &sc);
 	kagg_rb__stats(c->rb, -1, &rs);
 	m->has_stream = true;
-	m->stream_seen = seen;
-	m->stream_sent = sent;
-	m->stream_dropped = dropped;
-	m->stream_delivered = c->delivered - c->delivered0;
+	m->stream_seen = sc.seen;
+	m->stream_sent = sc.sent;
+	m->stream_dropped = sc.dropped;
+	/*
+	 * The records of generation g, like its counters: after the flip's
+	 * grace period and the drain that follows it every one of them is
+	 * delivered, so a retired generation has delivered = sent.
+	 */
+	m->stream_delivered = c->delivered_gen[g & 1] - c->delivered0[g & 1];
 	m->stream_bytes = c->bytes - c->bytes0;
 	m->consumer_cpu_s = (c->cpu_ns - c->cpu_ns0) / 1e9;
 	m->stream_format = snap_strdup(snap, c->format_src);
 	m->rb_overrun = rs.overrun - c->rb_overrun0;
 	m->rb_dropped = rs.dropped_events + rs.commit_overrun - c->rb_dropped0;
 	snap_add_drop(snap, "stream_ringbuf_full", "record not streamed: BPF ring buffer full",
-		      dropped, true);
+		      sc.dropped, true);
 	if (reset) {
-		c->delivered0 = c->delivered;
+		c->delivered0[g & 1] = c->delivered_gen[g & 1];
 		c->bytes0 = c->bytes;
 		c->cpu_ns0 = c->cpu_ns;
 		c->rb_overrun0 = rs.overrun;

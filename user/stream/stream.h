@@ -27,6 +27,7 @@
 
 struct scons_cfg {
 	int map_fd;
+	int cnt_fd;	/* stream.bpf.h's stream_cnt: the records' counters by generation */
 	size_t map_bytes;
 	int nr_cpus;
 	size_t rb_subbufs; /* reference buffer sub-buffers per CPU (0: 128) */
@@ -41,6 +42,7 @@ struct scons {
 	struct bpfrb *brb;
 	struct kagg_rb *rb;
 	struct kagg_rb_events *evs;
+	int cnt_fd;
 	const char *events_dir;
 	uint64_t cur_ts;	/* clock of the reference ring buffer: the record's ts */
 	uint64_t *last_seq;	/* per CPU: last record number seen */
@@ -49,12 +51,13 @@ struct scons {
 	char format_src[640];	/* where the formats came from */
 
 	uint64_t delivered;	/* records consumed (cumulative) */
+	uint64_t delivered_gen[2]; /* records noted by scons_seq, by generation */
 	uint64_t bytes;		/* bytes moved (cumulative) */
 	uint64_t seq_gaps;	/* records missing from the per-CPU sequences */
 	uint64_t cpu_ns;	/* consumer CPU time (cumulative) */
 	uint64_t rb_errors;	/* reserve failures in the reference buffer */
 	/* the same at the start of the current snapshot interval */
-	uint64_t delivered0, bytes0, cpu_ns0, rb_overrun0, rb_dropped0;
+	uint64_t delivered0[2], bytes0, cpu_ns0, rb_overrun0, rb_dropped0;
 };
 
 /* 0, or -errno with a one-line reason in err. */
@@ -71,8 +74,12 @@ long scons_drain(struct scons *c, bpfrb_fn fn, void *ctx);
  */
 int scons_poll(struct scons *c, bpfrb_fn fn, void *ctx, int timeout_ms);
 
-/* Note record `seq` of CPU `cpu` (counting gaps); returns cpu folded into [0, nr_cpus). */
-uint32_t scons_seq(struct scons *c, uint32_t cpu, uint64_t seq);
+/*
+ * Note a record by its head (struct kagg_rec_hdr): its number on its CPU
+ * (counting gaps) and its generation (counting it delivered there); returns
+ * its cpu folded into [0, nr_cpus).
+ */
+uint32_t scons_seq(struct scons *c, const struct kagg_rec_hdr *h);
 
 /*
  * SYS/NAME's format: the kernel's (events_dir or tracefs), else the built-in
@@ -127,9 +134,12 @@ void scons_land_switch(struct scons *c, const struct scons_switch *sw, uint32_t 
 /* The log2 slot of an interval of ns nanoseconds in units of unit_ns, as the BPF side buckets it. */
 uint32_t scons_slot(uint64_t ns, uint64_t unit_ns);
 
-/* The stream part of snap's meta for the interval, and its drop; new baselines on reset. */
-void scons_meta(struct scons *c, struct kagg_snapshot *snap, uint64_t seen, uint64_t sent,
-		uint64_t dropped, bool reset);
+/*
+ * The stream part of snap's meta for the interval whose events have
+ * generation g, and its drop; on reset, g is retired: its counters are
+ * cleared for its next use, and new baselines taken.
+ */
+void scons_meta(struct scons *c, struct kagg_snapshot *snap, __u32 g, bool reset);
 
 /*
  * The streamed path's histograms, as the BPF side keeps its own: per

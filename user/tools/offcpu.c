@@ -213,8 +213,7 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 	struct offcpu *t = s->tool;
 
 	if (session_streams(s)) {
-		scons_meta(&t->st.core, snap, cnt[OFFCPU_CNT_STREAM_SEEN], cnt[OFFCPU_CNT_STREAM_SENT],
-			   cnt[OFFCPU_CNT_STREAM_DROP], reset);
+		scons_meta(&t->st.core, snap, s->snap_gen, reset);
 		snap_add_drop(snap, "stream_kernel_gaps", KERNEL_GAPS_WHAT " (from the stream)",
 			      t->st.kernel_gaps - t->st.kernel_gaps0, false);
 		if (reset)
@@ -256,6 +255,7 @@ static int offcpu_stream_init(struct kagg_session *s, const struct kagg_offcpu_o
 	struct ostream_cfg cfg = {
 		.core = {
 			.map_fd = bpf_map__fd(t->skel->maps.events),
+			.cnt_fd = bpf_map__fd(t->skel->maps.stream_cnt),
 			.map_bytes = o->stream_bytes,
 			.nr_cpus = s->nr_cpus,
 			.events_dir = o->events_dir,

@@ -102,7 +102,7 @@ void ostream_on_record(void *ctx, const void *data, uint32_t len)
 	if (len < sizeof(*r))
 		return;
 	lost = st->core.seq_gaps;
-	cpu = scons_seq(&st->core, r->cpu, r->seq);
+	cpu = scons_seq(&st->core, (const struct kagg_rec_hdr *)r);
 	/* the kernel's switch chain, as on_switch() checks it; after a record of
 	 * ours was lost the chain is unknown, not broken */
 	if (st->chain) {

@@ -163,8 +163,7 @@ static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 	struct runqlat *t = s->tool;
 
 	if (session_streams(s))
-		scons_meta(&t->st.core, snap, cnt[RUNQLAT_CNT_STREAM_SEEN],
-			   cnt[RUNQLAT_CNT_STREAM_SENT], cnt[RUNQLAT_CNT_STREAM_DROP], reset);
+		scons_meta(&t->st.core, snap, s->snap_gen, reset);
 	if (s->path == KAGG_MODE_STREAM) {
 		snap->meta.events_recorded = t->st.recorded - t->recorded0;
 		snap->meta.events_filtered = t->st.filtered_cpu - t->filtered0;
@@ -200,6 +199,7 @@ static int runqlat_stream_init(struct kagg_session *s, const struct kagg_runqlat
 	struct rqstream_cfg cfg = {
 		.core = {
 			.map_fd = bpf_map__fd(t->skel->maps.events),
+			.cnt_fd = bpf_map__fd(t->skel->maps.stream_cnt),
 			.map_bytes = o->stream_bytes,
 			.nr_cpus = s->nr_cpus,
 			.events_dir = o->events_dir,

@@ -119,7 +119,7 @@ void rqstream_on_record(void *ctx, const void *data, uint32_t len)
 
 	if (len < sizeof(*r))
 		return;
-	scons_seq(&st->core, r->cpu, r->seq);
+	scons_seq(&st->core, (const struct kagg_rec_hdr *)r);
 	account(st, r);
 	land(st, r);
 }

@@ -480,8 +480,7 @@ static void syscount_meta(struct kagg_session *s, struct kagg_snapshot *snap, co
 	struct syscount *t = s->tool;
 
 	if (session_streams(s))
-		scons_meta(&t->st.core, snap, cnt[SC_CNT_STREAM_SEEN], cnt[SC_CNT_STREAM_SENT],
-			   cnt[SC_CNT_STREAM_DROP], reset);
+		scons_meta(&t->st.core, snap, s->snap_gen, reset);
 	if (s->path == KAGG_MODE_STREAM) {
 		snap->meta.events_recorded = t->st.recorded - t->recorded0;
 		if (reset)
@@ -532,6 +531,7 @@ static int sc_stream_init(struct kagg_session *s, const struct kagg_syscount_opt
 	struct scstream_cfg cfg = {
 		.core = {
 			.map_fd = bpf_map__fd(t->skel->maps.events),
+			.cnt_fd = bpf_map__fd(t->skel->maps.stream_cnt),
 			.map_bytes = o->stream_bytes,
 			.nr_cpus = s->nr_cpus,
 			.events_dir = o->events_dir,

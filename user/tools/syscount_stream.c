@@ -168,7 +168,7 @@ void scstream_on_record(void *ctx, const void *data, uint32_t len)
 
 	if (len < sizeof(*r))
 		return;
-	scons_seq(&st->core, r->cpu, r->seq);
+	scons_seq(&st->core, (const struct kagg_rec_hdr *)r);
 	account(st, r);
 	land(st, r);
 }
