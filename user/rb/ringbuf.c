@@ -486,12 +486,22 @@ static inline uint8_t *rb_page_of(struct rb_cpu *cb, uint64_t seq)
 /* Open reservations of this thread (nesting depth), for max_nest. */
 static __thread uint32_t rb_depth __attribute__((tls_model("initial-exec")));
 
-static void rb_wake(struct rb_cpu *cb, uint64_t pos)
+/*
+ * A reader armed cb and sleeps (kagg_rb__wait): when what it waits for is
+ * there, the first writer to clear the arm wakes it; the others see 0 and
+ * make no system call.  One FUTEX_WAKE per reader sleep, not per event.
+ */
+static __attribute__((noinline)) void rb_wake(struct rb_cpu *cb, uint64_t armed)
 {
-	if (POS_SEQ(pos) + 1 < __atomic_load_n(&cb->wake_seq, __ATOMIC_RELAXED))
-		return;
-	__atomic_fetch_add(&cb->wake_gen, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &cb->wake_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	struct kagg_rb *rb = cb->rb;
+
+	if (POS_SEQ(__atomic_load_n(&cb->st.pos, __ATOMIC_RELAXED)) + 2 < armed)
+		return; /* not enough sub-buffers yet */
+	if (!__atomic_compare_exchange_n(&cb->armed, &armed, 0, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return; /* another writer woke it, or the reader moved on */
+	__atomic_fetch_add(&rb->wake_gen, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &rb->wake_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* Number of data events in a page's first `end` bytes (all committed). */
@@ -960,9 +970,11 @@ static inline void rb_store_hdr(uint32_t *p, const uint32_t *w, uint32_t n)
 
 static inline void rb_done(struct rb_cpu *cb)
 {
+	uint64_t armed = __atomic_load_n(&cb->armed, __ATOMIC_RELAXED);
+
 	rb_depth--;
-	if (__builtin_expect(__atomic_load_n(&cb->waiters, __ATOMIC_SEQ_CST) != 0, 0))
-		rb_wake(cb, __atomic_load_n(&cb->st.pos, __ATOMIC_RELAXED));
+	if (__builtin_expect(armed != 0, 0))
+		rb_wake(cb, armed);
 }
 
 void kagg_rb__commit(struct kagg_rb_rsv *rsv)
@@ -1246,11 +1258,45 @@ static bool rb_ready(struct rb_cpu *cb, int percent)
 	return used * 100 >= (uint64_t)percent * rb->nr;
 }
 
+/*
+ * Arm cb for a wake once sub-buffer `seq` is reached (a lower arm of another
+ * reader stands).  Returns true when cb was not armed before: a writer may
+ * have committed without seeing the arm (see kagg_rb__wait).
+ */
+static bool rb_arm(struct rb_cpu *cb, uint64_t seq)
+{
+	uint64_t cur = __atomic_load_n(&cb->armed, __ATOMIC_RELAXED);
+
+	do {
+		if (cur && cur <= seq + 1) {
+			/* standing: still a full fence before the readiness check */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			return false;
+		}
+	} while (!__atomic_compare_exchange_n(&cb->armed, &cur, seq + 1, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return cur == 0;
+}
+
+/*
+ * Readers sleep on rb->wake_gen.  Before each sleep the reader reads the
+ * word, arms every CPU it waits for (cb->armed = 1 + the sub-buffer sequence
+ * that satisfies percent), then checks for data; a writer's commit loads
+ * cb->armed (a line it only reads until then) and, when the arm is due, the
+ * one writer that clears it bumps wake_gen and makes one FUTEX_WAKE.  A bump
+ * between our read and the sleep makes FUTEX_WAIT return at once.
+ *
+ * Writers do not fence between their commit store and the load of armed: a
+ * commit made an instant before the arm became visible can be missed by both
+ * sides.  That commit is visible within the first millisecond, so a sleep
+ * right after a fresh arm is no longer than that; an arm that stands
+ * (nothing clears it until a writer sees it due) needs no such bound.
+ */
 int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 {
 	struct timespec end, now, rel;
 	int i, lo = cpu, hi = cpu + 1, ret = 0;
-	bool first = true;
+	uint64_t want, mine[64] = { 0 }; /* our arms, to take back when we leave */
 
 	if (!rb || cpu >= rb->nr_cpus || percent < 0 || percent > 100)
 		return -EINVAL;
@@ -1258,6 +1304,7 @@ int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 		lo = 0;
 		hi = rb->nr_cpus;
 	}
+	want = percent ? ((uint64_t)percent * rb->nr + 99) / 100 : 0;
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	if (timeout_ms >= 0) {
 		end.tv_sec += timeout_ms / 1000;
@@ -1267,58 +1314,60 @@ int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 			end.tv_nsec -= 1000000000L;
 		}
 	}
-	for (i = lo; i < hi; i++)
-		__atomic_fetch_add(&rb->cpus[i].waiters, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
-		uint32_t gen = __atomic_load_n(&rb->cpus[lo].wake_gen, __ATOMIC_ACQUIRE);
+		uint32_t gen = __atomic_load_n(&rb->wake_gen, __ATOMIC_ACQUIRE);
+		bool fresh = false;
 		long r;
 
 		for (i = lo; i < hi; i++) {
 			struct rb_cpu *cb = &rb->cpus[i];
-			uint64_t want = percent ? ((uint64_t)percent * rb->nr + 99) / 100 : 0;
+			uint64_t rs;
 
-			__atomic_store_n(&cb->wake_seq, cb->read_seq + want, __ATOMIC_RELAXED);
+			pthread_mutex_lock(&cb->rlock);
+			rs = cb->read_seq;
+			pthread_mutex_unlock(&cb->rlock);
+			if (rb_arm(cb, rs + want)) {
+				fresh = true;
+				if (i - lo < 64)
+					mine[i - lo] = rs + want + 1;
+			}
 			if (rb_ready(cb, percent))
 				goto out;
 		}
-		/* several CPUs: poll every 10 ms on the first one's word */
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (timeout_ms >= 0 && (now.tv_sec > end.tv_sec ||
 					(now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))) {
 			ret = -ETIMEDOUT;
 			goto out;
 		}
-		rel.tv_sec = 0;
-		rel.tv_nsec = 10000000L;
-		if (timeout_ms >= 0 && hi - lo == 1) {
+		rel.tv_sec = 1;
+		rel.tv_nsec = 0;
+		if (timeout_ms >= 0) {
 			long ns = (end.tv_sec - now.tv_sec) * 1000000000L + end.tv_nsec - now.tv_nsec;
 
-			rel.tv_sec = ns / 1000000000L;
-			rel.tv_nsec = ns % 1000000000L;
-		} else if (hi - lo == 1) {
-			rel.tv_sec = 1;
+			if (ns < 1000000000L) {
+				rel.tv_sec = 0;
+				rel.tv_nsec = ns;
+			}
 		}
-		/*
-		 * A writer checks `waiters` right after its plain commit store,
-		 * with no fence between: it can miss a reader that registered an
-		 * instant before the commit became visible to it.  Such a commit
-		 * is visible within the first millisecond, so the first sleep is
-		 * no longer than that.
-		 */
-		if (first && (rel.tv_sec || rel.tv_nsec > 1000000L)) {
+		if (fresh && (rel.tv_sec || rel.tv_nsec > 1000000L)) {
 			rel.tv_sec = 0;
 			rel.tv_nsec = 1000000L;
 		}
-		first = false;
-		r = syscall(SYS_futex, &rb->cpus[lo].wake_gen, FUTEX_WAIT_PRIVATE, gen, &rel, NULL,
-			    0);
+		r = syscall(SYS_futex, &rb->wake_gen, FUTEX_WAIT_PRIVATE, gen, &rel, NULL, 0);
 		if (r < 0 && errno == EINTR) {
 			ret = -EINTR;
 			goto out;
 		}
 	}
 out:
-	for (i = lo; i < hi; i++)
-		__atomic_fetch_sub(&rb->cpus[i].waiters, 1, __ATOMIC_SEQ_CST);
+	/* an arm no writer took is not left behind to cost one a wake */
+	for (i = lo; i < hi && i - lo < 64; i++) {
+		uint64_t a = mine[i - lo];
+
+		if (a)
+			__atomic_compare_exchange_n(&rb->cpus[i].armed, &a, 0, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
 	return ret;
 }
