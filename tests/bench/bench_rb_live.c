@@ -18,7 +18,10 @@
  *  2 writers  ours with writers on CPUs 0 and 1 and one unpinned reader
  *
  * The writer runs on CPU 0, the reader on CPU 1, for KAGG_BENCH_SECONDS
- * (default 2) each.  Loss: events the writer could not store / attempts.
+ * (default 2) each.  ns/event: the writer thread's CPU time per event it
+ * attempted (the machine may be shared: time preempted is not counted);
+ * events/s: the sum over writers of attempts per CPU second.  Loss: events
+ * the writer could not store / attempts.
  * KAGG_BENCH_RT_READER=1 runs our reader and the floor's at SCHED_FIFO.
  */
 #include <errno.h>
@@ -53,6 +56,7 @@ struct result {
 	double ns;	   /* per event attempted, per writer */
 	double rate;	   /* events attempted per second, all writers */
 	uint64_t attempts, lost;
+	double rd_ns; /* reader CPU time per event read (ours) */
 	const char *note;
 };
 
@@ -91,7 +95,7 @@ static void *ours_writer(void *arg)
 
 	memset(msg, 0xab, sizeof(msg));
 	pin(w->cpu);
-	t0 = now_ns();
+	t0 = thread_ns();
 	while (!stop) {
 		int i;
 
@@ -106,13 +110,15 @@ static void *ours_writer(void *arg)
 		}
 		w->attempts += 256;
 	}
-	w->ns = now_ns() - t0;
+	w->ns = thread_ns() - t0;
 	return NULL;
 }
 
 struct ours_rd {
 	struct kagg_rb *rb;
 	int cpu, rd_cpu; /* cpu < 0: every CPU buffer */
+	uint64_t pages;
+	double busy; /* reader CPU time outside kagg_rb__wait */
 	pthread_t th;
 };
 
@@ -125,11 +131,14 @@ static void *ours_reader(void *arg)
 
 	reader_setup(r->rd_cpu);
 	while (!stop && page) {
+		double t0 = thread_ns();
 		int c, got = 0;
 
 		for (c = lo; c < hi; c++)
 			while (kagg_rb__read_full_page(r->rb, c, page, sz) > 0)
 				got++;
+		r->pages += got;
+		r->busy += thread_ns() - t0;
 		if (!got) /* 1%: the next few sub-buffers */
 			kagg_rb__wait(r->rb, r->cpu, 1, 10);
 	}
@@ -143,7 +152,7 @@ static struct result run_ours(int writers)
 	struct ours w[2] = { 0 };
 	struct ours_rd rd = { .cpu = writers == 1 ? 0 : -1, .rd_cpu = writers == 1 ? 1 : -1 };
 	struct result res = { 0 };
-	double wall = 0, sum = 0;
+	double sum = 0;
 	int i;
 
 	rd.rb = kagg_rb__new(&o);
@@ -165,12 +174,12 @@ static struct result run_ours(int writers)
 		res.attempts += w[i].attempts;
 		res.lost += w[i].attempts - w[i].ok;
 		sum += w[i].ns;
-		if (w[i].ns > wall)
-			wall = w[i].ns;
+		res.rate += (double)w[i].attempts / w[i].ns * 1e9;
 	}
 	pthread_join(rd.th, NULL);
+	if (res.attempts > res.lost)
+		res.rd_ns = rd.busy / (double)(res.attempts - res.lost);
 	res.ns = sum / (double)res.attempts;
-	res.rate = (double)res.attempts / wall * 1e9;
 	kagg_rb__free(rd.rb);
 	return res;
 }
@@ -195,7 +204,7 @@ static void *spsc_writer(void *arg)
 
 	memset(msg, 0xab, sizeof(msg));
 	pin(0);
-	t0 = now_ns();
+	t0 = thread_ns();
 	while (!stop) {
 		int i;
 
@@ -218,7 +227,7 @@ static void *spsc_writer(void *arg)
 		}
 		q->attempts += 256;
 	}
-	q->ns = now_ns() - t0;
+	q->ns = thread_ns() - t0;
 	return NULL;
 }
 
@@ -286,8 +295,8 @@ static int lttng_writer(void)
 
 	memset(msg, 0xab, sizeof(msg));
 	pin(0);
-	t0 = now_ns();
-	end = t0 + seconds * 1e9;
+	t0 = thread_ns();
+	end = now_ns() + seconds * 1e9;
 	do {
 		int i;
 
@@ -295,7 +304,7 @@ static int lttng_writer(void)
 			lttng_ust_tracepoint(kagg_bench, ev, msg);
 		n += 256;
 	} while (now_ns() < end);
-	printf("%llu %.3f\n", (unsigned long long)n, now_ns() - t0);
+	printf("%llu %.3f\n", (unsigned long long)n, thread_ns() - t0);
 	return 0;
 }
 
@@ -486,6 +495,8 @@ static void print(const char *name, const struct result *r)
 	       r->ns, r->rate / 1e6, r->attempts ? 100.0 * (double)r->lost / (double)r->attempts : 0,
 	       (unsigned long long)r->lost, (unsigned long long)r->attempts, r->note ? "  " : "",
 	       r->note ? r->note : "");
+	if (r->rd_ns > 0)
+		printf("%-22s %8.1f ns/event of reader CPU time draining\n", "", r->rd_ns);
 }
 
 int main(int argc, char **argv)

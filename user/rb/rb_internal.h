@@ -39,6 +39,7 @@
 #define SLOT_PHYS(w) ((w) >> 48)
 #define SLOT_TAG(w) ((w) & ((1ULL << 48) - 1))
 #define SLOT_BUSY (1ULL << 47) /* tag | BUSY: being evicted and zeroed */
+#define SLOT_DIRTY (1ULL << 46) /* tag | DIRTY: a page for tag, not zeroed yet */
 
 /* rb_cpu.foreign: who may change the write state besides rseq writers */
 #define RB_FOREIGN_STICKY (1u << 31) /* written from other CPUs: locked CAS for good */

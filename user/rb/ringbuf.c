@@ -43,7 +43,7 @@
  *   otherwise refuse: commit overrun.  Consume mode: refuse, dropped), then
  *   CAS the state to (T, len).  The winner pads the old page (a committed
  *   PADDING record) and counts its events while they are hot.
- * - readers swap their zeroed spare page into the slot of the oldest complete
+ * - readers swap their spare page into the slot of the oldest complete
  *   sub-buffer with a CAS on the slot word (reader-page swap), racing writers
  *   that evict it: exactly one wins, so each event is either read or counted
  *   as overrun, never both.  When only the sub-buffer being written holds
@@ -652,6 +652,25 @@ uint64_t rb_commit_pos(struct rb_cpu *cb, uint64_t upto)
 }
 
 /*
+ * Slot word w holds T | DIRTY, the page a reader handed back for sub-buffer
+ * T: zero it (taking it as T | BUSY, so that one writer does it) and publish
+ * T.  The writer zeroes it rather than the reader, so the page's lines come
+ * to the writer's cache from a reader that only read them, not wrote them.
+ * True when the slot is ready now.
+ */
+static bool rb_zero_dirty(struct rb_cpu *cb, uint64_t *slot, uint64_t w, uint64_t T)
+{
+	uint64_t phys = SLOT_PHYS(w);
+
+	if (!__atomic_compare_exchange_n(slot, &w, SLOT(phys, T | SLOT_BUSY), false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return false;
+	memset(cb->pages + phys * cb->rb->subbuf, 0, cb->rb->subbuf);
+	__atomic_store_n(slot, SLOT(phys, T), __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
  * Make slot T % nr ready for sub-buffer T.  0: ready; -EAGAIN: state moved,
  * re-read it; -ENOBUFS: refused (counted).
  */
@@ -675,6 +694,8 @@ static int rb_claim(struct rb_cpu *cb, uint64_t T)
 	}
 	if (tag == T)
 		return 0;
+	if (tag == (T | SLOT_DIRTY))
+		return rb_zero_dirty(cb, slot, w, T) ? 0 : -EAGAIN;
 	if (tag + rb->nr != T)
 		return -EAGAIN;
 	if (rb->mode == KAGG_RB_CONSUME) {
@@ -1055,7 +1076,6 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 
 	while (cb->rd_off >= cb->rd_end) {
 		uint64_t c, cseq, s = cb->read_seq, w, ov, phys;
-		uint8_t *spare;
 		struct rb_state st;
 
 		if (!may_close && s >= POS_SEQ(__atomic_load_n(&cb->st.pos, __ATOMIC_ACQUIRE)))
@@ -1070,10 +1090,10 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 					cb->read_seq = cseq + 1 - rb->nr;
 				continue;
 			}
-			spare = cb->pages + cb->rd_phys * rb->subbuf;
-			memset(spare, 0, rb->subbuf);
+			/* the spare goes in unzeroed: the writer that reaches it zeroes it */
 			if (!__atomic_compare_exchange_n(&cb->slots[rb_slot(rb, s)], &w,
-							 SLOT(cb->rd_phys, s + rb->nr), false,
+							 SLOT(cb->rd_phys, (s + rb->nr) | SLOT_DIRTY),
+							 false,
 							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 				continue;
 			phys = SLOT_PHYS(w);
@@ -1094,6 +1114,9 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 		st = st_load(&cb->st);
 		if (POS_SEQ(c) != s || POS_OFF(c) == 0 || st.pos != c)
 			return false;
+		w = __atomic_load_n(&cb->slots[rb_slot(rb, s + 1)], __ATOMIC_ACQUIRE);
+		if (SLOT_TAG(w) == ((s + 1) | SLOT_DIRTY))
+			rb_zero_dirty(cb, &cb->slots[rb_slot(rb, s + 1)], w, s + 1);
 		if (SLOT_TAG(__atomic_load_n(&cb->slots[rb_slot(rb, s + 1)], __ATOMIC_ACQUIRE)) !=
 		    s + 1)
 			return false;
