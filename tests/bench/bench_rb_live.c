@@ -22,7 +22,8 @@
  * attempted (the machine may be shared: time preempted is not counted);
  * events/s: the sum over writers of attempts per CPU second.  Loss: events
  * the writer could not store / attempts.
- * KAGG_BENCH_RT_READER=1 runs our reader and the floor's at SCHED_FIFO.
+ * KAGG_BENCH_RT_READER=1 runs our reader and the floor's at SCHED_FIFO;
+ * KAGG_BENCH_RD_PERCENT sets our reader's watermark (default 1%).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +51,7 @@
 
 static double seconds = 2;
 static bool rt_reader;
+static int rd_percent = 1; /* our reader's watermark: the next few sub-buffers */
 static volatile int stop;
 
 struct result {
@@ -139,8 +141,8 @@ static void *ours_reader(void *arg)
 				got++;
 		r->pages += got;
 		r->busy += thread_ns() - t0;
-		if (!got) /* 1%: the next few sub-buffers */
-			kagg_rb__wait(r->rb, r->cpu, 1, 10);
+		if (!got)
+			kagg_rb__wait(r->rb, r->cpu, rd_percent, 10);
 	}
 	free(page);
 	return NULL;
@@ -513,6 +515,8 @@ int main(int argc, char **argv)
 		return lttng_writer();
 	}
 	rt_reader = (e = getenv("KAGG_BENCH_RT_READER")) && atoi(e) == 1;
+	if ((e = getenv("KAGG_BENCH_RD_PERCENT")) && atoi(e) >= 0 && atoi(e) <= 100)
+		rd_percent = atoi(e);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0) {
 		fprintf(stderr, "bench_rb_live: cannot find its own executable\n");
@@ -523,8 +527,9 @@ int main(int argc, char **argv)
 		printf("bench_rb_live: skipped: needs 2 CPUs\n");
 		return 0;
 	}
-	printf("64-byte payloads, writer on CPU 0, reader on CPU 1, %g s each, reader %s\n",
-	       seconds, rt_reader ? "SCHED_FIFO" : "SCHED_OTHER");
+	printf("64-byte payloads, writer on CPU 0, reader on CPU 1, %g s each, reader %s, "
+	       "our reader's watermark %d%%\n",
+	       seconds, rt_reader ? "SCHED_FIFO" : "SCHED_OTHER", rd_percent);
 	ours = run_ours(1);
 	floor_ = run_floor();
 	lt = run_lttng(self);
