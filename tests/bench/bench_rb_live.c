@@ -23,7 +23,8 @@
  * events/s: the sum over writers of attempts per CPU second.  Loss: events
  * the writer could not store / attempts.
  * KAGG_BENCH_RT_READER=1 runs our reader and the floor's at SCHED_FIFO;
- * KAGG_BENCH_RD_PERCENT sets our reader's watermark (default 1%).
+ * KAGG_BENCH_RD_PERCENT sets our reader's watermark (default 12%: 62 of 512
+ * sub-buffers, about what one LTTng-UST sub-buffer is of its channel).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +52,7 @@
 
 static double seconds = 2;
 static bool rt_reader;
-static int rd_percent = 1; /* our reader's watermark: the next few sub-buffers */
+static int rd_percent = 12; /* our reader's watermark (see above) */
 static volatile int stop;
 
 struct result {
@@ -59,6 +60,7 @@ struct result {
 	double rate;	   /* events attempted per second, all writers */
 	uint64_t attempts, lost;
 	double rd_ns; /* reader CPU time per event read (ours) */
+	double ev_per_sleep; /* events read per reader sleep (ours) */
 	const char *note;
 };
 
@@ -119,8 +121,8 @@ static void *ours_writer(void *arg)
 struct ours_rd {
 	struct kagg_rb *rb;
 	int cpu, rd_cpu; /* cpu < 0: every CPU buffer */
-	uint64_t pages;
-	double busy; /* reader CPU time outside kagg_rb__wait */
+	uint64_t pages, sleeps; /* sleeps: kagg_rb__wait calls, each at most one writer wake */
+	double busy; /* reader thread CPU time (a clock read per drain would cost more) */
 	pthread_t th;
 };
 
@@ -131,19 +133,23 @@ static void *ours_reader(void *arg)
 	uint8_t *page = malloc(sz);
 	int lo = r->cpu < 0 ? 0 : r->cpu, hi = r->cpu < 0 ? 2 : r->cpu + 1;
 
+	double t0;
+
 	reader_setup(r->rd_cpu);
+	t0 = thread_ns();
 	while (!stop && page) {
-		double t0 = thread_ns();
 		int c, got = 0;
 
 		for (c = lo; c < hi; c++)
 			while (kagg_rb__read_full_page(r->rb, c, page, sz) > 0)
 				got++;
 		r->pages += got;
-		r->busy += thread_ns() - t0;
-		if (!got)
+		if (!got) {
 			kagg_rb__wait(r->rb, r->cpu, rd_percent, 10);
+			r->sleeps++;
+		}
 	}
+	r->busy = thread_ns() - t0;
 	free(page);
 	return NULL;
 }
@@ -179,8 +185,10 @@ static struct result run_ours(int writers)
 		res.rate += (double)w[i].attempts / w[i].ns * 1e9;
 	}
 	pthread_join(rd.th, NULL);
-	if (res.attempts > res.lost)
+	if (res.attempts > res.lost) {
 		res.rd_ns = rd.busy / (double)(res.attempts - res.lost);
+		res.ev_per_sleep = (double)(res.attempts - res.lost) / (double)(rd.sleeps + 1);
+	}
 	res.ns = sum / (double)res.attempts;
 	kagg_rb__free(rd.rb);
 	return res;
@@ -498,7 +506,8 @@ static void print(const char *name, const struct result *r)
 	       (unsigned long long)r->lost, (unsigned long long)r->attempts, r->note ? "  " : "",
 	       r->note ? r->note : "");
 	if (r->rd_ns > 0)
-		printf("%-22s %8.1f ns/event of reader CPU time draining\n", "", r->rd_ns);
+		printf("%-22s %8.1f ns/event of reader CPU time, %.0f events per reader sleep\n", "",
+		       r->rd_ns, r->ev_per_sleep);
 }
 
 int main(int argc, char **argv)
