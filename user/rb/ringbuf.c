@@ -1281,12 +1281,15 @@ static bool rb_ready(struct rb_cpu *cb, int percent)
 	return used * 100 >= (uint64_t)percent * rb->nr;
 }
 
+enum { ARM_STANDING, ARM_NEW, ARM_LOWERED };
+
 /*
  * Arm cb for a wake once sub-buffer `seq` is reached (a lower arm of another
- * reader stands).  Returns true when cb was not armed before: a writer may
- * have committed without seeing the arm (see kagg_rb__wait).
+ * reader stands).  ARM_NEW: cb was not armed; ARM_LOWERED: another reader's
+ * later arm was brought forward.  Either way a writer may have committed
+ * without seeing this arm (see kagg_rb__wait).
  */
-static bool rb_arm(struct rb_cpu *cb, uint64_t seq)
+static int rb_arm(struct rb_cpu *cb, uint64_t seq)
 {
 	uint64_t cur = __atomic_load_n(&cb->armed, __ATOMIC_RELAXED);
 
@@ -1294,11 +1297,11 @@ static bool rb_arm(struct rb_cpu *cb, uint64_t seq)
 		if (cur && cur <= seq + 1) {
 			/* standing: still a full fence before the readiness check */
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-			return false;
+			return ARM_STANDING;
 		}
 	} while (!__atomic_compare_exchange_n(&cb->armed, &cur, seq + 1, false, __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
-	return cur == 0;
+	return cur ? ARM_LOWERED : ARM_NEW;
 }
 
 /*
@@ -1349,10 +1352,14 @@ int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 			pthread_mutex_lock(&cb->rlock);
 			rs = cb->read_seq;
 			pthread_mutex_unlock(&cb->rlock);
-			if (rb_arm(cb, rs + want)) {
-				fresh = true;
+			switch (rb_arm(cb, rs + want)) {
+			case ARM_NEW: /* ours alone: taken back when we leave */
 				if (i - lo < 64)
 					mine[i - lo] = rs + want + 1;
+				/* fall through */
+			case ARM_LOWERED:
+				fresh = true;
+				break;
 			}
 			if (rb_ready(cb, percent))
 				goto out;
