@@ -187,6 +187,8 @@ INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_st
 		   unit/test_json_locale
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
+# bench_rb_live: LTTng-UST as a peer, its tracepoint provider compiled in (BENCH_DEPS).
+$(OUT)/tests/bench/bench_rb_live: TEST_LIBS += -llttng-ust -ldl
 
 $(OUT)/tests/%: tests/%.c $(LIB_A) $(LIB_INTERNAL_A) $(TEST_SKELS) $(wildcard tests/*.h) \
 		$(LIB_HDRS) $(BPF_HDRS)
@@ -230,7 +232,7 @@ DEPS		:= clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libiberty-dev
 		   libcmocka-dev libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
 		   abigail-tools libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev \
 		   libxml2-utils prometheus golang-go chromium
-BENCH_DEPS	:= libbpf-tools bpftrace
+BENCH_DEPS	:= libbpf-tools bpftrace lttng-tools liblttng-ust-dev
 BENCH_DEPS_BPO	:= linux-perf
 
 # Long run under load (tests/soak/soak.sh, not part of make test): SOAK_MINUTES=30 by default.

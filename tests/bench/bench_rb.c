@@ -23,33 +23,9 @@
 #include <kbuffer.h>
 
 #include <kagg/ringbuf.h>
+#include "bench_time.h"
 
 #define ITERS 2000000L
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static uint64_t mono(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
-}
 
 enum kind { FLOOR, OURS, MUTEX_SHARED, MUTEX_PERCPU };
 

@@ -597,6 +597,49 @@ static void test_blocking_wait_wakes_on_commit_and_times_out(void **s)
 	kagg_rb__free(rb);
 }
 
+struct sleeper {
+	struct kagg_rb *rb;
+	int cpu, percent, ret;
+};
+
+static void *sleeper(void *arg)
+{
+	struct sleeper *sl = arg;
+
+	sl->ret = kagg_rb__wait(sl->rb, sl->cpu, sl->percent, 10000);
+	return NULL;
+}
+
+/*
+ * A reader asleep in kagg_rb__wait costs the writers one FUTEX_WAKE (one
+ * bump of the futex word), however many records they commit while it sleeps
+ * and after it left; CPU 1's writer wakes a reader waiting on every CPU.
+ */
+static void test_sleeping_reader_woken_once(void **s)
+{
+	struct kagg_rb *rb = mk(NULL, 8, KAGG_RB_CONSUME, 2);
+	struct sleeper sl = { .rb = rb, .cpu = -1, .percent = 50, .ret = 1 };
+	uint8_t msg[200] = { 0 };
+	uint32_t gen;
+	pthread_t t;
+	int i;
+
+	pthread_create(&t, NULL, sleeper, &sl);
+	while (!__atomic_load_n(&rb->cpus[1].armed, __ATOMIC_ACQUIRE))
+		sched_yield();
+	usleep(20000); /* past the 1 ms bound after a fresh arm: it sleeps on the arm */
+	gen = __atomic_load_n(&rb->wake_gen, __ATOMIC_ACQUIRE);
+	/* 7 of 8 sub-buffers: the 50% watermark is passed half-way */
+	for (i = 0; i < 7 * 19; i++)
+		assert_int_equal(kagg_rb__write(rb, 1, msg, sizeof(msg)), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(sl.ret, 0);
+	assert_true(__atomic_load_n(&rb->wake_gen, __ATOMIC_ACQUIRE) - gen <= 1);
+	assert_int_equal(rb->cpus[0].armed, 0);
+	assert_int_equal(rb->cpus[1].armed, 0);
+	kagg_rb__free(rb);
+}
+
 static void test_opts_validated(void **s)
 {
 	KAGG_OPTS(kagg_rb_opts, bad_sz, .subbuf_size = 6000);
@@ -810,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_partly_consumed_page_uses_copy_path_with_last_ts),
 		cmocka_unit_test(test_stats_print_in_tracefs_layout),
 		cmocka_unit_test(test_blocking_wait_wakes_on_commit_and_times_out),
+		cmocka_unit_test(test_sleeping_reader_woken_once),
 		cmocka_unit_test(test_opts_validated),
 		cmocka_unit_test(test_sized_structs_validated),
 		cmocka_unit_test(test_large_subbuffers_decode_in_kbuffer),

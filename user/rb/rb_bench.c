@@ -135,7 +135,7 @@ static void *bench_writer(void *arg)
 			n++;
 			if (!p)
 				continue;
-			kagg_rb_entry__init(p, id, 0, 0, (int32_t)gettid());
+			kagg_rb_entry__init(p, id, 0, 0, w->tid);
 			if (b->payload >= 12)
 				memcpy(p + 8, &w->id, 4);
 			if (b->payload >= 16)

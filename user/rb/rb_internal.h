@@ -39,6 +39,7 @@
 #define SLOT_PHYS(w) ((w) >> 48)
 #define SLOT_TAG(w) ((w) & ((1ULL << 48) - 1))
 #define SLOT_BUSY (1ULL << 47) /* tag | BUSY: being evicted and zeroed */
+#define SLOT_DIRTY (1ULL << 46) /* tag | DIRTY: a page for tag, not zeroed yet */
 
 /* rb_cpu.foreign: who may change the write state besides rseq writers */
 #define RB_FOREIGN_STICKY (1u << 31) /* written from other CPUs: locked CAS for good */
@@ -70,11 +71,13 @@ struct rb_cpu {
 	uint8_t subbuf_shift;	/* log2(rb->subbuf) */
 	uint32_t nr;		/* rb->nr and rb->nr_magic, on the writers' line */
 	uint64_t nr_magic;
-	/* read by every writer, rarely written */
-	uint32_t waiters __attribute__((aligned(64))); /* blocking readers */
-	uint32_t foreign;			       /* RB_FOREIGN_*, see ringbuf.c */
-	uint32_t wake_gen;
-	uint64_t wake_seq;
+	/*
+	 * Read by every writer, written once per reader sleep: armed is 0, or
+	 * 1 + the sub-buffer sequence a sleeping reader waits for (see
+	 * kagg_rb__wait); the writer that sees it due clears it and wakes.
+	 */
+	uint64_t armed __attribute__((aligned(64)));
+	uint32_t foreign; /* RB_FOREIGN_*, see ringbuf.c */
 	/* rare-path counters */
 	uint64_t overrun __attribute__((aligned(64)));
 	uint64_t commit_overrun, dropped, too_big, nest_refused, pages_lost;
@@ -92,7 +95,7 @@ struct rb_cpu {
 	uint64_t scan_seq;
 	uint32_t scan_off, scan_re;
 } __attribute__((aligned(64)));
-_Static_assert(__builtin_offsetof(struct rb_cpu, waiters) == 64,
+_Static_assert(__builtin_offsetof(struct rb_cpu, armed) == 64,
 	       "rb_cpu: the writers' fields fill exactly one cache line");
 
 struct kagg_rb {
@@ -108,6 +111,8 @@ struct kagg_rb {
 	void *clock_ctx;
 	kagg_log_fn log;
 	void *log_ctx;
+	/* futex word of sleeping readers, bumped by the writer that wakes them */
+	uint32_t wake_gen __attribute__((aligned(64)));
 	struct rb_cpu cpus[] __attribute__((aligned(64)));
 };
 

@@ -43,7 +43,7 @@
  *   otherwise refuse: commit overrun.  Consume mode: refuse, dropped), then
  *   CAS the state to (T, len).  The winner pads the old page (a committed
  *   PADDING record) and counts its events while they are hot.
- * - readers swap their zeroed spare page into the slot of the oldest complete
+ * - readers swap their spare page into the slot of the oldest complete
  *   sub-buffer with a CAS on the slot word (reader-page swap), racing writers
  *   that evict it: exactly one wins, so each event is either read or counted
  *   as overrun, never both.  When only the sub-buffer being written holds
@@ -486,12 +486,22 @@ static inline uint8_t *rb_page_of(struct rb_cpu *cb, uint64_t seq)
 /* Open reservations of this thread (nesting depth), for max_nest. */
 static __thread uint32_t rb_depth __attribute__((tls_model("initial-exec")));
 
-static void rb_wake(struct rb_cpu *cb, uint64_t pos)
+/*
+ * A reader armed cb and sleeps (kagg_rb__wait): when what it waits for is
+ * there, the first writer to clear the arm wakes it; the others see 0 and
+ * make no system call.  One FUTEX_WAKE per reader sleep, not per event.
+ */
+static __attribute__((noinline)) void rb_wake(struct rb_cpu *cb, uint64_t armed)
 {
-	if (POS_SEQ(pos) + 1 < __atomic_load_n(&cb->wake_seq, __ATOMIC_RELAXED))
-		return;
-	__atomic_fetch_add(&cb->wake_gen, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &cb->wake_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	struct kagg_rb *rb = cb->rb;
+
+	if (POS_SEQ(__atomic_load_n(&cb->st.pos, __ATOMIC_RELAXED)) + 2 < armed)
+		return; /* not enough sub-buffers yet */
+	if (!__atomic_compare_exchange_n(&cb->armed, &armed, 0, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return; /* another writer woke it, or the reader moved on */
+	__atomic_fetch_add(&rb->wake_gen, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &rb->wake_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* Number of data events in a page's first `end` bytes (all committed). */
@@ -642,6 +652,25 @@ uint64_t rb_commit_pos(struct rb_cpu *cb, uint64_t upto)
 }
 
 /*
+ * Slot word w holds T | DIRTY, the page a reader handed back for sub-buffer
+ * T: zero it (taking it as T | BUSY, so that one writer does it) and publish
+ * T.  The writer zeroes it rather than the reader, so the page's lines come
+ * to the writer's cache from a reader that only read them, not wrote them.
+ * True when the slot is ready now.
+ */
+static bool rb_zero_dirty(struct rb_cpu *cb, uint64_t *slot, uint64_t w, uint64_t T)
+{
+	uint64_t phys = SLOT_PHYS(w);
+
+	if (!__atomic_compare_exchange_n(slot, &w, SLOT(phys, T | SLOT_BUSY), false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return false;
+	memset(cb->pages + phys * cb->rb->subbuf, 0, cb->rb->subbuf);
+	__atomic_store_n(slot, SLOT(phys, T), __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
  * Make slot T % nr ready for sub-buffer T.  0: ready; -EAGAIN: state moved,
  * re-read it; -ENOBUFS: refused (counted).
  */
@@ -665,6 +694,8 @@ static int rb_claim(struct rb_cpu *cb, uint64_t T)
 	}
 	if (tag == T)
 		return 0;
+	if (tag == (T | SLOT_DIRTY))
+		return rb_zero_dirty(cb, slot, w, T) ? 0 : -EAGAIN;
 	if (tag + rb->nr != T)
 		return -EAGAIN;
 	if (rb->mode == KAGG_RB_CONSUME) {
@@ -960,9 +991,11 @@ static inline void rb_store_hdr(uint32_t *p, const uint32_t *w, uint32_t n)
 
 static inline void rb_done(struct rb_cpu *cb)
 {
+	uint64_t armed = __atomic_load_n(&cb->armed, __ATOMIC_RELAXED);
+
 	rb_depth--;
-	if (__builtin_expect(__atomic_load_n(&cb->waiters, __ATOMIC_SEQ_CST) != 0, 0))
-		rb_wake(cb, __atomic_load_n(&cb->st.pos, __ATOMIC_RELAXED));
+	if (__builtin_expect(armed != 0, 0))
+		rb_wake(cb, armed);
 }
 
 void kagg_rb__commit(struct kagg_rb_rsv *rsv)
@@ -1043,7 +1076,6 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 
 	while (cb->rd_off >= cb->rd_end) {
 		uint64_t c, cseq, s = cb->read_seq, w, ov, phys;
-		uint8_t *spare;
 		struct rb_state st;
 
 		if (!may_close && s >= POS_SEQ(__atomic_load_n(&cb->st.pos, __ATOMIC_ACQUIRE)))
@@ -1058,10 +1090,10 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 					cb->read_seq = cseq + 1 - rb->nr;
 				continue;
 			}
-			spare = cb->pages + cb->rd_phys * rb->subbuf;
-			memset(spare, 0, rb->subbuf);
+			/* the spare goes in unzeroed: the writer that reaches it zeroes it */
 			if (!__atomic_compare_exchange_n(&cb->slots[rb_slot(rb, s)], &w,
-							 SLOT(cb->rd_phys, s + rb->nr), false,
+							 SLOT(cb->rd_phys, (s + rb->nr) | SLOT_DIRTY),
+							 false,
 							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 				continue;
 			phys = SLOT_PHYS(w);
@@ -1082,6 +1114,9 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 		st = st_load(&cb->st);
 		if (POS_SEQ(c) != s || POS_OFF(c) == 0 || st.pos != c)
 			return false;
+		w = __atomic_load_n(&cb->slots[rb_slot(rb, s + 1)], __ATOMIC_ACQUIRE);
+		if (SLOT_TAG(w) == ((s + 1) | SLOT_DIRTY))
+			rb_zero_dirty(cb, &cb->slots[rb_slot(rb, s + 1)], w, s + 1);
 		if (SLOT_TAG(__atomic_load_n(&cb->slots[rb_slot(rb, s + 1)], __ATOMIC_ACQUIRE)) !=
 		    s + 1)
 			return false;
@@ -1246,11 +1281,48 @@ static bool rb_ready(struct rb_cpu *cb, int percent)
 	return used * 100 >= (uint64_t)percent * rb->nr;
 }
 
+enum { ARM_STANDING, ARM_NEW, ARM_LOWERED };
+
+/*
+ * Arm cb for a wake once sub-buffer `seq` is reached (a lower arm of another
+ * reader stands).  ARM_NEW: cb was not armed; ARM_LOWERED: another reader's
+ * later arm was brought forward.  Either way a writer may have committed
+ * without seeing this arm (see kagg_rb__wait).
+ */
+static int rb_arm(struct rb_cpu *cb, uint64_t seq)
+{
+	uint64_t cur = __atomic_load_n(&cb->armed, __ATOMIC_RELAXED);
+
+	do {
+		if (cur && cur <= seq + 1) {
+			/* standing: still a full fence before the readiness check */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			return ARM_STANDING;
+		}
+	} while (!__atomic_compare_exchange_n(&cb->armed, &cur, seq + 1, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return cur ? ARM_LOWERED : ARM_NEW;
+}
+
+/*
+ * Readers sleep on rb->wake_gen.  Before each sleep the reader reads the
+ * word, arms every CPU it waits for (cb->armed = 1 + the sub-buffer sequence
+ * that satisfies percent), then checks for data; a writer's commit loads
+ * cb->armed (a line it only reads until then) and, when the arm is due, the
+ * one writer that clears it bumps wake_gen and makes one FUTEX_WAKE.  A bump
+ * between our read and the sleep makes FUTEX_WAIT return at once.
+ *
+ * Writers do not fence between their commit store and the load of armed: a
+ * commit made an instant before the arm became visible can be missed by both
+ * sides.  That commit is visible within the first millisecond, so a sleep
+ * right after a fresh arm is no longer than that; an arm that stands
+ * (nothing clears it until a writer sees it due) needs no such bound.
+ */
 int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 {
 	struct timespec end, now, rel;
 	int i, lo = cpu, hi = cpu + 1, ret = 0;
-	bool first = true;
+	uint64_t want, mine[64] = { 0 }; /* our arms, to take back when we leave */
 
 	if (!rb || cpu >= rb->nr_cpus || percent < 0 || percent > 100)
 		return -EINVAL;
@@ -1258,6 +1330,7 @@ int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 		lo = 0;
 		hi = rb->nr_cpus;
 	}
+	want = percent ? ((uint64_t)percent * rb->nr + 99) / 100 : 0;
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	if (timeout_ms >= 0) {
 		end.tv_sec += timeout_ms / 1000;
@@ -1267,58 +1340,64 @@ int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 			end.tv_nsec -= 1000000000L;
 		}
 	}
-	for (i = lo; i < hi; i++)
-		__atomic_fetch_add(&rb->cpus[i].waiters, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
-		uint32_t gen = __atomic_load_n(&rb->cpus[lo].wake_gen, __ATOMIC_ACQUIRE);
+		uint32_t gen = __atomic_load_n(&rb->wake_gen, __ATOMIC_ACQUIRE);
+		bool fresh = false;
 		long r;
 
 		for (i = lo; i < hi; i++) {
 			struct rb_cpu *cb = &rb->cpus[i];
-			uint64_t want = percent ? ((uint64_t)percent * rb->nr + 99) / 100 : 0;
+			uint64_t rs;
 
-			__atomic_store_n(&cb->wake_seq, cb->read_seq + want, __ATOMIC_RELAXED);
+			pthread_mutex_lock(&cb->rlock);
+			rs = cb->read_seq;
+			pthread_mutex_unlock(&cb->rlock);
+			switch (rb_arm(cb, rs + want)) {
+			case ARM_NEW: /* ours alone: taken back when we leave */
+				if (i - lo < 64)
+					mine[i - lo] = rs + want + 1;
+				/* fall through */
+			case ARM_LOWERED:
+				fresh = true;
+				break;
+			}
 			if (rb_ready(cb, percent))
 				goto out;
 		}
-		/* several CPUs: poll every 10 ms on the first one's word */
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (timeout_ms >= 0 && (now.tv_sec > end.tv_sec ||
 					(now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))) {
 			ret = -ETIMEDOUT;
 			goto out;
 		}
-		rel.tv_sec = 0;
-		rel.tv_nsec = 10000000L;
-		if (timeout_ms >= 0 && hi - lo == 1) {
+		rel.tv_sec = 1;
+		rel.tv_nsec = 0;
+		if (timeout_ms >= 0) {
 			long ns = (end.tv_sec - now.tv_sec) * 1000000000L + end.tv_nsec - now.tv_nsec;
 
-			rel.tv_sec = ns / 1000000000L;
-			rel.tv_nsec = ns % 1000000000L;
-		} else if (hi - lo == 1) {
-			rel.tv_sec = 1;
+			if (ns < 1000000000L) {
+				rel.tv_sec = 0;
+				rel.tv_nsec = ns;
+			}
 		}
-		/*
-		 * A writer checks `waiters` right after its plain commit store,
-		 * with no fence between: it can miss a reader that registered an
-		 * instant before the commit became visible to it.  Such a commit
-		 * is visible within the first millisecond, so the first sleep is
-		 * no longer than that.
-		 */
-		if (first && (rel.tv_sec || rel.tv_nsec > 1000000L)) {
+		if (fresh && (rel.tv_sec || rel.tv_nsec > 1000000L)) {
 			rel.tv_sec = 0;
 			rel.tv_nsec = 1000000L;
 		}
-		first = false;
-		r = syscall(SYS_futex, &rb->cpus[lo].wake_gen, FUTEX_WAIT_PRIVATE, gen, &rel, NULL,
-			    0);
+		r = syscall(SYS_futex, &rb->wake_gen, FUTEX_WAIT_PRIVATE, gen, &rel, NULL, 0);
 		if (r < 0 && errno == EINTR) {
 			ret = -EINTR;
 			goto out;
 		}
 	}
 out:
-	for (i = lo; i < hi; i++)
-		__atomic_fetch_sub(&rb->cpus[i].waiters, 1, __ATOMIC_SEQ_CST);
+	/* an arm no writer took is not left behind to cost one a wake */
+	for (i = lo; i < hi && i - lo < 64; i++) {
+		uint64_t a = mine[i - lo];
+
+		if (a)
+			__atomic_compare_exchange_n(&rb->cpus[i].armed, &a, 0, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
 	return ret;
 }

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * A writer with a live reader: what one event costs the writer while a
+ * reader on another CPU drains the buffer, as ratios against peers measured
+ * in the same run.  Asserts nothing.
+ *
+ *  ours    kagg_rb__reserve + 64-byte memcpy + kagg_rb__commit, consume mode,
+ *          512 x 4 KiB sub-buffers per CPU (2 MiB, as LTTng's channel); the
+ *          reader takes full sub-buffers (kagg_rb__read_full_page) and sleeps
+ *          in kagg_rb__wait() when none is ready
+ *  floor   a minimal single-producer/single-consumer ring of 72-byte records
+ *          (clock read + 64 bytes), 2 MiB; the reader copies records out and
+ *          publishes its position every 4 KiB, pausing 50 us when empty
+ *  lttng   LTTng-UST: a 64-byte tracepoint into a discard-mode channel of
+ *          8 x 256 KiB sub-buffers, its own session daemon (private
+ *          LTTNG_HOME, run as nobody when we are root), the consumer daemon
+ *          writing the trace to a temporary directory
+ *  2 writers  ours with writers on CPUs 0 and 1 and one unpinned reader
+ *
+ * The writer runs on CPU 0, the reader on CPU 1, for KAGG_BENCH_SECONDS
+ * (default 2) each.  ns/event: the writer thread's CPU time per event it
+ * attempted (the machine may be shared: time preempted is not counted);
+ * events/s: the sum over writers of attempts per CPU second.  Loss: events
+ * the writer could not store / attempts.
+ * KAGG_BENCH_RT_READER=1 runs our reader and the floor's at SCHED_FIFO;
+ * KAGG_BENCH_RD_PERCENT sets our reader's watermark (default 12%: 62 of 512
+ * sub-buffers, about what one LTTng-UST sub-buffer is of its channel).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#define LTTNG_UST_TRACEPOINT_CREATE_PROBES
+#include "bench_rb_live_tp.h"
+
+#include <kagg/ringbuf.h>
+#include "bench_time.h"
+
+#define PAYLOAD 64
+#define REC (8 + PAYLOAD)
+#define RING (2u << 20)
+
+static double seconds = 2;
+static bool rt_reader;
+static int rd_percent = 12; /* our reader's watermark (see above) */
+static volatile int stop;
+
+struct result {
+	double ns;	   /* per event attempted, per writer */
+	double rate;	   /* events attempted per second, all writers */
+	uint64_t attempts, lost;
+	double rd_ns; /* reader CPU time per event read (ours) */
+	double ev_per_sleep; /* events read per reader sleep (ours) */
+	const char *note;
+};
+
+static void reader_setup(int cpu)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	pin(cpu);
+	if (rt_reader && pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+		fprintf(stderr, "bench_rb_live: SCHED_FIFO reader refused: %s\n", strerror(errno));
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------------ ours */
+
+struct ours {
+	struct kagg_rb *rb;
+	int cpu;
+	uint64_t attempts, ok;
+	double ns;
+	pthread_t th;
+};
+
+static void *ours_writer(void *arg)
+{
+	struct ours *w = arg;
+	struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
+	uint8_t msg[PAYLOAD];
+	double t0;
+
+	memset(msg, 0xab, sizeof(msg));
+	pin(w->cpu);
+	t0 = thread_ns();
+	while (!stop) {
+		int i;
+
+		for (i = 0; i < 256; i++) {
+			void *p = kagg_rb__reserve_cpu(w->rb, w->cpu, PAYLOAD, &rsv);
+
+			if (p) {
+				memcpy(p, msg, PAYLOAD);
+				kagg_rb__commit(&rsv);
+				w->ok++;
+			}
+		}
+		w->attempts += 256;
+	}
+	w->ns = thread_ns() - t0;
+	return NULL;
+}
+
+struct ours_rd {
+	struct kagg_rb *rb;
+	int cpu, rd_cpu; /* cpu < 0: every CPU buffer */
+	uint64_t pages, sleeps; /* sleeps: kagg_rb__wait calls, each at most one writer wake */
+	double busy; /* reader thread CPU time (a clock read per drain would cost more) */
+	pthread_t th;
+};
+
+static void *ours_reader(void *arg)
+{
+	struct ours_rd *r = arg;
+	size_t sz = kagg_rb__subbuf_size(r->rb);
+	uint8_t *page = malloc(sz);
+	int lo = r->cpu < 0 ? 0 : r->cpu, hi = r->cpu < 0 ? 2 : r->cpu + 1;
+
+	double t0;
+
+	reader_setup(r->rd_cpu);
+	t0 = thread_ns();
+	while (!stop && page) {
+		int c, got = 0;
+
+		for (c = lo; c < hi; c++)
+			while (kagg_rb__read_full_page(r->rb, c, page, sz) > 0)
+				got++;
+		r->pages += got;
+		if (!got) {
+			kagg_rb__wait(r->rb, r->cpu, rd_percent, 10);
+			r->sleeps++;
+		}
+	}
+	r->busy = thread_ns() - t0;
+	free(page);
+	return NULL;
+}
+
+static struct result run_ours(int writers)
+{
+	KAGG_OPTS(kagg_rb_opts, o, .nr_cpus = 2, .nr_subbufs = 512, .mode = KAGG_RB_CONSUME);
+	struct ours w[2] = { 0 };
+	struct ours_rd rd = { .cpu = writers == 1 ? 0 : -1, .rd_cpu = writers == 1 ? 1 : -1 };
+	struct result res = { 0 };
+	double sum = 0;
+	int i;
+
+	rd.rb = kagg_rb__new(&o);
+	if (!rd.rb) {
+		res.note = "kagg_rb__new failed";
+		return res;
+	}
+	stop = 0;
+	pthread_create(&rd.th, NULL, ours_reader, &rd);
+	for (i = 0; i < writers; i++) {
+		w[i].rb = rd.rb;
+		w[i].cpu = i;
+		pthread_create(&w[i].th, NULL, ours_writer, &w[i]);
+	}
+	sleep_s(seconds);
+	stop = 1;
+	for (i = 0; i < writers; i++) {
+		pthread_join(w[i].th, NULL);
+		res.attempts += w[i].attempts;
+		res.lost += w[i].attempts - w[i].ok;
+		sum += w[i].ns;
+		res.rate += (double)w[i].attempts / w[i].ns * 1e9;
+	}
+	pthread_join(rd.th, NULL);
+	if (res.attempts > res.lost) {
+		res.rd_ns = rd.busy / (double)(res.attempts - res.lost);
+		res.ev_per_sleep = (double)(res.attempts - res.lost) / (double)(rd.sleeps + 1);
+	}
+	res.ns = sum / (double)res.attempts;
+	kagg_rb__free(rd.rb);
+	return res;
+}
+
+/* ------------------------------------------------------------------ SPSC floor */
+
+struct spsc {
+	uint64_t head __attribute__((aligned(64))); /* writer's */
+	uint64_t tail_seen;			    /* writer's copy of tail */
+	uint64_t tail __attribute__((aligned(64))); /* reader's, published every 4 KiB */
+	uint8_t *buf;
+	uint64_t attempts, lost;
+	double ns;
+};
+
+static void *spsc_writer(void *arg)
+{
+	struct spsc *q = arg;
+	uint8_t msg[PAYLOAD];
+	uint64_t h = 0;
+	double t0;
+
+	memset(msg, 0xab, sizeof(msg));
+	pin(0);
+	t0 = thread_ns();
+	while (!stop) {
+		int i;
+
+		for (i = 0; i < 256; i++) {
+			uint64_t ts = mono();
+			uint8_t *p;
+
+			if (h + REC - q->tail_seen > RING) {
+				q->tail_seen = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+				if (h + REC - q->tail_seen > RING) {
+					q->lost++;
+					continue;
+				}
+			}
+			p = q->buf + h % RING;
+			memcpy(p, &ts, 8);
+			memcpy(p + 8, msg, PAYLOAD);
+			h += REC;
+			__atomic_store_n(&q->head, h, __ATOMIC_RELEASE);
+		}
+		q->attempts += 256;
+	}
+	q->ns = thread_ns() - t0;
+	return NULL;
+}
+
+static void *spsc_reader(void *arg)
+{
+	struct spsc *q = arg;
+	uint8_t out[REC];
+	uint64_t t = 0, published = 0;
+
+	reader_setup(1);
+	while (!stop) {
+		uint64_t h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+
+		if (h == t) {
+			__atomic_store_n(&q->tail, t, __ATOMIC_RELEASE);
+			published = t;
+			usleep(50);
+			continue;
+		}
+		for (; t < h; t += REC) {
+			memcpy(out, q->buf + t % RING, REC);
+			__asm__ __volatile__("" : : "r"(out) : "memory");
+			if (t - published >= 4096) {
+				__atomic_store_n(&q->tail, t, __ATOMIC_RELEASE);
+				published = t;
+			}
+		}
+	}
+	return NULL;
+}
+
+static struct result run_floor(void)
+{
+	struct spsc *q = aligned_alloc(64, sizeof(*q));
+	struct result res = { 0 };
+	pthread_t wt, rt;
+
+	memset(q, 0, sizeof(*q));
+	/* a record that starts near the end runs on past RING: room for it */
+	q->buf = malloc(RING + REC);
+	stop = 0;
+	pthread_create(&rt, NULL, spsc_reader, q);
+	pthread_create(&wt, NULL, spsc_writer, q);
+	sleep_s(seconds);
+	stop = 1;
+	pthread_join(wt, NULL);
+	pthread_join(rt, NULL);
+	res.attempts = q->attempts;
+	res.lost = q->lost;
+	res.ns = q->ns / (double)q->attempts;
+	res.rate = (double)q->attempts / q->ns * 1e9;
+	free(q->buf);
+	free(q);
+	return res;
+}
+
+/* ------------------------------------------------------------------ LTTng-UST */
+
+/* The traced writer: a fresh process, so liblttng-ust registers with our daemon. */
+static int lttng_writer(void)
+{
+	char msg[PAYLOAD];
+	uint64_t n = 0;
+	double t0, end;
+
+	memset(msg, 0xab, sizeof(msg));
+	pin(0);
+	t0 = thread_ns();
+	end = now_ns() + seconds * 1e9;
+	do {
+		int i;
+
+		for (i = 0; i < 256; i++)
+			lttng_ust_tracepoint(kagg_bench, ev, msg);
+		n += 256;
+	} while (now_ns() < end);
+	printf("%llu %.3f\n", (unsigned long long)n, thread_ns() - t0);
+	return 0;
+}
+
+/* Run argv with our environment; its exit status, -1 when it cannot run. */
+static int run(char *const argv[], const char *out_path)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* First number after `key` in file path (0 when absent). */
+static uint64_t grep_num(const char *path, const char *key, bool *found)
+{
+	char line[512];
+	uint64_t v = 0;
+	FILE *f = fopen(path, "re");
+
+	*found = false;
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, key);
+
+		if (p) {
+			v += strtoull(p + strlen(key), NULL, 10);
+			*found = true;
+		}
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* In a child: become nobody if root, start a session daemon, trace, report. */
+static int lttng_child(const char *dir, const char *self, int out_fd)
+{
+	char home[512], trace[512], sock[600], log[600], secs[32];
+	char *tp_argv[] = { (char *)self, "--lttng-writer", secs, NULL };
+	struct passwd *pw = getpwnam("nobody");
+	pid_t sd;
+	int i, st, pfd[2];
+	FILE *f;
+
+	snprintf(home, sizeof(home), "%s/home", dir);
+	snprintf(trace, sizeof(trace), "%s/trace", dir);
+	snprintf(sock, sizeof(sock), "%s/.lttng/client-lttng-sessiond", home);
+	snprintf(log, sizeof(log), "%s/lttng.out", dir);
+	snprintf(secs, sizeof(secs), "%g", seconds);
+	mkdir(home, 0700);
+	if (!geteuid()) {
+		if (!pw || chown(dir, pw->pw_uid, pw->pw_gid) || chown(home, pw->pw_uid, pw->pw_gid) ||
+		    setgid(pw->pw_gid) || setuid(pw->pw_uid))
+			return 2;
+	}
+	setenv("LTTNG_HOME", home, 1);
+	setenv("HOME", home, 1);
+	setenv("LTTNG_UST_REGISTER_TIMEOUT", "5000", 1);
+	sd = fork();
+	if (!sd) {
+		int fd = open("/dev/null", O_RDWR);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execlp("lttng-sessiond", "lttng-sessiond", "--no-kernel", NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 500 && access(sock, F_OK); i++)
+		usleep(10000);
+	{
+		char o_trace[600];
+		char *create[] = { "lttng", "create", "kagg-bench", o_trace, NULL };
+		char *chan[] = { "lttng", "enable-channel", "-u", "c", "--discard",
+				 "--subbuf-size=262144", "--num-subbuf=8", NULL };
+		char *ev[] = { "lttng", "enable-event", "-u", "-c", "c", "kagg_bench:ev", NULL };
+		char *start[] = { "lttng", "start", NULL };
+		char *stop_[] = { "lttng", "stop", NULL };
+		char *list[] = { "lttng", "list", "kagg-bench", NULL };
+		char *destroy[] = { "lttng", "destroy", "kagg-bench", NULL };
+		char line[128] = "";
+		unsigned long n = 0, lost;
+		double ns = 0;
+		bool found;
+		pid_t tp;
+
+		snprintf(o_trace, sizeof(o_trace), "--output=%s", trace);
+		if (access(sock, F_OK) || run(create, log) || run(chan, log) || run(ev, log) ||
+		    run(start, log)) {
+			kill(sd, SIGTERM);
+			waitpid(sd, &st, 0);
+			return 3;
+		}
+		if (pipe(pfd))
+			return 3;
+		tp = fork();
+		if (!tp) {
+			dup2(pfd[1], 1);
+			execv(self, tp_argv);
+			_exit(127);
+		}
+		close(pfd[1]);
+		f = fdopen(pfd[0], "r");
+		if (f && fgets(line, sizeof(line), f))
+			sscanf(line, "%lu %lf", &n, &ns);
+		if (f)
+			fclose(f);
+		waitpid(tp, &st, 0);
+		run(stop_, log);
+		run(list, log);
+		lost = grep_num(log, "Discarded events:", &found);
+		run(destroy, NULL);
+		kill(sd, SIGTERM);
+		waitpid(sd, &st, 0);
+		dprintf(out_fd, "%lu %f %lu %d\n", n, ns, lost, (int)found);
+	}
+	return 0;
+}
+
+static struct result run_lttng(const char *self)
+{
+	char dir[] = "/tmp/kagg-bench-lttng-XXXXXX", line[256] = "";
+	struct result res = { 0 };
+	unsigned long n = 0, lost = 0;
+	int pfd[2], st, found = 0, rc;
+	double ns = 0;
+	pid_t pid;
+	FILE *f;
+
+	if (!mkdtemp(dir) || pipe(pfd)) {
+		res.note = "no temporary directory";
+		return res;
+	}
+	pid = fork();
+	if (!pid) {
+		close(pfd[0]);
+		_exit(lttng_child(dir, self, pfd[1]));
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	if (f && fgets(line, sizeof(line), f))
+		sscanf(line, "%lu %lf %lu %d", &n, &ns, &lost, &found);
+	if (f)
+		fclose(f);
+	waitpid(pid, &st, 0);
+	rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	{
+		char *rm[] = { "rm", "-rf", dir, NULL };
+
+		run(rm, NULL);
+	}
+	if (rc || !n) {
+		res.note = rc == 2   ? "cannot drop to user nobody"
+			   : rc == 3 ? "lttng-sessiond/lttng did not set up a session"
+				     : "the traced writer did not run";
+		return res;
+	}
+	res.attempts = n;
+	res.lost = lost;
+	res.ns = ns / (double)n;
+	res.rate = (double)n / ns * 1e9;
+	if (!found)
+		res.note = "discarded count not reported";
+	return res;
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void print(const char *name, const struct result *r)
+{
+	if (r->note && !r->attempts) {
+		printf("%-22s not measured: %s\n", name, r->note);
+		return;
+	}
+	printf("%-22s %8.1f ns/event  %7.2f M events/s  lost %6.3f%% (%llu of %llu)%s%s\n", name,
+	       r->ns, r->rate / 1e6, r->attempts ? 100.0 * (double)r->lost / (double)r->attempts : 0,
+	       (unsigned long long)r->lost, (unsigned long long)r->attempts, r->note ? "  " : "",
+	       r->note ? r->note : "");
+	if (r->rd_ns > 0)
+		printf("%-22s %8.1f ns/event of reader CPU time, %.0f events per reader sleep\n", "",
+		       r->rd_ns, r->ev_per_sleep);
+}
+
+int main(int argc, char **argv)
+{
+	const char *e = getenv("KAGG_BENCH_SECONDS");
+	char self[4096];
+	struct result ours, floor_, lt, two;
+	ssize_t n;
+
+	if (e && atof(e) > 0)
+		seconds = atof(e);
+	if (argc == 3 && !strcmp(argv[1], "--lttng-writer")) {
+		seconds = atof(argv[2]);
+		return lttng_writer();
+	}
+	rt_reader = (e = getenv("KAGG_BENCH_RT_READER")) && atoi(e) == 1;
+	if ((e = getenv("KAGG_BENCH_RD_PERCENT")) && atoi(e) >= 0 && atoi(e) <= 100)
+		rd_percent = atoi(e);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "bench_rb_live: cannot find its own executable\n");
+		return 1;
+	}
+	self[n] = '\0';
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("bench_rb_live: skipped: needs 2 CPUs\n");
+		return 0;
+	}
+	printf("64-byte payloads, writer on CPU 0, reader on CPU 1, %g s each, reader %s, "
+	       "our reader's watermark %d%%\n",
+	       seconds, rt_reader ? "SCHED_FIFO" : "SCHED_OTHER", rd_percent);
+	ours = run_ours(1);
+	floor_ = run_floor();
+	lt = run_lttng(self);
+	two = run_ours(2);
+	print("ours (1 writer)", &ours);
+	print("SPSC floor", &floor_);
+	print("LTTng-UST", &lt);
+	print("ours (2 writers)", &two);
+	if (floor_.ns > 0)
+		printf("ours/floor           %6.2fx  (ns per event; target <= 2x)\n",
+		       ours.ns / floor_.ns);
+	if (lt.ns > 0)
+		printf("ours/LTTng-UST       %6.2fx  (ns per event; target <= 0.5x)\n",
+		       ours.ns / lt.ns);
+	if (ours.rate > 0)
+		printf("2 writers/1 writer   %6.2fx  (events/s; target >= 1.8x)\n",
+		       two.rate / ours.rate);
+	return 0;
+}
