@@ -298,6 +298,7 @@ BINDIR		?= $(PREFIX)/bin
 MANDIR		?= $(PREFIX)/share/man
 BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
 PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
+SYSTEMDDIR	?= $(PREFIX)/lib/systemd/system
 INSTALL		?= install
 PUBLIC_HDRS	:= $(wildcard user/include/kagg/*.h)
 KAGG_PC		:= $(OUT)/lib/kagg.pc
@@ -325,6 +326,8 @@ install: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(KAGG_PC)
 	$(Q)$(INSTALL) -m 755 $(KAGG_BIN) $(DESTDIR)$(BINDIR)/
 	$(Q)$(INSTALL) -m 644 docs/kagg.1 $(DESTDIR)$(MANDIR)/man1/
 	$(Q)$(INSTALL) -m 644 tools/kagg.bash-completion $(DESTDIR)$(BASHCOMPDIR)/kagg
+	$(Q)$(INSTALL) -d $(DESTDIR)$(SYSTEMDDIR)
+	$(Q)sed 's|@BINDIR@|$(BINDIR)|' tools/kagg-serve.service > $(DESTDIR)$(SYSTEMDDIR)/kagg-serve.service
 
 uninstall:
 	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
@@ -332,7 +335,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkagg.so \
 		$(DESTDIR)$(LIBDIR)/libkagg.a $(DESTDIR)$(PKGCONFIGDIR)/kagg.pc \
 		$(DESTDIR)$(BINDIR)/kagg $(DESTDIR)$(MANDIR)/man1/kagg.1 \
-		$(DESTDIR)$(BASHCOMPDIR)/kagg \
+		$(DESTDIR)$(BASHCOMPDIR)/kagg $(DESTDIR)$(SYSTEMDDIR)/kagg-serve.service \
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/kagg/,$(notdir $(PUBLIC_HDRS)))
 	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/kagg 2>/dev/null || true
 
