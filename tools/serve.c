@@ -29,8 +29,9 @@ static const char usage_text[] =
 "usage: kagg serve [OPTIONS] --tool 'TOOL [ARGS]' [--tool ...]\n"
 "\n"
 "Run tools continuously and serve their metrics over HTTP for Prometheus:\n"
-"/metrics in the Prometheus text format 0.0.4, or OpenMetrics 1.0 when the\n"
-"scraper's Accept header asks for it; / lists the tools.  Every scrape reads\n"
+"/metrics in the Prometheus text format 0.0.4, or OpenMetrics 1.0 or the\n"
+"protobuf format (with native histograms) when the scraper's Accept header\n"
+"asks for it; / lists the tools.  Every scrape reads\n"
 "each tool with an exact read-and-reset and adds the interval to the totals\n"
 "served, so counters never go backwards and no event is counted twice.\n"
 "\n"
@@ -238,8 +239,15 @@ static int add_tool(const char *line, const char *where)
 	cli_session_taker = NULL;
 	cli_prog = serve_prog;
 	free(argv);
-	if (!ret && !in->s)
-		return -1; /* the tool printed its help */
+	if (!ret && !in->s) {
+		/* Parse-only (fuzzing): the line was checked; else the tool printed its help. */
+		free(in->argv[0]);
+		free(in->argv);
+		free(in->id);
+		pthread_mutex_destroy(&in->lock);
+		memset(in, 0, sizeof(*in));
+		return CLI_PARSE_ONLY ? 0 : -1;
+	}
 	if (ret)
 		return ret;
 	nr_insts++;
@@ -592,8 +600,8 @@ static int serve_main(int argc, char **argv)
 		goto out;
 	}
 	/* The port first: a taken one fails before anything is loaded. */
-	fd = listen_on(listen_spec);
-	if (fd < 0) {
+	fd = CLI_PARSE_ONLY ? -1 : listen_on(listen_spec);
+	if (fd < 0 && !CLI_PARSE_ONLY) {
 		ret = -fd;
 		goto out;
 	}
@@ -605,7 +613,7 @@ static int serve_main(int argc, char **argv)
 		ret = KAGG_EXIT_OK; /* a tool's --help */
 		goto out;
 	}
-	if (ret)
+	if (ret || CLI_PARSE_ONLY)
 		goto out;
 	if (!nr_insts) {
 		ret = cli_err(KAGG_EXIT_USAGE, "%s: no tool line", config);

@@ -154,7 +154,8 @@ static int write_pid(const char *dir, int pid)
 	return fclose(f) == 0 && ok ? 0 : -1;
 }
 
-static pid_t start_prometheus(const char *dir, int port, int t1, int t2)
+/* prometheus scraping 127.0.0.1:t1 and :t2 (t2 0: none), flag: a --enable-feature or NULL. */
+static pid_t start_prometheus(const char *dir, int port, int t1, int t2, const char *flag)
 {
 	char cfg[512], data[512], cfgopt[600], dataopt[600], listen[64];
 	FILE *f;
@@ -167,7 +168,10 @@ static pid_t start_prometheus(const char *dir, int port, int t1, int t2)
 		return -1;
 	fprintf(f, "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
 		   "scrape_configs:\n  - job_name: kagg\n    static_configs:\n"
-		   "      - targets: ['127.0.0.1:%d', '127.0.0.1:%d']\n", t1, t2);
+		   "      - targets: ['127.0.0.1:%d'", t1);
+	if (t2)
+		fprintf(f, ", '127.0.0.1:%d'", t2);
+	fprintf(f, "]\n");
 	fclose(f);
 	snprintf(cfgopt, sizeof(cfgopt), "--config.file=%s", cfg);
 	snprintf(dataopt, sizeof(dataopt), "--storage.tsdb.path=%s", data);
@@ -179,7 +183,7 @@ static pid_t start_prometheus(const char *dir, int port, int t1, int t2)
 		dup2(null, 1);
 		dup2(null, 2);
 		execl(PROMETHEUS, PROMETHEUS, cfgopt, dataopt, listen, "--log.level=error",
-		      (char *)NULL);
+		      flag ? flag : "--web.enable-lifecycle", (char *)NULL);
 		_exit(127);
 	}
 	return pid;
@@ -247,7 +251,7 @@ static void test_prometheus(void **state)
 	assert_true(ka.pid > 0 && kb.pid > 0);
 	assert_true(wait_http(port, "/metrics", 30));
 	assert_true(wait_http(port + 1, "/metrics", 30));
-	prom = start_prometheus(dir, pport, port, port + 1);
+	prom = start_prometheus(dir, pport, port, port + 1, NULL);
 	assert_true(prom > 0);
 	assert_true(wait_http(pport, "/-/ready", 60));
 	for (i = 0; i < 300 && prom_query(pport, "count(up{job=\"kagg\"} == 1)", 0) != 2; i++)
@@ -316,6 +320,94 @@ static void test_prometheus(void **state)
 	assert_true(q50 > 0.033554431 && q50 <= 0.134217727);
 	assert_true(scrapes >= 10);
 	assert_true(resets == 0);
+}
+
+/*
+ * Native histograms: Prometheus with --enable-feature=native-histograms asks for the
+ * protobuf format and gets kagg_offcpu_nanoseconds from offcpu's exp:3 buckets next to the
+ * classic kagg_offcpu_seconds; both come from the same counts, so at one evaluation time
+ * their counts are equal, their sums agree (ns against s), their medians fall in the same
+ * exp bucket, and a child's 20 sleeps of 50 ms are all in the native buckets above 33.5 ms.
+ */
+static void test_native(void **state)
+{
+	struct tu_sleeps work = { .count = 20, .ms = 50 };
+	char dir[] = "/tmp/kagg-serve-test-XXXXXX", cmd[600], listen[64];
+	int port = base_port() + 2, pport = port + 1, i;
+	double t = 0, count = 0, ncount = 0, sum = 0, nsum = 0, q = 0, nq = 0, above = 0;
+	double before_count = 0;
+	struct tu_child c;
+	struct tu_kagg k;
+	char *err = NULL;
+	pid_t prom;
+
+	TU_SKIP_UNLESS_ROOT();
+	if (access(PROMETHEUS, X_OK)) {
+		printf("SKIP %s: no %s (Debian package prometheus)\n", __func__, PROMETHEUS);
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	{
+		char *argv[] = { "serve", "--listen", listen, "--tool", "offcpu --buckets exp:3",
+				 NULL };
+
+		k = tu_kagg_start(argv);
+	}
+	assert_true(k.pid > 0);
+	assert_true(wait_http(port, "/metrics", 30));
+	prom = start_prometheus(dir, pport, port, 0, "--enable-feature=native-histograms");
+	assert_true(prom > 0);
+	assert_true(wait_http(pport, "/-/ready", 60));
+	for (i = 0; i < 300 && !(prom_query(pport, "histogram_count(kagg_offcpu_nanoseconds)",
+					     0) > 0); i++)
+		tu_sleep_ms(100);
+	assert_true(i < 300);
+	before_count = prom_query(pport, "histogram_count(kagg_offcpu_nanoseconds) * "
+					 "histogram_fraction(33554432, +Inf, kagg_offcpu_nanoseconds)",
+				  0);
+	c = tu_spawn(tu_sleeper, &work);
+	tu_go(&c);
+	assert_int_equal(tu_wait(&c), 0);
+	for (i = 0; i < 300; i++) {
+		t = now_s();
+		above = prom_query(pport, "histogram_count(kagg_offcpu_nanoseconds) * "
+				  "histogram_fraction(33554432, +Inf, kagg_offcpu_nanoseconds)", t);
+		if (above - before_count >= work.count - 0.5)
+			break;
+		tu_sleep_ms(100);
+	}
+	count = prom_query(pport, "sum(kagg_offcpu_seconds_count)", t);
+	ncount = prom_query(pport, "histogram_count(sum(kagg_offcpu_nanoseconds))", t);
+	sum = prom_query(pport, "sum(kagg_offcpu_seconds_sum)", t);
+	nsum = prom_query(pport, "histogram_sum(sum(kagg_offcpu_nanoseconds))", t);
+	q = prom_query(pport, "histogram_quantile(0.5, sum by (le) (kagg_offcpu_seconds_bucket))",
+		       t);
+	nq = prom_query(pport, "histogram_quantile(0.5, sum(kagg_offcpu_nanoseconds))", t);
+	printf("  count %g (native %g), sum %g s (native %g ns), p50 %g s (native %g ns), "
+	       "above 33.5 ms: %g more after 20 sleeps of 50 ms\n", count, ncount, sum, nsum, q, nq,
+	       above - before_count);
+
+	kill(prom, SIGTERM);
+	waitpid(prom, NULL, 0);
+	kill(k.pid, SIGTERM);
+	assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+
+	assert_true(count > 0 && ncount == count);
+	assert_true(fabs(nsum - sum * 1e9) <= 1e-6 * nsum + 1);
+	/* The same exp:3 bucket: (2^((i-1)/8), 2^(i/8)] ns, walked up from 1 ns. */
+	{
+		double lo = 1, hi = 1;
+
+		while (hi < nq)
+			lo = hi, hi *= 1.0905077326652577; /* 2^(1/8) */
+		assert_true(q * 1e9 > lo * (1 - 1e-6) && q * 1e9 <= hi * (1 + 1e-6));
+	}
+	/* Others sleep too: at least our 20 more. */
+	assert_true(above - before_count >= work.count - 0.5);
 }
 
 /* Bad tool lines fail with the tool's own error, where the line came from, and no port. */
@@ -398,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_clean_exit),
 		cmocka_unit_test(test_prometheus),
+		cmocka_unit_test(test_native),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,8 +3,9 @@
  * The Prometheus and OpenMetrics writers (kagg/prom.h) on crafted snapshots:
  * the exact text for a known snapshot, sums across interval snapshots,
  * OpenMetrics' # EOF and _created, label escaping, folding of keys past
- * max_keys into "other", Accept negotiation, and `promtool check metrics`
- * on the output when promtool is installed.
+ * max_keys into "other", Accept negotiation, the protobuf format read back
+ * (classic buckets, and native buckets from exp ones), and `promtool check
+ * metrics` on the output when promtool is installed.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 
 #include <kagg/kagg.h>
 #include "snapshot_internal.h"
+#include "prometheus_metrics.pb-c.h"
 
 /* runqlat-like: one histogram in ns (slot 3: 2 values, slot 5: 1; sum 60 ns), drops, cost. */
 static struct kagg_snapshot *make_runqlat(void)
@@ -256,6 +258,129 @@ static void test_negotiate(void **state)
 	assert_int_equal(kagg_prom__negotiate("text/plain;q=0.9, application/openmetrics-text; q=0.5"),
 			 KAGG_PROM_TEXT);
 	assert_int_equal(kagg_prom__negotiate("application/openmetrics-text;q=0"), KAGG_PROM_TEXT);
+	/* What Prometheus sends with native histograms enabled. */
+	assert_int_equal(kagg_prom__negotiate("application/vnd.google.protobuf;"
+					      "proto=io.prometheus.client.MetricFamily;"
+					      "encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,"
+					      "*/*;q=0.2"),
+			 KAGG_PROM_PROTOBUF);
+	/* Another message, or not delimited: not ours. */
+	assert_int_equal(kagg_prom__negotiate("application/vnd.google.protobuf;proto=x.Y;"
+					      "encoding=delimited,text/plain;q=0.5"),
+			 KAGG_PROM_TEXT);
+	assert_int_equal(kagg_prom__negotiate("application/vnd.google.protobuf;"
+					      "proto=io.prometheus.client.MetricFamily;encoding=text"),
+			 KAGG_PROM_TEXT);
+}
+
+/* The delimited families of buf, by name (NULL when absent); frees nothing. */
+static Io__Prometheus__Client__MetricFamily *pb_family(const uint8_t *buf, size_t len,
+							const char *name)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		Io__Prometheus__Client__MetricFamily *f;
+		uint64_t n = 0;
+		int shift = 0;
+
+		do {
+			n |= (uint64_t)(buf[off] & 0x7f) << shift;
+			shift += 7;
+		} while (buf[off++] & 0x80);
+		assert_true(off + n <= len);
+		f = io__prometheus__client__metric_family__unpack(NULL, n, buf + off);
+		assert_non_null(f);
+		off += n;
+		if (!strcmp(f->name, name))
+			return f;
+		io__prometheus__client__metric_family__free_unpacked(f, NULL);
+	}
+	return NULL;
+}
+
+static void test_protobuf(void **state)
+{
+	struct kagg_snapshot *snap = make_runqlat();
+	struct kagg_prom *p = kagg_prom__new(NULL);
+	Io__Prometheus__Client__MetricFamily *f;
+	Io__Prometheus__Client__Histogram *h;
+	struct kagg_hist *eh;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf;
+
+	/* exp:3 from index 100: slot 0 (zero) 1, slot 2 (index 101) 3, slot 4 (index 103) 5. */
+	free(snap->hists);
+	free(snap->slots);
+	assert_int_equal(snap_alloc_hists(snap, 1, 8), 0);
+	eh = &snap->hists[0];
+	eh->unit = KAGG_UNIT_NSECS;
+	eh->has_exp = true;
+	eh->exp_scale = 3;
+	eh->exp_base_index = 100;
+	((uint64_t *)eh->slots)[0] = 1;
+	((uint64_t *)eh->slots)[2] = 3;
+	((uint64_t *)eh->slots)[4] = 5;
+	eh->total = 9;
+	eh->has_sum = true;
+	eh->sum = 90000;
+	assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
+	assert_int_equal(kagg_prom__update(p, 0, snap), 0);
+	mf = open_memstream(&buf, &len);
+	assert_int_equal(kagg_prom__write(p, mf, KAGG_PROM_PROTOBUF), 0);
+	fclose(mf);
+
+	f = pb_family((uint8_t *)buf, len, "kagg_events_seen_total");
+	assert_non_null(f);
+	assert_int_equal(f->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER);
+	assert_int_equal(f->n_metric, 1);
+	assert_int_equal(f->metric[0]->n_label, 2);
+	assert_string_equal(f->metric[0]->label[0]->name, "tool_id");
+	assert_string_equal(f->metric[0]->label[0]->value, "rq");
+	assert_true(f->metric[0]->counter->value == 10);
+	io__prometheus__client__metric_family__free_unpacked(f, NULL);
+
+	/* Classic: cumulative counts up to the last slot that counted, +Inf left implicit. */
+	f = pb_family((uint8_t *)buf, len, "kagg_runqlat_seconds");
+	assert_non_null(f);
+	assert_int_equal(f->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM);
+	h = f->metric[0]->histogram;
+	assert_int_equal(h->sample_count, 9);
+	assert_true(h->sample_sum == 90000 / 1e9);
+	assert_int_equal(h->n_bucket, 5);
+	assert_int_equal(h->bucket[0]->cumulative_count, 1);
+	assert_int_equal(h->bucket[2]->cumulative_count, 4);
+	assert_int_equal(h->bucket[4]->cumulative_count, 9);
+	assert_true(h->bucket[0]->upper_bound == 0);
+	assert_false(h->has_schema);
+	io__prometheus__client__metric_family__free_unpacked(f, NULL);
+
+	/* Native: kagg index i is native index i + 1; counts as deltas. */
+	f = pb_family((uint8_t *)buf, len, "kagg_runqlat_nanoseconds");
+	assert_non_null(f);
+	h = f->metric[0]->histogram;
+	assert_int_equal(h->schema, 3);
+	assert_true(h->zero_threshold == 0);
+	assert_int_equal(h->zero_count, 1);
+	assert_int_equal(h->sample_count, 9);
+	assert_true(h->sample_sum == 90000);
+	assert_int_equal(h->n_positive_span, 1);
+	assert_int_equal(h->positive_span[0]->offset, 102);
+	assert_int_equal(h->positive_span[0]->length, 3);
+	assert_int_equal(h->n_positive_delta, 3);
+	assert_int_equal(h->positive_delta[0], 3);
+	assert_int_equal(h->positive_delta[1], -3);
+	assert_int_equal(h->positive_delta[2], 5);
+	assert_int_equal(h->n_bucket, 0);
+	io__prometheus__client__metric_family__free_unpacked(f, NULL);
+	/* Not in the text formats. */
+	free(buf);
+	buf = render(p, KAGG_PROM_TEXT);
+	assert_null(strstr(buf, "nanoseconds"));
+	free(buf);
+	kagg_prom__free(p);
+	kagg_snapshot__free(snap);
 }
 
 /* The text output passes promtool's own parser and linter. */
@@ -304,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_folding),
 		cmocka_unit_test(test_negotiate),
+		cmocka_unit_test(test_protobuf),
 		cmocka_unit_test(test_promtool),
 	};
 

@@ -14,6 +14,7 @@
 #include <kagg/prom.h>
 #include "opts.h"
 #include "snapshot_internal.h"
+#include "prometheus_metrics.pb-c.h"
 
 #define PROM_DEFAULT_KEYS 100
 #define PROM_MAX_DROPS 16
@@ -360,9 +361,15 @@ int kagg_prom__update(struct kagg_prom *p, int i, const struct kagg_snapshot *sn
 
 const char *kagg_prom__content_type(enum kagg_prom_format fmt)
 {
-	return fmt == KAGG_PROM_OPENMETRICS ?
-		"application/openmetrics-text; version=1.0.0; charset=utf-8" :
-		"text/plain; version=0.0.4; charset=utf-8";
+	switch (fmt) {
+	case KAGG_PROM_OPENMETRICS:
+		return "application/openmetrics-text; version=1.0.0; charset=utf-8";
+	case KAGG_PROM_PROTOBUF:
+		return "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
+		       "encoding=delimited";
+	default:
+		return "text/plain; version=0.0.4; charset=utf-8";
+	}
 }
 
 /* q of the Accept entry that starts at e (up to ',' ), 1 when not given. */
@@ -380,8 +387,17 @@ static double accept_q(const char *e)
 	return 1;
 }
 
-/* q of the media type t in accept, -1 when absent. */
-static double accept_type_q(const char *accept, const char *t)
+/* Whether the Accept entry at e (up to ',') has the parameter param. */
+static bool accept_has(const char *e, const char *param)
+{
+	const char *end = strchr(e, ','), *p = strstr(e, param);
+
+	return p && (!end || p < end);
+}
+
+/* q of the media type t in accept (with parameter param, unless NULL), -1 when absent. */
+static double accept_type_q(const char *accept, const char *t, const char *param,
+			    const char *param2)
 {
 	const char *e = accept;
 	size_t n = strlen(t);
@@ -389,7 +405,8 @@ static double accept_type_q(const char *accept, const char *t)
 	while (e && *e) {
 		while (*e == ' ' || *e == ',')
 			e++;
-		if (!strncasecmp(e, t, n) && (e[n] == ';' || e[n] == ',' || e[n] == ' ' || !e[n]))
+		if (!strncasecmp(e, t, n) && (e[n] == ';' || e[n] == ',' || e[n] == ' ' || !e[n]) &&
+		    (!param || accept_has(e, param)) && (!param2 || accept_has(e, param2)))
 			return accept_q(e);
 		e = strchr(e, ',');
 	}
@@ -398,27 +415,202 @@ static double accept_type_q(const char *accept, const char *t)
 
 enum kagg_prom_format kagg_prom__negotiate(const char *accept)
 {
-	double om, text;
+	double om, text, pb;
 
 	if (!accept)
 		return KAGG_PROM_TEXT;
-	om = accept_type_q(accept, "application/openmetrics-text");
-	text = accept_type_q(accept, "text/plain");
+	om = accept_type_q(accept, "application/openmetrics-text", NULL, NULL);
+	text = accept_type_q(accept, "text/plain", NULL, NULL);
+	pb = accept_type_q(accept, "application/vnd.google.protobuf",
+			   "proto=io.prometheus.client.MetricFamily", "encoding=delimited");
+	if (pb > 0 && pb >= om && pb > text)
+		return KAGG_PROM_PROTOBUF;
 	return om > 0 && om > text ? KAGG_PROM_OPENMETRICS : KAGG_PROM_TEXT;
 }
 
-struct pw {
-	FILE *f;
-	bool om;
-	const struct kagg_prom *p;
+/* A series' labels: tool_id, tool, then its key's. */
+struct lset {
+	unsigned int n;
+	const char *k[8];
+	const char *v[8];
+	char pid[16], tid[16], id[24], comm[17];
 };
 
+static void lset_add(struct lset *l, const char *k, const char *v)
+{
+	if (l->n < sizeof(l->k) / sizeof(l->k[0])) {
+		l->k[l->n] = k;
+		l->v[l->n++] = v ? v : "";
+	}
+}
+
+static void inst_lset(struct lset *l, const struct prom_inst *in)
+{
+	l->n = 0;
+	lset_add(l, "tool_id", in->id);
+	lset_add(l, "tool", in->tool);
+}
+
+/* The key labels of series s; key="other" for the folded keys. */
+static void key_lset(struct lset *l, const struct prom_series *s)
+{
+	const struct kagg_hist_key *k = &s->key;
+
+	if (s->other) {
+		lset_add(l, "key", "other");
+		return;
+	}
+	if (k->mode != KAGG_KEY_NONE) {
+		snprintf(l->pid, sizeof(l->pid), "%d", k->pid);
+		lset_add(l, "pid", l->pid);
+		if (k->mode == KAGG_KEY_TID) {
+			snprintf(l->tid, sizeof(l->tid), "%d", k->tid);
+			lset_add(l, "tid", l->tid);
+		}
+		memcpy(l->comm, k->comm, sizeof(k->comm));
+		l->comm[sizeof(k->comm)] = 0;
+		lset_add(l, "comm", l->comm);
+	}
+	if (k->label) {
+		lset_add(l, "key", k->label);
+	} else if (k->id) {
+		snprintf(l->id, sizeof(l->id), "%llu", (unsigned long long)k->id);
+		lset_add(l, "key", l->id);
+	}
+}
+
+/* The protobuf family being built, and what it owns until written. */
+struct pbf {
+	Io__Prometheus__Client__MetricFamily fam;
+	Io__Prometheus__Client__Metric **metrics;
+	size_t cap;
+	void **own;
+	size_t nr_own, cap_own;
+	bool failed;
+};
+
+struct pw {
+	FILE *f;
+	enum kagg_prom_format fmt;
+	bool om;
+	const struct kagg_prom *p;
+	const char *type; /* of the family being written */
+	struct pbf pb;
+};
+
+/* calloc'd memory freed when the family is written; NULL (and failed set) on ENOMEM. */
+static void *pb_alloc(struct pw *w, size_t sz)
+{
+	void *p = calloc(1, sz);
+
+	if (p && w->pb.nr_own == w->pb.cap_own) {
+		size_t cap = w->pb.cap_own ? w->pb.cap_own * 2 : 64;
+		void **tmp = realloc(w->pb.own, cap * sizeof(*tmp));
+
+		if (!tmp) {
+			free(p);
+			p = NULL;
+		} else {
+			w->pb.own = tmp;
+			w->pb.cap_own = cap;
+		}
+	}
+	if (!p) {
+		w->pb.failed = true;
+		return NULL;
+	}
+	w->pb.own[w->pb.nr_own++] = p;
+	return p;
+}
+
+static char *pb_str(struct pw *w, const char *s)
+{
+	char *c = pb_alloc(w, strlen(s) + 1);
+
+	return c ? strcpy(c, s) : NULL;
+}
+
+/* Write the family built so far (length-delimited) and free what it owned. */
+static void pb_flush(struct pw *w)
+{
+	struct pbf *b = &w->pb;
+	size_t i;
+
+	if (b->fam.name && !b->failed) {
+		size_t len = io__prometheus__client__metric_family__get_packed_size(&b->fam);
+		uint8_t *buf = malloc(len + 10), *o = buf;
+		size_t v = len;
+
+		if (buf) {
+			do {
+				*o++ = (v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+				v >>= 7;
+			} while (v);
+			io__prometheus__client__metric_family__pack(&b->fam, o);
+			fwrite(buf, 1, (size_t)(o - buf) + len, w->f);
+			free(buf);
+		} else {
+			b->failed = true;
+		}
+	}
+	for (i = 0; i < b->nr_own; i++)
+		free(b->own[i]);
+	b->nr_own = 0;
+	free(b->metrics);
+	b->metrics = NULL;
+	b->cap = 0;
+	io__prometheus__client__metric_family__init(&b->fam);
+}
+
+/* A new metric of the family, with labels l (and one more, k="v", unless k is NULL). */
+static Io__Prometheus__Client__Metric *pb_metric(struct pw *w, const struct lset *l,
+						 const char *k, const char *v)
+{
+	struct pbf *b = &w->pb;
+	Io__Prometheus__Client__Metric *m = pb_alloc(w, sizeof(*m));
+	size_t n = l->n + (k ? 1 : 0), i;
+
+	if (!m)
+		return NULL;
+	io__prometheus__client__metric__init(m);
+	m->label = pb_alloc(w, n * sizeof(*m->label));
+	if (!m->label)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		Io__Prometheus__Client__LabelPair *lp = pb_alloc(w, sizeof(*lp));
+
+		if (!lp)
+			return NULL;
+		io__prometheus__client__label_pair__init(lp);
+		lp->name = pb_str(w, i < l->n ? l->k[i] : k);
+		lp->value = pb_str(w, i < l->n ? l->v[i] : v);
+		if (!lp->name || !lp->value)
+			return NULL;
+		m->label[m->n_label++] = lp;
+	}
+	if (b->fam.n_metric == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16;
+		Io__Prometheus__Client__Metric **tmp = realloc(b->metrics, cap * sizeof(*tmp));
+
+		if (!tmp) {
+			b->failed = true;
+			return NULL;
+		}
+		b->metrics = tmp;
+		b->cap = cap;
+	}
+	b->fam.metric = b->metrics;
+	b->metrics[b->fam.n_metric++] = m;
+	return m;
+}
+
 /* A metric name part: [a-zA-Z0-9_:] kept, anything else '_'. */
-static void put_name(FILE *f, const char *s)
+static void name_clean(char *s)
 {
 	for (; *s; s++)
-		fputc((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_' || *s == ':' ? *s : '_', f);
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == ':'))
+			*s = '_';
 }
 
 /* A label value, escaped: backslash, double quote and newline. */
@@ -439,37 +631,43 @@ static void put_value(FILE *f, const char *s)
 }
 
 /* A float as the shortest text that reads back the same; +Inf, -Inf, NaN. */
-static void put_double(FILE *f, double v)
+static const char *fmt_double(char *buf, size_t n, double v)
 {
-	char buf[40];
 	int prec;
 
-	if (isnan(v)) {
-		fputs("NaN", f);
-		return;
-	}
-	if (isinf(v)) {
-		fputs(v > 0 ? "+Inf" : "-Inf", f);
-		return;
+	if (isnan(v))
+		return "NaN";
+	if (isinf(v))
+		return v > 0 ? "+Inf" : "-Inf";
+	if (v > -1e17 && v < 1e17 && v == (double)(int64_t)v) {
+		snprintf(buf, n, "%.0f", v);
+		return buf;
 	}
 	for (prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		snprintf(buf, n, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
 			break;
 	}
-	fputs(buf, f);
+	return buf;
+}
+
+static void put_double(FILE *f, double v)
+{
+	char buf[40];
+
+	fputs(fmt_double(buf, sizeof(buf), v), f);
 }
 
 /*
- * "# TYPE/HELP/UNIT" of a family.  type: counter, gauge, info, histogram; base: the family's
- * name without suffix (text 0.0.4 names counters NAME_total and info metrics NAME_info, a
+ * Start a family.  type: counter, gauge, info, histogram; base: the family's name without
+ * suffix (text 0.0.4 and protobuf name counters NAME_total and info metrics NAME_info, a
  * gauge).
  */
 static void family(struct pw *w, const char *base, const char *tool, const char *type,
 		   const char *unit, const char *help)
 {
 	const char *suffix = "";
-	char name[128];
+	char name[160];
 
 	if (!w->om && !strcmp(type, "counter"))
 		suffix = "_total";
@@ -477,49 +675,84 @@ static void family(struct pw *w, const char *base, const char *tool, const char 
 		suffix = "_info", type = "gauge";
 	snprintf(name, sizeof(name), "%s%s%s%s", base, tool ? "_" : "", tool ? tool : "",
 		 unit ? unit : "");
-	fputs("# HELP ", w->f);
-	put_name(w->f, name);
-	fprintf(w->f, "%s %s\n# TYPE ", suffix, help);
-	put_name(w->f, name);
-	fprintf(w->f, "%s %s\n", suffix, type);
-	if (w->om && unit && !strcmp(unit, "_seconds")) {
-		fputs("# UNIT ", w->f);
-		put_name(w->f, name);
-		fprintf(w->f, " %s\n", unit + 1);
+	name_clean(name);
+	w->type = type;
+	if (w->fmt == KAGG_PROM_PROTOBUF) {
+		pb_flush(w);
+		snprintf(name + strlen(name), sizeof(name) - strlen(name), "%s", suffix);
+		w->pb.fam.name = pb_str(w, name);
+		w->pb.fam.help = pb_str(w, help);
+		w->pb.fam.has_type = true;
+		w->pb.fam.type = !strcmp(type, "counter") ? IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER :
+				 !strcmp(type, "gauge") ? IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE :
+				 IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM;
+		return;
 	}
+	fprintf(w->f, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type);
+	if (w->om && unit && !strcmp(unit, "_seconds"))
+		fprintf(w->f, "# UNIT %s %s\n", name, unit + 1);
 }
 
-/* The labels every series of in has: tool_id, tool; no closing brace. */
-static void inst_labels(struct pw *w, const struct prom_inst *in)
+/* name{labels of l[, k="v"]} */
+static void put_series(struct pw *w, const char *name, const struct lset *l, const char *k,
+		       const char *v)
 {
-	fputs("{tool_id=", w->f);
-	put_value(w->f, in->id);
-	fputs(",tool=", w->f);
-	put_value(w->f, in->tool);
+	unsigned int i;
+
+	fputs(name, w->f);
+	for (i = 0; i < l->n; i++) {
+		fprintf(w->f, "%c%s=", i ? ',' : '{', l->k[i]);
+		put_value(w->f, l->v[i]);
+	}
+	if (k) {
+		fprintf(w->f, "%c%s=", l->n ? ',' : '{', k);
+		put_value(w->f, v);
+	}
+	if (l->n || k)
+		fputc('}', w->f);
+	fputc(' ', w->f);
+}
+
+/* One sample of a counter, gauge or info family: name (with its suffix) and value. */
+static void sample(struct pw *w, const char *name, const struct lset *l, const char *k,
+		   const char *v, double value)
+{
+	if (w->fmt == KAGG_PROM_PROTOBUF) {
+		Io__Prometheus__Client__Metric *m = pb_metric(w, l, k, v);
+
+		if (!m)
+			return;
+		if (!strcmp(w->type, "counter")) {
+			m->counter = pb_alloc(w, sizeof(*m->counter));
+			if (m->counter) {
+				io__prometheus__client__counter__init(m->counter);
+				m->counter->has_value = true;
+				m->counter->value = value;
+			}
+		} else {
+			m->gauge = pb_alloc(w, sizeof(*m->gauge));
+			if (m->gauge) {
+				io__prometheus__client__gauge__init(m->gauge);
+				m->gauge->has_value = true;
+				m->gauge->value = value;
+			}
+		}
+		return;
+	}
+	put_series(w, name, l, k, v);
+	put_double(w->f, value);
+	fputc('\n', w->f);
 }
 
 static void counter(struct pw *w, const char *name, const struct prom_inst *in,
-		    const char *lname, const char *lvalue, uint64_t v)
+		    const char *lname, const char *lvalue, double v)
 {
-	fprintf(w->f, "%s_total", name);
-	inst_labels(w, in);
-	if (lname) {
-		fprintf(w->f, ",%s=", lname);
-		put_value(w->f, lvalue);
-	}
-	fprintf(w->f, "} %llu\n", (unsigned long long)v);
-}
+	struct lset l;
+	char full[96];
 
-static void counter_seconds(struct pw *w, const char *name, const struct prom_inst *in,
-			    const char *lname, const char *lvalue, double v)
-{
-	fprintf(w->f, "%s_total", name);
-	inst_labels(w, in);
-	fprintf(w->f, ",%s=", lname);
-	put_value(w->f, lvalue);
-	fputs("} ", w->f);
-	put_double(w->f, v);
-	fputc('\n', w->f);
+	inst_lset(&l, in);
+	snprintf(full, sizeof(full), "%s_total", name);
+	sample(w, full, &l, lname, lvalue, v);
 }
 
 static const double unit_ns[] = {
@@ -559,109 +792,207 @@ static double slot_le(const struct prom_inst *in, unsigned int k)
 	return ((hi + 1) * u - 1) / 1e9;
 }
 
-/* The key labels of series s (with a leading comma), "other" for the folded keys. */
-static void key_labels(struct pw *w, const struct prom_inst *in, const struct prom_series *s)
+static double series_sum(const struct prom_inst *in, const struct prom_series *s)
 {
-	const struct kagg_hist_key *k = &s->key;
-	char num[24], comm[sizeof(k->comm) + 1];
+	return inst_is_time(in) ? s->sum * ns_per_unit(in) / 1e9 : s->sum;
+}
 
-	if (s->other) {
-		fputs(",key=\"other\"", w->f);
+static double inst_created(const struct prom_inst *in)
+{
+	return (double)in->created.tv_sec + in->created.tv_nsec * 1e-9;
+}
+
+/* The slots up to the last that counted anything. */
+static unsigned int series_last(const struct prom_series *s)
+{
+	unsigned int k, last = 0;
+
+	for (k = 0; k < s->nr_slots; k++)
+		if (s->slots[k])
+			last = k + 1;
+	return last;
+}
+
+static void series_write_pb(struct pw *w, const struct prom_inst *in,
+			    const struct prom_series *s, const struct lset *l)
+{
+	Io__Prometheus__Client__Metric *m = pb_metric(w, l, NULL, NULL);
+	Io__Prometheus__Client__Histogram *h;
+	unsigned int k, last = series_last(s);
+	uint64_t cum = 0;
+
+	if (!m || !(h = m->histogram = pb_alloc(w, sizeof(*h))))
 		return;
+	io__prometheus__client__histogram__init(h);
+	h->has_sample_count = true;
+	h->sample_count = s->total;
+	h->has_sample_sum = s->has_sum;
+	h->sample_sum = series_sum(in, s);
+	h->bucket = pb_alloc(w, (last ? last : 1) * sizeof(*h->bucket));
+	if (!h->bucket)
+		return;
+	for (k = 0; k < last; k++) {
+		Io__Prometheus__Client__Bucket *b = pb_alloc(w, sizeof(*b));
+
+		if (!b)
+			return;
+		io__prometheus__client__bucket__init(b);
+		cum += s->slots[k];
+		b->has_cumulative_count = b->has_upper_bound = true;
+		b->cumulative_count = cum;
+		b->upper_bound = slot_le(in, k);
+		h->bucket[h->n_bucket++] = b;
 	}
-	if (k->mode != KAGG_KEY_NONE) {
-		snprintf(num, sizeof(num), "%d", k->pid);
-		fputs(",pid=", w->f);
-		put_value(w->f, num);
-		if (k->mode == KAGG_KEY_TID) {
-			snprintf(num, sizeof(num), "%d", k->tid);
-			fputs(",tid=", w->f);
-			put_value(w->f, num);
-		}
-		memcpy(comm, k->comm, sizeof(k->comm));
-		comm[sizeof(k->comm)] = 0;
-		fputs(",comm=", w->f);
-		put_value(w->f, comm);
-	}
-	if (k->id || k->label) {
-		fputs(",key=", w->f);
-		if (k->label) {
-			put_value(w->f, k->label);
-		} else {
-			snprintf(num, sizeof(num), "%llu", (unsigned long long)k->id);
-			put_value(w->f, num);
-		}
+}
+
+/*
+ * The native histogram of an exp-bucketed series counted in nanoseconds: kagg's exp bucket of
+ * index i, (2^(i/N), 2^((i+1)/N)], is the native bucket i + 1 of schema exp_scale; the values
+ * of 0 are the zero bucket (threshold 0).
+ */
+static void series_write_native(struct pw *w, const struct prom_inst *in,
+				const struct prom_series *s, const struct lset *l)
+{
+	Io__Prometheus__Client__Metric *m = pb_metric(w, l, NULL, NULL);
+	Io__Prometheus__Client__Histogram *h;
+	Io__Prometheus__Client__BucketSpan *sp;
+	unsigned int k, first = 0, last = series_last(s);
+	uint64_t prev = 0;
+
+	if (!m || !(h = m->histogram = pb_alloc(w, sizeof(*h))))
+		return;
+	io__prometheus__client__histogram__init(h);
+	if (!(sp = pb_alloc(w, sizeof(*sp))) || !(h->positive_span = pb_alloc(w, sizeof(sp))))
+		return;
+	io__prometheus__client__bucket_span__init(sp);
+	h->has_sample_count = true;
+	h->sample_count = s->total;
+	h->has_sample_sum = s->has_sum;
+	h->sample_sum = s->sum;
+	h->has_schema = h->has_zero_threshold = h->has_zero_count = true;
+	h->schema = in->exp_scale;
+	h->zero_threshold = 0;
+	h->zero_count = s->nr_slots ? s->slots[0] : 0;
+	for (k = 1; k < last && !first; k++)
+		if (s->slots[k])
+			first = k;
+	/* No bucket yet: one empty span, so that the histogram reads as native. */
+	sp->has_offset = sp->has_length = true;
+	h->positive_span[h->n_positive_span++] = sp;
+	if (!first)
+		return;
+	sp->offset = (int32_t)(in->exp_base + first);
+	sp->length = last - first;
+	h->positive_delta = pb_alloc(w, sp->length * sizeof(*h->positive_delta));
+	if (!h->positive_delta)
+		return;
+	for (k = first; k < last; k++) {
+		h->positive_delta[h->n_positive_delta++] = (int64_t)(s->slots[k] - prev);
+		prev = s->slots[k];
 	}
 }
 
 static void series_write(struct pw *w, const char *name, const struct prom_inst *in,
 			 const struct prom_series *s)
 {
-	unsigned int k, last = 0;
+	unsigned int k, last = series_last(s);
+	char n[192], le[40];
 	uint64_t cum = 0;
+	struct lset l;
+	FILE *f = w->f;
 
-	for (k = 0; k < s->nr_slots; k++)
-		if (s->slots[k])
-			last = k + 1;
+	inst_lset(&l, in);
+	key_lset(&l, s);
+	if (w->fmt == KAGG_PROM_PROTOBUF) {
+		series_write_pb(w, in, s, &l);
+		return;
+	}
+	snprintf(n, sizeof(n), "%s_bucket", name);
 	for (k = 0; k < last; k++) {
 		cum += s->slots[k];
-		fprintf(w->f, "%s_bucket", name);
-		inst_labels(w, in);
-		key_labels(w, in, s);
-		fputs(",le=\"", w->f);
-		put_double(w->f, slot_le(in, k));
-		fprintf(w->f, "\"} %llu\n", (unsigned long long)cum);
+		put_series(w, n, &l, "le", fmt_double(le, sizeof(le), slot_le(in, k)));
+		fprintf(f, "%llu\n", (unsigned long long)cum);
 	}
-	fprintf(w->f, "%s_bucket", name);
-	inst_labels(w, in);
-	key_labels(w, in, s);
-	fprintf(w->f, ",le=\"+Inf\"} %llu\n", (unsigned long long)s->total);
-	fprintf(w->f, "%s_count", name);
-	inst_labels(w, in);
-	key_labels(w, in, s);
-	fprintf(w->f, "} %llu\n", (unsigned long long)s->total);
+	put_series(w, n, &l, "le", "+Inf");
+	fprintf(f, "%llu\n", (unsigned long long)s->total);
+	snprintf(n, sizeof(n), "%s_count", name);
+	put_series(w, n, &l, NULL, NULL);
+	fprintf(f, "%llu\n", (unsigned long long)s->total);
 	if (s->has_sum) {
-		fprintf(w->f, "%s_sum", name);
-		inst_labels(w, in);
-		key_labels(w, in, s);
-		fputs("} ", w->f);
-		put_double(w->f, inst_is_time(in) ? s->sum * ns_per_unit(in) / 1e9 : s->sum);
-		fputc('\n', w->f);
+		snprintf(n, sizeof(n), "%s_sum", name);
+		put_series(w, n, &l, NULL, NULL);
+		put_double(f, series_sum(in, s));
+		fputc('\n', f);
 	}
 	if (w->om) {
-		fprintf(w->f, "%s_created", name);
-		inst_labels(w, in);
-		key_labels(w, in, s);
-		fputs("} ", w->f);
-		put_double(w->f, (double)in->created.tv_sec + in->created.tv_nsec * 1e-9);
-		fputc('\n', w->f);
+		snprintf(n, sizeof(n), "%s_created", name);
+		put_series(w, n, &l, NULL, NULL);
+		put_double(f, inst_created(in));
+		fputc('\n', f);
 	}
 }
 
-/* Text 0.0.4 has no _created: it is a gauge family of its own there. */
-static void created_gauges(struct pw *w, const char *name, const char *tool)
+/* The series of instance in, the folded one last when there is one. */
+#define EACH_SERIES(in, s, j)                                                  \
+	for (j = 0; j <= (in)->nr_series; j++)                                 \
+		for (const struct prom_series *s = j < (in)->nr_series ?       \
+			&(in)->series[j] : (in)->other.other ? &(in)->other : NULL; s; s = NULL)
+
+/* Whether in belongs to the histogram family of f. */
+static bool same_family(const struct prom_inst *in, const struct prom_inst *f)
+{
+	return in->seen && in->has_layout && !strcmp(in->tool, f->tool) &&
+	       inst_is_time(in) == inst_is_time(f);
+}
+
+/* Text 0.0.4 and protobuf have no _created: it is a gauge family of its own there. */
+static void created_gauges(struct pw *w, const char *name, size_t first)
 {
 	const struct kagg_prom *p = w->p;
+	char n[192], help[256];
 	size_t i, j;
 
-	fprintf(w->f, "# HELP %s_created When the series of %s started counting (Unix time).\n"
-		      "# TYPE %s_created gauge\n", name, name, name);
-	for (i = 0; i < p->nr_insts; i++) {
+	snprintf(n, sizeof(n), "%s_created", name);
+	snprintf(help, sizeof(help), "When the series of %s started counting (Unix time).", name);
+	family(w, n, NULL, "gauge", NULL, help);
+	for (i = first; i < p->nr_insts; i++) {
 		const struct prom_inst *in = &p->insts[i];
 
-		if (!in->seen || strcmp(in->tool, tool) || !in->has_layout)
+		if (!same_family(in, &p->insts[first]))
 			continue;
-		for (j = 0; j <= in->nr_series; j++) {
-			const struct prom_series *s = j < in->nr_series ? &in->series[j] : &in->other;
+		EACH_SERIES(in, s, j) {
+			struct lset l;
 
-			if (j == in->nr_series && !s->other)
-				continue;
-			fprintf(w->f, "%s_created", name);
-			inst_labels(w, in);
-			key_labels(w, in, s);
-			fputs("} ", w->f);
-			put_double(w->f, (double)in->created.tv_sec + in->created.tv_nsec * 1e-9);
-			fputc('\n', w->f);
+			inst_lset(&l, in);
+			key_lset(&l, s);
+			sample(w, n, &l, NULL, NULL, inst_created(in));
+		}
+	}
+}
+
+/* Protobuf: the native histograms of the exp-bucketed instances counted in ns. */
+static void native_family(struct pw *w, const char *tool, size_t first)
+{
+	const struct kagg_prom *p = w->p;
+	bool any = false;
+	size_t i, j;
+
+	for (i = first; i < p->nr_insts; i++) {
+		const struct prom_inst *in = &p->insts[i];
+
+		if (!same_family(in, &p->insts[first]) || !in->has_exp ||
+		    in->unit != KAGG_UNIT_NSECS)
+			continue;
+		if (!any)
+			family(w, "kagg", tool, "histogram", "_nanoseconds",
+			       "What the tool measured, in nanoseconds (native histogram).");
+		any = true;
+		EACH_SERIES(in, s, j) {
+			struct lset l;
+
+			inst_lset(&l, in);
+			key_lset(&l, s);
+			series_write_native(w, in, s, &l);
 		}
 	}
 }
@@ -672,7 +1003,7 @@ static void hist_family(struct pw *w, size_t first)
 	const struct kagg_prom *p = w->p;
 	const struct prom_inst *f = &p->insts[first];
 	const bool time = inst_is_time(f);
-	char name[128], tool[64];
+	char name[160], tool[64];
 	size_t i, j;
 
 	snprintf(tool, sizeof(tool), "%s", f->tool);
@@ -686,29 +1017,29 @@ static void hist_family(struct pw *w, size_t first)
 	for (i = first; i < p->nr_insts; i++) {
 		const struct prom_inst *in = &p->insts[i];
 
-		if (!in->seen || !in->has_layout || strcmp(in->tool, f->tool) ||
-		    inst_is_time(in) != time)
+		if (!same_family(in, f))
 			continue;
-		for (j = 0; j < in->nr_series; j++)
-			series_write(w, name, in, &in->series[j]);
-		if (in->other.other)
-			series_write(w, name, in, &in->other);
+		EACH_SERIES(in, s, j)
+			series_write(w, name, in, s);
 	}
 	if (!w->om)
-		created_gauges(w, name, f->tool);
+		created_gauges(w, name, first);
+	if (w->fmt == KAGG_PROM_PROTOBUF && time)
+		native_family(w, tool, first);
 }
 
 int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format fmt)
 {
-	struct pw w = { .f = f, .om = fmt == KAGG_PROM_OPENMETRICS, .p = p };
+	struct pw w = { .f = f, .fmt = fmt, .om = fmt == KAGG_PROM_OPENMETRICS, .p = p };
+	struct lset l = { 0 };
 	size_t i, j, k;
 
-	if (!p || !f || (fmt != KAGG_PROM_TEXT && fmt != KAGG_PROM_OPENMETRICS))
+	if (!p || !f || (fmt != KAGG_PROM_TEXT && fmt != KAGG_PROM_OPENMETRICS &&
+			 fmt != KAGG_PROM_PROTOBUF))
 		return -EINVAL;
+	io__prometheus__client__metric_family__init(&w.pb.fam);
 	family(&w, "kagg_build", NULL, "info", NULL, "The kagg library serving these metrics.");
-	fprintf(f, "kagg_build_info{version=");
-	put_value(f, kagg_version());
-	fputs("} 1\n", f);
+	sample(&w, "kagg_build_info", &l, "version", kagg_version(), 1);
 
 	family(&w, "kagg_tool", NULL, "info", NULL,
 	       "A tool instance: its event, the attach type used, the kernel, its filters.");
@@ -717,17 +1048,11 @@ int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format f
 
 		if (!in->seen)
 			continue;
-		fputs("kagg_tool_info", f);
-		inst_labels(&w, in);
-		fputs(",event=", f);
-		put_value(f, in->event);
-		fputs(",attach=", f);
-		put_value(f, in->attach);
-		fputs(",kernel=", f);
-		put_value(f, in->kernel);
-		fputs(",filters=", f);
-		put_value(f, in->filters);
-		fputs("} 1\n", f);
+		inst_lset(&l, in);
+		lset_add(&l, "event", in->event);
+		lset_add(&l, "attach", in->attach);
+		lset_add(&l, "kernel", in->kernel);
+		sample(&w, "kagg_tool_info", &l, "filters", in->filters, 1);
 	}
 
 #define EACH_SEEN(in) \
@@ -753,8 +1078,8 @@ int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format f
 	       "Time the tool's BPF programs ran (BPF_ENABLE_STATS).");
 	EACH_SEEN(in)
 		for (j = 0; j < in->nr_progs; j++)
-			counter_seconds(&w, "kagg_bpf_run_seconds", in, "prog", in->progs[j].name,
-					(double)in->progs[j].b / 1e9);
+			counter(&w, "kagg_bpf_run_seconds", in, "prog", in->progs[j].name,
+				(double)in->progs[j].b / 1e9);
 	family(&w, "kagg_bpf_runs", NULL, "counter", NULL,
 	       "Runs of the tool's BPF programs (BPF_ENABLE_STATS).");
 	EACH_SEEN(in)
@@ -774,13 +1099,17 @@ int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format f
 		if (!in->seen || !in->has_layout)
 			continue;
 		for (k = 0; k < i && !done; k++)
-			done = p->insts[k].seen && p->insts[k].has_layout &&
-			       !strcmp(p->insts[k].tool, in->tool) &&
-			       inst_is_time(&p->insts[k]) == inst_is_time(in);
+			done = same_family(&p->insts[k], in);
 		if (!done)
 			hist_family(&w, i);
 	}
 	if (w.om)
 		fputs("# EOF\n", f);
+	if (fmt == KAGG_PROM_PROTOBUF) {
+		pb_flush(&w);
+		free(w.pb.own);
+		if (w.pb.failed)
+			return -ENOMEM;
+	}
 	return fflush(f) || ferror(f) ? -EIO : 0;
 }

@@ -51,6 +51,13 @@ struct kagg_prom_opts {
 enum kagg_prom_format {
 	KAGG_PROM_TEXT = 0,	   /* text/plain; version=0.0.4 */
 	KAGG_PROM_OPENMETRICS = 1, /* application/openmetrics-text; version=1.0.0 */
+	/*
+	 * application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily;
+	 * encoding=delimited: the same families, and for exp-bucketed time histograms counted
+	 * in nanoseconds also a native histogram family kagg_<tool>_nanoseconds (schema: the
+	 * exp scale; a bucket boundary 2^(i/2^S) ns is no boundary of that schema in seconds).
+	 */
+	KAGG_PROM_PROTOBUF = 2,
 };
 
 /* NULL + errno (EINVAL, ENOMEM). */
@@ -78,9 +85,11 @@ KAGG_API int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom
 KAGG_API const char *kagg_prom__content_type(enum kagg_prom_format fmt);
 
 /*
- * The format an HTTP Accept header asks for: OpenMetrics when it lists
- * application/openmetrics-text with a q above that of text/plain (and not 0),
- * the text format otherwise (also for NULL).
+ * The format an HTTP Accept header asks for: the protobuf format when it lists it (with
+ * proto=io.prometheus.client.MetricFamily and encoding=delimited) with a q at least that
+ * of OpenMetrics and above that of text/plain; else OpenMetrics when it lists
+ * application/openmetrics-text with a q above that of text/plain (and not 0); the text
+ * format otherwise (also for NULL).
  */
 KAGG_API enum kagg_prom_format kagg_prom__negotiate(const char *accept);
 
