@@ -25,6 +25,15 @@
 #include "census.h"
 
 #define PROMETHEUS "/usr/bin/prometheus"
+#define SKIP_UNLESS_PROMETHEUS()                                               \
+	do {                                                                   \
+		TU_SKIP_UNLESS_ROOT();                                         \
+		if (access(PROMETHEUS, X_OK)) {                                \
+			printf("SKIP %s: no %s (Debian package prometheus)\n", \
+			       __func__, PROMETHEUS);                          \
+			skip();                                                \
+		}                                                              \
+	} while (0)
 /*
  * offcpu in ns: a 50 ms sleep lands in log2 slot 25, [33554432, 67108863] ns, or above when
  * the machine is loaded: at least 50 ms, never at or below LE_LOW.
@@ -124,36 +133,6 @@ static int base_port(void)
 	return 20000 + (getpid() % 15000) * 3;
 }
 
-static bool cgroup2_root(char *buf, size_t len)
-{
-	static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
-	char p[128];
-	size_t i;
-
-	for (i = 0; i < 2; i++) {
-		snprintf(p, sizeof(p), "%s/cgroup.procs", roots[i]);
-		if (!access(p, F_OK) && (i == 0 || !access("/sys/fs/cgroup/cgroup.controllers", F_OK))) {
-			snprintf(buf, len, "%s", roots[i]);
-			return true;
-		}
-	}
-	return false;
-}
-
-static int write_pid(const char *dir, int pid)
-{
-	char p[256];
-	FILE *f;
-	int ok;
-
-	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
-	f = fopen(p, "w");
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%d\n", pid) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 /* prometheus scraping 127.0.0.1:t1 and :t2 (t2 0: none), flag: a --enable-feature or NULL. */
 static pid_t start_prometheus(const char *dir, int port, int t1, int t2, const char *flag)
 {
@@ -221,12 +200,8 @@ static void test_prometheus(void **state)
 	char *err = NULL;
 	pid_t prom;
 
-	TU_SKIP_UNLESS_ROOT();
-	if (access(PROMETHEUS, X_OK)) {
-		printf("SKIP %s: no %s (Debian package prometheus)\n", __func__, PROMETHEUS);
-		skip();
-	}
-	if (!cgroup2_root(root, sizeof(root))) {
+	SKIP_UNLESS_PROMETHEUS();
+	if (!tu_cgroup2_root(root, sizeof(root))) {
 		printf("SKIP %s: no cgroup v2 mount\n", __func__);
 		skip();
 	}
@@ -261,8 +236,8 @@ static void test_prometheus(void **state)
 	/* The known workload: 20 and 12 sleeps of 50 ms, one child in each cgroup. */
 	ca = tu_spawn(tu_sleeper, &wa);
 	cb = tu_spawn(tu_sleeper, &wb);
-	assert_int_equal(write_pid(cga, ca.pid), 0);
-	assert_int_equal(write_pid(cgb, cb.pid), 0);
+	assert_int_equal(tu_cgroup_add(cga, ca.pid), 0);
+	assert_int_equal(tu_cgroup_add(cgb, cb.pid), 0);
 	tu_go(&ca);
 	tu_go(&cb);
 	assert_int_equal(tu_wait(&ca), 0);
@@ -341,11 +316,7 @@ static void test_native(void **state)
 	char *err = NULL;
 	pid_t prom;
 
-	TU_SKIP_UNLESS_ROOT();
-	if (access(PROMETHEUS, X_OK)) {
-		printf("SKIP %s: no %s (Debian package prometheus)\n", __func__, PROMETHEUS);
-		skip();
-	}
+	SKIP_UNLESS_PROMETHEUS();
 	assert_non_null(mkdtemp(dir));
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	{
