@@ -230,7 +230,7 @@ DEPS		:= clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libiberty-dev
 		   libcmocka-dev libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
 		   abigail-tools libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev \
 		   libxml2-utils prometheus golang-go chromium
-BENCH_DEPS	:= libbpf-tools bpftrace
+BENCH_DEPS	:= libbpf-tools bpftrace prometheus-node-exporter curl
 BENCH_DEPS_BPO	:= linux-perf
 
 # Long run under load (tests/soak/soak.sh, not part of make test): SOAK_MINUTES=30 by default.
