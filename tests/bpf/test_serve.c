@@ -171,6 +171,7 @@ static pid_t start_prometheus(const char *dir, int port, int t1, int t2, const c
 struct inst_result {
 	double in_bucket; /* count above LE_LOW */
 	double low, high; /* the cumulative buckets */
+	double lost;	  /* drops of intervals, every cause */
 };
 
 static void read_inst(int pport, int sport, double t, struct inst_result *r)
@@ -184,6 +185,8 @@ static void read_inst(int pport, int sport, double t, struct inst_result *r)
 		 sport, LE_HIGH);
 	r->high = prom_query(pport, q, t);
 	r->in_bucket = r->high - r->low;
+	snprintf(q, sizeof(q), "sum(kagg_drops_total{instance=\"127.0.0.1:%d\"})", sport);
+	r->lost = prom_query(pport, q, t);
 }
 
 static void test_prometheus(void **state)
@@ -249,7 +252,8 @@ static void test_prometheus(void **state)
 		read_inst(pport, port, t, &ra);
 		read_inst(pport, port + 1, t, &rb);
 		scrapes = prom_query(pport, "min(count_over_time(kagg_events_seen_total[5m]))", t);
-		if (ra.in_bucket >= wa.count && rb.in_bucket >= wb.count && scrapes >= 10)
+		if (ra.in_bucket + ra.lost >= wa.count && rb.in_bucket + rb.lost >= wb.count &&
+		    scrapes >= 10)
 			break;
 		tu_sleep_ms(100);
 	}
@@ -264,9 +268,10 @@ static void test_prometheus(void **state)
 	resets = prom_query(pport, "sum(resets(kagg_events_seen_total[5m])) + "
 				   "sum(resets(kagg_offcpu_seconds_bucket[5m])) + "
 				   "sum(resets(kagg_offcpu_seconds_count[5m]))", t);
-	printf("  above %s s (le %s): a %g of %d sleeps, b %g of %d; sum by le %g; p50 %g s; "
-	       "%g scrapes; %g resets\n", LE_LOW, LE_HIGH, ra.in_bucket, wa.count, rb.in_bucket,
-	       wb.count, sum_high - sum_low, q50, scrapes, resets);
+	printf("  above %s s (le %s): a %g of %d sleeps (%g lost, counted), b %g of %d (%g lost); "
+	       "sum by le %g; p50 %g s; %g scrapes; %g resets\n", LE_LOW, LE_HIGH, ra.in_bucket,
+	       wa.count, ra.lost, rb.in_bucket, wb.count, rb.lost, sum_high - sum_low, q50, scrapes,
+	       resets);
 
 	kill(prom, SIGTERM);
 	waitpid(prom, NULL, 0);
@@ -284,10 +289,11 @@ static void test_prometheus(void **state)
 
 	/*
 	 * Each sleep is one off-CPU interval of 50 ms or more; one more interval may land there
-	 * (the child's wait for its start), none is lost.
+	 * (the child's wait for its start); none is lost without a drop counting it (a loaded
+	 * machine can make the kernel skip a switch: offcpu's switch_in_missed, kernel_gaps).
 	 */
-	assert_true(ra.in_bucket >= wa.count && ra.in_bucket <= wa.count + 1);
-	assert_true(rb.in_bucket >= wb.count && rb.in_bucket <= wb.count + 1);
+	assert_true(ra.in_bucket + ra.lost >= wa.count && ra.in_bucket <= wa.count + 1);
+	assert_true(rb.in_bucket + rb.lost >= wb.count && rb.in_bucket <= wb.count + 1);
 	/* Across instances, per le, exactly the sum of the two. */
 	assert_true(sum_low == ra.low + rb.low);
 	assert_true(sum_high == ra.high + rb.high);
