@@ -6,7 +6,8 @@
 # (default 300), through curl in text format 0.0.4.  Prints, for each, the
 # series per scrape, the daemon's CPU time per scrape and per series (utime +
 # stime from /proc/PID/stat), the median scrape wall time, the daemon's CPU
-# at idle over IDLE seconds (default 5), and the ratio kagg / node-exporter
+# at idle over IDLE seconds (default 5) and under `perf bench sched pipe` (no
+# scrape; the BPF programs' own time is the kernel's, not the daemon's), and the ratio kagg / node-exporter
 # of CPU per series.  kagg serves runqlat, offcpu -P (--max-keys 50) and
 # syscount.  Asserts nothing.
 #
@@ -57,6 +58,16 @@ k0=$(cpu "$kpid"); n0=$(cpu "$npid")
 sleep "$IDLE"
 kidle=$(( $(cpu "$kpid") - k0 )); nidle=$(( $(cpu "$npid") - n0 ))
 
+# Under load: perf bench sched pipe (when perf is there), no scrape.
+kload=- nload=-
+if command -v "$PERF" >/dev/null && "$PERF" bench sched pipe -l 1000 >/dev/null 2>&1; then
+	k0=$(cpu "$kpid"); n0=$(cpu "$npid"); s0=$SECONDS
+	"$PERF" bench sched pipe -l 300000 >/dev/null 2>&1
+	dt=$((SECONDS - s0)); [ "$dt" -gt 0 ] || dt=1
+	kload=$(awk -v c=$(( $(cpu "$kpid") - k0 )) -v hz="$hz" -v dt="$dt" 'BEGIN { printf "%.2f%%", c / hz / dt * 100 }')
+	nload=$(awk -v c=$(( $(cpu "$npid") - n0 )) -v hz="$hz" -v dt="$dt" 'BEGIN { printf "%.2f%%", c / hz / dt * 100 }')
+fi
+
 # Warm both once, then alternate N scrapes each.
 curl -s -o /dev/null "http://127.0.0.1:$kport/metrics"
 curl -s -o /dev/null "http://127.0.0.1:$nport/metrics"
@@ -75,11 +86,11 @@ kw=$(median <"$tmp/kwall"); nw=$(median <"$tmp/nwall")
 echo "serve: $N scrapes each, alternating, text format; kagg serve (runqlat, offcpu -P, syscount)"
 echo "       against $NODE, both on 127.0.0.1"
 awk -v n="$N" -v hz="$hz" -v idle="$IDLE" -v ks="$ks" -v ns="$ns" -v kc="$kc" -v nc="$nc" \
-	-v kw="$kw" -v nw="$nw" -v ki="$kidle" -v ni="$nidle" 'BEGIN {
+	-v kw="$kw" -v nw="$nw" -v ki="$kidle" -v ni="$nidle" -v kl="$kload" -v nl="$nload" 'BEGIN {
 	kcs = kc / hz / n; ncs = nc / hz / n
-	printf "  %-22s %8s %14s %16s %12s %12s\n", "", "series", "CPU/scrape", "CPU/series", "wall median", "idle CPU"
-	printf "  %-22s %8d %11.3f ms %13.3f us %9.3f ms %10.2f%%\n", "kagg serve", ks, kcs * 1e3, kcs / ks * 1e6, kw * 1e3, ki / hz / idle * 100
-	printf "  %-22s %8d %11.3f ms %13.3f us %9.3f ms %10.2f%%\n", "node-exporter", ns, ncs * 1e3, ncs / ns * 1e6, nw * 1e3, ni / hz / idle * 100
+	printf "  %-22s %8s %14s %16s %12s %12s %12s\n", "", "series", "CPU/scrape", "CPU/series", "wall median", "idle CPU", "sched pipe"
+	printf "  %-22s %8d %11.3f ms %13.3f us %9.3f ms %10.2f%% %12s\n", "kagg serve", ks, kcs * 1e3, kcs / ks * 1e6, kw * 1e3, ki / hz / idle * 100, kl
+	printf "  %-22s %8d %11.3f ms %13.3f us %9.3f ms %10.2f%% %12s\n", "node-exporter", ns, ncs * 1e3, ncs / ns * 1e6, nw * 1e3, ni / hz / idle * 100, nl
 	if (ncs > 0 && ns > 0)
 		printf "  kagg / node-exporter, CPU per series: %.2fx\n", (kcs / ks) / (ncs / ns)
 }'
