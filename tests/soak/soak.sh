@@ -39,9 +39,18 @@ perf bench sched messaging -l 1 >/dev/null 2>&1 || die "perf bench sched messagi
 (while :; do perf bench sched messaging -g 4 -l 2000 >/dev/null 2>&1; done) &
 load=$!
 
+# sample NAME PID T: append "T rss_kib fds" of PID to $tmp/NAME.samples; 1 once PID is gone
+sample() {
+	local rss fds
+	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$2/status" 2>/dev/null) || return 1
+	fds=$(ls "/proc/$2/fd" 2>/dev/null | wc -l)
+	[ -n "$rss" ] && echo "$3 $rss $fds" >>"$tmp/$1.samples"
+	return 0
+}
+
 # soak NAME ARGS...: run kagg ARGS for secs seconds, sample, check; 0 or 1
 soak() {
-	local name=$1 pid t=0 rss fds rc=0
+	local name=$1 pid t=0 rc=0
 	shift
 	"$KAGG" "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	pid=$!
@@ -49,9 +58,7 @@ soak() {
 	while kill -0 "$pid" 2>/dev/null && [ "$t" -lt "$secs" ]; do
 		sleep 1
 		t=$((t + 1))
-		rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || break
-		fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
-		[ -n "$rss" ] && echo "$t $rss $fds" >>"$tmp/$name.samples"
+		sample "$name" "$pid" "$t" || break
 	done
 	kill -INT "$pid" 2>/dev/null
 	wait "$pid"
@@ -107,7 +114,7 @@ PY
 # for secs seconds, sampled after each scrape; RSS and fds checked as above, and every scrape's
 # counters (events seen, recorded, buckets) never below the previous scrape's.  0 or 1
 soak_serve() {
-	local port=$((40000 + $$ % 10000)) pid t=0 rss fds rc=0 i start
+	local port=$((40000 + $$ % 10000)) pid t=0 rc=0 i start
 	"$KAGG" serve --listen "127.0.0.1:$port" --tool runqlat --tool 'offcpu -P' \
 		--tool syscount --max-keys 50 2>"$tmp/serve.err" &
 	pid=$!
@@ -125,9 +132,7 @@ soak_serve() {
 		echo "--" >>"$tmp/serve.scrapes"
 		sleep 0.5
 		t=$((SECONDS - start))
-		rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || break
-		fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
-		[ -n "$rss" ] && echo "$t $rss $fds" >>"$tmp/serve.samples"
+		sample serve "$pid" "$t" || break
 	done
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid"
