@@ -48,7 +48,7 @@ TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_
 
 # libkagg by layer: user/ (the spine), user/rb/ (reference ftrace ring buffer
 # and its formats), user/stream/ (BPF ring consumers), user/tools/ (per-tool halves).
-LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c)
+LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c user/export/*.c)
 LIB_HDRS	:= $(wildcard user/*.h user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
 # Protocol buffer schemas (user/proto/*.proto) become C through protoc-c (protobuf-c)
@@ -184,7 +184,7 @@ $(OUT)/tests/helpers/%: tests/helpers/%.cc
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
 		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
-		   unit/test_json_locale
+		   unit/test_json_locale unit/test_prom
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 # bench_rb_live: LTTng-UST as a peer, its tracepoint provider compiled in (BENCH_DEPS).
@@ -232,7 +232,7 @@ DEPS		:= clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libiberty-dev
 		   libcmocka-dev libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
 		   abigail-tools libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev \
 		   libxml2-utils prometheus golang-go chromium
-BENCH_DEPS	:= libbpf-tools bpftrace lttng-tools liblttng-ust-dev
+BENCH_DEPS	:= libbpf-tools bpftrace lttng-tools liblttng-ust-dev prometheus-node-exporter curl
 BENCH_DEPS_BPO	:= linux-perf
 
 # Long run under load (tests/soak/soak.sh, not part of make test): SOAK_MINUTES=30 by default.
@@ -300,6 +300,7 @@ BINDIR		?= $(PREFIX)/bin
 MANDIR		?= $(PREFIX)/share/man
 BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
 PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
+SYSTEMDDIR	?= $(PREFIX)/lib/systemd/system
 INSTALL		?= install
 PUBLIC_HDRS	:= $(wildcard user/include/kagg/*.h)
 KAGG_PC		:= $(OUT)/lib/kagg.pc
@@ -327,6 +328,8 @@ install: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(KAGG_PC)
 	$(Q)$(INSTALL) -m 755 $(KAGG_BIN) $(DESTDIR)$(BINDIR)/
 	$(Q)$(INSTALL) -m 644 docs/kagg.1 $(DESTDIR)$(MANDIR)/man1/
 	$(Q)$(INSTALL) -m 644 tools/kagg.bash-completion $(DESTDIR)$(BASHCOMPDIR)/kagg
+	$(Q)$(INSTALL) -d $(DESTDIR)$(SYSTEMDDIR)
+	$(Q)sed 's|@BINDIR@|$(BINDIR)|' tools/kagg-serve.service > $(DESTDIR)$(SYSTEMDDIR)/kagg-serve.service
 
 uninstall:
 	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
@@ -334,7 +337,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkagg.so \
 		$(DESTDIR)$(LIBDIR)/libkagg.a $(DESTDIR)$(PKGCONFIGDIR)/kagg.pc \
 		$(DESTDIR)$(BINDIR)/kagg $(DESTDIR)$(MANDIR)/man1/kagg.1 \
-		$(DESTDIR)$(BASHCOMPDIR)/kagg \
+		$(DESTDIR)$(BASHCOMPDIR)/kagg $(DESTDIR)$(SYSTEMDDIR)/kagg-serve.service \
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/kagg/,$(notdir $(PUBLIC_HDRS)))
 	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/kagg 2>/dev/null || true
 

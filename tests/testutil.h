@@ -409,6 +409,38 @@ static inline int tu_run_kagg(char *const argv[], char **out, char **err, int si
 	return tu_kagg_finish(&k, out, err);
 }
 
+/* Find the cgroup v2 mount (unified or hybrid layout); false when there is none. */
+static inline bool tu_cgroup2_root(char *buf, size_t len)
+{
+	static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+	char p[128];
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/cgroup.procs", roots[i]);
+		if (!access(p, F_OK) && (i == 0 || !access("/sys/fs/cgroup/cgroup.controllers", F_OK))) {
+			snprintf(buf, len, "%s", roots[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Move process pid into the cgroup directory dir: 0 or -1. */
+static inline int tu_cgroup_add(const char *dir, int pid)
+{
+	char p[256];
+	FILE *f;
+	int ok;
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
+	f = fopen(p, "w");
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%d\n", pid) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 /* Number of lines in s (a final line without '\n' counts). */
 static inline int tu_lines(const char *s)
 {

@@ -23,6 +23,7 @@ const char *cli_prog = "kagg";
 volatile sig_atomic_t cli_stop;
 int cli_verbose;
 int cli_logged;
+int (*cli_session_taker)(struct kagg_session *s, const struct cli_args *a);
 
 int cli_err(int code, const char *fmt, ...)
 {
@@ -465,6 +466,8 @@ int cli_run_session(struct kagg_session *s, const struct cli_args *a, const char
 
 	if (!s)
 		return cli_open_failed(errno);
+	if (cli_session_taker)
+		return cli_session_taker(s, a);
 	ret = cli_stream_run(s, &a->cm, &a->st, banner);
 	kagg_session__destroy(s);
 	return ret;

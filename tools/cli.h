@@ -289,6 +289,12 @@ int cli_stream_run(struct kagg_session *s, const struct cli_common *cm,
  * cli_stream_run, then destroyed.  Returns the exit code.
  */
 int cli_run_session(struct kagg_session *s, const struct cli_args *a, const char *banner);
+/*
+ * kagg serve: when set, cli_run_session hands each opened session to this
+ * function, which owns it from then on, instead of running it; its return
+ * is the tool main's.
+ */
+extern int (*cli_session_taker)(struct kagg_session *s, const struct cli_args *a);
 /* Usage error for getopt's '?' or ':' (call with opterr = 0): one line, returns 2. */
 int cli_bad_opt(int c, char **argv);
 /* Exit code for a failed kagg_*__open (errno err): the library logged why. */

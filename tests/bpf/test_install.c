@@ -110,6 +110,7 @@ static void test_installed_tree(void **state)
 	assert_true(exists("/usr/bin/kagg", S_IFREG));
 	assert_true(exists("/usr/share/man/man1/kagg.1", S_IFREG));
 	assert_true(exists("/usr/share/bash-completion/completions/kagg", S_IFREG));
+	assert_true(exists("/usr/lib/systemd/system/kagg-serve.service", S_IFREG));
 
 	/* Relative symlinks: dev link -> soname -> real file. */
 	snprintf(path, sizeof(path), "%s/usr/lib/libkagg.so", root);

@@ -787,37 +787,6 @@ static void short_sleeps(void *arg)
 		tu_sleep_ms(2);
 }
 
-/* Find the cgroup v2 mount (unified or hybrid layout); false when there is none. */
-static bool cgroup2_root(char *buf, size_t len)
-{
-	static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
-	char p[128];
-	size_t i;
-
-	for (i = 0; i < 2; i++) {
-		snprintf(p, sizeof(p), "%s/cgroup.procs", roots[i]);
-		if (!access(p, F_OK) && (i == 0 || !access("/sys/fs/cgroup/cgroup.controllers", F_OK))) {
-			snprintf(buf, len, "%s", roots[i]);
-			return true;
-		}
-	}
-	return false;
-}
-
-static int write_pid(const char *dir, int pid)
-{
-	char p[256];
-	FILE *f;
-	int ok;
-
-	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
-	f = fopen(p, "w");
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%d\n", pid) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 /*
  * --cgroup: the task inside is measured (from its second wakeup), the one
  * outside never; with --mode both, the streamed path decides alike.
@@ -832,7 +801,7 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 	bool out_seen = false;
 	size_t i;
 
-	if (!cgroup2_root(root, sizeof(root))) {
+	if (!tu_cgroup2_root(root, sizeof(root))) {
 		printf("SKIP %s: no cgroup v2 mount\n", __func__);
 		skip();
 	}
@@ -840,7 +809,7 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 	assert_int_equal(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
 	in = tu_spawn(short_sleeps, NULL);
 	out = tu_spawn(short_sleeps, NULL);
-	assert_int_equal(write_pid(dir, in.pid), 0);
+	assert_int_equal(tu_cgroup_add(dir, in.pid), 0);
 	KAGG_OPTS(kagg_runqlat_opts, o, .cgroup = dir, .key = KAGG_KEY_TID, .attach = attach,
 		  .mode = mode, .log = quiet_log);
 	s = kagg_runqlat__open(&o);

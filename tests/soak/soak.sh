@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
-# make soak: `kagg offcpu --mode both -i 1` (and `kagg serve` once it exists)
-# for SOAK_MINUTES (default 30) under `perf bench sched messaging` (linux-perf,
+# make soak: `kagg offcpu --mode both -i 1`, then `kagg serve` scraped 0.5 s apart,
+# each for SOAK_MINUTES (default 30) under `perf bench sched messaging` (linux-perf,
 # make bench-deps).  Every second the RSS and open fds of kagg are sampled;
 # every interval's JSON must keep the stream's loss identity (docs/streaming.md,
 # user/stream/stream.c): the stream's counters and the records delivered are
@@ -30,15 +30,25 @@ trap cleanup EXIT
 [ "$(id -u)" = 0 ] || die "needs root"
 [ -x "$KAGG" ] || die "$KAGG not built"
 command -v perf >/dev/null || die "missing perf; run: sudo make bench-deps"
+command -v curl >/dev/null || die "missing curl; run: sudo make bench-deps"
 perf bench sched messaging -l 1 >/dev/null 2>&1 || die "perf bench sched messaging does not run"
 
 # the load: messaging rounds back to back
 (while :; do perf bench sched messaging -g 4 -l 2000 >/dev/null 2>&1; done) &
 load=$!
 
+# sample NAME PID T: append "T rss_kib fds" of PID to $tmp/NAME.samples; 1 once PID is gone
+sample() {
+	local rss fds
+	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$2/status" 2>/dev/null) || return 1
+	fds=$(ls "/proc/$2/fd" 2>/dev/null | wc -l)
+	[ -n "$rss" ] && echo "$3 $rss $fds" >>"$tmp/$1.samples"
+	return 0
+}
+
 # soak NAME ARGS...: run kagg ARGS for secs seconds, sample, check; 0 or 1
 soak() {
-	local name=$1 pid t=0 rss fds rc=0
+	local name=$1 pid t=0 rc=0
 	shift
 	"$KAGG" "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	pid=$!
@@ -46,9 +56,7 @@ soak() {
 	while kill -0 "$pid" 2>/dev/null && [ "$t" -lt "$secs" ]; do
 		sleep 1
 		t=$((t + 1))
-		rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || break
-		fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
-		[ -n "$rss" ] && echo "$t $rss $fds" >>"$tmp/$name.samples"
+		sample "$name" "$pid" "$t" || break
 	done
 	kill -INT "$pid" 2>/dev/null
 	wait "$pid"
@@ -102,13 +110,69 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# soak_serve: kagg serve (runqlat, offcpu -P, syscount) scraped through curl, 0.5 s apart,
+# for secs seconds, sampled after each scrape; RSS and fds checked as above, and every scrape's
+# counters (events seen, recorded, buckets) never below the previous scrape's.  0 or 1
+soak_serve() {
+	local port=$((40000 + $$ % 10000)) pid t=0 rc=0 i start
+	"$KAGG" serve --listen "127.0.0.1:$port" --tool runqlat --tool 'offcpu -P' \
+		--tool syscount --max-keys 50 2>"$tmp/serve.err" &
+	pid=$!
+	for ((i = 0; i < 300; i++)); do
+		curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" && break
+		sleep 0.1
+	done
+	: >"$tmp/serve.samples"
+	: >"$tmp/serve.scrapes"
+	start=$SECONDS
+	while kill -0 "$pid" 2>/dev/null && [ "$t" -lt "$secs" ]; do
+		curl -sf "http://127.0.0.1:$port/metrics" |
+			grep -E '^kagg_(events_(seen|recorded)_total|[a-z]+_seconds_(count|bucket))' \
+			>>"$tmp/serve.scrapes"
+		echo "--" >>"$tmp/serve.scrapes"
+		sleep 0.5
+		t=$((SECONDS - start))
+		sample serve "$pid" "$t" || break
+	done
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+	rc=$?
+	[ "$rc" = 0 ] || { echo "serve: kagg exited $rc: $(head -3 "$tmp/serve.err")"; return 1; }
+	python3 - "$tmp/serve.scrapes" "$tmp/serve.samples" "$warm" <<'PY'
+import sys
+scrapes, samples, warm = sys.argv[1], sys.argv[2], int(sys.argv[3])
+prev, n, bad = {}, 0, 0
+cur = {}
+for line in open(scrapes):
+    line = line.strip()
+    if line == "--":
+        for k, v in cur.items():
+            if k in prev and v < prev[k]:
+                if bad < 5:
+                    print(f"serve: scrape {n}: {k} went from {prev[k]} to {v}")
+                bad += 1
+        prev.update(cur); cur = {}; n += 1
+        continue
+    k, v = line.rsplit(" ", 1)
+    cur[k] = float(v)
+rows = [tuple(map(int, l.split())) for l in open(samples) if l.strip()]
+after = [r for r in rows if r[0] > warm] or rows[-1:]
+base, last = after[0], after[-1]
+rss_max = max(r[1] for r in after); fds_max = max(r[2] for r in after)
+print(f"serve: {n} scrapes, {len(prev)} counter series followed, {bad} went backwards")
+print(f"serve: RSS {rows[0][1]} KiB at 1 s, {base[1]} KiB after {warm} s warm-up, "
+      f"max {rss_max}, last {last[1]} KiB; fds {base[2]} after warm-up, max {fds_max}, "
+      f"last {last[2]}")
+if rss_max - base[1] > 1024: print(f"serve: RSS grew by {rss_max - base[1]} KiB"); bad += 1
+if fds_max - base[2] > 0: print(f"serve: fds grew by {fds_max - base[2]}"); bad += 1
+if not n: print("serve: no scrape"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+}
+
 fail=0
 echo "soak: $MIN min per command under perf bench sched messaging, warm-up $warm s"
 soak offcpu offcpu --mode both -i 1 --format json -d "$secs" || fail=1
-if "$KAGG" serve --help >/dev/null 2>&1; then
-	soak serve serve || fail=1
-else
-	echo "soak: kagg serve: skipped (no such subcommand yet)"
-fi
+soak_serve || fail=1
 [ "$fail" = 0 ] && echo "soak: PASS" || echo "soak: FAIL"
 exit "$fail"

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The Prometheus and OpenMetrics writers (kagg/prom.h) on crafted snapshots:
+ * the exact text for a known snapshot, sums across interval snapshots,
+ * OpenMetrics' # EOF and _created, label escaping, folding of keys past
+ * max_keys into "other", Accept negotiation, the protobuf format read back
+ * (classic buckets, and native buckets from exp ones), and `promtool check
+ * metrics` on the output when promtool is installed.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <kagg/kagg.h>
+#include "snapshot_internal.h"
+#include "prometheus_metrics.pb-c.h"
+
+/* runqlat-like: one histogram in ns (slot 3: 2 values, slot 5: 1; sum 60 ns), drops, cost. */
+static struct kagg_snapshot *make_runqlat(void)
+{
+	struct kagg_snapshot *snap = snap_new();
+	struct kagg_prog_cost *pc;
+	struct kagg_hist *h;
+
+	assert_non_null(snap);
+	assert_int_equal(snap_alloc_hists(snap, 1, 64), 0);
+	h = &snap->hists[0];
+	h->unit = KAGG_UNIT_NSECS;
+	((uint64_t *)h->slots)[3] = 2;
+	((uint64_t *)h->slots)[5] = 1;
+	h->total = 3;
+	h->has_sum = true;
+	h->sum = 60;
+	snap->meta.tool = "runqlat";
+	snap->meta.event = "sched:sched_wakeup";
+	snap->meta.attach = "tp_btf";
+	snap->meta.kernel = "6.1.0-test";
+	snap->meta.filters = "none";
+	snap->meta.start.tv_sec = 1700000000;
+	snap->meta.start.tv_nsec = 500000000;
+	snap->meta.events_seen = 10;
+	snap->meta.events_recorded = 3;
+	snap_add_drop(snap, "task_storage", "no task storage", 1, true);
+	snap->meta.has_overhead = true;
+	pc = snap_add_prog(snap);
+	pc->prog = "handle_switch";
+	pc->run_cnt = 10;
+	pc->run_time_ns = 2500;
+	return snap;
+}
+
+/* p's output in fmt, malloc'd. */
+static char *render(const struct kagg_prom *p, enum kagg_prom_format fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(kagg_prom__write(p, f, fmt), 0);
+	fclose(f);
+	return buf;
+}
+
+#define L(id) "{tool_id=\"" id "\",tool=\"runqlat\""
+
+static const char expect_text[] =
+	"# HELP kagg_build_info The kagg library serving these metrics.\n"
+	"# TYPE kagg_build_info gauge\n"
+	"kagg_build_info{version=\"%s\"} 1\n"
+	"# HELP kagg_tool_info A tool instance: its event, the attach type used, the kernel, its filters.\n"
+	"# TYPE kagg_tool_info gauge\n"
+	"kagg_tool_info" L("rq") ",event=\"sched:sched_wakeup\",attach=\"tp_btf\",kernel=\"6.1.0-test\",filters=\"none\"} 1\n"
+	"# HELP kagg_events_seen_total Events the BPF programs ran for.\n"
+	"# TYPE kagg_events_seen_total counter\n"
+	"kagg_events_seen_total" L("rq") "} 20\n"
+	"# HELP kagg_events_recorded_total Events aggregated into the histograms.\n"
+	"# TYPE kagg_events_recorded_total counter\n"
+	"kagg_events_recorded_total" L("rq") "} 6\n"
+	"# HELP kagg_events_filtered_total Events left out by the tool's filters (not lost).\n"
+	"# TYPE kagg_events_filtered_total counter\n"
+	"kagg_events_filtered_total" L("rq") "} 0\n"
+	"# HELP kagg_drops_total Events or captures lost, by cause.\n"
+	"# TYPE kagg_drops_total counter\n"
+	"kagg_drops_total" L("rq") ",cause=\"task_storage\"} 2\n"
+	"# HELP kagg_bpf_run_seconds_total Time the tool's BPF programs ran (BPF_ENABLE_STATS).\n"
+	"# TYPE kagg_bpf_run_seconds_total counter\n"
+	"kagg_bpf_run_seconds_total" L("rq") ",prog=\"handle_switch\"} 5e-06\n"
+	"# HELP kagg_bpf_runs_total Runs of the tool's BPF programs (BPF_ENABLE_STATS).\n"
+	"# TYPE kagg_bpf_runs_total counter\n"
+	"kagg_bpf_runs_total" L("rq") ",prog=\"handle_switch\"} 20\n"
+	"# HELP kagg_folded_keys_total Keyed histograms added to the series of key other, one per key and interval.\n"
+	"# TYPE kagg_folded_keys_total counter\n"
+	"kagg_folded_keys_total" L("rq") "} 0\n"
+	"# HELP kagg_runqlat_seconds What the tool measured, in seconds (cumulative buckets).\n"
+	"# TYPE kagg_runqlat_seconds histogram\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1e-09\"} 0\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"3e-09\"} 0\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"7e-09\"} 0\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.5e-08\"} 4\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"3.1e-08\"} 4\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"6.3e-08\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"+Inf\"} 6\n"
+	"kagg_runqlat_seconds_count" L("rq") "} 6\n"
+	"kagg_runqlat_seconds_sum" L("rq") "} 1.2e-07\n"
+	"# HELP kagg_runqlat_seconds_created When the series of kagg_runqlat_seconds started counting (Unix time).\n"
+	"# TYPE kagg_runqlat_seconds_created gauge\n"
+	"kagg_runqlat_seconds_created" L("rq") "} 1700000000.5\n";
+
+/* Two intervals of the same snapshot: every figure doubled, exactly. */
+static void test_text_exact(void **state)
+{
+	struct kagg_snapshot *snap = make_runqlat();
+	struct kagg_prom *p = kagg_prom__new(NULL);
+	char want[8192], *got;
+	int i;
+
+	assert_non_null(p);
+	i = kagg_prom__add_tool(p, "rq");
+	assert_int_equal(i, 0);
+	assert_int_equal(kagg_prom__add_tool(p, "rq"), -EINVAL);
+	assert_int_equal(kagg_prom__update(p, i, snap), 0);
+	assert_int_equal(kagg_prom__update(p, i, snap), 0);
+	snprintf(want, sizeof(want), expect_text, kagg_version());
+	got = render(p, KAGG_PROM_TEXT);
+	if (getenv("PROM_DUMP"))
+		fputs(got, stderr);
+	assert_string_equal(got, want);
+	free(got);
+	kagg_prom__free(p);
+	kagg_snapshot__free(snap);
+}
+
+static void test_openmetrics(void **state)
+{
+	struct kagg_snapshot *snap = make_runqlat();
+	struct kagg_prom *p = kagg_prom__new(NULL);
+	char *got;
+	size_t n;
+
+	assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
+	assert_int_equal(kagg_prom__update(p, 0, snap), 0);
+	got = render(p, KAGG_PROM_OPENMETRICS);
+	n = strlen(got);
+	assert_true(n > 6 && !strcmp(got + n - 6, "# EOF\n"));
+	assert_non_null(strstr(got, "# TYPE kagg_build info\nkagg_build_info{version="));
+	assert_non_null(strstr(got, "# TYPE kagg_events_seen counter\n"
+				    "kagg_events_seen_total" L("rq") "} 10\n"));
+	assert_non_null(strstr(got, "# TYPE kagg_runqlat_seconds histogram\n"
+				    "# UNIT kagg_runqlat_seconds seconds\n"));
+	assert_non_null(strstr(got, "kagg_runqlat_seconds_sum" L("rq") "} 6e-08\n"
+				    "kagg_runqlat_seconds_created" L("rq") "} 1700000000.5\n"));
+	/* No gauge of its own for _created in OpenMetrics. */
+	assert_null(strstr(got, "TYPE kagg_runqlat_seconds_created"));
+	free(got);
+	kagg_prom__free(p);
+	kagg_snapshot__free(snap);
+}
+
+static void test_escaping(void **state)
+{
+	struct kagg_snapshot *snap = make_runqlat();
+	struct kagg_prom *p = kagg_prom__new(NULL);
+	char *got;
+
+	snap->meta.filters = "cgroup \"db\\1\"\nx";
+	assert_int_equal(kagg_prom__add_tool(p, "a\"b\\c\nd"), 0);
+	assert_int_equal(kagg_prom__update(p, 0, snap), 0);
+	got = render(p, KAGG_PROM_TEXT);
+	assert_non_null(strstr(got, "{tool_id=\"a\\\"b\\\\c\\nd\",tool=\"runqlat\""));
+	assert_non_null(strstr(got, "filters=\"cgroup \\\"db\\\\1\\\"\\nx\"} 1\n"));
+	free(got);
+	kagg_prom__free(p);
+	kagg_snapshot__free(snap);
+}
+
+/* Per-process histograms of the given pids and totals (all in slot 0). */
+static struct kagg_snapshot *make_keyed(const int *pids, const uint64_t *totals, size_t n)
+{
+	struct kagg_snapshot *snap = make_runqlat();
+	size_t i;
+
+	free(snap->hists);
+	free(snap->slots);
+	assert_int_equal(snap_alloc_hists(snap, n, 64), 0);
+	for (i = 0; i < n; i++) {
+		struct kagg_hist *h = &snap->hists[i];
+
+		h->unit = KAGG_UNIT_NSECS;
+		h->key.mode = KAGG_KEY_PID;
+		h->key.pid = pids[i];
+		snprintf(h->key.comm, sizeof(h->key.comm), "p%d", pids[i]);
+		((uint64_t *)h->slots)[0] = totals[i];
+		h->total = totals[i];
+	}
+	return snap;
+}
+
+static uint64_t value_of(const char *text, const char *series)
+{
+	const char *s = strstr(text, series);
+
+	if (!s)
+		fail_msg("no %s in:\n%s", series, text);
+	return strtoull(s + strlen(series), NULL, 10);
+}
+
+static void test_folding(void **state)
+{
+	static const int pids1[] = { 11, 12, 13, 14 }, pids2[] = { 13, 15 };
+	static const uint64_t t1[] = { 5, 1, 7, 3 }, t2[] = { 2, 100 };
+	KAGG_OPTS(kagg_prom_opts, o, .max_keys = 2);
+	struct kagg_prom *p = kagg_prom__new(&o);
+	struct kagg_snapshot *s1 = make_keyed(pids1, t1, 4), *s2 = make_keyed(pids2, t2, 2);
+	char *got;
+
+	assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
+	assert_int_equal(kagg_prom__update(p, 0, s1), 0);
+	got = render(p, KAGG_PROM_TEXT);
+	/* The two largest keep their series; 12 and 14 are folded. */
+	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"13\",comm=\"p13\"} "), 7);
+	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"11\",comm=\"p11\"} "), 5);
+	assert_null(strstr(got, "pid=\"12\""));
+	assert_null(strstr(got, "pid=\"14\""));
+	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",key=\"other\"} "), 4);
+	assert_int_equal(value_of(got, "kagg_folded_keys_total" L("rq") "} "), 2);
+	free(got);
+	/* Places taken stay taken: a new key goes to other, however large. */
+	assert_int_equal(kagg_prom__update(p, 0, s2), 0);
+	got = render(p, KAGG_PROM_TEXT);
+	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"13\",comm=\"p13\"} "), 9);
+	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",key=\"other\"} "), 104);
+	assert_int_equal(value_of(got, "kagg_folded_keys_total" L("rq") "} "), 3);
+	assert_null(strstr(got, "pid=\"15\""));
+	free(got);
+	kagg_prom__free(p);
+	kagg_snapshot__free(s1);
+	kagg_snapshot__free(s2);
+}
+
+static void test_negotiate(void **state)
+{
+	assert_int_equal(kagg_prom__negotiate(NULL), KAGG_PROM_TEXT);
+	assert_int_equal(kagg_prom__negotiate("text/plain"), KAGG_PROM_TEXT);
+	assert_int_equal(kagg_prom__negotiate("*/*"), KAGG_PROM_TEXT);
+	/* What Prometheus 2.x sends. */
+	assert_int_equal(kagg_prom__negotiate("application/openmetrics-text;version=1.0.0,"
+					      "application/openmetrics-text;version=0.0.1;q=0.75,"
+					      "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+			 KAGG_PROM_OPENMETRICS);
+	assert_int_equal(kagg_prom__negotiate("text/plain;q=0.9, application/openmetrics-text; q=0.5"),
+			 KAGG_PROM_TEXT);
+	assert_int_equal(kagg_prom__negotiate("application/openmetrics-text;q=0"), KAGG_PROM_TEXT);
+	/* What Prometheus sends with native histograms enabled. */
+	assert_int_equal(kagg_prom__negotiate("application/vnd.google.protobuf;"
+					      "proto=io.prometheus.client.MetricFamily;"
+					      "encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,"
+					      "*/*;q=0.2"),
+			 KAGG_PROM_PROTOBUF);
+	/* Another message, or not delimited: not ours. */
+	assert_int_equal(kagg_prom__negotiate("application/vnd.google.protobuf;proto=x.Y;"
+					      "encoding=delimited,text/plain;q=0.5"),
+			 KAGG_PROM_TEXT);
+	assert_int_equal(kagg_prom__negotiate("application/vnd.google.protobuf;"
+					      "proto=io.prometheus.client.MetricFamily;encoding=text"),
+			 KAGG_PROM_TEXT);
+}
+
+/* The delimited families of buf, by name (NULL when absent); frees nothing. */
+static Io__Prometheus__Client__MetricFamily *pb_family(const uint8_t *buf, size_t len,
+							const char *name)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		Io__Prometheus__Client__MetricFamily *f;
+		uint64_t n = 0;
+		int shift = 0;
+
+		do {
+			n |= (uint64_t)(buf[off] & 0x7f) << shift;
+			shift += 7;
+		} while (buf[off++] & 0x80);
+		assert_true(off + n <= len);
+		f = io__prometheus__client__metric_family__unpack(NULL, n, buf + off);
+		assert_non_null(f);
+		off += n;
+		if (!strcmp(f->name, name))
+			return f;
+		io__prometheus__client__metric_family__free_unpacked(f, NULL);
+	}
+	return NULL;
+}
+
+static void test_protobuf(void **state)
+{
+	struct kagg_snapshot *snap = make_runqlat();
+	struct kagg_prom *p = kagg_prom__new(NULL);
+	Io__Prometheus__Client__MetricFamily *f;
+	Io__Prometheus__Client__Histogram *h;
+	struct kagg_hist *eh;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf;
+
+	/* exp:3 from index 100: slot 0 (zero) 1, slot 2 (index 101) 3, slot 4 (index 103) 5. */
+	free(snap->hists);
+	free(snap->slots);
+	assert_int_equal(snap_alloc_hists(snap, 1, 8), 0);
+	eh = &snap->hists[0];
+	eh->unit = KAGG_UNIT_NSECS;
+	eh->has_exp = true;
+	eh->exp_scale = 3;
+	eh->exp_base_index = 100;
+	((uint64_t *)eh->slots)[0] = 1;
+	((uint64_t *)eh->slots)[2] = 3;
+	((uint64_t *)eh->slots)[4] = 5;
+	eh->total = 9;
+	eh->has_sum = true;
+	eh->sum = 90000;
+	assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
+	assert_int_equal(kagg_prom__update(p, 0, snap), 0);
+	mf = open_memstream(&buf, &len);
+	assert_int_equal(kagg_prom__write(p, mf, KAGG_PROM_PROTOBUF), 0);
+	fclose(mf);
+
+	f = pb_family((uint8_t *)buf, len, "kagg_events_seen_total");
+	assert_non_null(f);
+	assert_int_equal(f->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER);
+	assert_int_equal(f->n_metric, 1);
+	assert_int_equal(f->metric[0]->n_label, 2);
+	assert_string_equal(f->metric[0]->label[0]->name, "tool_id");
+	assert_string_equal(f->metric[0]->label[0]->value, "rq");
+	assert_true(f->metric[0]->counter->value == 10);
+	io__prometheus__client__metric_family__free_unpacked(f, NULL);
+
+	/* Classic: cumulative counts up to the last slot that counted, +Inf left implicit. */
+	f = pb_family((uint8_t *)buf, len, "kagg_runqlat_seconds");
+	assert_non_null(f);
+	assert_int_equal(f->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM);
+	h = f->metric[0]->histogram;
+	assert_int_equal(h->sample_count, 9);
+	assert_true(h->sample_sum == 90000 / 1e9);
+	assert_int_equal(h->n_bucket, 5);
+	assert_int_equal(h->bucket[0]->cumulative_count, 1);
+	assert_int_equal(h->bucket[2]->cumulative_count, 4);
+	assert_int_equal(h->bucket[4]->cumulative_count, 9);
+	assert_true(h->bucket[0]->upper_bound == 0);
+	assert_false(h->has_schema);
+	io__prometheus__client__metric_family__free_unpacked(f, NULL);
+
+	/* Native: kagg index i is native index i + 1; counts as deltas. */
+	f = pb_family((uint8_t *)buf, len, "kagg_runqlat_nanoseconds");
+	assert_non_null(f);
+	h = f->metric[0]->histogram;
+	assert_int_equal(h->schema, 3);
+	assert_true(h->zero_threshold == 0);
+	assert_int_equal(h->zero_count, 1);
+	assert_int_equal(h->sample_count, 9);
+	assert_true(h->sample_sum == 90000);
+	assert_int_equal(h->n_positive_span, 1);
+	assert_int_equal(h->positive_span[0]->offset, 102);
+	assert_int_equal(h->positive_span[0]->length, 3);
+	assert_int_equal(h->n_positive_delta, 3);
+	assert_int_equal(h->positive_delta[0], 3);
+	assert_int_equal(h->positive_delta[1], -3);
+	assert_int_equal(h->positive_delta[2], 5);
+	assert_int_equal(h->n_bucket, 0);
+	io__prometheus__client__metric_family__free_unpacked(f, NULL);
+	/* Not in the text formats. */
+	free(buf);
+	buf = render(p, KAGG_PROM_TEXT);
+	assert_null(strstr(buf, "nanoseconds"));
+	free(buf);
+	kagg_prom__free(p);
+	kagg_snapshot__free(snap);
+}
+
+/* The text output passes promtool's own parser and linter. */
+static void test_promtool(void **state)
+{
+	struct kagg_snapshot *snap = make_runqlat();
+	static const int pids[] = { 1, 2, 3 };
+	static const uint64_t t[] = { 1, 2, 3 };
+	struct kagg_snapshot *keyed = make_keyed(pids, t, 3);
+	KAGG_OPTS(kagg_prom_opts, o, .max_keys = 1);
+	struct kagg_prom *p = kagg_prom__new(&o);
+	char path[] = "/tmp/kagg-prom-XXXXXX", cmd[256], *got;
+	int fd, rc;
+
+	if (access("/usr/bin/promtool", X_OK)) {
+		kagg_prom__free(p);
+		kagg_snapshot__free(snap);
+		kagg_snapshot__free(keyed);
+		skip();
+	}
+	assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
+	assert_int_equal(kagg_prom__add_tool(p, "rq2"), 1);
+	assert_int_equal(kagg_prom__update(p, 0, snap), 0);
+	assert_int_equal(kagg_prom__update(p, 1, keyed), 0);
+	got = render(p, KAGG_PROM_TEXT);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, got, strlen(got)), (ssize_t)strlen(got));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/promtool check metrics < %s", path);
+	rc = system(cmd);
+	unlink(path);
+	if (rc)
+		fail_msg("promtool check metrics failed on:\n%s", got);
+	free(got);
+	kagg_prom__free(p);
+	kagg_snapshot__free(snap);
+	kagg_snapshot__free(keyed);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text_exact),
+		cmocka_unit_test(test_openmetrics),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_folding),
+		cmocka_unit_test(test_negotiate),
+		cmocka_unit_test(test_protobuf),
+		cmocka_unit_test(test_promtool),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
