@@ -4,6 +4,7 @@
 #define KAGG_BPF_SYSCOUNT_H
 
 #include "common.h"
+#include "exp_table.h" /* struct kagg_exp_params, in the skeleton's rodata */
 
 /* Syscall numbers counted: [0, SC_NR_MAX).  x86_64 uses < 512 (x32 ones are skipped). */
 #define SC_NR_MAX 1024
@@ -25,6 +26,7 @@ enum sc_counter {
 	SC_CNT_STREAM_SEEN,	/* events the streaming programs ran for */
 	SC_CNT_STREAM_SENT,	/* records submitted to the BPF ring buffer */
 	SC_CNT_STREAM_DROP,	/* records lost: BPF ring buffer full */
+	SC_CNT_DROP_EXP_CELLS,	/* exp buckets: latency not counted, exp_cells full */
 	SC_CNT_MAX,
 };
 

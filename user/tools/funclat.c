@@ -64,6 +64,9 @@ struct funclat {
 	struct func *funcs;
 	size_t nr_funcs;
 	int pid;
+	enum kagg_buckets buckets;
+	int exp_scale;
+	unsigned int exp_cells;
 	/* One-probe-per-function paths: links of functions 1..n-1 of programs 0 and 1. */
 	struct bpf_link **extra[2];
 };
@@ -487,6 +490,11 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 	skel->rodata->unit_ns = session_unit_ns(s->unit);
 	skel->rodata->unit_ns_log2 = session_unit_log2(s->unit);
 	bpf_map__set_max_entries(skel->maps.hist, 2 * t->nr_funcs);
+	err = session_exp_cells_setup(s, t->buckets, t->exp_scale, t->exp_cells,
+				      skel->maps.exp_cells, &skel->rodata->exp_params,
+				      &skel->rodata->exp_words);
+	if (err)
+		goto fail;
 	err = funclat_bpf__load(skel);
 	if (err)
 		goto fail;
@@ -627,7 +635,11 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 	struct kagg_hist_val *vals;
 	int err, cpu, k;
 
-	err = snap_alloc_hists(snap, t->nr_funcs, KAGG_SLOTS);
+	if (s->exp_words)
+		err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, t->nr_funcs,
+					     snap);
+	else
+		err = snap_alloc_hists(snap, t->nr_funcs, KAGG_SLOTS);
 	if (err)
 		return err;
 	vals = calloc(s->nr_cpus, vsz);
@@ -647,7 +659,7 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 		h->key.id = i;
 		h->key.label = snap_strdup(snap, t->funcs[i].name);
 		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-			for (k = 0; k < KAGG_SLOTS; k++) {
+			for (k = 0; !s->exp_words && k < KAGG_SLOTS; k++) {
 				((uint64_t *)h->slots)[k] += vals[cpu].slots[k];
 				h->total += vals[cpu].slots[k];
 			}
@@ -679,6 +691,9 @@ static void funclat_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 		      "attach, or entry missed)", cnt[FUNCLAT_CNT_NO_ENTRY], true);
 	snap_add_drop(snap, "lost_return", "entry discarded: its return was never seen "
 		      "(longjmp, missed return probe)", cnt[FUNCLAT_CNT_LOST_RETURN], true);
+	if (s->exp_words)
+		snap_add_drop(snap, "exp_cells", "latency not counted: exp bucket map full",
+			      cnt[FUNCLAT_CNT_DROP_EXP_CELLS], true);
 }
 
 static void funclat_destroy(struct kagg_session *s)
@@ -745,6 +760,13 @@ static int funclat_open(struct kagg_session *s, void *opts)
 		slog(s, KAGG_LOG_WARN, "no such process: %d", o->pid);
 		return -ESRCH;
 	}
+	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP) {
+		slog(s, KAGG_LOG_WARN, "invalid funclat buckets");
+		return -EINVAL;
+	}
+	t->buckets = o->buckets;
+	t->exp_scale = o->exp_scale;
+	t->exp_cells = o->exp_cells;
 	t->pid = o->pid;
 	if (o->pid)
 		session_filters_add(s, "pid=%d", o->pid);

@@ -51,6 +51,15 @@ struct kagg_funclat_opts {
 	bool overhead;
 	kagg_log_fn log;
 	void *log_ctx;
+	/*
+	 * Appended after 0.1: KAGG_BUCKETS_EXP buckets the latencies exponentially, scale
+	 * exp_scale 0..5, in a sparse per-function map of at most exp_cells (function,
+	 * bucket) cells (0: 16384); a latency whose cell cannot be made is dropped, counted
+	 * as "exp_cells".
+	 */
+	enum kagg_buckets buckets;
+	int exp_scale;
+	unsigned int exp_cells;
 };
 
 /*
