@@ -497,6 +497,18 @@ static inline const struct kagg_hist *tu_find_label(const struct kagg_snapshot *
 	return NULL;
 }
 
+/* The meta's count of drop cause, or ~0 when the meta has no such cause. */
+static inline uint64_t tu_drop_count(const struct kagg_snapshot *snap, const char *cause)
+{
+	const struct kagg_meta *m = kagg_snapshot__meta(snap);
+	size_t i;
+
+	for (i = 0; i < m->nr_drops; i++)
+		if (!strcmp(m->drops[i]->cause, cause))
+			return m->drops[i]->count;
+	return ~0ULL;
+}
+
 /* The slot of h whose bounds (kagg_hist__bounds: (low, high] for exp) hold v; -1: none. */
 static inline int tu_slot_of(const struct kagg_hist *h, double v)
 {

@@ -138,18 +138,6 @@ static void test_sleep20_lands_in_bucket(void **state)
 	kagg_session__destroy(s);
 }
 
-/* The first drop counted under cause, or ~0 when the meta has no such cause. */
-static uint64_t drop_count(const struct kagg_snapshot *snap, const char *cause)
-{
-	const struct kagg_meta *m = kagg_snapshot__meta(snap);
-	size_t i;
-
-	for (i = 0; i < m->nr_drops; i++)
-		if (!strcmp(m->drops[i]->cause, cause))
-			return m->drops[i]->count;
-	return ~0ULL;
-}
-
 /*
  * --buckets exp:3, recursion of depth 5 (levels of 4.5 * 2^k ms): no call in a bucket
  * below 4.5 ms, the buckets from the bottom hold the levels as with log2 (a late wakeup
@@ -180,11 +168,11 @@ static void test_exp_buckets_recursion(void **state)
 		h = hist_by_label(snap, "target_recurse");
 		printf("  exp:3, %s cells: %llu counted, sum %.0f us, exp_cells dropped %llu\n",
 		       i ? "1" : "16384", (unsigned long long)h->total, h->sum,
-		       (unsigned long long)drop_count(snap, "exp_cells"));
+		       (unsigned long long)tu_drop_count(snap, "exp_cells"));
 		assert_true(h->has_exp);
 		if (!i) {
 			assert_int_equal(h->total, 10);
-			assert_int_equal(drop_count(snap, "exp_cells"), 0);
+			assert_int_equal(tu_drop_count(snap, "exp_cells"), 0);
 			assert_true(tu_sum_within_buckets(h));
 			/* levels 4.5, 9, 18, 36, 72 ms: count them from the bottom, as above */
 			for (k = 0, cum = 0, lv = 4500; k < h->nr_slots; k++) {
@@ -206,7 +194,7 @@ static void test_exp_buckets_recursion(void **state)
 		} else {
 			/* one bucket counted: at most its level's 2 calls and one lifted call */
 			assert_true(h->total >= 1 && h->total <= 3);
-			assert_int_equal(h->total + drop_count(snap, "exp_cells"), 10);
+			assert_int_equal(h->total + tu_drop_count(snap, "exp_cells"), 10);
 		}
 		kagg_snapshot__free(snap);
 		kagg_session__destroy(s);

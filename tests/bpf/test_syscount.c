@@ -208,17 +208,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static uint64_t drop_count(const struct kagg_snapshot *snap, const char *cause)
-{
-	const struct kagg_meta *m = kagg_snapshot__meta(snap);
-	size_t i;
-
-	for (i = 0; i < m->nr_drops; i++)
-		if (!strcmp(m->drops[i]->cause, cause))
-			return m->drops[i]->count;
-	return ~0ULL;
-}
-
 /* The exp:3 session on the timed sleeper: its snapshot; cells caps the cells (0: default). */
 static struct kagg_snapshot *exp_sleeps(struct timed_sleeps *t, unsigned int cells)
 {
@@ -266,7 +255,7 @@ static void test_exp_latency_median_of_known_sleeps(void **state)
 	assert_int_equal(h->exp_scale, 3);
 	assert_int_equal(h->total, 200);
 	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
-	assert_int_equal(drop_count(snap, "exp_cells"), 0);
+	assert_int_equal(tu_drop_count(snap, "exp_cells"), 0);
 	for (k = 0; k < h->nr_slots; k++) {
 		kagg_hist__bounds(h, k, &low, &high);
 		if (high < 3000)
@@ -318,7 +307,7 @@ static void test_exp_cells_cap_counted(void **state)
 	snap = tu_snap_after_child(s, &ch, KAGG_SNAP_RESET);
 	kagg_session__destroy(s);
 	m = kagg_snapshot__meta(snap);
-	cells = drop_count(snap, "exp_cells");
+	cells = tu_drop_count(snap, "exp_cells");
 	printf("  1 cell: %zu histogram(s), %llu recorded, exp_cells dropped %llu\n",
 	       kagg_snapshot__hist_cnt(snap), (unsigned long long)m->events_recorded,
 	       (unsigned long long)cells);
