@@ -89,10 +89,12 @@
  * exp_hist (0 the zero bucket, k >= 1 kagg_exp_slot() k - 1).  Only the buckets that
  * were hit take a cell; userspace caps the cells (max_entries), and a value whose cell
  * cannot be created is not counted (kagg_exp_cell_add() false: the caller counts the
- * drop).  The sums stay with the caller.  exp_words and exp_params as above.
+ * drop).  The sums stay with the caller.  exp_words and exp_params as above
+ * (KAGG_EXP_CELLS: the map alone, next to KAGG_EXP_HIST_MAP).
  */
+#define KAGG_EXP_CELLS KAGG_PERCPU_HASH(exp_cells, 1, struct kagg_exp_cell_key, __u64)
 #define KAGG_EXP_CELLS_MAP                                                     \
-	KAGG_PERCPU_HASH(exp_cells, 1, struct kagg_exp_cell_key, __u64);       \
+	KAGG_EXP_CELLS;                                                        \
 	const volatile __u32 exp_words = 0;                                    \
 	const volatile struct kagg_exp_params exp_params = {}
 

@@ -937,6 +937,57 @@ out:
 	return err;
 }
 
+int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
+			       struct bpf_map *cells, __u32 g, bool reset,
+			       struct kagg_snapshot *snap)
+{
+	struct kagg_snapshot tmp = {};
+	unsigned int nr_slots = s->exp_words - 1;
+	uint64_t *slots;
+	size_t i, lo, hi;
+	int err;
+
+	err = session_read_key_hists(s, key_hist, g, reset, snap, NULL) ?:
+	      session_read_exp_cells(s, cells, g, reset, 0, &tmp);
+	if (err)
+		goto out;
+	slots = calloc(snap->nr_hists ? snap->nr_hists * nr_slots : 1, sizeof(*slots));
+	if (!slots) {
+		err = -ENOMEM;
+		goto out;
+	}
+	free(snap->slots);
+	snap->slots = slots;
+	for (i = 0; i < snap->nr_hists; i++) {
+		struct kagg_hist *h = &snap->hists[i];
+		uint32_t id = (uint32_t)(s->key == KAGG_KEY_TID ? h->key.tid : h->key.pid);
+
+		h->slots = slots + i * nr_slots;
+		h->nr_slots = nr_slots;
+		h->total = 0;
+		h->has_exp = true;
+		h->exp_scale = s->exp_scale;
+		h->exp_base_index = s->exp_base;
+		/* the cells' histograms are sorted by id */
+		for (lo = 0, hi = tmp.nr_hists; lo < hi;) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (tmp.hists[mid].key.id < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < tmp.nr_hists && tmp.hists[lo].key.id == id) {
+			memcpy(slots + i * nr_slots, tmp.hists[lo].slots, nr_slots * sizeof(*slots));
+			h->total = tmp.hists[lo].total;
+		}
+	}
+out:
+	free(tmp.hists);
+	free(tmp.slots);
+	return err;
+}
+
 int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
 			  struct bpf_map *exp_map, struct bpf_map *log2_map,
 			  volatile struct kagg_exp_params *params, volatile __u32 *words)

@@ -308,6 +308,14 @@ int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int sca
  */
 int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			   size_t nr_ids, struct kagg_snapshot *snap);
+/*
+ * Per-key exp histograms: the keys, comms and sums of key_hist (KAGG_KEY_HIST_MAP) with
+ * the buckets of the cells (KAGG_EXP_CELLS) whose id is the key's tid (KAGG_KEY_TID) or
+ * tgid.
+ */
+int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
+			       struct bpf_map *cells, __u32 g, bool reset,
+			       struct kagg_snapshot *snap);
 /* The exp_hist entry g (bpf/agg.bpf.h) summed over CPUs into one histogram of snap. */
 int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			  struct kagg_snapshot *snap);

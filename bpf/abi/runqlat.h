@@ -16,6 +16,7 @@ enum runqlat_counter {
 	RUNQLAT_CNT_STREAM_SEEN,	/* wakeups and switches the streaming programs ran for */
 	RUNQLAT_CNT_STREAM_SENT,	/* records submitted to the BPF ring buffer */
 	RUNQLAT_CNT_STREAM_DROP,	/* records lost: BPF ring buffer full */
+	RUNQLAT_CNT_DROP_EXP_CELLS,	/* -P/-L exp buckets: latency not counted, exp_cells full */
 	RUNQLAT_CNT_MAX,
 };
 
