@@ -129,7 +129,8 @@ static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot, _
 
 /*
  * Count v (> 0 in units of the table's u; 0 in the zero bucket) in the exp histogram of
- * generation g; words and p are the program's rodata exp_words and exp_params.
+ * generation g (or at index g of a map userspace sized for more); words and p are the
+ * program's rodata exp_words and exp_params.
  */
 static __always_inline void kagg_exp_hist_add(void *map, __u32 g, __u64 v, __u32 words,
 					      const volatile struct kagg_exp_params *p)

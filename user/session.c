@@ -1000,25 +1000,20 @@ int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale
 	return err ?: bpf_map__set_max_entries(log2_map, 1);
 }
 
-int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
-			  struct kagg_snapshot *snap)
+int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx, bool reset,
+			 struct kagg_hist *h)
 {
 	size_t words = s->exp_words, vsz = words * sizeof(__u64);
-	struct kagg_hist *h;
 	uint64_t *vals, sum = 0;
 	unsigned int k;
 	int err, cpu;
 
-	err = snap_alloc_hists(snap, 1, words - 1);
-	if (err)
-		return err;
 	vals = calloc(s->nr_cpus, vsz);
 	if (!vals)
 		return -ENOMEM;
-	err = bpf_map__lookup_elem(map, &g, sizeof(g), vals, vsz * s->nr_cpus, 0);
+	err = bpf_map__lookup_elem(map, &idx, sizeof(idx), vals, vsz * s->nr_cpus, 0);
 	if (err)
 		goto out;
-	h = &snap->hists[0];
 	h->unit = s->unit;
 	h->has_exp = true;
 	h->exp_scale = s->exp_scale;
@@ -1026,7 +1021,7 @@ int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, 
 	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
 		const uint64_t *w = vals + (size_t)cpu * words;
 
-		for (k = 0; k < words - 1; k++) {
+		for (k = 0; k < words - 1 && k < h->nr_slots; k++) {
 			((uint64_t *)h->slots)[k] += w[k];
 			h->total += w[k];
 		}
@@ -1036,11 +1031,18 @@ int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, 
 	h->sum = session_sum(s, sum);
 	if (reset) {
 		memset(vals, 0, vsz * s->nr_cpus);
-		err = bpf_map__update_elem(map, &g, sizeof(g), vals, vsz * s->nr_cpus, BPF_ANY);
+		err = bpf_map__update_elem(map, &idx, sizeof(idx), vals, vsz * s->nr_cpus, BPF_ANY);
 	}
 out:
 	free(vals);
 	return err;
+}
+
+int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
+			  struct kagg_snapshot *snap)
+{
+	return snap_alloc_hists(snap, 1, s->exp_words - 1) ?:
+	       session_exp_hist_get(s, map, g, reset, &snap->hists[0]);
 }
 
 /* Keys of generation g in map m; *keys is malloc'd. */

@@ -316,6 +316,9 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 			       struct bpf_map *cells, __u32 g, bool reset,
 			       struct kagg_snapshot *snap);
+/* Entry idx of an exp_hist map summed over CPUs into h (of exp_words - 1 slots). */
+int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx, bool reset,
+			 struct kagg_hist *h);
 /* The exp_hist entry g (bpf/agg.bpf.h) summed over CPUs into one histogram of snap. */
 int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			  struct kagg_snapshot *snap);

@@ -3,7 +3,8 @@
 #
 # Benchmark of exponential buckets: the BPF run time per event of a tool with
 # --buckets exp:3 next to the same tool with log2 buckets, both attached at the
-# same time (same events), for runqlat (perf bench sched pipe), syscount -L
+# same time (same events), for runqlat and runqlat -P (perf bench sched pipe),
+# syscount -L
 # (perf bench syscall basic) and funclat on a user function (funclat_target nop).
 # The figure compared is all of an instance's BPF run time over the runs of its
 # busiest program (runqlat: its sched_switch program), sampled with `bpftool prog
@@ -65,8 +66,8 @@ echo "kagg --buckets exp:3 vs log2: $ROUNDS round(s) per case"
 echo "kernel $(uname -r), $(nproc) CPUs"
 summary=""
 one_case "runqlat" 3 switch "$PERF bench sched pipe -l 300000" runqlat
+one_case "runqlat -P" 3 switch "$PERF bench sched pipe -l 300000" runqlat -P
 one_case "syscount -L" 2 "" "$PERF bench syscall basic -l 2000000" syscount -L
 one_case "funclat (uprobe)" 2 "" "$TARGET_BIN nop 300000" funclat "$TARGET_BIN:target_nop"
-echo "runqlat -P: not measured (exp buckets are system-wide for runqlat)"
 echo -e "== exp:3/log2, BPF ns per event summed over the rounds (target <= $TARGET):$summary"
 exit 0

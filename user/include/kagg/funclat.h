@@ -53,9 +53,10 @@ struct kagg_funclat_opts {
 	void *log_ctx;
 	/*
 	 * Appended after 0.1: KAGG_BUCKETS_EXP buckets the latencies exponentially, scale
-	 * exp_scale 0..5, in a sparse per-function map of at most exp_cells (function,
-	 * bucket) cells (0: 16384); a latency whose cell cannot be made is dropped, counted
-	 * as "exp_cells".
+	 * exp_scale 0..5: with exp_cells 0, a dense array per function while they take at
+	 * most 256 KiB per CPU, else a sparse map of at most exp_cells (function, bucket)
+	 * cells (0: 16384); a latency whose cell cannot be made is dropped, counted as
+	 * "exp_cells".
 	 */
 	enum kagg_buckets buckets;
 	int exp_scale;
