@@ -27,6 +27,16 @@ bench_init "buckets bench"
 command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"
 [ -x "$TARGET_BIN" ] || die "no $TARGET_BIN (make)"
 
+# attached LABEL: wait until kagg's banner (printed once attached) is on its stderr; a
+# loaded host can take longer than start()'s half second between load and attach
+attached() {
+	for _ in $(seq 300); do
+		grep -q "Hit Ctrl-C" "$tmp/$1.err" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	die "$1 did not attach within 30 s"
+}
+
 # one_case NAME NPROGS PROG_RE WORKLOAD KAGG_ARGS...: the ratios exp:3 / log2 of the rounds
 one_case() {
 	local name=$1 n=$2 re=$3 wl=$4 r t order l e ratios="" sl=0 se=0
@@ -40,6 +50,8 @@ one_case() {
 			exp) start exp "$n" "$KAGG" "$@" -d "$DUR" --overhead --buckets exp:3 ;;
 			esac
 		done
+		attached log2
+		attached exp
 		snapshot "$tmp/before"
 		eval "$wl" >/dev/null 2>&1 || die "workload failed: $wl"
 		snapshot "$tmp/after"
