@@ -83,6 +83,21 @@
 	const volatile __u32 exp_words = 0;                                    \
 	const volatile struct kagg_exp_params exp_params = {}
 
+/*
+ * Per-key exp histograms (funclat per function, syscount -L per syscall), sparse: a
+ * per-CPU hash `exp_cells` of counts keyed by (id, generation << 31 | slot), slot as in
+ * exp_hist (0 the zero bucket, k >= 1 kagg_exp_slot() k - 1).  Only the buckets that
+ * were hit take a cell; userspace caps the cells (max_entries), and a value whose cell
+ * cannot be created is not counted (kagg_exp_cell_add() false: the caller counts the
+ * drop).  The sums stay with the caller.  exp_words and exp_params as above
+ * (KAGG_EXP_CELLS: the map alone, next to KAGG_EXP_HIST_MAP).
+ */
+#define KAGG_EXP_CELLS KAGG_PERCPU_HASH(exp_cells, 1, struct kagg_exp_cell_key, __u64)
+#define KAGG_EXP_CELLS_MAP                                                     \
+	KAGG_EXP_CELLS;                                                        \
+	const volatile __u32 exp_words = 0;                                    \
+	const volatile struct kagg_exp_params exp_params = {}
+
 /* Snapshot generation, flipped by userspace through the mmap'd .bss. */
 __u32 gen = 0;
 
@@ -114,7 +129,8 @@ static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot, _
 
 /*
  * Count v (> 0 in units of the table's u; 0 in the zero bucket) in the exp histogram of
- * generation g; words and p are the program's rodata exp_words and exp_params.
+ * generation g (or at index g of a map userspace sized for more); words and p are the
+ * program's rodata exp_words and exp_params.
  */
 static __always_inline void kagg_exp_hist_add(void *map, __u32 g, __u64 v, __u32 words,
 					      const volatile struct kagg_exp_params *p)
@@ -128,6 +144,29 @@ static __always_inline void kagg_exp_hist_add(void *map, __u32 g, __u64 v, __u32
 	if (k < words - 1)
 		w[k]++;
 	w[words - 1] += v;
+}
+
+/* Count v in the sparse exp histogram id of generation g (KAGG_EXP_CELLS_MAP); false: full. */
+static __always_inline bool kagg_exp_cell_add(void *map, __u32 g, __u32 id, __u64 v,
+					      const volatile struct kagg_exp_params *p)
+{
+	struct kagg_exp_cell_key k = { .id = id };
+	__u64 one = 1, *c;
+
+	k.slot = (g << 31) | (v ? kagg_exp_slot(v, p) + 1 : 0);
+	c = bpf_map_lookup_elem(map, &k);
+	if (c) {
+		(*c)++;
+		return true;
+	}
+	if (!bpf_map_update_elem(map, &k, &one, BPF_NOEXIST))
+		return true;
+	/* raced with another CPU creating it: count in this CPU's copy */
+	c = bpf_map_lookup_elem(map, &k);
+	if (!c)
+		return false;
+	(*c)++;
+	return true;
 }
 
 /* Count value v in slot of keyed histogram kh. */

@@ -37,6 +37,7 @@ __u32 armed = 0;
 KAGG_COUNTERS_MAP(HIST_CNT_MAX);
 KAGG_HIST_MAP;
 KAGG_KEY_HIST_MAP;
+KAGG_EXP_HIST_MAP;	/* --buckets exp:S, not keyed (userspace refuses keys) */
 
 /* Field f of the record at ctx, widened to 64 bits; false when unreadable. */
 static __always_inline bool read_field(void *ctx, __u32 off, __u32 size, bool sign, __u32 src,
@@ -156,7 +157,10 @@ int hist_tp(void *ctx)
 	}
 	g = kagg_gen();
 	if (key_kind == HIST_KEY_NONE) {
-		kagg_hist_add(&hist, g, slot, v);
+		if (exp_words)
+			kagg_exp_hist_add(&exp_hist, g, v, exp_words, &exp_params);
+		else
+			kagg_hist_add(&hist, g, slot, v);
 		c->cnt[HIST_CNT_RECORDED]++;
 		return 0;
 	}

@@ -61,6 +61,7 @@ KAGG_COUNTERS_MAP(RUNQLAT_CNT_MAX);
 KAGG_HIST_MAP;
 KAGG_EXP_HIST_MAP;
 KAGG_KEY_HIST_MAP;
+KAGG_EXP_CELLS;	/* -P/-L with exp buckets: counts by tgid or tid, sums in key_hist */
 
 static __always_inline struct start *start_get(struct task_struct *t, __u32 pid, bool create,
 					       const bool btf)
@@ -155,7 +156,15 @@ static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 
 		c->cnt[RUNQLAT_CNT_DROP_KEYS_FULL]++;
 		return;
 	}
-	kagg_key_hist_add(kh, slot, delta);
+	if (!exp_words) {
+		kagg_key_hist_add(kh, slot, delta);
+	} else if (kagg_exp_cell_add(&exp_cells, g, key_mode == KAGG_BPF_KEY_TID ? pid : key.tgid,
+				      delta, &exp_params)) {
+		kh->sum += delta;
+	} else {
+		c->cnt[RUNQLAT_CNT_DROP_EXP_CELLS]++;
+		return;
+	}
 	c->cnt[RUNQLAT_CNT_SAMPLES]++;
 }
 

@@ -529,6 +529,50 @@ static inline const struct kagg_hist *tu_find_label(const struct kagg_snapshot *
 	return NULL;
 }
 
+/* The meta's count of drop cause, or ~0 when the meta has no such cause. */
+static inline uint64_t tu_drop_count(const struct kagg_snapshot *snap, const char *cause)
+{
+	const struct kagg_meta *m = kagg_snapshot__meta(snap);
+	size_t i;
+
+	for (i = 0; i < m->nr_drops; i++)
+		if (!strcmp(m->drops[i]->cause, cause))
+			return m->drops[i]->count;
+	return ~0ULL;
+}
+
+/* The slot of h whose bounds (kagg_hist__bounds: (low, high] for exp) hold v; -1: none. */
+static inline int tu_slot_of(const struct kagg_hist *h, double v)
+{
+	double low, high;
+	unsigned int k;
+
+	for (k = 0; k < h->nr_slots; k++) {
+		kagg_hist__bounds(h, k, &low, &high);
+		if (h->has_exp ? (k ? low < v && v <= high : v == 0) : low <= v && v <= high)
+			return (int)k;
+	}
+	return -1;
+}
+
+/*
+ * The kernel's exact sum of h's values lies between the sums of its buckets' low and
+ * high bounds, count for count: each value is in its bucket (relative slack for the
+ * rounding of sums of doubles).
+ */
+static inline bool tu_sum_within_buckets(const struct kagg_hist *h)
+{
+	double low, high, lo = 0, hi = 0;
+	unsigned int k;
+
+	for (k = 0; k < h->nr_slots; k++) {
+		kagg_hist__bounds(h, k, &low, &high);
+		lo += low * (double)h->slots[k];
+		hi += high * (double)h->slots[k];
+	}
+	return h->has_sum && h->sum >= lo * (1 - 1e-9) && h->sum <= hi * (1 + 1e-9);
+}
+
 /*
  * Two snapshots hold the same histograms, key for key and bucket for bucket
  * (the --mode both checks: the kernel path against the stream).

@@ -173,12 +173,38 @@ void cli_route_libbpf_log(void)
 
 int cli_parse_buckets(const char *arg, enum kagg_buckets *b, int *scale)
 {
+	return cli_parse_buckets_lin(arg, b, scale, NULL, NULL);
+}
+
+int cli_parse_buckets_lin(const char *arg, enum kagg_buckets *b, int *scale, int64_t *lin_min,
+			  uint64_t *lin_step)
+{
+	uint64_t step;
+	long long min;
 	char *end;
 	long s;
 
 	if (!strcmp(arg, "log2")) {
 		*b = KAGG_BUCKETS_LOG2;
+		if (lin_step)
+			*lin_step = 0;
 		return 0;
+	}
+	if (!strncmp(arg, "linear:", 7)) {
+		if (!lin_step)
+			return cli_err(KAGG_EXIT_USAGE, "--buckets linear:MIN:STEP is for kagg hist "
+				       "only (here: log2 or exp:S)");
+		errno = 0;
+		min = strtoll(arg + 7, &end, 0);
+		if (!errno && end != arg + 7 && *end == ':' && !cli_parse_u64(end + 1, &step) &&
+		    step) {
+			*b = KAGG_BUCKETS_LOG2;
+			*lin_min = min;
+			*lin_step = step;
+			return 0;
+		}
+		return cli_err(KAGG_EXIT_USAGE, "invalid --buckets '%s' (linear:MIN:STEP, STEP a "
+			       "positive integer)", arg);
 	}
 	if (!strncmp(arg, "exp:", 4)) {
 		errno = 0;
@@ -189,8 +215,8 @@ int cli_parse_buckets(const char *arg, enum kagg_buckets *b, int *scale)
 			return 0;
 		}
 	}
-	return cli_err(KAGG_EXIT_USAGE, "invalid --buckets '%s' (log2, or exp:S with S 0 to 5)",
-		       arg);
+	return cli_err(KAGG_EXIT_USAGE, "invalid --buckets '%s' (log2, exp:S with S 0 to 5%s)",
+		       arg, lin_step ? ", or linear:MIN:STEP" : "");
 }
 
 /* --percentiles "p50,90,p99.9,max": each in (0, 100], max = 100; up to 16. */

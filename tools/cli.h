@@ -165,6 +165,9 @@ struct cli_common {
 
 /* --buckets log2|exp:S (S 0..5): 0, or a one-line usage error (2). */
 int cli_parse_buckets(const char *arg, enum kagg_buckets *b, int *scale);
+/* Same, and linear:MIN:STEP into *lin_min, *lin_step (log2 and exp set *lin_step 0). */
+int cli_parse_buckets_lin(const char *arg, enum kagg_buckets *b, int *scale, int64_t *lin_min,
+			  uint64_t *lin_step);
 /*
  * libbpf-tools' positional `interval [count]` (tools without operands):
  * `interval` alone is -i interval, with `count` the run ends after count

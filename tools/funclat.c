@@ -30,6 +30,8 @@ static const char usage_text[] =
 "      --attach TYPE      auto (default), fentry, kprobe, kprobe.multi, uprobe,\n"
 "                         uprobe.multi\n"
 "      --max-funcs N      refuse patterns matching more than N functions (1024)\n"
+"      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
+"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
 CLI_COMMON_HELP
 "\n"
 "attach paths: kernel functions use fentry/fexit (one function) or kprobe.multi\n"
@@ -46,6 +48,7 @@ CLI_COMMON_HELP
 enum {
 	OPT_ATTACH = CLI_OPT_TOOL,
 	OPT_MAX_FUNCS,
+	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
@@ -55,6 +58,7 @@ static const struct option long_opts[] = {
 	{ "microseconds", no_argument, NULL, 'u' },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
 	{ "max-funcs", required_argument, NULL, OPT_MAX_FUNCS },
+	{ "buckets", required_argument, NULL, OPT_BUCKETS },
 	{},
 };
 
@@ -108,6 +112,8 @@ static int funclat_opt(struct cli_args *ca, int c, const char *arg)
 			return cli_err(KAGG_EXIT_USAGE, "invalid --max-funcs '%s' (1 to 1024)", arg);
 		o->max_funcs = v;
 		return 0;
+	case OPT_BUCKETS:
+		return cli_parse_buckets(arg, &o->buckets, &o->exp_scale);
 	}
 	return -ENOENT;
 }

@@ -29,6 +29,9 @@ static const char usage_text[] =
 "                         [MIN+STEP, ...]; values outside are counted in the meta\n"
 "      --min N            first linear bucket's low bound (default 0)\n"
 "      --step N           linear bucket width (default 1)\n"
+"      --buckets B        log2 (default), exp:S (exponential buckets of scale S,\n"
+"                         0..5: 2^(2^-S) - 1 wide, 9% at S=3; no --key) or\n"
+"                         linear:MIN:STEP (as --linear --min MIN --step STEP)\n"
 "  -d, --duration SEC     run for SEC seconds, print, exit\n"
 "  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"
 "  -T, --timestamp        print the local time, HH:MM:SS, before each output\n"
@@ -45,6 +48,7 @@ static const char usage_text[] =
 "examples:\n"
 "  kagg hist block:block_rq_issue bytes -d 10\n"
 "  kagg hist sched:sched_switch prev_prio --linear --min 100 --step 1 -d 5\n"
+"  kagg hist block:block_rq_issue bytes --buckets exp:3 -d 10\n"
 "  kagg hist sched:sched_switch prev_pid --key prev_comm -d 5\n"
 "  kagg hist raw_syscalls:sys_enter id --filter 'common_pid == 1234' -d 5\n";
 
@@ -54,6 +58,7 @@ enum {
 	OPT_LINEAR,
 	OPT_MIN,
 	OPT_STEP,
+	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
@@ -63,6 +68,7 @@ static const struct option long_opts[] = {
 	{ "linear", no_argument, NULL, OPT_LINEAR },
 	{ "min", required_argument, NULL, OPT_MIN },
 	{ "step", required_argument, NULL, OPT_STEP },
+	{ "buckets", required_argument, NULL, OPT_BUCKETS },
 	{},
 };
 
@@ -71,15 +77,29 @@ struct hist_args {
 	struct kagg_hist_opts o;
 	bool linear, min_set;	/* --linear's bounds, before they go into o */
 	uint64_t step;
+	bool buckets_lin;	/* --buckets linear:MIN:STEP */
 };
 
 /* The options that are hist's alone (cli_parser.opt). */
 static int hist_opt(struct cli_args *ca, int c, const char *arg)
 {
 	struct hist_args *a = (struct hist_args *)ca;
+	uint64_t step = 0;
+	int64_t min = 0;
 	char *end;
+	int err;
 
 	switch (c) {
+	case OPT_BUCKETS:
+		err = cli_parse_buckets_lin(arg, &a->o.buckets, &a->o.exp_scale, &min, &step);
+		if (err)
+			return err;
+		a->buckets_lin = step > 0;
+		if (step) {
+			a->o.lin_min = min;
+			a->step = step;
+		}
+		return 0;
 	case OPT_KEY:
 		a->o.key_field = arg;
 		return 0;
@@ -118,6 +138,12 @@ static int finish_args(struct hist_args *a, int argc, char **argv)
 			       "sched:sched_switch)", argv[optind]);
 	if (a->c.cm.unit != KAGG_UNIT_USECS)
 		return cli_err(KAGG_EXIT_USAGE, "--unit does not apply: hist counts raw field values");
+	if (a->linear && a->o.buckets == KAGG_BUCKETS_EXP)
+		return cli_err(KAGG_EXIT_USAGE, "--linear and --buckets exp:S exclude each other");
+	if (a->buckets_lin && (a->linear || a->min_set))
+		return cli_err(KAGG_EXIT_USAGE, "--buckets linear:MIN:STEP or --linear --min "
+			       "--step, not both");
+	a->linear |= a->buckets_lin;
 	if (!a->linear && (a->min_set || a->step != 1))
 		return cli_err(KAGG_EXIT_USAGE, "--min and --step go with --linear");
 	a->o.lin_step = a->linear ? a->step : 0;

@@ -27,6 +27,8 @@ static const char usage_text[] =
 "  -L, --latency          latency histogram per syscall\n"
 "      --names-file FILE  syscall names from this unistd_64.h-style header\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+"      --buckets B        -L: log2 (default) or exp:S, exponential buckets of scale\n"
+"                         S (0..5: 2^(2^-S) - 1 wide, 9% at S=3; per syscall only)\n"
 "      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
 "                         per sys_enter/sys_exit to userspace, aggregated there) or\n"
 "                         both, side by side with each path's events, drops and cost\n"
@@ -46,6 +48,7 @@ enum {
 	OPT_PER_THREAD = CLI_OPT_TOOL,
 	OPT_NAMES,
 	OPT_ATTACH,
+	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
@@ -58,6 +61,7 @@ static const struct option long_opts[] = {
 	{ "latency", no_argument, NULL, 'L' },
 	{ "names-file", required_argument, NULL, OPT_NAMES },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
+	{ "buckets", required_argument, NULL, OPT_BUCKETS },
 	CLI_STREAM_LONGOPTS,
 	{},
 };
@@ -94,6 +98,8 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case OPT_ATTACH:
 		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
+	case OPT_BUCKETS:
+		return cli_parse_buckets(arg, &a->o.buckets, &a->o.exp_scale);
 	}
 	return -ENOENT;
 }
@@ -103,6 +109,8 @@ static int finish_args(struct syscount_args *a)
 {
 	if (a->errors && a->latency)
 		return cli_err(KAGG_EXIT_USAGE, "--errors and --latency exclude each other");
+	if (a->o.buckets == KAGG_BUCKETS_EXP && !a->latency)
+		return cli_err(KAGG_EXIT_USAGE, "--buckets goes with --latency (-L)");
 	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
 		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
 	a->o.key = a->c.tk.key;

@@ -797,8 +797,12 @@ out:
 int session_exp_setup(struct kagg_session *s, int scale, struct bpf_map *map,
 		      struct kagg_exp_params *p)
 {
-	/* the table's units 1, 1e3, 1e6 of ns are the nsecs, usecs and msecs of the unit */
-	unsigned int u = s->unit == KAGG_UNIT_NSECS ? 0 : s->unit == KAGG_UNIT_MSECS ? 2 : 1;
+	/*
+	 * the table's units 1, 1e3, 1e6 of ns are the nsecs, usecs and msecs of the unit;
+	 * values that are no times (kagg hist) are bucketed as they are, unit 1
+	 */
+	unsigned int u = s->unit == KAGG_UNIT_NSECS || s->sum != SESSION_SUM_NS ? 0 :
+			 s->unit == KAGG_UNIT_MSECS ? 2 : 1;
 
 	if (scale < 0 || scale > KAGG_EXP_MAX_SCALE) {
 		session_log(s, KAGG_LOG_WARN, "exp scale %d out of range (0 to %d)", scale,
@@ -809,45 +813,211 @@ int session_exp_setup(struct kagg_session *s, int scale, struct bpf_map *map,
 	s->exp_words = KAGG_EXP_SLOTS(scale) + 2;
 	s->exp_scale = scale;
 	s->exp_base = p->base_index;
-	return bpf_map__set_value_size(map, s->exp_words * sizeof(__u64));
+	return map ? bpf_map__set_value_size(map, s->exp_words * sizeof(__u64)) : 0;
+}
+
+/* session_exp_setup() into a program's rodata exp_params and exp_words. */
+static int exp_rodata(struct kagg_session *s, int scale, struct bpf_map *map,
+		      volatile struct kagg_exp_params *params, volatile __u32 *words)
+{
+	struct kagg_exp_params p;
+	int err;
+
+	err = session_exp_setup(s, scale, map, &p);
+	if (err)
+		return err;
+	memcpy((void *)params, &p, sizeof(p));
+	*words = s->exp_words;
+	return 0;
+}
+
+int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
+			    unsigned int max_cells, struct bpf_map *cells,
+			    volatile struct kagg_exp_params *params, volatile __u32 *words)
+{
+	int err;
+
+	if (b != KAGG_BUCKETS_EXP)
+		return 0;
+	err = exp_rodata(s, scale, NULL, params, words);
+	if (err)
+		return err;
+	s->exp_cells = max_cells ? max_cells : SESSION_EXP_CELLS;
+	return bpf_map__set_max_entries(cells, s->exp_cells);
+}
+
+struct exp_cell {
+	struct kagg_exp_cell_key k;
+	uint64_t count;
+};
+
+static int cell_cmp(const void *a, const void *b)
+{
+	const struct kagg_exp_cell_key *x = &((const struct exp_cell *)a)->k;
+	const struct kagg_exp_cell_key *y = &((const struct exp_cell *)b)->k;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
+			   size_t nr_ids, struct kagg_snapshot *snap)
+{
+	unsigned int nr_slots = s->exp_words - 1;
+	struct kagg_exp_cell_key key, next;
+	struct exp_cell *cells = NULL, *c2;
+	size_t n = 0, cap = 0, i, nh = 0;
+	const void *prev = NULL;
+	uint64_t *vals;
+	int err = 0, cpu;
+
+	vals = calloc(s->nr_cpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	/* every cell of generation g, summed over the CPUs */
+	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
+		key = next;
+		prev = &key;
+		if ((key.slot >> 31) != g)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			c2 = realloc(cells, cap * sizeof(*cells));
+			if (!c2) {
+				err = -ENOMEM;
+				goto out;
+			}
+			cells = c2;
+		}
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), vals, sizeof(*vals) * s->nr_cpus,
+					 0))
+			continue; /* deleted meanwhile */
+		cells[n].k = key;
+		cells[n].count = 0;
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			cells[n].count += vals[cpu];
+		n++;
+	}
+	if (n)
+		qsort(cells, n, sizeof(*cells), cell_cmp);
+	if (nr_ids) {
+		nh = nr_ids;
+	} else {
+		for (i = 0; i < n; i++)
+			nh += !i || cells[i].k.id != cells[i - 1].k.id;
+	}
+	err = snap_alloc_hists(snap, nh, nr_slots);
+	if (err)
+		goto out;
+	for (i = 0; i < nh; i++) {
+		struct kagg_hist *h = &snap->hists[i];
+
+		h->unit = s->unit;
+		h->key.id = i;
+		h->has_exp = true;
+		h->exp_scale = s->exp_scale;
+		h->exp_base_index = s->exp_base;
+	}
+	for (i = 0, nh = 0; i < n; i++) {
+		unsigned int slot = cells[i].k.slot & 0x7fffffffU;
+		struct kagg_hist *h;
+
+		if (!nr_ids && i && cells[i].k.id != cells[i - 1].k.id)
+			nh++;
+		if ((nr_ids && cells[i].k.id >= nr_ids) || slot >= nr_slots)
+			continue;
+		h = &snap->hists[nr_ids ? cells[i].k.id : nh];
+		h->key.id = cells[i].k.id;
+		((uint64_t *)h->slots)[slot] += cells[i].count;
+		h->total += cells[i].count;
+	}
+	/* generation g is not written any more: its cells go, which frees them */
+	for (i = 0; reset && i < n; i++)
+		bpf_map__delete_elem(map, &cells[i].k, sizeof(cells[i].k), 0);
+out:
+	free(vals);
+	free(cells);
+	return err;
+}
+
+int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
+			       struct bpf_map *cells, __u32 g, bool reset,
+			       struct kagg_snapshot *snap)
+{
+	struct kagg_snapshot tmp = {};
+	unsigned int nr_slots = s->exp_words - 1;
+	uint64_t *slots;
+	size_t i, lo, hi;
+	int err;
+
+	err = session_read_key_hists(s, key_hist, g, reset, snap, NULL) ?:
+	      session_read_exp_cells(s, cells, g, reset, 0, &tmp);
+	if (err)
+		goto out;
+	slots = calloc(snap->nr_hists ? snap->nr_hists * nr_slots : 1, sizeof(*slots));
+	if (!slots) {
+		err = -ENOMEM;
+		goto out;
+	}
+	free(snap->slots);
+	snap->slots = slots;
+	for (i = 0; i < snap->nr_hists; i++) {
+		struct kagg_hist *h = &snap->hists[i];
+		uint32_t id = (uint32_t)(s->key == KAGG_KEY_TID ? h->key.tid : h->key.pid);
+
+		h->slots = slots + i * nr_slots;
+		h->nr_slots = nr_slots;
+		h->total = 0;
+		h->has_exp = true;
+		h->exp_scale = s->exp_scale;
+		h->exp_base_index = s->exp_base;
+		/* the cells' histograms are sorted by id */
+		for (lo = 0, hi = tmp.nr_hists; lo < hi;) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (tmp.hists[mid].key.id < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < tmp.nr_hists && tmp.hists[lo].key.id == id) {
+			memcpy(slots + i * nr_slots, tmp.hists[lo].slots, nr_slots * sizeof(*slots));
+			h->total = tmp.hists[lo].total;
+		}
+	}
+out:
+	free(tmp.hists);
+	free(tmp.slots);
+	return err;
 }
 
 int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
 			  struct bpf_map *exp_map, struct bpf_map *log2_map,
 			  volatile struct kagg_exp_params *params, volatile __u32 *words)
 {
-	struct kagg_exp_params p;
 	int err;
 
 	if (b != KAGG_BUCKETS_EXP)
 		return bpf_map__set_max_entries(exp_map, 1);
-	err = session_exp_setup(s, scale, exp_map, &p);
-	if (err)
-		return err;
-	memcpy((void *)params, &p, sizeof(p));
-	*words = s->exp_words;
-	return bpf_map__set_max_entries(log2_map, 1);
+	err = exp_rodata(s, scale, exp_map, params, words);
+	return err ?: bpf_map__set_max_entries(log2_map, 1);
 }
 
-int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
-			  struct kagg_snapshot *snap)
+int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx, bool reset,
+			 struct kagg_hist *h)
 {
 	size_t words = s->exp_words, vsz = words * sizeof(__u64);
-	struct kagg_hist *h;
 	uint64_t *vals, sum = 0;
 	unsigned int k;
 	int err, cpu;
 
-	err = snap_alloc_hists(snap, 1, words - 1);
-	if (err)
-		return err;
 	vals = calloc(s->nr_cpus, vsz);
 	if (!vals)
 		return -ENOMEM;
-	err = bpf_map__lookup_elem(map, &g, sizeof(g), vals, vsz * s->nr_cpus, 0);
+	err = bpf_map__lookup_elem(map, &idx, sizeof(idx), vals, vsz * s->nr_cpus, 0);
 	if (err)
 		goto out;
-	h = &snap->hists[0];
 	h->unit = s->unit;
 	h->has_exp = true;
 	h->exp_scale = s->exp_scale;
@@ -855,7 +1025,7 @@ int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, 
 	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
 		const uint64_t *w = vals + (size_t)cpu * words;
 
-		for (k = 0; k < words - 1; k++) {
+		for (k = 0; k < words - 1 && k < h->nr_slots; k++) {
 			((uint64_t *)h->slots)[k] += w[k];
 			h->total += w[k];
 		}
@@ -865,11 +1035,18 @@ int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, 
 	h->sum = session_sum(s, sum);
 	if (reset) {
 		memset(vals, 0, vsz * s->nr_cpus);
-		err = bpf_map__update_elem(map, &g, sizeof(g), vals, vsz * s->nr_cpus, BPF_ANY);
+		err = bpf_map__update_elem(map, &idx, sizeof(idx), vals, vsz * s->nr_cpus, BPF_ANY);
 	}
 out:
 	free(vals);
 	return err;
+}
+
+int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
+			  struct kagg_snapshot *snap)
+{
+	return snap_alloc_hists(snap, 1, s->exp_words - 1) ?:
+	       session_exp_hist_get(s, map, g, reset, &snap->hists[0]);
 }
 
 /* Keys of generation g in map m; *keys is malloc'd. */

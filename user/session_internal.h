@@ -85,6 +85,7 @@ struct kagg_session {
 	unsigned int exp_words;
 	int exp_scale;
 	int64_t exp_base;
+	unsigned int exp_cells;	/* cap of a KAGG_EXP_CELLS_MAP, 0 when none */
 	bool overhead;		  /* measure the programs' run time (BPF_ENABLE_STATS) */
 	bool attached;
 	bool ever_attached;
@@ -292,6 +293,33 @@ int session_exp_setup(struct kagg_session *s, int scale, struct bpf_map *map,
 int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
 			  struct bpf_map *exp_map, struct bpf_map *log2_map,
 			  volatile struct kagg_exp_params *params, volatile __u32 *words);
+/*
+ * Sparse per-key exp histograms (KAGG_EXP_CELLS_MAP, bpf/agg.bpf.h): for b exp, the
+ * rodata *params and *words set and the cells map capped at max_cells (0:
+ * SESSION_EXP_CELLS); log2 leaves everything as it is.  0 or -EINVAL.
+ */
+#define SESSION_EXP_CELLS 16384
+int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
+			    unsigned int max_cells, struct bpf_map *cells,
+			    volatile struct kagg_exp_params *params, volatile __u32 *words);
+/*
+ * The cells of generation g as exp histograms of snap: nr_ids > 0, one per id 0 ..
+ * nr_ids - 1 (hists[id]); 0, one per id that has cells, ascending.  key.id set, label
+ * and sum left to the caller.  reset deletes the cells read.
+ */
+int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
+			   size_t nr_ids, struct kagg_snapshot *snap);
+/*
+ * Per-key exp histograms: the keys, comms and sums of key_hist (KAGG_KEY_HIST_MAP) with
+ * the buckets of the cells (KAGG_EXP_CELLS) whose id is the key's tid (KAGG_KEY_TID) or
+ * tgid.
+ */
+int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
+			       struct bpf_map *cells, __u32 g, bool reset,
+			       struct kagg_snapshot *snap);
+/* Entry idx of an exp_hist map summed over CPUs into h (of exp_words - 1 slots). */
+int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx, bool reset,
+			 struct kagg_hist *h);
 /* The exp_hist entry g (bpf/agg.bpf.h) summed over CPUs into one histogram of snap. */
 int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			  struct kagg_snapshot *snap);

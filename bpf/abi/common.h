@@ -107,4 +107,10 @@ struct kagg_stream_cnt {
 			       __builtin_offsetof(T, gen) == __builtin_offsetof(struct kagg_rec_hdr, gen),   \
 		       #T " starts like struct kagg_rec_hdr")
 
+/* A cell of a sparse exp histogram (KAGG_EXP_CELLS_MAP in agg.bpf.h). */
+struct kagg_exp_cell_key {
+	__u32 id;	/* the histogram: function id, syscall number */
+	__u32 slot;	/* generation << 31 | exp slot (0: the zero bucket) */
+};
+
 #endif /* KAGG_BPF_COMMON_H */

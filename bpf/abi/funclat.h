@@ -6,6 +6,7 @@
 #define KAGG_BPF_FUNCLAT_H
 
 #include "common.h"
+#include "exp_table.h" /* struct kagg_exp_params, in the skeleton's rodata */
 
 #define FUNCLAT_MAX_FUNCS 1024	/* functions per session (histograms per generation) */
 #define FUNCLAT_MAX_DEPTH 32	/* timed nesting levels per thread */
@@ -21,6 +22,7 @@ enum funclat_counter {
 	FUNCLAT_CNT_DROP_STORAGE,	/* task storage unavailable at entry or return */
 	FUNCLAT_CNT_NO_ENTRY,		/* return whose entry was not seen (began before attach) */
 	FUNCLAT_CNT_LOST_RETURN,	/* entries discarded: their return was never seen */
+	FUNCLAT_CNT_DROP_EXP_CELLS,	/* exp buckets: latency not counted, exp_cells full */
 	FUNCLAT_CNT_MAX,
 };
 

@@ -4,6 +4,7 @@
 #define KAGG_BPF_HIST_H
 
 #include "common.h"
+#include "exp_table.h" /* struct kagg_exp_params, in the skeleton's rodata */
 
 /* Per-CPU counters (array map `counters`); counter 0 = events seen. */
 enum hist_counter {

@@ -13,6 +13,7 @@ enum runqlat_counter {
 	RUNQLAT_CNT_FILTERED_CPU,	/* latencies ended on a CPU other than --cpu (not a loss) */
 	RUNQLAT_CNT_DROP_STORAGE,	/* enqueue not recorded: task storage / start hash full */
 	RUNQLAT_CNT_DROP_KEYS_FULL,	/* latency not aggregated: per-key map full */
+	RUNQLAT_CNT_DROP_EXP_CELLS,	/* -P/-L exp buckets: latency not counted, exp_cells full */
 	RUNQLAT_CNT_MAX,
 };
 

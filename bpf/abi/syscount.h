@@ -4,6 +4,7 @@
 #define KAGG_BPF_SYSCOUNT_H
 
 #include "common.h"
+#include "exp_table.h" /* struct kagg_exp_params, in the skeleton's rodata */
 
 /* Syscall numbers counted: [0, SC_NR_MAX).  x86_64 uses < 512 (x32 ones are skipped). */
 #define SC_NR_MAX 1024
@@ -22,6 +23,7 @@ enum sc_counter {
 	SC_CNT_SKIP_COMPAT,	/* ia32 / x32 syscalls: other numbering, not counted */
 	SC_CNT_DROP_STORAGE,	/* latency: entry time not stored (task storage / hash full) */
 	SC_CNT_DROP_KEYS_FULL,	/* per-key map full: call not aggregated */
+	SC_CNT_DROP_EXP_CELLS,	/* exp buckets: latency not counted, exp_cells full */
 	SC_CNT_MAX,
 };
 

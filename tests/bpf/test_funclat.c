@@ -138,6 +138,71 @@ static void test_sleep20_lands_in_bucket(void **state)
 	kagg_session__destroy(s);
 }
 
+/*
+ * --buckets exp:3, recursion of depth 5 (levels of 4.5 * 2^k ms): no call in a bucket
+ * below 4.5 ms, the buckets from the bottom hold the levels as with log2 (a late wakeup
+ * may lift one call), the exact sum lies within the buckets' bounds (one dense array for
+ * the one function); with the sparse form capped at one cell the calls of every other
+ * bucket are dropped as "exp_cells", and counted.
+ */
+static void test_exp_buckets_recursion(void **state)
+{
+	char pattern[PATH_MAX + 64];
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	struct kagg_session *s;
+	double low, high, lv;
+	unsigned int k, i;
+	uint64_t cum;
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(pattern, sizeof(pattern), "%s:target_recurse", target);
+	for (i = 0; i < 2; i++) {
+		KAGG_OPTS(kagg_funclat_opts, o, .pattern = pattern, .buckets = KAGG_BUCKETS_EXP,
+			  .exp_scale = 3, .exp_cells = i ? 1 : 0, .log = quiet_log);
+
+		s = kagg_funclat__open(&o);
+		tu_attach(s);
+		assert_int_equal(run_target("recurse", "5", NULL, NULL), 0);
+		assert_int_equal(run_target("recurse", "5", NULL, NULL), 0);
+		snap = tu_snapshot(s, KAGG_SNAP_RESET);
+		h = hist_by_label(snap, "target_recurse");
+		printf("  exp:3, %s: %llu counted, sum %.0f us, exp_cells dropped %lld\n",
+		       i ? "1 sparse cell" : "dense", (unsigned long long)h->total, h->sum,
+		       (long long)tu_drop_count(snap, "exp_cells"));
+		assert_true(h->has_exp);
+		if (!i) {
+			assert_int_equal(h->total, 10);
+			/* dense: nothing to drop, no such cause */
+			assert_int_equal(tu_drop_count(snap, "exp_cells"), ~0ULL);
+			assert_true(tu_sum_within_buckets(h));
+			/* levels 4.5, 9, 18, 36, 72 ms: count them from the bottom, as above */
+			for (k = 0, cum = 0, lv = 4500; k < h->nr_slots; k++) {
+				kagg_hist__bounds(h, k, &low, &high);
+				if (high < 4500)
+					assert_int_equal(h->slots[k], 0);
+				if (high >= lv * 2 && lv <= 72000) {
+					unsigned int lvl = (unsigned int)(lv / 4500 + 0.5);
+					unsigned int n = 0;
+
+					while (lvl >>= 1)
+						n++;
+					assert_true(cum <= 2 * (n + 1) && cum + 1 >= 2 * (n + 1));
+					lv *= 2;
+				}
+				cum += h->slots[k];
+			}
+			assert_int_equal(cum, 10);
+		} else {
+			/* one bucket counted: at most its level's 2 calls and one lifted call */
+			assert_true(h->total >= 1 && h->total <= 3);
+			assert_int_equal(h->total + tu_drop_count(snap, "exp_cells"), 10);
+		}
+		kagg_snapshot__free(snap);
+		kagg_session__destroy(s);
+	}
+}
+
 /* Recursion of depth 5: level k lasts 4.5 * 2^k ms, so each level has its own bucket. */
 static void recursion_levels(enum kagg_funclat_attach attach, const char *path)
 {
@@ -594,6 +659,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sleep20_lands_in_bucket),
 		cmocka_unit_test(test_recursion_each_level_timed_multi),
+		cmocka_unit_test(test_exp_buckets_recursion),
 		cmocka_unit_test(test_recursion_each_level_timed_single_uprobes),
 		cmocka_unit_test(test_glob_one_hist_per_function_multi),
 		cmocka_unit_test(test_glob_one_hist_per_function_single_uprobes),

@@ -156,6 +156,57 @@ static void test_linear_buckets(void **state)
 	kagg_snapshot__free(snap);
 }
 
+/* Slot of OpenTelemetry bucket index i in exp histogram h. */
+static unsigned int exp_slot(const struct kagg_hist *h, int64_t i)
+{
+	return (unsigned int)(i - h->exp_base_index + 1);
+}
+
+/*
+ * --buckets exp:S: 1, 100 and 5000 land in the buckets whose bounds hold them; at scale 3
+ * those are the OpenTelemetry indexes -1, 53 and 98 (ceil(8 log2 v) - 1, worked by hand);
+ * the sum is exact.
+ */
+static void test_exp_buckets_of_known_writes(void **state)
+{
+	static const int scales[] = { 0, 3, 5 };
+	static const double width[] = { 1.0, 0.0905077326652577, 0.0218971486541166 };
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	double low, high;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	for (i = 0; i < TU_NR(scales); i++) {
+		KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count",
+			  .buckets = KAGG_BUCKETS_EXP, .exp_scale = scales[i]);
+
+		snap = run_child(&o, writer);
+		h = kagg_snapshot__hist(snap, 0);
+		assert_non_null(h);
+		printf("  exp:%d: total %llu, sum %.0f, slots of 1/100/5000: %d %d %d\n", scales[i],
+		       (unsigned long long)h->total, h->sum, tu_slot_of(h, 1), tu_slot_of(h, 100),
+		       tu_slot_of(h, 5000));
+		assert_true(h->has_exp);
+		assert_int_equal(h->exp_scale, scales[i]);
+		assert_int_equal(h->total, 20);
+		assert_int_equal(h->slots[tu_slot_of(h, 1)], 3);
+		assert_int_equal(h->slots[tu_slot_of(h, 100)], 10);
+		assert_int_equal(h->slots[tu_slot_of(h, 5000)], 7);
+		assert_true(h->has_sum);
+		assert_true(h->sum == 3 * 1 + 10 * 100 + 7 * 5000);
+		kagg_hist__bounds(h, (unsigned int)tu_slot_of(h, 100), &low, &high);
+		assert_true(high - low <= low * (width[i] + 1e-12)); /* 2^(2^-S) - 1 */
+		if (scales[i] == 3) {
+			assert_int_equal(h->slots[exp_slot(h, -1)], 3);
+			assert_int_equal(h->slots[exp_slot(h, 53)], 10);
+			assert_int_equal(h->slots[exp_slot(h, 98)], 7);
+		}
+		assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+		kagg_snapshot__free(snap);
+	}
+}
+
 static void test_key_per_fd(void **state)
 {
 	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count", .key_field = "fd");
@@ -247,6 +298,13 @@ static void test_cli_errors(void **state)
 		  { "hist", "sched:sched_switch", "prev_prio", "--linear", "--step", "0" } },
 		{ 2, "--linear", { "hist", "sched:sched_switch", "prev_prio", "--min", "5" } },
 		{ 2, "FIELD", { "hist", "sched:sched_switch" } },
+		{ 2, "linear:MIN:STEP",
+		  { "hist", "sched:sched_switch", "prev_prio", "--buckets", "linear:5:0" } },
+		{ 2, "exp:S", { "hist", "sched:sched_switch", "prev_prio", "--buckets", "exp:6" } },
+		{ 2, "not both", { "hist", "sched:sched_switch", "prev_prio", "--buckets",
+				   "linear:5:1", "--linear" } },
+		{ 2, "no key", { "hist", "sched:sched_switch", "prev_prio", "--buckets", "exp:3",
+				 "--key", "prev_pid", "-d", "1" } },
 	};
 	static const struct tu_error_case negmin[] = {
 		{ 2, "unsigned", { "hist", EVENT, "count", "--linear", "--min", "-10" } },
@@ -295,6 +353,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log2_buckets_of_known_writes),
 		cmocka_unit_test(test_linear_buckets),
+		cmocka_unit_test(test_exp_buckets_of_known_writes),
 		cmocka_unit_test(test_key_per_fd),
 		cmocka_unit_test(test_signed_negative_values),
 		cmocka_unit_test(test_cli_errors),

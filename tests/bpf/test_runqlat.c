@@ -359,6 +359,60 @@ static void test_exp_buckets_count_every_latency(void **state)
 	kagg_session__destroy(s);
 }
 
+/*
+ * -P --buckets exp:3 on one process: its one histogram holds every latency recorded, the
+ * exact sum lies within its buckets' bounds; with one exp cell, the latencies of every
+ * other bucket are dropped as "exp_cells" and counted (4000 bounces do not all wait
+ * within 9% of each other).
+ */
+static void test_exp_buckets_per_process(void **state)
+{
+	int rounds = 4000, pids[1];
+	unsigned int cells;
+
+	TU_SKIP_UNLESS_ROOT();
+	for (cells = 0; cells <= 1; cells++) {
+		struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
+		const struct kagg_hist *h;
+		const struct kagg_meta *m;
+		struct kagg_snapshot *snap;
+		struct kagg_session *s;
+
+		pids[0] = child.pid;
+		KAGG_OPTS(kagg_runqlat_opts, o, .key = KAGG_KEY_PID, .pids = pids, .nr_pids = 1,
+			  .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3, .exp_cells = cells,
+			  .log = quiet_log);
+		s = kagg_runqlat__open(&o);
+		assert_non_null(s);
+		snap = run_child(s, &child, true);
+		m = kagg_snapshot__meta(snap);
+		assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+		h = kagg_snapshot__hist(snap, 0);
+		printf("  -P exp:3, cells %s: %llu latencies, %llu recorded, exp_cells dropped "
+		       "%llu\n", cells ? "1" : "16384", (unsigned long long)h->total,
+		       (unsigned long long)m->events_recorded,
+		       (unsigned long long)tu_drop_count(snap, "exp_cells"));
+		assert_true(h->has_exp && h->has_sum);
+		assert_int_equal(h->exp_scale, 3);
+		assert_int_equal(h->key.pid, child.pid);
+		assert_int_equal(h->total, m->events_recorded);
+		assert_true(tu_sum_within_buckets(h));
+		if (!cells) {
+			assert_true(h->total >= (uint64_t)rounds);
+			assert_int_equal(tu_drop_count(snap, "exp_cells"), 0);
+		} else {
+			for (unsigned int k = 0, used = 0; k < h->nr_slots; k++) {
+				used += h->slots[k] != 0;
+				assert_true(used <= 1);
+			}
+			assert_true(tu_drop_count(snap, "exp_cells") > 0);
+			assert_true(h->total + tu_drop_count(snap, "exp_cells") >= (uint64_t)rounds);
+		}
+		kagg_snapshot__free(snap);
+		kagg_session__destroy(s);
+	}
+}
+
 static void both_identical(enum kagg_attach attach, enum kagg_key_mode key)
 {
 	int i;
@@ -926,6 +980,7 @@ int main(void)
 		cmocka_unit_test(test_hog_delays_sleeper_streamed),
 		cmocka_unit_test(test_both_modes_identical),
 		cmocka_unit_test(test_exp_buckets_count_every_latency),
+		cmocka_unit_test(test_exp_buckets_per_process),
 		cmocka_unit_test(test_stream_drops_counted),
 		cmocka_unit_test(test_stream_records_land_as_kernel_events),
 		cmocka_unit_test(test_stream_land_events_mask),

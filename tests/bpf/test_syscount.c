@@ -183,6 +183,144 @@ static void test_sleep_latency_bucket(void **state)
 	sleeps_in_bucket(KAGG_ATTACH_AUTO, KAGG_KEY_PID, KAGG_MODE_STREAM);
 }
 
+/* 200 clock_nanosleep(3 ms), each timed by the child itself (in shared memory). */
+struct timed_sleeps {
+	uint64_t ns[200];
+};
+
+static void timed_sleeper(void *arg)
+{
+	struct timespec ts = { 0, 3 * 1000 * 1000 };
+	struct timed_sleeps *t = arg;
+
+	for (int i = 0; i < 200; i++) {
+		uint64_t t0 = tu_now_ns();
+
+		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+		t->ns[i] = tu_now_ns() - t0;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The exp:3 session on the timed sleeper: its snapshot; cells caps the cells (0: default). */
+static struct kagg_snapshot *exp_sleeps(struct timed_sleeps *t, unsigned int cells)
+{
+	struct tu_child ch = tu_spawn(timed_sleeper, t);
+	int pids[1] = { ch.pid };
+	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_LATENCY, .pids = pids,
+		  .nr_pids = 1, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3, .exp_cells = cells,
+		  .log = quiet_log);
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+
+	s = kagg_syscount__open(&o);
+	assert_non_null(s);
+	snap = tu_snap_after_child(s, &ch, KAGG_SNAP_RESET);
+	kagg_session__destroy(s);
+	return snap;
+}
+
+/*
+ * -L --buckets exp:3: all 200 sleeps counted; none in a bucket below 3 ms; the p50
+ * bucket overlaps [3 ms, the child's own median] (the syscall lies within the child's
+ * measurement) and is no wider than 2^(1/8) - 1 of its low bound; the exact sum lies
+ * within the buckets' bounds.
+ */
+static void test_exp_latency_median_of_known_sleeps(void **state)
+{
+	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	double v, low, high, med_us;
+	unsigned int k;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_true(t != MAP_FAILED);
+	snap = exp_sleeps(t, 0);
+	h = tu_find_label(snap, "clock_nanosleep");
+	assert_non_null(h);
+	qsort(t->ns, 200, sizeof(t->ns[0]), cmp_u64);
+	med_us = (t->ns[99] + t->ns[100]) / 2e3;
+	assert_int_equal(kagg_hist__percentile(h, 50, &v, &low, &high), 0);
+	printf("  exp:3 p50 %.1f us in (%.1f, %.1f], measured median %.1f us, sum %.0f us\n", v,
+	       low, high, med_us, h->sum);
+	assert_true(h->has_exp);
+	assert_int_equal(h->exp_scale, 3);
+	assert_int_equal(h->total, 200);
+	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+	assert_int_equal(tu_drop_count(snap, "exp_cells"), 0);
+	for (k = 0; k < h->nr_slots; k++) {
+		kagg_hist__bounds(h, k, &low, &high);
+		if (high < 3000)
+			assert_int_equal(h->slots[k], 0);
+	}
+	assert_int_equal(kagg_hist__percentile(h, 50, &v, &low, &high), 0);
+	assert_true(high - low <= low * (0.0905077326652577 + 1e-12));
+	assert_true(low < med_us && high >= 3000);
+	assert_true(tu_sum_within_buckets(h));
+	kagg_snapshot__free(snap);
+	munmap(t, sizeof(*t));
+}
+
+/* 10 getppid(), then 20 clock_nanosleep(3 ms). */
+static void getppid_then_sleeps(void *arg)
+{
+	struct timespec ts = { 0, 3 * 1000 * 1000 };
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 10; i++)
+		syscall(SYS_getppid);
+	for (i = 0; i < 20; i++)
+		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+}
+
+/*
+ * exp_cells caps the (syscall, bucket) cells: with 1, the first getppid() takes the only
+ * cell, and every latency that needs another -- all 20 sleeps at least -- is dropped as
+ * "exp_cells"; recorded + dropped is every one of the child's 30 calls.
+ */
+static void test_exp_cells_cap_counted(void **state)
+{
+	struct tu_child ch;
+	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_LATENCY, .nr_pids = 1,
+		  .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3, .exp_cells = 1, .log = quiet_log);
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	uint64_t cells;
+	int pids[1];
+
+	TU_SKIP_UNLESS_ROOT();
+	ch = tu_spawn(getppid_then_sleeps, NULL);
+	pids[0] = ch.pid;
+	o.pids = pids;
+	s = kagg_syscount__open(&o);
+	assert_non_null(s);
+	snap = tu_snap_after_child(s, &ch, KAGG_SNAP_RESET);
+	kagg_session__destroy(s);
+	m = kagg_snapshot__meta(snap);
+	cells = tu_drop_count(snap, "exp_cells");
+	printf("  1 cell: %zu histogram(s), %llu recorded, exp_cells dropped %llu\n",
+	       kagg_snapshot__hist_cnt(snap), (unsigned long long)m->events_recorded,
+	       (unsigned long long)cells);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	assert_non_null(tu_find_label(snap, "getppid"));
+	assert_true(m->events_recorded >= 1 && m->events_recorded <= 10);
+	assert_int_equal(kagg_snapshot__hist(snap, 0)->total, m->events_recorded);
+	assert_true(cells >= 20);
+	assert_int_equal(m->events_recorded + cells, 30);
+	assert_int_equal(m->drops_total, cells);
+	kagg_snapshot__free(snap);
+}
+
 /* Names come from the table given: 110 -> "my_getppid"; numbers it lacks are "syscall_<nr>". */
 static void test_names_file(void **state)
 {
@@ -550,6 +688,8 @@ int main(void)
 		cmocka_unit_test(test_getppid_counted_exactly),
 		cmocka_unit_test(test_openat_enoent_errors),
 		cmocka_unit_test(test_sleep_latency_bucket),
+		cmocka_unit_test(test_exp_latency_median_of_known_sleeps),
+		cmocka_unit_test(test_exp_cells_cap_counted),
 		cmocka_unit_test(test_names_file),
 		cmocka_unit_test(test_interval_resets_lose_nothing),
 		cmocka_unit_test(test_both_modes_identical),

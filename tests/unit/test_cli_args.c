@@ -140,6 +140,27 @@ static void test_libbpf_tools_letters(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
+/* --buckets on every histogram tool: a bad one is a usage error before anything loads. */
+static void test_buckets_errors(void **state)
+{
+	static const struct tu_error_case cases[] = {
+		{ 2, "invalid --buckets 'exp:6'", { "offcpu", "--buckets", "exp:6" } },
+		{ 2, "invalid --buckets 'exp:'", { "runqlat", "--buckets", "exp:" } },
+		{ 2, "is for kagg hist only", { "runqlat", "--buckets", "linear:0:5" } },
+		{ 2, "is for kagg hist only", { "syscount", "-L", "--buckets", "linear:0:5" } },
+		{ 2, "--buckets goes with --latency", { "syscount", "--buckets", "exp:3" } },
+		{ 2, "invalid --buckets 'log3'", { "funclat", "--buckets", "log3", "vfs_read" } },
+		{ 2, "linear:MIN:STEP, STEP a positive integer",
+		  { "hist", "--buckets", "linear:5:0", "sched:sched_switch", "prev_prio" } },
+		{ 2, "linear:MIN:STEP, STEP a positive integer",
+		  { "hist", "--buckets", "linear:x:1", "sched:sched_switch", "prev_prio" } },
+		{ 2, "exclude each other",
+		  { "hist", "--buckets", "exp:3", "--linear", "sched:sched_switch", "prev_prio" } },
+	};
+
+	tu_expect_errors(cases, TU_NR(cases));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +170,7 @@ int main(void)
 		cmocka_unit_test(test_timestamp_option),
 		cmocka_unit_test(test_positional_interval_errors),
 		cmocka_unit_test(test_libbpf_tools_letters),
+		cmocka_unit_test(test_buckets_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

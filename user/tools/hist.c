@@ -216,7 +216,11 @@ static int hist_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g
 	size_t i;
 	int err;
 
-	if (t->key_kind == HIST_KEY_NONE) {
+	if (s->exp_words) {
+		err = session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
+		if (!err)
+			snap->hists[0].key.label = snap_strdup(snap, t->event);
+	} else if (t->key_kind == HIST_KEY_NONE) {
 		err = session_read_hist(s, t->skel->maps.hist, g, reset, snap);
 		if (!err)
 			snap->hists[0].key.label = snap_strdup(snap, t->event);
@@ -325,6 +329,12 @@ static int configure(struct kagg_session *s, const struct kagg_hist_opts *o,
 		     (long long)o->lin_min, f->name);
 		return -EINVAL;
 	}
+	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
+	    (o->buckets == KAGG_BUCKETS_EXP && (kf || o->lin_step))) {
+		slog(s, KAGG_LOG_WARN, "exp buckets are for one histogram (no key) and not "
+		     "with linear buckets");
+		return -EINVAL;
+	}
 	snprintf(t->field, sizeof(t->field), "%s", f->name);
 	s->sum = f->is_signed ? SESSION_SUM_S64 : SESSION_SUM_U64;
 
@@ -345,6 +355,11 @@ static int configure(struct kagg_session *s, const struct kagg_hist_opts *o,
 	t->lin_step = o->lin_step;
 	if (!kf)
 		bpf_map__set_max_entries(t->skel->maps.key_hist, 1);
+	err = session_buckets_setup(s, o->buckets, o->exp_scale, t->skel->maps.exp_hist,
+				    t->skel->maps.hist, &t->skel->rodata->exp_params,
+				    &t->skel->rodata->exp_words);
+	if (err)
+		return err;
 	err = hist_bpf__load(t->skel);
 	if (err)
 		return session_load_failed(s, err, "the tracepoint program");

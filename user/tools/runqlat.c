@@ -78,9 +78,15 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 	if (s->key == KAGG_KEY_NONE)
 		bpf_map__set_max_entries(skel->maps.key_hist, 1);
 	session_tasks_size(&SESSION_TASKS(o), skel->maps.tgids, skel->maps.tids);
-	err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
-				    skel->maps.hist, &skel->rodata->exp_params,
-				    &skel->rodata->exp_words);
+	if (s->key == KAGG_KEY_NONE)
+		err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
+					    skel->maps.hist, &skel->rodata->exp_params,
+					    &skel->rodata->exp_words);
+	else
+		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, o->exp_cells,
+					      skel->maps.exp_cells, &skel->rodata->exp_params,
+					      &skel->rodata->exp_words) ?:
+		      bpf_map__set_max_entries(skel->maps.exp_hist, 1);
 	if (err) {
 		runqlat_bpf__destroy(skel);
 		return err;
@@ -129,10 +135,9 @@ static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s
 		return -EINVAL;
 	}
 	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
-	    (o->buckets == KAGG_BUCKETS_EXP && (o->key != KAGG_KEY_NONE ||
-						o->mode != KAGG_MODE_AGG))) {
-		session_log(s, KAGG_LOG_WARN, "exp buckets are system-wide (no -P/-L) and "
-			    "in-kernel only (--mode agg) for now");
+	    (o->buckets == KAGG_BUCKETS_EXP && o->mode != KAGG_MODE_AGG)) {
+		session_log(s, KAGG_LOG_WARN, "exp buckets are in-kernel only (--mode agg) for "
+			    "now");
 		return -EINVAL;
 	}
 	return 0;
@@ -142,6 +147,9 @@ static int runqlat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 {
 	struct runqlat *t = s->tool;
 
+	if (s->exp_words && s->key != KAGG_KEY_NONE)
+		return session_read_key_exp_hists(s, t->skel->maps.key_hist, t->skel->maps.exp_cells,
+						  g, reset, snap);
 	if (s->exp_words)
 		return session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
 	if (s->key == KAGG_KEY_NONE)
@@ -181,6 +189,9 @@ static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 		      cnt[RUNQLAT_CNT_DROP_STORAGE], true);
 	snap_add_drop(snap, "keys_full", "latency not aggregated: per-key map full",
 		      cnt[RUNQLAT_CNT_DROP_KEYS_FULL], true);
+	if (s->exp_cells)
+		snap_add_drop(snap, "exp_cells", "latency not counted: exp bucket map full",
+			      cnt[RUNQLAT_CNT_DROP_EXP_CELLS], true);
 }
 
 static void runqlat_destroy(struct kagg_session *s)

@@ -197,8 +197,11 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 		bpf_map__set_max_entries(skel->maps.key_hist, 1);
 	if (!o->nr_pids)
 		bpf_map__set_max_entries(skel->maps.tgids, 1);
-
-	err = syscount_bpf__load(skel);
+	err = session_exp_cells_setup(s, o->buckets, o->exp_scale, o->exp_cells,
+				      skel->maps.exp_cells, &skel->rodata->exp_params,
+				      &skel->rodata->exp_words);
+	if (!err)
+		err = syscount_bpf__load(skel);
 	if (err) {
 		syscount_bpf__destroy(skel);
 		return err;
@@ -339,6 +342,46 @@ out:
 	return err;
 }
 
+/* Latency mode, exp buckets: the cells' histograms, their sums from lat. */
+static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
+			   bool reset)
+{
+	struct syscount *t = s->tool;
+	size_t vsz = sizeof(struct kagg_hist_val), i;
+	struct kagg_hist_val *pc;
+	int err, cpu;
+	__u32 idx;
+
+	err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, 0, snap);
+	if (err)
+		return err;
+	pc = calloc(s->nr_cpus, vsz);
+	if (!pc)
+		return -ENOMEM;
+	for (i = 0; !err && i < snap->nr_hists; i++) {
+		struct kagg_hist *h = &snap->hists[i];
+		uint64_t sum = 0;
+
+		h->key.label = snap_strdup(snap, sc_label(s, h->key.id));
+		idx = g * SC_NR_MAX + (h->key.id & (SC_NR_MAX - 1));
+		err = bpf_map__lookup_elem(t->skel->maps.lat, &idx, sizeof(idx), pc,
+					   vsz * s->nr_cpus, 0);
+		if (err)
+			break;
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			sum += pc[cpu].sum;
+		h->has_sum = true;
+		h->sum = session_sum(s, sum);
+		if (reset) {
+			memset(pc, 0, vsz * s->nr_cpus);
+			err = bpf_map__update_elem(t->skel->maps.lat, &idx, sizeof(idx), pc,
+						   vsz * s->nr_cpus, BPF_ANY);
+		}
+	}
+	free(pc);
+	return err;
+}
+
 /* Latency mode, system-wide: one histogram per syscall with calls. */
 static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
@@ -464,6 +507,8 @@ static int syscount_read(struct kagg_session *s, struct kagg_snapshot *snap, __u
 {
 	struct syscount *t = s->tool;
 
+	if (t->mode == KAGG_SYSCOUNT_LATENCY && s->exp_words)
+		return sc_read_lat_exp(s, snap, g, reset);
 	if (t->mode == KAGG_SYSCOUNT_LATENCY)
 		return s->key == KAGG_KEY_NONE
 			       ? sc_read_lat(s, snap, g, reset)
@@ -497,6 +542,9 @@ static void syscount_meta(struct kagg_session *s, struct kagg_snapshot *snap, co
 			      cnt[SC_CNT_DROP_STORAGE], true);
 	snap_add_drop(snap, "keys_full", "call not aggregated: per-key map full",
 		      cnt[SC_CNT_DROP_KEYS_FULL], true);
+	if (s->exp_words)
+		snap_add_drop(snap, "exp_cells", "latency not counted: exp bucket map full",
+			      cnt[SC_CNT_DROP_EXP_CELLS], true);
 }
 
 static void syscount_destroy(struct kagg_session *s)
@@ -519,6 +567,14 @@ static int sc_validate(const struct kagg_syscount_opts *o, struct kagg_session *
 	    o->nr_pids > 1024 || (unsigned int)o->stream_mode > KAGG_MODE_BOTH ||
 	    (o->stream_bytes < 4096 || (o->stream_bytes & (o->stream_bytes - 1)))) {
 		session_log(s, KAGG_LOG_WARN, "invalid syscount options");
+		return -EINVAL;
+	}
+	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
+	    (o->buckets == KAGG_BUCKETS_EXP && (o->mode != KAGG_SYSCOUNT_LATENCY ||
+						o->key != KAGG_KEY_NONE ||
+						o->stream_mode != KAGG_MODE_AGG))) {
+		session_log(s, KAGG_LOG_WARN, "exp buckets are for the latency mode, per syscall "
+			    "(no -P/--per-thread) and in-kernel only (--mode agg) for now");
 		return -EINVAL;
 	}
 	return 0;

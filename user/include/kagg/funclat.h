@@ -51,6 +51,16 @@ struct kagg_funclat_opts {
 	bool overhead;
 	kagg_log_fn log;
 	void *log_ctx;
+	/*
+	 * Appended after 0.1: KAGG_BUCKETS_EXP buckets the latencies exponentially, scale
+	 * exp_scale 0..5: with exp_cells 0, a dense array per function while they take at
+	 * most 256 KiB per CPU, else a sparse map of at most exp_cells (function, bucket)
+	 * cells (0: 16384); a latency whose cell cannot be made is dropped, counted as
+	 * "exp_cells".
+	 */
+	enum kagg_buckets buckets;
+	int exp_scale;
+	unsigned int exp_cells;
 };
 
 /*

@@ -42,6 +42,12 @@ struct kagg_hist_opts {
 	 */
 	int64_t lin_min;
 	uint64_t lin_step;
+	/*
+	 * Appended after 0.1: KAGG_BUCKETS_EXP buckets the values exponentially, scale
+	 * exp_scale 0..5 (no key; not with lin_step); negative values are counted apart.
+	 */
+	enum kagg_buckets buckets;
+	int exp_scale;
 };
 
 /*

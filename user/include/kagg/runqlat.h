@@ -58,9 +58,15 @@ struct kagg_runqlat_opts {
 	/* Which streamed events land in it (KAGG_RUNQLAT_EV_* bits; 0: all three).
 	 * The streamed histograms use every event either way. */
 	unsigned int land_events;
-	/* Appended after 0.1: buckets, as kagg_offcpu_opts has them (system-wide, agg only). */
+	/* Appended after 0.1: buckets, as kagg_offcpu_opts has them (agg only). */
 	enum kagg_buckets buckets;
 	int exp_scale;
+	/*
+	 * Appended after 0.1: with -P/-L (key) and KAGG_BUCKETS_EXP, the exp buckets are
+	 * sparse, at most exp_cells (process or thread, bucket) cells (0: 16384); a latency
+	 * whose cell cannot be made is dropped, counted as "exp_cells".
+	 */
+	unsigned int exp_cells;
 };
 
 enum kagg_runqlat_event {
