@@ -48,7 +48,7 @@ TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_
 
 # libkagg by layer: user/ (the spine), user/rb/ (reference ftrace ring buffer
 # and its formats), user/stream/ (BPF ring consumers), user/tools/ (per-tool halves).
-LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c)
+LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c user/render/*.c)
 LIB_HDRS	:= $(wildcard user/*.h user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
 # Protocol buffer schemas (user/proto/*.proto) become C through protoc-c (protobuf-c)

@@ -155,7 +155,21 @@ struct cli_common {
 	/* The snapshot printer of cli_run (NULL: kagg_snapshot__print). */
 	int (*printer)(const struct kagg_snapshot *snap, FILE *f,
 		       const struct kagg_print_opts *opts);
+	/* --format svg|html|heatmap|pprof (CLI_PIC_*): taken by the tools that call cli_pictures */
+	unsigned int picture;
+	bool picture_taken;
+	int (*finish)(FILE *f);	/* after the last snapshot (heatmap: draws the columns) */
 };
+
+/* The pictures of --format (tools/pictures.c). */
+enum { CLI_PIC_NONE, CLI_PIC_SVG, CLI_PIC_HTML, CLI_PIC_HEATMAP, CLI_PIC_PPROF };
+#define CLI_PIC_BIT(p) (1u << (p))
+/*
+ * After parsing: take cm->picture when allowed has its bit (else a one-line usage error, 2):
+ * svg, html and pprof print once (not with -i), heatmap needs -i.  cold: off-CPU palette and
+ * pprof type; by_count: stacks valued by samples.  0 or the exit code.
+ */
+int cli_pictures(struct cli_common *cm, unsigned int allowed, bool cold, bool by_count);
 
 /* --buckets log2|exp:S (S 0..5): 0, or a one-line usage error (2). */
 int cli_parse_buckets(const char *arg, enum kagg_buckets *b, int *scale);

@@ -17,5 +17,6 @@
 #include <kagg/profile.h>
 #include <kagg/stat.h>
 #include <kagg/hist.h>
+#include <kagg/flame.h>
 
 #endif
