@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <kagg/kagg.h>
 #include "cli.h"
@@ -22,6 +23,14 @@ static int print_svg(const struct kagg_snapshot *snap, FILE *f, const struct kag
 				      .cold = pic.cold, .unit = pic.unit };
 
 	return kagg_flame__write_svg(snap, f, &fo);
+}
+
+static int print_pprof(const struct kagg_snapshot *snap, FILE *f,
+		       const struct kagg_print_opts *o)
+{
+	struct kagg_pprof_opts po = { .sz = sizeof(po), .off_cpu = pic.cold };
+
+	return kagg_pprof__write(snap, f, &po);
 }
 
 static const char *const pic_names[] = {
@@ -51,6 +60,12 @@ int cli_pictures(struct cli_common *cm, unsigned int allowed, bool cold, bool by
 	switch (cm->picture) {
 	case CLI_PIC_SVG:
 		cm->printer = print_svg;
+		break;
+	case CLI_PIC_PPROF:
+		if (isatty(STDOUT_FILENO))
+			return cli_err(KAGG_EXIT_USAGE,
+				       "--format pprof writes binary data: redirect it to a file");
+		cm->printer = print_pprof;
 		break;
 	default:
 		return cli_err(KAGG_EXIT_USAGE, "--format %s: not available yet", name);

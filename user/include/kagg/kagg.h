@@ -18,5 +18,6 @@
 #include <kagg/stat.h>
 #include <kagg/hist.h>
 #include <kagg/flame.h>
+#include <kagg/pprof.h>
 
 #endif
