@@ -31,6 +31,8 @@ static const char usage_text[] =
 "                         uprobe.multi\n"
 "      --max-funcs N      refuse patterns matching more than N functions (1024)\n"
 CLI_COMMON_HELP
+"      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
+"      --format html      a one-file report: histograms, percentiles, meta\n"
 "\n"
 "attach paths: kernel functions use fentry/fexit (one function) or kprobe.multi\n"
 "(a glob), else one kprobe/kretprobe per function; user functions uprobe.multi,\n"
@@ -123,7 +125,8 @@ static int finish_args(struct funclat_args *a, int argc, char **argv)
 	a->o.pattern = argv[optind];
 	a->o.unit = a->c.cm.unit;
 	a->o.overhead = a->c.cm.overhead;
-	return 0;
+	return cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HEATMAP) | CLI_PIC_BIT(CLI_PIC_HTML),
+			    false, false);
 }
 
 static const struct cli_parser parser = {

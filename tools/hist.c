@@ -32,6 +32,8 @@ static const char usage_text[] =
 "  -d, --duration SEC     run for SEC seconds, print, exit\n"
 "  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"
 "      --format FMT       text (default), json, or ndjson (one line each)\n"
+"      --format heatmap   with -i: a heatmap SVG (time across, buckets up)\n"
+"      --format html      a one-file report: histograms, percentiles, meta\n"
 "      --overhead         report the BPF program's run time per event\n"
 "      --quiet            text: no '#' meta lines (and no banner on stderr)\n"
 "  -v, --verbose          print libbpf and library messages\n"
@@ -122,7 +124,8 @@ static int finish_args(struct hist_args *a, int argc, char **argv)
 	a->o.event = argv[optind];
 	a->o.field = argv[optind + 1];
 	a->o.overhead = a->c.cm.overhead;
-	return 0;
+	return cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HEATMAP) | CLI_PIC_BIT(CLI_PIC_HTML),
+			    false, false);
 }
 
 static const struct cli_parser parser = {

@@ -33,6 +33,22 @@ static int print_pprof(const struct kagg_snapshot *snap, FILE *f,
 	return kagg_pprof__write(snap, f, &po);
 }
 
+static struct kagg_heatmap *heatmap;
+
+static int add_column(const struct kagg_snapshot *snap, FILE *f, const struct kagg_print_opts *o)
+{
+	return kagg_heatmap__add(heatmap, snap);
+}
+
+static int write_heatmap(FILE *f)
+{
+	int err = kagg_heatmap__write_svg(heatmap, f, NULL);
+
+	kagg_heatmap__free(heatmap);
+	heatmap = NULL;
+	return err;
+}
+
 static const char *const pic_names[] = {
 	[CLI_PIC_SVG] = "svg", [CLI_PIC_HTML] = "html", [CLI_PIC_HEATMAP] = "heatmap",
 	[CLI_PIC_PPROF] = "pprof",
@@ -60,6 +76,13 @@ int cli_pictures(struct cli_common *cm, unsigned int allowed, bool cold, bool by
 	switch (cm->picture) {
 	case CLI_PIC_SVG:
 		cm->printer = print_svg;
+		break;
+	case CLI_PIC_HEATMAP:
+		heatmap = kagg_heatmap__new();
+		if (!heatmap)
+			return cli_err(KAGG_EXIT_FAIL, "out of memory");
+		cm->printer = add_column;
+		cm->finish = write_heatmap;
 		break;
 	case CLI_PIC_PPROF:
 		if (isatty(STDOUT_FILENO))

@@ -19,5 +19,6 @@
 #include <kagg/hist.h>
 #include <kagg/flame.h>
 #include <kagg/pprof.h>
+#include <kagg/heatmap.h>
 
 #endif
