@@ -33,6 +33,16 @@ static int print_pprof(const struct kagg_snapshot *snap, FILE *f,
 	return kagg_pprof__write(snap, f, &po);
 }
 
+static int print_html(const struct kagg_snapshot *snap, FILE *f, const struct kagg_print_opts *o)
+{
+	struct kagg_html_opts ho = { .sz = sizeof(ho), .by_count = pic.by_count,
+				     .cold = pic.cold, .unit = pic.unit,
+				     .percentiles = o->percentiles,
+				     .nr_percentiles = o->nr_percentiles };
+
+	return kagg_html__write(snap, f, &ho);
+}
+
 static struct kagg_heatmap *heatmap;
 
 static int add_column(const struct kagg_snapshot *snap, FILE *f, const struct kagg_print_opts *o)
@@ -77,6 +87,9 @@ int cli_pictures(struct cli_common *cm, unsigned int allowed, bool cold, bool by
 	case CLI_PIC_SVG:
 		cm->printer = print_svg;
 		break;
+	case CLI_PIC_HTML:
+		cm->printer = print_html;
+		break;
 	case CLI_PIC_HEATMAP:
 		heatmap = kagg_heatmap__new();
 		if (!heatmap)
@@ -90,8 +103,6 @@ int cli_pictures(struct cli_common *cm, unsigned int allowed, bool cold, bool by
 				       "--format pprof writes binary data: redirect it to a file");
 		cm->printer = print_pprof;
 		break;
-	default:
-		return cli_err(KAGG_EXIT_USAGE, "--format %s: not available yet", name);
 	}
 	cm->picture_taken = true;
 	return 0;

@@ -186,7 +186,7 @@ int kagg_heatmap__write_svg(const struct kagg_heatmap *hm, FILE *f,
 	for (k = kmin; k <= kmax && hm->nr_slots; k++) {
 		unsigned int y = HM_TOP + (kmax - k) * HM_ROW_H;
 
-		fprintf(f, "<text class=\"r\" x=\"%d\" y=\"%u\">%g</text>\n", HM_LEFT - 4,
+		fprintf(f, "<text class=\"r\" x=\"%d\" y=\"%u\">%.15g</text>\n", HM_LEFT - 4,
 			y + HM_ROW_H - 5, hm->low[k]);
 	}
 	fprintf(f, "<text class=\"m\" x=\"%d\" y=\"%d\" transform=\"rotate(-90 %d %d)\">",
@@ -205,7 +205,7 @@ int kagg_heatmap__write_svg(const struct kagg_heatmap *hm, FILE *f,
 			hm_colour((double)v / max, col, sizeof(col));
 			fprintf(f, "<rect class=\"cell\" x=\"%.3f\" y=\"%u\" width=\"%.3f\" "
 				"height=\"%d\" fill=\"%s\" data-count=\"%" PRIu64 "\"><title>"
-				"%.3f s: [%g, %g] ", x, HM_TOP + (kmax - k) * HM_ROW_H, cw, HM_ROW_H,
+				"%.3f s: [%.15g, %.15g] ", x, HM_TOP + (kmax - k) * HM_ROW_H, cw, HM_ROW_H,
 				col, v, hm->cols[i].t, hm->low[k], hm->high[k]);
 			xml_puts(f, hm->unit);
 			fprintf(f, ": %" PRIu64 "</title></rect>", v);

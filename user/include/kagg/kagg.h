@@ -20,5 +20,6 @@
 #include <kagg/flame.h>
 #include <kagg/pprof.h>
 #include <kagg/heatmap.h>
+#include <kagg/html.h>
 
 #endif
