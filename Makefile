@@ -184,7 +184,7 @@ $(OUT)/tests/helpers/%: tests/helpers/%.cc
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
 		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
-		   unit/test_json_locale
+		   unit/test_json_locale unit/test_render
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 
