@@ -211,7 +211,7 @@ int kagg_html__write(const struct kagg_snapshot *snap, FILE *f, const struct kag
 	fputs("</title>\n<style>body{font-family:Verdana,sans-serif;font-size:13px;margin:20px;"
 	      "color:#222}table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid #ccc;"
 	      "padding:2px 8px;text-align:left}th{background:#f0f0f0}.what{color:#777}"
-	      "svg.chart text{font-size:11px}</style></head>\n<body>\n<h1>", f);
+	      "svg.chart text{font-size:11px}.flame svg{width:100%;height:auto}</style></head>\n<body>\n<h1>", f);
 	xml_puts(f, title);
 	fputs("</h1>\n<p class=\"sub\">", f);
 	xml_puts(f, sub);
