@@ -30,8 +30,8 @@ static char *drain(FILE *f, char **buf)
 	return *buf;
 }
 
-/* The width= of the rect of the frame whose tooltip starts with "name (". */
-static double frame_width(const char *svg, const char *name)
+/* The number after attr (as `width="`) in the frame whose tooltip starts with "name (". */
+static double frame_attr(const char *svg, const char *name, const char *attr)
 {
 	char key[256];
 	const char *p;
@@ -39,23 +39,13 @@ static double frame_width(const char *svg, const char *name)
 	snprintf(key, sizeof(key), "<title>%s (", name);
 	p = strstr(svg, key);
 	assert_non_null(p);
-	p = strstr(p, "width=\"");
+	p = strstr(p, attr);
 	assert_non_null(p);
-	return strtod(p + 7, NULL);
+	return strtod(p + strlen(attr), NULL);
 }
 
-static double frame_x(const char *svg, const char *name)
-{
-	char key[256];
-	const char *p;
-
-	snprintf(key, sizeof(key), "<title>%s (", name);
-	p = strstr(svg, key);
-	assert_non_null(p);
-	p = strstr(p, "<rect x=\"");
-	assert_non_null(p);
-	return strtod(p + 9, NULL);
-}
+#define frame_width(svg, name) frame_attr(svg, name, "width=\"")
+#define frame_x(svg, name) frame_attr(svg, name, "<rect x=\"")
 
 /* 0 when xmllint accepts the document, 1 when it refuses it, -1 when there is no xmllint. */
 static int xmllint(const char *doc)

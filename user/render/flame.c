@@ -214,19 +214,18 @@ int flame_from_snapshot(struct flame *fl, const struct kagg_snapshot *snap, bool
 
 /* ------------------------------------------------------------ drawing */
 
-/* FNV-1a of the name: a frame keeps its colour from run to run. */
-static uint32_t name_hash(const char *s)
+uint64_t render_hash(const char *s)
 {
-	uint32_t h = 2166136261u;
+	uint64_t h = 1469598103934665603ull;
 
 	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
 	return h;
 }
 
 static void frame_fill(char *buf, size_t len, const char *name, bool cold)
 {
-	uint32_t h = name_hash(name);
+	uint32_t h = render_hash(name); /* a frame keeps its colour from run to run */
 	unsigned int a = h & 0xff, b = (h >> 8) & 0xff;
 
 	if (cold) /* blues */

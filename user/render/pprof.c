@@ -34,15 +34,6 @@ struct strtab {
 	size_t nslots;
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 /* The index of s, added when new (a copy); -1 on ENOMEM. */
 static int64_t str_index(struct strtab *t, const char *s)
 {
@@ -55,7 +46,7 @@ static int64_t str_index(struct strtab *t, const char *s)
 		if (!slots)
 			return -1;
 		for (k = 0; k < t->nr; k++) {
-			for (j = str_hash(t->strs[k]) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
+			for (j = render_hash(t->strs[k]) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
 				;
 			slots[j] = k + 1;
 		}
@@ -63,7 +54,7 @@ static int64_t str_index(struct strtab *t, const char *s)
 		t->slots = slots;
 		t->nslots = n;
 	}
-	for (i = str_hash(s) & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1))
+	for (i = render_hash(s) & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1))
 		if (!strcmp(t->strs[t->slots[i] - 1], s))
 			return t->slots[i] - 1;
 	if (t->nr == t->cap) {
@@ -241,6 +232,32 @@ static int gzip_write(const uint8_t *buf, size_t len, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* The locations of n frames (innermost first) into ids at *at, then a lost stack's marker. */
+static int pp_frames(struct pp *p, const struct kagg_frame *const *fr, unsigned int n, int err,
+		     bool kernel, uint64_t *ids, size_t *at)
+{
+	unsigned int k;
+	int64_t id;
+
+	for (k = 0; k < n; k++) {
+		const char *mod = KAGG_HAS_FIELD(fr[k], kagg_frame, module) ? fr[k]->module : NULL;
+
+		id = pp_location(p, fr[k]->sym, fr[k]->ip, mod ? mod : kernel ? "[kernel]" : NULL,
+				 kernel);
+		if (id < 0)
+			return id;
+		ids[(*at)++] = id;
+	}
+	if (err && err != -ENOENT) {
+		id = pp_location(p, kernel ? "[kernel stack lost]" : "[user stack lost]", 0, NULL,
+				 kernel);
+		if (id < 0)
+			return id;
+		ids[(*at)++] = id;
+	}
+	return 0;
+}
+
 /* Fill the tables and the samples (in samples/sp/ids/vals, nr stacks), into prof. */
 static int pp_fill(struct pp *p, const struct kagg_snapshot *snap, bool off_cpu, Profile *prof,
 		   Sample *samples, Sample **sp, uint64_t *ids, int64_t *vals)
@@ -252,40 +269,14 @@ static int pp_fill(struct pp *p, const struct kagg_snapshot *snap, bool off_cpu,
 		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
 		Sample *s = &samples[i];
 		char comm[sizeof(st->comm) + 1];
-		unsigned int k;
 		int64_t id;
 
 		perftools__profiles__sample__init(s);
 		sp[i] = s;
 		s->location_id = ids + at;
-		for (k = 0; k < st->nr_kframes; k++) {
-			const struct kagg_frame *fr = st->kframes[k];
-			const char *mod = KAGG_HAS_FIELD(fr, kagg_frame, module) ? fr->module : NULL;
-
-			id = pp_location(p, fr->sym, fr->ip, mod ? mod : "[kernel]", true);
-			if (id < 0)
-				return id;
-			ids[at++] = id;
-		}
-		if (st->kstack_err && st->kstack_err != -ENOENT) {
-			if ((id = pp_location(p, "[kernel stack lost]", 0, NULL, true)) < 0)
-				return id;
-			ids[at++] = id;
-		}
-		for (k = 0; k < st->nr_uframes; k++) {
-			const struct kagg_frame *fr = st->uframes[k];
-			const char *mod = KAGG_HAS_FIELD(fr, kagg_frame, module) ? fr->module : NULL;
-
-			id = pp_location(p, fr->sym, fr->ip, mod, false);
-			if (id < 0)
-				return id;
-			ids[at++] = id;
-		}
-		if (st->ustack_err && st->ustack_err != -ENOENT) {
-			if ((id = pp_location(p, "[user stack lost]", 0, NULL, false)) < 0)
-				return id;
-			ids[at++] = id;
-		}
+		if ((id = pp_frames(p, st->kframes, st->nr_kframes, st->kstack_err, true, ids, &at)) ||
+		    (id = pp_frames(p, st->uframes, st->nr_uframes, st->ustack_err, false, ids, &at)))
+			return id;
 		memcpy(comm, st->comm, sizeof(st->comm));
 		comm[sizeof(st->comm)] = 0;
 		if ((id = pp_location(p, comm[0] ? comm : "[unknown]", 0, NULL, false)) < 0)

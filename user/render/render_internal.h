@@ -47,6 +47,8 @@ struct flame_svg {
 /* Draw fl as an SVG document.  0 or -EIO. */
 int flame_svg(const struct flame *fl, FILE *f, const struct flame_svg *o);
 
+/* FNV-1a of a string (64 bits). */
+uint64_t render_hash(const char *s);
 /* s escaped for XML text and attributes (invalid UTF-8 and control bytes as '?'). */
 void xml_puts(FILE *f, const char *s);
 /* At most max bytes of s (cut on a character boundary), escaped. */
