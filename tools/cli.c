@@ -354,6 +354,8 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 		if (rc)
 			return rc;
 	}
+	if (a->cm.picture && !(p->flags & CLI_PICTURES))
+		return cli_err(KAGG_EXIT_USAGE, "this tool draws no picture: --format text, json or ndjson");
 	if (!(p->flags & CLI_OPERANDS) && optind < argc)
 		return cli_positional_interval(argc - optind, argv + optind, &a->cm);
 	return 0;
@@ -533,8 +535,6 @@ int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *ban
 	unsigned long printed = 0;
 	int ret;
 
-	if (cm->picture && !cm->picture_taken)
-		return cli_err(KAGG_EXIT_USAGE, "this tool draws no picture: --format text, json or ndjson");
 	if (kagg_session__attach(s))
 		return KAGG_EXIT_FAIL;
 	if (banner && !cm->picture && cm->print.format == KAGG_FORMAT_TEXT && !cm->print.folded &&

@@ -157,7 +157,6 @@ struct cli_common {
 		       const struct kagg_print_opts *opts);
 	/* --format svg|html|heatmap|pprof (CLI_PIC_*): taken by the tools that call cli_pictures */
 	unsigned int picture;
-	bool picture_taken;
 	int (*finish)(FILE *f);	/* after the last snapshot (heatmap: draws the columns) */
 };
 
@@ -238,6 +237,7 @@ struct cli_args {
 #define CLI_STREAMS 0x1
 #define CLI_TASKS 0x2
 #define CLI_OPERANDS 0x4
+#define CLI_PICTURES 0x8	/* takes --format svg|html|heatmap|pprof (cli_pictures) */
 
 /* A tool's command line, as cli_parse reads it. */
 struct cli_parser {
@@ -246,7 +246,7 @@ struct cli_parser {
 	const char *usage;	/* what -h/--help prints */
 	/* The tool's own options, asked first: 0, an exit code, or -ENOENT: not one of them. */
 	int (*opt)(struct cli_args *a, int c, const char *arg);
-	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS */
+	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES */
 };
 
 /*

@@ -134,7 +134,7 @@ static const struct cli_parser parser = {
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = funclat_opt,
-	.flags = CLI_OPERANDS,
+	.flags = CLI_OPERANDS | CLI_PICTURES,
 };
 
 static int funclat_main(int argc, char **argv)

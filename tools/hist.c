@@ -133,7 +133,7 @@ static const struct cli_parser parser = {
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = hist_opt,
-	.flags = CLI_OPERANDS,
+	.flags = CLI_OPERANDS | CLI_PICTURES,
 };
 
 static int hist_main(int argc, char **argv)

@@ -206,7 +206,7 @@ static const struct cli_parser parser = {
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = offcpu_opt,
-	.flags = CLI_STREAMS | CLI_TASKS,
+	.flags = CLI_STREAMS | CLI_TASKS | CLI_PICTURES,
 };
 
 static int offcpu_main(int argc, char **argv)

@@ -104,6 +104,5 @@ int cli_pictures(struct cli_common *cm, unsigned int allowed, bool cold, bool by
 		cm->printer = print_pprof;
 		break;
 	}
-	cm->picture_taken = true;
 	return 0;
 }

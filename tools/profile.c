@@ -151,7 +151,7 @@ static const struct cli_parser parser = {
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = profile_opt,
-	.flags = CLI_TASKS,
+	.flags = CLI_TASKS | CLI_PICTURES,
 };
 
 static int profile_main(int argc, char **argv)

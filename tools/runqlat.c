@@ -101,7 +101,7 @@ static const struct cli_parser parser = {
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = runqlat_opt,
-	.flags = CLI_STREAMS | CLI_TASKS,
+	.flags = CLI_STREAMS | CLI_TASKS | CLI_PICTURES,
 };
 
 static int runqlat_main(int argc, char **argv)
