@@ -109,12 +109,12 @@ static int setup(void **state)
 	if (!mkdtemp(dir))
 		return -1;
 	/* One spinning helper for the three profile runs (svg, html, pprof). */
-	pid = start_helper("spin", "12");
+	pid = start_helper("spin", "16");
 	tu_sleep_ms(400);
-	rc = sh("%s profile -p %d -U -F 997 -d 3 --format svg > %s/cpu.svg", tu_kagg(), pid, dir);
+	rc = sh("%s profile -p %d -U -F 997 -d 5 --format svg > %s/cpu.svg", tu_kagg(), pid, dir);
 	rc |= sh("%s profile -p %d -U -F 997 -d 2 --format html > %s/cpu.html", tu_kagg(), pid,
 		 dir);
-	rc |= sh("%s profile -p %d -U -F 997 -d 3 --format pprof > %s/cpu.pb.gz", tu_kagg(), pid,
+	rc |= sh("%s profile -p %d -U -F 997 -d 5 --format pprof > %s/cpu.pb.gz", tu_kagg(), pid,
 		 dir);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
