@@ -227,11 +227,10 @@ int kagg_heatmap__write_svg(const struct kagg_heatmap *hm, FILE *f,
 	fputs("</linearGradient></defs>\n", f);
 	fprintf(f, "<g class=\"legend\"><rect x=\"%d\" y=\"%d\" width=\"16\" height=\"%u\" "
 		"fill=\"url(#kagg-scale)\" stroke=\"#888\"/>"
-		"<text x=\"%d\" y=\"%d\">%" PRIu64 "</text><text x=\"%d\" y=\"%u\">%s</text>"
-		"<text x=\"%d\" y=\"%u\">%" PRIu64 "</text><text x=\"%d\" y=\"%d\">count</text></g>\n",
+		"<text x=\"%d\" y=\"%d\">%" PRIu64 "</text><text x=\"%d\" y=\"%u\">%d</text>"
+		"<text x=\"%d\" y=\"%d\">count</text></g>\n",
 		HM_LEFT + HM_PLOT_W + 20, HM_TOP, rows * HM_ROW_H, HM_LEFT + HM_PLOT_W + 40,
-		HM_TOP + 10, max, HM_LEFT + HM_PLOT_W + 40, HM_TOP + rows * HM_ROW_H / 2 + 4,
-		max > 1 ? "" : "", HM_LEFT + HM_PLOT_W + 40, HM_TOP + rows * HM_ROW_H, (uint64_t)(max ? 1 : 0),
+		HM_TOP + 10, max, HM_LEFT + HM_PLOT_W + 40, HM_TOP + rows * HM_ROW_H, max ? 1 : 0,
 		HM_LEFT + HM_PLOT_W + 16, HM_TOP - 6);
 	fputs("</svg>\n", f);
 	return ferror(f) ? -EIO : 0;
