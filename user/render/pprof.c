@@ -88,6 +88,37 @@ struct pp {
 
 #define PP_ENOMEM(x) do { if (!(x)) return -ENOMEM; } while (0)
 
+/* The running kernel's GNU build-id from /sys/kernel/notes, as hex.  0 or -ENOENT. */
+static int kernel_build_id(char *hex, size_t len)
+{
+	unsigned char buf[4096];
+	size_t n, off = 0;
+	FILE *f = fopen("/sys/kernel/notes", "re");
+
+	if (!f)
+		return -ENOENT;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (off + 12 <= n) {
+		uint32_t namesz, descsz, type, i;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		off += 12;
+		if (namesz > n || descsz > n)
+			break;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && off + 4 + descsz <= n &&
+		    !memcmp(buf + off, "GNU", 4) && descsz && descsz * 2 < len) {
+			for (i = 0; i < descsz; i++)
+				snprintf(hex + 2 * i, 3, "%02x", buf[off + 4 + i]);
+			return 0;
+		}
+		off += ((namesz + 3) & ~3u) + ((descsz + 3) & ~3u);
+	}
+	return -ENOENT;
+}
+
 /* The mapping id of file (a path, "[kernel]" or a module's name); 0 for none. */
 static int pp_mapping(struct pp *p, const char *file, bool kernel)
 {
@@ -122,7 +153,8 @@ static int pp_mapping(struct pp *p, const char *file, bool kernel)
 	m->id = p->nr_maps + 1;
 	m->filename = fi;
 	m->has_functions = true;
-	if (!kernel && name[0] == '/' && !kagg_elf_build_id(name, hex, sizeof(hex))) {
+	if ((!kernel && name[0] == '/' && !kagg_elf_build_id(name, hex, sizeof(hex))) ||
+	    (kernel && !strcmp(name, "[kernel.kallsyms]") && !kernel_build_id(hex, sizeof(hex)))) {
 		m->build_id = str_index(&p->st, hex);
 		PP_ENOMEM(m->build_id >= 0);
 	}
