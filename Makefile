@@ -48,7 +48,8 @@ TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_
 
 # libkagg by layer: user/ (the spine), user/rb/ (reference ftrace ring buffer
 # and its formats), user/stream/ (BPF ring consumers), user/tools/ (per-tool halves).
-LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c user/export/*.c)
+LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c user/export/*.c \
+			   user/render/*.c)
 LIB_HDRS	:= $(wildcard user/*.h user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
 # Protocol buffer schemas (user/proto/*.proto) become C through protoc-c (protobuf-c)
@@ -184,7 +185,7 @@ $(OUT)/tests/helpers/%: tests/helpers/%.cc
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
 		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
-		   unit/test_json_locale unit/test_prom
+		   unit/test_json_locale unit/test_prom unit/test_render
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 # bench_rb_live: LTTng-UST as a peer, its tracepoint provider compiled in (BENCH_DEPS).

@@ -278,14 +278,25 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 				       arg);
 		return 0;
 	case CLI_OPT_FORMAT:
+		cm->picture = CLI_PIC_NONE; /* the last --format wins */
 		if (!strcmp(arg, "json"))
 			cm->print.format = KAGG_FORMAT_JSON;
 		else if (!strcmp(arg, "ndjson"))
 			cm->print.format = KAGG_FORMAT_NDJSON;
 		else if (!strcmp(arg, "text"))
 			cm->print.format = KAGG_FORMAT_TEXT;
+		else if (!strcmp(arg, "svg"))
+			cm->picture = CLI_PIC_SVG;
+		else if (!strcmp(arg, "html"))
+			cm->picture = CLI_PIC_HTML;
+		else if (!strcmp(arg, "heatmap"))
+			cm->picture = CLI_PIC_HEATMAP;
+		else if (!strcmp(arg, "pprof"))
+			cm->picture = CLI_PIC_PPROF;
 		else
-			return cli_err(KAGG_EXIT_USAGE, "invalid format '%s' (text, json or ndjson)", arg);
+			return cli_err(KAGG_EXIT_USAGE,
+				       "invalid format '%s' (text, json, ndjson, svg, html, heatmap or pprof)",
+				       arg);
 		return 0;
 	case CLI_OPT_OVERHEAD:
 		cm->overhead = true;
@@ -376,6 +387,8 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 	}
 	if (a->cm.print.timestamp && a->cm.print.folded)
 		return cli_err(KAGG_EXIT_USAGE, "--folded has no line for a timestamp: drop -T");
+	if (a->cm.picture && !(p->flags & CLI_PICTURES))
+		return cli_err(KAGG_EXIT_USAGE, "this tool draws no picture: --format text, json or ndjson");
 	if (!(p->flags & CLI_OPERANDS) && optind < argc)
 		return cli_positional_interval(argc - optind, argv + optind, &a->cm);
 	return 0;
@@ -559,7 +572,7 @@ int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *ban
 
 	if (kagg_session__attach(s))
 		return KAGG_EXIT_FAIL;
-	if (banner && cm->print.format == KAGG_FORMAT_TEXT && !cm->print.folded &&
+	if (banner && !cm->picture && cm->print.format == KAGG_FORMAT_TEXT && !cm->print.folded &&
 	    !cm->print.no_meta)
 		fprintf(stderr, "%s... Hit Ctrl-C to end.\n", banner);
 	start = mono_now();
@@ -580,7 +593,10 @@ int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *ban
 	}
 	/* Duration over or Ctrl-C: stop the sources, then print what was collected. */
 	kagg_session__detach(s);
-	return print_snapshot(s, cm);
+	ret = print_snapshot(s, cm);
+	if (!ret && cm->finish)
+		ret = cli_output_done(cm->finish(stdout));
+	return ret;
 }
 
 int cli_mount_tracefs(void)

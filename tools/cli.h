@@ -161,7 +161,20 @@ struct cli_common {
 	/* The snapshot printer of cli_run (NULL: kagg_snapshot__print). */
 	int (*printer)(const struct kagg_snapshot *snap, FILE *f,
 		       const struct kagg_print_opts *opts);
+	/* --format svg|html|heatmap|pprof (CLI_PIC_*): taken by the tools that call cli_pictures */
+	unsigned int picture;
+	int (*finish)(FILE *f);	/* after the last snapshot (heatmap: draws the columns) */
 };
+
+/* The pictures of --format (tools/pictures.c). */
+enum { CLI_PIC_NONE, CLI_PIC_SVG, CLI_PIC_HTML, CLI_PIC_HEATMAP, CLI_PIC_PPROF };
+#define CLI_PIC_BIT(p) (1u << (p))
+/*
+ * After parsing: take cm->picture when allowed has its bit (else a one-line usage error, 2):
+ * svg, html and pprof print once (not with -i), heatmap needs -i.  cold: off-CPU palette and
+ * pprof type; by_count: stacks valued by samples.  0 or the exit code.
+ */
+int cli_pictures(struct cli_common *cm, unsigned int allowed, bool cold, bool by_count);
 
 /* --buckets log2|exp:S (S 0..5): 0, or a one-line usage error (2). */
 int cli_parse_buckets(const char *arg, enum kagg_buckets *b, int *scale);
@@ -233,6 +246,7 @@ struct cli_args {
 #define CLI_STREAMS 0x1
 #define CLI_TASKS 0x2
 #define CLI_OPERANDS 0x4
+#define CLI_PICTURES 0x8	/* takes --format svg|html|heatmap|pprof (cli_pictures) */
 
 /* A tool's command line, as cli_parse reads it. */
 struct cli_parser {
@@ -241,7 +255,7 @@ struct cli_parser {
 	const char *usage;	/* what -h/--help prints */
 	/* The tool's own options, asked first: 0, an exit code, or -ENOENT: not one of them. */
 	int (*opt)(struct cli_args *a, int c, const char *arg);
-	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS */
+	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES */
 };
 
 /*

@@ -33,6 +33,8 @@ static const char usage_text[] =
 "      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
 "                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
 CLI_COMMON_HELP
+"      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
+"      --format html      a one-file report: histograms, percentiles, meta\n"
 "\n"
 "attach paths: kernel functions use fentry/fexit (one function) or kprobe.multi\n"
 "(a glob), else one kprobe/kretprobe per function; user functions uprobe.multi,\n"
@@ -129,7 +131,8 @@ static int finish_args(struct funclat_args *a, int argc, char **argv)
 	a->o.pattern = argv[optind];
 	a->o.unit = a->c.cm.unit;
 	a->o.overhead = a->c.cm.overhead;
-	return 0;
+	return cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HEATMAP) | CLI_PIC_BIT(CLI_PIC_HTML),
+			    false, false);
 }
 
 static const struct cli_parser parser = {
@@ -137,7 +140,7 @@ static const struct cli_parser parser = {
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = funclat_opt,
-	.flags = CLI_OPERANDS,
+	.flags = CLI_OPERANDS | CLI_PICTURES,
 };
 
 static int funclat_main(int argc, char **argv)

@@ -37,6 +37,8 @@ static const char usage_text[] =
 "  -T, --timestamp        print the local time, HH:MM:SS, before each output\n"
 "                         (JSON: \"timestamp\" in the meta)\n"
 "      --format FMT       text (default), json, or ndjson (one line each)\n"
+"      --format heatmap   with -i: a heatmap SVG (time across, buckets up)\n"
+"      --format html      a one-file report: histograms, percentiles, meta\n"
 "      --overhead         report the BPF program's run time per event\n"
 "      --quiet            text: no '#' meta lines (and no banner on stderr)\n"
 "  -v, --verbose          print libbpf and library messages\n"
@@ -150,7 +152,8 @@ static int finish_args(struct hist_args *a, int argc, char **argv)
 	a->o.event = argv[optind];
 	a->o.field = argv[optind + 1];
 	a->o.overhead = a->c.cm.overhead;
-	return 0;
+	return cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HEATMAP) | CLI_PIC_BIT(CLI_PIC_HTML),
+			    false, false);
 }
 
 static const struct cli_parser parser = {
@@ -158,7 +161,7 @@ static const struct cli_parser parser = {
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = hist_opt,
-	.flags = CLI_OPERANDS,
+	.flags = CLI_OPERANDS | CLI_PICTURES,
 };
 
 static int hist_main(int argc, char **argv)

@@ -47,12 +47,17 @@ static const char usage_text[] =
 "      --rb-subbufs N     sub-buffers per CPU of the reference ftrace buffer (128)\n"
 "      --rb-consume       reference buffer in producer/consumer mode (drop newest)\n"
 CLI_COMMON_HELP
+"      --format svg       with --stacks: an off-CPU flame graph, one interactive SVG\n"
+"      --format html      a one-file report: histograms, percentiles, flame graph, meta\n"
+"      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
+"      --format pprof     with --stacks: a gzip-compressed pprof profile of off-CPU time\n"
 "\n"
 "examples:\n"
 "  kagg offcpu -d 5                      # whole system, 5 seconds\n"
 "  kagg offcpu -P -p 1234 -d 10          # one process, per-process histogram\n"
 "  kagg offcpu --state D -m 1000 -i 1    # uninterruptible sleeps >= 1 ms, every second\n"
 "  kagg offcpu --stacks --folded -d 10 > out.folded   # flame graph input\n"
+"  kagg offcpu --stacks -d 10 --format svg > off.svg   # open in a browser\n"
 "  kagg offcpu --format json -d 2 --overhead\n"
 "  kagg offcpu --mode both --overhead -d 5   # in-kernel vs streamed, side by side\n"
 "  kagg offcpu --mode stream --print -d 2    # live sched_switch lines\n";
@@ -191,7 +196,9 @@ static int finish_args(struct offcpu_args *a)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
 	if (a->c.cm.print.folded && a->c.cm.interval)
 		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
-	return 0;
+	return cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
+			    (a->o.stacks ? CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_PPROF) : 0),
+			    true, false);
 }
 
 static const struct cli_parser parser = {
@@ -199,7 +206,7 @@ static const struct cli_parser parser = {
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = offcpu_opt,
-	.flags = CLI_STREAMS | CLI_TASKS,
+	.flags = CLI_STREAMS | CLI_TASKS | CLI_PICTURES,
 };
 
 static int offcpu_main(int argc, char **argv)

@@ -31,12 +31,16 @@ static const char usage_text[] =
 "                         once at the end (not with -i)\n"
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
 CLI_COMMON_HELP
+"      --format svg       a flame graph: one interactive SVG (search, zoom, tooltips)\n"
+"      --format html      a one-file report: flame graph and meta\n"
+"      --format pprof     a gzip-compressed pprof profile (go tool pprof, Parca, ...)\n"
 "\n"
 "examples:\n"
 "  kagg profile -F 99 -d 10                 # whole system, 10 seconds\n"
 "  kagg profile -p 1234 -U -d 5             # one process, user stacks\n"
 "  kagg profile -F 99 -d 30 --folded > out.folded   # flame graph input\n"
-"  kagg profile --format json -d 2 --overhead\n";
+"  kagg profile --format json -d 2 --overhead\n"
+"  kagg profile -F 99 -d 10 --format svg > cpu.svg   # open in a browser\n";
 
 enum {
 	OPT_CPU = CLI_OPT_TOOL,
@@ -126,10 +130,16 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 /* The checks that span several options; the parsed options into a->o. */
 static int finish_args(struct profile_args *a)
 {
+	int ret;
+
 	if (a->c.cm.print.folded && a->c.cm.print.format != KAGG_FORMAT_TEXT)
 		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
 	if (a->c.cm.print.folded && a->c.cm.interval)
 		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
+	ret = cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_HTML) |
+			   CLI_PIC_BIT(CLI_PIC_PPROF), false, true);
+	if (ret)
+		return ret;
 	a->o.pids = a->c.tk.pids;
 	a->o.nr_pids = a->c.tk.nr_pids;
 	a->o.overhead = a->c.cm.overhead;
@@ -141,7 +151,7 @@ static const struct cli_parser parser = {
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = profile_opt,
-	.flags = CLI_TASKS,
+	.flags = CLI_TASKS | CLI_PICTURES,
 };
 
 static int profile_main(int argc, char **argv)

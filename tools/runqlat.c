@@ -37,6 +37,8 @@ static const char usage_text[] =
 "                         trace format (like trace_pipe)\n"
 "      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
 CLI_COMMON_HELP
+"      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
+"      --format html      a one-file report: histograms, percentiles, meta\n"
 "\n"
 "examples:\n"
 "  kagg runqlat -d 5                 # whole system, 5 seconds\n"
@@ -99,13 +101,17 @@ static const struct cli_parser parser = {
 	.longopts = long_opts,
 	.usage = usage_text,
 	.opt = runqlat_opt,
-	.flags = CLI_STREAMS | CLI_TASKS,
+	.flags = CLI_STREAMS | CLI_TASKS | CLI_PICTURES,
 };
 
 static int runqlat_main(int argc, char **argv)
 {
 	struct runqlat_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
 	int ret = cli_parse(&parser, argc, argv, &a.c);
+
+	if (!ret)
+		ret = cli_pictures(&a.c.cm, CLI_PIC_BIT(CLI_PIC_HEATMAP) | CLI_PIC_BIT(CLI_PIC_HTML),
+				   false, false);
 
 	CLI_TASKS_INTO(a.o, a.c.tk);
 	CLI_STREAM_INTO(a.o, a.c, mode);

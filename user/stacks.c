@@ -177,6 +177,11 @@ static int stk_frames(struct stk *b, const uint64_t *ips, unsigned int n, bool u
 		fr[k].sym = names_intern(b->names, b->snap, buf);
 		if (!fr[k].sym)
 			return -ENOMEM;
+		if (sym.module) {
+			fr[k].module = names_intern(b->names, b->snap, sym.module);
+			if (!fr[k].module)
+				return -ENOMEM;
+		}
 		k++;
 	}
 	*nr = k;

@@ -467,12 +467,11 @@ static int elf_collect(Elf *elf, bool symtab_only, bool *has_symtab, struct usym
 	return 0;
 }
 
-/* Debian's detached symbols: "/usr/lib/debug/.build-id/ab/cdef....debug" from the build-id. */
-static int elf_debug_path(Elf *elf, char *path, size_t len)
+/* The GNU build-id note of elf into id (up to 64 bytes): its length, or -ENOENT. */
+static int elf_build_id(Elf *elf, unsigned char *id)
 {
-	const unsigned char *id;
 	Elf_Scn *scn = NULL;
-	size_t off, noff, doff, i, n;
+	size_t off, noff, doff;
 	Elf_Data *data;
 	GElf_Shdr sh;
 	GElf_Nhdr nh;
@@ -489,17 +488,52 @@ static int elf_debug_path(Elf *elf, char *path, size_t len)
 			    memcmp((const char *)data->d_buf + noff, "GNU", 4) || nh.n_descsz < 2 ||
 			    nh.n_descsz > 64)
 				continue;
-			id = (const unsigned char *)data->d_buf + doff;
-			n = snprintf(path, len, "/usr/lib/debug/.build-id/%02x/", id[0]);
-			for (i = 1; i < nh.n_descsz && n + 3 < len; i++)
-				n += snprintf(path + n, len - n, "%02x", id[i]);
-			if (n + sizeof(".debug") > len)
-				return -ENAMETOOLONG;
-			memcpy(path + n, ".debug", sizeof(".debug"));
-			return 0;
+			memcpy(id, (const char *)data->d_buf + doff, nh.n_descsz);
+			return nh.n_descsz;
 		}
 	}
 	return -ENOENT;
+}
+
+/* Debian's detached symbols: "/usr/lib/debug/.build-id/ab/cdef....debug" from the build-id. */
+static int elf_debug_path(Elf *elf, char *path, size_t len)
+{
+	unsigned char id[64];
+	int i, n, nid = elf_build_id(elf, id);
+
+	if (nid < 0)
+		return nid;
+	n = snprintf(path, len, "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (i = 1; i < nid && n + 3 < (int)len; i++)
+		n += snprintf(path + n, len - n, "%02x", id[i]);
+	if (n + sizeof(".debug") > len)
+		return -ENAMETOOLONG;
+	memcpy(path + n, ".debug", sizeof(".debug"));
+	return 0;
+}
+
+int kagg_elf_build_id(const char *path, char *hex, size_t len)
+{
+	unsigned char id[64];
+	int fd, i, n = -ENOENT;
+	Elf *elf;
+
+	if (len < 3)
+		return -EINVAL;
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf)
+		n = elf_build_id(elf, id);
+	if (n > 0 && (size_t)n * 2 + 1 > len)
+		n = -ENAMETOOLONG;
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	elf_end(elf);
+	close(fd);
+	return n < 0 ? n : 0;
 }
 
 /* Fill f->segs and f->syms from elf.  Symbols sorted, one per address, names in f->strs. */

@@ -109,6 +109,12 @@ const char *kagg_sym__format(const struct kagg_sym *sym, uint64_t addr, unsigned
 			     char *buf, size_t len);
 
 /*
+ * The GNU build-id of the ELF file at path, as lower-case hex into hex (len >= 2 * bytes + 1).
+ * 0, -ENOENT (no build-id note, or not ELF), -ENAMETOOLONG, -errno (open).
+ */
+int kagg_elf_build_id(const char *path, char *hex, size_t len);
+
+/*
  * The readable name of a symbol: without its symbol version ("clock_nanosleep@@GLIBC_2.17"
  * names the binding, not the function: "clock_nanosleep"), demangled (kagg_demangle()).
  * malloc'd, or NULL when that is name itself (or on ENOMEM: use name as it is).

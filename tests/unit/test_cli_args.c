@@ -161,10 +161,35 @@ static void test_buckets_errors(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
+/* --format svg|html|heatmap|pprof: each tool takes what it can draw, and says why not. */
+static void test_picture_formats(void **state)
+{
+	static const struct tu_error_case cases[] = {
+		{ 2, "invalid format 'png'", { "profile", "--format", "png" } },
+		{ 2, "this tool draws no picture", { "syscount", "--format", "svg" } },
+		{ 2, "this tool draws no picture", { "stat", "-e", "cycles", "--format", "html" } },
+		{ 2, "--format svg: not with these options (needs stacks)",
+		  { "offcpu", "--format", "svg" } },
+		{ 2, "--format pprof: not with these options (needs stacks)",
+		  { "offcpu", "--format", "pprof" } },
+		{ 2, "--format heatmap: not with these options", { "profile", "--format", "heatmap" } },
+		{ 2, "--format heatmap draws intervals: add -i", { "runqlat", "--format", "heatmap" } },
+		{ 2, "--format svg draws once: drop -i", { "profile", "-i", "1", "--format", "svg" } },
+		{ 2, "--format html draws once: drop -i", { "funclat", "-i", "1", "--format", "html",
+							   "vfs_read" } },
+		{ 2, "--folded and --format svg exclude each other",
+		  { "offcpu", "-f", "--format", "svg" } },
+		{ 2, "--format svg: not with these options", { "runqlat", "--format", "svg" } },
+	};
+
+	tu_expect_errors(cases, TU_NR(cases));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help_tool_prints_its_help),
+		cmocka_unit_test(test_picture_formats),
 		cmocka_unit_test(test_help_unknown_tool),
 		cmocka_unit_test(test_help_lists_quiet),
 		cmocka_unit_test(test_timestamp_option),

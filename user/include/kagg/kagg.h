@@ -18,5 +18,9 @@
 #include <kagg/stat.h>
 #include <kagg/hist.h>
 #include <kagg/prom.h>
+#include <kagg/flame.h>
+#include <kagg/pprof.h>
+#include <kagg/heatmap.h>
+#include <kagg/html.h>
 
 #endif

@@ -131,6 +131,12 @@ struct kagg_frame {
 	size_t sz;
 	uint64_t ip;	 /* the address (of the first stack merged into this one) */
 	const char *sym; /* the frame's name, as above; owned by the snapshot */
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD): the file the frame is in (a user frame: the
+	 * mapped file's path as /proc/PID/maps shows it; a kernel frame: "[kernel]" or the
+	 * module's name), NULL when not known.  Owned by the snapshot.
+	 */
+	const char *module;
 };
 
 /* One aggregated stack (offcpu --stacks, profile), frames innermost first. */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Unprivileged tests of the renderers with crafted input: flame-graph widths exact to the
+ * values (a 3:1 split of a parent, siblings side by side), XML escaping of frame names
+ * (markup characters, invalid UTF-8, control bytes, cuts on character boundaries), the
+ * documents parsing as XML (xmllint, skipped when missing), a heatmap's columns and rows,
+ * and a snapshot's stacks drawn in process/user/kernel order.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kagg/kagg.h>
+#include "render/render_internal.h"
+#include "snapshot_internal.h"
+
+/* What f's writes made, NUL-terminated (f closed). */
+static char *drain(FILE *f, char **buf)
+{
+	fclose(f);
+	return *buf;
+}
+
+/* The number after attr (as `width="`) in the frame whose tooltip starts with "name (". */
+static double frame_attr(const char *svg, const char *name, const char *attr)
+{
+	char key[256];
+	const char *p;
+
+	snprintf(key, sizeof(key), "<title>%s (", name);
+	p = strstr(svg, key);
+	assert_non_null(p);
+	p = strstr(p, attr);
+	assert_non_null(p);
+	return strtod(p + strlen(attr), NULL);
+}
+
+#define frame_width(svg, name) frame_attr(svg, name, "width=\"")
+#define frame_x(svg, name) frame_attr(svg, name, "<rect x=\"")
+
+/* 0 when xmllint accepts the document, 1 when it refuses it, -1 when there is no xmllint. */
+static int xmllint(const char *doc)
+{
+	char path[] = "/tmp/kagg-render-XXXXXX", cmd[128];
+	FILE *f;
+	int fd, rc;
+
+	if (system("command -v xmllint >/dev/null 2>&1"))
+		return -1;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(doc, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "xmllint --noout %s 2>/dev/null", path);
+	rc = system(cmd);
+	unlink(path);
+	return rc ? 1 : 0;
+}
+
+static char *draw(const struct flame *fl, bool by_count)
+{
+	struct flame_svg o = { .title = "t", .subtitle = "s", .by_count = by_count };
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_int_equal(flame_svg(fl, f, &o), 0);
+	return drain(f, &buf);
+}
+
+static void test_widths_exact(void **state)
+{
+	const char *a[] = { "app", "main", "spin_a" }, *b[] = { "app", "main", "spin_b" };
+	const char *c[] = { "app", "other" };
+	struct flame fl;
+	double wm, wa, wb;
+	char *svg;
+
+	assert_int_equal(flame_init(&fl), 0);
+	assert_int_equal(flame_add(&fl, a, 3, 300), 0);
+	assert_int_equal(flame_add(&fl, b, 3, 100), 0);
+	assert_int_equal(flame_add(&fl, c, 2, 400), 0);
+	assert_int_equal(flame_add(&fl, a, 3, 300), 0); /* the same path again: summed */
+	assert_int_equal(fl.depth, 4);
+	svg = draw(&fl, true);
+	wm = frame_width(svg, "main");
+	wa = frame_width(svg, "spin_a");
+	wb = frame_width(svg, "spin_b");
+	/* 1180 px for 1100 samples: main 700, spin_a 600, spin_b 100, to 1e-4 px. */
+	assert_true(fabs(frame_width(svg, "all") - 1180) < 1e-3);
+	assert_true(fabs(wm - 1180.0 * 700 / 1100) < 1e-3);
+	assert_true(fabs(wa - 1180.0 * 600 / 1100) < 1e-3);
+	assert_true(fabs(wb - 1180.0 * 100 / 1100) < 1e-3);
+	/* Side by side in name order, the first child at its parent's x. */
+	assert_true(fabs(frame_x(svg, "spin_a") - frame_x(svg, "main")) < 1e-3);
+	assert_true(fabs(frame_x(svg, "spin_b") - (frame_x(svg, "spin_a") + wa)) < 1e-3);
+	assert_non_null(strstr(svg, "<title>spin_a (600 samples, 54.55%)</title>"));
+	assert_non_null(strstr(svg, "<title>all (1100 samples, 100.00%)</title>"));
+	if (xmllint(svg) >= 0)
+		assert_int_equal(xmllint(svg), 0);
+	free(svg);
+	flame_fini(&fl);
+}
+
+static void test_escaping(void **state)
+{
+	const char *p[] = { "a<b>&\"c'", "bad\xff\x01utf8", "caf\xc3\xa9" };
+	struct flame fl;
+	char *svg, *buf = NULL;
+	size_t len;
+	FILE *f;
+
+	assert_int_equal(flame_init(&fl), 0);
+	assert_int_equal(flame_add(&fl, p, 3, 5), 0);
+	svg = draw(&fl, false);
+	assert_null(strstr(svg, "a<b>"));
+	assert_non_null(strstr(svg, "<title>a&lt;b&gt;&amp;&quot;c&#39; (0.005 us, 100.00%)"));
+	assert_non_null(strstr(svg, "<title>bad??utf8 ("));
+	assert_non_null(strstr(svg, "<title>caf\xc3\xa9 ("));
+	if (xmllint(svg) >= 0)
+		assert_int_equal(xmllint(svg), 0);
+	free(svg);
+	flame_fini(&fl);
+
+	/* A cut never splits a character: "caf" and not half of the e-acute. */
+	f = open_memstream(&buf, &len);
+	xml_putn(f, "caf\xc3\xa9", 4);
+	drain(f, &buf);
+	assert_string_equal(buf, "caf");
+	free(buf);
+}
+
+/* A crafted snapshot: comm, user frames, kernel frames, as flame_from_snapshot orders them. */
+static void test_snapshot_order(void **state)
+{
+	struct kagg_snapshot *snap = snap_new();
+	const struct kagg_frame *const *up, *const *kp;
+	struct kagg_frame *uf, *kf;
+	struct kagg_flame_opts o = { .sz = sizeof(o), .cold = true, .unit = KAGG_UNIT_MSECS };
+	struct kagg_stack *st;
+	char *buf = NULL;
+	size_t len;
+	FILE *f;
+
+	assert_non_null(snap);
+	assert_int_equal(snap_alloc_stacks(snap, 1), 0);
+	snap->nr_stacks = 1;
+	st = &snap->stacks[0];
+	memcpy(st->comm, "sleeper", 8);
+	st->total_ns = 30000000;
+	st->count = 3;
+	uf = snap_frames(snap, 2, &up);
+	kf = snap_frames(snap, 1, &kp);
+	uf[0].sym = "nanosleep"; /* innermost first */
+	uf[1].sym = "main";
+	kf[0].sym = "schedule";
+	st->uframes = up;
+	st->nr_uframes = 2;
+	st->kframes = kp;
+	st->nr_kframes = 1;
+	snap->meta.tool = "offcpu";
+	snap->meta.event = "sched:sched_switch";
+	snap->meta.filters = "pid=7";
+	f = open_memstream(&buf, &len);
+	assert_int_equal(kagg_flame__write_svg(snap, f, &o), 0);
+	drain(f, &buf);
+	assert_non_null(strstr(buf, "offcpu: off-CPU flame graph"));
+	assert_non_null(strstr(buf, "event sched:sched_switch, filters pid=7"));
+	assert_non_null(strstr(buf, "<title>schedule (30.000 ms, 100.00%)"));
+	/* Bottom to top: sleeper, main, nanosleep, schedule (y grows downward). */
+	assert_true(strstr(buf, "data-d=\"1\"><title>sleeper ("));
+	assert_true(strstr(buf, "data-d=\"2\"><title>main ("));
+	assert_true(strstr(buf, "data-d=\"3\"><title>nanosleep ("));
+	assert_true(strstr(buf, "data-d=\"4\"><title>schedule ("));
+	free(buf);
+	kagg_snapshot__free(snap);
+}
+
+static void test_heatmap_columns(void **state)
+{
+	struct kagg_heatmap *hm = kagg_heatmap__new();
+	char *buf = NULL;
+	const char *p;
+	size_t len, cols = 0, cells = 0;
+	int i;
+	FILE *f;
+
+	assert_non_null(hm);
+	for (i = 0; i < 4; i++) {
+		struct kagg_snapshot *snap = snap_new();
+
+		assert_int_equal(snap_alloc_hists(snap, 2, 8), 0);
+		snap->hists[0].slots = (uint64_t[8]){ 0, 0, 1, (uint64_t)i, 0 };
+		snap->hists[1].slots = (uint64_t[8]){ 0, 0, 2, 0, 0, 5 };
+		snap->meta.tool = "runqlat";
+		snap->meta.end.tv_sec = i + 1;
+		assert_int_equal(kagg_heatmap__add(hm, snap), 0);
+		kagg_snapshot__free(snap);
+	}
+	assert_int_equal(kagg_heatmap__columns(hm), 4);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(kagg_heatmap__write_svg(hm, f, NULL), 0);
+	drain(f, &buf);
+	for (p = buf; (p = strstr(p, "<g class=\"col\"")); p++)
+		cols++;
+	for (p = buf; (p = strstr(p, "class=\"cell\"")); p++)
+		cells++;
+	assert_int_equal(cols, 4);
+	/* Slots 2 (3 each column), 3 (i: 3 columns) and 5 (5 each): 4 + 3 + 4 cells. */
+	assert_int_equal(cells, 11);
+	assert_non_null(strstr(buf, "data-max=\"5\""));
+	assert_non_null(strstr(buf, "data-count=\"3\"><title>"));
+	if (xmllint(buf) >= 0)
+		assert_int_equal(xmllint(buf), 0);
+	free(buf);
+	kagg_heatmap__free(hm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_widths_exact),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_snapshot_order),
+		cmocka_unit_test(test_heatmap_columns),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
