@@ -17,8 +17,8 @@
 
 /* perf stat's default set; the hardware ones are "not supported" without a PMU. */
 #define STAT_DEFAULT_EVENTS                                                    \
-	"task-clock,context-switches,cpu-migrations,page-faults,\n"             \
-	"                         cycles,instructions,branches,branch-misses"
+	"task-clock,context-switches,cpu-migrations,\n"                         \
+	"                         page-faults,cycles,instructions,branches,branch-misses"
 
 static const char usage_text[] =
 "usage: kagg stat [-e EVENT[,EVENT...]] [OPTIONS] -- COMMAND [ARGS...]\n"
