@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
-# make soak: `kagg offcpu --mode both -i 1`, then `kagg serve` scraped 0.5 s apart,
-# each for SOAK_MINUTES (default 30) under `perf bench sched messaging` (linux-perf,
-# make bench-deps).  Every second the RSS and open fds of kagg are sampled;
+# make soak: `kagg offcpu --mode both -i 1` and `kagg serve` scraped 0.5 s apart,
+# both at once for SOAK_MINUTES (default 30) under `perf bench sched messaging`
+# (linux-perf, make bench-deps).  Every second the RSS and open fds of kagg are sampled;
 # every interval's JSON must keep the stream's loss identity (docs/streaming.md,
 # user/stream/stream.c): the stream's counters and the records delivered are
 # counted by the events' generation, so each exact interval has
@@ -171,8 +171,13 @@ PY
 }
 
 fail=0
-echo "soak: $MIN min per command under perf bench sched messaging, warm-up $warm s"
-soak offcpu offcpu --mode both -i 1 --format json -d "$secs" || fail=1
-soak_serve || fail=1
+echo "soak: $MIN min, both commands at once, under perf bench sched messaging, warm-up $warm s"
+soak offcpu offcpu --mode both -i 1 --format json -d "$secs" >"$tmp/offcpu.out" 2>&1 &
+offcpu=$!
+soak_serve >"$tmp/serve.out" 2>&1 &
+serve=$!
+wait "$offcpu" || fail=1
+wait "$serve" || fail=1
+cat "$tmp/offcpu.out" "$tmp/serve.out"
 [ "$fail" = 0 ] && echo "soak: PASS" || echo "soak: FAIL"
 exit "$fail"
