@@ -292,7 +292,8 @@ static void test_bash_completion(void **state)
 		{ "kagg run", "runqlat\n" },
 		{ "kagg help sys", "syscount\n" },
 		{ "kagg runqlat --qu", "--quiet\n" },
-		{ "kagg offcpu --format \"\"", "text json ndjson\n" },
+		{ "kagg offcpu --format \"\"", "text json ndjson svg html heatmap pprof\n" },
+		{ "kagg syscount --format \"\"", "text json ndjson\n" },
 		{ "kagg stat -", "--cpu --duration --event --format --help --output --pid "
 				 "--verbose -d -e -h -o -p -v\n" },
 	};
