@@ -179,7 +179,8 @@ static pid_t start_prometheus(const char *dir, int port, int t1, int t2, const c
 struct inst_result {
 	double low, high; /* classic: the cumulative buckets at the boundary and +Inf */
 	double above;	  /* classic: high - low, the intervals of 33.5 ms and more */
-	double count, sum; /* classic _count, _sum (s) */
+	double count;	  /* classic _count */
+	double sum;	  /* classic _sum (s) */
 	double n_above, n_count, n_sum; /* native mode: the same from the native histogram (ns) */
 	double lost;	  /* drops, every cause (the tool's, not only its cgroup's) */
 };
@@ -270,7 +271,6 @@ static void two_serves(bool native)
 	char *err = NULL;
 	pid_t prom;
 
-	SKIP_UNLESS_PROMETHEUS();
 	if (!tu_cgroup2_root(root, sizeof(root))) {
 		printf("SKIP %s: no cgroup v2 mount\n", native ? "test_native" : "test_prometheus");
 		skip();
@@ -428,12 +428,14 @@ static void two_serves(bool native)
  */
 static void test_prometheus(void **state)
 {
+	SKIP_UNLESS_PROMETHEUS();
 	two_serves(false);
 }
 
 /* The same with native histograms, which must agree with the classic series. */
 static void test_native(void **state)
 {
+	SKIP_UNLESS_PROMETHEUS();
 	two_serves(true);
 }
 
