@@ -321,9 +321,14 @@ static void two_serves(bool native)
 	assert_int_equal(tu_wait(&ca), 0);
 	assert_int_equal(tu_wait(&cb), 0);
 
-	/* Until Prometheus scraped both after the workload, and 10+ times in all. */
+	/*
+	 * Until Prometheus scraped both after the workload, and 10+ times in all. Every query
+	 * of one round is evaluated at one time t, 2 s ago: a sample is stamped with its
+	 * scrape's start and stored when the scrape ends (1 s timeout), so by now each has
+	 * everything up to t, and none sees a scrape the others missed.
+	 */
 	for (i = 0; i < 600; i++) {
-		t = now_s();
+		t = now_s() - 2;
 		read_inst(pport, sa, native, t, &ra);
 		read_inst(pport, sb, native, t, &rb);
 		ra.lost -= lost_a;
