@@ -5,7 +5,10 @@
  * known number of times for 50 ms, scraped every second by a prometheus
  * started on loopback with a generated config; Prometheus' HTTP API then
  * sees each instance's count in the 50 ms bucket, their sum by le, the
- * median in that bucket, and counters that never reset over 10+ scrapes.
+ * median in that bucket, and counters that never reset over 10+ scrapes. The
+ * same again with native histograms (offcpu's exp:3 buckets, Prometheus with
+ * --enable-feature=native-histograms), checked on kagg_offcpu_nanoseconds and
+ * against the classic series next to it.
  * Also: bad tool lines fail with the tool's own error, a taken port fails
  * first, SIGINT/SIGTERM leave nothing loaded.
  */
@@ -168,44 +171,108 @@ static pid_t start_prometheus(const char *dir, int port, int t1, int t2, const c
 	return pid;
 }
 
+/* The exp:3 boundary 2^(200/8) ns = 2^25 ns: a 50 ms sleep is above it, as in log2 slot 25. */
+#define NATIVE_LOW "33554432"
+#define LE_LOW_EXP "0.033554432" /* the same boundary as the classic le of exp:3 buckets */
+
+/* What Prometheus holds for some of the offcpu series, at one evaluation time. */
 struct inst_result {
-	double in_bucket; /* count above LE_LOW */
-	double low, high; /* the cumulative buckets */
+	double low, high; /* classic: the cumulative buckets at the boundary and +Inf */
+	double above;	  /* classic: high - low, the intervals of 33.5 ms and more */
+	double count;	  /* classic _count */
+	double sum;	  /* classic _sum (s) */
+	double n_above, n_count, n_sum; /* native mode: the same from the native histogram (ns) */
 	double lost;	  /* drops, every cause (the tool's, not only its cgroup's) */
 };
 
-static void read_inst(int pport, int sport, double t, struct inst_result *r)
+/* A count computed in floats (a fraction times a count) back to the integer it is; NAN kept. */
+static double to_count(double x)
 {
-	char q[512];
-
-	snprintf(q, sizeof(q), "sum(kagg_offcpu_seconds_bucket{instance=\"127.0.0.1:%d\",le=\"%s\"})",
-		 sport, LE_LOW);
-	r->low = prom_query(pport, q, t);
-	snprintf(q, sizeof(q), "sum(kagg_offcpu_seconds_bucket{instance=\"127.0.0.1:%d\",le=\"%s\"})",
-		 sport, LE_HIGH);
-	r->high = prom_query(pport, q, t);
-	r->in_bucket = r->high - r->low;
-	snprintf(q, sizeof(q), "sum(kagg_drops_total{instance=\"127.0.0.1:%d\"})", sport);
-	r->lost = prom_query(pport, q, t);
+	return isnan(x) ? x : (double)(int64_t)(x + 0.5);
 }
 
-static void test_prometheus(void **state)
+/*
+ * Read the series matching sel (one instance, or the job: both summed), at time t. The
+ * classic ones as `sum by (le)`, the native one (native: also read) as histogram_count of the
+ * sum, histogram_sum, and histogram_fraction above the boundary times the count: the boundary
+ * is a bucket boundary, so that is the count of the buckets above it (up to rounding).
+ */
+static void read_inst(int pport, const char *sel, bool native, double t, struct inst_result *r)
+{
+	const char *le = native ? LE_LOW_EXP : LE_LOW;
+	char q[1024], h[300];
+
+	snprintf(q, sizeof(q), "sum by (le) (kagg_offcpu_seconds_bucket{%s,le=\"%s\"})", sel, le);
+	r->low = prom_query(pport, q, t);
+	snprintf(q, sizeof(q), "sum by (le) (kagg_offcpu_seconds_bucket{%s,le=\"%s\"})", sel,
+		 LE_HIGH);
+	r->high = prom_query(pport, q, t);
+	r->above = r->high - r->low;
+	snprintf(q, sizeof(q), "sum(kagg_offcpu_seconds_count{%s})", sel);
+	r->count = prom_query(pport, q, t);
+	snprintf(q, sizeof(q), "sum(kagg_offcpu_seconds_sum{%s})", sel);
+	r->sum = prom_query(pport, q, t);
+	snprintf(q, sizeof(q), "sum(kagg_drops_total{%s})", sel);
+	r->lost = prom_query(pport, q, t);
+	if (!native)
+		return;
+	snprintf(h, sizeof(h), "sum(kagg_offcpu_nanoseconds{%s})", sel);
+	snprintf(q, sizeof(q), "histogram_count(%s)", h);
+	r->n_count = prom_query(pport, q, t);
+	snprintf(q, sizeof(q), "histogram_sum(%s)", h);
+	r->n_sum = prom_query(pport, q, t);
+	snprintf(q, sizeof(q), "histogram_count(%s) * histogram_fraction(%s, +Inf, %s)", h,
+		 NATIVE_LOW, h);
+	r->n_above = to_count(prom_query(pport, q, t));
+}
+
+/* The sleeps the mode counts: in the native histogram, or in the classic buckets. */
+static double sleeps_seen(const struct inst_result *r, bool native)
+{
+	return native ? r->n_above : r->above;
+}
+
+/* Two floats that should be one sum computed in two orders. */
+static bool near(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 * fabs(a) + 1e-9;
+}
+
+/* The index i of the exp:3 bucket (2^((i-1)/8), 2^(i/8)] ns that holds ns, walked up from 1 ns. */
+static int exp3_bucket(double ns)
+{
+	double hi = 1;
+	int i = 0;
+
+	while (hi * (1 + 1e-9) < ns)
+		hi *= 1.0905077326652577, i++; /* 2^(1/8) */
+	return i;
+}
+
+/*
+ * Two kagg serve instances, offcpu on a cgroup each, scraped every second by one prometheus;
+ * a child in each cgroup sleeps 20 and 12 times for 50 ms. native: offcpu counts in exp:3
+ * buckets and prometheus runs with --enable-feature=native-histograms, so it asks for the
+ * protobuf format and gets kagg_offcpu_nanoseconds next to the classic kagg_offcpu_seconds;
+ * the checks are then made on the native series, and the classic ones must agree with them.
+ */
+static void two_serves(bool native)
 {
 	struct tu_sleeps wa = { .count = 20, .ms = 50 }, wb = { .count = 12, .ms = 50 };
 	char root[64], cga[128], cgb[128], dir[] = "/tmp/kagg-serve-test-XXXXXX", cmd[600];
-	char la[64], lb[64], toola[200], toolb[200];
-	int port = base_port(), pport = port + 2, i;
+	char la[64], lb[64], toola[200], toolb[200], sa[96], sb[96];
+	const char *job = "job=\"kagg\"", *buckets = native ? " --buckets exp:3" : "";
+	int port = base_port(), pport = port + 2, i, qb, nqb = 0;
 	struct tu_child ca, cb;
 	struct tu_kagg ka, kb;
-	struct inst_result ra = { 0 }, rb = { 0 };
+	struct inst_result ra = { 0 }, rb = { 0 }, rs = { 0 };
 	static struct tu_census before;
-	double t, sum_low, sum_high, q50, resets, scrapes, lost_a, lost_b;
+	double t, q50, nq50 = 0, resets, scrapes, lost_a, lost_b;
 	char *err = NULL;
 	pid_t prom;
 
-	SKIP_UNLESS_PROMETHEUS();
 	if (!tu_cgroup2_root(root, sizeof(root))) {
-		printf("SKIP %s: no cgroup v2 mount\n", __func__);
+		printf("SKIP %s: no cgroup v2 mount\n", native ? "test_native" : "test_prometheus");
 		skip();
 	}
 	assert_non_null(mkdtemp(dir));
@@ -217,8 +284,10 @@ static void test_prometheus(void **state)
 
 	snprintf(la, sizeof(la), "127.0.0.1:%d", port);
 	snprintf(lb, sizeof(lb), "127.0.0.1:%d", port + 1);
-	snprintf(toola, sizeof(toola), "offcpu --cgroup %s", cga);
-	snprintf(toolb, sizeof(toolb), "offcpu --cgroup %s", cgb);
+	snprintf(sa, sizeof(sa), "instance=\"%s\"", la);
+	snprintf(sb, sizeof(sb), "instance=\"%s\"", lb);
+	snprintf(toola, sizeof(toola), "offcpu --cgroup %s%s", cga, buckets);
+	snprintf(toolb, sizeof(toolb), "offcpu --cgroup %s%s", cgb, buckets);
 	{
 		char *aa[] = { "serve", "--listen", la, "--tool", toola, NULL };
 		char *ab[] = { "serve", "--listen", lb, "--tool", toolb, NULL };
@@ -229,7 +298,8 @@ static void test_prometheus(void **state)
 	assert_true(ka.pid > 0 && kb.pid > 0);
 	assert_true(wait_http(port, "/metrics", 30));
 	assert_true(wait_http(port + 1, "/metrics", 30));
-	prom = start_prometheus(dir, pport, port, port + 1, NULL);
+	prom = start_prometheus(dir, pport, port, port + 1,
+				native ? "--enable-feature=native-histograms" : NULL);
 	assert_true(prom > 0);
 	assert_true(wait_http(pport, "/-/ready", 60));
 	for (i = 0; i < 300 && prom_query(pport, "count(up{job=\"kagg\"} == 1)", 0) != 2; i++)
@@ -237,8 +307,8 @@ static void test_prometheus(void **state)
 	assert_true(i < 300);
 
 	/* Drops so far: those during the workload are what may excuse a missing sleep. */
-	read_inst(pport, port, 0, &ra);
-	read_inst(pport, port + 1, 0, &rb);
+	read_inst(pport, sa, native, 0, &ra);
+	read_inst(pport, sb, native, 0, &rb);
 	lost_a = ra.lost;
 	lost_b = rb.lost;
 	/* The known workload: 20 and 12 sleeps of 50 ms, one child in each cgroup. */
@@ -251,34 +321,58 @@ static void test_prometheus(void **state)
 	assert_int_equal(tu_wait(&ca), 0);
 	assert_int_equal(tu_wait(&cb), 0);
 
-	/* Until Prometheus scraped both after the workload, and 10+ times in all. */
+	/*
+	 * Until Prometheus scraped both after the workload, and 10+ times in all. Every query
+	 * of one round is evaluated at one time t, 2 s ago: a sample is stamped with its
+	 * scrape's start and stored when the scrape ends (1 s timeout), so by now each has
+	 * everything up to t, and none sees a scrape the others missed.
+	 */
 	for (i = 0; i < 600; i++) {
-		t = now_s();
-		read_inst(pport, port, t, &ra);
-		read_inst(pport, port + 1, t, &rb);
+		t = now_s() - 2;
+		read_inst(pport, sa, native, t, &ra);
+		read_inst(pport, sb, native, t, &rb);
 		ra.lost -= lost_a;
 		rb.lost -= lost_b;
 		scrapes = prom_query(pport, "min(count_over_time(kagg_events_seen_total[5m]))", t);
 		/* All counted, or 60 s for a sleep the kernel made offcpu miss. */
-		if (ra.in_bucket >= wa.count && rb.in_bucket >= wb.count && scrapes >= 10)
+		if (sleeps_seen(&ra, native) >= wa.count && sleeps_seen(&rb, native) >= wb.count &&
+		    scrapes >= 10)
 			break;
 		tu_sleep_ms(100);
 	}
-	snprintf(cmd, sizeof(cmd), "sum by (le) (kagg_offcpu_seconds_bucket{job=\"kagg\",le=\"%s\"})",
-		 LE_LOW);
-	sum_low = prom_query(pport, cmd, t);
-	snprintf(cmd, sizeof(cmd), "sum by (le) (kagg_offcpu_seconds_bucket{job=\"kagg\",le=\"%s\"})",
-		 LE_HIGH);
-	sum_high = prom_query(pport, cmd, t);
+	read_inst(pport, job, native, t, &rs);
 	q50 = prom_query(pport, "histogram_quantile(0.5, sum by (le) "
 				"(kagg_offcpu_seconds_bucket{job=\"kagg\"}))", t);
-	resets = prom_query(pport, "sum(resets(kagg_events_seen_total[5m])) + "
-				   "sum(resets(kagg_offcpu_seconds_bucket[5m])) + "
-				   "sum(resets(kagg_offcpu_seconds_count[5m]))", t);
-	printf("  above %s s (le %s): a %g of %d sleeps (%g dropped meanwhile), b %g of %d (%g); "
-	       "sum by le %g; p50 %g s; %g scrapes; %g resets\n", LE_LOW, LE_HIGH, ra.in_bucket,
-	       wa.count, ra.lost, rb.in_bucket, wb.count, rb.lost, sum_high - sum_low, q50, scrapes,
-	       resets);
+	qb = exp3_bucket(q50 * 1e9);
+	/*
+	 * Prometheus 2.42's resets() counts float samples only (a native histogram's would read
+	 * 0 whatever happened), so the native series' counters are read through a subquery of
+	 * histogram_count, histogram_sum and the count above the boundary every 500 ms.
+	 */
+	if (native) {
+		nq50 = prom_query(pport, "histogram_quantile(0.5, sum(kagg_offcpu_nanoseconds))", t);
+		nqb = exp3_bucket(nq50);
+		resets = prom_query(pport, "sum(resets(histogram_count(kagg_offcpu_nanoseconds)"
+					   "[5m:500ms])) + "
+					   "sum(resets(histogram_sum(kagg_offcpu_nanoseconds)"
+					   "[5m:500ms])) + "
+					   "sum(resets((histogram_count(kagg_offcpu_nanoseconds) * "
+					   "histogram_fraction(" NATIVE_LOW ", +Inf, "
+					   "kagg_offcpu_nanoseconds))[5m:500ms])) + "
+					   "sum(resets(kagg_events_seen_total[5m]))", t);
+	} else {
+		resets = prom_query(pport, "sum(resets(kagg_events_seen_total[5m])) + "
+					   "sum(resets(kagg_offcpu_seconds_bucket[5m])) + "
+					   "sum(resets(kagg_offcpu_seconds_count[5m]))", t);
+	}
+	printf("  %s, above 33.5 ms: a %g of %d sleeps (%g dropped meanwhile), b %g of %d (%g); "
+	       "both %g; p50 %g s", native ? "native" : "classic", sleeps_seen(&ra, native),
+	       wa.count, ra.lost, sleeps_seen(&rb, native), wb.count, rb.lost,
+	       sleeps_seen(&rs, native), q50);
+	if (native)
+		printf(" (native %g ns, exp:3 bucket %d, classic's %d); counts a %g (classic %g), "
+		       "b %g (%g)", nq50, nqb, qb, ra.n_count, ra.count, rb.n_count, rb.count);
+	printf("; %g scrapes; %g resets\n", scrapes, resets);
 
 	kill(prom, SIGTERM);
 	waitpid(prom, NULL, 0);
@@ -299,99 +393,55 @@ static void test_prometheus(void **state)
 	 * (the child's wait for its start); none is lost without a drop counting it (a loaded
 	 * machine can make the kernel skip a switch: offcpu's switch_in_missed, kernel_gaps).
 	 */
-	assert_true(ra.in_bucket + ra.lost >= wa.count && ra.in_bucket <= wa.count + 1);
-	assert_true(rb.in_bucket + rb.lost >= wb.count && rb.in_bucket <= wb.count + 1);
-	/* Across instances, per le, exactly the sum of the two. */
-	assert_true(sum_low == ra.low + rb.low);
-	assert_true(sum_high == ra.high + rb.high);
-	/* Most sleeps end on time: slot 25, or at worst the one above. */
+	assert_true(sleeps_seen(&ra, native) + ra.lost >= wa.count &&
+		    sleeps_seen(&ra, native) <= wa.count + 1);
+	assert_true(sleeps_seen(&rb, native) + rb.lost >= wb.count &&
+		    sleeps_seen(&rb, native) <= wb.count + 1);
+	/* Across instances, exactly the sum of the two. */
+	assert_true(rs.low == ra.low + rb.low);
+	assert_true(rs.high == ra.high + rb.high);
+	assert_true(rs.count == ra.count + rb.count);
+	assert_true(near(rs.sum, ra.sum + rb.sum));
+	/* Most sleeps end on time: log2 slot 25, or at worst the one above. */
 	assert_true(q50 > 0.033554431 && q50 <= 0.134217727);
 	assert_true(scrapes >= 10);
 	assert_true(resets == 0);
+	if (!native)
+		return;
+	/* The native series: the sum across instances, as the classic one. */
+	assert_true(rs.n_above == ra.n_above + rb.n_above);
+	assert_true(rs.n_count == ra.n_count + rb.n_count);
+	assert_true(near(rs.n_sum, ra.n_sum + rb.n_sum));
+	/* At least half the intervals are sleeps of 50 ms or more: bucket 205, (47.6, 51.9] ms. */
+	assert_true(nqb >= exp3_bucket(50e6) && nq50 <= 134217727);
+	/*
+	 * The classic series come from the very same counts: per instance and summed, equal
+	 * counts above the boundary and in all, sums that agree (s against ns), and the median
+	 * in the same exp:3 bucket.
+	 */
+	assert_true(ra.above == ra.n_above && rb.above == rb.n_above && rs.above == rs.n_above);
+	assert_true(ra.n_count == ra.count && rb.n_count == rb.count && rs.n_count == rs.count);
+	assert_true(fabs(ra.n_sum - ra.sum * 1e9) <= 1e-6 * ra.n_sum + 1);
+	assert_true(fabs(rb.n_sum - rb.sum * 1e9) <= 1e-6 * rb.n_sum + 1);
+	assert_true(fabs(rs.n_sum - rs.sum * 1e9) <= 1e-6 * rs.n_sum + 1);
+	assert_true(nqb == qb);
 }
 
 /*
- * Native histograms: Prometheus with --enable-feature=native-histograms asks for the
- * protobuf format and gets kagg_offcpu_nanoseconds from offcpu's exp:3 buckets next to the
- * classic kagg_offcpu_seconds; both come from the same counts, so at one evaluation time
- * their counts are equal, their sums agree (ns against s), their medians fall in the same
- * exp bucket, and a child's 20 sleeps of 50 ms are all in the native buckets above 33.5 ms.
+ * The classic series: each instance's count above 33.5 ms against its workload, the sum by le
+ * across instances, the median in the 50 ms bucket, counters that never reset over 10+ scrapes.
  */
+static void test_prometheus(void **state)
+{
+	SKIP_UNLESS_PROMETHEUS();
+	two_serves(false);
+}
+
+/* The same with native histograms, which must agree with the classic series. */
 static void test_native(void **state)
 {
-	struct tu_sleeps work = { .count = 20, .ms = 50 };
-	char dir[] = "/tmp/kagg-serve-test-XXXXXX", cmd[600], listen[64];
-	int port = base_port() + 2, pport = port + 1, i;
-	double t = 0, count = 0, ncount = 0, sum = 0, nsum = 0, q = 0, nq = 0, above = 0;
-	double before_count = 0;
-	struct tu_child c;
-	struct tu_kagg k;
-	char *err = NULL;
-	pid_t prom;
-
 	SKIP_UNLESS_PROMETHEUS();
-	assert_non_null(mkdtemp(dir));
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
-	{
-		char *argv[] = { "serve", "--listen", listen, "--tool", "offcpu --buckets exp:3",
-				 NULL };
-
-		k = tu_kagg_start(argv);
-	}
-	assert_true(k.pid > 0);
-	assert_true(wait_http(port, "/metrics", 30));
-	prom = start_prometheus(dir, pport, port, 0, "--enable-feature=native-histograms");
-	assert_true(prom > 0);
-	assert_true(wait_http(pport, "/-/ready", 60));
-	for (i = 0; i < 300 && !(prom_query(pport, "histogram_count(kagg_offcpu_nanoseconds)",
-					     0) > 0); i++)
-		tu_sleep_ms(100);
-	assert_true(i < 300);
-	before_count = prom_query(pport, "histogram_count(kagg_offcpu_nanoseconds) * "
-					 "histogram_fraction(33554432, +Inf, kagg_offcpu_nanoseconds)",
-				  0);
-	c = tu_spawn(tu_sleeper, &work);
-	tu_go(&c);
-	assert_int_equal(tu_wait(&c), 0);
-	for (i = 0; i < 300; i++) {
-		t = now_s();
-		above = prom_query(pport, "histogram_count(kagg_offcpu_nanoseconds) * "
-				  "histogram_fraction(33554432, +Inf, kagg_offcpu_nanoseconds)", t);
-		if (above - before_count >= work.count - 0.5)
-			break;
-		tu_sleep_ms(100);
-	}
-	count = prom_query(pport, "sum(kagg_offcpu_seconds_count)", t);
-	ncount = prom_query(pport, "histogram_count(sum(kagg_offcpu_nanoseconds))", t);
-	sum = prom_query(pport, "sum(kagg_offcpu_seconds_sum)", t);
-	nsum = prom_query(pport, "histogram_sum(sum(kagg_offcpu_nanoseconds))", t);
-	q = prom_query(pport, "histogram_quantile(0.5, sum by (le) (kagg_offcpu_seconds_bucket))",
-		       t);
-	nq = prom_query(pport, "histogram_quantile(0.5, sum(kagg_offcpu_nanoseconds))", t);
-	printf("  count %g (native %g), sum %g s (native %g ns), p50 %g s (native %g ns), "
-	       "above 33.5 ms: %g more after 20 sleeps of 50 ms\n", count, ncount, sum, nsum, q, nq,
-	       above - before_count);
-
-	kill(prom, SIGTERM);
-	waitpid(prom, NULL, 0);
-	kill(k.pid, SIGTERM);
-	assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
-	free(err);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-
-	assert_true(count > 0 && ncount == count);
-	assert_true(fabs(nsum - sum * 1e9) <= 1e-6 * nsum + 1);
-	/* The same exp:3 bucket: (2^((i-1)/8), 2^(i/8)] ns, walked up from 1 ns. */
-	{
-		double lo = 1, hi = 1;
-
-		while (hi < nq)
-			lo = hi, hi *= 1.0905077326652577; /* 2^(1/8) */
-		assert_true(q * 1e9 > lo * (1 - 1e-6) && q * 1e9 <= hi * (1 + 1e-6));
-	}
-	/* Others sleep too: at least our 20 more. */
-	assert_true(above - before_count >= work.count - 0.5);
+	two_serves(true);
 }
 
 /* Bad tool lines fail with the tool's own error, where the line came from, and no port. */
