@@ -575,12 +575,16 @@ static inline bool tu_sum_within_buckets(const struct kagg_hist *h)
 
 /*
  * Two snapshots hold the same histograms, key for key and bucket for bucket
- * (the --mode both checks: the kernel path against the stream).
+ * (the --mode both checks: the kernel path against the stream).  When b's
+ * keep their values, each exact percentile lies in a's bucket for the same
+ * point (whole-unit buckets: [low, high] holds the values in [low, high + 1)).
  */
 static inline void tu_assert_hists_equal(const struct kagg_snapshot *a,
 					 const struct kagg_snapshot *b)
 {
-	size_t i;
+	static const double qs[] = { 50, 90, 99, 99.9, 100 };
+	double v, low, high, ex;
+	size_t i, q;
 	int k;
 
 	assert_int_equal(kagg_snapshot__hist_cnt(a), kagg_snapshot__hist_cnt(b));
@@ -597,6 +601,15 @@ static inline void tu_assert_hists_equal(const struct kagg_snapshot *a,
 		assert_int_equal(x->nr_slots, y->nr_slots);
 		for (k = 0; k < (int)x->nr_slots; k++)
 			assert_int_equal(x->slots[k], y->slots[k]);
+		if (y->exact != KAGG_EXACT_KEPT || !y->total)
+			continue;
+		assert_true(y->nr_values == y->total);
+		for (q = 0; q < sizeof(qs) / sizeof(qs[0]); q++) {
+			assert_int_equal(kagg_hist__percentile(x, qs[q], &v, &low, &high), 0);
+			assert_int_equal(kagg_hist__exact_percentile(y, qs[q], &ex), 0);
+			if (!(ex >= low && ex < high + 1))
+				fail_msg("p%g: exact %.3f outside [%g, %g]", qs[q], ex, low, high);
+		}
 	}
 }
 

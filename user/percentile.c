@@ -9,6 +9,9 @@
  * is low + (high - low) * (r - b) / c: the bucket's values are taken as
  * spread evenly over it, the last one at high.  q = 100 is the maximum: the
  * high bound of the last non-empty bucket.
+ *
+ * Exact percentiles (histograms that keep their values, kagg_hist.exact): the
+ * same rank r, nearest-rank: the r-th smallest value itself.
  */
 #include <errno.h>
 #include <linux/types.h>
@@ -68,19 +71,12 @@ void hist_slot_bounds(const struct kagg_hist *h, unsigned int k, double *low, do
 	*high = (double)hi;
 }
 
-int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, double *value)
+/* The rank of percentile q among n > 0 values: ceil(q/100 * n), in [1, n]. */
+static uint64_t pct_rank(double q, uint64_t n)
 {
-	uint64_t n = 0, rank, before = 0;
 	long double r;
-	double low, high;
-	unsigned int k;
+	uint64_t rank;
 
-	if (!(q > 0 && q <= 100))
-		return -EINVAL;
-	for (k = 0; k < h->nr_slots; k++)
-		n += h->slots[k];
-	if (!n)
-		return -ENODATA;
 	/* q/100 * n in long double, a hair under so that 99.9% of 1000 is rank 999 */
 	r = (long double)q * (long double)n / 100.0L;
 	r -= r * 1e-12L;
@@ -91,6 +87,22 @@ int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, doubl
 		rank = 1;
 	if (rank > n)
 		rank = n;
+	return rank;
+}
+
+int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, double *value)
+{
+	uint64_t n = 0, rank, before = 0;
+	double low, high;
+	unsigned int k;
+
+	if (!(q > 0 && q <= 100))
+		return -EINVAL;
+	for (k = 0; k < h->nr_slots; k++)
+		n += h->slots[k];
+	if (!n)
+		return -ENODATA;
+	rank = pct_rank(q, n);
 	for (k = 0; k < h->nr_slots; k++) {
 		uint64_t c = h->slots[k];
 
@@ -103,6 +115,22 @@ int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, doubl
 		before += c;
 	}
 	return -EINVAL; /* not reached: n counts the same slots */
+}
+
+bool hist_has_values(const struct kagg_hist *h)
+{
+	return h && KAGG_HAS_FIELD(h, kagg_hist, values) && h->exact == KAGG_EXACT_KEPT &&
+	       h->values && h->nr_values;
+}
+
+int hist_exact_pct(const struct kagg_hist *h, double q, double *value)
+{
+	if (!(q > 0 && q <= 100))
+		return -EINVAL;
+	if (!hist_has_values(h))
+		return -ENODATA;
+	*value = h->values[pct_rank(q, h->nr_values) - 1];
+	return 0;
 }
 
 void kagg_hist__bounds(const struct kagg_hist *h, unsigned int k, double *low, double *high)
@@ -127,4 +155,11 @@ int kagg_hist__percentile(const struct kagg_hist *h, double q, double *value, do
 	if (low && high)
 		hist_slot_bounds(h, k, low, high);
 	return 0;
+}
+
+int kagg_hist__exact_percentile(const struct kagg_hist *h, double q, double *value)
+{
+	if (!h || !value || !kagg_in_valid(h, HIST_MIN_SZ, sizeof(*h)))
+		return -EINVAL;
+	return hist_exact_pct(h, q, value);
 }

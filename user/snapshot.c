@@ -317,13 +317,33 @@ static void pct_name(double q, char *buf, size_t sz)
 		snprintf(buf, sz, "p%g", q);
 }
 
-/* "p50 = 3012.0 usecs [2048, 4095]", one line per percentile: the bounds are its error. */
-static void print_pcts_text(const struct kagg_hist *h, const struct pct_list *pl,
-			    const char *vname, FILE *f)
+/* The histogram of the same key in st (sorted alike), NULL when none. */
+static const struct kagg_hist *hist_pair(const struct kagg_snapshot *st,
+					 const struct kagg_hist *h)
+{
+	if (!st || !st->nr_hists)
+		return NULL;
+	return bsearch(h, st->hists, st->nr_hists, sizeof(*st->hists), cmp_hist);
+}
+
+/* Whether ex, a histogram that could keep its values, has too many to keep. */
+static bool hist_over_cap(const struct kagg_hist *ex)
+{
+	return ex && KAGG_HAS_FIELD(ex, kagg_hist, values) && ex->exact == KAGG_EXACT_OVER_CAP;
+}
+
+/*
+ * "p50 = 3012.0 usecs [2048, 4095]", one line per percentile: the bounds are its error.
+ * When ex (h itself, or the streamed histogram of its key) keeps its values, each line
+ * ends with the exact percentile: "  exact 3045.127".
+ */
+static void print_pcts_text(const struct kagg_hist *h, const struct kagg_hist *ex,
+			    const struct pct_list *pl, const char *vname, FILE *f)
 {
 	char name[16], low[24], high[24];
+	bool any = false;
 	unsigned int k;
-	double v;
+	double v, x;
 	size_t i;
 
 	for (i = 0; i < pl->n; i++) {
@@ -331,9 +351,16 @@ static void print_pcts_text(const struct kagg_hist *h, const struct pct_list *pl
 			continue;
 		pct_name(pl->q[i], name, sizeof(name));
 		slot_bounds(h, (int)k, low, high, sizeof(low));
-		fprintf(f, "%s%-5s = %.1f %s [%s, %s]\n", i ? "" : "\n", name, v, vname, low,
+		fprintf(f, "%s%-5s = %.1f %s [%s, %s]", any ? "" : "\n", name, v, vname, low,
 			high);
+		if (ex && !hist_exact_pct(ex, pl->q[i], &x))
+			fprintf(f, "  exact %.3f", x);
+		fputc('\n', f);
+		any = true;
 	}
+	if (any && hist_over_cap(ex))
+		fprintf(f, "(no exact percentiles: more than %u values in the interval)\n",
+			KAGG_EXACT_MAX_VALUES);
 }
 
 /* The histogram's sum, when it has one (callers' records may predate the field). */
@@ -396,7 +423,7 @@ static int print_hist_text(const struct kagg_hist *h, const struct pct_list *pl,
 		fputs("|\n", f);
 	}
 	print_sum_text(h, vname, f);
-	print_pcts_text(h, pl, vname, f);
+	print_pcts_text(h, h, pl, vname, f);
 	text_esc_free(&e);
 	return ferror(f) ? -EIO : 0;
 }
@@ -521,16 +548,8 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 		fprintf(f, "%*s%-*s : %-10.1f %-10.1f %.1f\n", w - 5, "", w + 9, "avg",
 			sa / (double)a->total, sb / (double)b->total,
 			sb / (double)b->total - sa / (double)a->total);
-	for (i = 0; a && b && i < (int)pl->n; i++) {
-		unsigned int ka, kb;
-		char name[16];
-
-		if (hist_pct_slot(a, pl->q[i], &ka, &sa) || hist_pct_slot(b, pl->q[i], &kb, &sb))
-			continue;
-		pct_name(pl->q[i], name, sizeof(name));
-		fprintf(f, "%*s%-*s : %-10.1f %-10.1f %.1f\n", w - 5, "", w + 9, name, sa, sb,
-			sb - sa);
-	}
+	/* the kernel's percentiles, each with the stream's exact one: the error it made */
+	print_pcts_text(a ? a : b, b, pl, kagg_unit__name(a ? a->unit : b->unit), f);
 }
 
 static bool same_key(const struct kagg_hist_key *x, const struct kagg_hist_key *y)
@@ -780,9 +799,11 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m, bool timest
 	jw_obj_end(w);
 }
 
-static void print_pcts_json(struct jw *w, const struct kagg_hist *h, const struct pct_list *pl)
+/* ex: h itself or the streamed histogram of its key, whose values give "exact" (or NULL). */
+static void print_pcts_json(struct jw *w, const struct kagg_hist *h, const struct kagg_hist *ex,
+			    const struct pct_list *pl)
 {
-	double v, low, high;
+	double v, low, high, x;
 	unsigned int k;
 	char name[16];
 	size_t i;
@@ -800,13 +821,16 @@ static void print_pcts_json(struct jw *w, const struct kagg_hist *h, const struc
 		jw_double(w, "value", v, 3);
 		jw_double(w, "low", low, 0);
 		jw_double(w, "high", high, 0);
+		if (ex && !hist_exact_pct(ex, pl->q[i], &x))
+			jw_double(w, "exact", x, 3);
 		jw_obj_end(w);
 		w->pretty = pretty;
 	}
 	jw_obj_end(w);
 }
 
-static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struct pct_list *pl)
+static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struct kagg_hist *ex,
+			    const struct pct_list *pl)
 {
 	uint64_t low, high;
 	double sum;
@@ -838,7 +862,9 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struc
 		jw_double(w, "sum", sum, 3);
 		jw_u64(w, "count", h->total);
 	}
-	print_pcts_json(w, h, pl);
+	if (hist_has_values(ex) || hist_over_cap(ex))
+		jw_str(w, "exact_values", hist_over_cap(ex) ? "over_cap" : "kept");
+	print_pcts_json(w, h, ex, pl);
 	jw_arr_begin(w, "buckets");
 	for (i = hist_first(h); i <= last; i++) {
 		bool pretty = w->pretty;
@@ -903,14 +929,17 @@ static void print_stack_json(struct jw *w, const struct kagg_stack *st)
 	jw_obj_end(w);
 }
 
+/* ex_from: the snapshot whose histogram of the same key gives the exact percentiles. */
 static void print_hists_json(struct jw *w, const struct kagg_snapshot *snap,
-			     const struct pct_list *pl)
+			     const struct kagg_snapshot *ex_from, const struct pct_list *pl)
 {
 	size_t i;
 
 	jw_arr_begin(w, "histograms");
 	for (i = 0; i < snap->nr_hists; i++)
-		print_hist_json(w, &snap->hists[i], pl);
+		print_hist_json(w, &snap->hists[i],
+				ex_from == snap ? &snap->hists[i] : hist_pair(ex_from, &snap->hists[i]),
+				pl);
 	jw_arr_end(w);
 }
 
@@ -925,13 +954,13 @@ static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct pc
 	print_meta_json(&w, &snap->meta, timestamp);
 	if (snap->stream) {
 		jw_obj_begin(&w, "agg");
-		print_hists_json(&w, snap, pl);
+		print_hists_json(&w, snap, snap->stream, pl);
 		jw_obj_end(&w);
 		jw_obj_begin(&w, "stream");
-		print_hists_json(&w, snap->stream, pl);
+		print_hists_json(&w, snap->stream, snap->stream, pl);
 		jw_obj_end(&w);
 	} else {
-		print_hists_json(&w, snap, pl);
+		print_hists_json(&w, snap, snap, pl);
 	}
 	if (snap->nr_stacks) {
 		jw_arr_begin(&w, "stacks");

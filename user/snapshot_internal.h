@@ -50,6 +50,10 @@ void hist_slot_bounds(const struct kagg_hist *h, unsigned int k, double *low, do
  * rule of user/percentile.c.  0, -EINVAL (q out of range), -ENODATA (no values).
  */
 int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, double *value);
+/* h keeps its values (exact == KAGG_EXACT_KEPT, within its sz) and has some. */
+bool hist_has_values(const struct kagg_hist *h);
+/* Exact percentile q of h from its values: 0, -EINVAL (q out of range), -ENODATA (none kept). */
+int hist_exact_pct(const struct kagg_hist *h, double q, double *value);
 
 struct kagg_snapshot *snap_new(void);
 /* Keep p (malloc'd) until the snapshot is freed; frees p and returns NULL on ENOMEM. */

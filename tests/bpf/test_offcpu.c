@@ -188,6 +188,75 @@ static void test_exp_buckets_median_of_known_sleeps(void **state)
 	munmap(t, sizeof(*t));
 }
 
+/*
+ * --mode both on 200 sleeps of 3 ms: the stream keeps every value, each exact percentile
+ * lies in the bucket the kernel histogram gives for the same point (log2 bounds count whole
+ * usecs: [low, high] holds the values in [low, high + 1)), and the exact median is the
+ * child's own median sleep less the syscall around it: at most that, and within 12% of it
+ * (some us natively, ~300 us under TCG).
+ */
+static void test_both_exact_percentiles_of_known_sleeps(void **state)
+{
+	static const double q[] = { 50, 90, 99, 99.9, 100 };
+	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	const struct kagg_hist *h, *sh;
+	const struct kagg_snapshot *st;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct tu_child child;
+	double med_us, x50 = 0;
+	int pids[1];
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_true(t != MAP_FAILED);
+	child = tu_spawn(timed_sleeper, t);
+	pids[0] = child.pid;
+	{
+		KAGG_OPTS(kagg_offcpu_opts, o, .pids = pids, .nr_pids = 1, .states = "S",
+			  .mode = KAGG_MODE_BOTH, .log = quiet_log);
+
+		s = kagg_offcpu__open(&o);
+	}
+	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
+	st = kagg_snapshot__stream(snap);
+	assert_non_null(st);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	assert_int_equal(kagg_snapshot__hist_cnt(st), 1);
+	h = kagg_snapshot__hist(snap, 0);
+	sh = kagg_snapshot__hist(st, 0);
+	qsort(t->ns, 200, sizeof(t->ns[0]), cmp_u64);
+	med_us = (t->ns[99] + t->ns[100]) / 2e3;
+	printf("  kernel %llu intervals (dropped %llu), stream %llu (dropped %llu); "
+	       "measured median %.1f us\n", (unsigned long long)h->total,
+	       (unsigned long long)kagg_snapshot__meta(snap)->drops_total,
+	       (unsigned long long)sh->total,
+	       (unsigned long long)kagg_snapshot__meta(snap)->stream_dropped, med_us);
+	assert_int_equal(sh->exact, KAGG_EXACT_KEPT);
+	assert_true(sh->nr_values == sh->total);
+	assert_true(sh->total >= 190 && sh->total <= 200);
+	/* both paths see the same switches: the same intervals, so the same ranks */
+	assert_true(h->total == sh->total);
+	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		double v, low, high, x;
+
+		assert_int_equal(kagg_hist__percentile(h, q[i], &v, &low, &high), 0);
+		assert_int_equal(kagg_hist__exact_percentile(sh, q[i], &x), 0);
+		printf("  p%g: kernel %.1f us [%.0f, %.0f], exact %.3f us\n", q[i], v, low, high,
+		       x);
+		assert_true(x >= low && x < high + 1);
+		if (q[i] == 50)
+			x50 = x;
+	}
+	assert_true(x50 <= med_us);
+	assert_true(x50 >= med_us * 0.88);
+	assert_true(x50 >= 3000 - 50); /* no 3 ms sleep is shorter, less arming the timer */
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	munmap(t, sizeof(*t));
+}
+
 /* state: the attach type (TU_TEST_ARG) */
 static void test_known_sleeps_land_in_bucket(void **state)
 {
@@ -864,6 +933,7 @@ int main(void)
 		cmocka_unit_test(test_cli_folded_by_function),
 		cmocka_unit_test(test_cli_json_known_sleeps),
 		cmocka_unit_test(test_exp_buckets_median_of_known_sleeps),
+		cmocka_unit_test(test_both_exact_percentiles_of_known_sleeps),
 		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
 		cmocka_unit_test(test_closed_pipe_one_line_nothing_left),
 		cmocka_unit_test(test_errors_one_line),

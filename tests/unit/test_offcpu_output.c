@@ -207,6 +207,86 @@ static void test_text_histogram_bcc_layout(void **state)
 	kagg_snapshot__free(snap);
 }
 
+/*
+ * --mode both, per process: the stream's histogram of pid 42 keeps its 35 values (5 of 3
+ * usecs, 20 from 8 by 0.35, 10 from 16 by 1), pid 77's one value; each kernel percentile
+ * line shows the exact value of the same key beside it, a key only the stream has its own.
+ */
+static struct kagg_snapshot *make_both_snap(double *vals)
+{
+	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
+	struct kagg_snapshot *st = snap_new();
+	static double lone[] = { 1000.25 };
+	int i;
+
+	for (i = 0; i < 35; i++)
+		vals[i] = i < 5 ? 3.0 : i < 25 ? 8.0 + (i - 5) * 0.35 : 16.0 + (i - 25);
+	assert_non_null(st);
+	assert_int_equal(snap_alloc_hists(st, 2, 64), 0);
+	for (i = 0; i < 2; i++) {
+		struct kagg_hist *h = &st->hists[i];
+
+		h->unit = KAGG_UNIT_USECS;
+		h->key.mode = KAGG_KEY_PID;
+		h->key.pid = i ? 77 : 42;
+		h->key.tid = i ? 0 : 43;	/* as make_snap() keys the kernel's */
+		strcpy(h->key.comm, i ? "other" : "sleepy");
+		h->exact = KAGG_EXACT_KEPT;
+	}
+	memcpy((uint64_t *)st->hists[0].slots, snap->hists[0].slots, 64 * sizeof(uint64_t));
+	st->hists[0].total = 35;
+	st->hists[0].nr_values = 35;
+	st->hists[0].values = vals;
+	st->hists[0].has_sum = true;
+	st->hists[0].sum = 446.5;	/* of vals: mean 12.757 */
+	((uint64_t *)st->hists[1].slots)[9] = 1;
+	st->hists[1].total = 1;
+	st->hists[1].nr_values = 1;
+	st->hists[1].values = lone;
+	snap->stream = st;
+	snap->meta.mode = "both";
+	return snap;
+}
+
+static void test_both_exact_beside_kernel(void **state)
+{
+	double vals[35];
+	struct kagg_snapshot *snap = make_both_snap(vals);
+	char *out = print_to_string(snap, KAGG_FORMAT_TEXT, true);
+	const char *pid42 =
+		"\n"
+		"pid = 42 sleepy\n"
+		"     usecs               : agg        stream     diff\n"
+		"         0 -> 1          : 0          0          0\n"
+		"         2 -> 3          : 5          5          0\n"
+		"         4 -> 7          : 0          0          0\n"
+		"         8 -> 15         : 20         20         0\n"
+		"        16 -> 31         : 10         10         0\n"
+		"     total               : 35         35         0\n"
+		"     avg                 : 11.8       12.8       1.0\n"
+		"\n"
+		"p50   = 12.6 usecs [8, 15]  exact 12.200\n"
+		"p90   = 26.5 usecs [16, 31]  exact 22.000\n"
+		"p99   = 31.0 usecs [16, 31]  exact 25.000\n"
+		"p99.9 = 31.0 usecs [16, 31]  exact 25.000\n"
+		"max   = 31.0 usecs [16, 31]  exact 25.000\n"
+		"\n"
+		"pid = 77 other\n";
+	const char *pcts77 = "p50   = 1023.0 usecs [512, 1023]  exact 1000.250\n";
+
+	assert_non_null(strstr(out, pid42));
+	assert_non_null(strstr(out, pcts77));
+	free(out);
+	out = print_to_string(snap, KAGG_FORMAT_JSON, true);
+	/* the kernel's pid 42 takes the exact values of the stream's pid 42, not 77's */
+	assert_non_null(strstr(out, "\"p50\": {\"value\":12.550,\"low\":8,\"high\":15,"
+				    "\"exact\":12.200},\n"));
+	assert_non_null(strstr(out, "\"max\": {\"value\":1023.000,\"low\":512,\"high\":1023,"
+				    "\"exact\":1000.250}\n"));
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
 static void test_text_meta_header_and_per_pid(void **state)
 {
 	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
@@ -564,6 +644,7 @@ int main(void)
 		cmocka_unit_test(test_text_histogram_bcc_layout),
 		cmocka_unit_test(test_text_meta_header_and_per_pid),
 		cmocka_unit_test(test_json_document),
+		cmocka_unit_test(test_both_exact_beside_kernel),
 		cmocka_unit_test(test_records_carry_their_size),
 		cmocka_unit_test(test_json_escapes_comm),
 		cmocka_unit_test(test_text_escapes_control_bytes),

@@ -3,7 +3,9 @@
  * Percentiles read from bucket counts (kagg_hist__percentile and the
  * printers): hand-made log2 and linear histograms with answers worked out by
  * hand from the documented rule, and random values whose exact percentile
- * (sorted) must lie in the reported bucket.
+ * (sorted) must lie in the reported bucket.  Exact percentiles from the values
+ * a streamed histogram keeps (user/stream/stream.c's svals): nearest rank, the
+ * caps, and how the printers put them beside the kernel's.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,6 +20,7 @@
 
 #include <kagg/kagg.h>
 #include "snapshot_internal.h"
+#include "stream/stream.h"
 
 /* A snapshot of one histogram (log2 unless lin_step), slots as given. */
 static struct kagg_snapshot *make(const uint64_t *slots, int64_t lin_min, uint64_t lin_step)
@@ -285,6 +288,210 @@ static void test_printed(void **state)
 	kagg_snapshot__free(snap);
 }
 
+/* Hand the values (ns) of s to histogram 0 of snap, its slots counting them (log2 of usecs). */
+static void keep(struct kagg_snapshot *snap, struct svals *s)
+{
+	struct kagg_hist *h = &snap->hists[0];
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		((uint64_t *)h->slots)[scons_slot(s->v[i], 1000)]++;
+	h->total = s->over ? h->total : s->n;
+	assert_int_equal(svals_read(s, snap, h, 1000), 0);
+}
+
+/* Nearest rank over values kept in any order, in the histogram's unit (usecs from ns). */
+static void test_exact_nearest_rank(void **state)
+{
+	uint64_t slots[64] = { 0 }, kept = 0;
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+	struct svals s = { 0 };
+	double v;
+	int i;
+
+	for (i = 1000; i >= 1; i--)	/* 1.5, 2.5, ... 1000.5 usecs, descending */
+		svals_add(&s, (uint64_t)i * 1000 + 500, &kept);
+	assert_true(kept == 1000);
+	keep(snap, &s);
+	assert_int_equal(h->exact, KAGG_EXACT_KEPT);
+	assert_true(h->nr_values == 1000 && h->total == 1000);
+	assert_int_equal(kagg_hist__exact_percentile(h, 50, &v), 0);
+	assert_true(v == 500.5);	/* rank 500 */
+	assert_int_equal(kagg_hist__exact_percentile(h, 99.9, &v), 0);
+	assert_true(v == 999.5);	/* rank 999, not 1000 */
+	assert_int_equal(kagg_hist__exact_percentile(h, 100, &v), 0);
+	assert_true(v == 1000.5);
+	assert_int_equal(kagg_hist__exact_percentile(h, 0.01, &v), 0);
+	assert_true(v == 1.5);		/* rank ceil(0.1) = 1 */
+	assert_int_equal(kagg_hist__exact_percentile(h, 90.05, &v), 0);
+	assert_true(v == 901.5);	/* rank ceil(900.5) = 901 */
+	assert_int_equal(kagg_hist__exact_percentile(h, 0, &v), -EINVAL);
+	assert_int_equal(kagg_hist__exact_percentile(h, 100.5, &v), -EINVAL);
+	assert_int_equal(kagg_hist__exact_percentile(NULL, 50, &v), -EINVAL);
+	svals_clear(&s);
+	kagg_snapshot__free(snap);
+}
+
+/* Histograms that keep no values (the kernel's), and empty ones, have no exact percentile. */
+static void test_exact_none(void **state)
+{
+	uint64_t slots[64] = { [10] = 10 }, none[64] = { 0 };
+	struct kagg_snapshot *snap = make(slots, 0, 0), *empty = make(none, 0, 0);
+	struct svals s = { 0 };
+	double v;
+
+	assert_int_equal(kagg_hist__exact_percentile(kagg_snapshot__hist(snap, 0), 50, &v),
+			 -ENODATA);
+	keep(empty, &s);
+	assert_int_equal(empty->hists[0].exact, KAGG_EXACT_KEPT);
+	assert_int_equal(kagg_hist__exact_percentile(kagg_snapshot__hist(empty, 0), 50, &v),
+			 -ENODATA);
+	kagg_snapshot__free(snap);
+	kagg_snapshot__free(empty);
+}
+
+/* Past KAGG_EXACT_MAX_VALUES, or the generation's SVALS_GEN_MAX, a histogram keeps none. */
+static void test_exact_cap(void **state)
+{
+	uint64_t slots[64] = { 0 }, kept = 0;
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+	struct svals s = { 0 }, t = { 0 };
+	uint32_t i;
+	double v;
+
+	for (i = 0; i < KAGG_EXACT_MAX_VALUES; i++)
+		svals_add(&s, 3000000 + i, &kept);
+	assert_false(s.over);
+	assert_true(s.n == KAGG_EXACT_MAX_VALUES && kept == KAGG_EXACT_MAX_VALUES);
+	svals_add(&s, 5, &kept);
+	assert_true(s.over);
+	assert_null(s.v);			/* the memory is given back at once */
+	snap->hists[0].total = KAGG_EXACT_MAX_VALUES + 1;
+	assert_int_equal(svals_read(&s, snap, &snap->hists[0], 1000), 0);
+	assert_int_equal(snap->hists[0].exact, KAGG_EXACT_OVER_CAP);
+	assert_int_equal(kagg_hist__exact_percentile(kagg_snapshot__hist(snap, 0), 50, &v),
+			 -ENODATA);
+	svals_clear(&s);
+	assert_false(s.over);			/* a new interval keeps values again */
+	svals_add(&s, 7, &kept);
+	assert_true(s.n == 1 && !s.over);
+	svals_clear(&s);
+
+	kept = SVALS_GEN_MAX - 1;		/* the generation's budget: one value left */
+	svals_add(&t, 1, &kept);
+	assert_true(t.n == 1 && !t.over);
+	svals_add(&t, 2, &kept);
+	assert_true(t.over);
+	svals_clear(&t);
+	kagg_snapshot__free(snap);
+}
+
+/* Random values: the exact percentile lies in the bucket the histogram's percentile names. */
+static void test_exact_in_bucket(void **state)
+{
+	static const double q[] = { 1, 10, 50, 90, 99, 99.9, 100 };
+	int round, i;
+
+	srand(17);
+	for (round = 0; round < 50; round++) {
+		uint64_t slots[64] = { 0 }, kept = 0;
+		struct kagg_snapshot *snap = make(slots, 0, 0);
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+		struct svals s = { 0 };
+		int n = 1 + rand() % 3000;
+
+		for (i = 0; i < n; i++)
+			svals_add(&s, 2000 + (uint64_t)rand() % (1u << (rand() % 24)), &kept);
+		keep(snap, &s);
+		for (i = 0; i < (int)(sizeof(q) / sizeof(q[0])); i++) {
+			double v, l, hi, x;
+
+			assert_int_equal(kagg_hist__percentile(h, q[i], &v, &l, &hi), 0);
+			assert_int_equal(kagg_hist__exact_percentile(h, q[i], &x), 0);
+			/* log2 bounds count whole usecs: [l, hi] holds the values in [l, hi + 1) */
+			if (!(x >= l && x < hi + 1))
+				fail_msg("p%g exact %.3f outside [%g, %g]", q[i], x, l, hi);
+		}
+		svals_clear(&s);
+		kagg_snapshot__free(snap);
+	}
+}
+
+/* A snapshot of the kernel's histogram h, and the stream's of the same key from s. */
+static struct kagg_snapshot *make_both(const uint64_t *slots, struct svals *s)
+{
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+	uint64_t none[64] = { 0 };
+
+	snap->stream = make(none, 0, 0);
+	keep(snap->stream, s);
+	snap->meta.has_stream = true;
+	snap->meta.mode = "both";
+	return snap;
+}
+
+/* snap printed as fmt has `has` in it and not `hasnt` (either NULL: not checked). */
+static void printed(const struct kagg_snapshot *snap, enum kagg_format fmt, const char *has,
+		    const char *hasnt)
+{
+	char *out = print(snap, fmt, NULL, 0);
+
+	if (has)
+		assert_non_null(strstr(out, has));
+	if (hasnt)
+		assert_null(strstr(out, hasnt));
+	free(out);
+}
+
+/* --mode both: each kernel percentile line with the exact one beside it, in text and JSON. */
+static void test_exact_printed(void **state)
+{
+	uint64_t slots[64] = { [11] = 4 }, kept = 0;
+	struct svals s = { 0 };
+	struct kagg_snapshot *snap;
+	char *out;
+
+	svals_add(&s, 3000000, &kept);	/* 3000, 3100, 3200, 3300 usecs */
+	svals_add(&s, 3300000, &kept);
+	svals_add(&s, 3100000, &kept);
+	svals_add(&s, 3200000, &kept);
+	snap = make_both(slots, &s);
+	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
+	assert_non_null(strstr(out, "\np50   = 3071.5 usecs [2048, 4095]  exact 3100.000\n"
+				    "p90   = 4095.0 usecs [2048, 4095]  exact 3300.000\n"));
+	assert_non_null(strstr(out, "max   = 4095.0 usecs [2048, 4095]  exact 3300.000\n"));
+	free(out);
+	out = print(snap, KAGG_FORMAT_JSON, NULL, 0);
+	/* the kernel's histogram, then the stream's: both carry the exact value */
+	assert_non_null(strstr(out, "\"p50\": {\"value\":3071.500,\"low\":2048,\"high\":4095,"
+				    "\"exact\":3100.000},\n"));
+	assert_non_null(strstr(strstr(out, "\"stream\": {"),
+			       "\"p50\": {\"value\":3071.500,\"low\":2048,\"high\":4095,"
+			       "\"exact\":3100.000},\n"));
+	assert_non_null(strstr(out, "\"exact_values\": \"kept\""));
+	free(out);
+	svals_clear(&s);
+	kagg_snapshot__free(snap);
+
+	/* over the cap: no exact values, and the output says why */
+	s.over = true;
+	snap = make_both(slots, &s);
+	snap->stream->hists[0].total = 4;
+	snap->stream->hists[0].exact = KAGG_EXACT_OVER_CAP;
+	printed(snap, KAGG_FORMAT_TEXT, "(no exact percentiles: more than 1048576 values",
+		"exact 3");
+	printed(snap, KAGG_FORMAT_JSON, "\"exact_values\": \"over_cap\"", "\"exact\":");
+	kagg_snapshot__free(snap);
+
+	/* a kernel histogram alone prints no exact anything */
+	snap = make(slots, 0, 0);
+	printed(snap, KAGG_FORMAT_JSON, NULL, "\"exact\":");
+	printed(snap, KAGG_FORMAT_JSON, NULL, "\"exact_values\"");
+	printed(snap, KAGG_FORMAT_TEXT, NULL, "exact");
+	kagg_snapshot__free(snap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +505,11 @@ int main(void)
 		cmocka_unit_test(test_exp_bounds),
 		cmocka_unit_test(test_exp_percentiles),
 		cmocka_unit_test(test_exp_printed),
+		cmocka_unit_test(test_exact_nearest_rank),
+		cmocka_unit_test(test_exact_none),
+		cmocka_unit_test(test_exact_cap),
+		cmocka_unit_test(test_exact_in_bucket),
+		cmocka_unit_test(test_exact_printed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

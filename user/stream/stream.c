@@ -297,6 +297,74 @@ void scons_meta(struct scons *c, struct kagg_snapshot *snap, __u32 g, bool reset
 
 /* ---------------------------------------------------------------- aggregates */
 
+void svals_add(struct svals *s, uint64_t ns, uint64_t *gen_kept)
+{
+	uint64_t *v;
+	uint32_t cap;
+
+	if (s->over)
+		return;
+	if (s->n == s->cap) {
+		cap = s->cap ? s->cap * 2 : 64;
+		if (s->n >= KAGG_EXACT_MAX_VALUES || *gen_kept >= SVALS_GEN_MAX)
+			goto over;
+		if (cap > KAGG_EXACT_MAX_VALUES)
+			cap = KAGG_EXACT_MAX_VALUES;
+		v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			goto over;
+		s->v = v;
+		s->cap = cap;
+	}
+	if (*gen_kept >= SVALS_GEN_MAX)
+		goto over;
+	s->v[s->n++] = ns;
+	(*gen_kept)++;
+	return;
+over:
+	/* the values kept so far stay counted in gen_kept until the interval ends */
+	free(s->v);
+	s->v = NULL;
+	s->cap = 0;
+	s->over = true;
+}
+
+void svals_clear(struct svals *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int svals_read(struct svals *s, struct kagg_snapshot *snap, struct kagg_hist *h,
+	       uint64_t unit_ns)
+{
+	double *d;
+	uint32_t i;
+
+	h->exact = KAGG_EXACT_OVER_CAP;
+	if (s->over || s->n != h->total)
+		return 0; /* the values are not all there */
+	h->exact = KAGG_EXACT_KEPT;
+	if (!s->n)
+		return 0;
+	d = snap_own(snap, malloc(s->n * sizeof(*d)));
+	if (!d)
+		return -ENOMEM;
+	qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	for (i = 0; i < s->n; i++)
+		d[i] = (double)s->v[i] / (double)unit_ns;
+	h->nr_values = s->n;
+	h->values = d;
+	return 0;
+}
+
 int sagg_init(struct sagg *a, enum kagg_key_mode key, enum kagg_unit unit)
 {
 	memset(a, 0, sizeof(*a));
@@ -305,11 +373,22 @@ int sagg_init(struct sagg *a, enum kagg_key_mode key, enum kagg_unit unit)
 	return u64map_init(&a->gen[0].index, 64) ?: u64map_init(&a->gen[1].index, 64);
 }
 
+static void gen_clear_vals(struct sagg_gen *g)
+{
+	size_t i;
+
+	svals_clear(&g->vals);
+	for (i = 0; i < g->nr_keys; i++)
+		svals_clear(&g->keys[i].vals);
+	g->kept = 0;
+}
+
 void sagg_fini(struct sagg *a)
 {
 	int i;
 
 	for (i = 0; i < 2; i++) {
+		gen_clear_vals(&a->gen[i]);
 		u64map_free(&a->gen[i].index);
 		free(a->gen[i].keys);
 	}
@@ -343,6 +422,7 @@ void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t t
 	if (a->key == KAGG_KEY_NONE) {
 		gen->slots[slot]++;
 		gen->sum += ns;
+		svals_add(&gen->vals, ns, &gen->kept);
 		return;
 	}
 	e = key_get(gen, tgid, a->key == KAGG_KEY_TID ? pid : 0, comm);
@@ -352,6 +432,7 @@ void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t t
 	}
 	e->slots[slot]++;
 	e->sum += ns;
+	svals_add(&e->vals, ns, &gen->kept);
 }
 
 int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap)
@@ -369,6 +450,7 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 		struct kagg_hist *h = &snap->hists[i];
 		const uint64_t *src = a->key == KAGG_KEY_NONE ? gen->slots : gen->keys[i].slots;
 		uint64_t sum = a->key == KAGG_KEY_NONE ? gen->sum : gen->keys[i].sum;
+		struct svals *vals = a->key == KAGG_KEY_NONE ? &gen->vals : &gen->keys[i].vals;
 
 		h->unit = a->unit;
 		h->key.mode = a->key;
@@ -383,9 +465,13 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 		}
 		h->has_sum = true;
 		h->sum = (double)sum / (double)session_unit_ns(a->unit);
+		err = svals_read(vals, snap, h, session_unit_ns(a->unit));
+		if (err)
+			return err;
 	}
 	snap_sort_hists(snap);
 	if (reset) {
+		gen_clear_vals(gen);
 		memset(gen->slots, 0, sizeof(gen->slots));
 		gen->sum = 0;
 		u64map_clear(&gen->index);

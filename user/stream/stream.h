@@ -142,6 +142,32 @@ uint32_t scons_slot(uint64_t ns, uint64_t unit_ns);
 void scons_meta(struct scons *c, struct kagg_snapshot *snap, __u32 g, bool reset);
 
 /*
+ * The values of one streamed histogram over an interval, kept for its exact
+ * percentiles (kagg_hist.values): at most KAGG_EXACT_MAX_VALUES of them, and at
+ * most SVALS_GEN_MAX for all the histograms of a generation together (per-key
+ * histograms: 32 MiB however many keys).  Past either, or when memory runs
+ * out, the histogram is over: it keeps none for the rest of the interval.
+ */
+#define SVALS_GEN_MAX (4u << 20)
+
+struct svals {
+	uint64_t *v;			/* ns */
+	uint32_t n, cap;
+	bool over;
+};
+
+/* Keep ns in s; *gen_kept counts the values the generation keeps. */
+void svals_add(struct svals *s, uint64_t ns, uint64_t *gen_kept);
+/* Forget s's values and give its memory back (the interval is over). */
+void svals_clear(struct svals *s);
+/*
+ * Hand s's values to h (which counts them, h->total set): sorted, in unit_ns
+ * units, owned by snap; h->exact says whether they are there.  0 or -ENOMEM.
+ */
+int svals_read(struct svals *s, struct kagg_snapshot *snap, struct kagg_hist *h,
+	       uint64_t unit_ns);
+
+/*
  * The streamed path's histograms, as the BPF side keeps its own: per
  * generation, one histogram or one per key (process or thread).
  */
@@ -151,11 +177,14 @@ struct sagg_key {
 	char comm[16];
 	uint64_t slots[KAGG_SLOTS];
 	uint64_t sum;			/* of the values, ns */
+	struct svals vals;
 };
 
 struct sagg_gen {
 	uint64_t slots[KAGG_SLOTS];	/* KAGG_KEY_NONE */
 	uint64_t sum;			/* KAGG_KEY_NONE: of the values, ns */
+	struct svals vals;		/* KAGG_KEY_NONE */
+	uint64_t kept;			/* values kept by all its histograms */
 	struct u64map index;		/* (tgid << 32 | pid) -> keys[] index */
 	struct sagg_key *keys;
 	size_t nr_keys, cap_keys;

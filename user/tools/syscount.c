@@ -451,7 +451,7 @@ out:
 static int sc_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	struct syscount *t = s->tool;
-	const struct scs_entry *e;
+	struct scs_entry *e;
 	struct kagg_key *keys = NULL;
 	struct sc_count *vals = NULL;
 	size_t n, i;
@@ -494,6 +494,7 @@ static int sc_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __
 			}
 			h->has_sum = true;
 			h->sum = session_sum(s, e[i].sum);
+			err = svals_read(&e[i].vals, snap, h, session_unit_ns(s->unit));
 		}
 		if (!err)
 			snap_sort_hists(snap); /* by syscall when not keyed, as sc_read_lat() */

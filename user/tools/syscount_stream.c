@@ -60,10 +60,22 @@ int scstream_init(struct scstream *st, const struct scstream_cfg *cfg, char *err
 	       scons_field(st->exit_fmt, "ret", &st->off_ret, NULL, err, err_len);
 }
 
+/* Give back the latencies generation gen keeps. */
+static void gen_clear_vals(struct scs_gen *gen)
+{
+	size_t i;
+
+	for (i = 0; i < gen->n; i++)
+		svals_clear(&gen->e[i].vals);
+	gen->kept = 0;
+}
+
 void scstream_fini(struct scstream *st)
 {
 	int i;
 
+	for (i = 0; i < 2; i++)
+		gen_clear_vals(&st->gen[i]);
 	scons_fini(&st->core);
 	u64map_free(&st->start_ts);
 	u64map_free(&st->start_nr);
@@ -105,10 +117,12 @@ static void add(struct scstream *st, const struct sc_rec *r, uint64_t aux, int s
 		st->oom = -ENOMEM;
 		return;
 	}
-	if (slot < 0)
+	if (slot < 0) {
 		e->count++;
-	else
+	} else {
 		e->slots[slot]++;
+		svals_add(&e->vals, ns, &st->gen[r->gen & 1].kept);
+	}
 	e->sum += ns;
 	st->recorded++;
 }
@@ -173,7 +187,7 @@ void scstream_on_record(void *ctx, const void *data, uint32_t len)
 	land(st, r);
 }
 
-int scstream_entries(struct scstream *st, uint32_t g, const struct scs_entry **e, size_t *n)
+int scstream_entries(struct scstream *st, uint32_t g, struct scs_entry **e, size_t *n)
 {
 	if (st->oom)
 		return st->oom;
@@ -186,6 +200,7 @@ void scstream_reset(struct scstream *st, uint32_t g)
 {
 	struct scs_gen *gen = &st->gen[g & 1];
 
+	gen_clear_vals(gen);
 	u64map_clear(&gen->index);
 	gen->n = 0;
 }

@@ -27,12 +27,14 @@ struct scs_entry {
 	uint64_t count;
 	uint64_t slots[KAGG_SLOTS];	/* latency mode */
 	uint64_t sum;			/* latency mode: of the latencies, ns */
+	struct svals vals;		/* latency mode: the latencies, for exact percentiles */
 };
 
 struct scs_gen {
 	struct u64map index;		/* packed (key id, nr, errno) -> e[] index */
 	struct scs_entry *e;
 	size_t n, cap;
+	uint64_t kept;			/* latencies kept by its entries' vals */
 };
 
 struct scstream {
@@ -54,8 +56,11 @@ int scstream_init(struct scstream *st, const struct scstream_cfg *cfg, char *err
 /* The record handler, for session_stream_started(). */
 void scstream_on_record(void *ctx, const void *data, uint32_t len);
 void scstream_fini(struct scstream *st);
-/* Generation g's entries (n of them), valid until the next drain; -ENOMEM if any was lost. */
-int scstream_entries(struct scstream *st, uint32_t g, const struct scs_entry **e, size_t *n);
+/*
+ * Generation g's entries (n of them), valid until the next drain; -ENOMEM if any was lost.
+ * The caller may sort their vals (svals_read()).
+ */
+int scstream_entries(struct scstream *st, uint32_t g, struct scs_entry **e, size_t *n);
 void scstream_reset(struct scstream *st, uint32_t g);
 
 #endif

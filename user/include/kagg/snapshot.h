@@ -54,6 +54,16 @@ struct kagg_hist_key {
 	const char *label;	 /* name of id ("read", "vfs_read"...), NULL when none */
 };
 
+/* Whether a histogram keeps its values (kagg_hist.exact). */
+enum kagg_exact {
+	KAGG_EXACT_NONE = 0,	 /* no values kept: an in-kernel histogram */
+	KAGG_EXACT_KEPT = 1,	 /* values kept: exact percentiles known */
+	KAGG_EXACT_OVER_CAP = 2, /* more than KAGG_EXACT_MAX_VALUES values: none kept */
+};
+
+/* The most values a histogram keeps per interval for exact percentiles: 1 Mi (8 MiB). */
+#define KAGG_EXACT_MAX_VALUES (1u << 20)
+
 /* One log2 histogram: slot k counts values in [2^k, 2^(k+1)-1] (slot 0: [0, 1]). */
 struct kagg_hist {
 	size_t sz;
@@ -83,7 +93,26 @@ struct kagg_hist {
 	bool has_exp;
 	int exp_scale;
 	int64_t exp_base_index;
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD): the values themselves, for exact percentiles
+	 * (kagg_hist__exact_percentile()).  Only the streamed path's histograms of
+	 * KAGG_MODE_BOTH (kagg_snapshot__stream()) keep them, and only up to
+	 * KAGG_EXACT_MAX_VALUES values per histogram per interval: exact says which.  With
+	 * KAGG_EXACT_KEPT, values[0 .. nr_values) are the values counted, in unit, sorted
+	 * ascending (nr_values = total).
+	 */
+	enum kagg_exact exact;
+	uint64_t nr_values;
+	const double *values;
 };
+
+/*
+ * Percentile q of h, q in (0, 100] (100: the maximum), from its values, in h's unit:
+ * nearest rank, the r-th smallest value with r = ceil(q/100 * N) (at least 1), the same
+ * rank kagg_hist__percentile() places in a bucket.  0, -EINVAL (bad arguments), -ENODATA
+ * (h keeps no values: see kagg_hist.exact; or it is empty).  Appended after 0.1.
+ */
+KAGG_API int kagg_hist__exact_percentile(const struct kagg_hist *h, double q, double *value);
 
 /*
  * Bounds of slot k of h, whatever its buckets (log2, linear, exp), in its unit: inclusive
