@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "testutil.h"
 
@@ -211,14 +212,96 @@ static inline bool tu_new_link(const struct tu_census *before, const char *prog_
 	return tu_new_ids(before->links, before->nr_links, links, n) > 0;
 }
 
+/*
+ * Whether global-data map fd (info) has the 4-byte variable `name` set;
+ * true also when it has no such variable.
+ */
+static inline bool tu_map_var_set(int fd, const struct bpf_map_info *info, const char *name)
+{
+	struct btf *btf = btf__load_from_kernel_by_id(info->btf_id);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *t;
+	bool set = true;
+	__u32 key = 0;
+	void *val;
+	int i;
+
+	if (!btf)
+		return false;
+	t = btf__type_by_id(btf, info->btf_value_type_id);
+	val = calloc(1, info->value_size);
+	if (!t || !btf_is_datasec(t) || !val || bpf_map_lookup_elem(fd, &key, val)) {
+		set = false;
+	} else {
+		vs = btf_var_secinfos(t);
+		for (i = 0; i < btf_vlen(t); i++, vs++) {
+			const struct btf_type *v = btf__type_by_id(btf, vs->type);
+
+			if (v && vs->size == 4 && !strcmp(btf__name_by_offset(btf, v->name_off), name))
+				set = *(__u32 *)((char *)val + vs->offset) != 0;
+		}
+	}
+	free(val);
+	btf__free(btf);
+	return set;
+}
+
+/*
+ * Whether name is the .bss map of an object whose programs are named with
+ * one of prefixes ("a|b"): libbpf names it after the object's first 8
+ * characters ("offcpu_b.bss", "syscount.bss").
+ */
+static inline bool tu_bss_named(const char *name, const char *prefixes)
+{
+	const char *p = prefixes;
+	size_t n;
+
+	if (!strstr(name, ".bss"))
+		return false;
+	for (;;) {
+		n = strcspn(p, "|");
+		if (n && !strncmp(name, p, n < 8 ? n : 8))
+			return true;
+		if (!p[n])
+			return false;
+		p += n + 1;
+	}
+}
+
+/*
+ * Whether a .bss map named with prefix appeared since `before` with its
+ * session armed (bpf/stream.bpf.h's `armed`, set once every program of the
+ * session is attached): from then on the session counts what happens.
+ */
+static inline bool tu_new_armed(const struct tu_census *before, const char *prefix)
+{
+	bool armed = false;
+	__u32 id = 0;
+
+	while (!armed && !bpf_map_get_next_id(id, &id)) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_map_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_map_get_info_by_fd(fd, &info, &len) && tu_bss_named(info.name, prefix) &&
+		    info.btf_id &&
+		    tu_new_ids(before->maps, before->nr_maps, &id, 1))
+			armed = tu_map_var_set(fd, &info, "armed");
+		close(fd);
+	}
+	return armed;
+}
+
 /* How tu_run_kagg_on() starts and ends the child kagg watches. */
 struct tu_on_child {
 	tu_work_fn fn;		/* the child's work (as tu_spawn runs it) */
 	void *arg;
 	/*
 	 * Released once kagg has attached a program named with this prefix
-	 * (one of "a|b"), so that its whole work is seen however slowly kagg
-	 * starts; NULL: released before kagg starts.
+	 * (one of "a|b") and armed its session, so that its whole work is seen
+	 * however slowly kagg starts; NULL: released before kagg starts.
 	 */
 	const char *attached;
 	int stop_sig;		/* sent to kagg once the child is done (kagg's -d is a bound) */
@@ -254,7 +337,8 @@ static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t
 	k = tu_kagg_start(argv);
 	if (w->attached) {
 		/* at most 60 s: a TCG guest under load can take tens of seconds */
-		for (i = 0; i < 1200 && !tu_kagg_exited(&k) && !tu_new_link(&before, w->attached);
+		for (i = 0; i < 1200 && !tu_kagg_exited(&k) &&
+			    !(tu_new_link(&before, w->attached) && tu_new_armed(&before, w->attached));
 		     i++)
 			tu_sleep_ms(50);
 		tu_go(&c);
