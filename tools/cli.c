@@ -372,7 +372,13 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 	int c, rc;
 
 	a->cm.print.sz = sizeof(a->cm.print);
-	optind = 1;
+	/*
+	 * 0, not 1: glibc then also forgets where it was inside a cluster of
+	 * short options ("-hi" left at 'h' by --help), which would otherwise
+	 * point into the previous argv (kagg serve parses one tool line after
+	 * another and frees each).
+	 */
+	optind = 0;
 	opterr = 0; /* our one-line errors instead of getopt's */
 	while ((c = getopt_long(argc, argv, p->shortopts, p->longopts, NULL)) != -1) {
 		rc = parse_one(p, a, c, optarg);
