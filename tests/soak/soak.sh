@@ -12,9 +12,13 @@
 # Prints the figures; exits 1 when, after the warm-up (a sixth of the run,
 # at most 60 s), RSS grows by more than 1 MiB or fds by more than 0, or an
 # interval breaks the identity.  Needs root.
+# SOAK_LOAD_GROUPS (default 4) sets the messaging groups (-g) and SOAK_LOAD_NICE (default 0)
+# the load's nice value, for a soak beside other work on the same machine.
 set -u
 KAGG=${KAGG:-build/bin/kagg}
 MIN=${SOAK_MINUTES:-30}
+GROUPS_=${SOAK_LOAD_GROUPS:-4}
+NICE_=${SOAK_LOAD_NICE:-0}
 secs=$((MIN * 60))
 warm=$((secs / 6 < 60 ? secs / 6 : 60))
 tmp=$(mktemp -d /tmp/kagg-soak-XXXXXX)
@@ -34,7 +38,9 @@ command -v curl >/dev/null || die "missing curl; run: sudo make bench-deps"
 perf bench sched messaging -l 1 >/dev/null 2>&1 || die "perf bench sched messaging does not run"
 
 # the load: messaging rounds back to back
-(while :; do perf bench sched messaging -g 4 -l 2000 >/dev/null 2>&1; done) &
+(while :; do
+	nice -n "$NICE_" perf bench sched messaging -g "$GROUPS_" -l 2000 >/dev/null 2>&1
+done) &
 load=$!
 
 # sample NAME PID T: append "T rss_kib fds" of PID to $tmp/NAME.samples; 1 once PID is gone
@@ -171,7 +177,8 @@ PY
 }
 
 fail=0
-echo "soak: $MIN min, both commands at once, under perf bench sched messaging, warm-up $warm s"
+echo "soak: $MIN min, both commands at once, under perf bench sched messaging" \
+	"-g $GROUPS_ at nice $NICE_, warm-up $warm s"
 soak offcpu offcpu --mode both -i 1 --format json -d "$secs" >"$tmp/offcpu.out" 2>&1 &
 offcpu=$!
 soak_serve >"$tmp/serve.out" 2>&1 &
