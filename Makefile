@@ -192,7 +192,7 @@ $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 $(OUT)/tests/bench/bench_rb_live: TEST_LIBS += -llttng-ust -ldl
 
 $(OUT)/tests/%: tests/%.c $(LIB_A) $(LIB_INTERNAL_A) $(TEST_SKELS) $(wildcard tests/*.h) \
-		$(LIB_HDRS) $(BPF_HDRS)
+		$(LIB_HDRS) $(BPF_HDRS) $(wildcard tests/unit/*.h)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fno-omit-frame-pointer -Itests -I/usr/include/traceevent \

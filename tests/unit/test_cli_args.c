@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "unit_util.h"
 
 static const char *const tools[] = {
 	"funclat", "hist", "offcpu", "profile", "rb", "record",
@@ -185,18 +186,13 @@ static void test_picture_formats(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_help_tool_prints_its_help),
-		cmocka_unit_test(test_picture_formats),
-		cmocka_unit_test(test_help_unknown_tool),
-		cmocka_unit_test(test_help_lists_quiet),
-		cmocka_unit_test(test_timestamp_option),
-		cmocka_unit_test(test_positional_interval_errors),
-		cmocka_unit_test(test_libbpf_tools_letters),
-		cmocka_unit_test(test_buckets_errors),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_help_tool_prints_its_help),
+	cmocka_unit_test(test_picture_formats),
+	cmocka_unit_test(test_help_unknown_tool),
+	cmocka_unit_test(test_help_lists_quiet),
+	cmocka_unit_test(test_timestamp_option),
+	cmocka_unit_test(test_positional_interval_errors),
+	cmocka_unit_test(test_libbpf_tools_letters),
+	cmocka_unit_test(test_buckets_errors)
+)

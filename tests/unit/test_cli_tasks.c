@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "unit_util.h"
 
 #define TWICE(tool, opt) { tool, opt, "2147483646", opt, "2147483647", "-d", "1" }
 #define BAD_SECOND(tool, opt) { tool, opt, "1", opt, "x" }
@@ -48,12 +49,7 @@ static void test_bad_second_list_is_a_usage_error(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_repeated_list_last_wins),
-		cmocka_unit_test(test_bad_second_list_is_a_usage_error),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_repeated_list_last_wins),
+	cmocka_unit_test(test_bad_second_list_is_a_usage_error)
+)

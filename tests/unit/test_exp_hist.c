@@ -20,6 +20,7 @@
 #undef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #include "exp.bpf.h"
+#include "unit_util.h"
 
 static __float128 edge(const struct kagg_exp_params *p, int64_t i)
 {
@@ -131,13 +132,8 @@ static void test_known_buckets(void **state)
 	assert_int_equal(kagg_exp_slot(1091, us3) + us3->base_index, 1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_edge_and_neighbours),
-		cmocka_unit_test(test_slots_monotonic_and_dense),
-		cmocka_unit_test(test_known_buckets),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_every_edge_and_neighbours),
+	cmocka_unit_test(test_slots_monotonic_and_dense),
+	cmocka_unit_test(test_known_buckets)
+)

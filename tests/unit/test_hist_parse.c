@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "tools/hist_parse.h"
+#include "unit_util.h"
 
 static void ok_filter(const char *str, const char *field, enum hist_op op, const char *val)
 {
@@ -105,13 +106,8 @@ static void test_value_fits_field(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_filters),
-		cmocka_unit_test(test_values),
-		cmocka_unit_test(test_value_fits_field),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_filters),
+	cmocka_unit_test(test_values),
+	cmocka_unit_test(test_value_fits_field)
+)

@@ -27,6 +27,7 @@
 #include <kagg/ringbuf.h>
 #include <kagg/tracedat.h>
 #include "testutil.h"
+#include "unit_util.h"
 
 #define PS TU_PAGE
 
@@ -677,33 +678,28 @@ static void test_damaged_commit_word_reports_its_offset(void **s)
 	free(path);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_padding_length_that_wraps_the_offset_is_an_error),
-		cmocka_unit_test(test_data_length_that_wraps_is_an_error),
-		cmocka_unit_test(test_events_before_a_bad_record_still_decode),
-		cmocka_unit_test(test_clean_ends_of_a_page_are_not_errors),
-		cmocka_unit_test(test_page_at_any_alignment_decodes),
-		cmocka_unit_test(test_repeated_lines_are_malformed),
-		cmocka_unit_test(test_ids_outside_common_type_range_are_malformed),
-		cmocka_unit_test(test_defined_ids_stop_at_int_max),
-		cmocka_unit_test(test_field_layout_is_validated_at_parse_time),
-		cmocka_unit_test(test_too_many_fields_are_malformed),
-		cmocka_unit_test(test_format_files_that_are_not_files_are_skipped),
-		cmocka_unit_test(test_deep_nesting_gives_up_instead_of_overflowing_the_stack),
-		cmocka_unit_test(test_huge_print_width_gives_up),
-		cmocka_unit_test(test_integer_overflow_wraps_instead_of_undefined_behaviour),
-		cmocka_unit_test(test_array_elements_must_be_integers),
-		cmocka_unit_test(test_field_reads_stay_inside_the_field),
-		cmocka_unit_test(test_data_loc_outside_the_record_is_not_read),
-		cmocka_unit_test(test_opaque_field_prints_as_bytes),
-		cmocka_unit_test(test_many_saved_cmdlines_load_in_n_log_n),
-		cmocka_unit_test(test_many_formats_load_in_linear_time),
-		cmocka_unit_test(test_header_errors_say_where),
-		cmocka_unit_test(test_damaged_page_reports_offset_after_older_events),
-		cmocka_unit_test(test_damaged_commit_word_reports_its_offset),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_padding_length_that_wraps_the_offset_is_an_error),
+	cmocka_unit_test(test_data_length_that_wraps_is_an_error),
+	cmocka_unit_test(test_events_before_a_bad_record_still_decode),
+	cmocka_unit_test(test_clean_ends_of_a_page_are_not_errors),
+	cmocka_unit_test(test_page_at_any_alignment_decodes),
+	cmocka_unit_test(test_repeated_lines_are_malformed),
+	cmocka_unit_test(test_ids_outside_common_type_range_are_malformed),
+	cmocka_unit_test(test_defined_ids_stop_at_int_max),
+	cmocka_unit_test(test_field_layout_is_validated_at_parse_time),
+	cmocka_unit_test(test_too_many_fields_are_malformed),
+	cmocka_unit_test(test_format_files_that_are_not_files_are_skipped),
+	cmocka_unit_test(test_deep_nesting_gives_up_instead_of_overflowing_the_stack),
+	cmocka_unit_test(test_huge_print_width_gives_up),
+	cmocka_unit_test(test_integer_overflow_wraps_instead_of_undefined_behaviour),
+	cmocka_unit_test(test_array_elements_must_be_integers),
+	cmocka_unit_test(test_field_reads_stay_inside_the_field),
+	cmocka_unit_test(test_data_loc_outside_the_record_is_not_read),
+	cmocka_unit_test(test_opaque_field_prints_as_bytes),
+	cmocka_unit_test(test_many_saved_cmdlines_load_in_n_log_n),
+	cmocka_unit_test(test_many_formats_load_in_linear_time),
+	cmocka_unit_test(test_header_errors_say_where),
+	cmocka_unit_test(test_damaged_page_reports_offset_after_older_events),
+	cmocka_unit_test(test_damaged_commit_word_reports_its_offset)
+)

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 
 #include "json.h"
+#include "unit_util.h"
 
 static char locdir[] = "/tmp/kagg-test-locale-XXXXXX";
 
@@ -123,12 +124,7 @@ static void test_comm_cut_in_utf8_char_is_escaped(void **state)
 	free(doc);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_numbers_ignore_lc_numeric),
-		cmocka_unit_test(test_comm_cut_in_utf8_char_is_escaped),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_numbers_ignore_lc_numeric),
+	cmocka_unit_test(test_comm_cut_in_utf8_char_is_escaped)
+)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ldcache.h"
+#include "unit_util.h"
 
 #if defined(__aarch64__)
 #define NATIVE 0x0a03	/* FLAG_ELF_LIBC6 | FLAG_AARCH64_LIB64 */
@@ -259,15 +260,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_new_table),
-		cmocka_unit_test(test_old_then_new_table),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_system_cache_agrees_with_ldconfig),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+UU_MAIN_GROUP(setup, teardown,
+	cmocka_unit_test(test_new_table),
+	cmocka_unit_test(test_old_then_new_table),
+	cmocka_unit_test(test_truncated),
+	cmocka_unit_test(test_malformed),
+	cmocka_unit_test(test_system_cache_agrees_with_ldconfig)
+)

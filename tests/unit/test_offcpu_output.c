@@ -19,6 +19,7 @@
 #undef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #include "bits.bpf.h"
+#include "unit_util.h"
 
 /* The division-free bucketing the BPF program uses equals log2 of the quotient. */
 static void test_log2_div_equals_log2_of_quotient(void **state)
@@ -636,25 +637,20 @@ static void test_cli_help_and_unknown_command(void **state)
 	free(err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_log2_bucketing_matches_bounds),
-		cmocka_unit_test(test_log2_div_equals_log2_of_quotient),
-		cmocka_unit_test(test_text_histogram_bcc_layout),
-		cmocka_unit_test(test_text_meta_header_and_per_pid),
-		cmocka_unit_test(test_json_document),
-		cmocka_unit_test(test_both_exact_beside_kernel),
-		cmocka_unit_test(test_records_carry_their_size),
-		cmocka_unit_test(test_json_escapes_comm),
-		cmocka_unit_test(test_text_escapes_control_bytes),
-		cmocka_unit_test(test_json_escapes_what_is_not_utf8),
-		cmocka_unit_test(test_empty_histogram_says_so),
-		cmocka_unit_test(test_opts_validation),
-		cmocka_unit_test(test_timestamp),
-		cmocka_unit_test(test_cli_option_errors),
-		cmocka_unit_test(test_cli_help_and_unknown_command),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_log2_bucketing_matches_bounds),
+	cmocka_unit_test(test_log2_div_equals_log2_of_quotient),
+	cmocka_unit_test(test_text_histogram_bcc_layout),
+	cmocka_unit_test(test_text_meta_header_and_per_pid),
+	cmocka_unit_test(test_json_document),
+	cmocka_unit_test(test_both_exact_beside_kernel),
+	cmocka_unit_test(test_records_carry_their_size),
+	cmocka_unit_test(test_json_escapes_comm),
+	cmocka_unit_test(test_text_escapes_control_bytes),
+	cmocka_unit_test(test_json_escapes_what_is_not_utf8),
+	cmocka_unit_test(test_empty_histogram_says_so),
+	cmocka_unit_test(test_opts_validation),
+	cmocka_unit_test(test_timestamp),
+	cmocka_unit_test(test_cli_option_errors),
+	cmocka_unit_test(test_cli_help_and_unknown_command)
+)

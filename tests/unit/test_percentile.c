@@ -21,6 +21,7 @@
 #include <kagg/kagg.h>
 #include "snapshot_internal.h"
 #include "stream/stream.h"
+#include "unit_util.h"
 
 /* A snapshot of one histogram (log2 unless lin_step), slots as given. */
 static struct kagg_snapshot *make(const uint64_t *slots, int64_t lin_min, uint64_t lin_step)
@@ -492,25 +493,20 @@ static void test_exact_printed(void **state)
 	kagg_snapshot__free(snap);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_one_bucket),
-		cmocka_unit_test(test_two_buckets),
-		cmocka_unit_test(test_exact_rank),
-		cmocka_unit_test(test_linear),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_random_values_in_bucket),
-		cmocka_unit_test(test_printed),
-		cmocka_unit_test(test_exp_bounds),
-		cmocka_unit_test(test_exp_percentiles),
-		cmocka_unit_test(test_exp_printed),
-		cmocka_unit_test(test_exact_nearest_rank),
-		cmocka_unit_test(test_exact_none),
-		cmocka_unit_test(test_exact_cap),
-		cmocka_unit_test(test_exact_in_bucket),
-		cmocka_unit_test(test_exact_printed),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_one_bucket),
+	cmocka_unit_test(test_two_buckets),
+	cmocka_unit_test(test_exact_rank),
+	cmocka_unit_test(test_linear),
+	cmocka_unit_test(test_errors),
+	cmocka_unit_test(test_random_values_in_bucket),
+	cmocka_unit_test(test_printed),
+	cmocka_unit_test(test_exp_bounds),
+	cmocka_unit_test(test_exp_percentiles),
+	cmocka_unit_test(test_exp_printed),
+	cmocka_unit_test(test_exact_nearest_rank),
+	cmocka_unit_test(test_exact_none),
+	cmocka_unit_test(test_exact_cap),
+	cmocka_unit_test(test_exact_in_bucket),
+	cmocka_unit_test(test_exact_printed)
+)

@@ -21,6 +21,7 @@
 #include <kagg/kagg.h>
 #include "snapshot_internal.h"
 #include "prometheus_metrics.pb-c.h"
+#include "unit_util.h"
 
 /* runqlat-like: one histogram in ns (slot 3: 2 values, slot 5: 1; sum 60 ns), drops, cost. */
 static struct kagg_snapshot *make_runqlat(void)
@@ -421,17 +422,12 @@ static void test_promtool(void **state)
 	kagg_snapshot__free(keyed);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text_exact),
-		cmocka_unit_test(test_openmetrics),
-		cmocka_unit_test(test_escaping),
-		cmocka_unit_test(test_folding),
-		cmocka_unit_test(test_negotiate),
-		cmocka_unit_test(test_protobuf),
-		cmocka_unit_test(test_promtool),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_text_exact),
+	cmocka_unit_test(test_openmetrics),
+	cmocka_unit_test(test_escaping),
+	cmocka_unit_test(test_folding),
+	cmocka_unit_test(test_negotiate),
+	cmocka_unit_test(test_protobuf),
+	cmocka_unit_test(test_promtool)
+)

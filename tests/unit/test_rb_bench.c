@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <kagg/kagg.h>
+#include "unit_util.h"
 
 static char logged[512];
 
@@ -221,15 +222,10 @@ static void test_stop_flag_ends_the_run(void **state)
 	kagg_rb_bench_result__release(&r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_run_counters_agree_and_rows_sum),
-		cmocka_unit_test(test_print_json_and_text),
-		cmocka_unit_test(test_bad_opts_and_result),
-		cmocka_unit_test(test_unwritable_raw_dir_is_said),
-		cmocka_unit_test(test_stop_flag_ends_the_run),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_run_counters_agree_and_rows_sum),
+	cmocka_unit_test(test_print_json_and_text),
+	cmocka_unit_test(test_bad_opts_and_result),
+	cmocka_unit_test(test_unwritable_raw_dir_is_said),
+	cmocka_unit_test(test_stop_flag_ends_the_run)
+)

@@ -25,6 +25,7 @@
 #include <kbuffer.h>
 
 #include "testutil.h"
+#include "unit_util.h"
 
 static const char *kagg(void)
 {
@@ -437,17 +438,12 @@ static void test_usage_errors_exit_2_with_one_line(void **s)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bench_json_identity_and_raw_pages_decode_in_kbuffer),
-		cmocka_unit_test(test_decode_of_kernel_pages_prints_the_kernel_trace_text),
-		cmocka_unit_test(test_usage_errors_exit_2_with_one_line),
-		cmocka_unit_test(test_decode_of_a_damaged_page_prints_what_came_before_and_the_offset),
-		cmocka_unit_test(test_decode_of_files_that_hold_no_page_fails_with_one_line),
-		cmocka_unit_test(test_decode_learns_no_comm_from_outside_the_record),
-		cmocka_unit_test(test_report_of_a_damaged_trace_dat_prints_what_came_before_and_the_offset),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_bench_json_identity_and_raw_pages_decode_in_kbuffer),
+	cmocka_unit_test(test_decode_of_kernel_pages_prints_the_kernel_trace_text),
+	cmocka_unit_test(test_usage_errors_exit_2_with_one_line),
+	cmocka_unit_test(test_decode_of_a_damaged_page_prints_what_came_before_and_the_offset),
+	cmocka_unit_test(test_decode_of_files_that_hold_no_page_fails_with_one_line),
+	cmocka_unit_test(test_decode_learns_no_comm_from_outside_the_record),
+	cmocka_unit_test(test_report_of_a_damaged_trace_dat_prints_what_came_before_and_the_offset)
+)

@@ -20,6 +20,7 @@
 
 #include <kagg/rb_format.h>
 #include <kagg/ringbuf.h>
+#include "unit_util.h"
 
 static char *to_text(void (*fn)(const void *, FILE *), const void *arg)
 {
@@ -312,16 +313,11 @@ static void test_trace_line_has_kernel_context_columns(void **s)
 	kagg_rb_events__free(evs);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent),
-		cmocka_unit_test(test_defined_event_with_data_loc_and_arrays_prints_like_libtraceevent),
-		cmocka_unit_test(test_array_element_in_print_fmt_like_libtraceevent),
-		cmocka_unit_test(test_format_text_round_trips_through_our_parser),
-		cmocka_unit_test(test_unknown_print_fmt_construct_falls_back_to_field_values),
-		cmocka_unit_test(test_trace_line_has_kernel_context_columns),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent),
+	cmocka_unit_test(test_defined_event_with_data_loc_and_arrays_prints_like_libtraceevent),
+	cmocka_unit_test(test_array_element_in_print_fmt_like_libtraceevent),
+	cmocka_unit_test(test_format_text_round_trips_through_our_parser),
+	cmocka_unit_test(test_unknown_print_fmt_construct_falls_back_to_field_values),
+	cmocka_unit_test(test_trace_line_has_kernel_context_columns)
+)

@@ -30,6 +30,7 @@
 #include <kagg/rb_format.h>
 #include <kagg/ringbuf.h>
 #include "testutil.h"
+#include "unit_util.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define DATA "tests/data/kernel-sched_switch"
@@ -405,13 +406,8 @@ static void test_every_kernel_format_file_parses(void **s)
 	kagg_rb_events__free(evs);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_committed_kernel_pages_decode_as_kbuffer_and_print_as_trace),
-		cmocka_unit_test(test_every_kernel_format_file_parses),
-		cmocka_unit_test(test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_committed_kernel_pages_decode_as_kbuffer_and_print_as_trace),
+	cmocka_unit_test(test_every_kernel_format_file_parses),
+	cmocka_unit_test(test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace)
+)

@@ -22,6 +22,7 @@
 #include <kagg/kagg.h>
 #include "render/render_internal.h"
 #include "snapshot_internal.h"
+#include "unit_util.h"
 
 /* What f's writes made, NUL-terminated (f closed). */
 static char *drain(FILE *f, char **buf)
@@ -226,14 +227,9 @@ static void test_heatmap_columns(void **state)
 	kagg_heatmap__free(hm);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_widths_exact),
-		cmocka_unit_test(test_escaping),
-		cmocka_unit_test(test_snapshot_order),
-		cmocka_unit_test(test_heatmap_columns),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_widths_exact),
+	cmocka_unit_test(test_escaping),
+	cmocka_unit_test(test_snapshot_order),
+	cmocka_unit_test(test_heatmap_columns)
+)

@@ -22,6 +22,7 @@
 
 #include <kagg/ringbuf.h>
 #include "rb/rb_internal.h" /* rb_slot(), the writers' state */
+#include "unit_util.h"
 
 struct fake_clock {
 	uint64_t now;
@@ -831,33 +832,28 @@ static void test_writers_beyond_nr_cpus_fold_onto_a_buffer(void **s)
 	kagg_rb__free(rb);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_slot_index_without_division),
-		cmocka_unit_test(test_writers_beyond_nr_cpus_fold_onto_a_buffer),
-		cmocka_unit_test(test_record_length_rules_match_ftrace),
-		cmocka_unit_test(test_edge_case_records_decode_in_kbuffer_exactly),
-		cmocka_unit_test(test_max_payload_accepted_and_larger_refused_and_counted),
-		cmocka_unit_test(test_page_crossing_pads_and_keeps_timestamps),
-		cmocka_unit_test(test_discard_removes_last_or_pads_middle),
-		cmocka_unit_test(test_overrun_drops_oldest_pages_and_reports_missed),
-		cmocka_unit_test(test_consume_mode_refuses_newest_and_counts_dropped),
-		cmocka_unit_test(test_random_streams_with_interleaved_reads_match_kbuffer),
-		cmocka_unit_test(test_overtaken_writer_gets_absolute_time_stamp),
-		cmocka_unit_test(test_nested_writers_commit_in_stack_order),
-		cmocka_unit_test(test_nesting_deeper_than_limit_refused_and_counted),
-		cmocka_unit_test(test_signal_handler_writer_nests_inside_interrupted_writer),
-		cmocka_unit_test(test_merged_consume_orders_cpus_by_timestamp),
-		cmocka_unit_test(test_iterator_is_non_consuming_and_repeatable),
-		cmocka_unit_test(test_partly_consumed_page_uses_copy_path_with_last_ts),
-		cmocka_unit_test(test_stats_print_in_tracefs_layout),
-		cmocka_unit_test(test_blocking_wait_wakes_on_commit_and_times_out),
-		cmocka_unit_test(test_sleeping_reader_woken_once),
-		cmocka_unit_test(test_opts_validated),
-		cmocka_unit_test(test_sized_structs_validated),
-		cmocka_unit_test(test_large_subbuffers_decode_in_kbuffer),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_slot_index_without_division),
+	cmocka_unit_test(test_writers_beyond_nr_cpus_fold_onto_a_buffer),
+	cmocka_unit_test(test_record_length_rules_match_ftrace),
+	cmocka_unit_test(test_edge_case_records_decode_in_kbuffer_exactly),
+	cmocka_unit_test(test_max_payload_accepted_and_larger_refused_and_counted),
+	cmocka_unit_test(test_page_crossing_pads_and_keeps_timestamps),
+	cmocka_unit_test(test_discard_removes_last_or_pads_middle),
+	cmocka_unit_test(test_overrun_drops_oldest_pages_and_reports_missed),
+	cmocka_unit_test(test_consume_mode_refuses_newest_and_counts_dropped),
+	cmocka_unit_test(test_random_streams_with_interleaved_reads_match_kbuffer),
+	cmocka_unit_test(test_overtaken_writer_gets_absolute_time_stamp),
+	cmocka_unit_test(test_nested_writers_commit_in_stack_order),
+	cmocka_unit_test(test_nesting_deeper_than_limit_refused_and_counted),
+	cmocka_unit_test(test_signal_handler_writer_nests_inside_interrupted_writer),
+	cmocka_unit_test(test_merged_consume_orders_cpus_by_timestamp),
+	cmocka_unit_test(test_iterator_is_non_consuming_and_repeatable),
+	cmocka_unit_test(test_partly_consumed_page_uses_copy_path_with_last_ts),
+	cmocka_unit_test(test_stats_print_in_tracefs_layout),
+	cmocka_unit_test(test_blocking_wait_wakes_on_commit_and_times_out),
+	cmocka_unit_test(test_sleeping_reader_woken_once),
+	cmocka_unit_test(test_opts_validated),
+	cmocka_unit_test(test_sized_structs_validated),
+	cmocka_unit_test(test_large_subbuffers_decode_in_kbuffer)
+)

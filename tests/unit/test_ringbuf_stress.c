@@ -32,6 +32,7 @@
 
 #include <kagg/ringbuf.h>
 #include "rb/rb_internal.h"
+#include "unit_util.h"
 
 #define NW 6		 /* writer threads: 0..3 all on buffer 0, 4..5 on their own CPU */
 #define NIDS (2 * NW)	 /* ids 0..NW-1 threads, NW..2NW-1 their signal handlers */
@@ -372,14 +373,9 @@ static void test_consume_stress_threads_and_signal_writers_keep_identity(void **
 	run(KAGG_RB_CONSUME, &mixed);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_overwrite_stress_threads_and_signal_writers_keep_identity),
-		cmocka_unit_test(test_consume_stress_threads_and_signal_writers_keep_identity),
-		cmocka_unit_test(test_rseq_writers_on_own_cpu_with_reader_closing_keep_identity),
-		cmocka_unit_test(test_foreign_writer_among_rseq_writers_keeps_identity),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_overwrite_stress_threads_and_signal_writers_keep_identity),
+	cmocka_unit_test(test_consume_stress_threads_and_signal_writers_keep_identity),
+	cmocka_unit_test(test_rseq_writers_on_own_cpu_with_reader_closing_keep_identity),
+	cmocka_unit_test(test_foreign_writer_among_rseq_writers_keeps_identity)
+)

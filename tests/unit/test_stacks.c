@@ -22,6 +22,7 @@
 #include "stacks.h"
 #include "syms.h"
 #include "testutil.h"
+#include "unit_util.h"
 
 struct tsym {
 	uint64_t addr;
@@ -399,19 +400,14 @@ static int free_funcs(void **state)
 	return 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_merged_by_function),
-		cmocka_unit_test(test_addrs_keeps_offsets),
-		cmocka_unit_test(test_not_merged_across_pids_or_errors),
-		cmocka_unit_test(test_unknown_frames_by_cause),
-		cmocka_unit_test(test_only_leading_tracing_frames_dropped),
-		cmocka_unit_test(test_folded_names_have_no_separator),
-		cmocka_unit_test(test_meta_frames_printed),
-		cmocka_unit_test(test_func_names),
-		cmocka_unit_test(test_cli_folded_refuses_interval),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, free_funcs);
-}
+UU_MAIN_GROUP(NULL, free_funcs,
+	cmocka_unit_test(test_merged_by_function),
+	cmocka_unit_test(test_addrs_keeps_offsets),
+	cmocka_unit_test(test_not_merged_across_pids_or_errors),
+	cmocka_unit_test(test_unknown_frames_by_cause),
+	cmocka_unit_test(test_only_leading_tracing_frames_dropped),
+	cmocka_unit_test(test_folded_names_have_no_separator),
+	cmocka_unit_test(test_meta_frames_printed),
+	cmocka_unit_test(test_func_names),
+	cmocka_unit_test(test_cli_folded_refuses_interval)
+)

@@ -16,6 +16,7 @@
 #include <kagg/kagg.h>
 #include <kagg/stat.h>
 #include "testutil.h"
+#include "unit_util.h"
 
 static void test_scale_exact(void **state)
 {
@@ -300,21 +301,16 @@ static void test_cli_usage_errors(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_scale_exact),
-		cmocka_unit_test(test_scale_multiplexed),
-		cmocka_unit_test(test_scale_never_ran_is_undefined),
-		cmocka_unit_test(test_scale_large_counts),
-		cmocka_unit_test(test_parse_event_names),
-		cmocka_unit_test(test_parse_tracepoint_fake_tracefs),
-		cmocka_unit_test(test_print_text_cases),
-		cmocka_unit_test(test_print_json_cases),
-		cmocka_unit_test(test_print_checks_sizes),
-		cmocka_unit_test(test_print_text_escapes_command),
-		cmocka_unit_test(test_cli_usage_errors),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_scale_exact),
+	cmocka_unit_test(test_scale_multiplexed),
+	cmocka_unit_test(test_scale_never_ran_is_undefined),
+	cmocka_unit_test(test_scale_large_counts),
+	cmocka_unit_test(test_parse_event_names),
+	cmocka_unit_test(test_parse_tracepoint_fake_tracefs),
+	cmocka_unit_test(test_print_text_cases),
+	cmocka_unit_test(test_print_json_cases),
+	cmocka_unit_test(test_print_checks_sizes),
+	cmocka_unit_test(test_print_text_escapes_command),
+	cmocka_unit_test(test_cli_usage_errors)
+)

@@ -17,6 +17,7 @@
 #include <kagg/rb_format.h>
 #include <kagg/ringbuf.h>
 #include "text.h"
+#include "unit_util.h"
 
 /* A comm as an attacker would set it with prctl(PR_SET_NAME): 15 bytes. */
 #define EVIL "a\033[2Jb\n\tc\x7f\xff\\"
@@ -124,13 +125,8 @@ static void test_trace_line_escapes_comms(void **state)
 	kagg_rb_events__free(evs);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_what_is_escaped),
-		cmocka_unit_test(test_bounded_and_unterminated),
-		cmocka_unit_test(test_trace_line_escapes_comms),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UU_MAIN(
+	cmocka_unit_test(test_what_is_escaped),
+	cmocka_unit_test(test_bounded_and_unterminated),
+	cmocka_unit_test(test_trace_line_escapes_comms)
+)
