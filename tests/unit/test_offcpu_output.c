@@ -171,14 +171,10 @@ static void test_records_carry_their_size(void **state)
 static char *print_to_string(struct kagg_snapshot *snap, enum kagg_format fmt, bool no_meta)
 {
 	KAGG_OPTS(kagg_print_opts, po, .format = fmt, .no_meta = no_meta);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct uu_mem m;
 
-	assert_non_null(f);
-	assert_int_equal(kagg_snapshot__print(snap, f, &po), 0);
-	fclose(f);
-	return buf;
+	assert_int_equal(kagg_snapshot__print(snap, uu_mem_open(&m), &po), 0);
+	return uu_mem_text(&m);
 }
 
 static void test_text_histogram_bcc_layout(void **state)
@@ -397,9 +393,8 @@ static void test_text_escapes_control_bytes(void **state)
 	struct kagg_frame *fr = snap_own(snap, calloc(2, sizeof(*fr)));
 	struct kagg_stack *st = calloc(1, sizeof(*st));
 	KAGG_OPTS(kagg_print_opts, po, .format = KAGG_FORMAT_TEXT, .folded = true);
-	char *out, *folded = NULL;
-	size_t len = 0;
-	FILE *f;
+	struct uu_mem m;
+	char *out, *folded;
 
 	assert_non_null(fr);
 	assert_non_null(st);
@@ -433,10 +428,8 @@ static void test_text_escapes_control_bytes(void **state)
 	assert_non_null(strstr(out, "    -                ev\\033il         (43)\n"));
 	assert_null(strpbrk(out, "\033\007\x9b"));
 	free(out);
-	f = open_memstream(&folded, &len);
-	assert_non_null(f);
-	assert_int_equal(kagg_snapshot__print(snap, f, &po), 0);
-	fclose(f);
+	assert_int_equal(kagg_snapshot__print(snap, uu_mem_open(&m), &po), 0);
+	folded = uu_mem_text(&m);
 	assert_string_equal(folded, "ev\\033il;u\\302\\233sym;--;k\\033sym 1\n");
 	free(folded);
 	kagg_snapshot__free(snap);
@@ -522,14 +515,10 @@ static char *print_opts_to_string(struct kagg_snapshot *snap, const struct kagg_
 				  int (*printer)(const struct kagg_snapshot *, FILE *,
 						 const struct kagg_print_opts *))
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct uu_mem m;
 
-	assert_non_null(f);
-	assert_int_equal(printer(snap, f, po), 0);
-	fclose(f);
-	return buf;
+	assert_int_equal(printer(snap, uu_mem_open(&m), po), 0);
+	return uu_mem_text(&m);
 }
 
 /*

@@ -174,14 +174,10 @@ static char *print(const struct kagg_snapshot *snap, enum kagg_format fmt, const
 {
 	KAGG_OPTS(kagg_print_opts, o, .format = fmt, .no_meta = true, .percentiles = q,
 		  .nr_percentiles = n);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct uu_mem m;
 
-	assert_non_null(f);
-	assert_int_equal(kagg_snapshot__print(snap, f, &o), 0);
-	fclose(f);
-	return buf;
+	assert_int_equal(kagg_snapshot__print(snap, uu_mem_open(&m), &o), 0);
+	return uu_mem_text(&m);
 }
 
 /* An exp histogram of scale s from bucket index base (slot 0: the zero bucket). */

@@ -60,14 +60,10 @@ static struct kagg_snapshot *make_runqlat(void)
 /* p's output in fmt, malloc'd. */
 static char *render(const struct kagg_prom *p, enum kagg_prom_format fmt)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct uu_mem m;
 
-	assert_non_null(f);
-	assert_int_equal(kagg_prom__write(p, f, fmt), 0);
-	fclose(f);
-	return buf;
+	assert_int_equal(kagg_prom__write(p, uu_mem_open(&m), fmt), 0);
+	return uu_mem_text(&m);
 }
 
 #define L(id) "{tool_id=\"" id "\",tool=\"runqlat\""

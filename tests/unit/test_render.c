@@ -24,13 +24,6 @@
 #include "snapshot_internal.h"
 #include "unit_util.h"
 
-/* What f's writes made, NUL-terminated (f closed). */
-static char *drain(FILE *f, char **buf)
-{
-	fclose(f);
-	return *buf;
-}
-
 /* The number after attr (as `width="`) in the frame whose tooltip starts with "name (". */
 static double frame_attr(const char *svg, const char *name, const char *attr)
 {
@@ -71,12 +64,10 @@ static int xmllint(const char *doc)
 static char *draw(const struct flame *fl, bool by_count)
 {
 	struct flame_svg o = { .title = "t", .subtitle = "s", .by_count = by_count };
-	char *buf = NULL;
-	size_t len;
-	FILE *f = open_memstream(&buf, &len);
+	struct uu_mem m;
 
-	assert_int_equal(flame_svg(fl, f, &o), 0);
-	return drain(f, &buf);
+	assert_int_equal(flame_svg(fl, uu_mem_open(&m), &o), 0);
+	return uu_mem_text(&m);
 }
 
 static void test_widths_exact(void **state)
@@ -117,9 +108,8 @@ static void test_escaping(void **state)
 {
 	const char *p[] = { "a<b>&\"c'", "bad\xff\x01utf8", "caf\xc3\xa9" };
 	struct flame fl;
-	char *svg, *buf = NULL;
-	size_t len;
-	FILE *f;
+	struct uu_mem m;
+	char *svg, *buf;
 
 	assert_int_equal(flame_init(&fl), 0);
 	assert_int_equal(flame_add(&fl, p, 3, 5), 0);
@@ -134,9 +124,8 @@ static void test_escaping(void **state)
 	flame_fini(&fl);
 
 	/* A cut never splits a character: "caf" and not half of the e-acute. */
-	f = open_memstream(&buf, &len);
-	xml_putn(f, "caf\xc3\xa9", 4);
-	drain(f, &buf);
+	xml_putn(uu_mem_open(&m), "caf\xc3\xa9", 4);
+	buf = uu_mem_text(&m);
 	assert_string_equal(buf, "caf");
 	free(buf);
 }
@@ -149,9 +138,8 @@ static void test_snapshot_order(void **state)
 	struct kagg_frame *uf, *kf;
 	struct kagg_flame_opts o = { .sz = sizeof(o), .cold = true, .unit = KAGG_UNIT_MSECS };
 	struct kagg_stack *st;
-	char *buf = NULL;
-	size_t len;
-	FILE *f;
+	struct uu_mem m;
+	char *buf;
 
 	assert_non_null(snap);
 	assert_int_equal(snap_alloc_stacks(snap, 1), 0);
@@ -172,9 +160,8 @@ static void test_snapshot_order(void **state)
 	snap->meta.tool = "offcpu";
 	snap->meta.event = "sched:sched_switch";
 	snap->meta.filters = "pid=7";
-	f = open_memstream(&buf, &len);
-	assert_int_equal(kagg_flame__write_svg(snap, f, &o), 0);
-	drain(f, &buf);
+	assert_int_equal(kagg_flame__write_svg(snap, uu_mem_open(&m), &o), 0);
+	buf = uu_mem_text(&m);
 	assert_non_null(strstr(buf, "offcpu: off-CPU flame graph"));
 	assert_non_null(strstr(buf, "event sched:sched_switch, filters pid=7"));
 	assert_non_null(strstr(buf, "<title>schedule (30.000 ms, 100.00%)"));
@@ -190,11 +177,11 @@ static void test_snapshot_order(void **state)
 static void test_heatmap_columns(void **state)
 {
 	struct kagg_heatmap *hm = kagg_heatmap__new();
-	char *buf = NULL;
+	struct uu_mem m;
+	char *buf;
 	const char *p;
-	size_t len, cols = 0, cells = 0;
+	size_t cols = 0, cells = 0;
 	int i;
-	FILE *f;
 
 	assert_non_null(hm);
 	for (i = 0; i < 4; i++) {
@@ -209,9 +196,8 @@ static void test_heatmap_columns(void **state)
 		kagg_snapshot__free(snap);
 	}
 	assert_int_equal(kagg_heatmap__columns(hm), 4);
-	f = open_memstream(&buf, &len);
-	assert_int_equal(kagg_heatmap__write_svg(hm, f, NULL), 0);
-	drain(f, &buf);
+	assert_int_equal(kagg_heatmap__write_svg(hm, uu_mem_open(&m), NULL), 0);
+	buf = uu_mem_text(&m);
 	for (p = buf; (p = strstr(p, "<g class=\"col\"")); p++)
 		cols++;
 	for (p = buf; (p = strstr(p, "class=\"cell\"")); p++)

@@ -164,14 +164,10 @@ static void test_parse_tracepoint_fake_tracefs(void **state)
 
 static char *print_report(const struct kagg_stat_report *rep, enum kagg_format fmt)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct uu_mem m;
 
-	assert_non_null(f);
-	assert_int_equal(kagg_stat__print(rep, f, fmt), 0);
-	fclose(f);
-	return buf;
+	assert_int_equal(kagg_stat__print(rep, uu_mem_open(&m), fmt), 0);
+	return uu_mem_text(&m);
 }
 
 /* A report with each case: exact, multiplexed, never ran, not supported. */

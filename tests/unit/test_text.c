@@ -25,14 +25,10 @@
 
 static char *escaped(const char *s, size_t n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct uu_mem m;
 
-	assert_non_null(f);
-	assert_int_equal(text_fputn(f, s, n), 0);
-	fclose(f);
-	return buf;
+	assert_int_equal(text_fputn(uu_mem_open(&m), s, n), 0);
+	return uu_mem_text(&m);
 }
 
 static void expect(const char *in, const char *want)
