@@ -421,11 +421,11 @@ static void test_text_escapes_control_bytes(void **state)
 	snap->nr_stacks = 1;
 	out = print_to_string(snap, KAGG_FORMAT_TEXT, false);
 	printf("%s", out);
-	assert_non_null(strstr(out, "filters: comm=\\033]0;x\\007\n"));
-	assert_non_null(strstr(out, "pid = 42 ev\\033[2Jil\\012\n"));
-	assert_non_null(strstr(out, "\n    k\\033sym\n"));
-	assert_non_null(strstr(out, "\n    u\\302\\233sym\n"));
-	assert_non_null(strstr(out, "    -                ev\\033il         (43)\n"));
+	UU_ASSERT_HAS(out, "filters: comm=\\033]0;x\\007\n",
+		      "pid = 42 ev\\033[2Jil\\012\n",
+		      "\n    k\\033sym\n",
+		      "\n    u\\302\\233sym\n",
+		      "    -                ev\\033il         (43)\n");
 	assert_null(strpbrk(out, "\033\007\x9b"));
 	free(out);
 	assert_int_equal(kagg_snapshot__print(snap, uu_mem_open(&m), &po), 0);

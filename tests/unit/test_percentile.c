@@ -239,16 +239,16 @@ static void test_exp_printed(void **state)
 	char *out;
 
 	out = print(snap, KAGG_FORMAT_JSON, NULL, 0);
-	assert_non_null(strstr(out, "\"scale\": 3,\n"));
-	assert_non_null(strstr(out, "{\"index\":\"zero\",\"low\":0,\"high\":0,\"count\":1},\n"));
-	assert_non_null(strstr(out, "{\"index\":8,\"low\":2,\"high\":2.18102,\"count\":4},\n"));
-	assert_non_null(strstr(out, "{\"index\":9,\"low\":2.18102,\"high\":2.37841,\"count\":2}\n"));
+	UU_ASSERT_HAS(out, "\"scale\": 3,\n",
+		      "{\"index\":\"zero\",\"low\":0,\"high\":0,\"count\":1},\n",
+		      "{\"index\":8,\"low\":2,\"high\":2.18102,\"count\":4},\n",
+		      "{\"index\":9,\"low\":2.18102,\"high\":2.37841,\"count\":2}\n");
 	assert_null(strstr(out, "\"index\":7,"));	/* empty buckets between: not listed */
 	free(out);
 	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
-	assert_non_null(strstr(out, "0 -> 0          : 1 "));
-	assert_non_null(strstr(out, "2 -> 2.18102    : 4 "));
-	assert_non_null(strstr(out, "\nmax   = 2.4 usecs [2.18102, 2.37841]\n"));
+	UU_ASSERT_HAS(out, "0 -> 0          : 1 ",
+		      "2 -> 2.18102    : 4 ",
+		      "\nmax   = 2.4 usecs [2.18102, 2.37841]\n");
 	free(out);
 	kagg_snapshot__free(snap);
 }
@@ -271,10 +271,10 @@ static void test_printed(void **state)
 				    "max   = 2047.0 usecs [1024, 2047]\n"));
 	free(out);
 	out = print(snap, KAGG_FORMAT_JSON, NULL, 0);
-	assert_non_null(strstr(out, "\"percentiles\": {\n"));
-	assert_non_null(strstr(out, "\"p50\": {\"value\":1535.500,\"low\":1024,\"high\":2047},\n"));
-	assert_non_null(strstr(out, "\"p99.9\": {\"value\":2047.000,\"low\":1024,\"high\":2047},\n"));
-	assert_non_null(strstr(out, "\"max\": {\"value\":2047.000,\"low\":1024,\"high\":2047}\n"));
+	UU_ASSERT_HAS(out, "\"percentiles\": {\n",
+		      "\"p50\": {\"value\":1535.500,\"low\":1024,\"high\":2047},\n",
+		      "\"p99.9\": {\"value\":2047.000,\"low\":1024,\"high\":2047},\n",
+		      "\"max\": {\"value\":2047.000,\"low\":1024,\"high\":2047}\n");
 	free(out);
 	out = print(snap, KAGG_FORMAT_JSON, mine, 2);
 	assert_null(strstr(out, "\"p50\""));

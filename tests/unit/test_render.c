@@ -115,9 +115,9 @@ static void test_escaping(void **state)
 	assert_int_equal(flame_add(&fl, p, 3, 5), 0);
 	svg = draw(&fl, false);
 	assert_null(strstr(svg, "a<b>"));
-	assert_non_null(strstr(svg, "<title>a&lt;b&gt;&amp;&quot;c&#39; (0.005 us, 100.00%)"));
-	assert_non_null(strstr(svg, "<title>bad??utf8 ("));
-	assert_non_null(strstr(svg, "<title>caf\xc3\xa9 ("));
+	UU_ASSERT_HAS(svg, "<title>a&lt;b&gt;&amp;&quot;c&#39; (0.005 us, 100.00%)",
+		      "<title>bad??utf8 (",
+		      "<title>caf\xc3\xa9 (");
 	if (xmllint(svg) >= 0)
 		assert_int_equal(xmllint(svg), 0);
 	free(svg);
@@ -162,14 +162,14 @@ static void test_snapshot_order(void **state)
 	snap->meta.filters = "pid=7";
 	assert_int_equal(kagg_flame__write_svg(snap, uu_mem_open(&m), &o), 0);
 	buf = uu_mem_text(&m);
-	assert_non_null(strstr(buf, "offcpu: off-CPU flame graph"));
-	assert_non_null(strstr(buf, "event sched:sched_switch, filters pid=7"));
-	assert_non_null(strstr(buf, "<title>schedule (30.000 ms, 100.00%)"));
+	UU_ASSERT_HAS(buf, "offcpu: off-CPU flame graph",
+		      "event sched:sched_switch, filters pid=7",
+		      "<title>schedule (30.000 ms, 100.00%)");
 	/* Bottom to top: sleeper, main, nanosleep, schedule (y grows downward). */
-	assert_true(strstr(buf, "data-d=\"1\"><title>sleeper ("));
-	assert_true(strstr(buf, "data-d=\"2\"><title>main ("));
-	assert_true(strstr(buf, "data-d=\"3\"><title>nanosleep ("));
-	assert_true(strstr(buf, "data-d=\"4\"><title>schedule ("));
+	UU_ASSERT_HAS(buf, "data-d=\"1\"><title>sleeper (",
+		      "data-d=\"2\"><title>main (",
+		      "data-d=\"3\"><title>nanosleep (",
+		      "data-d=\"4\"><title>schedule (");
 	free(buf);
 	kagg_snapshot__free(snap);
 }
