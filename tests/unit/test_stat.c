@@ -18,67 +18,59 @@
 #include "testutil.h"
 #include "unit_util.h"
 
-static void test_scale_exact(void **state)
+/*
+ * kagg_stat__scale(count, enabled, running): the estimate count * enabled /
+ * running, rounded to nearest, and what it was made of.  Each case starts
+ * with the estimate at UNTOUCHED, which an undefined one keeps.
+ */
+#define UNTOUCHED 0xdeadbeefULL
+static void test_scale(void **state)
 {
-	uint64_t est = 7;
+	static const struct {
+		uint64_t count, enabled, running;
+		int rc;
+		uint64_t est;
+	} c[] = {
+		/* exact: ran all the time it was enabled */
+		{ 12345, 1000, 1000, KAGG_STAT_EXACT, 12345 },
+		{ 0, 5, 5, KAGG_STAT_EXACT, 0 },
+		/* The seed's example: 300,000 counted in 1 s of 2 s enabled -> 600,000. */
+		{ 300000, 2000000000ULL, 1000000000ULL, KAGG_STAT_SCALED, 600000 },
+		/* Rounded to nearest: 10 * 3 / 2 = 15; 1 * 3 / 2 = 1.5 -> 2; 1 * 4 / 3 = 1.33 -> 1. */
+		{ 10, 3, 2, KAGG_STAT_SCALED, 15 },
+		{ 1, 3, 2, KAGG_STAT_SCALED, 2 },
+		{ 1, 4, 3, KAGG_STAT_SCALED, 1 },
+		/* running == 0: undefined, estimate untouched (not 0, not infinity). */
+		{ 0, 1000000, 0, KAGG_STAT_UNDEFINED, UNTOUCHED },
+		{ 0, 0, 0, KAGG_STAT_UNDEFINED, UNTOUCHED },
+		{ UINT64_MAX, UINT64_MAX, 0, KAGG_STAT_UNDEFINED, UNTOUCHED },
+		/*
+		 * count * enabled overflows 64 bits although the estimate fits: still
+		 * exact.  1e18 * 3e9 / 2e9 = 1.5e18 (the product is 3e27, far past 2^64).
+		 */
+		{ 1000000000000000000ULL, 3000000000ULL, 2000000000ULL, KAGG_STAT_SCALED,
+		  1500000000000000000ULL },
+		/* The largest products: (2^64 - 1)^2 / (2^64 - 2) > 2^64 - 1 is out of range. */
+		{ UINT64_MAX, UINT64_MAX, UINT64_MAX - 1, -ERANGE, UINT64_MAX },
+		{ UINT64_MAX - 1, UINT64_MAX - 1, UINT64_MAX, KAGG_STAT_EXACT, UINT64_MAX - 1 },
+		/* (2^63 - 1) * (2^64 - 2) / 2^63 = 2^64 - 4 + 2/2^63 -> 2^64 - 4 (rounded). */
+		{ UINT64_MAX / 2, UINT64_MAX - 1, UINT64_MAX / 2 + 1, KAGG_STAT_SCALED,
+		  UINT64_MAX - 3 },
+		/* Doubling 2^63 overflows: reported, not wrapped. */
+		{ 1ULL << 63, 2, 1, -ERANGE, UINT64_MAX },
+	};
+	size_t i;
 
-	assert_int_equal(kagg_stat__scale(12345, 1000, 1000, &est), KAGG_STAT_EXACT);
-	assert_int_equal(est, 12345);
-	assert_int_equal(kagg_stat__scale(0, 5, 5, &est), KAGG_STAT_EXACT);
-	assert_int_equal(est, 0);
-}
+	for (i = 0; i < TU_NR(c); i++) {
+		uint64_t est = UNTOUCHED;
+		int rc = kagg_stat__scale(c[i].count, c[i].enabled, c[i].running, &est);
 
-/* The seed's example: 300,000 counted in 1 s of 2 s enabled -> 600,000. */
-static void test_scale_multiplexed(void **state)
-{
-	uint64_t est = 0;
-
-	assert_int_equal(kagg_stat__scale(300000, 2000000000ULL, 1000000000ULL, &est),
-			 KAGG_STAT_SCALED);
-	assert_int_equal(est, 600000);
-	/* Rounded to nearest: 10 * 3 / 2 = 15; 1 * 3 / 2 = 1.5 -> 2; 1 * 4 / 3 = 1.33 -> 1. */
-	assert_int_equal(kagg_stat__scale(10, 3, 2, &est), KAGG_STAT_SCALED);
-	assert_int_equal(est, 15);
-	assert_int_equal(kagg_stat__scale(1, 3, 2, &est), KAGG_STAT_SCALED);
-	assert_int_equal(est, 2);
-	assert_int_equal(kagg_stat__scale(1, 4, 3, &est), KAGG_STAT_SCALED);
-	assert_int_equal(est, 1);
-}
-
-/* running == 0: undefined, estimate untouched (not 0, not infinity). */
-static void test_scale_never_ran_is_undefined(void **state)
-{
-	uint64_t est = 0xdeadbeef;
-
-	assert_int_equal(kagg_stat__scale(0, 1000000, 0, &est), KAGG_STAT_UNDEFINED);
-	assert_int_equal(est, 0xdeadbeef);
-	assert_int_equal(kagg_stat__scale(0, 0, 0, &est), KAGG_STAT_UNDEFINED);
-	assert_int_equal(kagg_stat__scale(UINT64_MAX, UINT64_MAX, 0, &est), KAGG_STAT_UNDEFINED);
-	assert_int_equal(est, 0xdeadbeef);
-}
-
-/* count * enabled overflows 64 bits although the estimate fits: still exact. */
-static void test_scale_large_counts(void **state)
-{
-	uint64_t est = 0;
-
-	/* 1e18 * 3e9 / 2e9 = 1.5e18 (the product is 3e27, far past 2^64). */
-	assert_int_equal(kagg_stat__scale(1000000000000000000ULL, 3000000000ULL, 2000000000ULL,
-					  &est), KAGG_STAT_SCALED);
-	assert_int_equal(est, 1500000000000000000ULL);
-	/* The largest products: (2^64 - 1)^2 / (2^64 - 2) > 2^64 - 1 is out of range. */
-	assert_int_equal(kagg_stat__scale(UINT64_MAX, UINT64_MAX, UINT64_MAX - 1, &est), -ERANGE);
-	assert_int_equal(est, UINT64_MAX);
-	assert_int_equal(kagg_stat__scale(UINT64_MAX - 1, UINT64_MAX - 1, UINT64_MAX, &est),
-			 KAGG_STAT_EXACT);
-	assert_int_equal(est, UINT64_MAX - 1);
-	assert_int_equal(kagg_stat__scale(UINT64_MAX / 2, UINT64_MAX - 1, UINT64_MAX / 2 + 1, &est),
-			 KAGG_STAT_SCALED);
-	/* (2^63 - 1) * (2^64 - 2) / 2^63 = 2^64 - 4 + 2/2^63 -> 2^64 - 4 (rounded). */
-	assert_int_equal(est, UINT64_MAX - 3);
-	/* Doubling 2^63 overflows: reported, not wrapped. */
-	assert_int_equal(kagg_stat__scale(1ULL << 63, 2, 1, &est), -ERANGE);
-	assert_int_equal(est, UINT64_MAX);
+		if (rc != c[i].rc || est != c[i].est)
+			fail_msg("scale(%llu, %llu, %llu): %d, estimate %llu; expected %d, %llu",
+				 (unsigned long long)c[i].count, (unsigned long long)c[i].enabled,
+				 (unsigned long long)c[i].running, rc, (unsigned long long)est,
+				 c[i].rc, (unsigned long long)c[i].est);
+	}
 }
 
 static void test_parse_event_names(void **state)
@@ -298,10 +290,7 @@ static void test_cli_usage_errors(void **state)
 }
 
 UU_MAIN(
-	cmocka_unit_test(test_scale_exact),
-	cmocka_unit_test(test_scale_multiplexed),
-	cmocka_unit_test(test_scale_never_ran_is_undefined),
-	cmocka_unit_test(test_scale_large_counts),
+	cmocka_unit_test(test_scale),
 	cmocka_unit_test(test_parse_event_names),
 	cmocka_unit_test(test_parse_tracepoint_fake_tracefs),
 	cmocka_unit_test(test_print_text_cases),
