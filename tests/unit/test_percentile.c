@@ -45,67 +45,65 @@ static struct kagg_snapshot *make(const uint64_t *slots, int64_t lin_min, uint64
 	return snap;
 }
 
-static void check(const struct kagg_hist *h, double q, double value, double low, double high)
+/* p<q> of h is value in [low, high]; what names the histogram in a failure. */
+static void check(const struct kagg_hist *h, const char *what, double q, double value, double low,
+		  double high)
 {
 	double v, l, hi;
 
 	assert_int_equal(kagg_hist__percentile(h, q, &v, &l, &hi), 0);
-	if (v < value - 1e-9 || v > value + 1e-9)
-		fail_msg("p%g = %.6f, want %.6f", q, v, value);
-	assert_true(l == low && hi == high);
+	if (v < value - 1e-9 || v > value + 1e-9 || l != low || hi != high)
+		fail_msg("%s: p%g = %.6f [%g, %g], want %.6f [%g, %g]", what, q, v, l, hi, value,
+			 low, high);
 }
 
-/* 10 values in [1024, 2047]: the rank's share of the bucket, the max at its top. */
-static void test_one_bucket(void **state)
+/* A histogram (log2 unless lin_step), and its percentiles (q 0 ends the list). */
+static const struct rank_case {
+	const char *what;
+	uint64_t slots[64];
+	int64_t lin_min;
+	uint64_t lin_step;
+	struct {
+		double q, value, low, high;
+	} want[6];
+} rank_cases[] = {
+	/* 10 values in [1024, 2047]: the rank's share of the bucket, the max at its top. */
+	{ "one bucket", { [10] = 10 }, 0, 0, {
+		{ 50, 1024 + 1023 * 0.5, 1024, 2047 },	/* rank 5 of 10 */
+		{ 10, 1024 + 1023 * 0.1, 1024, 2047 },	/* rank 1 */
+		{ 100, 2047, 1024, 2047 } } },
+	/* 90 values in [8, 15], 10 in [1024, 2047]: p90 is the 90th, p99 the 99th. */
+	{ "two buckets", { [3] = 90, [10] = 10 }, 0, 0, {
+		{ 50, 8 + 7 * 50.0 / 90, 8, 15 },
+		{ 90, 15, 8, 15 },
+		{ 90.5, 1024 + 1023 * 0.1, 1024, 2047 },	/* rank ceil(90.5) = 91 */
+		{ 99, 1024 + 1023 * 0.9, 1024, 2047 },
+		{ 99.9, 2047, 1024, 2047 } } },		/* rank ceil(99.9) = 100 */
+	/* 99.9% of 1000 is rank 999 exactly, not 1000 by rounding. */
+	{ "exact rank", { [0] = 1, [4] = 999 }, 0, 0, {
+		{ 99.9, 16 + 15 * 998.0 / 999, 16, 31 },
+		{ 0.1, 1, 0, 1 } } },			/* rank 1: slot 0 is [0, 1] */
+	/* Linear buckets of 5 from -10: signed bounds. */
+	{ "linear", { [0] = 4, [1] = 4 }, -10, 5, {
+		{ 50, -6, -10, -6 },			/* rank 4: the top of [-10, -6] */
+		{ 75, -5 + 4 * 2.0 / 4, -5, -1 },	/* rank 6: 2nd of 4 in [-5, -1] */
+		{ 100, -1, -5, -1 } } },
+};
+
+static void test_ranks(void **state)
 {
-	uint64_t slots[64] = { [10] = 10 };
-	struct kagg_snapshot *snap = make(slots, 0, 0);
-	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
+	size_t i, k;
 
-	check(h, 50, 1024 + 1023 * 0.5, 1024, 2047);	/* rank 5 of 10 */
-	check(h, 10, 1024 + 1023 * 0.1, 1024, 2047);	/* rank 1 */
-	check(h, 100, 2047, 1024, 2047);
-	kagg_snapshot__free(snap);
-}
+	for (i = 0; i < sizeof(rank_cases) / sizeof(rank_cases[0]); i++) {
+		const struct rank_case *c = &rank_cases[i];
+		struct kagg_snapshot *snap = make(c->slots, c->lin_min, c->lin_step);
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
 
-/* 90 values in [8, 15], 10 in [1024, 2047]: p90 is the 90th, p99 the 99th. */
-static void test_two_buckets(void **state)
-{
-	uint64_t slots[64] = { [3] = 90, [10] = 10 };
-	struct kagg_snapshot *snap = make(slots, 0, 0);
-	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
-
-	check(h, 50, 8 + 7 * 50.0 / 90, 8, 15);
-	check(h, 90, 15, 8, 15);
-	check(h, 90.5, 1024 + 1023 * 0.1, 1024, 2047);	/* rank ceil(90.5) = 91 */
-	check(h, 99, 1024 + 1023 * 0.9, 1024, 2047);
-	check(h, 99.9, 2047, 1024, 2047);		/* rank ceil(99.9) = 100 */
-	kagg_snapshot__free(snap);
-}
-
-/* 99.9% of 1000 is rank 999 exactly, not 1000 by rounding. */
-static void test_exact_rank(void **state)
-{
-	uint64_t slots[64] = { [0] = 1, [4] = 999 };
-	struct kagg_snapshot *snap = make(slots, 0, 0);
-	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
-
-	check(h, 99.9, 16 + 15 * 998.0 / 999, 16, 31);
-	check(h, 0.1, 1, 0, 1);				/* rank 1: slot 0 is [0, 1] */
-	kagg_snapshot__free(snap);
-}
-
-/* Linear buckets of 5 from -10: signed bounds. */
-static void test_linear(void **state)
-{
-	uint64_t slots[64] = { [0] = 4, [1] = 4 };
-	struct kagg_snapshot *snap = make(slots, -10, 5);
-	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
-
-	check(h, 50, -6, -10, -6);			/* rank 4: the top of [-10, -6] */
-	check(h, 75, -5 + 4 * 2.0 / 4, -5, -1);	/* rank 6: 2nd of 4 in [-5, -1] */
-	check(h, 100, -1, -5, -1);
-	kagg_snapshot__free(snap);
+		for (k = 0; c->want[k].q; k++)
+			check(h, c->what, c->want[k].q, c->want[k].value, c->want[k].low,
+			      c->want[k].high);
+		kagg_snapshot__free(snap);
+	}
 }
 
 static void test_errors(void **state)
@@ -225,9 +223,9 @@ static void test_exp_percentiles(void **state)
 	struct kagg_snapshot *snap = make_exp(slots, 0, -1);
 	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
 
-	check(h, 10, 0, 0, 0);				/* rank 2: a zero */
-	check(h, 50, 2 + 2 * 3.0 / 10, 2, 4);		/* rank 8: 3rd of 10 in (2, 4] */
-	check(h, 100, 4, 2, 4);
+	check(h, "exp", 10, 0, 0, 0);			/* rank 2: a zero */
+	check(h, "exp", 50, 2 + 2 * 3.0 / 10, 2, 4);	/* rank 8: 3rd of 10 in (2, 4] */
+	check(h, "exp", 100, 4, 2, 4);
 	kagg_snapshot__free(snap);
 }
 
@@ -490,10 +488,7 @@ static void test_exact_printed(void **state)
 }
 
 UU_MAIN(
-	cmocka_unit_test(test_one_bucket),
-	cmocka_unit_test(test_two_buckets),
-	cmocka_unit_test(test_exact_rank),
-	cmocka_unit_test(test_linear),
+	cmocka_unit_test(test_ranks),
 	cmocka_unit_test(test_errors),
 	cmocka_unit_test(test_random_values_in_bucket),
 	cmocka_unit_test(test_printed),
