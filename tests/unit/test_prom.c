@@ -66,6 +66,21 @@ static char *render(const struct kagg_prom *p, enum kagg_prom_format fmt)
 	return uu_mem_text(&m);
 }
 
+/* What a kagg_prom serving snap as tool id writes in fmt, malloc'd; snap is freed. */
+static char *render_once(struct kagg_snapshot *snap, const char *id, enum kagg_prom_format fmt)
+{
+	struct kagg_prom *p = kagg_prom__new(NULL);
+	char *got;
+
+	assert_non_null(p);
+	assert_int_equal(kagg_prom__add_tool(p, id), 0);
+	assert_int_equal(kagg_prom__update(p, 0, snap), 0);
+	got = render(p, fmt);
+	kagg_prom__free(p);
+	kagg_snapshot__free(snap);
+	return got;
+}
+
 #define L(id) "{tool_id=\"" id "\",tool=\"runqlat\""
 
 static const char expect_text[] =
@@ -137,15 +152,9 @@ static void test_text_exact(void **state)
 
 static void test_openmetrics(void **state)
 {
-	struct kagg_snapshot *snap = make_runqlat();
-	struct kagg_prom *p = kagg_prom__new(NULL);
-	char *got;
-	size_t n;
+	char *got = render_once(make_runqlat(), "rq", KAGG_PROM_OPENMETRICS);
+	size_t n = strlen(got);
 
-	assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
-	assert_int_equal(kagg_prom__update(p, 0, snap), 0);
-	got = render(p, KAGG_PROM_OPENMETRICS);
-	n = strlen(got);
 	assert_true(n > 6 && !strcmp(got + n - 6, "# EOF\n"));
 	assert_non_null(strstr(got, "# TYPE kagg_build info\nkagg_build_info{version="));
 	assert_non_null(strstr(got, "# TYPE kagg_events_seen counter\n"
@@ -157,25 +166,18 @@ static void test_openmetrics(void **state)
 	/* No gauge of its own for _created in OpenMetrics. */
 	assert_null(strstr(got, "TYPE kagg_runqlat_seconds_created"));
 	free(got);
-	kagg_prom__free(p);
-	kagg_snapshot__free(snap);
 }
 
 static void test_escaping(void **state)
 {
 	struct kagg_snapshot *snap = make_runqlat();
-	struct kagg_prom *p = kagg_prom__new(NULL);
 	char *got;
 
 	snap->meta.filters = "cgroup \"db\\1\"\nx";
-	assert_int_equal(kagg_prom__add_tool(p, "a\"b\\c\nd"), 0);
-	assert_int_equal(kagg_prom__update(p, 0, snap), 0);
-	got = render(p, KAGG_PROM_TEXT);
+	got = render_once(snap, "a\"b\\c\nd", KAGG_PROM_TEXT);
 	assert_non_null(strstr(got, "{tool_id=\"a\\\"b\\\\c\\nd\",tool=\"runqlat\""));
 	assert_non_null(strstr(got, "filters=\"cgroup \\\"db\\\\1\\\"\\nx\"} 1\n"));
 	free(got);
-	kagg_prom__free(p);
-	kagg_snapshot__free(snap);
 }
 
 /* Per-process histograms of the given pids and totals (all in slot 0). */
