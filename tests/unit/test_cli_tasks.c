@@ -17,36 +17,51 @@
 #include "testutil.h"
 #include "unit_util.h"
 
-#define TWICE(tool, opt) { tool, opt, "2147483646", opt, "2147483647", "-d", "1" }
-#define BAD_SECOND(tool, opt) { tool, opt, "1", opt, "x" }
+/* The task filters, each tool's; twice: also checked with two good lists. */
+static const struct {
+	char *tool, *opt;
+	bool tid, twice;
+} filters[] = {
+	{ "offcpu", "-p", false, true },   { "offcpu", "-t", true, true },
+	{ "runqlat", "-p", false, true },  { "runqlat", "-t", true, true },
+	{ "syscount", "-p", false, true }, { "profile", "-p", false, true },
+	{ "record", "-p", false, false },
+};
+
+/*
+ * Each filter given twice: two good lists (kagg fails on the second one's
+ * id, which does not exist), or a good list and a bad one (a usage error).
+ */
+static void expect_filters(bool bad_second)
+{
+	size_t i;
+
+	for (i = 0; i < TU_NR(filters); i++) {
+		char *t = filters[i].tool, *o = filters[i].opt;
+		bool tid = filters[i].tid;
+		const struct tu_error_case twice = {
+			1, tid ? "no such thread: 2147483647" : "no such process: 2147483647",
+			{ t, o, "2147483646", o, "2147483647", "-d", "1" }
+		};
+		const struct tu_error_case bad = {
+			2, tid ? "invalid tid list 'x'" : "invalid pid list 'x'", { t, o, "1", o, "x" }
+		};
+
+		if (bad_second)
+			tu_expect_errors(&bad, 1);
+		else if (filters[i].twice)
+			tu_expect_errors(&twice, 1);
+	}
+}
 
 static void test_repeated_list_last_wins(void **state)
 {
-	static const struct tu_error_case cases[] = {
-		{ 1, "no such process: 2147483647", TWICE("offcpu", "-p") },
-		{ 1, "no such thread: 2147483647", TWICE("offcpu", "-t") },
-		{ 1, "no such process: 2147483647", TWICE("runqlat", "-p") },
-		{ 1, "no such thread: 2147483647", TWICE("runqlat", "-t") },
-		{ 1, "no such process: 2147483647", TWICE("syscount", "-p") },
-		{ 1, "no such process: 2147483647", TWICE("profile", "-p") },
-	};
-
-	tu_expect_errors(cases, TU_NR(cases));
+	expect_filters(false);
 }
 
 static void test_bad_second_list_is_a_usage_error(void **state)
 {
-	static const struct tu_error_case cases[] = {
-		{ 2, "invalid pid list 'x'", BAD_SECOND("offcpu", "-p") },
-		{ 2, "invalid tid list 'x'", BAD_SECOND("offcpu", "-t") },
-		{ 2, "invalid pid list 'x'", BAD_SECOND("runqlat", "-p") },
-		{ 2, "invalid tid list 'x'", BAD_SECOND("runqlat", "-t") },
-		{ 2, "invalid pid list 'x'", BAD_SECOND("syscount", "-p") },
-		{ 2, "invalid pid list 'x'", BAD_SECOND("profile", "-p") },
-		{ 2, "invalid pid list 'x'", BAD_SECOND("record", "-p") },
-	};
-
-	tu_expect_errors(cases, TU_NR(cases));
+	expect_filters(true);
 }
 
 UU_MAIN(
