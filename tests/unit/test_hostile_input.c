@@ -320,14 +320,27 @@ static void test_format_files_that_are_not_files_are_skipped(void **s)
 /* ------------------------------------------------------------------ print fmt */
 
 /*
+ * What __format_info prints into buf for record r, n bytes, of event ID 7
+ * as text defines it; the helper fills r's common fields.
+ */
+static void format_record(const char *text, uint8_t *r, size_t n, char *buf, size_t size)
+{
+	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
+	const struct kagg_rb_format *f;
+
+	assert_int_equal(kagg_rb_events__parse(evs, "t", text, strlen(text), &f), 0);
+	kagg_rb_entry__init(r, 7, 0, 0, 1);
+	kagg_rb_events__format_info(evs, f, r, n, buf, size);
+	kagg_rb_events__free(evs);
+}
+
+/*
  * Register event "e" (ID 7: int x at 8, u64 y at 16, char a[6] at 24 as two
  * 3-byte elements) with print fmt pf; return what __format_info prints for
  * x = 1, y = 2, a = "ab".
  */
 static char *info_of(const char *pf)
 {
-	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
-	const struct kagg_rb_format *f;
 	size_t cap = strlen(pf) + 1024;
 	char *text = malloc(cap), buf[4096];
 	uint8_t *r = calloc(1, 32);
@@ -338,15 +351,12 @@ static char *info_of(const char *pf)
 		 "\tfield:u64 y;\toffset:16;\tsize:8;\tsigned:0;\n"
 		 "\tfield:char a[2];\toffset:24;\tsize:6;\tsigned:0;\n\nprint fmt: %s\n",
 		 pf);
-	assert_int_equal(kagg_rb_events__parse(evs, "t", text, strlen(text), &f), 0);
-	kagg_rb_entry__init(r, 7, 0, 0, 1);
 	r[8] = 1;
 	memcpy(r + 16, &y, 8);
 	memcpy(r + 24, "ab", 3);
-	kagg_rb_events__format_info(evs, f, r, 32, buf, sizeof(buf));
+	format_record(text, r, 32, buf, sizeof(buf));
 	free(r);
 	free(text);
-	kagg_rb_events__free(evs);
 	return strdup(buf);
 }
 
@@ -447,8 +457,6 @@ static void test_field_reads_stay_inside_the_field(void **s)
 
 static void test_data_loc_outside_the_record_is_not_read(void **s)
 {
-	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
-	const struct kagg_rb_format *f;
 	static const char text[] = "name: d\nID: 7\n" TU_FORMAT_COMMON
 				   "\tfield:__data_loc char[] s;\toffset:8;\tsize:4;\tsigned:0;\n\n"
 				   "print fmt: \"s=%s\", __get_str(s)\n";
@@ -456,40 +464,32 @@ static void test_data_loc_outside_the_record_is_not_read(void **s)
 	size_t i;
 	char buf[256];
 
-	assert_int_equal(kagg_rb_events__parse(evs, "t", text, strlen(text), &f), 0);
 	for (i = 0; i < 3; i++) {
 		uint8_t *r = malloc(16); /* exactly the record: ASan sees any read past it */
 
-		kagg_rb_entry__init(r, 7, 0, 0, 1);
 		memcpy(r + 8, &locs[i], 4);
 		memcpy(r + 12, "abc", 4);
-		kagg_rb_events__format_info(evs, f, r, 16, buf, sizeof(buf));
+		format_record(text, r, 16, buf, sizeof(buf));
 		assert_string_equal(buf, i < 2 ? "s=" : "s=abc");
 		free(r);
 	}
-	kagg_rb_events__free(evs);
 }
 
 /* An opaque field (uuid_t, 16 bytes) is printed as its bytes, never read as an integer. */
 static void test_opaque_field_prints_as_bytes(void **s)
 {
-	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
-	const struct kagg_rb_format *f;
 	static const char text[] = "name: u\nID: 7\n" TU_FORMAT_COMMON
 				   "\tfield:uuid_t u;\toffset:8;\tsize:16;\tsigned:0;\n\n"
 				   "print fmt: \"u=%d\", REC->u\n";
 	uint8_t *r = malloc(24); /* exactly the record */
 	char buf[256];
 
-	assert_int_equal(kagg_rb_events__parse(evs, "t", text, strlen(text), &f), 0);
-	kagg_rb_entry__init(r, 7, 0, 0, 1);
 	for (int i = 0; i < 16; i++)
 		r[8 + i] = (uint8_t)i;
-	kagg_rb_events__format_info(evs, f, r, 24, buf, sizeof(buf));
+	format_record(text, r, 24, buf, sizeof(buf));
 	assert_string_equal(buf, "u=ARRAY[00, 01, 02, 03, 04, 05, 06, 07, 08, 09, 0a, 0b, 0c, 0d, "
 				 "0e, 0f]");
 	free(r);
-	kagg_rb_events__free(evs);
 }
 
 /* ------------------------------------------------------------------ trace.dat */
