@@ -271,7 +271,7 @@ clean:
 .PHONY: format
 format:
 	clang-format -i $(BPF_SRCS) $(TEST_BPF_SRCS) $(BPF_HDRS) $(LIB_SRCS) $(LIB_HDRS) \
-		$(wildcard tools/*.c tools/*.h tests/*/*.c tests/*.h)
+		$(wildcard tools/*.c tools/*.h tests/*/*.c tests/*.h tests/unit/*.h)
 
 # ---------------------------------------------------------------- ABI
 # The exported symbols are the KAGG_API declarations in user/include/kagg/*.h;

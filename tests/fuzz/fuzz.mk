@@ -56,7 +56,7 @@ $(SAN_KAGG): $(TOOL_SRCS) $(wildcard tools/*.h) $(SAN_LIB)
 	$(Q)$(CLANG) $(SAN_CFLAGS) -Itools -o $@ $(TOOL_SRCS) $(SAN_LIB) $(TOOL_LIBS)
 
 $(SAN_OUT)/tests/unit/%: tests/unit/%.c $(SAN_LIB) $(TEST_SKELS) $(wildcard tests/*.h) \
-			 $(LIB_HDRS) $(BPF_HDRS)
+			 $(LIB_HDRS) $(BPF_HDRS) $(wildcard tests/unit/*.h)
 	$(call msg,CC-SAN,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(SAN_CFLAGS) -Wno-unused-command-line-argument -Itests \
