@@ -25,6 +25,25 @@ int cli_verbose;
 int cli_logged;
 int (*cli_session_taker)(struct kagg_session *s, const struct cli_args *a);
 
+const struct kagg_cmd *cli_find_cmd(const char *name)
+{
+	const struct kagg_cmd *c;
+
+	for (c = __start_kagg_cmds; c < __stop_kagg_cmds; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+int cli_run_cmd(const struct kagg_cmd *c, int argc, char **argv)
+{
+	static char prog[64];
+
+	snprintf(prog, sizeof(prog), "kagg %s", c->name);
+	cli_prog = prog;
+	return c->main(argc, argv);
+}
+
 int cli_err(int code, const char *fmt, ...)
 {
 	va_list ap;

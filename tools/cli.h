@@ -38,6 +38,14 @@ struct kagg_cmd {
 			.name = #NAME, .summary = SUMMARY, .main = FN,         \
 		}
 
+/* The registered commands (the "kagg_cmds" section), in link order. */
+extern const struct kagg_cmd __start_kagg_cmds[];
+extern const struct kagg_cmd __stop_kagg_cmds[];
+/* The command called name, or NULL. */
+const struct kagg_cmd *cli_find_cmd(const char *name);
+/* Run c's main with cli_prog set to "kagg NAME"; returns its exit code. */
+int cli_run_cmd(const struct kagg_cmd *c, int argc, char **argv);
+
 /* Print "kagg CMD: <msg>" on stderr (one line). Returns code, for `return cli_err(...)`. */
 int cli_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -78,9 +78,6 @@ static pthread_mutex_t prom_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct inst *taking; /* the instance whose tool main is running */
 static const char *serve_prog;
 
-extern const struct kagg_cmd __start_kagg_cmds[];
-extern const struct kagg_cmd __stop_kagg_cmds[];
-
 /* cli_session_taker: keep the session the tool's main opened. */
 static int take_session(struct kagg_session *s, const struct cli_args *a)
 {
@@ -156,7 +153,6 @@ static int split_words(const char *line, char ***out, int *nr)
 
 static const struct kagg_cmd *served_cmd(const char *name)
 {
-	const struct kagg_cmd *c;
 	size_t i;
 
 	for (i = 0; i < sizeof(served_tools) / sizeof(served_tools[0]); i++)
@@ -164,10 +160,7 @@ static const struct kagg_cmd *served_cmd(const char *name)
 			break;
 	if (i == sizeof(served_tools) / sizeof(served_tools[0]))
 		return NULL;
-	for (c = __start_kagg_cmds; c < __stop_kagg_cmds; c++)
-		if (!strcmp(c->name, name))
-			return c;
-	return NULL;
+	return cli_find_cmd(name);
 }
 
 /*
