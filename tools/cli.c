@@ -277,6 +277,39 @@ bad:
 		       arg);
 }
 
+int cli_pick(const char *s, const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(s, names[i]))
+			return (int)i;
+	return -1;
+}
+
+/* --format: a printer's format, or a picture (then the format stays as it was). */
+static int parse_format(const char *arg, struct cli_common *cm)
+{
+	static const char *const formats[] = {
+		[KAGG_FORMAT_TEXT] = "text", [KAGG_FORMAT_JSON] = "json",
+		[KAGG_FORMAT_NDJSON] = "ndjson",
+	};
+	static const char *const pictures[] = {
+		[CLI_PIC_SVG] = "svg", [CLI_PIC_HTML] = "html", [CLI_PIC_HEATMAP] = "heatmap",
+		[CLI_PIC_PPROF] = "pprof",
+	};
+	int fmt = CLI_PICK(arg, formats), pic = CLI_PICK(arg, pictures);
+
+	if (fmt < 0 && pic < 0)
+		return cli_err(KAGG_EXIT_USAGE,
+			       "invalid format '%s' (text, json, ndjson, svg, html, heatmap or pprof)",
+			       arg);
+	cm->picture = pic < 0 ? CLI_PIC_NONE : (unsigned int)pic; /* the last --format wins */
+	if (fmt >= 0)
+		cm->print.format = (enum kagg_format)fmt;
+	return 0;
+}
+
 int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 {
 	switch (c) {
@@ -297,26 +330,7 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 				       arg);
 		return 0;
 	case CLI_OPT_FORMAT:
-		cm->picture = CLI_PIC_NONE; /* the last --format wins */
-		if (!strcmp(arg, "json"))
-			cm->print.format = KAGG_FORMAT_JSON;
-		else if (!strcmp(arg, "ndjson"))
-			cm->print.format = KAGG_FORMAT_NDJSON;
-		else if (!strcmp(arg, "text"))
-			cm->print.format = KAGG_FORMAT_TEXT;
-		else if (!strcmp(arg, "svg"))
-			cm->picture = CLI_PIC_SVG;
-		else if (!strcmp(arg, "html"))
-			cm->picture = CLI_PIC_HTML;
-		else if (!strcmp(arg, "heatmap"))
-			cm->picture = CLI_PIC_HEATMAP;
-		else if (!strcmp(arg, "pprof"))
-			cm->picture = CLI_PIC_PPROF;
-		else
-			return cli_err(KAGG_EXIT_USAGE,
-				       "invalid format '%s' (text, json, ndjson, svg, html, heatmap or pprof)",
-				       arg);
-		return 0;
+		return parse_format(arg, cm);
 	case CLI_OPT_OVERHEAD:
 		cm->overhead = true;
 		return 0;
@@ -446,15 +460,16 @@ int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
 
 int cli_parse_attach(const char *arg, enum kagg_attach *out)
 {
-	if (!strcmp(arg, "auto"))
-		*out = KAGG_ATTACH_AUTO;
-	else if (!strcmp(arg, "tp_btf"))
-		*out = KAGG_ATTACH_TP_BTF;
-	else if (!strcmp(arg, "raw_tp"))
-		*out = KAGG_ATTACH_RAW_TP;
-	else
+	static const char *const names[] = {
+		[KAGG_ATTACH_AUTO] = "auto", [KAGG_ATTACH_TP_BTF] = "tp_btf",
+		[KAGG_ATTACH_RAW_TP] = "raw_tp",
+	};
+	int i = CLI_PICK(arg, names);
+
+	if (i < 0)
 		return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, tp_btf, raw_tp)",
 			       arg);
+	*out = (enum kagg_attach)i;
 	return 0;
 }
 
@@ -471,17 +486,18 @@ int cli_parse_stream_bytes(const char *arg, size_t *out)
 
 int cli_stream_opt(int c, const char *arg, struct cli_stream *st)
 {
+	static const char *const modes[] = {
+		[KAGG_MODE_AGG] = "agg", [KAGG_MODE_STREAM] = "stream", [KAGG_MODE_BOTH] = "both",
+	};
+	int i;
+
 	switch (c) {
 	case CLI_OPT_MODE:
-		if (!strcmp(arg, "agg"))
-			st->mode = KAGG_MODE_AGG;
-		else if (!strcmp(arg, "stream"))
-			st->mode = KAGG_MODE_STREAM;
-		else if (!strcmp(arg, "both"))
-			st->mode = KAGG_MODE_BOTH;
-		else
+		i = CLI_PICK(arg, modes);
+		if (i < 0)
 			return cli_err(KAGG_EXIT_USAGE, "invalid mode '%s' (agg, stream or both)",
 				       arg);
+		st->mode = (enum kagg_mode)i;
 		return 0;
 	case CLI_OPT_PRINT:
 		st->print = true;

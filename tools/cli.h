@@ -64,6 +64,10 @@ int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_seconds(const char *s, double *out); /* > 0, decimals allowed */
 /* Comma separated list of positive ints; *out is malloc'd. */
 int cli_parse_int_list(const char *s, int **out, size_t *n);
+/* The index of s in names[n] (NULL entries are skipped), or -1. */
+int cli_pick(const char *s, const char *const *names, size_t n);
+/* cli_pick over a whole array, e.g. { [KAGG_MODE_AGG] = "agg", ... } (index: the value). */
+#define CLI_PICK(s, names) cli_pick(s, names, sizeof(names) / sizeof((names)[0]))
 
 /*
  * Install SIGINT/SIGTERM handlers that set cli_stop (and SIGPIPE ignored).

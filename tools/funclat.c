@@ -73,11 +73,9 @@ static int parse_attach(const char *arg, enum kagg_funclat_attach *out)
 		KAGG_FUNCLAT_AUTO, KAGG_FUNCLAT_FENTRY, KAGG_FUNCLAT_KPROBE,
 		KAGG_FUNCLAT_KPROBE_MULTI, KAGG_FUNCLAT_UPROBE, KAGG_FUNCLAT_UPROBE_MULTI,
 	};
-	size_t i;
+	int i = CLI_PICK(arg, attach);
 
-	for (i = 0; i < 6 && strcmp(arg, attach[i]); i++)
-		;
-	if (i == 6)
+	if (i < 0)
 		return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, fentry, kprobe, "
 			       "kprobe.multi, uprobe, uprobe.multi)", arg);
 	*out = attach_val[i];

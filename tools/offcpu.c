@@ -115,12 +115,13 @@ static int parse_us(const char *arg, const char *name, bool nonzero, uint64_t *n
 /* --wake POLICY; 0 or a usage error. */
 static int parse_wake(const char *arg, enum kagg_wake *wake)
 {
-	static const char *const names[] = { "watermark", "adaptive", "timer", "every" };
-	size_t i;
+	static const char *const names[] = {
+		[KAGG_WAKE_WATERMARK] = "watermark", [KAGG_WAKE_ADAPTIVE] = "adaptive",
+		[KAGG_WAKE_TIMER] = "timer", [KAGG_WAKE_EVERY] = "every",
+	};
+	int i = CLI_PICK(arg, names);
 
-	for (i = 0; i < 4 && strcmp(arg, names[i]); i++)
-		;
-	if (i == 4)
+	if (i < 0)
 		return cli_err(KAGG_EXIT_USAGE,
 			       "invalid --wake '%s' (watermark, adaptive, timer, every)", arg);
 	*wake = (enum kagg_wake)i;

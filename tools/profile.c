@@ -77,15 +77,16 @@ static int print_folded(const struct kagg_snapshot *snap, FILE *f,
 /* --event EV; 0 or a usage error. */
 static int parse_event(const char *arg, enum kagg_profile_event *ev)
 {
-	if (!strcmp(arg, "auto"))
-		*ev = KAGG_PROFILE_EV_AUTO;
-	else if (!strcmp(arg, "cycles"))
-		*ev = KAGG_PROFILE_EV_CYCLES;
-	else if (!strcmp(arg, "cpu-clock"))
-		*ev = KAGG_PROFILE_EV_CPU_CLOCK;
-	else
+	static const char *const names[] = {
+		[KAGG_PROFILE_EV_AUTO] = "auto", [KAGG_PROFILE_EV_CYCLES] = "cycles",
+		[KAGG_PROFILE_EV_CPU_CLOCK] = "cpu-clock",
+	};
+	int i = CLI_PICK(arg, names);
+
+	if (i < 0)
 		return cli_err(KAGG_EXIT_USAGE, "invalid event '%s' (auto, cycles or cpu-clock)",
 			       arg);
+	*ev = (enum kagg_profile_event)i;
 	return 0;
 }
 
