@@ -428,9 +428,12 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 		return cli_err(KAGG_EXIT_USAGE, "--folded has no line for a timestamp: drop -T");
 	if (a->cm.picture && !(p->flags & CLI_PICTURES))
 		return cli_err(KAGG_EXIT_USAGE, "this tool draws no picture: --format text, json or ndjson");
-	if (!(p->flags & CLI_OPERANDS) && optind < argc)
-		return cli_positional_interval(argc - optind, argv + optind, &a->cm);
-	return 0;
+	if (!(p->flags & CLI_OPERANDS) && optind < argc) {
+		rc = cli_positional_interval(argc - optind, argv + optind, &a->cm);
+		if (rc)
+			return rc;
+	}
+	return p->finish ? p->finish(a, argc, argv) : 0;
 }
 
 int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
@@ -504,6 +507,10 @@ int cli_stream_opt(int c, const char *arg, struct cli_stream *st)
 		return 0;
 	case CLI_OPT_STREAM_BYTES:
 		return cli_parse_stream_bytes(arg, &st->stream_bytes) ? KAGG_EXIT_USAGE : 0;
+	case CLI_OPT_ATTACH:
+		return cli_parse_attach(arg, &st->attach) ? KAGG_EXIT_USAGE : 0;
+	case CLI_OPT_BUCKETS:
+		return cli_parse_buckets(arg, &st->buckets, &st->exp_scale);
 	}
 	return -ENOENT;
 }
@@ -550,6 +557,16 @@ int cli_run_session(struct kagg_session *s, const struct cli_args *a, const char
 		return cli_session_taker(s, a);
 	ret = cli_stream_run(s, &a->cm, &a->st, banner);
 	kagg_session__destroy(s);
+	return ret;
+}
+
+int cli_session_main(const struct cli_parser *p, int argc, char **argv, struct cli_args *a)
+{
+	int ret;
+
+	if (cli_start(cli_parse(p, argc, argv, a), &a->st, &ret))
+		ret = cli_run_session(p->open(a), a, a->banner);
+	cli_tasks_free(&a->tk);
 	return ret;
 }
 

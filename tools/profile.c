@@ -129,8 +129,9 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 }
 
 /* The checks that span several options; the parsed options into a->o. */
-static int finish_args(struct profile_args *a)
+static int finish_args(struct cli_args *ca, int argc, char **argv)
 {
+	struct profile_args *a = (struct profile_args *)ca;
 	int ret;
 
 	if (a->c.cm.print.folded && a->c.cm.print.format != KAGG_FORMAT_TEXT)
@@ -147,23 +148,21 @@ static int finish_args(struct profile_args *a)
 	return 0;
 }
 
-static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "F:p:UKfC:",
-	.longopts = long_opts,
-	.usage = usage_text,
-	.opt = profile_opt,
-	.flags = CLI_TASKS | CLI_PICTURES,
-};
+static struct kagg_session *open_session(struct cli_args *ca)
+{
+	return kagg_profile__open(&((struct profile_args *)ca)->o);
+}
+
+static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "F:p:UKfC:", profile_opt,
+						   finish_args, open_session,
+						   CLI_TASKS | CLI_PICTURES);
 
 static int profile_main(int argc, char **argv)
 {
-	struct profile_args a = { .o = { .sz = sizeof(a.o), .cpu = -1, .log = cli_log } };
-	int ret;
+	struct profile_args a = { .c.banner = "Sampling on-CPU stacks",
+				  .o = { .sz = sizeof(a.o), .cpu = -1, .log = cli_log } };
 
-	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
-		ret = cli_run_session(kagg_profile__open(&a.o), &a.c, "Sampling on-CPU stacks");
-	cli_tasks_free(&a.c.tk);
-	return ret;
+	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
 KAGG_COMMAND(profile, "CPU samples by stack, aggregated in the kernel (perf_event)", profile_main);
