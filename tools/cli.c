@@ -346,8 +346,24 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case 'v':
 		cli_verbose = 1;
 		return 0;
+	case 'f': /* in the tools that have -f (CLI_STACKS_LONGOPTS) */
+	case CLI_OPT_FOLDED:
+		cm->print.folded = true;
+		return 0;
+	case CLI_OPT_ADDRS:
+		cm->addrs = true;
+		return 0;
 	}
 	return -ENOENT;
+}
+
+int cli_folded_ready(const struct cli_common *cm)
+{
+	if (cm->print.folded && cm->print.format != KAGG_FORMAT_TEXT)
+		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
+	if (cm->print.folded && cm->interval)
+		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
+	return 0;
 }
 
 /* A -p/-t list into *ids, replacing the one an earlier option gave. */

@@ -104,6 +104,8 @@ enum {
 	CLI_OPT_TIMESTAMP,	/* --timestamp (-T, but in syscount) */
 	CLI_OPT_ATTACH,		/* streaming tools: --attach, --buckets */
 	CLI_OPT_BUCKETS,
+	CLI_OPT_FOLDED,		/* stack tools: --folded (-f), --addrs */
+	CLI_OPT_ADDRS,
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -119,6 +121,11 @@ enum {
 	{ "timestamp", no_argument, NULL, CLI_OPT_TIMESTAMP },                \
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
+
+/* --folded and --addrs of the tools that aggregate stacks (offcpu, profile; -f is theirs). */
+#define CLI_STACKS_LONGOPTS                                                    \
+	{ "folded", no_argument, NULL, CLI_OPT_FOLDED },                      \
+	{ "addrs", no_argument, NULL, CLI_OPT_ADDRS }
 
 /* -P/-L/-p/-t of the tools that take all four (offcpu, runqlat), parsed under CLI_TASKS. */
 #define CLI_TASKS_HELP                                                         \
@@ -217,6 +224,8 @@ int cli_positional_interval(int argc, char **argv, struct cli_common *cm);
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
+/* After parsing, in a stack tool: --folded is text printed once (else a usage error, 2); 0. */
+int cli_folded_ready(const struct cli_common *cm);
 
 /*
  * The task filters: -P/--per-process and -L/--per-thread (the histogram

@@ -63,8 +63,6 @@ enum {
 	OPT_CGROUP = CLI_OPT_TOOL,
 	OPT_STATE,
 	OPT_STACKS,
-	OPT_FOLDED,
-	OPT_ADDRS,
 	OPT_WAKE,
 	OPT_RB_SUBBUFS,
 	OPT_RB_CONSUME,
@@ -80,8 +78,7 @@ static const struct option long_opts[] = {
 	{ "user-threads", no_argument, NULL, 'u' },
 	{ "kernel-threads", no_argument, NULL, 'k' },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
-	{ "folded", no_argument, NULL, OPT_FOLDED },
-	{ "addrs", no_argument, NULL, OPT_ADDRS },
+	CLI_STACKS_LONGOPTS,
 	CLI_STREAM_LONGOPTS,
 	{ "wake", required_argument, NULL, OPT_WAKE },
 	{ "rb-subbufs", required_argument, NULL, OPT_RB_SUBBUFS },
@@ -150,15 +147,6 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 	case OPT_STACKS:
 		a->o.stacks = true;
 		return 0;
-	case 'f':
-	case OPT_FOLDED:
-		a->o.stacks = true;
-		a->c.cm.print.folded = true;
-		return 0;
-	case OPT_ADDRS:
-		a->o.stacks = true;
-		a->c.cm.addrs = true;
-		return 0;
 	case OPT_WAKE:
 		return parse_wake(arg, &a->o.wake);
 	case OPT_RB_SUBBUFS:
@@ -182,13 +170,10 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 		return cli_err(KAGG_EXIT_USAGE, "--max-us is below --min-us");
 	CLI_TASKS_INTO(a->o, a->c.tk);
 	CLI_STREAM_INTO(a->o, a->c, mode);
+	a->o.stacks |= ca->cm.print.folded || ca->cm.addrs; /* both imply --stacks */
 	if (a->o.stacks && a->o.mode == KAGG_MODE_STREAM)
 		return cli_err(KAGG_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
-	if (a->c.cm.print.folded && a->c.cm.print.format != KAGG_FORMAT_TEXT)
-		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
-	if (a->c.cm.print.folded && a->c.cm.interval)
-		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
-	return cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
+	return cli_folded_ready(&ca->cm) ?: cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
 			    (a->o.stacks ? CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_PPROF) : 0),
 			    true, false);
 }

@@ -45,8 +45,6 @@ CLI_COMMON_HELP
 enum {
 	OPT_CPU = CLI_OPT_TOOL,
 	OPT_EVENT,
-	OPT_FOLDED,
-	OPT_ADDRS,
 };
 
 static const struct option long_opts[] = {
@@ -57,8 +55,7 @@ static const struct option long_opts[] = {
 	{ "user-stacks-only", no_argument, NULL, 'U' },
 	{ "kernel-stacks-only", no_argument, NULL, 'K' },
 	{ "event", required_argument, NULL, OPT_EVENT },
-	{ "folded", no_argument, NULL, OPT_FOLDED },
-	{ "addrs", no_argument, NULL, OPT_ADDRS },
+	CLI_STACKS_LONGOPTS,
 	{},
 };
 
@@ -116,14 +113,6 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case OPT_EVENT:
 		return parse_event(arg, &a->o.event);
-	case 'f':
-	case OPT_FOLDED:
-		a->c.cm.print.folded = true;
-		a->c.cm.printer = print_folded;
-		return 0;
-	case OPT_ADDRS:
-		a->c.cm.addrs = true;
-		return 0;
 	}
 	return -ENOENT;
 }
@@ -134,14 +123,13 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	struct profile_args *a = (struct profile_args *)ca;
 	int ret;
 
-	if (a->c.cm.print.folded && a->c.cm.print.format != KAGG_FORMAT_TEXT)
-		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
-	if (a->c.cm.print.folded && a->c.cm.interval)
-		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
-	ret = cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_HTML) |
-			   CLI_PIC_BIT(CLI_PIC_PPROF), false, true);
+	ret = cli_folded_ready(&ca->cm) ?: cli_pictures(&ca->cm, CLI_PIC_BIT(CLI_PIC_SVG) |
+							CLI_PIC_BIT(CLI_PIC_HTML) |
+							CLI_PIC_BIT(CLI_PIC_PPROF), false, true);
 	if (ret)
 		return ret;
+	if (ca->cm.print.folded)
+		ca->cm.printer = print_folded;
 	a->o.pids = a->c.tk.pids;
 	a->o.nr_pids = a->c.tk.nr_pids;
 	a->o.overhead = a->c.cm.overhead;
