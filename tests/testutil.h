@@ -42,6 +42,18 @@ static inline const char *tu_kagg(void)
 #define TU_TEST_ARG(NAME, FN, ARG) { #NAME, FN, NULL, NULL, (void *)(uintptr_t)(ARG) }
 #define TU_ARG(state) ((uintptr_t)*(state))
 
+/*
+ * The main() of a test program: run its tests (cmocka_unit_test(), TU_TEST_ARG() entries,
+ * a trailing comma allowed) as one group, without setup or teardown.
+ */
+#define TU_MAIN(...)                                                                   \
+	int main(void)                                                                 \
+	{                                                                              \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };                     \
+                                                                                       \
+		return cmocka_run_group_tests(tests, NULL, NULL);                      \
+	}
+
 /* Skip reason printed, so a skipped root test says why. */
 #define TU_SKIP_UNLESS_ROOT()                                                  \
 	do {                                                                   \

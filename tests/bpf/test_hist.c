@@ -348,17 +348,12 @@ static void test_cli_json_and_clean_exit(void **state)
 	tu_assert_nothing_left(&before, "hist_", "hist_", "json, SIGINT, SIGTERM");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_log2_buckets_of_known_writes),
-		cmocka_unit_test(test_linear_buckets),
-		cmocka_unit_test(test_exp_buckets_of_known_writes),
-		cmocka_unit_test(test_key_per_fd),
-		cmocka_unit_test(test_signed_negative_values),
-		cmocka_unit_test(test_cli_errors),
-		cmocka_unit_test(test_cli_json_and_clean_exit),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	cmocka_unit_test(test_log2_buckets_of_known_writes),
+	cmocka_unit_test(test_linear_buckets),
+	cmocka_unit_test(test_exp_buckets_of_known_writes),
+	cmocka_unit_test(test_key_per_fd),
+	cmocka_unit_test(test_signed_negative_values),
+	cmocka_unit_test(test_cli_errors),
+	cmocka_unit_test(test_cli_json_and_clean_exit),
+)

@@ -915,31 +915,26 @@ static void test_comm_with_control_bytes_is_escaped(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		TU_TEST_ARG(test_known_sleeps_land_in_bucket_tp_btf, test_known_sleeps_land_in_bucket,
-			    KAGG_ATTACH_TP_BTF),
-		TU_TEST_ARG(test_known_sleeps_land_in_bucket_raw_tp, test_known_sleeps_land_in_bucket,
-			    KAGG_ATTACH_RAW_TP),
-		cmocka_unit_test(test_pid_filter_excludes_others),
-		TU_TEST_ARG(test_interval_snapshots_lose_nothing_percpu_array,
-			    test_interval_snapshots_lose_nothing, KAGG_KEY_NONE),
-		TU_TEST_ARG(test_interval_snapshots_lose_nothing_per_thread,
-			    test_interval_snapshots_lose_nothing, KAGG_KEY_TID),
-		cmocka_unit_test(test_stacks_symbolized),
-		cmocka_unit_test(test_short_lived_cxx_process_tp_btf),
-		cmocka_unit_test(test_short_lived_cxx_process_raw_tp),
-		cmocka_unit_test(test_cli_folded_by_function),
-		cmocka_unit_test(test_cli_json_known_sleeps),
-		cmocka_unit_test(test_exp_buckets_median_of_known_sleeps),
-		cmocka_unit_test(test_both_exact_percentiles_of_known_sleeps),
-		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
-		cmocka_unit_test(test_closed_pipe_one_line_nothing_left),
-		cmocka_unit_test(test_errors_one_line),
-		cmocka_unit_test(test_no_privileges_one_line),
-		cmocka_unit_test(test_comm_with_control_bytes_is_escaped),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	TU_TEST_ARG(test_known_sleeps_land_in_bucket_tp_btf, test_known_sleeps_land_in_bucket,
+		    KAGG_ATTACH_TP_BTF),
+	TU_TEST_ARG(test_known_sleeps_land_in_bucket_raw_tp, test_known_sleeps_land_in_bucket,
+		    KAGG_ATTACH_RAW_TP),
+	cmocka_unit_test(test_pid_filter_excludes_others),
+	TU_TEST_ARG(test_interval_snapshots_lose_nothing_percpu_array,
+		    test_interval_snapshots_lose_nothing, KAGG_KEY_NONE),
+	TU_TEST_ARG(test_interval_snapshots_lose_nothing_per_thread,
+		    test_interval_snapshots_lose_nothing, KAGG_KEY_TID),
+	cmocka_unit_test(test_stacks_symbolized),
+	cmocka_unit_test(test_short_lived_cxx_process_tp_btf),
+	cmocka_unit_test(test_short_lived_cxx_process_raw_tp),
+	cmocka_unit_test(test_cli_folded_by_function),
+	cmocka_unit_test(test_cli_json_known_sleeps),
+	cmocka_unit_test(test_exp_buckets_median_of_known_sleeps),
+	cmocka_unit_test(test_both_exact_percentiles_of_known_sleeps),
+	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+	cmocka_unit_test(test_closed_pipe_one_line_nothing_left),
+	cmocka_unit_test(test_errors_one_line),
+	cmocka_unit_test(test_no_privileges_one_line),
+	cmocka_unit_test(test_comm_with_control_bytes_is_escaped),
+)

@@ -972,29 +972,24 @@ static void test_errors_one_line(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hog_delays_sleeper_tp_btf),
-		cmocka_unit_test(test_hog_delays_sleeper_raw_tp),
-		cmocka_unit_test(test_hog_delays_sleeper_streamed),
-		cmocka_unit_test(test_both_modes_identical),
-		cmocka_unit_test(test_exp_buckets_count_every_latency),
-		cmocka_unit_test(test_exp_buckets_per_process),
-		cmocka_unit_test(test_stream_drops_counted),
-		cmocka_unit_test(test_stream_records_land_as_kernel_events),
-		cmocka_unit_test(test_stream_land_events_mask),
-		cmocka_unit_test(test_cli_modes),
-		cmocka_unit_test(test_cli_positional_interval_count),
-		cmocka_unit_test(test_cli_quiet),
-		cmocka_unit_test(test_cli_timestamp),
-		cmocka_unit_test(test_cli_ndjson),
-		cmocka_unit_test(test_cli_milliseconds),
-		cmocka_unit_test(test_cgroup_filter),
-		cmocka_unit_test(test_cli_json_per_thread),
-		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
-		cmocka_unit_test(test_errors_one_line),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	cmocka_unit_test(test_hog_delays_sleeper_tp_btf),
+	cmocka_unit_test(test_hog_delays_sleeper_raw_tp),
+	cmocka_unit_test(test_hog_delays_sleeper_streamed),
+	cmocka_unit_test(test_both_modes_identical),
+	cmocka_unit_test(test_exp_buckets_count_every_latency),
+	cmocka_unit_test(test_exp_buckets_per_process),
+	cmocka_unit_test(test_stream_drops_counted),
+	cmocka_unit_test(test_stream_records_land_as_kernel_events),
+	cmocka_unit_test(test_stream_land_events_mask),
+	cmocka_unit_test(test_cli_modes),
+	cmocka_unit_test(test_cli_positional_interval_count),
+	cmocka_unit_test(test_cli_quiet),
+	cmocka_unit_test(test_cli_timestamp),
+	cmocka_unit_test(test_cli_ndjson),
+	cmocka_unit_test(test_cli_milliseconds),
+	cmocka_unit_test(test_cgroup_filter),
+	cmocka_unit_test(test_cli_json_per_thread),
+	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+	cmocka_unit_test(test_errors_one_line),
+)
