@@ -466,6 +466,16 @@ static inline int tu_lines(const char *s)
 
 #define TU_NR(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Each of the strings after s is in s; else the test fails naming the first one missing. */
+#define TU_ASSERT_HAS(s, ...) tu_assert_has(s, (const char *const[]){ __VA_ARGS__, NULL })
+
+static inline void tu_assert_has(const char *s, const char *const *needles)
+{
+	for (; *needles; needles++)
+		if (!s || !strstr(s, *needles))
+			fail_msg("'%s' not in:\n%s", *needles, s ? s : "(null)");
+}
+
 /* kagg with argv fails and says why: one case of tu_expect_errors(). */
 struct tu_error_case {
 	int rc;		    /* the exit code expected */

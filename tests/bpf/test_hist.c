@@ -331,10 +331,8 @@ static void test_cli_json_and_clean_exit(void **state)
 	tu_census_take(&before, "hist_", "hist_");
 	rc = tu_run_kagg(json, &out, &err, 0, 0);
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(out, "\"field\": \"prev_prio\""));
-	assert_non_null(strstr(out, "\"scale\": \"linear\""));
-	assert_non_null(strstr(out, "{\"low\":100,\"high\":100,\"count\":"));
-	assert_non_null(strstr(out, "\"attach\": \"tracepoint\""));
+	TU_ASSERT_HAS(out, "\"field\": \"prev_prio\"", "\"scale\": \"linear\"",
+		      "{\"low\":100,\"high\":100,\"count\":", "\"attach\": \"tracepoint\"");
 	free(out);
 	free(err);
 	for (i = 0; i < 2; i++) {

@@ -146,9 +146,7 @@ static void test_installed_tree(void **state)
 	assert_null(strstr(out, "-lbpf")); /* shared: libbpf is private */
 	free(out);
 	assert_int_equal(sh(&out, PKGENV "pkg-config --static --libs kagg", root, root), 0);
-	assert_non_null(strstr(out, "-lbpf"));
-	assert_non_null(strstr(out, "-lelf"));
-	assert_non_null(strstr(out, "-lz"));
+	TU_ASSERT_HAS(out, "-lbpf", "-lelf", "-lz");
 	free(out);
 }
 
@@ -272,10 +270,7 @@ static void test_man_page_renders(void **state)
 	assert_int_equal(sh(&out, "MANWIDTH=80 MANPAGER=cat man -l %s/usr/share/man/man1/kagg.1",
 			    root),
 			 0);
-	assert_non_null(strstr(out, "SYNOPSIS"));
-	assert_non_null(strstr(out, "EXIT STATUS"));
-	assert_non_null(strstr(out, "EXAMPLES"));
-	assert_non_null(strstr(out, "kagg offcpu -d 5"));
+	TU_ASSERT_HAS(out, "SYNOPSIS", "EXIT STATUS", "EXAMPLES", "kagg offcpu -d 5");
 	free(out);
 }
 

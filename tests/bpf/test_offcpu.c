@@ -720,9 +720,7 @@ static void test_cli_json_known_sleeps(void **state)
 	rc = tu_run_kagg_on(argv, &on, &pid, &out, &err);
 	assert_int_equal(rc, 0);
 	assert_non_null(out);
-	assert_non_null(strstr(out, "\"histograms\": ["));
-	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
-	assert_non_null(strstr(out, "\"drops\": {"));
+	TU_ASSERT_HAS(out, "\"histograms\": [", "\"attach\": \"tp_btf\"", "\"drops\": {");
 	{
 		static const char b16[] = "{\"low\":16384,\"high\":32767,\"count\":";
 		static const char b32[] = "{\"low\":32768,\"high\":65535,\"count\":";

@@ -595,10 +595,8 @@ static void test_cli_modes(void **state)
 
 	TU_SKIP_UNLESS_ROOT();
 	assert_int_equal(tu_run_kagg(both, &out, &err, 0, 0), 0);
-	assert_non_null(strstr(out, "\"agg\""));
-	assert_non_null(strstr(out, "\"stream\""));
-	assert_non_null(strstr(out, "\"stream_bpf_ns_per_event\""));
-	assert_non_null(strstr(out, "runqlat_stream_switch_"));
+	TU_ASSERT_HAS(out, "\"agg\"", "\"stream\"", "\"stream_bpf_ns_per_event\"",
+		      "runqlat_stream_switch_");
 	free(out);
 	free(err);
 	assert_int_equal(tu_run_kagg(print, &out, &err, 0, 0), 0);
@@ -930,9 +928,8 @@ static void test_cli_json_per_thread(void **state)
 		printf("  stderr: %s\n", err ? err : "");
 	assert_int_equal(rc, 0);
 	assert_non_null(out);
-	assert_non_null(strstr(out, "\"tool\": \"runqlat\""));
-	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
-	assert_non_null(strstr(out, "runqlat_switch_tp_btf"));
+	TU_ASSERT_HAS(out, "\"tool\": \"runqlat\"", "\"attach\": \"tp_btf\"",
+		      "runqlat_switch_tp_btf");
 	snprintf(needle, sizeof(needle), "\"tid\": %d", tid);
 	assert_non_null(strstr(out, needle));
 	/* One histogram: the sleeper's. */

@@ -317,9 +317,7 @@ static void test_pid_and_cpu_for_duration(void **state)
 		rc = tu_run_kagg(argv, &out, &err, 0, 0);
 	}
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(err, "\"name\": \"cpu-clock\""));
-	assert_non_null(strstr(err, "\"cpu\": 0"));
-	assert_non_null(strstr(err, "\"scale\": \"exact\""));
+	TU_ASSERT_HAS(err, "\"name\": \"cpu-clock\"", "\"cpu\": 0", "\"scale\": \"exact\"");
 	free(out);
 	free(err);
 }

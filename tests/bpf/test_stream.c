@@ -276,9 +276,7 @@ static void test_cli_print_trace_lines(void **state)
 		printf("  stderr: %s\n", err);
 	assert_int_equal(rc, 0);
 	snprintf(needle, sizeof(needle), "prev_pid=%d", pid);
-	assert_non_null(strstr(out, "sched_switch: prev_comm="));
-	assert_non_null(strstr(out, needle));
-	assert_non_null(strstr(out, "# stream (mode stream)"));
+	TU_ASSERT_HAS(out, "sched_switch: prev_comm=", needle, "# stream (mode stream)");
 	free(out);
 	free(err);
 }

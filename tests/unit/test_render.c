@@ -22,6 +22,7 @@
 #include <kagg/kagg.h>
 #include "render/render_internal.h"
 #include "snapshot_internal.h"
+#include "testutil.h"
 
 /* What f's writes made, NUL-terminated (f closed). */
 static char *drain(FILE *f, char **buf)
@@ -178,10 +179,8 @@ static void test_snapshot_order(void **state)
 	assert_non_null(strstr(buf, "event sched:sched_switch, filters pid=7"));
 	assert_non_null(strstr(buf, "<title>schedule (30.000 ms, 100.00%)"));
 	/* Bottom to top: sleeper, main, nanosleep, schedule (y grows downward). */
-	assert_true(strstr(buf, "data-d=\"1\"><title>sleeper ("));
-	assert_true(strstr(buf, "data-d=\"2\"><title>main ("));
-	assert_true(strstr(buf, "data-d=\"3\"><title>nanosleep ("));
-	assert_true(strstr(buf, "data-d=\"4\"><title>schedule ("));
+	TU_ASSERT_HAS(buf, "data-d=\"1\"><title>sleeper (", "data-d=\"2\"><title>main (",
+		      "data-d=\"3\"><title>nanosleep (", "data-d=\"4\"><title>schedule (");
 	free(buf);
 	kagg_snapshot__free(snap);
 }
