@@ -507,11 +507,40 @@ static inline void tu_expect_errors(const struct tu_error_case *c, size_t n)
 	}
 }
 
+/*
+ * fn run with each events directory a stream's records are landed with: the system's
+ * (NULL: tracefs) and one that does not exist (the formats built into libkagg).
+ */
+static inline void tu_each_events_dir(void (*fn)(const char *events_dir))
+{
+	fn(NULL);
+	fn("/nonexistent/kagg-events");
+}
+
+/* call refuses: returns NULL with errno EINVAL (errno cleared before the call). */
+#define TU_ASSERT_EINVAL(call)                                                 \
+	do {                                                                   \
+		errno = 0;                                                     \
+		assert_null(call);                                             \
+		assert_int_equal(errno, EINVAL);                               \
+	} while (0)
+
 /* s, as a tool's __open() returned it, asserted non-NULL and attached. */
 static inline void tu_attach(struct kagg_session *s)
 {
 	assert_non_null(s);
 	assert_int_equal(kagg_session__attach(s), 0);
+}
+
+/* s (asserted non-NULL) attached, then children a and b released and waited for (exit 0). */
+static inline void tu_attach_run_two(struct kagg_session *s, struct tu_child *a,
+				     struct tu_child *b)
+{
+	tu_attach(s);
+	tu_go(a);
+	tu_go(b);
+	assert_int_equal(tu_wait(a), 0);
+	assert_int_equal(tu_wait(b), 0);
 }
 
 /* A snapshot of s taken with flags, asserted non-NULL. */

@@ -280,11 +280,7 @@ static void test_pid_filter_excludes_others(void **state)
 	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_PID, .pids = pids, .nr_pids = 1,
 		  .log = quiet_log);
 	s = kagg_offcpu__open(&o);
-	tu_attach(s);
-	tu_go(&a);
-	tu_go(&b);
-	assert_int_equal(tu_wait(&a), 0);
-	assert_int_equal(tu_wait(&b), 0);
+	tu_attach_run_two(s, &a, &b);
 	snap = tu_snapshot(s, 0);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	assert_int_equal(kagg_snapshot__hist(snap, 0)->key.pid, a.pid);

@@ -536,8 +536,7 @@ static void land_as_kernel_events(const char *events_dir)
 static void test_stream_records_land_as_kernel_events(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	land_as_kernel_events(NULL);
-	land_as_kernel_events("/nonexistent/kagg-events");
+	tu_each_events_dir(land_as_kernel_events);
 }
 
 /*
@@ -865,11 +864,7 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 	KAGG_OPTS(kagg_runqlat_opts, o, .cgroup = dir, .key = KAGG_KEY_TID, .attach = attach,
 		  .mode = mode, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	tu_attach(s);
-	tu_go(&in);
-	tu_go(&out);
-	assert_int_equal(tu_wait(&in), 0);
-	assert_int_equal(tu_wait(&out), 0);
+	tu_attach_run_two(s, &in, &out);
 	while (mode != KAGG_MODE_AGG && kagg_session__poll(s, 0) > 0)
 		;
 	snap = tu_snapshot(s, 0);

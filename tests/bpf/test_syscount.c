@@ -603,8 +603,7 @@ static void land_as_kernel_events(const char *events_dir)
 static void test_stream_records_land_as_kernel_events(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	land_as_kernel_events(NULL);
-	land_as_kernel_events("/nonexistent/kagg-events");
+	tu_each_events_dir(land_as_kernel_events);
 }
 
 /* ------------------------------------------------------------ CLI */
