@@ -175,9 +175,8 @@ static void test_snapshot_order(void **state)
 	f = open_memstream(&buf, &len);
 	assert_int_equal(kagg_flame__write_svg(snap, f, &o), 0);
 	drain(f, &buf);
-	assert_non_null(strstr(buf, "offcpu: off-CPU flame graph"));
-	assert_non_null(strstr(buf, "event sched:sched_switch, filters pid=7"));
-	assert_non_null(strstr(buf, "<title>schedule (30.000 ms, 100.00%)"));
+	TU_ASSERT_HAS(buf, "offcpu: off-CPU flame graph", "event sched:sched_switch, filters pid=7",
+		      "<title>schedule (30.000 ms, 100.00%)");
 	/* Bottom to top: sleeper, main, nanosleep, schedule (y grows downward). */
 	TU_ASSERT_HAS(buf, "data-d=\"1\"><title>sleeper (", "data-d=\"2\"><title>main (",
 		      "data-d=\"3\"><title>nanosleep (", "data-d=\"4\"><title>schedule (");
