@@ -479,13 +479,10 @@ static void test_opts_validation(void **state)
 	/* Unknown trailing bytes that are not zero: refused. */
 	big.o.sz = sizeof(big);
 	big.future[3] = 1;
-	errno = 0;
-	assert_null(kagg_offcpu__open(&big.o));
-	assert_int_equal(errno, EINVAL);
+	TU_ASSERT_EINVAL(kagg_offcpu__open(&big.o));
 	/* sz smaller than the size field itself. */
 	big.o.sz = 4;
-	assert_null(kagg_offcpu__open(&big.o));
-	assert_int_equal(errno, EINVAL);
+	TU_ASSERT_EINVAL(kagg_offcpu__open(&big.o));
 	assert_null(kagg_offcpu__open(NULL));
 	/* Bad values. */
 	{

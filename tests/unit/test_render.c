@@ -22,6 +22,7 @@
 #include <kagg/kagg.h>
 #include "render/render_internal.h"
 #include "snapshot_internal.h"
+#include "testutil.h"
 
 /* What f's writes made, NUL-terminated (f closed). */
 static char *drain(FILE *f, char **buf)
@@ -174,14 +175,11 @@ static void test_snapshot_order(void **state)
 	f = open_memstream(&buf, &len);
 	assert_int_equal(kagg_flame__write_svg(snap, f, &o), 0);
 	drain(f, &buf);
-	assert_non_null(strstr(buf, "offcpu: off-CPU flame graph"));
-	assert_non_null(strstr(buf, "event sched:sched_switch, filters pid=7"));
-	assert_non_null(strstr(buf, "<title>schedule (30.000 ms, 100.00%)"));
+	TU_ASSERT_HAS(buf, "offcpu: off-CPU flame graph", "event sched:sched_switch, filters pid=7",
+		      "<title>schedule (30.000 ms, 100.00%)");
 	/* Bottom to top: sleeper, main, nanosleep, schedule (y grows downward). */
-	assert_true(strstr(buf, "data-d=\"1\"><title>sleeper ("));
-	assert_true(strstr(buf, "data-d=\"2\"><title>main ("));
-	assert_true(strstr(buf, "data-d=\"3\"><title>nanosleep ("));
-	assert_true(strstr(buf, "data-d=\"4\"><title>schedule ("));
+	TU_ASSERT_HAS(buf, "data-d=\"1\"><title>sleeper (", "data-d=\"2\"><title>main (",
+		      "data-d=\"3\"><title>nanosleep (", "data-d=\"4\"><title>schedule (");
 	free(buf);
 	kagg_snapshot__free(snap);
 }

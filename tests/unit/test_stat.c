@@ -226,13 +226,11 @@ static void test_print_json_cases(void **state)
 {
 	char *out = print_report(&report, KAGG_FORMAT_JSON);
 
-	assert_non_null(strstr(out, "\"tool\": \"stat\""));
-	assert_non_null(strstr(out, "\"exit_status\": 0"));
-	assert_non_null(strstr(out, "\"estimate\": 600000,\n      \"scale\": \"scaled\""));
-	assert_non_null(strstr(out, "\"multiplexed\": true"));
-	assert_non_null(strstr(out, "\"time_running_ns\": 0"));
-	assert_non_null(strstr(out, "\"estimate\": null,\n      \"scale\": \"undefined\""));
-	assert_non_null(strstr(out, "\"supported\": false,\n      \"error\": \"ENOENT\""));
+	TU_ASSERT_HAS(out, "\"tool\": \"stat\"", "\"exit_status\": 0",
+		      "\"estimate\": 600000,\n      \"scale\": \"scaled\"", "\"multiplexed\": true",
+		      "\"time_running_ns\": 0",
+		      "\"estimate\": null,\n      \"scale\": \"undefined\"",
+		      "\"supported\": false,\n      \"error\": \"ENOENT\"");
 	free(out);
 }
 
