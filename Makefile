@@ -168,10 +168,12 @@ $(OUT)/lib/libkagg.so: $(LIB_SO)
 	$(Q)ln -sf libkagg.so.$(KAGG_VERSION) $(OUT)/lib/$(LIB_SONAME)
 	$(Q)ln -sf $(LIB_SONAME) $@
 
-$(KAGG_BIN): $(TOOL_OBJS) $(LIB_A)
+# kagg links the library's objects as they are (not the localized $(LIB_A)), so
+# tools/ may call an internal helper of user/ declared in an internal header.
+$(KAGG_BIN): $(TOOL_OBJS) $(LIB_INTERNAL_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_A) $(TOOL_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_INTERNAL_A) $(TOOL_LIBS)
 
 # C++ test targets (demangled frames): frame pointers, so user stacks unwind through them.
 $(OUT)/tests/helpers/%: tests/helpers/%.cc

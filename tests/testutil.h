@@ -42,6 +42,18 @@ static inline const char *tu_kagg(void)
 #define TU_TEST_ARG(NAME, FN, ARG) { #NAME, FN, NULL, NULL, (void *)(uintptr_t)(ARG) }
 #define TU_ARG(state) ((uintptr_t)*(state))
 
+/*
+ * The main() of a test program: run its tests (cmocka_unit_test(), TU_TEST_ARG() entries,
+ * a trailing comma allowed) as one group, without setup or teardown.
+ */
+#define TU_MAIN(...)                                                                   \
+	int main(void)                                                                 \
+	{                                                                              \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };                     \
+                                                                                       \
+		return cmocka_run_group_tests(tests, NULL, NULL);                      \
+	}
+
 /* Skip reason printed, so a skipped root test says why. */
 #define TU_SKIP_UNLESS_ROOT()                                                  \
 	do {                                                                   \
@@ -454,6 +466,16 @@ static inline int tu_lines(const char *s)
 
 #define TU_NR(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Each of the strings after s is in s; else the test fails naming the first one missing. */
+#define TU_ASSERT_HAS(s, ...) tu_assert_has(s, (const char *const[]){ __VA_ARGS__, NULL })
+
+static inline void tu_assert_has(const char *s, const char *const *needles)
+{
+	for (; *needles; needles++)
+		if (!s || !strstr(s, *needles))
+			fail_msg("'%s' not in:\n%s", *needles, s ? s : "(null)");
+}
+
 /* kagg with argv fails and says why: one case of tu_expect_errors(). */
 struct tu_error_case {
 	int rc;		    /* the exit code expected */
@@ -485,11 +507,40 @@ static inline void tu_expect_errors(const struct tu_error_case *c, size_t n)
 	}
 }
 
+/*
+ * fn run with each events directory a stream's records are landed with: the system's
+ * (NULL: tracefs) and one that does not exist (the formats built into libkagg).
+ */
+static inline void tu_each_events_dir(void (*fn)(const char *events_dir))
+{
+	fn(NULL);
+	fn("/nonexistent/kagg-events");
+}
+
+/* call refuses: returns NULL with errno EINVAL (errno cleared before the call). */
+#define TU_ASSERT_EINVAL(call)                                                 \
+	do {                                                                   \
+		errno = 0;                                                     \
+		assert_null(call);                                             \
+		assert_int_equal(errno, EINVAL);                               \
+	} while (0)
+
 /* s, as a tool's __open() returned it, asserted non-NULL and attached. */
 static inline void tu_attach(struct kagg_session *s)
 {
 	assert_non_null(s);
 	assert_int_equal(kagg_session__attach(s), 0);
+}
+
+/* s (asserted non-NULL) attached, then children a and b released and waited for (exit 0). */
+static inline void tu_attach_run_two(struct kagg_session *s, struct tu_child *a,
+				     struct tu_child *b)
+{
+	tu_attach(s);
+	tu_go(a);
+	tu_go(b);
+	assert_int_equal(tu_wait(a), 0);
+	assert_int_equal(tu_wait(b), 0);
 }
 
 /* A snapshot of s taken with flags, asserted non-NULL. */

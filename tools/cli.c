@@ -25,6 +25,25 @@ int cli_verbose;
 int cli_logged;
 int (*cli_session_taker)(struct kagg_session *s, const struct cli_args *a);
 
+const struct kagg_cmd *cli_find_cmd(const char *name)
+{
+	const struct kagg_cmd *c;
+
+	for (c = __start_kagg_cmds; c < __stop_kagg_cmds; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+int cli_run_cmd(const struct kagg_cmd *c, int argc, char **argv)
+{
+	static char prog[64];
+
+	snprintf(prog, sizeof(prog), "kagg %s", c->name);
+	cli_prog = prog;
+	return c->main(argc, argv);
+}
+
 int cli_err(int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -258,6 +277,39 @@ bad:
 		       arg);
 }
 
+int cli_pick(const char *s, const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(s, names[i]))
+			return (int)i;
+	return -1;
+}
+
+/* --format: a printer's format, or a picture (then the format stays as it was). */
+static int parse_format(const char *arg, struct cli_common *cm)
+{
+	static const char *const formats[] = {
+		[KAGG_FORMAT_TEXT] = "text", [KAGG_FORMAT_JSON] = "json",
+		[KAGG_FORMAT_NDJSON] = "ndjson",
+	};
+	static const char *const pictures[] = {
+		[CLI_PIC_SVG] = "svg", [CLI_PIC_HTML] = "html", [CLI_PIC_HEATMAP] = "heatmap",
+		[CLI_PIC_PPROF] = "pprof",
+	};
+	int fmt = CLI_PICK(arg, formats), pic = CLI_PICK(arg, pictures);
+
+	if (fmt < 0 && pic < 0)
+		return cli_err(KAGG_EXIT_USAGE,
+			       "invalid format '%s' (text, json, ndjson, svg, html, heatmap or pprof)",
+			       arg);
+	cm->picture = pic < 0 ? CLI_PIC_NONE : (unsigned int)pic; /* the last --format wins */
+	if (fmt >= 0)
+		cm->print.format = (enum kagg_format)fmt;
+	return 0;
+}
+
 int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 {
 	switch (c) {
@@ -278,26 +330,7 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 				       arg);
 		return 0;
 	case CLI_OPT_FORMAT:
-		cm->picture = CLI_PIC_NONE; /* the last --format wins */
-		if (!strcmp(arg, "json"))
-			cm->print.format = KAGG_FORMAT_JSON;
-		else if (!strcmp(arg, "ndjson"))
-			cm->print.format = KAGG_FORMAT_NDJSON;
-		else if (!strcmp(arg, "text"))
-			cm->print.format = KAGG_FORMAT_TEXT;
-		else if (!strcmp(arg, "svg"))
-			cm->picture = CLI_PIC_SVG;
-		else if (!strcmp(arg, "html"))
-			cm->picture = CLI_PIC_HTML;
-		else if (!strcmp(arg, "heatmap"))
-			cm->picture = CLI_PIC_HEATMAP;
-		else if (!strcmp(arg, "pprof"))
-			cm->picture = CLI_PIC_PPROF;
-		else
-			return cli_err(KAGG_EXIT_USAGE,
-				       "invalid format '%s' (text, json, ndjson, svg, html, heatmap or pprof)",
-				       arg);
-		return 0;
+		return parse_format(arg, cm);
 	case CLI_OPT_OVERHEAD:
 		cm->overhead = true;
 		return 0;
@@ -313,8 +346,24 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case 'v':
 		cli_verbose = 1;
 		return 0;
+	case 'f': /* in the tools that have -f (CLI_STACKS_LONGOPTS) */
+	case CLI_OPT_FOLDED:
+		cm->print.folded = true;
+		return 0;
+	case CLI_OPT_ADDRS:
+		cm->addrs = true;
+		return 0;
 	}
 	return -ENOENT;
+}
+
+int cli_folded_ready(const struct cli_common *cm)
+{
+	if (cm->print.folded && cm->print.format != KAGG_FORMAT_TEXT)
+		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
+	if (cm->print.folded && cm->interval)
+		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
+	return 0;
 }
 
 /* A -p/-t list into *ids, replacing the one an earlier option gave. */
@@ -395,9 +444,12 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 		return cli_err(KAGG_EXIT_USAGE, "--folded has no line for a timestamp: drop -T");
 	if (a->cm.picture && !(p->flags & CLI_PICTURES))
 		return cli_err(KAGG_EXIT_USAGE, "this tool draws no picture: --format text, json or ndjson");
-	if (!(p->flags & CLI_OPERANDS) && optind < argc)
-		return cli_positional_interval(argc - optind, argv + optind, &a->cm);
-	return 0;
+	if (!(p->flags & CLI_OPERANDS) && optind < argc) {
+		rc = cli_positional_interval(argc - optind, argv + optind, &a->cm);
+		if (rc)
+			return rc;
+	}
+	return p->finish ? p->finish(a, argc, argv) : 0;
 }
 
 int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
@@ -427,15 +479,16 @@ int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
 
 int cli_parse_attach(const char *arg, enum kagg_attach *out)
 {
-	if (!strcmp(arg, "auto"))
-		*out = KAGG_ATTACH_AUTO;
-	else if (!strcmp(arg, "tp_btf"))
-		*out = KAGG_ATTACH_TP_BTF;
-	else if (!strcmp(arg, "raw_tp"))
-		*out = KAGG_ATTACH_RAW_TP;
-	else
+	static const char *const names[] = {
+		[KAGG_ATTACH_AUTO] = "auto", [KAGG_ATTACH_TP_BTF] = "tp_btf",
+		[KAGG_ATTACH_RAW_TP] = "raw_tp",
+	};
+	int i = CLI_PICK(arg, names);
+
+	if (i < 0)
 		return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, tp_btf, raw_tp)",
 			       arg);
+	*out = (enum kagg_attach)i;
 	return 0;
 }
 
@@ -452,23 +505,28 @@ int cli_parse_stream_bytes(const char *arg, size_t *out)
 
 int cli_stream_opt(int c, const char *arg, struct cli_stream *st)
 {
+	static const char *const modes[] = {
+		[KAGG_MODE_AGG] = "agg", [KAGG_MODE_STREAM] = "stream", [KAGG_MODE_BOTH] = "both",
+	};
+	int i;
+
 	switch (c) {
 	case CLI_OPT_MODE:
-		if (!strcmp(arg, "agg"))
-			st->mode = KAGG_MODE_AGG;
-		else if (!strcmp(arg, "stream"))
-			st->mode = KAGG_MODE_STREAM;
-		else if (!strcmp(arg, "both"))
-			st->mode = KAGG_MODE_BOTH;
-		else
+		i = CLI_PICK(arg, modes);
+		if (i < 0)
 			return cli_err(KAGG_EXIT_USAGE, "invalid mode '%s' (agg, stream or both)",
 				       arg);
+		st->mode = (enum kagg_mode)i;
 		return 0;
 	case CLI_OPT_PRINT:
 		st->print = true;
 		return 0;
 	case CLI_OPT_STREAM_BYTES:
 		return cli_parse_stream_bytes(arg, &st->stream_bytes) ? KAGG_EXIT_USAGE : 0;
+	case CLI_OPT_ATTACH:
+		return cli_parse_attach(arg, &st->attach) ? KAGG_EXIT_USAGE : 0;
+	case CLI_OPT_BUCKETS:
+		return cli_parse_buckets(arg, &st->buckets, &st->exp_scale);
 	}
 	return -ENOENT;
 }
@@ -515,6 +573,16 @@ int cli_run_session(struct kagg_session *s, const struct cli_args *a, const char
 		return cli_session_taker(s, a);
 	ret = cli_stream_run(s, &a->cm, &a->st, banner);
 	kagg_session__destroy(s);
+	return ret;
+}
+
+int cli_session_main(const struct cli_parser *p, int argc, char **argv, struct cli_args *a)
+{
+	int ret;
+
+	if (cli_start(cli_parse(p, argc, argv, a), &a->st, &ret))
+		ret = cli_run_session(p->open(a), a, a->banner);
+	cli_tasks_free(&a->tk);
 	return ret;
 }
 

@@ -38,6 +38,14 @@ struct kagg_cmd {
 			.name = #NAME, .summary = SUMMARY, .main = FN,         \
 		}
 
+/* The registered commands (the "kagg_cmds" section), in link order. */
+extern const struct kagg_cmd __start_kagg_cmds[];
+extern const struct kagg_cmd __stop_kagg_cmds[];
+/* The command called name, or NULL. */
+const struct kagg_cmd *cli_find_cmd(const char *name);
+/* Run c's main with cli_prog set to "kagg NAME"; returns its exit code. */
+int cli_run_cmd(const struct kagg_cmd *c, int argc, char **argv);
+
 /* Print "kagg CMD: <msg>" on stderr (one line). Returns code, for `return cli_err(...)`. */
 int cli_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -56,6 +64,10 @@ int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_seconds(const char *s, double *out); /* > 0, decimals allowed */
 /* Comma separated list of positive ints; *out is malloc'd. */
 int cli_parse_int_list(const char *s, int **out, size_t *n);
+/* The index of s in names[n] (NULL entries are skipped), or -1. */
+int cli_pick(const char *s, const char *const *names, size_t n);
+/* cli_pick over a whole array, e.g. { [KAGG_MODE_AGG] = "agg", ... } (index: the value). */
+#define CLI_PICK(s, names) cli_pick(s, names, sizeof(names) / sizeof((names)[0]))
 
 /*
  * Install SIGINT/SIGTERM handlers that set cli_stop (and SIGPIPE ignored).
@@ -90,6 +102,10 @@ enum {
 	CLI_OPT_PERCENTILES,
 	CLI_OPT_QUIET,		/* --quiet: no "# ..." meta lines, no banner */
 	CLI_OPT_TIMESTAMP,	/* --timestamp (-T, but in syscount) */
+	CLI_OPT_ATTACH,		/* streaming tools: --attach, --buckets */
+	CLI_OPT_BUCKETS,
+	CLI_OPT_FOLDED,		/* stack tools: --folded (-f), --addrs */
+	CLI_OPT_ADDRS,
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -106,7 +122,17 @@ enum {
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
 
+/* --folded and --addrs of the tools that aggregate stacks (offcpu, profile; -f is theirs). */
+#define CLI_STACKS_LONGOPTS                                                    \
+	{ "folded", no_argument, NULL, CLI_OPT_FOLDED },                      \
+	{ "addrs", no_argument, NULL, CLI_OPT_ADDRS }
+
 /* -P/-L/-p/-t of the tools that take all four (offcpu, runqlat), parsed under CLI_TASKS. */
+#define CLI_TASKS_HELP                                                         \
+	"  -P, --per-process      one histogram per process\n"                    \
+	"  -L, --per-thread       one histogram per thread\n"                     \
+	"  -p, --pid PID[,PID]    only these processes\n"                         \
+	"  -t, --tid TID[,TID]    only these threads\n"
 #define CLI_TASKS_SHORTOPTS "PLp:t:"
 #define CLI_TASKS_LONGOPTS                                                     \
 	{ "per-process", no_argument, NULL, 'P' },                            \
@@ -114,8 +140,13 @@ enum {
 	{ "pid", required_argument, NULL, 'p' },                              \
 	{ "tid", required_argument, NULL, 't' }
 
-/* The options of the tools that stream (offcpu, runqlat, syscount); help text is the tool's. */
+/*
+ * The options of the tools that stream (offcpu, runqlat, syscount), with the
+ * --attach and --buckets of their tracepoint programs; help text is the tool's.
+ */
 #define CLI_STREAM_LONGOPTS                                                    \
+	{ "attach", required_argument, NULL, CLI_OPT_ATTACH },                \
+	{ "buckets", required_argument, NULL, CLI_OPT_BUCKETS },              \
 	{ "mode", required_argument, NULL, CLI_OPT_MODE },                    \
 	{ "print", no_argument, NULL, CLI_OPT_PRINT },                        \
 	{ "stream-bytes", required_argument, NULL, CLI_OPT_STREAM_BYTES }
@@ -124,6 +155,9 @@ struct cli_stream {
 	enum kagg_mode mode;
 	size_t stream_bytes;	/* 0: the library's default */
 	bool print;
+	enum kagg_attach attach;	/* --attach */
+	enum kagg_buckets buckets;	/* --buckets, and exp:S's scale */
+	int exp_scale;
 };
 
 /* T: "-T," or "   " (syscount, where libbpf-tools' -T is top N). */
@@ -190,6 +224,8 @@ int cli_positional_interval(int argc, char **argv, struct cli_common *cm);
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
+/* After parsing, in a stack tool: --folded is text printed once (else a usage error, 2); 0. */
+int cli_folded_ready(const struct cli_common *cm);
 
 /*
  * The task filters: -P/--per-process and -L/--per-thread (the histogram
@@ -216,7 +252,8 @@ struct cli_tasks {
 
 /*
  * The parsed common and streaming options of cli_args a into a streaming
- * tool's opts o (fields unit, overhead, MODE, stream_bytes).
+ * tool's opts o (fields unit, overhead, MODE, stream_bytes, attach, buckets,
+ * exp_scale).
  */
 #define CLI_STREAM_INTO(o, a, MODE)                                            \
 	do {                                                                   \
@@ -224,6 +261,9 @@ struct cli_tasks {
 		(o).overhead = (a).cm.overhead;                                \
 		(o).MODE = (a).st.mode;                                        \
 		(o).stream_bytes = (a).st.stream_bytes;                        \
+		(o).attach = (a).st.attach;                                    \
+		(o).buckets = (a).st.buckets;                                  \
+		(o).exp_scale = (a).st.exp_scale;                              \
 	} while (0)
 
 /* 'P', 'L', 'p' or 't': 0, or a one-line usage error (2); -ENOENT for any other c. */
@@ -240,6 +280,7 @@ struct cli_args {
 	struct cli_common cm;
 	struct cli_stream st;	/* stays agg, 0, false for tools that do not stream */
 	struct cli_tasks tk;
+	const char *banner;	/* cli_session_main: what cli_run prints as it starts */
 };
 
 /* cli_parser flags: the tool streams, filters tasks, takes operands. */
@@ -255,17 +296,32 @@ struct cli_parser {
 	const char *usage;	/* what -h/--help prints */
 	/* The tool's own options, asked first: 0, an exit code, or -ENOENT: not one of them. */
 	int (*opt)(struct cli_args *a, int c, const char *arg);
+	/* After the options (operands from optind): checks across options; 0 or an exit code. */
+	int (*finish)(struct cli_args *a, int argc, char **argv);
+	/* cli_session_main: the tool's session (NULL: errno says why); may set a->banner. */
+	struct kagg_session *(*open)(struct cli_args *a);
 	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES */
 };
+
+/* A tool's cli_parser, with the tool's long_opts[] and usage_text[]. */
+#define CLI_PARSER(SHORTOPTS, OPT, FINISH, OPEN, FLAGS)                        \
+	{ .shortopts = SHORTOPTS, .longopts = long_opts, .usage = usage_text,  \
+	  .opt = OPT, .finish = FINISH, .open = OPEN, .flags = FLAGS }
 
 /*
  * Read argv's options into a (and the tool's struct around it): the tool's,
  * then the common, streaming and task options, each a one-line usage error
- * when wrong.  0 with the operands from optind; -1 once --help is printed;
- * else the exit code (2: usage).  A tool without operands takes the
- * positional `interval [count]` (cli_positional_interval).
+ * when wrong, then p->finish.  0 with the operands from optind; -1 once
+ * --help is printed; else the exit code (2: usage).  A tool without operands
+ * takes the positional `interval [count]` (cli_positional_interval).
  */
 int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *a);
+/*
+ * A session tool's main once a (and the tool's struct around it) is set up:
+ * cli_parse, cli_start, p->open run by cli_run_session under a->banner, and
+ * the task lists freed.  Returns the exit code.
+ */
+int cli_session_main(const struct cli_parser *p, int argc, char **argv, struct cli_args *a);
 
 /* --attach auto|tp_btf|raw_tp for tracepoint tools: 0, or a one-line usage error (2). */
 int cli_parse_attach(const char *arg, enum kagg_attach *out);

@@ -73,11 +73,9 @@ static int parse_attach(const char *arg, enum kagg_funclat_attach *out)
 		KAGG_FUNCLAT_AUTO, KAGG_FUNCLAT_FENTRY, KAGG_FUNCLAT_KPROBE,
 		KAGG_FUNCLAT_KPROBE_MULTI, KAGG_FUNCLAT_UPROBE, KAGG_FUNCLAT_UPROBE_MULTI,
 	};
-	size_t i;
+	int i = CLI_PICK(arg, attach);
 
-	for (i = 0; i < 6 && strcmp(arg, attach[i]); i++)
-		;
-	if (i == 6)
+	if (i < 0)
 		return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, fentry, kprobe, "
 			       "kprobe.multi, uprobe, uprobe.multi)", arg);
 	*out = attach_val[i];
@@ -87,6 +85,7 @@ static int parse_attach(const char *arg, enum kagg_funclat_attach *out)
 struct funclat_args {
 	struct cli_args c;	/* first: what cli_parse fills */
 	struct kagg_funclat_opts o;
+	char banner[512];
 };
 
 /* The options that are funclat's alone (cli_parser.opt). */
@@ -121,8 +120,10 @@ static int funclat_opt(struct cli_args *ca, int c, const char *arg)
 }
 
 /* FUNC, the one operand, and the parsed options into a->o. */
-static int finish_args(struct funclat_args *a, int argc, char **argv)
+static int finish_args(struct cli_args *ca, int argc, char **argv)
 {
+	struct funclat_args *a = (struct funclat_args *)ca;
+
 	if (optind >= argc)
 		return cli_err(KAGG_EXIT_USAGE, "missing FUNC (kernel function, LIB:FUNC or "
 			       "PATH:FUNC); see --help");
@@ -135,25 +136,24 @@ static int finish_args(struct funclat_args *a, int argc, char **argv)
 			    false, false);
 }
 
-static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "p:mu",
-	.longopts = long_opts,
-	.usage = usage_text,
-	.opt = funclat_opt,
-	.flags = CLI_OPERANDS | CLI_PICTURES,
-};
+static struct kagg_session *open_session(struct cli_args *ca)
+{
+	struct funclat_args *a = (struct funclat_args *)ca;
+
+	snprintf(a->banner, sizeof(a->banner), "Tracing latency of %s", a->o.pattern);
+	ca->banner = a->banner;
+	return kagg_funclat__open(&a->o);
+}
+
+static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "p:mu", funclat_opt,
+						   finish_args, open_session,
+						   CLI_OPERANDS | CLI_PICTURES);
 
 static int funclat_main(int argc, char **argv)
 {
 	struct funclat_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
-	char banner[512];
-	int ret;
 
-	if (!cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a, argc, argv), &a.c.st,
-		       &ret))
-		return ret;
-	snprintf(banner, sizeof(banner), "Tracing latency of %s", a.o.pattern);
-	return cli_run_session(kagg_funclat__open(&a.o), &a.c, banner);
+	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
 KAGG_COMMAND(funclat, "function latency histograms (kernel or user functions)", funclat_main);

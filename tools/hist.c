@@ -80,6 +80,7 @@ struct hist_args {
 	bool linear, min_set;	/* --linear's bounds, before they go into o */
 	uint64_t step;
 	bool buckets_lin;	/* --buckets linear:MIN:STEP */
+	char banner[300];
 };
 
 /* The options that are hist's alone (cli_parser.opt). */
@@ -128,8 +129,10 @@ static int hist_opt(struct cli_args *ca, int c, const char *arg)
 }
 
 /* SYSTEM:EVENT and FIELD, the operands, the checks across options, and a->o. */
-static int finish_args(struct hist_args *a, int argc, char **argv)
+static int finish_args(struct cli_args *ca, int argc, char **argv)
 {
+	struct hist_args *a = (struct hist_args *)ca;
+
 	if (argc - optind < 2)
 		return cli_err(KAGG_EXIT_USAGE, "need SYSTEM:EVENT and FIELD, e.g. "
 			       "'kagg hist sched:sched_switch prev_prio'; see --help");
@@ -156,25 +159,23 @@ static int finish_args(struct hist_args *a, int argc, char **argv)
 			    false, false);
 }
 
-static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS,
-	.longopts = long_opts,
-	.usage = usage_text,
-	.opt = hist_opt,
-	.flags = CLI_OPERANDS | CLI_PICTURES,
-};
+static struct kagg_session *open_session(struct cli_args *ca)
+{
+	struct hist_args *a = (struct hist_args *)ca;
+
+	snprintf(a->banner, sizeof(a->banner), "Tracing %s", a->o.event);
+	ca->banner = a->banner;
+	return kagg_hist__open(&a->o);
+}
+
+static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS, hist_opt, finish_args,
+						   open_session, CLI_OPERANDS | CLI_PICTURES);
 
 static int hist_main(int argc, char **argv)
 {
 	struct hist_args a = { .o = { .sz = sizeof(a.o), .log = cli_log }, .step = 1 };
-	char banner[300];
-	int ret;
 
-	if (!cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a, argc, argv), &a.c.st,
-		       &ret))
-		return ret;
-	snprintf(banner, sizeof(banner), "Tracing %s", a.o.event);
-	return cli_run_session(kagg_hist__open(&a.o), &a.c, banner);
+	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
 KAGG_COMMAND(hist, "log2 or linear histogram of any tracepoint's numeric field", hist_main);

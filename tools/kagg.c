@@ -9,9 +9,6 @@
 #include <kagg/kagg.h>
 #include "cli.h"
 
-extern const struct kagg_cmd __start_kagg_cmds[];
-extern const struct kagg_cmd __stop_kagg_cmds[];
-
 static void usage(FILE *f)
 {
 	const struct kagg_cmd *c;
@@ -21,25 +18,6 @@ static void usage(FILE *f)
 		kagg_version());
 	for (c = __start_kagg_cmds; c < __stop_kagg_cmds; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
-}
-
-static const struct kagg_cmd *find_cmd(const char *name)
-{
-	const struct kagg_cmd *c;
-
-	for (c = __start_kagg_cmds; c < __stop_kagg_cmds; c++)
-		if (!strcmp(c->name, name))
-			return c;
-	return NULL;
-}
-
-static int run_cmd(const struct kagg_cmd *c, int argc, char **argv)
-{
-	static char prog[64];
-
-	snprintf(prog, sizeof(prog), "kagg %s", c->name);
-	cli_prog = prog;
-	return c->main(argc, argv);
 }
 
 int main(int argc, char **argv)
@@ -55,11 +33,11 @@ int main(int argc, char **argv)
 		static char help_opt[] = "--help";
 		char *hargv[] = { argv[2], help_opt, NULL };
 
-		c = find_cmd(argv[2]);
+		c = cli_find_cmd(argv[2]);
 		if (!c)
 			return cli_err(KAGG_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)",
 				       argv[2]);
-		return run_cmd(c, 2, hargv);
+		return cli_run_cmd(c, 2, hargv);
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
@@ -69,8 +47,8 @@ int main(int argc, char **argv)
 		printf("kagg %s\n", kagg_version());
 		return KAGG_EXIT_OK;
 	}
-	c = find_cmd(argv[1]);
+	c = cli_find_cmd(argv[1]);
 	if (c)
-		return run_cmd(c, argc - 1, argv + 1);
+		return cli_run_cmd(c, argc - 1, argv + 1);
 	return cli_err(KAGG_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)", argv[1]);
 }

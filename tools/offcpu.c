@@ -18,10 +18,7 @@ static const char usage_text[] =
 "and its next switch-in (sched_switch), as a log2 histogram aggregated in the\n"
 "kernel.\n"
 "\n"
-"  -P, --per-process      one histogram per process\n"
-"  -L, --per-thread       one histogram per thread\n"
-"  -p, --pid PID[,PID]    only these processes\n"
-"  -t, --tid TID[,TID]    only these threads\n"
+CLI_TASKS_HELP
 "      --cgroup PATH      only tasks in this cgroup v2 directory\n"
 "      --state LETTERS    only intervals that began in these states (R S D T t P I)\n"
 "  -m, --min-us US        ignore intervals shorter than US microseconds\n"
@@ -66,13 +63,9 @@ enum {
 	OPT_CGROUP = CLI_OPT_TOOL,
 	OPT_STATE,
 	OPT_STACKS,
-	OPT_FOLDED,
-	OPT_ADDRS,
-	OPT_ATTACH,
 	OPT_WAKE,
 	OPT_RB_SUBBUFS,
 	OPT_RB_CONSUME,
-	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
@@ -85,10 +78,7 @@ static const struct option long_opts[] = {
 	{ "user-threads", no_argument, NULL, 'u' },
 	{ "kernel-threads", no_argument, NULL, 'k' },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
-	{ "folded", no_argument, NULL, OPT_FOLDED },
-	{ "addrs", no_argument, NULL, OPT_ADDRS },
-	{ "attach", required_argument, NULL, OPT_ATTACH },
-	{ "buckets", required_argument, NULL, OPT_BUCKETS },
+	CLI_STACKS_LONGOPTS,
 	CLI_STREAM_LONGOPTS,
 	{ "wake", required_argument, NULL, OPT_WAKE },
 	{ "rb-subbufs", required_argument, NULL, OPT_RB_SUBBUFS },
@@ -115,12 +105,13 @@ static int parse_us(const char *arg, const char *name, bool nonzero, uint64_t *n
 /* --wake POLICY; 0 or a usage error. */
 static int parse_wake(const char *arg, enum kagg_wake *wake)
 {
-	static const char *const names[] = { "watermark", "adaptive", "timer", "every" };
-	size_t i;
+	static const char *const names[] = {
+		[KAGG_WAKE_WATERMARK] = "watermark", [KAGG_WAKE_ADAPTIVE] = "adaptive",
+		[KAGG_WAKE_TIMER] = "timer", [KAGG_WAKE_EVERY] = "every",
+	};
+	int i = CLI_PICK(arg, names);
 
-	for (i = 0; i < 4 && strcmp(arg, names[i]); i++)
-		;
-	if (i == 4)
+	if (i < 0)
 		return cli_err(KAGG_EXIT_USAGE,
 			       "invalid --wake '%s' (watermark, adaptive, timer, every)", arg);
 	*wake = (enum kagg_wake)i;
@@ -156,21 +147,8 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 	case OPT_STACKS:
 		a->o.stacks = true;
 		return 0;
-	case 'f':
-	case OPT_FOLDED:
-		a->o.stacks = true;
-		a->c.cm.print.folded = true;
-		return 0;
-	case OPT_ADDRS:
-		a->o.stacks = true;
-		a->c.cm.addrs = true;
-		return 0;
-	case OPT_ATTACH:
-		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
 	case OPT_WAKE:
 		return parse_wake(arg, &a->o.wake);
-	case OPT_BUCKETS:
-		return cli_parse_buckets(arg, &a->o.buckets, &a->o.exp_scale);
 	case OPT_RB_SUBBUFS:
 		if (cli_parse_u64(arg, &v) || v < 2 || v > 65536)
 			return cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s' (2 to 65536)", arg);
@@ -184,42 +162,39 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 }
 
 /* The parsed options into a->o, and the checks that span several of them. */
-static int finish_args(struct offcpu_args *a)
+static int finish_args(struct cli_args *ca, int argc, char **argv)
 {
+	struct offcpu_args *a = (struct offcpu_args *)ca;
+
 	if (a->o.max_ns && a->o.max_ns < a->o.min_ns)
 		return cli_err(KAGG_EXIT_USAGE, "--max-us is below --min-us");
 	CLI_TASKS_INTO(a->o, a->c.tk);
 	CLI_STREAM_INTO(a->o, a->c, mode);
+	a->o.stacks |= ca->cm.print.folded || ca->cm.addrs; /* both imply --stacks */
 	if (a->o.stacks && a->o.mode == KAGG_MODE_STREAM)
 		return cli_err(KAGG_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
-	if (a->c.cm.print.folded && a->c.cm.print.format != KAGG_FORMAT_TEXT)
-		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
-	if (a->c.cm.print.folded && a->c.cm.interval)
-		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
-	return cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
+	return cli_folded_ready(&ca->cm) ?: cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
 			    (a->o.stacks ? CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_PPROF) : 0),
 			    true, false);
 }
 
-static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "m:M:ukf",
-	.longopts = long_opts,
-	.usage = usage_text,
-	.opt = offcpu_opt,
-	.flags = CLI_STREAMS | CLI_TASKS | CLI_PICTURES,
-};
+static struct kagg_session *open_session(struct cli_args *ca)
+{
+	struct offcpu_args *a = (struct offcpu_args *)ca;
+
+	ca->banner = a->o.stacks ? "Tracing off-CPU time and stacks" : "Tracing off-CPU time";
+	return kagg_offcpu__open(&a->o);
+}
+
+static const struct cli_parser parser =
+	CLI_PARSER(CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "m:M:ukf", offcpu_opt, finish_args,
+		   open_session, CLI_STREAMS | CLI_TASKS | CLI_PICTURES);
 
 static int offcpu_main(int argc, char **argv)
 {
 	struct offcpu_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
-	int ret;
 
-	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
-		ret = cli_run_session(kagg_offcpu__open(&a.o), &a.c,
-				      a.o.stacks ? "Tracing off-CPU time and stacks"
-						 : "Tracing off-CPU time");
-	cli_tasks_free(&a.c.tk);
-	return ret;
+	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
 KAGG_COMMAND(offcpu, "off-CPU time histograms and stacks (sched_switch)", offcpu_main);

@@ -45,8 +45,6 @@ CLI_COMMON_HELP
 enum {
 	OPT_CPU = CLI_OPT_TOOL,
 	OPT_EVENT,
-	OPT_FOLDED,
-	OPT_ADDRS,
 };
 
 static const struct option long_opts[] = {
@@ -57,8 +55,7 @@ static const struct option long_opts[] = {
 	{ "user-stacks-only", no_argument, NULL, 'U' },
 	{ "kernel-stacks-only", no_argument, NULL, 'K' },
 	{ "event", required_argument, NULL, OPT_EVENT },
-	{ "folded", no_argument, NULL, OPT_FOLDED },
-	{ "addrs", no_argument, NULL, OPT_ADDRS },
+	CLI_STACKS_LONGOPTS,
 	{},
 };
 
@@ -77,15 +74,16 @@ static int print_folded(const struct kagg_snapshot *snap, FILE *f,
 /* --event EV; 0 or a usage error. */
 static int parse_event(const char *arg, enum kagg_profile_event *ev)
 {
-	if (!strcmp(arg, "auto"))
-		*ev = KAGG_PROFILE_EV_AUTO;
-	else if (!strcmp(arg, "cycles"))
-		*ev = KAGG_PROFILE_EV_CYCLES;
-	else if (!strcmp(arg, "cpu-clock"))
-		*ev = KAGG_PROFILE_EV_CPU_CLOCK;
-	else
+	static const char *const names[] = {
+		[KAGG_PROFILE_EV_AUTO] = "auto", [KAGG_PROFILE_EV_CYCLES] = "cycles",
+		[KAGG_PROFILE_EV_CPU_CLOCK] = "cpu-clock",
+	};
+	int i = CLI_PICK(arg, names);
+
+	if (i < 0)
 		return cli_err(KAGG_EXIT_USAGE, "invalid event '%s' (auto, cycles or cpu-clock)",
 			       arg);
+	*ev = (enum kagg_profile_event)i;
 	return 0;
 }
 
@@ -115,54 +113,44 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case OPT_EVENT:
 		return parse_event(arg, &a->o.event);
-	case 'f':
-	case OPT_FOLDED:
-		a->c.cm.print.folded = true;
-		a->c.cm.printer = print_folded;
-		return 0;
-	case OPT_ADDRS:
-		a->c.cm.addrs = true;
-		return 0;
 	}
 	return -ENOENT;
 }
 
 /* The checks that span several options; the parsed options into a->o. */
-static int finish_args(struct profile_args *a)
+static int finish_args(struct cli_args *ca, int argc, char **argv)
 {
+	struct profile_args *a = (struct profile_args *)ca;
 	int ret;
 
-	if (a->c.cm.print.folded && a->c.cm.print.format != KAGG_FORMAT_TEXT)
-		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
-	if (a->c.cm.print.folded && a->c.cm.interval)
-		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
-	ret = cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_HTML) |
-			   CLI_PIC_BIT(CLI_PIC_PPROF), false, true);
+	ret = cli_folded_ready(&ca->cm) ?: cli_pictures(&ca->cm, CLI_PIC_BIT(CLI_PIC_SVG) |
+							CLI_PIC_BIT(CLI_PIC_HTML) |
+							CLI_PIC_BIT(CLI_PIC_PPROF), false, true);
 	if (ret)
 		return ret;
+	if (ca->cm.print.folded)
+		ca->cm.printer = print_folded;
 	a->o.pids = a->c.tk.pids;
 	a->o.nr_pids = a->c.tk.nr_pids;
 	a->o.overhead = a->c.cm.overhead;
 	return 0;
 }
 
-static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "F:p:UKfC:",
-	.longopts = long_opts,
-	.usage = usage_text,
-	.opt = profile_opt,
-	.flags = CLI_TASKS | CLI_PICTURES,
-};
+static struct kagg_session *open_session(struct cli_args *ca)
+{
+	return kagg_profile__open(&((struct profile_args *)ca)->o);
+}
+
+static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "F:p:UKfC:", profile_opt,
+						   finish_args, open_session,
+						   CLI_TASKS | CLI_PICTURES);
 
 static int profile_main(int argc, char **argv)
 {
-	struct profile_args a = { .o = { .sz = sizeof(a.o), .cpu = -1, .log = cli_log } };
-	int ret;
+	struct profile_args a = { .c.banner = "Sampling on-CPU stacks",
+				  .o = { .sz = sizeof(a.o), .cpu = -1, .log = cli_log } };
 
-	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
-		ret = cli_run_session(kagg_profile__open(&a.o), &a.c, "Sampling on-CPU stacks");
-	cli_tasks_free(&a.c.tk);
-	return ret;
+	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
 KAGG_COMMAND(profile, "CPU samples by stack, aggregated in the kernel (perf_event)", profile_main);

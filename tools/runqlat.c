@@ -20,10 +20,7 @@ static const char usage_text[] =
 "as a log2 histogram aggregated in the kernel (or computed in userspace from\n"
 "streamed events, or both side by side).\n"
 "\n"
-"  -P, --per-process      one histogram per process\n"
-"  -L, --per-thread       one histogram per thread\n"
-"  -p, --pid PID[,PID]    only these processes\n"
-"  -t, --tid TID[,TID]    only these threads\n"
+CLI_TASKS_HELP
 "      --cgroup PATH      only tasks in this cgroup v2 directory\n"
 "  -c, --cpu N            only latencies ending on CPU N's run queue\n"
 "  -m, --milliseconds     as --unit msecs (libbpf-tools' runqlat -m)\n"
@@ -48,8 +45,6 @@ CLI_COMMON_HELP
 
 enum {
 	OPT_CGROUP = CLI_OPT_TOOL,
-	OPT_ATTACH,
-	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
@@ -58,8 +53,6 @@ static const struct option long_opts[] = {
 	{ "milliseconds", no_argument, NULL, 'm' },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, 'c' },
-	{ "attach", required_argument, NULL, OPT_ATTACH },
-	{ "buckets", required_argument, NULL, OPT_BUCKETS },
 	CLI_STREAM_LONGOPTS,
 	{},
 };
@@ -88,37 +81,36 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 		a->o.filter_cpu = true;
 		a->o.cpu = (unsigned int)v;
 		return 0;
-	case OPT_ATTACH:
-		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
-	case OPT_BUCKETS:
-		return cli_parse_buckets(arg, &a->o.buckets, &a->o.exp_scale);
 	}
 	return -ENOENT;
 }
 
-static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "c:m",
-	.longopts = long_opts,
-	.usage = usage_text,
-	.opt = runqlat_opt,
-	.flags = CLI_STREAMS | CLI_TASKS | CLI_PICTURES,
-};
+/* The parsed options into a->o. */
+static int finish_args(struct cli_args *ca, int argc, char **argv)
+{
+	struct runqlat_args *a = (struct runqlat_args *)ca;
+
+	CLI_TASKS_INTO(a->o, ca->tk);
+	CLI_STREAM_INTO(a->o, *ca, mode);
+	return cli_pictures(&ca->cm, CLI_PIC_BIT(CLI_PIC_HEATMAP) | CLI_PIC_BIT(CLI_PIC_HTML),
+			    false, false);
+}
+
+static struct kagg_session *open_session(struct cli_args *ca)
+{
+	return kagg_runqlat__open(&((struct runqlat_args *)ca)->o);
+}
+
+static const struct cli_parser parser =
+	CLI_PARSER(CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "c:m", runqlat_opt, finish_args,
+		   open_session, CLI_STREAMS | CLI_TASKS | CLI_PICTURES);
 
 static int runqlat_main(int argc, char **argv)
 {
-	struct runqlat_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
-	int ret = cli_parse(&parser, argc, argv, &a.c);
+	struct runqlat_args a = { .c.banner = "Tracing run queue latency",
+				  .o = { .sz = sizeof(a.o), .log = cli_log } };
 
-	if (!ret)
-		ret = cli_pictures(&a.c.cm, CLI_PIC_BIT(CLI_PIC_HEATMAP) | CLI_PIC_BIT(CLI_PIC_HTML),
-				   false, false);
-
-	CLI_TASKS_INTO(a.o, a.c.tk);
-	CLI_STREAM_INTO(a.o, a.c, mode);
-	if (cli_start(ret, &a.c.st, &ret))
-		ret = cli_run_session(kagg_runqlat__open(&a.o), &a.c, "Tracing run queue latency");
-	cli_tasks_free(&a.c.tk);
-	return ret;
+	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
 KAGG_COMMAND(runqlat, "run-queue latency histograms (sched_wakeup to switch-in)", runqlat_main);

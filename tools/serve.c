@@ -21,6 +21,7 @@
 
 #include <kagg/kagg.h>
 #include "cli.h"
+#include "render/render_internal.h" /* xml_puts */
 
 #define SERVE_DEFAULT_PORT "9436"
 #define SERVE_MAX_TOOLS 64
@@ -67,9 +68,11 @@ struct inst {
 	int argc;
 	struct kagg_session *s;
 	pthread_mutex_t lock;	/* held for a read-and-reset or a poll only */
-	/* For the / page: the latest meta (under prom_lock). */
-	char *tool, *event, *attach, *kernel, *filters;
+	/* For the / page: the latest meta's tool, event, attach, kernel, filters (prom_lock). */
+	char *meta[5];
 };
+
+#define NR_META (sizeof(insts[0].meta) / sizeof(insts[0].meta[0]))
 
 static struct inst insts[SERVE_MAX_TOOLS];
 static int nr_insts;
@@ -77,9 +80,6 @@ static struct kagg_prom *prom;
 static pthread_mutex_t prom_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct inst *taking; /* the instance whose tool main is running */
 static const char *serve_prog;
-
-extern const struct kagg_cmd __start_kagg_cmds[];
-extern const struct kagg_cmd __stop_kagg_cmds[];
 
 /* cli_session_taker: keep the session the tool's main opened. */
 static int take_session(struct kagg_session *s, const struct cli_args *a)
@@ -156,7 +156,6 @@ static int split_words(const char *line, char ***out, int *nr)
 
 static const struct kagg_cmd *served_cmd(const char *name)
 {
-	const struct kagg_cmd *c;
 	size_t i;
 
 	for (i = 0; i < sizeof(served_tools) / sizeof(served_tools[0]); i++)
@@ -164,10 +163,7 @@ static const struct kagg_cmd *served_cmd(const char *name)
 			break;
 	if (i == sizeof(served_tools) / sizeof(served_tools[0]))
 		return NULL;
-	for (c = __start_kagg_cmds; c < __stop_kagg_cmds; c++)
-		if (!strcmp(c->name, name))
-			return c;
-	return NULL;
+	return cli_find_cmd(name);
 }
 
 /*
@@ -345,6 +341,16 @@ static void set_str(char **dst, const char *s)
 	}
 }
 
+/* Keep the fields of m that the / page shows. */
+static void keep_meta(struct inst *in, const struct kagg_meta *m)
+{
+	const char *v[NR_META] = { m->tool, m->event, m->attach, m->kernel, m->filters };
+	size_t j;
+
+	for (j = 0; j < NR_META; j++)
+		set_str(&in->meta[j], v[j]);
+}
+
 /*
  * Read every session (read-and-reset under its own lock) and add the intervals to prom;
  * prom_lock held.  0 or -errno of the first failed read.
@@ -356,7 +362,6 @@ static int collect(void)
 	for (i = 0; i < nr_insts; i++) {
 		struct inst *in = &insts[i];
 		struct kagg_snapshot *snap;
-		const struct kagg_meta *m;
 
 		pthread_mutex_lock(&in->lock);
 		snap = kagg_session__snapshot(in->s, KAGG_SNAP_RESET);
@@ -367,33 +372,12 @@ static int collect(void)
 			cli_err(0, "reading '%s' failed: %s", in->id, strerror(errno));
 			continue;
 		}
-		m = kagg_snapshot__meta(snap);
-		set_str(&in->tool, m->tool);
-		set_str(&in->event, m->event);
-		set_str(&in->attach, m->attach);
-		set_str(&in->kernel, m->kernel);
-		set_str(&in->filters, m->filters);
+		keep_meta(in, kagg_snapshot__meta(snap));
 		if (kagg_prom__update(prom, i, snap) && !err)
 			err = -ENOMEM;
 		kagg_snapshot__free(snap);
 	}
 	return err;
-}
-
-static void html_put(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else if (*s == '"')
-			fputs("&quot;", f);
-		else
-			fputc(*s, f);
-	}
 }
 
 static void write_index(FILE *f)
@@ -409,13 +393,13 @@ static void write_index(FILE *f)
 		fprintf(f, "<th>%s</th>", heads[j]);
 	fputs("</tr>\n", f);
 	for (i = 0; i < nr_insts; i++) {
-		const char *v[] = { insts[i].id, insts[i].tool, insts[i].event, insts[i].attach,
-				    insts[i].kernel, insts[i].filters };
-
 		fputs("<tr>", f);
 		for (j = 0; j < 6; j++) {
+			const char *v = j ? insts[i].meta[j - 1] : insts[i].id;
+
 			fputs("<td>", f);
-			html_put(f, v[j]);
+			if (v)
+				xml_puts(f, v);
 			fputs("</td>", f);
 		}
 		fputs("</tr>\n", f);
@@ -507,6 +491,7 @@ static const struct option long_opts[] = {
 
 static void free_all(void)
 {
+	size_t j;
 	int i;
 
 	for (i = 0; i < nr_insts + 1 && i < SERVE_MAX_TOOLS; i++) {
@@ -518,11 +503,8 @@ static void free_all(void)
 			free(in->argv[0]);
 		free(in->argv);
 		free(in->id);
-		free(in->tool);
-		free(in->event);
-		free(in->attach);
-		free(in->kernel);
-		free(in->filters);
+		for (j = 0; j < NR_META; j++)
+			free(in->meta[j]);
 		memset(in, 0, sizeof(*in));
 	}
 	kagg_prom__free(prom);

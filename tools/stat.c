@@ -140,8 +140,9 @@ static int stat_opt(struct cli_args *ca, int c, const char *arg)
 }
 
 /* The checks that span several options, the command (operands) and a->o. */
-static int finish_args(struct stat_args *a, int argc, char **argv)
+static int finish_args(struct cli_args *ca, int argc, char **argv)
 {
+	struct stat_args *a = (struct stat_args *)ca;
 	int ret;
 
 	if (!a->nr) {
@@ -172,14 +173,9 @@ static int finish_args(struct stat_args *a, int argc, char **argv)
 	return 0;
 }
 
-static const struct cli_parser parser = {
-	/* '+': stop at the command's name, its options are its own. */
-	.shortopts = "+:e:p:d:o:vh",
-	.longopts = long_opts,
-	.usage = usage_text,
-	.opt = stat_opt,
-	.flags = CLI_OPERANDS,
-};
+/* '+': stop at the command's name, its options are its own. */
+static const struct cli_parser parser = CLI_PARSER("+:e:p:d:o:vh", stat_opt, finish_args, NULL,
+						   CLI_OPERANDS);
 
 /*
  * Wait for the command to exit with SIGINT, SIGTERM and SIGCHLD blocked and
@@ -256,7 +252,7 @@ static int stat_main(int argc, char **argv)
 	a.o.sz = sizeof(a.o);
 	a.o.cpu = -1;
 	a.o.log = cli_log;
-	ret = cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a, argc, argv);
+	ret = cli_parse(&parser, argc, argv, &a.c);
 	if (ret || CLI_PARSE_ONLY) {
 		ret = ret < 0 ? KAGG_EXIT_OK : ret;
 		goto out;

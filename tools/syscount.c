@@ -47,8 +47,6 @@ CLI_COMMON_HELP_T("   ")
 enum {
 	OPT_PER_THREAD = CLI_OPT_TOOL,
 	OPT_NAMES,
-	OPT_ATTACH,
-	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
@@ -60,8 +58,6 @@ static const struct option long_opts[] = {
 	{ "errors", no_argument, NULL, 'x' },
 	{ "latency", no_argument, NULL, 'L' },
 	{ "names-file", required_argument, NULL, OPT_NAMES },
-	{ "attach", required_argument, NULL, OPT_ATTACH },
-	{ "buckets", required_argument, NULL, OPT_BUCKETS },
 	CLI_STREAM_LONGOPTS,
 	{},
 };
@@ -96,20 +92,18 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 	case OPT_NAMES:
 		a->o.names_file = arg;
 		return 0;
-	case OPT_ATTACH:
-		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
-	case OPT_BUCKETS:
-		return cli_parse_buckets(arg, &a->o.buckets, &a->o.exp_scale);
 	}
 	return -ENOENT;
 }
 
 /* The parsed options into a->o: one mode of three. */
-static int finish_args(struct syscount_args *a)
+static int finish_args(struct cli_args *ca, int argc, char **argv)
 {
+	struct syscount_args *a = (struct syscount_args *)ca;
+
 	if (a->errors && a->latency)
 		return cli_err(KAGG_EXIT_USAGE, "--errors and --latency exclude each other");
-	if (a->o.buckets == KAGG_BUCKETS_EXP && !a->latency)
+	if (a->c.st.buckets == KAGG_BUCKETS_EXP && !a->latency)
 		return cli_err(KAGG_EXIT_USAGE, "--buckets goes with --latency (-L)");
 	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
 		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
@@ -122,23 +116,21 @@ static int finish_args(struct syscount_args *a)
 	return 0;
 }
 
-static const struct cli_parser parser = {
-	.shortopts = CLI_COMMON_SHORTOPTS "Pp:xLm",
-	.longopts = long_opts,
-	.usage = usage_text,
-	.opt = syscount_opt,
-	.flags = CLI_STREAMS | CLI_TASKS,
-};
+static struct kagg_session *open_session(struct cli_args *ca)
+{
+	return kagg_syscount__open(&((struct syscount_args *)ca)->o);
+}
+
+static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "Pp:xLm", syscount_opt,
+						   finish_args, open_session,
+						   CLI_STREAMS | CLI_TASKS);
 
 static int syscount_main(int argc, char **argv)
 {
-	struct syscount_args a = { .o = { .sz = sizeof(a.o), .log = cli_log } };
-	int ret;
+	struct syscount_args a = { .c.banner = "Tracing syscalls",
+				   .o = { .sz = sizeof(a.o), .log = cli_log } };
 
-	if (cli_start(cli_parse(&parser, argc, argv, &a.c) ?: finish_args(&a), &a.c.st, &ret))
-		ret = cli_run_session(kagg_syscount__open(&a.o), &a.c, "Tracing syscalls");
-	cli_tasks_free(&a.c.tk);
-	return ret;
+	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
 KAGG_COMMAND(syscount, "syscall counts, errors per errno, latency per syscall", syscount_main);

@@ -17,12 +17,12 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-ROUNDS=${BENCH_ROUNDS:-4}	# even: each variant attached first as often
 DUR=${BENCH_DURATION:-30}
 TARGET_BIN=$(readlink -f "${TARGET_BIN:-$here/../../build/tests/helpers/funclat_target}")
 TARGET=1.10
 
 . "$here/lib.sh"
+ROUNDS=${BENCH_ROUNDS:-4}	# even: each variant attached first as often
 bench_init "buckets bench"
 command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"
 [ -x "$TARGET_BIN" ] || die "no $TARGET_BIN (make)"

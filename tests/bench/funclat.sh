@@ -14,19 +14,14 @@
 # cap, 60), FUNCLATENCY, BPFTOOL.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/lib.sh"
 TARGET_BIN=${TARGET_BIN:-$here/../../build/tests/helpers/funclat_target}
-ROUNDS=${BENCH_ROUNDS:-3}
 CALLS=${BENCH_CALLS:-200000}
 DUR=${BENCH_DURATION:-60}
-PEER=${FUNCLATENCY:-/usr/sbin/funclatency}
-TARGET=0.5
 
-. "$here/lib.sh"
-bench_init "funclat bench"
+bench_init "funclat bench" floor
 [ -x "$TARGET_BIN" ] || die "no $TARGET_BIN (make builds it)"
-[ -x "$PEER" ] || die "no libbpf-tools funclatency at $PEER (make bench-deps)"
-[ -x "$FLOOR" ] || die "no $FLOOR (make bench builds it)"
+bench_peer FUNCLATENCY /usr/sbin/funclatency funclatency
 TARGET_BIN=$(readlink -f "$TARGET_BIN")
 
 echo "kagg funclat benchmark: $ROUNDS round(s), $TARGET_BIN:target_nop called $CALLS times"
@@ -48,18 +43,18 @@ for r in $(seq "$ROUNDS"); do
 	snapshot "$tmp/after"
 	stop_tools
 	echo "  libbpf-tools funclatency:"
-	report peer >"$tmp/peer.rep"; head -n -1 "$tmp/peer.rep"; p=$(tail -1 "$tmp/peer.rep")
+	report_to p peer
 	echo "  kagg funclat ($(grep -o 'via [^,]*' "$tmp/kagg.out" | head -1)):"
-	report kagg >"$tmp/kagg.rep"; head -n -1 "$tmp/kagg.rep"; k=$(tail -1 "$tmp/kagg.rep")
+	report_to k kagg
 	echo "  floor (clock into task storage at entry, difference at return, no aggregation):"
-	report floor >"$tmp/floor.rep"; head -n -1 "$tmp/floor.rep"; f=$(tail -1 "$tmp/floor.rep")
+	report_to f floor
 	x=$(ratio "$k" "$p") fx=$(ratio "$f" "$p")
 	echo "  BPF ns per call (entry + return): funclatency $p, kagg $k, kagg/funclatency $x" \
-		"(target <= $TARGET); floor $f = $fx x funclatency"
+		"(target <= $PEER_TARGET); floor $f = $fx x funclatency"
 	rs="${rs:-} $x" fs="${fs:-} $fx"
 done
 m=$(echo "$rs" | median)
-met=$(met "$m" "$TARGET")
-echo "== median kagg/funclatency: $m (target <= $TARGET: $met)"
+met=$(met "$m" "$PEER_TARGET")
+echo "== median kagg/funclatency: $m (target <= $PEER_TARGET: $met)"
 echo "== median floor/funclatency: $(echo "$fs" | median)"
 exit 0

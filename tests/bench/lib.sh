@@ -4,7 +4,9 @@
 # Shared by the benchmark scripts that compare BPF run time per event of
 # kagg's programs and a peer's, attached at the same time (sourced, not run):
 #
-#   bench_init NAME       die() prefix, root and $KAGG present, temp dir,
+#   bench_init NAME [perf] [floor]
+#                         die() prefix, root and $KAGG present (and perf, $FLOOR
+#                         when named), temp dir,
 #                         kernel.bpf_stats_enabled=1 for the run (restored on
 #                         exit, with the tools in $pids stopped, the workloads
 #                         in $work killed, and a failure when a program id in
@@ -15,27 +17,46 @@
 #                         (last line) the label's ns per event: all its programs'
 #                         run time over the runs of its program named like RE
 #                         (default: its busiest program)
+#   report_to VAR LABEL [RE]  report's per-program lines printed, its ns per
+#                         event (the last line) into $VAR
 #   stop_tools, ratio A B, median (stdin; the lower middle), median_mean (stdin;
 #                         the mean of the two middle values of an even count)
 #   bench_require NAME TOOL...  die() prefix; root, each TOOL and $KAGG present
 #                         (for scripts that time perf bench instead: no bench_init)
+#   bench_peer VAR PATH NAME  $PEER: the libbpf-tools NAME at $VAR, else PATH; present
 #
 # Benchmarks print figures and ratios; they assert nothing on time.
 #
 # The paths every bench uses, unless the environment (or the script before it
 # sources this) sets them: KAGG, BPFTOOL, PERF and FLOOR (BENCH_FLOOR: the
-# floors' program, tests/bench/bench_floor.c).
+# floors' program, tests/bench/bench_floor.c).  Also set: here (this folder),
+# ROUNDS (BENCH_ROUNDS, 3) and DUR (BENCH_DURATION, the tools' safety cap in s,
+# 30), which a script with other defaults sets again after sourcing this, and
+# PEER_TARGET, issue 7's kagg / peer ratio (information only).
 
 bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+here=$bench_dir
+ROUNDS=${BENCH_ROUNDS:-3}
+DUR=${BENCH_DURATION:-30}
+PEER_TARGET=0.5
 KAGG=${KAGG:-$bench_dir/../../build/bin/kagg}
 BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
 PERF=${PERF:-perf}
 FLOOR=${BENCH_FLOOR:-$bench_dir/../../build/tests/bench/bench_floor}
 
 bench_init() {
+	local need
 	bench_name=$1
+	shift
 	[ "$(id -u)" = 0 ] || die "needs root"
 	[ -x "$KAGG" ] || die "no kagg binary at $KAGG (make build/bin/kagg)"
+	for need in "$@"; do
+		case $need in
+		perf) command -v "$PERF" >/dev/null || die "no perf (make bench-deps)" ;;
+		floor) [ -x "$FLOOR" ] || die "no $FLOOR (make bench builds it)" ;;
+		*) die "bench_init: unknown need $need" ;;
+		esac
+	done
 	stats_old=$(sysctl -n kernel.bpf_stats_enabled) || die "kernel.bpf_stats_enabled not available"
 	tmp=$(mktemp -d)
 	pids=()
@@ -55,6 +76,11 @@ bench_require() {
 	[ "$(id -u)" = 0 ] || die "needs root; run: sudo make bench"
 	for t in "$@"; do command -v "$t" >/dev/null || die "missing $t; run: sudo make bench-deps"; done
 	[ -x "$KAGG" ] || die "no kagg binary at $KAGG (run make)"
+}
+
+bench_peer() {
+	PEER=${!1:-$2}
+	[ -x "$PEER" ] || die "no libbpf-tools $3 at $PEER (make bench-deps)"
 }
 
 stop_tools() {
@@ -121,6 +147,13 @@ report() {
 			printf "    %-28s %10d runs %8.1f ns/run\n", $2, c, (c ? rt / c : 0)
 			if (per != "" ? $2 ~ per : c > calls) calls = c }
 		END { printf "%.1f\n", (calls ? tot / calls : 0) }' "$tmp/before" "$tmp/after"
+}
+report_to() {
+	local var=$1 rep="$tmp/$2.rep"
+	shift
+	report "$@" >"$rep"
+	head -n -1 "$rep"
+	printf -v "$var" '%s' "$(tail -1 "$rep")"
 }
 # in_order R ITEM...: round R's attach order, the items rotated by R-1 places.
 # Programs on one hook run in attach order and the first pays for warming

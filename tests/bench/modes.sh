@@ -11,11 +11,9 @@
 #
 # Environment: KAGG, BENCH_ROUNDS (3), BENCH_LOOPS (200000).
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-ROUNDS=${BENCH_ROUNDS:-3}
+. "$(dirname "$0")/lib.sh"
 LOOPS=${BENCH_LOOPS:-200000}
 
-. "$here/lib.sh"
 bench_require "modes bench" perf taskset
 
 tmp=$(mktemp -d /tmp/kagg-bench-modes.XXXXXX) || die mktemp

@@ -26,7 +26,6 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-ROUNDS=${BENCH_ROUNDS:-4}	# 4: one pass of the attach orders (see the hist round)
 LOOPS=${BENCH_LOOPS:-500000}
 DUR=${BENCH_DURATION:-30}
 RUNQLAT=${RUNQLAT:-/usr/sbin/runqlat}
@@ -37,6 +36,7 @@ TARGET_HIST=0.5		# kagg / runqlat
 TARGET_STACKS=0.5	# kagg --stacks / offcputime
 
 . "$here/lib.sh"
+ROUNDS=${BENCH_ROUNDS:-4}	# 4: one pass of the attach orders (see the hist round)
 bench_name="offcpu bench"
 
 # ------------------------------------------------------------ preconditions

@@ -23,15 +23,11 @@
 # Environment: KAGG, BENCH_ROUNDS (3), BENCH_HZ (999), BENCH_SECONDS (3, workload window).
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-ROUNDS=${BENCH_ROUNDS:-3}
+. "$(dirname "$0")/lib.sh"
 HZ=${BENCH_HZ:-999}
 SECS=${BENCH_SECONDS:-3}
 PROFILE=${PROFILE:-/usr/sbin/profile}
 BPFTRACE=${BPFTRACE:-bpftrace}
-TARGET=0.5	# kagg / peer, issue 7 (information only)
-
-. "$here/lib.sh"
 bench_name="profile bench"
 
 [ "$(id -u)" = 0 ] || die "needs root (BPF and kernel.bpf_stats_enabled); run: sudo make bench"
@@ -136,6 +132,6 @@ for r in $(seq "$ROUNDS"); do
 		"${df%% *}" "${df##* }" "$rf"
 done
 med=$(echo "$ratios" | median_mean)
-met=$(met "$med" "$TARGET")
-echo "median kagg/peer ratio: $med (target <= $TARGET: $met)"
+met=$(met "$med" "$PEER_TARGET")
+echo "median kagg/peer ratio: $med (target <= $PEER_TARGET: $met)"
 echo "median stack walks alone/peer: $(echo "$floors" | median_mean) (no profiler that walks them goes below)"

@@ -16,17 +16,12 @@
 # BENCH_DURATION (safety cap given to both tools, 30), RUNQLAT, BPFTOOL, PERF.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/lib.sh"
 ROUNDS=${BENCH_ROUNDS:-4}	# even: each tool attached first as often
 LOOPS=${BENCH_LOOPS:-300000}
-DUR=${BENCH_DURATION:-30}
-PEER=${RUNQLAT:-/usr/sbin/runqlat}
-TARGET=0.5
 
-. "$here/lib.sh"
-bench_init "runqlat bench"
-[ -x "$PEER" ] || die "no libbpf-tools runqlat at $PEER (make bench-deps)"
-command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"
+bench_init "runqlat bench" perf
+bench_peer RUNQLAT /usr/sbin/runqlat runqlat
 
 echo "kagg runqlat benchmark: $ROUNDS round(s), perf bench sched pipe -l $LOOPS"
 echo "kernel $(uname -r), $(nproc) CPUs"
@@ -46,17 +41,13 @@ for r in $(seq "$ROUNDS"); do
 	snapshot "$tmp/after"
 	stop_tools
 	echo "  libbpf-tools runqlat:"
-	report peer switch >"$tmp/peer.rep"
-	head -n -1 "$tmp/peer.rep"
-	p=$(tail -1 "$tmp/peer.rep")
+	report_to p peer switch
 	echo "  kagg runqlat:"
-	report kagg switch >"$tmp/kagg.rep"
-	head -n -1 "$tmp/kagg.rep"
-	k=$(tail -1 "$tmp/kagg.rep")
+	report_to k kagg switch
 	x=$(ratio "$k" "$p")
-	echo "  BPF ns per context switch (all programs): runqlat $p, kagg $k, kagg/runqlat $x (target <= $TARGET)"
+	echo "  BPF ns per context switch (all programs): runqlat $p, kagg $k, kagg/runqlat $x (target <= $PEER_TARGET)"
 	ratios="$ratios $x"
 done
 med=$(echo "$ratios" | median)
-echo "== median kagg/runqlat: $med (target <= $TARGET)"
+echo "== median kagg/runqlat: $med (target <= $PEER_TARGET)"
 exit 0

@@ -7,21 +7,25 @@
 # series per scrape, the daemon's CPU time per scrape and per series (utime +
 # stime from /proc/PID/stat), the median scrape wall time, the daemon's CPU
 # at idle over IDLE seconds (default 5) and under `perf bench sched pipe` (no
-# scrape; the BPF programs' own time is the kernel's, not the daemon's), and the ratio kagg / node-exporter
-# of CPU per series.  kagg serves runqlat, offcpu -P (--max-keys 50) and
-# syscount.  Asserts nothing.
+# scrape; the BPF programs' own time is the kernel's, not the daemon's), the ratio kagg / node-exporter
+# of CPU per series, and the median scrape wall time of each while `perf bench
+# sched messaging` saturates the CPUs (L scrapes each, alternating, default 20):
+# a scrape's latency under load is the CPU the scheduler gives the daemon.
+# kagg serves runqlat, offcpu -P (--max-keys 50) and syscount.  Asserts nothing.
 #
 #   tests/bench/serve.sh [N]        (run by make bench through tests/bench/run.sh)
 set -u
 . "$(dirname "$0")/lib.sh"
 N=${1:-${N:-300}}
 IDLE=${IDLE:-5}
+L=${L:-20}
 NODE=${NODE_EXPORTER:-prometheus-node-exporter}
 bench_require serve curl "$NODE"
 
 tmp=$(mktemp -d)
-kpid= npid=
+kpid= npid= lpid=
 cleanup() {
+	[ -n "$lpid" ] && kill "$lpid" 2>/dev/null && wait "$lpid" 2>/dev/null
 	[ -n "$kpid" ] && kill "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
 	[ -n "$npid" ] && kill "$npid" 2>/dev/null && wait "$npid" 2>/dev/null
 	rm -rf "$tmp"
@@ -83,6 +87,23 @@ done
 ks=$(series "http://127.0.0.1:$kport/metrics"); ns=$(series "http://127.0.0.1:$nport/metrics")
 kw=$(median <"$tmp/kwall"); nw=$(median <"$tmp/nwall")
 
+# Under a saturating load: L scrapes each, alternating, while messaging rounds run.
+klw=- nlw=-
+if command -v "$PERF" >/dev/null && "$PERF" bench sched messaging -l 1 >/dev/null 2>&1; then
+	(while :; do "$PERF" bench sched messaging -g 4 -l 2000 >/dev/null 2>&1; done) &
+	lpid=$!
+	sleep 2
+	for ((i = 0; i < L; i++)); do
+		curl -s -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$kport/metrics" >>"$tmp/klwall"
+		curl -s -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$nport/metrics" >>"$tmp/nlwall"
+	done
+	kids=$(pgrep -P "$lpid")
+	kill "$lpid" $kids 2>/dev/null
+	wait "$lpid" 2>/dev/null
+	lpid=
+	klw=$(median <"$tmp/klwall"); nlw=$(median <"$tmp/nlwall")
+fi
+
 echo "serve: $N scrapes each, alternating, text format; kagg serve (runqlat, offcpu -P, syscount)"
 echo "       against $NODE, both on 127.0.0.1"
 awk -v n="$N" -v hz="$hz" -v idle="$IDLE" -v ks="$ks" -v ns="$ns" -v kc="$kc" -v nc="$nc" \
@@ -94,3 +115,8 @@ awk -v n="$N" -v hz="$hz" -v idle="$IDLE" -v ks="$ks" -v ns="$ns" -v kc="$kc" -v
 	if (ncs > 0 && ns > 0)
 		printf "  kagg / node-exporter, CPU per series: %.2fx\n", (kcs / ks) / (ncs / ns)
 }'
+if [ "$klw" != - ]; then
+	awk -v l="$L" -v k="$klw" -v n="$nlw" 'BEGIN {
+		printf "  under perf bench sched messaging -g 4, %d scrapes each: wall median kagg %.0f ms, node-exporter %.0f ms, ratio %.2fx\n", l, k * 1e3, n * 1e3, (n > 0 ? k / n : 0)
+	}'
+fi

@@ -11,11 +11,9 @@
 #
 # Environment: KAGG, BENCH_ROUNDS (3), BENCH_LOOPS (200000).
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-ROUNDS=${BENCH_ROUNDS:-3}
+. "$(dirname "$0")/lib.sh"
 LOOPS=${BENCH_LOOPS:-200000}
 
-. "$here/lib.sh"
 bench_require "stream bench" perf taskset
 have_runqlat=0; [ -x /usr/sbin/runqlat ] && have_runqlat=1
 have_bpftrace=0; command -v bpftrace >/dev/null && have_bpftrace=1

@@ -19,18 +19,11 @@
 # BENCH_DURATION (safety cap, 30), SYSCOUNT, BPFTOOL, PERF.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-ROUNDS=${BENCH_ROUNDS:-3}
+. "$(dirname "$0")/lib.sh"
 LOOPS=${BENCH_LOOPS:-2000000}
-DUR=${BENCH_DURATION:-30}
-PEER=${SYSCOUNT:-/usr/sbin/syscount}
-TARGET=0.5
 
-. "$here/lib.sh"
-bench_init "syscount bench"
-[ -x "$PEER" ] || die "no libbpf-tools syscount at $PEER (make bench-deps)"
-[ -x "$FLOOR" ] || die "no $FLOOR (make bench builds it)"
-command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"
+bench_init "syscount bench" floor perf
+bench_peer SYSCOUNT /usr/sbin/syscount syscount
 "$PERF" bench syscall basic -l 1000 >/dev/null 2>&1 || die "perf bench syscall not supported by $PERF"
 
 # phase NAME PEER_ARGS KAGG_ARGS KAGG_PROGS FLOOR_KIND FLOOR_PROGS FLOOR_WHAT
@@ -50,13 +43,13 @@ phase() {
 	snapshot "$tmp/after"
 	stop_tools
 	echo "  [$name] libbpf-tools syscount $2:"
-	report peer >"$tmp/peer.rep"; head -n -1 "$tmp/peer.rep"; p=$(tail -1 "$tmp/peer.rep")
+	report_to p peer
 	echo "  [$name] kagg syscount $3:"
-	report kagg >"$tmp/kagg.rep"; head -n -1 "$tmp/kagg.rep"; k=$(tail -1 "$tmp/kagg.rep")
+	report_to k kagg
 	echo "  [$name] floor ($5: $7):"
-	report floor >"$tmp/floor.rep"; head -n -1 "$tmp/floor.rep"; f=$(tail -1 "$tmp/floor.rep")
+	report_to f floor
 	x=$(ratio "$k" "$p") fx=$(ratio "$f" "$p")
-	echo "  [$name] BPF ns per syscall: syscount $p, kagg $k, kagg/syscount $x (target <= $TARGET);" \
+	echo "  [$name] BPF ns per syscall: syscount $p, kagg $k, kagg/syscount $x (target <= $PEER_TARGET);" \
 		"floor $f = $fx x syscount"
 	eval "r_$name=\"\${r_$name:-} $x\""
 	eval "f_$name=\"\${f_$name:-} $fx\""
@@ -69,7 +62,7 @@ for r in $(seq "$ROUNDS"); do
 	phase count "" "" 1 sys_enter 1 "an empty program, the least any tool attached there pays"
 	phase latency "-L" "-L" 2 sys_lat 2 "a clock read into task storage at entry, the difference at exit, no aggregation"
 done
-echo "== median kagg/syscount: count $(echo "$r_count" | median), latency $(echo "$r_latency" | median) (target <= $TARGET)"
+echo "== median kagg/syscount: count $(echo "$r_count" | median), latency $(echo "$r_latency" | median) (target <= $PEER_TARGET)"
 echo "== median floor/syscount: count $(echo "$f_count" | median) (empty program)," \
 	"latency $(echo "$f_latency" | median) (clock + task storage, no aggregation)"
 exit 0

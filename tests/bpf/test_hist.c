@@ -245,18 +245,14 @@ static void test_signed_negative_values(void **state)
 	KAGG_OPTS(kagg_hist_opts, ln, .event = "syscalls:sys_exit_openat", .field = "ret",
 		  .lin_min = -4, .lin_step = 1);
 	struct kagg_snapshot *snap;
-	const struct kagg_meta *m;
 	const struct kagg_hist *h;
-	uint64_t negative = ~0ULL, above = ~0ULL, fds = 0;
+	uint64_t negative, above, fds = 0;
 	size_t i;
 
 	TU_SKIP_UNLESS_ROOT();
 	snap = run_child(&lg, opener);
-	m = kagg_snapshot__meta(snap);
 	h = kagg_snapshot__hist(snap, 0);
-	for (i = 0; i < m->nr_drops; i++)
-		if (!strcmp(m->drops[i]->cause, "negative"))
-			negative = m->drops[i]->count;
+	negative = tu_drop_count(snap, "negative");
 	printf("  log2: %llu recorded, negative %llu\n", (unsigned long long)h->total,
 	       (unsigned long long)negative);
 	assert_int_equal(negative, 9);
@@ -264,11 +260,8 @@ static void test_signed_negative_values(void **state)
 	kagg_snapshot__free(snap);
 
 	snap = run_child(&ln, opener);
-	m = kagg_snapshot__meta(snap);
 	h = kagg_snapshot__hist(snap, 0);
-	for (i = 0; i < m->nr_drops; i++)
-		if (!strcmp(m->drops[i]->cause, "above_range"))
-			above = m->drops[i]->count;
+	above = tu_drop_count(snap, "above_range");
 	for (i = 7; i < 64; i++) /* [3, ...]: the fds */
 		fds += h->slots[i];
 	printf("  linear from -4: [-2] %llu, fds %llu, above %llu\n",
@@ -331,10 +324,8 @@ static void test_cli_json_and_clean_exit(void **state)
 	tu_census_take(&before, "hist_", "hist_");
 	rc = tu_run_kagg(json, &out, &err, 0, 0);
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(out, "\"field\": \"prev_prio\""));
-	assert_non_null(strstr(out, "\"scale\": \"linear\""));
-	assert_non_null(strstr(out, "{\"low\":100,\"high\":100,\"count\":"));
-	assert_non_null(strstr(out, "\"attach\": \"tracepoint\""));
+	TU_ASSERT_HAS(out, "\"field\": \"prev_prio\"", "\"scale\": \"linear\"",
+		      "{\"low\":100,\"high\":100,\"count\":", "\"attach\": \"tracepoint\"");
 	free(out);
 	free(err);
 	for (i = 0; i < 2; i++) {
@@ -348,17 +339,12 @@ static void test_cli_json_and_clean_exit(void **state)
 	tu_assert_nothing_left(&before, "hist_", "hist_", "json, SIGINT, SIGTERM");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_log2_buckets_of_known_writes),
-		cmocka_unit_test(test_linear_buckets),
-		cmocka_unit_test(test_exp_buckets_of_known_writes),
-		cmocka_unit_test(test_key_per_fd),
-		cmocka_unit_test(test_signed_negative_values),
-		cmocka_unit_test(test_cli_errors),
-		cmocka_unit_test(test_cli_json_and_clean_exit),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	cmocka_unit_test(test_log2_buckets_of_known_writes),
+	cmocka_unit_test(test_linear_buckets),
+	cmocka_unit_test(test_exp_buckets_of_known_writes),
+	cmocka_unit_test(test_key_per_fd),
+	cmocka_unit_test(test_signed_negative_values),
+	cmocka_unit_test(test_cli_errors),
+	cmocka_unit_test(test_cli_json_and_clean_exit),
+)

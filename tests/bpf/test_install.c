@@ -96,21 +96,22 @@ static bool exists(const char *rel, mode_t type)
 
 static void test_installed_tree(void **state)
 {
+	static const char *const files[] = {
+		"/usr/lib/libkagg.so.0.1.0", "/usr/lib/libkagg.a", "/usr/lib/pkgconfig/kagg.pc",
+		"/usr/include/kagg/kagg.h", "/usr/include/kagg/session.h", "/usr/include/kagg/common.h",
+		"/usr/bin/kagg", "/usr/share/man/man1/kagg.1",
+		"/usr/share/bash-completion/completions/kagg",
+		"/usr/lib/systemd/system/kagg-serve.service",
+	};
+	static const char *const links[] = { "/usr/lib/libkagg.so.0", "/usr/lib/libkagg.so" };
 	char link[256], path[512], *out = NULL;
 	ssize_t n;
+	size_t i;
 
-	assert_true(exists("/usr/lib/libkagg.so.0.1.0", S_IFREG));
-	assert_true(exists("/usr/lib/libkagg.so.0", S_IFLNK));
-	assert_true(exists("/usr/lib/libkagg.so", S_IFLNK));
-	assert_true(exists("/usr/lib/libkagg.a", S_IFREG));
-	assert_true(exists("/usr/lib/pkgconfig/kagg.pc", S_IFREG));
-	assert_true(exists("/usr/include/kagg/kagg.h", S_IFREG));
-	assert_true(exists("/usr/include/kagg/session.h", S_IFREG));
-	assert_true(exists("/usr/include/kagg/common.h", S_IFREG));
-	assert_true(exists("/usr/bin/kagg", S_IFREG));
-	assert_true(exists("/usr/share/man/man1/kagg.1", S_IFREG));
-	assert_true(exists("/usr/share/bash-completion/completions/kagg", S_IFREG));
-	assert_true(exists("/usr/lib/systemd/system/kagg-serve.service", S_IFREG));
+	for (i = 0; i < TU_NR(files); i++)
+		assert_true(exists(files[i], S_IFREG));
+	for (i = 0; i < TU_NR(links); i++)
+		assert_true(exists(links[i], S_IFLNK));
 
 	/* Relative symlinks: dev link -> soname -> real file. */
 	snprintf(path, sizeof(path), "%s/usr/lib/libkagg.so", root);
@@ -146,9 +147,7 @@ static void test_installed_tree(void **state)
 	assert_null(strstr(out, "-lbpf")); /* shared: libbpf is private */
 	free(out);
 	assert_int_equal(sh(&out, PKGENV "pkg-config --static --libs kagg", root, root), 0);
-	assert_non_null(strstr(out, "-lbpf"));
-	assert_non_null(strstr(out, "-lelf"));
-	assert_non_null(strstr(out, "-lz"));
+	TU_ASSERT_HAS(out, "-lbpf", "-lelf", "-lz");
 	free(out);
 }
 
@@ -180,18 +179,28 @@ static void test_examples_build(void **state)
 	build_example("stream_callback");
 }
 
-static void test_offcpu_hist_runs(void **state)
+/* Example name's output when run with arg against the installed library (built if missing). */
+static char *run_example(const char *name, const char *arg)
 {
-	char *out = NULL, *p;
-	int rc, headers = 0;
+	char *out = NULL;
+	int rc;
 
-	TU_SKIP_UNLESS_ROOT();
-	if (sh(NULL, "test -x %s/offcpu_hist", root))
-		build_example("offcpu_hist");
-	rc = sh(&out, "LD_LIBRARY_PATH=%s/usr/lib %s/offcpu_hist 2", root, root);
+	if (sh(NULL, "test -x %s/%s", root, name))
+		build_example(name);
+	rc = sh(&out, "LD_LIBRARY_PATH=%s/usr/lib %s/%s %s", root, root, name, arg);
 	if (rc)
 		printf("%s\n", out);
 	assert_int_equal(rc, 0);
+	return out;
+}
+
+static void test_offcpu_hist_runs(void **state)
+{
+	char *out, *p;
+	int headers = 0;
+
+	TU_SKIP_UNLESS_ROOT();
+	out = run_example("offcpu_hist", "2");
 	/* One snapshot per second: two meta headers, two histograms. */
 	for (p = out; (p = strstr(p, "# kagg offcpu: sched:sched_switch")); p++)
 		headers++;
@@ -205,16 +214,10 @@ static void test_offcpu_hist_runs(void **state)
 static void test_stream_callback_runs(void **state)
 {
 	unsigned long long total = 0, seen = 0, delivered = 0, dropped = ~0ULL;
-	char *out = NULL, *p;
-	int rc;
+	char *out, *p;
 
 	TU_SKIP_UNLESS_ROOT();
-	if (sh(NULL, "test -x %s/stream_callback", root))
-		build_example("stream_callback");
-	rc = sh(&out, "LD_LIBRARY_PATH=%s/usr/lib %s/stream_callback 1", root, root);
-	if (rc)
-		printf("%s\n", out);
-	assert_int_equal(rc, 0);
+	out = run_example("stream_callback", "1");
 	assert_non_null(strstr(out, "CPU        records\n"));
 	p = strstr(out, "callback total ");
 	assert_non_null(p);
@@ -272,10 +275,7 @@ static void test_man_page_renders(void **state)
 	assert_int_equal(sh(&out, "MANWIDTH=80 MANPAGER=cat man -l %s/usr/share/man/man1/kagg.1",
 			    root),
 			 0);
-	assert_non_null(strstr(out, "SYNOPSIS"));
-	assert_non_null(strstr(out, "EXIT STATUS"));
-	assert_non_null(strstr(out, "EXAMPLES"));
-	assert_non_null(strstr(out, "kagg offcpu -d 5"));
+	TU_ASSERT_HAS(out, "SYNOPSIS", "EXIT STATUS", "EXAMPLES", "kagg offcpu -d 5");
 	free(out);
 }
 

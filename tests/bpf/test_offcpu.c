@@ -280,11 +280,7 @@ static void test_pid_filter_excludes_others(void **state)
 	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_PID, .pids = pids, .nr_pids = 1,
 		  .log = quiet_log);
 	s = kagg_offcpu__open(&o);
-	tu_attach(s);
-	tu_go(&a);
-	tu_go(&b);
-	assert_int_equal(tu_wait(&a), 0);
-	assert_int_equal(tu_wait(&b), 0);
+	tu_attach_run_two(s, &a, &b);
 	snap = tu_snapshot(s, 0);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	assert_int_equal(kagg_snapshot__hist(snap, 0)->key.pid, a.pid);
@@ -720,9 +716,7 @@ static void test_cli_json_known_sleeps(void **state)
 	rc = tu_run_kagg_on(argv, &on, &pid, &out, &err);
 	assert_int_equal(rc, 0);
 	assert_non_null(out);
-	assert_non_null(strstr(out, "\"histograms\": ["));
-	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
-	assert_non_null(strstr(out, "\"drops\": {"));
+	TU_ASSERT_HAS(out, "\"histograms\": [", "\"attach\": \"tp_btf\"", "\"drops\": {");
 	{
 		static const char b16[] = "{\"low\":16384,\"high\":32767,\"count\":";
 		static const char b32[] = "{\"low\":32768,\"high\":65535,\"count\":";
@@ -915,31 +909,26 @@ static void test_comm_with_control_bytes_is_escaped(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		TU_TEST_ARG(test_known_sleeps_land_in_bucket_tp_btf, test_known_sleeps_land_in_bucket,
-			    KAGG_ATTACH_TP_BTF),
-		TU_TEST_ARG(test_known_sleeps_land_in_bucket_raw_tp, test_known_sleeps_land_in_bucket,
-			    KAGG_ATTACH_RAW_TP),
-		cmocka_unit_test(test_pid_filter_excludes_others),
-		TU_TEST_ARG(test_interval_snapshots_lose_nothing_percpu_array,
-			    test_interval_snapshots_lose_nothing, KAGG_KEY_NONE),
-		TU_TEST_ARG(test_interval_snapshots_lose_nothing_per_thread,
-			    test_interval_snapshots_lose_nothing, KAGG_KEY_TID),
-		cmocka_unit_test(test_stacks_symbolized),
-		cmocka_unit_test(test_short_lived_cxx_process_tp_btf),
-		cmocka_unit_test(test_short_lived_cxx_process_raw_tp),
-		cmocka_unit_test(test_cli_folded_by_function),
-		cmocka_unit_test(test_cli_json_known_sleeps),
-		cmocka_unit_test(test_exp_buckets_median_of_known_sleeps),
-		cmocka_unit_test(test_both_exact_percentiles_of_known_sleeps),
-		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
-		cmocka_unit_test(test_closed_pipe_one_line_nothing_left),
-		cmocka_unit_test(test_errors_one_line),
-		cmocka_unit_test(test_no_privileges_one_line),
-		cmocka_unit_test(test_comm_with_control_bytes_is_escaped),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	TU_TEST_ARG(test_known_sleeps_land_in_bucket_tp_btf, test_known_sleeps_land_in_bucket,
+		    KAGG_ATTACH_TP_BTF),
+	TU_TEST_ARG(test_known_sleeps_land_in_bucket_raw_tp, test_known_sleeps_land_in_bucket,
+		    KAGG_ATTACH_RAW_TP),
+	cmocka_unit_test(test_pid_filter_excludes_others),
+	TU_TEST_ARG(test_interval_snapshots_lose_nothing_percpu_array,
+		    test_interval_snapshots_lose_nothing, KAGG_KEY_NONE),
+	TU_TEST_ARG(test_interval_snapshots_lose_nothing_per_thread,
+		    test_interval_snapshots_lose_nothing, KAGG_KEY_TID),
+	cmocka_unit_test(test_stacks_symbolized),
+	cmocka_unit_test(test_short_lived_cxx_process_tp_btf),
+	cmocka_unit_test(test_short_lived_cxx_process_raw_tp),
+	cmocka_unit_test(test_cli_folded_by_function),
+	cmocka_unit_test(test_cli_json_known_sleeps),
+	cmocka_unit_test(test_exp_buckets_median_of_known_sleeps),
+	cmocka_unit_test(test_both_exact_percentiles_of_known_sleeps),
+	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+	cmocka_unit_test(test_closed_pipe_one_line_nothing_left),
+	cmocka_unit_test(test_errors_one_line),
+	cmocka_unit_test(test_no_privileges_one_line),
+	cmocka_unit_test(test_comm_with_control_bytes_is_escaped),
+)

@@ -555,20 +555,15 @@ static void test_folded_printer(void **state)
 	kagg_snapshot__free(snap);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_folded_printer),
-		cmocka_unit_test(test_spin_function_owns_samples),
-		cmocka_unit_test(test_pid_filter_excludes_others),
-		cmocka_unit_test(test_short_lived_cxx_process),
-		cmocka_unit_test(test_user_only_and_kernel_only),
-		cmocka_unit_test(test_meta_names_event),
-		cmocka_unit_test(test_detach_stops_sampling),
-		cmocka_unit_test(test_cli_folded_and_json),
-		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
-		cmocka_unit_test(test_errors_one_line),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	cmocka_unit_test(test_folded_printer),
+	cmocka_unit_test(test_spin_function_owns_samples),
+	cmocka_unit_test(test_pid_filter_excludes_others),
+	cmocka_unit_test(test_short_lived_cxx_process),
+	cmocka_unit_test(test_user_only_and_kernel_only),
+	cmocka_unit_test(test_meta_names_event),
+	cmocka_unit_test(test_detach_stops_sampling),
+	cmocka_unit_test(test_cli_folded_and_json),
+	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+	cmocka_unit_test(test_errors_one_line),
+)

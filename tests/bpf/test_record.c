@@ -433,17 +433,12 @@ static void test_report_bad_file(void **state)
 	free(err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_record_then_report_and_trace_cmd),
-		cmocka_unit_test(test_record_wakeups_and_switches),
-		cmocka_unit_test(test_killed_recording_keeps_what_was_recorded),
-		cmocka_unit_test(test_failed_recording_keeps_the_existing_file),
-		cmocka_unit_test(test_special_files_are_streamed_never_removed),
-		cmocka_unit_test(test_record_usage_errors),
-		cmocka_unit_test(test_report_bad_file),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	cmocka_unit_test(test_record_then_report_and_trace_cmd),
+	cmocka_unit_test(test_record_wakeups_and_switches),
+	cmocka_unit_test(test_killed_recording_keeps_what_was_recorded),
+	cmocka_unit_test(test_failed_recording_keeps_the_existing_file),
+	cmocka_unit_test(test_special_files_are_streamed_never_removed),
+	cmocka_unit_test(test_record_usage_errors),
+	cmocka_unit_test(test_report_bad_file),
+)

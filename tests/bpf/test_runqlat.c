@@ -536,8 +536,7 @@ static void land_as_kernel_events(const char *events_dir)
 static void test_stream_records_land_as_kernel_events(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	land_as_kernel_events(NULL);
-	land_as_kernel_events("/nonexistent/kagg-events");
+	tu_each_events_dir(land_as_kernel_events);
 }
 
 /*
@@ -595,10 +594,8 @@ static void test_cli_modes(void **state)
 
 	TU_SKIP_UNLESS_ROOT();
 	assert_int_equal(tu_run_kagg(both, &out, &err, 0, 0), 0);
-	assert_non_null(strstr(out, "\"agg\""));
-	assert_non_null(strstr(out, "\"stream\""));
-	assert_non_null(strstr(out, "\"stream_bpf_ns_per_event\""));
-	assert_non_null(strstr(out, "runqlat_stream_switch_"));
+	TU_ASSERT_HAS(out, "\"agg\"", "\"stream\"", "\"stream_bpf_ns_per_event\"",
+		      "runqlat_stream_switch_");
 	free(out);
 	free(err);
 	assert_int_equal(tu_run_kagg(print, &out, &err, 0, 0), 0);
@@ -867,11 +864,7 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 	KAGG_OPTS(kagg_runqlat_opts, o, .cgroup = dir, .key = KAGG_KEY_TID, .attach = attach,
 		  .mode = mode, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
-	tu_attach(s);
-	tu_go(&in);
-	tu_go(&out);
-	assert_int_equal(tu_wait(&in), 0);
-	assert_int_equal(tu_wait(&out), 0);
+	tu_attach_run_two(s, &in, &out);
 	while (mode != KAGG_MODE_AGG && kagg_session__poll(s, 0) > 0)
 		;
 	snap = tu_snapshot(s, 0);
@@ -930,9 +923,8 @@ static void test_cli_json_per_thread(void **state)
 		printf("  stderr: %s\n", err ? err : "");
 	assert_int_equal(rc, 0);
 	assert_non_null(out);
-	assert_non_null(strstr(out, "\"tool\": \"runqlat\""));
-	assert_non_null(strstr(out, "\"attach\": \"tp_btf\""));
-	assert_non_null(strstr(out, "runqlat_switch_tp_btf"));
+	TU_ASSERT_HAS(out, "\"tool\": \"runqlat\"", "\"attach\": \"tp_btf\"",
+		      "runqlat_switch_tp_btf");
 	snprintf(needle, sizeof(needle), "\"tid\": %d", tid);
 	assert_non_null(strstr(out, needle));
 	/* One histogram: the sleeper's. */
@@ -972,29 +964,24 @@ static void test_errors_one_line(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hog_delays_sleeper_tp_btf),
-		cmocka_unit_test(test_hog_delays_sleeper_raw_tp),
-		cmocka_unit_test(test_hog_delays_sleeper_streamed),
-		cmocka_unit_test(test_both_modes_identical),
-		cmocka_unit_test(test_exp_buckets_count_every_latency),
-		cmocka_unit_test(test_exp_buckets_per_process),
-		cmocka_unit_test(test_stream_drops_counted),
-		cmocka_unit_test(test_stream_records_land_as_kernel_events),
-		cmocka_unit_test(test_stream_land_events_mask),
-		cmocka_unit_test(test_cli_modes),
-		cmocka_unit_test(test_cli_positional_interval_count),
-		cmocka_unit_test(test_cli_quiet),
-		cmocka_unit_test(test_cli_timestamp),
-		cmocka_unit_test(test_cli_ndjson),
-		cmocka_unit_test(test_cli_milliseconds),
-		cmocka_unit_test(test_cgroup_filter),
-		cmocka_unit_test(test_cli_json_per_thread),
-		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
-		cmocka_unit_test(test_errors_one_line),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	cmocka_unit_test(test_hog_delays_sleeper_tp_btf),
+	cmocka_unit_test(test_hog_delays_sleeper_raw_tp),
+	cmocka_unit_test(test_hog_delays_sleeper_streamed),
+	cmocka_unit_test(test_both_modes_identical),
+	cmocka_unit_test(test_exp_buckets_count_every_latency),
+	cmocka_unit_test(test_exp_buckets_per_process),
+	cmocka_unit_test(test_stream_drops_counted),
+	cmocka_unit_test(test_stream_records_land_as_kernel_events),
+	cmocka_unit_test(test_stream_land_events_mask),
+	cmocka_unit_test(test_cli_modes),
+	cmocka_unit_test(test_cli_positional_interval_count),
+	cmocka_unit_test(test_cli_quiet),
+	cmocka_unit_test(test_cli_timestamp),
+	cmocka_unit_test(test_cli_ndjson),
+	cmocka_unit_test(test_cli_milliseconds),
+	cmocka_unit_test(test_cgroup_filter),
+	cmocka_unit_test(test_cli_json_per_thread),
+	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+	cmocka_unit_test(test_errors_one_line),
+)

@@ -428,20 +428,15 @@ static void two_serves(bool native)
 }
 
 /*
- * The classic series: each instance's count above 33.5 ms against its workload, the sum by le
- * across instances, the median in the 50 ms bucket, counters that never reset over 10+ scrapes.
+ * test_prometheus, the classic series: each instance's count above 33.5 ms against its
+ * workload, the sum by le across instances, the median in the 50 ms bucket, counters that
+ * never reset over 10+ scrapes.  test_native: the same with native histograms, which must
+ * agree with the classic series.
  */
-static void test_prometheus(void **state)
+static void test_two_serves(void **state)
 {
 	SKIP_UNLESS_PROMETHEUS();
-	two_serves(false);
-}
-
-/* The same with native histograms, which must agree with the classic series. */
-static void test_native(void **state)
-{
-	SKIP_UNLESS_PROMETHEUS();
-	two_serves(true);
+	two_serves(TU_ARG(state));
 }
 
 /* Bad tool lines fail with the tool's own error, where the line came from, and no port. */
@@ -518,14 +513,9 @@ static void test_clean_exit(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_clean_exit),
-		cmocka_unit_test(test_prometheus),
-		cmocka_unit_test(test_native),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	cmocka_unit_test(test_errors),
+	cmocka_unit_test(test_clean_exit),
+	TU_TEST_ARG(test_prometheus, test_two_serves, false),
+	TU_TEST_ARG(test_native, test_two_serves, true),
+)

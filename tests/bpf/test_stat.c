@@ -317,9 +317,7 @@ static void test_pid_and_cpu_for_duration(void **state)
 		rc = tu_run_kagg(argv, &out, &err, 0, 0);
 	}
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(err, "\"name\": \"cpu-clock\""));
-	assert_non_null(strstr(err, "\"cpu\": 0"));
-	assert_non_null(strstr(err, "\"scale\": \"exact\""));
+	TU_ASSERT_HAS(err, "\"name\": \"cpu-clock\"", "\"cpu\": 0", "\"scale\": \"exact\"");
 	free(out);
 	free(err);
 }
@@ -337,13 +335,15 @@ static double now_s(void)
  * kagg ends at once (not after 30 s), reports what was counted with the
  * command's status (killed by the signal), and dies of the same signal.
  */
-static void stop_signal_forwarded(int sig)
+static void test_signal_reaches_the_command(void **state)
 {
+	int sig = TU_ARG(state);
 	char *argv[] = { "stat", "-e", "task-clock,context-switches", "--", "sleep", "30", NULL };
 	char *out = NULL, *err = NULL, want[32];
 	double t0 = now_s(), took;
 	int rc;
 
+	TU_SKIP_UNLESS_ROOT();
 	rc = tu_run_kagg(argv, &out, &err, sig, 300);
 	took = now_s() - t0;
 	printf("  %s after 0.3 s: exit %d in %.2f s\n%s", strsignal(sig), rc, took, err);
@@ -355,18 +355,6 @@ static void stop_signal_forwarded(int sig)
 	assert_non_null(strstr(err, want));
 	free(out);
 	free(err);
-}
-
-static void test_sigterm_reaches_the_command(void **state)
-{
-	TU_SKIP_UNLESS_ROOT();
-	stop_signal_forwarded(SIGTERM);
-}
-
-static void test_sigint_reaches_the_command(void **state)
-{
-	TU_SKIP_UNLESS_ROOT();
-	stop_signal_forwarded(SIGINT);
 }
 
 /*
@@ -479,8 +467,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_tracepoint_counts_syscalls),
 		cmocka_unit_test(test_pid_and_cpu_for_duration),
 		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_sigterm_reaches_the_command),
-		cmocka_unit_test(test_sigint_reaches_the_command),
+		TU_TEST_ARG(test_sigterm_reaches_the_command, test_signal_reaches_the_command,
+			    SIGTERM),
+		TU_TEST_ARG(test_sigint_reaches_the_command, test_signal_reaches_the_command,
+			    SIGINT),
 		cmocka_unit_test(test_second_signal_kills_the_command),
 		cmocka_unit_test(test_command_keeps_signal_dispositions),
 	};

@@ -276,24 +276,17 @@ static void test_cli_print_trace_lines(void **state)
 		printf("  stderr: %s\n", err);
 	assert_int_equal(rc, 0);
 	snprintf(needle, sizeof(needle), "prev_pid=%d", pid);
-	assert_non_null(strstr(out, "sched_switch: prev_comm="));
-	assert_non_null(strstr(out, needle));
-	assert_non_null(strstr(out, "# stream (mode stream)"));
+	TU_ASSERT_HAS(out, "sched_switch: prev_comm=", needle, "# stream (mode stream)");
 	free(out);
 	free(err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		TU_TEST_ARG(test_both_modes_identical_system_hist, test_both_modes_identical,
-			    KAGG_KEY_NONE),
-		TU_TEST_ARG(test_both_modes_identical_per_thread, test_both_modes_identical,
-			    KAGG_KEY_TID),
-		cmocka_unit_test(test_stalled_consumer_drops_are_counted_and_never_block),
-		cmocka_unit_test(test_records_land_in_reference_buffer),
-		cmocka_unit_test(test_cli_print_trace_lines),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	TU_TEST_ARG(test_both_modes_identical_system_hist, test_both_modes_identical,
+		    KAGG_KEY_NONE),
+	TU_TEST_ARG(test_both_modes_identical_per_thread, test_both_modes_identical,
+		    KAGG_KEY_TID),
+	cmocka_unit_test(test_stalled_consumer_drops_are_counted_and_never_block),
+	cmocka_unit_test(test_records_land_in_reference_buffer),
+	cmocka_unit_test(test_cli_print_trace_lines),
+)

@@ -603,8 +603,7 @@ static void land_as_kernel_events(const char *events_dir)
 static void test_stream_records_land_as_kernel_events(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	land_as_kernel_events(NULL);
-	land_as_kernel_events("/nonexistent/kagg-events");
+	tu_each_events_dir(land_as_kernel_events);
 }
 
 /* ------------------------------------------------------------ CLI */
@@ -682,23 +681,18 @@ static void test_errors_one_line(void **state)
 	tu_expect_errors(errors, TU_NR(errors));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_getppid_counted_exactly),
-		cmocka_unit_test(test_openat_enoent_errors),
-		cmocka_unit_test(test_sleep_latency_bucket),
-		cmocka_unit_test(test_exp_latency_median_of_known_sleeps),
-		cmocka_unit_test(test_exp_cells_cap_counted),
-		cmocka_unit_test(test_names_file),
-		cmocka_unit_test(test_interval_resets_lose_nothing),
-		cmocka_unit_test(test_both_modes_identical),
-		cmocka_unit_test(test_stream_drops_counted),
-		cmocka_unit_test(test_stream_records_land_as_kernel_events),
-		cmocka_unit_test(test_cli_table_and_json),
-		cmocka_unit_test(test_nothing_stays_loaded_after_exit),
-		cmocka_unit_test(test_errors_one_line),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(
+	cmocka_unit_test(test_getppid_counted_exactly),
+	cmocka_unit_test(test_openat_enoent_errors),
+	cmocka_unit_test(test_sleep_latency_bucket),
+	cmocka_unit_test(test_exp_latency_median_of_known_sleeps),
+	cmocka_unit_test(test_exp_cells_cap_counted),
+	cmocka_unit_test(test_names_file),
+	cmocka_unit_test(test_interval_resets_lose_nothing),
+	cmocka_unit_test(test_both_modes_identical),
+	cmocka_unit_test(test_stream_drops_counted),
+	cmocka_unit_test(test_stream_records_land_as_kernel_events),
+	cmocka_unit_test(test_cli_table_and_json),
+	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
+	cmocka_unit_test(test_errors_one_line),
+)

@@ -22,9 +22,6 @@
 
 #define MAX_ARGS 64
 
-extern const struct kagg_cmd __start_kagg_cmds[];
-extern const struct kagg_cmd __stop_kagg_cmds[];
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,20 +39,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static const struct kagg_cmd *find_cmd(const char *name)
-{
-	const struct kagg_cmd *c;
-
-	for (c = __start_kagg_cmds; c < __stop_kagg_cmds; c++)
-		if (!strcmp(c->name, name))
-			return c;
-	return NULL;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char *const reset_argv[] = { "fuzz_cli", NULL };
-	static char prog[64];
 	char *buf, *argv[MAX_ARGS + 1];
 	const struct kagg_cmd *c;
 	int argc = 0, ret;
@@ -73,16 +59,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (argc > 1 && argv[argc - 1] == buf + size)
 		argc--; /* a trailing NUL ends the last argument */
 	argv[argc] = NULL;
-	c = find_cmd(argv[0]);
+	c = cli_find_cmd(argv[0]);
 	if (!c || !strcmp(c->name, "report") ||
 	    (!strcmp(c->name, "rb") && argc > 1 && !strcmp(argv[1], "decode")))
 		goto out;
 	/* glibc's getopt keeps a pointer into the last argv unless optind is 0 */
 	optind = 0;
 	getopt(1, reset_argv, "");
-	snprintf(prog, sizeof(prog), "kagg %s", c->name);
-	cli_prog = prog;
-	ret = c->main(argc, argv);
+	ret = cli_run_cmd(c, argc, argv);
 	if (ret != KAGG_EXIT_OK && ret != KAGG_EXIT_FAIL && ret != KAGG_EXIT_USAGE)
 		abort();
 out:

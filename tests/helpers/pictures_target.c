@@ -67,17 +67,19 @@ static inline __attribute__((always_inline)) void burn(unsigned long rounds)
 		while (cpu_ms() < end);                                        \
 	} while (0)
 
-__attribute__((noinline)) void spin_three(void)
-{
-	SPIN(30);
-	__asm__ volatile("" ::: "memory");
-}
+/*
+ * A function the stacks name: it does what, then a barrier, so its call is a real call and
+ * the call it makes is not a tail call (its frame stays on the stack).
+ */
+#define FRAME(name, what)                                                      \
+	__attribute__((noinline)) void name(void)                              \
+	{                                                                      \
+		what;                                                          \
+		__asm__ volatile("" ::: "memory");                             \
+	}
 
-__attribute__((noinline)) void spin_one(void)
-{
-	SPIN(10);
-	__asm__ volatile("" ::: "memory");
-}
+FRAME(spin_three, SPIN(30))
+FRAME(spin_one, SPIN(10))
 
 static void calibrate(void)
 {
@@ -117,17 +119,8 @@ static inline __attribute__((always_inline)) void nap_ms(unsigned int ms)
 #endif
 }
 
-__attribute__((noinline)) void nap_long(void)
-{
-	nap_ms(30);
-	__asm__ volatile("" ::: "memory");
-}
-
-__attribute__((noinline)) void nap_short(void)
-{
-	nap_ms(10);
-	__asm__ volatile("" ::: "memory");
-}
+FRAME(nap_long, nap_ms(30))
+FRAME(nap_short, nap_ms(10))
 
 int main(int argc, char **argv)
 {

@@ -41,19 +41,27 @@ static __always_inline void ap_ret(enum attach_probe_kind kind, long ret)
 	}
 }
 
-SEC("kprobe/__x64_sys_getpgid")
-int BPF_KPROBE(ap_kprobe)
-{
-	ap_hit(AP_KPROBE);
-	return 0;
-}
+/*
+ * The kprobe and kretprobe programs of one attach path: SEC "kprobe" SEC_SFX, named
+ * ap_kprobe##SFX and ap_kretprobe##SFX, counting as AP_KPROBE##KIND_SFX and
+ * AP_KRETPROBE##KIND_SFX.
+ */
+#define AP_KPROBES(SEC_SFX, SFX, KIND_SFX)                                     \
+	SEC("kprobe" SEC_SFX "/__x64_sys_getpgid")                             \
+	int BPF_KPROBE(ap_kprobe##SFX)                                         \
+	{                                                                      \
+		ap_hit(AP_KPROBE##KIND_SFX);                                   \
+		return 0;                                                      \
+	}                                                                      \
+                                                                               \
+	SEC("kretprobe" SEC_SFX "/__x64_sys_getpgid")                          \
+	int BPF_KRETPROBE(ap_kretprobe##SFX, long ret)                         \
+	{                                                                      \
+		ap_ret(AP_KRETPROBE##KIND_SFX, ret);                           \
+		return 0;                                                      \
+	}
 
-SEC("kretprobe/__x64_sys_getpgid")
-int BPF_KRETPROBE(ap_kretprobe, long ret)
-{
-	ap_ret(AP_KRETPROBE, ret);
-	return 0;
-}
+AP_KPROBES("", , )
 
 SEC("fentry/__x64_sys_getpgid")
 int BPF_PROG(ap_fentry, const struct pt_regs *regs)
@@ -69,19 +77,7 @@ int BPF_PROG(ap_fexit, const struct pt_regs *regs, long ret)
 	return 0;
 }
 
-SEC("kprobe.multi/__x64_sys_getpgid")
-int BPF_KPROBE(ap_kprobe_multi)
-{
-	ap_hit(AP_KPROBE_MULTI);
-	return 0;
-}
-
-SEC("kretprobe.multi/__x64_sys_getpgid")
-int BPF_KRETPROBE(ap_kretprobe_multi, long ret)
-{
-	ap_ret(AP_KRETPROBE_MULTI, ret);
-	return 0;
-}
+AP_KPROBES(".multi", _multi, _MULTI)
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ap_tp_btf, struct pt_regs *regs, long id)

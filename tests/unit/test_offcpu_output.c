@@ -421,7 +421,7 @@ static void test_text_escapes_control_bytes(void **state)
 	snap->nr_stacks = 1;
 	out = print_to_string(snap, KAGG_FORMAT_TEXT, false);
 	printf("%s", out);
-	UU_ASSERT_HAS(out, "filters: comm=\\033]0;x\\007\n",
+	TU_ASSERT_HAS(out, "filters: comm=\\033]0;x\\007\n",
 		      "pid = 42 ev\\033[2Jil\\012\n",
 		      "\n    k\\033sym\n",
 		      "\n    u\\302\\233sym\n",
@@ -473,13 +473,10 @@ static void test_opts_validation(void **state)
 	/* Unknown trailing bytes that are not zero: refused. */
 	big.o.sz = sizeof(big);
 	big.future[3] = 1;
-	errno = 0;
-	assert_null(kagg_offcpu__open(&big.o));
-	assert_int_equal(errno, EINVAL);
+	TU_ASSERT_EINVAL(kagg_offcpu__open(&big.o));
 	/* sz smaller than the size field itself. */
 	big.o.sz = 4;
-	assert_null(kagg_offcpu__open(&big.o));
-	assert_int_equal(errno, EINVAL);
+	TU_ASSERT_EINVAL(kagg_offcpu__open(&big.o));
 	assert_null(kagg_offcpu__open(NULL));
 	/* Bad values. */
 	{

@@ -21,6 +21,7 @@
 #include <kagg/kagg.h>
 #include "snapshot_internal.h"
 #include "stream/stream.h"
+#include "testutil.h"
 #include "unit_util.h"
 
 /* A snapshot of one histogram (log2 unless lin_step), slots as given. */
@@ -237,14 +238,14 @@ static void test_exp_printed(void **state)
 	char *out;
 
 	out = print(snap, KAGG_FORMAT_JSON, NULL, 0);
-	UU_ASSERT_HAS(out, "\"scale\": 3,\n",
+	TU_ASSERT_HAS(out, "\"scale\": 3,\n",
 		      "{\"index\":\"zero\",\"low\":0,\"high\":0,\"count\":1},\n",
 		      "{\"index\":8,\"low\":2,\"high\":2.18102,\"count\":4},\n",
 		      "{\"index\":9,\"low\":2.18102,\"high\":2.37841,\"count\":2}\n");
 	assert_null(strstr(out, "\"index\":7,"));	/* empty buckets between: not listed */
 	free(out);
 	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
-	UU_ASSERT_HAS(out, "0 -> 0          : 1 ",
+	TU_ASSERT_HAS(out, "0 -> 0          : 1 ",
 		      "2 -> 2.18102    : 4 ",
 		      "\nmax   = 2.4 usecs [2.18102, 2.37841]\n");
 	free(out);
@@ -269,7 +270,7 @@ static void test_printed(void **state)
 				    "max   = 2047.0 usecs [1024, 2047]\n"));
 	free(out);
 	out = print(snap, KAGG_FORMAT_JSON, NULL, 0);
-	UU_ASSERT_HAS(out, "\"percentiles\": {\n",
+	TU_ASSERT_HAS(out, "\"percentiles\": {\n",
 		      "\"p50\": {\"value\":1535.500,\"low\":1024,\"high\":2047},\n",
 		      "\"p99.9\": {\"value\":2047.000,\"low\":1024,\"high\":2047},\n",
 		      "\"max\": {\"value\":2047.000,\"low\":1024,\"high\":2047}\n");

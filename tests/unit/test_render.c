@@ -22,6 +22,7 @@
 #include <kagg/kagg.h>
 #include "render/render_internal.h"
 #include "snapshot_internal.h"
+#include "testutil.h"
 #include "unit_util.h"
 
 /* The number after attr (as `width="`) in the frame whose tooltip starts with "name (". */
@@ -115,7 +116,7 @@ static void test_escaping(void **state)
 	assert_int_equal(flame_add(&fl, p, 3, 5), 0);
 	svg = draw(&fl, false);
 	assert_null(strstr(svg, "a<b>"));
-	UU_ASSERT_HAS(svg, "<title>a&lt;b&gt;&amp;&quot;c&#39; (0.005 us, 100.00%)",
+	TU_ASSERT_HAS(svg, "<title>a&lt;b&gt;&amp;&quot;c&#39; (0.005 us, 100.00%)",
 		      "<title>bad??utf8 (",
 		      "<title>caf\xc3\xa9 (");
 	if (xmllint(svg) >= 0)
@@ -162,14 +163,11 @@ static void test_snapshot_order(void **state)
 	snap->meta.filters = "pid=7";
 	assert_int_equal(kagg_flame__write_svg(snap, uu_mem_open(&m), &o), 0);
 	buf = uu_mem_text(&m);
-	UU_ASSERT_HAS(buf, "offcpu: off-CPU flame graph",
-		      "event sched:sched_switch, filters pid=7",
+	TU_ASSERT_HAS(buf, "offcpu: off-CPU flame graph", "event sched:sched_switch, filters pid=7",
 		      "<title>schedule (30.000 ms, 100.00%)");
 	/* Bottom to top: sleeper, main, nanosleep, schedule (y grows downward). */
-	UU_ASSERT_HAS(buf, "data-d=\"1\"><title>sleeper (",
-		      "data-d=\"2\"><title>main (",
-		      "data-d=\"3\"><title>nanosleep (",
-		      "data-d=\"4\"><title>schedule (");
+	TU_ASSERT_HAS(buf, "data-d=\"1\"><title>sleeper (", "data-d=\"2\"><title>main (",
+		      "data-d=\"3\"><title>nanosleep (", "data-d=\"4\"><title>schedule (");
 	free(buf);
 	kagg_snapshot__free(snap);
 }

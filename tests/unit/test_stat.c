@@ -215,10 +215,8 @@ static void test_print_json_cases(void **state)
 {
 	char *out = print_report(&report, KAGG_FORMAT_JSON);
 
-	UU_ASSERT_HAS(out, "\"tool\": \"stat\"",
-		      "\"exit_status\": 0",
-		      "\"estimate\": 600000,\n      \"scale\": \"scaled\"",
-		      "\"multiplexed\": true",
+	TU_ASSERT_HAS(out, "\"tool\": \"stat\"", "\"exit_status\": 0",
+		      "\"estimate\": 600000,\n      \"scale\": \"scaled\"", "\"multiplexed\": true",
 		      "\"time_running_ns\": 0",
 		      "\"estimate\": null,\n      \"scale\": \"undefined\"",
 		      "\"supported\": false,\n      \"error\": \"ENOENT\"");

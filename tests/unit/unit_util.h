@@ -9,7 +9,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 /*
  * main() running the cmocka tests listed, in order, with the group's SETUP
@@ -54,16 +53,5 @@ static inline char *uu_mem_text(struct uu_mem *m)
 	fclose(m->f);
 	return m->buf;
 }
-
-/* Fails, naming the first one missing, unless each string in want[] (NULL-ended) is in text. */
-static inline void uu_assert_has_all(const char *text, const char *const *want)
-{
-	for (; *want; want++)
-		if (!strstr(text, *want))
-			fail_msg("not in the output: \"%s\"", *want);
-}
-
-/* UU_ASSERT_HAS(text, "a", "b"): "a" and "b" are both somewhere in text. */
-#define UU_ASSERT_HAS(text, ...) uu_assert_has_all(text, (const char *const[]){ __VA_ARGS__, NULL })
 
 #endif /* KAGG_UNIT_UTIL_H */
