@@ -15,7 +15,7 @@
 #include <kagg/rb_format.h>
 #include <kagg/ringbuf.h>
 #include "cli.h"
-#include "grow.h"
+#include "array.h"
 
 static void rb_usage(FILE *f)
 {

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * Internal: room for one more element at the end of a growing array, the
- * library's and the kagg binary's one way to do it.  Header-only (static
- * inline), so it is never a symbol of libkagg.
+ * Internal: arrays that grow by one element at a time, and checked access
+ * to an element, the library's and the kagg binary's one way to do each.
+ * Header-only (static inline, macros), so never a symbol of libkagg.
  */
-#ifndef KAGG_GROW_H
-#define KAGG_GROW_H
+#ifndef KAGG_ARRAY_H
+#define KAGG_ARRAY_H
 
 #include <errno.h>
 #include <stddef.h>
@@ -42,4 +42,10 @@ static inline int grow_array(void **arr, size_t *cap, size_t nr, size_t size, si
 		__ga_err;								\
 	})
 
-#endif /* KAGG_GROW_H */
+/*
+ * &o->arr[i] when o is not NULL and i < o->nr, else NULL with errno EINVAL: the body of
+ * an accessor such as kagg_snapshot__hist().
+ */
+#define ARRAY_AT(o, nr, arr, i) ((o) && (i) < (o)->nr ? &(o)->arr[i] : (errno = EINVAL, NULL))
+
+#endif /* KAGG_ARRAY_H */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "array.h"
 #include "stacks.h"
 
 #define STK_NAME_MAX 1100 /* a readable name (up to 1024) and its "+0x..." */

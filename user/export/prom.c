@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include <kagg/prom.h>
-#include "grow.h"
+#include "array.h"
 #include "opts.h"
 #include "snapshot_internal.h"
 #include "prometheus_metrics.pb-c.h"

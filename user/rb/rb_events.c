@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "array.h"
 #include "opts.h"
 #include "rb_events_internal.h"
 #include "rb_internal.h"
@@ -129,11 +129,7 @@ const struct kagg_rb_field *kagg_rb_format__field(const struct kagg_rb_format *f
 
 const struct kagg_rb_field *kagg_rb_format__field_at(const struct kagg_rb_format *fmt, size_t i)
 {
-	if (!fmt || i >= fmt->nr_fields) {
-		errno = EINVAL;
-		return NULL;
-	}
-	return &fmt->fields[i];
+	return ARRAY_AT(fmt, nr_fields, fields, i);
 }
 
 size_t kagg_rb_format__nr_fields(const struct kagg_rb_format *fmt)

@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include <kagg/tracedat.h>
-#include "grow.h"
+#include "array.h"
 #include "opts.h"
 #include "rb_events_internal.h"
 #include "rb_internal.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include <kagg/flame.h>
-#include "grow.h"
+#include "array.h"
 #include "render_internal.h"
 
 #define FL_FRAME_H	16	/* pixels per frame row */

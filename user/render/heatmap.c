@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include <kagg/heatmap.h>
-#include "grow.h"
+#include "array.h"
 #include "render_internal.h"
 
 struct hm_col {

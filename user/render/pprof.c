@@ -14,7 +14,7 @@
 #include <zlib.h>
 
 #include <kagg/pprof.h>
-#include "grow.h"
+#include "array.h"
 #include "profile.pb-c.h"
 #include "render_internal.h"
 #include "syms.h"
