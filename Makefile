@@ -43,6 +43,9 @@ endif
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 TEST_BPF_SRCS	:= $(wildcard tests/progs/*.bpf.c)
 BPF_HDRS	:= $(wildcard bpf/*.h bpf/abi/*.h tests/progs/*.h)
+# The exponential-histogram thresholds, generated (bpf/exp_table.py), included by abi/exp_table.h.
+EXP_TABLE_H	:= $(OUT)/include/exp_table_data.h
+BPF_HDRS	+= $(EXP_TABLE_H)
 SKELS		:= $(patsubst bpf/%.bpf.c,$(OUT)/include/%.skel.h,$(BPF_SRCS))
 TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_SRCS))
 
@@ -234,7 +237,7 @@ DEPS_BPO	:= libbpf-dev bpftool
 DEPS		:= clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libiberty-dev \
 		   libcmocka-dev libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
 		   abigail-tools libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev \
-		   libxml2-utils prometheus golang-go chromium
+		   libxml2-utils prometheus golang-go chromium python3
 BENCH_DEPS	:= libbpf-tools bpftrace lttng-tools liblttng-ust-dev prometheus-node-exporter curl
 BENCH_DEPS_BPO	:= linux-perf
 
@@ -272,7 +275,7 @@ clean:
 
 .PHONY: format
 format:
-	clang-format -i $(BPF_SRCS) $(TEST_BPF_SRCS) $(BPF_HDRS) $(LIB_SRCS) $(LIB_HDRS) \
+	clang-format -i $(BPF_SRCS) $(TEST_BPF_SRCS) $(filter-out $(EXP_TABLE_H),$(BPF_HDRS)) $(LIB_SRCS) $(LIB_HDRS) \
 		$(wildcard tools/*.c tools/*.h tests/*/*.c tests/*.h tests/unit/*.h)
 
 # ---------------------------------------------------------------- ABI
@@ -360,7 +363,11 @@ $(OUT)/examples/%: examples/%.c $(OUT)/lib/libkagg.so $(PUBLIC_HDRS)
 		-L$(OUT)/lib -lkagg -Wl,-rpath,$(abspath $(OUT)/lib)
 
 # ---------------------------------------------------------------- generated
-# bpf/abi/exp_table.h: exact exponential-histogram thresholds (committed).
+# The exact exponential-histogram thresholds that bpf/abi/exp_table.h includes.
 .PHONY: exp-table
-exp-table:
-	$(Q)python3 bpf/exp_table.py bpf/abi/exp_table.h
+exp-table: $(EXP_TABLE_H)
+
+$(EXP_TABLE_H): bpf/exp_table.py
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)python3 bpf/exp_table.py $@

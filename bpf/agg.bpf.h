@@ -84,6 +84,18 @@
 	const volatile struct kagg_exp_params exp_params = {}
 
 /*
+ * Count v in generation g's unkeyed histogram, in a program with KAGG_HIST_MAP and
+ * KAGG_EXP_HIST_MAP: exp_hist with exp buckets, else log2 slot of hist.
+ */
+#define KAGG_HIST_ADD(g, slot, v)                                              \
+	do {                                                                   \
+		if (exp_words)                                                 \
+			kagg_exp_hist_add(&exp_hist, g, v, exp_words, &exp_params); \
+		else                                                           \
+			kagg_hist_add(&hist, g, slot, v);                      \
+	} while (0)
+
+/*
  * Per-key exp histograms (funclat per function, syscount -L per syscall), sparse: a
  * per-CPU hash `exp_cells` of counts keyed by (id, generation << 31 | slot), slot as in
  * exp_hist (0 the zero bucket, k >= 1 kagg_exp_slot() k - 1).  Only the buckets that
@@ -194,6 +206,26 @@ static __always_inline struct kagg_key_hist *kagg_key_hist_get(void *map, struct
 	if (kh)
 		bpf_probe_read_kernel_str(kh->comm, sizeof(kh->comm), comm_src);
 	return kh;
+}
+
+/*
+ * Task t's value (thread id tid) in the KAGG_START_MAPS store (task storage, tp_btf) or
+ * hash (raw_tp), created from init when create; NULL when missing or not created.
+ */
+static __always_inline void *kagg_start_get(void *store, void *hash, const void *init,
+					    struct task_struct *t, __u32 tid, bool create,
+					    const bool btf)
+{
+	void *s;
+
+	if (btf)
+		return bpf_task_storage_get(store, t, 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	s = bpf_map_lookup_elem(hash, &tid);
+	if (s || !create)
+		return s;
+	bpf_map_update_elem(hash, &tid, init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(hash, &tid);
 }
 
 /* The stack aggregation entry for key, created when missing; NULL when full. */

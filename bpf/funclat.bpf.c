@@ -173,52 +173,27 @@ int BPF_PROG(funclat_fexit)
 	return on_return(0);
 }
 
-SEC("kprobe")
-int BPF_KPROBE(funclat_kprobe)
-{
-	return on_entry(bpf_get_attach_cookie(ctx));
-}
+/*
+ * A probe pair by the function's cookie: the entry program (ENTRY_SEC, ENTRY its
+ * libbpf wrapper) and the return program.
+ */
+#define FUNCLAT_PROBES(ENTRY_SEC, ENTRY, ENTRY_NAME, RET_SEC, RET, RET_NAME)	\
+	SEC(ENTRY_SEC)								\
+	int ENTRY(ENTRY_NAME)							\
+	{									\
+		return on_entry(bpf_get_attach_cookie(ctx));			\
+	}									\
+	SEC(RET_SEC)								\
+	int RET(RET_NAME)							\
+	{									\
+		return on_return(bpf_get_attach_cookie(ctx));			\
+	}
 
-SEC("kretprobe")
-int BPF_KRETPROBE(funclat_kretprobe)
-{
-	return on_return(bpf_get_attach_cookie(ctx));
-}
-
-SEC("kprobe.multi")
-int BPF_KPROBE(funclat_kprobe_multi)
-{
-	return on_entry(bpf_get_attach_cookie(ctx));
-}
-
-SEC("kretprobe.multi")
-int BPF_KRETPROBE(funclat_kretprobe_multi)
-{
-	return on_return(bpf_get_attach_cookie(ctx));
-}
-
-SEC("uprobe")
-int BPF_UPROBE(funclat_uprobe)
-{
-	return on_entry(bpf_get_attach_cookie(ctx));
-}
-
-SEC("uretprobe")
-int BPF_URETPROBE(funclat_uretprobe)
-{
-	return on_return(bpf_get_attach_cookie(ctx));
-}
-
-SEC("uprobe.multi")
-int BPF_UPROBE(funclat_uprobe_multi)
-{
-	return on_entry(bpf_get_attach_cookie(ctx));
-}
-
-SEC("uretprobe.multi")
-int BPF_URETPROBE(funclat_uretprobe_multi)
-{
-	return on_return(bpf_get_attach_cookie(ctx));
-}
+FUNCLAT_PROBES("kprobe", BPF_KPROBE, funclat_kprobe, "kretprobe", BPF_KRETPROBE, funclat_kretprobe)
+FUNCLAT_PROBES("kprobe.multi", BPF_KPROBE, funclat_kprobe_multi,
+	       "kretprobe.multi", BPF_KRETPROBE, funclat_kretprobe_multi)
+FUNCLAT_PROBES("uprobe", BPF_UPROBE, funclat_uprobe, "uretprobe", BPF_URETPROBE, funclat_uretprobe)
+FUNCLAT_PROBES("uprobe.multi", BPF_UPROBE, funclat_uprobe_multi,
+	       "uretprobe.multi", BPF_URETPROBE, funclat_uretprobe_multi)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -66,28 +66,21 @@ static __always_inline bool read_field(void *ctx, __u32 off, __u32 size, bool si
 	return true;
 }
 
+/*
+ * Two's-complement values compare as signed exactly when they compare as
+ * unsigned with their sign bits flipped: one comparison serves both.
+ */
 static __always_inline bool filter_pass(__u64 v)
 {
-	__s64 a = v, b = filter_val;
+	__u64 flip = flt.is_signed ? 1ULL << 63 : 0, a = v ^ flip, b = filter_val ^ flip;
 
-	if (flt.is_signed) {
-		switch (filter_op) {
-		case HIST_OP_EQ: return a == b;
-		case HIST_OP_NE: return a != b;
-		case HIST_OP_LT: return a < b;
-		case HIST_OP_LE: return a <= b;
-		case HIST_OP_GT: return a > b;
-		case HIST_OP_GE: return a >= b;
-		}
-		return true;
-	}
 	switch (filter_op) {
-	case HIST_OP_EQ: return v == filter_val;
-	case HIST_OP_NE: return v != filter_val;
-	case HIST_OP_LT: return v < filter_val;
-	case HIST_OP_LE: return v <= filter_val;
-	case HIST_OP_GT: return v > filter_val;
-	case HIST_OP_GE: return v >= filter_val;
+	case HIST_OP_EQ: return a == b;
+	case HIST_OP_NE: return a != b;
+	case HIST_OP_LT: return a < b;
+	case HIST_OP_LE: return a <= b;
+	case HIST_OP_GT: return a > b;
+	case HIST_OP_GE: return a >= b;
 	}
 	return true;
 }
@@ -157,10 +150,7 @@ int hist_tp(void *ctx)
 	}
 	g = kagg_gen();
 	if (key_kind == HIST_KEY_NONE) {
-		if (exp_words)
-			kagg_exp_hist_add(&exp_hist, g, v, exp_words, &exp_params);
-		else
-			kagg_hist_add(&hist, g, slot, v);
+		KAGG_HIST_ADD(g, slot, v);
 		c->cnt[HIST_CNT_RECORDED]++;
 		return 0;
 	}

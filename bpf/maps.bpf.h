@@ -10,10 +10,12 @@
 #define KAGG_MAPS_BPF_H
 
 /* A map of TYPE from KEY to VALUE, N entries (an array) or N at most (a hash). */
-#define KAGG_MAP(NAME, TYPE, N, KEY, VALUE)                                    \
+#define KAGG_MAP(NAME, TYPE, N, KEY, VALUE) KAGG_MAP_FLAGS(NAME, TYPE, N, 0, KEY, VALUE)
+#define KAGG_MAP_FLAGS(NAME, TYPE, N, FLAGS, KEY, VALUE)                       \
 	struct {                                                               \
 		__uint(type, TYPE);                                            \
 		__uint(max_entries, N);                                        \
+		__uint(map_flags, FLAGS);                                      \
 		__type(key, KEY);                                              \
 		__type(value, VALUE);                                          \
 	} NAME SEC(".maps")
@@ -38,12 +40,7 @@
 
 /* Task local storage of VALUE (created on first use, freed with the task). */
 #define KAGG_TASK_STORAGE(NAME, VALUE)                                         \
-	struct {                                                               \
-		__uint(type, BPF_MAP_TYPE_TASK_STORAGE);                       \
-		__uint(map_flags, BPF_F_NO_PREALLOC);                          \
-		__type(key, int);                                              \
-		__type(value, VALUE);                                          \
-	} NAME SEC(".maps")
+	KAGG_MAP_FLAGS(NAME, BPF_MAP_TYPE_TASK_STORAGE, 0, BPF_F_NO_PREALLOC, int, VALUE)
 
 /*
  * Where a tool keeps a per-task VALUE between two events: start_store, task

@@ -115,10 +115,7 @@ static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32
 	struct kagg_key_hist *kh;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
-		if (exp_words)
-			kagg_exp_hist_add(&exp_hist, g, delta, exp_words, &exp_params);
-		else
-			kagg_hist_add(&hist, g, slot, delta);
+		KAGG_HIST_ADD(g, slot, delta);
 		return;
 	}
 	if (key_mode == KAGG_BPF_KEY_TID)

@@ -66,16 +66,9 @@ KAGG_EXP_CELLS;	/* -P/-L with exp buckets: counts by tgid or tid, sums in key_hi
 static __always_inline struct start *start_get(struct task_struct *t, __u32 pid, bool create,
 					       const bool btf)
 {
-	struct start init = {}, *s;
+	struct start init = {};
 
-	if (btf)
-		return bpf_task_storage_get(&start_store, t, 0,
-					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	s = bpf_map_lookup_elem(&start_hash, &pid);
-	if (s || !create)
-		return s;
-	bpf_map_update_elem(&start_hash, &pid, &init, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&start_hash, &pid);
+	return kagg_start_get(&start_store, &start_hash, &init, t, pid, create, btf);
 }
 
 static __always_inline bool ids_selected(struct task_struct *t, __u32 pid, const bool btf)
@@ -140,10 +133,7 @@ static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 
 	struct kagg_key_hist *kh;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
-		if (exp_words)
-			kagg_exp_hist_add(&exp_hist, g, delta, exp_words, &exp_params);
-		else
-			kagg_hist_add(&hist, g, slot, delta);
+		KAGG_HIST_ADD(g, slot, delta);
 		c->cnt[RUNQLAT_CNT_SAMPLES]++;
 		return;
 	}
@@ -290,13 +280,10 @@ static __always_inline struct runqlat_rec *rec_begin(__u64 now, __u32 g, __u8 ty
 static __always_inline void on_wakeup_stream(struct task_struct *p, bool new_task, const bool btf)
 {
 	struct runqlat_rec *r;
-	struct counters *c;
-	__u32 zero = 0, g, pid;
+	__u32 g, pid;
 	__u64 now;
 
-	c = bpf_map_lookup_elem(&counters, &zero);
-	if (!c || !kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g,
-				    false))
+	if (!kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g, false))
 		return;
 	r = rec_begin(now, g, new_task ? RUNQLAT_REC_WAKEUP_NEW : RUNQLAT_REC_WAKEUP);
 	if (!r)

@@ -153,16 +153,9 @@ static __always_inline void count_key(struct counters *c, __u64 id, __u64 aux, _
 static __always_inline struct start *start_get(struct task_struct *task, __u32 tid, bool create,
 					       const bool btf)
 {
-	struct start init = {}, *s;
+	struct start init = {};
 
-	if (btf)
-		return bpf_task_storage_get(&start_store, task, 0,
-					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	s = bpf_map_lookup_elem(&start_hash, &tid);
-	if (s || !create)
-		return s;
-	bpf_map_update_elem(&start_hash, &tid, &init, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&start_hash, &tid);
+	return kagg_start_get(&start_store, &start_hash, &init, task, tid, create, btf);
 }
 
 static __always_inline int on_enter(long nr, const bool btf)

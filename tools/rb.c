@@ -15,6 +15,7 @@
 #include <kagg/rb_format.h>
 #include <kagg/ringbuf.h>
 #include "cli.h"
+#include "array.h"
 
 static void rb_usage(FILE *f)
 {
@@ -331,15 +332,8 @@ static void decoded_bad(struct decoded *d, const char *file, const char *what, u
 
 static int decoded_add(struct decoded *d, const struct kagg_rb_event *ev)
 {
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 4096;
-		struct dec_ev *t = realloc(d->all, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		d->all = t;
-		d->cap = cap;
-	}
+	if (GROW_ARRAY(d->all, d->cap, d->n, 4096))
+		return -ENOMEM;
 	d->all[d->n].ev = *ev;
 	d->all[d->n].order = d->n;
 	d->all[d->n].lost = ev->missed;

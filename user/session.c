@@ -756,28 +756,18 @@ double session_sum(const struct kagg_session *s, uint64_t raw)
 	}
 }
 
-int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,
-		      struct kagg_snapshot *snap)
+int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bool slots,
+		      bool reset, struct kagg_hist_val *vals, struct kagg_hist *h)
 {
-	size_t vsz = sizeof(struct kagg_hist_val);
-	struct kagg_hist_val *vals;
-	struct kagg_hist *h;
+	size_t vsz = sizeof(*vals) * s->nr_cpus;
 	uint64_t sum = 0;
 	int err, cpu, i;
 
-	err = snap_alloc_hists(snap, 1, KAGG_SLOTS);
+	err = bpf_map__lookup_elem(map, &key, sizeof(key), vals, vsz, 0);
 	if (err)
 		return err;
-	vals = calloc(s->nr_cpus, vsz);
-	if (!vals)
-		return -ENOMEM;
-	err = bpf_map__lookup_elem(hist, &g, sizeof(g), vals, vsz * s->nr_cpus, 0);
-	if (err)
-		goto out;
-	h = &snap->hists[0];
-	h->unit = s->unit;
 	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-		for (i = 0; i < KAGG_SLOTS; i++) {
+		for (i = 0; slots && i < KAGG_SLOTS; i++) {
 			((uint64_t *)h->slots)[i] += vals[cpu].slots[i];
 			h->total += vals[cpu].slots[i];
 		}
@@ -785,11 +775,26 @@ int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, boo
 	}
 	h->has_sum = true;
 	h->sum = session_sum(s, sum);
-	if (reset) {
-		memset(vals, 0, vsz * s->nr_cpus);
-		err = bpf_map__update_elem(hist, &g, sizeof(g), vals, vsz * s->nr_cpus, BPF_ANY);
-	}
-out:
+	if (!reset)
+		return 0;
+	memset(vals, 0, vsz);
+	return bpf_map__update_elem(map, &key, sizeof(key), vals, vsz, BPF_ANY);
+}
+
+int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,
+		      struct kagg_snapshot *snap)
+{
+	struct kagg_hist_val *vals;
+	int err;
+
+	err = snap_alloc_hists(snap, 1, KAGG_SLOTS);
+	if (err)
+		return err;
+	vals = calloc(s->nr_cpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	snap->hists[0].unit = s->unit;
+	err = session_hist_fold(s, hist, g, true, reset, vals, &snap->hists[0]);
 	free(vals);
 	return err;
 }

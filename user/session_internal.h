@@ -327,6 +327,13 @@ int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, 
 /* A BPF histogram's sum (kagg_hist_val.sum) as kagg_hist.sum shows it. */
 double session_sum(const struct kagg_session *s, uint64_t raw);
 
+/*
+ * Entry key of a per-CPU kagg_hist_val map summed over CPUs into h: its log2 slots
+ * (when slots) and its sum; the entry is cleared when reset.  vals: room for s->nr_cpus.
+ */
+int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bool slots,
+		      bool reset, struct kagg_hist_val *vals, struct kagg_hist *h);
+
 /* Per-CPU array `hist` entry g summed over CPUs into one histogram appended to snap. */
 int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,
 		      struct kagg_snapshot *snap);

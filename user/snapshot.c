@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <kagg/snapshot.h>
+#include "array.h"
 #include "json.h"
 #include "opts.h"
 #include "snapshot_internal.h"
@@ -248,11 +249,7 @@ size_t kagg_snapshot__hist_cnt(const struct kagg_snapshot *snap)
 
 const struct kagg_hist *kagg_snapshot__hist(const struct kagg_snapshot *snap, size_t i)
 {
-	if (!snap || i >= snap->nr_hists) {
-		errno = EINVAL;
-		return NULL;
-	}
-	return &snap->hists[i];
+	return ARRAY_AT(snap, nr_hists, hists, i);
 }
 
 size_t kagg_snapshot__stack_cnt(const struct kagg_snapshot *snap)
@@ -262,11 +259,7 @@ size_t kagg_snapshot__stack_cnt(const struct kagg_snapshot *snap)
 
 const struct kagg_stack *kagg_snapshot__stack(const struct kagg_snapshot *snap, size_t i)
 {
-	if (!snap || i >= snap->nr_stacks) {
-		errno = EINVAL;
-		return NULL;
-	}
-	return &snap->stacks[i];
+	return ARRAY_AT(snap, nr_stacks, stacks, i);
 }
 
 const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot *snap)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "stacks.h"
 
 #define STK_NAME_MAX 1100 /* a readable name (up to 1024) and its "+0x..." */
@@ -193,15 +194,8 @@ int stk_add(struct stk *b, const struct stk_raw *r)
 	struct kagg_stack *st;
 	int err;
 
-	if (b->nr == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-		struct kagg_stack *ns = realloc(b->stacks, cap * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		b->stacks = ns;
-		b->cap = cap;
-	}
+	if (GROW_ARRAY(b->stacks, b->cap, b->nr, 64))
+		return -ENOMEM;
 	st = &b->stacks[b->nr];
 	memset(st, 0, sizeof(*st));
 	st->sz = sizeof(*st);

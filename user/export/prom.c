@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include <kagg/prom.h>
+#include "array.h"
 #include "opts.h"
 #include "snapshot_internal.h"
 #include "prometheus_metrics.pb-c.h"
@@ -588,16 +589,9 @@ static Io__Prometheus__Client__Metric *pb_metric(struct pw *w, const struct lset
 			return NULL;
 		m->label[m->n_label++] = lp;
 	}
-	if (b->fam.n_metric == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 16;
-		Io__Prometheus__Client__Metric **tmp = realloc(b->metrics, cap * sizeof(*tmp));
-
-		if (!tmp) {
-			b->failed = true;
-			return NULL;
-		}
-		b->metrics = tmp;
-		b->cap = cap;
+	if (GROW_ARRAY(b->metrics, b->cap, b->fam.n_metric, 16)) {
+		b->failed = true;
+		return NULL;
 	}
 	b->fam.metric = b->metrics;
 	b->metrics[b->fam.n_metric++] = m;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "opts.h"
 #include "rb_events_internal.h"
 #include "rb_internal.h"
@@ -128,11 +129,7 @@ const struct kagg_rb_field *kagg_rb_format__field(const struct kagg_rb_format *f
 
 const struct kagg_rb_field *kagg_rb_format__field_at(const struct kagg_rb_format *fmt, size_t i)
 {
-	if (!fmt || i >= fmt->nr_fields) {
-		errno = EINVAL;
-		return NULL;
-	}
-	return &fmt->fields[i];
+	return ARRAY_AT(fmt, nr_fields, fields, i);
 }
 
 size_t kagg_rb_format__nr_fields(const struct kagg_rb_format *fmt)
@@ -169,15 +166,8 @@ int rb_events_add(struct kagg_rb_events *evs, struct kagg_rb_format *f)
 {
 	if (kagg_rb_events__find(evs, f->id))
 		return -EEXIST;
-	if (evs->n == evs->cap) {
-		size_t c = evs->cap ? evs->cap * 2 : 16;
-		struct kagg_rb_format **v = realloc(evs->v, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		evs->v = v;
-		evs->cap = c;
-	}
+	if (GROW_ARRAY(evs->v, evs->cap, evs->n, 16))
+		return -ENOMEM;
 	if (u64map_put(&evs->by_id, id_key(f->id), evs->n))
 		return -ENOMEM;
 	evs->v[evs->n++] = f;

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include <kagg/tracedat.h>
+#include "array.h"
 #include "opts.h"
 #include "rb_events_internal.h"
 #include "rb_internal.h"
@@ -94,15 +95,8 @@ static int cl_set(struct td_cmdlines *cl, int pid, const char *comm, size_t len)
 	size_t i = cl_find(cl, pid, &found);
 
 	if (!found) {
-		if (cl->nr == cl->cap) {
-			size_t cap = cl->cap ? cl->cap * 2 : 64;
-			struct td_comm *v = realloc(cl->v, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			cl->v = v;
-			cl->cap = cap;
-		}
+		if (GROW_ARRAY(cl->v, cl->cap, cl->nr, 64))
+			return -ENOMEM;
 		memmove(&cl->v[i + 1], &cl->v[i], (cl->nr - i) * sizeof(*cl->v));
 		cl->nr++;
 		cl->v[i].pid = pid;

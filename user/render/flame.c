@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <kagg/flame.h>
+#include "array.h"
 #include "render_internal.h"
 
 #define FL_FRAME_H	16	/* pixels per frame row */
@@ -110,15 +111,8 @@ void render_meta_line(const struct kagg_meta *m, char *buf, size_t len)
 
 static int node_new(struct flame *fl, const char *name)
 {
-	if (fl->nr == fl->cap) {
-		size_t cap = fl->cap ? fl->cap * 2 : 256;
-		struct flame_node *n = realloc(fl->n, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		fl->n = n;
-		fl->cap = cap;
-	}
+	if (GROW_ARRAY(fl->n, fl->cap, fl->nr, 256))
+		return -ENOMEM;
 	fl->n[fl->nr] = (struct flame_node){ .name = strdup(name) };
 	if (!fl->n[fl->nr].name)
 		return -ENOMEM;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <kagg/heatmap.h>
+#include "array.h"
 #include "render_internal.h"
 
 struct hm_col {
@@ -87,15 +88,8 @@ int kagg_heatmap__add(struct kagg_heatmap *hm, const struct kagg_snapshot *snap)
 		if (h->nr_slots && (err = hm_buckets(hm, h)))
 			return err;
 	}
-	if (hm->nr == hm->cap) {
-		size_t cap = hm->cap ? hm->cap * 2 : 64;
-
-		c = realloc(hm->cols, cap * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		hm->cols = c;
-		hm->cap = cap;
-	}
+	if (GROW_ARRAY(hm->cols, hm->cap, hm->nr, 64))
+		return -ENOMEM;
 	c = &hm->cols[hm->nr];
 	c->slots = calloc(hm->nr_slots ? hm->nr_slots : 1, sizeof(uint64_t));
 	if (!c->slots)

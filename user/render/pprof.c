@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include <kagg/pprof.h>
+#include "array.h"
 #include "profile.pb-c.h"
 #include "render_internal.h"
 #include "syms.h"
@@ -57,15 +58,8 @@ static int64_t str_index(struct strtab *t, const char *s)
 	for (i = render_hash(s) & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1))
 		if (!strcmp(t->strs[t->slots[i] - 1], s))
 			return t->slots[i] - 1;
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		char **p = realloc(t->strs, cap * sizeof(*p));
-
-		if (!p)
-			return -1;
-		t->strs = p;
-		t->cap = cap;
-	}
+	if (GROW_ARRAY(t->strs, t->cap, t->nr, 256))
+		return -1;
 	t->strs[t->nr] = strdup(s);
 	if (!t->strs[t->nr])
 		return -1;

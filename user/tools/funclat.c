@@ -649,7 +649,7 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 	struct funclat *t = s->tool;
 	size_t vsz = sizeof(struct kagg_hist_val), i;
 	struct kagg_hist_val *vals;
-	int err, cpu, k;
+	int err;
 
 	if (t->exp_dense)
 		err = snap_alloc_hists(snap, t->nr_funcs, s->exp_words - 1);
@@ -666,12 +666,7 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 	for (i = 0; i < t->nr_funcs; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 		__u32 idx = g * t->nr_funcs + i;
-		uint64_t sum = 0;
 
-		err = bpf_map__lookup_elem(t->skel->maps.hist, &idx, sizeof(idx), vals,
-					   vsz * s->nr_cpus, 0);
-		if (err)
-			break;
 		h->unit = s->unit;
 		h->key.mode = KAGG_KEY_NONE;
 		h->key.id = i;
@@ -681,22 +676,9 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 			if (err)
 				break;
 		}
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-			for (k = 0; !s->exp_words && k < KAGG_SLOTS; k++) {
-				((uint64_t *)h->slots)[k] += vals[cpu].slots[k];
-				h->total += vals[cpu].slots[k];
-			}
-			sum += vals[cpu].sum;
-		}
-		h->has_sum = true;
-		h->sum = session_sum(s, sum);
-		if (reset) {
-			memset(vals, 0, vsz * s->nr_cpus);
-			err = bpf_map__update_elem(t->skel->maps.hist, &idx, sizeof(idx), vals,
-						   vsz * s->nr_cpus, BPF_ANY);
-			if (err)
-				break;
-		}
+		err = session_hist_fold(s, t->skel->maps.hist, idx, !s->exp_words, reset, vals, h);
+		if (err)
+			break;
 	}
 	free(vals);
 	return err;

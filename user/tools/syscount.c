@@ -349,7 +349,7 @@ static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, _
 	struct syscount *t = s->tool;
 	size_t vsz = sizeof(struct kagg_hist_val), i;
 	struct kagg_hist_val *pc;
-	int err, cpu;
+	int err;
 	__u32 idx;
 
 	err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, 0, snap);
@@ -360,23 +360,10 @@ static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, _
 		return -ENOMEM;
 	for (i = 0; !err && i < snap->nr_hists; i++) {
 		struct kagg_hist *h = &snap->hists[i];
-		uint64_t sum = 0;
 
 		h->key.label = snap_strdup(snap, sc_label(s, h->key.id));
 		idx = g * SC_NR_MAX + (h->key.id & (SC_NR_MAX - 1));
-		err = bpf_map__lookup_elem(t->skel->maps.lat, &idx, sizeof(idx), pc,
-					   vsz * s->nr_cpus, 0);
-		if (err)
-			break;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++)
-			sum += pc[cpu].sum;
-		h->has_sum = true;
-		h->sum = session_sum(s, sum);
-		if (reset) {
-			memset(pc, 0, vsz * s->nr_cpus);
-			err = bpf_map__update_elem(t->skel->maps.lat, &idx, sizeof(idx), pc,
-						   vsz * s->nr_cpus, BPF_ANY);
-		}
+		err = session_hist_fold(s, t->skel->maps.lat, idx, false, reset, pc, h);
 	}
 	free(pc);
 	return err;

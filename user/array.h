@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Internal: arrays that grow by one element at a time, and checked access
+ * to an element, the library's and the kagg binary's one way to do each.
+ * Header-only (static inline, macros), so never a symbol of libkagg.
+ */
+#ifndef KAGG_ARRAY_H
+#define KAGG_ARRAY_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+/*
+ * Make room for element nr of *arr, an array of *cap elements of size bytes:
+ * when it is full, double it (to first elements when it is empty).  0, or
+ * -ENOMEM with *arr and *cap unchanged.
+ */
+static inline int grow_array(void **arr, size_t *cap, size_t nr, size_t size, size_t first)
+{
+	size_t c;
+	void *p;
+
+	if (nr < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : first;
+	p = realloc(*arr, c * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+/* grow_array() for a typed pointer arr with its size_t cap: 0 or -ENOMEM. */
+#define GROW_ARRAY(arr, cap, nr, first)							\
+	({										\
+		void *__ga_p = (arr);							\
+		int __ga_err = grow_array(&__ga_p, &(cap), (nr), sizeof(*(arr)), (first)); \
+											\
+		(arr) = __ga_p;								\
+		__ga_err;								\
+	})
+
+/*
+ * &o->arr[i] when o is not NULL and i < o->nr, else NULL with errno EINVAL: the body of
+ * an accessor such as kagg_snapshot__hist().
+ */
+#define ARRAY_AT(o, nr, arr, i) ((o) && (i) < (o)->nr ? &(o)->arr[i] : (errno = EINVAL, NULL))
+
+#endif /* KAGG_ARRAY_H */
