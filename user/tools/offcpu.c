@@ -159,10 +159,8 @@ static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __
 		return -EINVAL;
 	}
 	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
-	    (o->buckets == KAGG_BUCKETS_EXP && (o->key != KAGG_KEY_NONE ||
-						o->mode != KAGG_MODE_AGG))) {
-		slog(s, KAGG_LOG_WARN, "exp buckets are system-wide (no -P/-L) and in-kernel only "
-				       "(--mode agg) for now");
+	    (o->buckets == KAGG_BUCKETS_EXP && o->key != KAGG_KEY_NONE)) {
+		slog(s, KAGG_LOG_WARN, "exp buckets are system-wide (no -P/-L) for now");
 		return -EINVAL;
 	}
 	if (o->nr_pids > 1024 || o->nr_tids > 1024) {
@@ -268,6 +266,7 @@ static int offcpu_stream_init(struct kagg_session *s, const struct kagg_offcpu_o
 		.max_ns = o->max_ns ? o->max_ns : ~0ULL,
 		.unit_ns = session_unit_ns(s->unit),
 		.unit = s->unit,
+		.exp = s->exp_words ? &t->skel->rodata->exp_params : NULL,
 		.cb = o->on_switch,
 		.cb_ctx = o->on_switch_ctx,
 	};
