@@ -207,6 +207,29 @@ static void test_exp_buckets_of_known_writes(void **state)
 	}
 }
 
+/* The histograms of keys FD_A and FD_B, the only keys of snap. */
+static void fd_hists(const struct kagg_snapshot *snap, const struct kagg_hist **a,
+		     const struct kagg_hist **b)
+{
+	size_t i;
+
+	*a = *b = NULL;
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		printf("  key %s: %llu, sum %.0f\n", h->key.label, (unsigned long long)h->total,
+		       h->sum);
+		if (h->key.id == FD_A)
+			*a = h;
+		else if (h->key.id == FD_B)
+			*b = h;
+		else
+			fail_msg("unexpected key %s", h->key.label);
+	}
+	assert_non_null(*a);
+	assert_non_null(*b);
+}
+
 /*
  * --key fd --buckets exp:3: each descriptor its own exp histogram, the writes in the
  * buckets of their sizes (indexes -1, 53 and 98 as above), the sums exact, nothing dropped.
@@ -218,26 +241,13 @@ static void test_exp_buckets_key_per_fd(void **state)
 	const struct kagg_hist *a = NULL, *b = NULL;
 	struct kagg_snapshot *snap;
 	double low, high;
-	size_t i;
 
 	TU_SKIP_UNLESS_ROOT();
 	snap = run_child(&o, writer);
-	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
-		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
-
-		printf("  key %s: %llu, sum %.0f\n", h->key.label, (unsigned long long)h->total,
-		       h->sum);
-		assert_true(h->has_exp);
-		assert_int_equal(h->exp_scale, 3);
-		if (h->key.id == FD_A)
-			a = h;
-		else if (h->key.id == FD_B)
-			b = h;
-		else
-			fail_msg("unexpected key %s", h->key.label);
-	}
-	assert_non_null(a);
-	assert_non_null(b);
+	fd_hists(snap, &a, &b);
+	assert_true(a->has_exp && b->has_exp);
+	assert_int_equal(a->exp_scale, 3);
+	assert_int_equal(b->exp_scale, 3);
 	assert_string_equal(a->key.label, "40");
 	assert_int_equal(a->total, 13);
 	assert_int_equal(a->slots[exp_slot(a, -1)], 3);
@@ -258,23 +268,10 @@ static void test_key_per_fd(void **state)
 	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count", .key_field = "fd");
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *a = NULL, *b = NULL;
-	size_t i;
 
 	TU_SKIP_UNLESS_ROOT();
 	snap = run_child(&o, writer);
-	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
-		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
-
-		printf("  key %s: %llu\n", h->key.label, (unsigned long long)h->total);
-		if (h->key.id == FD_A)
-			a = h;
-		else if (h->key.id == FD_B)
-			b = h;
-		else
-			fail_msg("unexpected key %s", h->key.label);
-	}
-	assert_non_null(a);
-	assert_non_null(b);
+	fd_hists(snap, &a, &b);
 	assert_string_equal(a->key.label, "40");
 	assert_int_equal(a->total, 13);
 	assert_int_equal(a->slots[0], 3);

@@ -257,6 +257,25 @@ static void test_both_exact_percentiles_of_known_sleeps(void **state)
 	munmap(t, sizeof(*t));
 }
 
+/* offcpu --mode both --buckets exp:3 (key) on the timed sleeper, whose pid goes to *pid. */
+static struct kagg_snapshot *exp_both_sleeps(struct timed_sleeps *t, enum kagg_key_mode key,
+					     int *pid)
+{
+	struct tu_child child = tu_spawn(timed_sleeper, t);
+	int pids[1] = { child.pid };
+	KAGG_OPTS(kagg_offcpu_opts, o, .key = key, .pids = pids, .nr_pids = 1, .states = "S",
+		  .mode = KAGG_MODE_BOTH, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3,
+		  .log = quiet_log);
+	struct kagg_session *s = kagg_offcpu__open(&o);
+	struct kagg_snapshot *snap;
+
+	assert_non_null(s);
+	*pid = child.pid;
+	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
+	kagg_session__destroy(s);
+	return snap;
+}
+
 /*
  * --buckets exp:3 --mode both on 200 sleeps of 3 ms, system-wide (state: KAGG_KEY_NONE) or
  * -P (KAGG_KEY_PID): both paths count the same intervals in the same exp buckets, the -P
@@ -266,36 +285,20 @@ static void test_both_exact_percentiles_of_known_sleeps(void **state)
  */
 static void test_exp_both_known_sleeps(void **state)
 {
-	static const double q[] = { 50, 90, 99, 99.9, 100 };
 	enum kagg_key_mode key = (enum kagg_key_mode)TU_ARG(state);
 	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
 				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	const struct kagg_hist *h, *sh;
 	const struct kagg_snapshot *st;
 	struct kagg_snapshot *snap;
-	struct kagg_session *s;
-	struct tu_child child;
-	double med_us;
-	int pids[1];
-	size_t i;
+	double med_us, low = 0, high = 0, x;
+	int pid;
 
 	TU_SKIP_UNLESS_ROOT();
 	assert_true(t != MAP_FAILED);
-	child = tu_spawn(timed_sleeper, t);
-	pids[0] = child.pid;
-	{
-		KAGG_OPTS(kagg_offcpu_opts, o, .key = key, .pids = pids, .nr_pids = 1,
-			  .states = "S", .mode = KAGG_MODE_BOTH, .buckets = KAGG_BUCKETS_EXP,
-			  .exp_scale = 3, .log = quiet_log);
-
-		s = kagg_offcpu__open(&o);
-	}
-	assert_non_null(s);
-	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
+	snap = exp_both_sleeps(t, key, &pid);
 	st = kagg_snapshot__stream(snap);
-	assert_non_null(st);
-	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
-	assert_int_equal(kagg_snapshot__hist_cnt(st), 1);
+	assert_true(st && kagg_snapshot__hist_cnt(snap) == 1 && kagg_snapshot__hist_cnt(st) == 1);
 	h = kagg_snapshot__hist(snap, 0);
 	sh = kagg_snapshot__hist(st, 0);
 	qsort(t->ns, 200, sizeof(t->ns[0]), cmp_u64);
@@ -304,39 +307,20 @@ static void test_exp_both_known_sleeps(void **state)
 	       key == KAGG_KEY_PID ? "-P" : "system-wide", (unsigned long long)h->total,
 	       (unsigned long long)kagg_snapshot__meta(snap)->drops_total,
 	       (unsigned long long)sh->total, med_us);
-	assert_true(h->has_exp && sh->has_exp);
 	assert_int_equal(h->exp_scale, 3);
-	assert_int_equal(sh->exp_scale, 3);
-	assert_true(h->exp_base_index == sh->exp_base_index);
 	if (key == KAGG_KEY_PID) {
-		assert_int_equal(h->key.pid, child.pid);
-		assert_int_equal(sh->key.pid, child.pid);
+		assert_int_equal(h->key.pid, pid);
+		assert_int_equal(sh->key.pid, pid);
 		assert_int_equal(tu_drop_count(snap, "exp_cells"), 0);
 	}
 	assert_true(h->total >= 190 && h->total <= 200);
 	/* the same switches, the same intervals: the same buckets */
-	assert_int_equal(h->nr_slots, sh->nr_slots);
-	assert_true(h->total == sh->total);
-	for (i = 0; i < h->nr_slots; i++)
-		assert_true(h->slots[i] == sh->slots[i]);
-	assert_int_equal(sh->exact, KAGG_EXACT_KEPT);
-	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
-		double v, low, high, x;
-
-		assert_int_equal(kagg_hist__percentile(h, q[i], &v, &low, &high), 0);
-		assert_int_equal(kagg_hist__exact_percentile(sh, q[i], &x), 0);
-		printf("  p%g: kernel %.1f us (%.1f, %.1f], exact %.3f us\n", q[i], v, low, high,
-		       x);
-		assert_true(x > low * (1 - 1e-12) && x <= high * (1 + 1e-12));
-		if (q[i] != 50)
-			continue;
-		assert_true(high - low <= low * (0.0905077326652577 + 1e-12)); /* 2^(1/8) - 1 */
-		/* as test_exp_buckets_median_of_known_sleeps: between 3 ms and the median */
-		assert_true(low < med_us && high >= 3000 - 50);
-		assert_true(x <= med_us && x >= 3000 - 50);
-	}
+	x = tu_assert_exact_in_exp_buckets(h, sh, &low, &high);
+	assert_true(high - low <= low * (0.0905077326652577 + 1e-12)); /* 2^(1/8) - 1 */
+	/* as test_exp_buckets_median_of_known_sleeps: between 3 ms and the median */
+	assert_true(low < med_us && high >= 3000 - 50);
+	assert_true(x <= med_us && x >= 3000 - 50);
 	kagg_snapshot__free(snap);
-	kagg_session__destroy(s);
 	munmap(t, sizeof(*t));
 }
 
