@@ -516,6 +516,7 @@ static void test_sagg_exp_buckets(void **state)
 {
 	static const uint64_t a[] = { 0, 1500, 2900, 3000001, 3100000, 3100001, 777777777 };
 	static const uint64_t b[] = { 5000, 5001, 1 };
+	static const char comm_a[16] = "a", comm_b[16] = "b"; /* comms are 16 bytes */
 	struct kagg_snapshot *snap = snap_new(), *again = snap_new();
 	struct sagg ag;
 	unsigned int k;
@@ -527,10 +528,10 @@ static void test_sagg_exp_buckets(void **state)
 	sexp_init(&ag.exp, &kagg_exp_table[1][3]); /* unit 1e3 ns, scale 3 */
 	assert_int_equal(ag.exp.nr_slots, KAGG_EXP_SLOTS(3) + 1);
 	for (i = 0; i < sizeof(a) / sizeof(a[0]); i++)
-		sagg_add(&ag, 0, 0, a[i], 7, 7, "a");
+		sagg_add(&ag, 0, 0, a[i], 7, 7, comm_a);
 	for (i = 0; i < sizeof(b) / sizeof(b[0]); i++)
-		sagg_add(&ag, 0, 0, b[i], 9, 9, "b");
-	sagg_add(&ag, 1, 0, 42, 7, 7, "a"); /* the other generation: not read */
+		sagg_add(&ag, 0, 0, b[i], 9, 9, comm_b);
+	sagg_add(&ag, 1, 0, 42, 7, 7, comm_a); /* the other generation: not read */
 	assert_int_equal(sagg_read(&ag, 0, true, snap), 0);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 2);
 	for (i = 0; i < 2; i++) {
