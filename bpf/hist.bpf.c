@@ -37,7 +37,8 @@ __u32 armed = 0;
 KAGG_COUNTERS_MAP(HIST_CNT_MAX);
 KAGG_HIST_MAP;
 KAGG_KEY_HIST_MAP;
-KAGG_EXP_HIST_MAP;	/* --buckets exp:S, not keyed (userspace refuses keys) */
+KAGG_EXP_HIST_MAP;	/* --buckets exp:S, not keyed */
+KAGG_EXP_CELLS;		/* --buckets exp:S with a numeric key: counts by key (32 bits), sums in key_hist */
 
 /* Field f of the record at ctx, widened to 64 bits; false when unreadable. */
 static __always_inline bool read_field(void *ctx, __u32 off, __u32 size, bool sign, __u32 src,
@@ -168,13 +169,25 @@ int hist_tp(void *ctx)
 			c->cnt[HIST_CNT_DROP_READ]++;
 			return 0;
 		}
+		/* the exp cells' id is the key's value: it must fit 32 bits */
+		if (exp_words && (key.is_signed ? (__s64)k.aux != (__s32)k.aux : k.aux >> 32)) {
+			c->cnt[HIST_CNT_DROP_EXP_KEY]++;
+			return 0;
+		}
 		kh = kagg_key_hist_get(&key_hist, &k, str);
 	}
 	if (!kh) {
 		c->cnt[HIST_CNT_DROP_KEYS_FULL]++;
 		return 0;
 	}
-	kagg_key_hist_add(kh, slot, v);
+	if (!exp_words) {
+		kagg_key_hist_add(kh, slot, v);
+	} else if (kagg_exp_cell_add(&exp_cells, g, (__u32)k.aux, v, &exp_params)) {
+		kh->sum += v;
+	} else {
+		c->cnt[HIST_CNT_DROP_EXP_CELLS]++;
+		return 0;
+	}
 	c->cnt[HIST_CNT_RECORDED]++;
 	return 0;
 }

@@ -56,6 +56,7 @@ KAGG_COUNTERS_MAP(OFFCPU_CNT_MAX);
 KAGG_HIST_MAP;
 KAGG_EXP_HIST_MAP;
 KAGG_KEY_HIST_MAP;
+KAGG_EXP_CELLS;	/* -P/-L with exp buckets: counts by tgid or tid, sums in key_hist */
 
 /* Off-CPU time by stack. */
 KAGG_STACK_MAPS;
@@ -125,7 +126,13 @@ static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32
 		c->cnt[OFFCPU_CNT_DROP_KEYS_FULL]++;
 		return;
 	}
-	kagg_key_hist_add(kh, slot, delta);
+	if (!exp_words)
+		kagg_key_hist_add(kh, slot, delta);
+	else if (kagg_exp_cell_add(&exp_cells, g, key_mode == KAGG_BPF_KEY_TID ? pid : tgid,
+				   delta, &exp_params))
+		kh->sum += delta;
+	else
+		c->cnt[OFFCPU_CNT_DROP_EXP_CELLS]++;
 }
 
 static __always_inline void stack_add(struct task_struct *next, __u32 tgid, __u32 pid,

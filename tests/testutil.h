@@ -664,6 +664,42 @@ static inline void tu_assert_hists_equal(const struct kagg_snapshot *a,
 	}
 }
 
+/*
+ * h, an exp histogram of the kernel, and sh, the streamed one of the same values: the same
+ * buckets and counts, the values kept, and each exact percentile (p50 .. max) in the bucket
+ * (low, high] h gives for it.  The p50's bucket into low50, high50; its exact value returned.
+ */
+static inline double tu_assert_exact_in_exp_buckets(const struct kagg_hist *h,
+						    const struct kagg_hist *sh, double *low50,
+						    double *high50)
+{
+	static const double qs[] = { 50, 90, 99, 99.9, 100 };
+	double v, low, high, x, x50 = 0;
+	size_t q;
+	unsigned int k;
+
+	assert_true(h->has_exp && sh->has_exp);
+	assert_int_equal(h->exp_scale, sh->exp_scale);
+	assert_true(h->exp_base_index == sh->exp_base_index);
+	assert_int_equal(h->nr_slots, sh->nr_slots);
+	assert_true(h->total == sh->total);
+	for (k = 0; k < h->nr_slots; k++)
+		assert_true(h->slots[k] == sh->slots[k]);
+	assert_int_equal(sh->exact, KAGG_EXACT_KEPT);
+	for (q = 0; q < sizeof(qs) / sizeof(qs[0]); q++) {
+		assert_int_equal(kagg_hist__percentile(h, qs[q], &v, &low, &high), 0);
+		assert_int_equal(kagg_hist__exact_percentile(sh, qs[q], &x), 0);
+		printf("  p%g: kernel %.1f (%.1f, %.1f], exact %.3f\n", qs[q], v, low, high, x);
+		assert_true(x > low * (1 - 1e-12) && x <= high * (1 + 1e-12));
+		if (qs[q] == 50) {
+			*low50 = low;
+			*high50 = high;
+			x50 = x;
+		}
+	}
+	return x50;
+}
+
 /* ------------------------------------------------------------------ crafted files */
 
 #define TU_PAGE 4096 /* the sub-buffer and trace.dat page size of the crafted files */

@@ -30,7 +30,7 @@ static const char usage_text[] =
 "      --min N            first linear bucket's low bound (default 0)\n"
 "      --step N           linear bucket width (default 1)\n"
 "      --buckets B        log2 (default), exp:S (exponential buckets of scale S,\n"
-"                         0..5: 2^(2^-S) - 1 wide, 9% at S=3; no --key) or\n"
+"                         0..5: 2^(2^-S) - 1 wide, 9% at S=3; numeric --key) or\n"
 "                         linear:MIN:STEP (as --linear --min MIN --step STEP)\n"
 "  -d, --duration SEC     run for SEC seconds, print, exit\n"
 "  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"

@@ -32,7 +32,7 @@ CLI_TASKS_HELP
 "                         (implies --stacks)\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
 "      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
-"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3; system-wide only)\n"
+"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
 "      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
 "                         per event to userspace, aggregated there) or both, side by\n"
 "                         side with each path's events, drops and cost\n"

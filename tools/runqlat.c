@@ -26,7 +26,7 @@ CLI_TASKS_HELP
 "  -m, --milliseconds     as --unit msecs (libbpf-tools' runqlat -m)\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
 "      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
-"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3; --mode agg only)\n"
+"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
 "      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
 "                         per wakeup and switch to userspace, aggregated there) or\n"
 "                         both, side by side with each path's events, drops and cost\n"

@@ -969,7 +969,9 @@ int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 	snap->slots = slots;
 	for (i = 0; i < snap->nr_hists; i++) {
 		struct kagg_hist *h = &snap->hists[i];
-		uint32_t id = (uint32_t)(s->key == KAGG_KEY_TID ? h->key.tid : h->key.pid);
+		/* the cells' id: the thread, the process, or (kagg hist) the key's value */
+		uint32_t id = s->key == KAGG_KEY_TID ? (uint32_t)h->key.tid :
+			      s->key == KAGG_KEY_PID ? (uint32_t)h->key.pid : (uint32_t)h->key.id;
 
 		h->slots = slots + i * nr_slots;
 		h->nr_slots = nr_slots;

@@ -518,8 +518,10 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist *b,
 			       const struct pct_list *pl, FILE *f)
 {
-	uint64_t low, high, va, vb;
+	const struct kagg_hist *h = a ? a : b;
 	int last = a ? hist_last(a) : -1, lb = b ? hist_last(b) : -1, i, w;
+	char low[24], high[24];
+	uint64_t va, vb;
 	double sa, sb;
 
 	if (lb > last)
@@ -528,10 +530,12 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 	fprintf(f, "%*s%-*s : agg        stream     diff\n", w - 5, "", w + 9,
 		kagg_unit__name(a ? a->unit : b->unit));
 	for (i = 0; i <= last; i++) {
-		kagg_log2_bounds(i, &low, &high);
 		va = a && i < (int)a->nr_slots ? a->slots[i] : 0;
 		vb = b && i < (int)b->nr_slots ? b->slots[i] : 0;
-		fprintf(f, "%*" PRIu64 " -> %-*" PRIu64 " : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n",
+		if (hist_is_exp(h) && !va && !vb)
+			continue; /* exp buckets are many and narrow: the non-empty ones */
+		slot_bounds(h, i, low, high, sizeof(low));
+		fprintf(f, "%*s -> %-*s : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n",
 			w, low, w, high, va, vb, (int64_t)(vb - va));
 	}
 	fprintf(f, "%*s%-*s : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n", w - 5, "", w + 9, "total",

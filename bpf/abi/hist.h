@@ -16,6 +16,8 @@ enum hist_counter {
 	HIST_CNT_DROP_KEYS_FULL,/* per-key map full */
 	HIST_CNT_BELOW,		/* linear: value below lin_min (not recorded) */
 	HIST_CNT_ABOVE,		/* linear: value past the last linear bucket (not recorded) */
+	HIST_CNT_DROP_EXP_CELLS,/* --key with exp buckets: value not counted, exp_cells full */
+	HIST_CNT_DROP_EXP_KEY,	/* --key with exp buckets: key wider than 32 bits, not counted */
 	HIST_CNT_MAX,
 };
 

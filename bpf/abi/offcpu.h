@@ -44,6 +44,7 @@ enum offcpu_counter {
 					 * deliver a switch (not a loss of ours) */
 	OFFCPU_CNT_CHAIN,		/* not a counter: next_pid + 1 of this CPU's last
 					 * switch (0: none yet) */
+	OFFCPU_CNT_DROP_EXP_CELLS,	/* -P/-L exp buckets: interval not counted, exp_cells full */
 	OFFCPU_CNT_MAX,
 };
 

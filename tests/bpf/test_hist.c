@@ -207,28 +207,71 @@ static void test_exp_buckets_of_known_writes(void **state)
 	}
 }
 
+/* The histograms of keys FD_A and FD_B, the only keys of snap. */
+static void fd_hists(const struct kagg_snapshot *snap, const struct kagg_hist **a,
+		     const struct kagg_hist **b)
+{
+	size_t i;
+
+	*a = *b = NULL;
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		printf("  key %s: %llu, sum %.0f\n", h->key.label, (unsigned long long)h->total,
+		       h->sum);
+		if (h->key.id == FD_A)
+			*a = h;
+		else if (h->key.id == FD_B)
+			*b = h;
+		else
+			fail_msg("unexpected key %s", h->key.label);
+	}
+	assert_non_null(*a);
+	assert_non_null(*b);
+}
+
+/*
+ * --key fd --buckets exp:3: each descriptor its own exp histogram, the writes in the
+ * buckets of their sizes (indexes -1, 53 and 98 as above), the sums exact, nothing dropped.
+ */
+static void test_exp_buckets_key_per_fd(void **state)
+{
+	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count", .key_field = "fd",
+		  .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3);
+	const struct kagg_hist *a = NULL, *b = NULL;
+	struct kagg_snapshot *snap;
+	double low, high;
+
+	TU_SKIP_UNLESS_ROOT();
+	snap = run_child(&o, writer);
+	fd_hists(snap, &a, &b);
+	assert_true(a->has_exp && b->has_exp);
+	assert_int_equal(a->exp_scale, 3);
+	assert_int_equal(b->exp_scale, 3);
+	assert_string_equal(a->key.label, "40");
+	assert_int_equal(a->total, 13);
+	assert_int_equal(a->slots[exp_slot(a, -1)], 3);
+	assert_int_equal(a->slots[exp_slot(a, 53)], 10);
+	assert_true(a->sum == 3 * 1 + 10 * 100);
+	assert_int_equal(b->total, 7);
+	assert_int_equal(b->slots[exp_slot(b, 98)], 7);
+	assert_true(b->sum == 7 * 5000);
+	kagg_hist__bounds(b, exp_slot(b, 98), &low, &high);
+	assert_true(low < 5000 && 5000 <= high);
+	assert_true(high - low <= low * (0.0905077326652577 + 1e-12));
+	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+	kagg_snapshot__free(snap);
+}
+
 static void test_key_per_fd(void **state)
 {
 	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count", .key_field = "fd");
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *a = NULL, *b = NULL;
-	size_t i;
 
 	TU_SKIP_UNLESS_ROOT();
 	snap = run_child(&o, writer);
-	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
-		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
-
-		printf("  key %s: %llu\n", h->key.label, (unsigned long long)h->total);
-		if (h->key.id == FD_A)
-			a = h;
-		else if (h->key.id == FD_B)
-			b = h;
-		else
-			fail_msg("unexpected key %s", h->key.label);
-	}
-	assert_non_null(a);
-	assert_non_null(b);
+	fd_hists(snap, &a, &b);
 	assert_string_equal(a->key.label, "40");
 	assert_int_equal(a->total, 13);
 	assert_int_equal(a->slots[0], 3);
@@ -296,8 +339,8 @@ static void test_cli_errors(void **state)
 		{ 2, "exp:S", { "hist", "sched:sched_switch", "prev_prio", "--buckets", "exp:6" } },
 		{ 2, "not both", { "hist", "sched:sched_switch", "prev_prio", "--buckets",
 				   "linear:5:1", "--linear" } },
-		{ 2, "no key", { "hist", "sched:sched_switch", "prev_prio", "--buckets", "exp:3",
-				 "--key", "prev_pid", "-d", "1" } },
+		{ 2, "numeric key", { "hist", "sched:sched_switch", "prev_prio", "--buckets",
+				      "exp:3", "--key", "prev_comm", "-d", "1" } },
 	};
 	static const struct tu_error_case negmin[] = {
 		{ 2, "unsigned", { "hist", EVENT, "count", "--linear", "--min", "-10" } },
@@ -344,6 +387,7 @@ TU_MAIN(
 	cmocka_unit_test(test_linear_buckets),
 	cmocka_unit_test(test_exp_buckets_of_known_writes),
 	cmocka_unit_test(test_key_per_fd),
+	cmocka_unit_test(test_exp_buckets_key_per_fd),
 	cmocka_unit_test(test_signed_negative_values),
 	cmocka_unit_test(test_cli_errors),
 	cmocka_unit_test(test_cli_json_and_clean_exit),

@@ -257,6 +257,73 @@ static void test_both_exact_percentiles_of_known_sleeps(void **state)
 	munmap(t, sizeof(*t));
 }
 
+/* offcpu --mode both --buckets exp:3 (key) on the timed sleeper, whose pid goes to *pid. */
+static struct kagg_snapshot *exp_both_sleeps(struct timed_sleeps *t, enum kagg_key_mode key,
+					     int *pid)
+{
+	struct tu_child child = tu_spawn(timed_sleeper, t);
+	int pids[1] = { child.pid };
+	KAGG_OPTS(kagg_offcpu_opts, o, .key = key, .pids = pids, .nr_pids = 1, .states = "S",
+		  .mode = KAGG_MODE_BOTH, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3,
+		  .log = quiet_log);
+	struct kagg_session *s = kagg_offcpu__open(&o);
+	struct kagg_snapshot *snap;
+
+	assert_non_null(s);
+	*pid = child.pid;
+	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
+	kagg_session__destroy(s);
+	return snap;
+}
+
+/*
+ * --buckets exp:3 --mode both on 200 sleeps of 3 ms, system-wide (state: KAGG_KEY_NONE) or
+ * -P (KAGG_KEY_PID): both paths count the same intervals in the same exp buckets, the -P
+ * histogram is the child's own pid's; the p50 bucket holds the child's median sleep and is
+ * no wider than 2^(1/8) - 1 of its low bound; each streamed exact percentile lies in the
+ * bucket (low, high] the kernel histogram gives for it.
+ */
+static void test_exp_both_known_sleeps(void **state)
+{
+	enum kagg_key_mode key = (enum kagg_key_mode)TU_ARG(state);
+	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	const struct kagg_hist *h, *sh;
+	const struct kagg_snapshot *st;
+	struct kagg_snapshot *snap;
+	double med_us, low = 0, high = 0, x;
+	int pid;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_true(t != MAP_FAILED);
+	snap = exp_both_sleeps(t, key, &pid);
+	st = kagg_snapshot__stream(snap);
+	assert_true(st && kagg_snapshot__hist_cnt(snap) == 1 && kagg_snapshot__hist_cnt(st) == 1);
+	h = kagg_snapshot__hist(snap, 0);
+	sh = kagg_snapshot__hist(st, 0);
+	qsort(t->ns, 200, sizeof(t->ns[0]), cmp_u64);
+	med_us = (t->ns[99] + t->ns[100]) / 2e3;
+	printf("  %s: kernel %llu intervals (dropped %llu), stream %llu; measured median %.1f us\n",
+	       key == KAGG_KEY_PID ? "-P" : "system-wide", (unsigned long long)h->total,
+	       (unsigned long long)kagg_snapshot__meta(snap)->drops_total,
+	       (unsigned long long)sh->total, med_us);
+	assert_int_equal(h->exp_scale, 3);
+	if (key == KAGG_KEY_PID) {
+		assert_int_equal(h->key.pid, pid);
+		assert_int_equal(sh->key.pid, pid);
+		assert_int_equal(tu_drop_count(snap, "exp_cells"), 0);
+	}
+	assert_true(h->total >= 190 && h->total <= 200);
+	/* the same switches, the same intervals: the same buckets */
+	x = tu_assert_exact_in_exp_buckets(h, sh, &low, &high);
+	assert_true(high - low <= low * (0.0905077326652577 + 1e-12)); /* 2^(1/8) - 1 */
+	/* as test_exp_buckets_median_of_known_sleeps: between 3 ms and the median */
+	assert_true(low < med_us && high >= 3000 - 50);
+	assert_true(x <= med_us && x >= 3000 - 50);
+	kagg_snapshot__free(snap);
+	munmap(t, sizeof(*t));
+}
+
 /* state: the attach type (TU_TEST_ARG) */
 static void test_known_sleeps_land_in_bucket(void **state)
 {
@@ -926,6 +993,10 @@ TU_MAIN(
 	cmocka_unit_test(test_cli_json_known_sleeps),
 	cmocka_unit_test(test_exp_buckets_median_of_known_sleeps),
 	cmocka_unit_test(test_both_exact_percentiles_of_known_sleeps),
+	TU_TEST_ARG(test_exp_both_known_sleeps_system_wide, test_exp_both_known_sleeps,
+		    KAGG_KEY_NONE),
+	TU_TEST_ARG(test_exp_both_known_sleeps_per_process, test_exp_both_known_sleeps,
+		    KAGG_KEY_PID),
 	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
 	cmocka_unit_test(test_closed_pipe_one_line_nothing_left),
 	cmocka_unit_test(test_errors_one_line),

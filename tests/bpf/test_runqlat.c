@@ -270,7 +270,7 @@ static uint64_t hists_total(const struct kagg_snapshot *snap)
  * three times, and if every one had drops the totals may differ by at most
  * the drops.
  */
-static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool last)
+static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool exp, bool last)
 {
 	int rounds = 4000;
 	struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
@@ -282,8 +282,10 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool last
 	size_t i;
 
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .key = key, .attach = attach,
-		  .overhead = true, .log = quiet_log);
+		  .overhead = true, .buckets = exp ? KAGG_BUCKETS_EXP : KAGG_BUCKETS_LOG2,
+		  .exp_scale = 3, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
+	assert_non_null(s);
 	snap = run_child(s, &child, true);
 	m = kagg_snapshot__meta(snap);
 	st = kagg_snapshot__stream(snap);
@@ -298,6 +300,10 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool last
 	/* about one latency per wakeup of the two bouncing threads */
 	assert_true(hists_total(snap) >= (uint64_t)rounds);
 	assert_int_equal(hists_total(snap), m->events_recorded);
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
+		assert_int_equal(kagg_snapshot__hist(snap, i)->has_exp, exp);
+	for (i = 0; i < kagg_snapshot__hist_cnt(st); i++)
+		assert_int_equal(kagg_snapshot__hist(st, i)->has_exp, exp);
 	/* six programs: three per path, each path's cost measured apart */
 	assert_int_equal(m->nr_progs, 6);
 	assert_true(m->agg_ns_per_event > 0 && m->stream_ns_per_event > 0);
@@ -413,12 +419,12 @@ static void test_exp_buckets_per_process(void **state)
 	}
 }
 
-static void both_identical(enum kagg_attach attach, enum kagg_key_mode key)
+static void both_identical(enum kagg_attach attach, enum kagg_key_mode key, bool exp)
 {
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		if (both_once(attach, key, i == 2))
+		if (both_once(attach, key, exp, i == 2))
 			return;
 		printf("  attempt %d had drops: it proves nothing, again\n", i + 1);
 	}
@@ -427,9 +433,21 @@ static void both_identical(enum kagg_attach attach, enum kagg_key_mode key)
 static void test_both_modes_identical(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	both_identical(KAGG_ATTACH_AUTO, KAGG_KEY_NONE);
-	both_identical(KAGG_ATTACH_AUTO, KAGG_KEY_TID);
-	both_identical(KAGG_ATTACH_RAW_TP, KAGG_KEY_PID);
+	both_identical(KAGG_ATTACH_AUTO, KAGG_KEY_NONE, false);
+	both_identical(KAGG_ATTACH_AUTO, KAGG_KEY_TID, false);
+	both_identical(KAGG_ATTACH_RAW_TP, KAGG_KEY_PID, false);
+}
+
+/*
+ * --buckets exp:3 --mode both, system-wide and -P: the streamed histograms are the
+ * kernel's, exp bucket by exp bucket, and each exact percentile lies in the kernel's
+ * bucket for it (tu_assert_hists_equal, when nothing was lost).
+ */
+static void test_both_modes_identical_exp(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	both_identical(KAGG_ATTACH_AUTO, KAGG_KEY_NONE, true);
+	both_identical(KAGG_ATTACH_AUTO, KAGG_KEY_PID, true);
 }
 
 /*
@@ -969,6 +987,7 @@ TU_MAIN(
 	cmocka_unit_test(test_hog_delays_sleeper_raw_tp),
 	cmocka_unit_test(test_hog_delays_sleeper_streamed),
 	cmocka_unit_test(test_both_modes_identical),
+	cmocka_unit_test(test_both_modes_identical_exp),
 	cmocka_unit_test(test_exp_buckets_count_every_latency),
 	cmocka_unit_test(test_exp_buckets_per_process),
 	cmocka_unit_test(test_stream_drops_counted),

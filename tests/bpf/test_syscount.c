@@ -208,20 +208,35 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The exp:3 session on the timed sleeper: its snapshot; cells caps the cells (0: default). */
-static struct kagg_snapshot *exp_sleeps(struct timed_sleeps *t, unsigned int cells)
+/*
+ * The exp:3 session on the timed sleeper: its snapshot; cells caps the cells (0: default),
+ * mode is the path (--mode).  A streaming session is polled while the child runs: the
+ * stream carries every process's syscalls, which would fill its buffer meanwhile.
+ */
+static struct kagg_snapshot *exp_sleeps(struct timed_sleeps *t, unsigned int cells,
+					enum kagg_mode mode)
 {
 	struct tu_child ch = tu_spawn(timed_sleeper, t);
 	int pids[1] = { ch.pid };
 	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_LATENCY, .pids = pids,
 		  .nr_pids = 1, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3, .exp_cells = cells,
-		  .log = quiet_log);
+		  .stream_mode = mode, .log = quiet_log);
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
+	int st;
 
 	s = kagg_syscount__open(&o);
 	assert_non_null(s);
-	snap = tu_snap_after_child(s, &ch, KAGG_SNAP_RESET);
+	if (mode == KAGG_MODE_AGG) {
+		snap = tu_snap_after_child(s, &ch, KAGG_SNAP_RESET);
+	} else {
+		tu_attach(s);
+		tu_go(&ch);
+		while (waitpid(ch.pid, &st, WNOHANG) != ch.pid)
+			assert_true(kagg_session__poll(s, 20) >= 0);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		snap = tu_snapshot(s, KAGG_SNAP_RESET);
+	}
 	kagg_session__destroy(s);
 	return snap;
 }
@@ -243,7 +258,7 @@ static void test_exp_latency_median_of_known_sleeps(void **state)
 
 	TU_SKIP_UNLESS_ROOT();
 	assert_true(t != MAP_FAILED);
-	snap = exp_sleeps(t, 0);
+	snap = exp_sleeps(t, 0, KAGG_MODE_AGG);
 	h = tu_find_label(snap, "clock_nanosleep");
 	assert_non_null(h);
 	qsort(t->ns, 200, sizeof(t->ns[0]), cmp_u64);
@@ -265,6 +280,41 @@ static void test_exp_latency_median_of_known_sleeps(void **state)
 	assert_true(high - low <= low * (0.0905077326652577 + 1e-12));
 	assert_true(low < med_us && high >= 3000);
 	assert_true(tu_sum_within_buckets(h));
+	kagg_snapshot__free(snap);
+	munmap(t, sizeof(*t));
+}
+
+/*
+ * -L --buckets exp:3 --mode both on the 200 timed sleeps: the streamed clock_nanosleep
+ * histogram is the kernel's, bucket by bucket; each exact percentile lies in the kernel's
+ * bucket (low, high] for it; the p50 bucket is within 2^(1/8) - 1 and the exact median
+ * between 3 ms and the child's own median (which holds the syscall).
+ */
+static void test_exp_latency_both_known_sleeps(void **state)
+{
+	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	const struct kagg_hist *h, *sh;
+	struct kagg_snapshot *snap;
+	double med_us, low = 0, high = 0, x;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_true(t != MAP_FAILED);
+	snap = exp_sleeps(t, 0, KAGG_MODE_BOTH);
+	assert_non_null(kagg_snapshot__stream(snap));
+	h = tu_find_label(snap, "clock_nanosleep");
+	sh = tu_find_label(kagg_snapshot__stream(snap), "clock_nanosleep");
+	assert_true(h && sh);
+	qsort(t->ns, 200, sizeof(t->ns[0]), cmp_u64);
+	med_us = (t->ns[99] + t->ns[100]) / 2e3;
+	printf("  kernel %llu sleeps, stream %llu; measured median %.1f us\n",
+	       (unsigned long long)h->total, (unsigned long long)sh->total, med_us);
+	assert_int_equal(h->exp_scale, 3);
+	assert_int_equal(h->total, 200);
+	assert_int_equal(kagg_snapshot__meta(snap)->stream_dropped, 0);
+	x = tu_assert_exact_in_exp_buckets(h, sh, &low, &high);
+	assert_true(high - low <= low * (0.0905077326652577 + 1e-12));
+	assert_true(x >= 3000 && x <= med_us);
 	kagg_snapshot__free(snap);
 	munmap(t, sizeof(*t));
 }
@@ -686,6 +736,7 @@ TU_MAIN(
 	cmocka_unit_test(test_openat_enoent_errors),
 	cmocka_unit_test(test_sleep_latency_bucket),
 	cmocka_unit_test(test_exp_latency_median_of_known_sleeps),
+	cmocka_unit_test(test_exp_latency_both_known_sleeps),
 	cmocka_unit_test(test_exp_cells_cap_counted),
 	cmocka_unit_test(test_names_file),
 	cmocka_unit_test(test_interval_resets_lose_nothing),

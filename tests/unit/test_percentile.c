@@ -488,6 +488,75 @@ static void test_exact_printed(void **state)
 	kagg_snapshot__free(snap);
 }
 
+/* Of the n values (ns) in v, those bucket k of exp histogram h holds (bounds in usecs). */
+static uint64_t in_bucket(const struct kagg_hist *h, unsigned int k, const uint64_t *v, size_t n)
+{
+	double low, high, us;
+	uint64_t c = 0;
+	size_t i;
+
+	kagg_hist__bounds(h, k, &low, &high);
+	for (i = 0; i < n; i++) {
+		us = (double)v[i] / 1000;
+		c += k ? us > low && us <= high : v[i] == 0;
+	}
+	return c;
+}
+
+/*
+ * The streamed aggregator (sagg) with exp:3 buckets of usecs, per process: each process's
+ * values are in the buckets whose bounds hold them, the sums and values kept; a reset
+ * empties the generation and gives its buckets back.
+ */
+static void test_sagg_exp_buckets(void **state)
+{
+	static const uint64_t a[] = { 0, 1500, 2900, 3000001, 3100000, 3100001, 777777777 };
+	static const uint64_t b[] = { 5000, 5001, 1 };
+	static const char comm_a[16] = "a", comm_b[16] = "b"; /* comms are 16 bytes */
+	struct kagg_snapshot *snap = snap_new(), *again = snap_new();
+	struct sagg ag;
+	unsigned int k;
+	size_t i;
+
+	assert_non_null(snap);
+	assert_non_null(again);
+	assert_int_equal(sagg_init(&ag, KAGG_KEY_PID, KAGG_UNIT_USECS), 0);
+	sexp_init(&ag.exp, &kagg_exp_table[1][3]); /* unit 1e3 ns, scale 3 */
+	assert_int_equal(ag.exp.nr_slots, KAGG_EXP_SLOTS(3) + 1);
+	for (i = 0; i < sizeof(a) / sizeof(a[0]); i++)
+		sagg_add(&ag, 0, 0, a[i], 7, 7, comm_a);
+	for (i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+		sagg_add(&ag, 0, 0, b[i], 9, 9, comm_b);
+	sagg_add(&ag, 1, 0, 42, 7, 7, comm_a); /* the other generation: not read */
+	assert_int_equal(sagg_read(&ag, 0, true, snap), 0);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 2);
+	for (i = 0; i < 2; i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+		const uint64_t *v = h->key.pid == 7 ? a : b;
+		size_t n = h->key.pid == 7 ? sizeof(a) / sizeof(a[0]) : sizeof(b) / sizeof(b[0]);
+		double sum = 0;
+
+		assert_true(h->key.pid == 7 || h->key.pid == 9);
+		assert_true(h->has_exp);
+		assert_int_equal(h->exp_scale, 3);
+		assert_int_equal(h->nr_slots, KAGG_EXP_SLOTS(3) + 1);
+		assert_int_equal(h->total, n);
+		for (k = 0; k < h->nr_slots; k++)
+			if (h->slots[k])
+				assert_int_equal(h->slots[k], in_bucket(h, k, v, n));
+		for (k = 0; k < n; k++)
+			sum += (double)v[k] / 1000;
+		assert_true(fabs(h->sum - sum) < 1e-6);
+		assert_int_equal(h->exact, KAGG_EXACT_KEPT);
+		assert_int_equal(h->nr_values, n);
+	}
+	assert_int_equal(sagg_read(&ag, 0, false, again), 0);
+	assert_int_equal(kagg_snapshot__hist_cnt(again), 0);
+	sagg_fini(&ag);
+	kagg_snapshot__free(snap);
+	kagg_snapshot__free(again);
+}
+
 UU_MAIN(
 	cmocka_unit_test(test_ranks),
 	cmocka_unit_test(test_errors),
@@ -500,5 +569,6 @@ UU_MAIN(
 	cmocka_unit_test(test_exact_none),
 	cmocka_unit_test(test_exact_cap),
 	cmocka_unit_test(test_exact_in_bucket),
-	cmocka_unit_test(test_exact_printed)
+	cmocka_unit_test(test_exact_printed),
+	cmocka_unit_test(test_sagg_exp_buckets)
 )

@@ -16,6 +16,7 @@
 #endif
 #include <linux/types.h>
 #include "bits.bpf.h"
+#include "exp.bpf.h"
 #include "session_internal.h"
 #include "snapshot_internal.h"
 #include "stream.h"
@@ -232,6 +233,40 @@ uint32_t scons_slot(uint64_t ns, uint64_t unit_ns)
 	return kagg_log2_div(ns, unit_ns, 63 - __builtin_clzll(unit_ns));
 }
 
+void sexp_init(struct sexp *x, const volatile struct kagg_exp_params *p)
+{
+	memset(x, 0, sizeof(*x));
+	if (!p)
+		return;
+	memcpy(&x->p, (const void *)p, sizeof(x->p));
+	x->nr_slots = KAGG_EXP_SLOTS(x->p.scale) + 1;
+}
+
+int sexp_add(const struct sexp *x, uint64_t **slots, uint64_t ns)
+{
+	if (!*slots) {
+		*slots = calloc(x->nr_slots, sizeof(**slots));
+		if (!*slots)
+			return -ENOMEM;
+	}
+	/* as kagg_exp_hist_add() and kagg_exp_cell_add() count it */
+	(*slots)[ns ? kagg_exp_slot(ns, &x->p) + 1 : 0]++;
+	return 0;
+}
+
+void sexp_hist(const struct sexp *x, const uint64_t *slots, struct kagg_hist *h)
+{
+	unsigned int k;
+
+	h->has_exp = true;
+	h->exp_scale = (int)x->p.scale;
+	h->exp_base_index = x->p.base_index;
+	for (k = 0; slots && k < x->nr_slots && k < h->nr_slots; k++) {
+		((uint64_t *)h->slots)[k] = slots[k];
+		h->total += slots[k];
+	}
+}
+
 /*
  * Generation g's record counters summed over the CPUs, cleared when reset.
  * A retired generation is written by no program once the snapshot's grace
@@ -378,8 +413,13 @@ static void gen_clear_vals(struct sagg_gen *g)
 	size_t i;
 
 	svals_clear(&g->vals);
-	for (i = 0; i < g->nr_keys; i++)
+	free(g->xslots);
+	g->xslots = NULL;
+	for (i = 0; i < g->nr_keys; i++) {
 		svals_clear(&g->keys[i].vals);
+		free(g->keys[i].xslots);
+		g->keys[i].xslots = NULL;
+	}
 	g->kept = 0;
 }
 
@@ -420,7 +460,10 @@ void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t t
 	struct sagg_key *e;
 
 	if (a->key == KAGG_KEY_NONE) {
-		gen->slots[slot]++;
+		if (!a->exp.nr_slots)
+			gen->slots[slot]++;
+		else if (sexp_add(&a->exp, &gen->xslots, ns))
+			a->oom = -ENOMEM;
 		gen->sum += ns;
 		svals_add(&gen->vals, ns, &gen->kept);
 		return;
@@ -430,7 +473,10 @@ void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t t
 		a->oom = -ENOMEM;
 		return;
 	}
-	e->slots[slot]++;
+	if (!a->exp.nr_slots)
+		e->slots[slot]++;
+	else if (sexp_add(&a->exp, &e->xslots, ns))
+		a->oom = -ENOMEM;
 	e->sum += ns;
 	svals_add(&e->vals, ns, &gen->kept);
 }
@@ -443,12 +489,13 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 
 	if (a->oom)
 		return a->oom;
-	err = snap_alloc_hists(snap, n, KAGG_SLOTS);
+	err = snap_alloc_hists(snap, n, a->exp.nr_slots ? a->exp.nr_slots : KAGG_SLOTS);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 		const uint64_t *src = a->key == KAGG_KEY_NONE ? gen->slots : gen->keys[i].slots;
+		const uint64_t *xsrc = a->key == KAGG_KEY_NONE ? gen->xslots : gen->keys[i].xslots;
 		uint64_t sum = a->key == KAGG_KEY_NONE ? gen->sum : gen->keys[i].sum;
 		struct svals *vals = a->key == KAGG_KEY_NONE ? &gen->vals : &gen->keys[i].vals;
 
@@ -459,10 +506,12 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 			h->key.tid = a->key == KAGG_KEY_TID ? (int)gen->keys[i].pid : 0;
 			memcpy(h->key.comm, gen->keys[i].comm, sizeof(h->key.comm));
 		}
-		for (k = 0; k < KAGG_SLOTS; k++) {
+		for (k = 0; !a->exp.nr_slots && k < KAGG_SLOTS; k++) {
 			((uint64_t *)h->slots)[k] = src[k];
 			h->total += src[k];
 		}
+		if (a->exp.nr_slots)
+			sexp_hist(&a->exp, xsrc, h);
 		h->has_sum = true;
 		h->sum = (double)sum / (double)session_unit_ns(a->unit);
 		err = svals_read(vals, snap, h, session_unit_ns(a->unit));

@@ -20,6 +20,7 @@
 #include <kagg/snapshot.h>
 #include "bpfrb.h"
 #include "abi/common.h"
+#include "abi/exp_table.h"
 #include "u64map.h"
 
 /* The BPF ring buffer's size when the caller leaves it 0: 8 MiB. */
@@ -135,6 +136,25 @@ void scons_land_switch(struct scons *c, const struct scons_switch *sw, uint32_t 
 uint32_t scons_slot(uint64_t ns, uint64_t unit_ns);
 
 /*
+ * Exponential buckets (--buckets exp:S) for the streamed histograms, the BPF
+ * side's own: its exp_params (the program's rodata) and kagg_exp_slot(), so
+ * both paths put every value in the same bucket.  A histogram's counts are
+ * nr_slots words (slot 0 the zero bucket, slot k >= 1 kagg_exp_slot() k - 1),
+ * allocated at its first value.
+ */
+struct sexp {
+	struct kagg_exp_params p;
+	unsigned int nr_slots;		/* 0: log2 buckets */
+};
+
+/* Exp buckets with p's table and scale, or log2 ones (nr_slots 0) when p is NULL. */
+void sexp_init(struct sexp *x, const volatile struct kagg_exp_params *p);
+/* Count ns in *slots (allocated on first use); -ENOMEM when it cannot be. */
+int sexp_add(const struct sexp *x, uint64_t **slots, uint64_t ns);
+/* slots (NULL: none counted) into h, allocated with x->nr_slots slots: counts, total, scale. */
+void sexp_hist(const struct sexp *x, const uint64_t *slots, struct kagg_hist *h);
+
+/*
  * The stream part of snap's meta for the interval whose events have
  * generation g, and its drop; on reset, g is retired: its counters are
  * cleared for its next use, and new baselines taken.
@@ -178,12 +198,14 @@ struct sagg_key {
 	uint64_t slots[KAGG_SLOTS];
 	uint64_t sum;			/* of the values, ns */
 	struct svals vals;
+	uint64_t *xslots;		/* exp buckets (sexp): instead of slots */
 };
 
 struct sagg_gen {
 	uint64_t slots[KAGG_SLOTS];	/* KAGG_KEY_NONE */
 	uint64_t sum;			/* KAGG_KEY_NONE: of the values, ns */
 	struct svals vals;		/* KAGG_KEY_NONE */
+	uint64_t *xslots;		/* KAGG_KEY_NONE, exp buckets (sexp): instead of slots */
 	uint64_t kept;			/* values kept by all its histograms */
 	struct u64map index;		/* (tgid << 32 | pid) -> keys[] index */
 	struct sagg_key *keys;
@@ -194,12 +216,13 @@ struct sagg {
 	enum kagg_key_mode key;
 	enum kagg_unit unit;
 	struct sagg_gen gen[2];
+	struct sexp exp;		/* exp buckets (sexp_init() after sagg_init()), or log2 */
 	int oom;			/* -ENOMEM seen while aggregating */
 };
 
 int sagg_init(struct sagg *a, enum kagg_key_mode key, enum kagg_unit unit);
 void sagg_fini(struct sagg *a);
-/* Count one value of ns nanoseconds, in log2 slot `slot`, in generation g for (tgid, pid, comm). */
+/* Count one value of ns nanoseconds, in log2 slot `slot` (or its exp bucket), in generation g for (tgid, pid, comm). */
 void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t tgid,
 	      uint32_t pid, const char *comm);
 /* Copy generation g's histograms into snap (clearing them when reset). */

@@ -216,7 +216,13 @@ static int hist_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g
 	size_t i;
 	int err;
 
-	if (s->exp_words) {
+	if (s->exp_words && t->key_kind != HIST_KEY_NONE) {
+		err = session_read_key_exp_hists(s, t->skel->maps.key_hist, t->skel->maps.exp_cells,
+						 g, reset, snap);
+		for (i = 0; !err && i < snap->nr_hists; i++)
+			snap->hists[i].key.label = snap_strdup(snap, int_label(s,
+								      snap->hists[i].key.id));
+	} else if (s->exp_words) {
 		err = session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
 		if (!err)
 			snap->hists[0].key.label = snap_strdup(snap, t->event);
@@ -253,6 +259,12 @@ static void hist_meta(struct kagg_session *s, struct kagg_snapshot *snap, const 
 	snap_add_drop(snap, "read", "field could not be read", cnt[HIST_CNT_DROP_READ], true);
 	snap_add_drop(snap, "keys_full", "value not aggregated: per-key map full",
 		      cnt[HIST_CNT_DROP_KEYS_FULL], true);
+	if (s->exp_cells) {
+		snap_add_drop(snap, "exp_cells", "value not counted: exp bucket map full",
+			      cnt[HIST_CNT_DROP_EXP_CELLS], true);
+		snap_add_drop(snap, "exp_key_wide", "value not counted: exp buckets need a key "
+			      "that fits 32 bits", cnt[HIST_CNT_DROP_EXP_KEY], true);
+	}
 	if (t->lin_step) {
 		snap_add_drop(snap, "below_range", "value below the first linear bucket "
 			      "(not recorded)", cnt[HIST_CNT_BELOW], false);
@@ -330,9 +342,14 @@ static int configure(struct kagg_session *s, const struct kagg_hist_opts *o,
 		return -EINVAL;
 	}
 	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
-	    (o->buckets == KAGG_BUCKETS_EXP && (kf || o->lin_step))) {
-		slog(s, KAGG_LOG_WARN, "exp buckets are for one histogram (no key) and not "
-		     "with linear buckets");
+	    (o->buckets == KAGG_BUCKETS_EXP && o->lin_step)) {
+		slog(s, KAGG_LOG_WARN, "exp buckets are not linear buckets");
+		return -EINVAL;
+	}
+	/* the exp cells' id is 32 bits: the key's value itself */
+	if (o->buckets == KAGG_BUCKETS_EXP && kf && !numeric(kf)) {
+		slog(s, KAGG_LOG_WARN, "exp buckets with --key need a numeric key field (%s is "
+		     "a string)", kf->name);
 		return -EINVAL;
 	}
 	snprintf(t->field, sizeof(t->field), "%s", f->name);
@@ -355,9 +372,15 @@ static int configure(struct kagg_session *s, const struct kagg_hist_opts *o,
 	t->lin_step = o->lin_step;
 	if (!kf)
 		bpf_map__set_max_entries(t->skel->maps.key_hist, 1);
-	err = session_buckets_setup(s, o->buckets, o->exp_scale, t->skel->maps.exp_hist,
-				    t->skel->maps.hist, &t->skel->rodata->exp_params,
-				    &t->skel->rodata->exp_words);
+	if (!kf)
+		err = session_buckets_setup(s, o->buckets, o->exp_scale, t->skel->maps.exp_hist,
+					    t->skel->maps.hist, &t->skel->rodata->exp_params,
+					    &t->skel->rodata->exp_words);
+	else
+		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, 0,
+					      t->skel->maps.exp_cells, &t->skel->rodata->exp_params,
+					      &t->skel->rodata->exp_words) ?:
+		      bpf_map__set_max_entries(t->skel->maps.exp_hist, 1);
 	if (err)
 		return err;
 	err = hist_bpf__load(t->skel);

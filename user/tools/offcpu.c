@@ -100,9 +100,15 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	skel->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
 	skel->rodata->unit_ns = session_unit_ns(s->unit);
 	skel->rodata->unit_ns_log2 = session_unit_log2(s->unit);
-	err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
-				    skel->maps.hist, &skel->rodata->exp_params,
-				    &skel->rodata->exp_words);
+	if (s->key == KAGG_KEY_NONE)
+		err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
+					    skel->maps.hist, &skel->rodata->exp_params,
+					    &skel->rodata->exp_words);
+	else
+		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, 0,
+					      skel->maps.exp_cells, &skel->rodata->exp_params,
+					      &skel->rodata->exp_words) ?:
+		      bpf_map__set_max_entries(skel->maps.exp_hist, 1);
 	if (err) {
 		offcpu_bpf__destroy(skel);
 		return err;
@@ -158,11 +164,8 @@ static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __
 				       "two >= 4096; stacks need the kernel path)");
 		return -EINVAL;
 	}
-	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
-	    (o->buckets == KAGG_BUCKETS_EXP && (o->key != KAGG_KEY_NONE ||
-						o->mode != KAGG_MODE_AGG))) {
-		slog(s, KAGG_LOG_WARN, "exp buckets are system-wide (no -P/-L) and in-kernel only "
-				       "(--mode agg) for now");
+	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP) {
+		slog(s, KAGG_LOG_WARN, "invalid offcpu buckets");
 		return -EINVAL;
 	}
 	if (o->nr_pids > 1024 || o->nr_tids > 1024) {
@@ -182,7 +185,10 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 	struct offcpu *t = s->tool;
 	int err;
 
-	if (s->exp_words)
+	if (s->exp_words && s->key != KAGG_KEY_NONE)
+		err = session_read_key_exp_hists(s, t->skel->maps.key_hist, t->skel->maps.exp_cells,
+						 g, reset, snap);
+	else if (s->exp_words)
 		err = session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
 	else if (s->key == KAGG_KEY_NONE)
 		err = session_read_hist(s, t->skel->maps.hist, g, reset, snap);
@@ -227,6 +233,9 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 		      cnt[OFFCPU_CNT_DROP_STORAGE], true);
 	snap_add_drop(snap, "keys_full", "interval not aggregated: per-key map full",
 		      cnt[OFFCPU_CNT_DROP_KEYS_FULL], true);
+	if (s->exp_cells)
+		snap_add_drop(snap, "exp_cells", "interval not counted: exp bucket map full",
+			      cnt[OFFCPU_CNT_DROP_EXP_CELLS], true);
 	snap_add_drop(snap, "switch_in_missed",
 		      "interval lost: a task left the CPU again before its switch-in was seen",
 		      cnt[OFFCPU_CNT_DROP_UNCLOSED], true);
@@ -268,6 +277,7 @@ static int offcpu_stream_init(struct kagg_session *s, const struct kagg_offcpu_o
 		.max_ns = o->max_ns ? o->max_ns : ~0ULL,
 		.unit_ns = session_unit_ns(s->unit),
 		.unit = s->unit,
+		.exp = s->exp_words ? &t->skel->rodata->exp_params : NULL,
 		.cb = o->on_switch,
 		.cb_ctx = o->on_switch_ctx,
 	};

@@ -42,6 +42,7 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
+	sexp_init(&st->agg.exp, cfg->exp);
 	ret = scons_init(&st->core, &cfg->core, err, err_len) ?:
 	      scons_switch_format(&st->core, &st->sw, err, err_len);
 	if (ret)

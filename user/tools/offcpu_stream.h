@@ -23,6 +23,7 @@ struct ostream_cfg {
 	enum kagg_key_mode key;
 	uint64_t min_ns, max_ns, unit_ns;
 	enum kagg_unit unit;
+	const volatile struct kagg_exp_params *exp; /* exp buckets (the program's), NULL: log2 */
 	kagg_switch_fn cb;
 	void *cb_ctx;
 };

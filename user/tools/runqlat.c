@@ -134,10 +134,8 @@ static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s
 		session_log(s, KAGG_LOG_WARN, "at most 1024 pids and 1024 tids can be filtered");
 		return -EINVAL;
 	}
-	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
-	    (o->buckets == KAGG_BUCKETS_EXP && o->mode != KAGG_MODE_AGG)) {
-		session_log(s, KAGG_LOG_WARN, "exp buckets are in-kernel only (--mode agg) for "
-			    "now");
+	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP) {
+		session_log(s, KAGG_LOG_WARN, "invalid runqlat buckets");
 		return -EINVAL;
 	}
 	return 0;
@@ -220,6 +218,7 @@ static int runqlat_stream_init(struct kagg_session *s, const struct kagg_runqlat
 		.key = s->key,
 		.unit = s->unit,
 		.unit_ns = session_unit_ns(s->unit),
+		.exp = s->exp_words ? &t->skel->rodata->exp_params : NULL,
 		.target_cpu = o->filter_cpu ? (int)o->cpu : -1,
 		/* the public bits are 1 << RUNQLAT_REC_* */
 		.land = o->land_events,

@@ -48,6 +48,7 @@ int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
+	sexp_init(&st->agg.exp, cfg->exp);
 	return scons_init(&st->core, &cfg->core, err, err_len) ?:
 	       scons_switch_format(&st->core, &st->sw, err, err_len) ?:
 	       wakeup_fmt(st, "sched_wakeup", &st->wakeup, err, err_len) ?:

@@ -17,6 +17,7 @@ struct rqstream_cfg {
 	enum kagg_key_mode key;
 	enum kagg_unit unit;
 	uint64_t unit_ns;
+	const volatile struct kagg_exp_params *exp; /* exp buckets (the program's), NULL: log2 */
 	int target_cpu;		/* --cpu, or -1 */
 	unsigned int land;	/* 1 << RUNQLAT_REC_*: records to land (0: all) */
 };

@@ -463,7 +463,7 @@ static int sc_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __
 		free(keys);
 		free(vals);
 	} else {
-		err = snap_alloc_hists(snap, n, KAGG_SLOTS);
+		err = snap_alloc_hists(snap, n, t->st.exp.nr_slots ? t->st.exp.nr_slots : KAGG_SLOTS);
 		for (i = 0; !err && i < n; i++) {
 			struct kagg_hist *h = &snap->hists[i];
 
@@ -475,10 +475,12 @@ static int sc_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __
 			h->key.label = snap_strdup(snap, sc_label(s, e[i].aux));
 			if (s->key != KAGG_KEY_NONE)
 				memcpy(h->key.comm, e[i].comm, sizeof(h->key.comm) - 1);
-			for (j = 0; j < KAGG_SLOTS; j++) {
+			for (j = 0; !t->st.exp.nr_slots && j < KAGG_SLOTS; j++) {
 				((uint64_t *)h->slots)[j] = e[i].slots[j];
 				h->total += e[i].slots[j];
 			}
+			if (t->st.exp.nr_slots)
+				sexp_hist(&t->st.exp, e[i].xslots, h);
 			h->has_sum = true;
 			h->sum = session_sum(s, e[i].sum);
 			err = svals_read(&e[i].vals, snap, h, session_unit_ns(s->unit));
@@ -559,10 +561,9 @@ static int sc_validate(const struct kagg_syscount_opts *o, struct kagg_session *
 	}
 	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
 	    (o->buckets == KAGG_BUCKETS_EXP && (o->mode != KAGG_SYSCOUNT_LATENCY ||
-						o->key != KAGG_KEY_NONE ||
-						o->stream_mode != KAGG_MODE_AGG))) {
+						o->key != KAGG_KEY_NONE))) {
 		session_log(s, KAGG_LOG_WARN, "exp buckets are for the latency mode, per syscall "
-			    "(no -P/--per-thread) and in-kernel only (--mode agg) for now");
+			    "(no -P/--per-thread) for now");
 		return -EINVAL;
 	}
 	return 0;
@@ -583,6 +584,7 @@ static int sc_stream_init(struct kagg_session *s, const struct kagg_syscount_opt
 		.mode = o->mode,
 		.key = s->key,
 		.unit_ns = session_unit_ns(s->unit),
+		.exp = s->exp_words ? &t->skel->rodata->exp_params : NULL,
 	};
 	char msg[256] = "";
 

@@ -42,6 +42,7 @@ int scstream_init(struct scstream *st, const struct scstream_cfg *cfg, char *err
 	st->mode = cfg->mode;
 	st->key = cfg->key;
 	st->unit_ns = cfg->unit_ns;
+	sexp_init(&st->exp, cfg->exp);
 	if (u64map_init(&st->start_ts, 4096) || u64map_init(&st->start_nr, 4096) ||
 	    u64map_init(&st->gen[0].index, 512) || u64map_init(&st->gen[1].index, 512)) {
 		snprintf(err, err_len, "out of memory");
@@ -65,8 +66,11 @@ static void gen_clear_vals(struct scs_gen *gen)
 {
 	size_t i;
 
-	for (i = 0; i < gen->n; i++)
+	for (i = 0; i < gen->n; i++) {
 		svals_clear(&gen->e[i].vals);
+		free(gen->e[i].xslots);
+		gen->e[i].xslots = NULL;
+	}
 	gen->kept = 0;
 }
 
@@ -120,7 +124,10 @@ static void add(struct scstream *st, const struct sc_rec *r, uint64_t aux, int s
 	if (slot < 0) {
 		e->count++;
 	} else {
-		e->slots[slot]++;
+		if (!st->exp.nr_slots)
+			e->slots[slot]++;
+		else if (sexp_add(&st->exp, &e->xslots, ns))
+			st->oom = -ENOMEM;
 		svals_add(&e->vals, ns, &st->gen[r->gen & 1].kept);
 	}
 	e->sum += ns;

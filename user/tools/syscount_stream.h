@@ -17,6 +17,7 @@ struct scstream_cfg {
 	int mode;		/* enum sc_mode */
 	enum kagg_key_mode key;
 	uint64_t unit_ns;
+	const volatile struct kagg_exp_params *exp; /* latency: exp buckets (the program's), NULL: log2 */
 };
 
 /* One aggregate: a syscall (errors mode: and errno) for one key. */
@@ -26,6 +27,7 @@ struct scs_entry {
 	char comm[16];
 	uint64_t count;
 	uint64_t slots[KAGG_SLOTS];	/* latency mode */
+	uint64_t *xslots;		/* latency mode, exp buckets (sexp): instead of slots */
 	uint64_t sum;			/* latency mode: of the latencies, ns */
 	struct svals vals;		/* latency mode: the latencies, for exact percentiles */
 };
@@ -46,6 +48,7 @@ struct scstream {
 	int mode;
 	enum kagg_key_mode key;
 	uint64_t unit_ns;
+	struct sexp exp;		/* latency mode: exp buckets, or log2 */
 	struct u64map start_ts, start_nr;	/* latency: tid -> entry time, number */
 	struct scs_gen gen[2];
 	uint64_t recorded;		/* calls aggregated (cumulative) */

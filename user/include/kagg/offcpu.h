@@ -86,7 +86,9 @@ struct kagg_offcpu_opts {
 	const char *events_dir;
 	/*
 	 * Appended after 0.1: KAGG_BUCKETS_EXP buckets the times exponentially, scale
-	 * exp_scale 0..5 (kagg_hist.has_exp); system-wide (KAGG_KEY_NONE), kernel path only.
+	 * exp_scale 0..5 (kagg_hist.has_exp), on both paths; with a key, sparse: at most 16384
+	 * (process or thread, bucket) cells, an interval whose cell cannot be made is dropped,
+	 * counted as "exp_cells".
 	 */
 	enum kagg_buckets buckets;
 	int exp_scale;

@@ -58,7 +58,7 @@ struct kagg_runqlat_opts {
 	/* Which streamed events land in it (KAGG_RUNQLAT_EV_* bits; 0: all three).
 	 * The streamed histograms use every event either way. */
 	unsigned int land_events;
-	/* Appended after 0.1: buckets, as kagg_offcpu_opts has them (agg only). */
+	/* Appended after 0.1: buckets, as kagg_offcpu_opts has them (both paths). */
 	enum kagg_buckets buckets;
 	int exp_scale;
 	/*

@@ -60,7 +60,7 @@ struct kagg_syscount_opts {
 	const char *events_dir;
 	/*
 	 * Appended after 0.1: latency mode, KAGG_BUCKETS_EXP buckets exponentially, scale
-	 * exp_scale 0..5, per syscall (KAGG_KEY_NONE, kernel path only) in a sparse map of at
+	 * exp_scale 0..5, per syscall (KAGG_KEY_NONE; on both paths) in a sparse map of at
 	 * most exp_cells (syscall, bucket) cells (0: 16384); a latency whose cell cannot be
 	 * made is dropped, counted as "exp_cells".
 	 */
