@@ -466,6 +466,16 @@ static inline int tu_lines(const char *s)
 
 #define TU_NR(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * A sized struct as a caller built against a newer header passes it: struct TYPE in .o,
+ * then 8 bytes this library does not know, .newer = NEWER; .o.sz covers both.
+ */
+#define TU_NEWER(TYPE, NAME, NEWER)                                                        \
+	struct {                                                                           \
+		struct TYPE o;                                                             \
+		uint64_t newer;                                                            \
+	} NAME = { .o.sz = sizeof(NAME), .newer = (NEWER) }
+
 /* Each of the strings after s is in s; else the test fails naming the first one missing. */
 #define TU_ASSERT_HAS(s, ...) tu_assert_has(s, (const char *const[]){ __VA_ARGS__, NULL })
 

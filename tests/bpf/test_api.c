@@ -192,14 +192,8 @@ static void test_opts_sz_checked(void **state)
 
 	/* Other opts structs follow the same rule. */
 	{
-		struct {
-			struct kagg_rb_opts o;
-			uint64_t newer;
-		} rb = { .o.sz = sizeof(rb), .newer = 7 };
-		struct {
-			struct kagg_rb_events_opts o;
-			uint64_t newer;
-		} ev = { .o.sz = sizeof(ev), .newer = 7 };
+		TU_NEWER(kagg_rb_opts, rb, 7);
+		TU_NEWER(kagg_rb_events_opts, ev, 7);
 
 		TU_ASSERT_EINVAL(kagg_rb__new(&rb.o));
 		TU_ASSERT_EINVAL(kagg_rb_events__new(&ev.o));
@@ -232,10 +226,7 @@ static void test_opts_sz_checked(void **state)
 	assert_int_equal(kagg_session__attach(s), 0);
 	snap = tu_snapshot(s, 0);
 	{
-		struct {
-			struct kagg_print_opts o;
-			uint64_t newer;
-		} po = { .o.sz = sizeof(po), .newer = 1 };
+		TU_NEWER(kagg_print_opts, po, 1);
 		FILE *f = fopen("/dev/null", "w");
 
 		assert_int_equal(kagg_snapshot__print(snap, f, &po.o), -EINVAL);

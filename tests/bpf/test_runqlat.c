@@ -252,6 +252,23 @@ static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *
 	return tu_snapshot(s, KAGG_SNAP_RESET);
 }
 
+/* Wakeups of the bouncing workload in the --mode both and exp tests: enough to fill buckets. */
+#define BOUNCES 4000
+
+/*
+ * A child whose two threads wake each other ROUNDS times, run under a runqlat session
+ * opened with O (in *s, asserted opened): run_child()'s final snapshot.
+ */
+static struct kagg_snapshot *run_bounces(const struct kagg_runqlat_opts *o, int rounds,
+					 bool poll, struct kagg_session **s)
+{
+	struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
+
+	*s = kagg_runqlat__open(o);
+	assert_non_null(*s);
+	return run_child(*s, &child, poll);
+}
+
 static uint64_t hists_total(const struct kagg_snapshot *snap)
 {
 	uint64_t total = 0;
@@ -272,8 +289,6 @@ static uint64_t hists_total(const struct kagg_snapshot *snap)
  */
 static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool exp, bool last)
 {
-	int rounds = 4000;
-	struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
 	const struct kagg_snapshot *st;
 	const struct kagg_meta *m;
 	struct kagg_snapshot *snap;
@@ -284,9 +299,7 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool exp,
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .key = key, .attach = attach,
 		  .overhead = true, .buckets = exp ? KAGG_BUCKETS_EXP : KAGG_BUCKETS_LOG2,
 		  .exp_scale = 3, .log = quiet_log);
-	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
-	snap = run_child(s, &child, true);
+	snap = run_bounces(&o, BOUNCES, true, &s);
 	m = kagg_snapshot__meta(snap);
 	st = kagg_snapshot__stream(snap);
 	assert_non_null(st);
@@ -298,7 +311,7 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool exp,
 	assert_string_equal(m->mode, "both");
 	assert_int_equal(m->stream_seen, m->stream_delivered + m->stream_dropped);
 	/* about one latency per wakeup of the two bouncing threads */
-	assert_true(hists_total(snap) >= (uint64_t)rounds);
+	assert_true(hists_total(snap) >= (uint64_t)BOUNCES);
 	assert_int_equal(hists_total(snap), m->events_recorded);
 	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
 		assert_int_equal(kagg_snapshot__hist(snap, i)->has_exp, exp);
@@ -332,8 +345,6 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool exp,
 static void test_exp_buckets_count_every_latency(void **state)
 {
 	static const double qs[] = { 50, 90, 99, 100 };
-	int rounds = 4000;
-	struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
 	const struct kagg_hist *h;
 	const struct kagg_meta *m;
 	struct kagg_snapshot *snap;
@@ -343,9 +354,7 @@ static void test_exp_buckets_count_every_latency(void **state)
 	KAGG_OPTS(kagg_runqlat_opts, o, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3,
 		  .log = quiet_log);
 	TU_SKIP_UNLESS_ROOT();
-	s = kagg_runqlat__open(&o);
-	assert_non_null(s);
-	snap = run_child(s, &child, true);
+	snap = run_bounces(&o, BOUNCES, true, &s);
 	assert_non_null(snap);
 	m = kagg_snapshot__meta(snap);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
@@ -354,7 +363,7 @@ static void test_exp_buckets_count_every_latency(void **state)
 	       (unsigned long long)h->total, (unsigned long long)m->events_recorded,
 	       h->sum / (double)h->total);
 	assert_true(h->has_exp && h->has_sum);
-	assert_true(h->total >= (uint64_t)rounds);
+	assert_true(h->total >= (uint64_t)BOUNCES);
 	assert_int_equal(h->total, m->events_recorded);
 	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		assert_int_equal(kagg_hist__percentile(h, qs[i], &v, &low, &high), 0);
@@ -373,7 +382,7 @@ static void test_exp_buckets_count_every_latency(void **state)
  */
 static void test_exp_buckets_per_process(void **state)
 {
-	int rounds = 4000, pids[1];
+	int rounds = BOUNCES, pids[1];
 	unsigned int cells;
 
 	TU_SKIP_UNLESS_ROOT();
@@ -458,7 +467,6 @@ static void test_both_modes_identical_exp(void **state)
 static void test_stream_drops_counted(void **state)
 {
 	int rounds = 3000;
-	struct tu_child child;
 	struct kagg_snapshot *snap;
 	const struct kagg_meta *m;
 	struct kagg_session *s;
@@ -466,11 +474,9 @@ static void test_stream_drops_counted(void **state)
 	size_t i;
 
 	TU_SKIP_UNLESS_ROOT();
-	child = tu_spawn(tu_bounce_work, &rounds);
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .stream_bytes = 4096,
 		  .log = quiet_log);
-	s = kagg_runqlat__open(&o);
-	snap = run_child(s, &child, false);
+	snap = run_bounces(&o, rounds, false, &s);
 	m = kagg_snapshot__meta(snap);
 	printf("  seen %llu = delivered %llu + dropped %llu; kernel path %llu latencies\n",
 	       (unsigned long long)m->stream_seen, (unsigned long long)m->stream_delivered,
@@ -566,17 +572,14 @@ static void test_stream_land_events_mask(void **state)
 {
 	int rounds = 300, n = 0, others = 0;
 	const struct kagg_rb_events *evs;
-	struct tu_child child;
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	struct kagg_rb_event ev = { .sz = sizeof(ev) };
 
 	TU_SKIP_UNLESS_ROOT();
-	child = tu_spawn(tu_bounce_work, &rounds);
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM,
 		  .land_events = KAGG_RUNQLAT_EV_WAKEUP_NEW, .log = quiet_log);
-	s = kagg_runqlat__open(&o);
-	snap = run_child(s, &child, true);
+	snap = run_bounces(&o, rounds, true, &s);
 	evs = kagg_session__events(s);
 	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
 		const struct kagg_rb_format *f = kagg_rb_events__find(evs, *(const uint16_t *)ev.data);

@@ -177,10 +177,39 @@ static char *print_to_string(struct kagg_snapshot *snap, enum kagg_format fmt, b
 	return uu_mem_text(&m);
 }
 
+/*
+ * make_snap(MODE) printed as FMT (without the meta if NO_META): the whole output is WANT,
+ * or, with PREFIX, it begins with WANT.
+ */
+static void assert_prints(enum kagg_key_mode mode, enum kagg_format fmt, bool no_meta,
+			  bool prefix, const char *want)
+{
+	struct kagg_snapshot *snap = make_snap(mode);
+	char *out = print_to_string(snap, fmt, no_meta);
+
+	if (prefix)
+		assert_memory_equal(out, want, strlen(want));
+	else
+		assert_string_equal(out, want);
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
+/* make_snap(KAGG_KEY_PID) with key.comm COMM, printed as JSON: the output has WANT. */
+static void assert_json_comm(const char *comm, const char *want)
+{
+	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
+	char *out;
+
+	strcpy(snap->hists[0].key.comm, comm);
+	out = print_to_string(snap, KAGG_FORMAT_JSON, false);
+	assert_non_null(strstr(out, want));
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
 static void test_text_histogram_bcc_layout(void **state)
 {
-	struct kagg_snapshot *snap = make_snap(KAGG_KEY_NONE);
-	char *out = print_to_string(snap, KAGG_FORMAT_TEXT, true);
 	const char *expect =
 		"\n"
 		"     usecs               : count    distribution\n"
@@ -199,9 +228,7 @@ static void test_text_histogram_bcc_layout(void **state)
 		"p99.9 = 31.0 usecs [16, 31]\n"
 		"max   = 31.0 usecs [16, 31]\n";
 
-	assert_string_equal(out, expect);
-	free(out);
-	kagg_snapshot__free(snap);
+	assert_prints(KAGG_KEY_NONE, KAGG_FORMAT_TEXT, true, false, expect);
 }
 
 /*
@@ -286,8 +313,6 @@ static void test_both_exact_beside_kernel(void **state)
 
 static void test_text_meta_header_and_per_pid(void **state)
 {
-	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
-	char *out = print_to_string(snap, KAGG_FORMAT_TEXT, false);
 	const char *expect_head =
 		"# kagg offcpu: sched:sched_switch via tp_btf, kernel 6.18.0-test, clock "
 		"CLOCK_MONOTONIC (bpf_ktime_get_ns)\n"
@@ -299,15 +324,11 @@ static void test_text_meta_header_and_per_pid(void **state)
 		"pid = 42 sleepy\n"
 		"     usecs               : count    distribution\n";
 
-	assert_memory_equal(out, expect_head, strlen(expect_head));
-	free(out);
-	kagg_snapshot__free(snap);
+	assert_prints(KAGG_KEY_PID, KAGG_FORMAT_TEXT, false, true, expect_head);
 }
 
 static void test_json_document(void **state)
 {
-	struct kagg_snapshot *snap = make_snap(KAGG_KEY_TID);
-	char *out = print_to_string(snap, KAGG_FORMAT_JSON, false);
 	const char *expect =
 		"{\n"
 		"  \"meta\": {\n"
@@ -369,21 +390,12 @@ static void test_json_document(void **state)
 		"  ]\n"
 		"}\n";
 
-	assert_string_equal(out, expect);
-	free(out);
-	kagg_snapshot__free(snap);
+	assert_prints(KAGG_KEY_TID, KAGG_FORMAT_JSON, false, false, expect);
 }
 
 static void test_json_escapes_comm(void **state)
 {
-	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
-	char *out;
-
-	strcpy(snap->hists[0].key.comm, "a\"b\\c\td");
-	out = print_to_string(snap, KAGG_FORMAT_JSON, false);
-	assert_non_null(strstr(out, "\"comm\": \"a\\\"b\\\\c\\td\""));
-	free(out);
-	kagg_snapshot__free(snap);
+	assert_json_comm("a\"b\\c\td", "\"comm\": \"a\\\"b\\\\c\\td\"");
 }
 
 /* Command names, symbols and meta strings never reach the output raw. */
@@ -438,14 +450,8 @@ static void test_text_escapes_control_bytes(void **state)
 /* JSON: DEL and the C1 controls as \u escapes, bytes that are not UTF-8 read as Latin-1. */
 static void test_json_escapes_what_is_not_utf8(void **state)
 {
-	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
-	char *out;
-
-	strcpy(snap->hists[0].key.comm, "a\x7f" "b\xc2\x9b" "c\xff" "d\xc3\xa9");
-	out = print_to_string(snap, KAGG_FORMAT_JSON, false);
-	assert_non_null(strstr(out, "\"comm\": \"a\\u007fb\\u009bc\\u00ffd\xc3\xa9\""));
-	free(out);
-	kagg_snapshot__free(snap);
+	assert_json_comm("a\x7f" "b\xc2\x9b" "c\xff" "d\xc3\xa9",
+			 "\"comm\": \"a\\u007fb\\u009bc\\u00ffd\xc3\xa9\"");
 }
 
 static void test_empty_histogram_says_so(void **state)

@@ -22,6 +22,7 @@
 
 #include <kagg/ringbuf.h>
 #include "rb/rb_internal.h" /* rb_slot(), the writers' state */
+#include "testutil.h"
 #include "unit_util.h"
 
 struct fake_clock {
@@ -645,10 +646,7 @@ static void test_opts_validated(void **s)
 {
 	KAGG_OPTS(kagg_rb_opts, bad_sz, .subbuf_size = 6000);
 	KAGG_OPTS(kagg_rb_opts, bad_nr, .nr_subbufs = 1);
-	struct {
-		struct kagg_rb_opts o;
-		long extra;
-	} big = { .o = { .sz = sizeof(big) }, .extra = 1 };
+	TU_NEWER(kagg_rb_opts, big, 1);
 
 	assert_null(kagg_rb__new(&bad_sz));
 	assert_int_equal(errno, EINVAL);
@@ -670,14 +668,8 @@ static void test_sized_structs_validated(void **s)
 	struct kagg_rb_event small_ev = { .sz = offsetof(struct kagg_rb_event, missed) };
 	struct kagg_rb_stats small_st = { .sz = sizeof(small_st) - 8 };
 	struct kagg_rb_page_iter small_it = { .sz = sizeof(small_it) - 1 }, it = { .sz = sizeof(it) };
-	struct {
-		struct kagg_rb_event ev;
-		uint64_t extra;
-	} big_ev = { .ev.sz = sizeof(big_ev), .extra = 0xdead };
-	struct {
-		struct kagg_rb_stats st;
-		uint64_t extra;
-	} big_st = { .st.sz = sizeof(big_st), .extra = 0xbeef };
+	TU_NEWER(kagg_rb_event, big_ev, 0xdead);
+	TU_NEWER(kagg_rb_stats, big_st, 0xbeef);
 	struct kagg_rb_iter *iter;
 	uint8_t page[4096];
 	char *buf = NULL;
@@ -698,16 +690,16 @@ static void test_sized_structs_validated(void **s)
 	assert_int_equal(rsv.sz, sizeof(rsv));
 
 	assert_int_equal(kagg_rb__stats(rb, 0, &small_st), -EINVAL);
-	assert_int_equal(kagg_rb__stats(rb, 0, &big_st.st), 0);
-	assert_int_equal(big_st.st.entries, 3);
-	assert_int_equal(big_st.st.nest_refused, 0);
-	assert_int_equal(big_st.st.sz, sizeof(big_st));
-	assert_int_equal(big_st.extra, 0xbeef);
+	assert_int_equal(kagg_rb__stats(rb, 0, &big_st.o), 0);
+	assert_int_equal(big_st.o.entries, 3);
+	assert_int_equal(big_st.o.nest_refused, 0);
+	assert_int_equal(big_st.o.sz, sizeof(big_st));
+	assert_int_equal(big_st.newer, 0xbeef);
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	assert_int_equal(kagg_rb_stats__fprint(&big_st.st, f), -EINVAL); /* unknown bytes set */
-	big_st.extra = 0;
-	assert_int_equal(kagg_rb_stats__fprint(&big_st.st, f), 0);
+	assert_int_equal(kagg_rb_stats__fprint(&big_st.o, f), -EINVAL); /* unknown bytes set */
+	big_st.newer = 0;
+	assert_int_equal(kagg_rb_stats__fprint(&big_st.o, f), 0);
 	assert_int_equal(kagg_rb_stats__fprint(&small_st, f), -EINVAL);
 	fclose(f);
 	assert_non_null(strstr(buf, "entries: 3\n"));
@@ -716,29 +708,29 @@ static void test_sized_structs_validated(void **s)
 	iter = kagg_rb_iter__new(rb, 0);
 	assert_non_null(iter);
 	assert_int_equal(kagg_rb_iter__next(iter, &small_ev), -EINVAL);
-	assert_int_equal(kagg_rb_iter__next(iter, &big_ev.ev), 0);
-	assert_true(big_ev.ev.len >= 8);
-	assert_int_equal(big_ev.ev.sz, sizeof(big_ev));
-	assert_int_equal(big_ev.extra, 0xdead);
+	assert_int_equal(kagg_rb_iter__next(iter, &big_ev.o), 0);
+	assert_true(big_ev.o.len >= 8);
+	assert_int_equal(big_ev.o.sz, sizeof(big_ev));
+	assert_int_equal(big_ev.newer, 0xdead);
 	kagg_rb_iter__free(iter);
 
 	/* a refused consume consumes nothing */
 	assert_int_equal(kagg_rb__consume(rb, 0, &small_ev), -EINVAL);
-	assert_int_equal(kagg_rb__consume(rb, 0, &big_ev.ev), 0);
-	assert_int_equal(big_ev.ev.sz, sizeof(big_ev));
-	assert_int_equal(big_ev.extra, 0xdead);
-	assert_int_equal(kagg_rb__stats(rb, 0, &big_st.st), 0);
-	assert_int_equal(big_st.st.entries, 2);
+	assert_int_equal(kagg_rb__consume(rb, 0, &big_ev.o), 0);
+	assert_int_equal(big_ev.o.sz, sizeof(big_ev));
+	assert_int_equal(big_ev.newer, 0xdead);
+	assert_int_equal(kagg_rb__stats(rb, 0, &big_st.o), 0);
+	assert_int_equal(big_st.o.entries, 2);
 
 	assert_int_equal(kagg_rb__read_page(rb, 0, page, sizeof(page)), 4096);
 	assert_int_equal(kagg_rb_page_iter__init(&small_it, page, 4096), -EINVAL);
 	assert_int_equal(kagg_rb_page_iter__init(&it, page, 4096), 0);
 	assert_int_equal(kagg_rb_page_iter__next(&it, &small_ev), -EINVAL); /* checked first */
-	assert_int_equal(kagg_rb_page_iter__next(&it, &big_ev.ev), 0);
-	assert_int_equal(kagg_rb_page_iter__next(&it, &big_ev.ev), 0);
-	assert_int_equal(kagg_rb_page_iter__next(&it, &big_ev.ev), -ENOENT);
-	assert_int_equal(big_ev.ev.sz, sizeof(big_ev));
-	assert_int_equal(big_ev.extra, 0xdead);
+	assert_int_equal(kagg_rb_page_iter__next(&it, &big_ev.o), 0);
+	assert_int_equal(kagg_rb_page_iter__next(&it, &big_ev.o), 0);
+	assert_int_equal(kagg_rb_page_iter__next(&it, &big_ev.o), -ENOENT);
+	assert_int_equal(big_ev.o.sz, sizeof(big_ev));
+	assert_int_equal(big_ev.newer, 0xdead);
 	kagg_rb__free(rb);
 }
 

@@ -54,6 +54,11 @@ struct fixture {
 	uint64_t overrun[NCPU];
 };
 
+/* Options of a writer of FX's recordings (its page size, CPUs and events), then any others. */
+#define FX_WRITER_OPTS(NAME, FX, ...)                                                    \
+	KAGG_OPTS(kagg_tracedat_writer_opts, NAME, .page_size = PS, .nr_cpus = NCPU,     \
+		  .events = (FX)->evs, ##__VA_ARGS__)
+
 static uint64_t fake_clock(void *ctx)
 {
 	return ((struct fixture *)ctx)->now;
@@ -137,8 +142,7 @@ static void fill(struct fixture *fx, int n0, int n1, size_t nr_subbufs, int jump
 /* The buffer's own `trace` text, then drain it into a trace.dat. */
 static void write_file(struct fixture *fx, const char *clock)
 {
-	KAGG_OPTS(kagg_tracedat_writer_opts, wo, .page_size = PS, .nr_cpus = NCPU,
-		  .events = fx->evs, .trace_clock = clock, .cmdlines = "1 init\n");
+	FX_WRITER_OPTS(wo, fx, .trace_clock = clock, .cmdlines = "1 init\n");
 	struct kagg_tracedat_writer *w;
 	struct kagg_rb_iter *it = kagg_rb_iter__new(fx->rb, -1);
 	struct kagg_rb_event ev = { .sz = sizeof(ev) };
@@ -546,6 +550,15 @@ static bool have_trace_cmd(void)
 	       access("/usr/bin/trace-cmd", X_OK) == 0;
 }
 
+/* A test that needs trace-cmd is skipped, saying why, where it is not installed. */
+#define SKIP_UNLESS_TRACE_CMD()                                                \
+	do {                                                                   \
+		if (!have_trace_cmd()) {                                       \
+			printf("SKIP %s: trace-cmd is not installed\n", __func__); \
+			skip();                                                \
+		}                                                              \
+	} while (0)
+
 static char *run(const char *cmd)
 {
 	FILE *p = popen(cmd, "r");
@@ -640,20 +653,34 @@ static int check_report(struct fixture *fx, const char *out)
 	return dropped;
 }
 
+/* What `trace-cmd report -N -t` prints of fx->path (malloc'd). */
+static char *report(struct fixture *fx)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "trace-cmd report -N -t -i %s 2>&1", fx->path);
+	return run(cmd);
+}
+
+/*
+ * N0 events on CPU 0 and N1 on CPU 1 written to fx->path with CLOCK: what trace-cmd
+ * reports of them, fx->ev sorted in the order it lists them.
+ */
+static char *report_of_recording(struct fixture *fx, int n0, int n1, const char *clock)
+{
+	fill(fx, n0, n1, 64, 0);
+	write_file(fx, clock);
+	qsort(fx->ev, (size_t)fx->nev, sizeof(fx->ev[0]), exp_cmp);
+	return report(fx);
+}
+
 static void test_trace_cmd_report_lists_the_events(void **state)
 {
 	struct fixture *fx = *state;
-	char cmd[256], *out;
+	char *out;
 
-	if (!have_trace_cmd()) {
-		printf("SKIP %s: trace-cmd is not installed\n", __func__);
-		skip();
-	}
-	fill(fx, 300, 180, 64, 0);
-	write_file(fx, "mono");
-	qsort(fx->ev, (size_t)fx->nev, sizeof(fx->ev[0]), exp_cmp);
-	snprintf(cmd, sizeof(cmd), "trace-cmd report -N -t -i %s 2>&1", fx->path);
-	out = run(cmd);
+	SKIP_UNLESS_TRACE_CMD();
+	out = report_of_recording(fx, 300, 180, "mono");
 	assert_int_equal(check_report(fx, out), 0);
 	assert_non_null(strstr(out, "cpus=2"));
 	free(out);
@@ -662,17 +689,10 @@ static void test_trace_cmd_report_lists_the_events(void **state)
 static void test_trace_cmd_report_without_clock_option(void **state)
 {
 	struct fixture *fx = *state;
-	char cmd[256], *out;
+	char *out;
 
-	if (!have_trace_cmd()) {
-		printf("SKIP %s: trace-cmd is not installed\n", __func__);
-		skip();
-	}
-	fill(fx, 20, 30, 64, 0);
-	write_file(fx, NULL);
-	qsort(fx->ev, (size_t)fx->nev, sizeof(fx->ev[0]), exp_cmp);
-	snprintf(cmd, sizeof(cmd), "trace-cmd report -N -t -i %s 2>&1", fx->path);
-	out = run(cmd);
+	SKIP_UNLESS_TRACE_CMD();
+	out = report_of_recording(fx, 20, 30, NULL);
 	check_report(fx, out);
 	free(out);
 	{
@@ -693,10 +713,7 @@ static void test_reads_v6_written_by_trace_cmd(void **state)
 	struct kagg_tracedat *t;
 	FILE *f;
 
-	if (!have_trace_cmd()) {
-		printf("SKIP %s: trace-cmd is not installed\n", __func__);
-		skip();
-	}
+	SKIP_UNLESS_TRACE_CMD();
 	fill(fx, 150, 90, 64, 0);
 	write_file(fx, "mono");
 	snprintf(v7, sizeof(v7), "%s/v7.dat", fx->dir);
@@ -778,10 +795,8 @@ static void test_missed_events_page(void **state)
 	if (!have_trace_cmd()) {
 		printf("SKIP trace-cmd part of %s: trace-cmd is not installed\n", __func__);
 	} else {
-		char cmd[256], *out, want[64];
+		char *out = report(fx), want[64];
 
-		snprintf(cmd, sizeof(cmd), "trace-cmd report -N -t -i %s 2>&1", fx->path);
-		out = run(cmd);
 		assert_int_equal(check_report(fx, out), 1);
 		snprintf(want, sizeof(want), "CPU:0 [%llu EVENTS DROPPED]",
 			 (unsigned long long)fx->overrun[0]);
@@ -969,8 +984,7 @@ static void test_killed_writer_leaves_what_was_added(void **state)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		KAGG_OPTS(kagg_tracedat_writer_opts, wo, .page_size = PS, .nr_cpus = NCPU,
-			  .events = fx->evs, .trace_clock = "mono");
+		FX_WRITER_OPTS(wo, fx, .trace_clock = "mono");
 		struct kagg_tracedat_writer *w = kagg_tracedat_writer__new(fx->path, &wo);
 
 		if (!w)
@@ -1020,8 +1034,7 @@ static void test_killed_writer_leaves_what_was_added(void **state)
 static void test_finished_file_is_compact(void **state)
 {
 	struct fixture *fx = *state;
-	KAGG_OPTS(kagg_tracedat_writer_opts, wo, .page_size = PS, .nr_cpus = NCPU,
-		  .events = fx->evs);
+	FX_WRITER_OPTS(wo, fx);
 	struct kagg_tracedat_writer *w;
 	struct kagg_tracedat *t;
 	uint8_t page[PS];
@@ -1060,8 +1073,7 @@ static void test_finished_file_is_compact(void **state)
 static void test_existing_file_replaced_only_by_a_recording(void **state)
 {
 	struct fixture *fx = *state;
-	KAGG_OPTS(kagg_tracedat_writer_opts, wo, .page_size = PS, .nr_cpus = NCPU,
-		  .events = fx->evs);
+	FX_WRITER_OPTS(wo, fx);
 	struct kagg_tracedat_writer *w;
 	struct stat sb;
 	size_t len;
@@ -1102,8 +1114,7 @@ static void test_existing_file_replaced_only_by_a_recording(void **state)
 static void test_stream_target(void **state)
 {
 	struct fixture *fx = *state;
-	KAGG_OPTS(kagg_tracedat_writer_opts, wo, .page_size = PS, .nr_cpus = NCPU,
-		  .events = fx->evs);
+	FX_WRITER_OPTS(wo, fx);
 	struct kagg_tracedat_writer *w;
 	char path[64], *buf;
 	uint8_t page[PS];
