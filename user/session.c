@@ -84,8 +84,11 @@ int session_load_tp(struct kagg_session *s, enum kagg_attach attach, const char 
 		    int (*load)(struct kagg_session *s, const void *opts, bool btf),
 		    const void *opts)
 {
-	int err = -EOPNOTSUPP;
+	int err = session_need_btf(s);
 
+	if (err)
+		return err;
+	err = -EOPNOTSUPP;
 	if (attach != KAGG_ATTACH_RAW_TP) {
 		err = load(s, opts, true);
 		if (err && attach == KAGG_ATTACH_AUTO && !session_perm_error(err)) {
@@ -208,6 +211,15 @@ void session_use_path(struct kagg_session *s, enum kagg_mode mode, size_t *bytes
 		*bytes = STREAM_DEFAULT_BYTES;
 }
 
+void session_open_stream(struct kagg_session *s, enum kagg_unit unit, enum kagg_key_mode key,
+			 const char *event, enum kagg_mode mode, size_t *bytes)
+{
+	s->unit = unit;
+	s->key = key;
+	s->event = event;
+	session_use_path(s, mode, bytes);
+}
+
 const char *session_mode_name(enum kagg_mode mode)
 {
 	return mode == KAGG_MODE_BOTH ? "both" : mode == KAGG_MODE_STREAM ? "stream" : "agg";
@@ -245,7 +257,9 @@ void session_tp_autoload(struct kagg_session *s, const struct session_tp_prog *p
 	}
 }
 
-void session_tp_progs(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf)
+void session_tp_bind(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf,
+		     volatile __u32 *gen, volatile __u32 *armed, struct bpf_map *counters,
+		     int nr_counters)
 {
 	int i, stream;
 
@@ -257,6 +271,7 @@ void session_tp_progs(struct kagg_session *s, const struct session_tp_prog *p, i
 		if (!stream)
 			s->nr_agg_progs = s->nr_progs;
 	}
+	session_bind(s, gen, armed, counters, nr_counters, btf ? "tp_btf" : "raw_tp");
 }
 
 static struct kagg_session *session_new(const struct session_ops *ops)
@@ -333,7 +348,10 @@ struct kagg_session *session_open(const struct session_ops *ops, const void *opt
 	memcpy(&s->log, (char *)o + ops->opts_log, sizeof(s->log));
 	memcpy(&s->log_ctx, (char *)o + ops->opts_log_ctx, sizeof(s->log_ctx));
 	memcpy(&s->overhead, (char *)o + ops->opts_overhead, sizeof(s->overhead));
-	err = ops->open(s, o) ?: session_ready(s);
+	err = ops->open(s, o);
+	if (!err && ops->stream_init && session_streams(s))
+		err = ops->stream_init(s, o);
+	err = err ?: session_ready(s);
 out:
 	free(o);
 	if (!err)
@@ -652,6 +670,8 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 
 	m->events_seen = delta[0];
 	m->mode = session_mode_name(s->path);
+	if (s->stream)
+		scons_meta(s->stream, snap, s->snap_gen, reset);
 	s->ops->meta(s, snap, delta, reset);
 	snap_add_drop(snap, "prog_recursion", "event not seen: program already running on this CPU",
 		      recursion, true);

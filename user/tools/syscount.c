@@ -207,9 +207,8 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 		return err;
 	}
 	t->skel = skel;
-	session_tp_progs(s, progs, 4, btf);
-	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, SC_CNT_MAX,
-		     btf ? "tp_btf" : "raw_tp");
+	session_tp_bind(s, progs, 4, btf, &skel->bss->gen, &skel->bss->armed, skel->maps.counters,
+			SC_CNT_MAX);
 	return 0;
 }
 
@@ -514,8 +513,6 @@ static void syscount_meta(struct kagg_session *s, struct kagg_snapshot *snap, co
 {
 	struct syscount *t = s->tool;
 
-	if (session_streams(s))
-		scons_meta(&t->st.core, snap, s->snap_gen, reset);
 	if (s->path == KAGG_MODE_STREAM) {
 		snap->meta.events_recorded = t->st.recorded - t->recorded0;
 		if (reset)
@@ -570,17 +567,12 @@ static int sc_validate(const struct kagg_syscount_opts *o, struct kagg_session *
 }
 
 /* Streaming: the consumer of the records, once the programs are loaded. */
-static int sc_stream_init(struct kagg_session *s, const struct kagg_syscount_opts *o)
+static int sc_stream_init(struct kagg_session *s, const void *opts)
 {
+	const struct kagg_syscount_opts *o = opts;
 	struct syscount *t = s->tool;
 	struct scstream_cfg cfg = {
-		.core = {
-			.map_fd = bpf_map__fd(t->skel->maps.events),
-			.cnt_fd = bpf_map__fd(t->skel->maps.stream_cnt),
-			.map_bytes = o->stream_bytes,
-			.nr_cpus = s->nr_cpus,
-			.events_dir = o->events_dir,
-		},
+		.core = SESSION_SCONS_CFG(s, t->skel, o),
 		.mode = o->mode,
 		.key = s->key,
 		.unit_ns = session_unit_ns(s->unit),
@@ -598,28 +590,25 @@ static int syscount_open(struct kagg_session *s, void *opts)
 	struct syscount *t = s->tool;
 	int err;
 
-	s->unit = o->unit;
-	s->key = o->key;
-	s->event = o->mode == KAGG_SYSCOUNT_COUNT    ? "raw_syscalls:sys_enter"
-		   : o->mode == KAGG_SYSCOUNT_ERRORS ? "raw_syscalls:sys_exit"
-						     : "raw_syscalls:sys_enter,sys_exit";
+	session_open_stream(s, o->unit, o->key,
+			    o->mode == KAGG_SYSCOUNT_COUNT    ? "raw_syscalls:sys_enter"
+			    : o->mode == KAGG_SYSCOUNT_ERRORS ? "raw_syscalls:sys_exit"
+							      : "raw_syscalls:sys_enter,sys_exit",
+			    o->stream_mode, &o->stream_bytes);
 	t->mode = o->mode;
-	session_use_path(s, o->stream_mode, &o->stream_bytes);
 	err = sc_validate(o, s) ?: session_tasks_open(s, &SESSION_PIDS(o));
 	if (err)
 		return err;
 	if (o->mode == KAGG_SYSCOUNT_ERRORS)
 		session_filters_add(s, "failed calls only");
 	session_filters_end(s);
-	err = sc_names(s, o->names_file) ?: session_need_btf(s) ?:
-	      session_load_tp(s, o->attach, "the sys_enter/sys_exit programs", sc_load, o) ?:
-	      session_tasks_fill(s, &SESSION_PIDS(o), t->skel->maps.tgids, NULL, NULL);
-	if (!err && session_streams(s))
-		err = sc_stream_init(s, o);
-	return err;
+	return sc_names(s, o->names_file) ?:
+	       session_load_tp(s, o->attach, "the sys_enter/sys_exit programs", sc_load, o) ?:
+	       session_tasks_fill(s, &SESSION_PIDS(o), t->skel->maps.tgids, NULL, NULL);
 }
 
-SESSION_TOOL(syscount, struct syscount, .read_stream = sc_read_stream);
+SESSION_TOOL(syscount, struct syscount, .read_stream = sc_read_stream,
+	     .stream_init = sc_stream_init);
 
 /* ------------------------------------------------------------ printing */
 
