@@ -807,13 +807,12 @@ int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, boo
 	struct kagg_hist_val *vals;
 	int err;
 
-	err = snap_alloc_hists(snap, 1, KAGG_SLOTS);
+	err = session_alloc_hists(s, snap, 1, KAGG_SLOTS);
 	if (err)
 		return err;
 	vals = calloc(s->nr_cpus, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	snap->hists[0].unit = s->unit;
 	err = session_hist_fold(s, hist, g, true, reset, vals, &snap->hists[0]);
 	free(vals);
 	return err;
@@ -886,14 +885,25 @@ static int cell_cmp(const void *a, const void *b)
 	return x->slot < y->slot ? -1 : x->slot > y->slot;
 }
 
+int session_alloc_hists(struct kagg_session *s, struct kagg_snapshot *snap, size_t n,
+			unsigned int nr_slots)
+{
+	size_t i;
+	int err = snap_alloc_hists(snap, n, nr_slots);
+
+	for (i = 0; !err && i < n; i++)
+		snap->hists[i].unit = s->unit;
+	return err;
+}
+
 int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			   size_t nr_ids, struct kagg_snapshot *snap)
 {
 	unsigned int nr_slots = s->exp_words - 1;
-	struct kagg_exp_cell_key key, next;
+	struct kagg_exp_cell_key key;
 	struct exp_cell *cells = NULL, *c2;
 	size_t n = 0, cap = 0, i, nh = 0;
-	const void *prev = NULL;
+	const void *prev;
 	uint64_t *vals;
 	int err = 0, cpu;
 
@@ -901,9 +911,7 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 	if (!vals)
 		return -ENOMEM;
 	/* every cell of generation g, summed over the CPUs */
-	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
-		key = next;
-		prev = &key;
+	session_map_for_each_key(map, key, prev) {
 		if ((key.slot >> 31) != g)
 			continue;
 		if (n == cap) {
@@ -932,13 +940,12 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 		for (i = 0; i < n; i++)
 			nh += !i || cells[i].k.id != cells[i - 1].k.id;
 	}
-	err = snap_alloc_hists(snap, nh, nr_slots);
+	err = session_alloc_hists(s, snap, nh, nr_slots);
 	if (err)
 		goto out;
 	for (i = 0; i < nh; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 
-		h->unit = s->unit;
 		h->key.id = i;
 		h->has_exp = true;
 		h->exp_scale = s->exp_scale;
@@ -1079,14 +1086,12 @@ int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, 
 /* Keys of generation g in map m; *keys is malloc'd. */
 static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size_t *n)
 {
-	struct kagg_key k, next, *arr = NULL, *tmp;
+	struct kagg_key k, *arr = NULL, *tmp;
 	size_t cnt = 0, cap = 0;
-	void *prev = NULL;
+	const void *prev;
 
-	while (!bpf_map__get_next_key(m, prev, &next, sizeof(next))) {
-		k = next;
-		prev = &k;
-		if (next.gen != g)
+	session_map_for_each_key(m, k, prev) {
+		if (k.gen != g)
 			continue;
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -1097,7 +1102,7 @@ static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size
 			}
 			arr = tmp;
 		}
-		arr[cnt++] = next;
+		arr[cnt++] = k;
 	}
 	*keys = arr;
 	*n = cnt;
@@ -1116,7 +1121,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 	err = collect_keys(m, g, &keys, &n);
 	if (err)
 		return err;
-	err = snap_alloc_hists(snap, n, KAGG_SLOTS);
+	err = session_alloc_hists(s, snap, n, KAGG_SLOTS);
 	vals = calloc(s->nr_cpus, vsz);
 	if (err || !vals) {
 		err = -ENOMEM;
@@ -1129,7 +1134,6 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		/* Cannot fail: nothing else deletes retired-generation keys. */
 		if (bpf_map__lookup_elem(m, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
 			continue;
-		h->unit = s->unit;
 		h->key.mode = s->key;
 		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
 		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;

@@ -307,6 +307,17 @@ int session_need_btf(struct kagg_session *s);
 /* ---- generic readers for the shapes of bpf/abi/common.h ---- */
 
 /*
+ * For each key of map into key (a variable of the map's key size), prev a
+ * const void * the walk keeps: the key before, or NULL for the first.
+ */
+#define session_map_for_each_key(map, key, prev)                                                   \
+	for (prev = NULL; !bpf_map__get_next_key(map, prev, &(key), sizeof(key)); prev = &(key))
+
+/* snap_alloc_hists, each histogram in the session's unit.  0 or -ENOMEM. */
+int session_alloc_hists(struct kagg_session *s, struct kagg_snapshot *snap, size_t n,
+			unsigned int nr_slots);
+
+/*
  * Exp buckets of scale (0..KAGG_EXP_MAX_SCALE) for times in s->unit: the thresholds the BPF
  * program's rodata exp_params take (*p), s->exp_* set, and map (exp_hist) sized.  -EINVAL.
  */

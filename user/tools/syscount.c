@@ -220,13 +220,12 @@ static int sc_counts_to_hists(struct kagg_session *s, struct kagg_snapshot *snap
 	size_t i;
 	int err;
 
-	err = snap_alloc_hists(snap, n, 0);
+	err = session_alloc_hists(s, snap, n, 0);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 
-		h->unit = s->unit;
 		h->key.mode = s->key;
 		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
 		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;
@@ -292,21 +291,19 @@ static int sc_read_key_counts(struct kagg_session *s, struct kagg_snapshot *snap
 {
 	struct syscount *t = s->tool;
 	struct bpf_map *m = t->skel->maps.key_counts;
-	struct kagg_key k, next, *keys = NULL, *tk;
+	struct kagg_key k, *keys = NULL, *tk;
 	struct sc_count *vals = NULL, *pc = NULL, *tv;
 	size_t n = 0, cap = 0;
-	void *prev = NULL;
+	const void *prev;
 	int err = 0, cpu;
 
 	pc = calloc(s->nr_cpus, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	while (!bpf_map__get_next_key(m, prev, &next, sizeof(next))) {
-		k = next;
-		prev = &k;
-		if (next.gen != g)
+	session_map_for_each_key(m, k, prev) {
+		if (k.gen != g)
 			continue;
-		if (bpf_map__lookup_elem(m, &next, sizeof(next), pc, sizeof(*pc) * s->nr_cpus, 0))
+		if (bpf_map__lookup_elem(m, &k, sizeof(k), pc, sizeof(*pc) * s->nr_cpus, 0))
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -321,7 +318,7 @@ static int sc_read_key_counts(struct kagg_session *s, struct kagg_snapshot *snap
 				goto out;
 			}
 		}
-		keys[n] = next;
+		keys[n] = k;
 		memset(&vals[n], 0, sizeof(vals[n]));
 		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
 			if (!vals[n].comm[0] && pc[cpu].comm[0])
@@ -411,13 +408,12 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 				goto out;
 		}
 	}
-	err = snap_alloc_hists(snap, n, KAGG_SLOTS);
+	err = session_alloc_hists(s, snap, n, KAGG_SLOTS);
 	if (err)
 		goto out;
 	for (i = 0; i < n; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 
-		h->unit = s->unit;
 		h->key.id = nrs[i];
 		h->key.label = snap_strdup(snap, sc_label(s, nrs[i]));
 		for (j = 0; j < KAGG_SLOTS; j++) {
@@ -462,11 +458,10 @@ static int sc_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __
 		free(keys);
 		free(vals);
 	} else {
-		err = snap_alloc_hists(snap, n, t->st.exp.nr_slots ? t->st.exp.nr_slots : KAGG_SLOTS);
+		err = session_alloc_hists(s, snap, n, t->st.exp.nr_slots ?: KAGG_SLOTS);
 		for (i = 0; !err && i < n; i++) {
 			struct kagg_hist *h = &snap->hists[i];
 
-			h->unit = s->unit;
 			h->key.mode = s->key;
 			h->key.pid = (int)e[i].tgid;
 			h->key.tid = (int)e[i].pid;
