@@ -776,6 +776,12 @@ double session_sum(const struct kagg_session *s, uint64_t raw)
 	}
 }
 
+int session_percpu_zero(struct bpf_map *map, __u32 key, void *vals, size_t bytes)
+{
+	memset(vals, 0, bytes);
+	return bpf_map__update_elem(map, &key, sizeof(key), vals, bytes, BPF_ANY);
+}
+
 int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bool slots,
 		      bool reset, struct kagg_hist_val *vals, struct kagg_hist *h)
 {
@@ -795,10 +801,7 @@ int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bo
 	}
 	h->has_sum = true;
 	h->sum = session_sum(s, sum);
-	if (!reset)
-		return 0;
-	memset(vals, 0, vsz);
-	return bpf_map__update_elem(map, &key, sizeof(key), vals, vsz, BPF_ANY);
+	return reset ? session_percpu_zero(map, key, vals, vsz) : 0;
 }
 
 int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,
@@ -1067,10 +1070,8 @@ int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx,
 	}
 	h->has_sum = true;
 	h->sum = session_sum(s, sum);
-	if (reset) {
-		memset(vals, 0, vsz * s->nr_cpus);
-		err = bpf_map__update_elem(map, &idx, sizeof(idx), vals, vsz * s->nr_cpus, BPF_ANY);
-	}
+	if (reset)
+		err = session_percpu_zero(map, idx, vals, vsz * s->nr_cpus);
 out:
 	free(vals);
 	return err;

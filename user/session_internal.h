@@ -313,6 +313,8 @@ int session_need_btf(struct kagg_session *s);
 #define session_map_for_each_key(map, key, prev)                                                   \
 	for (prev = NULL; !bpf_map__get_next_key(map, prev, &(key), sizeof(key)); prev = &(key))
 
+/* Zero entry key of a per-CPU array: vals (bytes long, all CPUs) zeroed and written. */
+int session_percpu_zero(struct bpf_map *map, __u32 key, void *vals, size_t bytes);
 /* snap_alloc_hists, each histogram in the session's unit.  0 or -ENOMEM. */
 int session_alloc_hists(struct kagg_session *s, struct kagg_snapshot *snap, size_t n,
 			unsigned int nr_slots);

@@ -271,9 +271,8 @@ static int sc_read_counts(struct kagg_session *s, struct kagg_snapshot *snap, __
 		keys[n].aux = nr;
 		vals[n++].count = sum;
 		if (reset) {
-			memset(pc, 0, sizeof(uint64_t) * s->nr_cpus);
-			err = bpf_map__update_elem(t->skel->maps.counts, &idx, sizeof(idx), pc,
-						   sizeof(uint64_t) * s->nr_cpus, BPF_ANY);
+			err = session_percpu_zero(t->skel->maps.counts, idx, pc,
+						  sizeof(uint64_t) * s->nr_cpus);
 			if (err)
 				goto out;
 		}
@@ -401,9 +400,7 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 		}
 		nrs[n++] = nr;
 		if (reset) {
-			memset(pc, 0, vsz * s->nr_cpus);
-			err = bpf_map__update_elem(t->skel->maps.lat, &idx, sizeof(idx), pc,
-						   vsz * s->nr_cpus, BPF_ANY);
+			err = session_percpu_zero(t->skel->maps.lat, idx, pc, vsz * s->nr_cpus);
 			if (err)
 				goto out;
 		}
