@@ -43,7 +43,7 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 	skel = runqlat_bpf__open();
 	if (!skel)
 		return -errno;
-	/* the agg path's programs first (session_tp_progs), switch first in each */
+	/* the agg path's programs first (session_tp_bind), switch first in each */
 	const struct session_tp_prog progs[] = {
 		{ skel->progs.runqlat_switch_tp_btf, skel->progs.runqlat_switch_raw_tp, false, true },
 		{ skel->progs.runqlat_wakeup_tp_btf, skel->progs.runqlat_wakeup_raw_tp, false, true },

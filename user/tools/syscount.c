@@ -159,7 +159,7 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 	skel = syscount_bpf__open();
 	if (!skel)
 		return -errno;
-	/* the agg path's programs first (session_tp_progs), sys_enter first in each */
+	/* the agg path's programs first (session_tp_bind), sys_enter first in each */
 	const struct session_tp_prog progs[] = {
 		{ skel->progs.syscount_enter_tp_btf, skel->progs.syscount_enter_raw_tp, false,
 		  !errs },
