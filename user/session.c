@@ -84,8 +84,11 @@ int session_load_tp(struct kagg_session *s, enum kagg_attach attach, const char 
 		    int (*load)(struct kagg_session *s, const void *opts, bool btf),
 		    const void *opts)
 {
-	int err = -EOPNOTSUPP;
+	int err = session_need_btf(s);
 
+	if (err)
+		return err;
+	err = -EOPNOTSUPP;
 	if (attach != KAGG_ATTACH_RAW_TP) {
 		err = load(s, opts, true);
 		if (err && attach == KAGG_ATTACH_AUTO && !session_perm_error(err)) {
@@ -208,6 +211,15 @@ void session_use_path(struct kagg_session *s, enum kagg_mode mode, size_t *bytes
 		*bytes = STREAM_DEFAULT_BYTES;
 }
 
+void session_open_stream(struct kagg_session *s, enum kagg_unit unit, enum kagg_key_mode key,
+			 const char *event, enum kagg_mode mode, size_t *bytes)
+{
+	s->unit = unit;
+	s->key = key;
+	s->event = event;
+	session_use_path(s, mode, bytes);
+}
+
 const char *session_mode_name(enum kagg_mode mode)
 {
 	return mode == KAGG_MODE_BOTH ? "both" : mode == KAGG_MODE_STREAM ? "stream" : "agg";
@@ -245,7 +257,9 @@ void session_tp_autoload(struct kagg_session *s, const struct session_tp_prog *p
 	}
 }
 
-void session_tp_progs(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf)
+void session_tp_bind(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf,
+		     volatile __u32 *gen, volatile __u32 *armed, struct bpf_map *counters,
+		     int nr_counters)
 {
 	int i, stream;
 
@@ -257,6 +271,7 @@ void session_tp_progs(struct kagg_session *s, const struct session_tp_prog *p, i
 		if (!stream)
 			s->nr_agg_progs = s->nr_progs;
 	}
+	session_bind(s, gen, armed, counters, nr_counters, btf ? "tp_btf" : "raw_tp");
 }
 
 static struct kagg_session *session_new(const struct session_ops *ops)
@@ -333,7 +348,10 @@ struct kagg_session *session_open(const struct session_ops *ops, const void *opt
 	memcpy(&s->log, (char *)o + ops->opts_log, sizeof(s->log));
 	memcpy(&s->log_ctx, (char *)o + ops->opts_log_ctx, sizeof(s->log_ctx));
 	memcpy(&s->overhead, (char *)o + ops->opts_overhead, sizeof(s->overhead));
-	err = ops->open(s, o) ?: session_ready(s);
+	err = ops->open(s, o);
+	if (!err && ops->stream_init && session_streams(s))
+		err = ops->stream_init(s, o);
+	err = err ?: session_ready(s);
 out:
 	free(o);
 	if (!err)
@@ -652,6 +670,8 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 
 	m->events_seen = delta[0];
 	m->mode = session_mode_name(s->path);
+	if (s->stream)
+		scons_meta(s->stream, snap, s->snap_gen, reset);
 	s->ops->meta(s, snap, delta, reset);
 	snap_add_drop(snap, "prog_recursion", "event not seen: program already running on this CPU",
 		      recursion, true);
@@ -756,6 +776,12 @@ double session_sum(const struct kagg_session *s, uint64_t raw)
 	}
 }
 
+int session_percpu_zero(struct bpf_map *map, __u32 key, void *vals, size_t bytes)
+{
+	memset(vals, 0, bytes);
+	return bpf_map__update_elem(map, &key, sizeof(key), vals, bytes, BPF_ANY);
+}
+
 int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bool slots,
 		      bool reset, struct kagg_hist_val *vals, struct kagg_hist *h)
 {
@@ -775,10 +801,7 @@ int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bo
 	}
 	h->has_sum = true;
 	h->sum = session_sum(s, sum);
-	if (!reset)
-		return 0;
-	memset(vals, 0, vsz);
-	return bpf_map__update_elem(map, &key, sizeof(key), vals, vsz, BPF_ANY);
+	return reset ? session_percpu_zero(map, key, vals, vsz) : 0;
 }
 
 int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,
@@ -787,13 +810,12 @@ int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, boo
 	struct kagg_hist_val *vals;
 	int err;
 
-	err = snap_alloc_hists(snap, 1, KAGG_SLOTS);
+	err = session_alloc_hists(s, snap, 1, KAGG_SLOTS);
 	if (err)
 		return err;
 	vals = calloc(s->nr_cpus, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	snap->hists[0].unit = s->unit;
 	err = session_hist_fold(s, hist, g, true, reset, vals, &snap->hists[0]);
 	free(vals);
 	return err;
@@ -866,14 +888,25 @@ static int cell_cmp(const void *a, const void *b)
 	return x->slot < y->slot ? -1 : x->slot > y->slot;
 }
 
+int session_alloc_hists(struct kagg_session *s, struct kagg_snapshot *snap, size_t n,
+			unsigned int nr_slots)
+{
+	size_t i;
+	int err = snap_alloc_hists(snap, n, nr_slots);
+
+	for (i = 0; !err && i < n; i++)
+		snap->hists[i].unit = s->unit;
+	return err;
+}
+
 int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			   size_t nr_ids, struct kagg_snapshot *snap)
 {
 	unsigned int nr_slots = s->exp_words - 1;
-	struct kagg_exp_cell_key key, next;
+	struct kagg_exp_cell_key key;
 	struct exp_cell *cells = NULL, *c2;
 	size_t n = 0, cap = 0, i, nh = 0;
-	const void *prev = NULL;
+	const void *prev;
 	uint64_t *vals;
 	int err = 0, cpu;
 
@@ -881,9 +914,7 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 	if (!vals)
 		return -ENOMEM;
 	/* every cell of generation g, summed over the CPUs */
-	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
-		key = next;
-		prev = &key;
+	session_map_for_each_key(map, key, prev) {
 		if ((key.slot >> 31) != g)
 			continue;
 		if (n == cap) {
@@ -912,13 +943,12 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 		for (i = 0; i < n; i++)
 			nh += !i || cells[i].k.id != cells[i - 1].k.id;
 	}
-	err = snap_alloc_hists(snap, nh, nr_slots);
+	err = session_alloc_hists(s, snap, nh, nr_slots);
 	if (err)
 		goto out;
 	for (i = 0; i < nh; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 
-		h->unit = s->unit;
 		h->key.id = i;
 		h->has_exp = true;
 		h->exp_scale = s->exp_scale;
@@ -1040,10 +1070,8 @@ int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx,
 	}
 	h->has_sum = true;
 	h->sum = session_sum(s, sum);
-	if (reset) {
-		memset(vals, 0, vsz * s->nr_cpus);
-		err = bpf_map__update_elem(map, &idx, sizeof(idx), vals, vsz * s->nr_cpus, BPF_ANY);
-	}
+	if (reset)
+		err = session_percpu_zero(map, idx, vals, vsz * s->nr_cpus);
 out:
 	free(vals);
 	return err;
@@ -1059,14 +1087,12 @@ int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, 
 /* Keys of generation g in map m; *keys is malloc'd. */
 static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size_t *n)
 {
-	struct kagg_key k, next, *arr = NULL, *tmp;
+	struct kagg_key k, *arr = NULL, *tmp;
 	size_t cnt = 0, cap = 0;
-	void *prev = NULL;
+	const void *prev;
 
-	while (!bpf_map__get_next_key(m, prev, &next, sizeof(next))) {
-		k = next;
-		prev = &k;
-		if (next.gen != g)
+	session_map_for_each_key(m, k, prev) {
+		if (k.gen != g)
 			continue;
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -1077,7 +1103,7 @@ static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size
 			}
 			arr = tmp;
 		}
-		arr[cnt++] = next;
+		arr[cnt++] = k;
 	}
 	*keys = arr;
 	*n = cnt;
@@ -1096,7 +1122,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 	err = collect_keys(m, g, &keys, &n);
 	if (err)
 		return err;
-	err = snap_alloc_hists(snap, n, KAGG_SLOTS);
+	err = session_alloc_hists(s, snap, n, KAGG_SLOTS);
 	vals = calloc(s->nr_cpus, vsz);
 	if (err || !vals) {
 		err = -ENOMEM;
@@ -1109,7 +1135,6 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		/* Cannot fail: nothing else deletes retired-generation keys. */
 		if (bpf_map__lookup_elem(m, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
 			continue;
-		h->unit = s->unit;
 		h->key.mode = s->key;
 		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
 		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;

@@ -50,8 +50,14 @@ struct session_ops {
 	/* Streaming tools: the same of the streamed path (read alone in path stream). */
 	int (*read_stream)(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset);
 	/*
+	 * Streaming tools, when the session streams: after open, start the
+	 * consumer on the same opts (session_stream_started).  0 or -errno.
+	 */
+	int (*stream_init)(struct kagg_session *s, const void *opts);
+	/*
 	 * Fill events_recorded/events_filtered and the tool's drops from the
-	 * counter deltas of the interval (cnt[i] = now - baseline).
+	 * counter deltas of the interval (cnt[i] = now - baseline); the
+	 * stream's part (scons_meta) is already filled when the session streams.
 	 */
 	void (*meta)(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
 		     bool reset);
@@ -129,6 +135,12 @@ struct kagg_session {
  * checked), and its BPF ring's size (*bytes: 0 becomes STREAM_DEFAULT_BYTES).
  */
 void session_use_path(struct kagg_session *s, enum kagg_mode mode, size_t *bytes);
+/*
+ * A streaming tool's open, first: the session's unit, key and traced events
+ * (as the meta names them), then its path (session_use_path).
+ */
+void session_open_stream(struct kagg_session *s, enum kagg_unit unit, enum kagg_key_mode key,
+			 const char *event, enum kagg_mode mode, size_t *bytes);
 
 /* The session's events go to the stream (path stream or both). */
 static inline bool session_streams(const struct kagg_session *s)
@@ -146,6 +158,18 @@ const char *session_mode_name(enum kagg_mode mode);
  */
 int session_stream_started(struct kagg_session *s, int err, const char *msg, struct scons *c,
 			   void (*fn)(void *ctx, const void *data, uint32_t len), void *ctx);
+/*
+ * The consumer configuration every streaming tool shares, from its skeleton
+ * (maps events and stream_cnt) and its opts o (stream_bytes, events_dir);
+ * more designated fields (.rb_subbufs = ...) may follow.
+ */
+#define SESSION_SCONS_CFG(s, skel, o, ...)                                                         \
+	((struct scons_cfg){ .map_fd = bpf_map__fd((skel)->maps.events),                          \
+			     .cnt_fd = bpf_map__fd((skel)->maps.stream_cnt),                      \
+			     .map_bytes = (o)->stream_bytes,                                      \
+			     .nr_cpus = (s)->nr_cpus,                                             \
+			     .events_dir = (o)->events_dir,                                       \
+			     __VA_ARGS__ })
 
 /*
  * Every tool's kagg_TOOL__open(): check the caller's opts (kagg_opts_copy:
@@ -222,13 +246,16 @@ struct session_tp_prog {
 
 /*
  * Before load: load the tp_btf (btf) or raw_tp flavour of each program used
- * on the session's path, nothing else.  After load, session_tp_progs: those
+ * on the session's path, nothing else.  After load, session_tp_bind: those
  * programs into s->progs, the kernel path's first (s->nr_agg_progs of them:
- * the meta's per-path costs rely on it).
+ * the meta's per-path costs rely on it), then session_bind() with the
+ * flavour loaded as the attach type.
  */
 void session_tp_autoload(struct kagg_session *s, const struct session_tp_prog *p, int n,
 			 bool btf);
-void session_tp_progs(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf);
+void session_tp_bind(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf,
+		     volatile __u32 *gen, volatile __u32 *armed, struct bpf_map *counters,
+		     int nr_counters);
 
 /*
  * Load a tool's tracepoint programs with the attach type asked for:
@@ -236,7 +263,8 @@ void session_tp_progs(struct kagg_session *s, const struct session_tp_prog *p, i
  * KAGG_ATTACH_AUTO, tp_btf first and raw_tp when it fails for any reason but
  * privileges (the reason is kept in s->attach_note).  load returns 0 only
  * when the programs are loaded.  @what names them in messages ("the
- * sched_switch program").  Logs why it failed; 0 or -errno.
+ * sched_switch program").  Checks for kernel BTF first (session_need_btf).
+ * Logs why it failed; 0 or -errno.
  */
 int session_load_tp(struct kagg_session *s, enum kagg_attach attach, const char *what,
 		    int (*load)(struct kagg_session *s, const void *opts, bool btf),
@@ -277,6 +305,19 @@ bool session_task_exists(int id);
 int session_need_btf(struct kagg_session *s);
 
 /* ---- generic readers for the shapes of bpf/abi/common.h ---- */
+
+/*
+ * For each key of map into key (a variable of the map's key size), prev a
+ * const void * the walk keeps: the key before, or NULL for the first.
+ */
+#define session_map_for_each_key(map, key, prev)                                                   \
+	for (prev = NULL; !bpf_map__get_next_key(map, prev, &(key), sizeof(key)); prev = &(key))
+
+/* Zero entry key of a per-CPU array: vals (bytes long, all CPUs) zeroed and written. */
+int session_percpu_zero(struct bpf_map *map, __u32 key, void *vals, size_t bytes);
+/* snap_alloc_hists, each histogram in the session's unit.  0 or -ENOMEM. */
+int session_alloc_hists(struct kagg_session *s, struct kagg_snapshot *snap, size_t n,
+			unsigned int nr_slots);
 
 /*
  * Exp buckets of scale (0..KAGG_EXP_MAX_SCALE) for times in s->unit: the thresholds the BPF

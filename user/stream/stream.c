@@ -370,6 +370,13 @@ void svals_clear(struct svals *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void svals_clear_xslots(struct svals *s, uint64_t **xslots)
+{
+	svals_clear(s);
+	free(*xslots);
+	*xslots = NULL;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -412,14 +419,9 @@ static void gen_clear_vals(struct sagg_gen *g)
 {
 	size_t i;
 
-	svals_clear(&g->vals);
-	free(g->xslots);
-	g->xslots = NULL;
-	for (i = 0; i < g->nr_keys; i++) {
-		svals_clear(&g->keys[i].vals);
-		free(g->keys[i].xslots);
-		g->keys[i].xslots = NULL;
-	}
+	svals_clear_xslots(&g->vals, &g->xslots);
+	for (i = 0; i < g->nr_keys; i++)
+		svals_clear_xslots(&g->keys[i].vals, &g->keys[i].xslots);
 	g->kept = 0;
 }
 

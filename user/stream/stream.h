@@ -180,6 +180,8 @@ struct svals {
 void svals_add(struct svals *s, uint64_t ns, uint64_t *gen_kept);
 /* Forget s's values and give its memory back (the interval is over). */
 void svals_clear(struct svals *s);
+/* The same, and free the histogram's exp bucket slots *xslots (sexp_add's). */
+void svals_clear_xslots(struct svals *s, uint64_t **xslots);
 /*
  * Hand s's values to h (which counts them, h->total set): sorted, in unit_ns
  * units, owned by snap; h->exact says whether they are there.  0 or -ENOMEM.

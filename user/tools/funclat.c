@@ -652,12 +652,12 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 	int err;
 
 	if (t->exp_dense)
-		err = snap_alloc_hists(snap, t->nr_funcs, s->exp_words - 1);
+		err = session_alloc_hists(s, snap, t->nr_funcs, s->exp_words - 1);
 	else if (s->exp_words)
 		err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, t->nr_funcs,
 					     snap);
 	else
-		err = snap_alloc_hists(snap, t->nr_funcs, KAGG_SLOTS);
+		err = session_alloc_hists(s, snap, t->nr_funcs, KAGG_SLOTS);
 	if (err)
 		return err;
 	vals = calloc(s->nr_cpus, vsz);
@@ -667,7 +667,6 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 		struct kagg_hist *h = &snap->hists[i];
 		__u32 idx = g * t->nr_funcs + i;
 
-		h->unit = s->unit;
 		h->key.mode = KAGG_KEY_NONE;
 		h->key.id = i;
 		h->key.label = snap_strdup(snap, t->funcs[i].name);

@@ -100,19 +100,6 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	skel->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
 	skel->rodata->unit_ns = session_unit_ns(s->unit);
 	skel->rodata->unit_ns_log2 = session_unit_log2(s->unit);
-	if (s->key == KAGG_KEY_NONE)
-		err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
-					    skel->maps.hist, &skel->rodata->exp_params,
-					    &skel->rodata->exp_words);
-	else
-		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, 0,
-					      skel->maps.exp_cells, &skel->rodata->exp_params,
-					      &skel->rodata->exp_words) ?:
-		      bpf_map__set_max_entries(skel->maps.exp_hist, 1);
-	if (err) {
-		offcpu_bpf__destroy(skel);
-		return err;
-	}
 	skel->rodata->share_event = s->path == KAGG_MODE_BOTH;
 	skel->rodata->wake_mode = o->wake;
 	skel->rodata->wake_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4;
@@ -132,16 +119,24 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 		bpf_map__set_max_entries(skel->maps.proc_notes, 4096);
 	}
 	session_tasks_size(&SESSION_TASKS(o), skel->maps.tgids, skel->maps.tids);
-
-	err = offcpu_bpf__load(skel);
+	if (s->key == KAGG_KEY_NONE)
+		err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
+					    skel->maps.hist, &skel->rodata->exp_params,
+					    &skel->rodata->exp_words);
+	else
+		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, 0,
+					      skel->maps.exp_cells, &skel->rodata->exp_params,
+					      &skel->rodata->exp_words) ?:
+		      bpf_map__set_max_entries(skel->maps.exp_hist, 1);
+	if (!err)
+		err = offcpu_bpf__load(skel);
 	if (err) {
 		offcpu_bpf__destroy(skel);
 		return err;
 	}
 	t->skel = skel;
-	session_tp_progs(s, progs, 2, btf);
-	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, OFFCPU_CNT_MAX,
-		     btf ? "tp_btf" : "raw_tp");
+	session_tp_bind(s, progs, 2, btf, &skel->bss->gen, &skel->bss->armed, skel->maps.counters,
+			OFFCPU_CNT_MAX);
 	return 0;
 }
 
@@ -219,7 +214,6 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 	struct offcpu *t = s->tool;
 
 	if (session_streams(s)) {
-		scons_meta(&t->st.core, snap, s->snap_gen, reset);
 		snap_add_drop(snap, "stream_kernel_gaps", KERNEL_GAPS_WHAT " (from the stream)",
 			      t->st.kernel_gaps - t->st.kernel_gaps0, false);
 		if (reset)
@@ -258,20 +252,14 @@ static void offcpu_destroy(struct kagg_session *s)
 }
 
 /* Streaming: the consumer of the records, once the programs are loaded. */
-static int offcpu_stream_init(struct kagg_session *s, const struct kagg_offcpu_opts *o)
+static int offcpu_stream_init(struct kagg_session *s, const void *opts)
 {
+	const struct kagg_offcpu_opts *o = opts;
 	struct offcpu *t = s->tool;
 	struct ostream_cfg cfg = {
-		.core = {
-			.map_fd = bpf_map__fd(t->skel->maps.events),
-			.cnt_fd = bpf_map__fd(t->skel->maps.stream_cnt),
-			.map_bytes = o->stream_bytes,
-			.nr_cpus = s->nr_cpus,
-			.events_dir = o->events_dir,
-			.rb_subbufs = o->rb_subbufs,
-			.rb_consume = o->rb_consume,
-			.batch_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4,
-		},
+		.core = SESSION_SCONS_CFG(s, t->skel, o, .rb_subbufs = o->rb_subbufs,
+					  .rb_consume = o->rb_consume,
+					  .batch_bytes = o->wake_bytes ?: o->stream_bytes / 4),
 		.key = s->key,
 		.min_ns = o->min_ns,
 		.max_ns = o->max_ns ? o->max_ns : ~0ULL,
@@ -293,24 +281,19 @@ static int offcpu_open(struct kagg_session *s, void *opts)
 	struct offcpu *t = s->tool;
 	int err;
 
-	s->unit = o->unit;
-	s->key = o->key;
-	s->event = "sched:sched_switch";
+	session_open_stream(s, o->unit, o->key, "sched:sched_switch", o->mode, &o->stream_bytes);
 	t->stacks = o->stacks;
-	session_use_path(s, o->mode, &o->stream_bytes);
 	err = validate(o, s, &t->state_mask) ?: session_tasks_open(s, &SESSION_TASKS(o));
 	if (err)
 		return err;
 	describe_filters(s, o);
-	err = session_need_btf(s) ?:
-	      session_load_tp(s, o->attach, "the sched_switch program", load_skel, o) ?:
+	err = session_load_tp(s, o->attach, "the sched_switch program", load_skel, o) ?:
 	      session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids, t->skel->maps.tids,
 				 t->skel->maps.cgroup);
 	if (!err && o->stacks)
 		err = session_set_notes(s, t->skel->maps.proc_notes);
-	if (!err && session_streams(s))
-		err = offcpu_stream_init(s, o);
 	return err;
 }
 
-SESSION_TOOL(offcpu, struct offcpu, .read_stream = offcpu_read_stream);
+SESSION_TOOL(offcpu, struct offcpu, .read_stream = offcpu_read_stream,
+	     .stream_init = offcpu_stream_init);

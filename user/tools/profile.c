@@ -356,10 +356,24 @@ SESSION_TOOL(profile, struct profile, .attach = profile_attach);
 
 /* ------------------------------------------------------------ printing */
 
+/*
+ * A stack's part of a folded line: lost when the capture failed (err other
+ * than -ENOENT), then ";sym" for each of its n frames, the last one first.
+ */
+static void put_frames(FILE *f, int err, const char *lost, const struct kagg_frame *const *fr,
+		       unsigned int n)
+{
+	if (err && err != -ENOENT)
+		fputs(lost, f);
+	while (n > 0) {
+		fputc(';', f);
+		snap_put_folded(f, fr[--n]->sym, SIZE_MAX);
+	}
+}
+
 int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 {
 	size_t i, n;
-	unsigned int k;
 
 	if (!snap || !f)
 		return -EINVAL;
@@ -371,20 +385,10 @@ int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 			snap_put_folded(f, st->comm, sizeof(st->comm));
 		else
 			fputs("[unknown]", f);
-		if (st->ustack_err && st->ustack_err != -ENOENT)
-			fputs(";[user stack lost]", f);
-		for (k = st->nr_uframes; k > 0; k--) {
-			fputc(';', f);
-			snap_put_folded(f, st->uframes[k - 1]->sym, SIZE_MAX);
-		}
+		put_frames(f, st->ustack_err, ";[user stack lost]", st->uframes, st->nr_uframes);
 		if (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT))
 			fputs(";--", f);
-		if (st->kstack_err && st->kstack_err != -ENOENT)
-			fputs(";[kernel stack lost]", f);
-		for (k = st->nr_kframes; k > 0; k--) {
-			fputc(';', f);
-			snap_put_folded(f, st->kframes[k - 1]->sym, SIZE_MAX);
-		}
+		put_frames(f, st->kstack_err, ";[kernel stack lost]", st->kframes, st->nr_kframes);
 		fprintf(f, " %" PRIu64 "\n", st->count);
 	}
 	return ferror(f) ? -EIO : 0;

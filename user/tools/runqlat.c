@@ -43,7 +43,7 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 	skel = runqlat_bpf__open();
 	if (!skel)
 		return -errno;
-	/* the agg path's programs first (session_tp_progs), switch first in each */
+	/* the agg path's programs first (session_tp_bind), switch first in each */
 	const struct session_tp_prog progs[] = {
 		{ skel->progs.runqlat_switch_tp_btf, skel->progs.runqlat_switch_raw_tp, false, true },
 		{ skel->progs.runqlat_wakeup_tp_btf, skel->progs.runqlat_wakeup_raw_tp, false, true },
@@ -87,20 +87,15 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 					      skel->maps.exp_cells, &skel->rodata->exp_params,
 					      &skel->rodata->exp_words) ?:
 		      bpf_map__set_max_entries(skel->maps.exp_hist, 1);
-	if (err) {
-		runqlat_bpf__destroy(skel);
-		return err;
-	}
-
-	err = runqlat_bpf__load(skel);
+	if (!err)
+		err = runqlat_bpf__load(skel);
 	if (err) {
 		runqlat_bpf__destroy(skel);
 		return err;
 	}
 	t->skel = skel;
-	session_tp_progs(s, progs, 6, btf);
-	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, RUNQLAT_CNT_MAX,
-		     btf ? "tp_btf" : "raw_tp");
+	session_tp_bind(s, progs, 6, btf, &skel->bss->gen, &skel->bss->armed, skel->maps.counters,
+			RUNQLAT_CNT_MAX);
 	return 0;
 }
 
@@ -168,8 +163,6 @@ static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 {
 	struct runqlat *t = s->tool;
 
-	if (session_streams(s))
-		scons_meta(&t->st.core, snap, s->snap_gen, reset);
 	if (s->path == KAGG_MODE_STREAM) {
 		snap->meta.events_recorded = t->st.recorded - t->recorded0;
 		snap->meta.events_filtered = t->st.filtered_cpu - t->filtered0;
@@ -202,19 +195,13 @@ static void runqlat_destroy(struct kagg_session *s)
 }
 
 /* Streaming: the consumer of the records, once the programs are loaded. */
-static int runqlat_stream_init(struct kagg_session *s, const struct kagg_runqlat_opts *o)
+static int runqlat_stream_init(struct kagg_session *s, const void *opts)
 {
+	const struct kagg_runqlat_opts *o = opts;
 	struct runqlat *t = s->tool;
 	struct rqstream_cfg cfg = {
-		.core = {
-			.map_fd = bpf_map__fd(t->skel->maps.events),
-			.cnt_fd = bpf_map__fd(t->skel->maps.stream_cnt),
-			.map_bytes = o->stream_bytes,
-			.nr_cpus = s->nr_cpus,
-			.events_dir = o->events_dir,
-			.rb_subbufs = o->rb_subbufs,
-			.rb_consume = o->rb_consume,
-		},
+		.core = SESSION_SCONS_CFG(s, t->skel, o, .rb_subbufs = o->rb_subbufs,
+					  .rb_consume = o->rb_consume),
 		.key = s->key,
 		.unit = s->unit,
 		.unit_ns = session_unit_ns(s->unit),
@@ -235,23 +222,19 @@ static int runqlat_open(struct kagg_session *s, void *opts)
 	struct runqlat *t = s->tool;
 	int err;
 
-	s->unit = o->unit;
-	s->key = o->key;
-	s->event = "sched:sched_wakeup,sched_wakeup_new,sched_switch";
-	session_use_path(s, o->mode, &o->stream_bytes);
+	session_open_stream(s, o->unit, o->key, "sched:sched_wakeup,sched_wakeup_new,sched_switch",
+			    o->mode, &o->stream_bytes);
 	err = rq_validate(o, s) ?: session_tasks_open(s, &SESSION_TASKS(o));
 	if (err)
 		return err;
 	if (o->filter_cpu)
 		session_filters_add(s, "cpu=%u ", o->cpu);
 	session_filters_end(s);
-	err = session_need_btf(s) ?:
-	      session_load_tp(s, o->attach, "the sched_wakeup/sched_switch programs", rq_load, o) ?:
-	      session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids, t->skel->maps.tids,
-				 t->skel->maps.cgroup);
-	if (!err && session_streams(s))
-		err = runqlat_stream_init(s, o);
-	return err;
+	return session_load_tp(s, o->attach, "the sched_wakeup/sched_switch programs", rq_load,
+			       o) ?:
+	       session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids, t->skel->maps.tids,
+				  t->skel->maps.cgroup);
 }
 
-SESSION_TOOL(runqlat, struct runqlat, .read_stream = runqlat_read_stream);
+SESSION_TOOL(runqlat, struct runqlat, .read_stream = runqlat_read_stream,
+	     .stream_init = runqlat_stream_init);

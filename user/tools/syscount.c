@@ -159,7 +159,7 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 	skel = syscount_bpf__open();
 	if (!skel)
 		return -errno;
-	/* the agg path's programs first (session_tp_progs), sys_enter first in each */
+	/* the agg path's programs first (session_tp_bind), sys_enter first in each */
 	const struct session_tp_prog progs[] = {
 		{ skel->progs.syscount_enter_tp_btf, skel->progs.syscount_enter_raw_tp, false,
 		  !errs },
@@ -207,9 +207,8 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 		return err;
 	}
 	t->skel = skel;
-	session_tp_progs(s, progs, 4, btf);
-	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, SC_CNT_MAX,
-		     btf ? "tp_btf" : "raw_tp");
+	session_tp_bind(s, progs, 4, btf, &skel->bss->gen, &skel->bss->armed, skel->maps.counters,
+			SC_CNT_MAX);
 	return 0;
 }
 
@@ -221,13 +220,12 @@ static int sc_counts_to_hists(struct kagg_session *s, struct kagg_snapshot *snap
 	size_t i;
 	int err;
 
-	err = snap_alloc_hists(snap, n, 0);
+	err = session_alloc_hists(s, snap, n, 0);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 
-		h->unit = s->unit;
 		h->key.mode = s->key;
 		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
 		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;
@@ -273,9 +271,8 @@ static int sc_read_counts(struct kagg_session *s, struct kagg_snapshot *snap, __
 		keys[n].aux = nr;
 		vals[n++].count = sum;
 		if (reset) {
-			memset(pc, 0, sizeof(uint64_t) * s->nr_cpus);
-			err = bpf_map__update_elem(t->skel->maps.counts, &idx, sizeof(idx), pc,
-						   sizeof(uint64_t) * s->nr_cpus, BPF_ANY);
+			err = session_percpu_zero(t->skel->maps.counts, idx, pc,
+						  sizeof(uint64_t) * s->nr_cpus);
 			if (err)
 				goto out;
 		}
@@ -293,21 +290,19 @@ static int sc_read_key_counts(struct kagg_session *s, struct kagg_snapshot *snap
 {
 	struct syscount *t = s->tool;
 	struct bpf_map *m = t->skel->maps.key_counts;
-	struct kagg_key k, next, *keys = NULL, *tk;
+	struct kagg_key k, *keys = NULL, *tk;
 	struct sc_count *vals = NULL, *pc = NULL, *tv;
 	size_t n = 0, cap = 0;
-	void *prev = NULL;
+	const void *prev;
 	int err = 0, cpu;
 
 	pc = calloc(s->nr_cpus, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	while (!bpf_map__get_next_key(m, prev, &next, sizeof(next))) {
-		k = next;
-		prev = &k;
-		if (next.gen != g)
+	session_map_for_each_key(m, k, prev) {
+		if (k.gen != g)
 			continue;
-		if (bpf_map__lookup_elem(m, &next, sizeof(next), pc, sizeof(*pc) * s->nr_cpus, 0))
+		if (bpf_map__lookup_elem(m, &k, sizeof(k), pc, sizeof(*pc) * s->nr_cpus, 0))
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -322,7 +317,7 @@ static int sc_read_key_counts(struct kagg_session *s, struct kagg_snapshot *snap
 				goto out;
 			}
 		}
-		keys[n] = next;
+		keys[n] = k;
 		memset(&vals[n], 0, sizeof(vals[n]));
 		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
 			if (!vals[n].comm[0] && pc[cpu].comm[0])
@@ -405,20 +400,17 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 		}
 		nrs[n++] = nr;
 		if (reset) {
-			memset(pc, 0, vsz * s->nr_cpus);
-			err = bpf_map__update_elem(t->skel->maps.lat, &idx, sizeof(idx), pc,
-						   vsz * s->nr_cpus, BPF_ANY);
+			err = session_percpu_zero(t->skel->maps.lat, idx, pc, vsz * s->nr_cpus);
 			if (err)
 				goto out;
 		}
 	}
-	err = snap_alloc_hists(snap, n, KAGG_SLOTS);
+	err = session_alloc_hists(s, snap, n, KAGG_SLOTS);
 	if (err)
 		goto out;
 	for (i = 0; i < n; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 
-		h->unit = s->unit;
 		h->key.id = nrs[i];
 		h->key.label = snap_strdup(snap, sc_label(s, nrs[i]));
 		for (j = 0; j < KAGG_SLOTS; j++) {
@@ -463,11 +455,10 @@ static int sc_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __
 		free(keys);
 		free(vals);
 	} else {
-		err = snap_alloc_hists(snap, n, t->st.exp.nr_slots ? t->st.exp.nr_slots : KAGG_SLOTS);
+		err = session_alloc_hists(s, snap, n, t->st.exp.nr_slots ?: KAGG_SLOTS);
 		for (i = 0; !err && i < n; i++) {
 			struct kagg_hist *h = &snap->hists[i];
 
-			h->unit = s->unit;
 			h->key.mode = s->key;
 			h->key.pid = (int)e[i].tgid;
 			h->key.tid = (int)e[i].pid;
@@ -514,8 +505,6 @@ static void syscount_meta(struct kagg_session *s, struct kagg_snapshot *snap, co
 {
 	struct syscount *t = s->tool;
 
-	if (session_streams(s))
-		scons_meta(&t->st.core, snap, s->snap_gen, reset);
 	if (s->path == KAGG_MODE_STREAM) {
 		snap->meta.events_recorded = t->st.recorded - t->recorded0;
 		if (reset)
@@ -570,17 +559,12 @@ static int sc_validate(const struct kagg_syscount_opts *o, struct kagg_session *
 }
 
 /* Streaming: the consumer of the records, once the programs are loaded. */
-static int sc_stream_init(struct kagg_session *s, const struct kagg_syscount_opts *o)
+static int sc_stream_init(struct kagg_session *s, const void *opts)
 {
+	const struct kagg_syscount_opts *o = opts;
 	struct syscount *t = s->tool;
 	struct scstream_cfg cfg = {
-		.core = {
-			.map_fd = bpf_map__fd(t->skel->maps.events),
-			.cnt_fd = bpf_map__fd(t->skel->maps.stream_cnt),
-			.map_bytes = o->stream_bytes,
-			.nr_cpus = s->nr_cpus,
-			.events_dir = o->events_dir,
-		},
+		.core = SESSION_SCONS_CFG(s, t->skel, o),
 		.mode = o->mode,
 		.key = s->key,
 		.unit_ns = session_unit_ns(s->unit),
@@ -598,28 +582,25 @@ static int syscount_open(struct kagg_session *s, void *opts)
 	struct syscount *t = s->tool;
 	int err;
 
-	s->unit = o->unit;
-	s->key = o->key;
-	s->event = o->mode == KAGG_SYSCOUNT_COUNT    ? "raw_syscalls:sys_enter"
-		   : o->mode == KAGG_SYSCOUNT_ERRORS ? "raw_syscalls:sys_exit"
-						     : "raw_syscalls:sys_enter,sys_exit";
+	session_open_stream(s, o->unit, o->key,
+			    o->mode == KAGG_SYSCOUNT_COUNT    ? "raw_syscalls:sys_enter"
+			    : o->mode == KAGG_SYSCOUNT_ERRORS ? "raw_syscalls:sys_exit"
+							      : "raw_syscalls:sys_enter,sys_exit",
+			    o->stream_mode, &o->stream_bytes);
 	t->mode = o->mode;
-	session_use_path(s, o->stream_mode, &o->stream_bytes);
 	err = sc_validate(o, s) ?: session_tasks_open(s, &SESSION_PIDS(o));
 	if (err)
 		return err;
 	if (o->mode == KAGG_SYSCOUNT_ERRORS)
 		session_filters_add(s, "failed calls only");
 	session_filters_end(s);
-	err = sc_names(s, o->names_file) ?: session_need_btf(s) ?:
-	      session_load_tp(s, o->attach, "the sys_enter/sys_exit programs", sc_load, o) ?:
-	      session_tasks_fill(s, &SESSION_PIDS(o), t->skel->maps.tgids, NULL, NULL);
-	if (!err && session_streams(s))
-		err = sc_stream_init(s, o);
-	return err;
+	return sc_names(s, o->names_file) ?:
+	       session_load_tp(s, o->attach, "the sys_enter/sys_exit programs", sc_load, o) ?:
+	       session_tasks_fill(s, &SESSION_PIDS(o), t->skel->maps.tgids, NULL, NULL);
 }
 
-SESSION_TOOL(syscount, struct syscount, .read_stream = sc_read_stream);
+SESSION_TOOL(syscount, struct syscount, .read_stream = sc_read_stream,
+	     .stream_init = sc_stream_init);
 
 /* ------------------------------------------------------------ printing */
 

@@ -66,11 +66,8 @@ static void gen_clear_vals(struct scs_gen *gen)
 {
 	size_t i;
 
-	for (i = 0; i < gen->n; i++) {
-		svals_clear(&gen->e[i].vals);
-		free(gen->e[i].xslots);
-		gen->e[i].xslots = NULL;
-	}
+	for (i = 0; i < gen->n; i++)
+		svals_clear_xslots(&gen->e[i].vals, &gen->e[i].xslots);
 	gen->kept = 0;
 }
 
