@@ -32,6 +32,20 @@
 	};                                                                     \
 	KAGG_PERCPU_ARRAY(counters, 1, struct counters)
 
+/*
+ * counters_get(): this CPU's counters, or NULL while the tool is not armed
+ * (userspace sets the global `armed`, which must be declared before).
+ */
+#define KAGG_COUNTERS_GET                                                      \
+	static __always_inline struct counters *counters_get(void)             \
+	{                                                                      \
+		__u32 zero = 0;                                                \
+									       \
+		if (!*(volatile __u32 *)&armed)                                \
+			return NULL;                                           \
+		return bpf_map_lookup_elem(&counters, &zero);                  \
+	}
+
 #define KAGG_HIST_MAP KAGG_PERCPU_ARRAY(hist, 2, struct kagg_hist_val)
 
 #define KAGG_KEY_HIST_MAP                                                      \

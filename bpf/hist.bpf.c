@@ -35,6 +35,7 @@ const volatile __u64 lin_step = 0;
 __u32 armed = 0;
 
 KAGG_COUNTERS_MAP(HIST_CNT_MAX);
+KAGG_COUNTERS_GET
 KAGG_HIST_MAP;
 KAGG_KEY_HIST_MAP;
 KAGG_EXP_HIST_MAP;	/* --buckets exp:S, not keyed */
@@ -107,12 +108,10 @@ int hist_tp(void *ctx)
 	char str[KAGG_COMM_LEN] = {};
 	struct kagg_key_hist *kh;
 	struct counters *c;
-	__u32 zero = 0, slot, g;
+	__u32 slot, g;
 	__u64 v, fv;
 
-	if (!*(volatile __u32 *)&armed)
-		return 0;
-	c = bpf_map_lookup_elem(&counters, &zero);
+	c = counters_get();
 	if (!c)
 		return 0;
 	c->cnt[HIST_CNT_EVENTS]++;

@@ -37,6 +37,7 @@ __u32 armed = 0;
 KAGG_ID_SET(tgids);
 
 KAGG_COUNTERS_MAP(PROFILE_CNT_MAX);
+KAGG_COUNTERS_GET
 
 KAGG_STACK_MAPS;
 
@@ -69,14 +70,12 @@ SEC("perf_event")
 int profile_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 zero = 0, tgid = id >> 32, pid = (__u32)id;
+	__u32 tgid = id >> 32, pid = (__u32)id;
 	struct kagg_key key = { .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
 	struct kagg_stack_val *v;
 	struct counters *c;
 
-	if (!*(volatile __u32 *)&armed)
-		return 0;
-	c = bpf_map_lookup_elem(&counters, &zero);
+	c = counters_get();
 	if (!c)
 		return 0;
 	c->cnt[PROFILE_CNT_SAMPLES]++;

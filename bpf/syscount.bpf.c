@@ -65,14 +65,7 @@ KAGG_KEY_HIST_MAP;
 /* --buckets exp:S: latency counts in exp_cells by syscall, sums in lat. */
 KAGG_EXP_CELLS_MAP;
 
-static __always_inline struct counters *counters_get(void)
-{
-	__u32 zero = 0;
-
-	if (!*(volatile __u32 *)&armed)
-		return NULL;
-	return bpf_map_lookup_elem(&counters, &zero);
-}
+KAGG_COUNTERS_GET
 
 /* Shared stamp keys: (current task, entry or exit). */
 #define STAMP_ENTER 1

@@ -4,6 +4,7 @@
  * options every tool has, and the attach/sleep/print loop.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -87,6 +88,21 @@ int cli_parse_u64(const char *s, uint64_t *out)
 	v = strtoull(s, &end, 0);
 	if (errno || *end)
 		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_range(const char *s, uint64_t lo, uint64_t hi, const char *what, bool say_range,
+		    uint64_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_u64(s, &v) || v < lo || v > hi) {
+		if (say_range)
+			return cli_err(KAGG_EXIT_USAGE, "invalid %s '%s' (%" PRIu64 " to %" PRIu64 ")",
+				       what, s, lo, hi);
+		return cli_err(KAGG_EXIT_USAGE, "invalid %s '%s'", what, s);
+	}
 	*out = v;
 	return 0;
 }
@@ -413,6 +429,10 @@ static int parse_one(const struct cli_parser *p, struct cli_args *a, int c, cons
 		rc = cli_stream_opt(c, arg, &a->st);
 	if (rc == -ENOENT && (p->flags & CLI_TASKS))
 		rc = cli_tasks_opt(c, arg, &a->tk);
+	if (rc == -ENOENT && (p->flags & CLI_MSECS) && c == 'm') {
+		a->cm.unit = KAGG_UNIT_MSECS;
+		rc = 0;
+	}
 	return rc;
 }
 

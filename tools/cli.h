@@ -61,6 +61,21 @@ extern const char *cli_prog;
 
 /* Parse helpers: return 0 or -EINVAL (the caller reports a usage error). */
 int cli_parse_u64(const char *s, uint64_t *out);
+/*
+ * s as a number from lo to hi into *out; else a usage error "invalid WHAT 'S'",
+ * followed by " (LO to HI)" when say_range.  Returns 0 or KAGG_EXIT_USAGE.
+ */
+int cli_parse_range(const char *s, uint64_t lo, uint64_t hi, const char *what, bool say_range,
+		    uint64_t *out);
+/* cli_parse_range() into *dst of any integer type, left as it was on an error. */
+#define CLI_RANGE(s, lo, hi, what, say_range, dst)                                                 \
+	({                                                                                         \
+		uint64_t v_;                                                                       \
+		int r_ = cli_parse_range(s, lo, hi, what, say_range, &v_);                         \
+		if (!r_)                                                                           \
+			*(dst) = v_;                                                               \
+		r_;                                                                                \
+	})
 int cli_parse_seconds(const char *s, double *out); /* > 0, decimals allowed */
 /* Comma separated list of positive ints; *out is malloc'd. */
 int cli_parse_int_list(const char *s, int **out, size_t *n);
@@ -288,6 +303,7 @@ struct cli_args {
 #define CLI_TASKS 0x2
 #define CLI_OPERANDS 0x4
 #define CLI_PICTURES 0x8	/* takes --format svg|html|heatmap|pprof (cli_pictures) */
+#define CLI_MSECS 0x10		/* -m/--milliseconds is --unit msecs (libbpf-tools' -m) */
 
 /* A tool's command line, as cli_parse reads it. */
 struct cli_parser {
@@ -300,7 +316,7 @@ struct cli_parser {
 	int (*finish)(struct cli_args *a, int argc, char **argv);
 	/* cli_session_main: the tool's session (NULL: errno says why); may set a->banner. */
 	struct kagg_session *(*open)(struct cli_args *a);
-	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES */
+	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES | CLI_MSECS */
 };
 
 /* A tool's cli_parser, with the tool's long_opts[] and usage_text[]. */

@@ -92,27 +92,17 @@ struct funclat_args {
 static int funclat_opt(struct cli_args *ca, int c, const char *arg)
 {
 	struct kagg_funclat_opts *o = &((struct funclat_args *)ca)->o;
-	uint64_t v;
 
 	switch (c) {
-	case 'm':
-		ca->cm.unit = KAGG_UNIT_MSECS;
-		return 0;
 	case 'u':
 		ca->cm.unit = KAGG_UNIT_USECS;
 		return 0;
 	case 'p':
-		if (cli_parse_u64(arg, &v) || !v || v > INT32_MAX)
-			return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", arg);
-		o->pid = v;
-		return 0;
+		return CLI_RANGE(arg, 1, INT32_MAX, "pid", false, &o->pid);
 	case OPT_ATTACH:
 		return parse_attach(arg, &o->attach);
 	case OPT_MAX_FUNCS:
-		if (cli_parse_u64(arg, &v) || !v || v > 1024)
-			return cli_err(KAGG_EXIT_USAGE, "invalid --max-funcs '%s' (1 to 1024)", arg);
-		o->max_funcs = v;
-		return 0;
+		return CLI_RANGE(arg, 1, 1024, "--max-funcs", true, &o->max_funcs);
 	case OPT_BUCKETS:
 		return cli_parse_buckets(arg, &o->buckets, &o->exp_scale);
 	}
@@ -147,7 +137,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 
 static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "p:mu", funclat_opt,
 						   finish_args, open_session,
-						   CLI_OPERANDS | CLI_PICTURES);
+						   CLI_OPERANDS | CLI_PICTURES | CLI_MSECS);
 
 static int funclat_main(int argc, char **argv)
 {

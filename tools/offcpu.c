@@ -122,7 +122,6 @@ static int parse_wake(const char *arg, enum kagg_wake *wake)
 static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 {
 	struct offcpu_args *a = (struct offcpu_args *)ca;
-	uint64_t v;
 
 	switch (c) {
 	case OPT_CGROUP:
@@ -150,10 +149,7 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 	case OPT_WAKE:
 		return parse_wake(arg, &a->o.wake);
 	case OPT_RB_SUBBUFS:
-		if (cli_parse_u64(arg, &v) || v < 2 || v > 65536)
-			return cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s' (2 to 65536)", arg);
-		a->o.rb_subbufs = v;
-		return 0;
+		return CLI_RANGE(arg, 2, 65536, "--rb-subbufs", true, &a->o.rb_subbufs);
 	case OPT_RB_CONSUME:
 		a->o.rb_consume = true;
 		return 0;

@@ -91,20 +91,13 @@ static int parse_event(const char *arg, enum kagg_profile_event *ev)
 static int profile_opt(struct cli_args *ca, int c, const char *arg)
 {
 	struct profile_args *a = (struct profile_args *)ca;
-	uint64_t v;
 
 	switch (c) {
 	case 'F':
-		if (cli_parse_u64(arg, &v) || !v || v > 1000000)
-			return cli_err(KAGG_EXIT_USAGE, "invalid frequency '%s'", arg);
-		a->o.freq = v;
-		return 0;
+		return CLI_RANGE(arg, 1, 1000000, "frequency", false, &a->o.freq);
 	case 'C':
 	case OPT_CPU:
-		if (cli_parse_u64(arg, &v) || v > 65535)
-			return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", arg);
-		a->o.cpu = v;
-		return 0;
+		return CLI_RANGE(arg, 0, 65535, "cpu", false, &a->o.cpu);
 	case 'U':
 	case 'K':
 		if (a->o.stacks)

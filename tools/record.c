@@ -276,7 +276,6 @@ struct record_args {
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	unsigned int bit;
-	uint64_t v;
 	int c, ret, i;
 
 	optind = 1;
@@ -315,10 +314,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				return KAGG_EXIT_USAGE;
 			break;
 		case OPT_RB_SUBBUFS:
-			if (cli_parse_u64(optarg, &v) || v < 2 || v > 65534)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --rb-subbufs '%s' (2 to 65534)",
-					       optarg);
-			a->rb_subbufs = v;
+			if (CLI_RANGE(optarg, 2, 65534, "--rb-subbufs", true, &a->rb_subbufs))
+				return KAGG_EXIT_USAGE;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

@@ -31,7 +31,7 @@ static const struct option long_opts[] = {
 static int report_main(int argc, char **argv)
 {
 	KAGG_OPTS(kagg_tracedat_opts, o, .error_offset = NULL);
-	uint64_t cpu64, where = UINT64_MAX;
+	uint64_t where = UINT64_MAX;
 	struct kagg_tracedat *t;
 	int c, cpu = -1;
 	long n;
@@ -41,9 +41,8 @@ static int report_main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (cli_parse_u64(optarg, &cpu64) || cpu64 > 4095)
-				return cli_err(KAGG_EXIT_USAGE, "invalid --cpu '%s'", optarg);
-			cpu = (int)cpu64;
+			if (CLI_RANGE(optarg, 0, 4095, "--cpu", false, &cpu))
+				return KAGG_EXIT_USAGE;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

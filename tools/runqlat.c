@@ -66,20 +66,15 @@ struct runqlat_args {
 static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 {
 	struct runqlat_args *a = (struct runqlat_args *)ca;
-	uint64_t v;
 
 	switch (c) {
-	case 'm':
-		ca->cm.unit = KAGG_UNIT_MSECS;
-		return 0;
 	case OPT_CGROUP:
 		a->o.cgroup = arg;
 		return 0;
 	case 'c':
-		if (cli_parse_u64(arg, &v) || v > 65535)
-			return cli_err(KAGG_EXIT_USAGE, "invalid CPU '%s'", arg);
+		if (CLI_RANGE(arg, 0, 65535, "CPU", false, &a->o.cpu))
+			return KAGG_EXIT_USAGE;
 		a->o.filter_cpu = true;
-		a->o.cpu = (unsigned int)v;
 		return 0;
 	}
 	return -ENOENT;
@@ -103,7 +98,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 
 static const struct cli_parser parser =
 	CLI_PARSER(CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "c:m", runqlat_opt, finish_args,
-		   open_session, CLI_STREAMS | CLI_TASKS | CLI_PICTURES);
+		   open_session, CLI_STREAMS | CLI_TASKS | CLI_PICTURES | CLI_MSECS);
 
 static int runqlat_main(int argc, char **argv)
 {

@@ -539,15 +539,12 @@ static int serve_main(int argc, char **argv)
 			config = optarg;
 			break;
 		case 'k':
-			if (cli_parse_u64(optarg, &max_keys) || !max_keys || max_keys > 100000)
-				ret = cli_err(KAGG_EXIT_USAGE, "invalid --max-keys '%s' (1 to 100000)",
-					      optarg);
+			if (cli_parse_range(optarg, 1, 100000, "--max-keys", true, &max_keys))
+				ret = KAGG_EXIT_USAGE;
 			break;
 		case OPT_CONNECTIONS:
-			if (cli_parse_u64(optarg, &connections) || !connections ||
-			    connections > 4096)
-				ret = cli_err(KAGG_EXIT_USAGE,
-					      "invalid --connections '%s' (1 to 4096)", optarg);
+			if (cli_parse_range(optarg, 1, 4096, "--connections", true, &connections))
+				ret = KAGG_EXIT_USAGE;
 			break;
 		case OPT_TIMEOUT:
 			if (cli_parse_seconds(optarg, &timeout) || timeout < 1 || timeout > 86400)

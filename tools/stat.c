@@ -117,24 +117,17 @@ static int add_events(struct stat_args *a, const char *list)
 static int stat_opt(struct cli_args *ca, int c, const char *arg)
 {
 	struct stat_args *a = (struct stat_args *)ca;
-	uint64_t v;
 
 	switch (c) {
 	case 'e':
 		return add_events(a, arg);
 	case 'p':
-		if (cli_parse_u64(arg, &v) || !v || v > INT32_MAX)
-			return cli_err(KAGG_EXIT_USAGE, "invalid pid '%s'", arg);
-		a->o.pid = v;
-		return 0;
+		return CLI_RANGE(arg, 1, INT32_MAX, "pid", false, &a->o.pid);
 	case 'o':
 		a->output = arg;
 		return 0;
 	case OPT_CPU:
-		if (cli_parse_u64(arg, &v) || v > 65535)
-			return cli_err(KAGG_EXIT_USAGE, "invalid cpu '%s'", arg);
-		a->o.cpu = v;
-		return 0;
+		return CLI_RANGE(arg, 0, 65535, "cpu", false, &a->o.cpu);
 	}
 	return -ENOENT;
 }

@@ -74,9 +74,6 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 	struct syscount_args *a = (struct syscount_args *)ca;
 
 	switch (c) {
-	case 'm':
-		ca->cm.unit = KAGG_UNIT_MSECS;
-		return 0;
 	case OPT_PER_THREAD:
 		a->c.tk.key = KAGG_KEY_TID;
 		return 0;
@@ -123,7 +120,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 
 static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "Pp:xLm", syscount_opt,
 						   finish_args, open_session,
-						   CLI_STREAMS | CLI_TASKS);
+						   CLI_STREAMS | CLI_TASKS | CLI_MSECS);
 
 static int syscount_main(int argc, char **argv)
 {

@@ -241,18 +241,18 @@ static int cmp_same(const struct kagg_stack *x, const struct kagg_stack *y, bool
 {
 	int c;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->kstack_err != y->kstack_err)
-		return x->kstack_err < y->kstack_err ? -1 : 1;
-	if (x->ustack_err != y->ustack_err)
-		return x->ustack_err < y->ustack_err ? -1 : 1;
-	if (x->nr_kframes != y->nr_kframes)
-		return x->nr_kframes < y->nr_kframes ? -1 : 1;
-	if (x->nr_uframes != y->nr_uframes)
-		return x->nr_uframes < y->nr_uframes ? -1 : 1;
+#define CMP_FIELD(f)                                                                               \
+	do {                                                                                       \
+		if (x->f != y->f)                                                                  \
+			return x->f < y->f ? -1 : 1;                                               \
+	} while (0)
+	CMP_FIELD(pid);
+	CMP_FIELD(tid);
+	CMP_FIELD(kstack_err);
+	CMP_FIELD(ustack_err);
+	CMP_FIELD(nr_kframes);
+	CMP_FIELD(nr_uframes);
+#undef CMP_FIELD
 	c = cmp_frames(x->kframes, y->kframes, x->nr_kframes, by_ptr);
 	return c ? c : cmp_frames(x->uframes, y->uframes, x->nr_uframes, by_ptr);
 }

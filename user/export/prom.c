@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -1022,6 +1023,20 @@ static void hist_family(struct pw *w, size_t first)
 		native_family(w, tool, first);
 }
 
+/* A counter family with one sample per seen instance: its uint64_t at offset off. */
+static void inst_counters(struct pw *w, const char *name, const char *help, size_t off)
+{
+	size_t i;
+
+	family(w, name, NULL, "counter", NULL, help);
+	for (i = 0; i < w->p->nr_insts; i++) {
+		const struct prom_inst *in = &w->p->insts[i];
+
+		if (in->seen)
+			counter(w, name, in, NULL, NULL, *(const uint64_t *)((const char *)in + off));
+	}
+}
+
 int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format fmt)
 {
 	struct pw w = { .f = f, .fmt = fmt, .om = fmt == KAGG_PROM_OPENMETRICS, .p = p };
@@ -1053,17 +1068,12 @@ int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format f
 	for (i = 0; i < p->nr_insts; i++) \
 		for (const struct prom_inst *in = &p->insts[i]; in && in->seen; in = NULL)
 
-	family(&w, "kagg_events_seen", NULL, "counter", NULL, "Events the BPF programs ran for.");
-	EACH_SEEN(in)
-		counter(&w, "kagg_events_seen", in, NULL, NULL, in->events_seen);
-	family(&w, "kagg_events_recorded", NULL, "counter", NULL,
-	       "Events aggregated into the histograms.");
-	EACH_SEEN(in)
-		counter(&w, "kagg_events_recorded", in, NULL, NULL, in->events_recorded);
-	family(&w, "kagg_events_filtered", NULL, "counter", NULL,
-	       "Events left out by the tool's filters (not lost).");
-	EACH_SEEN(in)
-		counter(&w, "kagg_events_filtered", in, NULL, NULL, in->events_filtered);
+	inst_counters(&w, "kagg_events_seen", "Events the BPF programs ran for.",
+		      offsetof(struct prom_inst, events_seen));
+	inst_counters(&w, "kagg_events_recorded", "Events aggregated into the histograms.",
+		      offsetof(struct prom_inst, events_recorded));
+	inst_counters(&w, "kagg_events_filtered", "Events left out by the tool's filters (not lost).",
+		      offsetof(struct prom_inst, events_filtered));
 	family(&w, "kagg_drops", NULL, "counter", NULL, "Events or captures lost, by cause.");
 	EACH_SEEN(in)
 		for (j = 0; j < in->nr_drops; j++)
@@ -1079,10 +1089,9 @@ int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format f
 	EACH_SEEN(in)
 		for (j = 0; j < in->nr_progs; j++)
 			counter(&w, "kagg_bpf_runs", in, "prog", in->progs[j].name, in->progs[j].a);
-	family(&w, "kagg_folded_keys", NULL, "counter", NULL,
-	       "Keyed histograms added to the series of key other, one per key and interval.");
-	EACH_SEEN(in)
-		counter(&w, "kagg_folded_keys", in, NULL, NULL, in->folded);
+	inst_counters(&w, "kagg_folded_keys",
+		      "Keyed histograms added to the series of key other, one per key and interval.",
+		      offsetof(struct prom_inst, folded));
 #undef EACH_SEEN
 
 	/* One histogram family per tool, its instances together. */

@@ -455,6 +455,18 @@ static struct sagg_key *key_get(struct sagg_gen *g, uint32_t tgid, uint32_t pid,
 	return e;
 }
 
+/* One value into a histogram's buckets (slots, or exp xslots), sum and values. */
+static void hist_add(struct sagg *a, uint64_t *slots, uint64_t **xslots, uint64_t *sum,
+		     struct svals *vals, uint64_t *gen_kept, uint32_t slot, uint64_t ns)
+{
+	if (!a->exp.nr_slots)
+		slots[slot]++;
+	else if (sexp_add(&a->exp, xslots, ns))
+		a->oom = -ENOMEM;
+	*sum += ns;
+	svals_add(vals, ns, gen_kept);
+}
+
 void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t tgid,
 	      uint32_t pid, const char *comm)
 {
@@ -462,12 +474,7 @@ void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t t
 	struct sagg_key *e;
 
 	if (a->key == KAGG_KEY_NONE) {
-		if (!a->exp.nr_slots)
-			gen->slots[slot]++;
-		else if (sexp_add(&a->exp, &gen->xslots, ns))
-			a->oom = -ENOMEM;
-		gen->sum += ns;
-		svals_add(&gen->vals, ns, &gen->kept);
+		hist_add(a, gen->slots, &gen->xslots, &gen->sum, &gen->vals, &gen->kept, slot, ns);
 		return;
 	}
 	e = key_get(gen, tgid, a->key == KAGG_KEY_TID ? pid : 0, comm);
@@ -475,12 +482,7 @@ void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t t
 		a->oom = -ENOMEM;
 		return;
 	}
-	if (!a->exp.nr_slots)
-		e->slots[slot]++;
-	else if (sexp_add(&a->exp, &e->xslots, ns))
-		a->oom = -ENOMEM;
-	e->sum += ns;
-	svals_add(&e->vals, ns, &gen->kept);
+	hist_add(a, e->slots, &e->xslots, &e->sum, &e->vals, &gen->kept, slot, ns);
 }
 
 int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap)
