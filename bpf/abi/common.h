@@ -81,13 +81,20 @@ _Static_assert(sizeof(struct kagg_proc_note) == 16, "kagg_proc_note layout");
 
 /*
  * The head every streamed record starts with (offcpu_rec, runqlat_rec,
- * sc_rec): filled by kagg_rec_reserve() in stream.bpf.h.
+ * sc_rec): filled by kagg_rec_reserve() in stream.bpf.h.  The records declare
+ * it first through KAGG_REC_HDR_FIELDS, so their fields keep their names:
+ * ts is bpf_ktime_get_ns (shared with the aggregating program), seq the
+ * per-CPU number of this event (gaps = lost records), gen the snapshot
+ * generation of this event.
  */
+#define KAGG_REC_HDR_FIELDS                                                    \
+	__u64 ts;                                                              \
+	__u64 seq;                                                             \
+	__u32 cpu;                                                             \
+	__u32 gen
+
 struct kagg_rec_hdr {
-	__u64 ts;	/* bpf_ktime_get_ns, shared with the aggregating program */
-	__u64 seq;	/* per-CPU number of this event (gaps = lost records) */
-	__u32 cpu;
-	__u32 gen;	/* snapshot generation of this event */
+	KAGG_REC_HDR_FIELDS;
 };
 /*
  * Streamed-record counters, one per-CPU entry per snapshot generation

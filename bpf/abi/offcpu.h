@@ -54,10 +54,7 @@ enum offcpu_counter {
  * exactly as the aggregating program does.
  */
 struct offcpu_rec {
-	__u64 ts;		/* bpf_ktime_get_ns, shared with the aggregating program */
-	__u64 seq;		/* per-CPU number of this event (gaps = lost records) */
-	__u32 cpu;
-	__u32 gen;		/* snapshot generation of this event */
+	KAGG_REC_HDR_FIELDS;	/* ts, seq, cpu, gen: struct kagg_rec_hdr */
 	__s32 prev_pid;
 	__s32 prev_tgid;
 	__s32 next_pid;

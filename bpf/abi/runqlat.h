@@ -31,10 +31,7 @@ enum runqlat_rec_type {
  * decided in BPF (they need the task and the cgroup) and carried in `enq`.
  */
 struct runqlat_rec {
-	__u64 ts;		/* bpf_ktime_get_ns, shared with the aggregating program */
-	__u64 seq;		/* per-CPU number of this event (gaps = lost records) */
-	__u32 cpu;
-	__u32 gen;		/* snapshot generation of this event */
+	KAGG_REC_HDR_FIELDS;	/* ts, seq, cpu, gen: struct kagg_rec_hdr */
 	__u8 type;		/* enum runqlat_rec_type */
 	__u8 enq;		/* `pid` enters a run queue now and passes the filters */
 	__u8 pad[2];

@@ -39,10 +39,7 @@ enum sc_rec_type {
  * calls) are decided in BPF and carried in `sel`.
  */
 struct sc_rec {
-	__u64 ts;		/* bpf_ktime_get_ns, shared with the aggregating program */
-	__u64 seq;		/* per-CPU number of this event (gaps = lost records) */
-	__u32 cpu;
-	__u32 gen;		/* snapshot generation of this event */
+	KAGG_REC_HDR_FIELDS;	/* ts, seq, cpu, gen: struct kagg_rec_hdr */
 	__u8 type;		/* enum sc_rec_type */
 	__u8 sel;		/* passes -p, a 64-bit syscall numbered below SC_NR_MAX */
 	__u8 pad[2];
