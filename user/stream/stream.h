@@ -83,6 +83,25 @@ int scons_poll(struct scons *c, bpfrb_fn fn, void *ctx, int timeout_ms);
 uint32_t scons_seq(struct scons *c, const struct kagg_rec_hdr *h);
 
 /*
+ * Define NAME, the BPF ring callback (bpfrb_fn) of a tool whose records REC_T
+ * need no more than this: a short record is ignored; a record is noted
+ * (scons_seq), then passed to the file's static account(st, r) and land(st, r).
+ * ST_T is the tool's stream state, with its struct scons as `core`.
+ */
+#define SCONS_DEFINE_ON_RECORD(NAME, ST_T, REC_T)                              \
+	void NAME(void *ctx, const void *data, uint32_t len)                   \
+	{                                                                      \
+		const REC_T *r = data;                                         \
+		ST_T *st = ctx;                                                \
+									       \
+		if (len < sizeof(*r))                                          \
+			return;                                                \
+		scons_seq(&st->core, (const struct kagg_rec_hdr *)r);          \
+		account(st, r);                                                \
+		land(st, r);                                                   \
+	}
+
+/*
  * SYS/NAME's format: the kernel's (events_dir or tracefs), else the built-in
  * copy builtin(evs) defines (kagg_rb_events__define_sched, ...).  *payload
  * is the record size it describes.  0, or -errno with the reason in err.

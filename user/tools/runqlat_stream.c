@@ -113,17 +113,7 @@ static void land(struct rqstream *st, const struct runqlat_rec *r)
 	kagg_rb__commit(&rsv);
 }
 
-void rqstream_on_record(void *ctx, const void *data, uint32_t len)
-{
-	const struct runqlat_rec *r = data;
-	struct rqstream *st = ctx;
-
-	if (len < sizeof(*r))
-		return;
-	scons_seq(&st->core, (const struct kagg_rec_hdr *)r);
-	account(st, r);
-	land(st, r);
-}
+SCONS_DEFINE_ON_RECORD(rqstream_on_record, struct rqstream, struct runqlat_rec)
 
 int rqstream_read(struct rqstream *st, uint32_t g, bool reset, struct kagg_snapshot *snap)
 {

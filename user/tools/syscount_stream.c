@@ -179,17 +179,7 @@ static void land(struct scstream *st, const struct sc_rec *r)
 	kagg_rb__commit(&rsv);
 }
 
-void scstream_on_record(void *ctx, const void *data, uint32_t len)
-{
-	const struct sc_rec *r = data;
-	struct scstream *st = ctx;
-
-	if (len < sizeof(*r))
-		return;
-	scons_seq(&st->core, (const struct kagg_rec_hdr *)r);
-	account(st, r);
-	land(st, r);
-}
+SCONS_DEFINE_ON_RECORD(scstream_on_record, struct scstream, struct sc_rec)
 
 int scstream_entries(struct scstream *st, uint32_t g, struct scs_entry **e, size_t *n)
 {
