@@ -223,6 +223,37 @@ static __always_inline struct kagg_key_hist *kagg_key_hist_get(void *map, struct
 }
 
 /*
+ * Count v in key's histogram of key_map (created with comm from comm_src, as
+ * kagg_key_hist_get()): in log2 slot when words (the program's exp_words) is 0,
+ * else in the sparse exp histogram id of generation key->gen (cells and p: the
+ * program's exp_cells and exp_params), the sum staying with the key.  False when
+ * it could not, counted in *keys_full (key_map full) or *cells_full (no exp cell).
+ */
+static __always_inline bool kagg_keyed_add(void *key_map, struct kagg_key *key,
+					   const char *comm_src, __u32 slot, __u64 v, void *cells,
+					   __u32 words, __u32 id,
+					   const volatile struct kagg_exp_params *p,
+					   __u64 *keys_full, __u64 *cells_full)
+{
+	struct kagg_key_hist *kh = kagg_key_hist_get(key_map, key, comm_src);
+
+	if (!kh) {
+		(*keys_full)++;
+		return false;
+	}
+	if (!words) {
+		kagg_key_hist_add(kh, slot, v);
+		return true;
+	}
+	if (!kagg_exp_cell_add(cells, key->gen, id, v, p)) {
+		(*cells_full)++;
+		return false;
+	}
+	kh->sum += v;
+	return true;
+}
+
+/*
  * Task t's value (thread id tid) in the KAGG_START_MAPS store (task storage, tp_btf) or
  * hash (raw_tp), created from init when create; NULL when missing or not created.
  */

@@ -106,7 +106,7 @@ int hist_tp(void *ctx)
 {
 	struct kagg_key k = { .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
 	char str[KAGG_COMM_LEN] = {};
-	struct kagg_key_hist *kh;
+	const char *comm_src;
 	struct counters *c;
 	__u32 slot, g;
 	__u64 v, fv;
@@ -162,7 +162,7 @@ int hist_tp(void *ctx)
 			return 0;
 		}
 		k.aux = str_hash(str);
-		kh = kagg_key_hist_get(&key_hist, &k, (void *)((unsigned long)ctx + key.off));
+		comm_src = (void *)((unsigned long)ctx + key.off);
 	} else {
 		if (!read_field(ctx, key.off, key.size, key.is_signed, key.src, &k.aux)) {
 			c->cnt[HIST_CNT_DROP_READ]++;
@@ -173,21 +173,12 @@ int hist_tp(void *ctx)
 			c->cnt[HIST_CNT_DROP_EXP_KEY]++;
 			return 0;
 		}
-		kh = kagg_key_hist_get(&key_hist, &k, str);
+		comm_src = str;
 	}
-	if (!kh) {
-		c->cnt[HIST_CNT_DROP_KEYS_FULL]++;
-		return 0;
-	}
-	if (!exp_words) {
-		kagg_key_hist_add(kh, slot, v);
-	} else if (kagg_exp_cell_add(&exp_cells, g, (__u32)k.aux, v, &exp_params)) {
-		kh->sum += v;
-	} else {
-		c->cnt[HIST_CNT_DROP_EXP_CELLS]++;
-		return 0;
-	}
-	c->cnt[HIST_CNT_RECORDED]++;
+	if (kagg_keyed_add(&key_hist, &k, comm_src, slot, v, &exp_cells, exp_words, (__u32)k.aux,
+			   &exp_params, &c->cnt[HIST_CNT_DROP_KEYS_FULL],
+			   &c->cnt[HIST_CNT_DROP_EXP_CELLS]))
+		c->cnt[HIST_CNT_RECORDED]++;
 	return 0;
 }
 

@@ -113,7 +113,6 @@ static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32
 				     __u32 slot, __u64 delta, __u32 g, struct counters *c)
 {
 	struct kagg_key key = { .gen = g, .tgid = tgid, .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
-	struct kagg_key_hist *kh;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
 		KAGG_HIST_ADD(g, slot, delta);
@@ -121,18 +120,9 @@ static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32
 	}
 	if (key_mode == KAGG_BPF_KEY_TID)
 		key.pid = pid;
-	kh = kagg_key_hist_get(&key_hist, &key, next->comm);
-	if (!kh) {
-		c->cnt[OFFCPU_CNT_DROP_KEYS_FULL]++;
-		return;
-	}
-	if (!exp_words)
-		kagg_key_hist_add(kh, slot, delta);
-	else if (kagg_exp_cell_add(&exp_cells, g, key_mode == KAGG_BPF_KEY_TID ? pid : tgid,
-				   delta, &exp_params))
-		kh->sum += delta;
-	else
-		c->cnt[OFFCPU_CNT_DROP_EXP_CELLS]++;
+	kagg_keyed_add(&key_hist, &key, next->comm, slot, delta, &exp_cells, exp_words,
+		       key_mode == KAGG_BPF_KEY_TID ? pid : tgid, &exp_params,
+		       &c->cnt[OFFCPU_CNT_DROP_KEYS_FULL], &c->cnt[OFFCPU_CNT_DROP_EXP_CELLS]);
 }
 
 static __always_inline void stack_add(struct task_struct *next, __u32 tgid, __u32 pid,

@@ -130,7 +130,6 @@ static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 
 				     __u64 delta, __u32 g, struct counters *c, const bool btf)
 {
 	struct kagg_key key = { .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
-	struct kagg_key_hist *kh;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
 		KAGG_HIST_ADD(g, slot, delta);
@@ -141,21 +140,10 @@ static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 
 	key.tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	if (key_mode == KAGG_BPF_KEY_TID)
 		key.pid = pid;
-	kh = kagg_key_hist_get(&key_hist, &key, next->comm);
-	if (!kh) {
-		c->cnt[RUNQLAT_CNT_DROP_KEYS_FULL]++;
-		return;
-	}
-	if (!exp_words) {
-		kagg_key_hist_add(kh, slot, delta);
-	} else if (kagg_exp_cell_add(&exp_cells, g, key_mode == KAGG_BPF_KEY_TID ? pid : key.tgid,
-				      delta, &exp_params)) {
-		kh->sum += delta;
-	} else {
-		c->cnt[RUNQLAT_CNT_DROP_EXP_CELLS]++;
-		return;
-	}
-	c->cnt[RUNQLAT_CNT_SAMPLES]++;
+	if (kagg_keyed_add(&key_hist, &key, next->comm, slot, delta, &exp_cells, exp_words,
+			   key_mode == KAGG_BPF_KEY_TID ? pid : key.tgid, &exp_params,
+			   &c->cnt[RUNQLAT_CNT_DROP_KEYS_FULL], &c->cnt[RUNQLAT_CNT_DROP_EXP_CELLS]))
+		c->cnt[RUNQLAT_CNT_SAMPLES]++;
 }
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
