@@ -414,6 +414,96 @@ static void test_exact_in_bucket(void **state)
 	}
 }
 
+/* A random value whose significant bytes vary with kind: small, wide, all 64 bits, few. */
+static uint64_t random_value(int kind)
+{
+	uint64_t r = (uint64_t)rand() << 42 ^ (uint64_t)rand() << 21 ^ (uint64_t)rand();
+
+	switch (kind) {
+	case 0:
+		return r & 0xff;
+	case 1:
+		return r & ((1ull << 40) - 1);
+	case 2:
+		return r ^ (uint64_t)rand() << 63;
+	default:
+		return 1000000 + (r & 3) * 0x0100000000000000ull;	/* bytes 1-6 equal */
+	}
+}
+
+/*
+ * The kept values come out sorted, whatever bytes they differ in: against qsort(),
+ * value for value, for a few values and for more than fit in 2 MiB.
+ */
+static void test_exact_sorted(void **state)
+{
+	static const uint32_t sizes[] = { 1, 2, 300, 300000 };
+	int kind;
+	size_t z;
+
+	srand(20);
+	for (z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		for (kind = 0; kind < 4; kind++) {
+			uint64_t *ref = malloc(sizes[z] * sizeof(*ref)), kept = 0;
+			struct kagg_snapshot *snap = snap_new();
+			struct svals s = { 0 };
+			struct kagg_hist *h;
+			uint32_t i;
+
+			assert_non_null(ref);
+			assert_int_equal(snap_alloc_hists(snap, 1, 64), 0);
+			h = &snap->hists[0];
+			for (i = 0; i < sizes[z]; i++) {
+				ref[i] = random_value(kind);
+				svals_add(&s, ref[i], &kept);
+			}
+			h->total = sizes[z];
+			assert_int_equal(svals_read(&s, snap, h, 1), 0);
+			assert_int_equal(h->exact, KAGG_EXACT_KEPT);
+			assert_int_equal(h->nr_values, sizes[z]);
+			qsort(ref, sizes[z], sizeof(*ref), cmp_u64);
+			for (i = 0; i < sizes[z]; i++)
+				if (h->values[i] != (double)ref[i])
+					fail_msg("%u values, kind %d: [%u] = %.0f, not %.0f", sizes[z],
+						 kind, i, h->values[i], (double)ref[i]);
+			svals_clear(&s);
+			free(ref);
+			kagg_snapshot__free(snap);
+		}
+	}
+}
+
+/*
+ * A reset keeps a histogram's value array for the next interval: the next interval's
+ * values are its own (none of the last one's), in the same memory.
+ */
+static void test_sagg_reuses_values(void **state)
+{
+	static const char comm[16] = "x";
+	struct kagg_snapshot *one = snap_new(), *two = snap_new();
+	const uint64_t *mem;
+	struct sagg ag;
+	uint32_t i;
+
+	assert_int_equal(sagg_init(&ag, KAGG_KEY_NONE, KAGG_UNIT_NSECS), 0);
+	for (i = 0; i < 5000; i++)
+		sagg_add(&ag, 0, scons_slot(100 + i, 1), 100 + i, 1, 1, comm);
+	mem = ag.gen[0].vals.v;
+	assert_int_equal(sagg_read(&ag, 0, true, one), 0);
+	assert_int_equal(one->hists[0].nr_values, 5000);
+	assert_true(ag.gen[0].vals.n == 0 && ag.gen[0].vals.v == mem);
+	for (i = 0; i < 3; i++)
+		sagg_add(&ag, 0, scons_slot(7 - i, 1), 7 - i, 1, 1, comm);
+	assert_int_equal(sagg_read(&ag, 0, true, two), 0);
+	assert_int_equal(two->hists[0].total, 3);
+	assert_int_equal(two->hists[0].nr_values, 3);
+	assert_true(two->hists[0].values[0] == 5 && two->hists[0].values[2] == 7);
+	assert_true(ag.gen[0].vals.v == mem);
+	sagg_fini(&ag);
+	kagg_snapshot__free(one);
+	kagg_snapshot__free(two);
+}
+
 /* A snapshot of the kernel's histogram h, and the stream's of the same key from s. */
 static struct kagg_snapshot *make_both(const uint64_t *slots, struct svals *s)
 {
@@ -569,6 +659,8 @@ UU_MAIN(
 	cmocka_unit_test(test_exact_none),
 	cmocka_unit_test(test_exact_cap),
 	cmocka_unit_test(test_exact_in_bucket),
+	cmocka_unit_test(test_exact_sorted),
+	cmocka_unit_test(test_sagg_reuses_values),
 	cmocka_unit_test(test_exact_printed),
 	cmocka_unit_test(test_sagg_exp_buckets)
 )

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <bpf/bpf.h>
@@ -332,6 +333,26 @@ void scons_meta(struct scons *c, struct kagg_snapshot *snap, __u32 g, bool reset
 
 /* ---------------------------------------------------------------- aggregates */
 
+#define HUGE_PAGE_BYTES (2u << 20)
+
+/*
+ * Memory for a histogram's values: past 2 MiB aligned to and advised for
+ * transparent huge pages, so a million values take a handful of page faults
+ * instead of two thousand (each costing several us, far more in a guest).
+ * The advice is only advice: without THP these are ordinary pages.  free().
+ */
+static void *values_alloc(size_t bytes)
+{
+	void *p;
+
+	if (bytes < HUGE_PAGE_BYTES)
+		return malloc(bytes);
+	if (posix_memalign(&p, HUGE_PAGE_BYTES, bytes))
+		return NULL;
+	madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
+}
+
 void svals_add(struct svals *s, uint64_t ns, uint64_t *gen_kept)
 {
 	uint64_t *v;
@@ -345,9 +366,12 @@ void svals_add(struct svals *s, uint64_t ns, uint64_t *gen_kept)
 			goto over;
 		if (cap > KAGG_EXACT_MAX_VALUES)
 			cap = KAGG_EXACT_MAX_VALUES;
-		v = realloc(s->v, cap * sizeof(*v));
+		v = values_alloc(cap * sizeof(*v));
 		if (!v)
 			goto over;
+		if (s->n)
+			memcpy(v, s->v, s->n * sizeof(*v));
+		free(s->v);
 		s->v = v;
 		s->cap = cap;
 	}
@@ -370,6 +394,21 @@ void svals_clear(struct svals *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/*
+ * Forget s's values but keep its memory for the next interval, so a steady
+ * stream reuses one array (no page faults, no regrowth, a flat RSS) instead of
+ * growing a new one every interval.  An array four times larger than this
+ * interval needed is given back, past 64 Ki values.
+ */
+static void svals_reset(struct svals *s)
+{
+	if (s->over || (s->cap > (64u << 10) && s->n < s->cap / 4)) {
+		svals_clear(s);
+		return;
+	}
+	s->n = 0;
+}
+
 void svals_clear_xslots(struct svals *s, uint64_t **xslots)
 {
 	svals_clear(s);
@@ -377,16 +416,45 @@ void svals_clear_xslots(struct svals *s, uint64_t **xslots)
 	*xslots = NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/*
+ * Sort v[0 .. n) ascending, tmp as scratch of the same size: a least-significant-
+ * digit radix sort by bytes, skipping the bytes that all values share (a latency
+ * in ns rarely uses more than its low four or five).  Returns v or tmp, whichever
+ * holds the result.  Linear in n: a snapshot of a million values sorts in a few
+ * ms, where qsort() took ~100.
+ */
+static uint64_t *sort_u64(uint64_t *v, uint64_t *tmp, uint32_t n)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint32_t cnt[8][256];
+	uint64_t *src = v, *dst = tmp, *t;
+	uint32_t i, pos, c;
+	int d, b;
 
-	return x < y ? -1 : x > y;
+	memset(cnt, 0, sizeof(cnt));
+	for (i = 0; i < n; i++)
+		for (d = 0; d < 8; d++)
+			cnt[d][(v[i] >> (8 * d)) & 0xff]++;
+	for (d = 0; d < 8; d++) {
+		if (cnt[d][(v[0] >> (8 * d)) & 0xff] == n)
+			continue; /* every value has the same byte d */
+		for (b = 0, pos = 0; b < 256; b++) {
+			c = cnt[d][b];
+			cnt[d][b] = pos;
+			pos += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[cnt[d][(src[i] >> (8 * d)) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	return src;
 }
 
 int svals_read(struct svals *s, struct kagg_snapshot *snap, struct kagg_hist *h,
 	       uint64_t unit_ns)
 {
+	uint64_t *sorted;
 	double *d;
 	uint32_t i;
 
@@ -396,12 +464,13 @@ int svals_read(struct svals *s, struct kagg_snapshot *snap, struct kagg_hist *h,
 	h->exact = KAGG_EXACT_KEPT;
 	if (!s->n)
 		return 0;
-	d = snap_own(snap, malloc(s->n * sizeof(*d)));
+	d = snap_own(snap, values_alloc(s->n * sizeof(*d)));
 	if (!d)
 		return -ENOMEM;
-	qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	/* d is the sort's scratch; the sorted values end in s->v or in d itself */
+	sorted = sort_u64(s->v, (uint64_t *)d, s->n);
 	for (i = 0; i < s->n; i++)
-		d[i] = (double)s->v[i] / (double)unit_ns;
+		d[i] = (double)sorted[i] / (double)unit_ns;
 	h->nr_values = s->n;
 	h->values = d;
 	return 0;
@@ -415,11 +484,18 @@ int sagg_init(struct sagg *a, enum kagg_key_mode key, enum kagg_unit unit)
 	return u64map_init(&a->gen[0].index, 64) ?: u64map_init(&a->gen[1].index, 64);
 }
 
-static void gen_clear_vals(struct sagg_gen *g)
+/* Forget g's values and exp buckets; keep: the next interval reuses g->vals' memory. */
+static void gen_clear_vals(struct sagg_gen *g, bool keep)
 {
 	size_t i;
 
-	svals_clear_xslots(&g->vals, &g->xslots);
+	if (keep) {
+		svals_reset(&g->vals);
+		free(g->xslots);
+		g->xslots = NULL;
+	} else {
+		svals_clear_xslots(&g->vals, &g->xslots);
+	}
 	for (i = 0; i < g->nr_keys; i++)
 		svals_clear_xslots(&g->keys[i].vals, &g->keys[i].xslots);
 	g->kept = 0;
@@ -430,7 +506,7 @@ void sagg_fini(struct sagg *a)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		gen_clear_vals(&a->gen[i]);
+		gen_clear_vals(&a->gen[i], false);
 		u64map_free(&a->gen[i].index);
 		free(a->gen[i].keys);
 	}
@@ -524,7 +600,7 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 	}
 	snap_sort_hists(snap);
 	if (reset) {
-		gen_clear_vals(gen);
+		gen_clear_vals(gen, true);
 		memset(gen->slots, 0, sizeof(gen->slots));
 		gen->sum = 0;
 		u64map_clear(&gen->index);
