@@ -43,9 +43,9 @@ KAGG_COUNTERS_MAP(FUNCLAT_CNT_MAX);
 /* Histogram of function id in generation g at g * nr_funcs + id (sized by userspace). */
 KAGG_HIST_MAP;
 /*
- * --buckets exp:S: counts in exp_hist at the index of hist when userspace sized it for
- * every function (few functions: exp_dense), else sparse in exp_cells by function id;
- * sums in hist either way.
+ * --buckets exp:S: counts and sum in exp_hist at the index of hist when userspace sized
+ * it for every function (few functions: exp_dense), else sparse in exp_cells by function
+ * id; hist is not used then.
  */
 KAGG_EXP_HIST_MAP;
 KAGG_EXP_CELLS;
@@ -145,18 +145,19 @@ static __always_inline int on_return(__u64 id)
 		return 0;
 	g = kagg_gen();
 	idx = g * nr_funcs + (__u32)id;
-	h = bpf_map_lookup_elem(&hist, &idx);
-	if (!h)
-		return 0;
 	if (!exp_words) {
+		h = bpf_map_lookup_elem(&hist, &idx);
+		if (!h)
+			return 0;
 		h->slots[kagg_log2_div(delta, unit_ns, unit_ns_log2)]++;
+		h->sum += delta;
 	} else if (exp_dense) {
-		kagg_exp_hist_add(&exp_hist, idx, delta, exp_words, &exp_params);
+		if (!kagg_exp_hist_add(&exp_hist, idx, delta, exp_words, &exp_params))
+			return 0;
 	} else if (!kagg_exp_cell_add(&exp_cells, g, (__u32)id, delta, &exp_params)) {
 		c->cnt[FUNCLAT_CNT_DROP_EXP_CELLS]++;
 		return 0;
 	}
-	h->sum += delta;
 	c->cnt[FUNCLAT_CNT_RETURNS]++;
 	return 0;
 }

@@ -62,7 +62,7 @@ KAGG_PERCPU_HASH(key_counts, 10240, struct kagg_key, struct sc_count);
 KAGG_PERCPU_ARRAY(lat, 2 * SC_NR_MAX, struct kagg_hist_val);
 
 KAGG_KEY_HIST_MAP;
-/* --buckets exp:S: latency counts in exp_cells by syscall, sums in lat. */
+/* --buckets exp:S: latency counts and sums in exp_cells by syscall (lat unused). */
 KAGG_EXP_CELLS_MAP;
 
 KAGG_COUNTERS_GET
@@ -217,16 +217,11 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
 		idx = g * SC_NR_MAX + (__u32)(nr & (SC_NR_MAX - 1));
 		if (exp_words) {
-			struct kagg_hist_val *h;
-
 			if (!kagg_exp_cell_add(&exp_cells, g, (__u32)(nr & (SC_NR_MAX - 1)), delta,
 					       &exp_params)) {
 				c->cnt[SC_CNT_DROP_EXP_CELLS]++;
 				return;
 			}
-			h = bpf_map_lookup_elem(&lat, &idx);
-			if (h)
-				h->sum += delta;
 		} else {
 			kagg_hist_add(&lat, idx, slot, delta);
 		}

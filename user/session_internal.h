@@ -345,15 +345,15 @@ int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int sca
 			    volatile struct kagg_exp_params *params, volatile __u32 *words);
 /*
  * The cells of generation g as exp histograms of snap: nr_ids > 0, one per id 0 ..
- * nr_ids - 1 (hists[id]); 0, one per id that has cells, ascending.  key.id set, label
- * and sum left to the caller.  reset deletes the cells read.
+ * nr_ids - 1 (hists[id]); 0, one per id that has cells, ascending.  key.id and the sum
+ * set, label left to the caller.  reset deletes the cells read.
  */
 int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			   size_t nr_ids, struct kagg_snapshot *snap);
 /*
- * Per-key exp histograms: the keys, comms and sums of key_hist (KAGG_KEY_HIST_MAP) with
- * the buckets of the cells (KAGG_EXP_CELLS) whose id is the key's tid (KAGG_KEY_TID) or
- * tgid.
+ * Per-key exp histograms: the keys and comms of key_hist (KAGG_KEY_HIST_MAP) with the
+ * buckets and sums of the cells (KAGG_EXP_CELLS) whose id is the key's tid (KAGG_KEY_TID)
+ * or tgid.
  */
 int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 			       struct bpf_map *cells, __u32 g, bool reset,

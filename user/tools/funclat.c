@@ -670,12 +670,10 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 		h->key.mode = KAGG_KEY_NONE;
 		h->key.id = i;
 		h->key.label = snap_strdup(snap, t->funcs[i].name);
-		if (t->exp_dense) {
+		if (t->exp_dense)
 			err = session_exp_hist_get(s, t->skel->maps.exp_hist, idx, reset, h);
-			if (err)
-				break;
-		}
-		err = session_hist_fold(s, t->skel->maps.hist, idx, !s->exp_words, reset, vals, h);
+		else if (!s->exp_words)
+			err = session_hist_fold(s, t->skel->maps.hist, idx, true, reset, vals, h);
 		if (err)
 			break;
 	}

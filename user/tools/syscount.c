@@ -191,7 +191,7 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 		bpf_map__set_max_entries(skel->maps.counts, 1);
 	if (!((keyed && !lat) || errs))
 		bpf_map__set_max_entries(skel->maps.key_counts, 1);
-	if (!lat || keyed)
+	if (!lat || keyed || o->buckets == KAGG_BUCKETS_EXP) /* exp: sums in exp_cells */
 		bpf_map__set_max_entries(skel->maps.lat, 1);
 	if (!lat || !keyed)
 		bpf_map__set_max_entries(skel->maps.key_hist, 1);
@@ -337,30 +337,17 @@ out:
 	return err;
 }
 
-/* Latency mode, exp buckets: the cells' histograms, their sums from lat. */
+/* Latency mode, exp buckets: the cells' histograms. */
 static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
 			   bool reset)
 {
 	struct syscount *t = s->tool;
-	size_t vsz = sizeof(struct kagg_hist_val), i;
-	struct kagg_hist_val *pc;
+	size_t i;
 	int err;
-	__u32 idx;
 
 	err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, 0, snap);
-	if (err)
-		return err;
-	pc = calloc(s->nr_cpus, vsz);
-	if (!pc)
-		return -ENOMEM;
-	for (i = 0; !err && i < snap->nr_hists; i++) {
-		struct kagg_hist *h = &snap->hists[i];
-
-		h->key.label = snap_strdup(snap, sc_label(s, h->key.id));
-		idx = g * SC_NR_MAX + (h->key.id & (SC_NR_MAX - 1));
-		err = session_hist_fold(s, t->skel->maps.lat, idx, false, reset, pc, h);
-	}
-	free(pc);
+	for (i = 0; !err && i < snap->nr_hists; i++)
+		snap->hists[i].key.label = snap_strdup(snap, sc_label(s, snap->hists[i].key.id));
 	return err;
 }
 
