@@ -187,17 +187,18 @@ kagg_exp_cell_key(__u32 g, __u32 id, __u64 v, const volatile struct kagg_exp_par
 	return k;
 }
 
-/* Count v in the existing cell k of map (KAGG_EXP_CELLS); false: no such cell. */
-static __always_inline bool kagg_exp_cell_hit(void *map, const struct kagg_exp_cell_key *k,
-					      __u64 v)
+/* Count v in the existing cell k of map (KAGG_EXP_CELLS): the cell, NULL when none. */
+static __always_inline struct kagg_exp_cell *kagg_exp_cell_hit(void *map,
+							       const struct kagg_exp_cell_key *k,
+							       __u64 v)
 {
 	struct kagg_exp_cell *c = bpf_map_lookup_elem(map, k);
 
-	if (!c)
-		return false;
-	c->cnt++;
-	c->sum += v;
-	return true;
+	if (c) {
+		c->cnt++;
+		c->sum += v;
+	}
+	return c;
 }
 
 /* Create cell k counting v (after a miss); false: the map is full. */
@@ -209,7 +210,7 @@ static __always_inline bool kagg_exp_cell_new(void *map, const struct kagg_exp_c
 	if (!bpf_map_update_elem(map, k, &one, BPF_NOEXIST))
 		return true;
 	/* raced with another CPU creating it: count in this CPU's copy */
-	return kagg_exp_cell_hit(map, k, v);
+	return kagg_exp_cell_hit(map, k, v) != NULL;
 }
 
 /* Count v in the sparse exp histogram id of generation g (KAGG_EXP_CELLS_MAP); false: full. */

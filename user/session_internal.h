@@ -340,6 +340,13 @@ int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale
  * SESSION_EXP_CELLS); log2 leaves everything as it is.  0 or -EINVAL.
  */
 #define SESSION_EXP_CELLS 16384
+/*
+ * Tools with one exp histogram per function or syscall keep them dense (an exp_hist
+ * entry each, two generations) while they take at most SESSION_EXP_DENSE_BYTES per CPU:
+ * SESSION_EXP_DENSE_FIT(scale) of them (31 at scale 3).
+ */
+#define SESSION_EXP_DENSE_BYTES (256 * 1024)
+#define SESSION_EXP_DENSE_FIT(scale) (SESSION_EXP_DENSE_BYTES / (2 * 8 * (KAGG_EXP_SLOTS(scale) + 2U)))
 int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
 			    unsigned int max_cells, struct bpf_map *cells,
 			    volatile struct kagg_exp_params *params, volatile __u32 *words);

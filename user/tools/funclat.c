@@ -42,8 +42,6 @@
 #include "tracefs.h"
 
 #define slog session_log
-/* exp buckets: one dense array per function while they take at most this per CPU */
-#define FUNCLAT_EXP_DENSE_BYTES (256 * 1024)
 
 struct func {
 	char *name;
@@ -493,11 +491,10 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 	skel->rodata->unit_ns = session_unit_ns(s->unit);
 	skel->rodata->unit_ns_log2 = session_unit_log2(s->unit);
 	bpf_map__set_max_entries(skel->maps.hist, 2 * t->nr_funcs);
-	/* exp: dense for a few functions (FUNCLAT_EXP_DENSE_BYTES per CPU), else sparse */
+	/* exp: dense for a few functions (SESSION_EXP_DENSE_BYTES per CPU), else sparse */
 	/* (sparse also when the caller caps the cells) */
 	t->exp_dense = t->buckets == KAGG_BUCKETS_EXP && !t->exp_cells &&
-		       2 * t->nr_funcs * 8 * (KAGG_EXP_SLOTS(t->exp_scale) + 2) <=
-		       FUNCLAT_EXP_DENSE_BYTES;
+		       t->nr_funcs <= SESSION_EXP_DENSE_FIT(t->exp_scale);
 	skel->rodata->exp_dense = t->exp_dense;
 	if (t->exp_dense)
 		err = session_buckets_setup(s, t->buckets, t->exp_scale, skel->maps.exp_hist,

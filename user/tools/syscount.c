@@ -47,6 +47,7 @@ struct syscount {
 	char label[96];
 	struct scstream st;
 	uint64_t recorded0;	/* stream mode: baseline of st.recorded */
+	unsigned int exp_dense_max;	/* exp: dense histograms (exp_hist), 0: cells alone */
 };
 
 /* Parse "#define __NR_<name> <nr>" lines; number of names read or -errno. */
@@ -200,6 +201,16 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 	err = session_exp_cells_setup(s, o->buckets, o->exp_scale, o->exp_cells,
 				      skel->maps.exp_cells, &skel->rodata->exp_params,
 				      &skel->rodata->exp_words);
+	/* exp: the first syscalls dense while they fit (not when the caller caps the cells) */
+	if (!err && s->exp_words && !o->exp_cells)
+		t->exp_dense_max = SESSION_EXP_DENSE_FIT(o->exp_scale) < SC_NR_MAX
+					   ? SESSION_EXP_DENSE_FIT(o->exp_scale) : SC_NR_MAX;
+	skel->rodata->exp_dense_max = t->exp_dense_max;
+	if (!err && t->exp_dense_max)
+		err = bpf_map__set_value_size(skel->maps.exp_hist, s->exp_words * sizeof(__u64)) ?:
+		      bpf_map__set_max_entries(skel->maps.exp_hist, 2 * t->exp_dense_max);
+	else if (!err)
+		err = bpf_map__set_max_entries(skel->maps.exp_hist, 1);
 	if (!err)
 		err = syscount_bpf__load(skel);
 	if (err) {
@@ -337,17 +348,69 @@ out:
 	return err;
 }
 
-/* Latency mode, exp buckets: the cells' histograms. */
+/*
+ * Latency mode, exp buckets: one histogram per syscall with calls, from its dense
+ * histogram, its cells or both (the cells of the calls before it got the dense one).
+ */
 static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
 			   bool reset)
 {
+	unsigned int nr_slots = s->exp_words - 1, nr, nd = 0, max, k;
 	struct syscount *t = s->tool;
-	size_t i;
+	struct kagg_snapshot cells = {};
+	__u32 dnr[SC_NR_MAX], did[SC_NR_MAX];
+	size_t i, n = 0;
+	__u64 d;
 	int err;
 
-	err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, 0, snap);
+	max = t->exp_dense_max;
+	for (nr = 0; max && nr < SC_NR_MAX; nr++) {
+		d = __atomic_load_n(&t->skel->bss->exp_dense_id[nr], __ATOMIC_RELAXED);
+		if (d && d <= max) {
+			dnr[nd] = nr;
+			did[nd++] = d - 1;
+		}
+	}
+	err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, 0, &cells) ?:
+	      session_alloc_hists(s, snap, nd + cells.nr_hists, nr_slots);
+	for (i = 0; !err && i < nd; i++) {
+		struct kagg_hist *h = &snap->hists[n];
+
+		err = session_exp_hist_get(s, t->skel->maps.exp_hist, g * max + did[i], reset, h);
+		h->key.id = dnr[i];
+		n += h->total > 0; /* else the next one takes h: its slots are all 0 */
+	}
+	for (i = 0; !err && i < cells.nr_hists; i++) {
+		struct kagg_hist *h = &snap->hists[n++];
+		const uint64_t *slots = h->slots;
+
+		*h = cells.hists[i];
+		h->slots = slots;
+		memcpy((uint64_t *)slots, cells.hists[i].slots, nr_slots * sizeof(*slots));
+	}
+	if (!err) {
+		snap->nr_hists = n;
+		snap_sort_hists(snap);
+	}
+	/* a syscall in both: its cells' histogram goes into its dense one */
+	for (i = 1, n = !!snap->nr_hists; !err && i < snap->nr_hists; i++) {
+		struct kagg_hist *h = &snap->hists[n - 1], *o = &snap->hists[i];
+
+		if (o->key.id != h->key.id) {
+			snap->hists[n++] = *o;
+			continue;
+		}
+		for (k = 0; k < nr_slots; k++)
+			((uint64_t *)h->slots)[k] += o->slots[k];
+		h->total += o->total;
+		h->sum += o->sum;
+	}
+	if (!err)
+		snap->nr_hists = n;
 	for (i = 0; !err && i < snap->nr_hists; i++)
 		snap->hists[i].key.label = snap_strdup(snap, sc_label(s, snap->hists[i].key.id));
+	free(cells.hists);
+	free(cells.slots);
 	return err;
 }
 
