@@ -222,6 +222,43 @@ static __always_inline bool kagg_exp_cell_add(void *map, __u32 g, __u32 id, __u6
 	return kagg_exp_cell_hit(map, &k, v) || kagg_exp_cell_new(map, &k, v);
 }
 
+/*
+ * A sparse exp histogram id of generation g (KAGG_EXP_CELLS) that moves to a dense one
+ * of hist_map (an exp_hist) when it proves frequent: once one of its cells reaches
+ * KAGG_EXP_HOT values on a CPU, it takes one of the max dense histograms left (*next:
+ * those given out) and *dense_id is set to its index + 1; from then on, with *dense_id
+ * set, v goes to entry g * max + *dense_id - 1 of hist_map, no hash lookup.  Its
+ * histogram is then the sum of its cells and its dense entry.  dense_id NULL or max 0:
+ * cells alone.  Two CPUs taking one for id at once: the first to set *dense_id wins,
+ * the other's entry stays unused.  False: not counted (cells full; the caller counts it).
+ */
+#define KAGG_EXP_HOT 256
+static __always_inline bool kagg_exp_sparse_add(void *cells, void *hist_map, __u64 *dense_id,
+						__u64 *next, __u32 max, __u32 g, __u32 id,
+						__u64 v, __u32 words,
+						const volatile struct kagg_exp_params *p)
+{
+	struct kagg_exp_cell_key k;
+	struct kagg_exp_cell *c;
+	__u64 d, n;
+
+	if (max && dense_id) {
+		d = *dense_id;
+		if (d)
+			return kagg_exp_hist_add(hist_map, g * max + (__u32)d - 1, v, words, p);
+	}
+	k = kagg_exp_cell_key(g, id, v, p);
+	c = kagg_exp_cell_hit(cells, &k, v);
+	if (!c)
+		return kagg_exp_cell_new(cells, &k, v);
+	if (max && dense_id && c->cnt == KAGG_EXP_HOT && *(volatile __u64 *)next < max) {
+		n = __sync_fetch_and_add(next, 1);
+		if (n < max)
+			__sync_val_compare_and_swap(dense_id, 0, n + 1);
+	}
+	return true;
+}
+
 /* Count value v in slot of keyed histogram kh. */
 static __always_inline void kagg_key_hist_add(struct kagg_key_hist *kh, __u32 slot, __u64 v)
 {

@@ -64,10 +64,9 @@ KAGG_PERCPU_ARRAY(lat, 2 * SC_NR_MAX, struct kagg_hist_val);
 KAGG_KEY_HIST_MAP;
 /*
  * --buckets exp:S (lat unused): latencies in exp_cells by syscall, and the first
- * exp_dense_max syscalls found frequent (latency_exp_add()) get a dense histogram each
- * from then on, index gen * exp_dense_max + exp_dense_id[nr] - 1 of exp_hist
- * (exp_dense_id[nr] 0: none, exp_dense_next the ids given out).  exp_dense_max 0:
- * exp_cells alone.
+ * exp_dense_max syscalls found frequent get a dense histogram each from then on, index
+ * gen * exp_dense_max + exp_dense_id[nr] - 1 of exp_hist (kagg_exp_sparse_add()).
+ * exp_dense_max 0: exp_cells alone.
  */
 KAGG_EXP_HIST_MAP;
 KAGG_EXP_CELLS;
@@ -216,50 +215,6 @@ static __always_inline __u64 regs_nr(struct pt_regs *regs, const bool btf)
 	return btf ? regs->orig_ax : BPF_CORE_READ(regs, orig_ax);
 }
 
-/*
- * Give syscall nr, which has none, a dense exp histogram when one is left.  Two CPUs
- * giving nr one at once: the first to set it wins, the other's id stays unused.
- */
-static __always_inline void exp_dense_take(__u32 nr)
-{
-	__u64 n;
-
-	if (*(volatile __u64 *)&exp_dense_next >= exp_dense_max)
-		return;
-	n = __sync_fetch_and_add(&exp_dense_next, 1);
-	if (n < exp_dense_max)
-		__sync_val_compare_and_swap(&exp_dense_id[nr], 0, n + 1);
-}
-
-/*
- * Count latency delta of syscall nr in exp buckets; false when it could not (counted).
- * A syscall counts in exp_cells until one of its cells reaches SC_EXP_HOT values on a
- * CPU, then in its dense histogram when it got one, so the frequent syscalls take the
- * dense histograms and one-off ones (a process starting) leave them.
- */
-#define SC_EXP_HOT 256
-static __always_inline bool latency_exp_add(struct counters *c, __u32 nr, __u64 delta, __u32 g)
-{
-	__u64 d = exp_dense_id[nr];
-	struct kagg_exp_cell_key k;
-	struct kagg_exp_cell *cell;
-
-	if (exp_dense_max && d) /* exp_dense_max 0: exp_hist too small to be verified */
-		return kagg_exp_hist_add(&exp_hist, g * exp_dense_max + (__u32)d - 1, delta,
-					 exp_words, &exp_params);
-	k = kagg_exp_cell_key(g, nr, delta, &exp_params);
-	cell = kagg_exp_cell_hit(&exp_cells, &k, delta);
-	if (cell) {
-		if (cell->cnt == SC_EXP_HOT && exp_dense_max)
-			exp_dense_take(nr);
-		return true;
-	}
-	if (kagg_exp_cell_new(&exp_cells, &k, delta))
-		return true;
-	c->cnt[SC_CNT_DROP_EXP_CELLS]++;
-	return false;
-}
-
 static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, __u64 delta,
 					__u32 g)
 {
@@ -271,8 +226,15 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
 		idx = g * SC_NR_MAX + (__u32)(nr & (SC_NR_MAX - 1));
 		if (exp_words) {
-			if (!latency_exp_add(c, (__u32)(nr & (SC_NR_MAX - 1)), delta, g))
+			/* exp_dense_max 0: exp_hist too small to be verified, never used */
+			if (!kagg_exp_sparse_add(&exp_cells, &exp_hist,
+						 &exp_dense_id[nr & (SC_NR_MAX - 1)],
+						 &exp_dense_next, exp_dense_max, g,
+						 (__u32)(nr & (SC_NR_MAX - 1)), delta, exp_words,
+						 &exp_params)) {
+				c->cnt[SC_CNT_DROP_EXP_CELLS]++;
 				return;
+			}
 		} else {
 			kagg_hist_add(&lat, idx, slot, delta);
 		}

@@ -1042,6 +1042,18 @@ out:
 	return err;
 }
 
+int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool none,
+			  volatile __u32 *max)
+{
+	unsigned int n = none || !s->exp_words ? 0 : SESSION_EXP_DENSE_FIT(s->exp_scale);
+
+	*max = n;
+	if (!n)
+		return bpf_map__set_max_entries(exp_hist, 1);
+	return bpf_map__set_value_size(exp_hist, s->exp_words * sizeof(__u64)) ?:
+	       bpf_map__set_max_entries(exp_hist, 2 * n);
+}
+
 int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
 			  struct bpf_map *exp_map, struct bpf_map *log2_map,
 			  volatile struct kagg_exp_params *params, volatile __u32 *words)
@@ -1082,7 +1094,7 @@ int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx,
 		sum += w[words - 1];
 	}
 	h->has_sum = true;
-	h->sum = session_sum(s, sum);
+	h->sum += session_sum(s, sum);
 	if (reset)
 		err = session_percpu_zero(map, idx, vals, vsz * s->nr_cpus);
 out:

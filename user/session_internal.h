@@ -365,7 +365,15 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 			       struct bpf_map *cells, __u32 g, bool reset,
 			       struct kagg_snapshot *snap);
-/* Entry idx of an exp_hist map summed over CPUs into h (of exp_words - 1 slots). */
+/*
+ * The dense histograms of kagg_exp_sparse_add() (bpf/agg.bpf.h), after
+ * session_exp_cells_setup(): *max (the program's rodata) as many as fit in
+ * SESSION_EXP_DENSE_BYTES per CPU, exp_hist sized for them; none (exp_hist shrunk) when
+ * none is true or the buckets are not exp.  0 or -errno.
+ */
+int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool none,
+			  volatile __u32 *max);
+/* Entry idx of an exp_hist map summed over CPUs, added into h (of exp_words - 1 slots). */
 int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx, bool reset,
 			 struct kagg_hist *h);
 /* The exp_hist entry g (bpf/agg.bpf.h) summed over CPUs into one histogram of snap. */

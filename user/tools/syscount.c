@@ -201,16 +201,11 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 	err = session_exp_cells_setup(s, o->buckets, o->exp_scale, o->exp_cells,
 				      skel->maps.exp_cells, &skel->rodata->exp_params,
 				      &skel->rodata->exp_words);
-	/* exp: the first syscalls dense while they fit (not when the caller caps the cells) */
-	if (!err && s->exp_words && !o->exp_cells)
-		t->exp_dense_max = SESSION_EXP_DENSE_FIT(o->exp_scale) < SC_NR_MAX
-					   ? SESSION_EXP_DENSE_FIT(o->exp_scale) : SC_NR_MAX;
-	skel->rodata->exp_dense_max = t->exp_dense_max;
-	if (!err && t->exp_dense_max)
-		err = bpf_map__set_value_size(skel->maps.exp_hist, s->exp_words * sizeof(__u64)) ?:
-		      bpf_map__set_max_entries(skel->maps.exp_hist, 2 * t->exp_dense_max);
-	else if (!err)
-		err = bpf_map__set_max_entries(skel->maps.exp_hist, 1);
+	/* exp: dense histograms for frequent syscalls, unless the caller caps the cells */
+	if (!err)
+		err = session_exp_hot_setup(s, skel->maps.exp_hist, o->exp_cells,
+					    &skel->rodata->exp_dense_max);
+	t->exp_dense_max = skel->rodata->exp_dense_max;
 	if (!err)
 		err = syscount_bpf__load(skel);
 	if (err) {
