@@ -220,7 +220,7 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 {
 	struct kagg_key key = {};
 	struct kagg_key_hist *kh;
-	__u32 slot = kagg_log2_div(delta, unit_ns, unit_log2), idx;
+	__u32 idx;
 	struct task_struct *t;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
@@ -236,7 +236,7 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 				return;
 			}
 		} else {
-			kagg_hist_add(&lat, idx, slot, delta);
+			kagg_hist_add(&lat, idx, kagg_log2_div(delta, unit_ns, unit_log2), delta);
 		}
 		c->cnt[SC_CNT_RECORDED]++;
 		return;
@@ -248,7 +248,7 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 		c->cnt[SC_CNT_DROP_KEYS_FULL]++;
 		return;
 	}
-	kagg_key_hist_add(kh, slot, delta);
+	kagg_key_hist_add(kh, kagg_log2_div(delta, unit_ns, unit_log2), delta);
 	c->cnt[SC_CNT_RECORDED]++;
 }
 
