@@ -111,14 +111,16 @@
 
 /*
  * Per-key exp histograms (funclat per function, syscount -L per syscall), sparse: a
- * per-CPU hash `exp_cells` of counts keyed by (id, generation << 31 | slot), slot as in
- * exp_hist (0 the zero bucket, k >= 1 kagg_exp_slot() k - 1).  Only the buckets that
- * were hit take a cell; userspace caps the cells (max_entries), and a value whose cell
- * cannot be created is not counted (kagg_exp_cell_add() false: the caller counts the
- * drop).  The sums stay with the caller.  exp_words and exp_params as above
+ * per-CPU hash `exp_cells` of {count, sum} keyed by (id, generation << 31 | slot), slot
+ * as in exp_hist (0 the zero bucket, k >= 1 kagg_exp_slot() k - 1).  Only the buckets
+ * that were hit take a cell; userspace caps the cells (max_entries), and a value whose
+ * cell cannot be created is not counted (kagg_exp_cell_add() false: the caller counts
+ * the drop).  A histogram's sum is the sum of its cells' sums, so that a value costs
+ * one hash lookup when its cell exists.  exp_words and exp_params as above
  * (KAGG_EXP_CELLS: the map alone, next to KAGG_EXP_HIST_MAP).
  */
-#define KAGG_EXP_CELLS KAGG_PERCPU_HASH(exp_cells, 1, struct kagg_exp_cell_key, __u64)
+#define KAGG_EXP_CELLS                                                         \
+	KAGG_PERCPU_HASH(exp_cells, 1, struct kagg_exp_cell_key, struct kagg_exp_cell)
 #define KAGG_EXP_CELLS_MAP                                                     \
 	KAGG_EXP_CELLS;                                                        \
 	const volatile __u32 exp_words = 0;                                    \
@@ -156,42 +158,104 @@ static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot, _
 /*
  * Count v (> 0 in units of the table's u; 0 in the zero bucket) in the exp histogram of
  * generation g (or at index g of a map userspace sized for more); words and p are the
- * program's rodata exp_words and exp_params.
+ * program's rodata exp_words and exp_params.  False when there is no such entry.
  */
-static __always_inline void kagg_exp_hist_add(void *map, __u32 g, __u64 v, __u32 words,
+static __always_inline bool kagg_exp_hist_add(void *map, __u32 g, __u64 v, __u32 words,
 					      const volatile struct kagg_exp_params *p)
 {
 	__u64 *w = bpf_map_lookup_elem(map, &g);
 	__u32 k;
 
 	if (!w || words < 2)
-		return;
+		return false;
 	k = v ? kagg_exp_slot(v, p) + 1 : 0;
 	if (k < words - 1)
 		w[k]++;
 	w[words - 1] += v;
+	return true;
+}
+
+/* The key of v's cell in the sparse exp histogram id of generation g. */
+static __always_inline struct kagg_exp_cell_key
+kagg_exp_cell_key(__u32 g, __u32 id, __u64 v, const volatile struct kagg_exp_params *p)
+{
+	struct kagg_exp_cell_key k = {
+		.id = id,
+		.slot = (g << 31) | (v ? kagg_exp_slot(v, p) + 1 : 0),
+	};
+
+	return k;
+}
+
+/* Count v in the existing cell k of map (KAGG_EXP_CELLS): the cell, NULL when none. */
+static __always_inline struct kagg_exp_cell *kagg_exp_cell_hit(void *map,
+							       const struct kagg_exp_cell_key *k,
+							       __u64 v)
+{
+	struct kagg_exp_cell *c = bpf_map_lookup_elem(map, k);
+
+	if (c) {
+		c->cnt++;
+		c->sum += v;
+	}
+	return c;
+}
+
+/* Create cell k counting v (after a miss); false: the map is full. */
+static __always_inline bool kagg_exp_cell_new(void *map, const struct kagg_exp_cell_key *k,
+					      __u64 v)
+{
+	struct kagg_exp_cell one = { .cnt = 1, .sum = v };
+
+	if (!bpf_map_update_elem(map, k, &one, BPF_NOEXIST))
+		return true;
+	/* raced with another CPU creating it: count in this CPU's copy */
+	return kagg_exp_cell_hit(map, k, v) != NULL;
 }
 
 /* Count v in the sparse exp histogram id of generation g (KAGG_EXP_CELLS_MAP); false: full. */
 static __always_inline bool kagg_exp_cell_add(void *map, __u32 g, __u32 id, __u64 v,
 					      const volatile struct kagg_exp_params *p)
 {
-	struct kagg_exp_cell_key k = { .id = id };
-	__u64 one = 1, *c;
+	struct kagg_exp_cell_key k = kagg_exp_cell_key(g, id, v, p);
 
-	k.slot = (g << 31) | (v ? kagg_exp_slot(v, p) + 1 : 0);
-	c = bpf_map_lookup_elem(map, &k);
-	if (c) {
-		(*c)++;
-		return true;
+	return kagg_exp_cell_hit(map, &k, v) || kagg_exp_cell_new(map, &k, v);
+}
+
+/*
+ * A sparse exp histogram id of generation g (KAGG_EXP_CELLS) that moves to a dense one
+ * of hist_map (an exp_hist) when it proves frequent: once one of its cells reaches
+ * KAGG_EXP_HOT values on a CPU, it takes one of the max dense histograms left (*next:
+ * those given out) and *dense_id is set to its index + 1; from then on, with *dense_id
+ * set, v goes to entry g * max + *dense_id - 1 of hist_map, no hash lookup.  Its
+ * histogram is then the sum of its cells and its dense entry.  dense_id NULL or max 0:
+ * cells alone.  Two CPUs taking one for id at once: the first to set *dense_id wins,
+ * the other's entry stays unused.  False: not counted (cells full; the caller counts it).
+ */
+#define KAGG_EXP_HOT 256
+static __always_inline bool kagg_exp_sparse_add(void *cells, void *hist_map, __u64 *dense_id,
+						__u64 *next, __u32 max, __u32 g, __u32 id,
+						__u64 v, __u32 words,
+						const volatile struct kagg_exp_params *p)
+{
+	struct kagg_exp_cell_key k;
+	struct kagg_exp_cell *c;
+	__u64 d, n;
+
+	if (max && dense_id) {
+		d = *dense_id;
+		if (d)
+			return kagg_exp_hist_add(hist_map, g * max + (__u32)d - 1, v, words, p);
 	}
-	if (!bpf_map_update_elem(map, &k, &one, BPF_NOEXIST))
-		return true;
-	/* raced with another CPU creating it: count in this CPU's copy */
-	c = bpf_map_lookup_elem(map, &k);
+	k = kagg_exp_cell_key(g, id, v, p);
+	c = kagg_exp_cell_hit(cells, &k, v);
 	if (!c)
-		return false;
-	(*c)++;
+		return kagg_exp_cell_new(cells, &k, v);
+	if (max && dense_id && c->cnt == KAGG_EXP_HOT && *(volatile __u64 *)next < max) {
+		n = __sync_fetch_and_add(next, 1);
+		if (n < max)
+			__sync_val_compare_and_swap(dense_id, 0, n + 1);
+	}
 	return true;
 }
 
@@ -226,8 +290,12 @@ static __always_inline struct kagg_key_hist *kagg_key_hist_get(void *map, struct
  * Count v in key's histogram of key_map (created with comm from comm_src, as
  * kagg_key_hist_get()): in log2 slot when words (the program's exp_words) is 0,
  * else in the sparse exp histogram id of generation key->gen (cells and p: the
- * program's exp_cells and exp_params), the sum staying with the key.  False when
- * it could not, counted in *keys_full (key_map full) or *cells_full (no exp cell).
+ * program's exp_cells and exp_params), count and sum in the cell.  With exp
+ * buckets a value whose cell exists costs that one lookup: the key's entry (its
+ * comm, for the reader) was made with the first of its cells in the generation,
+ * and is only looked at, and made when missing, before a cell is created.  False
+ * when it could not, counted in *keys_full (key_map full) or *cells_full (no
+ * exp cell).
  */
 static __always_inline bool kagg_keyed_add(void *key_map, struct kagg_key *key,
 					   const char *comm_src, __u32 slot, __u64 v, void *cells,
@@ -235,8 +303,15 @@ static __always_inline bool kagg_keyed_add(void *key_map, struct kagg_key *key,
 					   const volatile struct kagg_exp_params *p,
 					   __u64 *keys_full, __u64 *cells_full)
 {
-	struct kagg_key_hist *kh = kagg_key_hist_get(key_map, key, comm_src);
+	struct kagg_exp_cell_key k = {};
+	struct kagg_key_hist *kh;
 
+	if (words) {
+		k = kagg_exp_cell_key(key->gen, id, v, p);
+		if (kagg_exp_cell_hit(cells, &k, v))
+			return true;
+	}
+	kh = kagg_key_hist_get(key_map, key, comm_src);
 	if (!kh) {
 		(*keys_full)++;
 		return false;
@@ -245,11 +320,10 @@ static __always_inline bool kagg_keyed_add(void *key_map, struct kagg_key *key,
 		kagg_key_hist_add(kh, slot, v);
 		return true;
 	}
-	if (!kagg_exp_cell_add(cells, key->gen, id, v, p)) {
+	if (!kagg_exp_cell_new(cells, &k, v)) {
 		(*cells_full)++;
 		return false;
 	}
-	kh->sum += v;
 	return true;
 }
 

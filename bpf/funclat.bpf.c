@@ -43,13 +43,18 @@ KAGG_COUNTERS_MAP(FUNCLAT_CNT_MAX);
 /* Histogram of function id in generation g at g * nr_funcs + id (sized by userspace). */
 KAGG_HIST_MAP;
 /*
- * --buckets exp:S: counts in exp_hist at the index of hist when userspace sized it for
- * every function (few functions: exp_dense), else sparse in exp_cells by function id;
- * sums in hist either way.
+ * --buckets exp:S: counts and sum in exp_hist at the index of hist when userspace sized
+ * it for every function (few functions: exp_dense), else sparse in exp_cells by function
+ * id, the first exp_hot_max functions found frequent moving to exp_hist entries of their
+ * own (kagg_exp_sparse_add(): exp_hot_id by function id, 0 or the entry + 1); hist is
+ * not used then.
  */
 KAGG_EXP_HIST_MAP;
 KAGG_EXP_CELLS;
 const volatile bool exp_dense = false;
+const volatile __u32 exp_hot_max = 0;
+KAGG_MAP(exp_hot_id, BPF_MAP_TYPE_ARRAY, 1, __u32, __u64);	/* sized to nr_funcs by userspace */
+__u64 exp_hot_next = 0;
 
 static __always_inline bool traced(void)
 {
@@ -88,7 +93,7 @@ static __always_inline int on_entry(__u64 id)
 
 static __always_inline int on_return(__u64 id)
 {
-	__u32 zero = 0, d, i, k, g, idx;
+	__u32 zero = 0, d, i, k, g, idx, fid;
 	struct kagg_hist_val *h;
 	struct funclat_stack *st;
 	struct counters *c;
@@ -144,19 +149,24 @@ static __always_inline int on_return(__u64 id)
 	if (!*(volatile __u32 *)&armed || id >= nr_funcs)
 		return 0;
 	g = kagg_gen();
-	idx = g * nr_funcs + (__u32)id;
-	h = bpf_map_lookup_elem(&hist, &idx);
-	if (!h)
-		return 0;
+	fid = id;
+	idx = g * nr_funcs + fid;
 	if (!exp_words) {
+		h = bpf_map_lookup_elem(&hist, &idx);
+		if (!h)
+			return 0;
 		h->slots[kagg_log2_div(delta, unit_ns, unit_ns_log2)]++;
+		h->sum += delta;
 	} else if (exp_dense) {
-		kagg_exp_hist_add(&exp_hist, idx, delta, exp_words, &exp_params);
-	} else if (!kagg_exp_cell_add(&exp_cells, g, (__u32)id, delta, &exp_params)) {
+		if (!kagg_exp_hist_add(&exp_hist, idx, delta, exp_words, &exp_params))
+			return 0;
+	} else if (!kagg_exp_sparse_add(&exp_cells, &exp_hist,
+					exp_hot_max ? bpf_map_lookup_elem(&exp_hot_id, &fid) : NULL,
+					&exp_hot_next, exp_hot_max, g, fid, delta, exp_words,
+					&exp_params)) {
 		c->cnt[FUNCLAT_CNT_DROP_EXP_CELLS]++;
 		return 0;
 	}
-	h->sum += delta;
 	c->cnt[FUNCLAT_CNT_RETURNS]++;
 	return 0;
 }

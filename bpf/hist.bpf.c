@@ -39,7 +39,7 @@ KAGG_COUNTERS_GET
 KAGG_HIST_MAP;
 KAGG_KEY_HIST_MAP;
 KAGG_EXP_HIST_MAP;	/* --buckets exp:S, not keyed */
-KAGG_EXP_CELLS;		/* --buckets exp:S with a numeric key: counts by key (32 bits), sums in key_hist */
+KAGG_EXP_CELLS;		/* --buckets exp:S with a numeric key: counts and sums by key (32 bits) */
 
 /* Field f of the record at ctx, widened to 64 bits; false when unreadable. */
 static __always_inline bool read_field(void *ctx, __u32 off, __u32 size, bool sign, __u32 src,

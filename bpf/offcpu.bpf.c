@@ -56,7 +56,7 @@ KAGG_COUNTERS_MAP(OFFCPU_CNT_MAX);
 KAGG_HIST_MAP;
 KAGG_EXP_HIST_MAP;
 KAGG_KEY_HIST_MAP;
-KAGG_EXP_CELLS;	/* -P/-L with exp buckets: counts by tgid or tid, sums in key_hist */
+KAGG_EXP_CELLS;	/* -P/-L with exp buckets: counts and sums by tgid or tid */
 
 /* Off-CPU time by stack. */
 KAGG_STACK_MAPS;

@@ -61,7 +61,7 @@ KAGG_COUNTERS_MAP(RUNQLAT_CNT_MAX);
 KAGG_HIST_MAP;
 KAGG_EXP_HIST_MAP;
 KAGG_KEY_HIST_MAP;
-KAGG_EXP_CELLS;	/* -P/-L with exp buckets: counts by tgid or tid, sums in key_hist */
+KAGG_EXP_CELLS;	/* -P/-L with exp buckets: counts and sums by tgid or tid */
 
 static __always_inline struct start *start_get(struct task_struct *t, __u32 pid, bool create,
 					       const bool btf)

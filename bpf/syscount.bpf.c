@@ -62,8 +62,17 @@ KAGG_PERCPU_HASH(key_counts, 10240, struct kagg_key, struct sc_count);
 KAGG_PERCPU_ARRAY(lat, 2 * SC_NR_MAX, struct kagg_hist_val);
 
 KAGG_KEY_HIST_MAP;
-/* --buckets exp:S: latency counts in exp_cells by syscall, sums in lat. */
-KAGG_EXP_CELLS_MAP;
+/*
+ * --buckets exp:S (lat unused): latencies in exp_cells by syscall, and the first
+ * exp_dense_max syscalls found frequent get a dense histogram each from then on, index
+ * gen * exp_dense_max + exp_dense_id[nr] - 1 of exp_hist (kagg_exp_sparse_add()).
+ * exp_dense_max 0: exp_cells alone.
+ */
+KAGG_EXP_HIST_MAP;
+KAGG_EXP_CELLS;
+const volatile __u32 exp_dense_max = 0;
+__u64 exp_dense_id[SC_NR_MAX];	/* 64 bits: the atomics of BPF ISA v2 */
+__u64 exp_dense_next = 0;
 
 KAGG_COUNTERS_GET
 
@@ -211,24 +220,23 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 {
 	struct kagg_key key = {};
 	struct kagg_key_hist *kh;
-	__u32 slot = kagg_log2_div(delta, unit_ns, unit_log2), idx;
+	__u32 idx;
 	struct task_struct *t;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
 		idx = g * SC_NR_MAX + (__u32)(nr & (SC_NR_MAX - 1));
 		if (exp_words) {
-			struct kagg_hist_val *h;
-
-			if (!kagg_exp_cell_add(&exp_cells, g, (__u32)(nr & (SC_NR_MAX - 1)), delta,
-					       &exp_params)) {
+			/* exp_dense_max 0: exp_hist too small to be verified, never used */
+			if (!kagg_exp_sparse_add(&exp_cells, &exp_hist,
+						 &exp_dense_id[nr & (SC_NR_MAX - 1)],
+						 &exp_dense_next, exp_dense_max, g,
+						 (__u32)(nr & (SC_NR_MAX - 1)), delta, exp_words,
+						 &exp_params)) {
 				c->cnt[SC_CNT_DROP_EXP_CELLS]++;
 				return;
 			}
-			h = bpf_map_lookup_elem(&lat, &idx);
-			if (h)
-				h->sum += delta;
 		} else {
-			kagg_hist_add(&lat, idx, slot, delta);
+			kagg_hist_add(&lat, idx, kagg_log2_div(delta, unit_ns, unit_log2), delta);
 		}
 		c->cnt[SC_CNT_RECORDED]++;
 		return;
@@ -240,7 +248,7 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 		c->cnt[SC_CNT_DROP_KEYS_FULL]++;
 		return;
 	}
-	kagg_key_hist_add(kh, slot, delta);
+	kagg_key_hist_add(kh, kagg_log2_div(delta, unit_ns, unit_log2), delta);
 	c->cnt[SC_CNT_RECORDED]++;
 }
 

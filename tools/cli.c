@@ -598,10 +598,13 @@ int cli_run_session(struct kagg_session *s, const struct cli_args *a, const char
 
 int cli_session_main(const struct cli_parser *p, int argc, char **argv, struct cli_args *a)
 {
+	struct kagg_session *s;
 	int ret;
 
-	if (cli_start(cli_parse(p, argc, argv, a), &a->st, &ret))
-		ret = cli_run_session(p->open(a), a, a->banner);
+	if (cli_start(cli_parse(p, argc, argv, a), &a->st, &ret)) {
+		s = p->open(a); /* first: open may set a->banner */
+		ret = cli_run_session(s, a, a->banner);
+	}
 	cli_tasks_free(&a->tk);
 	return ret;
 }

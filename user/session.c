@@ -875,7 +875,7 @@ int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int sca
 
 struct exp_cell {
 	struct kagg_exp_cell_key k;
-	uint64_t count;
+	uint64_t count, sum;
 };
 
 static int cell_cmp(const void *a, const void *b)
@@ -906,8 +906,9 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 	struct kagg_exp_cell_key key;
 	struct exp_cell *cells = NULL, *c2;
 	size_t n = 0, cap = 0, i, nh = 0;
+	struct kagg_exp_cell *vals;
+	uint64_t *sums = NULL;
 	const void *prev;
-	uint64_t *vals;
 	int err = 0, cpu;
 
 	vals = calloc(s->nr_cpus, sizeof(*vals));
@@ -930,9 +931,11 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 					 0))
 			continue; /* deleted meanwhile */
 		cells[n].k = key;
-		cells[n].count = 0;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++)
-			cells[n].count += vals[cpu];
+		cells[n].count = cells[n].sum = 0;
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			cells[n].count += vals[cpu].cnt;
+			cells[n].sum += vals[cpu].sum;
+		}
 		n++;
 	}
 	if (n)
@@ -944,12 +947,16 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 			nh += !i || cells[i].k.id != cells[i - 1].k.id;
 	}
 	err = session_alloc_hists(s, snap, nh, nr_slots);
+	sums = calloc(nh ?: 1, sizeof(*sums));
+	if (!err && !sums)
+		err = -ENOMEM;
 	if (err)
 		goto out;
 	for (i = 0; i < nh; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 
 		h->key.id = i;
+		h->has_sum = true;
 		h->has_exp = true;
 		h->exp_scale = s->exp_scale;
 		h->exp_base_index = s->exp_base;
@@ -966,12 +973,16 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 		h->key.id = cells[i].k.id;
 		((uint64_t *)h->slots)[slot] += cells[i].count;
 		h->total += cells[i].count;
+		sums[h - snap->hists] += cells[i].sum;
 	}
+	for (i = 0; i < snap->nr_hists; i++)
+		snap->hists[i].sum = session_sum(s, sums[i]);
 	/* generation g is not written any more: its cells go, which frees them */
 	for (i = 0; reset && i < n; i++)
 		bpf_map__delete_elem(map, &cells[i].k, sizeof(cells[i].k), 0);
 out:
 	free(vals);
+	free(sums);
 	free(cells);
 	return err;
 }
@@ -1006,6 +1017,7 @@ int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 		h->slots = slots + i * nr_slots;
 		h->nr_slots = nr_slots;
 		h->total = 0;
+		h->sum = 0;
 		h->has_exp = true;
 		h->exp_scale = s->exp_scale;
 		h->exp_base_index = s->exp_base;
@@ -1021,12 +1033,25 @@ int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 		if (lo < tmp.nr_hists && tmp.hists[lo].key.id == id) {
 			memcpy(slots + i * nr_slots, tmp.hists[lo].slots, nr_slots * sizeof(*slots));
 			h->total = tmp.hists[lo].total;
+			h->sum = tmp.hists[lo].sum;
 		}
 	}
 out:
 	free(tmp.hists);
 	free(tmp.slots);
 	return err;
+}
+
+int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool none,
+			  volatile __u32 *max)
+{
+	unsigned int n = none || !s->exp_words ? 0 : SESSION_EXP_DENSE_FIT(s->exp_scale);
+
+	*max = n;
+	if (!n)
+		return bpf_map__set_max_entries(exp_hist, 1);
+	return bpf_map__set_value_size(exp_hist, s->exp_words * sizeof(__u64)) ?:
+	       bpf_map__set_max_entries(exp_hist, 2 * n);
 }
 
 int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
@@ -1069,7 +1094,7 @@ int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx,
 		sum += w[words - 1];
 	}
 	h->has_sum = true;
-	h->sum = session_sum(s, sum);
+	h->sum += session_sum(s, sum);
 	if (reset)
 		err = session_percpu_zero(map, idx, vals, vsz * s->nr_cpus);
 out:

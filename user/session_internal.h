@@ -340,25 +340,40 @@ int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale
  * SESSION_EXP_CELLS); log2 leaves everything as it is.  0 or -EINVAL.
  */
 #define SESSION_EXP_CELLS 16384
+/*
+ * Tools with one exp histogram per function or syscall keep them dense (an exp_hist
+ * entry each, two generations) while they take at most SESSION_EXP_DENSE_BYTES per CPU:
+ * SESSION_EXP_DENSE_FIT(scale) of them (31 at scale 3).
+ */
+#define SESSION_EXP_DENSE_BYTES (256 * 1024)
+#define SESSION_EXP_DENSE_FIT(scale) (SESSION_EXP_DENSE_BYTES / (2 * 8 * (KAGG_EXP_SLOTS(scale) + 2U)))
 int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
 			    unsigned int max_cells, struct bpf_map *cells,
 			    volatile struct kagg_exp_params *params, volatile __u32 *words);
 /*
  * The cells of generation g as exp histograms of snap: nr_ids > 0, one per id 0 ..
- * nr_ids - 1 (hists[id]); 0, one per id that has cells, ascending.  key.id set, label
- * and sum left to the caller.  reset deletes the cells read.
+ * nr_ids - 1 (hists[id]); 0, one per id that has cells, ascending.  key.id and the sum
+ * set, label left to the caller.  reset deletes the cells read.
  */
 int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			   size_t nr_ids, struct kagg_snapshot *snap);
 /*
- * Per-key exp histograms: the keys, comms and sums of key_hist (KAGG_KEY_HIST_MAP) with
- * the buckets of the cells (KAGG_EXP_CELLS) whose id is the key's tid (KAGG_KEY_TID) or
- * tgid.
+ * Per-key exp histograms: the keys and comms of key_hist (KAGG_KEY_HIST_MAP) with the
+ * buckets and sums of the cells (KAGG_EXP_CELLS) whose id is the key's tid (KAGG_KEY_TID)
+ * or tgid.
  */
 int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 			       struct bpf_map *cells, __u32 g, bool reset,
 			       struct kagg_snapshot *snap);
-/* Entry idx of an exp_hist map summed over CPUs into h (of exp_words - 1 slots). */
+/*
+ * The dense histograms of kagg_exp_sparse_add() (bpf/agg.bpf.h), after
+ * session_exp_cells_setup(): *max (the program's rodata) as many as fit in
+ * SESSION_EXP_DENSE_BYTES per CPU, exp_hist sized for them; none (exp_hist shrunk) when
+ * none is true or the buckets are not exp.  0 or -errno.
+ */
+int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool none,
+			  volatile __u32 *max);
+/* Entry idx of an exp_hist map summed over CPUs, added into h (of exp_words - 1 slots). */
 int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx, bool reset,
 			 struct kagg_hist *h);
 /* The exp_hist entry g (bpf/agg.bpf.h) summed over CPUs into one histogram of snap. */

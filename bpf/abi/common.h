@@ -120,4 +120,10 @@ struct kagg_exp_cell_key {
 	__u32 slot;	/* generation << 31 | exp slot (0: the zero bucket) */
 };
 
+/* Its value, per CPU: the values counted in the bucket and their sum. */
+struct kagg_exp_cell {
+	__u64 cnt;
+	__u64 sum;
+};
+
 #endif /* KAGG_BPF_COMMON_H */

@@ -13,7 +13,8 @@
 # attaches the two in the other order.  Prints figures and ratios; asserts nothing
 # on time.  Exits non-zero only when something could not run.
 #
-# Environment: KAGG, BENCH_ROUNDS (4), BENCH_DURATION (30), TARGET_BIN, BPFTOOL, PERF.
+# Environment: KAGG, BENCH_ROUNDS (4), BENCH_DURATION (30), TARGET_BIN, BPFTOOL, PERF,
+# BENCH_CASES (the cases to run, of: runqlat runqlat-P syscount-L funclat; default all).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +24,7 @@ TARGET=1.10
 
 . "$here/lib.sh"
 ROUNDS=${BENCH_ROUNDS:-4}	# even: each variant attached first as often
+CASES=${BENCH_CASES:-runqlat runqlat-P syscount-L funclat}
 bench_init "buckets bench"
 command -v "$PERF" >/dev/null || die "no perf (make bench-deps)"
 [ -x "$TARGET_BIN" ] || die "no $TARGET_BIN (make)"
@@ -35,6 +37,12 @@ attached() {
 		sleep 0.1
 	done
 	die "$1 did not attach within 30 s"
+}
+
+# wanted ID: is case ID in $CASES
+wanted() {
+	case " $CASES " in *" $1 "*) return 0 ;; esac
+	return 1
 }
 
 # one_case NAME NPROGS PROG_RE WORKLOAD KAGG_ARGS...: the ratios exp:3 / log2 of the rounds
@@ -77,9 +85,9 @@ one_case() {
 echo "kagg --buckets exp:3 vs log2: $ROUNDS round(s) per case"
 echo "kernel $(uname -r), $(nproc) CPUs"
 summary=""
-one_case "runqlat" 3 switch "$PERF bench sched pipe -l 300000" runqlat
-one_case "runqlat -P" 3 switch "$PERF bench sched pipe -l 300000" runqlat -P
-one_case "syscount -L" 2 "" "$PERF bench syscall basic -l 2000000" syscount -L
-one_case "funclat (uprobe)" 2 "" "$TARGET_BIN nop 300000" funclat "$TARGET_BIN:target_nop"
+wanted runqlat && one_case "runqlat" 3 switch "$PERF bench sched pipe -l 300000" runqlat
+wanted runqlat-P && one_case "runqlat -P" 3 switch "$PERF bench sched pipe -l 300000" runqlat -P
+wanted syscount-L && one_case "syscount -L" 2 "" "$PERF bench syscall basic -l 2000000" syscount -L
+wanted funclat && one_case "funclat (uprobe)" 2 "" "$TARGET_BIN nop 300000" funclat "$TARGET_BIN:target_nop"
 echo -e "== exp:3/log2, BPF ns per event summed over the rounds (target <= $TARGET):$summary"
 exit 0

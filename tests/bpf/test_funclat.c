@@ -633,6 +633,45 @@ static void test_kernel_glob_auto(void **state)
 	kernel_getpgid(&kc, NULL);
 }
 
+/*
+ * exp:5 on libc's getp* (24 functions, more than the 7 dense histograms that fit in
+ * 256 KiB per CPU, so in exp cells), this process only: 3000 getpgid() (frequent: it
+ * moves on to a dense histogram) and 40 getppid() (stays in cells) show exactly those
+ * counts, their sums within their buckets, nothing dropped.
+ */
+static void test_exp_cells_then_dense(void **state)
+{
+	KAGG_OPTS(kagg_funclat_opts, o, .pattern = "c:getp*", .pid = getpid(),
+		  .unit = KAGG_UNIT_NSECS, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 5,
+		  .log = quiet_log);
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	struct kagg_session *s;
+	int i;
+
+	TU_SKIP_UNLESS_ROOT();
+	s = kagg_funclat__open(&o);
+	tu_attach(s);
+	for (i = 0; i < 3000; i++)
+		getpgid(0);
+	for (i = 0; i < 40; i++)
+		getppid();
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
+	printf("  exp:5, %zu functions: exp_cells dropped %lld\n", kagg_snapshot__hist_cnt(snap),
+	       (long long)tu_drop_count(snap, "exp_cells"));
+	assert_true(kagg_snapshot__hist_cnt(snap) > 7);
+	assert_int_equal(tu_drop_count(snap, "exp_cells"), 0);
+	h = hist_by_label(snap, "getpgid");
+	assert_true(h->has_exp && h->exp_scale == 5);
+	assert_int_equal(h->total, 3000);
+	assert_true(tu_sum_within_buckets(h));
+	h = hist_by_label(snap, "getppid");
+	assert_int_equal(h->total, 40);
+	assert_true(tu_sum_within_buckets(h));
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
 /* Host without kprobes and fentry: the error names both paths. */
 static void test_kernel_unavailable_message(void **state)
 {
@@ -660,6 +699,7 @@ int main(void)
 		cmocka_unit_test(test_sleep20_lands_in_bucket),
 		cmocka_unit_test(test_recursion_each_level_timed_multi),
 		cmocka_unit_test(test_exp_buckets_recursion),
+		cmocka_unit_test(test_exp_cells_then_dense),
 		cmocka_unit_test(test_recursion_each_level_timed_single_uprobes),
 		cmocka_unit_test(test_glob_one_hist_per_function_multi),
 		cmocka_unit_test(test_glob_one_hist_per_function_single_uprobes),

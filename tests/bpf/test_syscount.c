@@ -371,6 +371,72 @@ static void test_exp_cells_cap_counted(void **state)
 	kagg_snapshot__free(snap);
 }
 
+/* Twelve cheap syscalls, the k-th (0-based) of them made k + 2000 times. */
+static const struct {
+	long nr;
+	const char *name;
+} twelve[] = {
+	{ SYS_getppid, "getppid" },	{ SYS_getpid, "getpid" },
+	{ SYS_getuid, "getuid" },	{ SYS_getgid, "getgid" },
+	{ SYS_geteuid, "geteuid" },	{ SYS_getegid, "getegid" },
+	{ SYS_gettid, "gettid" },	{ SYS_getpgrp, "getpgrp" },
+	{ SYS_getsid, "getsid" },	{ SYS_sched_yield, "sched_yield" },
+	{ SYS_getpriority, "getpriority" }, { SYS_umask, "umask" },
+};
+
+static void twelve_syscalls(void *arg)
+{
+	unsigned int k, i;
+
+	(void)arg;
+	for (k = 0; k < 12; k++)
+		for (i = 0; i < k + 2000; i++)
+			syscall(twelve[k].nr, 0, 0);
+}
+
+/*
+ * exp:5 has 7 dense histograms (256 KiB per CPU): a child making twelve syscalls, the
+ * k-th k + 2000 times (frequent: up to 7 move from the cells to a dense histogram, the
+ * others stay in cells), shows each of them with exactly that count and its sum within
+ * its buckets, nothing dropped; the same with every syscall in cells (.exp_cells set).
+ */
+static void test_exp_dense_then_cells(void **state)
+{
+	unsigned int cells, k;
+
+	TU_SKIP_UNLESS_ROOT();
+	for (cells = 0; cells <= 16384; cells += 16384) {
+		struct tu_child ch = tu_spawn(twelve_syscalls, NULL);
+		int pids[1] = { ch.pid };
+		KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_LATENCY, .pids = pids,
+			  .nr_pids = 1, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 5,
+			  .exp_cells = cells, .log = quiet_log);
+		struct kagg_snapshot *snap;
+		struct kagg_session *s;
+
+		s = kagg_syscount__open(&o);
+		assert_non_null(s);
+		snap = tu_snap_after_child(s, &ch, KAGG_SNAP_RESET);
+		kagg_session__destroy(s);
+		printf("  exp:5, exp_cells %u: %zu histograms, %llu recorded, %llu dropped\n", cells,
+		       kagg_snapshot__hist_cnt(snap),
+		       (unsigned long long)kagg_snapshot__meta(snap)->events_recorded,
+		       (unsigned long long)kagg_snapshot__meta(snap)->drops_total);
+		assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+		assert_int_equal(kagg_snapshot__hist_cnt(snap), 12);
+		for (k = 0; k < 12; k++) {
+			const struct kagg_hist *h = tu_find_label(snap, twelve[k].name);
+
+			assert_non_null(h);
+			assert_true(h->has_exp && h->has_sum);
+			assert_int_equal(h->exp_scale, 5);
+			assert_int_equal(h->total, k + 2000);
+			assert_true(tu_sum_within_buckets(h));
+		}
+		kagg_snapshot__free(snap);
+	}
+}
+
 /* Names come from the table given: 110 -> "my_getppid"; numbers it lacks are "syscall_<nr>". */
 static void test_names_file(void **state)
 {
@@ -738,6 +804,7 @@ TU_MAIN(
 	cmocka_unit_test(test_exp_latency_median_of_known_sleeps),
 	cmocka_unit_test(test_exp_latency_both_known_sleeps),
 	cmocka_unit_test(test_exp_cells_cap_counted),
+	cmocka_unit_test(test_exp_dense_then_cells),
 	cmocka_unit_test(test_names_file),
 	cmocka_unit_test(test_interval_resets_lose_nothing),
 	cmocka_unit_test(test_both_modes_identical),

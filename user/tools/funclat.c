@@ -42,8 +42,6 @@
 #include "tracefs.h"
 
 #define slog session_log
-/* exp buckets: one dense array per function while they take at most this per CPU */
-#define FUNCLAT_EXP_DENSE_BYTES (256 * 1024)
 
 struct func {
 	char *name;
@@ -70,6 +68,7 @@ struct funclat {
 	int exp_scale;
 	unsigned int exp_cells;
 	bool exp_dense;	/* exp buckets in exp_hist, one array per function (else exp_cells) */
+	unsigned int exp_hot_max;	/* else: dense histograms for frequent functions */
 	/* One-probe-per-function paths: links of functions 1..n-1 of programs 0 and 1. */
 	struct bpf_link **extra[2];
 };
@@ -493,11 +492,10 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 	skel->rodata->unit_ns = session_unit_ns(s->unit);
 	skel->rodata->unit_ns_log2 = session_unit_log2(s->unit);
 	bpf_map__set_max_entries(skel->maps.hist, 2 * t->nr_funcs);
-	/* exp: dense for a few functions (FUNCLAT_EXP_DENSE_BYTES per CPU), else sparse */
+	/* exp: dense for a few functions (SESSION_EXP_DENSE_BYTES per CPU), else sparse */
 	/* (sparse also when the caller caps the cells) */
 	t->exp_dense = t->buckets == KAGG_BUCKETS_EXP && !t->exp_cells &&
-		       2 * t->nr_funcs * 8 * (KAGG_EXP_SLOTS(t->exp_scale) + 2) <=
-		       FUNCLAT_EXP_DENSE_BYTES;
+		       t->nr_funcs <= SESSION_EXP_DENSE_FIT(t->exp_scale);
 	skel->rodata->exp_dense = t->exp_dense;
 	if (t->exp_dense)
 		err = session_buckets_setup(s, t->buckets, t->exp_scale, skel->maps.exp_hist,
@@ -508,7 +506,11 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 		err = session_exp_cells_setup(s, t->buckets, t->exp_scale, t->exp_cells,
 					      skel->maps.exp_cells, &skel->rodata->exp_params,
 					      &skel->rodata->exp_words) ?:
-		      bpf_map__set_max_entries(skel->maps.exp_hist, 1);
+		      session_exp_hot_setup(s, skel->maps.exp_hist, t->exp_cells,
+					    &skel->rodata->exp_hot_max);
+	t->exp_hot_max = skel->rodata->exp_hot_max;
+	if (!err && t->exp_hot_max)
+		err = bpf_map__set_max_entries(skel->maps.exp_hot_id, t->nr_funcs);
 	if (err)
 		goto fail;
 	err = funclat_bpf__load(skel);
@@ -644,6 +646,19 @@ static int choose_path(struct kagg_session *s, enum kagg_funclat_attach want)
 
 /* ------------------------------------------------------------ reading */
 
+/* Function i's dense histogram of generation g, when it got one, added into h. */
+static int fl_read_hot(struct kagg_session *s, __u32 i, __u32 g, bool reset, struct kagg_hist *h)
+{
+	struct funclat *t = s->tool;
+	__u64 d;
+
+	if (bpf_map__lookup_elem(t->skel->maps.exp_hot_id, &i, sizeof(i), &d, sizeof(d), 0) ||
+	    !d || d > t->exp_hot_max)
+		return 0;
+	return session_exp_hist_get(s, t->skel->maps.exp_hist, g * t->exp_hot_max + d - 1, reset,
+				    h);
+}
+
 static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	struct funclat *t = s->tool;
@@ -670,12 +685,12 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 		h->key.mode = KAGG_KEY_NONE;
 		h->key.id = i;
 		h->key.label = snap_strdup(snap, t->funcs[i].name);
-		if (t->exp_dense) {
+		if (t->exp_dense)
 			err = session_exp_hist_get(s, t->skel->maps.exp_hist, idx, reset, h);
-			if (err)
-				break;
-		}
-		err = session_hist_fold(s, t->skel->maps.hist, idx, !s->exp_words, reset, vals, h);
+		else if (t->exp_hot_max)
+			err = fl_read_hot(s, i, g, reset, h);
+		else if (!s->exp_words)
+			err = session_hist_fold(s, t->skel->maps.hist, idx, true, reset, vals, h);
 		if (err)
 			break;
 	}

@@ -47,6 +47,7 @@ struct syscount {
 	char label[96];
 	struct scstream st;
 	uint64_t recorded0;	/* stream mode: baseline of st.recorded */
+	unsigned int exp_dense_max;	/* exp: dense histograms (exp_hist), 0: cells alone */
 };
 
 /* Parse "#define __NR_<name> <nr>" lines; number of names read or -errno. */
@@ -191,7 +192,7 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 		bpf_map__set_max_entries(skel->maps.counts, 1);
 	if (!((keyed && !lat) || errs))
 		bpf_map__set_max_entries(skel->maps.key_counts, 1);
-	if (!lat || keyed)
+	if (!lat || keyed || o->buckets == KAGG_BUCKETS_EXP) /* exp: sums in exp_cells */
 		bpf_map__set_max_entries(skel->maps.lat, 1);
 	if (!lat || !keyed)
 		bpf_map__set_max_entries(skel->maps.key_hist, 1);
@@ -200,6 +201,11 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 	err = session_exp_cells_setup(s, o->buckets, o->exp_scale, o->exp_cells,
 				      skel->maps.exp_cells, &skel->rodata->exp_params,
 				      &skel->rodata->exp_words);
+	/* exp: dense histograms for frequent syscalls, unless the caller caps the cells */
+	if (!err)
+		err = session_exp_hot_setup(s, skel->maps.exp_hist, o->exp_cells,
+					    &skel->rodata->exp_dense_max);
+	t->exp_dense_max = skel->rodata->exp_dense_max;
 	if (!err)
 		err = syscount_bpf__load(skel);
 	if (err) {
@@ -337,30 +343,69 @@ out:
 	return err;
 }
 
-/* Latency mode, exp buckets: the cells' histograms, their sums from lat. */
+/*
+ * Latency mode, exp buckets: one histogram per syscall with calls, from its dense
+ * histogram, its cells or both (the cells of the calls before it got the dense one).
+ */
 static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
 			   bool reset)
 {
+	unsigned int nr_slots = s->exp_words - 1, nr, nd = 0, max, k;
 	struct syscount *t = s->tool;
-	size_t vsz = sizeof(struct kagg_hist_val), i;
-	struct kagg_hist_val *pc;
+	struct kagg_snapshot cells = {};
+	__u32 dnr[SC_NR_MAX], did[SC_NR_MAX];
+	size_t i, n = 0;
+	__u64 d;
 	int err;
-	__u32 idx;
 
-	err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, 0, snap);
-	if (err)
-		return err;
-	pc = calloc(s->nr_cpus, vsz);
-	if (!pc)
-		return -ENOMEM;
-	for (i = 0; !err && i < snap->nr_hists; i++) {
-		struct kagg_hist *h = &snap->hists[i];
-
-		h->key.label = snap_strdup(snap, sc_label(s, h->key.id));
-		idx = g * SC_NR_MAX + (h->key.id & (SC_NR_MAX - 1));
-		err = session_hist_fold(s, t->skel->maps.lat, idx, false, reset, pc, h);
+	max = t->exp_dense_max;
+	for (nr = 0; max && nr < SC_NR_MAX; nr++) {
+		d = __atomic_load_n(&t->skel->bss->exp_dense_id[nr], __ATOMIC_RELAXED);
+		if (d && d <= max) {
+			dnr[nd] = nr;
+			did[nd++] = d - 1;
+		}
 	}
-	free(pc);
+	err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, 0, &cells) ?:
+	      session_alloc_hists(s, snap, nd + cells.nr_hists, nr_slots);
+	for (i = 0; !err && i < nd; i++) {
+		struct kagg_hist *h = &snap->hists[n];
+
+		err = session_exp_hist_get(s, t->skel->maps.exp_hist, g * max + did[i], reset, h);
+		h->key.id = dnr[i];
+		n += h->total > 0; /* else the next one takes h: its slots are all 0 */
+	}
+	for (i = 0; !err && i < cells.nr_hists; i++) {
+		struct kagg_hist *h = &snap->hists[n++];
+		const uint64_t *slots = h->slots;
+
+		*h = cells.hists[i];
+		h->slots = slots;
+		memcpy((uint64_t *)slots, cells.hists[i].slots, nr_slots * sizeof(*slots));
+	}
+	if (!err) {
+		snap->nr_hists = n;
+		snap_sort_hists(snap);
+	}
+	/* a syscall in both: its cells' histogram goes into its dense one */
+	for (i = 1, n = !!snap->nr_hists; !err && i < snap->nr_hists; i++) {
+		struct kagg_hist *h = &snap->hists[n - 1], *o = &snap->hists[i];
+
+		if (o->key.id != h->key.id) {
+			snap->hists[n++] = *o;
+			continue;
+		}
+		for (k = 0; k < nr_slots; k++)
+			((uint64_t *)h->slots)[k] += o->slots[k];
+		h->total += o->total;
+		h->sum += o->sum;
+	}
+	if (!err)
+		snap->nr_hists = n;
+	for (i = 0; !err && i < snap->nr_hists; i++)
+		snap->hists[i].key.label = snap_strdup(snap, sc_label(s, snap->hists[i].key.id));
+	free(cells.hists);
+	free(cells.slots);
 	return err;
 }
 

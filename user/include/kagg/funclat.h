@@ -55,8 +55,9 @@ struct kagg_funclat_opts {
 	 * Appended after 0.1: KAGG_BUCKETS_EXP buckets the latencies exponentially, scale
 	 * exp_scale 0..5: with exp_cells 0, a dense array per function while they take at
 	 * most 256 KiB per CPU, else a sparse map of at most exp_cells (function, bucket)
-	 * cells (0: 16384); a latency whose cell cannot be made is dropped, counted as
-	 * "exp_cells".
+	 * cells (0: 16384; then the first frequent functions also get a dense array each, as
+	 * many as fit in 256 KiB per CPU); a latency whose cell cannot be made is dropped,
+	 * counted as "exp_cells".
 	 */
 	enum kagg_buckets buckets;
 	int exp_scale;

@@ -62,7 +62,8 @@ struct kagg_syscount_opts {
 	 * Appended after 0.1: latency mode, KAGG_BUCKETS_EXP buckets exponentially, scale
 	 * exp_scale 0..5, per syscall (KAGG_KEY_NONE; on both paths) in a sparse map of at
 	 * most exp_cells (syscall, bucket) cells (0: 16384); a latency whose cell cannot be
-	 * made is dropped, counted as "exp_cells".
+	 * made is dropped, counted as "exp_cells".  With exp_cells 0, the first frequent
+	 * syscalls also get a dense array each, as many as fit in 256 KiB per CPU.
 	 */
 	enum kagg_buckets buckets;
 	int exp_scale;
