@@ -34,6 +34,7 @@
 #include <bpf/libbpf.h>
 
 #include "abi/exp_table.h"
+#include "array.h"
 #include "log.h"
 #include "opts.h"
 #include "session_internal.h"
@@ -904,7 +905,7 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 {
 	unsigned int nr_slots = s->exp_words - 1;
 	struct kagg_exp_cell_key key;
-	struct exp_cell *cells = NULL, *c2;
+	struct exp_cell *cells = NULL;
 	size_t n = 0, cap = 0, i, nh = 0;
 	struct kagg_exp_cell *vals;
 	uint64_t *sums = NULL;
@@ -918,15 +919,9 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 	session_map_for_each_key(map, key, prev) {
 		if ((key.slot >> 31) != g)
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 256;
-			c2 = realloc(cells, cap * sizeof(*cells));
-			if (!c2) {
-				err = -ENOMEM;
-				goto out;
-			}
-			cells = c2;
-		}
+		err = GROW_ARRAY(cells, cap, n, 256);
+		if (err)
+			goto out;
 		if (bpf_map__lookup_elem(map, &key, sizeof(key), vals, sizeof(*vals) * s->nr_cpus,
 					 0))
 			continue; /* deleted meanwhile */
