@@ -714,6 +714,20 @@ static void json_time(struct jw *w, const char *key, const struct timespec *ts)
 	jw_str(w, key, buf);
 }
 
+struct json_count {
+	const char *name;
+	uint64_t v;
+};
+
+/* Object key of counters, from a list ended by a NULL name. */
+static void json_counts(struct jw *w, const char *key, const struct json_count *c)
+{
+	jw_obj_begin(w, key);
+	for (; c->name; c++)
+		jw_u64(w, c->name, c->v);
+	jw_obj_end(w);
+}
+
 static void print_meta_json(struct jw *w, const struct kagg_meta *m, bool timestamp)
 {
 	char t[16];
@@ -740,23 +754,17 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m, bool timest
 		jw_str(w, "timestamp", t);
 	}
 	jw_double(w, "duration_s", m->duration_s, 6);
-	jw_obj_begin(w, "events");
-	jw_u64(w, "seen", m->events_seen);
-	jw_u64(w, "recorded", m->events_recorded);
-	jw_u64(w, "filtered", m->events_filtered);
-	jw_u64(w, "dropped", m->drops_total);
-	jw_obj_end(w);
+	json_counts(w, "events", (const struct json_count[]){
+		{ "seen", m->events_seen }, { "recorded", m->events_recorded },
+		{ "filtered", m->events_filtered }, { "dropped", m->drops_total }, {} });
 	jw_obj_begin(w, "drops");
 	for (i = 0; i < m->nr_drops; i++)
 		jw_u64(w, m->drops[i]->cause, m->drops[i]->count);
 	jw_obj_end(w);
 	if (m->has_frames) {
-		jw_obj_begin(w, "frames");
-		jw_u64(w, "total", m->frames);
-		jw_u64(w, "no_maps", m->frames_no_maps);
-		jw_u64(w, "no_symbols", m->frames_no_symbols);
-		jw_u64(w, "stacks_lost", m->stacks_lost);
-		jw_obj_end(w);
+		json_counts(w, "frames", (const struct json_count[]){
+			{ "total", m->frames }, { "no_maps", m->frames_no_maps },
+			{ "no_symbols", m->frames_no_symbols }, { "stacks_lost", m->stacks_lost }, {} });
 	}
 	jw_bool(w, "snapshot_exact", m->snapshot_exact);
 	if (m->snapshot_note)
