@@ -69,7 +69,8 @@ UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
 ROOT_SRCS	:= $(wildcard tests/bpf/test_*.c)
 ROOT_BINS	:= $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(ROOT_SRCS))
 TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c)) \
-		   $(patsubst tests/helpers/%.cc,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.cc))
+		   $(patsubst tests/helpers/%.cc,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.cc)) \
+		   $(OUT)/tests/helpers/libstack_late.so
 BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
 
@@ -183,6 +184,12 @@ $(OUT)/tests/helpers/%: tests/helpers/%.cc
 	$(call msg,CXX,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CXX) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -o $@ $<
+
+# Code stack_target dlopen()s late (tests/helpers/late/): frame pointers too.
+$(OUT)/tests/helpers/libstack_late.so: tests/helpers/late/stack_late.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -o $@ $<
 
 # Tests and benches link the public libkagg.a, as an embedder would; those
 # that call the library's internal functions (snap_*, kagg_syms__*, the ring

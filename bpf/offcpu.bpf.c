@@ -106,7 +106,7 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 	if (s->ustack < 0)
 		c->cnt[OFFCPU_CNT_DROP_USTACK]++;
 	else
-		kagg_note_proc(tgid, btf ? (__u64)prev->mm : (__u64)BPF_CORE_READ(prev, mm));
+		kagg_note_task(tgid, prev, btf);
 }
 
 static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32 pid,

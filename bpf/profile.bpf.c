@@ -103,7 +103,7 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		if (key.ustack < 0)
 			stack_err(c, key.ustack, PROFILE_CNT_USTACK_EFAULT);
 		else
-			kagg_note_proc(tgid, (__u64)bpf_get_current_task_btf()->mm);
+			kagg_note_task(tgid, bpf_get_current_task_btf(), true);
 	}
 
 	v = bpf_map_lookup_elem(&stack_agg, &key);

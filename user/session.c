@@ -522,6 +522,7 @@ void kagg_session__destroy(struct kagg_session *s)
 	kagg_syms__free(s->syms);
 	bpfrb__free(s->notes);
 	u64map_free(&s->notes_seen);
+	free(s->notes_arr);
 	free(s->cpu_events0);
 	free(s);
 }
@@ -529,22 +530,41 @@ void kagg_session__destroy(struct kagg_session *s)
 /* ------------------------------------------------------------ process notes */
 
 /*
- * A process first seen in a stack (bpf/proc_notes.bpf.h): read its maps now, while it lives,
- * unless this tgid was handled with the same address space (mm) already.
+ * Reads of one address space's maps, at most: an exec and the loader's libraries take a few,
+ * more come from a program that keeps changing what is executable (a JIT, whose code has no
+ * symbols to read anyway).  A library loaded after that is found at the snapshot, by
+ * kagg_syms__recheck_maps(), if the process still lives.
+ */
+#define NOTE_MAX_READS 16
+
+/*
+ * A process seen in a stack (bpf/proc_notes.bpf.h): read its maps now, while it lives,
+ * unless this tgid was handled with the same address space (mm) and executable size already.
  */
 static void on_note(void *ctx, const void *data, uint32_t len)
 {
 	const struct kagg_proc_note *n = data;
 	struct kagg_session *s = ctx;
-	uint64_t *mm;
+	void *arr = s->notes_arr;
+	struct note_seen *ns;
+	bool created;
 
 	if (len < sizeof(*n) || !n->tgid)
 		return;
-	mm = u64map_get(&s->notes_seen, n->tgid);
-	if (mm && *mm == n->mm)
+	ns = u64map_elem(&s->notes_seen, n->tgid, &arr, &s->notes_n, &s->notes_cap, sizeof(*ns),
+			 &created);
+	s->notes_arr = arr;
+	if (!ns)
 		return;
-	if (u64map_put(&s->notes_seen, n->tgid, n->mm))
-		return;
+	if (!created && ns->mm == n->mm) {
+		if (ns->exec_pages == n->exec_pages || ns->reads >= NOTE_MAX_READS)
+			return;
+	} else {
+		ns->mm = n->mm;
+		ns->reads = 0;
+	}
+	ns->exec_pages = n->exec_pages;
+	ns->reads++;
 	kagg_syms__add_pid(s->syms, n->tgid);
 }
 

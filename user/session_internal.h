@@ -67,6 +67,13 @@ struct session_ops {
 	void (*destroy)(struct kagg_session *s);
 };
 
+/* A process's last handled note (bpf/proc_notes.bpf.h): what its maps were read for. */
+struct note_seen {
+	uint64_t mm;
+	uint32_t exec_pages;
+	uint32_t reads; /* of this mm's maps: capped (NOTE_MAX_READS) */
+};
+
 struct kagg_session {
 	const struct session_ops *ops;
 	void *tool; /* the tool's own state */
@@ -116,7 +123,9 @@ struct kagg_session {
 
 	struct kagg_syms *syms; /* created by tools that read stacks */
 	struct bpfrb *notes;	/* tools with user stacks: processes first seen (proc_notes) */
-	struct u64map notes_seen; /* tgid -> mm of the last note handled */
+	struct u64map notes_seen; /* tgid -> its entry of notes_arr */
+	struct note_seen *notes_arr; /* per process: the last note handled */
+	size_t notes_n, notes_cap;
 	struct kagg_rb *rb;	/* streaming tools: the reference ftrace ring buffer */
 	struct kagg_rb_events *rb_events;
 	enum kagg_mode path;	/* where events go: agg (the default), stream or both */

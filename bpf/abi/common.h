@@ -67,13 +67,14 @@ _Static_assert(sizeof(struct kagg_key_hist) == 16 + 8 * KAGG_SLOTS + 8, "kagg_ke
 _Static_assert(sizeof(struct kagg_stack_val) == 32, "kagg_stack_val layout");
 
 /*
- * A process seen in a stack for the first time (on this CPU, with this address space): the
- * record of the `proc_notes` ring buffer of bpf/proc_notes.bpf.h.  Userspace reads the
- * process's maps when it gets one, so its frames can be symbolized after it exits.
+ * A process seen in a stack for the first time (on this CPU, with this address space and
+ * this much executable memory): the record of the `proc_notes` ring buffer of
+ * bpf/proc_notes.bpf.h.  Userspace reads the process's maps when it gets one, so its frames
+ * can be symbolized after it exits.
  */
 struct kagg_proc_note {
 	__u32 tgid;
-	__u32 pad;
+	__u32 exec_pages; /* mm->exec_vm, low 32 bits: grows as the program and its libraries map */
 	__u64 mm;	/* the task's mm_struct address: a new one after an exec */
 };
 

@@ -630,6 +630,52 @@ static void test_short_lived_cxx_process_raw_tp(void **state)
 }
 
 /*
+ * The same process, first noted at its first nap, then dlopen()s libstack_late.so and naps
+ * 5 x 30 ms in it before it exits: the note for its new executable mapping has the session
+ * read its maps again while it lives, so those naps are named kagg_late_nap.  Read once, at
+ * the first note, the library's frames would be unknown (no maps).  A nap the kernel did not
+ * deliver the switch-in of is one of the counted drops.
+ */
+static void late_library(enum kagg_attach attach)
+{
+	char lib[512];
+	char *argv[] = { "stack_target", "late", lib, "50", "30", "5", NULL };
+	uint64_t naps = 0;
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	size_t i;
+	pid_t pid = -1;
+
+	tu_helper("libstack_late.so", lib, sizeof(lib));
+	KAGG_OPTS(kagg_offcpu_opts, o, .stacks = true, .attach = attach, .log = quiet_log);
+	s = kagg_offcpu__open(&o);
+	snap = tu_snapshot_around_helper(s, argv, true, &pid);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++) {
+		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
+
+		if (st->pid == pid && frames_equal(st->uframes, st->nr_uframes, "kagg_late_nap"))
+			naps += st->count;
+	}
+	printf("  %s: %llu naps in kagg_late_nap; frames %llu, unknown: no maps %llu, "
+	       "no symbols %llu; drops %llu\n", m->attach, (unsigned long long)naps,
+	       (unsigned long long)m->frames, (unsigned long long)m->frames_no_maps,
+	       (unsigned long long)m->frames_no_symbols, (unsigned long long)m->drops_total);
+	assert_true(naps + m->drops_total >= 5);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+static void test_library_loaded_late(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	late_library(KAGG_ATTACH_TP_BTF);
+	late_library(KAGG_ATTACH_RAW_TP);
+}
+
+/*
  * kagg offcpu --stacks --folded: the helper's naps fold into one line per stack, by function
  * (no "+0x"), from main down to __schedule, with their time; --addrs shows the offsets.
  */
@@ -989,6 +1035,7 @@ TU_MAIN(
 	cmocka_unit_test(test_stacks_symbolized),
 	cmocka_unit_test(test_short_lived_cxx_process_tp_btf),
 	cmocka_unit_test(test_short_lived_cxx_process_raw_tp),
+	cmocka_unit_test(test_library_loaded_late),
 	cmocka_unit_test(test_cli_folded_by_function),
 	cmocka_unit_test(test_cli_json_known_sleeps),
 	cmocka_unit_test(test_exp_buckets_median_of_known_sleeps),

@@ -269,6 +269,59 @@ static void test_short_lived_cxx_process(void **state)
 	short_lived_cxx(false);
 }
 
+/*
+ * The same process, first noted while it spins in its own code, then dlopen()s
+ * libstack_late.so and spins 400 ms in it before it exits: the note for its new executable
+ * mapping has the session read its maps again while it lives, so the library's frames are
+ * named, under main.  Read once, at the first note, they would be unknown (no maps).
+ */
+static void test_library_loaded_late(void **state)
+{
+	char lib[512];
+	char *argv[] = { "stack_target", "late", lib, "400", "10", "1", NULL };
+	uint64_t all = 0, hit = 0, in_lib = 0;
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	unsigned int k;
+	size_t i;
+	pid_t pid = -1;
+
+	TU_SKIP_UNLESS_ROOT();
+	tu_helper("libstack_late.so", lib, sizeof(lib));
+	KAGG_OPTS(kagg_profile_opts, o, .freq = 199, .cpu = -1, .stacks = KAGG_PROFILE_USER,
+		  .log = quiet_log);
+	s = kagg_profile__open(&o);
+	snap = tu_snapshot_around_helper(s, argv, true, &pid);
+	assert_non_null(snap);
+	m = kagg_snapshot__meta(snap);
+	for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++) {
+		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
+
+		if (st->pid != pid)
+			continue;
+		all += st->count;
+		for (k = 0; k < st->nr_uframes; k++)
+			if (st->uframes[k]->module && strstr(st->uframes[k]->module, "libstack_late"))
+				break;
+		in_lib += k < st->nr_uframes ? st->count : 0;
+		for (k = 0; k + 1 < st->nr_uframes; k++)
+			if (!strcmp(st->uframes[k]->sym, "kagg_late_spin") &&
+			    !strcmp(st->uframes[k + 1]->sym, "main"))
+				hit += st->count;
+	}
+	printf("  %llu samples, %llu in the late library, %llu in kagg_late_spin under main; "
+	       "frames %llu, unknown: no maps %llu, no symbols %llu\n", (unsigned long long)all,
+	       (unsigned long long)in_lib, (unsigned long long)hit,
+	       (unsigned long long)m->frames, (unsigned long long)m->frames_no_maps,
+	       (unsigned long long)m->frames_no_symbols);
+	/* 199 Hz for 2 x 0.4 s of a CPU: ~160 samples, half of them in the library */
+	assert_true(all >= 40);
+	assert_true(hit * 4 >= all);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
 /* -p excludes a second spinner on the same CPU; its samples are counted as filtered. */
 static void test_pid_filter_excludes_others(void **state)
 {
@@ -560,6 +613,7 @@ TU_MAIN(
 	cmocka_unit_test(test_spin_function_owns_samples),
 	cmocka_unit_test(test_pid_filter_excludes_others),
 	cmocka_unit_test(test_short_lived_cxx_process),
+	cmocka_unit_test(test_library_loaded_late),
 	cmocka_unit_test(test_user_only_and_kernel_only),
 	cmocka_unit_test(test_meta_names_event),
 	cmocka_unit_test(test_detach_stops_sampling),

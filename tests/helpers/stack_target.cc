@@ -7,6 +7,9 @@
  *	                                       the CPU busy for MS ms
  *	stack_target [--lead-ms MS] nap MS N   kagg_test::Sleeper::nap(unsigned int, unsigned int)
  *	                                       sleeps N times MS ms
+ *	stack_target late LIB SPIN_MS NAP_MS N spin SPIN_MS and nap NAP_MS once as above, then
+ *	                                       dlopen() LIB (libstack_late.so) and do the same in
+ *	                                       it: kagg_late_spin(SPIN_MS), kagg_late_nap(NAP_MS, N)
  * then exits.  --lead-ms sleeps first (in main), so a tracer can attach.
  *
  * Built with frame pointers: a user stack captured in spin() reads spin, main, ...; one
@@ -17,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <dlfcn.h>
 
 namespace kagg_test
 {
@@ -75,8 +79,36 @@ private:
 
 static int usage()
 {
-	std::fputs("usage: stack_target [--lead-ms MS] spin MS | nap MS N\n", stderr);
+	std::fputs("usage: stack_target [--lead-ms MS] spin MS | nap MS N\n"
+		   "       stack_target late LIB SPIN_MS NAP_MS N\n", stderr);
 	return 2;
+}
+
+/* Run in the process for a while, then load more code and run in that. */
+static int late(const char *lib, unsigned int spin_ms, unsigned int nap_ms, unsigned int n)
+{
+	kagg_test::Spinner s;
+	kagg_test::Sleeper z;
+	void (*late_spin)(unsigned int);
+	void (*late_nap)(unsigned int, unsigned int);
+	void *h;
+
+	s.spin(spin_ms);
+	z.nap(nap_ms, 1);
+	h = dlopen(lib, RTLD_NOW);
+	if (!h) {
+		std::fprintf(stderr, "stack_target: %s\n", dlerror());
+		return 1;
+	}
+	late_spin = (void (*)(unsigned int))dlsym(h, "kagg_late_spin");
+	late_nap = (void (*)(unsigned int, unsigned int))dlsym(h, "kagg_late_nap");
+	if (!late_spin || !late_nap) {
+		std::fprintf(stderr, "stack_target: %s\n", dlerror());
+		return 1;
+	}
+	late_spin(spin_ms);
+	late_nap(nap_ms, n);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -99,5 +131,8 @@ int main(int argc, char **argv)
 		s.nap(std::atoi(argv[i + 1]), std::atoi(argv[i + 2]));
 		return 0;
 	}
+	if (argc - i == 5 && !std::strcmp(argv[i], "late"))
+		return late(argv[i + 1], std::atoi(argv[i + 2]), std::atoi(argv[i + 3]),
+			    std::atoi(argv[i + 4]));
 	return usage();
 }
