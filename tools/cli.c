@@ -633,6 +633,9 @@ static int print_snapshot(struct kagg_session *s, const struct cli_common *cm)
 		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
 			       strerror(errno));
 	err = (cm->printer ? cm->printer : kagg_snapshot__print)(snap, stdout, &cm->print);
+	/* folded lines have no room for the meta: what was measured and lost goes to stderr */
+	if (!err && cm->print.folded && !cm->print.no_meta)
+		kagg_meta__print(kagg_snapshot__meta(snap), stderr);
 	kagg_snapshot__free(snap);
 	return cli_output_done(err);
 }

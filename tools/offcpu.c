@@ -27,7 +27,7 @@ CLI_TASKS_HELP
 "  -k, --kernel-threads   kernel threads only\n"
 "      --stacks           also aggregate off-CPU time by kernel + user stack\n"
 "  -f, --folded           print stacks folded, for flame graphs, once at the end\n"
-"                         (implies --stacks; not with -i)\n"
+"                         (implies --stacks; not with -i); the meta to stderr\n"
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
 "                         (implies --stacks)\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"

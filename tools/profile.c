@@ -28,7 +28,7 @@ static const char usage_text[] =
 "  -K, --kernel-stacks-only capture kernel stacks only\n"
 "      --event EV         auto (default: cycles, else cpu-clock), cycles or cpu-clock\n"
 "  -f, --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs),\n"
-"                         once at the end (not with -i)\n"
+"                         once at the end (not with -i); the meta to stderr\n"
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
 CLI_COMMON_HELP
 "      --format svg       a flame graph: one interactive SVG (search, zoom, tooltips)\n"

@@ -514,6 +514,15 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 	text_esc_free(&e);
 }
 
+int kagg_meta__print(const struct kagg_meta *m, FILE *f)
+{
+	/* only this library makes a meta: one of another size did not come from it */
+	if (!m || !f || m->sz != sizeof(*m))
+		return -EINVAL;
+	print_meta_text(m, f);
+	return ferror(f) ? -EIO : 0;
+}
+
 /* --mode both: the two paths' histograms bucket by bucket, with their difference. */
 static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist *b,
 			       const struct pct_list *pl, FILE *f)

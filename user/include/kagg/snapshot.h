@@ -302,6 +302,13 @@ KAGG_API int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
 				  const struct kagg_print_opts *opts);
 
 /*
+ * Print a snapshot's meta as the "# ..." header lines of the text form: what was measured,
+ * how, for how long, and every drop by cause.  For output whose format has no room for them
+ * (folded stacks), on another stream.  0 or -errno (EINVAL, EIO).
+ */
+KAGG_API int kagg_meta__print(const struct kagg_meta *m, FILE *f);
+
+/*
  * Print one histogram in BCC text form (header line, then "low -> high : count |***|").
  * 0 or -errno: EINVAL (h->sz too small, or bytes past what this library
  * knows not zero), EIO.
