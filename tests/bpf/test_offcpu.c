@@ -563,16 +563,16 @@ static void assert_stacks_start_at_schedule(const struct kagg_snapshot *snap)
 }
 
 /*
- * A C++ process (tests/helpers/stack_target) naps 10 x 30 ms and exits before the snapshot.
- * Polled, the session read its maps while it lived: its stacks name the method, demangled,
+ * Helper argv (a run of tests/helpers/stack_target) naps n times in fn and exits before the
+ * snapshot.  Polled, the session read its maps while it lived: its stacks name fn, demangled,
  * and start at __schedule, with nothing of the BPF machinery above it.  Not polled, its user
  * frames are unknown (no maps left at the snapshot): the same run without the mechanism.
  * A nap whose switch-in the kernel did not deliver is missing, and counted in the drops
  * (switch_in_missed), as in the other known-sleep tests.
  */
-static void short_lived_cxx(enum kagg_attach attach, bool poll)
+static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n,
+			    enum kagg_attach attach, bool poll)
 {
-	char *argv[] = { "stack_target", "nap", "30", "10", NULL };
 	uint64_t naps = 0, all = 0;
 	struct kagg_snapshot *snap;
 	const struct kagg_meta *m;
@@ -592,24 +592,24 @@ static void short_lived_cxx(enum kagg_attach attach, bool poll)
 		if (st->pid != pid)
 			continue;
 		all += st->count;
-		if (!frames_equal(st->uframes, st->nr_uframes, NAP_FN))
+		if (!frames_equal(st->uframes, st->nr_uframes, fn))
 			continue;
 		naps += st->count;
 		sched &= st->nr_kframes > 0 && !strcmp(st->kframes[0]->sym, "__schedule");
 	}
-	printf("  %s, %s: %llu intervals, %llu in %s, kernel leaf __schedule %d; frames %llu, "
-	       "unknown: no maps %llu, no symbols %llu; stacks lost %llu; drops %llu\n", m->attach,
-	       poll ? "polled" : "not polled", (unsigned long long)all, (unsigned long long)naps,
-	       NAP_FN, sched, (unsigned long long)m->frames, (unsigned long long)m->frames_no_maps,
-	       (unsigned long long)m->frames_no_symbols, (unsigned long long)m->stacks_lost,
-	       (unsigned long long)m->drops_total);
+	printf("  %s %s, %s: %llu intervals, %llu in %s, kernel leaf __schedule %d; frames %llu, "
+	       "unknown: no maps %llu, no symbols %llu; stacks lost %llu; drops %llu\n", argv[1],
+	       m->attach, poll ? "polled" : "not polled", (unsigned long long)all,
+	       (unsigned long long)naps, fn, sched, (unsigned long long)m->frames,
+	       (unsigned long long)m->frames_no_maps, (unsigned long long)m->frames_no_symbols,
+	       (unsigned long long)m->stacks_lost, (unsigned long long)m->drops_total);
 	assert_string_equal(m->attach, attach == KAGG_ATTACH_RAW_TP ? "raw_tp" : "tp_btf");
 	assert_stacks_start_at_schedule(snap);
 	assert_true(m->has_frames);
-	assert_true(all + m->drops_total >= 10);
+	assert_true(all + m->drops_total >= n);
 	if (poll) {
 		/* every nap, each closed by the wakeup that followed it */
-		assert_true(naps + m->drops_total >= 10);
+		assert_true(naps + m->drops_total >= n);
 		assert_true(sched);
 	} else {
 		assert_int_equal(naps, 0);
@@ -619,63 +619,37 @@ static void short_lived_cxx(enum kagg_attach attach, bool poll)
 	kagg_session__destroy(s);
 }
 
+/* stack_target naps 10 x 30 ms in a method. */
+static char *naps_argv[] = { "stack_target", "nap", "30", "10", NULL };
+
 static void test_short_lived_cxx_process_tp_btf(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	short_lived_cxx(KAGG_ATTACH_TP_BTF, true);
-	short_lived_cxx(KAGG_ATTACH_TP_BTF, false);
+	short_lived_cxx(naps_argv, NAP_FN, 10, KAGG_ATTACH_TP_BTF, true);
+	short_lived_cxx(naps_argv, NAP_FN, 10, KAGG_ATTACH_TP_BTF, false);
 }
 
 static void test_short_lived_cxx_process_raw_tp(void **state)
 {
 	TU_SKIP_UNLESS_ROOT();
-	short_lived_cxx(KAGG_ATTACH_RAW_TP, true);
+	short_lived_cxx(naps_argv, NAP_FN, 10, KAGG_ATTACH_RAW_TP, true);
 }
 
 /*
- * The same process, first noted at its first nap, then dlopen()s libstack_late.so and naps
- * 5 x 30 ms in it before it exits: the note for its new executable mapping has the session
- * read its maps again while it lives, so those naps are named kagg_late_nap.  Read once, at
- * the first note, the library's frames would be unknown (no maps).  A nap the kernel did not
- * deliver the switch-in of is one of the counted drops.
+ * stack_target naps in its own code (noted there), then dlopen()s libstack_late.so and naps
+ * 5 x 30 ms in it: the note for its new executable mapping has the session read its maps
+ * again while it lives, so those naps are named kagg_late_nap.  Read once, at the first
+ * note, the library's frames would be unknown (no maps).
  */
-static void late_library(enum kagg_attach attach)
+static void test_library_loaded_late(void **state)
 {
 	char lib[512];
 	char *argv[] = { "stack_target", "late", lib, "50", "30", "5", NULL };
-	uint64_t naps = 0;
-	struct kagg_snapshot *snap;
-	const struct kagg_meta *m;
-	struct kagg_session *s;
-	size_t i;
-	pid_t pid = -1;
 
-	tu_helper("libstack_late.so", lib, sizeof(lib));
-	KAGG_OPTS(kagg_offcpu_opts, o, .stacks = true, .attach = attach, .log = quiet_log);
-	s = kagg_offcpu__open(&o);
-	snap = tu_snapshot_around_helper(s, argv, true, &pid);
-	assert_non_null(snap);
-	m = kagg_snapshot__meta(snap);
-	for (i = 0; i < kagg_snapshot__stack_cnt(snap); i++) {
-		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
-
-		if (st->pid == pid && frames_equal(st->uframes, st->nr_uframes, "kagg_late_nap"))
-			naps += st->count;
-	}
-	printf("  %s: %llu naps in kagg_late_nap; frames %llu, unknown: no maps %llu, "
-	       "no symbols %llu; drops %llu\n", m->attach, (unsigned long long)naps,
-	       (unsigned long long)m->frames, (unsigned long long)m->frames_no_maps,
-	       (unsigned long long)m->frames_no_symbols, (unsigned long long)m->drops_total);
-	assert_true(naps + m->drops_total >= 5);
-	kagg_snapshot__free(snap);
-	kagg_session__destroy(s);
-}
-
-static void test_library_loaded_late(void **state)
-{
 	TU_SKIP_UNLESS_ROOT();
-	late_library(KAGG_ATTACH_TP_BTF);
-	late_library(KAGG_ATTACH_RAW_TP);
+	tu_helper("libstack_late.so", lib, sizeof(lib));
+	short_lived_cxx(argv, "kagg_late_nap", 5, KAGG_ATTACH_TP_BTF, true);
+	short_lived_cxx(argv, "kagg_late_nap", 5, KAGG_ATTACH_RAW_TP, true);
 }
 
 /*
