@@ -288,7 +288,10 @@ run_guest() {
 	logf="$kdir/console.log"
 	log "booting $(cat "$kdir/package") (timeout ${timeout_s}s)"
 	start=$(date +%s)
-	cmdline="console=ttyS0 panic=-1 quiet loglevel=3"
+	# tsc=reliable: no clocksource watchdog.  Under TCG on a busy host it can find the TSC
+	# "unstable" mid-run and switch sched_clock's static key; a 6.12 guest once took an int3
+	# oops in sched_clock_cpu() from that live patch and panicked.
+	cmdline="console=ttyS0 panic=-1 quiet loglevel=3 tsc=reliable"
 	cmdline+=" kagg.require=${KERNEL_REQUIRE[$series]:-} kagg.timeout=$((timeout_s * 4 / 5))"
 	# extra kernel parameters, e.g. VMTEST_APPEND="loglevel=7" for lockup backtraces
 	cmdline+="${VMTEST_APPEND:+ $VMTEST_APPEND}"
