@@ -25,6 +25,7 @@
 #include <sys/statfs.h>
 #include <linux/membarrier.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -556,6 +557,7 @@ static void on_note(void *ctx, const void *data, uint32_t len)
 	s->notes_arr = arr;
 	if (!ns)
 		return;
+	ns->tgid = n->tgid;
 	if (!created && ns->mm == n->mm) {
 		if (ns->exec_pages == n->exec_pages || ns->reads >= NOTE_MAX_READS)
 			return;
@@ -566,6 +568,53 @@ static void on_note(void *ctx, const void *data, uint32_t len)
 	ns->exec_pages = n->exec_pages;
 	ns->reads++;
 	kagg_syms__add_pid(s->syms, n->tgid);
+}
+
+/* Drop the notes of processes that are gone: a later note for their pid reads it afresh. */
+static void notes_forget_gone(struct kagg_session *s)
+{
+	struct u64map m;
+	size_t i, n = 0;
+
+	if (!s->notes_n || u64map_init(&m, s->notes_n))
+		return;
+	for (i = 0; i < s->notes_n; i++) {
+		if (kill((pid_t)s->notes_arr[i].tgid, 0) && errno == ESRCH)
+			continue;
+		if (u64map_put(&m, s->notes_arr[i].tgid, n)) {
+			/* out of memory: forget them all, the next notes read the maps again */
+			u64map_free(&m);
+			u64map_clear(&s->notes_seen);
+			s->notes_n = 0;
+			return;
+		}
+		s->notes_arr[n++] = s->notes_arr[i];
+	}
+	u64map_free(&s->notes_seen);
+	s->notes_seen = m;
+	s->notes_n = n;
+}
+
+/*
+ * A long run sees processes come and go: after a snapshot that reset its stacks, every 10 s
+ * at most, drop the maps and notes of the processes gone since the previous pass (see
+ * kagg_syms__forget_gone()), so memory follows the recent processes, not all there were.
+ */
+#define SESSION_FORGET_NS (10 * 1000000000ULL)
+
+static void session_forget_gone(struct kagg_session *s)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (s->forgot_ns && now - s->forgot_ns < SESSION_FORGET_NS)
+		return;
+	s->forgot_ns = now;
+	kagg_syms__forget_gone(s->syms);
+	if (s->notes)
+		notes_forget_gone(s);
 }
 
 void session_drain_notes(struct kagg_session *s)
@@ -1288,6 +1337,8 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 			bpf_map__delete_elem(agg, &keys[i], sizeof(keys[i]), 0);
 	}
 	err = stk_finish(&b);
+	if (!err && reset)
+		session_forget_gone(s);
 out:
 	if (err)
 		stk_fini(&b);

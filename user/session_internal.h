@@ -72,6 +72,7 @@ struct note_seen {
 	uint64_t mm;
 	uint32_t exec_pages;
 	uint32_t reads; /* of this mm's maps: capped (NOTE_MAX_READS) */
+	uint32_t tgid;
 };
 
 struct kagg_session {
@@ -126,6 +127,7 @@ struct kagg_session {
 	struct u64map notes_seen; /* tgid -> its entry of notes_arr */
 	struct note_seen *notes_arr; /* per process: the last note handled */
 	size_t notes_n, notes_cap;
+	uint64_t forgot_ns; /* CLOCK_MONOTONIC of the last session_forget_gone() pass */
 	struct kagg_rb *rb;	/* streaming tools: the reference ftrace ring buffer */
 	struct kagg_rb_events *rb_events;
 	enum kagg_mode path;	/* where events go: agg (the default), stream or both */

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,6 +127,7 @@ struct map {
 struct proc {
 	struct proc *next;
 	int pid;
+	bool gone; /* found gone by kagg_syms__forget_gone() */
 	unsigned int epoch; /* kagg_syms.epoch when the maps were read or last re-read */
 	struct map *maps;
 	size_t cnt;
@@ -1041,6 +1043,27 @@ void kagg_syms__forget_pid(struct kagg_syms *s, int pid)
 			return;
 		}
 	}
+}
+
+size_t kagg_syms__forget_gone(struct kagg_syms *s)
+{
+	struct proc **pp, *p;
+	size_t i, n = 0;
+
+	for (i = 0; s && i < SYMS_PID_BUCKETS; i++) {
+		for (pp = &s->procs[i]; (p = *pp);) {
+			if (p->gone) {
+				*pp = p->next;
+				proc_free(p);
+				n++;
+				continue;
+			}
+			/* EPERM: alive, someone else's */
+			p->gone = kill(p->pid, 0) && errno == ESRCH;
+			pp = &p->next;
+		}
+	}
+	return n;
 }
 
 /* ------------------------------------------------------------------ lifetime, format */

@@ -79,6 +79,15 @@ int kagg_syms__image(struct kagg_syms *s, void *img, size_t len, uint64_t off,
 void kagg_syms__forget_pid(struct kagg_syms *s, int pid);
 
 /*
+ * Keep the cache to the processes that may still be looked up: drop the maps of every process
+ * that was already gone at the previous call (it had no event since, so the lookups made
+ * between the two calls were its last), and mark those gone now.  Call it after a batch of
+ * lookups that covered every event up to the batch (a snapshot that reset its aggregates).
+ * Returns how many were dropped.
+ */
+size_t kagg_syms__forget_gone(struct kagg_syms *s);
+
+/*
  * Capture now, while pid lives, what its later lookups need: its mappings (read again when
  * cached: call it after an exec) and the symbols of the files that could not be opened by path
  * once it is gone ([vdso], deleted or replaced files, other mount namespaces: read through

@@ -390,6 +390,35 @@ static void test_user_deleted_child(void **state)
 }
 
 /*
+ * kagg_syms__forget_gone: a process gone at one call keeps its maps until the next (the
+ * lookups between them may still need it), and loses them then; a live one keeps them.
+ */
+static void test_forget_gone(void **state)
+{
+	uint64_t self = (uintptr_t)&kagg_test_target_fn, addr = 0;
+	struct kagg_sym out;
+	int status;
+	pid_t pid;
+
+	pid = start_deleted_child(&addr);
+	assert_int_equal(kagg_syms__add_pid(*state, pid), 0);
+	assert_int_equal(kagg_syms__add_pid(*state, getpid()), 0);
+	assert_int_equal(kagg_syms__forget_gone(*state), 0); /* both alive */
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+
+	assert_int_equal(kagg_syms__forget_gone(*state), 0); /* found gone: marked */
+	assert_int_equal(kagg_syms__user(*state, pid, addr, &out), 0);
+	assert_string_equal(out.name, "kagg_test_target_fn");
+	assert_int_equal(kagg_syms__forget_gone(*state), 1); /* gone at the previous call */
+	assert_int_equal(kagg_syms__user(*state, pid, addr, &out), -ESRCH);
+	assert_int_equal(kagg_syms__user(*state, getpid(), self, &out), 0);
+	assert_string_equal(out.name, "kagg_test_target_fn");
+	assert_int_equal(kagg_syms__forget_gone(*state), 0);
+	assert_int_equal(kagg_syms__forget_gone(NULL), 0);
+}
+
+/*
  * kagg_syms__add_pid while the process lives, lookups after it is gone: its maps were kept
  * and its deleted executable read at once (it could not be reopened by path later).
  */
@@ -579,6 +608,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_user_deleted_child, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_add_pid_outlives_process, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_forget_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_recheck_maps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_known, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_module, setup, teardown),
