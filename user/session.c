@@ -623,7 +623,7 @@ void session_drain_notes(struct kagg_session *s)
 		bpfrb__drain(s->notes, on_note, s, NULL);
 }
 
-int session_set_notes(struct kagg_session *s, struct bpf_map *ring)
+int session_set_notes(struct kagg_session *s, struct bpf_map *ring, const volatile __u64 *lost)
 {
 	int err;
 
@@ -635,6 +635,7 @@ int session_set_notes(struct kagg_session *s, struct bpf_map *ring)
 	err = u64map_init(&s->notes_seen, 256);
 	if (err)
 		return err;
+	s->notes_lost = lost;
 	s->notes = bpfrb__new(bpf_map__fd(ring), bpf_map__max_entries(ring));
 	if (!s->notes)
 		return -errno;
@@ -1337,6 +1338,13 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 			bpf_map__delete_elem(agg, &keys[i], sizeof(keys[i]), 0);
 	}
 	err = stk_finish(&b);
+	if (!err && s->notes_lost) {
+		uint64_t lost = __atomic_load_n(s->notes_lost, __ATOMIC_RELAXED);
+
+		snap->meta.notes_lost = lost - s->notes_lost0;
+		if (reset)
+			s->notes_lost0 = lost;
+	}
 	if (!err && reset)
 		session_forget_gone(s);
 out:

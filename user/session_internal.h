@@ -128,6 +128,8 @@ struct kagg_session {
 	struct note_seen *notes_arr; /* per process: the last note handled */
 	size_t notes_n, notes_cap;
 	uint64_t forgot_ns; /* CLOCK_MONOTONIC of the last session_forget_gone() pass */
+	const volatile __u64 *notes_lost; /* the BPF object's proc_notes_lost */
+	uint64_t notes_lost0;		     /* its value at the start of the interval */
 	struct kagg_rb *rb;	/* streaming tools: the reference ftrace ring buffer */
 	struct kagg_rb_events *rb_events;
 	enum kagg_mode path;	/* where events go: agg (the default), stream or both */
@@ -426,10 +428,11 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 
 /*
  * Tools whose programs capture user stacks hand over their `proc_notes` ring (see
- * bpf/proc_notes.bpf.h) after loading: kagg_session__poll() and every stack read then read
- * the maps of each process noted, while it lives.  0 or -errno.
+ * bpf/proc_notes.bpf.h) and its loss counter (proc_notes_lost, in the object's .bss) after
+ * loading: kagg_session__poll() and every stack read then read the maps of each process
+ * noted, while it lives, and the meta counts the notes lost.  0 or -errno.
  */
-int session_set_notes(struct kagg_session *s, struct bpf_map *ring);
+int session_set_notes(struct kagg_session *s, struct bpf_map *ring, const volatile __u64 *lost);
 /* Handle the pending notes now (without waiting). */
 void session_drain_notes(struct kagg_session *s);
 

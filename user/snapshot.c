@@ -481,9 +481,10 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 		uint64_t unknown = m->frames_no_maps + m->frames_no_symbols;
 
 		fprintf(f, "# frames: %" PRIu64 ", unknown %" PRIu64 " (%.1f%%): no maps %" PRIu64
-			   ", no symbols %" PRIu64 "; stacks lost %" PRIu64 "\n",
+			   ", no symbols %" PRIu64 "; stacks lost %" PRIu64 "; process notes lost %"
+			   PRIu64 "\n",
 			m->frames, unknown, m->frames ? 100.0 * unknown / m->frames : 0.0,
-			m->frames_no_maps, m->frames_no_symbols, m->stacks_lost);
+			m->frames_no_maps, m->frames_no_symbols, m->stacks_lost, m->notes_lost);
 	}
 	if (!m->snapshot_exact && m->snapshot_note)
 		fprintf(f, "# snapshots: %s\n", E(m->snapshot_note));
@@ -773,7 +774,8 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m, bool timest
 	if (m->has_frames) {
 		json_counts(w, "frames", (const struct json_count[]){
 			{ "total", m->frames }, { "no_maps", m->frames_no_maps },
-			{ "no_symbols", m->frames_no_symbols }, { "stacks_lost", m->stacks_lost }, {} });
+			{ "no_symbols", m->frames_no_symbols }, { "stacks_lost", m->stacks_lost },
+			{ "notes_lost", m->notes_lost }, {} });
 	}
 	jw_bool(w, "snapshot_exact", m->snapshot_exact);
 	if (m->snapshot_note)

@@ -327,9 +327,10 @@ static void test_meta_frames_printed(void **state)
 	assert_int_equal(kagg_snapshot__print(snap, f, &json), 0);
 	fclose(f);
 	assert_non_null(strstr(buf, "# frames: 3, unknown 3 (100.0%): no maps 3, no symbols 0; "
-				    "stacks lost 0\n"));
+				    "stacks lost 0; process notes lost 0\n"));
 	assert_non_null(strstr(buf, "\"frames\": {\n      \"total\": 3,\n      \"no_maps\": 3,\n"
-				    "      \"no_symbols\": 0,\n      \"stacks_lost\": 0\n    }"));
+				    "      \"no_symbols\": 0,\n      \"stacks_lost\": 0,\n"
+				    "      \"notes_lost\": 0\n    }"));
 	free(buf);
 	kagg_snapshot__free(snap);
 }

@@ -104,6 +104,7 @@ static void meta_table(FILE *f, const struct kagg_meta *m)
 		row_u64(f, "frames without maps", m->frames_no_maps);
 		row_u64(f, "frames without symbols", m->frames_no_symbols);
 		row_u64(f, "stacks lost", m->stacks_lost);
+		row_u64(f, "process notes lost", m->notes_lost);
 	}
 	fputs("</table>\n", f);
 }

@@ -291,7 +291,8 @@ static int offcpu_open(struct kagg_session *s, void *opts)
 	      session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids, t->skel->maps.tids,
 				 t->skel->maps.cgroup);
 	if (!err && o->stacks)
-		err = session_set_notes(s, t->skel->maps.proc_notes);
+		err = session_set_notes(s, t->skel->maps.proc_notes,
+					&t->skel->bss->proc_notes_lost);
 	return err;
 }
 

@@ -321,7 +321,7 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 		return session_load_failed(s, err, "the perf_event program");
 	err = session_tasks_fill(s, &SESSION_PIDS(o), skel->maps.tgids, NULL, NULL);
 	if (!err && o->stacks != KAGG_PROFILE_KERNEL)
-		err = session_set_notes(s, skel->maps.proc_notes);
+		err = session_set_notes(s, skel->maps.proc_notes, &skel->bss->proc_notes_lost);
 	if (err)
 		return err;
 	s->progs[0] = skel->progs.profile_sample;

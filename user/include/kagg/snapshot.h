@@ -269,6 +269,13 @@ struct kagg_meta {
 				     * is anonymous memory (JIT) */
 	uint64_t frames_no_symbols; /* inside a known file or the kernel, no symbol covers it */
 	uint64_t stacks_lost;	    /* stacks that were to be captured and are not there */
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD): process notes (a process first seen in a user
+	 * stack, or with new code mapped) that found their ring buffer full.  The process's
+	 * maps are then read at its next event, or at the snapshot: if it exited first, its
+	 * frames count in frames_no_maps.
+	 */
+	uint64_t notes_lost;
 };
 
 KAGG_API const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot *snap);
