@@ -30,6 +30,18 @@ static void row_u64(FILE *f, const char *k, uint64_t v)
 	row(f, k, buf);
 }
 
+struct row_count {
+	const char *name;
+	uint64_t v;
+};
+
+/* A row per count, up to the entry without a name. */
+static void rows_u64(FILE *f, const struct row_count *r)
+{
+	for (; r->name; r++)
+		row_u64(f, r->name, r->v);
+}
+
 static void row_time(FILE *f, const char *k, const struct timespec *ts)
 {
 	char buf[64];
@@ -83,13 +95,12 @@ static void meta_table(FILE *f, const struct kagg_meta *m)
 		row(f, "snapshot note", m->snapshot_note);
 	if (m->mode)
 		row(f, "mode", m->mode);
-	if (m->has_stream) {
-		row_u64(f, "stream: seen", m->stream_seen);
-		row_u64(f, "stream: sent", m->stream_sent);
-		row_u64(f, "stream: delivered", m->stream_delivered);
-		row_u64(f, "stream: dropped", m->stream_dropped);
-		row_u64(f, "stream: bytes", m->stream_bytes);
-	}
+	if (m->has_stream)
+		rows_u64(f, (const struct row_count[]){
+			{ "stream: seen", m->stream_seen }, { "stream: sent", m->stream_sent },
+			{ "stream: delivered", m->stream_delivered },
+			{ "stream: dropped", m->stream_dropped }, { "stream: bytes", m->stream_bytes },
+			{} });
 	for (i = 0; m->has_overhead && i < m->nr_progs; i++) {
 		snprintf(buf, sizeof(buf), "%.1f ns per run, %" PRIu64 " runs",
 			 m->progs[i]->ns_per_run, m->progs[i]->run_cnt);
@@ -99,13 +110,12 @@ static void meta_table(FILE *f, const struct kagg_meta *m)
 		xml_puts(f, buf);
 		fputs("</td></tr>\n", f);
 	}
-	if (m->has_frames) {
-		row_u64(f, "frames", m->frames);
-		row_u64(f, "frames without maps", m->frames_no_maps);
-		row_u64(f, "frames without symbols", m->frames_no_symbols);
-		row_u64(f, "stacks lost", m->stacks_lost);
-		row_u64(f, "process notes lost", m->notes_lost);
-	}
+	if (m->has_frames)
+		rows_u64(f, (const struct row_count[]){
+			{ "frames", m->frames }, { "frames without maps", m->frames_no_maps },
+			{ "frames without symbols", m->frames_no_symbols },
+			{ "stacks lost", m->stacks_lost }, { "process notes lost", m->notes_lost },
+			{} });
 	fputs("</table>\n", f);
 }
 
