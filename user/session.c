@@ -25,7 +25,6 @@
 #include <sys/statfs.h>
 #include <linux/membarrier.h>
 #include <stdarg.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -557,11 +556,11 @@ static void on_note(void *ctx, const void *data, uint32_t len)
 	s->notes_arr = arr;
 	if (!ns)
 		return;
-	ns->tgid = n->tgid;
 	if (!created && ns->mm == n->mm) {
 		if (ns->exec_pages == n->exec_pages || ns->reads >= NOTE_MAX_READS)
 			return;
 	} else {
+		ns->tgid = n->tgid;
 		ns->mm = n->mm;
 		ns->reads = 0;
 	}
@@ -579,7 +578,7 @@ static void notes_forget_gone(struct kagg_session *s)
 	if (!s->notes_n || u64map_init(&m, s->notes_n))
 		return;
 	for (i = 0; i < s->notes_n; i++) {
-		if (kill((pid_t)s->notes_arr[i].tgid, 0) && errno == ESRCH)
+		if (kagg_pid_gone((int)s->notes_arr[i].tgid))
 			continue;
 		if (u64map_put(&m, s->notes_arr[i].tgid, n)) {
 			/* out of memory: forget them all, the next notes read the maps again */

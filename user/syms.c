@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1058,8 +1057,7 @@ size_t kagg_syms__forget_gone(struct kagg_syms *s)
 				n++;
 				continue;
 			}
-			/* EPERM: alive, someone else's */
-			p->gone = kill(p->pid, 0) && errno == ESRCH;
+			p->gone = kagg_pid_gone(p->pid);
 			pp = &p->next;
 		}
 	}

@@ -14,6 +14,9 @@
 #ifndef KAGG_SYMS_H
 #define KAGG_SYMS_H
 
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,6 +89,12 @@ void kagg_syms__forget_pid(struct kagg_syms *s, int pid);
  * Returns how many were dropped.
  */
 size_t kagg_syms__forget_gone(struct kagg_syms *s);
+
+/* Has process pid exited (and been reaped)?  EPERM means alive, someone else's. */
+static inline bool kagg_pid_gone(int pid)
+{
+	return kill(pid, 0) && errno == ESRCH;
+}
 
 /*
  * Capture now, while pid lives, what its later lookups need: its mappings (read again when
