@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -465,6 +466,93 @@ static void test_signal_handler_writer_nests_inside_interrupted_writer(void **s)
 	kagg_rb__free(sig_rb);
 }
 
+/*
+ * sched_yield() interposed (the library is linked in statically): the ring
+ * buffer yields only while it waits for a slot another writer holds BUSY.
+ */
+static unsigned int yields;
+
+int sched_yield(void)
+{
+	__atomic_fetch_add(&yields, 1, __ATOMIC_SEQ_CST);
+	return (int)syscall(SYS_sched_yield);
+}
+
+struct busy_slot {
+	uint64_t *slot, free_word;
+};
+
+/* The other writer: done zeroing once the waiting one has yielded. */
+static void *release_busy_slot(void *arg)
+{
+	struct busy_slot *b = arg;
+
+	while (!__atomic_load_n(&yields, __ATOMIC_SEQ_CST))
+		syscall(SYS_sched_yield);
+	__atomic_store_n(b->slot, b->free_word, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Crossing into a sub-buffer whose page is being zeroed (slot BUSY): wait
+ * for another thread to finish, but never for the thread a signal handler
+ * interrupted (rb_busy_slot is ours): refuse at once, counted.
+ */
+static void test_busy_slot_waited_for_unless_held_by_interrupted_thread(void **s)
+{
+	struct kagg_rb *rb = mk(NULL, 4, KAGG_RB_OVERWRITE, 1);
+	struct kagg_rb_stats st = { .sz = sizeof(st) };
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
+	struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
+	struct rb_cpu *cb = &rb->cpus[0];
+	struct busy_slot b;
+	pthread_t th;
+	int n = 0, read = 0;
+	void *p;
+
+	while (POS_OFF(cb->st.pos) + kagg_rb__record_len(200) <= rb->cap) {
+		p = kagg_rb__reserve_cpu(rb, 0, 200, &rsv);
+		assert_non_null(p);
+		fill(p, 200, (uint8_t)n++);
+		kagg_rb__commit(&rsv);
+	}
+	assert_int_equal(POS_SEQ(cb->st.pos), 0);
+	b.slot = &cb->slots[rb_slot(rb, 1)];
+	b.free_word = *b.slot;
+	assert_int_equal(SLOT_TAG(b.free_word), 1);
+	*b.slot = SLOT(SLOT_PHYS(b.free_word), 1 | SLOT_BUSY);
+
+	/* held by the thread we "interrupted": no wait */
+	yields = 0;
+	rb_busy_slot = b.slot;
+	errno = 0;
+	assert_null(kagg_rb__reserve_cpu(rb, 0, 200, &rsv));
+	assert_int_equal(errno, ENOBUFS);
+	assert_int_equal(yields, 0);
+	rb_busy_slot = NULL;
+	assert_int_equal(kagg_rb__stats(rb, 0, &st), 0);
+	assert_int_equal(st.commit_overrun, 1);
+
+	/* held by another thread: wait until it is done, then write */
+	assert_int_equal(pthread_create(&th, NULL, release_busy_slot, &b), 0);
+	p = kagg_rb__reserve_cpu(rb, 0, 200, &rsv);
+	pthread_join(th, NULL);
+	assert_non_null(p);
+	assert_true(yields > 0);
+	fill(p, 200, (uint8_t)n++);
+	kagg_rb__commit(&rsv);
+	assert_int_equal(POS_SEQ(cb->st.pos), 1);
+	assert_int_equal(kagg_rb__stats(rb, 0, &st), 0);
+	assert_int_equal(st.commit_overrun, 1);
+	while (kagg_rb__consume(rb, 0, &ev) == 0) {
+		assert_int_equal(ev.len, 200);
+		assert_true(check_bytes(ev.data, 200, (uint8_t)read));
+		read++;
+	}
+	assert_int_equal(read, n);
+	kagg_rb__free(rb);
+}
+
 static void test_merged_consume_orders_cpus_by_timestamp(void **s)
 {
 	struct fake_clock fc = { 0 };
@@ -839,6 +927,7 @@ UU_MAIN(
 	cmocka_unit_test(test_nested_writers_commit_in_stack_order),
 	cmocka_unit_test(test_nesting_deeper_than_limit_refused_and_counted),
 	cmocka_unit_test(test_signal_handler_writer_nests_inside_interrupted_writer),
+	cmocka_unit_test(test_busy_slot_waited_for_unless_held_by_interrupted_thread),
 	cmocka_unit_test(test_merged_consume_orders_cpus_by_timestamp),
 	cmocka_unit_test(test_iterator_is_non_consuming_and_repeatable),
 	cmocka_unit_test(test_partly_consumed_page_uses_copy_path_with_last_ts),

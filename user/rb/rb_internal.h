@@ -46,6 +46,13 @@
 #define RB_FOREIGN_READY (1u << 30)  /* ... and no rseq section can still miss it */
 #define RB_FOREIGN_COUNT ((1u << 30) - 1) /* locked operations in progress */
 
+/*
+ * The slot this thread holds BUSY (zeroing its page), set before the CAS
+ * that takes it: a signal handler's writer that finds it BUSY refuses at
+ * once (commit_overrun) instead of waiting for the thread it interrupted.
+ */
+extern __thread uint64_t *rb_busy_slot __attribute__((tls_model("initial-exec")));
+
 struct rb_state {
 	uint64_t pos;
 	uint64_t ts;

@@ -485,6 +485,7 @@ static inline uint8_t *rb_page_of(struct rb_cpu *cb, uint64_t seq)
 
 /* Open reservations of this thread (nesting depth), for max_nest. */
 static __thread uint32_t rb_depth __attribute__((tls_model("initial-exec")));
+__thread uint64_t *rb_busy_slot __attribute__((tls_model("initial-exec")));
 
 /*
  * A reader armed cb and sleeps (kagg_rb__wait): when what it waits for is
@@ -660,13 +661,18 @@ uint64_t rb_commit_pos(struct rb_cpu *cb, uint64_t upto)
  */
 static bool rb_zero_dirty(struct rb_cpu *cb, uint64_t *slot, uint64_t w, uint64_t T)
 {
-	uint64_t phys = SLOT_PHYS(w);
+	uint64_t phys = SLOT_PHYS(w), *outer = rb_busy_slot;
 
+	rb_busy_slot = slot;
 	if (!__atomic_compare_exchange_n(slot, &w, SLOT(phys, T | SLOT_BUSY), false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		rb_busy_slot = outer;
 		return false;
+	}
 	memset(cb->pages + phys * cb->rb->subbuf, 0, cb->rb->subbuf);
 	__atomic_store_n(slot, SLOT(phys, T), __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* not before the store, for a handler */
+	rb_busy_slot = outer;
 	return true;
 }
 
@@ -678,13 +684,15 @@ static int rb_claim(struct rb_cpu *cb, uint64_t T)
 {
 	struct kagg_rb *rb = cb->rb;
 	uint64_t *slot = &cb->slots[rb_slot(rb, T)];
-	uint64_t w = __atomic_load_n(slot, __ATOMIC_ACQUIRE), tag = SLOT_TAG(w), phys;
+	uint64_t w = __atomic_load_n(slot, __ATOMIC_ACQUIRE), tag = SLOT_TAG(w), phys, *outer;
 	uint32_t n = 0, re = 0, spins = 0;
 	uint8_t *pg;
 	bool done;
 
 	while (tag == (T | SLOT_BUSY)) { /* another writer is zeroing it */
-		if (++spins > 4096) {
+		/* the thread we interrupted (a signal handler's writer): it cannot
+		 * finish before we return, so waiting would only stall both */
+		if (rb_busy_slot == slot || ++spins > 4096) {
 			__atomic_fetch_add(&cb->commit_overrun, 1, __ATOMIC_RELAXED);
 			return -ENOBUFS;
 		}
@@ -714,13 +722,19 @@ static int rb_claim(struct rb_cpu *cb, uint64_t T)
 		__atomic_fetch_add(&cb->commit_overrun, 1, __ATOMIC_RELAXED);
 		return -ENOBUFS;
 	}
+	outer = rb_busy_slot;
+	rb_busy_slot = slot;
 	if (!__atomic_compare_exchange_n(slot, &w, SLOT(phys, T | SLOT_BUSY), false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		rb_busy_slot = outer;
 		return -EAGAIN;
+	}
 	__atomic_fetch_add(&cb->overrun, n, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cb->pages_lost, 1, __ATOMIC_RELAXED);
 	memset(pg, 0, rb->subbuf);
 	__atomic_store_n(slot, SLOT(phys, T), __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* not before the store, for a handler */
+	rb_busy_slot = outer;
 	return 0;
 }
 
