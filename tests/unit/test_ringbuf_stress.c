@@ -7,7 +7,9 @@
  * plans pin the writers: all on their own CPU's buffer (rseq writers only,
  * with the reader closing sub-buffers from outside), and one writer of
  * another CPU's buffer among them (that buffer turns to locked writers while
- * its rseq writers run).
+ * its rseq writers run).  A last plan has one unpinned writer thread, the
+ * buffer's single_writer, writing both buffers in turn: it never takes the
+ * locked path.
  *
  * Every 17th event is discarded.  Proves: no torn record (every payload checksums), each writer's events keep
  * their order on every buffer, pages decode in kbuffer exactly as in our own
@@ -48,7 +50,7 @@ struct wctx {
 	struct kagg_rb *rb;
 	int id;
 	int pin;    /* CPU the thread runs on, -1: any */
-	int target; /* buffer it writes, -1: its CPU's (kagg_rb__reserve) */
+	int target; /* buffer it writes, -1: its CPU's (kagg_rb__reserve), -2: alternating */
 	pthread_t th;
 	uint32_t seq, sig_seq;
 	uint64_t committed, refused; /* thread and handler together */
@@ -78,6 +80,8 @@ static int emit(struct wctx *w, uint32_t id, uint32_t *seq, uint32_t len, bool t
 
 	if (w->target >= 0)
 		r = kagg_rb__reserve_cpu(w->rb, w->target, len, &rsv);
+	else if (w->target == -2)
+		r = kagg_rb__reserve_cpu(w->rb, (int)(*seq % NCPU), len, &rsv);
 	else
 		r = kagg_rb__reserve(w->rb, len, &rsv);
 	if (!r) {
@@ -189,8 +193,10 @@ static int read_one_page(struct kagg_rb *rb, struct checker *c, int cpu, uint8_t
 /* Who writes where; foreign[c]: how buffer c must end (see RB_FOREIGN_*). */
 struct plan {
 	const char *name;
+	int nw; /* writer threads, 0: NW */
 	int pin[NW], target[NW];
 	int foreign[NCPU]; /* 0: rseq writers only; 1: STICKY; -1: either */
+	bool single;	   /* kagg_rb_opts.single_writer */
 };
 
 static const struct plan mixed = {
@@ -212,6 +218,16 @@ static const struct plan one_foreign = {
 	.pin = { 0, 0, 0, 1, 1, 1 },
 	.target = { -1, -1, 1, -1, -1, -1 },
 	.foreign = { 0, 1 },
+};
+
+/* One unpinned thread (and its signal handler) writing both buffers in turn. */
+static const struct plan single = {
+	.name = "single writer",
+	.nw = 1,
+	.pin = { -1 },
+	.target = { -2 },
+	.foreign = { 0, 0 },
+	.single = true,
 };
 
 /* The pinned plans need two CPUs. */
@@ -247,7 +263,8 @@ static uint64_t all_committed(void)
 
 static void run(enum kagg_rb_mode mode, const struct plan *pl)
 {
-	KAGG_OPTS(kagg_rb_opts, o, .nr_cpus = NCPU, .nr_subbufs = 16, .mode = mode);
+	KAGG_OPTS(kagg_rb_opts, o, .nr_cpus = NCPU, .nr_subbufs = 16, .mode = mode,
+		  .single_writer = pl->single);
 	struct kagg_rb *rb = kagg_rb__new(&o);
 	struct checker *c = calloc(1, sizeof(*c));
 	struct sigaction sa = { .sa_handler = on_sig }, old;
@@ -256,7 +273,7 @@ static void run(enum kagg_rb_mode mode, const struct plan *pl)
 	struct timespec t0, now;
 	uint8_t page[4096];
 	uint64_t committed = 0, refused = 0, sigs = 0, hit = 0, n = 0;
-	int i;
+	int i, nw = pl->nw ? pl->nw : NW;
 
 	assert_non_null(rb);
 	if (!plan_runs_here(pl)) {
@@ -278,7 +295,7 @@ static void run(enum kagg_rb_mode mode, const struct plan *pl)
 	sigaction(SIGUSR1, &sa, &old);
 	stop = 0;
 	memset(W, 0, sizeof(W));
-	for (i = 0; i < NW; i++) {
+	for (i = 0; i < nw; i++) {
 		W[i].rb = rb;
 		W[i].id = i;
 		W[i].pin = pl->pin[i];
@@ -295,21 +312,23 @@ static void run(enum kagg_rb_mode mode, const struct plan *pl)
 				check_event(c, &ev, ev.cpu);
 			n++;
 		}
-		pthread_kill(W[n % NW].th, SIGUSR1);
+		pthread_kill(W[n % nw].th, SIGUSR1);
 		sigs++;
-		if (mode == KAGG_RB_CONSUME && n % 7)
-			usleep(50); /* let the buffer fill: exercise dropped_events */
+		/* let the buffer fill: exercise dropped_events, or the single
+		 * writer's overwrite (one writer alone would not outrun us) */
+		if ((mode == KAGG_RB_CONSUME || pl->single) && n % 7)
+			usleep(50);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while (now.tv_sec - t0.tv_sec < SECONDS ||
 		 (now.tv_sec - t0.tv_sec < 60 && all_committed() < 20000));
 	stop = 1;
-	for (i = 0; i < NW; i++)
+	for (i = 0; i < nw; i++)
 		pthread_join(W[i].th, NULL);
 	/* drain */
 	for (i = 0; i < NCPU; i++)
 		while (read_one_page(rb, c, i, page) == 0)
 			;
-	for (i = 0; i < NW; i++) {
+	for (i = 0; i < nw; i++) {
 		committed += W[i].committed;
 		refused += W[i].refused;
 		hit += W[i].sig_in_window;
@@ -373,9 +392,17 @@ static void test_consume_stress_threads_and_signal_writers_keep_identity(void **
 	run(KAGG_RB_CONSUME, &mixed);
 }
 
+/* Never locked: the reader's closes restart the writer on whatever CPU it is. */
+static void test_single_writer_on_any_cpu_with_reader_closing_keeps_identity(void **s)
+{
+	run(KAGG_RB_OVERWRITE, &single);
+	run(KAGG_RB_CONSUME, &single);
+}
+
 UU_MAIN(
 	cmocka_unit_test(test_overwrite_stress_threads_and_signal_writers_keep_identity),
 	cmocka_unit_test(test_consume_stress_threads_and_signal_writers_keep_identity),
 	cmocka_unit_test(test_rseq_writers_on_own_cpu_with_reader_closing_keep_identity),
-	cmocka_unit_test(test_foreign_writer_among_rseq_writers_keeps_identity)
+	cmocka_unit_test(test_foreign_writer_among_rseq_writers_keeps_identity),
+	cmocka_unit_test(test_single_writer_on_any_cpu_with_reader_closing_keeps_identity)
 )

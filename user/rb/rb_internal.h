@@ -44,7 +44,8 @@
 /* rb_cpu.foreign: who may change the write state besides rseq writers */
 #define RB_FOREIGN_STICKY (1u << 31) /* written from other CPUs: locked CAS for good */
 #define RB_FOREIGN_READY (1u << 30)  /* ... and no rseq section can still miss it */
-#define RB_FOREIGN_COUNT ((1u << 30) - 1) /* locked operations in progress */
+#define RB_FOREIGN_FENCED (1u << 29) /* a holder's fence ran since the count left 0 */
+#define RB_FOREIGN_COUNT ((1u << 29) - 1) /* locked operations in progress */
 
 /*
  * The slot this thread holds BUSY (zeroing its page), set before the CAS
@@ -76,6 +77,7 @@ struct rb_cpu {
 	uint8_t *pages;
 	uint16_t cpu;
 	uint8_t subbuf_shift;	/* log2(rb->subbuf) */
+	uint8_t single;		/* rb->single_writer: its rseq writer runs on any CPU */
 	uint32_t nr;		/* rb->nr and rb->nr_magic, on the writers' line */
 	uint64_t nr_magic;
 	/*
@@ -109,6 +111,7 @@ struct kagg_rb {
 	int nr_cpus;
 	int max_nest;
 	bool rseq; /* writers on their own CPU use rseq (see ringbuf.c) */
+	bool single_writer; /* one writing thread: rseq on every buffer from any CPU */
 	size_t subbuf, nr;
 	uint64_t nr_magic;	/* ceil(2^64 / nr): rb_slot() without a division */
 	uint32_t cap;

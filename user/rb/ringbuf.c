@@ -112,7 +112,9 @@ static inline struct rb_state st_load(struct rb_state *p)
  * hold a count for the one operation; a writer from another CPU sets the
  * buffer STICKY: its rseq writers take the locked path from then on (one
  * membarrier per buffer, not one per record).  Without rseq every buffer is
- * STICKY|READY from the start.
+ * STICKY|READY from the start.  With kagg_rb_opts.single_writer the one
+ * writing thread runs its sections on any buffer from any CPU, everyone
+ * else takes the locked path, and the fence covers every CPU.
  */
 enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE }; /* st_cas() and rseq_cas() results */
 
@@ -121,15 +123,15 @@ enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE }; /* st_cas() and rseq_cas() results *
 #include <sys/rseq.h>
 
 /*
- * If the thread runs on cb's CPU, cb->foreign is 0 and the state equals *old:
- * store nw (ST_DONE).  ST_CHANGED: the state differs or the section was
- * restarted; ST_ELSEWHERE: another CPU or a locked writer is about.
+ * If the thread runs on CPU cpu (cb's, or for the single writer the one it
+ * was on a moment ago), cb->foreign is 0 and the state equals *old: store nw
+ * (ST_DONE).  ST_CHANGED: the state differs or the section was restarted;
+ * ST_ELSEWHERE: another CPU or a locked writer is about.
  */
-static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb,
+static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uint32_t cpu,
 							  const struct rb_state *old,
 							  struct rb_state nw)
 {
-	uint32_t cpu = cb->cpu;
 	typedef long long v2di __attribute__((vector_size(16)));
 	v2di v = { (long long)nw.pos, (long long)nw.ts };
 	char *tp = (char *)__builtin_thread_pointer() + __rseq_offset;
@@ -203,20 +205,21 @@ static bool rb_rseq_init(void)
 }
 
 /*
- * Restart every rseq section running on cpu now.  The process registered for
- * this when the buffer was made; a child of fork() has to register again.  If
- * membarrier cannot do it, running on that CPU ourselves does (a section that
- * was there is then finished or restarted).
+ * Restart every rseq section running on cpu now (cpu < 0: on every CPU).  The
+ * process registered for this when the buffer was made; a child of fork() has
+ * to register again.  If membarrier cannot do it, running on that CPU (each
+ * CPU in turn) ourselves does (a section that was there is then finished or
+ * restarted).
  */
 static void rb_rseq_fence(int cpu)
 {
 	cpu_set_t old, one;
-	int i;
+	int i, c, n;
 
 	for (i = 0; i < 2; i++) {
-		if (rb_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, MEMBARRIER_CMD_FLAG_CPU,
-				  cpu) == 0 ||
-		    errno == EINVAL) /* cpu offline or not present: nothing runs there */
+		if (rb_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+				  cpu < 0 ? 0 : MEMBARRIER_CMD_FLAG_CPU, cpu < 0 ? 0 : cpu) == 0 ||
+		    (cpu >= 0 && errno == EINVAL)) /* cpu offline or absent: nothing runs there */
 			return;
 		if (errno != EPERM ||
 		    rb_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0))
@@ -224,15 +227,20 @@ static void rb_rseq_fence(int cpu)
 	}
 	if (sched_getaffinity(0, sizeof(old), &old))
 		return;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one) == 0) {
-		sched_yield();
-		sched_setaffinity(0, sizeof(old), &old);
+	n = cpu < 0 ? CPU_SETSIZE : cpu + 1;
+	for (c = cpu < 0 ? 0 : cpu; c < n; c++) {
+		if (cpu < 0 && c >= get_nprocs_conf())
+			break;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) == 0)
+			sched_yield();
 	}
+	sched_setaffinity(0, sizeof(old), &old);
 }
 #else
-static inline int rseq_cas(struct rb_cpu *cb, const struct rb_state *old, struct rb_state nw)
+static inline int rseq_cas(struct rb_cpu *cb, uint32_t cpu, const struct rb_state *old,
+			   struct rb_state nw)
 {
 	return ST_ELSEWHERE;
 }
@@ -264,8 +272,36 @@ static inline int rb_this_cpu(const struct kagg_rb *rb)
 }
 
 /*
+ * The CPU an rseq writer of cb must be on: cb's, or for the single writer
+ * (kagg_rb_opts.single_writer, no other writer to keep out) wherever it runs.
+ */
+static inline uint32_t rb_section_cpu(const struct rb_cpu *cb)
+{
+	return __builtin_expect(cb->single, 0) ? (uint32_t)rb_rseq_cpu() : cb->cpu;
+}
+
+/* Drop a count of the locked path; the last one out clears FENCED with it. */
+static void rb_foreign_put(struct rb_cpu *cb)
+{
+	uint32_t f = __atomic_load_n(&cb->foreign, __ATOMIC_RELAXED), n;
+
+	do {
+		n = f - 1;
+		if (!(n & RB_FOREIGN_COUNT))
+			n &= ~RB_FOREIGN_FENCED;
+	} while (!__atomic_compare_exchange_n(&cb->foreign, &f, n, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+}
+
+/*
  * The locked path (see above).  A writer not on cb's CPU makes the buffer
- * STICKY; anyone else holds a count for this one operation.
+ * STICKY (not the single writer: its sections run anywhere, so the fence is
+ * on every CPU); anyone else holds a count for this one operation.  A holder
+ * fences only if no other has since the count left 0 (FENCED): every section
+ * that read foreign == 0 had read it before then, and that fence restarted
+ * it.  Without that, holders overlapping each other (a reader closing while
+ * the writer finds it there) would each pay a membarrier, for as long as
+ * they keep overlapping.
  */
 static __attribute__((noinline)) bool st_cas_locked(struct rb_cpu *cb, struct rb_state *old,
 						    struct rb_state nw, bool writer)
@@ -274,21 +310,23 @@ static __attribute__((noinline)) bool st_cas_locked(struct rb_cpu *cb, struct rb
 	bool counted = false, ok;
 
 	if (!(f & RB_FOREIGN_READY)) {
-		bool sticky = writer && rb_rseq_cpu() != cb->cpu;
+		bool sticky = writer && !cb->single && rb_rseq_cpu() != cb->cpu;
 
 		if (sticky) {
 			__atomic_fetch_or(&cb->foreign, RB_FOREIGN_STICKY, __ATOMIC_SEQ_CST);
 		} else {
-			__atomic_fetch_add(&cb->foreign, 1, __ATOMIC_SEQ_CST);
+			f = __atomic_fetch_add(&cb->foreign, 1, __ATOMIC_SEQ_CST);
 			counted = true;
 		}
-		rb_rseq_fence(cb->cpu);
-		if (sticky)
-			__atomic_fetch_or(&cb->foreign, RB_FOREIGN_READY, __ATOMIC_SEQ_CST);
+		if (sticky || !(f & RB_FOREIGN_FENCED)) {
+			rb_rseq_fence(cb->single ? -1 : cb->cpu);
+			__atomic_fetch_or(&cb->foreign, sticky ? RB_FOREIGN_READY : RB_FOREIGN_FENCED,
+					  __ATOMIC_SEQ_CST);
+		}
 	}
 	ok = cas128(&cb->st, old, nw);
 	if (counted)
-		__atomic_fetch_sub(&cb->foreign, 1, __ATOMIC_SEQ_CST);
+		rb_foreign_put(cb);
 	return ok;
 }
 
@@ -296,14 +334,17 @@ static __attribute__((noinline)) bool st_cas_locked(struct rb_cpu *cb, struct rb
  * Compare-and-swap of the write state: ST_DONE when *old was replaced by nw,
  * ST_CHANGED with *old re-read.  any (a writer of "the calling CPU's buffer"):
  * ST_ELSEWHERE when the thread now runs on another CPU, to move there rather
- * than write this buffer from outside.  writer: see st_cas_locked.
+ * than write this buffer from outside.  writer: see st_cas_locked; with a
+ * single writer only its thread may take the rseq path (its sections run on
+ * any CPU, so a reader's section on cb's CPU would not keep it out).
  */
 static inline __attribute__((always_inline)) int st_cas(struct rb_cpu *cb, struct rb_state *old,
 							struct rb_state nw, bool any,
 							bool writer)
 {
-	if (__builtin_expect(!__atomic_load_n(&cb->foreign, __ATOMIC_RELAXED), 1)) {
-		switch (rseq_cas(cb, old, nw)) {
+	if (__builtin_expect(!__atomic_load_n(&cb->foreign, __ATOMIC_RELAXED), 1) &&
+	    (writer || !cb->single)) {
+		switch (rseq_cas(cb, rb_section_cpu(cb), old, nw)) {
 		case ST_DONE:
 			return ST_DONE;
 		case ST_CHANGED:
@@ -400,6 +441,7 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 	rb->log = KAGG_OPT(opts, kagg_rb_opts, log, NULL);
 	rb->log_ctx = KAGG_OPT(opts, kagg_rb_opts, log_ctx, NULL);
 	rb->rseq = rb_rseq_init();
+	rb->single_writer = KAGG_OPT(opts, kagg_rb_opts, single_writer, false);
 	if (!rb->clock) {
 		struct timespec t;
 
@@ -416,6 +458,7 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 		cb->rb = rb;
 		cb->cpu = (uint16_t)i;
 		cb->subbuf_shift = (uint8_t)__builtin_ctzl(subbuf);
+		cb->single = rb->single_writer;
 		cb->nr = (uint32_t)nr;
 		cb->nr_magic = rb->nr_magic;
 		cb->pages = aligned_alloc(4096, (nr + 1) * subbuf);
@@ -941,7 +984,7 @@ static inline __attribute__((always_inline)) bool st_cas_fast(struct rb_cpu *cb,
 	uint32_t f = __atomic_load_n(&cb->foreign, __ATOMIC_RELAXED);
 
 	if (__builtin_expect(f == 0, 1))
-		return rseq_cas(cb, old, nw) == ST_DONE;
+		return rseq_cas(cb, rb_section_cpu(cb), old, nw) == ST_DONE;
 	if (f & RB_FOREIGN_READY)
 		return cas128(&cb->st, old, nw);
 	return false;
@@ -1029,7 +1072,8 @@ void kagg_rb__discard(struct kagg_rb_rsv *rsv)
 	while (old.pos == rsv->end && old.ts == rsv->ts) {
 		nw.pos = rsv->start;
 		nw.ts = rsv->prev_ts;
-		if (st_cas(cb, &old, nw, false, false) == ST_DONE) {
+		/* the single writer discards on its own thread: its rseq path */
+		if (st_cas(cb, &old, nw, false, cb->single) == ST_DONE) {
 			rb_done(cb);
 			return;
 		}

@@ -64,6 +64,8 @@ int scons_init(struct scons *c, const struct scons_cfg *cfg, char *err, size_t e
 	ro.mode = cfg->rb_consume ? KAGG_RB_CONSUME : KAGG_RB_OVERWRITE;
 	ro.clock = record_clock;
 	ro.clock_ctx = c;
+	/* the session's thread alone lands records, in every CPU's buffer */
+	ro.single_writer = true;
 	c->rb = kagg_rb__new(&ro);
 	if (!c->rb) {
 		ret = -errno;

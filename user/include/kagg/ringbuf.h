@@ -61,8 +61,17 @@ struct kagg_rb_opts {
 	int max_nest;	     /* reservations open at once per thread, 1..255; 0: 16 */
 	kagg_log_fn log;
 	void *log_ctx;
+	/*
+	 * One thread at a time writes, to any CPU buffer (a hand-over between
+	 * threads must be ordered, by a join or a lock; the writer's signal
+	 * handlers may nest).  Its writes then take the rseq path on every
+	 * buffer, wherever it runs, instead of the locked one; a reader that
+	 * closes a sub-buffer restarts it with one membarrier on all CPUs.
+	 * Two threads writing at once corrupt the buffer.
+	 */
+	bool single_writer;
 };
-#define kagg_rb_opts__last_field log_ctx
+#define kagg_rb_opts__last_field single_writer
 
 struct kagg_rb;
 
@@ -81,9 +90,9 @@ KAGG_API size_t kagg_rb__max_payload(const struct kagg_rb *rb);
 KAGG_API uint64_t kagg_rb__now(const struct kagg_rb *rb);
 /*
  * How writers change CPU buffer cpu's write state now: "rseq" (writers running
- * on that CPU use a restartable sequence, no locked instruction) or "locked"
- * (cmpxchg16b: this process has no rseq, or the buffer is written from other
- * CPUs).  NULL for a bad cpu.
+ * on that CPU, or the single writer, use a restartable sequence, no locked
+ * instruction) or "locked" (cmpxchg16b: this process has no rseq, or the
+ * buffer is written from other CPUs).  NULL for a bad cpu.
  */
 KAGG_API const char *kagg_rb__write_path(const struct kagg_rb *rb, int cpu);
 
