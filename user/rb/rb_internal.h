@@ -77,7 +77,7 @@ struct rb_cpu {
 	uint8_t *pages;
 	uint16_t cpu;
 	uint8_t subbuf_shift;	/* log2(rb->subbuf) */
-	uint8_t single;		/* rb->single_writer: its rseq writer runs on any CPU */
+	uint8_t single;		/* kagg_rb_opts.single_writer: its rseq writer runs on any CPU */
 	uint32_t nr;		/* rb->nr and rb->nr_magic, on the writers' line */
 	uint64_t nr_magic;
 	/*
@@ -111,7 +111,6 @@ struct kagg_rb {
 	int nr_cpus;
 	int max_nest;
 	bool rseq; /* writers on their own CPU use rseq (see ringbuf.c) */
-	bool single_writer; /* one writing thread: rseq on every buffer from any CPU */
 	size_t subbuf, nr;
 	uint64_t nr_magic;	/* ceil(2^64 / nr): rb_slot() without a division */
 	uint32_t cap;

@@ -214,7 +214,7 @@ static bool rb_rseq_init(void)
 static void rb_rseq_fence(int cpu)
 {
 	cpu_set_t old, one;
-	int i, c, n;
+	int i, c, hi;
 
 	for (i = 0; i < 2; i++) {
 		if (rb_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
@@ -227,10 +227,8 @@ static void rb_rseq_fence(int cpu)
 	}
 	if (sched_getaffinity(0, sizeof(old), &old))
 		return;
-	n = cpu < 0 ? CPU_SETSIZE : cpu + 1;
-	for (c = cpu < 0 ? 0 : cpu; c < n; c++) {
-		if (cpu < 0 && c >= get_nprocs_conf())
-			break;
+	hi = cpu < 0 ? get_nprocs_conf() : cpu + 1;
+	for (c = cpu < 0 ? 0 : cpu; c < hi && c < CPU_SETSIZE; c++) {
 		CPU_ZERO(&one);
 		CPU_SET(c, &one);
 		if (sched_setaffinity(0, sizeof(one), &one) == 0)
@@ -441,7 +439,6 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 	rb->log = KAGG_OPT(opts, kagg_rb_opts, log, NULL);
 	rb->log_ctx = KAGG_OPT(opts, kagg_rb_opts, log_ctx, NULL);
 	rb->rseq = rb_rseq_init();
-	rb->single_writer = KAGG_OPT(opts, kagg_rb_opts, single_writer, false);
 	if (!rb->clock) {
 		struct timespec t;
 
@@ -458,7 +455,7 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 		cb->rb = rb;
 		cb->cpu = (uint16_t)i;
 		cb->subbuf_shift = (uint8_t)__builtin_ctzl(subbuf);
-		cb->single = rb->single_writer;
+		cb->single = KAGG_OPT(opts, kagg_rb_opts, single_writer, false);
 		cb->nr = (uint32_t)nr;
 		cb->nr_magic = rb->nr_magic;
 		cb->pages = aligned_alloc(4096, (nr + 1) * subbuf);
