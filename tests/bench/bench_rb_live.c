@@ -15,10 +15,13 @@
  *          8 x 256 KiB sub-buffers, its own session daemon (private
  *          LTTNG_HOME, run as nobody when we are root), the consumer daemon
  *          writing the trace to a temporary directory
- *  2 writers  ours with writers on CPUs 0 and 1 and one unpinned reader
+ *  2 writers  ours with writers on CPUs 0 and 1 and one unpinned reader; the
+ *          floor the same way (one ring per writer, the reader draining both)
  *
  * The writer runs on CPU 0, the reader on CPU 1, for KAGG_BENCH_SECONDS
- * (default 2) each.  ns/event: the writer thread's CPU time per event it
+ * (default 2) each, in KAGG_BENCH_ROUNDS rounds (default 3) of the four runs
+ * back to back (floor, ours, ours with 2 writers, floor with 2 writers,
+ * LTTng-UST); each ratio is per round, printed as the median and range.  ns/event: the writer thread's CPU time per event it
  * attempted (the machine may be shared: time preempted is not counted);
  * events/s: the sum over writers of attempts per CPU second.  Loss: events
  * the writer could not store / attempts.
@@ -90,10 +93,16 @@ struct ours {
 	pthread_t th;
 };
 
+/*
+ * The counts stay in registers until the end: two writers' structs side by
+ * side would share a cache line, and a store per event to it would cost
+ * each writer what the ring buffer does not.
+ */
 static void *ours_writer(void *arg)
 {
 	struct ours *w = arg;
 	struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
+	uint64_t attempts = 0, ok = 0;
 	uint8_t msg[PAYLOAD];
 	double t0;
 
@@ -109,12 +118,14 @@ static void *ours_writer(void *arg)
 			if (p) {
 				memcpy(p, msg, PAYLOAD);
 				kagg_rb__commit(&rsv);
-				w->ok++;
+				ok++;
 			}
 		}
-		w->attempts += 256;
+		attempts += 256;
 	}
 	w->ns = thread_ns() - t0;
+	w->attempts = attempts;
+	w->ok = ok;
 	return NULL;
 }
 
@@ -196,13 +207,22 @@ static struct result run_ours(int writers)
 
 /* ------------------------------------------------------------------ SPSC floor */
 
+/* One line the writer writes, one the reader writes, one read-only: no false sharing. */
 struct spsc {
 	uint64_t head __attribute__((aligned(64))); /* writer's */
 	uint64_t tail_seen;			    /* writer's copy of tail */
-	uint64_t tail __attribute__((aligned(64))); /* reader's, published every 4 KiB */
-	uint8_t *buf;
-	uint64_t attempts, lost;
+	uint64_t attempts, lost;		    /* writer's, stored at the end */
 	double ns;
+	uint64_t tail __attribute__((aligned(64))); /* reader's, published every 4 KiB */
+	uint64_t t;				    /* reader's position */
+	uint8_t *buf __attribute__((aligned(64)));
+	int cpu; /* the writer's */
+};
+
+/* One reader for writers queues (1 or 2): pinned to CPU 1 with one, unpinned with two. */
+struct spsc_rd {
+	struct spsc *q[2];
+	int writers;
 };
 
 static void *spsc_writer(void *arg)
@@ -212,8 +232,10 @@ static void *spsc_writer(void *arg)
 	uint64_t h = 0;
 	double t0;
 
+	uint64_t attempts = 0, lost = 0;
+
 	memset(msg, 0xab, sizeof(msg));
-	pin(0);
+	pin(q->cpu);
 	t0 = thread_ns();
 	while (!stop) {
 		int i;
@@ -225,7 +247,7 @@ static void *spsc_writer(void *arg)
 			if (h + REC - q->tail_seen > RING) {
 				q->tail_seen = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
 				if (h + REC - q->tail_seen > RING) {
-					q->lost++;
+					lost++;
 					continue;
 				}
 			}
@@ -235,62 +257,90 @@ static void *spsc_writer(void *arg)
 			h += REC;
 			__atomic_store_n(&q->head, h, __ATOMIC_RELEASE);
 		}
-		q->attempts += 256;
+		attempts += 256;
 	}
 	q->ns = thread_ns() - t0;
+	q->attempts = attempts;
+	q->lost = lost;
 	return NULL;
+}
+
+/* Copy out what q holds; false when it was empty.  *published: the reader's last tail. */
+static bool spsc_drain(struct spsc *q, uint64_t *published)
+{
+	uint64_t h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+	uint8_t out[REC];
+
+	if (h == q->t) {
+		__atomic_store_n(&q->tail, q->t, __ATOMIC_RELEASE);
+		*published = q->t;
+		return false;
+	}
+	for (; q->t < h; q->t += REC) {
+		memcpy(out, q->buf + q->t % RING, REC);
+		__asm__ __volatile__("" : : "r"(out) : "memory");
+		if (q->t - *published >= 4096) {
+			__atomic_store_n(&q->tail, q->t, __ATOMIC_RELEASE);
+			*published = q->t;
+		}
+	}
+	return true;
 }
 
 static void *spsc_reader(void *arg)
 {
-	struct spsc *q = arg;
-	uint8_t out[REC];
-	uint64_t t = 0, published = 0;
+	struct spsc_rd *r = arg;
+	uint64_t published[2] = { 0 };
+	bool got;
+	int i;
 
-	reader_setup(1);
+	reader_setup(r->writers == 1 ? 1 : -1);
 	while (!stop) {
-		uint64_t h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
-
-		if (h == t) {
-			__atomic_store_n(&q->tail, t, __ATOMIC_RELEASE);
-			published = t;
+		got = false;
+		for (i = 0; i < r->writers; i++)
+			got |= spsc_drain(r->q[i], &published[i]);
+		if (!got)
 			usleep(50);
-			continue;
-		}
-		for (; t < h; t += REC) {
-			memcpy(out, q->buf + t % RING, REC);
-			__asm__ __volatile__("" : : "r"(out) : "memory");
-			if (t - published >= 4096) {
-				__atomic_store_n(&q->tail, t, __ATOMIC_RELEASE);
-				published = t;
-			}
-		}
 	}
 	return NULL;
 }
 
-static struct result run_floor(void)
+static struct result run_floor(int writers)
 {
-	struct spsc *q = aligned_alloc(64, sizeof(*q));
+	struct spsc_rd rd = { .writers = writers };
 	struct result res = { 0 };
-	pthread_t wt, rt;
+	pthread_t wt[2], rt;
+	int i;
 
-	memset(q, 0, sizeof(*q));
-	/* a record that starts near the end runs on past RING: room for it */
-	q->buf = malloc(RING + REC);
+	for (i = 0; i < writers; i++) {
+		rd.q[i] = aligned_alloc(64, sizeof(*rd.q[i]));
+		if (!rd.q[i])
+			exit(1);
+		memset(rd.q[i], 0, sizeof(*rd.q[i]));
+		rd.q[i]->cpu = i;
+		/* a record that starts near the end runs on past RING: room for it */
+		rd.q[i]->buf = malloc(RING + REC);
+		if (!rd.q[i]->buf)
+			exit(1);
+	}
 	stop = 0;
-	pthread_create(&rt, NULL, spsc_reader, q);
-	pthread_create(&wt, NULL, spsc_writer, q);
+	pthread_create(&rt, NULL, spsc_reader, &rd);
+	for (i = 0; i < writers; i++)
+		pthread_create(&wt[i], NULL, spsc_writer, rd.q[i]);
 	sleep_s(seconds);
 	stop = 1;
-	pthread_join(wt, NULL);
+	for (i = 0; i < writers; i++)
+		pthread_join(wt[i], NULL);
 	pthread_join(rt, NULL);
-	res.attempts = q->attempts;
-	res.lost = q->lost;
-	res.ns = q->ns / (double)q->attempts;
-	res.rate = (double)q->attempts / q->ns * 1e9;
-	free(q->buf);
-	free(q);
+	for (i = 0; i < writers; i++) {
+		res.attempts += rd.q[i]->attempts;
+		res.lost += rd.q[i]->lost;
+		res.ns += rd.q[i]->ns;
+		res.rate += (double)rd.q[i]->attempts / rd.q[i]->ns * 1e9;
+		free(rd.q[i]->buf);
+		free(rd.q[i]);
+	}
+	res.ns /= (double)res.attempts;
 	return res;
 }
 
@@ -510,11 +560,30 @@ static void print(const char *name, const struct result *r)
 		       r->rd_ns, r->ev_per_sleep);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "median (min-max)" of v[0 .. n), n >= 1; sorts v. */
+static void print_ratio(const char *what, double *v, int n, const char *target)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	printf("%-20s %6.2fx  (%.2f-%.2fx over %d rounds; %s)\n", what,
+	       n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1], n, target);
+}
+
+#define MAX_ROUNDS 16
+
 int main(int argc, char **argv)
 {
 	const char *e = getenv("KAGG_BENCH_SECONDS");
+	double r_floor[MAX_ROUNDS], r_lt[MAX_ROUNDS], r_two[MAX_ROUNDS], r_ftwo[MAX_ROUNDS];
+	int rounds = 3, i, n_floor = 0, n_lt = 0, n_two = 0, n_ftwo = 0;
+	struct result ours, floor_, lt, two, ftwo;
 	char self[4096];
-	struct result ours, floor_, lt, two;
 	ssize_t n;
 
 	if (e && atof(e) > 0)
@@ -526,6 +595,8 @@ int main(int argc, char **argv)
 	rt_reader = (e = getenv("KAGG_BENCH_RT_READER")) && atoi(e) == 1;
 	if ((e = getenv("KAGG_BENCH_RD_PERCENT")) && atoi(e) >= 0 && atoi(e) <= 100)
 		rd_percent = atoi(e);
+	if ((e = getenv("KAGG_BENCH_ROUNDS")) && atoi(e) >= 1)
+		rounds = atoi(e) < MAX_ROUNDS ? atoi(e) : MAX_ROUNDS;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0) {
 		fprintf(stderr, "bench_rb_live: cannot find its own executable\n");
@@ -537,24 +608,43 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	printf("64-byte payloads, writer on CPU 0, reader on CPU 1, %g s each, reader %s, "
-	       "our reader's watermark %d%%\n",
-	       seconds, rt_reader ? "SCHED_FIFO" : "SCHED_OTHER", rd_percent);
-	ours = run_ours(1);
-	floor_ = run_floor();
-	lt = run_lttng(self);
-	two = run_ours(2);
-	print("ours (1 writer)", &ours);
-	print("SPSC floor", &floor_);
-	print("LTTng-UST", &lt);
-	print("ours (2 writers)", &two);
-	if (floor_.ns > 0)
-		printf("ours/floor           %6.2fx  (ns per event; target <= 2x)\n",
-		       ours.ns / floor_.ns);
-	if (lt.ns > 0)
-		printf("ours/LTTng-UST       %6.2fx  (ns per event; target <= 0.5x)\n",
-		       ours.ns / lt.ns);
-	if (ours.rate > 0)
-		printf("2 writers/1 writer   %6.2fx  (events/s; target >= 1.8x)\n",
-		       two.rate / ours.rate);
+	       "our reader's watermark %d%%, %d rounds\n",
+	       seconds, rt_reader ? "SCHED_FIFO" : "SCHED_OTHER", rd_percent, rounds);
+	/*
+	 * Each ratio compares runs made back to back (this machine's speed
+	 * drifts within seconds): per round the floor, ours (1 writer), ours
+	 * (2 writers), the floor with 2 writers, LTTng-UST; the ratios are per
+	 * round, then their median.
+	 */
+	for (i = 0; i < rounds; i++) {
+		printf("round %d\n", i + 1);
+		floor_ = run_floor(1);
+		ours = run_ours(1);
+		two = run_ours(2);
+		ftwo = run_floor(2);
+		lt = run_lttng(self);
+		print("ours (1 writer)", &ours);
+		print("ours (2 writers)", &two);
+		print("SPSC floor", &floor_);
+		print("SPSC floor (2 writers)", &ftwo);
+		print("LTTng-UST", &lt);
+		if (floor_.ns > 0 && ours.ns > 0)
+			r_floor[n_floor++] = ours.ns / floor_.ns;
+		if (lt.ns > 0 && ours.ns > 0)
+			r_lt[n_lt++] = ours.ns / lt.ns;
+		if (ours.rate > 0 && two.rate > 0)
+			r_two[n_two++] = two.rate / ours.rate;
+		if (floor_.rate > 0 && ftwo.rate > 0)
+			r_ftwo[n_ftwo++] = ftwo.rate / floor_.rate;
+	}
+	if (n_floor)
+		print_ratio("ours/floor", r_floor, n_floor, "ns per event; target <= 2x");
+	if (n_lt)
+		print_ratio("ours/LTTng-UST", r_lt, n_lt, "ns per event; target <= 0.5x");
+	if (n_two)
+		print_ratio("2 writers/1 writer", r_two, n_two, "events/s; target >= 1.8x");
+	if (n_ftwo)
+		print_ratio("floor: 2 writers/1", r_ftwo, n_ftwo,
+			    "events/s; what this machine allows two writers and a reader");
 	return 0;
 }
