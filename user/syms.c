@@ -14,7 +14,8 @@
  *   user addr --maps--> file offset --PT_LOAD--> ELF vaddr --bsearch--> symbol + offset
  *
  * Guarantees: every lookup is a binary search once the tables are loaded; nothing is loaded
- * before it is needed; strings handed out live until kagg_syms__free(); no global state
+ * before it is needed; strings handed out live until kagg_syms__free(), or for a file's
+ * symbols until kagg_syms__forget_gone() finds no cached process mapping it; no global state
  * besides libelf's elf_version().
  * Stripped files also get the .symtab of /usr/lib/debug/.build-id/xx/yyyy.debug if installed.
  * A process that may exit before its lookups is captured with kagg_syms__add_pid() while it
@@ -108,6 +109,7 @@ struct file {
 	char *path; /* as /proc/PID/maps shows it, " (deleted)" included */
 	bool loaded;
 	bool reachable; /* seen to open by path (same inode): loading can wait */
+	bool mapped;	/* a cached process maps it (kagg_syms__forget_gone()'s mark) */
 	int err;
 	struct usym *syms;
 	size_t cnt;
@@ -1044,6 +1046,44 @@ void kagg_syms__forget_pid(struct kagg_syms *s, int pid)
 	}
 }
 
+/* Free the files that no cached process maps any more: their last process was dropped. */
+static void files_forget_unmapped(struct kagg_syms *s)
+{
+	struct file **fp, *f;
+	struct proc *p;
+	size_t i, m;
+
+	for (i = 0; i < SYMS_FILE_BUCKETS; i++)
+		for (f = s->files[i]; f; f = f->next)
+			f->mapped = false;
+	for (i = 0; i < SYMS_PID_BUCKETS; i++)
+		for (p = s->procs[i]; p; p = p->next)
+			for (m = 0; m < p->cnt; m++)
+				if (p->maps[m].file)
+					p->maps[m].file->mapped = true;
+	for (i = 0; i < SYMS_FILE_BUCKETS; i++) {
+		for (fp = &s->files[i]; (f = *fp);) {
+			if (f->mapped) {
+				fp = &f->next;
+				continue;
+			}
+			*fp = f->next;
+			file_free(f);
+		}
+	}
+}
+
+size_t kagg_syms__nr_files(const struct kagg_syms *s)
+{
+	const struct file *f;
+	size_t i, n = 0;
+
+	for (i = 0; s && i < SYMS_FILE_BUCKETS; i++)
+		for (f = s->files[i]; f; f = f->next)
+			n++;
+	return n;
+}
+
 size_t kagg_syms__forget_gone(struct kagg_syms *s)
 {
 	struct proc **pp, *p;
@@ -1061,6 +1101,8 @@ size_t kagg_syms__forget_gone(struct kagg_syms *s)
 			pp = &p->next;
 		}
 	}
+	if (s)
+		files_forget_unmapped(s);
 	return n;
 }
 

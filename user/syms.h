@@ -9,7 +9,7 @@
  * shared by all pids that map it).
  *
  * Strings returned in struct kagg_sym (name, func, module) are owned by the cache and stay valid
- * until kagg_syms__free().  A struct kagg_syms is not thread-safe: use one per thread or lock.
+ * until kagg_syms__free(), or, for a user file's, until kagg_syms__forget_gone() drops it.  A struct kagg_syms is not thread-safe: use one per thread or lock.
  */
 #ifndef KAGG_SYMS_H
 #define KAGG_SYMS_H
@@ -78,7 +78,10 @@ int kagg_syms__user(struct kagg_syms *s, int pid, uint64_t addr, struct kagg_sym
 int kagg_syms__image(struct kagg_syms *s, void *img, size_t len, uint64_t off,
 		     struct kagg_sym *out);
 
-/* Drop the cached maps of pid (file symbols stay cached).  Strings already returned stay valid. */
+/*
+ * Drop the cached maps of pid.  Its files' symbols stay cached, and the strings already
+ * returned valid, until kagg_syms__forget_gone() finds no cached process mapping them.
+ */
 void kagg_syms__forget_pid(struct kagg_syms *s, int pid);
 
 /*
@@ -86,9 +89,14 @@ void kagg_syms__forget_pid(struct kagg_syms *s, int pid);
  * that was already gone at the previous call (it had no event since, so the lookups made
  * between the two calls were its last), and mark those gone now.  Call it after a batch of
  * lookups that covered every event up to the batch (a snapshot that reset its aggregates).
- * Returns how many were dropped.
+ * Then drop the symbols of every file no cached process maps any more (a long run sees
+ * binaries come and go too), and with them the strings returned for those files.
+ * Returns how many processes were dropped.
  */
 size_t kagg_syms__forget_gone(struct kagg_syms *s);
+
+/* How many files (executables, libraries, [vdso]) the cache holds. */
+size_t kagg_syms__nr_files(const struct kagg_syms *s);
 
 /* Has process pid exited (and been reaped)?  EPERM means alive, someone else's. */
 static inline bool kagg_pid_gone(int pid)

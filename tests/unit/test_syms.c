@@ -391,12 +391,15 @@ static void test_user_deleted_child(void **state)
 
 /*
  * kagg_syms__forget_gone: a process gone at one call keeps its maps until the next (the
- * lookups between them may still need it), and loses them then; a live one keeps them.
+ * lookups between them may still need it), and loses them then; a live one keeps them.  The
+ * files only the dropped process mapped (here its deleted executable) go with it; the ones a
+ * live process maps stay.
  */
 static void test_forget_gone(void **state)
 {
 	uint64_t self = (uintptr_t)&kagg_test_target_fn, addr = 0;
 	struct kagg_sym out;
+	size_t files;
 	int status;
 	pid_t pid;
 
@@ -404,18 +407,24 @@ static void test_forget_gone(void **state)
 	assert_int_equal(kagg_syms__add_pid(*state, pid), 0);
 	assert_int_equal(kagg_syms__add_pid(*state, getpid()), 0);
 	assert_int_equal(kagg_syms__forget_gone(*state), 0); /* both alive */
+	files = kagg_syms__nr_files(*state);
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 
 	assert_int_equal(kagg_syms__forget_gone(*state), 0); /* found gone: marked */
+	assert_int_equal(kagg_syms__nr_files(*state), files);
 	assert_int_equal(kagg_syms__user(*state, pid, addr, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
 	assert_int_equal(kagg_syms__forget_gone(*state), 1); /* gone at the previous call */
+	/* the child's deleted copy of this program: mapped by no one left */
+	assert_int_equal(kagg_syms__nr_files(*state), files - 1);
 	assert_int_equal(kagg_syms__user(*state, pid, addr, &out), -ESRCH);
 	assert_int_equal(kagg_syms__user(*state, getpid(), self, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
 	assert_int_equal(kagg_syms__forget_gone(*state), 0);
+	assert_int_equal(kagg_syms__nr_files(*state), files - 1);
 	assert_int_equal(kagg_syms__forget_gone(NULL), 0);
+	assert_int_equal(kagg_syms__nr_files(NULL), 0);
 }
 
 /*
