@@ -108,7 +108,7 @@ int scons_poll(struct scons *c, bpfrb_fn fn, void *ctx, int timeout_ms)
 
 uint32_t scons_seq(struct scons *c, const struct kagg_rec_hdr *h)
 {
-	uint32_t cpu = h->cpu % (uint32_t)c->nr_cpus;
+	uint32_t cpu = scons_cpu(c, h->cpu);
 	uint64_t seq = h->seq;
 
 	c->delivered_gen[h->gen & 1]++;
@@ -181,7 +181,7 @@ uint8_t *scons_begin(struct scons *c, uint32_t cpu, uint64_t ts, const struct ka
 
 	c->cur_ts = ts;
 	rsv->sz = sizeof(*rsv);
-	p = kagg_rb__reserve_cpu(c->rb, (int)(cpu % (uint32_t)c->nr_cpus), payload, rsv);
+	p = kagg_rb__reserve_cpu(c->rb, (int)scons_cpu(c, cpu), payload, rsv);
 	if (!p) {
 		c->rb_errors++;
 		return NULL;

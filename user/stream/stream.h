@@ -75,6 +75,12 @@ long scons_drain(struct scons *c, bpfrb_fn fn, void *ctx);
  */
 int scons_poll(struct scons *c, bpfrb_fn fn, void *ctx, int timeout_ms);
 
+/* cpu folded into [0, nr_cpus): a record's CPU is one of them but for a bad record. */
+static inline uint32_t scons_cpu(const struct scons *c, uint32_t cpu)
+{
+	return __builtin_expect(cpu < (uint32_t)c->nr_cpus, 1) ? cpu : cpu % (uint32_t)c->nr_cpus;
+}
+
 /*
  * Note a record by its head (struct kagg_rec_hdr): its number on its CPU
  * (counting gaps) and its generation (counting it delivered there); returns
