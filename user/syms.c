@@ -15,7 +15,7 @@
  *
  * Guarantees: every lookup is a binary search once the tables are loaded; nothing is loaded
  * before it is needed; strings handed out live until kagg_syms__free(), or for a file's
- * symbols until kagg_syms__forget_gone() finds no cached process mapping it; no global state
+ * symbols until kagg_syms__forget_gone() drops the last cached process mapping it; no global state
  * besides libelf's elf_version().
  * Stripped files also get the .symtab of /usr/lib/debug/.build-id/xx/yyyy.debug if installed.
  * A process that may exit before its lookups is captured with kagg_syms__add_pid() while it
@@ -1101,7 +1101,7 @@ size_t kagg_syms__forget_gone(struct kagg_syms *s)
 			pp = &p->next;
 		}
 	}
-	if (s)
+	if (n) /* no process dropped: no file lost its last one */
 		files_forget_unmapped(s);
 	return n;
 }

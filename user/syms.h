@@ -9,7 +9,8 @@
  * shared by all pids that map it).
  *
  * Strings returned in struct kagg_sym (name, func, module) are owned by the cache and stay valid
- * until kagg_syms__free(), or, for a user file's, until kagg_syms__forget_gone() drops it.  A struct kagg_syms is not thread-safe: use one per thread or lock.
+ * until kagg_syms__free(), or, for a user file's, until kagg_syms__forget_gone() drops it.
+ * A struct kagg_syms is not thread-safe: use one per thread or lock.
  */
 #ifndef KAGG_SYMS_H
 #define KAGG_SYMS_H
@@ -80,7 +81,8 @@ int kagg_syms__image(struct kagg_syms *s, void *img, size_t len, uint64_t off,
 
 /*
  * Drop the cached maps of pid.  Its files' symbols stay cached, and the strings already
- * returned valid, until kagg_syms__forget_gone() finds no cached process mapping them.
+ * returned valid, until a kagg_syms__forget_gone() that drops a process finds no cached
+ * process mapping them.
  */
 void kagg_syms__forget_pid(struct kagg_syms *s, int pid);
 
@@ -89,8 +91,8 @@ void kagg_syms__forget_pid(struct kagg_syms *s, int pid);
  * that was already gone at the previous call (it had no event since, so the lookups made
  * between the two calls were its last), and mark those gone now.  Call it after a batch of
  * lookups that covered every event up to the batch (a snapshot that reset its aggregates).
- * Then drop the symbols of every file no cached process maps any more (a long run sees
- * binaries come and go too), and with them the strings returned for those files.
+ * When it dropped any, it then drops the symbols of every file no cached process maps any
+ * more (a long run sees binaries come and go too), and the strings returned for them.
  * Returns how many processes were dropped.
  */
 size_t kagg_syms__forget_gone(struct kagg_syms *s);
