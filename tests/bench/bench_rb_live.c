@@ -19,12 +19,13 @@
  *          floor the same way (one ring per writer, the reader draining both)
  *
  * The writer runs on CPU 0, the reader on CPU 1, for KAGG_BENCH_SECONDS
- * (default 2) each, in KAGG_BENCH_ROUNDS rounds (default 3) of the four runs
+ * (default 2) each, in KAGG_BENCH_ROUNDS rounds (default 3) of the five runs
  * back to back (floor, ours, ours with 2 writers, floor with 2 writers,
- * LTTng-UST); each ratio is per round, printed as the median and range.  ns/event: the writer thread's CPU time per event it
- * attempted (the machine may be shared: time preempted is not counted);
- * events/s: the sum over writers of attempts per CPU second.  Loss: events
- * the writer could not store / attempts.
+ * LTTng-UST); each ratio is per round, printed as the median and range.
+ * ns/event: the writer thread's CPU time per event it attempted (the
+ * machine may be shared: time preempted is not counted); events/s: the sum
+ * over writers of attempts per CPU second.  Loss: events the writer could not
+ * store / attempts.
  * KAGG_BENCH_RT_READER=1 runs our reader and the floor's at SCHED_FIFO;
  * KAGG_BENCH_RD_PERCENT sets our reader's watermark (default 12%: 62 of 512
  * sub-buffers, about what one LTTng-UST sub-buffer is of its channel).
@@ -214,12 +215,12 @@ struct spsc {
 	uint64_t attempts, lost;		    /* writer's, stored at the end */
 	double ns;
 	uint64_t tail __attribute__((aligned(64))); /* reader's, published every 4 KiB */
-	uint64_t t;				    /* reader's position */
+	uint64_t t, published;			    /* reader's position, and its last tail */
 	uint8_t *buf __attribute__((aligned(64)));
 	int cpu; /* the writer's */
 };
 
-/* One reader for writers queues (1 or 2): pinned to CPU 1 with one, unpinned with two. */
+/* One reader for the writers' queues (1 or 2): pinned to CPU 1 with one, unpinned with two. */
 struct spsc_rd {
 	struct spsc *q[2];
 	int writers;
@@ -229,10 +230,8 @@ static void *spsc_writer(void *arg)
 {
 	struct spsc *q = arg;
 	uint8_t msg[PAYLOAD];
-	uint64_t h = 0;
+	uint64_t h = 0, attempts = 0, lost = 0;
 	double t0;
-
-	uint64_t attempts = 0, lost = 0;
 
 	memset(msg, 0xab, sizeof(msg));
 	pin(q->cpu);
@@ -265,23 +264,23 @@ static void *spsc_writer(void *arg)
 	return NULL;
 }
 
-/* Copy out what q holds; false when it was empty.  *published: the reader's last tail. */
-static bool spsc_drain(struct spsc *q, uint64_t *published)
+/* Copy out what q holds; false when it was empty. */
+static bool spsc_drain(struct spsc *q)
 {
 	uint64_t h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
 	uint8_t out[REC];
 
 	if (h == q->t) {
 		__atomic_store_n(&q->tail, q->t, __ATOMIC_RELEASE);
-		*published = q->t;
+		q->published = q->t;
 		return false;
 	}
 	for (; q->t < h; q->t += REC) {
 		memcpy(out, q->buf + q->t % RING, REC);
 		__asm__ __volatile__("" : : "r"(out) : "memory");
-		if (q->t - *published >= 4096) {
+		if (q->t - q->published >= 4096) {
 			__atomic_store_n(&q->tail, q->t, __ATOMIC_RELEASE);
-			*published = q->t;
+			q->published = q->t;
 		}
 	}
 	return true;
@@ -290,7 +289,6 @@ static bool spsc_drain(struct spsc *q, uint64_t *published)
 static void *spsc_reader(void *arg)
 {
 	struct spsc_rd *r = arg;
-	uint64_t published[2] = { 0 };
 	bool got;
 	int i;
 
@@ -298,7 +296,7 @@ static void *spsc_reader(void *arg)
 	while (!stop) {
 		got = false;
 		for (i = 0; i < r->writers; i++)
-			got |= spsc_drain(r->q[i], &published[i]);
+			got |= spsc_drain(r->q[i]);
 		if (!got)
 			usleep(50);
 	}
@@ -567,22 +565,45 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* "median (min-max)" of v[0 .. n), n >= 1; sorts v. */
-static void print_ratio(const char *what, double *v, int n, const char *target)
+#define MAX_ROUNDS 16
+
+/* One ratio over the rounds. */
+struct ratio {
+	const char *what, *target;
+	double v[MAX_ROUNDS];
+	int n;
+};
+
+/* Add num/den as this round's value, when both were measured. */
+static void ratio_add(struct ratio *r, double num, double den)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	printf("%-20s %6.2fx  (%.2f-%.2fx over %d rounds; %s)\n", what,
-	       n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1], n, target);
+	if (num > 0 && den > 0)
+		r->v[r->n++] = num / den;
 }
 
-#define MAX_ROUNDS 16
+/* "median (min-max)" of the rounds' values, if any. */
+static void ratio_print(struct ratio *r)
+{
+	double *v = r->v;
+	int n = r->n;
+
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), cmp_double);
+	printf("%-20s %6.2fx  (%.2f-%.2fx over %d rounds; %s)\n", r->what,
+	       n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1], n, r->target);
+}
 
 int main(int argc, char **argv)
 {
 	const char *e = getenv("KAGG_BENCH_SECONDS");
-	double r_floor[MAX_ROUNDS], r_lt[MAX_ROUNDS], r_two[MAX_ROUNDS], r_ftwo[MAX_ROUNDS];
-	int rounds = 3, i, n_floor = 0, n_lt = 0, n_two = 0, n_ftwo = 0;
+	struct ratio r_floor = { "ours/floor", "ns per event; target <= 2x" },
+		     r_lt = { "ours/LTTng-UST", "ns per event; target <= 0.5x" },
+		     r_two = { "2 writers/1 writer", "events/s; target >= 1.8x" },
+		     r_ftwo = { "floor: 2 writers/1",
+				"events/s; what this machine allows two writers and a reader" };
 	struct result ours, floor_, lt, two, ftwo;
+	int rounds = 3, i;
 	char self[4096];
 	ssize_t n;
 
@@ -628,23 +649,14 @@ int main(int argc, char **argv)
 		print("SPSC floor", &floor_);
 		print("SPSC floor (2 writers)", &ftwo);
 		print("LTTng-UST", &lt);
-		if (floor_.ns > 0 && ours.ns > 0)
-			r_floor[n_floor++] = ours.ns / floor_.ns;
-		if (lt.ns > 0 && ours.ns > 0)
-			r_lt[n_lt++] = ours.ns / lt.ns;
-		if (ours.rate > 0 && two.rate > 0)
-			r_two[n_two++] = two.rate / ours.rate;
-		if (floor_.rate > 0 && ftwo.rate > 0)
-			r_ftwo[n_ftwo++] = ftwo.rate / floor_.rate;
+		ratio_add(&r_floor, ours.ns, floor_.ns);
+		ratio_add(&r_lt, ours.ns, lt.ns);
+		ratio_add(&r_two, two.rate, ours.rate);
+		ratio_add(&r_ftwo, ftwo.rate, floor_.rate);
 	}
-	if (n_floor)
-		print_ratio("ours/floor", r_floor, n_floor, "ns per event; target <= 2x");
-	if (n_lt)
-		print_ratio("ours/LTTng-UST", r_lt, n_lt, "ns per event; target <= 0.5x");
-	if (n_two)
-		print_ratio("2 writers/1 writer", r_two, n_two, "events/s; target >= 1.8x");
-	if (n_ftwo)
-		print_ratio("floor: 2 writers/1", r_ftwo, n_ftwo,
-			    "events/s; what this machine allows two writers and a reader");
+	ratio_print(&r_floor);
+	ratio_print(&r_lt);
+	ratio_print(&r_two);
+	ratio_print(&r_ftwo);
 	return 0;
 }

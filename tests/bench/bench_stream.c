@@ -269,9 +269,9 @@ static int kagg_interval(struct kagg_session *s, struct result *r)
 /*
  * As `kagg offcpu --mode stream -i 1` runs for hours: after two intervals
  * (one per generation: their arrays' page faults, paid once per session, are
- * not the steady rate), one
- * resetting snapshot per second, whose cost (sorting the interval's values for
- * the exact percentiles) is counted with the drain's.
+ * not the steady rate), one resetting snapshot per second, whose cost
+ * (sorting the interval's values for the exact percentiles) is counted with
+ * the drain's.
  */
 static int run_kagg(double secs, struct result *r)
 {
