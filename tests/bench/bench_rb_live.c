@@ -84,6 +84,14 @@ static void sleep_s(double s)
 	nanosleep(&ts, NULL);
 }
 
+/* A writer's first steps, the same for every peer: its payload, its CPU, its clock. */
+static double writer_start(int cpu, uint8_t msg[PAYLOAD])
+{
+	memset(msg, 0xab, PAYLOAD);
+	pin(cpu);
+	return thread_ns();
+}
+
 /* ------------------------------------------------------------------ ours */
 
 struct ours {
@@ -107,9 +115,7 @@ static void *ours_writer(void *arg)
 	uint8_t msg[PAYLOAD];
 	double t0;
 
-	memset(msg, 0xab, sizeof(msg));
-	pin(w->cpu);
-	t0 = thread_ns();
+	t0 = writer_start(w->cpu, msg);
 	while (!stop) {
 		int i;
 
@@ -233,9 +239,7 @@ static void *spsc_writer(void *arg)
 	uint64_t h = 0, attempts = 0, lost = 0;
 	double t0;
 
-	memset(msg, 0xab, sizeof(msg));
-	pin(q->cpu);
-	t0 = thread_ns();
+	t0 = writer_start(q->cpu, msg);
 	while (!stop) {
 		int i;
 
