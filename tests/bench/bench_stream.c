@@ -37,19 +37,11 @@
 #include "offcpu.skel.h"
 #include "bench_rings.skel.h"
 #include "stream/bpfrb.h"
+#include "bench_time.h"
 
 #define RING_BYTES (1u << 20)
 
 static volatile int stop_load;
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
 
 struct pp {
 	int ab[2], ba[2];
@@ -101,22 +93,6 @@ static void load_stop(struct load *l)
 	close(l->p.ab[0]);
 	close(l->p.ba[0]);
 	close(l->p.ba[1]);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 struct result {

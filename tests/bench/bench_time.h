@@ -33,6 +33,17 @@ static inline double thread_ns(void)
 	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
+/* The same two clocks in seconds. */
+static inline double now_s(void)
+{
+	return now_ns() / 1e9;
+}
+
+static inline double thread_cpu_s(void)
+{
+	return thread_ns() / 1e9;
+}
+
 /* Pin the calling thread to cpu (cpu < 0: leave it free). */
 static inline void pin(int cpu)
 {
