@@ -42,7 +42,7 @@ endif
 # bpf/: the product's programs; tests/progs/: programs only tests and benches load.
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 TEST_BPF_SRCS	:= $(wildcard tests/progs/*.bpf.c)
-BPF_HDRS	:= $(wildcard bpf/*.h bpf/abi/*.h tests/progs/*.h)
+BPF_HDRS	:= $(wildcard bpf/*.h bpf/abi/*.h bpf/sdk/*.h tests/progs/*.h)
 # The exponential-histogram thresholds, generated (bpf/exp_table.py), included by abi/exp_table.h.
 EXP_TABLE_H	:= $(OUT)/include/exp_table_data.h
 BPF_HDRS	+= $(EXP_TABLE_H)
@@ -52,7 +52,7 @@ TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_
 # libkagg by layer: user/ (the spine), user/rb/ (reference ftrace ring buffer
 # and its formats), user/stream/ (BPF ring consumers), user/tools/ (per-tool halves).
 LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c user/export/*.c \
-			   user/render/*.c)
+			   user/render/*.c user/prog/*.c)
 LIB_HDRS	:= $(wildcard user/*.h user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
 # Protocol buffer schemas (user/proto/*.proto) become C through protoc-c (protobuf-c)

@@ -22,5 +22,6 @@
 #include <kagg/pprof.h>
 #include <kagg/heatmap.h>
 #include <kagg/html.h>
+#include <kagg/prog.h>
 
 #endif
