@@ -24,6 +24,8 @@ static const char usage_text[] =
 "                         tp_btf or raw_tp\n"
 "      --binary PATH      the binary of uprobes whose section names none\n"
 "                         (SEC(\"uprobe/:FUNC\"))\n"
+"      --func NAME        the function of uprobes whose section names none\n"
+"                         (SEC(\"uprobe\"), SEC(\"uretprobe\"))\n"
 "      --pid PID          uprobes in this process only\n"
 "  -f, --folded           stacks as folded lines (flamegraph.pl input)\n"
 "      --addrs            stack frames by address\n"
@@ -35,12 +37,13 @@ CLI_COMMON_HELP
 "examples:\n"
 "  kagg run biolat.bpf.o -d 5\n"
 "  kagg run readsize.bpf.o --set comm=nginx 1 10\n"
-"  kagg run ulat.bpf.o --binary /usr/bin/myapp --unit msecs -i 1\n";
+"  kagg run ulat.bpf.o --binary /usr/bin/myapp --func handle --unit msecs -i 1\n";
 
 enum {
 	OPT_SET = CLI_OPT_TOOL,
 	OPT_BINARY,
 	OPT_PID,
+	OPT_FUNC,
 };
 
 static const struct option long_opts[] = {
@@ -50,6 +53,7 @@ static const struct option long_opts[] = {
 	{ "attach", required_argument, NULL, CLI_OPT_ATTACH },
 	{ "binary", required_argument, NULL, OPT_BINARY },
 	{ "pid", required_argument, NULL, OPT_PID },
+	{ "func", required_argument, NULL, OPT_FUNC },
 	{},
 };
 
@@ -80,6 +84,9 @@ static int run_opt(struct cli_args *ca, int c, const char *arg)
 		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
 	case OPT_BINARY:
 		a->o.binary = arg;
+		return 0;
+	case OPT_FUNC:
+		a->o.func = arg;
 		return 0;
 	case OPT_PID:
 		return CLI_RANGE(arg, 1, INT32_MAX, "pid", false, &a->o.pid);

@@ -498,6 +498,7 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 	{                                                                                          \
 		const bool btf = true;                                                             \
                                                                                                    \
+		(void)btf;                                                                         \
 		return CALL;                                                                       \
 	}                                                                                          \
 	SEC("raw_tp/" TP)                                                                          \
@@ -505,6 +506,7 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 	{                                                                                          \
 		const bool btf = false;                                                            \
                                                                                                    \
+		(void)btf;                                                                         \
 		return CALL;                                                                       \
 	}
 
@@ -518,6 +520,7 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 	{                                                                                          \
 		const bool btf = true;                                                             \
                                                                                                    \
+		(void)btf;                                                                         \
 		return CALL;                                                                       \
 	}                                                                                          \
 	SEC("kprobe/" FN)                                                                          \
@@ -525,6 +528,7 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 	{                                                                                          \
 		const bool btf = false;                                                            \
                                                                                                    \
+		(void)btf;                                                                         \
 		return CALL;                                                                       \
 	}
 

@@ -385,7 +385,8 @@ static bool sec_attachable(struct pstate *t, const char *sec, char *why, size_t 
 		snprintf(why, len, "unknown section type");
 		return false;
 	}
-	if (!*tgt || !strcmp(k, "perf_event") || !strcmp(k, "usdt"))
+	if ((!*tgt && strcmp(k, "uprobe") && strcmp(k, "uretprobe")) ||
+	    !strcmp(k, "perf_event") || !strcmp(k, "usdt"))
 		return true;
 	if (!strcmp(k, "tp_btf") || !strcmp(k, "raw_tp") || !strcmp(k, "raw_tracepoint")) {
 		snprintf(name, sizeof(name), "btf_trace_%s", tgt);
@@ -412,7 +413,15 @@ static bool sec_attachable(struct pstate *t, const char *sec, char *why, size_t 
 		snprintf(why, len, "the kernel has no function %.200s", name);
 		return false;
 	}
-	/* uprobe/BINARY:FUNC, BINARY empty: the binary given to the loader */
+	/* uprobe/BINARY:FUNC, BINARY empty: the binary given to the loader; no target: both */
+	if (!*tgt) {
+		if (t->binary && t->func && !access(t->binary, R_OK))
+			return true;
+		snprintf(why, len, t->binary && t->func ? "no binary %.200s" :
+			 "no function named: give the binary and function (kagg run --binary PATH "
+			 "--func NAME)", t->binary);
+		return false;
+	}
 	colon = strrchr(tgt, ':');
 	if (!colon) {
 		snprintf(why, len, "expected %s/BINARY:FUNCTION", k);
@@ -778,6 +787,8 @@ static int bind(struct kagg_session *s, struct pstate *t)
 		if (!strstr(kinds, k) && strlen(kinds) + strlen(k) + 2 < sizeof(kinds))
 			snprintf(kinds + strlen(kinds), sizeof(kinds) - strlen(kinds), "%s%s",
 				 kinds[0] ? "+" : "", k);
+		if (!*tgt && t->func)
+			tgt = t->func;
 		if (*tgt && !strstr(t->events, tgt) && strlen(t->events) + strlen(tgt) + 2 < evlen)
 			snprintf(ev + strlen(ev), evlen - strlen(ev), "%s%s", ev[0] ? "," : "", tgt);
 		s->progs[s->nr_progs++] = p;
@@ -799,8 +810,13 @@ static struct bpf_link *prog_attach(struct kagg_session *s, int i)
 	char bin[512], fn[256], *plus;
 	unsigned long off = 0;
 
-	if (!k || (strcmp(k, "uprobe") && strcmp(k, "uretprobe")) || !*tgt)
+	if (!k || (strcmp(k, "uprobe") && strcmp(k, "uretprobe")))
 		return bpf_program__attach(p);
+	uo.retprobe = !strcmp(k, "uretprobe");
+	if (!*tgt) {
+		uo.func_name = t->func;
+		return bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, t->binary, 0, &uo);
+	}
 	colon = strrchr(tgt, ':');
 	if (!colon) {
 		errno = EINVAL;
@@ -813,7 +829,6 @@ static struct bpf_link *prog_attach(struct kagg_session *s, int i)
 		*plus = '\0';
 		off = strtoul(plus + 1, NULL, 0);
 	}
-	uo.retprobe = !strcmp(k, "uretprobe");
 	uo.func_name = fn;
 	return bpf_program__attach_uprobe_opts(p, t->pid ? t->pid : -1, bin[0] ? bin : t->binary,
 					       off, &uo);
@@ -841,7 +856,8 @@ static int prog_open(struct kagg_session *s, void *opts)
 	t->attach = o->attach;
 	t->pid = o->pid;
 	t->from_tracer = true;
-	if (o->binary && !(t->binary = strdup(o->binary)))
+	if ((o->binary && !(t->binary = strdup(o->binary))) ||
+	    (o->func && !(t->func = strdup(o->func))))
 		return -ENOMEM;
 	t->sets = o->sets;
 	t->nr_sets = o->nr_sets;
@@ -966,6 +982,7 @@ static void prog_destroy(struct kagg_session *s)
 	free(t->buf);
 	free(t->name);
 	free(t->binary);
+	free(t->func);
 	free(t->path);
 	pkey_cache_free(&t->cache);
 }

@@ -52,6 +52,7 @@ struct pstate {
 	const char *const *sets; /* during open only */
 	size_t nr_sets;
 	char *binary;
+	char *func;
 	int pid;
 	enum kagg_attach attach;
 	bool has_pairs;		/* programs in two flavours */

@@ -42,8 +42,12 @@ struct kagg_prog_opts {
 	/* The object in memory (then the path only names it), else NULL: read from path. */
 	const void *obj_buf;
 	size_t obj_size;
-	/* The binary of the uprobes whose section names none ("uprobe/:FUNC"), e.g. a path. */
+	/*
+	 * The binary of the uprobes whose section names none (SEC("uprobe/:FUNC")), and the
+	 * function of those whose section names neither (SEC("uprobe"), SEC("uretprobe")).
+	 */
 	const char *binary;
+	const char *func;
 	/* Uprobes in this process only (0: every process running the binary). */
 	int pid;
 };
