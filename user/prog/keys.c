@@ -21,10 +21,10 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "prog_internal.h"
-#include "session_internal.h"
-#include "snapshot_internal.h"
-#include "syms.h"
+#include "prog/prog_internal.h"
+#include "session/session_internal.h"
+#include "snapshot/snapshot_internal.h"
+#include "syms/syms.h"
 
 /* The fields kagg_sdk.h's typedefs mark. */
 enum mark { M_NONE, M_PID, M_CGROUP, M_KADDR, M_UADDR, M_DEV, M_KSTACK, M_USTACK };
@@ -186,28 +186,28 @@ static void add(struct kctx *c, const char *name, const char *val)
 	c->n++;
 }
 
-static struct kagg_syms *syms_of(struct kagg_session *s)
+static struct syms *syms_of(struct kagg_session *s)
 {
 	if (!s->syms)
-		s->syms = kagg_syms__new();
+		s->syms = syms__new();
 	return s->syms;
 }
 
 static void fmt_kaddr(struct kctx *c, uint64_t a, char *buf, size_t len)
 {
-	struct kagg_sym sym;
-	struct kagg_syms *sy = syms_of(c->s);
+	struct sym sym;
+	struct syms *sy = syms_of(c->s);
 
-	kagg_sym__format(sy && !kagg_syms__kernel(sy, a, &sym) ? &sym : NULL, a, 0, buf, len);
+	sym__format(sy && !syms__kernel(sy, a, &sym) ? &sym : NULL, a, 0, buf, len);
 }
 
 static void fmt_uaddr(struct kctx *c, uint64_t a, char *buf, size_t len)
 {
-	struct kagg_sym sym;
-	struct kagg_syms *sy = syms_of(c->s);
-	int err = sy && c->pid > 0 ? kagg_syms__user(sy, c->pid, a, &sym) : -ESRCH;
+	struct sym sym;
+	struct syms *sy = syms_of(c->s);
+	int err = sy && c->pid > 0 ? syms__user(sy, c->pid, a, &sym) : -ESRCH;
 
-	kagg_sym__format(!err || (err == -ENOENT && sym.module) ? &sym : NULL, a, 0, buf, len);
+	sym__format(!err || (err == -ENOENT && sym.module) ? &sym : NULL, a, 0, buf, len);
 }
 
 /* Stack id's frames, outermost first, ';'-joined (a folded stack). */
@@ -601,7 +601,7 @@ int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *
 		if (!time)
 			h->value = h->agg;
 		h->has_sum = true;
-		h->sum = time ? (double)es[i].sum / (double)session_unit_ns(s->unit)
+		h->sum = time ? (double)es[i].sum / (double)units_ns(s->unit)
 			      : (double)es[i].sum;
 		h->total = es[i].count;
 		if (a->d.kind == KAGG_SDK_COUNT) {

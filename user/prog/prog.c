@@ -23,12 +23,12 @@
 #include <bpf/libbpf.h>
 
 #include <kagg/prog.h>
-#include "sdk/kagg_sdk.h"
-#include "abi/common.h"
-#include "opts.h"
-#include "prog_internal.h"
-#include "session_internal.h"
-#include "snapshot_internal.h"
+#include "shared/kagg_sdk.h"
+#include "shared/common.h"
+#include "util/opts.h"
+#include "prog/prog_internal.h"
+#include "session/session_internal.h"
+#include "snapshot/snapshot_internal.h"
 
 #define slog session_log
 
@@ -664,8 +664,8 @@ static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 	unit_ns = var_ptr(t, "kagg_unit_ns", 8);
 	unit_log2 = var_ptr(t, "kagg_unit_log2", 4);
 	if (unit_ns && unit_log2) {
-		*unit_ns = session_unit_ns(s->unit);
-		*unit_log2 = session_unit_log2(s->unit);
+		*unit_ns = units_ns(s->unit);
+		*unit_log2 = units_log2(s->unit);
 	}
 	for (i = 0; i < t->nr_aggs; i++)
 		stacks |= t->aggs[i].d.kind == KAGG_SDK_STACKS ||

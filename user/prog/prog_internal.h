@@ -14,7 +14,7 @@
 
 #include <kagg/common.h>
 
-#include "sdk/kagg_sdk.h"
+#include "shared/kagg_sdk.h"
 
 struct bpf_object;
 struct bpf_map;
