@@ -73,15 +73,15 @@ static int run_opt(struct cli_args *ca, int c, const char *arg)
 	switch (c) {
 	case OPT_SET:
 		if (!strchr(arg, '=') || *arg == '=')
-			return cli_err(KAGG_EXIT_USAGE, "invalid --set '%s' (NAME=VALUE)", arg);
+			return cli_err(CLI_EXIT_USAGE, "invalid --set '%s' (NAME=VALUE)", arg);
 		tmp = realloc(a->sets, (a->nr_sets + 1) * sizeof(*tmp));
 		if (!tmp)
-			return cli_err(KAGG_EXIT_FAIL, "out of memory");
+			return cli_err(CLI_EXIT_FAIL, "out of memory");
 		a->sets = tmp;
 		a->sets[a->nr_sets++] = arg;
 		return 0;
 	case CLI_OPT_ATTACH:
-		return cli_parse_attach(arg, &a->o.attach) ? KAGG_EXIT_USAGE : 0;
+		return cli_parse_attach(arg, &a->o.attach) ? CLI_EXIT_USAGE : 0;
 	case OPT_BINARY:
 		a->o.binary = arg;
 		return 0;
@@ -100,7 +100,7 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	int rc;
 
 	if (optind >= argc)
-		return cli_err(KAGG_EXIT_USAGE, "which program? (kagg run PROG.bpf.o, see --help)");
+		return cli_err(CLI_EXIT_USAGE, "which program? (kagg run PROG.bpf.o, see --help)");
 	a->path = argv[optind];
 	if (optind + 1 < argc) {
 		rc = cli_positional_interval(argc - optind - 1, argv + optind + 1, &ca->cm);
@@ -139,4 +139,4 @@ static int run_main(int argc, char **argv)
 	return ret;
 }
 
-KAGG_COMMAND(run, "run your own BPF program written with <kagg/bpf/kagg.bpf.h>", run_main);
+CLI_COMMAND(run, "run your own BPF program written with <kagg/bpf/kagg.bpf.h>", run_main);

@@ -1004,6 +1004,7 @@ struct kagg_session *kagg_prog__open(const char *path, const struct kagg_prog_op
 	static const struct session_ops ops_path = {
 		.tool = "prog",
 		.opts_size = sizeof(struct kagg_prog_opts),
+		.opts_known = OPTS_END(kagg_prog_opts),
 		.opts_log = offsetof(struct kagg_prog_opts, log),
 		.opts_log_ctx = offsetof(struct kagg_prog_opts, log_ctx),
 		.opts_overhead = offsetof(struct kagg_prog_opts, overhead),
