@@ -32,7 +32,11 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "kagg_sdk.h" /* bpf/shared/kagg_sdk.h in the source tree */
+#if __has_include("kagg_sdk.h")
+#include "kagg_sdk.h"
+#else
+#include "shared/kagg_sdk.h" /* kagg's source tree */
+#endif
 
 /* The functions the declaring macros define: inline, and fine to leave unused. */
 #define __KAGG_FN static __always_inline __attribute__((unused))

@@ -513,6 +513,9 @@ static int set_one(struct kagg_session *s, struct pstate *t, const char *arg)
 		return -EINVAL;
 	}
 	id = btf_skip(btf, btf__type_by_id(btf, vs->type)->type, &c, &v);
+	ty = btf__type_by_id(btf, id);
+	if (ty && btf_is_array(ty)) /* const volatile char a[N]: the elements are qualified */
+		btf_skip(btf, btf_array(ty)->type, &c, &v);
 	if (strcmp(sec, ".rodata") || !v) {
 		slog(s, KAGG_LOG_WARN, "'%s' is not a tunable: %s (declare it const volatile)",
 		     name, strcmp(sec, ".rodata") ? "a global the program writes" :
@@ -713,7 +716,11 @@ static void verifier_why(struct kagg_session *s, struct pstate *t, bool btf, cha
 		free(logs[i]);
 }
 
-/* Load the object in flavour btf: 0, or -errno with *final when no other flavour may help. */
+/*
+ * Load the object in flavour btf: 0, or -errno with *final when no other flavour may help.
+ * A refusal (EACCES, as the verifier says it too) is told from missing privileges by the
+ * verifier's log of a second load.
+ */
 static int load_flavour(struct kagg_session *s, struct pstate *t, bool btf, bool *final)
 {
 	char why[512];
@@ -726,20 +733,19 @@ static int load_flavour(struct kagg_session *s, struct pstate *t, bool btf, bool
 	err = bpf_object__load(t->obj);
 	if (!err)
 		return 0;
-	if (session_perm_error(err))
+	verifier_why(s, t, btf, why, sizeof(why));
+	if (session_perm_error(err) && !why[0])
 		return session_load_failed(s, err, t->name);
-	*final = false;
-	if (!btf || !t->has_pairs || t->attach != KAGG_ATTACH_AUTO) {
-		verifier_why(s, t, btf, why, sizeof(why));
-		slog(s, KAGG_LOG_WARN, "loading %s failed: %s%s%s", t->name, strerror(-err),
-		     why[0] ? ": the verifier says: " : "", why);
-		*final = true;
-		return -EINVAL;
+	if (btf && t->has_pairs && t->attach == KAGG_ATTACH_AUTO) {
+		*final = false;
+		snprintf(s->attach_note, sizeof(s->attach_note), "%.60s failed to load in its BTF "
+			 "flavour: %s%s%.60s", t->name, strerror(-err), why[0] ? ": " : "", why);
+		slog(s, KAGG_LOG_INFO, "%s; falling back to raw_tp/kprobe", s->attach_note);
+		return err;
 	}
-	snprintf(s->attach_note, sizeof(s->attach_note), "%s failed to load in its BTF flavour: %s",
-		 t->name, strerror(-err));
-	slog(s, KAGG_LOG_INFO, "%s; falling back to raw_tp/kprobe", s->attach_note);
-	return err;
+	slog(s, KAGG_LOG_WARN, "loading %s failed: %s%s%s", t->name, strerror(-err),
+	     why[0] ? ": the verifier says: " : "", why);
+	return -EINVAL;
 }
 
 /*
