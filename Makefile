@@ -55,7 +55,7 @@ TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_
 
 # libkagg, one folder a room, floors as docs/architecture.md draws them
 # (tests/layers.sh checks that no include climbs a floor).
-LIB_DIRS	:= util rb syms ftrace snapshot stream export render session builtin
+LIB_DIRS	:= util rb syms ftrace snapshot stream export render session builtin prog
 LIB_SRCS	:= $(foreach d,$(LIB_DIRS),$(wildcard user/$(d)/*.c))
 LIB_HDRS	:= $(wildcard user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
@@ -113,6 +113,14 @@ BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
 		   -Wno-unused-function -I$(OUT)/include -Ibpf -Ivmlinux/$(ARCH) \
 		   -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
 
+# The BPF-side SDK (docs/sdk.md), installed as <kagg/bpf/...> with the kernel types its
+# programs include; the example programs written with it, built as a user would.
+SDK_HDRS	:= bpf/sdk/kagg.bpf.h bpf/shared/kagg_sdk.h
+SDK_INC		:= $(OUT)/sdk/include
+SDK_COPIES	:= $(addprefix $(SDK_INC)/kagg/bpf/,kagg.bpf.h kagg_sdk.h vmlinux.h)
+SDK_EXAMPLES	:= $(patsubst examples/bpf/%.bpf.c,$(OUT)/examples/bpf/%.bpf.o,\
+			     $(wildcard examples/bpf/*.bpf.c))
+
 # ---------------------------------------------------------------- build
 VERSION_H	:= $(OUT)/include/kagg_version.h
 # Generated headers exist before any compile (order-only); which file includes
@@ -123,7 +131,25 @@ DEPFLAGS	= -MMD -MP -MF $@.d
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)
 
 .PHONY: all
-all: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(UNIT_BINS) $(ROOT_BINS) $(TEST_HELPERS)
+all: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(UNIT_BINS) $(ROOT_BINS) $(TEST_HELPERS) \
+	$(SDK_EXAMPLES)
+
+$(SDK_INC)/kagg/bpf/kagg.bpf.h: bpf/sdk/kagg.bpf.h
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+$(SDK_INC)/kagg/bpf/kagg_sdk.h: bpf/shared/kagg_sdk.h
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+$(SDK_INC)/kagg/bpf/vmlinux.h: vmlinux/$(ARCH)/vmlinux.h
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+$(OUT)/examples/bpf/%.bpf.o: examples/bpf/%.bpf.c $(SDK_COPIES)
+	$(call msg,BPF,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -I$(SDK_INC) -c $< -o $@
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | $(EXP_TABLE_H)
 	$(call msg,BPF,$@)
@@ -372,6 +398,9 @@ install: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(KAGG_PC)
 	$(Q)ln -sfn $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkagg.so
 	$(Q)$(INSTALL) -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(Q)$(INSTALL) -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/kagg/
+	$(Q)$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/kagg/bpf
+	$(Q)$(INSTALL) -m 644 $(SDK_HDRS) $(DESTDIR)$(INCLUDEDIR)/kagg/bpf/
+	$(Q)$(INSTALL) -m 644 vmlinux/$(ARCH)/vmlinux.h $(DESTDIR)$(INCLUDEDIR)/kagg/bpf/
 	$(Q)$(INSTALL) -m 644 $(KAGG_PC) $(DESTDIR)$(PKGCONFIGDIR)/
 	$(Q)$(INSTALL) -m 755 $(KAGG_BIN) $(DESTDIR)$(BINDIR)/
 	$(Q)$(INSTALL) -m 644 docs/kagg.1 $(DESTDIR)$(MANDIR)/man1/
@@ -386,7 +415,9 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libkagg.a $(DESTDIR)$(PKGCONFIGDIR)/kagg.pc \
 		$(DESTDIR)$(BINDIR)/kagg $(DESTDIR)$(MANDIR)/man1/kagg.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/kagg $(DESTDIR)$(SYSTEMDDIR)/kagg-serve.service \
-		$(addprefix $(DESTDIR)$(INCLUDEDIR)/kagg/,$(notdir $(PUBLIC_HDRS)))
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/kagg/,$(notdir $(PUBLIC_HDRS))) \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/kagg/bpf/,$(notdir $(SDK_HDRS)) vmlinux.h)
+	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/kagg/bpf 2>/dev/null || true
 	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/kagg 2>/dev/null || true
 
 # ---------------------------------------------------------------- examples

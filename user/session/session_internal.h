@@ -26,7 +26,7 @@
 #include "util/u64map.h"
 
 #define SESSION_MAX_PROGS 8
-#define SESSION_MAX_COUNTERS 16
+#define SESSION_MAX_COUNTERS 32
 
 struct kagg_session;
 struct scons;

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Off-CPU time, as `kagg offcpu` measures it: from a task's switch-out to
+ * its next switch-in, one log2 histogram (or one per process with
+ * --set per_process=1), in the session's unit.
+ *
+ *	kagg run offcpu.bpf.o -d 5 [--set tgid=PID] [--set min_ns=N]
+ */
+#include <kagg/bpf/vmlinux.h>
+#include <kagg/bpf/kagg.bpf.h>
+
+const volatile __u32 tgid = 0;		/* only this process (0: all) */
+const volatile bool per_process = false;
+const volatile __u64 min_ns = 0;
+
+struct off_key {
+	kagg_pid_t pid;		/* 0 unless per_process */
+};
+
+KAGG_PAIR(off, 32768);
+KAGG_HIST_TIME(offcpu, struct off_key, 10240);
+
+static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next,
+				     const bool btf)
+{
+	struct off_key k = {};
+	__u32 ptgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
+	__u32 ntgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
+	__u64 ns;
+
+	if ((btf ? prev->pid : kagg_task_tid(prev)) && (!tgid || ptgid == tgid))
+		off__start_of(prev, btf);
+	if (!(btf ? next->pid : kagg_task_tid(next)) || (tgid && ntgid != tgid))
+		return 0;
+	if (!off__stop_of(next, btf, &ns))
+		return 0;
+	if (ns < min_ns) {
+		kagg_filtered();
+		return 0;
+	}
+	if (per_process)
+		k.pid = ntgid;
+	offcpu__record(&k, ns);
+	return 0;
+}
+
+KAGG_TP(offcpu, "sched_switch", on_switch(prev, next, btf), bool preempt,
+	struct task_struct *prev, struct task_struct *next);
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
