@@ -224,6 +224,15 @@ $(OUT)/tests/helpers/%: tests/helpers/%.cc
 	@mkdir -p $(@D)
 	$(Q)$(CXX) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -o $@ $<
 
+# C test targets: ordinary programs, built as a user would build them (no
+# library, none of the library's flags: the JCC-erratum padding would put
+# segment-override prefixes on function entries, where the kernel refuses
+# uprobes).
+$(OUT)/tests/helpers/%: tests/helpers/%.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -o $@ $<
+
 # Code stack_target dlopen()s late (tests/helpers/late/): frame pointers too.
 $(OUT)/tests/helpers/libstack_late.so: tests/helpers/late/stack_late.c
 	$(call msg,CC,$@)

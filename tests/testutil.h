@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -164,28 +165,41 @@ static inline void tu_shared_free(struct tu_shared *sh)
  * sleep (its off-CPU interval, its syscall, its function) lies within that
  * wall time, so a sleep whose wall time stayed below a bucket's upper bound
  * must be counted at or below that bucket, however late the scheduler woke
- * the others.
+ * the others.  took_ns[count + i] is how many times sleep i switched out
+ * voluntarily (getrusage's ru_nvcsw): a sleep whose timer expired while the
+ * task was still waiting for a CPU never blocks, and so is no off-CPU
+ * interval in state S.
  */
 struct tu_sleeps {
 	int count;
 	unsigned int ms;
 	unsigned int lead_ms;
-	uint64_t *took_ns;
+	uint64_t *took_ns; /* 2 * count: wall times, then voluntary switches */
 };
+
+static inline uint64_t tu_nvcsw(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : (uint64_t)ru.ru_nvcsw;
+}
 
 static inline void tu_sleeper(void *arg)
 {
 	const struct tu_sleeps *s = arg;
-	uint64_t t0;
+	uint64_t t0, v0;
 	int i;
 
 	if (s->lead_ms)
 		tu_sleep_ms(s->lead_ms);
 	for (i = 0; i < s->count; i++) {
+		v0 = s->took_ns ? tu_nvcsw() : 0;
 		t0 = s->took_ns ? tu_now_ns() : 0;
 		tu_sleep_ms(s->ms);
-		if (s->took_ns)
+		if (s->took_ns) {
 			s->took_ns[i] = tu_now_ns() - t0;
+			s->took_ns[s->count + i] = tu_nvcsw() - v0;
+		}
 	}
 }
 
@@ -201,8 +215,18 @@ static inline uint64_t *tu_shared_u64(int n)
 /* Give s a shared took_ns array (the child fills it); NULL on failure. */
 static inline uint64_t *tu_sleeps_measured(struct tu_sleeps *s)
 {
-	s->took_ns = tu_shared_u64(s->count);
+	s->took_ns = tu_shared_u64(2 * s->count);
 	return s->took_ns;
+}
+
+/* How many of s's measured sleeps blocked (switched out voluntarily). */
+static inline int tu_sleeps_blocked(const struct tu_sleeps *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->count; i++)
+		n += s->took_ns[s->count + i] > 0;
+	return n;
 }
 
 /* How many of s's measured sleeps took less than ns of wall time. */
