@@ -1000,12 +1000,11 @@ static void prog_destroy(struct kagg_session *s)
 	pkey_cache_free(&t->cache);
 }
 
-/* session_open() with the path handed to the tool state before its open runs. */
-static __thread const char *open_path;
-
+/* prog_open() with the path session_open_arg() hands over. */
 static int prog_open_path(struct kagg_session *s, void *opts)
 {
 	struct pstate *t = s->tool;
+	const char *open_path = s->open_arg;
 
 	if (open_path && !(t->path = strdup(open_path)))
 		return -ENOMEM;
@@ -1028,10 +1027,5 @@ struct kagg_session *kagg_prog__open(const char *path, const struct kagg_prog_op
 		.attach = prog_attach,
 		.destroy = prog_destroy,
 	};
-	struct kagg_session *s;
-
-	open_path = path;
-	s = session_open(&ops_path, opts);
-	open_path = NULL;
-	return s;
+	return session_open_arg(&ops_path, opts, path);
 }

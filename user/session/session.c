@@ -319,6 +319,12 @@ static int session_ready(struct kagg_session *s)
 
 struct kagg_session *session_open(const struct session_ops *ops, const void *opts)
 {
+	return session_open_arg(ops, opts, NULL);
+}
+
+struct kagg_session *session_open_arg(const struct session_ops *ops, const void *opts,
+				      const void *arg)
+{
 	struct kagg_session *s = NULL;
 	void *o = malloc(ops->opts_size);
 	int err;
@@ -339,7 +345,9 @@ struct kagg_session *session_open(const struct session_ops *ops, const void *opt
 	memcpy(&s->log, (char *)o + ops->opts_log, sizeof(s->log));
 	memcpy(&s->log_ctx, (char *)o + ops->opts_log_ctx, sizeof(s->log_ctx));
 	memcpy(&s->overhead, (char *)o + ops->opts_overhead, sizeof(s->overhead));
+	s->open_arg = arg;
 	err = ops->open(s, o);
+	s->open_arg = NULL;
 	if (!err && ops->stream_init && session_streams(s))
 		err = ops->stream_init(s, o);
 	err = err ?: session_ready(s);

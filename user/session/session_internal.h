@@ -80,6 +80,7 @@ struct note_seen {
 struct kagg_session {
 	const struct session_ops *ops;
 	void *tool; /* the tool's own state */
+	const void *open_arg; /* session_open_arg()'s arg, for ops->open only */
 
 	struct bpf_program *progs[SESSION_MAX_PROGS];
 	struct bpf_link *links[SESSION_MAX_PROGS];
@@ -194,6 +195,9 @@ int session_stream_started(struct kagg_session *s, int err, const char *msg, str
  * with errno set (the session destroyed).
  */
 struct kagg_session *session_open(const struct session_ops *ops, const void *opts);
+/* session_open() that hands ops->open one more argument, as s->open_arg (NULL after). */
+struct kagg_session *session_open_arg(const struct session_ops *ops, const void *opts,
+				      const void *arg);
 /*
  * A tool's session_ops, NAME_ops, and its public kagg_NAME__open(): the tool
  * writes NAME_open, NAME_read, NAME_meta and NAME_destroy (see session_ops)
