@@ -38,6 +38,12 @@
 #include "shared/kagg_sdk.h" /* kagg's source tree */
 #endif
 
+/*
+ * The key of an aggregation of one histogram or counter, no key: NAME__record(NULL, v).
+ * Any KEY with no fields is kept in a per-CPU array, as cheap as a built-in tool's.
+ */
+struct kagg_nokey {};
+
 /* The functions the declaring macros define: inline, and fine to leave unused. */
 #define __KAGG_FN static __always_inline __attribute__((unused))
 
@@ -58,6 +64,24 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, KAGG_SDK_MAX_STACK * sizeof(__u64));
 } kagg_stackmap SEC(".maps");
+
+/*
+ * The time of the KAGG_TP/KAGG_FUNC event running on this CPU (kagg_now()), read once
+ * per event: a clock read is most of a small program where the clock source is slow
+ * (50-100 ns in some guests).
+ */
+struct kagg_clock {
+	__u64 now;	/* 0 until read */
+	__u32 on;	/* a KAGG_TP/KAGG_FUNC handler runs */
+	__u32 __pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kagg_clock);
+} kagg_clock SEC(".maps");
 
 /* Snapshot generation (the loader flips it) and the session's armed switch. */
 __u32 kagg_gen = 0;
@@ -96,6 +120,48 @@ static __always_inline void kagg_filtered(void)
 {
 	if (kagg_armed_now())
 		kagg_count(KAGG_SDK_CNT_FILTERED);
+}
+
+/*
+ * Now, in ns (bpf_ktime_get_ns()): in a KAGG_TP or KAGG_FUNC handler the same for every
+ * call of one event, read at the first; elsewhere read at each call.  (A program of
+ * another kind that interrupts such a handler on its CPU, e.g. a perf event in NMI,
+ * gets the handler's time: earlier by at most the handler's run so far.)
+ */
+static __always_inline __u64 kagg_now(void)
+{
+	__u32 zero = 0;
+	struct kagg_clock *c = bpf_map_lookup_elem(&kagg_clock, &zero);
+
+	if (!c || !c->on)
+		return bpf_ktime_get_ns();
+	if (!c->now)
+		c->now = bpf_ktime_get_ns();
+	return c->now;
+}
+
+/*
+ * A KAGG_TP/KAGG_FUNC handler begins: kagg_now() reads the clock once until
+ * kagg_event_end().  (A handler interrupted by another on its CPU reads it at each call
+ * after: no time of one event is taken for another's.)
+ */
+static __always_inline struct kagg_clock *kagg_event_begin(void)
+{
+	__u32 zero = 0;
+	struct kagg_clock *c = bpf_map_lookup_elem(&kagg_clock, &zero);
+
+	if (c) {
+		c->now = 0;
+		c->on = 1;
+	}
+	return c;
+}
+
+static __always_inline int kagg_event_end(struct kagg_clock *c, int ret)
+{
+	if (c)
+		c->on = 0;
+	return ret;
 }
 
 /* One observation: this CPU's counters and the generation it goes to. */
@@ -178,31 +244,25 @@ static __always_inline __u32 kagg_slot(__u32 kind, __u32 flags, __u64 v, __s64 m
 	return kagg_log2_64(v);
 }
 
-/* The histogram entry of key k in map, created when missing; NULL when the map is full. */
-static __always_inline struct kagg_sdk_hist *kagg_hist_entry(void *map, const void *k)
+/* The entry of key k in map, created from init when missing; NULL when the map is full. */
+static __always_inline void *kagg_agg_entry(void *map, const void *k, const void *init)
 {
-	struct kagg_sdk_hist *h = bpf_map_lookup_elem(map, k);
+	void *v = bpf_map_lookup_elem(map, k);
 
-	if (h)
-		return h;
-	bpf_map_update_elem(map, k, &kagg_sdk_zero_hist, BPF_NOEXIST);
-	return bpf_map_lookup_elem(map, k);
-}
-
-/* The counter entry of key k in map, created when missing; NULL when the map is full. */
-static __always_inline struct kagg_sdk_count *kagg_count_entry(void *map, const void *k)
-{
-	struct kagg_sdk_count *c = bpf_map_lookup_elem(map, k), zero = {};
-
-	if (c)
-		return c;
-	bpf_map_update_elem(map, k, &zero, BPF_NOEXIST);
+	if (v)
+		return v;
+	bpf_map_update_elem(map, k, init, BPF_NOEXIST);
 	return bpf_map_lookup_elem(map, k);
 }
 
 /* ---------------------------------------------------------------- aggregations */
 
-/* The map of an aggregation NAME keyed by KEY (two generations: 2 * MAX entries). */
+/*
+ * The map of an aggregation NAME keyed by KEY (two generations: 2 * MAX entries), a
+ * per-CPU hash keyed by struct NAME__key; for a KEY with no fields (sizeof 0, e.g.
+ * struct kagg_nokey) a per-CPU array of two entries indexed by the generation: an
+ * array lookup is inlined by the verifier, a hash lookup hashes the key.
+ */
 #define __KAGG_AGG_MAP(NAME, KEY, MAX, VALUE)                                                      \
 	struct NAME##__key {                                                                       \
 		__u32 gen;                                                                         \
@@ -210,11 +270,32 @@ static __always_inline struct kagg_sdk_count *kagg_count_entry(void *map, const 
 		KEY k;                                                                             \
 	};                                                                                         \
 	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
-		__uint(max_entries, 2 * (MAX));                                                    \
-		__type(key, struct NAME##__key);                                                   \
+		__uint(type, sizeof(KEY) ? BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_PERCPU_ARRAY);  \
+		__uint(max_entries, sizeof(KEY) ? 2 * (MAX) : 2);                                  \
+		__type(key, __typeof__(__builtin_choose_expr(sizeof(KEY), (struct NAME##__key){},  \
+							     (__u32)0)));                          \
 		__type(value, VALUE);                                                              \
 	} NAME SEC(".maps")
+
+/*
+ * Generation o->gen's value of key in aggregation map (KEY its key type, NAME__key the
+ * map's), created from init when missing; NULL when the map is full.
+ */
+#define __KAGG_AGG_ENTRY(NAME, KEY, o, key, init)                                                 \
+	({                                                                                         \
+		struct NAME##__key __k;                                                            \
+		void *__v;                                                                         \
+                                                                                                   \
+		if (!sizeof(KEY)) {                                                                \
+			__v = bpf_map_lookup_elem(&NAME, &(o)->gen);                               \
+		} else {                                                                           \
+			__builtin_memset(&__k, 0, sizeof(__k));                                    \
+			__k.gen = (o)->gen;                                                        \
+			__k.k = *(key);                                                            \
+			__v = kagg_agg_entry(&NAME, &__k, init);                                   \
+		}                                                                                  \
+		__v;                                                                               \
+	})
 
 /* Its descriptor and drop counter (NAME__drop). */
 #define __KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP)                                                  \
@@ -230,7 +311,6 @@ static __always_inline struct kagg_sdk_count *kagg_count_entry(void *map, const 
 	__KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP);                                                 \
 	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
 	{                                                                                          \
-		struct NAME##__key k;                                                              \
 		struct kagg_sdk_hist *h;                                                           \
 		struct kagg_obs o;                                                                 \
 		__u32 slot;                                                                        \
@@ -242,10 +322,7 @@ static __always_inline struct kagg_sdk_count *kagg_count_entry(void *map, const 
 			o.c->cnt[KAGG_SDK_CNT_FILTERED]++;                                         \
 			return false;                                                              \
 		}                                                                                  \
-		__builtin_memset(&k, 0, sizeof(k));                                                \
-		k.gen = o.gen;                                                                     \
-		k.k = *key;                                                                        \
-		h = kagg_hist_entry(&NAME, &k);                                                    \
+		h = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &kagg_sdk_zero_hist);                     \
 		if (!h) {                                                                          \
 			o.c->cnt[NAME##__drop]++;                                                  \
 			return false;                                                              \
@@ -276,16 +353,12 @@ static __always_inline struct kagg_sdk_count *kagg_count_entry(void *map, const 
 	__KAGG_DESC(NAME, KAGG_SDK_COUNT, FLAGS, 0, 0);                                            \
 	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
 	{                                                                                          \
-		struct NAME##__key k;                                                              \
-		struct kagg_sdk_count *c;                                                          \
+		struct kagg_sdk_count *c, zero = {};                                               \
 		struct kagg_obs o;                                                                 \
                                                                                                    \
 		if (!kagg_obs_begin(&o))                                                           \
 			return false;                                                              \
-		__builtin_memset(&k, 0, sizeof(k));                                                \
-		k.gen = o.gen;                                                                     \
-		k.k = *key;                                                                        \
-		c = kagg_count_entry(&NAME, &k);                                                   \
+		c = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &zero);                                   \
 		if (!c) {                                                                          \
 			o.c->cnt[NAME##__drop]++;                                                  \
 			return false;                                                              \
@@ -408,7 +481,7 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 	{                                                                                          \
 		if (*ts)                                                                           \
 			kagg_count(NAME##__unclosed);                                              \
-		*ts = bpf_ktime_get_ns();                                                          \
+		*ts = kagg_now();                                                                  \
 	}                                                                                          \
 	__KAGG_FN bool NAME##__stop_at(__u64 *ts, __u64 *ns)                          \
 	{                                                                                          \
@@ -416,7 +489,7 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 			kagg_count(NAME##__nostart);                                               \
 			return false;                                                              \
 		}                                                                                  \
-		*ns = bpf_ktime_get_ns() - *ts;                                                    \
+		*ns = kagg_now() - *ts;                                                            \
 		*ts = 0;                                                                           \
 		return true;                                                                       \
 	}                                                                                          \
@@ -501,17 +574,19 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 	int BPF_PROG(NAME##_tp_btf, ##__VA_ARGS__)                                                 \
 	{                                                                                          \
 		const bool btf = true;                                                             \
+		struct kagg_clock *__c = kagg_event_begin();                                       \
                                                                                                    \
 		(void)btf;                                                                         \
-		return CALL;                                                                       \
+		return kagg_event_end(__c, CALL);                                                  \
 	}                                                                                          \
 	SEC("raw_tp/" TP)                                                                          \
 	int BPF_PROG(NAME##_raw_tp, ##__VA_ARGS__)                                                 \
 	{                                                                                          \
 		const bool btf = false;                                                            \
+		struct kagg_clock *__c = kagg_event_begin();                                       \
                                                                                                    \
 		(void)btf;                                                                         \
-		return CALL;                                                                       \
+		return kagg_event_end(__c, CALL);                                                  \
 	}
 
 /*
@@ -523,17 +598,19 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 	int BPF_PROG(NAME##_fentry, ##__VA_ARGS__)                                                 \
 	{                                                                                          \
 		const bool btf = true;                                                             \
+		struct kagg_clock *__c = kagg_event_begin();                                       \
                                                                                                    \
 		(void)btf;                                                                         \
-		return CALL;                                                                       \
+		return kagg_event_end(__c, CALL);                                                  \
 	}                                                                                          \
 	SEC("kprobe/" FN)                                                                          \
 	int BPF_KPROBE(NAME##_kprobe, ##__VA_ARGS__)                                               \
 	{                                                                                          \
 		const bool btf = false;                                                            \
+		struct kagg_clock *__c = kagg_event_begin();                                       \
                                                                                                    \
 		(void)btf;                                                                         \
-		return CALL;                                                                       \
+		return kagg_event_end(__c, CALL);                                                  \
 	}
 
 #endif /* __KAGG_BPF_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Off-CPU time, as `kagg offcpu` measures it: from a task's switch-out to
- * its next switch-in, one log2 histogram (or one per process with
- * --set per_process=1), in the session's unit.
+ * its next switch-in, one log2 histogram in the session's unit.  With no
+ * key it is a per-CPU array, and costs what the built-in tool's does.
  *
  *	kagg run offcpu.bpf.o -d 5 [--set tgid=PID] [--set min_ns=N]
  */
@@ -10,20 +10,14 @@
 #include <kagg/bpf/kagg.bpf.h>
 
 const volatile __u32 tgid = 0;		/* only this process (0: all) */
-const volatile bool per_process = false;
 const volatile __u64 min_ns = 0;
 
-struct off_key {
-	kagg_pid_t pid;		/* 0 unless per_process */
-};
-
 KAGG_PAIR(off, 32768);
-KAGG_HIST_TIME(offcpu, struct off_key, 10240);
+KAGG_HIST_TIME(offcpu, struct kagg_nokey, 1);
 
 static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next,
 				     const bool btf)
 {
-	struct off_key k = {};
 	__u32 ptgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
 	__u32 ntgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	__u64 ns;
@@ -38,9 +32,7 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 		kagg_filtered();
 		return 0;
 	}
-	if (per_process)
-		k.pid = ntgid;
-	offcpu__record(&k, ns);
+	offcpu__record(NULL, ns);
 	return 0;
 }
 

@@ -436,15 +436,102 @@ static void entry_free(struct entry *e)
 	free(e->key);
 }
 
+/* Room for one more entry in *es; NULL on ENOMEM. */
+static struct entry *entry_add(struct entry **es, size_t *n, size_t *cap)
+{
+	struct entry *e;
+
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct entry *tmp = realloc(*es, nc * sizeof(*tmp));
+
+		if (!tmp)
+			return NULL;
+		*es = tmp;
+		*cap = nc;
+	}
+	e = &(*es)[*n];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+/* Add the per-CPU values vals (nr_cpus of vs bytes) of aggregation a to e. */
+static void entry_sum(struct entry *e, const struct pagg *a, const unsigned char *vals,
+		      size_t vs, int nr_cpus)
+{
+	int cpu, k;
+
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		const unsigned char *v = vals + (size_t)cpu * vs;
+
+		if (a->d.kind == KAGG_SDK_COUNT) {
+			const struct kagg_sdk_count *cv = (const void *)v;
+
+			e->count += cv->count;
+			e->sum += cv->sum;
+			continue;
+		}
+		for (k = 0; k < KAGG_SDK_SLOTS; k++) {
+			e->slots[k] += ((const struct kagg_sdk_hist *)v)->slots[k];
+			e->count += ((const struct kagg_sdk_hist *)v)->slots[k];
+		}
+		e->sum += ((const struct kagg_sdk_hist *)v)->sum;
+	}
+}
+
+/*
+ * An aggregation with no key: entry g of its per-CPU array, one histogram (empty
+ * too, as a built-in tool's), zeroed when reset.
+ */
+static int read_unkeyed(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g,
+			bool reset, struct entry **es, size_t *n, size_t *cap)
+{
+	const struct pagg *a = &t->aggs[ai];
+	size_t vs = bpf_map__value_size(a->map), len = vs * s->nr_cpus;
+	unsigned char *vals = calloc(s->nr_cpus, vs);
+	struct entry *e = vals ? entry_add(es, n, cap) : NULL;
+	int err = 0;
+
+	if (!e) {
+		free(vals);
+		return -ENOMEM;
+	}
+	e->agg = ai;
+	e->key = malloc(sizeof(g));
+	if (!e->key) {
+		free(vals);
+		return -ENOMEM;
+	}
+	memcpy(e->key, &g, sizeof(g));
+	(*n)++;
+	if (bpf_map__lookup_elem(a->map, &g, sizeof(g), vals, len, 0))
+		err = -errno;
+	else
+		entry_sum(e, a, vals, vs, s->nr_cpus);
+	/* generation g is written no more */
+	if (!err && reset) {
+		memset(vals, 0, len);
+		if (bpf_map__update_elem(a->map, &g, sizeof(g), vals, len, 0))
+			err = -errno;
+	}
+	free(vals);
+	return err;
+}
+
 /* The entries of generation g of aggregation a into *es (grown), deleted when reset. */
 static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g, bool reset,
 		    struct entry **es, size_t *n, size_t *cap)
 {
 	const struct pagg *a = &t->aggs[ai];
 	size_t ks = bpf_map__key_size(a->map), vs = bpf_map__value_size(a->map);
-	unsigned char *key = calloc(1, ks), *prev = NULL, *vals = calloc(s->nr_cpus, vs);
-	int err = 0, cpu, k;
+	unsigned char *key, *prev = NULL, *vals;
+	int err = 0;
+	size_t k;
 
+	if (a->unkeyed)
+		return read_unkeyed(s, t, ai, g, reset, es, n, cap);
+	key = calloc(1, ks);
+	vals = calloc(s->nr_cpus, vs);
 	if (!key || !vals) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -464,19 +551,11 @@ static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g
 			continue;
 		if (bpf_map__lookup_elem(a->map, key, ks, vals, vs * s->nr_cpus, 0))
 			continue;
-		if (*n == *cap) {
-			size_t nc = *cap ? *cap * 2 : 64;
-			struct entry *tmp = realloc(*es, nc * sizeof(*tmp));
-
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			*es = tmp;
-			*cap = nc;
+		e = entry_add(es, n, cap);
+		if (!e) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
-		e = &(*es)[*n];
-		memset(e, 0, sizeof(*e));
 		e->agg = ai;
 		e->key = malloc(ks);
 		if (!e->key) {
@@ -485,25 +564,10 @@ static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g
 		}
 		memcpy(e->key, key, ks);
 		(*n)++;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-			const unsigned char *v = vals + (size_t)cpu * vs;
-
-			if (a->d.kind == KAGG_SDK_COUNT) {
-				const struct kagg_sdk_count *cv = (const void *)v;
-
-				e->count += cv->count;
-				e->sum += cv->sum;
-				continue;
-			}
-			for (k = 0; k < KAGG_SDK_SLOTS; k++) {
-				e->slots[k] += ((const struct kagg_sdk_hist *)v)->slots[k];
-				e->count += ((const struct kagg_sdk_hist *)v)->slots[k];
-			}
-			e->sum += ((const struct kagg_sdk_hist *)v)->sum;
-		}
+		entry_sum(e, a, vals, vs, s->nr_cpus);
 	}
 	/* generation g is written no more: its entries go, which frees them */
-	for (k = 0; reset && (size_t)k < *n; k++)
+	for (k = 0; reset && k < *n; k++)
 		if ((*es)[k].agg == ai)
 			bpf_map__delete_elem(a->map, (*es)[k].key, ks, 0);
 cleanup:
@@ -521,6 +585,8 @@ static int label_entry(struct kagg_session *s, struct pstate *t, struct entry *e
 	const unsigned char *k = e->key + a->key_off;
 	size_t i, len = 0;
 
+	if (a->unkeyed)
+		return 0;
 	walk(&c, a->key_type, k, 0, 0, "", 0);
 	c.scan = false;
 	walk(&c, a->key_type, k, 0, 0, "", 0);

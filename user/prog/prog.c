@@ -213,6 +213,13 @@ static int check_map(struct kagg_session *s, struct pstate *t, struct pagg *a)
 		     a->name, kind_name(a->d.kind), a->name);
 		return -EINVAL;
 	}
+	/* a KEY with no field: a per-CPU array of the two generations */
+	if (a->d.kind != KAGG_SDK_STACKS && bpf_map__type(a->map) == BPF_MAP_TYPE_PERCPU_ARRAY &&
+	    bpf_map__value_size(a->map) == vsz && bpf_map__key_size(a->map) == sizeof(__u32) &&
+	    bpf_map__max_entries(a->map) == 2) {
+		a->unkeyed = true;
+		return 0;
+	}
 	if (bpf_map__type(a->map) != BPF_MAP_TYPE_PERCPU_HASH || bpf_map__value_size(a->map) != vsz) {
 		slog(s, KAGG_LOG_WARN, "map %s: wrong shape for a %s (a per-CPU hash of %zu-byte "
 		     "values; it is type %d of %u-byte values)", a->name, kind_name(a->d.kind), vsz,

@@ -29,6 +29,7 @@ struct pagg {
 	struct bpf_map *map;	/* NULL for a pair */
 	__u32 key_type;		/* BTF id of the program's KEY (member k of NAME__key) */
 	__u32 key_off;		/* its offset in the map's key */
+	bool unkeyed;		/* KEY has no field: a per-CPU array indexed by generation */
 };
 
 /* cgroup id -> path, read from /sys/fs/cgroup when an id is not known. */
