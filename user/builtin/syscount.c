@@ -172,6 +172,11 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 		  true, lat || errs },
 	};
 
+	err = session_atomics_fallback(s, skel->obj);
+	if (err) {
+		syscount_bpf__destroy(skel);
+		return err;
+	}
 	skel->rodata->mode = o->mode;
 	skel->rodata->key_mode = s->key;
 	skel->rodata->filter_tgid = o->nr_pids > 0;
@@ -184,9 +189,9 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 	session_tp_autoload(s, progs, 4, btf);
 	bpf_map__set_max_entries(skel->maps.events, session_streams(s) ? o->stream_bytes : 4096);
 	/* Size what this configuration does not use down to nothing. */
-	if (!lat || btf)
+	if (!lat || session_task_storage(s, btf))
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
-	if (!lat || !btf)
+	if (!lat || !session_task_storage(s, btf))
 		bpf_map__set_autocreate(skel->maps.start_store, false);
 	if (lat || keyed || errs)
 		bpf_map__set_max_entries(skel->maps.counts, 1);
