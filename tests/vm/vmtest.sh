@@ -186,10 +186,8 @@ build_initramfs() {
 		add_file "$b" "$root"
 	done
 	[ -d tests/data ] && mkdir -p "$root/kagg/tests" && cp -r tests/data "$root/kagg/tests/"
-	# kagg syscount names syscalls from the installed UAPI header, as on a host
-	for h in /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h; do
-		[ -f "$h" ] && mkdir -p "$root$(dirname "$h")" && cp -L "$h" "$root$h"
-	done
+	# no UAPI headers: kagg syscount names syscalls from its built-in table, as on
+	# a production machine
 	# the test binaries were copied to their own path under / by add_file: drop those
 	for b in "${bins[@]}"; do rm -f "$root/$b"; done
 	[ -x "$kagg_bin" ] && rm -f "$root/$kagg_bin"
