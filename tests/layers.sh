@@ -17,7 +17,8 @@
 #   tools/   the kagg command: <kagg/*.h> and its own headers only
 #   bpf/     BPF programs and BPF-only headers (*.bpf.h): shared/ and their own
 #
-# Generated headers (*.skel.h, *.pb-c.h, kagg_version.h, exp_table_data.h) sit
+# Generated headers (*.skel.h, *.pb-c.h, kagg_version.h, exp_table_data.h,
+# syscall_names.h) sit
 # in build/ and name no room.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -32,7 +33,7 @@ bad() {
 
 generated() {
 	case "$1" in
-	*.skel.h | *.pb-c.h | kagg_version.h | exp_table_data.h) return 0 ;;
+	*.skel.h | *.pb-c.h | kagg_version.h | exp_table_data.h | syscall_names.h) return 0 ;;
 	esac
 	return 1
 }

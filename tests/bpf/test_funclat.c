@@ -10,7 +10,8 @@
  * Kernel functions (fentry, kprobe, kprobe.multi): run in the kernel matrix
  * guests (tests/vm); on a kernel without the path they skip with the reason,
  * unless KAGG_REQUIRE_ATTACH names it (then they fail).  Ground truth: N
- * getpgid(2) calls from this process give N latencies of __x64_sys_getpgid.
+ * getpgid(2) calls from this process give N latencies of __x64_sys_getpgid
+ * (__arm64_sys_getpgid on arm64).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,13 @@
 #include <kagg/funclat.h>
 #include "census.h"
 #include "testutil.h"
+
+/* The syscall wrappers' prefix: __x64_sys_NAME, __arm64_sys_NAME. */
+#if defined(__aarch64__)
+#define SYSW "__arm64_sys_"
+#else
+#define SYSW "__x64_sys_"
+#endif
 
 static char target[PATH_MAX];
 /* KAGG_TARGET_TIMES: where funclat_target writes each sleeping call's wall time. */
@@ -692,31 +700,31 @@ static void kernel_getpgid(const struct kcase *kc, const char *want_path)
 	/* A glob matches getpid, getppid, getpgid, getpgrp, getpriority, getpeername. */
 	if (strchr(kc->pattern, '*'))
 		assert_true(kagg_snapshot__hist_cnt(snap) >= 2);
-	assert_non_null(hist_by_label(snap, "__x64_sys_getpgid"));
-	assert_int_equal(hist_by_label(snap, "__x64_sys_getpgid")->total, 64);
-	if (tu_find_label(snap, "__x64_sys_getpid"))
-		assert_int_equal(tu_find_label(snap, "__x64_sys_getpid")->total, 32);
+	assert_non_null(hist_by_label(snap, SYSW "getpgid"));
+	assert_int_equal(hist_by_label(snap, SYSW "getpgid")->total, 64);
+	if (tu_find_label(snap, SYSW "getpid"))
+		assert_int_equal(tu_find_label(snap, SYSW "getpid")->total, 32);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
 
 static void test_kernel_fentry(void **state)
 {
-	const struct kcase kc = { "__x64_sys_getpgid", KAGG_FUNCLAT_FENTRY, "fentry" };
+	const struct kcase kc = { SYSW "getpgid", KAGG_FUNCLAT_FENTRY, "fentry" };
 
 	kernel_getpgid(&kc, "fentry");
 }
 
 static void test_kernel_kprobe(void **state)
 {
-	const struct kcase kc = { "__x64_sys_getpgid", KAGG_FUNCLAT_KPROBE, "kprobe" };
+	const struct kcase kc = { SYSW "getpgid", KAGG_FUNCLAT_KPROBE, "kprobe" };
 
 	kernel_getpgid(&kc, "kprobe");
 }
 
 static void test_kernel_kprobe_multi(void **state)
 {
-	const struct kcase kc = { "__x64_sys_getp*", KAGG_FUNCLAT_KPROBE_MULTI,
+	const struct kcase kc = { SYSW "getp*", KAGG_FUNCLAT_KPROBE_MULTI,
 				  "kprobe.multi" };
 
 	kernel_getpgid(&kc, "kprobe.multi");
@@ -725,7 +733,7 @@ static void test_kernel_kprobe_multi(void **state)
 /* What the tool does by default for a glob: kprobe.multi, else single kprobes. */
 static void test_kernel_glob_auto(void **state)
 {
-	const struct kcase kc = { "__x64_sys_getp*", KAGG_FUNCLAT_AUTO, "kprobe" };
+	const struct kcase kc = { SYSW "getp*", KAGG_FUNCLAT_AUTO, "kprobe" };
 
 	kernel_getpgid(&kc, NULL);
 }
