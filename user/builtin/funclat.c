@@ -629,7 +629,7 @@ static int choose_path(struct kagg_session *s, enum kagg_funclat_attach want)
 		return -EINVAL;
 	}
 	/* Function i is told apart by its attach cookie i: one function without them. */
-	if (t->nr_funcs > 1 && !session_has_attach_cookie()) {
+	if (t->nr_funcs > 1 && !session_has_attach_cookie(s)) {
 		slog(s, KAGG_LOG_WARN, "'%s' matches %zu functions: tracing more than one needs "
 		     "BPF attach cookies (bpf_get_attach_cookie), which this kernel lacks",
 		     t->funcs[0].name, t->nr_funcs);

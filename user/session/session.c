@@ -93,37 +93,30 @@ int session_load_tp(struct kagg_session *s, enum kagg_attach attach, const char 
 	return err ? session_load_failed(s, err, what) : 0;
 }
 
-static int probe_once(int *cached, bool map, int type)
+/* A kernel feature probed once per session: *known 1 (has it) or -1 (lacks it), 0 unprobed. */
+static int probe_once(int *known, bool map, int type)
 {
-	int r = __atomic_load_n(cached, __ATOMIC_RELAXED);
-
-	if (!r) {
-		r = (map ? libbpf_probe_bpf_map_type(type, NULL)
-			 : libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, type, NULL)) > 0 ? 1 : -1;
-		__atomic_store_n(cached, r, __ATOMIC_RELAXED);
-	}
-	return r > 0;
+	if (!*known)
+		*known = (map ? libbpf_probe_bpf_map_type(type, NULL)
+			      : libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, type, NULL)) > 0 ? 1 : -1;
+	return *known > 0;
 }
 
-bool session_has_task_storage(void)
+bool session_has_task_storage(struct kagg_session *s)
 {
-	static int cached;
-
-	return probe_once(&cached, true, BPF_MAP_TYPE_TASK_STORAGE);
+	return probe_once(&s->feat_task_storage, true, BPF_MAP_TYPE_TASK_STORAGE);
 }
 
-bool session_has_attach_cookie(void)
+bool session_has_attach_cookie(struct kagg_session *s)
 {
-	static int cached;
-
-	return probe_once(&cached, false, BPF_FUNC_get_attach_cookie);
+	return probe_once(&s->feat_attach_cookie, false, BPF_FUNC_get_attach_cookie);
 }
 
 bool session_task_storage(struct kagg_session *s, bool btf)
 {
 	size_t n;
 
-	if (!btf || session_has_task_storage())
+	if (!btf || session_has_task_storage(s))
 		return btf;
 	n = strlen(s->attach_note);
 	if (!strstr(s->attach_note, "no BPF task storage"))
@@ -1145,10 +1138,9 @@ out:
 	return err;
 }
 
-bool session_has_bpf_atomics(void)
+bool session_has_bpf_atomics(struct kagg_session *s)
 {
-	static int cached;
-	int r = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	int r = s->feat_atomics;
 
 	if (!r) {
 		/* *(u64 *)(fp - 8) = 0; r1 = 1; r1 = atomic_fetch_add(fp - 8, r1); r0 = 0 */
@@ -1166,7 +1158,7 @@ bool session_has_bpf_atomics(void)
 		r = fd >= 0 ? 1 : -1;
 		if (fd >= 0)
 			close(fd);
-		__atomic_store_n(&cached, r, __ATOMIC_RELAXED);
+		s->feat_atomics = r;
 	}
 	return r > 0;
 }
@@ -1175,7 +1167,7 @@ int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj)
 {
 	struct bpf_program *p;
 
-	if (session_has_bpf_atomics())
+	if (session_has_bpf_atomics(s))
 		return 0;
 	bpf_object__for_each_program(p, obj) {
 		const struct bpf_insn *in = bpf_program__insns(p);
@@ -1221,7 +1213,7 @@ int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool
 	unsigned int n = none || !s->exp_words ? 0 : SESSION_EXP_DENSE_FIT(s->exp_scale);
 
 	/* the promotion to dense histograms takes an atomic fetch-add and a cmpxchg */
-	if (n && !session_has_bpf_atomics())
+	if (n && !session_has_bpf_atomics(s))
 		n = 0;
 
 	*max = n;

@@ -81,6 +81,8 @@ struct kagg_session {
 	const struct session_ops *ops;
 	void *tool; /* the tool's own state */
 	const void *open_arg; /* session_open_arg()'s arg, for ops->open only */
+	/* kernel features, probed on first use: 1 has it, -1 lacks it, 0 not probed yet */
+	int feat_task_storage, feat_attach_cookie, feat_atomics;
 
 	struct bpf_program *progs[SESSION_MAX_PROGS];
 	struct bpf_link *links[SESSION_MAX_PROGS];
@@ -329,8 +331,8 @@ int session_need_btf(struct kagg_session *s);
  * release): BPF task local storage (BPF_MAP_TYPE_TASK_STORAGE, absent from
  * 5.10) and attach cookies (bpf_get_attach_cookie).
  */
-bool session_has_task_storage(void);
-bool session_has_attach_cookie(void);
+bool session_has_task_storage(struct kagg_session *s);
+bool session_has_attach_cookie(struct kagg_session *s);
 /*
  * A tracing program (btf: tp_btf, fentry) keeps per-task state in task
  * storage: true when btf and the kernel has it.  When btf and it does not,
@@ -347,7 +349,7 @@ bool session_task_storage(struct kagg_session *s, bool btf);
  * session_atomics_fallback (between open and load) turns each into
  * "register = 0" there; any other atomic operation refuses the load.
  */
-bool session_has_bpf_atomics(void);
+bool session_has_bpf_atomics(struct kagg_session *s);
 int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj);
 
 /* ---- generic readers for the shapes of bpf/abi/common.h ---- */
