@@ -16,6 +16,7 @@
 #include "array.h"
 #include "opts.h"
 #include "snapshot_internal.h"
+#include "utf8.h"
 #include "prometheus_metrics.pb-c.h"
 
 #define PROM_DEFAULT_KEYS 100
@@ -532,6 +533,16 @@ static char *pb_str(struct pw *w, const char *s)
 	return c ? strcpy(c, s) : NULL;
 }
 
+/* A label value as put_value() writes it, unescaped: protobuf strings are UTF-8. */
+static char *pb_value(struct pw *w, const char *s)
+{
+	char *c = pb_alloc(w, utf8_clean(NULL, s, UTF8_KEEP_NL) + 1);
+
+	if (c)
+		utf8_clean(c, s, UTF8_KEEP_NL);
+	return c;
+}
+
 /* Write the family built so far (length-delimited) and free what it owned. */
 static void pb_flush(struct pw *w)
 {
@@ -585,7 +596,7 @@ static Io__Prometheus__Client__Metric *pb_metric(struct pw *w, const struct lset
 			return NULL;
 		io__prometheus__client__label_pair__init(lp);
 		lp->name = pb_str(w, i < l->n ? l->k[i] : k);
-		lp->value = pb_str(w, i < l->n ? l->v[i] : v);
+		lp->value = pb_value(w, i < l->n ? l->v[i] : v);
 		if (!lp->name || !lp->value)
 			return NULL;
 		m->label[m->n_label++] = lp;
@@ -608,19 +619,32 @@ static void name_clean(char *s)
 			*s = '_';
 }
 
-/* A label value, escaped: backslash, double quote and newline. */
+/*
+ * A label value, the one rule of the three formats: each byte outside UTF-8 and each control
+ * but the newline replaced by U+FFFD (utf8.h), since Prometheus refuses a scrape holding a
+ * label value that is not UTF-8 and OpenMetrics has no escape for the controls; then, in the
+ * text formats, backslash, double quote and newline escaped (\\, \", \n: all that both
+ * text formats read).
+ */
 static void put_value(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t k;
+	uint32_t c;
+
 	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '\\')
+	for (; *p; p += k) {
+		k = utf8_next(p, SIZE_MAX, &c);
+		if (c == '\\')
 			fputs("\\\\", f);
-		else if (*s == '"')
+		else if (c == '"')
 			fputs("\\\"", f);
-		else if (*s == '\n')
+		else if (c == '\n')
 			fputs("\\n", f);
+		else if (c == UTF8_BAD || utf8_is_control(c))
+			fputs(UTF8_REPLACEMENT, f);
 		else
-			fputc(*s, f);
+			fwrite(p, 1, k, f);
 	}
 	fputc('"', f);
 }
