@@ -968,9 +968,12 @@ static void series_write(struct pw *w, const char *name, const struct prom_inst 
 	}
 	put_series(w, n, &l, "le", "+Inf");
 	fprintf(f, "%llu\n", (unsigned long long)s->total);
-	snprintf(n, sizeof(n), "%s_count", name);
-	put_series(w, n, &l, NULL, NULL);
-	fprintf(f, "%llu\n", (unsigned long long)s->total);
+	/* OpenMetrics: _count and _sum together or not at all; +Inf is the count anyway. */
+	if (!w->om || s->has_sum) {
+		snprintf(n, sizeof(n), "%s_count", name);
+		put_series(w, n, &l, NULL, NULL);
+		fprintf(f, "%llu\n", (unsigned long long)s->total);
+	}
 	if (s->has_sum) {
 		snprintf(n, sizeof(n), "%s_sum", name);
 		put_series(w, n, &l, NULL, NULL);
