@@ -197,7 +197,7 @@ $(OUT)/tests/helpers/libstack_late.so: tests/helpers/late/stack_late.c
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
 		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
-		   unit/test_json_locale unit/test_prom unit/test_render
+		   unit/test_json_locale unit/test_prom unit/test_render unit/test_hostile_names
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 # bench_rb_live: LTTng-UST as a peer, its tracepoint provider compiled in (BENCH_DEPS).
@@ -244,7 +244,7 @@ DEPS_BPO	:= libbpf-dev bpftool
 DEPS		:= clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libiberty-dev \
 		   libcmocka-dev libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
 		   abigail-tools libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev \
-		   libxml2-utils prometheus golang-go chromium python3
+		   libxml2-utils prometheus golang-go chromium python3 python3-prometheus-client
 BENCH_DEPS	:= libbpf-tools bpftrace lttng-tools liblttng-ust-dev prometheus-node-exporter curl
 BENCH_DEPS_BPO	:= linux-perf
 
