@@ -742,7 +742,8 @@ static void test_hostile_comm(void **state)
 			 HOSTILE_PROMQL "\"})", c.pid);
 		series = prom_query(pp[j], q, 0);
 		printf("  prometheus asking for %s: %g scrapes, up at least %g, %g series of the "
-		       "renamed process\n", j ? "protobuf" : "OpenMetrics", scrapes, up_min, series);
+		       "renamed process\n", j ? "protobuf" : "OpenMetrics", scrapes, up_min,
+		       series);
 		if (series != 1) {
 			char *body;
 

@@ -352,8 +352,8 @@ static void test_openmetrics(void **state)
 	check_prom_labels(text);
 	free(text);
 	if (!parsed) {
-		printf("SKIP %s: no OpenMetrics parser (Debian package python3-prometheus-client)\n",
-		       __func__);
+		printf("SKIP %s: no OpenMetrics parser "
+		       "(Debian package python3-prometheus-client)\n", __func__);
 		skip();
 	}
 }
@@ -383,8 +383,12 @@ static void test_protobuf(void **state)
 		off += n;
 		for (i = 0; i < f->n_metric; i++) {
 			for (j = 0; j < f->metric[i]->n_label; j++) {
-				const Io__Prometheus__Client__LabelPair *lp = f->metric[i]->label[j];
-				bool comm = !strcmp(lp->name, "comm"), key = !strcmp(lp->name, "key");
+				const Io__Prometheus__Client__LabelPair *lp;
+				bool comm, key;
+
+				lp = f->metric[i]->label[j];
+				comm = !strcmp(lp->name, "comm");
+				key = !strcmp(lp->name, "key");
 
 				fwrite(lp->value, 1, strlen(lp->value) + 1, vf);
 				nr_values++;

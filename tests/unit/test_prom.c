@@ -454,6 +454,15 @@ static int nr_buckets(const char *text, const char *name)
 	return n;
 }
 
+/* The cumulative count of runqlat's bucket le in text. */
+static uint64_t bucket(const char *text, const char *le)
+{
+	char series[128];
+
+	snprintf(series, sizeof(series), "kagg_runqlat_seconds_bucket" L("rq") ",le=\"%s\"} ", le);
+	return value_of(text, series);
+}
+
 /*
  * Classic buckets exist from the first scrape: an empty first interval lists every bucket up to
  * the cap (60 s by default: log2 slot 35, le 68.7 s), 0 each; a later interval counting in a
@@ -479,22 +488,18 @@ static void test_buckets_from_first_scrape(void **state)
 	got = render(p, KAGG_PROM_TEXT);
 	le_list(got, b, first, sizeof(first));
 	assert_int_equal(nr_buckets(got, b), 37);
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_bucket" L("rq") ",le=\"1e-09\"} "), 0);
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_bucket" L("rq") ",le=\"68.719476735\"} "),
-			 0);
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_bucket" L("rq") ",le=\"+Inf\"} "), 0);
+	assert_int_equal(bucket(got, "1e-09"), 0);
+	assert_int_equal(bucket(got, "68.719476735"), 0);
+	assert_int_equal(bucket(got, "+Inf"), 0);
 	free(got);
 	assert_int_equal(kagg_prom__update(p, 0, s1), 0);
 	got = render(p, KAGG_PROM_TEXT);
 	le_list(got, b, later, sizeof(later));
 	assert_string_equal(later, first);
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.033554431\"} "),
-			 3);
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.067108863\"} "),
-			 7);
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_bucket" L("rq") ",le=\"68.719476735\"} "),
-			 7);
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_bucket" L("rq") ",le=\"+Inf\"} "), 8);
+	assert_int_equal(bucket(got, "0.033554431"), 3);
+	assert_int_equal(bucket(got, "0.067108863"), 7);
+	assert_int_equal(bucket(got, "68.719476735"), 7);
+	assert_int_equal(bucket(got, "+Inf"), 8);
 	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") "} "), 8);
 	free(got);
 	/* The same in OpenMetrics. */
@@ -527,8 +532,7 @@ static void test_max_bucket(void **state)
 		assert_int_equal(kagg_prom__update(p, 0, snap), 0);
 		got = render(p, KAGG_PROM_TEXT);
 		assert_int_equal(nr_buckets(got, b), 21);
-		assert_int_equal(value_of(got, "kagg_runqlat_seconds_bucket" L("rq")
-					       ",le=\"0.001048575\"} "), 3);
+		assert_int_equal(bucket(got, "0.001048575"), 3);
 		assert_null(strstr(got, "le=\"0.002097151\""));
 		free(got);
 		kagg_prom__free(p);
