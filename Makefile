@@ -275,7 +275,7 @@ $(OUT)/tests/helpers/libstack_late.so: tests/helpers/late/stack_late.c
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
 		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
-		   unit/test_json_locale unit/test_prom unit/test_render
+		   unit/test_json_locale unit/test_prom unit/test_render unit/test_hostile_names
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 # test_rb_bench: the bench is the CLI's (tools/rb_bench.c), built into the test.
@@ -346,7 +346,8 @@ DEPS_BPO	:= libbpf-dev bpftool
 RUN_DEPS	:= clang-19 llvm-19 libelf-dev zlib1g-dev libiberty-dev pkg-config make gcc \
 		   binutils libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev python3
 TEST_DEPS	:= libclang-rt-19-dev libcmocka-dev libtraceevent-dev trace-cmd g++ abigail-tools \
-		   libxml2-utils prometheus golang-go chromium clang-format-19
+		   libxml2-utils prometheus golang-go chromium clang-format-19 \
+		   python3-prometheus-client
 DEPS		:= $(RUN_DEPS) $(TEST_DEPS)
 DPKG_ARCH_arm64	:= arm64
 DPKG_ARCH_x86	:= amd64

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -47,6 +48,10 @@ static const char usage_text[] =
 "                          program: 'run PROG.bpf.o [ARGS]')\n"
 "  -k, --max-keys N        per-key tools: at most N keyed series per tool, the\n"
 "                          rest added to one key=\"other\" series (default 100)\n"
+"      --max-bucket LE     histograms list every bucket from the first scrape,\n"
+"                          up to the first whose le reaches LE: seconds for\n"
+"                          times (default 60), kagg hist's unit for its values\n"
+"                          (default: all); 'inf': all\n"
 "      --connections N     at most N connections at once (default 16)\n"
 "      --timeout SEC       close a connection idle for SEC seconds (default 10)\n"
 "  -v, --verbose           print libbpf and library messages\n"
@@ -478,6 +483,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 enum {
 	OPT_CONNECTIONS = CLI_OPT_TOOL,
 	OPT_TIMEOUT,
+	OPT_MAX_BUCKET,
 };
 
 static const struct option long_opts[] = {
@@ -486,6 +492,7 @@ static const struct option long_opts[] = {
 	{ "prog", required_argument, NULL, 'p' },
 	{ "config", required_argument, NULL, 'c' },
 	{ "max-keys", required_argument, NULL, 'k' },
+	{ "max-bucket", required_argument, NULL, OPT_MAX_BUCKET },
 	{ "connections", required_argument, NULL, OPT_CONNECTIONS },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -513,6 +520,24 @@ static void free_all(void)
 	}
 	kagg_prom__free(prom);
 	prom = NULL;
+}
+
+/* --max-bucket: a bound above 0, or inf.  0 or -EINVAL. */
+static int parse_max_bucket(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!strcmp(s, "inf")) {
+		*out = INFINITY;
+		return 0;
+	}
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 static int serve_main(int argc, char **argv)
@@ -558,6 +583,12 @@ static int serve_main(int argc, char **argv)
 		case OPT_CONNECTIONS:
 			if (cli_parse_range(optarg, 1, 4096, "--connections", true, &connections))
 				ret = CLI_EXIT_USAGE;
+			break;
+		case OPT_MAX_BUCKET:
+			if (parse_max_bucket(optarg, &po.max_bucket))
+				ret = cli_err(CLI_EXIT_USAGE,
+					      "invalid --max-bucket '%s' (a bound above 0, or inf)",
+					      optarg);
 			break;
 		case OPT_TIMEOUT:
 			if (cli_parse_seconds(optarg, &timeout) || timeout < 1 || timeout > 86400)

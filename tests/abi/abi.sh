@@ -158,6 +158,29 @@ check_headers() {
 	return $rc
 }
 
+# Every public opts struct defines TYPE__last_field as its last member: the library
+# validates and copies an opts struct up to there (OPTS_END), so a member appended
+# without moving it would be refused when set and never read.
+check_last_fields() {
+	python3 - "${HDRS[@]}" <<'PY'
+import re, sys
+rc = 0
+for path in sys.argv[1:]:
+    src = open(path).read()
+    for m in re.finditer(r'\nstruct (kagg_\w+_opts) \{\n(.*?)\n\};\n', src, re.S):
+        name, body = m.group(1), re.sub(r'/\*.*?\*/', '', m.group(2), flags=re.S)
+        last = [d.strip() for d in body.split(';') if d.strip()][-1]
+        field = (re.search(r'\(\s*\*\s*(\w+)\s*\)', last) if '(' in last
+                 else re.search(r'(\w+)\s*(\[[^\]]*\])?\s*$', last)).group(1)
+        d = re.search(r'#define %s__last_field (\w+)' % name, src)
+        if not d or d.group(1) != field:
+            print("abi-check: %s: %s__last_field is %s, its last member %s" %
+                  (path, name, d.group(1) if d else "missing", field))
+            rc = 1
+sys.exit(rc)
+PY
+}
+
 # replace NEW FILE [NOTE]: FILE becomes NEW unless they are the same; says which.
 replace() {
 	if cmp -s "$1" "$2"; then
@@ -265,6 +288,7 @@ check)
 		fi
 	done
 	check_headers || rc=1
+	check_last_fields || rc=1
 	check_layouts "$SO" "$DUMP" "$d" || rc=1
 	if [ $rc = 0 ]; then
 		echo "abi-check: OK, $(wc -l <"$d/so") symbols ($VERSION_NODE): headers == $MAP" \

@@ -14,6 +14,14 @@
  * getppid() calls the test made.
  * Also: bad tool lines fail with the tool's own error, a taken port fails
  * first, SIGINT/SIGTERM leave nothing loaded.
+ *
+ * test_hostile_comm: a process renames itself to bytes that are no UTF-8 and controls
+ * under offcpu -P: promtool accepts /metrics, and a Prometheus scraping OpenMetrics and one
+ * scraping protobuf both keep the target up, each with the name as U+FFFD.
+ * test_quantile_jump: a workload whose off-CPU times jump into a new bucket mid-run; every
+ * le bucket is there from the first scrape, and histogram_quantile over increase() of the
+ * classic buckets lands within one bucket of kagg's own percentile, p50 to p99.9, at every
+ * scrape of the run, the one where the new bucket first counts included.
  */
 #include <libgen.h>
 #include <setjmp.h>
@@ -24,6 +32,7 @@
 #include <math.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <cmocka.h>
@@ -82,12 +91,11 @@ static char *http_get(int port, const char *path)
 	return body;
 }
 
-/* Prometheus instant query q at time t (0: now): the one sample's value, NAN when none. */
-static double prom_query(int port, const char *q, double t)
+/* The body of Prometheus' answer to the instant query q at time t (0: now); NULL on error. */
+static char *prom_api(int port, const char *q, double t)
 {
-	char path[4096], *o = path, *body, *v;
+	char path[4096], *o = path;
 	const char *p;
-	double r = NAN;
 
 	o += sprintf(o, "/api/v1/query?query=");
 	for (p = q; *p && o < path + sizeof(path) - 64; p++) {
@@ -101,7 +109,15 @@ static double prom_query(int port, const char *q, double t)
 		sprintf(o, "&time=%.3f", t);
 	else
 		*o = 0;
-	body = http_get(port, path);
+	return http_get(port, path);
+}
+
+/* Prometheus instant query q at time t (0: now): the one sample's value, NAN when none. */
+static double prom_query(int port, const char *q, double t)
+{
+	char *body = prom_api(port, q, t), *v;
+	double r = NAN;
+
 	if (!body)
 		return NAN;
 	v = strstr(body, "\"value\":[");
@@ -141,8 +157,12 @@ static int base_port(void)
 	return 20000 + (getpid() % 15000) * 3;
 }
 
-/* prometheus scraping 127.0.0.1:t1 and :t2 (t2 0: none), flag: a --enable-feature or NULL. */
-static pid_t start_prometheus(const char *dir, int port, int t1, int t2, const char *flag)
+/*
+ * prometheus scraping 127.0.0.1:t1 and :t2 (t2 0: none) every secs seconds (the scrape's
+ * timeout too), flag: a --enable-feature or NULL.
+ */
+static pid_t start_prometheus_every(const char *dir, int port, int t1, int t2, const char *flag,
+				    int secs)
 {
 	char cfg[512], data[512], cfgopt[600], dataopt[600], listen[64];
 	FILE *f;
@@ -153,9 +173,9 @@ static pid_t start_prometheus(const char *dir, int port, int t1, int t2, const c
 	f = fopen(cfg, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+	fprintf(f, "global:\n  scrape_interval: %ds\n  scrape_timeout: %ds\n"
 		   "scrape_configs:\n  - job_name: kagg\n    static_configs:\n"
-		   "      - targets: ['127.0.0.1:%d'", t1);
+		   "      - targets: ['127.0.0.1:%d'", secs, secs, t1);
 	if (t2)
 		fprintf(f, ", '127.0.0.1:%d'", t2);
 	fprintf(f, "]\n");
@@ -174,6 +194,84 @@ static pid_t start_prometheus(const char *dir, int port, int t1, int t2, const c
 		_exit(127);
 	}
 	return pid;
+}
+
+/* prometheus scraping 127.0.0.1:t1 and :t2 (t2 0: none) every second. */
+static pid_t start_prometheus(const char *dir, int port, int t1, int t2, const char *flag)
+{
+	return start_prometheus_every(dir, port, t1, t2, flag, 1);
+}
+
+/*
+ * The processes a test started and has not reaped yet: a failed assertion leaves the test
+ * at once, and its teardown (stop_tracked) ends them, so that the next test finds no
+ * prometheus or kagg serve of this one on its ports.
+ */
+static pid_t tracked[8];
+
+static pid_t track(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; pid > 0 && i < TU_NR(tracked); i++)
+		if (!tracked[i]) {
+			tracked[i] = pid;
+			break;
+		}
+	return pid;
+}
+
+/* pid is reaped by the test itself from here on. */
+static void untrack(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < TU_NR(tracked); i++)
+		if (tracked[i] == pid)
+			tracked[i] = 0;
+}
+
+/* Send sig to pid (a tracked child), wait for it: 10 s, then SIGKILL. */
+static void stop_child(pid_t pid, int sig)
+{
+	int i;
+
+	untrack(pid);
+	kill(pid, sig);
+	for (i = 0; i < 100; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return;
+		tu_sleep_ms(100);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* A test's teardown: whatever it started and did not reap. */
+static int stop_tracked(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < TU_NR(tracked); i++)
+		if (tracked[i])
+			stop_child(tracked[i], SIGTERM);
+	return 0;
+}
+
+/* A port of 127.0.0.1 that nothing listens on now (the kernel's choice). */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &alen))
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
 }
 
 /* The exp:3 boundary 2^(200/8) ns = 2^25 ns: a 50 ms sleep is above it, as in log2 slot 25. */
@@ -590,10 +688,432 @@ static void test_clean_exit(void **state)
 	}
 }
 
+/* ------------------------------------------------------------ names, buckets */
+
+/* A comm no output may carry raw: ff fe, c3 28, ESC, BEL, CR, a surrogate (ed a0 80). */
+#define HOSTILE_COMM "\xff\xfe\xc3\x28\x1b[31m\x07\r\xed\xa0\x80"
+#define R "\xef\xbf\xbd"
+#define HOSTILE_LABEL R R R "(" R "[31m" R R R R R
+/* The same in a PromQL string, whose lexer takes a raw U+FFFD for a bad byte: escaped. */
+#define U "\\ufffd"
+#define HOSTILE_PROMQL U U U "(" U "[31m" U U U U U
+
+/*
+ * Sleeps 2 ms rounds until stop; once rename is set, renames itself (prctl PR_SET_NAME, the
+ * kernel's comm) and counts the rounds after that in done.
+ */
+struct renamer {
+	volatile int stop, rename;
+	volatile long done;
+};
+
+static void renamer(void *arg)
+{
+	struct renamer *r = arg;
+	bool renamed = false;
+
+	while (!r->stop) {
+		if (r->rename && !renamed) {
+			prctl(PR_SET_NAME, HOSTILE_COMM);
+			renamed = true;
+		}
+		tu_sleep_ms(2);
+		if (renamed)
+			r->done++;
+	}
+}
+
+/* /metrics as the text format into a file of dir; 0 when promtool check metrics accepts it. */
+static int promtool_check(const char *dir, const char *metrics)
+{
+	char path[600], cmd[700];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/metrics.txt", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(metrics, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+	return system(cmd);
+}
+
+/*
+ * offcpu -P while a process renames itself to HOSTILE_COMM: /metrics passes promtool with
+ * the name as U+FFFD; a Prometheus asking for OpenMetrics and one asking for protobuf
+ * (native histograms on) scrape it 5 times and more with up == 1 each time, and both hold
+ * the process's series with that comm.  The process runs before the server starts, so that
+ * its busy key takes one of the places of the first scrape; it renames itself once the
+ * server runs.  Scrapes every 2 s with a 2 s timeout: /metrics holds every process of the
+ * machine, and the machine may be busy.
+ */
+static void test_hostile_comm(void **state)
+{
+	char dir[] = "/tmp/kagg-serve-names-XXXXXX", dir2[600], listen[64], want[128], q[256];
+	int port = free_port(), pp[2] = { free_port(), free_port() }, i, j;
+	static struct tu_census before;
+	struct renamer *r;
+	struct tu_child c;
+	struct tu_kagg k;
+	char *m = NULL, *err = NULL, cmd[700];
+	pid_t prom[2];
+
+	SKIP_UNLESS_PROMETHEUS();
+	if (access("/usr/bin/promtool", X_OK)) {
+		printf("SKIP %s: no promtool (Debian package prometheus)\n", __func__);
+		skip();
+	}
+	assert_true(port > 0 && pp[0] > 0 && pp[1] > 0 && pp[0] != pp[1]);
+	assert_non_null(mkdtemp(dir));
+	snprintf(dir2, sizeof(dir2), "%s/native", dir);
+	assert_int_equal(mkdir(dir2, 0755), 0);
+	tu_census_take(&before, "offcpu_", "offcpu_");
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(r != MAP_FAILED);
+	c = tu_spawn(renamer, r);
+	assert_true(track(c.pid) > 0);
+	tu_go(&c);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	{
+		char *argv[] = { "serve", "--listen", listen, "--tool", "offcpu -P", "--max-keys",
+				 "1000", NULL };
+
+		k = tu_kagg_start(argv);
+	}
+	assert_true(track(k.pid) > 0);
+	assert_true(wait_http(port, "/metrics", 30));
+	r->rename = 1;
+
+	/* The process's series with its new name: the whole text passes promtool. */
+	snprintf(want, sizeof(want), "pid=\"%d\",comm=\"" HOSTILE_LABEL "\"}", c.pid);
+	for (i = 0; i < 300; i++) {
+		free(m);
+		m = http_get(port, "/metrics");
+		if (m && r->done > 10 && strstr(m, want))
+			break;
+		tu_sleep_ms(100);
+	}
+	if (promtool_check(dir, m ? m : ""))
+		fail_msg("promtool check metrics refused /metrics, in %s/metrics.txt", dir);
+	if (i == 300)
+		fail_msg("no series of pid %d with comm \"%s\"", c.pid, HOSTILE_LABEL);
+	free(m);
+
+	prom[0] = track(start_prometheus_every(dir, pp[0], port, 0, NULL, 2));
+	prom[1] = track(start_prometheus_every(dir2, pp[1], port, 0,
+					       "--enable-feature=native-histograms", 2));
+	assert_true(prom[0] > 0 && prom[1] > 0);
+	for (j = 0; j < 2; j++) {
+		double scrapes = 0, up_min, series;
+
+		assert_true(wait_http(pp[j], "/-/ready", 60));
+		for (i = 0; i < 900; i++) {
+			scrapes = prom_query(pp[j], "count_over_time(up{job=\"kagg\"}[10m])", 0);
+			if (scrapes >= 5)
+				break;
+			tu_sleep_ms(100);
+		}
+		up_min = prom_query(pp[j], "min_over_time(up{job=\"kagg\"}[10m])", 0);
+		snprintf(q, sizeof(q), "count(kagg_offcpu_seconds_count{pid=\"%d\",comm=\""
+			 HOSTILE_PROMQL "\"})", c.pid);
+		series = prom_query(pp[j], q, 0);
+		printf("  prometheus asking for %s: %g scrapes, up at least %g, %g series of the "
+		       "renamed process\n", j ? "protobuf" : "OpenMetrics", scrapes, up_min,
+		       series);
+		if (series != 1) {
+			char *body;
+
+			snprintf(q, sizeof(q), "kagg_offcpu_seconds_count{pid=\"%d\"}", c.pid);
+			body = prom_api(pp[j], q, 0);
+			printf("  its series of pid %d: %s\n", c.pid, body ? body : "(no answer)");
+			free(body);
+		}
+		assert_true(scrapes >= 5);
+		assert_true(up_min == 1);
+		assert_true(series == 1);
+	}
+	r->stop = 1;
+	untrack(c.pid);
+	assert_int_equal(tu_wait(&c), 0);
+	munmap(r, sizeof(*r));
+	for (j = 0; j < 2; j++)
+		stop_child(prom[j], SIGTERM);
+	untrack(k.pid);
+	kill(k.pid, SIGTERM);
+	assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
+	free(err);
+	tu_assert_nothing_left(&before, "offcpu_", "offcpu_", "kagg serve");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* log2 ns buckets: the first slot k whose le, 2^(k+1) - 1 ns, holds ns. */
+static int log2_slot(double ns)
+{
+	int k = 0;
+
+	while (k < 63 && ns > (double)((2ULL << k) - 1) * (1 + 1e-12))
+		k++;
+	return k;
+}
+
+/* The slot of a log2 bucket's le label (seconds): 2^(k+1) - 1 ns. */
+static int le_slot(const char *le)
+{
+	return !strcmp(le, "+Inf") ? 64 : log2_slot(strtod(le, NULL) * 1e9);
+}
+
+/*
+ * The classic buckets of query q (an instant vector of _bucket series) at time t, as the
+ * log2 histogram h (64 slots, +Inf beyond the last listed in slot 63); the number of le
+ * series, -1 on error.
+ */
+static int prom_buckets(int port, const char *q, double t, struct kagg_hist *h, uint64_t *slots)
+{
+	uint64_t cum[65] = { 0 };
+	bool has[65] = { false };
+	char *body = prom_api(port, q, t), *p;
+	int n = 0, k, last = -1;
+
+	if (!body)
+		return -1;
+	for (p = body; (p = strstr(p, "\"le\":\"")); n++) {
+		char le[64], *v;
+		size_t len;
+
+		p += 6;
+		len = strcspn(p, "\"");
+		snprintf(le, sizeof(le), "%.*s", (int)len, p);
+		v = strstr(p, "\"value\":[");
+		if (!v || !(v = strstr(v, ",\""))) {
+			free(body);
+			return -1;
+		}
+		k = le_slot(le);
+		cum[k] = strtoull(v + 2, NULL, 10);
+		has[k] = true;
+	}
+	free(body);
+	memset(h, 0, sizeof(*h));
+	memset(slots, 0, 64 * sizeof(*slots));
+	h->sz = sizeof(*h);
+	h->unit = KAGG_UNIT_NSECS;
+	h->slots = slots;
+	h->nr_slots = 64;
+	for (k = 0; k < 64; k++) {
+		uint64_t below = last < 0 ? 0 : cum[last];
+
+		if (!has[k])
+			continue;
+		slots[k] = cum[k] - below;
+		last = k;
+	}
+	if (has[64] && cum[64] > (last < 0 ? 0 : cum[last]))
+		slots[63] += cum[64] - (last < 0 ? 0 : cum[last]);
+	h->total = has[64] ? cum[64] : 0;
+	return n;
+}
+
+/* The scrape times (s) of the series matching sel over the last 10 minutes; their number. */
+static int scrape_times(int port, const char *sel, double *ts, int max)
+{
+	char q[256], *body, *p;
+	int n = 0;
+
+	snprintf(q, sizeof(q), "kagg_events_seen_total{%s}[10m]", sel);
+	body = prom_api(port, q, 0);
+	if (!body)
+		return -1;
+	p = strstr(body, "\"values\":[");
+	for (p = p ? p + 10 : NULL; p && n < max && (p = strstr(p, "[")); p++)
+		ts[n++] = strtod(p + 1, NULL);
+	free(body);
+	return n;
+}
+
+/* The workload: it joins its cgroup itself, sleeps fast times, then slow ones. */
+struct jump {
+	const char *cg;
+	int fast, slow;		/* how many of each */
+	long fast_us, slow_us;	/* how long each */
+};
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void jump_worker(void *arg)
+{
+	const struct jump *w = arg;
+	int i;
+
+	/* from here on: the wait for the go is no interval of the cgroup's */
+	if (tu_cgroup_add(w->cg, getpid()))
+		_exit(2);
+	for (i = 0; i < w->fast; i++)
+		sleep_us(w->fast_us);
+	for (i = 0; i < w->slow; i++)
+		sleep_us(w->slow_us);
+}
+
+#define NR_TIMES 1200
+
+/*
+ * offcpu on a cgroup where a process sleeps 5 ms 600 times (log2 slot 22: 4.2 to 8.4 ms),
+ * then 50 ms 60 times (slot 25: 33.5 to 67.1 ms, a bucket nothing filled before), scraped
+ * every second.  Every le bucket, 36 up to 68.7 s and +Inf, is there from the first scrape.
+ * At every scrape of the run, the percentiles p50, p90, p99 and p99.9 of the interval since
+ * the scrape before the workload, as kagg computes them (kagg_hist__percentile on the
+ * buckets' own counts at that scrape) and as Prometheus does
+ * (histogram_quantile over increase() of the classic buckets), are at most one bucket apart.
+ * At the scrape where slot 25 first counts, p99.9 is one of its 50 ms sleeps (fewer than
+ * 1000 values): a bucket series appearing only then would be missing from increase() and
+ * put it at the top of the buckets that were there (slot 22 or 23).
+ */
+static void test_quantile_jump(void **state)
+{
+	static const double qs[] = { 50, 90, 99, 99.9 };
+	struct jump w = { .fast = 600, .slow = 60, .fast_us = 5000, .slow_us = 50000 };
+	char root[64], cg[128], dir[] = "/tmp/kagg-serve-jump-XXXXXX", listen[64], tool[200];
+	char q[1024], qq[1024], sel[96], cmd[600], *err = NULL;
+	int port = free_port(), pport = free_port(), i, j, n, first_n, last_n, checked = 0;
+	int jump_at = -1, worst = 0;
+	static double ts[NR_TIMES];
+	static struct tu_census before;
+	uint64_t slots[64], pre[64];
+	struct kagg_hist h, hp;
+	double t_go, t_done, t_pre = 0;
+	struct tu_child c;
+	struct tu_kagg k;
+	pid_t prom;
+
+	SKIP_UNLESS_PROMETHEUS();
+	if (!tu_cgroup2_root(root, sizeof(root))) {
+		printf("SKIP %s: no cgroup v2 mount\n", __func__);
+		skip();
+	}
+	assert_true(port > 0 && pport > 0 && port != pport);
+	assert_non_null(mkdtemp(dir));
+	snprintf(cg, sizeof(cg), "%s/kagg-serve-jump-%d", root, getpid());
+	assert_true(mkdir(cg, 0755) == 0 || errno == EEXIST);
+	w.cg = cg;
+	tu_census_take(&before, "offcpu_", "offcpu_");
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	snprintf(tool, sizeof(tool), "offcpu --cgroup %s", cg);
+	snprintf(sel, sizeof(sel), "instance=\"%s\"", listen);
+	{
+		char *argv[] = { "serve", "--listen", listen, "--tool", tool, NULL };
+
+		k = tu_kagg_start(argv);
+	}
+	assert_true(track(k.pid) > 0);
+	assert_true(wait_http(port, "/metrics", 30));
+	prom = track(start_prometheus(dir, pport, port, 0, NULL));
+	assert_true(prom > 0);
+	assert_true(wait_http(pport, "/-/ready", 60));
+
+	/* Two scrapes before the workload: the first, and one whose counts are all 0. */
+	for (i = 0; i < 600 && scrape_times(pport, sel, ts, NR_TIMES) < 2; i++)
+		tu_sleep_ms(100);
+	assert_true(i < 600);
+	c = tu_spawn(jump_worker, &w);
+	assert_true(track(c.pid) > 0);
+	t_go = now_s();
+	tu_go(&c);
+	untrack(c.pid);
+	assert_int_equal(tu_wait(&c), 0);
+	t_done = now_s();
+	/* Two scrapes after it. */
+	for (i = 0; i < 600; i++) {
+		n = scrape_times(pport, sel, ts, NR_TIMES);
+		if (n > 2 && ts[n - 2] > t_done + 0.01)
+			break;
+		tu_sleep_ms(100);
+	}
+	assert_true(i < 600);
+	for (j = 0; j < n && ts[j] < t_go; j++)
+		t_pre = ts[j];
+	assert_true(t_pre > 0);
+
+	/* Every bucket from the first scrape on, and no other later. */
+	snprintf(q, sizeof(q), "kagg_offcpu_seconds_bucket{%s}", sel);
+	first_n = prom_buckets(pport, q, ts[0], &h, slots);
+	last_n = prom_buckets(pport, q, ts[n - 1], &h, slots);
+	printf("  le series: %d at the first scrape, %d at the last; %d scrapes, workload %.2f s\n",
+	       first_n, last_n, n, t_done - t_go);
+
+	/* What was counted by the scrape before the workload (nothing, unless it ended late). */
+	assert_true(prom_buckets(pport, q, t_pre, &hp, pre) > 0);
+	for (j = 0; j < n; j++) {
+		uint64_t total;
+		double window;
+		int qi, s;
+
+		if (ts[j] <= t_pre)
+			continue;
+		/* kagg's counts since the scrape before the workload, as that scrape left them */
+		if (prom_buckets(pport, q, ts[j], &h, slots) < 0)
+			fail_msg("no buckets at %.3f", ts[j]);
+		for (s = 0; s < 64; s++)
+			slots[s] -= pre[s];
+		h.total -= hp.total;
+		total = h.total;
+		if (!total)
+			continue;
+		if (jump_at < 0 && (slots[24] || slots[25] || slots[26]))
+			jump_at = j;
+		window = ts[j] - t_pre + 0.5;
+		printf("  t+%5.1f s %4llu values, slots 22/25 %4llu/%3llu:", ts[j] - t_pre,
+		       (unsigned long long)total, (unsigned long long)slots[22],
+		       (unsigned long long)slots[25]);
+		for (qi = 0; qi < 4; qi++) {
+			double mine, theirs;
+			int a, b;
+
+			assert_int_equal(kagg_hist__percentile(&h, qs[qi], &mine, NULL, NULL), 0);
+			snprintf(qq, sizeof(qq), "histogram_quantile(%g, sum by (le) (increase("
+				 "kagg_offcpu_seconds_bucket{%s}[%.0fms])))", qs[qi] / 100, sel,
+				 window * 1000);
+			theirs = prom_query(pport, qq, ts[j]);
+			a = log2_slot(mine);
+			b = isnan(theirs) ? -100 : log2_slot(theirs * 1e9);
+			printf(" p%g %d/%d", qs[qi], a, b);
+			worst = abs(a - b) > worst ? abs(a - b) : worst;
+		}
+		printf("%s\n", j == jump_at ? "  <- slot 25 first counts" : "");
+		checked++;
+	}
+
+	stop_child(prom, SIGTERM);
+	untrack(k.pid);
+	kill(k.pid, SIGTERM);
+	assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
+	free(err);
+	tu_assert_nothing_left(&before, "offcpu_", "offcpu_", "kagg serve");
+	rmdir(cg);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+
+	/* 36 finite buckets (le up to 68.7 s, the first to reach 60 s) and +Inf, always. */
+	assert_int_equal(first_n, 37);
+	assert_int_equal(last_n, 37);
+	/* The run spans scrapes, the jump among them. */
+	assert_true(checked >= 3);
+	assert_true(jump_at >= 0);
+	assert_true(worst <= 1);
+}
+
 TU_MAIN(
 	cmocka_unit_test(test_errors),
 	cmocka_unit_test(test_clean_exit),
 	cmocka_unit_test(test_prog_labels),
 	TU_TEST_ARG(test_prometheus, test_two_serves, false),
 	TU_TEST_ARG(test_native, test_two_serves, true),
+	cmocka_unit_test_teardown(test_hostile_comm, stop_tracked),
+	cmocka_unit_test_teardown(test_quantile_jump, stop_tracked),
 )

@@ -8,6 +8,7 @@
  * metrics` on the output when promtool is installed.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -119,6 +120,36 @@ static const char expect_text[] =
 	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.5e-08\"} 4\n"
 	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"3.1e-08\"} 4\n"
 	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"6.3e-08\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.27e-07\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"2.55e-07\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"5.11e-07\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.023e-06\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"2.047e-06\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"4.095e-06\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"8.191e-06\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.6383e-05\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"3.2767e-05\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"6.5535e-05\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.000131071\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.000262143\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.000524287\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.001048575\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.002097151\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.004194303\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.008388607\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.016777215\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.033554431\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.067108863\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.134217727\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.268435455\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.536870911\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.073741823\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"2.147483647\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"4.294967295\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"8.589934591\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"17.179869183\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"34.359738367\"} 6\n"
+	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"68.719476735\"} 6\n"
 	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"+Inf\"} 6\n"
 	"kagg_runqlat_seconds_count" L("rq") "} 6\n"
 	"kagg_runqlat_seconds_sum" L("rq") "} 1.2e-07\n"
@@ -340,18 +371,26 @@ static void test_protobuf(void **state)
 	assert_true(f->metric[0]->counter->value == 10);
 	io__prometheus__client__metric_family__free_unpacked(f, NULL);
 
-	/* Classic: cumulative counts up to the last slot that counted, +Inf left implicit. */
+	/*
+	 * Classic: cumulative counts of every slot (all 8 are below 60 s), the empty ones
+	 * included, +Inf left implicit.
+	 */
 	f = pb_family((uint8_t *)buf, len, "kagg_runqlat_seconds");
 	assert_non_null(f);
 	assert_int_equal(f->type, IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM);
 	h = f->metric[0]->histogram;
 	assert_int_equal(h->sample_count, 9);
 	assert_true(h->sample_sum == 90000 / 1e9);
-	assert_int_equal(h->n_bucket, 5);
+	assert_int_equal(h->n_bucket, 8);
 	assert_int_equal(h->bucket[0]->cumulative_count, 1);
+	assert_int_equal(h->bucket[1]->cumulative_count, 1);
 	assert_int_equal(h->bucket[2]->cumulative_count, 4);
+	assert_int_equal(h->bucket[3]->cumulative_count, 4);
 	assert_int_equal(h->bucket[4]->cumulative_count, 9);
+	assert_int_equal(h->bucket[7]->cumulative_count, 9);
 	assert_true(h->bucket[0]->upper_bound == 0);
+	/* exp:3 bucket index 106, the last slot: (2^(106/8), 2^(107/8)] ns */
+	assert_true(fabs(h->bucket[7]->upper_bound - pow(2, 107 / 8.0) / 1e9) < 1e-18);
 	assert_false(h->has_schema);
 	io__prometheus__client__metric_family__free_unpacked(f, NULL);
 
@@ -380,6 +419,158 @@ static void test_protobuf(void **state)
 	free(buf);
 	kagg_prom__free(p);
 	kagg_snapshot__free(snap);
+}
+
+/* The le labels of name's bucket series in text, one string "le1,le2,...". */
+static void le_list(const char *text, const char *name, char *out, size_t len)
+{
+	const char *p = text;
+	size_t n = 0;
+
+	out[0] = 0;
+	while ((p = strstr(p, name))) {
+		const char *le = strstr(p, "le=\""), *end;
+
+		p += strlen(name);
+		if (!le || strchr(p, '\n') < le)
+			continue;
+		le += 4;
+		end = strchr(le, '"');
+		n += snprintf(out + n, len - n, "%s%.*s", n ? "," : "", (int)(end - le), le);
+		assert_true(n < len);
+	}
+}
+
+/* The number of bucket series of name in text. */
+static int nr_buckets(const char *text, const char *name)
+{
+	const char *p = text;
+	int n = 0;
+
+	while ((p = strstr(p, name))) {
+		p += strlen(name);
+		n++;
+	}
+	return n;
+}
+
+/* The cumulative count of runqlat's bucket le in text. */
+static uint64_t bucket(const char *text, const char *le)
+{
+	char series[128];
+
+	snprintf(series, sizeof(series), "kagg_runqlat_seconds_bucket" L("rq") ",le=\"%s\"} ", le);
+	return value_of(text, series);
+}
+
+/*
+ * Classic buckets exist from the first scrape: an empty first interval lists every bucket up to
+ * the cap (60 s by default: log2 slot 35, le 68.7 s), 0 each; a later interval counting in a
+ * new slot and above the cap changes no le series, only counts, and what is above the cap is in
+ * +Inf alone.
+ */
+static void test_buckets_from_first_scrape(void **state)
+{
+	struct kagg_snapshot *s0 = make_runqlat(), *s1 = make_runqlat();
+	struct kagg_prom *p = kagg_prom__new(NULL);
+	static char first[8192], later[8192];
+	const char *b = "kagg_runqlat_seconds_bucket" L("rq");
+	char *got;
+
+	memset((uint64_t *)s0->hists[0].slots, 0, 64 * sizeof(uint64_t));
+	s0->hists[0].total = 0;
+	s0->hists[0].sum = 0;
+	((uint64_t *)s1->hists[0].slots)[25] = 4; /* 33.5 to 67.1 ms */
+	((uint64_t *)s1->hists[0].slots)[40] = 1; /* 18 minutes: above the cap */
+	s1->hists[0].total += 5;
+	assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
+	assert_int_equal(kagg_prom__update(p, 0, s0), 0);
+	got = render(p, KAGG_PROM_TEXT);
+	le_list(got, b, first, sizeof(first));
+	assert_int_equal(nr_buckets(got, b), 37);
+	assert_int_equal(bucket(got, "1e-09"), 0);
+	assert_int_equal(bucket(got, "68.719476735"), 0);
+	assert_int_equal(bucket(got, "+Inf"), 0);
+	free(got);
+	assert_int_equal(kagg_prom__update(p, 0, s1), 0);
+	got = render(p, KAGG_PROM_TEXT);
+	le_list(got, b, later, sizeof(later));
+	assert_string_equal(later, first);
+	assert_int_equal(bucket(got, "0.033554431"), 3);
+	assert_int_equal(bucket(got, "0.067108863"), 7);
+	assert_int_equal(bucket(got, "68.719476735"), 7);
+	assert_int_equal(bucket(got, "+Inf"), 8);
+	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") "} "), 8);
+	free(got);
+	/* The same in OpenMetrics. */
+	got = render(p, KAGG_PROM_OPENMETRICS);
+	le_list(got, b, later, sizeof(later));
+	assert_string_equal(later, first);
+	free(got);
+	kagg_prom__free(p);
+	kagg_snapshot__free(s0);
+	kagg_snapshot__free(s1);
+}
+
+/* max_bucket: another cap, no cap, the default for values, and what is refused. */
+static void test_max_bucket(void **state)
+{
+	KAGG_OPTS(kagg_prom_opts, ms, .max_bucket = 0.001);
+	KAGG_OPTS(kagg_prom_opts, all, .max_bucket = INFINITY);
+	KAGG_OPTS(kagg_prom_opts, neg, .max_bucket = -1);
+	KAGG_OPTS(kagg_prom_opts, nan, .max_bucket = NAN);
+	const char *b = "kagg_runqlat_seconds_bucket" L("rq");
+	struct kagg_snapshot *snap;
+	char *got;
+
+	/* 1 ms: up to log2 slot 19, le 1.048575 ms; slots 3 and 5 below it, nothing above. */
+	{
+		struct kagg_prom *p = kagg_prom__new(&ms);
+
+		snap = make_runqlat();
+		assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
+		assert_int_equal(kagg_prom__update(p, 0, snap), 0);
+		got = render(p, KAGG_PROM_TEXT);
+		assert_int_equal(nr_buckets(got, b), 21);
+		assert_int_equal(bucket(got, "0.001048575"), 3);
+		assert_null(strstr(got, "le=\"0.002097151\""));
+		free(got);
+		kagg_prom__free(p);
+		kagg_snapshot__free(snap);
+	}
+	{
+		struct kagg_prom *p = kagg_prom__new(&all);
+
+		snap = make_runqlat();
+		assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
+		assert_int_equal(kagg_prom__update(p, 0, snap), 0);
+		got = render(p, KAGG_PROM_TEXT);
+		assert_int_equal(nr_buckets(got, b), 65);
+		free(got);
+		kagg_prom__free(p);
+		kagg_snapshot__free(snap);
+	}
+	/* kagg hist's values: every bucket by default. */
+	{
+		struct kagg_prom *p = kagg_prom__new(NULL);
+
+		snap = make_runqlat();
+		snap->hists[0].value = "prio";
+		snap->meta.tool = "hist";
+		assert_int_equal(kagg_prom__add_tool(p, "h"), 0);
+		assert_int_equal(kagg_prom__update(p, 0, snap), 0);
+		got = render(p, KAGG_PROM_TEXT);
+		assert_int_equal(nr_buckets(got, "kagg_hist_value_bucket{"), 65);
+		free(got);
+		kagg_prom__free(p);
+		kagg_snapshot__free(snap);
+	}
+	errno = 0;
+	assert_null(kagg_prom__new(&neg));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(kagg_prom__new(&nan));
+	assert_int_equal(errno, EINVAL);
 }
 
 /* The text output passes promtool's own parser and linter. */
@@ -427,5 +618,7 @@ UU_MAIN(
 	cmocka_unit_test(test_folding),
 	cmocka_unit_test(test_negotiate),
 	cmocka_unit_test(test_protobuf),
+	cmocka_unit_test(test_buckets_from_first_scrape),
+	cmocka_unit_test(test_max_bucket),
 	cmocka_unit_test(test_promtool)
 )

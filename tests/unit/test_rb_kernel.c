@@ -151,14 +151,55 @@ static int write_str(const char *path, const char *s)
 	return w < 0 ? -errno : 0;
 }
 
+/*
+ * mine (kagg's trace text) against the kernel's, line for line.  A line whose kernel text
+ * holds a byte outside printable ASCII (a process renamed to any bytes it likes) is
+ * skipped: the kernel prints names raw, kagg escapes them for a terminal
+ * (docs/ftrace-format.md); every other line must be the same to the byte.  How many lines
+ * were skipped.
+ */
+static size_t same_trace_text(const char *mine, const char *kernel)
+{
+	size_t skipped = 0;
+
+	for (;;) {
+		const char *me = strchrnul(mine, '\n'), *ke = strchrnul(kernel, '\n'), *p;
+		bool plain = true;
+
+		for (p = kernel; p < ke; p++)
+			plain &= *p >= 0x20 && *p < 0x7f;
+		if (plain) {
+			if ((size_t)(me - mine) != (size_t)(ke - kernel) ||
+			    memcmp(mine, kernel, (size_t)(me - mine)))
+				printf("# kagg:   %.*s\n# kernel: %.*s\n", (int)(me - mine), mine,
+				       (int)(ke - kernel), kernel);
+			assert_memory_equal(mine, kernel, (size_t)(me - mine));
+			assert_int_equal(me - mine, ke - kernel);
+		} else {
+			skipped++;
+		}
+		assert_int_equal(!*me, !*ke); /* as many lines */
+		if (!*me)
+			return skipped;
+		mine = me + 1;
+		kernel = ke + 1;
+	}
+}
+
+/*
+ * The live capture runs in a tracefs instance of its own: its buffer and its event
+ * switches are nobody else's, so another tracer enabling sched_switch at the same time
+ * (trace-cmd, a kagg test beside this one) cannot add records between our reads of the
+ * trace file and of the raw pages.
+ */
 static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s)
 {
 	const char *cap = getenv("KAGG_CAPTURE_DIR");
-	char path[512], *on, *was, *cmdtxt;
+	char path[512], inst[128], *on, *cmdtxt;
 	struct kagg_rb_events *evs;
 	struct cmds *cmds = calloc(1, sizeof(*cmds));
 	int cpu, ncpu = (int)sysconf(_SC_NPROCESSORS_CONF), failed = 0;
-	size_t total = 0;
+	size_t total = 0, skipped = 0;
 	char *texts[64] = { 0 }, *raws[64] = { 0 };
 	size_t rawlen[64] = { 0 };
 
@@ -190,18 +231,18 @@ static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s
 	assert_int_equal(kagg_rb_events__load_dir(evs, TRACEFS "/events", &failed) > 0, 1);
 	assert_int_equal(failed, 0); /* every format file of this kernel parses */
 
-	/* enable briefly, restore */
-	was = tu_slurp(TRACEFS "/events/sched/sched_switch/enable", NULL);
-	assert_int_equal(write_str(TRACEFS "/events/sched/sched_switch/enable", "1"), 0);
+	/* a buffer of our own: enable, switch ~500 times, disable */
+	snprintf(inst, sizeof(inst), TRACEFS "/instances/kagg-test-%d", (int)getpid());
+	assert_int_equal(mkdir(inst, 0755), 0);
+	snprintf(path, sizeof(path), "%s/events/sched/sched_switch/enable", inst);
+	assert_int_equal(write_str(path, "1"), 0);
 	{
 		int i;
 
 		for (i = 0; i < 250; i++) /* ~500 context switches */
 			usleep(50);
 	}
-	if (!was || was[0] != '1')
-		assert_int_equal(write_str(TRACEFS "/events/sched/sched_switch/enable", "0"), 0);
-	free(was);
+	assert_int_equal(write_str(path, "0"), 0);
 
 	cmdtxt = tu_slurp(TRACEFS "/saved_cmdlines", NULL);
 	cmds_load(cmds, cmdtxt ? cmdtxt : "");
@@ -210,11 +251,11 @@ static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s
 		size_t cap_b = 0, n;
 		int fd;
 
-		snprintf(path, sizeof(path), TRACEFS "/per_cpu/cpu%d/trace", cpu);
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace", inst, cpu);
 		ktext = tu_slurp(path, NULL);
 		if (!ktext)
 			continue;
-		snprintf(path, sizeof(path), TRACEFS "/per_cpu/cpu%d/trace_pipe_raw", cpu);
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe_raw", inst, cpu);
 		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		assert_true(fd >= 0);
 		for (;;) {
@@ -234,13 +275,15 @@ static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s
 		n = check_pages((uint8_t *)raws[cpu], rawlen[cpu], cpu, evs, cmds, &mine);
 		total += n;
 		kl = strip_comments(ktext);
-		assert_string_equal(mine, kl);
+		skipped += same_trace_text(mine, kl);
 		texts[cpu] = kl;
 		free(mine);
 		free(ktext);
 	}
-	printf("# %zu live kernel records decoded identically to kbuffer and the trace file\n",
-	       total);
+	assert_int_equal(rmdir(inst), 0);
+	printf("# %zu live kernel records decoded identically to kbuffer and the trace file "
+	       "(%zu lines with names outside printable ASCII compared as records only)\n",
+	       total, skipped);
 	assert_true(total > 0);
 	if (cap) {
 		mkdir(cap, 0755);

@@ -16,9 +16,12 @@
 #include "util/array.h"
 #include "util/opts.h"
 #include "snapshot/snapshot_internal.h"
+#include "util/utf8.h"
 #include "prometheus_metrics.pb-c.h"
 
 #define PROM_DEFAULT_KEYS 100
+/* The highest classic bucket of time histograms by default: the first whose le reaches 60 s. */
+#define PROM_DEFAULT_MAX_BUCKET 60.0
 #define PROM_MAX_DROPS 16
 #define PROM_MAX_PROGS 8
 
@@ -63,6 +66,7 @@ struct prom_inst {
 	int64_t exp_base;
 	int64_t lin_min;
 	uint64_t lin_step;
+	unsigned int nr_buckets; /* the classic buckets listed, +Inf aside */
 	struct prom_series *series; /* keyed ones at most max_keys, plus the unkeyed one */
 	size_t nr_series;
 	size_t nr_keyed;
@@ -71,6 +75,7 @@ struct prom_inst {
 
 struct kagg_prom {
 	size_t max_keys;
+	double max_bucket; /* 0: the default for the kind of histogram */
 	struct prom_inst *insts;
 	size_t nr_insts;
 };
@@ -89,7 +94,13 @@ struct kagg_prom *kagg_prom__new(const struct kagg_prom_opts *opts)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (!(o.max_bucket >= 0)) {
+		free(p);
+		errno = EINVAL;
+		return NULL;
+	}
 	p->max_keys = o.max_keys ? o.max_keys : PROM_DEFAULT_KEYS;
+	p->max_bucket = o.max_bucket;
 	return p;
 }
 
@@ -254,8 +265,19 @@ static int series_add(struct prom_series *s, const struct kagg_hist *h)
 	return 0;
 }
 
-static int take_layout(struct prom_inst *in, const struct kagg_hist *h)
+static double slot_le(const struct prom_inst *in, unsigned int k);
+static bool inst_is_time(const struct prom_inst *in);
+
+/*
+ * The bucket layout of the instance, from its first histogram, and so the classic buckets it
+ * lists from then on: every slot from the lowest up to the first whose le reaches the cap, so
+ * that each `le` series exists from the first scrape and rate() across them stays consistent.
+ */
+static int take_layout(const struct kagg_prom *p, struct prom_inst *in, const struct kagg_hist *h)
 {
+	double cap;
+	int err;
+
 	in->has_layout = true;
 	in->unit = h->unit;
 	in->lin_min = h->lin_min;
@@ -265,7 +287,14 @@ static int take_layout(struct prom_inst *in, const struct kagg_hist *h)
 		in->exp_scale = h->exp_scale;
 		in->exp_base = h->exp_base_index;
 	}
-	return set_str(&in->value, KAGG_HAS_FIELD(h, kagg_hist, value) ? h->value : NULL);
+	err = set_str(&in->value, KAGG_HAS_FIELD(h, kagg_hist, value) ? h->value : NULL);
+	if (err)
+		return err;
+	cap = p->max_bucket ? p->max_bucket : inst_is_time(in) ? PROM_DEFAULT_MAX_BUCKET : INFINITY;
+	for (in->nr_buckets = 0; in->nr_buckets < h->nr_slots;)
+		if (slot_le(in, in->nr_buckets++) >= cap)
+			break;
+	return 0;
 }
 
 /*
@@ -361,7 +390,7 @@ static int update_hists(struct kagg_prom *p, struct prom_inst *in,
 		hs[i] = kagg_snapshot__hist(snap, i);
 	qsort(hs, n, sizeof(*hs), by_total);
 	if (!in->has_layout)
-		err = take_layout(in, hs[0]);
+		err = take_layout(p, in, hs[0]);
 	for (i = 0; i < n && !err; i++) {
 		const struct kagg_hist *h = hs[i];
 		struct prom_series *s = find_series(in, h);
@@ -642,6 +671,16 @@ static char *pb_str(struct pw *w, const char *s)
 	return c ? strcpy(c, s) : NULL;
 }
 
+/* A label value as put_value() writes it, unescaped: protobuf strings are UTF-8. */
+static char *pb_value(struct pw *w, const char *s)
+{
+	char *c = pb_alloc(w, utf8_clean(NULL, s, UTF8_KEEP_NL) + 1);
+
+	if (c)
+		utf8_clean(c, s, UTF8_KEEP_NL);
+	return c;
+}
+
 /* Write the family built so far (length-delimited) and free what it owned. */
 static void pb_flush(struct pw *w)
 {
@@ -695,7 +734,7 @@ static Io__Prometheus__Client__Metric *pb_metric(struct pw *w, const struct lset
 			return NULL;
 		io__prometheus__client__label_pair__init(lp);
 		lp->name = pb_str(w, i < l->n ? l->k[i] : k);
-		lp->value = pb_str(w, i < l->n ? l->v[i] : v);
+		lp->value = pb_value(w, i < l->n ? l->v[i] : v);
 		if (!lp->name || !lp->value)
 			return NULL;
 		m->label[m->n_label++] = lp;
@@ -718,19 +757,32 @@ static void name_clean(char *s)
 			*s = '_';
 }
 
-/* A label value, escaped: backslash, double quote and newline. */
+/*
+ * A label value, the one rule of the three formats: each byte outside UTF-8 and each control
+ * but the newline replaced by U+FFFD (utf8.h), since Prometheus refuses a scrape holding a
+ * label value that is not UTF-8 and OpenMetrics has no escape for the controls; then, in the
+ * text formats, backslash, double quote and newline escaped (\\, \", \n: all that both
+ * text formats read).
+ */
 static void put_value(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t k;
+	uint32_t c;
+
 	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '\\')
+	for (; *p; p += k) {
+		k = utf8_next(p, SIZE_MAX, &c);
+		if (c == '\\')
 			fputs("\\\\", f);
-		else if (*s == '"')
+		else if (c == '"')
 			fputs("\\\"", f);
-		else if (*s == '\n')
+		else if (c == '\n')
 			fputs("\\n", f);
+		else if (c == UTF8_BAD || utf8_is_control(c))
+			fputs(UTF8_REPLACEMENT, f);
 		else
-			fputc(*s, f);
+			fwrite(p, 1, k, f);
 	}
 	fputc('"', f);
 }
@@ -907,6 +959,12 @@ static double inst_created(const struct prom_inst *in)
 	return (double)in->created.tv_sec + in->created.tv_nsec * 1e-9;
 }
 
+/* The count of slot k of s (0 past the slots it has). */
+static uint64_t series_slot(const struct prom_series *s, unsigned int k)
+{
+	return k < s->nr_slots ? s->slots[k] : 0;
+}
+
 /* The slots up to the last that counted anything. */
 static unsigned int series_last(const struct prom_series *s)
 {
@@ -923,7 +981,7 @@ static void series_write_pb(struct pw *w, const struct prom_inst *in,
 {
 	Io__Prometheus__Client__Metric *m = pb_metric(w, l, NULL, NULL);
 	Io__Prometheus__Client__Histogram *h;
-	unsigned int k, last = series_last(s);
+	unsigned int k;
 	uint64_t cum = 0;
 
 	if (!m || !(h = m->histogram = pb_alloc(w, sizeof(*h))))
@@ -933,16 +991,16 @@ static void series_write_pb(struct pw *w, const struct prom_inst *in,
 	h->sample_count = s->total;
 	h->has_sample_sum = s->has_sum;
 	h->sample_sum = series_sum(in, s);
-	h->bucket = pb_alloc(w, (last ? last : 1) * sizeof(*h->bucket));
+	h->bucket = pb_alloc(w, (in->nr_buckets ? in->nr_buckets : 1) * sizeof(*h->bucket));
 	if (!h->bucket)
 		return;
-	for (k = 0; k < last; k++) {
+	for (k = 0; k < in->nr_buckets; k++) {
 		Io__Prometheus__Client__Bucket *b = pb_alloc(w, sizeof(*b));
 
 		if (!b)
 			return;
 		io__prometheus__client__bucket__init(b);
-		cum += s->slots[k];
+		cum += series_slot(s, k);
 		b->has_cumulative_count = b->has_upper_bound = true;
 		b->cumulative_count = cum;
 		b->upper_bound = slot_le(in, k);
@@ -1000,7 +1058,7 @@ static void series_write_native(struct pw *w, const struct prom_inst *in,
 static void series_write(struct pw *w, const char *name, const struct prom_inst *in,
 			 const struct prom_series *s)
 {
-	unsigned int k, last = series_last(s);
+	unsigned int k;
 	char n[192], le[40];
 	uint64_t cum = 0;
 	struct lset l;
@@ -1013,16 +1071,19 @@ static void series_write(struct pw *w, const char *name, const struct prom_inst 
 		return;
 	}
 	snprintf(n, sizeof(n), "%s_bucket", name);
-	for (k = 0; k < last; k++) {
-		cum += s->slots[k];
+	for (k = 0; k < in->nr_buckets; k++) {
+		cum += series_slot(s, k);
 		put_series(w, n, &l, "le", fmt_double(le, sizeof(le), slot_le(in, k)));
 		fprintf(f, "%llu\n", (unsigned long long)cum);
 	}
 	put_series(w, n, &l, "le", "+Inf");
 	fprintf(f, "%llu\n", (unsigned long long)s->total);
-	snprintf(n, sizeof(n), "%s_count", name);
-	put_series(w, n, &l, NULL, NULL);
-	fprintf(f, "%llu\n", (unsigned long long)s->total);
+	/* OpenMetrics: _count and _sum together or not at all; +Inf is the count anyway. */
+	if (!w->om || s->has_sum) {
+		snprintf(n, sizeof(n), "%s_count", name);
+		put_series(w, n, &l, NULL, NULL);
+		fprintf(f, "%llu\n", (unsigned long long)s->total);
+	}
 	if (s->has_sum) {
 		snprintf(n, sizeof(n), "%s_sum", name);
 		put_series(w, n, &l, NULL, NULL);

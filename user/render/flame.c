@@ -14,6 +14,7 @@
 #include <kagg/flame.h>
 #include "util/array.h"
 #include "render/render_internal.h"
+#include "util/utf8.h"
 
 #define FL_FRAME_H	16	/* pixels per frame row */
 #define FL_TOP		64	/* title, subtitle, controls */
@@ -23,50 +24,30 @@
 
 /* ------------------------------------------------------------ XML text */
 
-/* Bytes of the valid UTF-8 character at s, 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2)
-		n = 2;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3;
-	else if ((s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
+/*
+ * Only characters XML 1.0 allows, as they are or as entities: '?' for each byte outside UTF-8,
+ * each control (tab, newline and CR too: a name holding one is no name to show) and U+FFFE,
+ * U+FFFF.
+ */
 void xml_putn(FILE *f, const char *str, size_t max)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0;
 
 	while (s[i] && i < max) {
-		size_t n = utf8_len(s + i);
+		uint32_t c;
+		size_t n = utf8_next(s + i, SIZE_MAX, &c);
 
-		if (!n || i + n > max) {
-			if (n)
-				break;
-			fputc('?', f);
-			i++;
-			continue;
-		}
-		switch (s[i]) {
+		if (n > max - i)
+			break; /* a character the cut would split */
+		switch (c) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
 		case '\'': fputs("&#39;", f); break;
 		default:
-			if (s[i] < 0x20 || s[i] == 0x7f)
+			if (c == UTF8_BAD || utf8_is_control(c) || c == 0xfffe || c == 0xffff)
 				fputc('?', f);
 			else
 				fwrite(s + i, 1, n, f);

@@ -18,6 +18,7 @@
 #include "profile.pb-c.h"
 #include "render/render_internal.h"
 #include "syms/syms.h"
+#include "util/utf8.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
@@ -36,7 +37,7 @@ struct strtab {
 };
 
 /* The index of s, added when new (a copy); -1 on ENOMEM. */
-static int64_t str_index(struct strtab *t, const char *s)
+static int64_t str_add(struct strtab *t, const char *s)
 {
 	size_t i;
 
@@ -65,6 +66,26 @@ static int64_t str_index(struct strtab *t, const char *s)
 		return -1;
 	t->slots[i] = ++t->nr;
 	return t->nr - 1;
+}
+
+/*
+ * The index of s made valid for pprof (utf8.h): UTF-8 without controls, since protobuf strings
+ * are UTF-8 and pprof prints them on terminals.  -1 on ENOMEM.
+ */
+static int64_t str_index(struct strtab *t, const char *s)
+{
+	int64_t i;
+	char *c;
+
+	if (utf8_is_clean(s, 0))
+		return str_add(t, s);
+	c = malloc(utf8_clean(NULL, s, 0) + 1);
+	if (!c)
+		return -1;
+	utf8_clean(c, s, 0);
+	i = str_add(t, c);
+	free(c);
+	return i;
 }
 
 struct pp {

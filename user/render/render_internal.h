@@ -49,7 +49,7 @@ int flame_svg(const struct flame *fl, FILE *f, const struct flame_svg *o);
 
 /* FNV-1a of a string (64 bits). */
 uint64_t render_hash(const char *s);
-/* s escaped for XML text and attributes (invalid UTF-8 and control bytes as '?'). */
+/* s escaped for XML text and attributes: only XML 1.0 characters, '?' for the rest (utf8.h). */
 void xml_puts(FILE *f, const char *s);
 /* At most max bytes of s (cut on a character boundary), escaped. */
 void xml_putn(FILE *f, const char *s, size_t max);

@@ -35,6 +35,8 @@ static void out_add(const char *s, size_t n, void *ctx)
 	struct out *o = ctx;
 	size_t room = o->len - 1 - o->used;
 
+	if (!n)
+		return; /* the Rust demangler may pass (NULL, 0) */
 	if (n > room) {
 		n = room;
 		o->cut = true;

@@ -9,29 +9,14 @@
 #include <string.h>
 
 #include "util/text.h"
-
-static bool cont(unsigned char c)
-{
-	return (c & 0xc0) == 0x80;
-}
+#include "util/utf8.h"
 
 size_t text_utf8_len(const unsigned char *p, size_t n)
 {
-	unsigned char c = p[0];
+	uint32_t c;
+	size_t k = utf8_next(p, n, &c);
 
-	if (c >= 0xc2 && c <= 0xdf)
-		return n >= 2 && cont(p[1]) && !(c == 0xc2 && p[1] < 0xa0) ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-
-		return n >= 3 && p[1] >= lo && p[1] <= hi && cont(p[2]) ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-
-		return n >= 4 && p[1] >= lo && p[1] <= hi && cont(p[2]) && cont(p[3]) ? 4 : 0;
-	}
-	return 0;
+	return c == UTF8_BAD || utf8_is_control(c) ? 0 : k;
 }
 
 /* Bytes of s[0..n) printed as they are before the first one to escape (stops at NUL). */

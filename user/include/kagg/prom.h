@@ -22,7 +22,8 @@
  * kagg_bpf_runs_total (per BPF program, when the sessions measure their
  * overhead), kagg_folded_keys_total, and one histogram family per tool:
  * kagg_<tool>_seconds for times (cumulative `le` buckets in seconds, _sum,
- * _count, _created), kagg_<tool>_value for kagg hist's values.  Per-key
+ * _count, _created; every bucket up to max_bucket from the first scrape on),
+ * kagg_<tool>_value for kagg hist's values.  Per-key
  * histograms (per process, thread, syscall, function) carry pid, tid, comm or
  * key labels, a program's (kagg_prog__open()) agg and one label per key
  * field; an instance keeps at most max_keys of them and adds the
@@ -47,8 +48,16 @@ struct kagg_prom_opts {
 	size_t sz;
 	/* Keyed histogram series kept per instance (0: 100); the rest fold into "other". */
 	size_t max_keys;
+	/*
+	 * The classic histograms' buckets: each series lists every bucket of its instance's
+	 * layout, with its count (0 included), from the lowest up to the first whose le reaches
+	 * max_bucket, in the unit of le (seconds for times, the values' unit for kagg hist);
+	 * larger values count in +Inf only.  0: 60 for time histograms, every bucket for
+	 * values; INFINITY: every bucket.  Negative or NaN: EINVAL.
+	 */
+	double max_bucket;
 };
-#define kagg_prom_opts__last_field max_keys
+#define kagg_prom_opts__last_field max_bucket
 
 enum kagg_prom_format {
 	KAGG_PROM_TEXT = 0,	   /* text/plain; version=0.0.4 */
