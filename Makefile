@@ -52,7 +52,7 @@ TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_
 # libkagg by layer: user/ (the spine), user/rb/ (reference ftrace ring buffer
 # and its formats), user/stream/ (BPF ring consumers), user/tools/ (per-tool halves).
 LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c user/export/*.c \
-			   user/render/*.c)
+			   user/render/*.c user/syms/*.c user/unwind/*.c)
 LIB_HDRS	:= $(wildcard user/*.h user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
 # Protocol buffer schemas (user/proto/*.proto) become C through protoc-c (protobuf-c)
@@ -70,7 +70,7 @@ ROOT_SRCS	:= $(wildcard tests/bpf/test_*.c)
 ROOT_BINS	:= $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(ROOT_SRCS))
 TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c)) \
 		   $(patsubst tests/helpers/%.cc,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.cc)) \
-		   $(OUT)/tests/helpers/libstack_late.so
+		   $(OUT)/tests/helpers/libstack_late.so $(OUT)/tests/helpers/libsymsrc.so
 BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
 
@@ -98,8 +98,9 @@ ALL_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC $(JCC_FLAG) \
 		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include -I$(OUT)/proto
 # libiberty: its C++ and Rust demanglers (a static archive; licence: docs/stacks.md).
 # protobuf-c: the protobuf encodings (pprof, Prometheus); libmicrohttpd: kagg serve's
-# HTTP server, in the kagg binary only.
-LIBS		:= -lbpf -lelf -lz -liberty -lprotobuf-c -lpthread
+# HTTP server, in the kagg binary only.  libdw: build ids, .gnu_debuglink and the CFI the
+# unwind tables are compiled from; liblzma: MiniDebugInfo; libdebuginfod: debuginfod servers.
+LIBS		:= -lbpf -ldw -lelf -lz -llzma -ldebuginfod -liberty -lprotobuf-c -lpthread
 TOOL_LIBS	:= -lmicrohttpd $(LIBS)
 TEST_LIBS	:= -lcmocka -ltraceevent -lquadmath $(LIBS)
 
@@ -191,13 +192,20 @@ $(OUT)/tests/helpers/libstack_late.so: tests/helpers/late/stack_late.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -o $@ $<
 
+# What tests/unit/test_symsrc.c strips and serves back from each symbol source: with
+# .symtab and DWARF, a build id, no frame pointer needed.
+$(OUT)/tests/helpers/libsymsrc.so: tests/helpers/symsrc/symsrc.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fPIC -shared -Wl,--build-id -Wall -Wextra -o $@ $<
+
 # Tests and benches link the public libkagg.a, as an embedder would; those
 # that call the library's internal functions (snap_*, kagg_syms__*, the ring
 # buffer's rb_*, the stream consumers...) link the internal archive instead.
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
 		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
-		   unit/test_json_locale unit/test_prom unit/test_render
+		   unit/test_json_locale unit/test_prom unit/test_render unit/test_symsrc
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 # bench_rb_live: LTTng-UST as a peer, its tracepoint provider compiled in (BENCH_DEPS).
@@ -240,11 +248,11 @@ bench: deps bench-deps
 # ---------------------------------------------------------------- setup
 # Build and test dependencies.  libbpf-dev and bpftool must come from
 # bookworm-backports (libbpf 1.4, bpftool 7.5); the rest from bookworm.
-DEPS_BPO	:= libbpf-dev bpftool
+DEPS_BPO	:= libbpf-dev bpftool libdw-dev libdebuginfod-dev debuginfod
 DEPS		:= clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libiberty-dev \
 		   libcmocka-dev libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
 		   abigail-tools libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev \
-		   libxml2-utils prometheus golang-go chromium python3
+		   libxml2-utils prometheus golang-go chromium python3 liblzma-dev libc6-dbg xz-utils
 BENCH_DEPS	:= libbpf-tools bpftrace lttng-tools liblttng-ust-dev prometheus-node-exporter curl
 BENCH_DEPS_BPO	:= linux-perf
 

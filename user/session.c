@@ -42,6 +42,7 @@
 #include "stream/bpfrb.h"
 #include "stream/stream.h"
 #include "syms.h"
+#include "syms/debuginfo.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -1337,6 +1338,16 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 			bpf_map__delete_elem(agg, &keys[i], sizeof(keys[i]), 0);
 	}
 	err = stk_finish(&b);
+	if (!err) {
+		struct dbg_stats st;
+
+		syms__dbg_stats(s->syms, &st);
+		snap->meta.debuginfod_queries = st.queries;
+		snap->meta.debuginfod_not_found = st.failed[DBG_WHY_NOT_FOUND];
+		snap->meta.debuginfod_timeouts = st.failed[DBG_WHY_TIMEOUT];
+		snap->meta.debuginfod_errors = st.failed[DBG_WHY_ERROR];
+		snap->meta.debuginfod_skipped = st.failed[DBG_WHY_SKIPPED];
+	}
 	if (!err && s->notes_lost) {
 		uint64_t lost = __atomic_load_n(s->notes_lost, __ATOMIC_RELAXED);
 
