@@ -22,9 +22,13 @@ OBJCOPY		?= objcopy
 PKG_CONFIG	?= pkg-config
 
 KAGG_MAJOR	:= 0
-KAGG_MINOR	:= 1
+KAGG_MINOR	:= 2
 KAGG_PATCH	:= 0
 KAGG_VERSION	:= $(KAGG_MAJOR).$(KAGG_MINOR).$(KAGG_PATCH)
+# The one place the release is written: version.c reads it from the generated
+# $(VERSION_H), the .so and kagg.pc are named from it, and `make abi-check`
+# fails when user/libkagg.map's newest node is not KAGG_$(KAGG_MAJOR).$(KAGG_MINOR).
+export KAGG_VERSION
 
 ifeq ($(V),1)
 Q :=
@@ -42,18 +46,18 @@ endif
 # bpf/: the product's programs; tests/progs/: programs only tests and benches load.
 BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
 TEST_BPF_SRCS	:= $(wildcard tests/progs/*.bpf.c)
-BPF_HDRS	:= $(wildcard bpf/*.h bpf/abi/*.h tests/progs/*.h)
-# The exponential-histogram thresholds, generated (bpf/exp_table.py), included by abi/exp_table.h.
+BPF_HDRS	:= $(wildcard bpf/*.h bpf/shared/*.h tests/progs/*.h)
+# The exponential-histogram thresholds, generated (bpf/exp_table.py), included by shared/exp_table.h.
 EXP_TABLE_H	:= $(OUT)/include/exp_table_data.h
 BPF_HDRS	+= $(EXP_TABLE_H)
 SKELS		:= $(patsubst bpf/%.bpf.c,$(OUT)/include/%.skel.h,$(BPF_SRCS))
 TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_SRCS))
 
-# libkagg by layer: user/ (the spine), user/rb/ (reference ftrace ring buffer
-# and its formats), user/stream/ (BPF ring consumers), user/tools/ (per-tool halves).
-LIB_SRCS	:= $(wildcard user/*.c user/rb/*.c user/stream/*.c user/tools/*.c user/export/*.c \
-			   user/render/*.c user/syms/*.c user/unwind/*.c)
-LIB_HDRS	:= $(wildcard user/*.h user/*/*.h user/include/kagg/*.h)
+# libkagg, one folder a room, floors as docs/architecture.md draws them
+# (tests/layers.sh checks that no include climbs a floor).
+LIB_DIRS	:= util rb syms unwind ftrace snapshot stream export render session builtin
+LIB_SRCS	:= $(foreach d,$(LIB_DIRS),$(wildcard user/$(d)/*.c))
+LIB_HDRS	:= $(wildcard user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
 # Protocol buffer schemas (user/proto/*.proto) become C through protoc-c (protobuf-c)
 # in $(OUT)/proto/, built into the library like its other objects.
@@ -94,8 +98,10 @@ CFLAGS		?= -O2 -g
 JCC_FLAG	:= $(shell [ "$(ARCH)" = x86 ] && $(CC) -Wa,-mbranches-within-32B-boundaries \
 		     -x c -c /dev/null -o /dev/null 2>/dev/null && \
 		     echo -Wa,-mbranches-within-32B-boundaries)
-ALL_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC $(JCC_FLAG) \
-		   -Iuser/include -Iuser -Ibpf -I$(OUT)/include -I$(OUT)/proto
+BASE_CFLAGS	:= $(CFLAGS) $(WARNS) -std=gnu11 -D_GNU_SOURCE -fPIC $(JCC_FLAG)
+ALL_CFLAGS	:= $(BASE_CFLAGS) -Iuser/include -Iuser -Ibpf -I$(OUT)/include -I$(OUT)/proto
+# tools/ is a client of the public API: <kagg/*.h>, its own headers, libkagg.a.
+TOOL_CFLAGS	:= $(BASE_CFLAGS) -Iuser/include -Itools
 # libiberty: its C++ and Rust demanglers (a static archive; licence: docs/stacks.md).
 # protobuf-c: the protobuf encodings (pprof, Prometheus); libmicrohttpd: kagg serve's
 # HTTP server, in the kagg binary only.  libdw: build ids, .gnu_debuglink and the CFI the
@@ -109,43 +115,51 @@ BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
 		   -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
 
 # ---------------------------------------------------------------- build
+VERSION_H	:= $(OUT)/include/kagg_version.h
+# Generated headers exist before any compile (order-only); which file includes
+# which header, generated or not, is what the compiler writes into each
+# object's .d file (-MMD -MP), so touching one header rebuilds its includers.
+GEN_HDRS	:= $(SKELS) $(PROTO_H) $(EXP_TABLE_H) $(VERSION_H)
+DEPFLAGS	= -MMD -MP -MF $@.d
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)
+
 .PHONY: all
 all: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(UNIT_BINS) $(ROOT_BINS) $(TEST_HELPERS)
 
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | $(EXP_TABLE_H)
 	$(call msg,BPF,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(OUT)/bpf/%.bpf.o: tests/progs/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h
+$(OUT)/bpf/%.bpf.o: tests/progs/%.bpf.c | $(EXP_TABLE_H)
 	$(call msg,BPF,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(OUT)/include/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	@mkdir -p $(@D)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUT)/obj/user/%.o: user/%.c $(LIB_HDRS) $(BPF_HDRS) $(SKELS) $(PROTO_H)
+$(OUT)/obj/user/%.o: user/%.c | $(GEN_HDRS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c $< -o $@
 
 $(OUT)/proto/%.pb-c.c $(OUT)/proto/%.pb-c.h: user/proto/%.proto
 	$(call msg,PROTOC,$@)
 	@mkdir -p $(@D)
 	$(Q)protoc-c --proto_path=user/proto --c_out=$(OUT)/proto $<
 
-$(OUT)/obj/proto/%.o: $(OUT)/proto/%.c
+$(OUT)/obj/proto/%.o: $(OUT)/proto/%.c | $(GEN_HDRS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c $< -o $@
 
-$(OUT)/obj/tools/%.o: tools/%.c $(wildcard tools/*.h user/include/kagg/*.h) $(PROTO_H)
+$(OUT)/obj/tools/%.o: tools/%.c | $(GEN_HDRS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itools -c $< -o $@
+	$(Q)$(CC) $(TOOL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # libkagg.a holds one object: a partial link of every library object in
 # which only the KAGG_API symbols stay global (the objects are built with
@@ -173,12 +187,11 @@ $(OUT)/lib/libkagg.so: $(LIB_SO)
 	$(Q)ln -sf libkagg.so.$(KAGG_VERSION) $(OUT)/lib/$(LIB_SONAME)
 	$(Q)ln -sf $(LIB_SONAME) $@
 
-# kagg links the library's objects as they are (not the localized $(LIB_A)), so
-# tools/ may call an internal helper of user/ declared in an internal header.
-$(KAGG_BIN): $(TOOL_OBJS) $(LIB_INTERNAL_A)
+# kagg links the localized $(LIB_A), as any embedder does: only kagg_* is there.
+$(KAGG_BIN): $(TOOL_OBJS) $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_INTERNAL_A) $(TOOL_LIBS)
+	$(Q)$(CC) $(TOOL_CFLAGS) -o $@ $(TOOL_OBJS) $(LIB_A) $(TOOL_LIBS)
 
 # C++ test targets (demangled frames): frame pointers, so user stacks unwind through them.
 $(OUT)/tests/helpers/%: tests/helpers/%.cc
@@ -200,7 +213,7 @@ $(OUT)/tests/helpers/libsymsrc.so: tests/helpers/symsrc/symsrc.c
 	$(Q)$(CC) -O2 -g -fPIC -shared -Wl,--build-id -Wall -Wextra -o $@ $<
 
 # Tests and benches link the public libkagg.a, as an embedder would; those
-# that call the library's internal functions (snap_*, kagg_syms__*, the ring
+# that call the library's internal functions (snap_*, syms__*, the ring
 # buffer's rb_*, the stream consumers...) link the internal archive instead.
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
@@ -208,18 +221,24 @@ INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_st
 		   unit/test_json_locale unit/test_prom unit/test_render unit/test_symsrc
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
+# test_rb_bench: the bench is the CLI's (tools/rb_bench.c), built into the test.
+TEST_EXTRA	:=
+$(OUT)/tests/unit/test_rb_bench: TEST_EXTRA := tools/rb_bench.c
+$(OUT)/tests/unit/test_rb_bench: tools/rb_bench.c tools/rb_bench.h
 # bench_rb_live: LTTng-UST as a peer, its tracepoint provider compiled in (BENCH_DEPS).
 $(OUT)/tests/bench/bench_rb_live: TEST_LIBS += -llttng-ust -ldl
 
-$(OUT)/tests/%: tests/%.c $(LIB_A) $(LIB_INTERNAL_A) $(TEST_SKELS) $(wildcard tests/*.h) \
-		$(LIB_HDRS) $(BPF_HDRS) $(wildcard tests/unit/*.h)
+$(OUT)/tests/%: tests/%.c $(LIB_A) $(LIB_INTERNAL_A) | $(GEN_HDRS) $(TEST_SKELS)
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -fno-omit-frame-pointer -Itests -I/usr/include/traceevent \
-		-o $@ $< $(TEST_LIB_A) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -fno-omit-frame-pointer -Itests -Itools -I/usr/include/traceevent \
+		-o $@ $< $(TEST_EXTRA) $(TEST_LIB_A) $(TEST_LIBS)
 
 # ---------------------------------------------------------------- tests
-.PHONY: check-unit check-root test
+.PHONY: check-unit check-root test layers
+layers:
+	$(Q)tests/layers.sh
+
 check-unit: $(UNIT_BINS) $(KAGG_BIN)
 	$(Q)tests/run.sh unit $(UNIT_BINS)
 
@@ -228,6 +247,7 @@ check-root: all
 		tests/run.sh root $(ROOT_BINS)
 
 test: deps
+	$(Q)tests/layers.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)KAGG=$(abspath $(KAGG_BIN)) KAGG_HELPERS=$(abspath $(OUT)/tests/helpers) \
 		tests/run.sh host $(UNIT_BINS) $(ROOT_BINS)
@@ -237,22 +257,30 @@ test: deps
 
 # ---------------------------------------------------------------- run, bench
 .PHONY: run bench
-run: deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(KAGG_BIN) offcpu -d 5
+run: deps-run
+	$(Q)$(MAKE) --no-print-directory $(KAGG_BIN)
+	$(SUDO) $(KAGG_BIN) offcpu -d 5
 
 bench: deps bench-deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS) examples
 	$(Q)KAGG=$(abspath $(KAGG_BIN)) tests/bench/run.sh $(BENCH_BINS)
 
 # ---------------------------------------------------------------- setup
-# Build and test dependencies.  libbpf-dev and bpftool must come from
-# bookworm-backports (libbpf 1.4, bpftool 7.5); the rest from bookworm.
+# Dependencies.  `make run` installs what building and running kagg needs
+# (RUN_DEPS), `make test` adds what the tests need (TEST_DEPS).  libbpf-dev
+# and bpftool must come from bookworm-backports (libbpf 1.4, bpftool 7.5); the
+# rest from bookworm.  As root they are installed directly; a user who is not
+# root gets them through sudo, and so does the BPF part of `make run`.  libdw-dev and
+# libdebuginfod-dev come from backports too, as the libdw1 libbpf's backport pulls in
+# (debuginfod, the server the symbol tests start, with them).
+SUDO		:= $(shell [ "$$(id -u)" = 0 ] || ! command -v sudo >/dev/null || echo sudo)
 DEPS_BPO	:= libbpf-dev bpftool libdw-dev libdebuginfod-dev debuginfod
-DEPS		:= clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libiberty-dev \
-		   libcmocka-dev libtraceevent-dev trace-cmd pkg-config make gcc g++ binutils \
-		   abigail-tools libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev \
-		   libxml2-utils prometheus golang-go chromium python3 liblzma-dev libc6-dbg xz-utils
+RUN_DEPS	:= clang-19 llvm-19 libelf-dev zlib1g-dev libiberty-dev pkg-config make gcc \
+		   binutils libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev python3 \
+		   liblzma-dev
+TEST_DEPS	:= libclang-rt-19-dev libcmocka-dev libtraceevent-dev trace-cmd g++ abigail-tools \
+		   libxml2-utils prometheus golang-go chromium clang-format-19 libc6-dbg xz-utils
+DEPS		:= $(RUN_DEPS) $(TEST_DEPS)
 BENCH_DEPS	:= libbpf-tools bpftrace lttng-tools liblttng-ust-dev prometheus-node-exporter curl
 BENCH_DEPS_BPO	:= linux-perf
 
@@ -261,12 +289,15 @@ BENCH_DEPS_BPO	:= linux-perf
 soak: all
 	$(Q)KAGG=$(abspath $(KAGG_BIN)) tests/soak/soak.sh
 
-.PHONY: deps bench-deps
+.PHONY: deps deps-run bench-deps
 deps:
-	$(Q)tests/deps.sh --backports "$(DEPS_BPO)" --main "$(DEPS)"
+	$(Q)$(SUDO) tests/deps.sh --backports "$(DEPS_BPO)" --main "$(DEPS)"
+
+deps-run:
+	$(Q)$(SUDO) tests/deps.sh --backports "$(DEPS_BPO)" --main "$(RUN_DEPS)"
 
 bench-deps:
-	$(Q)tests/deps.sh --backports "$(BENCH_DEPS_BPO)" --main "$(BENCH_DEPS)"
+	$(Q)$(SUDO) tests/deps.sh --backports "$(BENCH_DEPS_BPO)" --main "$(BENCH_DEPS)"
 
 # The kernel matrix: `make vmtest` (qemu guests + host), see docs/kernel-matrix.md.
 include tests/vm/vm.mk
@@ -335,6 +366,13 @@ $(KAGG_PC): user/kagg.pc.in FORCE
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(KAGG_VERSION)|' $< > $@.tmp
 	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
+# Rewritten only when the release changes, so version.o is rebuilt just then.
+$(VERSION_H): FORCE
+	@mkdir -p $(@D)
+	$(Q)printf '/* generated by the Makefile: the release */\n#define KAGG_VERSION "%s"\n' \
+		'$(KAGG_VERSION)' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
 .PHONY: install uninstall
 install: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(KAGG_PC)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
@@ -378,7 +416,7 @@ $(OUT)/examples/%: examples/%.c $(OUT)/lib/libkagg.so $(PUBLIC_HDRS)
 		-L$(OUT)/lib -lkagg -Wl,-rpath,$(abspath $(OUT)/lib)
 
 # ---------------------------------------------------------------- generated
-# The exact exponential-histogram thresholds that bpf/abi/exp_table.h includes.
+# The exact exponential-histogram thresholds that bpf/shared/exp_table.h includes.
 .PHONY: exp-table
 exp-table: $(EXP_TABLE_H)
 

@@ -11,9 +11,8 @@
 #ifndef KAGG_AGG_BPF_H
 #define KAGG_AGG_BPF_H
 
-#include "abi/common.h"
-#include "bits.bpf.h"
-#include "exp.bpf.h"
+#include "shared/common.h"
+#include "shared/buckets.h"
 #include "maps.bpf.h"
 
 /*

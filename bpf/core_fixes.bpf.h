@@ -8,7 +8,7 @@
 #define KAGG_CORE_FIXES_BPF_H
 
 #include <bpf/bpf_core_read.h>
-#include "bits.bpf.h"
+#include "shared/buckets.h"
 
 /*
  * task_struct::state became ::__state (unsigned int) in v5.14, commit

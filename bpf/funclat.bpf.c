@@ -26,7 +26,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "abi/funclat.h"
+#include "shared/funclat.h"
 #include "agg.bpf.h"
 
 const volatile __u32 target_tgid = 0;	/* 0: every process */

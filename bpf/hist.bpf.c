@@ -19,7 +19,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "abi/hist.h"
+#include "shared/hist.h"
 #include "agg.bpf.h"
 
 const volatile struct hist_field val = {};

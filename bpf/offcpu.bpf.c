@@ -24,7 +24,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "abi/offcpu.h"
+#include "shared/offcpu.h"
 #include "agg.bpf.h"
 #include "stream.bpf.h"
 #include "filters.bpf.h"

@@ -21,7 +21,7 @@
 #ifndef KAGG_PROC_NOTES_BPF_H
 #define KAGG_PROC_NOTES_BPF_H
 
-#include "abi/common.h"
+#include "shared/common.h"
 
 #define KAGG_PROC_SLOTS 256 /* per CPU, a power of two */
 

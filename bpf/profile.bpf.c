@@ -18,7 +18,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "abi/profile.h"
+#include "shared/profile.h"
 #include "agg.bpf.h"
 #include "proc_notes.bpf.h"
 

@@ -36,7 +36,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "abi/runqlat.h"
+#include "shared/runqlat.h"
 #include "agg.bpf.h"
 #include "stream.bpf.h"
 #include "filters.bpf.h"

@@ -27,7 +27,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "abi/syscount.h"
+#include "shared/syscount.h"
 #include "agg.bpf.h"
 #include "stream.bpf.h"
 

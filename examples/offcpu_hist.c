@@ -13,7 +13,7 @@
  * Build:  cc offcpu_hist.c $(pkg-config --cflags --libs kagg) -o offcpu_hist
  * Run:    sudo ./offcpu_hist 5
  *
- * With KAGG_EXIT_AFTER_ATTACH=1 in the environment it prints the
+ * With CLI_EXIT_AFTER_ATTACH=1 in the environment it prints the
  * CLOCK_REALTIME time at which the programs were attached and exits
  * (tests/bench/startup.sh uses this to time start-up).
  */
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 		kagg_session__destroy(s);
 		return 1;
 	}
-	if (getenv("KAGG_EXIT_AFTER_ATTACH")) {
+	if (getenv("CLI_EXIT_AFTER_ATTACH")) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);

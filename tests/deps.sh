@@ -40,7 +40,7 @@ done
 [ -z "$missing_main$missing_bpo" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
-	echo "deps: missing packages:$missing_main$missing_bpo; run as root (sudo make deps)" >&2
+	echo "deps: missing packages:$missing_main$missing_bpo; run as root, or as a user with sudo" >&2
 	exit 1
 fi
 

@@ -26,17 +26,17 @@ int cli_verbose;
 int cli_logged;
 int (*cli_session_taker)(struct kagg_session *s, const struct cli_args *a);
 
-const struct kagg_cmd *cli_find_cmd(const char *name)
+const struct cli_cmd *cli_find_cmd(const char *name)
 {
-	const struct kagg_cmd *c;
+	const struct cli_cmd *c;
 
-	for (c = __start_kagg_cmds; c < __stop_kagg_cmds; c++)
+	for (c = __start_cli_cmds; c < __stop_cli_cmds; c++)
 		if (!strcmp(c->name, name))
 			return c;
 	return NULL;
 }
 
-int cli_run_cmd(const struct kagg_cmd *c, int argc, char **argv)
+int cli_run_cmd(const struct cli_cmd *c, int argc, char **argv)
 {
 	static char prog[64];
 
@@ -70,10 +70,10 @@ int cli_output_done(int err)
 	if (fflush(stdout) && !err)
 		err = -errno;
 	if (!err && !ferror(stdout))
-		return KAGG_EXIT_OK;
+		return CLI_EXIT_OK;
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
-		return cli_err(KAGG_EXIT_FAIL, "writing output failed: the reader closed the pipe");
-	return cli_err(KAGG_EXIT_FAIL, "writing output failed: %s",
+		return cli_err(CLI_EXIT_FAIL, "writing output failed: the reader closed the pipe");
+	return cli_err(CLI_EXIT_FAIL, "writing output failed: %s",
 		       strerror(err < 0 ? -err : EIO));
 }
 
@@ -99,9 +99,9 @@ int cli_parse_range(const char *s, uint64_t lo, uint64_t hi, const char *what, b
 
 	if (cli_parse_u64(s, &v) || v < lo || v > hi) {
 		if (say_range)
-			return cli_err(KAGG_EXIT_USAGE, "invalid %s '%s' (%" PRIu64 " to %" PRIu64 ")",
+			return cli_err(CLI_EXIT_USAGE, "invalid %s '%s' (%" PRIu64 " to %" PRIu64 ")",
 				       what, s, lo, hi);
-		return cli_err(KAGG_EXIT_USAGE, "invalid %s '%s'", what, s);
+		return cli_err(CLI_EXIT_USAGE, "invalid %s '%s'", what, s);
 	}
 	*out = v;
 	return 0;
@@ -227,7 +227,7 @@ int cli_parse_buckets_lin(const char *arg, enum kagg_buckets *b, int *scale, int
 	}
 	if (!strncmp(arg, "linear:", 7)) {
 		if (!lin_step)
-			return cli_err(KAGG_EXIT_USAGE, "--buckets linear:MIN:STEP is for kagg hist "
+			return cli_err(CLI_EXIT_USAGE, "--buckets linear:MIN:STEP is for kagg hist "
 				       "only (here: log2 or exp:S)");
 		errno = 0;
 		min = strtoll(arg + 7, &end, 0);
@@ -238,7 +238,7 @@ int cli_parse_buckets_lin(const char *arg, enum kagg_buckets *b, int *scale, int
 			*lin_step = step;
 			return 0;
 		}
-		return cli_err(KAGG_EXIT_USAGE, "invalid --buckets '%s' (linear:MIN:STEP, STEP a "
+		return cli_err(CLI_EXIT_USAGE, "invalid --buckets '%s' (linear:MIN:STEP, STEP a "
 			       "positive integer)", arg);
 	}
 	if (!strncmp(arg, "exp:", 4)) {
@@ -250,7 +250,7 @@ int cli_parse_buckets_lin(const char *arg, enum kagg_buckets *b, int *scale, int
 			return 0;
 		}
 	}
-	return cli_err(KAGG_EXIT_USAGE, "invalid --buckets '%s' (log2, exp:S with S 0 to 5%s)",
+	return cli_err(CLI_EXIT_USAGE, "invalid --buckets '%s' (log2, exp:S with S 0 to 5%s)",
 		       arg, lin_step ? ", or linear:MIN:STEP" : "");
 }
 
@@ -264,7 +264,7 @@ static int parse_percentiles(const char *arg, struct cli_common *cm)
 
 	while (*p) {
 		if (n == sizeof(cm->pcts) / sizeof(cm->pcts[0]))
-			return cli_err(KAGG_EXIT_USAGE, "too many percentiles in '%s' (16 at most)",
+			return cli_err(CLI_EXIT_USAGE, "too many percentiles in '%s' (16 at most)",
 				       arg);
 		if (!strncmp(p, "max", 3)) {
 			q = 100;
@@ -288,7 +288,7 @@ static int parse_percentiles(const char *arg, struct cli_common *cm)
 	cm->print.nr_percentiles = n;
 	return 0;
 bad:
-	return cli_err(KAGG_EXIT_USAGE,
+	return cli_err(CLI_EXIT_USAGE,
 		       "invalid percentiles '%s' (a list such as p50,p90,p99.9,max; each in (0, 100])",
 		       arg);
 }
@@ -317,7 +317,7 @@ static int parse_format(const char *arg, struct cli_common *cm)
 	int fmt = CLI_PICK(arg, formats), pic = CLI_PICK(arg, pictures);
 
 	if (fmt < 0 && pic < 0)
-		return cli_err(KAGG_EXIT_USAGE,
+		return cli_err(CLI_EXIT_USAGE,
 			       "invalid format '%s' (text, json, ndjson, svg, html, heatmap or pprof)",
 			       arg);
 	cm->picture = pic < 0 ? CLI_PIC_NONE : (unsigned int)pic; /* the last --format wins */
@@ -331,18 +331,18 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	switch (c) {
 	case 'd':
 		if (cli_parse_seconds(arg, &cm->duration))
-			return cli_err(KAGG_EXIT_USAGE, "invalid duration '%s'", arg);
+			return cli_err(CLI_EXIT_USAGE, "invalid duration '%s'", arg);
 		return 0;
 	case 'i':
 		if (cli_parse_seconds(arg, &cm->interval))
-			return cli_err(KAGG_EXIT_USAGE, "invalid interval '%s'", arg);
+			return cli_err(CLI_EXIT_USAGE, "invalid interval '%s'", arg);
 		if (cm->interval < CLI_MIN_INTERVAL)
-			return cli_err(KAGG_EXIT_USAGE, "invalid interval '%s' (at least %g s)", arg,
+			return cli_err(CLI_EXIT_USAGE, "invalid interval '%s' (at least %g s)", arg,
 				       CLI_MIN_INTERVAL);
 		return 0;
 	case CLI_OPT_UNIT:
 		if (kagg_unit__parse(arg, &cm->unit))
-			return cli_err(KAGG_EXIT_USAGE, "invalid unit '%s' (nsecs, usecs or msecs)",
+			return cli_err(CLI_EXIT_USAGE, "invalid unit '%s' (nsecs, usecs or msecs)",
 				       arg);
 		return 0;
 	case CLI_OPT_FORMAT:
@@ -376,9 +376,9 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 int cli_folded_ready(const struct cli_common *cm)
 {
 	if (cm->print.folded && cm->print.format != KAGG_FORMAT_TEXT)
-		return cli_err(KAGG_EXIT_USAGE, "--folded is a text format; drop --format json");
+		return cli_err(CLI_EXIT_USAGE, "--folded is a text format; drop --format json");
 	if (cm->print.folded && cm->interval)
-		return cli_err(KAGG_EXIT_USAGE, "--folded prints once: drop -i");
+		return cli_err(CLI_EXIT_USAGE, "--folded prints once: drop -i");
 	return 0;
 }
 
@@ -389,7 +389,7 @@ static int parse_task_list(const char *arg, const char *what, int **ids, size_t 
 	*ids = NULL;
 	*n = 0;
 	if (cli_parse_int_list(arg, ids, n))
-		return cli_err(KAGG_EXIT_USAGE, "invalid %s list '%s'", what, arg);
+		return cli_err(CLI_EXIT_USAGE, "invalid %s list '%s'", what, arg);
 	return 0;
 }
 
@@ -461,9 +461,9 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 			return rc;
 	}
 	if (a->cm.print.timestamp && a->cm.print.folded)
-		return cli_err(KAGG_EXIT_USAGE, "--folded has no line for a timestamp: drop -T");
+		return cli_err(CLI_EXIT_USAGE, "--folded has no line for a timestamp: drop -T");
 	if (a->cm.picture && !(p->flags & CLI_PICTURES))
-		return cli_err(KAGG_EXIT_USAGE, "this tool draws no picture: --format text, json or ndjson");
+		return cli_err(CLI_EXIT_USAGE, "this tool draws no picture: --format text, json or ndjson");
 	if (!(p->flags & CLI_OPERANDS) && optind < argc) {
 		rc = cli_positional_interval(argc - optind, argv + optind, &a->cm);
 		if (rc)
@@ -478,19 +478,19 @@ int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
 	double iv;
 
 	if (argc > 2)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s' (interval [count])",
+		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s' (interval [count])",
 			       argv[2]);
 	if (cli_parse_seconds(argv[0], &iv))
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s' (interval [count])",
+		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s' (interval [count])",
 			       argv[0]);
 	if (iv < CLI_MIN_INTERVAL)
-		return cli_err(KAGG_EXIT_USAGE, "invalid interval '%s' (seconds, at least %g)",
+		return cli_err(CLI_EXIT_USAGE, "invalid interval '%s' (seconds, at least %g)",
 			       argv[0], CLI_MIN_INTERVAL);
 	if (argc == 2 && (cli_parse_u64(argv[1], &count) || !count || count > UINT32_MAX))
-		return cli_err(KAGG_EXIT_USAGE, "invalid count '%s' (a positive integer)",
+		return cli_err(CLI_EXIT_USAGE, "invalid count '%s' (a positive integer)",
 			       argv[1]);
 	if (cm->interval || cm->duration)
-		return cli_err(KAGG_EXIT_USAGE, "positional interval '%s' and %s: give one or the other",
+		return cli_err(CLI_EXIT_USAGE, "positional interval '%s' and %s: give one or the other",
 			       argv[0], cm->interval ? "-i" : "-d");
 	cm->interval = iv;
 	cm->count = (unsigned long)count;
@@ -506,7 +506,7 @@ int cli_parse_attach(const char *arg, enum kagg_attach *out)
 	int i = CLI_PICK(arg, names);
 
 	if (i < 0)
-		return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, tp_btf, raw_tp)",
+		return cli_err(CLI_EXIT_USAGE, "invalid attach type '%s' (auto, tp_btf, raw_tp)",
 			       arg);
 	*out = (enum kagg_attach)i;
 	return 0;
@@ -517,7 +517,7 @@ int cli_parse_stream_bytes(const char *arg, size_t *out)
 	uint64_t v;
 
 	if (cli_parse_u64(arg, &v) || v < 4096 || (v & (v - 1)) || v > (1ULL << 30))
-		return cli_err(KAGG_EXIT_USAGE,
+		return cli_err(CLI_EXIT_USAGE,
 			       "invalid --stream-bytes '%s' (a power of two, 4096 to 1 GiB)", arg);
 	*out = (size_t)v;
 	return 0;
@@ -534,7 +534,7 @@ int cli_stream_opt(int c, const char *arg, struct cli_stream *st)
 	case CLI_OPT_MODE:
 		i = CLI_PICK(arg, modes);
 		if (i < 0)
-			return cli_err(KAGG_EXIT_USAGE, "invalid mode '%s' (agg, stream or both)",
+			return cli_err(CLI_EXIT_USAGE, "invalid mode '%s' (agg, stream or both)",
 				       arg);
 		st->mode = (enum kagg_mode)i;
 		return 0;
@@ -542,9 +542,9 @@ int cli_stream_opt(int c, const char *arg, struct cli_stream *st)
 		st->print = true;
 		return 0;
 	case CLI_OPT_STREAM_BYTES:
-		return cli_parse_stream_bytes(arg, &st->stream_bytes) ? KAGG_EXIT_USAGE : 0;
+		return cli_parse_stream_bytes(arg, &st->stream_bytes) ? CLI_EXIT_USAGE : 0;
 	case CLI_OPT_ATTACH:
-		return cli_parse_attach(arg, &st->attach) ? KAGG_EXIT_USAGE : 0;
+		return cli_parse_attach(arg, &st->attach) ? CLI_EXIT_USAGE : 0;
 	case CLI_OPT_BUCKETS:
 		return cli_parse_buckets(arg, &st->buckets, &st->exp_scale);
 	}
@@ -554,7 +554,7 @@ int cli_stream_opt(int c, const char *arg, struct cli_stream *st)
 int cli_stream_ready(const struct cli_stream *st)
 {
 	if (st->print && st->mode != KAGG_MODE_STREAM)
-		return cli_err(KAGG_EXIT_USAGE, "--print needs --mode stream");
+		return cli_err(CLI_EXIT_USAGE, "--print needs --mode stream");
 	if (st->mode != KAGG_MODE_AGG && !CLI_PARSE_ONLY)
 		cli_mount_tracefs();
 	return 0;
@@ -562,7 +562,7 @@ int cli_stream_ready(const struct cli_stream *st)
 
 bool cli_start(int parsed, const struct cli_stream *st, int *ret)
 {
-	*ret = parsed < 0 ? KAGG_EXIT_OK : parsed;
+	*ret = parsed < 0 ? CLI_EXIT_OK : parsed;
 	if (parsed)
 		return false;
 	if (st) {
@@ -612,15 +612,15 @@ int cli_session_main(const struct cli_parser *p, int argc, char **argv, struct c
 int cli_bad_opt(int c, char **argv)
 {
 	if (c == ':')
-		return cli_err(KAGG_EXIT_USAGE, "option '%s' needs a value", argv[optind - 1]);
-	return cli_err(KAGG_EXIT_USAGE, "invalid option '%s' (see --help)", argv[optind - 1]);
+		return cli_err(CLI_EXIT_USAGE, "option '%s' needs a value", argv[optind - 1]);
+	return cli_err(CLI_EXIT_USAGE, "invalid option '%s' (see --help)", argv[optind - 1]);
 }
 
 int cli_open_failed(int err)
 {
 	if (!cli_logged)
 		cli_err(0, "cannot start: %s", strerror(err));
-	return err == EINVAL ? KAGG_EXIT_USAGE : KAGG_EXIT_FAIL;
+	return err == EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 }
 
 static int print_snapshot(struct kagg_session *s, const struct cli_common *cm)
@@ -630,7 +630,7 @@ static int print_snapshot(struct kagg_session *s, const struct cli_common *cm)
 
 	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET | (cm->addrs ? KAGG_SNAP_ADDRS : 0));
 	if (!snap)
-		return cli_err(KAGG_EXIT_FAIL, "reading the aggregates failed: %s",
+		return cli_err(CLI_EXIT_FAIL, "reading the aggregates failed: %s",
 			       strerror(errno));
 	err = (cm->printer ? cm->printer : kagg_snapshot__print)(snap, stdout, &cm->print);
 	/* folded lines have no room for the meta: what was measured and lost goes to stderr */
@@ -658,7 +658,7 @@ static int poll_until(struct kagg_session *s, double deadline)
 		int err = kagg_session__poll(s, left_ms > 100 ? 100 : (int)left_ms + 1);
 
 		if (err < 0 && err != -EINTR)
-			return cli_err(KAGG_EXIT_FAIL, "consuming records failed: %s",
+			return cli_err(CLI_EXIT_FAIL, "consuming records failed: %s",
 				       strerror(-err));
 	}
 	return 0;
@@ -671,7 +671,7 @@ int cli_run(struct kagg_session *s, const struct cli_common *cm, const char *ban
 	int ret;
 
 	if (kagg_session__attach(s))
-		return KAGG_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	if (banner && !cm->picture && cm->print.format == KAGG_FORMAT_TEXT && !cm->print.folded &&
 	    !cm->print.no_meta)
 		fprintf(stderr, "%s... Hit Ctrl-C to end.\n", banner);
@@ -802,15 +802,15 @@ int cli_run_printing(struct kagg_session *s, const struct cli_common *cm)
 	int ret;
 
 	if (!p)
-		return cli_err(KAGG_EXIT_FAIL, "out of memory");
+		return cli_err(CLI_EXIT_FAIL, "out of memory");
 	p->rb = kagg_session__ringbuf(s);
 	p->evs = kagg_session__events(s);
 	if (!p->rb || !p->evs)
-		ret = cli_err(KAGG_EXIT_FAIL, "--print needs a streaming session");
+		ret = cli_err(CLI_EXIT_FAIL, "--print needs a streaming session");
 	else if (kagg_session__attach(s))
-		ret = KAGG_EXIT_FAIL;
+		ret = CLI_EXIT_FAIL;
 	else if (pthread_create(&th, NULL, printer_main, p))
-		ret = cli_err(KAGG_EXIT_FAIL, "cannot start the printer thread");
+		ret = cli_err(CLI_EXIT_FAIL, "cannot start the printer thread");
 	else
 		ret = -1;
 	if (ret >= 0) {

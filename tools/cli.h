@@ -4,7 +4,7 @@
  * value parsing, signal handling.  Written once here, used by every tool.
  *
  * A subcommand is one file in tools/ that ends with
- *	KAGG_COMMAND(name, "one-line summary", name_main);
+ *	CLI_COMMAND(name, "one-line summary", name_main);
  * The dispatcher (tools/kagg.c) finds it through a linker section, so adding
  * a tool touches no other file.
  *
@@ -22,29 +22,29 @@
 #include <getopt.h>
 #include <kagg/kagg.h>
 
-#define KAGG_EXIT_OK 0
-#define KAGG_EXIT_FAIL 1
-#define KAGG_EXIT_USAGE 2
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
 
-struct kagg_cmd {
+struct cli_cmd {
 	const char *name;
 	const char *summary;
 	int (*main)(int argc, char **argv);
 };
 
-#define KAGG_COMMAND(NAME, SUMMARY, FN)                                        \
-	static const struct kagg_cmd kagg_cmd_##NAME                           \
-		__attribute__((used, section("kagg_cmds"), aligned(8))) = {    \
+#define CLI_COMMAND(NAME, SUMMARY, FN)                                        \
+	static const struct cli_cmd cli_cmd_##NAME                           \
+		__attribute__((used, section("cli_cmds"), aligned(8))) = {    \
 			.name = #NAME, .summary = SUMMARY, .main = FN,         \
 		}
 
-/* The registered commands (the "kagg_cmds" section), in link order. */
-extern const struct kagg_cmd __start_kagg_cmds[];
-extern const struct kagg_cmd __stop_kagg_cmds[];
+/* The registered commands (the "cli_cmds" section), in link order. */
+extern const struct cli_cmd __start_cli_cmds[];
+extern const struct cli_cmd __stop_cli_cmds[];
 /* The command called name, or NULL. */
-const struct kagg_cmd *cli_find_cmd(const char *name);
+const struct cli_cmd *cli_find_cmd(const char *name);
 /* Run c's main with cli_prog set to "kagg NAME"; returns its exit code. */
-int cli_run_cmd(const struct kagg_cmd *c, int argc, char **argv);
+int cli_run_cmd(const struct cli_cmd *c, int argc, char **argv);
 
 /* Print "kagg CMD: <msg>" on stderr (one line). Returns code, for `return cli_err(...)`. */
 int cli_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -52,7 +52,7 @@ int cli_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 /*
  * Flush stdout and report a failed write (err: a printer's -errno, or 0 to
  * rely on ferror()): one line naming a reader that closed the pipe as such.
- * Returns KAGG_EXIT_OK or KAGG_EXIT_FAIL.
+ * Returns CLI_EXIT_OK or CLI_EXIT_FAIL.
  */
 int cli_output_done(int err);
 
@@ -63,7 +63,7 @@ extern const char *cli_prog;
 int cli_parse_u64(const char *s, uint64_t *out);
 /*
  * s as a number from lo to hi into *out; else a usage error "invalid WHAT 'S'",
- * followed by " (LO to HI)" when say_range.  Returns 0 or KAGG_EXIT_USAGE.
+ * followed by " (LO to HI)" when say_range.  Returns 0 or CLI_EXIT_USAGE.
  */
 int cli_parse_range(const char *s, uint64_t lo, uint64_t hi, const char *what, bool say_range,
 		    uint64_t *out);

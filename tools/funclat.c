@@ -76,7 +76,7 @@ static int parse_attach(const char *arg, enum kagg_funclat_attach *out)
 	int i = CLI_PICK(arg, attach);
 
 	if (i < 0)
-		return cli_err(KAGG_EXIT_USAGE, "invalid attach type '%s' (auto, fentry, kprobe, "
+		return cli_err(CLI_EXIT_USAGE, "invalid attach type '%s' (auto, fentry, kprobe, "
 			       "kprobe.multi, uprobe, uprobe.multi)", arg);
 	*out = attach_val[i];
 	return 0;
@@ -115,10 +115,10 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	struct funclat_args *a = (struct funclat_args *)ca;
 
 	if (optind >= argc)
-		return cli_err(KAGG_EXIT_USAGE, "missing FUNC (kernel function, LIB:FUNC or "
+		return cli_err(CLI_EXIT_USAGE, "missing FUNC (kernel function, LIB:FUNC or "
 			       "PATH:FUNC); see --help");
 	if (optind + 1 < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind + 1]);
+		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s'", argv[optind + 1]);
 	a->o.pattern = argv[optind];
 	a->o.unit = a->c.cm.unit;
 	a->o.overhead = a->c.cm.overhead;
@@ -146,4 +146,4 @@ static int funclat_main(int argc, char **argv)
 	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
-KAGG_COMMAND(funclat, "function latency histograms (kernel or user functions)", funclat_main);
+CLI_COMMAND(funclat, "function latency histograms (kernel or user functions)", funclat_main);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * kagg hist: a log2 or linear histogram of any tracepoint's numeric field.
- * A thin CLI over kagg_hist__open().
+ * A thin CLI over kagg_field_hist__open().
  */
 #include <errno.h>
 #include <getopt.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include <kagg/kagg.h>
-#include <kagg/hist.h>
+#include <kagg/field_hist.h>
 #include "cli.h"
 
 static const char usage_text[] =
@@ -76,7 +76,7 @@ static const struct option long_opts[] = {
 
 struct hist_args {
 	struct cli_args c;	/* first: what cli_parse fills */
-	struct kagg_hist_opts o;
+	struct kagg_field_hist_opts o;
 	bool linear, min_set;	/* --linear's bounds, before they go into o */
 	uint64_t step;
 	bool buckets_lin;	/* --buckets linear:MIN:STEP */
@@ -116,12 +116,12 @@ static int hist_opt(struct cli_args *ca, int c, const char *arg)
 		errno = 0;
 		a->o.lin_min = strtoll(arg, &end, 0);
 		if (errno || end == arg || *end)
-			return cli_err(KAGG_EXIT_USAGE, "invalid --min '%s'", arg);
+			return cli_err(CLI_EXIT_USAGE, "invalid --min '%s'", arg);
 		a->min_set = true;
 		return 0;
 	case OPT_STEP:
 		if (cli_parse_u64(arg, &a->step) || !a->step)
-			return cli_err(KAGG_EXIT_USAGE, "invalid --step '%s' (a positive integer)",
+			return cli_err(CLI_EXIT_USAGE, "invalid --step '%s' (a positive integer)",
 				       arg);
 		return 0;
 	}
@@ -134,23 +134,23 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	struct hist_args *a = (struct hist_args *)ca;
 
 	if (argc - optind < 2)
-		return cli_err(KAGG_EXIT_USAGE, "need SYSTEM:EVENT and FIELD, e.g. "
+		return cli_err(CLI_EXIT_USAGE, "need SYSTEM:EVENT and FIELD, e.g. "
 			       "'kagg hist sched:sched_switch prev_prio'; see --help");
 	if (argc - optind > 2)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind + 2]);
+		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s'", argv[optind + 2]);
 	if (!strchr(argv[optind], ':') && !strchr(argv[optind], '/'))
-		return cli_err(KAGG_EXIT_USAGE, "invalid event '%s' (SYSTEM:EVENT, e.g. "
+		return cli_err(CLI_EXIT_USAGE, "invalid event '%s' (SYSTEM:EVENT, e.g. "
 			       "sched:sched_switch)", argv[optind]);
 	if (a->c.cm.unit != KAGG_UNIT_USECS)
-		return cli_err(KAGG_EXIT_USAGE, "--unit does not apply: hist counts raw field values");
+		return cli_err(CLI_EXIT_USAGE, "--unit does not apply: hist counts raw field values");
 	if (a->linear && a->o.buckets == KAGG_BUCKETS_EXP)
-		return cli_err(KAGG_EXIT_USAGE, "--linear and --buckets exp:S exclude each other");
+		return cli_err(CLI_EXIT_USAGE, "--linear and --buckets exp:S exclude each other");
 	if (a->buckets_lin && (a->linear || a->min_set))
-		return cli_err(KAGG_EXIT_USAGE, "--buckets linear:MIN:STEP or --linear --min "
+		return cli_err(CLI_EXIT_USAGE, "--buckets linear:MIN:STEP or --linear --min "
 			       "--step, not both");
 	a->linear |= a->buckets_lin;
 	if (!a->linear && (a->min_set || a->step != 1))
-		return cli_err(KAGG_EXIT_USAGE, "--min and --step go with --linear");
+		return cli_err(CLI_EXIT_USAGE, "--min and --step go with --linear");
 	a->o.lin_step = a->linear ? a->step : 0;
 	a->o.event = argv[optind];
 	a->o.field = argv[optind + 1];
@@ -165,7 +165,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 
 	snprintf(a->banner, sizeof(a->banner), "Tracing %s", a->o.event);
 	ca->banner = a->banner;
-	return kagg_hist__open(&a->o);
+	return kagg_field_hist__open(&a->o);
 }
 
 static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS, hist_opt, finish_args,
@@ -178,4 +178,4 @@ static int hist_main(int argc, char **argv)
 	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
-KAGG_COMMAND(hist, "log2 or linear histogram of any tracepoint's numeric field", hist_main);
+CLI_COMMAND(hist, "log2 or linear histogram of any tracepoint's numeric field", hist_main);

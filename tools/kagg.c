@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * kagg: the dispatcher.  `kagg CMD [ARGS]` runs the subcommand registered
- * with KAGG_COMMAND() in tools/CMD.c.
+ * with CLI_COMMAND() in tools/CMD.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,22 +11,22 @@
 
 static void usage(FILE *f)
 {
-	const struct kagg_cmd *c;
+	const struct cli_cmd *c;
 
 	fprintf(f, "usage: kagg COMMAND [OPTIONS]   (kagg COMMAND --help for details)\n\n"
 		   "kagg %s: eBPF in-kernel aggregation toolkit\n\ncommands:\n",
 		kagg_version());
-	for (c = __start_kagg_cmds; c < __stop_kagg_cmds; c++)
+	for (c = __start_cli_cmds; c < __stop_cli_cmds; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 }
 
 int main(int argc, char **argv)
 {
-	const struct kagg_cmd *c;
+	const struct cli_cmd *c;
 
 	if (argc < 2) {
 		usage(stderr);
-		return KAGG_EXIT_USAGE;
+		return CLI_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "help") && argc > 2) {
 		/* `kagg help CMD`: CMD's own help, as `kagg CMD --help` prints it. */
@@ -35,20 +35,20 @@ int main(int argc, char **argv)
 
 		c = cli_find_cmd(argv[2]);
 		if (!c)
-			return cli_err(KAGG_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)",
+			return cli_err(CLI_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)",
 				       argv[2]);
 		return cli_run_cmd(c, 2, hargv);
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return KAGG_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("kagg %s\n", kagg_version());
-		return KAGG_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	c = cli_find_cmd(argv[1]);
 	if (c)
 		return cli_run_cmd(c, argc - 1, argv + 1);
-	return cli_err(KAGG_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)", argv[1]);
+	return cli_err(CLI_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)", argv[1]);
 }

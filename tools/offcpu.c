@@ -97,7 +97,7 @@ static int parse_us(const char *arg, const char *name, bool nonzero, uint64_t *n
 	uint64_t us;
 
 	if (cli_parse_u64(arg, &us) || (nonzero && !us) || us > UINT64_MAX / 1000)
-		return cli_err(KAGG_EXIT_USAGE, "invalid --%s '%s'", name, arg);
+		return cli_err(CLI_EXIT_USAGE, "invalid --%s '%s'", name, arg);
 	*ns = us * 1000;
 	return 0;
 }
@@ -112,7 +112,7 @@ static int parse_wake(const char *arg, enum kagg_wake *wake)
 	int i = CLI_PICK(arg, names);
 
 	if (i < 0)
-		return cli_err(KAGG_EXIT_USAGE,
+		return cli_err(CLI_EXIT_USAGE,
 			       "invalid --wake '%s' (watermark, adaptive, timer, every)", arg);
 	*wake = (enum kagg_wake)i;
 	return 0;
@@ -129,7 +129,7 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case OPT_STATE:
 		if (!*arg || strspn(arg, "RSDTtPI,") != strlen(arg))
-			return cli_err(KAGG_EXIT_USAGE, "invalid state '%s' (letters of R S D T t P I)",
+			return cli_err(CLI_EXIT_USAGE, "invalid state '%s' (letters of R S D T t P I)",
 				       arg);
 		a->o.states = arg;
 		return 0;
@@ -140,7 +140,7 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 	case 'u':
 	case 'k':
 		if (a->o.threads)
-			return cli_err(KAGG_EXIT_USAGE, "-u and -k exclude each other");
+			return cli_err(CLI_EXIT_USAGE, "-u and -k exclude each other");
 		a->o.threads = c == 'u' ? KAGG_THREADS_USER : KAGG_THREADS_KERNEL;
 		return 0;
 	case OPT_STACKS:
@@ -163,12 +163,12 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	struct offcpu_args *a = (struct offcpu_args *)ca;
 
 	if (a->o.max_ns && a->o.max_ns < a->o.min_ns)
-		return cli_err(KAGG_EXIT_USAGE, "--max-us is below --min-us");
+		return cli_err(CLI_EXIT_USAGE, "--max-us is below --min-us");
 	CLI_TASKS_INTO(a->o, a->c.tk);
 	CLI_STREAM_INTO(a->o, a->c, mode);
 	a->o.stacks |= ca->cm.print.folded || ca->cm.addrs; /* both imply --stacks */
 	if (a->o.stacks && a->o.mode == KAGG_MODE_STREAM)
-		return cli_err(KAGG_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
+		return cli_err(CLI_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
 	return cli_folded_ready(&ca->cm) ?: cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
 			    (a->o.stacks ? CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_PPROF) : 0),
 			    true, false);
@@ -193,4 +193,4 @@ static int offcpu_main(int argc, char **argv)
 	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
-KAGG_COMMAND(offcpu, "off-CPU time histograms and stacks (sched_switch)", offcpu_main);
+CLI_COMMAND(offcpu, "off-CPU time histograms and stacks (sched_switch)", offcpu_main);

@@ -71,15 +71,15 @@ int cli_pictures(struct cli_common *cm, unsigned int allowed, bool cold, bool by
 	if (!cm->picture)
 		return 0;
 	if (!(allowed & CLI_PIC_BIT(cm->picture)))
-		return cli_err(KAGG_EXIT_USAGE, "--format %s: not with these options%s", name,
+		return cli_err(CLI_EXIT_USAGE, "--format %s: not with these options%s", name,
 			       cm->picture == CLI_PIC_HEATMAP ? " (heatmaps: histograms by interval)"
 							      : " (needs stacks)");
 	if (cm->print.folded)
-		return cli_err(KAGG_EXIT_USAGE, "--folded and --format %s exclude each other", name);
+		return cli_err(CLI_EXIT_USAGE, "--folded and --format %s exclude each other", name);
 	if (cm->picture == CLI_PIC_HEATMAP && !cm->interval)
-		return cli_err(KAGG_EXIT_USAGE, "--format heatmap draws intervals: add -i SEC");
+		return cli_err(CLI_EXIT_USAGE, "--format heatmap draws intervals: add -i SEC");
 	if (cm->picture != CLI_PIC_HEATMAP && cm->interval)
-		return cli_err(KAGG_EXIT_USAGE, "--format %s draws once: drop -i", name);
+		return cli_err(CLI_EXIT_USAGE, "--format %s draws once: drop -i", name);
 	pic.cold = cold;
 	pic.by_count = by_count;
 	pic.unit = cm->unit;
@@ -93,13 +93,13 @@ int cli_pictures(struct cli_common *cm, unsigned int allowed, bool cold, bool by
 	case CLI_PIC_HEATMAP:
 		heatmap = kagg_heatmap__new();
 		if (!heatmap)
-			return cli_err(KAGG_EXIT_FAIL, "out of memory");
+			return cli_err(CLI_EXIT_FAIL, "out of memory");
 		cm->printer = add_column;
 		cm->finish = write_heatmap;
 		break;
 	case CLI_PIC_PPROF:
 		if (isatty(STDOUT_FILENO))
-			return cli_err(KAGG_EXIT_USAGE,
+			return cli_err(CLI_EXIT_USAGE,
 				       "--format pprof writes binary data: redirect it to a file");
 		cm->printer = print_pprof;
 		break;

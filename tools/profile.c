@@ -81,7 +81,7 @@ static int parse_event(const char *arg, enum kagg_profile_event *ev)
 	int i = CLI_PICK(arg, names);
 
 	if (i < 0)
-		return cli_err(KAGG_EXIT_USAGE, "invalid event '%s' (auto, cycles or cpu-clock)",
+		return cli_err(CLI_EXIT_USAGE, "invalid event '%s' (auto, cycles or cpu-clock)",
 			       arg);
 	*ev = (enum kagg_profile_event)i;
 	return 0;
@@ -101,7 +101,7 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 	case 'U':
 	case 'K':
 		if (a->o.stacks)
-			return cli_err(KAGG_EXIT_USAGE, "-U and -K exclude each other");
+			return cli_err(CLI_EXIT_USAGE, "-U and -K exclude each other");
 		a->o.stacks = c == 'U' ? KAGG_PROFILE_USER : KAGG_PROFILE_KERNEL;
 		return 0;
 	case OPT_EVENT:
@@ -146,4 +146,4 @@ static int profile_main(int argc, char **argv)
 	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
-KAGG_COMMAND(profile, "CPU samples by stack, aggregated in the kernel (perf_event)", profile_main);
+CLI_COMMAND(profile, "CPU samples by stack, aggregated in the kernel (perf_event)", profile_main);

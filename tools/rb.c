@@ -11,11 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <kagg/rb_bench.h>
+#include "rb_bench.h"
 #include <kagg/rb_format.h>
 #include <kagg/ringbuf.h>
 #include "cli.h"
-#include "array.h"
 
 static void rb_usage(FILE *f)
 {
@@ -42,10 +41,10 @@ static int rb_opt_other(int c)
 		rb_usage(stdout);
 		return -1;
 	}
-	return cli_err(KAGG_EXIT_USAGE, "bad option (kagg rb --help)");
+	return cli_err(CLI_EXIT_USAGE, "bad option (kagg rb --help)");
 }
 
-static int bench_parse(int argc, char **argv, struct kagg_rb_bench_opts *o, enum kagg_format *fmt)
+static int bench_parse(int argc, char **argv, struct rbb_opts *o, enum kagg_format *fmt)
 {
 	static const struct option lo[] = {
 		{ "writers", required_argument, NULL, 'w' },
@@ -66,18 +65,18 @@ static int bench_parse(int argc, char **argv, struct kagg_rb_bench_opts *o, enum
 		switch (c) {
 		case 'w':
 			if (cli_parse_u64(optarg, &v) || !v || v > 1024)
-				return cli_err(KAGG_EXIT_USAGE, "--writers: 1..1024, got '%s'", optarg);
+				return cli_err(CLI_EXIT_USAGE, "--writers: 1..1024, got '%s'", optarg);
 			o->writers = (unsigned int)v;
 			break;
 		case 'p':
 			if (cli_parse_u64(optarg, &v) || v < 8 || v > 4072)
-				return cli_err(KAGG_EXIT_USAGE, "--payload: 8..4072 bytes, got '%s'",
+				return cli_err(CLI_EXIT_USAGE, "--payload: 8..4072 bytes, got '%s'",
 					       optarg);
 			o->payload = v;
 			break;
 		case 'n':
 			if (cli_parse_u64(optarg, &v) || v < 2 || v > 65000)
-				return cli_err(KAGG_EXIT_USAGE, "--subbufs: 2..65000, got '%s'", optarg);
+				return cli_err(CLI_EXIT_USAGE, "--subbufs: 2..65000, got '%s'", optarg);
 			o->nr_subbufs = v;
 			break;
 		case 'm':
@@ -86,12 +85,12 @@ static int bench_parse(int argc, char **argv, struct kagg_rb_bench_opts *o, enum
 			else if (!strcmp(optarg, "consume"))
 				o->mode = KAGG_RB_CONSUME;
 			else
-				return cli_err(KAGG_EXIT_USAGE,
+				return cli_err(CLI_EXIT_USAGE,
 					       "--mode: overwrite or consume, got '%s'", optarg);
 			break;
 		case 's':
 			if (cli_parse_seconds(optarg, &o->seconds))
-				return cli_err(KAGG_EXIT_USAGE, "--seconds: a positive number, got '%s'",
+				return cli_err(CLI_EXIT_USAGE, "--seconds: a positive number, got '%s'",
 					       optarg);
 			break;
 		case 'r':
@@ -99,7 +98,7 @@ static int bench_parse(int argc, char **argv, struct kagg_rb_bench_opts *o, enum
 			break;
 		case 'f':
 			if (strcmp(optarg, "json"))
-				return cli_err(KAGG_EXIT_USAGE, "--format: only 'json', got '%s'",
+				return cli_err(CLI_EXIT_USAGE, "--format: only 'json', got '%s'",
 					       optarg);
 			*fmt = KAGG_FORMAT_JSON;
 			break;
@@ -108,29 +107,29 @@ static int bench_parse(int argc, char **argv, struct kagg_rb_bench_opts *o, enum
 		}
 	}
 	if (optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 
 static int bench_main(int argc, char **argv)
 {
-	KAGG_OPTS(kagg_rb_bench_opts, o, .writers = 1, .payload = 64, .nr_subbufs = 64,
+	KAGG_OPTS(rbb_opts, o, .writers = 1, .payload = 64, .nr_subbufs = 64,
 		  .seconds = 1, .stop = &cli_stop, .log = cli_log);
-	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
+	struct rbb_result r = { .sz = sizeof(r) };
 	enum kagg_format fmt = KAGG_FORMAT_TEXT;
 	int ret, err;
 
 	if (!cli_start(bench_parse(argc, argv, &o, &fmt), NULL, &ret))
 		return ret;
-	err = kagg_rb_bench__run(&o, &r);
+	err = rbb__run(&o, &r);
 	if (err)
-		return cli_logged ? KAGG_EXIT_FAIL : cli_err(KAGG_EXIT_FAIL, "%s", strerror(-err));
-	kagg_rb_bench__print(&r, stdout, fmt);
+		return cli_logged ? CLI_EXIT_FAIL : cli_err(CLI_EXIT_FAIL, "%s", strerror(-err));
+	rbb__print(&r, stdout, fmt);
 	/* Everything was drained: each commit was read, overwritten or is still there. */
 	if (r.read + r.overrun + r.entries != r.committed)
-		ret = cli_err(KAGG_EXIT_FAIL, "counters disagree: written %llu, writers committed %llu",
+		ret = cli_err(CLI_EXIT_FAIL, "counters disagree: written %llu, writers committed %llu",
 			      (unsigned long long)r.written, (unsigned long long)r.committed);
-	kagg_rb_bench_result__release(&r);
+	rbb_result__release(&r);
 	return ret;
 }
 
@@ -332,8 +331,15 @@ static void decoded_bad(struct decoded *d, const char *file, const char *what, u
 
 static int decoded_add(struct decoded *d, const struct kagg_rb_event *ev)
 {
-	if (GROW_ARRAY(d->all, d->cap, d->n, 4096))
-		return -ENOMEM;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 4096;
+		void *p = realloc(d->all, cap * sizeof(*d->all));
+
+		if (!p)
+			return -ENOMEM;
+		d->all = p;
+		d->cap = cap;
+	}
 	d->all[d->n].ev = *ev;
 	d->all[d->n].order = d->n;
 	d->all[d->n].lost = ev->missed;
@@ -357,13 +363,13 @@ static int decode_file(struct decoded *d, int i, const char *file, size_t subbuf
 		cpu = i;
 	d->bufs[i] = load_file(file, &len);
 	if (!d->bufs[i])
-		return cli_err(KAGG_EXIT_FAIL, "cannot read %s: %s", file, strerror(errno));
+		return cli_err(CLI_EXIT_FAIL, "cannot read %s: %s", file, strerror(errno));
 	if (!len) {
 		d->nempty++;
 		return 0;
 	}
 	if (len < subbuf)
-		return cli_err(KAGG_EXIT_FAIL, "%s: %zu bytes, shorter than one %zu-byte sub-buffer",
+		return cli_err(CLI_EXIT_FAIL, "%s: %zu bytes, shorter than one %zu-byte sub-buffer",
 			       file, len, subbuf);
 	for (off = 0; off + subbuf <= len; off += subbuf) {
 		struct kagg_rb_page_iter it = { .sz = sizeof(it) };
@@ -377,7 +383,7 @@ static int decode_file(struct decoded *d, int i, const char *file, size_t subbuf
 		while ((err = kagg_rb_page_iter__next(&it, &ev)) == 0) {
 			ev.cpu = cpu;
 			if (decoded_add(d, &ev))
-				return cli_err(KAGG_EXIT_FAIL, "out of memory");
+				return cli_err(CLI_EXIT_FAIL, "out of memory");
 		}
 		if (err == -EBADMSG) {
 			decoded_bad(d, file, "record", off + KAGG_RB_PAGE_HDR + it.off);
@@ -481,7 +487,7 @@ static int decode_parse(int argc, char **argv, const char **dir)
 		}
 	}
 	if (argc - optind <= 0)
-		return cli_err(KAGG_EXIT_USAGE, "decode needs at least one raw page FILE");
+		return cli_err(CLI_EXIT_USAGE, "decode needs at least one raw page FILE");
 	return 0;
 }
 
@@ -496,22 +502,22 @@ static int decode_main(int argc, char **argv)
 
 	ret = decode_parse(argc, argv, &dir);
 	if (ret)
-		return ret < 0 ? KAGG_EXIT_OK : ret;
-	ret = KAGG_EXIT_FAIL;
+		return ret < 0 ? CLI_EXIT_OK : ret;
+	ret = CLI_EXIT_FAIL;
 	d.nfiles = argc - optind;
 	evs = kagg_rb_events__new(NULL);
 	d.bufs = calloc((size_t)d.nfiles, sizeof(*d.bufs));
 	if (!evs || !d.bufs) {
-		cli_err(KAGG_EXIT_FAIL, "out of memory");
+		cli_err(CLI_EXIT_FAIL, "out of memory");
 		goto out;
 	}
 	if (kagg_rb_events__load_dir(evs, dir, &failed) <= 0) {
-		cli_err(KAGG_EXIT_FAIL, "no event formats under %s", dir);
+		cli_err(CLI_EXIT_FAIL, "no event formats under %s", dir);
 		goto out;
 	}
 	subbuf = subbuf_size(dir);
 	if (!subbuf) {
-		cli_err(KAGG_EXIT_FAIL, "%s/header_page: sub-buffer size outside %d..%zu bytes", dir,
+		cli_err(CLI_EXIT_FAIL, "%s/header_page: sub-buffer size outside %d..%zu bytes", dir,
 			SUBBUF_MIN, SUBBUF_MAX);
 		goto out;
 	}
@@ -520,7 +526,7 @@ static int decode_main(int argc, char **argv)
 		if (decode_file(&d, i, argv[optind + i], subbuf))
 			goto out;
 	if (d.nempty == d.nfiles) {
-		cli_err(KAGG_EXIT_FAIL, "%s: 0 bytes, shorter than one %zu-byte sub-buffer",
+		cli_err(CLI_EXIT_FAIL, "%s: 0 bytes, shorter than one %zu-byte sub-buffer",
 			argv[argc - 1], subbuf);
 		goto out;
 	}
@@ -528,8 +534,8 @@ static int decode_main(int argc, char **argv)
 	learn_switch_comms(evs, &d, &comms);
 	print_decoded(evs, &d, &comms);
 	ret = cli_output_done(0);
-	if (ret == KAGG_EXIT_OK && d.bad_file)
-		ret = cli_err(KAGG_EXIT_FAIL, "%s: malformed %s at offset %llu", d.bad_file,
+	if (ret == CLI_EXIT_OK && d.bad_file)
+		ret = cli_err(CLI_EXIT_FAIL, "%s: malformed %s at offset %llu", d.bad_file,
 			      d.bad_what, (unsigned long long)d.bad_off);
 out:
 	decoded_free(&d);
@@ -542,16 +548,16 @@ out:
 static int rb_main(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_err(KAGG_EXIT_USAGE, "missing subcommand: bench or decode (kagg rb --help)");
+		return cli_err(CLI_EXIT_USAGE, "missing subcommand: bench or decode (kagg rb --help)");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		rb_usage(stdout);
-		return KAGG_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "bench"))
 		return bench_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "decode"))
 		return decode_main(argc - 1, argv + 1);
-	return cli_err(KAGG_EXIT_USAGE, "unknown subcommand '%s' (bench or decode)", argv[1]);
+	return cli_err(CLI_EXIT_USAGE, "unknown subcommand '%s' (bench or decode)", argv[1]);
 }
 
-KAGG_COMMAND(rb, "per-CPU ftrace-format ring buffer: bench, decode raw pages", rb_main);
+CLI_COMMAND(rb, "per-CPU ftrace-format ring buffer: bench, decode raw pages", rb_main);

@@ -218,15 +218,15 @@ static int open_raw_dir(struct sink *k, const char *dir, struct kagg_rb *rb,
 
 	err = mkdir_p(dir);
 	if (err)
-		return cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", dir, strerror(-err));
+		return cli_err(CLI_EXIT_FAIL, "cannot create %s: %s", dir, strerror(-err));
 	k->raw_fds = calloc(k->nr_cpus, sizeof(int));
 	if (!k->raw_fds)
-		return KAGG_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	for (cpu = 0; cpu < k->nr_cpus; cpu++) {
 		snprintf(path, sizeof(path), "%s/cpu%d.raw", dir, cpu);
 		k->raw_fds[cpu] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (k->raw_fds[cpu] < 0)
-			return cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", path, strerror(errno));
+			return cli_err(CLI_EXIT_FAIL, "cannot create %s: %s", path, strerror(errno));
 	}
 	snprintf(path, sizeof(path), "%s/header_page", dir);
 	err = write_text(path, header_page_fn, &subbuf);
@@ -243,7 +243,7 @@ static int open_raw_dir(struct sink *k, const char *dir, struct kagg_rb *rb,
 		err = err ?: write_text(path, format_fn, fmt);
 	}
 	if (err)
-		return cli_err(KAGG_EXIT_FAIL, "writing %s: %s", dir, strerror(-err));
+		return cli_err(CLI_EXIT_FAIL, "writing %s: %s", dir, strerror(-err));
 	return 0;
 }
 
@@ -291,7 +291,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'e':
 			bit = event_bit(optarg);
 			if (!bit)
-				return cli_err(KAGG_EXIT_USAGE, "cannot record '%s': the streamed events "
+				return cli_err(CLI_EXIT_USAGE, "cannot record '%s': the streamed events "
 					       "are sched:sched_switch, sched:sched_wakeup and "
 					       "sched:sched_wakeup_new", optarg);
 			a->events |= bit;
@@ -301,7 +301,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->pids = NULL;
 			a->nr_pids = 0;
 			if (cli_parse_int_list(optarg, &a->pids, &a->nr_pids))
-				return cli_err(KAGG_EXIT_USAGE, "invalid pid list '%s'", optarg);
+				return cli_err(CLI_EXIT_USAGE, "invalid pid list '%s'", optarg);
 			break;
 		case 'd':
 		case 'v':
@@ -311,11 +311,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_STREAM_BYTES:
 			if (cli_parse_stream_bytes(optarg, &a->stream_bytes))
-				return KAGG_EXIT_USAGE;
+				return CLI_EXIT_USAGE;
 			break;
 		case OPT_RB_SUBBUFS:
 			if (CLI_RANGE(optarg, 2, 65534, "--rb-subbufs", true, &a->rb_subbufs))
-				return KAGG_EXIT_USAGE;
+				return CLI_EXIT_USAGE;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -325,9 +325,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		}
 	}
 	if (optind < argc)
-		return cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 	if (!a->out == !a->raw_dir)
-		return cli_err(KAGG_EXIT_USAGE, "give one of -o FILE.dat or --raw-dir DIR");
+		return cli_err(CLI_EXIT_USAGE, "give one of -o FILE.dat or --raw-dir DIR");
 	if (!a->events)
 		a->events = KAGG_RUNQLAT_EV_SWITCH;
 	for (i = 0; i < 3; i++)
@@ -381,11 +381,11 @@ static int sink_open(struct sink *k, struct kagg_session *s, const struct record
 	if (!k->w && k->stream) {
 		const char *tmp = getenv("TMPDIR");
 
-		return cli_err(KAGG_EXIT_FAIL, "cannot record to %s: spooling in %s: %s", a->out,
+		return cli_err(CLI_EXIT_FAIL, "cannot record to %s: spooling in %s: %s", a->out,
 			       tmp && *tmp ? tmp : "/tmp", strerror(errno));
 	}
 	if (!k->w)
-		return cli_err(KAGG_EXIT_FAIL, "cannot create %s: %s", a->out, strerror(errno));
+		return cli_err(CLI_EXIT_FAIL, "cannot create %s: %s", a->out, strerror(errno));
 	return 0;
 }
 
@@ -412,7 +412,7 @@ static int record_until(struct sink *k, struct kagg_session *s, double duration)
 		int err = kagg_session__poll(s, 100);
 
 		if (err < 0 && err != -EINTR) {
-			cli_err(KAGG_EXIT_FAIL, "consuming records failed: %s", strerror(-err));
+			cli_err(CLI_EXIT_FAIL, "consuming records failed: %s", strerror(-err));
 			break;
 		}
 		err = drain_pages(k, kagg_session__ringbuf(s), false);
@@ -427,13 +427,13 @@ static int record_until(struct sink *k, struct kagg_session *s, double duration)
 static int write_failed(const struct sink *k, const struct record_args *a, int err)
 {
 	if (a->raw_dir || k->stream)
-		return cli_err(KAGG_EXIT_FAIL, "writing to %s failed: %s",
+		return cli_err(CLI_EXIT_FAIL, "writing to %s failed: %s",
 			       a->raw_dir ? a->raw_dir : a->out, strerror(-err));
 	if (kagg_tracedat_writer__nr_pages(k->w, -1))
-		return cli_err(KAGG_EXIT_FAIL, "writing %s failed: %s; it holds the %llu pages "
+		return cli_err(CLI_EXIT_FAIL, "writing %s failed: %s; it holds the %llu pages "
 			       "recorded before", a->out, strerror(-err),
 			       (unsigned long long)kagg_tracedat_writer__nr_pages(k->w, -1));
-	return cli_err(KAGG_EXIT_FAIL, "writing %s failed: %s; it was left as it was", a->out,
+	return cli_err(CLI_EXIT_FAIL, "writing %s failed: %s; it was left as it was", a->out,
 		       strerror(-err));
 }
 
@@ -499,10 +499,10 @@ static int record_main(int argc, char **argv)
 
 	ret = parse_args(argc, argv, &a);
 	if (ret || CLI_PARSE_ONLY) {
-		ret = ret < 0 ? KAGG_EXIT_OK : ret;
+		ret = ret < 0 ? CLI_EXIT_OK : ret;
 		goto out;
 	}
-	ret = KAGG_EXIT_FAIL;
+	ret = CLI_EXIT_FAIL;
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		goto out;
@@ -514,7 +514,7 @@ static int record_main(int argc, char **argv)
 	ret = sink_open(k, s, &a);
 	if (ret)
 		goto out;
-	ret = KAGG_EXIT_FAIL;
+	ret = CLI_EXIT_FAIL;
 	if (kagg_session__attach(s))
 		goto out;
 	fprintf(stderr, "Recording %s... Hit Ctrl-C to end.\n", a.what);
@@ -530,4 +530,4 @@ out:
 	return ret;
 }
 
-KAGG_COMMAND(record, "record streamed events to a trace-cmd trace.dat", record_main);
+CLI_COMMAND(record, "record streamed events to a trace-cmd trace.dat", record_main);

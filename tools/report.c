@@ -42,31 +42,31 @@ static int report_main(int argc, char **argv)
 		switch (c) {
 		case 'c':
 			if (CLI_RANGE(optarg, 0, 4095, "--cpu", false, &cpu))
-				return KAGG_EXIT_USAGE;
+				return CLI_EXIT_USAGE;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
-			return KAGG_EXIT_OK;
+			return CLI_EXIT_OK;
 		default:
 			return cli_bad_opt(c, argv);
 		}
 	}
 	if (optind != argc - 1)
-		return cli_err(KAGG_EXIT_USAGE, "give exactly one FILE.dat (see --help)");
+		return cli_err(CLI_EXIT_USAGE, "give exactly one FILE.dat (see --help)");
 	o.error_offset = &where;
 	t = kagg_tracedat__open(argv[optind], &o);
 	if (!t && errno == EINVAL && where != UINT64_MAX)
-		return cli_err(KAGG_EXIT_FAIL, "%s: not a valid trace.dat: malformed at offset %llu",
+		return cli_err(CLI_EXIT_FAIL, "%s: not a valid trace.dat: malformed at offset %llu",
 			       argv[optind], (unsigned long long)where);
 	if (!t)
-		return cli_err(KAGG_EXIT_FAIL, "cannot read %s: %s", argv[optind],
+		return cli_err(CLI_EXIT_FAIL, "cannot read %s: %s", argv[optind],
 			       errno == EINVAL	 ? "not a valid trace.dat v6"
 			       : errno == ENOTSUP ? "unsupported trace.dat variant (kagg reads v6, "
 						    "64-bit little-endian, uncompressed)"
 						  : strerror(errno));
 	if (cpu >= kagg_tracedat__nr_cpus(t)) {
 		kagg_tracedat__free(t);
-		return cli_err(KAGG_EXIT_USAGE, "--cpu %d: the file has %d CPUs", cpu,
+		return cli_err(CLI_EXIT_USAGE, "--cpu %d: the file has %d CPUs", cpu,
 			       kagg_tracedat__nr_cpus(t));
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -75,14 +75,14 @@ static int report_main(int argc, char **argv)
 	kagg_tracedat__free(t);
 	if (n == -EINVAL && where != UINT64_MAX) {
 		if (cli_output_done(0))
-			return KAGG_EXIT_FAIL;
-		return cli_err(KAGG_EXIT_FAIL, "%s: malformed page or record at offset %llu",
+			return CLI_EXIT_FAIL;
+		return cli_err(CLI_EXIT_FAIL, "%s: malformed page or record at offset %llu",
 			       argv[optind], (unsigned long long)where);
 	}
 	if (n < 0)
-		return cli_err(KAGG_EXIT_FAIL, "%s: malformed page (%s)", argv[optind],
+		return cli_err(CLI_EXIT_FAIL, "%s: malformed page (%s)", argv[optind],
 			       strerror((int)-n));
 	return cli_output_done(0);
 }
 
-KAGG_COMMAND(report, "print a trace.dat as kernel trace text", report_main);
+CLI_COMMAND(report, "print a trace.dat as kernel trace text", report_main);

@@ -73,7 +73,7 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case 'c':
 		if (CLI_RANGE(arg, 0, 65535, "CPU", false, &a->o.cpu))
-			return KAGG_EXIT_USAGE;
+			return CLI_EXIT_USAGE;
 		a->o.filter_cpu = true;
 		return 0;
 	}
@@ -108,4 +108,4 @@ static int runqlat_main(int argc, char **argv)
 	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
-KAGG_COMMAND(runqlat, "run-queue latency histograms (sched_wakeup to switch-in)", runqlat_main);
+CLI_COMMAND(runqlat, "run-queue latency histograms (sched_wakeup to switch-in)", runqlat_main);

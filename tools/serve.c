@@ -21,7 +21,6 @@
 
 #include <kagg/kagg.h>
 #include "cli.h"
-#include "render/render_internal.h" /* xml_puts */
 
 #define SERVE_DEFAULT_PORT "9436"
 #define SERVE_MAX_TOOLS 64
@@ -86,12 +85,12 @@ static int take_session(struct kagg_session *s, const struct cli_args *a)
 {
 	if (a->cm.duration || a->cm.interval || a->cm.count)
 		return kagg_session__destroy(s),
-		       cli_err(KAGG_EXIT_USAGE, "-d, -i and INTERVAL are not for kagg serve");
+		       cli_err(CLI_EXIT_USAGE, "-d, -i and INTERVAL are not for kagg serve");
 	if (a->st.mode != KAGG_MODE_AGG || a->st.print)
 		return kagg_session__destroy(s),
-		       cli_err(KAGG_EXIT_USAGE, "--mode and --print are not for kagg serve");
+		       cli_err(CLI_EXIT_USAGE, "--mode and --print are not for kagg serve");
 	taking->s = s;
-	return KAGG_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* Split line into words: blanks separate, '...' and "..." quote, \ escapes. -EINVAL, -ENOMEM. */
@@ -154,7 +153,7 @@ static int split_words(const char *line, char ***out, int *nr)
 	return 0;
 }
 
-static const struct kagg_cmd *served_cmd(const char *name)
+static const struct cli_cmd *served_cmd(const char *name)
 {
 	size_t i;
 
@@ -173,7 +172,7 @@ static const struct kagg_cmd *served_cmd(const char *name)
 static int add_tool(const char *line, const char *where)
 {
 	static char unit_opt[] = "--unit", nsecs[] = "nsecs", overhead[] = "--overhead";
-	const struct kagg_cmd *c;
+	const struct cli_cmd *c;
 	struct inst *in;
 	char **words, **argv, prog[512];
 	int nr, ret, i, dup = 1;
@@ -181,26 +180,26 @@ static int add_tool(const char *line, const char *where)
 
 	cli_prog = serve_prog;
 	if (nr_insts >= SERVE_MAX_TOOLS)
-		return cli_err(KAGG_EXIT_USAGE, "%s: more than %d tools", where, SERVE_MAX_TOOLS);
+		return cli_err(CLI_EXIT_USAGE, "%s: more than %d tools", where, SERVE_MAX_TOOLS);
 	ret = split_words(line, &words, &nr);
 	if (ret == -ENOMEM)
-		return cli_err(KAGG_EXIT_FAIL, "out of memory");
+		return cli_err(CLI_EXIT_FAIL, "out of memory");
 	if (ret)
-		return cli_err(KAGG_EXIT_USAGE, "%s: %s", where,
+		return cli_err(CLI_EXIT_USAGE, "%s: %s", where,
 			       *line ? "unbalanced quote in the tool line" : "empty tool line");
 	c = served_cmd(words[0]);
 	if (!c) {
-		cli_err(KAGG_EXIT_USAGE, "%s: '%s' is not a tool kagg serve runs (offcpu, runqlat, "
+		cli_err(CLI_EXIT_USAGE, "%s: '%s' is not a tool kagg serve runs (offcpu, runqlat, "
 			"syscount, funclat, hist, profile)", where, words[0]);
 		free(words[0]);
 		free(words);
-		return KAGG_EXIT_USAGE;
+		return CLI_EXIT_USAGE;
 	}
 	in = &insts[nr_insts];
 	/* tool --unit nsecs --overhead ARGS...: the line's own options come after and win. */
 	argv = calloc(nr + 4, sizeof(*argv));
 	if (!argv)
-		return cli_err(KAGG_EXIT_FAIL, "out of memory");
+		return cli_err(CLI_EXIT_FAIL, "out of memory");
 	argv[0] = words[0];
 	argv[1] = unit_opt;
 	argv[2] = nsecs;
@@ -213,7 +212,7 @@ static int add_tool(const char *line, const char *where)
 		len += strlen(words[i]) + 1;
 	in->id = malloc(len + 16);
 	if (!in->id)
-		return cli_err(KAGG_EXIT_FAIL, "out of memory");
+		return cli_err(CLI_EXIT_FAIL, "out of memory");
 	in->id[0] = 0;
 	for (i = 0; i < nr; i++)
 		strcat(strcat(in->id, i ? " " : ""), words[i]);
@@ -259,7 +258,7 @@ static int read_config(const char *path)
 	int ret = 0;
 
 	if (!f)
-		return cli_err(KAGG_EXIT_USAGE, "cannot read %s: %s", path, strerror(errno));
+		return cli_err(CLI_EXIT_USAGE, "cannot read %s: %s", path, strerror(errno));
 	while (!ret && getline(&line, &cap, f) > 0) {
 		char *p = line, *hash;
 
@@ -298,13 +297,13 @@ static int listen_on(const char *spec)
 		char *close = strchr(host, ']');
 
 		if (!close || (close[1] && close[1] != ':'))
-			return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s' ([ADDR]:PORT)", spec);
+			return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s' ([ADDR]:PORT)", spec);
 		*close = 0;
 		port = close[1] ? close + 2 : (char *)SERVE_DEFAULT_PORT;
 		memmove(host, host + 1, strlen(host));
 	} else if ((colon = strrchr(host, ':'))) {
 		if (strchr(host, ':') != colon)
-			return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s' (IPv6: [ADDR]:PORT)",
+			return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s' (IPv6: [ADDR]:PORT)",
 					spec);
 		*colon = 0;
 		port = colon + 1;
@@ -316,7 +315,7 @@ static int listen_on(const char *spec)
 	hints.ai_flags |= AI_NUMERICHOST;
 	err = getaddrinfo(*host ? host : NULL, port, &hints, &res);
 	if (err)
-		return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s': %s", spec,
+		return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s': %s", spec,
 				gai_strerror(err));
 	fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
@@ -325,7 +324,7 @@ static int listen_on(const char *spec)
 		freeaddrinfo(res);
 		if (fd >= 0)
 			close(fd);
-		return -cli_err(KAGG_EXIT_FAIL, "cannot listen on %s: %s", spec, strerror(err));
+		return -cli_err(CLI_EXIT_FAIL, "cannot listen on %s: %s", spec, strerror(err));
 	}
 	freeaddrinfo(res);
 	return fd;
@@ -399,7 +398,7 @@ static void write_index(FILE *f)
 
 			fputs("<td>", f);
 			if (v)
-				xml_puts(f, v);
+				kagg_html__puts(f, v);
 			fputs("</td>", f);
 		}
 		fputs("</tr>\n", f);
@@ -524,7 +523,7 @@ static int serve_main(int argc, char **argv)
 	serve_prog = cli_prog;
 	lines = calloc(argc, sizeof(*lines));
 	if (!lines)
-		return cli_err(KAGG_EXIT_FAIL, "out of memory");
+		return cli_err(CLI_EXIT_FAIL, "out of memory");
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":l:t:c:k:vh", long_opts, NULL)) != -1) {
@@ -540,15 +539,15 @@ static int serve_main(int argc, char **argv)
 			break;
 		case 'k':
 			if (cli_parse_range(optarg, 1, 100000, "--max-keys", true, &max_keys))
-				ret = KAGG_EXIT_USAGE;
+				ret = CLI_EXIT_USAGE;
 			break;
 		case OPT_CONNECTIONS:
 			if (cli_parse_range(optarg, 1, 4096, "--connections", true, &connections))
-				ret = KAGG_EXIT_USAGE;
+				ret = CLI_EXIT_USAGE;
 			break;
 		case OPT_TIMEOUT:
 			if (cli_parse_seconds(optarg, &timeout) || timeout < 1 || timeout > 86400)
-				ret = cli_err(KAGG_EXIT_USAGE,
+				ret = cli_err(CLI_EXIT_USAGE,
 					      "invalid --timeout '%s' (1 to 86400 seconds)", optarg);
 			break;
 		case 'v':
@@ -557,7 +556,7 @@ static int serve_main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			free(lines);
-			return KAGG_EXIT_OK;
+			return CLI_EXIT_OK;
 		default:
 			ret = cli_bad_opt(c, argv);
 		}
@@ -565,17 +564,17 @@ static int serve_main(int argc, char **argv)
 			goto out;
 	}
 	if (optind < argc) {
-		ret = cli_err(KAGG_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
+		ret = cli_err(CLI_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
 	if (!nr_lines && !config) {
-		ret = cli_err(KAGG_EXIT_USAGE, "no tool to serve (--tool or --config; see --help)");
+		ret = cli_err(CLI_EXIT_USAGE, "no tool to serve (--tool or --config; see --help)");
 		goto out;
 	}
 	po.max_keys = max_keys;
 	prom = kagg_prom__new(&po);
 	if (!prom) {
-		ret = cli_err(KAGG_EXIT_FAIL, "out of memory");
+		ret = cli_err(CLI_EXIT_FAIL, "out of memory");
 		goto out;
 	}
 	/* The port first: a taken one fails before anything is loaded. */
@@ -589,13 +588,13 @@ static int serve_main(int argc, char **argv)
 	if (!ret && config)
 		ret = read_config(config);
 	if (ret < 0) {
-		ret = KAGG_EXIT_OK; /* a tool's --help */
+		ret = CLI_EXIT_OK; /* a tool's --help */
 		goto out;
 	}
 	if (ret || CLI_PARSE_ONLY)
 		goto out;
 	if (!nr_insts) {
-		ret = cli_err(KAGG_EXIT_USAGE, "%s: no tool line", config);
+		ret = cli_err(CLI_EXIT_USAGE, "%s: no tool line", config);
 		goto out;
 	}
 	cli_setup_signals();
@@ -604,12 +603,12 @@ static int serve_main(int argc, char **argv)
 		int err = kagg_prom__add_tool(prom, insts[i].id);
 
 		if (err < 0) {
-			ret = cli_err(KAGG_EXIT_FAIL, "'%s': %s", insts[i].id, strerror(-err));
+			ret = cli_err(CLI_EXIT_FAIL, "'%s': %s", insts[i].id, strerror(-err));
 			goto out;
 		}
 		err = kagg_session__attach(insts[i].s);
 		if (err) {
-			ret = cli_err(KAGG_EXIT_FAIL, "cannot attach '%s': %s", insts[i].id,
+			ret = cli_err(CLI_EXIT_FAIL, "cannot attach '%s': %s", insts[i].id,
 				      strerror(-err));
 			goto out;
 		}
@@ -625,7 +624,7 @@ static int serve_main(int argc, char **argv)
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout,
 			     MHD_OPTION_END);
 	if (!d) {
-		ret = cli_err(KAGG_EXIT_FAIL, "cannot start the HTTP server on %s", listen_spec);
+		ret = cli_err(CLI_EXIT_FAIL, "cannot start the HTTP server on %s", listen_spec);
 		goto out;
 	}
 	fd = -1; /* the daemon's now */
@@ -651,4 +650,4 @@ out:
 	return ret;
 }
 
-KAGG_COMMAND(serve, "serve tools' metrics to Prometheus (/metrics)", serve_main);
+CLI_COMMAND(serve, "serve tools' metrics to Prometheus (/metrics)", serve_main);

@@ -91,16 +91,16 @@ static int add_events(struct stat_args *a, const char *list)
 	char *copy = strdup(list), *tok, *save = NULL;
 
 	if (!copy)
-		return cli_err(KAGG_EXIT_FAIL, "out of memory");
+		return cli_err(CLI_EXIT_FAIL, "out of memory");
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (a->nr == 64) {
 			free(copy);
-			return cli_err(KAGG_EXIT_USAGE, "at most 64 events");
+			return cli_err(CLI_EXIT_USAGE, "at most 64 events");
 		}
 		a->evbuf[a->nr] = strdup(tok);
 		if (!a->evbuf[a->nr]) {
 			free(copy);
-			return cli_err(KAGG_EXIT_FAIL, "out of memory");
+			return cli_err(CLI_EXIT_FAIL, "out of memory");
 		}
 		a->events[a->nr] = a->evbuf[a->nr];
 		if (!strncmp(tok, "tracepoint:", 11))
@@ -109,7 +109,7 @@ static int add_events(struct stat_args *a, const char *list)
 	}
 	free(copy);
 	if (!*list || list[strlen(list) - 1] == ',' || list[0] == ',')
-		return cli_err(KAGG_EXIT_USAGE, "invalid event list '%s'", list);
+		return cli_err(CLI_EXIT_USAGE, "invalid event list '%s'", list);
 	return 0;
 }
 
@@ -154,13 +154,13 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	a->o.nr_events = a->nr;
 	if (optind < argc) {
 		if (a->o.pid || a->o.cpu >= 0)
-			return cli_err(KAGG_EXIT_USAGE, "give a command or -p/--cpu, not both");
+			return cli_err(CLI_EXIT_USAGE, "give a command or -p/--cpu, not both");
 		if (a->c.cm.duration)
-			return cli_err(KAGG_EXIT_USAGE, "-d is for -p/--cpu: a command is counted "
+			return cli_err(CLI_EXIT_USAGE, "-d is for -p/--cpu: a command is counted "
 							"until it exits");
 		a->o.argv = argv + optind;
 	} else if (!a->o.pid && a->o.cpu < 0) {
-		return cli_err(KAGG_EXIT_USAGE, "nothing to count: give -- COMMAND, -p PID or "
+		return cli_err(CLI_EXIT_USAGE, "nothing to count: give -- COMMAND, -p PID or "
 						"--cpu N");
 	}
 	return 0;
@@ -217,7 +217,7 @@ static int exit_code(struct kagg_stat *st, int stop_err)
 		cli_err(0, "no event could be counted");
 	if (rep->has_exit && rep->exit_status > 0)
 		return rep->exit_status;
-	return counted ? KAGG_EXIT_OK : KAGG_EXIT_FAIL;
+	return counted ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
 /* The report to -o FILE or stderr, then the exit code. */
@@ -228,7 +228,7 @@ static int report(struct kagg_stat *st, FILE *out, const struct stat_args *a, in
 	if (!err && fflush(out))
 		err = -errno;
 	if (err)
-		return cli_err(KAGG_EXIT_FAIL, "writing the report to %s: %s",
+		return cli_err(CLI_EXIT_FAIL, "writing the report to %s: %s",
 			       a->output ? a->output : "standard error", strerror(-err));
 	return exit_code(st, stop_err);
 }
@@ -247,13 +247,13 @@ static int stat_main(int argc, char **argv)
 	a.o.log = cli_log;
 	ret = cli_parse(&parser, argc, argv, &a.c);
 	if (ret || CLI_PARSE_ONLY) {
-		ret = ret < 0 ? KAGG_EXIT_OK : ret;
+		ret = ret < 0 ? CLI_EXIT_OK : ret;
 		goto out;
 	}
 	/* before anything runs: a path that cannot be written loses nothing */
 	if (a.output && !(out = fopen(a.output, "we"))) {
 		out = stderr;
-		ret = cli_err(KAGG_EXIT_FAIL, "cannot write %s: %s", a.output, strerror(errno));
+		ret = cli_err(CLI_EXIT_FAIL, "cannot write %s: %s", a.output, strerror(errno));
 		goto out;
 	}
 	if (a.tracepoints && cli_mount_tracefs())
@@ -275,7 +275,7 @@ static int stat_main(int argc, char **argv)
 	cli_setup_signals();
 	err = kagg_stat__start(st);
 	if (err) {
-		ret = cli_err(KAGG_EXIT_FAIL, "starting the counters failed: %s", strerror(-err));
+		ret = cli_err(CLI_EXIT_FAIL, "starting the counters failed: %s", strerror(-err));
 		goto out;
 	}
 	if (a.o.argv) {
@@ -288,7 +288,7 @@ static int stat_main(int argc, char **argv)
 			goto out;
 		}
 		if (err) {
-			ret = cli_err(KAGG_EXIT_FAIL, "waiting for the command: %s", strerror(-err));
+			ret = cli_err(CLI_EXIT_FAIL, "waiting for the command: %s", strerror(-err));
 			goto out;
 		}
 	} else {
@@ -300,7 +300,7 @@ out:
 	for (i = 0; i < a.nr; i++)
 		free(a.evbuf[i]);
 	if (out != stderr && fclose(out) && !ret)
-		ret = cli_err(KAGG_EXIT_FAIL, "writing %s: %s", a.output, strerror(errno));
+		ret = cli_err(CLI_EXIT_FAIL, "writing %s: %s", a.output, strerror(errno));
 	if (stop_sig) {
 		/* as perf stat: what was counted is out; die of the signal that ended it */
 		fflush(NULL);
@@ -311,4 +311,4 @@ out:
 	return ret;
 }
 
-KAGG_COMMAND(stat, "count perf events (raw, enabled, running, scaled estimate)", stat_main);
+CLI_COMMAND(stat, "count perf events (raw, enabled, running, scaled estimate)", stat_main);

@@ -84,7 +84,7 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 		a->latency = true;
 		return 0;
 	case 'T': /* not the shared -T: `syscount -T 5` would be timestamps every 5 s */
-		return cli_err(KAGG_EXIT_USAGE, "-T is libbpf-tools' top N, which kagg syscount "
+		return cli_err(CLI_EXIT_USAGE, "-T is libbpf-tools' top N, which kagg syscount "
 						"does not take; timestamps: --timestamp");
 	case OPT_NAMES:
 		a->o.names_file = arg;
@@ -99,9 +99,9 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	struct syscount_args *a = (struct syscount_args *)ca;
 
 	if (a->errors && a->latency)
-		return cli_err(KAGG_EXIT_USAGE, "--errors and --latency exclude each other");
+		return cli_err(CLI_EXIT_USAGE, "--errors and --latency exclude each other");
 	if (a->c.st.buckets == KAGG_BUCKETS_EXP && !a->latency)
-		return cli_err(KAGG_EXIT_USAGE, "--buckets goes with --latency (-L)");
+		return cli_err(CLI_EXIT_USAGE, "--buckets goes with --latency (-L)");
 	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
 		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
 	a->o.key = a->c.tk.key;
@@ -130,4 +130,4 @@ static int syscount_main(int argc, char **argv)
 	return cli_session_main(&parser, argc, argv, &a.c);
 }
 
-KAGG_COMMAND(syscount, "syscall counts, errors per errno, latency per syscall", syscount_main);
+CLI_COMMAND(syscount, "syscall counts, errors per errno, latency per syscall", syscount_main);

@@ -31,7 +31,11 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 HDR_DIR=user/include/kagg
 HDRS=("$HDR_DIR"/*.h)
-VERSION_NODE=KAGG_0.1
+# The release (the Makefile's KAGG_VERSION, passed in the environment) names the
+# newest version node: release 0.2.x exports its additions in KAGG_0.2.
+RELEASE=${KAGG_VERSION:-$(sed -n 's/^KAGG_\(MAJOR\|MINOR\|PATCH\)[[:space:]]*:=[[:space:]]*//p' Makefile |
+	paste -sd.)}
+VERSION_NODE=KAGG_${RELEASE%.*}
 CC=${CC:-gcc}
 CXX=${CXX:-g++}
 
@@ -62,19 +66,55 @@ a_syms() {
 	nm -g --defined-only "$1" | awk 'NF == 3 && $2 != "A" { print $3 }' | LC_ALL=C sort -u
 }
 
+# "NODE SYMBOL" for every symbol of the version script, nodes in their order.
+map_nodes() {
+	awk '/^KAGG_[0-9.]+ *\{/ { node = $1 }
+	     node && /^[[:space:]]*kagg_[A-Za-z0-9_]+;/ { gsub(/[[:space:];]/, ""); print node, $0 }' "$1"
+}
+
+# The newest node of a version script.
+map_newest() {
+	sed -n 's/^\(KAGG_[0-9.]*\) *{.*/\1/p' "$1" | tail -1
+}
+
+# gen_map OLD_MAP: the version script for the headers' symbols.  A symbol keeps the
+# node it was released in; a new one goes to the release's node (VERSION_NODE), which
+# is appended, inheriting the last, when the old script has no such node yet.
 gen_map() {
+	local old=$1 d nodes n prev=""
+	d=$(mktemp -d)
+	header_syms >"$d/headers"
+	[ -r "$old" ] && map_nodes "$old" >"$d/old" || : >"$d/old"
+	nodes=$(awk '{ print $1 }' "$d/old" | awk '!seen[$0]++')
+	echo "$nodes" | grep -qx "$VERSION_NODE" || nodes=$(printf '%s\n%s' "$nodes" "$VERSION_NODE")
+	awk '{ print $2 }' "$d/old" | LC_ALL=C sort -u >"$d/released"
 	echo "/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */"
 	echo "/*"
-	echo " * libkagg version script, generated from the KAGG_API declarations in"
-	echo " * user/include/kagg/*.h by \`make abi-update\` (tests/abi/abi.sh)."
-	echo " * \`make abi-check\` fails when headers, this file and the .so disagree."
+	echo " * libkagg version script: one node per release, each inheriting the last."
+	echo " * Generated from the KAGG_API declarations in user/include/kagg/*.h by"
+	echo " * \`make abi-update\` (tests/abi/abi.sh): a symbol stays in the node it was"
+	echo " * released in, a new one goes to the node of the Makefile's release."
+	echo " * \`make abi-check\` fails when headers, this file and the .so disagree, or when"
+	echo " * the newest node is not the release's."
 	echo " */"
-	echo "$VERSION_NODE {"
-	echo "	global:"
-	header_syms | sed 's/^/		/; s/$/;/'
-	echo "	local:"
-	echo "		*;"
-	echo "};"
+	for n in $nodes; do
+		[ -n "$n" ] || continue
+		echo "$n {"
+		echo "	global:"
+		{
+			awk -v n="$n" '$1 == n { print $2 }' "$d/old"
+			[ "$n" = "$VERSION_NODE" ] && LC_ALL=C comm -23 "$d/headers" "$d/released"
+		} | LC_ALL=C sort -u | LC_ALL=C comm -12 - "$d/headers" | sed 's/^/		/; s/$/;/'
+		if [ -z "$prev" ]; then
+			echo "	local:"
+			echo "		*;"
+			echo "};"
+		else
+			echo "} $prev;"
+		fi
+		prev=$n
+	done
+	rm -rf "$d"
 }
 
 # diff_sets NAME_A FILE_A NAME_B FILE_B [HINT]: print what is in A and not in B; 1 if any.
@@ -159,7 +199,7 @@ list)
 	;;
 update-map | update)
 	MAP=${2:-user/libkagg.map}
-	tmp=$(mktemp) && gen_map >"$tmp" || exit 2
+	tmp=$(mktemp) && gen_map "$MAP" >"$tmp" || exit 2
 	replace "$tmp" "$MAP" " ($(header_syms | wc -l) symbols)"
 	;;
 update-dump)
@@ -186,6 +226,12 @@ check)
 	so_syms "$SO" >"$d/so"
 	a_syms "$A" >"$d/a"
 	rc=0
+	newest=$(map_newest "$MAP")
+	if [ "$newest" != "$VERSION_NODE" ]; then
+		echo "abi-check: release $RELEASE (Makefile) exports its additions in $VERSION_NODE," \
+			"but the newest node of $MAP is ${newest:-none}: make abi-update"
+		rc=1
+	fi
 	if grep -q '[*]' "$d/map"; then
 		echo "abi-check: $MAP has a wildcard in global: list every symbol (make abi-update)"
 		rc=1

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "abi/offcpu.h"
+#include "shared/offcpu.h"
 #include "offcpu.skel.h"
 
 static long long now_ns(clockid_t c)
@@ -66,7 +66,7 @@ int main(void)
 	}
 	skel->bss->armed = 1;
 	printf("attached %lld\n", now_ns(CLOCK_REALTIME));
-	if (getenv("KAGG_EXIT_AFTER_ATTACH")) {
+	if (getenv("CLI_EXIT_AFTER_ATTACH")) {
 		fflush(stdout);
 		_exit(0);
 	}

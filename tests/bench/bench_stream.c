@@ -33,7 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include <kagg/kagg.h>
-#include "abi/offcpu.h"
+#include "shared/offcpu.h"
 #include "offcpu.skel.h"
 #include "bench_rings.skel.h"
 #include "stream/bpfrb.h"

@@ -5,7 +5,7 @@
 # build/examples/offcpu_hist (kagg_offcpu__open + kagg_session__attach,
 # linked against build/lib/libkagg.so) against tests/bench/bare_offcpu (a
 # bare libbpf skeleton open/load/attach of the same BPF object, configured
-# the same way).  Both run with KAGG_EXIT_AFTER_ATTACH=1: they print the
+# the same way).  Both run with CLI_EXIT_AFTER_ATTACH=1: they print the
 # CLOCK_REALTIME time of attach and exit.  Runs alternate, N of each
 # (default 30); prints medians, the median ratio (target <= 1.3x) and max
 # RSS from /usr/bin/time (getrusage of the child).  Asserts nothing.
@@ -30,7 +30,7 @@ tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 run() {
 	local name=$1 bin=$2 t0 t1 att
 	t0=${EPOCHREALTIME/./}
-	att=$(KAGG_EXIT_AFTER_ATTACH=1 "$TIME" -f '%M' -o "$tmp/rss" "$bin" 2>"$tmp/err" |
+	att=$(CLI_EXIT_AFTER_ATTACH=1 "$TIME" -f '%M' -o "$tmp/rss" "$bin" 2>"$tmp/err" |
 		sed -n 's/^attached \([0-9]*\)$/\1/p')
 	t1=${EPOCHREALTIME/./}
 	if [ -z "$att" ]; then

@@ -571,7 +571,7 @@ static void test_no_global_state(void **state)
 	}
 	/* objdump -t: "ADDR FLAGS SECTION SIZE NAME" for data objects (flag O). */
 	snprintf(cmd, sizeof(cmd),
-		 "objdump -t %s/*.o | awk 'NF >= 5 && $(NF-2) ~ /^\\.(data|bss|tdata|tbss)/ && "
+		 "objdump -t %s/*/*.o | awk 'NF >= 5 && $(NF-2) ~ /^\\.(data|bss|tdata|tbss)/ && "
 		 "$(NF-2) !~ /rel\\.ro/ && $NF !~ /^\\./ {print $(NF-2), $NF}' | sort -u",
 		 obj);
 	p = popen(cmd, "r");

@@ -14,7 +14,7 @@
 #include <bpf/bpf.h>
 
 #include <kagg/kagg.h>
-#include <kagg/hist.h>
+#include <kagg/field_hist.h>
 #include "testutil.h"
 #include "census.h"
 
@@ -75,7 +75,7 @@ static bool have_event(void)
 }
 
 /* Run fn in a child under a session opened with o (filter set here); the snapshot. */
-static struct kagg_snapshot *run_child(struct kagg_hist_opts *o, tu_work_fn fn)
+static struct kagg_snapshot *run_child(struct kagg_field_hist_opts *o, tu_work_fn fn)
 {
 	struct tu_child child = tu_spawn(fn, NULL);
 	struct kagg_snapshot *snap;
@@ -86,7 +86,7 @@ static struct kagg_snapshot *run_child(struct kagg_hist_opts *o, tu_work_fn fn)
 	snprintf(filter, sizeof(filter), "common_pid == %d", child.pid);
 	o->filter = filter;
 	o->log = quiet_log;
-	s = kagg_hist__open(o);
+	s = kagg_field_hist__open(o);
 	if (!s && errno == ENOENT && !have_event()) {
 		kill(child.pid, SIGKILL);
 		tu_wait(&child);
@@ -100,7 +100,7 @@ static struct kagg_snapshot *run_child(struct kagg_hist_opts *o, tu_work_fn fn)
 
 static void test_log2_buckets_of_known_writes(void **state)
 {
-	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count");
+	KAGG_OPTS(kagg_field_hist_opts, o, .event = EVENT, .field = "count");
 	struct kagg_snapshot *snap;
 	const struct kagg_meta *m;
 	const struct kagg_hist *h;
@@ -129,7 +129,7 @@ static void test_log2_buckets_of_known_writes(void **state)
 
 static void test_linear_buckets(void **state)
 {
-	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count", .lin_min = 50,
+	KAGG_OPTS(kagg_field_hist_opts, o, .event = EVENT, .field = "count", .lin_min = 50,
 		  .lin_step = 1000);
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
@@ -178,7 +178,7 @@ static void test_exp_buckets_of_known_writes(void **state)
 
 	TU_SKIP_UNLESS_ROOT();
 	for (i = 0; i < TU_NR(scales); i++) {
-		KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count",
+		KAGG_OPTS(kagg_field_hist_opts, o, .event = EVENT, .field = "count",
 			  .buckets = KAGG_BUCKETS_EXP, .exp_scale = scales[i]);
 
 		snap = run_child(&o, writer);
@@ -236,7 +236,7 @@ static void fd_hists(const struct kagg_snapshot *snap, const struct kagg_hist **
  */
 static void test_exp_buckets_key_per_fd(void **state)
 {
-	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count", .key_field = "fd",
+	KAGG_OPTS(kagg_field_hist_opts, o, .event = EVENT, .field = "count", .key_field = "fd",
 		  .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3);
 	const struct kagg_hist *a = NULL, *b = NULL;
 	struct kagg_snapshot *snap;
@@ -265,7 +265,7 @@ static void test_exp_buckets_key_per_fd(void **state)
 
 static void test_key_per_fd(void **state)
 {
-	KAGG_OPTS(kagg_hist_opts, o, .event = EVENT, .field = "count", .key_field = "fd");
+	KAGG_OPTS(kagg_field_hist_opts, o, .event = EVENT, .field = "count", .key_field = "fd");
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *a = NULL, *b = NULL;
 
@@ -284,8 +284,8 @@ static void test_key_per_fd(void **state)
 /* A signed field: negative values have no log2 bucket (counted apart), linear ones take them. */
 static void test_signed_negative_values(void **state)
 {
-	KAGG_OPTS(kagg_hist_opts, lg, .event = "syscalls:sys_exit_openat", .field = "ret");
-	KAGG_OPTS(kagg_hist_opts, ln, .event = "syscalls:sys_exit_openat", .field = "ret",
+	KAGG_OPTS(kagg_field_hist_opts, lg, .event = "syscalls:sys_exit_openat", .field = "ret");
+	KAGG_OPTS(kagg_field_hist_opts, ln, .event = "syscalls:sys_exit_openat", .field = "ret",
 		  .lin_min = -4, .lin_step = 1);
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;

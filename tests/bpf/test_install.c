@@ -97,7 +97,7 @@ static bool exists(const char *rel, mode_t type)
 static void test_installed_tree(void **state)
 {
 	static const char *const files[] = {
-		"/usr/lib/libkagg.so.0.1.0", "/usr/lib/libkagg.a", "/usr/lib/pkgconfig/kagg.pc",
+		"/usr/lib/libkagg.so.0.2.0", "/usr/lib/libkagg.a", "/usr/lib/pkgconfig/kagg.pc",
 		"/usr/include/kagg/kagg.h", "/usr/include/kagg/session.h", "/usr/include/kagg/common.h",
 		"/usr/bin/kagg", "/usr/share/man/man1/kagg.1",
 		"/usr/share/bash-completion/completions/kagg",
@@ -123,13 +123,13 @@ static void test_installed_tree(void **state)
 	n = readlink(path, link, sizeof(link) - 1);
 	assert_true(n > 0);
 	link[n] = '\0';
-	assert_string_equal(link, "libkagg.so.0.1.0");
+	assert_string_equal(link, "libkagg.so.0.2.0");
 
 	/* The soname, and only kagg_* exported. */
-	assert_int_equal(sh(&out, "readelf -d %s/usr/lib/libkagg.so.0.1.0 | grep SONAME", root), 0);
+	assert_int_equal(sh(&out, "readelf -d %s/usr/lib/libkagg.so.0.2.0 | grep SONAME", root), 0);
 	assert_non_null(strstr(out, "[libkagg.so.0]"));
 	free(out);
-	assert_int_equal(sh(&out, "nm -D --defined-only %s/usr/lib/libkagg.so.0.1.0 | "
+	assert_int_equal(sh(&out, "nm -D --defined-only %s/usr/lib/libkagg.so.0.2.0 | "
 				  "awk '$2 != \"A\" && $3 !~ /^kagg_/'",
 			    root),
 			 0);
@@ -138,7 +138,7 @@ static void test_installed_tree(void **state)
 
 	/* pkg-config sees the scratch tree and the private requirements. */
 	assert_int_equal(sh(&out, PKGENV "pkg-config --modversion kagg", root, root), 0);
-	assert_string_equal(out, "0.1.0\n");
+	assert_string_equal(out, "0.2.0\n");
 	free(out);
 	assert_int_equal(sh(&out, PKGENV "pkg-config --cflags --libs kagg", root, root), 0);
 	printf("  pkg-config --cflags --libs kagg: %s", out);
@@ -258,7 +258,7 @@ static void test_static_link(void **state)
 		printf("SKIP running it: needs root\n");
 		skip();
 	}
-	rc = sh(&out, "KAGG_EXIT_AFTER_ATTACH=1 %s/offcpu_hist_static", root);
+	rc = sh(&out, "CLI_EXIT_AFTER_ATTACH=1 %s/offcpu_hist_static", root);
 	assert_int_equal(rc, 0);
 	assert_true(!strncmp(out, "attached ", 9));
 	free(out);

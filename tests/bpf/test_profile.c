@@ -19,7 +19,7 @@
 
 #include <kagg/kagg.h>
 #include <kagg/profile.h>
-#include "snapshot_internal.h"
+#include "snapshot/snapshot_internal.h"
 #include "testutil.h"
 #include "census.h"
 

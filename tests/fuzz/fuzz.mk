@@ -35,15 +35,15 @@ FUZZ_JOBS	?= 1
 
 # The library objects also carry libFuzzer's coverage hooks (-fsanitize=fuzzer-no-link):
 # without libFuzzer linked in, the sanitizer runtime's no-op hooks take them.
-$(SAN_OUT)/obj/user/%.o: user/%.c $(LIB_HDRS) $(BPF_HDRS) $(SKELS) $(PROTO_H)
+$(SAN_OUT)/obj/user/%.o: user/%.c | $(GEN_HDRS)
 	$(call msg,CC-SAN,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(SAN_CFLAGS) -fsanitize=fuzzer-no-link -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CLANG) $(SAN_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -fPIC -fvisibility=hidden -c $< -o $@
 
-$(SAN_OUT)/obj/proto/%.o: $(OUT)/proto/%.c
+$(SAN_OUT)/obj/proto/%.o: $(OUT)/proto/%.c | $(GEN_HDRS)
 	$(call msg,CC-SAN,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(SAN_CFLAGS) -fsanitize=fuzzer-no-link -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CLANG) $(SAN_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -fPIC -fvisibility=hidden -c $< -o $@
 
 $(SAN_LIB): $(SAN_LIB_OBJS)
 	$(call msg,AR,$@)
@@ -55,17 +55,19 @@ $(SAN_KAGG): $(TOOL_SRCS) $(wildcard tools/*.h) $(SAN_LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(SAN_CFLAGS) -Itools -o $@ $(TOOL_SRCS) $(SAN_LIB) $(TOOL_LIBS)
 
-$(SAN_OUT)/tests/unit/%: tests/unit/%.c $(SAN_LIB) $(TEST_SKELS) $(wildcard tests/*.h) \
-			 $(LIB_HDRS) $(BPF_HDRS) $(wildcard tests/unit/*.h)
+$(SAN_OUT)/tests/unit/test_rb_bench: TEST_EXTRA := tools/rb_bench.c
+$(SAN_OUT)/tests/unit/test_rb_bench: tools/rb_bench.c tools/rb_bench.h
+$(SAN_OUT)/tests/unit/%: tests/unit/%.c $(SAN_LIB) | $(GEN_HDRS) $(TEST_SKELS)
 	$(call msg,CC-SAN,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(SAN_CFLAGS) -Wno-unused-command-line-argument -Itests \
-		-I/usr/include/traceevent -idirafter $(SAN_GCC_INC) -o $@ $< $(SAN_LIB) $(TEST_LIBS)
+	$(Q)$(CLANG) $(SAN_CFLAGS) $(DEPFLAGS) -Wno-unused-command-line-argument -Itests -Itools \
+		-I/usr/include/traceevent -idirafter $(SAN_GCC_INC) -o $@ $< $(TEST_EXTRA) $(SAN_LIB) \
+		$(TEST_LIBS)
 
-$(SAN_OUT)/fuzz/%: tests/fuzz/%.c $(SAN_LIB) $(LIB_HDRS) $(BPF_HDRS)
+$(SAN_OUT)/fuzz/%: tests/fuzz/%.c $(SAN_LIB) | $(GEN_HDRS)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(SAN_CFLAGS) -fsanitize=fuzzer -o $@ $< $(SAN_LIB) $(LIBS)
+	$(Q)$(CLANG) $(SAN_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer -o $@ $< $(SAN_LIB) $(LIBS)
 
 # The option parsers: the tools (all but the dispatcher) built parse-only (tools/cli.h).
 FUZZ_CLI_SRCS	:= $(filter-out tools/kagg.c,$(TOOL_SRCS))

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char *const reset_argv[] = { "fuzz_cli", NULL };
 	char *buf, *argv[MAX_ARGS + 1];
-	const struct kagg_cmd *c;
+	const struct cli_cmd *c;
 	int argc = 0, ret;
 	size_t i;
 
@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	optind = 0;
 	getopt(1, reset_argv, "");
 	ret = cli_run_cmd(c, argc, argv);
-	if (ret != KAGG_EXIT_OK && ret != KAGG_EXIT_FAIL && ret != KAGG_EXIT_USAGE)
+	if (ret != CLI_EXIT_OK && ret != CLI_EXIT_FAIL && ret != CLI_EXIT_USAGE)
 		abort();
 out:
 	free(buf);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/hist_parse.h"
+#include "builtin/hist_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * libFuzzer target: the ELF symbolizer on a file image (kagg_syms__image, the
+ * libFuzzer target: the ELF symbolizer on a file image (syms__image, the
  * path [vdso] takes): program headers, .symtab/.dynsym, build-id notes.  The
  * image is looked up at three file offsets: its start, its middle, and the
  * offset held in its last 8 bytes.  libelf itself is not instrumented: this
@@ -13,15 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "syms.h"
+#include "syms/syms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct kagg_syms *s = kagg_syms__new();
+	struct syms *s = syms__new();
 	uint64_t offs[3] = { 0, size / 2, 0 };
-	struct kagg_sym out;
+	struct sym out;
 	char buf[256];
 	void *img;
 	int i;
@@ -35,12 +35,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!img)
 			abort();
 		memcpy(img, data, size);
-		if (!kagg_syms__image(s, img, size, offs[i], &out) && (!out.name || !*out.name))
+		if (!syms__image(s, img, size, offs[i], &out) && (!out.name || !*out.name))
 			abort();
-		kagg_sym__format(&out, offs[i], 0, buf, sizeof(buf));
-		kagg_sym__format(&out, offs[i], KAGG_SYM_ADDRS, buf, sizeof(buf));
+		sym__format(&out, offs[i], 0, buf, sizeof(buf));
+		sym__format(&out, offs[i], SYM_ADDRS, buf, sizeof(buf));
 		free(img);
 	}
-	kagg_syms__free(s);
+	syms__free(s);
 	return 0;
 }

@@ -31,7 +31,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "abi/common.h"
+#include "shared/common.h"
 #include "maps.bpf.h"
 
 #define PF_KTHREAD 0x00200000

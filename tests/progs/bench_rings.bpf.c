@@ -9,7 +9,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "abi/offcpu.h"
+#include "shared/offcpu.h"
 
 const volatile __u64 wake_bytes = 0;
 __u32 armed = 0;

@@ -19,7 +19,7 @@
 
 #undef __always_inline
 #define __always_inline inline __attribute__((always_inline))
-#include "exp.bpf.h"
+#include "shared/buckets.h"
 #include "unit_util.h"
 
 static __float128 edge(const struct kagg_exp_params *p, int64_t i)

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "tools/hist_parse.h"
+#include "builtin/hist_parse.h"
 #include "unit_util.h"
 
 static void ok_filter(const char *str, const char *field, enum hist_op op, const char *val)

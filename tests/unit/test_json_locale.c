@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "json.h"
+#include "util/json.h"
 #include "unit_util.h"
 
 static char locdir[] = "/tmp/kagg-test-locale-XXXXXX";

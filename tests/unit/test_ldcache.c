@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ldcache.h"
+#include "syms/ldcache.h"
 #include "unit_util.h"
 
 #if defined(__aarch64__)

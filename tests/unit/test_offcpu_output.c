@@ -13,12 +13,12 @@
 #include <linux/types.h>
 
 #include <kagg/kagg.h>
-#include "snapshot_internal.h"
+#include "snapshot/snapshot_internal.h"
 #include "testutil.h"
 /* The BPF programs' bucketing helpers are plain C: test the same code natively. */
 #undef __always_inline
 #define __always_inline inline __attribute__((always_inline))
-#include "bits.bpf.h"
+#include "shared/buckets.h"
 #include "unit_util.h"
 
 /* The division-free bucketing the BPF program uses equals log2 of the quotient. */

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include <kagg/kagg.h>
-#include "snapshot_internal.h"
+#include "snapshot/snapshot_internal.h"
 #include "prometheus_metrics.pb-c.h"
 #include "unit_util.h"
 

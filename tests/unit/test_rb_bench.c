@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * The ring buffer benchmark as a library call (kagg/rb_bench.h): the
+ * The ring buffer benchmark of `kagg rb bench` (tools/rb_bench.h): the
  * counters of a short run agree with the writers' own count and the rows
  * sum to the totals, the printers write what the result holds (the JSON
  * parsed back field by field), bad options and results are refused, a
@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <kagg/kagg.h>
+#include "rb_bench.h" /* tools/: the bench is the CLI's */
 #include "unit_util.h"
 
 static char logged[512];
@@ -51,14 +52,14 @@ static unsigned long long num_after(const char *s, const char *key)
 
 static void test_run_counters_agree_and_rows_sum(void **state)
 {
-	KAGG_OPTS(kagg_rb_bench_opts, o, .writers = 2, .payload = 40, .nr_subbufs = 8,
+	KAGG_OPTS(rbb_opts, o, .writers = 2, .payload = 40, .nr_subbufs = 8,
 		  .seconds = 0.1, .log = log_cb);
-	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
-	struct kagg_rb_bench_cpu row = { .sz = sizeof(row) };
+	struct rbb_result r = { .sz = sizeof(r) };
+	struct rbb_cpu row = { .sz = sizeof(row) };
 	uint64_t written = 0, read = 0, overrun = 0, dropped = 0, entries = 0;
 	int cpu;
 
-	assert_int_equal(kagg_rb_bench__run(&o, &r), 0);
+	assert_int_equal(rbb__run(&o, &r), 0);
 	assert_int_equal(r.sz, sizeof(r));
 	assert_int_equal(r.writers, 2);
 	assert_int_equal(r.payload, 40);
@@ -72,7 +73,7 @@ static void test_run_counters_agree_and_rows_sum(void **state)
 	assert_int_equal(r.dropped, 0); /* overwrite mode never refuses */
 	assert_true(r.ns_per_event > 0);
 	for (cpu = 0; cpu < r.nr_cpus; cpu++) {
-		assert_int_equal(kagg_rb_bench_result__cpu(&r, cpu, &row), 0);
+		assert_int_equal(rbb_result__cpu(&r, cpu, &row), 0);
 		assert_int_equal(row.sz, sizeof(row));
 		assert_int_equal(row.written, row.read + row.overrun + row.dropped + row.entries);
 		assert_non_null(row.write_path);
@@ -88,38 +89,38 @@ static void test_run_counters_agree_and_rows_sum(void **state)
 	assert_int_equal(overrun, r.overrun);
 	assert_int_equal(dropped, r.dropped);
 	assert_int_equal(entries, r.entries);
-	assert_int_equal(kagg_rb_bench_result__cpu(&r, r.nr_cpus, &row), -EINVAL);
-	assert_int_equal(kagg_rb_bench_result__cpu(&r, -1, &row), -EINVAL);
+	assert_int_equal(rbb_result__cpu(&r, r.nr_cpus, &row), -EINVAL);
+	assert_int_equal(rbb_result__cpu(&r, -1, &row), -EINVAL);
 	row.sz = 8;
-	assert_int_equal(kagg_rb_bench_result__cpu(&r, 0, &row), -EINVAL);
-	kagg_rb_bench_result__release(&r);
+	assert_int_equal(rbb_result__cpu(&r, 0, &row), -EINVAL);
+	rbb_result__release(&r);
 	assert_null(r.priv);
 	assert_int_equal(r.sz, sizeof(r));
-	assert_int_equal(kagg_rb_bench_result__cpu(&r, 0, &row), -EINVAL);
-	kagg_rb_bench_result__release(NULL);
+	assert_int_equal(rbb_result__cpu(&r, 0, &row), -EINVAL);
+	rbb_result__release(NULL);
 }
 
 static void test_print_json_and_text(void **state)
 {
-	KAGG_OPTS(kagg_rb_bench_opts, o, .payload = 16, .mode = KAGG_RB_CONSUME, .seconds = 0.05);
-	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
-	struct kagg_rb_bench_cpu row = { .sz = sizeof(row) };
+	KAGG_OPTS(rbb_opts, o, .payload = 16, .mode = KAGG_RB_CONSUME, .seconds = 0.05);
+	struct rbb_result r = { .sz = sizeof(r) };
+	struct rbb_cpu row = { .sz = sizeof(row) };
 	char *buf = NULL, *total, want[256];
 	const char *head;
 	size_t len = 0;
 	FILE *f;
 
-	assert_int_equal(kagg_rb_bench__run(&o, &r), 0);
+	assert_int_equal(rbb__run(&o, &r), 0);
 	assert_int_equal(r.writers, 1); /* default */
 
 	f = open_memstream(&buf, &len);
-	assert_int_equal(kagg_rb_bench__print(&r, f, KAGG_FORMAT_JSON), 0);
+	assert_int_equal(rbb__print(&r, f, KAGG_FORMAT_JSON), 0);
 	fclose(f);
 	/* one line, ", " and ": " between members, seconds as %g */
 	assert_non_null(strstr(buf, "{\"writers\": 1, \"payload\": 16, \"mode\": \"consume\", "
 				    "\"seconds\": 0.05, \"cpus\": [{\"cpu\": 0, \"written\": "));
 	assert_int_equal(strchr(buf, '\n') - buf, (long)len - 1);
-	assert_int_equal(kagg_rb_bench_result__cpu(&r, 0, &row), 0);
+	assert_int_equal(rbb_result__cpu(&r, 0, &row), 0);
 	assert_int_equal(num_after(buf, "written"), row.written); /* cpu 0's comes first */
 	total = strstr(buf, "], \"total\": {");
 	assert_non_null(total);
@@ -133,7 +134,7 @@ static void test_print_json_and_text(void **state)
 
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	assert_int_equal(kagg_rb_bench__print(&r, f, KAGG_FORMAT_TEXT), 0);
+	assert_int_equal(rbb__print(&r, f, KAGG_FORMAT_TEXT), 0);
 	fclose(f);
 	head = "CPU        written         read      overrun      dropped       ns/event  writers\n"
 	       "0     ";
@@ -147,62 +148,62 @@ static void test_print_json_and_text(void **state)
 	assert_non_null(strstr(buf, want));
 	free(buf);
 
-	assert_int_equal(kagg_rb_bench__print(&r, stdout, (enum kagg_format)7), -EINVAL);
-	assert_int_equal(kagg_rb_bench__print(&r, NULL, KAGG_FORMAT_TEXT), -EINVAL);
-	kagg_rb_bench_result__release(&r);
-	assert_int_equal(kagg_rb_bench__print(&r, stdout, KAGG_FORMAT_TEXT), -EINVAL);
+	assert_int_equal(rbb__print(&r, stdout, (enum kagg_format)7), -EINVAL);
+	assert_int_equal(rbb__print(&r, NULL, KAGG_FORMAT_TEXT), -EINVAL);
+	rbb_result__release(&r);
+	assert_int_equal(rbb__print(&r, stdout, KAGG_FORMAT_TEXT), -EINVAL);
 }
 
 static void test_bad_opts_and_result(void **state)
 {
-	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
+	struct rbb_result r = { .sz = sizeof(r) };
 	struct {
-		struct kagg_rb_bench_opts o;
+		struct rbb_opts o;
 		int future;
 	} big = { .o = { .sz = sizeof(big), .seconds = 0.01 }, .future = 1 };
 
 	{
-		KAGG_OPTS(kagg_rb_bench_opts, o, .payload = 4);
-		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+		KAGG_OPTS(rbb_opts, o, .payload = 4);
+		assert_int_equal(rbb__run(&o, &r), -EINVAL);
 	}
 	{
-		KAGG_OPTS(kagg_rb_bench_opts, o, .writers = 1025);
-		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+		KAGG_OPTS(rbb_opts, o, .writers = 1025);
+		assert_int_equal(rbb__run(&o, &r), -EINVAL);
 	}
 	{
-		KAGG_OPTS(kagg_rb_bench_opts, o, .seconds = -1);
-		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+		KAGG_OPTS(rbb_opts, o, .seconds = -1);
+		assert_int_equal(rbb__run(&o, &r), -EINVAL);
 	}
 	{
-		KAGG_OPTS(kagg_rb_bench_opts, o, .mode = (enum kagg_rb_mode)5);
-		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+		KAGG_OPTS(rbb_opts, o, .mode = (enum kagg_rb_mode)5);
+		assert_int_equal(rbb__run(&o, &r), -EINVAL);
 	}
 	{
-		KAGG_OPTS(kagg_rb_bench_opts, o, .payload = 5000, .seconds = 0.01, .log = log_cb);
+		KAGG_OPTS(rbb_opts, o, .payload = 5000, .seconds = 0.01, .log = log_cb);
 		logged[0] = 0;
-		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+		assert_int_equal(rbb__run(&o, &r), -EINVAL);
 		assert_non_null(strstr(logged, "payload 5000"));
 	}
 	/* unknown trailing bytes set: refused */
-	assert_int_equal(kagg_rb_bench__run(&big.o, &r), -EINVAL);
-	assert_int_equal(kagg_rb_bench__run(NULL, &r), -EINVAL);
+	assert_int_equal(rbb__run(&big.o, &r), -EINVAL);
+	assert_int_equal(rbb__run(NULL, &r), -EINVAL);
 	{
-		KAGG_OPTS(kagg_rb_bench_opts, o, .seconds = 0.01);
-		assert_int_equal(kagg_rb_bench__run(&o, NULL), -EINVAL);
+		KAGG_OPTS(rbb_opts, o, .seconds = 0.01);
+		assert_int_equal(rbb__run(&o, NULL), -EINVAL);
 		r.sz = sizeof(size_t);
-		assert_int_equal(kagg_rb_bench__run(&o, &r), -EINVAL);
+		assert_int_equal(rbb__run(&o, &r), -EINVAL);
 	}
 	assert_null(r.priv);
 }
 
 static void test_unwritable_raw_dir_is_said(void **state)
 {
-	KAGG_OPTS(kagg_rb_bench_opts, o, .seconds = 0.01, .raw_dir = "/proc/kagg-no-such-dir",
+	KAGG_OPTS(rbb_opts, o, .seconds = 0.01, .raw_dir = "/proc/kagg-no-such-dir",
 		  .log = log_cb);
-	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
+	struct rbb_result r = { .sz = sizeof(r) };
 
 	logged[0] = 0;
-	assert_int_equal(kagg_rb_bench__run(&o, &r), -ENOENT);
+	assert_int_equal(rbb__run(&o, &r), -ENOENT);
 	assert_string_equal(logged, "cannot write to /proc/kagg-no-such-dir: No such file or "
 				    "directory");
 	assert_null(r.priv);
@@ -211,15 +212,15 @@ static void test_unwritable_raw_dir_is_said(void **state)
 static void test_stop_flag_ends_the_run(void **state)
 {
 	static volatile sig_atomic_t stop = 1;
-	KAGG_OPTS(kagg_rb_bench_opts, o, .seconds = 30, .stop = &stop);
-	struct kagg_rb_bench_result r = { .sz = sizeof(r) };
+	KAGG_OPTS(rbb_opts, o, .seconds = 30, .stop = &stop);
+	struct rbb_result r = { .sz = sizeof(r) };
 	double t0 = mono();
 
-	assert_int_equal(kagg_rb_bench__run(&o, &r), 0);
+	assert_int_equal(rbb__run(&o, &r), 0);
 	assert_true(mono() - t0 < 10);
 	assert_true(r.seconds == 30); /* as asked */
 	assert_int_equal(r.read + r.overrun + r.entries, r.committed);
-	kagg_rb_bench_result__release(&r);
+	rbb_result__release(&r);
 }
 
 UU_MAIN(

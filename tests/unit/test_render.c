@@ -21,7 +21,7 @@
 
 #include <kagg/kagg.h>
 #include "render/render_internal.h"
-#include "snapshot_internal.h"
+#include "snapshot/snapshot_internal.h"
 #include "testutil.h"
 #include "unit_util.h"
 

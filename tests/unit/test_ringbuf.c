@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -469,12 +471,23 @@ static void test_signal_handler_writer_nests_inside_interrupted_writer(void **s)
 /*
  * sched_yield() interposed (the library is linked in statically): the ring
  * buffer yields only while it waits for a slot another writer holds BUSY.
+ * With a handoff armed, the first yield hands the CPU to the other writer
+ * and returns once that thread has released the slot: the wait is proven
+ * without depending on when the scheduler runs the other thread.
  */
 static unsigned int yields;
+static sem_t handoff_go, handoff_done;
+static bool handoff_armed;
 
 int sched_yield(void)
 {
 	__atomic_fetch_add(&yields, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_exchange_n(&handoff_armed, false, __ATOMIC_SEQ_CST)) {
+		sem_post(&handoff_go);
+		while (sem_wait(&handoff_done) && errno == EINTR)
+			;
+		return 0;
+	}
 	return (int)syscall(SYS_sched_yield);
 }
 
@@ -487,9 +500,10 @@ static void *release_busy_slot(void *arg)
 {
 	struct busy_slot *b = arg;
 
-	while (!__atomic_load_n(&yields, __ATOMIC_SEQ_CST))
-		syscall(SYS_sched_yield);
+	while (sem_wait(&handoff_go) && errno == EINTR)
+		;
 	__atomic_store_n(b->slot, b->free_word, __ATOMIC_RELEASE);
+	sem_post(&handoff_done);
 	return NULL;
 }
 
@@ -534,9 +548,16 @@ static void test_busy_slot_waited_for_unless_held_by_interrupted_thread(void **s
 	assert_int_equal(st.commit_overrun, 1);
 
 	/* held by another thread: wait until it is done, then write */
+	assert_int_equal(sem_init(&handoff_go, 0, 0), 0);
+	assert_int_equal(sem_init(&handoff_done, 0, 0), 0);
 	assert_int_equal(pthread_create(&th, NULL, release_busy_slot, &b), 0);
+	__atomic_store_n(&handoff_armed, true, __ATOMIC_SEQ_CST);
 	p = kagg_rb__reserve_cpu(rb, 0, 200, &rsv);
+	/* the slot was released only inside the first yield: the writer waited */
+	assert_false(__atomic_load_n(&handoff_armed, __ATOMIC_SEQ_CST));
 	pthread_join(th, NULL);
+	sem_destroy(&handoff_go);
+	sem_destroy(&handoff_done);
 	assert_non_null(p);
 	assert_true(yields > 0);
 	fill(p, 200, (uint8_t)n++);

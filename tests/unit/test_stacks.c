@@ -18,9 +18,10 @@
 #include <string.h>
 
 #include <kagg/kagg.h>
-#include "snapshot_internal.h"
-#include "stacks.h"
-#include "syms.h"
+#include "snapshot/snapshot_internal.h"
+#include "snapshot/stacks.h"
+#include "syms/demangle.h"
+#include "syms/syms.h"
 #include "testutil.h"
 #include "unit_util.h"
 
@@ -57,7 +58,7 @@ static char *kfuncs[sizeof(ktab) / sizeof(ktab[0])];
 static char *ufuncs[sizeof(utab) / sizeof(utab[0])];
 
 static int tab_find(const struct tsym *t, char **funcs, size_t n, uint64_t addr,
-		    struct kagg_sym *out)
+		    struct sym *out)
 {
 	size_t i;
 
@@ -68,7 +69,7 @@ static int tab_find(const struct tsym *t, char **funcs, size_t n, uint64_t addr,
 			out->offset = addr - t[i].addr;
 			out->module = t[i].module;
 			if (!funcs[i])
-				funcs[i] = kagg_func_name(t[i].name);
+				funcs[i] = syms_func_name(t[i].name);
 			out->func = funcs[i] ? funcs[i] : t[i].name;
 			return 0;
 		}
@@ -76,12 +77,12 @@ static int tab_find(const struct tsym *t, char **funcs, size_t n, uint64_t addr,
 	return -ENOENT;
 }
 
-static int t_kernel(void *ctx, uint64_t addr, struct kagg_sym *out)
+static int t_kernel(void *ctx, uint64_t addr, struct sym *out)
 {
 	return tab_find(ktab, kfuncs, sizeof(ktab) / sizeof(ktab[0]), addr, out);
 }
 
-static int t_user(void *ctx, int pid, uint64_t addr, struct kagg_sym *out)
+static int t_user(void *ctx, int pid, uint64_t addr, struct sym *out)
 {
 	int err;
 
@@ -358,19 +359,19 @@ static void test_func_names(void **state)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		f = kagg_func_name(cases[i].name);
+		f = syms_func_name(cases[i].name);
 		assert_non_null(f);
 		assert_string_equal(f, cases[i].want);
 		free(f);
 	}
 	for (i = 0; i < sizeof(same) / sizeof(same[0]); i++)
-		assert_null(kagg_func_name(same[i])); /* the name is already readable */
-	assert_int_equal(kagg_demangle("_ZN9kagg_test7Spinner4spinEj", buf, sizeof(buf)),
+		assert_null(syms_func_name(same[i])); /* the name is already readable */
+	assert_int_equal(demangle_name("_ZN9kagg_test7Spinner4spinEj", buf, sizeof(buf)),
 			 -ENAMETOOLONG);
 	assert_string_equal(buf, "kagg_test::Spin");
-	assert_int_equal(kagg_demangle("printf", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(demangle_name("printf", buf, sizeof(buf)), -ENOENT);
 	assert_string_equal(buf, "");
-	assert_int_equal(kagg_demangle(NULL, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(demangle_name(NULL, buf, sizeof(buf)), -EINVAL);
 }
 
 /* One answer for both tools: folded output is one flame graph, printed once. */

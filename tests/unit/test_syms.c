@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "syms.h"
+#include "syms/syms.h"
 
 #define CHILD_ARG "--syms-child"
 
@@ -60,100 +60,100 @@ static double now_ms(void)
 
 static int setup(void **state)
 {
-	*state = kagg_syms__new();
+	*state = syms__new();
 	return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-	kagg_syms__free(*state);
+	syms__free(*state);
 	return 0;
 }
 
 static void test_format(void **state)
 {
-	struct kagg_sym named = { .name = "schedule", .offset = 0x10, .module = "[kernel]" };
-	struct kagg_sym mod = { .name = NULL, .offset = 0x1234, .module = "/usr/lib/libfoo.so" };
-	struct kagg_sym unknown = { 0 };
+	struct sym named = { .name = "schedule", .offset = 0x10, .module = "[kernel]" };
+	struct sym mod = { .name = NULL, .offset = 0x1234, .module = "/usr/lib/libfoo.so" };
+	struct sym unknown = { 0 };
 	char buf[64], tiny[6];
 
-	assert_string_equal(kagg_sym__format(&named, 0, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+	assert_string_equal(sym__format(&named, 0, SYM_ADDRS, buf, sizeof(buf)),
 			    "schedule+0x10");
-	assert_string_equal(kagg_sym__format(&mod, 0, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+	assert_string_equal(sym__format(&mod, 0, SYM_ADDRS, buf, sizeof(buf)),
 			    "/usr/lib/libfoo.so+0x1234");
-	assert_string_equal(kagg_sym__format(&unknown, 0xdead, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+	assert_string_equal(sym__format(&unknown, 0xdead, SYM_ADDRS, buf, sizeof(buf)),
 			    "[unknown] 0xdead");
-	assert_string_equal(kagg_sym__format(NULL, 0x1, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+	assert_string_equal(sym__format(NULL, 0x1, SYM_ADDRS, buf, sizeof(buf)),
 			    "[unknown] 0x1");
-	assert_string_equal(kagg_sym__format(&named, 0, KAGG_SYM_ADDRS, tiny, sizeof(tiny)),
+	assert_string_equal(sym__format(&named, 0, SYM_ADDRS, tiny, sizeof(tiny)),
 			    "sched");
-	assert_ptr_equal(kagg_sym__format(&named, 0, KAGG_SYM_ADDRS, buf, 0), buf);
+	assert_ptr_equal(sym__format(&named, 0, SYM_ADDRS, buf, 0), buf);
 }
 
 /* By function (the default): what a flame graph merges on. */
 static void test_format_by_function(void **state)
 {
-	struct kagg_sym named = { .name = "schedule", .offset = 0x10, .module = "[kernel]" };
-	struct kagg_sym cxx = { .name = "_ZN2ns1C1fEi", .offset = 0x4, .module = "/bin/app",
+	struct sym named = { .name = "schedule", .offset = 0x10, .module = "[kernel]" };
+	struct sym cxx = { .name = "_ZN2ns1C1fEi", .offset = 0x4, .module = "/bin/app",
 				.func = "ns::C::f(int)" };
-	struct kagg_sym mod = { .name = NULL, .offset = 0x1234, .module = "/usr/lib/libfoo.so" };
-	struct kagg_sym vdso = { .name = NULL, .offset = 0x7bd, .module = "[vdso]" };
-	struct kagg_sym unknown = { 0 };
+	struct sym mod = { .name = NULL, .offset = 0x1234, .module = "/usr/lib/libfoo.so" };
+	struct sym vdso = { .name = NULL, .offset = 0x7bd, .module = "[vdso]" };
+	struct sym unknown = { 0 };
 	char buf[64];
 
-	assert_string_equal(kagg_sym__format(&named, 0, 0, buf, sizeof(buf)), "schedule");
-	assert_string_equal(kagg_sym__format(&cxx, 0, 0, buf, sizeof(buf)), "ns::C::f(int)");
-	assert_string_equal(kagg_sym__format(&cxx, 0, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+	assert_string_equal(sym__format(&named, 0, 0, buf, sizeof(buf)), "schedule");
+	assert_string_equal(sym__format(&cxx, 0, 0, buf, sizeof(buf)), "ns::C::f(int)");
+	assert_string_equal(sym__format(&cxx, 0, SYM_ADDRS, buf, sizeof(buf)),
 			    "ns::C::f(int)+0x4");
-	assert_string_equal(kagg_sym__format(&mod, 0, 0, buf, sizeof(buf)), "[libfoo.so]");
-	assert_string_equal(kagg_sym__format(&vdso, 0, 0, buf, sizeof(buf)), "[vdso]");
-	assert_string_equal(kagg_sym__format(&unknown, 0xdead, 0, buf, sizeof(buf)), "[unknown]");
-	assert_string_equal(kagg_sym__format(NULL, 0x1, 0, buf, sizeof(buf)), "[unknown]");
+	assert_string_equal(sym__format(&mod, 0, 0, buf, sizeof(buf)), "[libfoo.so]");
+	assert_string_equal(sym__format(&vdso, 0, 0, buf, sizeof(buf)), "[vdso]");
+	assert_string_equal(sym__format(&unknown, 0xdead, 0, buf, sizeof(buf)), "[unknown]");
+	assert_string_equal(sym__format(NULL, 0x1, 0, buf, sizeof(buf)), "[unknown]");
 }
 
 static void test_bad_args(void **state)
 {
-	struct kagg_sym out;
+	struct sym out;
 
-	assert_int_equal(kagg_syms__user(NULL, getpid(), 0, &out), -EINVAL);
-	assert_int_equal(kagg_syms__user(*state, 0, 0, &out), -EINVAL);
-	assert_int_equal(kagg_syms__user(*state, getpid(), 0, NULL), -EINVAL);
-	assert_int_equal(kagg_syms__kernel(NULL, 0, &out), -EINVAL);
-	kagg_syms__free(NULL);
-	kagg_syms__forget_pid(NULL, 1);
+	assert_int_equal(syms__user(NULL, getpid(), 0, &out), -EINVAL);
+	assert_int_equal(syms__user(*state, 0, 0, &out), -EINVAL);
+	assert_int_equal(syms__user(*state, getpid(), 0, NULL), -EINVAL);
+	assert_int_equal(syms__kernel(NULL, 0, &out), -EINVAL);
+	syms__free(NULL);
+	syms__forget_pid(NULL, 1);
 }
 
 static void test_user_self_func(void **state)
 {
 	uint64_t addr = (uintptr_t)&kagg_test_target_fn;
-	struct kagg_sym out;
+	struct sym out;
 	Dl_info info;
 	char buf[256];
 
-	assert_int_equal(kagg_syms__user(*state, getpid(), addr, &out), 0);
+	assert_int_equal(syms__user(*state, getpid(), addr, &out), 0);
 	assert_non_null(out.name);
 	assert_string_equal(out.name, "kagg_test_target_fn");
 	assert_int_equal(out.offset, 0);
 	assert_non_null(out.module);
 	assert_non_null(strstr(out.module, "test_syms"));
 
-	assert_int_equal(kagg_syms__user(*state, getpid(), addr + 2, &out), 0);
+	assert_int_equal(syms__user(*state, getpid(), addr + 2, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
 	assert_int_equal(out.offset, 2);
-	assert_string_equal(kagg_sym__format(&out, addr + 2, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+	assert_string_equal(sym__format(&out, addr + 2, SYM_ADDRS, buf, sizeof(buf)),
 			    "kagg_test_target_fn+0x2");
 
 	/* the ELF header of this binary: mapped, but before every symbol */
 	assert_true(dladdr((void *)&kagg_test_target_fn, &info));
-	assert_int_equal(kagg_syms__user(*state, getpid(), (uintptr_t)info.dli_fbase, &out),
+	assert_int_equal(syms__user(*state, getpid(), (uintptr_t)info.dli_fbase, &out),
 			 -ENOENT);
 	assert_null(out.name);
 	assert_non_null(strstr(out.module, "test_syms"));
 	assert_int_equal(out.offset, 0);
 
 	/* a hidden library function: a local in .symtab, absent from .dynsym */
-	assert_int_equal(kagg_syms__user(*state, getpid(), (uintptr_t)&kagg_syms__user, &out), 0);
-	assert_string_equal(out.name, "kagg_syms__user");
+	assert_int_equal(syms__user(*state, getpid(), (uintptr_t)&syms__user, &out), 0);
+	assert_string_equal(out.name, "syms__user");
 	assert_ptr_equal(out.func, out.name); /* nothing to make readable */
 }
 
@@ -161,18 +161,18 @@ static void test_user_self_func(void **state)
 static void test_user_demangled(void **state)
 {
 	uint64_t addr = (uintptr_t)&kagg_test_cxx_fn;
-	struct kagg_sym out;
+	struct sym out;
 	char buf[256];
 
-	assert_int_equal(kagg_syms__user(*state, getpid(), addr + 1, &out), 0);
+	assert_int_equal(syms__user(*state, getpid(), addr + 1, &out), 0);
 	assert_string_equal(out.name, "_ZN9kagg_test4Syms6targetEi");
 	assert_string_equal(out.func, "kagg_test::Syms::target(int)");
-	assert_string_equal(kagg_sym__format(&out, addr + 1, 0, buf, sizeof(buf)),
+	assert_string_equal(sym__format(&out, addr + 1, 0, buf, sizeof(buf)),
 			    "kagg_test::Syms::target(int)");
-	assert_string_equal(kagg_sym__format(&out, addr + 1, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+	assert_string_equal(sym__format(&out, addr + 1, SYM_ADDRS, buf, sizeof(buf)),
 			    "kagg_test::Syms::target(int)+0x1");
 	/* the second lookup hands out the same cached string */
-	assert_int_equal(kagg_syms__user(*state, getpid(), addr, &out), 0);
+	assert_int_equal(syms__user(*state, getpid(), addr, &out), 0);
 	assert_string_equal(out.func, "kagg_test::Syms::target(int)");
 }
 
@@ -198,7 +198,7 @@ static uint64_t self_file_offset(uint64_t addr)
 static void test_image(void **state)
 {
 	uint64_t off = self_file_offset((uintptr_t)&kagg_test_target_fn);
-	struct kagg_sym out;
+	struct sym out;
 	struct stat st;
 	char *img;
 	int fd = open("/proc/self/exe", O_RDONLY);
@@ -207,25 +207,25 @@ static void test_image(void **state)
 	img = malloc((size_t)st.st_size);
 	assert_int_equal(read(fd, img, (size_t)st.st_size), st.st_size);
 	close(fd);
-	assert_int_equal(kagg_syms__image(*state, img, (size_t)st.st_size, off + 3, &out), 0);
+	assert_int_equal(syms__image(*state, img, (size_t)st.st_size, off + 3, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
 	assert_int_equal(out.offset, 3);
 	/* cut after the ELF header: the section table is gone, nothing resolves */
-	assert_int_not_equal(kagg_syms__image(*state, img, 64, off, &out), 0);
+	assert_int_not_equal(syms__image(*state, img, 64, off, &out), 0);
 	assert_null(out.name);
 	memset(img, 'x', 64);
-	assert_int_equal(kagg_syms__image(*state, img, (size_t)st.st_size, off, &out), -ENOEXEC);
+	assert_int_equal(syms__image(*state, img, (size_t)st.st_size, off, &out), -ENOEXEC);
 	free(img);
-	assert_int_equal(kagg_syms__image(*state, NULL, 0, 0, &out), -EINVAL);
+	assert_int_equal(syms__image(*state, NULL, 0, 0, &out), -EINVAL);
 }
 
 static void test_user_libc(void **state)
 {
 	void *fn = dlsym(RTLD_DEFAULT, "nanosleep");
-	struct kagg_sym out;
+	struct sym out;
 
 	assert_non_null(fn);
-	assert_int_equal(kagg_syms__user(*state, getpid(), (uintptr_t)fn + 3, &out), 0);
+	assert_int_equal(syms__user(*state, getpid(), (uintptr_t)fn + 3, &out), 0);
 	assert_non_null(out.name);
 	assert_int_equal(out.offset, 3);
 	/* libc exports nanosleep and __nanosleep at one address: either is right */
@@ -239,10 +239,10 @@ static void test_user_libc(void **state)
 /* A static libc function: only in the detached debug file (Debian libc6-dbg), by build-id. */
 static void test_user_libc_debuginfo(void **state)
 {
-	struct kagg_sym out;
+	struct sym out;
 	int err;
 
-	err = kagg_syms__user(*state, getpid(), main_ret, &out);
+	err = syms__user(*state, getpid(), main_ret, &out);
 	if (err == -ENOENT) {
 		print_message("skip: no libc debuginfo under /usr/lib/debug/.build-id "
 			      "(libc6-dbg not installed)\n");
@@ -257,7 +257,7 @@ static void test_user_libc_debuginfo(void **state)
 static void test_user_vdso(void **state)
 {
 	uint64_t base = getauxval(AT_SYSINFO_EHDR), a;
-	struct kagg_sym out;
+	struct sym out;
 	int found = 0;
 
 	if (!base) {
@@ -265,7 +265,7 @@ static void test_user_vdso(void **state)
 		skip();
 	}
 	for (a = base; a < base + 4 * 4096 && !found; a += 4) {
-		int err = kagg_syms__user(*state, getpid(), a, &out);
+		int err = syms__user(*state, getpid(), a, &out);
 
 		if (err == -ENOENT && !out.module)
 			break; /* walked off the vdso */
@@ -282,27 +282,27 @@ static void test_user_vdso(void **state)
 
 static void test_user_unmapped(void **state)
 {
-	struct kagg_sym out;
+	struct sym out;
 	char buf[64];
 	void *anon;
 
-	assert_int_equal(kagg_syms__user(*state, getpid(), 0x1000, &out), -ENOENT);
+	assert_int_equal(syms__user(*state, getpid(), 0x1000, &out), -ENOENT);
 	assert_null(out.name);
 	assert_null(out.module);
-	assert_string_equal(kagg_sym__format(&out, 0x1000, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+	assert_string_equal(sym__format(&out, 0x1000, SYM_ADDRS, buf, sizeof(buf)),
 			    "[unknown] 0x1000");
 
-	kagg_syms__forget_pid(*state, getpid()); /* re-read maps to see the new mapping */
+	syms__forget_pid(*state, getpid()); /* re-read maps to see the new mapping */
 	anon = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(anon != MAP_FAILED);
-	assert_int_equal(kagg_syms__user(*state, getpid(), (uintptr_t)anon + 8, &out), -ENOENT);
+	assert_int_equal(syms__user(*state, getpid(), (uintptr_t)anon + 8, &out), -ENOENT);
 	assert_null(out.module);
 	munmap(anon, 4096);
 }
 
 static void test_user_dead_pid(void **state)
 {
-	struct kagg_sym out;
+	struct sym out;
 	siginfo_t info;
 	int status;
 	pid_t pid;
@@ -313,10 +313,10 @@ static void test_user_dead_pid(void **state)
 		_exit(0);
 	/* a zombie still has /proc/PID but no address space: wait for it, do not reap it */
 	assert_int_equal(waitid(P_PID, pid, &info, WEXITED | WNOWAIT), 0);
-	assert_int_equal(kagg_syms__user(*state, pid, (uintptr_t)&kagg_test_target_fn, &out),
+	assert_int_equal(syms__user(*state, pid, (uintptr_t)&kagg_test_target_fn, &out),
 			 -ESRCH);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(kagg_syms__user(*state, pid, (uintptr_t)&kagg_test_target_fn, &out),
+	assert_int_equal(syms__user(*state, pid, (uintptr_t)&kagg_test_target_fn, &out),
 			 -ESRCH);
 }
 
@@ -369,13 +369,13 @@ static pid_t start_deleted_child(uint64_t *addr)
 /* Another process (own PIE base) running a file deleted after it started. */
 static void test_user_deleted_child(void **state)
 {
-	struct kagg_sym out;
+	struct sym out;
 	uint64_t addr = 0;
 	int status;
 	pid_t pid;
 
 	pid = start_deleted_child(&addr);
-	assert_int_equal(kagg_syms__user(*state, pid, addr + 2, &out), 0);
+	assert_int_equal(syms__user(*state, pid, addr + 2, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
 	assert_int_equal(out.offset, 2);
 	assert_non_null(strstr(out.module, "(deleted)"));
@@ -383,14 +383,14 @@ static void test_user_deleted_child(void **state)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	/* cached maps outlive the process until forgotten */
-	assert_int_equal(kagg_syms__user(*state, pid, addr, &out), 0);
+	assert_int_equal(syms__user(*state, pid, addr, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
-	kagg_syms__forget_pid(*state, pid);
-	assert_int_equal(kagg_syms__user(*state, pid, addr, &out), -ESRCH);
+	syms__forget_pid(*state, pid);
+	assert_int_equal(syms__user(*state, pid, addr, &out), -ESRCH);
 }
 
 /*
- * kagg_syms__forget_gone: a process gone at one call keeps its maps until the next (the
+ * syms__forget_gone: a process gone at one call keeps its maps until the next (the
  * lookups between them may still need it), and loses them then; a live one keeps them.  The
  * files only the dropped process mapped (here its deleted executable) go with it; the ones a
  * live process maps stay.
@@ -398,83 +398,83 @@ static void test_user_deleted_child(void **state)
 static void test_forget_gone(void **state)
 {
 	uint64_t self = (uintptr_t)&kagg_test_target_fn, addr = 0;
-	struct kagg_sym out;
+	struct sym out;
 	size_t files;
 	int status;
 	pid_t pid;
 
 	pid = start_deleted_child(&addr);
-	assert_int_equal(kagg_syms__add_pid(*state, pid), 0);
-	assert_int_equal(kagg_syms__add_pid(*state, getpid()), 0);
-	assert_int_equal(kagg_syms__forget_gone(*state), 0); /* both alive */
-	files = kagg_syms__nr_files(*state);
+	assert_int_equal(syms__add_pid(*state, pid), 0);
+	assert_int_equal(syms__add_pid(*state, getpid()), 0);
+	assert_int_equal(syms__forget_gone(*state), 0); /* both alive */
+	files = syms__nr_files(*state);
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 
-	assert_int_equal(kagg_syms__forget_gone(*state), 0); /* found gone: marked */
-	assert_int_equal(kagg_syms__nr_files(*state), files);
-	assert_int_equal(kagg_syms__user(*state, pid, addr, &out), 0);
+	assert_int_equal(syms__forget_gone(*state), 0); /* found gone: marked */
+	assert_int_equal(syms__nr_files(*state), files);
+	assert_int_equal(syms__user(*state, pid, addr, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
-	assert_int_equal(kagg_syms__forget_gone(*state), 1); /* gone at the previous call */
+	assert_int_equal(syms__forget_gone(*state), 1); /* gone at the previous call */
 	/* the child's deleted copy of this program: mapped by no one left */
-	assert_int_equal(kagg_syms__nr_files(*state), files - 1);
-	assert_int_equal(kagg_syms__user(*state, pid, addr, &out), -ESRCH);
-	assert_int_equal(kagg_syms__user(*state, getpid(), self, &out), 0);
+	assert_int_equal(syms__nr_files(*state), files - 1);
+	assert_int_equal(syms__user(*state, pid, addr, &out), -ESRCH);
+	assert_int_equal(syms__user(*state, getpid(), self, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
-	assert_int_equal(kagg_syms__forget_gone(*state), 0);
-	assert_int_equal(kagg_syms__nr_files(*state), files - 1);
-	assert_int_equal(kagg_syms__forget_gone(NULL), 0);
-	assert_int_equal(kagg_syms__nr_files(NULL), 0);
+	assert_int_equal(syms__forget_gone(*state), 0);
+	assert_int_equal(syms__nr_files(*state), files - 1);
+	assert_int_equal(syms__forget_gone(NULL), 0);
+	assert_int_equal(syms__nr_files(NULL), 0);
 }
 
 /*
- * kagg_syms__add_pid while the process lives, lookups after it is gone: its maps were kept
+ * syms__add_pid while the process lives, lookups after it is gone: its maps were kept
  * and its deleted executable read at once (it could not be reopened by path later).
  */
 static void test_user_add_pid_outlives_process(void **state)
 {
-	struct kagg_syms *late = kagg_syms__new();
-	struct kagg_sym out;
+	struct syms *late = syms__new();
+	struct sym out;
 	uint64_t addr = 0;
 	int status;
 	pid_t pid;
 
 	assert_non_null(late);
 	pid = start_deleted_child(&addr);
-	assert_int_equal(kagg_syms__add_pid(*state, pid), 0);
+	assert_int_equal(syms__add_pid(*state, pid), 0);
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 
-	assert_int_equal(kagg_syms__user(*state, pid, addr + 2, &out), 0);
+	assert_int_equal(syms__user(*state, pid, addr + 2, &out), 0);
 	assert_string_equal(out.name, "kagg_test_target_fn");
 	assert_int_equal(out.offset, 2);
 	assert_non_null(strstr(out.module, "(deleted)"));
 	/* without it, nothing is left to read */
-	assert_int_equal(kagg_syms__user(late, pid, addr + 2, &out), -ESRCH);
-	assert_int_equal(kagg_syms__add_pid(late, pid), -ESRCH);
-	assert_int_equal(kagg_syms__add_pid(*state, 0), -EINVAL);
-	kagg_syms__free(late);
+	assert_int_equal(syms__user(late, pid, addr + 2, &out), -ESRCH);
+	assert_int_equal(syms__add_pid(late, pid), -ESRCH);
+	assert_int_equal(syms__add_pid(*state, 0), -EINVAL);
+	syms__free(late);
 }
 
-/* A file mapped after the maps were cached is found after kagg_syms__recheck_maps(). */
+/* A file mapped after the maps were cached is found after syms__recheck_maps(). */
 static void test_user_recheck_maps(void **state)
 {
 	uint64_t self = (uintptr_t)&kagg_test_target_fn;
-	struct kagg_sym out;
+	struct sym out;
 	long page = sysconf(_SC_PAGESIZE);
 	void *p;
 	int fd;
 
-	assert_int_equal(kagg_syms__user(*state, getpid(), self, &out), 0); /* maps cached */
+	assert_int_equal(syms__user(*state, getpid(), self, &out), 0); /* maps cached */
 	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	p = mmap(NULL, page, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	assert_true(p != MAP_FAILED);
-	assert_int_equal(kagg_syms__user(*state, getpid(), (uintptr_t)p + 16, &out), -ENOENT);
+	assert_int_equal(syms__user(*state, getpid(), (uintptr_t)p + 16, &out), -ENOENT);
 	assert_null(out.module);
-	kagg_syms__recheck_maps(*state);
-	assert_int_equal(kagg_syms__user(*state, getpid(), (uintptr_t)p + 16, &out), -ENOENT);
+	syms__recheck_maps(*state);
+	assert_int_equal(syms__user(*state, getpid(), (uintptr_t)p + 16, &out), -ENOENT);
 	assert_non_null(out.module); /* the ELF header: mapped now, before every symbol */
 	assert_non_null(strstr(out.module, "test_syms"));
 	assert_int_equal(out.offset, 16);
@@ -523,37 +523,37 @@ static int kallsyms_find(const char *want, uint64_t *addr, char *mod, size_t mod
 
 static void test_kernel_known(void **state)
 {
-	struct kagg_sym out;
+	struct sym out;
 	uint64_t addr;
 	char buf[128];
 
 	assert_int_equal(kallsyms_find("schedule", &addr, NULL, 0), 0);
 	if (!addr) {
 		print_message("skip: /proc/kallsyms shows zero addresses (unprivileged)\n");
-		assert_int_equal(kagg_syms__kernel(*state, 0xffffffff81000000ull, &out), -ENOENT);
+		assert_int_equal(syms__kernel(*state, 0xffffffff81000000ull, &out), -ENOENT);
 		skip();
 	}
-	assert_int_equal(kagg_syms__kernel(*state, addr, &out), 0);
+	assert_int_equal(syms__kernel(*state, addr, &out), 0);
 	assert_string_equal(out.name, "schedule");
 	assert_int_equal(out.offset, 0);
 	assert_string_equal(out.module, "[kernel]");
 
-	assert_int_equal(kagg_syms__kernel(*state, addr + 0x10, &out), 0);
+	assert_int_equal(syms__kernel(*state, addr + 0x10, &out), 0);
 	assert_string_equal(out.name, "schedule");
 	assert_int_equal(out.offset, 0x10);
-	assert_string_equal(kagg_sym__format(&out, addr + 0x10, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+	assert_string_equal(sym__format(&out, addr + 0x10, SYM_ADDRS, buf, sizeof(buf)),
 			    "schedule+0x10");
 
 	/* before the first symbol */
-	assert_int_equal(kagg_syms__kernel(*state, 0x1000, &out), -ENOENT);
+	assert_int_equal(syms__kernel(*state, 0x1000, &out), -ENOENT);
 	assert_null(out.name);
-	assert_string_equal(kagg_sym__format(&out, 0x1000, KAGG_SYM_ADDRS, buf, sizeof(buf)),
+	assert_string_equal(sym__format(&out, 0x1000, SYM_ADDRS, buf, sizeof(buf)),
 			    "[unknown] 0x1000");
 }
 
 static void test_kernel_module(void **state)
 {
-	struct kagg_sym out;
+	struct sym out;
 	char mod[128];
 	uint64_t addr;
 
@@ -561,7 +561,7 @@ static void test_kernel_module(void **state)
 		print_message("skip: no module text symbol with an address in /proc/kallsyms\n");
 		skip();
 	}
-	assert_int_equal(kagg_syms__kernel(*state, addr + 1, &out), 0);
+	assert_int_equal(syms__kernel(*state, addr + 1, &out), 0);
 	assert_int_equal(out.offset, 1);
 	assert_string_equal(out.module, mod);
 	print_message("module: 0x%" PRIx64 " -> %s+0x%" PRIx64 " [%s]\n", addr + 1, out.name,
@@ -570,34 +570,34 @@ static void test_kernel_module(void **state)
 
 static void test_timing(void **state)
 {
-	struct kagg_syms *s = kagg_syms__new();
+	struct syms *s = syms__new();
 	uint64_t addr = 0, a, self = (uintptr_t)&kagg_test_target_fn;
-	struct kagg_sym out;
+	struct sym out;
 	double t0, t1, t2;
 	int i, err, n = 1000000;
 
 	assert_non_null(s);
 	kallsyms_find("schedule", &addr, NULL, 0);
 	t0 = now_ms();
-	err = kagg_syms__kernel(s, addr, &out);
+	err = syms__kernel(s, addr, &out);
 	t1 = now_ms();
 	print_message("kallsyms load + first lookup: %.1f ms (err %d)\n", t1 - t0, err);
 	if (!err) {
 		for (i = 0, a = addr; i < n; i++, a += 0x9e37)
-			kagg_syms__kernel(s, a, &out);
+			syms__kernel(s, a, &out);
 		t2 = now_ms();
 		print_message("kernel lookup: %.0f ns each\n", (t2 - t1) * 1e6 / n);
 	}
 
 	t0 = now_ms();
-	err = kagg_syms__user(s, getpid(), self, &out);
+	err = syms__user(s, getpid(), self, &out);
 	t1 = now_ms();
 	print_message("user maps + ELF load + first lookup: %.2f ms (err %d)\n", t1 - t0, err);
 	for (i = 0; i < n; i++)
-		kagg_syms__user(s, getpid(), self + (i & 63), &out);
+		syms__user(s, getpid(), self + (i & 63), &out);
 	t2 = now_ms();
 	print_message("user lookup: %.0f ns each\n", (t2 - t1) * 1e6 / n);
-	kagg_syms__free(s);
+	syms__free(s);
 }
 
 int main(int argc, char **argv)

@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "syms.h"
+#include "syms/syms.h"
 #include "syms/debuginfo.h"
 #include "testutil.h"
 
@@ -80,23 +80,23 @@ static void *open_copy(const char *path, void **leaf, void **mid)
 /* Both hidden functions named from src through a fresh symbolizer. */
 static void expect_named(const char *path, int src)
 {
-	struct kagg_syms *s = kagg_syms__new();
+	struct syms *s = syms__new();
 	void *leaf, *mid, *h = open_copy(path, &leaf, &mid);
-	struct kagg_sym out;
+	struct sym out;
 
 	assert_non_null(s);
-	assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)leaf + 1, &out), 0);
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)leaf + 1, &out), 0);
 	assert_string_equal(out.name, "symsrc_hidden_leaf");
 	assert_int_equal(out.offset, 1);
 	assert_int_equal(out.src, src);
-	assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)mid, &out), 0);
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)mid, &out), 0);
 	assert_string_equal(out.name, "symsrc_hidden_mid");
 	assert_int_equal(out.src, src);
 	/* the export is in .dynsym as well: the stripped copy names it from there */
-	assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)dlsym(h, "symsrc_addrs"), &out),
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)dlsym(h, "symsrc_addrs"), &out),
 			 0);
 	assert_string_equal(out.name, "symsrc_addrs");
-	kagg_syms__free(s);
+	syms__free(s);
 	dlclose(h);
 }
 
@@ -130,20 +130,20 @@ static void test_symtab(void **state)
 /* Stripped, nothing else: the hidden functions are unknown, the file named. */
 static void test_stripped_unknown(void **state)
 {
-	struct kagg_syms *s = kagg_syms__new();
+	struct syms *s = syms__new();
 	char path[600];
 	void *leaf, *mid, *h;
-	struct kagg_sym out;
+	struct sym out;
 
 	snprintf(path, sizeof(path), "%s/libbare.so", tmpdir);
 	sh("strip --strip-all -o %s %s", path, lib);
 	h = open_copy(path, &leaf, &mid);
-	assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)leaf, &out), -ENOENT);
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)leaf, &out), -ENOENT);
 	assert_null(out.name);
 	assert_string_equal(out.module, path);
 	assert_int_equal(out.src, SYM_SRC_NONE);
 	assert_int_equal(out.dbg_why, 0); /* debuginfod not in use */
-	kagg_syms__free(s);
+	syms__free(s);
 	dlclose(h);
 }
 
@@ -169,9 +169,9 @@ static void test_minidebuginfo(void **state)
 static void test_debuglink(void **state)
 {
 	char path[600], dbg[600], bad[600];
-	struct kagg_syms *s;
+	struct syms *s;
 	void *leaf, *mid, *h;
-	struct kagg_sym out;
+	struct sym out;
 
 	snprintf(path, sizeof(path), "%s/liblink.so", tmpdir);
 	snprintf(dbg, sizeof(dbg), "%s/liblink.so.dbg", tmpdir);
@@ -185,11 +185,11 @@ static void test_debuglink(void **state)
 	sh("objcopy --only-keep-debug %s %s.dbg && strip --strip-all -o %s %s && "
 	   "cd %s && objcopy --add-gnu-debuglink=liblink2.so.dbg liblink2.so && "
 	   "printf x >> liblink2.so.dbg", lib, bad, bad, lib, tmpdir);
-	s = kagg_syms__new();
+	s = syms__new();
 	h = open_copy(bad, &leaf, &mid);
-	assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)leaf, &out), -ENOENT);
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)leaf, &out), -ENOENT);
 	assert_null(out.name);
-	kagg_syms__free(s);
+	syms__free(s);
 	dlclose(h);
 }
 
@@ -238,8 +238,8 @@ static bool served(int port, const char *hex)
 static void test_debuginfod(void **state)
 {
 	char path[600], srv[600], cache[600], url[64], hex[130], log[600];
-	struct kagg_sym out;
-	struct kagg_syms *s;
+	struct sym out;
+	struct syms *s;
 	void *leaf, *mid, *h;
 	int port = free_port(), i, lfd, rc;
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -257,7 +257,7 @@ static void test_debuginfod(void **state)
 	snprintf(log, sizeof(log), "%s/debuginfod.log", tmpdir);
 	sh("mkdir -p %s %s && objcopy --only-keep-debug %s %s/libdi.debug && "
 	   "strip --strip-all -o %s %s", srv, cache, lib, srv, path, lib);
-	assert_int_equal(kagg_elf_build_id(path, hex, sizeof(hex)), 0);
+	assert_int_equal(syms_elf_build_id(path, hex, sizeof(hex)), 0);
 
 	pid = fork();
 	assert_true(pid >= 0);
@@ -287,16 +287,16 @@ static void test_debuginfod(void **state)
 	kill(pid, SIGTERM);
 	waitpid(pid, &rc, 0);
 	sh("rm -rf %s && mkdir -p %s", cache, cache);
-	s = kagg_syms__new();
+	s = syms__new();
 	h = open_copy(path, &leaf, &mid);
 	t0 = now_s();
-	assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)leaf, &out), -ENOENT);
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)leaf, &out), -ENOENT);
 	assert_true(now_s() - t0 < 2.5);
 	assert_int_equal(out.dbg_why, DBG_WHY_ERROR);
 	syms__dbg_stats(s, &st);
 	assert_int_equal(st.queries, 1);
 	assert_int_equal(st.failed[DBG_WHY_ERROR], 1);
-	kagg_syms__free(s);
+	syms__free(s);
 
 	/* a server that takes the connection and never answers: given up after the timeout */
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -306,15 +306,15 @@ static void test_debuginfod(void **state)
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &i, sizeof(i));
 	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
 	assert_int_equal(listen(lfd, 16), 0);
-	s = kagg_syms__new();
+	s = syms__new();
 	t0 = now_s();
-	assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)mid, &out), -ENOENT);
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)mid, &out), -ENOENT);
 	print_message("debuginfod silent: gave up after %.2f s (timeout 2 s)\n", now_s() - t0);
 	assert_true(now_s() - t0 < 2 + 1.5);
 	assert_int_equal(out.dbg_why, DBG_WHY_TIMEOUT);
 	syms__dbg_stats(s, &st);
 	assert_int_equal(st.failed[DBG_WHY_TIMEOUT], 1);
-	kagg_syms__free(s);
+	syms__free(s);
 	close(lfd);
 	dlclose(h);
 	unsetenv("DEBUGINFOD_URLS");
@@ -324,9 +324,9 @@ static void test_debuginfod(void **state)
 /* JIT code: anonymous executable memory named by /tmp/perf-PID.map. */
 static void test_perf_map(void **state)
 {
-	struct kagg_syms *s = kagg_syms__new();
+	struct syms *s = syms__new();
 	char path[64];
-	struct kagg_sym out;
+	struct sym out;
 	uint8_t *code;
 	FILE *f;
 
@@ -342,25 +342,25 @@ static void test_perf_map(void **state)
 	fprintf(f, "garbage line\n");
 	fclose(f);
 
-	assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)code + 0x10, &out), 0);
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)code + 0x10, &out), 0);
 	assert_string_equal(out.name, "jit::first");
 	assert_int_equal(out.offset, 0x10);
 	assert_int_equal(out.src, SYM_SRC_PERFMAP);
 	assert_null(out.module);
-	assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)code + 0x17f, &out), 0);
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)code + 0x17f, &out), 0);
 	assert_string_equal(out.name, "LazyCompile:*second script.js:10");
 	/* past the last entry: unknown, no module */
-	assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)code + 0x180, &out), -ENOENT);
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)code + 0x180, &out), -ENOENT);
 	assert_null(out.module);
-	kagg_syms__free(s);
+	syms__free(s);
 
 	/* owned by someone else (root only can make one): refused */
 	if (!geteuid()) {
 		assert_int_equal(chown(path, 65534, 65534), 0);
-		s = kagg_syms__new();
-		assert_int_equal(kagg_syms__user(s, getpid(), (uintptr_t)code + 0x10, &out),
+		s = syms__new();
+		assert_int_equal(syms__user(s, getpid(), (uintptr_t)code + 0x10, &out),
 				 -ENOENT);
-		kagg_syms__free(s);
+		syms__free(s);
 	}
 	unlink(path);
 	munmap(code, 8192);

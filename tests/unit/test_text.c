@@ -16,7 +16,7 @@
 
 #include <kagg/rb_format.h>
 #include <kagg/ringbuf.h>
-#include "text.h"
+#include "util/text.h"
 #include "unit_util.h"
 
 /* A comm as an attacker would set it with prctl(PR_SET_NAME): 15 bytes. */

@@ -34,7 +34,7 @@ VMTEST_CMDS	?= --cmd 'offcpu=$(KAGG_BIN) offcpu -d 1' \
 
 .PHONY: vmtest vmtest-deps
 vmtest-deps:
-	$(Q)tests/deps.sh --main "$(VMTEST_DEPS)"
+	$(Q)$(SUDO) tests/deps.sh --main "$(VMTEST_DEPS)"
 
 vmtest: vmtest-deps
 	$(Q)$(MAKE) --no-print-directory all

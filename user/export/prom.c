@@ -13,9 +13,9 @@
 #include <strings.h>
 
 #include <kagg/prom.h>
-#include "array.h"
-#include "opts.h"
-#include "snapshot_internal.h"
+#include "util/array.h"
+#include "util/opts.h"
+#include "snapshot/snapshot_internal.h"
 #include "prometheus_metrics.pb-c.h"
 
 #define PROM_DEFAULT_KEYS 100
@@ -76,7 +76,7 @@ struct kagg_prom *kagg_prom__new(const struct kagg_prom_opts *opts)
 	struct kagg_prom_opts o = { 0 };
 	struct kagg_prom *p;
 
-	if (opts && !kagg_opts_copy(&o, sizeof(o), opts)) {
+	if (opts && !opts_copy(&o, OPTS_END(kagg_prom_opts), opts)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include <kagg/ringbuf.h>
-#include "opts.h"
-#include "rb_internal.h"
+#include "util/opts.h"
+#include "rb/rb_internal.h"
 
 int kagg_rb_page_iter__init(struct kagg_rb_page_iter *it, const void *page, size_t subbuf_size)
 {
@@ -23,7 +23,7 @@ int kagg_rb_page_iter__init(struct kagg_rb_page_iter *it, const void *page, size
 	uint64_t commit;
 	uint32_t size;
 
-	if (!kagg_sz_valid(it, RB_PAGE_ITER_MIN_SZ) || !p || subbuf_size < 32)
+	if (!sz_valid(it, RB_PAGE_ITER_MIN_SZ) || !p || subbuf_size < 32)
 		return -EINVAL;
 	memcpy(&commit, p + 8, 8);
 	size = (uint32_t)(commit & KAGG_RB_COMMIT_MASK);
@@ -49,7 +49,7 @@ static __attribute__((noinline)) int page_iter_first(struct kagg_rb_page_iter *i
 {
 	int r;
 
-	if (!kagg_sz_valid(ev, RB_EVENT_MIN_SZ))
+	if (!sz_valid(ev, RB_EVENT_MIN_SZ))
 		return -EINVAL;
 	r = rb_decode_next(it->page + KAGG_RB_PAGE_HDR, it->size, &it->off, &it->ts, ev);
 	if (r <= 0)
@@ -237,7 +237,7 @@ int kagg_rb_iter__next(struct kagg_rb_iter *it, struct kagg_rb_event *ev)
 	struct it_cpu *best = NULL;
 	int i;
 
-	if (!kagg_sz_valid(ev, RB_EVENT_MIN_SZ))
+	if (!sz_valid(ev, RB_EVENT_MIN_SZ))
 		return -EINVAL;
 	for (i = 0; i < it->hi - it->lo; i++) {
 		struct it_cpu *ic = &it->c[i];
@@ -248,7 +248,7 @@ int kagg_rb_iter__next(struct kagg_rb_iter *it, struct kagg_rb_event *ev)
 	if (!best)
 		return -ENOENT;
 	best->ev.sz = sizeof(best->ev);
-	kagg_sz_copy(ev, &best->ev, sizeof(best->ev));
+	sz_copy(ev, &best->ev, sizeof(best->ev));
 	best->have = false;
 	return 0;
 }
@@ -320,7 +320,7 @@ int kagg_rb__stats(struct kagg_rb *rb, int cpu, struct kagg_rb_stats *out)
 	struct kagg_rb_stats one, all = { 0 }, *st = &all;
 	int i;
 
-	if (!rb || cpu >= rb->nr_cpus || !kagg_sz_valid(out, RB_STATS_MIN_SZ))
+	if (!rb || cpu >= rb->nr_cpus || !sz_valid(out, RB_STATS_MIN_SZ))
 		return -EINVAL;
 	if (cpu >= 0) {
 		stats_cpu(&rb->cpus[cpu], st);
@@ -343,13 +343,13 @@ int kagg_rb__stats(struct kagg_rb *rb, int cpu, struct kagg_rb_stats *out)
 	}
 done:
 	st->sz = sizeof(*st);
-	kagg_sz_copy(out, st, sizeof(*st));
+	sz_copy(out, st, sizeof(*st));
 	return 0;
 }
 
 int kagg_rb_stats__fprint(const struct kagg_rb_stats *st, FILE *f)
 {
-	if (!kagg_in_valid(st, RB_STATS_MIN_SZ, sizeof(*st)) || !f)
+	if (!sz_in_valid(st, RB_STATS_MIN_SZ, sizeof(*st)) || !f)
 		return -EINVAL;
 	fprintf(f, "entries: %llu\n", (unsigned long long)st->entries);
 	fprintf(f, "overrun: %llu\n", (unsigned long long)st->overrun);

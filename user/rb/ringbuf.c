@@ -67,8 +67,8 @@
 #include <unistd.h>
 
 #include <kagg/ringbuf.h>
-#include "opts.h"
-#include "rb_internal.h"
+#include "util/opts.h"
+#include "rb/rb_internal.h"
 
 #if !defined(__x86_64__)
 #error "kagg ringbuf needs a 16-byte compare-and-swap: only x86_64 is implemented"
@@ -395,12 +395,12 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 	size_t subbuf, nr, i, s;
 	int nr_cpus, max_nest, err = EINVAL;
 
-	if (!kagg_opts_valid(opts, offsetofend(struct kagg_rb_opts, kagg_rb_opts__last_field)))
+	if (!opts_valid(opts, OPTS_END(kagg_rb_opts)))
 		goto fail;
-	nr_cpus = KAGG_OPT(opts, kagg_rb_opts, nr_cpus, 0);
-	subbuf = KAGG_OPT(opts, kagg_rb_opts, subbuf_size, 0);
-	nr = KAGG_OPT(opts, kagg_rb_opts, nr_subbufs, 0);
-	max_nest = KAGG_OPT(opts, kagg_rb_opts, max_nest, 0);
+	nr_cpus = OPTS_GET(opts, kagg_rb_opts, nr_cpus, 0);
+	subbuf = OPTS_GET(opts, kagg_rb_opts, subbuf_size, 0);
+	nr = OPTS_GET(opts, kagg_rb_opts, nr_subbufs, 0);
+	max_nest = OPTS_GET(opts, kagg_rb_opts, max_nest, 0);
 	if (!nr_cpus)
 		nr_cpus = get_nprocs_conf();
 	if (!subbuf)
@@ -416,7 +416,7 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 		;
 	if (s != subbuf)
 		goto fail;
-	if ((unsigned)KAGG_OPT(opts, kagg_rb_opts, mode, 0) > KAGG_RB_CONSUME)
+	if ((unsigned)OPTS_GET(opts, kagg_rb_opts, mode, 0) > KAGG_RB_CONSUME)
 		goto fail;
 
 	err = ENOMEM;
@@ -430,14 +430,14 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 	rb->nr = nr;
 	rb->nr_magic = UINT64_MAX / nr + 1;
 	rb->max_nest = max_nest;
-	rb->mode = KAGG_OPT(opts, kagg_rb_opts, mode, 0);
-	rb->clock = KAGG_OPT(opts, kagg_rb_opts, clock, NULL);
-	rb->clock_ctx = KAGG_OPT(opts, kagg_rb_opts, clock_ctx, NULL);
-	rb->clockid = KAGG_OPT(opts, kagg_rb_opts, use_clockid, false)
-			      ? KAGG_OPT(opts, kagg_rb_opts, clockid, CLOCK_MONOTONIC)
+	rb->mode = OPTS_GET(opts, kagg_rb_opts, mode, 0);
+	rb->clock = OPTS_GET(opts, kagg_rb_opts, clock, NULL);
+	rb->clock_ctx = OPTS_GET(opts, kagg_rb_opts, clock_ctx, NULL);
+	rb->clockid = OPTS_GET(opts, kagg_rb_opts, use_clockid, false)
+			      ? OPTS_GET(opts, kagg_rb_opts, clockid, CLOCK_MONOTONIC)
 			      : CLOCK_MONOTONIC;
-	rb->log = KAGG_OPT(opts, kagg_rb_opts, log, NULL);
-	rb->log_ctx = KAGG_OPT(opts, kagg_rb_opts, log_ctx, NULL);
+	rb->log = OPTS_GET(opts, kagg_rb_opts, log, NULL);
+	rb->log_ctx = OPTS_GET(opts, kagg_rb_opts, log_ctx, NULL);
 	rb->rseq = rb_rseq_init();
 	if (!rb->clock) {
 		struct timespec t;
@@ -455,7 +455,7 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 		cb->rb = rb;
 		cb->cpu = (uint16_t)i;
 		cb->subbuf_shift = (uint8_t)__builtin_ctzl(subbuf);
-		cb->single = KAGG_OPT(opts, kagg_rb_opts, single_writer, false);
+		cb->single = OPTS_GET(opts, kagg_rb_opts, single_writer, false);
 		cb->nr = (uint32_t)nr;
 		cb->nr_magic = rb->nr_magic;
 		cb->pages = aligned_alloc(4096, (nr + 1) * subbuf);
@@ -885,7 +885,7 @@ static __attribute__((cold, noinline)) void *rb_refuse(struct kagg_rb *rb, int c
 {
 	struct rb_cpu *cb;
 
-	if (!rb || (unsigned)cpu >= (unsigned)rb->nr_cpus || !kagg_sz_valid(rsv, RB_RSV_MIN_SZ)) {
+	if (!rb || (unsigned)cpu >= (unsigned)rb->nr_cpus || !sz_valid(rsv, RB_RSV_MIN_SZ)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -1223,7 +1223,7 @@ int kagg_rb__consume(struct kagg_rb *rb, int cpu, struct kagg_rb_event *ev)
 	uint64_t nts, best_nts = 0;
 	int i, lo = cpu, hi = cpu + 1;
 
-	if (!rb || !kagg_sz_valid(ev, RB_EVENT_MIN_SZ) || cpu >= rb->nr_cpus)
+	if (!rb || !sz_valid(ev, RB_EVENT_MIN_SZ) || cpu >= rb->nr_cpus)
 		return -EINVAL;
 	if (cpu < 0) {
 		lo = 0;
@@ -1245,7 +1245,7 @@ int kagg_rb__consume(struct kagg_rb *rb, int cpu, struct kagg_rb_event *ev)
 	}
 	if (best) {
 		be.sz = sizeof(be);
-		kagg_sz_copy(ev, &be, sizeof(be));
+		sz_copy(ev, &be, sizeof(be));
 		best->rd_off = best_next;
 		best->rd_ts = best_nts;
 		best->rd_missed = 0;

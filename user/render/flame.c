@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include <kagg/flame.h>
-#include "array.h"
-#include "render_internal.h"
+#include "util/array.h"
+#include "render/render_internal.h"
 
 #define FL_FRAME_H	16	/* pixels per frame row */
 #define FL_TOP		64	/* title, subtitle, controls */

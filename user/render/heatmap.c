@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include <kagg/heatmap.h>
-#include "array.h"
-#include "render_internal.h"
+#include "util/array.h"
+#include "render/render_internal.h"
 
 struct hm_col {
 	uint64_t *slots;	/* nr_slots counts */

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include <kagg/html.h>
-#include "render_internal.h"
+#include "render/render_internal.h"
 
 static void row(FILE *f, const char *k, const char *v)
 {
@@ -192,6 +192,14 @@ static void hist_section(FILE *f, const struct kagg_hist *h, const double *pcts,
 		fprintf(f, "<td>%s</td>", buf);
 	}
 	fputs("</tr></table></section>\n", f);
+}
+
+int kagg_html__puts(FILE *f, const char *s)
+{
+	if (!f || !s)
+		return -EINVAL;
+	xml_puts(f, s);
+	return ferror(f) ? -EIO : 0;
 }
 
 int kagg_html__write(const struct kagg_snapshot *snap, FILE *f, const struct kagg_html_opts *opts)

@@ -14,10 +14,10 @@
 #include <zlib.h>
 
 #include <kagg/pprof.h>
-#include "array.h"
+#include "util/array.h"
 #include "profile.pb-c.h"
-#include "render_internal.h"
-#include "syms.h"
+#include "render/render_internal.h"
+#include "syms/syms.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
@@ -147,7 +147,7 @@ static int pp_mapping(struct pp *p, const char *file, bool kernel)
 	m->id = p->nr_maps + 1;
 	m->filename = fi;
 	m->has_functions = true;
-	if ((!kernel && name[0] == '/' && !kagg_elf_build_id(name, hex, sizeof(hex))) ||
+	if ((!kernel && name[0] == '/' && !syms_elf_build_id(name, hex, sizeof(hex))) ||
 	    (kernel && !strcmp(name, "[kernel.kallsyms]") && !kernel_build_id(hex, sizeof(hex)))) {
 		m->build_id = str_index(&p->st, hex);
 		PP_ENOMEM(m->build_id >= 0);

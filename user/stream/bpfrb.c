@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 
-#include "bpfrb.h"
+#include "stream/bpfrb.h"
 
 struct bpfrb {
 	unsigned long *consumer_pos;

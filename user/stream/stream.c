@@ -11,17 +11,15 @@
 
 #include <bpf/bpf.h>
 
-#include "rb/rb_events_internal.h"
+#include "ftrace/rb_events_internal.h"
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
 #include <linux/types.h>
-#include "bits.bpf.h"
-#include "exp.bpf.h"
-#include "session_internal.h"
-#include "snapshot_internal.h"
-#include "stream.h"
-#include "tracefs.h"
+#include "shared/buckets.h"
+#include "snapshot/snapshot_internal.h"
+#include "stream/stream.h"
+#include "util/tracefs.h"
 
 static uint64_t record_clock(void *ctx)
 {
@@ -603,8 +601,8 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 		if (a->exp.nr_slots)
 			sexp_hist(&a->exp, xsrc, h);
 		h->has_sum = true;
-		h->sum = (double)sum / (double)session_unit_ns(a->unit);
-		err = svals_read(vals, snap, h, session_unit_ns(a->unit));
+		h->sum = (double)sum / (double)units_ns(a->unit);
+		err = svals_read(vals, snap, h, units_ns(a->unit));
 		if (err)
 			return err;
 	}

@@ -18,10 +18,10 @@
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
 #include <kagg/snapshot.h>
-#include "bpfrb.h"
-#include "abi/common.h"
-#include "abi/exp_table.h"
-#include "u64map.h"
+#include "stream/bpfrb.h"
+#include "shared/common.h"
+#include "shared/exp_table.h"
+#include "util/u64map.h"
 
 /* The BPF ring buffer's size when the caller leaves it 0: 8 MiB. */
 #define STREAM_DEFAULT_BYTES (8u << 20)

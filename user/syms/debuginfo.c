@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "syms.h"
+#include "syms/syms.h"
 #include "syms/debuginfo.h"
 
 #define DBG_DEBUG_DIR "/usr/lib/debug"

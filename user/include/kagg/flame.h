@@ -32,6 +32,7 @@ struct kagg_flame_opts {
 	const char *title;	/* NULL: "TOOL: on-CPU flame graph" or "off-CPU" with cold */
 	unsigned int width;	/* pixels; 0: 1200 */
 };
+#define kagg_flame_opts__last_field width
 
 /*
  * Write snap's stacks as an SVG document to f; the subtitle carries the meta (event,

@@ -63,6 +63,7 @@ struct kagg_funclat_opts {
 	int exp_scale;
 	unsigned int exp_cells;
 };
+#define kagg_funclat_opts__last_field exp_cells
 
 /*
  * Resolve the pattern, load the programs and pick the attach path (probing

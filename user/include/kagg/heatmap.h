@@ -28,6 +28,7 @@ struct kagg_heatmap_opts {
 	size_t sz;
 	const char *title;	/* NULL: "TOOL: latency heatmap" */
 };
+#define kagg_heatmap_opts__last_field title
 
 /* An empty heatmap; NULL + errno (ENOMEM). */
 KAGG_API struct kagg_heatmap *kagg_heatmap__new(void);

@@ -27,10 +27,19 @@ struct kagg_html_opts {
 	const double *percentiles; /* NULL: p50, p90, p99, p99.9, max */
 	size_t nr_percentiles;
 };
+#define kagg_html_opts__last_field nr_percentiles
 
 /* 0 or -errno: EINVAL (bad arguments), ENOMEM, EIO. */
 KAGG_API int kagg_html__write(const struct kagg_snapshot *snap, FILE *f,
 			      const struct kagg_html_opts *opts);
+
+/*
+ * Write s (any bytes: a process or function name) as text of an HTML or XML
+ * document, with the escaping the reports use: markup characters as entities,
+ * what XML 1.0 does not allow replaced.  0, -EINVAL (NULL argument), -EIO (the
+ * stream's error flag is set).
+ */
+KAGG_API int kagg_html__puts(FILE *f, const char *s);
 
 #ifdef __cplusplus
 }

@@ -9,14 +9,13 @@
 #include <kagg/offcpu.h>
 #include <kagg/ringbuf.h>
 #include <kagg/rb_format.h>
-#include <kagg/rb_bench.h>
 #include <kagg/tracedat.h>
 #include <kagg/funclat.h>
 #include <kagg/runqlat.h>
 #include <kagg/syscount.h>
 #include <kagg/profile.h>
 #include <kagg/stat.h>
-#include <kagg/hist.h>
+#include <kagg/field_hist.h>
 #include <kagg/prom.h>
 #include <kagg/flame.h>
 #include <kagg/pprof.h>

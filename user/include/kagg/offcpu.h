@@ -93,6 +93,7 @@ struct kagg_offcpu_opts {
 	enum kagg_buckets buckets;
 	int exp_scale;
 };
+#define kagg_offcpu_opts__last_field exp_scale
 
 /*
  * Open and load the offcpu programs; nothing is attached yet.

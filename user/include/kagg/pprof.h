@@ -27,6 +27,7 @@ struct kagg_pprof_opts {
 	size_t sz;
 	bool off_cpu;	/* stacks' times are off-CPU time: "offcpu/nanoseconds" */
 };
+#define kagg_pprof_opts__last_field off_cpu
 
 /* 0 or -errno: EINVAL (bad arguments), ENOMEM, EIO (writing f or compressing). */
 KAGG_API int kagg_pprof__write(const struct kagg_snapshot *snap, FILE *f,

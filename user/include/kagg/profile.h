@@ -53,6 +53,7 @@ struct kagg_profile_opts {
 	kagg_log_fn log;
 	void *log_ctx;
 };
+#define kagg_profile_opts__last_field log_ctx
 
 /*
  * Open and load the profile program and choose the perf event; the events

@@ -47,6 +47,7 @@ struct kagg_prom_opts {
 	/* Keyed histogram series kept per instance (0: 100); the rest fold into "other". */
 	size_t max_keys;
 };
+#define kagg_prom_opts__last_field max_keys
 
 enum kagg_prom_format {
 	KAGG_PROM_TEXT = 0,	   /* text/plain; version=0.0.4 */

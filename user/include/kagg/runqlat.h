@@ -68,6 +68,7 @@ struct kagg_runqlat_opts {
 	 */
 	unsigned int exp_cells;
 };
+#define kagg_runqlat_opts__last_field exp_cells
 
 enum kagg_runqlat_event {
 	KAGG_RUNQLAT_EV_WAKEUP = 1 << 0,	/* sched:sched_wakeup */

@@ -333,6 +333,7 @@ struct kagg_print_opts {
 	 */
 	bool timestamp;
 };
+#define kagg_print_opts__last_field timestamp
 
 /*
  * Print a snapshot: text (BCC-style histograms, meta header, stacks) or one

@@ -106,6 +106,7 @@ struct kagg_stat_opts {
 	kagg_log_fn log;
 	void *log_ctx;
 };
+#define kagg_stat_opts__last_field log_ctx
 
 struct kagg_stat;
 

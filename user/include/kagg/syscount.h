@@ -69,6 +69,7 @@ struct kagg_syscount_opts {
 	int exp_scale;
 	unsigned int exp_cells;
 };
+#define kagg_syscount_opts__last_field exp_cells
 
 /*
  * Open and load the syscount programs; nothing is attached yet.
