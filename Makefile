@@ -74,7 +74,8 @@ ROOT_SRCS	:= $(wildcard tests/bpf/test_*.c)
 ROOT_BINS	:= $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(ROOT_SRCS))
 TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c)) \
 		   $(patsubst tests/helpers/%.cc,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.cc)) \
-		   $(OUT)/tests/helpers/libstack_late.so $(OUT)/tests/helpers/libsymsrc.so
+		   $(OUT)/tests/helpers/libstack_late.so $(OUT)/tests/helpers/libsymsrc.so \
+		   $(OUT)/tests/helpers/libcfi_cases.so
 BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
 
@@ -212,13 +213,19 @@ $(OUT)/tests/helpers/libsymsrc.so: tests/helpers/symsrc/symsrc.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fPIC -shared -Wl,--build-id -Wall -Wextra -o $@ $<
 
+# Hand-made call frame information for tests/unit/test_unwind_table.c.
+$(OUT)/tests/helpers/libcfi_cases.so: tests/helpers/cfi/cfi_cases.S
+	$(call msg,AS,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -shared -nostdlib -Wl,--build-id -o $@ $<
+
 # Tests and benches link the public libkagg.a, as an embedder would; those
 # that call the library's internal functions (snap_*, syms__*, the ring
 # buffer's rb_*, the stream consumers...) link the internal archive instead.
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
 		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
-		   unit/test_json_locale unit/test_prom unit/test_render unit/test_symsrc
+		   unit/test_json_locale unit/test_prom unit/test_render unit/test_symsrc unit/test_unwind_table
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 # test_rb_bench: the bench is the CLI's (tools/rb_bench.c), built into the test.
