@@ -75,7 +75,8 @@ ROOT_BINS	:= $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(ROOT_SRCS))
 TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c)) \
 		   $(patsubst tests/helpers/%.cc,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.cc)) \
 		   $(OUT)/tests/helpers/libstack_late.so $(OUT)/tests/helpers/libsymsrc.so \
-		   $(OUT)/tests/helpers/libcfi_cases.so
+		   $(OUT)/tests/helpers/libcfi_cases.so $(OUT)/tests/helpers/unwind_target \
+		   $(OUT)/tests/helpers/unwind_target_cxx
 BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
 
@@ -212,6 +213,18 @@ $(OUT)/tests/helpers/libsymsrc.so: tests/helpers/symsrc/symsrc.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fPIC -shared -Wl,--build-id -Wall -Wextra -o $@ $<
+
+# The chain only unwind tables can walk (tests/bpf/test_unwind.c): no frame pointer, no
+# sibling calls (each function keeps its frame), C and C++.
+$(OUT)/tests/helpers/unwind_target: tests/helpers/nofp/unwind_target.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -o $@ $<
+
+$(OUT)/tests/helpers/unwind_target_cxx: tests/helpers/nofp/unwind_target_cxx.cc
+	$(call msg,CXX,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -o $@ $<
 
 # Hand-made call frame information for tests/unit/test_unwind_table.c.
 $(OUT)/tests/helpers/libcfi_cases.so: tests/helpers/cfi/cfi_cases.S

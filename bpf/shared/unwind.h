@@ -73,6 +73,24 @@ enum unw_stop {
 	UNW_STOP_MAX,
 };
 
+/*
+ * The tools' per-CPU counters of the walk, from their first unwind counter: user frames
+ * found by frame pointer, by table, and the walks that stopped early by cause.
+ */
+enum unw_counter {
+	UNW_CNT_FP = 0,
+	UNW_CNT_TABLE = 1,
+	UNW_CNT_STOP = 2,	/* + enum unw_stop */
+	UNW_CNT_NR = UNW_CNT_STOP + UNW_STOP_MAX,
+};
+
+/*
+ * Stack ids of table-walked user stacks (map ustacks) are UNW_STACK_ID_BASE and up, above
+ * every stack map id (< its max_entries), so kagg_key.ustack tells which map holds a stack.
+ */
+#define UNW_STACK_ID_BASE 0x40000000
+#define UNW_STACK_ID_MASK 0x3fffffff
+
 _Static_assert(sizeof(struct unw_row) == 8, "unw_row layout");
 _Static_assert(sizeof(struct unw_file) == 8, "unw_file layout");
 _Static_assert(sizeof(struct unw_map) == 32, "unw_map layout");

@@ -34,6 +34,7 @@
 #include <bpf/libbpf.h>
 
 #include "shared/exp_table.h"
+#include "shared/unwind.h"
 #include "util/array.h"
 #include "util/log.h"
 #include "util/opts.h"
@@ -43,6 +44,7 @@
 #include "stream/stream.h"
 #include "syms/debuginfo.h"
 #include "syms/syms.h"
+#include "unwind/loader.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -511,6 +513,7 @@ void kagg_session__destroy(struct kagg_session *s)
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
 	syms__free(s->syms);
+	unwl_free(s->unw);
 	bpfrb__free(s->notes);
 	u64map_free(&s->notes_seen);
 	free(s->notes_arr);
@@ -558,6 +561,14 @@ static void on_note(void *ctx, const void *data, uint32_t len)
 	ns->exec_pages = n->exec_pages;
 	ns->reads++;
 	syms__add_pid(s->syms, n->tgid);
+	if (s->unw)
+		unwl_add_pid(s->unw, n->tgid);
+}
+
+void session_set_unwind(struct kagg_session *s, struct unwl *l, struct bpf_map *ustacks)
+{
+	s->unw = l;
+	s->ustacks = ustacks;
 }
 
 /* Drop the notes of processes that are gone: a later note for their pid reads it afresh. */
@@ -569,8 +580,10 @@ static void notes_forget_gone(struct kagg_session *s)
 	if (!s->notes_n || u64map_init(&m, s->notes_n))
 		return;
 	for (i = 0; i < s->notes_n; i++) {
-		if (syms_pid_gone((int)s->notes_arr[i].tgid))
+		if (syms_pid_gone((int)s->notes_arr[i].tgid)) {
+			unwl_forget_pid(s->unw, (int)s->notes_arr[i].tgid);
 			continue;
+		}
 		if (u64map_put(&m, s->notes_arr[i].tgid, n)) {
 			/* out of memory: forget them all, the next notes read the maps again */
 			u64map_free(&m);
@@ -1250,8 +1263,8 @@ out:
  * captured by design (-ENOENT, not lost); a negative id: the capture failed; an id no longer
  * in the stack map (evicted): -ENOENT, lost.
  */
-static void stack_ips(struct bpf_map *stackmap, int id, uint64_t *ips, unsigned int *n, int *err,
-		      bool *lost)
+static void stack_ips(struct bpf_map *stackmap, struct bpf_map *ustacks, int id, uint64_t *ips,
+		      unsigned int *n, int *err, bool *lost)
 {
 	*n = 0;
 	*err = 0;
@@ -1265,6 +1278,9 @@ static void stack_ips(struct bpf_map *stackmap, int id, uint64_t *ips, unsigned 
 		*err = id;
 		return;
 	}
+	/* walked with unwind tables: in ustacks (bpf/unwind.bpf.h) */
+	if (id >= UNW_STACK_ID_BASE && ustacks)
+		stackmap = ustacks;
 	if (bpf_map__lookup_elem(stackmap, &id, sizeof(id), ips, KAGG_MAX_STACK * sizeof(*ips),
 				 0)) {
 		*err = -ENOENT;
@@ -1319,8 +1335,10 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 			r.total_ns += vals[cpu].total_ns;
 			r.count += vals[cpu].count;
 		}
-		stack_ips(stackmap, keys[i].kstack, kips, &r.nr_kips, &r.kstack_err, &r.klost);
-		stack_ips(stackmap, keys[i].ustack, uips, &r.nr_uips, &r.ustack_err, &r.ulost);
+		stack_ips(stackmap, NULL, keys[i].kstack, kips, &r.nr_kips, &r.kstack_err,
+			  &r.klost);
+		stack_ips(stackmap, s->ustacks, keys[i].ustack, uips, &r.nr_uips, &r.ustack_err,
+			  &r.ulost);
 		err = stk_add(&b, &r);
 		if (err)
 			goto out;
