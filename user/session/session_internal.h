@@ -128,6 +128,8 @@ struct kagg_session {
 	struct bpfrb *notes;	/* tools with user stacks: processes first seen (proc_notes) */
 	struct unwl *unw;	/* unwind tables of the processes noted */
 	const char *unwind_mode; /* "fp", "table", "auto"; NULL without user stacks */
+	int *unw_pending;	/* processes noted whose tables are still to load */
+	size_t unw_pending_n, unw_pending_cap;
 	struct bpf_map *ustacks; /* table-walked user stacks (bpf/unwind.bpf.h) */
 	struct u64map notes_seen; /* tgid -> its entry of notes_arr */
 	struct note_seen *notes_arr; /* per process: the last note handled */
