@@ -7,18 +7,45 @@
 # full commands.
 #
 # The build never reads the running kernel's BTF: BPF programs include the
-# committed vmlinux/x86/vmlinux.h and CO-RE relocates them at load time.
+# committed vmlinux/$(ARCH)/vmlinux.h and CO-RE relocates them at load time.
 # `make vmlinux` regenerates that header from /sys/kernel/btf/vmlinux.
+#
+# ARCH (x86 or arm64) defaults to the machine's.  `make ARCH=arm64` on x86_64
+# cross-builds with Debian's aarch64-linux-gnu toolchain and the arm64
+# libraries installed through multiarch (`make ARCH=arm64 deps`), into
+# build-arm64/; its unit tests run under qemu-aarch64-static
+# (`make ARCH=arm64 check-unit-qemu`).
 
-ARCH		:= x86
-OUT		:= build
+HOST_ARCH	:= $(shell uname -m | sed -e 's/^x86_64$$/x86/' -e 's/^aarch64$$/arm64/')
+ARCH		?= $(HOST_ARCH)
+override ARCH	:= $(patsubst aarch64,arm64,$(patsubst x86_64,x86,$(ARCH)))
+ifeq ($(filter x86 arm64,$(ARCH)),)
+$(error ARCH=$(ARCH): kagg builds for x86 (x86_64) and arm64 (aarch64))
+endif
+# The GNU triplet and multiarch directory of the target.
+GNU_ARCH	:= $(if $(filter arm64,$(ARCH)),aarch64,x86_64)-linux-gnu
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_COMPILE	?= $(GNU_ARCH)-
+OUT		?= build-$(ARCH)
+else
+OUT		?= build
+endif
 CLANG		?= clang-19
 BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
-CC		?= gcc
-CXX		?= g++
-AR		?= ar
-LD		?= ld
-OBJCOPY		?= objcopy
+# make's built-in defaults (cc, g++, ar) are replaced; a CC given by the user stays.
+ifeq ($(origin CC),default)
+CC		:= $(CROSS_COMPILE)gcc
+endif
+ifeq ($(origin CXX),default)
+CXX		:= $(CROSS_COMPILE)g++
+endif
+ifeq ($(origin AR),default)
+AR		:= $(CROSS_COMPILE)ar
+endif
+ifeq ($(origin LD),default)
+LD		:= $(CROSS_COMPILE)ld
+endif
+OBJCOPY		?= $(CROSS_COMPILE)objcopy
 PKG_CONFIG	?= pkg-config
 
 KAGG_MAJOR	:= 0
@@ -55,7 +82,7 @@ TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_
 
 # libkagg, one folder a room, floors as docs/architecture.md draws them
 # (tests/layers.sh checks that no include climbs a floor).
-LIB_DIRS	:= util rb syms unwind ftrace snapshot stream export render session builtin
+LIB_DIRS	:= util rb syms unwind ftrace snapshot stream export render session builtin prog
 LIB_SRCS	:= $(foreach d,$(LIB_DIRS),$(wildcard user/$(d)/*.c))
 LIB_HDRS	:= $(wildcard user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
@@ -110,23 +137,52 @@ TOOL_CFLAGS	:= $(BASE_CFLAGS) -Iuser/include -Itools
 # unwind tables are compiled from; liblzma: MiniDebugInfo; libdebuginfod: debuginfod servers.
 LIBS		:= -lbpf -ldw -lelf -lz -llzma -ldebuginfod -liberty -lprotobuf-c -lpthread
 TOOL_LIBS	:= -lmicrohttpd $(LIBS)
-TEST_LIBS	:= -lcmocka -ltraceevent -lquadmath $(LIBS)
+# __float128 through libquadmath on x86_64; arm64's long double is already binary128.
+TEST_LIBS	:= -lcmocka -ltraceevent $(if $(filter x86,$(ARCH)),-lquadmath) -lm $(LIBS)
 
 BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
 		   -Wno-unused-function -I$(OUT)/include -Ibpf -Ivmlinux/$(ARCH) \
-		   -idirafter /usr/include -idirafter /usr/include/x86_64-linux-gnu
+		   -idirafter /usr/include -idirafter /usr/include/$(GNU_ARCH)
+
+# The BPF-side SDK (docs/sdk.md), installed as <kagg/bpf/...> with the kernel types its
+# programs include; the example programs written with it, built as a user would.
+SDK_HDRS	:= bpf/sdk/kagg.bpf.h bpf/shared/kagg_sdk.h
+SDK_INC		:= $(OUT)/sdk/include
+SDK_COPIES	:= $(addprefix $(SDK_INC)/kagg/bpf/,kagg.bpf.h kagg_sdk.h vmlinux.h)
+SDK_EXAMPLES	:= $(patsubst examples/bpf/%.bpf.c,$(OUT)/examples/bpf/%.bpf.o,\
+			     $(wildcard examples/bpf/*.bpf.c))
 
 # ---------------------------------------------------------------- build
 VERSION_H	:= $(OUT)/include/kagg_version.h
 # Generated headers exist before any compile (order-only); which file includes
 # which header, generated or not, is what the compiler writes into each
 # object's .d file (-MMD -MP), so touching one header rebuilds its includers.
-GEN_HDRS	:= $(SKELS) $(PROTO_H) $(EXP_TABLE_H) $(VERSION_H)
+# syscount's built-in syscall names (the target's <asm/unistd.h>, linux-libc-dev).
+SYSCALL_NAMES_H	:= $(OUT)/include/syscall_names.h
+GEN_HDRS	:= $(SKELS) $(PROTO_H) $(EXP_TABLE_H) $(VERSION_H) $(SYSCALL_NAMES_H)
 DEPFLAGS	= -MMD -MP -MF $@.d
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)
 
 .PHONY: all
-all: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(UNIT_BINS) $(ROOT_BINS) $(TEST_HELPERS)
+all: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(UNIT_BINS) $(ROOT_BINS) $(TEST_HELPERS) \
+	$(SDK_EXAMPLES)
+
+$(SDK_INC)/kagg/bpf/kagg.bpf.h: bpf/sdk/kagg.bpf.h
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+$(SDK_INC)/kagg/bpf/kagg_sdk.h: bpf/shared/kagg_sdk.h
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+$(SDK_INC)/kagg/bpf/vmlinux.h: vmlinux/$(ARCH)/vmlinux.h
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+$(OUT)/examples/bpf/%.bpf.o: examples/bpf/%.bpf.c $(SDK_COPIES)
+	$(call msg,BPF,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -I$(SDK_INC) -c $< -o $@
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | $(EXP_TABLE_H)
 	$(call msg,BPF,$@)
@@ -201,6 +257,15 @@ $(OUT)/tests/helpers/%: tests/helpers/%.cc
 	@mkdir -p $(@D)
 	$(Q)$(CXX) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -o $@ $<
 
+# C test targets: ordinary programs, built as a user would build them (no
+# library, none of the library's flags: the JCC-erratum padding would put
+# segment-override prefixes on function entries, where the kernel refuses
+# uprobes).
+$(OUT)/tests/helpers/%: tests/helpers/%.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -o $@ $<
+
 # Code stack_target dlopen()s late (tests/helpers/late/): frame pointers too.
 $(OUT)/tests/helpers/libstack_late.so: tests/helpers/late/stack_late.c
 	$(call msg,CC,$@)
@@ -262,6 +327,19 @@ layers:
 check-unit: $(UNIT_BINS) $(KAGG_BIN)
 	$(Q)tests/run.sh unit $(UNIT_BINS)
 
+# A cross build's unit tests under qemu-user (ARCH=arm64 on x86_64): kagg is
+# run through a wrapper that starts it under qemu too.  qemu-user has no rseq
+# (the ring buffer takes its locked path and says so) and shows its own
+# mappings in /proc/PID/maps, so the tests of another process's symbols fail
+# there: the arm64 guest of `make vmtest` runs those.
+QEMU_USER	:= qemu-$(if $(filter arm64,$(ARCH)),aarch64,x86_64)-static
+.PHONY: check-unit-qemu
+check-unit-qemu: $(UNIT_BINS) $(KAGG_BIN)
+	$(Q)printf '#!/bin/sh\nexec %s -L / %s "$$@"\n' '$(QEMU_USER)' '$(abspath $(KAGG_BIN))' \
+		> $(OUT)/kagg-qemu && chmod +x $(OUT)/kagg-qemu
+	$(Q)KAGG=$(abspath $(OUT)/kagg-qemu) KAGG_TEST_RUNNER="$(QEMU_USER) -L /" \
+		tests/run.sh unit-$(ARCH) $(UNIT_BINS)
+
 check-root: all
 	$(Q)KAGG=$(abspath $(KAGG_BIN)) KAGG_HELPERS=$(abspath $(OUT)/tests/helpers) \
 		tests/run.sh root $(ROOT_BINS)
@@ -301,6 +379,21 @@ RUN_DEPS	:= clang-19 llvm-19 libelf-dev zlib1g-dev libiberty-dev pkg-config make
 TEST_DEPS	:= libclang-rt-19-dev libcmocka-dev libtraceevent-dev trace-cmd g++ abigail-tools \
 		   libxml2-utils prometheus golang-go chromium clang-format-19 libc6-dbg xz-utils
 DEPS		:= $(RUN_DEPS) $(TEST_DEPS)
+DPKG_ARCH_arm64	:= arm64
+DPKG_ARCH_x86	:= amd64
+# A cross build (ARCH other than the machine's): the cross toolchain, the target's
+# libraries through multiarch (PKG:arm64), and qemu-user to run its unit tests.
+ifneq ($(ARCH),$(HOST_ARCH))
+DPKG_ARCH	:= $(if $(filter arm64,$(ARCH)),arm64,amd64)
+CROSS_LIBS	:= libc6-dev libelf-dev zlib1g-dev libiberty-dev libprotobuf-c-dev \
+		   libmicrohttpd-dev libcmocka-dev libtraceevent-dev libstdc++-12-dev
+CROSS_DEPS	:= gcc-$(GNU_ARCH) g++-$(GNU_ARCH) binutils-$(GNU_ARCH) qemu-user-static \
+		   $(addsuffix :$(DPKG_ARCH),$(CROSS_LIBS))
+CROSS_DEPS_BPO	:= libbpf-dev:$(DPKG_ARCH)
+RUN_DEPS	+= $(CROSS_DEPS)
+DEPS_BPO	+= $(CROSS_DEPS_BPO)
+DEPS_ARCH	:= --arch $(DPKG_ARCH)
+endif
 BENCH_DEPS	:= libbpf-tools bpftrace lttng-tools liblttng-ust-dev prometheus-node-exporter curl
 BENCH_DEPS_BPO	:= linux-perf
 
@@ -311,10 +404,10 @@ soak: all
 
 .PHONY: deps deps-run bench-deps
 deps:
-	$(Q)$(SUDO) tests/deps.sh --backports "$(DEPS_BPO)" --main "$(DEPS)"
+	$(Q)$(SUDO) tests/deps.sh $(DEPS_ARCH) --backports "$(DEPS_BPO)" --main "$(DEPS)"
 
 deps-run:
-	$(Q)$(SUDO) tests/deps.sh --backports "$(DEPS_BPO)" --main "$(RUN_DEPS)"
+	$(Q)$(SUDO) tests/deps.sh $(DEPS_ARCH) --backports "$(DEPS_BPO)" --main "$(RUN_DEPS)"
 
 bench-deps:
 	$(Q)$(SUDO) tests/deps.sh --backports "$(BENCH_DEPS_BPO)" --main "$(BENCH_DEPS)"
@@ -326,13 +419,31 @@ include tests/vm/vm.mk
 # (docs/fuzzing.md).
 include tests/fuzz/fuzz.mk
 
-# Regenerate the committed vmlinux.h from the running kernel's BTF.
+# Regenerate the committed vmlinux.h: natively from the running kernel's BTF;
+# for another architecture (or with VMLINUX_DEB=REGEX, an apt-cache name
+# pattern: its newest match) from the BTF inside a Debian kernel image, fetched
+# with apt-get download (tests/vm/image_btf.py).
+VMLINUX_DEB	?= $(if $(filter $(HOST_ARCH),$(ARCH)),,$(VMLINUX_DEB_$(ARCH)))
+VMLINUX_DEB_arm64 := ^linux-image-6\.12\.[0-9].*-cloud-arm64-unsigned$$
 .PHONY: vmlinux
 vmlinux:
+ifeq ($(VMLINUX_DEB),)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
 	@printf 'vmlinux.h generated by `make vmlinux` (bpftool btf dump) from:\n  %s\n  BTF sha256 %s\n' \
 		"$$(uname -srvm)" "$$(sha256sum /sys/kernel/btf/vmlinux | cut -d' ' -f1)" \
 		> vmlinux/$(ARCH)/SOURCE
+else
+	$(Q)set -e; d=$(OUT)/vmlinux-deb; rm -rf $$d; mkdir -p $$d/x; \
+	pkg=$$(apt-cache search --names-only '$(VMLINUX_DEB)' | \
+		cut -d' ' -f1 | sort -V | tail -1); \
+	[ -n "$$pkg" ] || { echo "vmlinux: no package matches $(VMLINUX_DEB)" >&2; exit 1; }; \
+	(cd $$d && apt-get download -q "$$pkg:$(DPKG_ARCH_$(ARCH))" >/dev/null 2>&1); \
+	dpkg-deb --fsys-tarfile $$d/*.deb | tar -x -C $$d/x --wildcards './boot/vmlinuz-*'; \
+	python3 tests/vm/image_btf.py $$d/x/boot/vmlinuz-* $$d/btf; \
+	$(BPFTOOL) btf dump file $$d/btf format c > vmlinux/$(ARCH)/vmlinux.h; \
+	printf 'vmlinux.h generated by `make vmlinux` (tests/vm/image_btf.py, bpftool btf dump) from:\n  %s\n  BTF sha256 %s\n' \
+		"$$(basename $$d/*.deb)" "$$(sha256sum $$d/btf | cut -d' ' -f1)" > vmlinux/$(ARCH)/SOURCE
+endif
 	@cat vmlinux/$(ARCH)/SOURCE
 
 .PHONY: clean
@@ -403,6 +514,9 @@ install: $(KAGG_BIN) $(LIB_A) $(OUT)/lib/libkagg.so $(KAGG_PC)
 	$(Q)ln -sfn $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libkagg.so
 	$(Q)$(INSTALL) -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(Q)$(INSTALL) -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/kagg/
+	$(Q)$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/kagg/bpf
+	$(Q)$(INSTALL) -m 644 $(SDK_HDRS) $(DESTDIR)$(INCLUDEDIR)/kagg/bpf/
+	$(Q)$(INSTALL) -m 644 vmlinux/$(ARCH)/vmlinux.h $(DESTDIR)$(INCLUDEDIR)/kagg/bpf/
 	$(Q)$(INSTALL) -m 644 $(KAGG_PC) $(DESTDIR)$(PKGCONFIGDIR)/
 	$(Q)$(INSTALL) -m 755 $(KAGG_BIN) $(DESTDIR)$(BINDIR)/
 	$(Q)$(INSTALL) -m 644 docs/kagg.1 $(DESTDIR)$(MANDIR)/man1/
@@ -417,7 +531,9 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libkagg.a $(DESTDIR)$(PKGCONFIGDIR)/kagg.pc \
 		$(DESTDIR)$(BINDIR)/kagg $(DESTDIR)$(MANDIR)/man1/kagg.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/kagg $(DESTDIR)$(SYSTEMDDIR)/kagg-serve.service \
-		$(addprefix $(DESTDIR)$(INCLUDEDIR)/kagg/,$(notdir $(PUBLIC_HDRS)))
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/kagg/,$(notdir $(PUBLIC_HDRS))) \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/kagg/bpf/,$(notdir $(SDK_HDRS)) vmlinux.h)
+	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/kagg/bpf 2>/dev/null || true
 	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/kagg 2>/dev/null || true
 
 # ---------------------------------------------------------------- examples
@@ -436,6 +552,19 @@ $(OUT)/examples/%: examples/%.c $(OUT)/lib/libkagg.so $(PUBLIC_HDRS)
 		-L$(OUT)/lib -lkagg -Wl,-rpath,$(abspath $(OUT)/lib)
 
 # ---------------------------------------------------------------- generated
+# The target's syscall numbers -> names, from the kernel's UAPI table as the
+# target's compiler sees it (<asm/unistd.h> of linux-libc-dev, through multiarch
+# for a cross build): one "[__NR_name] = "name"," a line, each under #ifdef.
+$(SYSCALL_NAMES_H): Makefile
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q){ printf '/* generated by the Makefile from <asm/unistd.h> (%s) */\n' '$(GNU_ARCH)'; \
+	  echo | $(CC) -dM -E -include asm/unistd.h -x c - | \
+	  sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/\1/p' | \
+	  grep -vx -e syscalls -e arch_specific_syscall | sort -u | \
+	  awk '{ printf "#ifdef __NR_%s\n\t[__NR_%s] = \"%s\",\n#endif\n", $$1, $$1, $$1 }'; \
+	} > $@.tmp && mv $@.tmp $@
+
 # The exact exponential-histogram thresholds that bpf/shared/exp_table.h includes.
 .PHONY: exp-table
 exp-table: $(EXP_TABLE_H)

@@ -14,6 +14,7 @@
 #include "shared/common.h"
 #include "shared/buckets.h"
 #include "maps.bpf.h"
+#include "core_fixes.bpf.h"
 
 /*
  * The maps of the same shape in every tool (the skeletons and the library
@@ -60,13 +61,16 @@
  * NAME_raw_tp on "raw_tp/TP".  Both take the tracepoint's arguments (the
  * ..., as BPF_PROG takes them) and return CALL, an expression in which
  * `btf` is true in the first and false in the second (a constant, so each
- * flavour keeps only its own reads).
+ * flavour keeps only its own reads).  A kernel without BPF task storage
+ * (5.10, kagg_has_task_storage()) runs the first with `btf` false: CO-RE
+ * reads and per-task state in the hash by thread id, as raw_tp does (the
+ * verifier drops the other branch).
  */
 #define KAGG_TP_PROGS(NAME, TP, CALL, ...)                                     \
 	SEC("tp_btf/" TP)                                                      \
 	int BPF_PROG(NAME##_tp_btf, __VA_ARGS__)                               \
 	{                                                                      \
-		const bool btf = true;                                         \
+		const bool btf = kagg_has_task_storage();                      \
 									       \
 		return CALL;                                                   \
 	}                                                                      \

@@ -45,6 +45,33 @@ static __always_inline __s32 kagg_task_cpu(struct task_struct *t, const bool btf
 	return BPF_CORE_READ(old, cpu);
 }
 
+/*
+ * Kernel features, from the kernel's own enum of BPF helpers (CO-RE: a
+ * helper the kernel does not know relocates to false, and the verifier
+ * drops the branch that calls it unvisited):
+ * - task local storage for tracing programs and bpf_get_current_task_btf()
+ *   (BPF_MAP_TYPE_TASK_STORAGE; absent from 5.10, userspace then does not
+ *   create the task storage map and the programs keep a hash by thread id);
+ * - attach cookies (bpf_get_attach_cookie()).
+ */
+#define kagg_has_task_storage()                                                \
+	bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_storage_get)
+#define kagg_has_attach_cookie()                                               \
+	bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_attach_cookie)
+
+/* The system call number in a task's user registers (raw_syscalls tracepoints). */
+#if defined(__TARGET_ARCH_arm64)
+#define KAGG_REGS_SYSCALL_NR syscallno
+#else
+#define KAGG_REGS_SYSCALL_NR orig_ax
+#endif
+
+/* The current task as a CO-RE read pointer (any program, any kernel). */
+static __always_inline struct task_struct *kagg_current_task(void)
+{
+	return (struct task_struct *)bpf_get_current_task();
+}
+
 #define TASK_INTERRUPTIBLE 0x0001
 #define TASK_UNINTERRUPTIBLE 0x0002
 #define TASK_NOLOAD 0x0400

@@ -28,6 +28,7 @@
 #include <bpf/bpf_tracing.h>
 #include "shared/funclat.h"
 #include "agg.bpf.h"
+#include "core_fixes.bpf.h"
 
 const volatile __u32 target_tgid = 0;	/* 0: every process */
 const volatile __u32 nr_funcs = 1;
@@ -38,6 +39,12 @@ const volatile __u32 unit_ns_log2 = 9;	/* floor(log2(unit_ns)) */
 __u32 armed = 0;
 
 KAGG_TASK_STORAGE(stacks, struct funclat_stack);
+/*
+ * A kernel without task storage (5.10): the stacks in a hash by thread id,
+ * sized by userspace, an entry deleted when its thread's depth is back to 0;
+ * a thread that finds it full is counted as drop_storage.
+ */
+KAGG_MAP(stacks_hash, BPF_MAP_TYPE_HASH, 1, __u32, struct funclat_stack);
 
 KAGG_COUNTERS_MAP(FUNCLAT_CNT_MAX);
 /* Histogram of function id in generation g at g * nr_funcs + id (sized by userspace). */
@@ -61,6 +68,35 @@ static __always_inline bool traced(void)
 	return !target_tgid || (bpf_get_current_pid_tgid() >> 32) == target_tgid;
 }
 
+static const struct funclat_stack stack_zero;
+
+static __always_inline struct funclat_stack *stack_get(bool create)
+{
+	struct funclat_stack *st;
+	__u32 tid;
+
+	if (kagg_has_task_storage())
+		return bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	tid = (__u32)bpf_get_current_pid_tgid();
+	st = bpf_map_lookup_elem(&stacks_hash, &tid);
+	if (st || !create)
+		return st;
+	bpf_map_update_elem(&stacks_hash, &tid, &stack_zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&stacks_hash, &tid);
+}
+
+/* Depth back to 0: the hash's entry goes (task storage lives with the task). */
+static __always_inline void stack_idle(struct funclat_stack *st)
+{
+	__u32 tid;
+
+	if (kagg_has_task_storage() || st->depth)
+		return;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	bpf_map_delete_elem(&stacks_hash, &tid);
+}
+
 static __always_inline int on_entry(__u64 id)
 {
 	struct funclat_stack *st;
@@ -73,8 +109,7 @@ static __always_inline int on_entry(__u64 id)
 	if (!c)
 		return 0;
 	c->cnt[FUNCLAT_CNT_CALLS]++;
-	st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = stack_get(true);
 	if (!st) {
 		c->cnt[FUNCLAT_CNT_DROP_STORAGE]++;
 		return 0;
@@ -106,7 +141,7 @@ static __always_inline int on_return(__u64 id)
 	c = bpf_map_lookup_elem(&counters, &zero);
 	if (!c)
 		return 0;
-	st = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), 0, 0);
+	st = stack_get(false);
 	if (!st || !st->depth) {
 		if (*(volatile __u32 *)&armed)
 			c->cnt[FUNCLAT_CNT_NO_ENTRY]++;
@@ -146,6 +181,7 @@ static __always_inline int on_return(__u64 id)
 	}
 	delta = now - st->ts[i];
 	st->depth = i;
+	stack_idle(st);
 	if (!*(volatile __u32 *)&armed || id >= nr_funcs)
 		return 0;
 	g = kagg_gen();
@@ -191,12 +227,14 @@ int BPF_PROG(funclat_fexit)
 	SEC(ENTRY_SEC)								\
 	int ENTRY(ENTRY_NAME)							\
 	{									\
-		return on_entry(bpf_get_attach_cookie(ctx));			\
+		return on_entry(kagg_has_attach_cookie() ?			\
+				bpf_get_attach_cookie(ctx) : 0);		\
 	}									\
 	SEC(RET_SEC)								\
 	int RET(RET_NAME)							\
 	{									\
-		return on_return(bpf_get_attach_cookie(ctx));			\
+		return on_return(kagg_has_attach_cookie() ?			\
+				 bpf_get_attach_cookie(ctx) : 0);		\
 	}
 
 FUNCLAT_PROBES("kprobe", BPF_KPROBE, funclat_kprobe, "kretprobe", BPF_KRETPROBE, funclat_kretprobe)

@@ -17,7 +17,10 @@
  * program; one per-CPU array histogram, or a per-CPU hash of per-key
  * histograms.
  */
+/* kernels with hist triggers (arm64's vmlinux.h) have a struct hist_field of their own */
+#define hist_field kernel_hist_field
 #include "vmlinux.h"
+#undef hist_field
 #include <bpf/bpf_helpers.h>
 #include "shared/hist.h"
 #include "agg.bpf.h"

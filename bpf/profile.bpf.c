@@ -54,17 +54,13 @@ static __always_inline void stack_err(struct counters *c, int err, __u32 base)
 /* Was the sample taken in user mode? */
 static __always_inline bool sample_in_user(struct bpf_perf_event_data *ctx)
 {
-#if defined(__TARGET_ARCH_x86)
 	/*
 	 * By the interrupted address, not CS: pt_regs::cs changed type in 6.9
 	 * (FRED union) and perf_event programs may only load their registers
 	 * 8 bytes at a time.  x86_64 user addresses are below 2^47 (2^56 with
-	 * 5-level paging), kernel ones have the top bit set.
+	 * 5-level paging), arm64's below 2^52; kernel ones have the top bit set.
 	 */
-	return (long)ctx->regs.ip >= 0;
-#else
-	return false;
-#endif
+	return (long)PT_REGS_IP(&ctx->regs) >= 0;
 }
 
 SEC("perf_event")
@@ -98,8 +94,11 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		if (key.kstack < 0)
 			stack_err(c, key.kstack, PROFILE_CNT_KSTACK_EFAULT);
 	}
+	/* bpf_get_current_task_btf() where the kernel has it, CO-RE reads before (5.10) */
 	if (stacks != PROFILE_STACKS_KERNEL &&
-	    !(bpf_get_current_task_btf()->flags & PF_KTHREAD)) {
+	    !((kagg_has_task_storage() ? bpf_get_current_task_btf()->flags
+				       : BPF_CORE_READ(kagg_current_task(), flags)) &
+	      PF_KTHREAD)) {
 		if (unwind == UNW_MODE_FP) {
 			key.ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
 		} else if (sample_in_user(ctx)) {
@@ -114,8 +113,10 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 		}
 		if (key.ustack < 0)
 			stack_err(c, key.ustack, PROFILE_CNT_USTACK_EFAULT);
-		else
+		else if (kagg_has_task_storage())
 			kagg_note_task(tgid, bpf_get_current_task_btf(), true);
+		else
+			kagg_note_task(tgid, kagg_current_task(), false);
 	}
 
 	v = bpf_map_lookup_elem(&stack_agg, &key);

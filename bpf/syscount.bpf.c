@@ -32,6 +32,7 @@
 #include "stream.bpf.h"
 
 #define TS_COMPAT 0x0002	/* thread_info.status: in an ia32 syscall */
+#define TIF_32BIT_ARM64 22	/* arm64 thread_info.flags: an AArch32 task */
 #define X32_SYSCALL_BIT 0x40000000
 #define MAX_ERRNO 4095
 
@@ -95,10 +96,18 @@ static __always_inline bool in_compat(struct task_struct *task, const bool btf)
 {
 	struct task_struct *t;
 
+#if defined(__TARGET_ARCH_arm64)
+	/* an AArch32 task: TIF_32BIT in its thread_info flags */
+	if (btf)
+		return task->thread_info.flags & (1UL << TIF_32BIT_ARM64);
+	t = (struct task_struct *)bpf_get_current_task();
+	return BPF_CORE_READ(t, thread_info.flags) & (1UL << TIF_32BIT_ARM64);
+#else
 	if (btf)
 		return task->thread_info.status & TS_COMPAT;
 	t = (struct task_struct *)bpf_get_current_task();
 	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
+#endif
 }
 
 /* Filters and number check; false when the call is not to be counted. */
@@ -212,7 +221,8 @@ static __always_inline int on_enter(long nr, const bool btf)
 
 static __always_inline __u64 regs_nr(struct pt_regs *regs, const bool btf)
 {
-	return btf ? regs->orig_ax : BPF_CORE_READ(regs, orig_ax);
+	return btf ? (__u64)regs->KAGG_REGS_SYSCALL_NR
+		   : (__u64)BPF_CORE_READ(regs, KAGG_REGS_SYSCALL_NR);
 }
 
 static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, __u64 delta,
@@ -346,20 +356,21 @@ static __always_inline int enter_stream(struct pt_regs *regs, long nr, const boo
 	r = rec_begin(now, g, SC_REC_ENTER, sel, id, nr, 0);
 	if (!r)
 		return 0;
+	/* the system call's own argument registers (bpf_tracing.h, per architecture) */
 	if (btf) {
-		r->args[0] = regs->di;
-		r->args[1] = regs->si;
-		r->args[2] = regs->dx;
-		r->args[3] = regs->r10;
-		r->args[4] = regs->r8;
-		r->args[5] = regs->r9;
+		r->args[0] = PT_REGS_PARM1_SYSCALL(regs);
+		r->args[1] = PT_REGS_PARM2_SYSCALL(regs);
+		r->args[2] = PT_REGS_PARM3_SYSCALL(regs);
+		r->args[3] = PT_REGS_PARM4_SYSCALL(regs);
+		r->args[4] = PT_REGS_PARM5_SYSCALL(regs);
+		r->args[5] = PT_REGS_PARM6_SYSCALL(regs);
 	} else {
-		r->args[0] = BPF_CORE_READ(regs, di);
-		r->args[1] = BPF_CORE_READ(regs, si);
-		r->args[2] = BPF_CORE_READ(regs, dx);
-		r->args[3] = BPF_CORE_READ(regs, r10);
-		r->args[4] = BPF_CORE_READ(regs, r8);
-		r->args[5] = BPF_CORE_READ(regs, r9);
+		r->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		r->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		r->args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
+		r->args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
+		r->args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
+		r->args[5] = PT_REGS_PARM6_CORE_SYSCALL(regs);
 	}
 	kagg_rec_submit(r);
 	return 0;

@@ -8,14 +8,21 @@
  * with map_prefix; links are those of its programs.  Generic map names (hist,
  * counters...) are left out on purpose: other tools use them too.  Counting
  * only IDs that appeared during the run keeps another process loading or
- * unloading its own objects at the same time from failing the census.
+ * unloading its own objects at the same time from failing the census, and
+ * so does leaving out what a live process outside the test holds open
+ * (another kagg of the same tool started during the run): an object is left
+ * behind when no process holds it, or only the test or its descendants do.
+ * The test process is its children's subreaper, so a descendant that
+ * outlives its parent still counts as one.
  */
 #ifndef KAGG_TESTS_CENSUS_H
 #define KAGG_TESTS_CENSUS_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -107,6 +114,8 @@ static inline int tu_census_walk(int (*next_id)(__u32, __u32 *), int (*fd_by_id)
 static inline void tu_census_take(struct tu_census *c, const char *prog_prefix,
 				  const char *map_prefix)
 {
+	/* from the first census on, our orphaned descendants are reparented to us */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	memset(c, 0, sizeof(*c));
 	c->nr_progs = tu_census_walk(bpf_prog_get_next_id, bpf_prog_get_fd_by_id, tu_prog_fd_named,
 				     prog_prefix, c->progs);
@@ -114,6 +123,82 @@ static inline void tu_census_take(struct tu_census *c, const char *prog_prefix,
 				    map_prefix, c->maps);
 	c->nr_links = tu_census_walk(bpf_link_get_next_id, bpf_link_get_fd_by_id, tu_link_fd_named,
 				     prog_prefix, c->links);
+}
+
+/* pid is the test process or one of its descendants (parents followed up to init). */
+static inline bool tu_own_process(pid_t pid)
+{
+	char path[64], line[256];
+	int depth;
+
+	for (depth = 0; depth < 64 && pid > 1; depth++) {
+		FILE *f;
+		long ppid = -1;
+
+		if (pid == getpid())
+			return true;
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+		f = fopen(path, "r");
+		if (!f)
+			return false;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "PPid: %ld", &ppid) == 1)
+				break;
+		fclose(f);
+		pid = (pid_t)ppid;
+	}
+	return false;
+}
+
+/*
+ * Drop from ids (n of them) every ID that a live process outside the test holds open: its
+ * fdinfo names it on a line "key\tID" (key "prog_id:", "map_id:" or "link_id:").  How many
+ * are left.
+ */
+static inline int tu_drop_foreign(__u32 *ids, int n, const char *key)
+{
+	struct dirent *p, *fd;
+	DIR *proc, *fds;
+	char path[300], line[128];
+	size_t klen = strlen(key);
+	int i;
+
+	proc = opendir("/proc");
+	if (!proc)
+		return n;
+	while (n && (p = readdir(proc))) {
+		pid_t pid = (pid_t)atoi(p->d_name);
+
+		if (pid <= 0 || tu_own_process(pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)pid);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while (n && (fd = readdir(fds))) {
+			FILE *f;
+
+			if (fd->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid, fd->d_name);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			while (fgets(line, sizeof(line), f)) {
+				unsigned long id;
+
+				if (strncmp(line, key, klen) || sscanf(line + klen, "%lu", &id) != 1)
+					continue;
+				for (i = 0; i < n; i++)
+					if (ids[i] == id)
+						ids[i--] = ids[--n];
+			}
+			fclose(f);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return n;
 }
 
 /* IDs in `after` that were not in `before`. */
@@ -142,6 +227,9 @@ static inline void tu_census_left(const struct tu_census *before, const char *pr
 
 	for (i = 0; i < 100; i++) {
 		tu_census_take(&after, prog_prefix, map_prefix);
+		after.nr_progs = tu_drop_foreign(after.progs, after.nr_progs, "prog_id:");
+		after.nr_maps = tu_drop_foreign(after.maps, after.nr_maps, "map_id:");
+		after.nr_links = tu_drop_foreign(after.links, after.nr_links, "link_id:");
 		*progs = tu_new_ids(before->progs, before->nr_progs, after.progs, after.nr_progs);
 		*maps = tu_new_ids(before->maps, before->nr_maps, after.maps, after.nr_maps);
 		*links = tu_new_ids(before->links, before->nr_links, after.links, after.nr_links);

@@ -13,16 +13,18 @@
 #   floor 4  user/stream/ user/export/ user/render/   consumers and outputs of snapshots
 #   floor 5  user/session/          the spine: a session over BPF objects
 #   floor 6  user/builtin/          the built-in tools' library halves
+#            user/prog/             the generic loader of programs written with bpf/sdk/
 #   tools/   the kagg command: <kagg/*.h> and its own headers only
 #   bpf/     BPF programs and BPF-only headers (*.bpf.h): shared/ and their own
 #
-# Generated headers (*.skel.h, *.pb-c.h, kagg_version.h, exp_table_data.h) sit
+# Generated headers (*.skel.h, *.pb-c.h, kagg_version.h, exp_table_data.h,
+# syscall_names.h) sit
 # in build/ and name no room.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
 declare -A FLOOR=([shared]=0 [util]=1 [rb]=2 [syms]=2 [unwind]=2 [ftrace]=3 [snapshot]=3
-	[stream]=4 [export]=4 [render]=4 [session]=5 [builtin]=6)
+	[stream]=4 [export]=4 [render]=4 [session]=5 [builtin]=6 [prog]=6)
 rc=0
 bad() {
 	echo "layers: $1:$2: $3"
@@ -31,7 +33,7 @@ bad() {
 
 generated() {
 	case "$1" in
-	*.skel.h | *.pb-c.h | kagg_version.h | exp_table_data.h) return 0 ;;
+	*.skel.h | *.pb-c.h | kagg_version.h | exp_table_data.h | syscall_names.h) return 0 ;;
 	esac
 	return 1
 }

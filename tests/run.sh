@@ -6,13 +6,18 @@
 # dies without cmocka's summary counts as one failure.
 #
 #   tests/run.sh GROUP BIN...
+#
+# KAGG_TEST_RUNNER, when set, is a command each BIN runs under (e.g.
+# "qemu-aarch64-static -L /" for a cross build's tests).
 set -u
 group="$1"; shift
 passed=0; failed=0; skipped=0; which=""
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 for bin in "$@"; do
 	echo "=== $group: $(basename "$bin")"
-	CMOCKA_MESSAGE_OUTPUT=stdout timeout --kill-after=10 600 "$bin" >"$log" 2>&1
+	# shellcheck disable=SC2086 # the runner is a command and its arguments
+	CMOCKA_MESSAGE_OUTPUT=stdout timeout --kill-after=10 600 ${KAGG_TEST_RUNNER:-} "$bin" \
+		>"$log" 2>&1
 	rc=$?
 	cat "$log"
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | head -1)

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -156,21 +158,85 @@ static inline void tu_shared_free(struct tu_shared *sh)
 }
 
 /* Workload: one sleep of lead_ms (if set), then `count` sleeps of `ms` milliseconds. */
+/*
+ * A child sleeping count times ms.  With took_ns (tu_sleeps_measured()), it
+ * also writes each sleep's wall time into memory the parent shares: the
+ * ground truth of a bucket assertion.  Whatever the kernel measured of one
+ * sleep (its off-CPU interval, its syscall, its function) lies within that
+ * wall time, so a sleep whose wall time stayed below a bucket's upper bound
+ * must be counted at or below that bucket, however late the scheduler woke
+ * the others.  took_ns[count + i] is how many times sleep i switched out
+ * voluntarily (getrusage's ru_nvcsw): a sleep whose timer expired while the
+ * task was still waiting for a CPU never blocks, and so is no off-CPU
+ * interval in state S.
+ */
 struct tu_sleeps {
 	int count;
 	unsigned int ms;
 	unsigned int lead_ms;
+	uint64_t *took_ns; /* 2 * count: wall times, then voluntary switches */
 };
+
+static inline uint64_t tu_nvcsw(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : (uint64_t)ru.ru_nvcsw;
+}
 
 static inline void tu_sleeper(void *arg)
 {
 	const struct tu_sleeps *s = arg;
+	uint64_t t0, v0;
 	int i;
 
 	if (s->lead_ms)
 		tu_sleep_ms(s->lead_ms);
-	for (i = 0; i < s->count; i++)
+	for (i = 0; i < s->count; i++) {
+		v0 = s->took_ns ? tu_nvcsw() : 0;
+		t0 = s->took_ns ? tu_now_ns() : 0;
 		tu_sleep_ms(s->ms);
+		if (s->took_ns) {
+			s->took_ns[i] = tu_now_ns() - t0;
+			s->took_ns[s->count + i] = tu_nvcsw() - v0;
+		}
+	}
+}
+
+/* n zeroed u64 a forked child shares with its parent; NULL on failure. */
+static inline uint64_t *tu_shared_u64(int n)
+{
+	void *p = mmap(NULL, (size_t)n * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Give s a shared took_ns array (the child fills it); NULL on failure. */
+static inline uint64_t *tu_sleeps_measured(struct tu_sleeps *s)
+{
+	s->took_ns = tu_shared_u64(2 * s->count);
+	return s->took_ns;
+}
+
+/* How many of s's measured sleeps blocked (switched out voluntarily). */
+static inline int tu_sleeps_blocked(const struct tu_sleeps *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->count; i++)
+		n += s->took_ns[s->count + i] > 0;
+	return n;
+}
+
+/* How many of s's measured sleeps took less than ns of wall time. */
+static inline int tu_sleeps_under(const struct tu_sleeps *s, uint64_t ns)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->count; i++)
+		n += s->took_ns[i] && s->took_ns[i] < ns;
+	return n;
 }
 
 /* Two threads of one process bouncing a byte *(int *)arg times: two switches per round. */
@@ -278,13 +344,20 @@ static inline void tu_exec_helper(void *arg)
 }
 
 /*
+ * CPU time (user + system, ns) of the last helper tu_run_helper() reaped: what a sampling
+ * profiler could sample of it, however the scheduler shared the CPUs.
+ */
+static uint64_t tu_helper_cpu_ns;
+
+/*
  * Run helper argv[0] (NULL-terminated argv) to its end while the session runs, calling
  * kagg_session__poll() every 50 ms (poll false: sleeping instead, as a program that never
  * polls would); reaped, so nothing of it is left in /proc.  Its pid, or -1 (not started,
- * failed, or still running after 20 s: killed).
+ * failed, or still running after 20 s: killed).  Its CPU time: tu_helper_cpu_ns.
  */
 static inline pid_t tu_run_helper(struct kagg_session *s, char *const argv[], bool poll)
 {
+	struct rusage ru;
 	char path[512];
 	int st, i;
 	pid_t pid;
@@ -298,8 +371,12 @@ static inline pid_t tu_run_helper(struct kagg_session *s, char *const argv[], bo
 	if (pid < 0)
 		return -1;
 	for (i = 0; i < 400; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
+		if (wait4(pid, &st, WNOHANG, &ru) == pid) {
+			tu_helper_cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+						   1000000000ULL +
+					   (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
 			return WIFEXITED(st) && !WEXITSTATUS(st) ? pid : -1;
+		}
 		if (poll)
 			kagg_session__poll(s, 50);
 		else

@@ -557,7 +557,8 @@ static void print_text(const struct rbb_result *r, const struct rows *rows, FILE
 		"total", r->written, r->read, r->overrun, r->dropped, r->ns_per_event);
 	fprintf(f, "(commit overrun %" PRIu64 "; written = read + overrun + dropped; ns/event per "
 		   "writer thread; writers:\n"
-		   "rseq = restartable sequences on their own CPU, locked = cmpxchg16b)\n",
+		   "rseq = restartable sequences on their own CPU, locked = a 16-byte\n"
+		   "compare-and-swap: cmpxchg16b, arm64 casp or ldaxp/stlxp)\n",
 		r->commit_overrun);
 }
 

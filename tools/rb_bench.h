@@ -62,7 +62,8 @@ struct rbb_cpu {
 	uint64_t entries;	  /* events left unread */
 	uint64_t commit_overrun;  /* events refused: a writer wrapped into uncommitted data */
 	double ns_per_event;	  /* writers' time on this CPU per reserve+commit attempt */
-	const char *write_path;	  /* "rseq" or "locked" (kagg_rb__write_path) */
+	const char *write_path;	  /* "rseq", "locked" (x86), "locked-casp" or "locked-llsc"
+				   * (arm64): kagg_rb__write_path */
 };
 
 /*
@@ -109,7 +110,7 @@ int rbb_result__cpu(const struct rbb_result *res, int cpu,
  * on the columns) or one JSON line
  *	{"writers": N, "payload": N, "mode": "overwrite"|"consume", "seconds": S,
  *	 "cpus": [{"cpu": N, "written": N, "read": N, "overrun": N, "dropped": N,
- *		   "ns_per_event": X, "write_path": "rseq"|"locked"}, ...],
+ *		   "ns_per_event": X, "write_path": "rseq"|"locked"|"locked-casp"|"locked-llsc"}, ...],
  *	 "total": {"written": N, "read": N, "overrun": N, "dropped": N,
  *		   "commit_overrun": N, "ns_per_event": X}}
  * 0 or -EINVAL, -EIO (the stream's error flag is set).

@@ -26,7 +26,7 @@
 #define SERVE_MAX_TOOLS 64
 
 static const char usage_text[] =
-"usage: kagg serve [OPTIONS] --tool 'TOOL [ARGS]' [--tool ...]\n"
+"usage: kagg serve [OPTIONS] --tool 'TOOL [ARGS]' | --prog 'PROG.bpf.o [ARGS]' ...\n"
 "\n"
 "Run tools continuously and serve their metrics over HTTP for Prometheus:\n"
 "/metrics in the Prometheus text format 0.0.4, or OpenMetrics 1.0 or the\n"
@@ -40,7 +40,11 @@ static const char usage_text[] =
 "  -t, --tool 'LINE'       a tool and its options as on its own command line,\n"
 "                          e.g. 'runqlat --cgroup /sys/fs/cgroup/db' (offcpu,\n"
 "                          runqlat, syscount, funclat, hist, profile); repeat it\n"
-"  -c, --config FILE       tool lines, one per line ('#' starts a comment)\n"
+"  -p, --prog 'LINE'       a program written with <kagg/bpf/kagg.bpf.h> and the\n"
+"                          options of kagg run, e.g. 'biolat.bpf.o --set min_us=10';\n"
+"                          its key fields are labels; repeat it\n"
+"  -c, --config FILE       tool lines, one per line ('#' starts a comment; a\n"
+"                          program: 'run PROG.bpf.o [ARGS]')\n"
 "  -k, --max-keys N        per-key tools: at most N keyed series per tool, the\n"
 "                          rest added to one key=\"other\" series (default 100)\n"
 "      --connections N     at most N connections at once (default 16)\n"
@@ -58,7 +62,7 @@ static const char usage_text[] =
 
 /* The tools whose main ends in cli_run_session (the others would just run). */
 static const char *const served_tools[] = {
-	"offcpu", "runqlat", "syscount", "funclat", "hist", "profile",
+	"offcpu", "runqlat", "syscount", "funclat", "hist", "profile", "run",
 };
 
 struct inst {
@@ -190,7 +194,7 @@ static int add_tool(const char *line, const char *where)
 	c = served_cmd(words[0]);
 	if (!c) {
 		cli_err(CLI_EXIT_USAGE, "%s: '%s' is not a tool kagg serve runs (offcpu, runqlat, "
-			"syscount, funclat, hist, profile)", where, words[0]);
+			"syscount, funclat, hist, profile, run)", where, words[0]);
 		free(words[0]);
 		free(words);
 		return CLI_EXIT_USAGE;
@@ -479,6 +483,7 @@ enum {
 static const struct option long_opts[] = {
 	{ "listen", required_argument, NULL, 'l' },
 	{ "tool", required_argument, NULL, 't' },
+	{ "prog", required_argument, NULL, 'p' },
 	{ "config", required_argument, NULL, 'c' },
 	{ "max-keys", required_argument, NULL, 'k' },
 	{ "connections", required_argument, NULL, OPT_CONNECTIONS },
@@ -517,21 +522,30 @@ static int serve_main(int argc, char **argv)
 	uint64_t connections = 16, max_keys = 100;
 	double timeout = 10;
 	const char **lines = NULL;
+	bool *progs = NULL;
 	struct MHD_Daemon *d = NULL;
 	int c, i, nr_lines = 0, fd = -1, ret = 0;
 
 	serve_prog = cli_prog;
 	lines = calloc(argc, sizeof(*lines));
-	if (!lines)
+	progs = calloc(argc, sizeof(*progs));
+	if (!lines || !progs) {
+		free(lines);
+		free(progs);
 		return cli_err(CLI_EXIT_FAIL, "out of memory");
+	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":l:t:c:k:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":l:t:p:c:k:vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			listen_spec = optarg;
 			break;
 		case 't':
+			lines[nr_lines++] = optarg;
+			break;
+		case 'p':
+			progs[nr_lines] = true;
 			lines[nr_lines++] = optarg;
 			break;
 		case 'c':
@@ -556,6 +570,7 @@ static int serve_main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			free(lines);
+			free(progs);
 			return CLI_EXIT_OK;
 		default:
 			ret = cli_bad_opt(c, argv);
@@ -583,8 +598,21 @@ static int serve_main(int argc, char **argv)
 		ret = -fd;
 		goto out;
 	}
-	for (i = 0; i < nr_lines && !ret; i++)
-		ret = add_tool(lines[i], "--tool");
+	for (i = 0; i < nr_lines && !ret; i++) {
+		char *run;
+
+		if (!progs[i]) {
+			ret = add_tool(lines[i], "--tool");
+			continue;
+		}
+		/* a program is kagg run's: its line is run's operand and options */
+		if (asprintf(&run, "run %s", lines[i]) < 0) {
+			ret = cli_err(CLI_EXIT_FAIL, "out of memory");
+			break;
+		}
+		ret = add_tool(run, "--prog");
+		free(run);
+	}
 	if (!ret && config)
 		ret = read_config(config);
 	if (ret < 0) {
@@ -647,6 +675,7 @@ out:
 	free_all();
 	nr_insts = 0;
 	free(lines);
+	free(progs);
 	return ret;
 }
 

@@ -4,8 +4,10 @@
  * was installed the way an embedding program does: build each example with
  * `cc $(pkg-config --cflags --libs kagg)` against the installed headers and
  * library only (PKG_CONFIG_SYSROOT_DIR points pkg-config at the scratch
- * tree), run them (they attach for real: root), render the man page, then
- * `make uninstall` and check nothing is left.
+ * tree), run them (they attach for real: root), render the man page, build
+ * a BPF program with the installed SDK headers from a directory of its own
+ * (clang and pkg-config, no kagg source) and run it with the installed kagg,
+ * then `make uninstall` and check nothing is left.
  *
  * Runs from the repository root (tests/run.sh does); $KAGG_SRCDIR overrides.
  */
@@ -236,6 +238,41 @@ static void test_stream_callback_runs(void **state)
 	free(out);
 }
 
+/*
+ * A tool written with the installed <kagg/bpf/kagg.bpf.h>: readsize.bpf.c alone in a
+ * directory outside the repository, built with clang and `pkg-config --cflags kagg`, run
+ * by the installed kagg while `head` reads 4096 bytes of /dev/zero in one read.
+ */
+static void test_sdk_out_of_tree(void **state)
+{
+	char dir[] = "/tmp/kagg-sdk-XXXXXX", *out = NULL;
+	int rc;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(mkdtemp(dir));
+	rc = sh(&out, "cp %s/examples/bpf/readsize.bpf.c %s/ && cd %s && "
+		PKGENV "clang -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_x86 "
+		"$(" PKGENV "pkg-config --cflags kagg) -c readsize.bpf.c -o readsize.bpf.o",
+		src, dir, dir, root, root, root, root);
+	if (rc)
+		printf("%s\n", out);
+	assert_int_equal(rc, 0);
+	free(out);
+	/* attached once the banner is out; then one read of 4096 bytes by `head`, then stop */
+	rc = sh(&out, "d=%s; LD_LIBRARY_PATH=%s/usr/lib %s/usr/bin/kagg run $d/readsize.bpf.o "
+		"--set comm=head -d 60 >$d/out 2>$d/err & k=$!; "
+		"for i in $(seq 300); do grep -q Hit $d/err && break; sleep 0.1; done; "
+		"head -c 4096 /dev/zero >/dev/null; kill -INT $k; wait $k; r=$?; "
+		"cat $d/out $d/err; exit $r",
+		dir, root, root);
+	printf("%s", out);
+	assert_int_equal(rc, 0);
+	/* head's read of /dev/zero, and those of the loader (libc's ELF header...) */
+	TU_ASSERT_HAS(out, "Hit Ctrl-C", "bytes: comm=head", "4096 -> 8191");
+	free(out);
+	assert_int_equal(sh(NULL, "rm -rf %s", dir), 0);
+}
+
 /* libkagg.a with the private requirements from `pkg-config --static`: no libkagg.so needed. */
 static void test_static_link(void **state)
 {
@@ -289,7 +326,7 @@ static void test_bash_completion(void **state)
 	static const struct {
 		const char *words, *want;
 	} cases[] = {
-		{ "kagg run", "runqlat\n" },
+		{ "kagg run", "run runqlat\n" },
 		{ "kagg help sys", "syscount\n" },
 		{ "kagg runqlat --qu", "--quiet\n" },
 		{ "kagg offcpu --format \"\"", "text json ndjson svg html heatmap pprof\n" },
@@ -338,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_examples_build),
 		cmocka_unit_test(test_offcpu_hist_runs),
 		cmocka_unit_test(test_stream_callback_runs),
+		cmocka_unit_test(test_sdk_out_of_tree),
 		cmocka_unit_test(test_static_link),
 		cmocka_unit_test(test_man_page_renders),
 		cmocka_unit_test(test_bash_completion),

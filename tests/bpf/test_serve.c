@@ -9,10 +9,15 @@
  * same again with native histograms (offcpu's exp:3 buckets, Prometheus with
  * --enable-feature=native-histograms), checked on kagg_offcpu_nanoseconds and
  * against the classic series next to it.
+ * A program of the SDK (--prog, tests/progs/sdk_keys.bpf.c): its key's enum, string,
+ * pid, cgroup id and kernel stack are Prometheus labels by name, with the count of
+ * getppid() calls the test made.
  * Also: bad tool lines fail with the tool's own error, a taken port fails
  * first, SIGINT/SIGTERM leave nothing loaded.
  */
+#include <libgen.h>
 #include <setjmp.h>
+#include <sys/syscall.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -440,6 +445,78 @@ static void test_two_serves(void **state)
 }
 
 /* Bad tool lines fail with the tool's own error, where the line came from, and no port. */
+/* One line of /proc/self/FILE ("comm", "cgroup": the v2 path) into buf. */
+static void self_read(const char *file, char *buf, size_t len)
+{
+	char path[64], line[512] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) && strcmp(file, "comm") && strncmp(line, "0::", 3))
+		;
+	fclose(f);
+	line[strcspn(line, "\n")] = 0;
+	snprintf(buf, len, "%s", strcmp(file, "comm") ? line + 3 : line);
+}
+
+/*
+ * kagg serve --prog: tests/progs/sdk_keys.bpf.o counting this process's getppid() calls,
+ * scraped by Prometheus: one series, each key field a label by name.
+ */
+static void test_prog_labels(void **state)
+{
+	char dir[] = "/tmp/kagg-serve-test-XXXXXX", k[512], line[700], listen[64], q[2048];
+	char comm[32], cg[512];
+	int port = base_port(), pport = port + 2, i;
+	char *argv[] = { "serve", "--listen", listen, "--prog", line, NULL };
+	static struct tu_census before;
+	struct tu_kagg ka;
+	double n = NAN, total;
+	char *err = NULL;
+	pid_t prom;
+
+	SKIP_UNLESS_PROMETHEUS();
+	assert_non_null(mkdtemp(dir));
+	self_read("comm", comm, sizeof(comm));
+	self_read("cgroup", cg, sizeof(cg));
+	snprintf(k, sizeof(k), "%s", tu_kagg());
+	snprintf(line, sizeof(line), "%s/bpf/sdk_keys.bpf.o --set target_tgid=%d --set label=hi",
+		 dirname(dirname(k)), getpid());
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	tu_census_take(&before, "sdk_", "sdk_");
+	ka = tu_kagg_start(argv);
+	assert_true(ka.pid > 0);
+	assert_true(wait_http(port, "/metrics", 30));
+	for (i = 0; i < 7; i++)
+		syscall(SYS_getppid);
+	prom = start_prometheus(dir, pport, port, 0, NULL);
+	assert_true(prom > 0);
+	assert_true(wait_http(pport, "/-/ready", 60));
+	snprintf(q, sizeof(q), "kagg_sdk_keys_value_count{agg=\"sdk_calls\",color=\"SDK_GREEN\","
+		 "name=\"hi\",pid=\"%d\",pid_comm=\"%s\",cg=\"%s\",in_port=\"80\","
+		 "stack=~\".*;do_syscall_64;.*\"}", getpid(), comm, cg);
+	for (i = 0; i < 300 && isnan(n); i++) {
+		n = prom_query(pport, q, 0);
+		if (isnan(n))
+			tu_sleep_ms(100);
+	}
+	printf("  %s = %g\n", q, n);
+	/* one series: the query without labels finds the same */
+	total = prom_query(pport, "sum(kagg_sdk_keys_value_count)", 0);
+	kill(prom, SIGTERM);
+	waitpid(prom, NULL, 0);
+	assert_int_equal((int)n, 7);
+	assert_int_equal((int)total, 7);
+	kill(ka.pid, SIGINT);
+	assert_int_equal(tu_kagg_finish(&ka, NULL, &err), 0);
+	free(err);
+	tu_assert_nothing_left(&before, "sdk_", "sdk_", "kagg serve --prog");
+	snprintf(q, sizeof(q), "rm -rf '%s'", dir);
+	assert_int_equal(system(q), 0);
+}
+
 static void test_errors(void **state)
 {
 	char conf[] = "/tmp/kagg-serve-conf-XXXXXX", taken[64];
@@ -516,6 +593,7 @@ static void test_clean_exit(void **state)
 TU_MAIN(
 	cmocka_unit_test(test_errors),
 	cmocka_unit_test(test_clean_exit),
+	cmocka_unit_test(test_prog_labels),
 	TU_TEST_ARG(test_prometheus, test_two_serves, false),
 	TU_TEST_ARG(test_native, test_two_serves, true),
 )

@@ -11,13 +11,38 @@
  *	  nop N        call target_nop() N times (probe cost benchmark)
  *	  nested N     target_outer() N times: 2 ms, target_sleep_5ms(), 2 ms (9 ms)
  * --lead-ms sleeps first (in main, untraced), so a tracer can attach.
+ *
+ * With KAGG_TARGET_TIMES=FILE, each call of a sleeping function appends
+ * "FUNCTION PID NS" to FILE: its wall time, measured around the call by its
+ * caller.  What a tracer measures of the call (entry to return) lies within
+ * it: the tests' ground truth, whatever the scheduler did to the sleeps.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long sink;
+static FILE *times;
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+/* Call fn(), noting its wall time under name when KAGG_TARGET_TIMES asks. */
+static void timed(const char *name, void (*fn)(void))
+{
+	unsigned long long t0 = now_ns();
+
+	fn();
+	if (times)
+		fprintf(times, "%s %d %llu\n", name, (int)getpid(), now_ns() - t0);
+}
 
 static void sleep_us(unsigned int us)
 {
@@ -49,19 +74,31 @@ __attribute__((noinline, used)) void target_nop(void)
 	sink++;
 }
 
+void target_recurse(unsigned int level);
+
+/* target_recurse(level), its wall time noted as timed() notes a call's. */
+static void timed_recurse(unsigned int level)
+{
+	unsigned long long t0 = now_ns();
+
+	target_recurse(level);
+	if (times)
+		fprintf(times, "target_recurse %d %llu\n", (int)getpid(), now_ns() - t0);
+}
+
 /* Level k sleeps 4.5 ms (k = 0) or 4.5 * 2^(k-1) ms before descending: it lasts 4.5 * 2^k ms. */
 __attribute__((noinline, used)) void target_recurse(unsigned int level)
 {
 	sleep_us(level ? 4500u << (level - 1) : 4500);
 	if (level)
-		target_recurse(level - 1);
+		timed_recurse(level - 1);
 	sink++; /* not a tail call: every level returns through its own frame */
 }
 
 __attribute__((noinline, used)) void target_outer(void)
 {
 	sleep_ms(2);
-	target_sleep_5ms();
+	timed("target_sleep_5ms", target_sleep_5ms);
 	sleep_ms(2);
 	sink++;
 }
@@ -80,24 +117,33 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	n = strtoul(argv[a + 1], NULL, 0);
+	if (getenv("KAGG_TARGET_TIMES")) {
+		times = fopen(getenv("KAGG_TARGET_TIMES"), "a");
+		if (!times) {
+			perror("funclat_target: KAGG_TARGET_TIMES");
+			return 2;
+		}
+	}
 	if (!strcmp(argv[a], "sleep20")) {
 		for (i = 0; i < n; i++)
-			target_sleep_20ms();
+			timed("target_sleep_20ms", target_sleep_20ms);
 	} else if (!strcmp(argv[a], "sleep5")) {
 		for (i = 0; i < n; i++)
-			target_sleep_5ms();
+			timed("target_sleep_5ms", target_sleep_5ms);
 	} else if (!strcmp(argv[a], "recurse")) {
 		if (n)
-			target_recurse(n - 1);
+			timed_recurse(n - 1);
 	} else if (!strcmp(argv[a], "nop")) {
 		for (i = 0; i < n; i++)
 			target_nop();
 	} else if (!strcmp(argv[a], "nested")) {
 		for (i = 0; i < n; i++)
-			target_outer();
+			timed("target_outer", target_outer);
 	} else {
 		fprintf(stderr, "funclat_target: unknown command '%s'\n", argv[a]);
 		return 2;
 	}
+	if (times)
+		fclose(times);
 	return 0;
 }

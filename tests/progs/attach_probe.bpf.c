@@ -4,9 +4,10 @@
  * tests/bpf/test_attach.c can load exactly one of them (autoload), trigger
  * getpgid N times and expect exactly N hits from its own tgid.
  *
- * The function probed is the x86-64 syscall wrapper __x64_sys_getpgid: it
- * exists under that name on every kernel since 4.17 and is traceable by
- * kprobes and by fentry (it is in BTF).  The tracepoint programs use the
+ * The function probed is the syscall wrapper of the architecture,
+ * __x64_sys_getpgid or __arm64_sys_getpgid: it exists under that name on every
+ * kernel since 4.17 (x86-64) and 4.19 (arm64) and is traceable by kprobes and by
+ * fentry (it is in BTF).  The tracepoint programs use the
  * raw sys_enter tracepoint filtered by syscall number.
  *
  * Only counts are guaranteed; nothing here is on a hot path.
@@ -16,7 +17,13 @@
 #include <bpf/bpf_tracing.h>
 #include "attach_probe.h"
 
+#if defined(__TARGET_ARCH_arm64)
+#define AP_NR_GETPGID 155
+#define AP_GETPGID "__arm64_sys_getpgid"
+#else
 #define AP_NR_GETPGID 121 /* x86-64 */
+#define AP_GETPGID "__x64_sys_getpgid"
+#endif
 
 const volatile __u32 target_tgid = 0;
 
@@ -47,14 +54,14 @@ static __always_inline void ap_ret(enum attach_probe_kind kind, long ret)
  * AP_KRETPROBE##KIND_SFX.
  */
 #define AP_KPROBES(SEC_SFX, SFX, KIND_SFX)                                     \
-	SEC("kprobe" SEC_SFX "/__x64_sys_getpgid")                             \
+	SEC("kprobe" SEC_SFX "/" AP_GETPGID)                             \
 	int BPF_KPROBE(ap_kprobe##SFX)                                         \
 	{                                                                      \
 		ap_hit(AP_KPROBE##KIND_SFX);                                   \
 		return 0;                                                      \
 	}                                                                      \
                                                                                \
-	SEC("kretprobe" SEC_SFX "/__x64_sys_getpgid")                          \
+	SEC("kretprobe" SEC_SFX "/" AP_GETPGID)                          \
 	int BPF_KRETPROBE(ap_kretprobe##SFX, long ret)                         \
 	{                                                                      \
 		ap_ret(AP_KRETPROBE##KIND_SFX, ret);                           \
@@ -63,14 +70,14 @@ static __always_inline void ap_ret(enum attach_probe_kind kind, long ret)
 
 AP_KPROBES("", , )
 
-SEC("fentry/__x64_sys_getpgid")
+SEC("fentry/" AP_GETPGID)
 int BPF_PROG(ap_fentry, const struct pt_regs *regs)
 {
 	ap_hit(AP_FENTRY);
 	return 0;
 }
 
-SEC("fexit/__x64_sys_getpgid")
+SEC("fexit/" AP_GETPGID)
 int BPF_PROG(ap_fexit, const struct pt_regs *regs, long ret)
 {
 	ap_ret(AP_FEXIT, ret);

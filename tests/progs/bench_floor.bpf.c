@@ -144,7 +144,7 @@ int perf_floor(struct bpf_perf_event_data *ctx)
 
 	if (!task->pid)
 		return 0;
-	if ((long)ctx->regs.ip < 0 && bpf_get_stackid(ctx, &floor_stacks, 0) < 0)
+	if ((long)PT_REGS_IP(&ctx->regs) < 0 && bpf_get_stackid(ctx, &floor_stacks, 0) < 0)
 		__sync_fetch_and_add(&failed, 1);
 	if (!(task->flags & PF_KTHREAD) &&
 	    bpf_get_stackid(ctx, &floor_stacks, BPF_F_USER_STACK) < 0)

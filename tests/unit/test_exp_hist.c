@@ -5,7 +5,7 @@
  * scale s holds u*2^(i/N) < v <= u*2^((i+1)/N), N = 2^s.  Every bucket edge
  * over the whole u64 range is tried with its neighbours (edge-1, edge,
  * edge+1), the expected bucket found by comparing v with the edges in
- * __float128 (113-bit mantissa: exact for every u64 and for the edges that
+ * binary128 (113-bit mantissa: exact for every u64 and for the edges that
  * are integers, and ~2^-49 of a unit off for the others, which are
  * irrational and never equal an integer).
  */
@@ -14,7 +14,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#if defined(__aarch64__)
+/* arm64's long double is IEEE binary128 already: libm's long double functions */
+#include <math.h>
+typedef long double f128;
+#define ldexpq ldexpl
+#define exp2q exp2l
+#define floorq floorl
+#define log2q log2l
+#else
 #include <quadmath.h>
+typedef __float128 f128;
+#endif
 #include <linux/types.h>
 
 #undef __always_inline
@@ -22,19 +33,19 @@
 #include "shared/buckets.h"
 #include "unit_util.h"
 
-static __float128 edge(const struct kagg_exp_params *p, int64_t i)
+static f128 edge(const struct kagg_exp_params *p, int64_t i)
 {
 	int64_t n = 1 << p->scale, q = i >= 0 ? i / n : -((-i + n - 1) / n), r = i - q * n;
 
 	/* u * 2^q * 2^(r/N): the power of two and u exact, 2^(r/N) rounded */
-	return (__float128)p->unit * ldexpq(r ? exp2q((__float128)r / n) : 1, (int)q);
+	return (f128)p->unit * ldexpq(r ? exp2q((f128)r / n) : 1, (int)q);
 }
 
 /* The bucket of v > 0 by the definition. */
 static int64_t expected_index(const struct kagg_exp_params *p, uint64_t v)
 {
 	int64_t n = 1 << p->scale;
-	int64_t i = (int64_t)floorq(log2q((__float128)v / p->unit) * n);
+	int64_t i = (int64_t)floorq(log2q((f128)v / p->unit) * n);
 
 	while (edge(p, i) >= v)
 		i--;
@@ -74,7 +85,7 @@ static void test_every_edge_and_neighbours(void **state)
 
 			assert_int_equal(p->scale, s);
 			for (int64_t i = lo - n; i <= hi + n; i++) {
-				__float128 e = edge(p, i);
+				f128 e = edge(p, i);
 				uint64_t f;
 
 				if (e < 1 || e >= 0x1p64Q)

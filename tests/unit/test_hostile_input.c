@@ -230,10 +230,13 @@ static void test_field_layout_is_validated_at_parse_time(void **s)
 		"\tfield:int a[8];\toffset:8;\tsize:4;\tsigned:1;", /* elements of 0 bytes */
 		"\tfield:int a[8];\toffset:8;\tsize:33;\tsigned:1;",
 		"\tfield:int a[4294967297];\toffset:8;\tsize:4;\tsigned:1;",
+		"\tfield:char f[30+];\toffset:8;\tsize:31;\tsigned:1;",
+		"\tfield:char f[30+1];\toffset:8;\tsize:30;\tsigned:1;", /* 31 bytes said */
 	};
 	static const char *const good[] = {
 		"\tfield:char comm[TASK_COMM_LEN];\toffset:8;\tsize:16;\tsigned:0;", /* old kernels */
 		"\tfield:char buf[];\toffset:8;\tsize:0;\tsigned:0;",
+		"\tfield:char func[30+1];\toffset:12;\tsize:31;\tsigned:1;", /* 5.10 ftrace/branch */
 		"\tfield:unsigned long args[6];\toffset:8;\tsize:48;\tsigned:0;",
 		"\tfield:u64 x;\toffset:1073741815;\tsize:8;\tsigned:0;",
 		/* opaque types (6.12's cxl events): bytes, never read as an integer */

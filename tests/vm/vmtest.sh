@@ -15,6 +15,7 @@
 # offcpu -d 1 -v'.
 #
 # Kernels are resolved at run time with apt-cache: the newest
+# linux-image-5.10*-cloud-amd64-unsigned (bullseye, listed at priority 1),
 # linux-image-6.1*-cloud-amd64-unsigned (bookworm) and the newest
 # linux-image-6.12*-cloud-amd64-unsigned (bookworm-backports); the .debs are
 # cached in OUT/cache and only vmlinuz is extracted (the serial console,
@@ -58,14 +59,22 @@ kagg_bin=${KAGG:-build/bin/kagg}
 
 # Attach paths each kernel series must support (the kernel config says so:
 # 6.1 cloud has CONFIG_KPROBES but no CONFIG_FPROBE, 6.12 has both).
+# 5.10 (bullseye cloud) has kprobes, fentry and tp_btf, and no fprobe either.
 declare -A KERNEL_REQUIRE=(
+	[5.10]="kprobe,kretprobe,fentry,fexit,tp_btf,raw_tp"
 	[6.1]="kprobe,kretprobe,fentry,fexit,tp_btf,raw_tp"
 	[6.12]="all"
 )
 # apt-cache name patterns per series
 declare -A KERNEL_PATTERN=(
+	[5.10]='^linux-image-5\.10\.[0-9]+-[0-9]+-cloud-amd64-unsigned$'
 	[6.1]='^linux-image-6\.1\.[0-9]+-[0-9]+-cloud-amd64-unsigned$'
 	[6.12]='^linux-image-6\.12\.[0-9]+[^ ]*-cloud-amd64-unsigned$'
+)
+# The suite a series comes from when it is not bookworm or bookworm-backports:
+# bullseye's 5.10 is the oldest LTS kernel fleets still run.
+declare -A KERNEL_SUITE=(
+	[5.10]=bullseye
 )
 
 log() { printf 'vmtest: %s\n' "$*" >&2; }
@@ -79,6 +88,18 @@ ensure_backports() {
 	apt-get update -q >/dev/null
 }
 
+# ensure_suite SERIES: the series' own suite (bullseye for 5.10) is listed.
+ensure_suite() {
+	case "${KERNEL_SUITE[$1]:-}" in
+	bullseye)
+		bullseye_listed && return 0
+		[ "$(id -u)" = 0 ] || die "bullseye missing from apt sources; run as root"
+		bullseye_add vmtest >&2
+		apt-get update -q >/dev/null
+		;;
+	esac
+}
+
 # Newest package name matching the series' pattern.
 resolve_kernel() {
 	local pat=${KERNEL_PATTERN[$1]:-}
@@ -89,6 +110,7 @@ resolve_kernel() {
 # fetch_kernel SERIES -> sets kdir (OUT/<series>) with vmlinuz and pkg name
 fetch_kernel() {
 	local series=$1 pkg deb
+	ensure_suite "$series"
 	pkg=$(resolve_kernel "$series")
 	if [ -z "$pkg" ]; then
 		apt-get update -q >/dev/null
@@ -164,10 +186,8 @@ build_initramfs() {
 		add_file "$b" "$root"
 	done
 	[ -d tests/data ] && mkdir -p "$root/kagg/tests" && cp -r tests/data "$root/kagg/tests/"
-	# kagg syscount names syscalls from the installed UAPI header, as on a host
-	for h in /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h; do
-		[ -f "$h" ] && mkdir -p "$root$(dirname "$h")" && cp -L "$h" "$root$h"
-	done
+	# no UAPI headers: kagg syscount names syscalls from its built-in table, as on
+	# a production machine
 	# the test binaries were copied to their own path under / by add_file: drop those
 	for b in "${bins[@]}"; do rm -f "$root/$b"; done
 	[ -x "$kagg_bin" ] && rm -f "$root/$kagg_bin"

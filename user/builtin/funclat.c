@@ -42,6 +42,8 @@
 #include "util/tracefs.h"
 
 #define slog session_log
+/* Threads inside traced functions at once, without task storage (its hash's size). */
+#define FUNCLAT_HASH_THREADS 8192
 
 struct func {
 	char *name;
@@ -487,6 +489,16 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 		if (err)
 			goto fail;
 	}
+	/* Without task storage (5.10) the stacks of entry times are in a hash by thread id. */
+	if (session_task_storage(s, true)) {
+		bpf_map__set_max_entries(skel->maps.stacks_hash, 1);
+	} else {
+		bpf_map__set_autocreate(skel->maps.stacks, false);
+		bpf_map__set_max_entries(skel->maps.stacks_hash, FUNCLAT_HASH_THREADS);
+	}
+	err = session_atomics_fallback(s, skel->obj);
+	if (err)
+		goto fail;
 	skel->rodata->target_tgid = t->pid;
 	skel->rodata->nr_funcs = t->nr_funcs;
 	skel->rodata->unit_ns = units_ns(s->unit);
@@ -616,6 +628,13 @@ static int choose_path(struct kagg_session *s, enum kagg_funclat_attach want)
 		     t->user ? "user" : "kernel");
 		return -EINVAL;
 	}
+	/* Function i is told apart by its attach cookie i: one function without them. */
+	if (t->nr_funcs > 1 && !session_has_attach_cookie()) {
+		slog(s, KAGG_LOG_WARN, "'%s' matches %zu functions: tracing more than one needs "
+		     "BPF attach cookies (bpf_get_attach_cookie), which this kernel lacks",
+		     t->funcs[0].name, t->nr_funcs);
+		return -EOPNOTSUPP;
+	}
 	if (order[0] == FL_FENTRY && t->nr_funcs > 1) {
 		slog(s, KAGG_LOG_WARN, "fentry traces one function; '%s' matches %zu",
 		     t->funcs[0].name, t->nr_funcs);
@@ -639,8 +658,18 @@ static int choose_path(struct kagg_session *s, enum kagg_funclat_attach want)
 			     t->user ? "user" : "kernel", note);
 		return perm && geteuid() != 0 ? err : -EOPNOTSUPP;
 	}
-	if (note[0])
-		snprintf(s->attach_note, sizeof(s->attach_note), "%s failed", note);
+	if (note[0]) {
+		/* the paths that failed first, then what load_path noted */
+		char prev[sizeof(s->attach_note)];
+		size_t n;
+
+		memcpy(prev, s->attach_note, sizeof(prev));
+		n = (size_t)snprintf(s->attach_note, sizeof(s->attach_note), "%s failed", note);
+		if (prev[0] && n + 2 < sizeof(s->attach_note)) {
+			strcat(s->attach_note, "; ");
+			strncat(s->attach_note, prev, sizeof(s->attach_note) - n - 3);
+		}
+	}
 	return 0;
 }
 

@@ -111,9 +111,9 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	session_tp_autoload(s, progs, 2, btf);
 	/* Size what this configuration does not use down to nothing. */
 	bpf_map__set_max_entries(skel->maps.events, str ? o->stream_bytes : 4096);
-	if (btf || !agg)
+	if (session_task_storage(s, btf) || !agg)
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
-	if (!btf || !agg)
+	if (!session_task_storage(s, btf) || !agg)
 		bpf_map__set_autocreate(skel->maps.start_store, false);
 	if (s->key == KAGG_KEY_NONE)
 		bpf_map__set_max_entries(skel->maps.key_hist, 1);

@@ -71,7 +71,7 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 
 	session_tp_autoload(s, progs, 6, btf);
 	bpf_map__set_max_entries(skel->maps.events, session_streams(s) ? o->stream_bytes : 4096);
-	if (btf)
+	if (session_task_storage(s, btf))
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
 	else
 		bpf_map__set_autocreate(skel->maps.start_store, false);

@@ -9,10 +9,12 @@
  * from /proc/kallsyms without CONFIG_KALLSYMS_ALL, and since 6.9 x86_64
  * dispatches through a switch, x64_sys_call, not the table; the tracefs
  * syscall events do not carry the number either).  The table is therefore
- * read at run time from the installed UAPI header <asm/unistd_64.h>
- * (linux-libc-dev), never compiled in: x86_64 syscall numbers are ABI and
- * never reassigned, so an older header can only lack syscalls added since,
- * which are labelled "syscall_<nr>" -- unnamed, never misnamed.
+ * built in, generated at build time from the target's UAPI <asm/unistd.h>
+ * (linux-libc-dev, x86_64 or arm64 through multiarch), and the installed
+ * header, when there is one at run time, or a names file given, overrides
+ * it: syscall numbers are ABI and never reassigned, so an older table can
+ * only lack syscalls added since, which are labelled "syscall_<nr>" --
+ * unnamed, never misnamed.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -34,9 +36,22 @@
 #include "util/text.h"
 #include "session/session_internal.h"
 
+#include <asm/unistd.h>
+
+/* The build's table (Makefile: $(OUT)/include/syscall_names.h). */
+static const char *const sc_builtin[] = {
+#include "syscall_names.h"
+};
+
+/* Run-time overrides: the installed header of this architecture. */
 static const char *const sc_default_headers[] = {
+#if defined(__aarch64__)
+	"/usr/include/aarch64-linux-gnu/asm/unistd.h",
+	"/usr/include/asm-generic/unistd.h",
+#else
 	"/usr/include/x86_64-linux-gnu/asm/unistd_64.h",
 	"/usr/include/asm/unistd_64.h",
+#endif
 };
 
 struct syscount {
@@ -64,6 +79,8 @@ static int sc_load_names(struct syscount *t, const char *path)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "#define __NR_%63s %u", name, &nr) != 2 || nr >= SC_NR_MAX)
 			continue;
+		if (!t->names[nr])
+			t->nr_names++;
 		free(t->names[nr]);
 		t->names[nr] = strdup(name);
 		if (!t->names[nr]) {
@@ -73,7 +90,6 @@ static int sc_load_names(struct syscount *t, const char *path)
 		n++;
 	}
 	fclose(f);
-	t->nr_names = n;
 	return n ? n : -ENOENT;
 }
 
@@ -84,6 +100,14 @@ static int sc_names(struct kagg_session *s, const char *file)
 	size_t i;
 	int n;
 
+	for (i = 0; i < sizeof(sc_builtin) / sizeof(sc_builtin[0]) && i < SC_NR_MAX; i++) {
+		if (!sc_builtin[i])
+			continue;
+		t->names[i] = strdup(sc_builtin[i]);
+		if (!t->names[i])
+			return -ENOMEM;
+		t->nr_names++;
+	}
 	if (file) {
 		n = sc_load_names(t, file);
 		if (n < 0) {
@@ -103,10 +127,7 @@ static int sc_names(struct kagg_session *s, const char *file)
 			return 0;
 		}
 	}
-	snprintf(s->attach_note, sizeof(s->attach_note),
-		 "no syscall name table (<asm/unistd_64.h>): numbers shown as syscall_<nr>");
-	session_log(s, KAGG_LOG_WARN, "%s; install linux-libc-dev or pass a names file",
-		    s->attach_note);
+	session_log(s, KAGG_LOG_DEBUG, "%d syscall names built in", t->nr_names);
 	return 0;
 }
 
@@ -172,6 +193,11 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 		  true, lat || errs },
 	};
 
+	err = session_atomics_fallback(s, skel->obj);
+	if (err) {
+		syscount_bpf__destroy(skel);
+		return err;
+	}
 	skel->rodata->mode = o->mode;
 	skel->rodata->key_mode = s->key;
 	skel->rodata->filter_tgid = o->nr_pids > 0;
@@ -184,9 +210,9 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 	session_tp_autoload(s, progs, 4, btf);
 	bpf_map__set_max_entries(skel->maps.events, session_streams(s) ? o->stream_bytes : 4096);
 	/* Size what this configuration does not use down to nothing. */
-	if (!lat || btf)
+	if (!lat || session_task_storage(s, btf))
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
-	if (!lat || !btf)
+	if (!lat || !session_task_storage(s, btf))
 		bpf_map__set_autocreate(skel->maps.start_store, false);
 	if (lat || keyed || errs)
 		bpf_map__set_max_entries(skel->maps.counts, 1);

@@ -26,6 +26,10 @@
 struct prom_series {
 	struct kagg_hist_key key; /* key.label points to label below */
 	char *label;
+	/* A program's aggregation (kagg_prog__open()): its name and its key's labels. */
+	char *agg;
+	size_t nr_labels;
+	char **names, **vals;
 	bool other;		  /* the folded keys */
 	uint64_t *slots;
 	unsigned int nr_slots;
@@ -91,6 +95,15 @@ struct kagg_prom *kagg_prom__new(const struct kagg_prom_opts *opts)
 
 static void series_free(struct prom_series *s)
 {
+	size_t i;
+
+	for (i = 0; i < s->nr_labels; i++) {
+		free(s->names[i]);
+		free(s->vals[i]);
+	}
+	free(s->names);
+	free(s->vals);
+	free(s->agg);
 	free(s->label);
 	free(s->slots);
 }
@@ -183,16 +196,38 @@ static struct prom_named *named(struct prom_named *list, size_t *nr, size_t max,
 	return &list[(*nr)++];
 }
 
-static bool hist_keyed(const struct kagg_hist_key *k)
+/* A program's aggregation's name, NULL for a built-in tool's histogram. */
+static const char *hist_agg(const struct kagg_hist *h)
 {
-	return k->mode != KAGG_KEY_NONE || k->id;
+	return KAGG_HAS_FIELD(h, kagg_hist, label_values) ? h->agg : NULL;
 }
 
-static bool same_key(const struct kagg_hist_key *a, const struct kagg_hist_key *b)
+static size_t hist_nr_labels(const struct kagg_hist *h)
 {
+	return KAGG_HAS_FIELD(h, kagg_hist, label_values) && h->label_names && h->label_values ?
+		       h->nr_labels : 0;
+}
+
+static bool hist_keyed(const struct kagg_hist *h)
+{
+	return h->key.mode != KAGG_KEY_NONE || h->key.id || hist_nr_labels(h);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Is s the series of h's key?  A program's keys compare by their labels. */
+static bool same_key(const struct prom_series *s, const struct kagg_hist *h)
+{
+	const struct kagg_hist_key *a = &s->key, *b = &h->key;
+
 	return a->mode == b->mode && a->id == b->id &&
 	       (a->mode == KAGG_KEY_NONE || a->pid == b->pid) &&
-	       (a->mode != KAGG_KEY_TID || a->tid == b->tid);
+	       (a->mode != KAGG_KEY_TID || a->tid == b->tid) &&
+	       same_str(s->agg, hist_agg(h)) &&
+	       (!s->agg || same_str(s->label, b->label));
 }
 
 /* Add h's slots to s (grown as needed); -ENOMEM. */
@@ -233,19 +268,56 @@ static int take_layout(struct prom_inst *in, const struct kagg_hist *h)
 	return set_str(&in->value, KAGG_HAS_FIELD(h, kagg_hist, value) ? h->value : NULL);
 }
 
-/* The series of key k, or NULL when it is not kept yet. */
-static struct prom_series *find_series(struct prom_inst *in, const struct kagg_hist_key *k)
+/*
+ * Does h share the instance's bucket layout?  A program's aggregations are served in one
+ * family, so they must: times in one unit, or values, log2 or the same linear buckets.
+ */
+static bool same_layout(const struct prom_inst *in, const struct kagg_hist *h)
+{
+	const char *v = KAGG_HAS_FIELD(h, kagg_hist, value) ? h->value : NULL;
+
+	return in->unit == h->unit && in->lin_min == h->lin_min && in->lin_step == h->lin_step &&
+	       in->has_exp == hist_is_exp(h) && (!in->value || !*in->value) == (!v || !*v);
+}
+
+/* The series of h's key, or NULL when it is not kept yet. */
+static struct prom_series *find_series(struct prom_inst *in, const struct kagg_hist *h)
 {
 	size_t i;
 
 	for (i = 0; i < in->nr_series; i++)
-		if (same_key(&in->series[i].key, k))
+		if (same_key(&in->series[i], h))
 			return &in->series[i];
 	return NULL;
 }
 
-static struct prom_series *new_series(struct prom_inst *in, const struct kagg_hist_key *k)
+/* A copy of h's aggregation name and labels into s; -ENOMEM. */
+static int series_labels(struct prom_series *s, const struct kagg_hist *h)
 {
+	size_t n = hist_nr_labels(h), i;
+
+	if (hist_agg(h) && !(s->agg = strdup(hist_agg(h))))
+		return -ENOMEM;
+	if (!n)
+		return 0;
+	s->names = calloc(n, sizeof(*s->names));
+	s->vals = calloc(n, sizeof(*s->vals));
+	if (!s->names || !s->vals)
+		return -ENOMEM;
+	for (i = 0; i < n; i++, s->nr_labels++) {
+		s->names[i] = strdup(h->label_names[i] ? h->label_names[i] : "");
+		s->vals[i] = strdup(h->label_values[i] ? h->label_values[i] : "");
+		if (!s->names[i] || !s->vals[i]) {
+			s->nr_labels++; /* freed with the series */
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static struct prom_series *new_series(struct prom_inst *in, const struct kagg_hist *h)
+{
+	const struct kagg_hist_key *k = &h->key;
 	struct prom_series *tmp = realloc(in->series, (in->nr_series + 1) * sizeof(*tmp));
 
 	if (!tmp)
@@ -255,11 +327,11 @@ static struct prom_series *new_series(struct prom_inst *in, const struct kagg_hi
 	memset(tmp, 0, sizeof(*tmp));
 	tmp->key = *k;
 	tmp->key.label = NULL;
-	if (k->label && !(tmp->label = strdup(k->label)))
+	in->nr_series++;
+	if ((k->label && !(tmp->label = strdup(k->label))) || series_labels(tmp, h))
 		return NULL;
 	tmp->key.label = tmp->label;
-	in->nr_series++;
-	if (hist_keyed(k))
+	if (hist_keyed(h))
 		in->nr_keyed++;
 	return tmp;
 }
@@ -292,19 +364,24 @@ static int update_hists(struct kagg_prom *p, struct prom_inst *in,
 		err = take_layout(in, hs[0]);
 	for (i = 0; i < n && !err; i++) {
 		const struct kagg_hist *h = hs[i];
-		struct prom_series *s = find_series(in, &h->key);
+		struct prom_series *s = find_series(in, h);
+
+		if (hist_agg(h) && !same_layout(in, h)) {
+			err = -EINVAL;
+			break;
+		}
 
 		if (s) {
 			/* A process's name can change (exec); the latest one is shown. */
 			memcpy(s->key.comm, h->key.comm, sizeof(s->key.comm));
-		} else if (hist_keyed(&h->key) && in->nr_keyed >= p->max_keys) {
+		} else if (hist_keyed(h) && in->nr_keyed >= p->max_keys) {
 			s = &in->other;
 			s->other = true;
 			in->folded++;
-		} else if (!h->total && hist_keyed(&h->key)) {
+		} else if (!h->total && hist_keyed(h)) {
 			continue; /* no place taken by a key that counted nothing */
 		} else {
-			s = new_series(in, &h->key);
+			s = new_series(in, h);
 			if (!s)
 				err = -ENOMEM;
 		}
@@ -431,11 +508,13 @@ enum kagg_prom_format kagg_prom__negotiate(const char *accept)
 }
 
 /* A series' labels: tool_id, tool, then its key's. */
+#define LSET_MAX 16
 struct lset {
 	unsigned int n;
-	const char *k[8];
-	const char *v[8];
+	const char *k[LSET_MAX];
+	const char *v[LSET_MAX];
 	char pid[16], tid[16], id[24], comm[17];
+	char names[LSET_MAX][64]; /* a program's label names, renamed off the reserved ones */
 };
 
 static void lset_add(struct lset *l, const char *k, const char *v)
@@ -453,13 +532,44 @@ static void inst_lset(struct lset *l, const struct prom_inst *in)
 	lset_add(l, "tool", in->tool);
 }
 
-/* The key labels of series s; key="other" for the folded keys. */
+/*
+ * A program's key label name: a C identifier (from BTF); one that is a label of the
+ * exposition (tool_id, tool, agg, key, le, quantile) or starts with "__" is key_NAME.
+ */
+static const char *prog_label(struct lset *l, const char *name)
+{
+	static const char *const taken[] = { "tool_id", "tool", "agg", "key", "le", "quantile" };
+	char *out = l->names[l->n < LSET_MAX ? l->n : 0];
+	bool rename = !strncmp(name, "__", 2) || !*name;
+	size_t i;
+
+	for (i = 0; i < sizeof(taken) / sizeof(taken[0]); i++)
+		rename |= !strcmp(name, taken[i]);
+	snprintf(out, sizeof(l->names[0]), "%s%s", rename ? "key_" : "", name);
+	for (; *out; out++)
+		if (!((*out >= 'a' && *out <= 'z') || (*out >= 'A' && *out <= 'Z') ||
+		      (*out >= '0' && *out <= '9') || *out == '_'))
+			*out = '_';
+	return l->names[l->n < LSET_MAX ? l->n : 0];
+}
+
+/*
+ * The key labels of series s; key="other" for the folded keys.  A program's aggregation:
+ * agg, then one label per field of its key.
+ */
 static void key_lset(struct lset *l, const struct prom_series *s)
 {
 	const struct kagg_hist_key *k = &s->key;
+	size_t i;
 
 	if (s->other) {
 		lset_add(l, "key", "other");
+		return;
+	}
+	if (s->agg) {
+		lset_add(l, "agg", s->agg);
+		for (i = 0; i < s->nr_labels; i++)
+			lset_add(l, prog_label(l, s->names[i]), s->vals[i]);
 		return;
 	}
 	if (k->mode != KAGG_KEY_NONE) {

@@ -71,14 +71,23 @@ static int parse_decl(struct kagg_rb_field *f, const char *decl)
 		br = ob;
 		if (f->kind == KAGG_RB_FIELD_PLAIN) {
 			f->kind = KAGG_RB_FIELD_ARRAY;
-			/* a number; old kernels wrote the macro ("comm[TASK_COMM_LEN]"): 0 */
+			/*
+			 * a number, or a sum of them (5.10's ftrace/branch: "func[30+1]");
+			 * old kernels wrote the macro ("comm[TASK_COMM_LEN]"): 0
+			 */
 			if (isdigit((unsigned char)ob[1])) {
-				char *e;
-				long n;
+				char *e = ob;
+				long n = 0;
 
-				errno = 0;
-				n = strtol(ob + 1, &e, 0);
-				if (errno || *e != ']' || n > RB_FMT_MAX_BYTES)
+				do {
+					if (!isdigit((unsigned char)e[1]))
+						goto out;
+					errno = 0;
+					n += strtol(e + 1, &e, 0);
+					if (errno || n > RB_FMT_MAX_BYTES)
+						goto out;
+				} while (*e == '+');
+				if (*e != ']')
 					goto out;
 				f->array_len = (int)n;
 			}

@@ -18,8 +18,25 @@
  *
  * changed by a compare-and-swap: an rseq critical section (plain loads and
  * one 16-byte store, restarted by the kernel if the thread is preempted,
- * migrated or signalled in it) for a writer on the buffer's own CPU, or
- * cmpxchg16b for everyone else (see st_cas for how the two never meet).
+ * migrated or signalled in it) for a writer on the buffer's own CPU, or a
+ * 16-byte locked compare-and-swap for everyone else (see st_cas for how the
+ * two never meet).  Two architectures:
+ *
+ * - x86_64: the section's store is one movdqa; the locked path is lock
+ *   cmpxchg16b.  Every load is acquire and every store release (TSO).
+ * - arm64: the section's store is one stp, preceded by dmb ish so that it
+ *   is ordered after every earlier access as x86's is; the abort handler is
+ *   preceded by the arm64 RSEQ_SIG.  The locked path is LSE's caspal where
+ *   the CPU has it (HWCAP_ATOMICS, read once at the first kagg_rb__new), an
+ *   ldaxp/stlxp loop otherwise (a failed compare stores the value it read
+ *   back, which is what makes the 16-byte read single-copy atomic).
+ *   kagg_rb__write_path() says which: "locked-casp" or "locked-llsc".
+ *
+ * A process without rseq (a kernel before 4.18, glibc.pthread.rseq=0, or an
+ * emulator such as qemu-user that does not implement the system call) takes
+ * the locked path on every buffer, and kagg_rb__write_path() says so.
+ * Timestamps come from clock_gettime (the vDSO on both architectures) or the
+ * caller's clock.
  *
  * - reserve: one CAS moves offset by the record length and sets ts = now.
  *   The delta to the previous record is computed from the ts in the same
@@ -52,7 +69,7 @@
  *
  * Not guaranteed: ordering of timestamps across CPU buffers, or within one
  * buffer when writers race (a TIME_STAMP may go backwards, as in the kernel).
- * x86_64 only (cmpxchg16b, the rseq section's assembly); little-endian.
+ * x86_64 and arm64 (see above); little-endian.
  */
 #include <errno.h>
 #include <limits.h>
@@ -70,10 +87,7 @@
 #include "util/opts.h"
 #include "rb/rb_internal.h"
 
-#if !defined(__x86_64__)
-#error "kagg ringbuf needs a 16-byte compare-and-swap: only x86_64 is implemented"
-#endif
-
+#if defined(__x86_64__)
 static inline bool cas128(struct rb_state *p, struct rb_state *exp, struct rb_state nw)
 {
 	bool ok;
@@ -84,6 +98,93 @@ static inline bool cas128(struct rb_state *p, struct rb_state *exp, struct rb_st
 			     : "memory");
 	return ok;
 }
+
+static void rb_atomics_init(void)
+{
+}
+
+static const char *rb_locked_path(void)
+{
+	return "locked";
+}
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+
+#ifndef HWCAP_ATOMICS
+#define HWCAP_ATOMICS (1 << 8)
+#endif
+
+/* LSE (ARMv8.1 atomics: casp) on this CPU; set once, before any buffer exists. */
+static bool rb_lse;
+
+static void rb_lse_probe(void)
+{
+	rb_lse = getauxval(AT_HWCAP) & HWCAP_ATOMICS;
+}
+
+static void rb_atomics_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, rb_lse_probe);
+}
+
+static const char *rb_locked_path(void)
+{
+	return rb_lse ? "locked-casp" : "locked-llsc";
+}
+
+static inline bool cas128_lse(struct rb_state *p, struct rb_state *exp, struct rb_state nw)
+{
+	register uint64_t x0 __asm__("x0") = exp->pos;
+	register uint64_t x1 __asm__("x1") = exp->ts;
+	register uint64_t x2 __asm__("x2") = nw.pos;
+	register uint64_t x3 __asm__("x3") = nw.ts;
+	uint64_t o0 = exp->pos, o1 = exp->ts;
+
+	__asm__ __volatile__(".arch_extension lse\n\t"
+			     "caspal x0, x1, x2, x3, %[m]"
+			     : "+r"(x0), "+r"(x1), [m] "+Q"(*p)
+			     : "r"(x2), "r"(x3)
+			     : "memory");
+	exp->pos = x0;
+	exp->ts = x1;
+	return x0 == o0 && x1 == o1;
+}
+
+static inline bool cas128_llsc(struct rb_state *p, struct rb_state *exp, struct rb_state nw)
+{
+	uint64_t o0 = exp->pos, o1 = exp->ts, r0, r1;
+	uint32_t fail;
+
+	__asm__ __volatile__("1:\n\t"
+			     "ldaxp %[r0], %[r1], %[m]\n\t"
+			     "cmp %[r0], %[o0]\n\t"
+			     "ccmp %[r1], %[o1], #0, eq\n\t"
+			     "b.ne 2f\n\t"
+			     "stlxp %w[f], %[n0], %[n1], %[m]\n\t"
+			     "cbnz %w[f], 1b\n\t"
+			     "b 3f\n"
+			     "2:\n\t"
+			     /* the read is atomic only once a store of it succeeds */
+			     "stlxp %w[f], %[r0], %[r1], %[m]\n\t"
+			     "cbnz %w[f], 1b\n"
+			     "3:"
+			     : [r0] "=&r"(r0), [r1] "=&r"(r1), [f] "=&r"(fail), [m] "+Q"(*p)
+			     : [o0] "r"(o0), [o1] "r"(o1), [n0] "r"(nw.pos), [n1] "r"(nw.ts)
+			     : "cc", "memory");
+	exp->pos = r0;
+	exp->ts = r1;
+	return r0 == o0 && r1 == o1;
+}
+
+static inline bool cas128(struct rb_state *p, struct rb_state *exp, struct rb_state nw)
+{
+	return __builtin_expect(rb_lse, 1) ? cas128_lse(p, exp, nw) : cas128_llsc(p, exp, nw);
+}
+#else
+#error "kagg ringbuf needs a 16-byte compare-and-swap and an rseq section: x86_64 and arm64"
+#endif
 
 static inline struct rb_state st_load(struct rb_state *p)
 {
@@ -128,6 +229,7 @@ enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE }; /* st_cas() and rseq_cas() results *
  * (ST_DONE).  ST_CHANGED: the state differs or the section was restarted;
  * ST_ELSEWHERE: another CPU or a locked writer is about.
  */
+#if defined(__x86_64__)
 static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uint32_t cpu,
 							  const struct rb_state *old,
 							  struct rb_state nw)
@@ -181,6 +283,67 @@ out:
 }
 
 _Static_assert(RSEQ_SIG == 0x53053053, "the x86 rseq signature");
+#else /* __aarch64__ */
+/*
+ * The same section on arm64: x16 and x17 (the intra-procedure-call scratch
+ * registers) are its temporaries; dmb ish before the stp gives the
+ * store the ordering x86's has (every earlier load and store before it).
+ */
+static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uint32_t cpu,
+							  const struct rb_state *old,
+							  struct rb_state nw)
+{
+	char *tp = (char *)__builtin_thread_pointer() + __rseq_offset;
+	int r;
+
+	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
+		     ".balign 32\n\t"
+		     "3:\n\t"
+		     ".long 0, 0\n\t"
+		     ".quad 1f, 2f - 1f, 4f\n\t"
+		     ".popsection\n\t"
+		     "adrp x17, 3b\n\t"
+		     "add x17, x17, :lo12:3b\n\t"
+		     "str x17, [%[rs], #8]\n\t"
+		     "1:\n\t"
+		     "ldr w17, [%[rs], #4]\n\t"
+		     "cmp w17, %w[cpu]\n\t"
+		     "b.ne %l[elsewhere]\n\t"
+		     "ldr w17, [%[f]]\n\t"
+		     "cbnz w17, %l[elsewhere]\n\t"
+		     "ldp x16, x17, [%[st]]\n\t"
+		     "cmp x16, %[opos]\n\t"
+		     "ccmp x17, %[ots], #0, eq\n\t"
+		     "b.ne %l[changed]\n\t"
+		     "dmb ish\n\t"
+		     "stp %[npos], %[nts], [%[st]]\n\t"
+		     "2:\n\t"
+		     ".pushsection __rseq_failure, \"ax\"\n\t"
+		     ".inst 0xd428bc00\n\t" /* RSEQ_SIG (brk #0x45e0), right before the abort handler */
+		     "4:\n\t"
+		     "b %l[changed]\n\t"
+		     ".popsection"
+		     :
+		     : [rs] "r"(tp), [cpu] "r"(cpu), [f] "r"(&cb->foreign), [st] "r"(&cb->st),
+		       [opos] "r"(old->pos), [ots] "r"(old->ts), [npos] "r"(nw.pos),
+		       [nts] "r"(nw.ts)
+		     : "x16", "x17", "memory", "cc"
+		     : elsewhere, changed);
+	r = ST_DONE;
+	goto out;
+elsewhere:
+	r = ST_ELSEWHERE;
+	goto out;
+changed:
+	r = ST_CHANGED;
+out:
+	/* no dangling descriptor pointer (the library may be unloaded) */
+	__atomic_store_n((uint64_t *)(tp + 8), 0, __ATOMIC_RELAXED);
+	return r;
+}
+
+_Static_assert(RSEQ_SIG == 0xd428bc00, "the arm64 rseq signature");
+#endif
 _Static_assert(__builtin_offsetof(struct rseq, cpu_id) == 4 &&
 		       __builtin_offsetof(struct rseq, rseq_cs) == 8,
 	       "struct rseq layout");
@@ -377,7 +540,7 @@ const char *kagg_rb__write_path(const struct kagg_rb *rb, int cpu)
 	if (!rb || cpu < 0 || cpu >= rb->nr_cpus)
 		return NULL;
 	return __atomic_load_n(&rb->cpus[cpu].foreign, __ATOMIC_RELAXED) & RB_FOREIGN_STICKY
-		       ? "locked"
+		       ? rb_locked_path()
 		       : "rseq";
 }
 
@@ -438,6 +601,7 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 			      : CLOCK_MONOTONIC;
 	rb->log = OPTS_GET(opts, kagg_rb_opts, log, NULL);
 	rb->log_ctx = OPTS_GET(opts, kagg_rb_opts, log_ctx, NULL);
+	rb_atomics_init();
 	rb->rseq = rb_rseq_init();
 	if (!rb->clock) {
 		struct timespec t;
@@ -474,6 +638,9 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 		pthread_mutex_init(&cb->rlock, NULL);
 	}
 	rb_log(rb, KAGG_LOG_DEBUG, "ring buffer created");
+	if (!rb->rseq)
+		rb_log(rb, KAGG_LOG_INFO, "no restartable sequences in this process (kernel, "
+		       "glibc.pthread.rseq or an emulator): every writer takes the locked path");
 	return rb;
 fail:
 	errno = err;

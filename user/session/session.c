@@ -96,6 +96,47 @@ int session_load_tp(struct kagg_session *s, enum kagg_attach attach, const char 
 	return err ? session_load_failed(s, err, what) : 0;
 }
 
+static int probe_once(int *cached, bool map, int type)
+{
+	int r = __atomic_load_n(cached, __ATOMIC_RELAXED);
+
+	if (!r) {
+		r = (map ? libbpf_probe_bpf_map_type(type, NULL)
+			 : libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, type, NULL)) > 0 ? 1 : -1;
+		__atomic_store_n(cached, r, __ATOMIC_RELAXED);
+	}
+	return r > 0;
+}
+
+bool session_has_task_storage(void)
+{
+	static int cached;
+
+	return probe_once(&cached, true, BPF_MAP_TYPE_TASK_STORAGE);
+}
+
+bool session_has_attach_cookie(void)
+{
+	static int cached;
+
+	return probe_once(&cached, false, BPF_FUNC_get_attach_cookie);
+}
+
+bool session_task_storage(struct kagg_session *s, bool btf)
+{
+	size_t n;
+
+	if (!btf || session_has_task_storage())
+		return btf;
+	n = strlen(s->attach_note);
+	if (!strstr(s->attach_note, "no BPF task storage"))
+		snprintf(s->attach_note + n, sizeof(s->attach_note) - n,
+			 "%sno BPF task storage in this kernel (BPF_MAP_TYPE_TASK_STORAGE): "
+			 "per-task state in a hash by thread id, a full hash counted as a drop",
+			 n ? "; " : "");
+	return false;
+}
+
 bool session_task_exists(int id)
 {
 	char path[32];
@@ -322,6 +363,12 @@ static int session_ready(struct kagg_session *s)
 
 struct kagg_session *session_open(const struct session_ops *ops, const void *opts)
 {
+	return session_open_arg(ops, opts, NULL);
+}
+
+struct kagg_session *session_open_arg(const struct session_ops *ops, const void *opts,
+				      const void *arg)
+{
 	struct kagg_session *s = NULL;
 	void *o = malloc(ops->opts_size);
 	int err;
@@ -342,7 +389,9 @@ struct kagg_session *session_open(const struct session_ops *ops, const void *opt
 	memcpy(&s->log, (char *)o + ops->opts_log, sizeof(s->log));
 	memcpy(&s->log_ctx, (char *)o + ops->opts_log_ctx, sizeof(s->log_ctx));
 	memcpy(&s->overhead, (char *)o + ops->opts_overhead, sizeof(s->overhead));
+	s->open_arg = arg;
 	err = ops->open(s, o);
+	s->open_arg = NULL;
 	if (!err && ops->stream_init && session_streams(s))
 		err = ops->stream_init(s, o);
 	err = err ?: session_ready(s);
@@ -1139,10 +1188,84 @@ out:
 	return err;
 }
 
+bool session_has_bpf_atomics(void)
+{
+	static int cached;
+	int r = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (!r) {
+		/* *(u64 *)(fp - 8) = 0; r1 = 1; r1 = atomic_fetch_add(fp - 8, r1); r0 = 0 */
+		const struct bpf_insn insns[] = {
+			{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8 },
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
+			{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10,
+			  .src_reg = BPF_REG_1, .off = -8, .imm = BPF_ADD | BPF_FETCH },
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+			{ .code = BPF_JMP | BPF_EXIT },
+		};
+		int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns,
+				       sizeof(insns) / sizeof(insns[0]), NULL);
+
+		r = fd >= 0 ? 1 : -1;
+		if (fd >= 0)
+			close(fd);
+		__atomic_store_n(&cached, r, __ATOMIC_RELAXED);
+	}
+	return r > 0;
+}
+
+int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj)
+{
+	struct bpf_program *p;
+
+	if (session_has_bpf_atomics())
+		return 0;
+	bpf_object__for_each_program(p, obj) {
+		const struct bpf_insn *in = bpf_program__insns(p);
+		size_t n = bpf_program__insn_cnt(p), i;
+		struct bpf_insn *out;
+		int err;
+
+		for (i = 0; i < n; i++)
+			if (in[i].code == (BPF_STX | BPF_ATOMIC | BPF_DW) && in[i].imm != BPF_ADD)
+				break;
+		if (i == n)
+			continue;
+		out = malloc(n * sizeof(*out));
+		if (!out)
+			return -ENOMEM;
+		memcpy(out, in, n * sizeof(*out));
+		for (; i < n; i++) {
+			if (out[i].code != (BPF_STX | BPF_ATOMIC | BPF_DW) || out[i].imm == BPF_ADD)
+				continue;
+			if (out[i].imm != (BPF_ADD | BPF_FETCH) && out[i].imm != BPF_CMPXCHG) {
+				free(out);
+				session_log(s, KAGG_LOG_WARN, "%s: BPF atomic operation %#x needs a "
+					    "kernel with BPF atomics (fetch, cmpxchg)",
+					    bpf_program__name(p), out[i].imm);
+				return -EOPNOTSUPP;
+			}
+			out[i] = (struct bpf_insn){
+				.code = BPF_ALU64 | BPF_MOV | BPF_K,
+				.dst_reg = out[i].imm == BPF_CMPXCHG ? BPF_REG_0 : out[i].src_reg,
+			};
+		}
+		err = bpf_program__set_insns(p, out, n);
+		free(out);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool none,
 			  volatile __u32 *max)
 {
 	unsigned int n = none || !s->exp_words ? 0 : SESSION_EXP_DENSE_FIT(s->exp_scale);
+
+	/* the promotion to dense histograms takes an atomic fetch-add and a cmpxchg */
+	if (n && !session_has_bpf_atomics())
+		n = 0;
 
 	*max = n;
 	if (!n)

@@ -80,6 +80,7 @@ struct note_seen {
 struct kagg_session {
 	const struct session_ops *ops;
 	void *tool; /* the tool's own state */
+	const void *open_arg; /* session_open_arg()'s arg, for ops->open only */
 
 	struct bpf_program *progs[SESSION_MAX_PROGS];
 	struct bpf_link *links[SESSION_MAX_PROGS];
@@ -112,7 +113,7 @@ struct kagg_session {
 	const char *event;
 	const char *clock;
 	char attach_type[32];
-	char attach_note[192];
+	char attach_note[320];
 	char filters[512];
 	size_t filters_len;	  /* what session_filters_add() wrote, or would have */
 	struct utsname uts;
@@ -199,6 +200,9 @@ int session_stream_started(struct kagg_session *s, int err, const char *msg, str
  * with errno set (the session destroyed).
  */
 struct kagg_session *session_open(const struct session_ops *ops, const void *opts);
+/* session_open() that hands ops->open one more argument, as s->open_arg (NULL after). */
+struct kagg_session *session_open_arg(const struct session_ops *ops, const void *opts,
+				      const void *arg);
 /*
  * A tool's session_ops, NAME_ops, and its public kagg_NAME__open(): the tool
  * writes NAME_open, NAME_read, NAME_meta and NAME_destroy (see session_ops)
@@ -324,6 +328,32 @@ bool session_task_exists(int id);
 
 /* Checks /sys/kernel/btf/vmlinux, logs what to do when missing. */
 int session_need_btf(struct kagg_session *s);
+
+/*
+ * Kernel features probed once per process (libbpf's probes, never the
+ * release): BPF task local storage (BPF_MAP_TYPE_TASK_STORAGE, absent from
+ * 5.10) and attach cookies (bpf_get_attach_cookie).
+ */
+bool session_has_task_storage(void);
+bool session_has_attach_cookie(void);
+/*
+ * A tracing program (btf: tp_btf, fentry) keeps per-task state in task
+ * storage: true when btf and the kernel has it.  When btf and it does not,
+ * the programs keep it in a hash by thread id, and the meta's attach note
+ * says so (once per session).
+ */
+bool session_task_storage(struct kagg_session *s, bool btf);
+/*
+ * BPF atomic fetch and cmpxchg instructions (5.12; absent from 5.10), probed
+ * by loading one.  The programs use them in one place only: promoting a
+ * frequent sparse exp histogram to a dense one (kagg_exp_sparse_add), which
+ * session_exp_hot_setup turns off without them.  The kernel still refuses a
+ * program holding such an instruction, even unreachable, so
+ * session_atomics_fallback (between open and load) turns each into
+ * "register = 0" there; any other atomic operation refuses the load.
+ */
+bool session_has_bpf_atomics(void);
+int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj);
 
 /* ---- generic readers for the shapes of bpf/abi/common.h ---- */
 

@@ -328,6 +328,18 @@ static bool hist_sum(const struct kagg_hist *h, double *sum)
 	return true;
 }
 
+/* The program aggregation h is of (kagg_prog__open()), or NULL. */
+static const char *hist_agg(const struct kagg_hist *h)
+{
+	return KAGG_HAS_FIELD(h, kagg_hist, label_values) ? h->agg : NULL;
+}
+
+/* h is a counter of a program's (KAGG_COUNT): no slots, a count and a sum. */
+static bool hist_is_counter(const struct kagg_hist *h)
+{
+	return hist_agg(h) && !h->nr_slots;
+}
+
 /* "avg = 12.3 usecs, total: 4567 usecs, count: 371", as funclatency ends its histograms. */
 static void print_sum_text(const struct kagg_hist *h, const char *name, FILE *f)
 {
@@ -360,6 +372,12 @@ static int print_hist_text(const struct kagg_hist *h, const struct pct_list *pl,
 	uint64_t max = 0;
 	int first = hist_first(h), last, i, w, bar;
 
+	if (hist_is_counter(h)) {
+		fprintf(f, "count = %" PRIu64 ", sum = %.*f %s\n", h->total, h->value ? 0 : 1, h->sum,
+			vname);
+		text_esc_free(&e);
+		return ferror(f) ? -EIO : 0;
+	}
 	last = hist_last(h);
 	for (i = first; i <= last; i++)
 		if (h->slots[i] > max)
@@ -552,6 +570,8 @@ static void print_key_line(const struct kagg_hist *h, FILE *f)
 	const char *comm = text_esc(&e, h->key.comm, sizeof(h->key.comm));
 
 	fputc('\n', f);
+	if (hist_agg(h))
+		fprintf(f, "%s%s", E(h->agg), h->key.label ? ": " : "\n");
 	if (h->key.label)
 		fprintf(f, "%s%s", E(h->key.label), h->key.mode != KAGG_KEY_NONE ? "  " : "\n");
 	if (h->key.mode == KAGG_KEY_PID)
@@ -863,7 +883,19 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struc
 			jw_i64(w, "tid", h->key.tid);
 		jw_str(w, "comm", h->key.comm);
 	}
+	if (hist_agg(h)) {
+		size_t j;
+
+		jw_obj_begin(w, "labels");
+		for (j = 0; j < h->nr_labels; j++)
+			jw_str(w, h->label_names[j], h->label_values[j]);
+		jw_obj_end(w);
+	}
 	jw_obj_end(w);
+	if (hist_agg(h))
+		jw_str(w, "agg", h->agg);
+	if (hist_is_counter(h))
+		jw_str(w, "kind", "counter");
 	if (h->value)
 		jw_str(w, "field", h->value);
 	else

@@ -9,7 +9,7 @@
 
 #include <kagg/snapshot.h>
 
-#define SNAP_MAX_DROPS 12
+#define SNAP_MAX_DROPS 40
 #define SNAP_MAX_PROGS 8 /* SESSION_MAX_PROGS */
 
 struct kagg_snapshot {

@@ -21,5 +21,6 @@
 #include <kagg/pprof.h>
 #include <kagg/heatmap.h>
 #include <kagg/html.h>
+#include <kagg/prog.h>
 
 #endif

@@ -24,7 +24,8 @@
  * kagg_<tool>_seconds for times (cumulative `le` buckets in seconds, _sum,
  * _count, _created), kagg_<tool>_value for kagg hist's values.  Per-key
  * histograms (per process, thread, syscall, function) carry pid, tid, comm or
- * key labels; an instance keeps at most max_keys of them and adds the
+ * key labels, a program's (kagg_prog__open()) agg and one label per key
+ * field; an instance keeps at most max_keys of them and adds the
  * histograms of further keys to one series whose key labels read "other".
  *
  * Thread-safety: none; serialise the calls on one kagg_prom.
@@ -75,7 +76,8 @@ KAGG_API int kagg_prom__add_tool(struct kagg_prom *p, const char *id);
 /*
  * Add an interval snapshot of instance i (read with KAGG_SNAP_RESET, so that
  * consecutive snapshots do not overlap) to its cumulative figures; the meta
- * of the latest snapshot fills kagg_tool_info.  0 or -EINVAL, -ENOMEM.
+ * of the latest snapshot fills kagg_tool_info.  0 or -EINVAL (also: a program's
+ * aggregations whose bucket layouts differ), -ENOMEM.
  */
 KAGG_API int kagg_prom__update(struct kagg_prom *p, int i, const struct kagg_snapshot *snap);
 

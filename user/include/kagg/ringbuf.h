@@ -91,8 +91,10 @@ KAGG_API uint64_t kagg_rb__now(const struct kagg_rb *rb);
 /*
  * How writers change CPU buffer cpu's write state now: "rseq" (writers running
  * on that CPU, or the single writer, use a restartable sequence, no locked
- * instruction) or "locked" (cmpxchg16b: this process has no rseq, or the
- * buffer is written from other CPUs).  NULL for a bad cpu.
+ * instruction) or a 16-byte compare-and-swap because this process has no rseq
+ * or the buffer is written from other CPUs: "locked" (x86_64: cmpxchg16b),
+ * "locked-casp" (arm64 with LSE atomics) or "locked-llsc" (arm64 without:
+ * ldaxp/stlxp).  NULL for a bad cpu.
  */
 KAGG_API const char *kagg_rb__write_path(const struct kagg_rb *rb, int cpu);
 

@@ -104,6 +104,19 @@ struct kagg_hist {
 	enum kagg_exact exact;
 	uint64_t nr_values;
 	const double *values;
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD): a program's own aggregation (kagg_prog__open(),
+	 * kagg run): agg is its name; its key's fields, flattened (nested structs joined by
+	 * '_'), are the labels label_names[i] = label_values[i], i < nr_labels, resolved as
+	 * docs/sdk.md says (a pid's comm, a cgroup's path, symbols, major:minor, frames), and
+	 * key.label holds them as one "name=value name=value" string.  A counter (KAGG_COUNT)
+	 * is a histogram with no slots (nr_slots 0): total counts, sum sums.  NULL and 0 for
+	 * the built-in tools.
+	 */
+	const char *agg;
+	size_t nr_labels;
+	const char *const *label_names;
+	const char *const *label_values;
 };
 
 /*

@@ -41,8 +41,9 @@ struct kagg_syscount_opts {
 	kagg_log_fn log;
 	void *log_ctx;
 	/*
-	 * Syscall name table: a <asm/unistd_64.h>-style header ("#define __NR_read 0");
-	 * NULL: the installed UAPI header (see docs/syscount.md).
+	 * Syscall name table: a <asm/unistd_64.h>-style header ("#define __NR_read 0")
+	 * overriding the built-in names; NULL: the installed UAPI header, when there
+	 * is one (see docs/syscount.md).
 	 */
 	const char *names_file;
 	/*

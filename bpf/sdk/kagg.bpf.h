@@ -1,0 +1,616 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * kagg/bpf/kagg.bpf.h - a whole kagg tool in one BPF program: declare
+ * aggregations, record into them, and run it with `kagg run PROG.bpf.o`
+ * (or kagg_prog__open() in libkagg).  See docs/sdk.md.
+ *
+ * Conventions:
+ * - Include "vmlinux.h" first, then this header, once per program.
+ * - Each aggregation is declared at file scope by one macro, which defines
+ *   the map NAME, its descriptor NAME__kagg (what the loader reads) and
+ *   the inline functions that record into it, NAME__record(...) and the
+ *   like.  Declaring is all: the loader finds them in the object's BTF.
+ * - A recorder returns true when the observation was aggregated.  Before
+ *   every program of the session is attached, and after it is detached,
+ *   recorders and starts do nothing (they return false).
+ * - Keys are structs the program defines, compared as bytes: zero a key
+ *   whole (`struct k k = {}` or __builtin_memset) before filling it, and pad
+ *   explicitly.  Fields whose type is a kagg_*_t typedef of kagg_sdk.h are
+ *   printed resolved (comm, cgroup path, symbol, major:minor, frames).
+ * - Limits: MAX keys per aggregation per interval (the map holds both
+ *   generations: 2 * MAX entries); a key that does not fit is counted as
+ *   the drop "NAME_keys_full".  At most KAGG_SDK_NR_CNT - KAGG_SDK_CNT_DROP
+ *   drop counters in a program (one per aggregation, three per pair).
+ * - Tunables are `const volatile` globals: `kagg run --set NAME=VALUE`.
+ *   Names starting with kagg_ are the loader's.
+ * - Every function here is static __always_inline; none returns from its
+ *   caller.
+ */
+#ifndef __KAGG_BPF_H
+#define __KAGG_BPF_H
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#if __has_include("kagg_sdk.h")
+#include "kagg_sdk.h"
+#else
+#include "shared/kagg_sdk.h" /* kagg's source tree */
+#endif
+
+/*
+ * The key of an aggregation of one histogram or counter, no key: NAME__record(NULL, v).
+ * Any KEY with no fields is kept in a per-CPU array, as cheap as a built-in tool's.
+ */
+struct kagg_nokey {};
+
+/* The functions the declaring macros define: inline, and fine to leave unused. */
+#define __KAGG_FN static __always_inline __attribute__((unused))
+
+/* ---------------------------------------------------------------- shared state */
+
+/* Per-CPU counters: events, recorded, filtered, drops by cause. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kagg_sdk_counters);
+} kagg_counters SEC(".maps");
+
+/* Stacks of KAGG_STACKS aggregations and kagg_kstack_t/kagg_ustack_t key fields. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, KAGG_SDK_MAX_STACK * sizeof(__u64));
+} kagg_stackmap SEC(".maps");
+
+/*
+ * The time of the KAGG_TP/KAGG_FUNC event running on this CPU (kagg_now()), read once
+ * per event: a clock read is most of a small program where the clock source is slow
+ * (50-100 ns in some guests).
+ */
+struct kagg_clock {
+	__u64 now;	/* 0 until read */
+	__u32 on;	/* a KAGG_TP/KAGG_FUNC handler runs */
+	__u32 __pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kagg_clock);
+} kagg_clock SEC(".maps");
+
+/* Snapshot generation (the loader flips it) and the session's armed switch. */
+__u32 kagg_gen = 0;
+__u32 kagg_armed = 0;
+/* Unit of time histograms: ns per unit and its floor(log2) (set by the loader). */
+const volatile __u64 kagg_unit_ns = 1000;
+const volatile __u32 kagg_unit_log2 = 9;
+/* The initial value of new histogram entries (too large for the BPF stack). */
+const struct kagg_sdk_hist kagg_sdk_zero_hist = {};
+
+/* The session is armed. */
+static __always_inline bool kagg_armed_now(void)
+{
+	return *(volatile __u32 *)&kagg_armed;
+}
+
+/* This CPU's counters (NULL only if the map is missing). */
+static __always_inline struct kagg_sdk_counters *kagg_cnt(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&kagg_counters, &zero);
+}
+
+/* Count counter i (a constant) on this CPU. */
+static __always_inline void kagg_count(__u32 i)
+{
+	struct kagg_sdk_counters *c = kagg_cnt();
+
+	if (c && i < KAGG_SDK_NR_CNT)
+		c->cnt[i]++;
+}
+
+/* An event the program leaves out on purpose (its own filter): counted, not lost. */
+static __always_inline void kagg_filtered(void)
+{
+	if (kagg_armed_now())
+		kagg_count(KAGG_SDK_CNT_FILTERED);
+}
+
+/*
+ * Now, in ns (bpf_ktime_get_ns()): in a KAGG_TP or KAGG_FUNC handler the same for every
+ * call of one event, read at the first; elsewhere read at each call.  (A program of
+ * another kind that interrupts such a handler on its CPU, e.g. a perf event in NMI,
+ * gets the handler's time: earlier by at most the handler's run so far.)
+ */
+static __always_inline __u64 kagg_now(void)
+{
+	__u32 zero = 0;
+	struct kagg_clock *c = bpf_map_lookup_elem(&kagg_clock, &zero);
+
+	if (!c || !c->on)
+		return bpf_ktime_get_ns();
+	if (!c->now)
+		c->now = bpf_ktime_get_ns();
+	return c->now;
+}
+
+/*
+ * A KAGG_TP/KAGG_FUNC handler begins: kagg_now() reads the clock once until
+ * kagg_event_end().  (A handler interrupted by another on its CPU reads it at each call
+ * after: no time of one event is taken for another's.)
+ */
+static __always_inline struct kagg_clock *kagg_event_begin(void)
+{
+	__u32 zero = 0;
+	struct kagg_clock *c = bpf_map_lookup_elem(&kagg_clock, &zero);
+
+	if (c) {
+		c->now = 0;
+		c->on = 1;
+	}
+	return c;
+}
+
+static __always_inline int kagg_event_end(struct kagg_clock *c, int ret)
+{
+	if (c)
+		c->on = 0;
+	return ret;
+}
+
+/* One observation: this CPU's counters and the generation it goes to. */
+struct kagg_obs {
+	struct kagg_sdk_counters *c;
+	__u32 gen;
+};
+
+/* Open an observation (counted as an event); false when not armed. */
+static __always_inline bool kagg_obs_begin(struct kagg_obs *o)
+{
+	if (!kagg_armed_now())
+		return false;
+	o->c = kagg_cnt();
+	if (!o->c)
+		return false;
+	o->gen = *(volatile __u32 *)&kagg_gen & 1;
+	o->c->cnt[KAGG_SDK_CNT_EVENTS]++;
+	return true;
+}
+
+/* ---------------------------------------------------------------- bucketing */
+
+/* floor(log2(v)) for v > 0, 0 for v == 0. */
+static __always_inline __u32 kagg_log2_32(__u32 v)
+{
+	__u32 r, shift;
+
+	r = (v > 0xFFFF) << 4;
+	v >>= r;
+	shift = (v > 0xFF) << 3;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xF) << 2;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0x3) << 1;
+	v >>= shift;
+	r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+static __always_inline __u32 kagg_log2_64(__u64 v)
+{
+	__u32 hi = v >> 32;
+
+	return hi ? kagg_log2_32(hi) + 32 : kagg_log2_32((__u32)v);
+}
+
+/* floor(log2(floor(v / unit))) (0 for a quotient of 0 or 1), without a division. */
+static __always_inline __u32 kagg_log2_div(__u64 v, __u64 unit, __u32 unit_log2)
+{
+	__s32 k;
+
+	if (v < unit * 2)
+		return 0;
+	k = (__s32)kagg_log2_64(v) - (__s32)unit_log2;
+	if (k > 0 && (unit << k) > v)
+		k--;
+	return k < 0 ? 0 : k > 63 ? 63 : (__u32)k;
+}
+
+/*
+ * The slot of v in a histogram of kind (a constant) with flags, or
+ * KAGG_SDK_SLOTS when a linear one has no slot for it.
+ */
+static __always_inline __u32 kagg_slot(__u32 kind, __u32 flags, __u64 v, __s64 min, __u64 step)
+{
+	__u64 k;
+
+	if (kind == KAGG_SDK_LINEAR) {
+		if ((__s64)v < min)
+			return KAGG_SDK_SLOTS;
+		k = ((__u64)v - (__u64)min) / step;
+		return k < KAGG_SDK_SLOTS ? (__u32)k : KAGG_SDK_SLOTS;
+	}
+	if (flags & KAGG_SDK_TIME)
+		return kagg_log2_div(v, kagg_unit_ns, kagg_unit_log2);
+	return kagg_log2_64(v);
+}
+
+/* The entry of key k in map, created from init when missing; NULL when the map is full. */
+static __always_inline void *kagg_agg_entry(void *map, const void *k, const void *init)
+{
+	void *v = bpf_map_lookup_elem(map, k);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(map, k, init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, k);
+}
+
+/* ---------------------------------------------------------------- aggregations */
+
+/*
+ * The map of an aggregation NAME keyed by KEY (two generations: 2 * MAX entries), a
+ * per-CPU hash keyed by struct NAME__key; for a KEY with no fields (sizeof 0, e.g.
+ * struct kagg_nokey) a per-CPU array of two entries indexed by the generation: an
+ * array lookup is inlined by the verifier, a hash lookup hashes the key.
+ */
+#define __KAGG_AGG_MAP(NAME, KEY, MAX, VALUE)                                                      \
+	struct NAME##__key {                                                                       \
+		__u32 gen;                                                                         \
+		__u32 __pad;                                                                       \
+		KEY k;                                                                             \
+	};                                                                                         \
+	struct {                                                                                   \
+		__uint(type, sizeof(KEY) ? BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_PERCPU_ARRAY);  \
+		__uint(max_entries, sizeof(KEY) ? 2 * (MAX) : 2);                                  \
+		__type(key, __typeof__(__builtin_choose_expr(sizeof(KEY), (struct NAME##__key){},  \
+							     (__u32)0)));                          \
+		__type(value, VALUE);                                                              \
+	} NAME SEC(".maps")
+
+/*
+ * Generation o->gen's value of key in aggregation map (KEY its key type, NAME__key the
+ * map's), created from init when missing; NULL when the map is full.
+ */
+#define __KAGG_AGG_ENTRY(NAME, KEY, o, key, init)                                                 \
+	({                                                                                         \
+		struct NAME##__key __k;                                                            \
+		void *__v;                                                                         \
+                                                                                                   \
+		if (!sizeof(KEY)) {                                                                \
+			__v = bpf_map_lookup_elem(&NAME, &(o)->gen);                               \
+		} else {                                                                           \
+			__builtin_memset(&__k, 0, sizeof(__k));                                    \
+			__k.gen = (o)->gen;                                                        \
+			__k.k = *(key);                                                            \
+			__v = kagg_agg_entry(&NAME, &__k, init);                                   \
+		}                                                                                  \
+		__v;                                                                               \
+	})
+
+/* Its descriptor and drop counter (NAME__drop). */
+#define __KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP)                                                  \
+	enum { NAME##__drop = KAGG_SDK_CNT_DROP + __COUNTER__ };                                  \
+	_Static_assert(NAME##__drop < KAGG_SDK_NR_CNT, "too many kagg drop counters");            \
+	const volatile struct kagg_sdk_desc NAME##__kagg = {                                       \
+		.kind = KIND, .flags = FLAGS, .drop = NAME##__drop,                                \
+		.lin_min = MIN, .lin_step = STEP,                                                  \
+	}
+
+#define __KAGG_HIST(NAME, KEY, MAX, KIND, FLAGS, MIN, STEP)                                        \
+	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_hist);                                      \
+	__KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP);                                                 \
+	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
+	{                                                                                          \
+		struct kagg_sdk_hist *h;                                                           \
+		struct kagg_obs o;                                                                 \
+		__u32 slot;                                                                        \
+                                                                                                   \
+		if (!kagg_obs_begin(&o))                                                           \
+			return false;                                                              \
+		slot = kagg_slot(KIND, FLAGS, v, MIN, STEP);                                       \
+		if (slot >= KAGG_SDK_SLOTS) {                                                      \
+			o.c->cnt[KAGG_SDK_CNT_FILTERED]++;                                         \
+			return false;                                                              \
+		}                                                                                  \
+		h = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &kagg_sdk_zero_hist);                     \
+		if (!h) {                                                                          \
+			o.c->cnt[NAME##__drop]++;                                                  \
+			return false;                                                              \
+		}                                                                                  \
+		h->slots[slot]++;                                                                  \
+		h->sum += v;                                                                       \
+		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                                 \
+		return true;                                                                       \
+	}
+
+/*
+ * A log2 histogram per KEY, at most MAX keys: NAME__record(&key, value).
+ * Slot k holds [2^k, 2^(k+1) - 1] (slot 0: 0 and 1).
+ */
+#define KAGG_HIST_LOG2(NAME, KEY, MAX) __KAGG_HIST(NAME, KEY, MAX, KAGG_SDK_LOG2, 0, 0, 0)
+/* The same of times in ns (from a start/stop pair), bucketed in the session's unit. */
+#define KAGG_HIST_TIME(NAME, KEY, MAX)                                                             \
+	__KAGG_HIST(NAME, KEY, MAX, KAGG_SDK_LOG2, KAGG_SDK_TIME, 0, 0)
+/*
+ * A linear histogram per KEY: 64 slots, slot k holds [MIN + k*STEP, MIN + (k+1)*STEP),
+ * values taken as signed; values outside count as filtered.
+ */
+#define KAGG_HIST_LINEAR(NAME, KEY, MAX, MIN, STEP)                                                \
+	__KAGG_HIST(NAME, KEY, MAX, KAGG_SDK_LINEAR, 0, MIN, STEP)
+
+#define __KAGG_COUNT(NAME, KEY, MAX, FLAGS)                                                        \
+	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_count);                                     \
+	__KAGG_DESC(NAME, KAGG_SDK_COUNT, FLAGS, 0, 0);                                            \
+	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
+	{                                                                                          \
+		struct kagg_sdk_count *c, zero = {};                                               \
+		struct kagg_obs o;                                                                 \
+                                                                                                   \
+		if (!kagg_obs_begin(&o))                                                           \
+			return false;                                                              \
+		c = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &zero);                                   \
+		if (!c) {                                                                          \
+			o.c->cnt[NAME##__drop]++;                                                  \
+			return false;                                                              \
+		}                                                                                  \
+		c->count++;                                                                        \
+		c->sum += v;                                                                       \
+		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                                 \
+		return true;                                                                       \
+	}
+
+/* A count and a sum per KEY: NAME__record(&key, value) counts 1 and adds value. */
+#define KAGG_COUNT(NAME, KEY, MAX) __KAGG_COUNT(NAME, KEY, MAX, 0)
+/* The same with a sum of times in ns (shown in the session's unit). */
+#define KAGG_COUNT_TIME(NAME, KEY, MAX) __KAGG_COUNT(NAME, KEY, MAX, KAGG_SDK_TIME)
+
+/* The current kernel stack's id in kagg_stackmap (a kagg_kstack_t field), or -errno. */
+static __always_inline kagg_kstack_t kagg_kstack(void *ctx)
+{
+	return bpf_get_stackid(ctx, &kagg_stackmap, 0);
+}
+
+/* The current user stack's id (a kagg_ustack_t field, with a kagg_pid_t), or -errno. */
+static __always_inline kagg_ustack_t kagg_ustack(void *ctx)
+{
+	return bpf_get_stackid(ctx, &kagg_stackmap, BPF_F_USER_STACK);
+}
+
+/*
+ * A count and sum per stack of the current task: kernel frames, user frames or both
+ * (WHICH: KAGG_SDK_KSTACK | KAGG_SDK_USTACK, optionally | KAGG_SDK_TIME for ns values),
+ * at most MAX stacks: NAME__record(ctx, value), ctx the program's context.
+ */
+#define KAGG_STACKS(NAME, MAX, WHICH)                                                              \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
+		__uint(max_entries, 2 * (MAX));                                                    \
+		__type(key, struct kagg_sdk_stack_key);                                            \
+		__type(value, struct kagg_sdk_stack_val);                                          \
+	} NAME SEC(".maps");                                                                       \
+	__KAGG_DESC(NAME, KAGG_SDK_STACKS, WHICH, 0, 0);                                           \
+	__KAGG_FN bool NAME##__record(void *ctx, __u64 v)                             \
+	{                                                                                          \
+		struct kagg_sdk_stack_val *sv, zero = {};                                          \
+		struct kagg_sdk_stack_key k = {};                                                  \
+		struct kagg_obs o;                                                                 \
+		__u64 id;                                                                          \
+                                                                                                   \
+		if (!kagg_obs_begin(&o))                                                           \
+			return false;                                                              \
+		id = bpf_get_current_pid_tgid();                                                   \
+		k.gen = o.gen;                                                                     \
+		k.tgid = id >> 32;                                                                 \
+		k.pid = (__u32)id;                                                                 \
+		k.kstack = ((WHICH) & KAGG_SDK_KSTACK) ? kagg_kstack(ctx) : KAGG_SDK_NO_STACK; \
+		k.ustack = ((WHICH) & KAGG_SDK_USTACK) && k.tgid ?                                 \
+				   kagg_ustack(ctx) : KAGG_SDK_NO_STACK;      \
+		sv = bpf_map_lookup_elem(&NAME, &k);                                               \
+		if (!sv) {                                                                         \
+			bpf_get_current_comm(zero.comm, sizeof(zero.comm));                        \
+			bpf_map_update_elem(&NAME, &k, &zero, BPF_NOEXIST);                        \
+			sv = bpf_map_lookup_elem(&NAME, &k);                                       \
+		}                                                                                  \
+		if (!sv) {                                                                         \
+			o.c->cnt[NAME##__drop]++;                                                  \
+			return false;                                                              \
+		}                                                                                  \
+		sv->count++;                                                                       \
+		sv->sum += v;                                                                      \
+		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                                 \
+		return true;                                                                       \
+	}
+
+/* ---------------------------------------------------------------- start/stop pairs */
+
+/* The thread id of task t (CO-RE read: any task pointer). */
+static __always_inline __u32 kagg_task_tid(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, pid);
+}
+
+/*
+ * A start/stop pair NAME: the time between a start and the next stop of the same
+ * task or 64-bit id, at most MAX ids open at once (tasks: no limit, task storage).
+ *   NAME__start() / NAME__stop(&ns)             the current task
+ *   NAME__start_task(t) / NAME__stop_task(t, &ns)  a trusted task pointer (tp_btf,
+ *                                               fentry arguments)
+ *   NAME__start_id(id) / NAME__stop_id(id, &ns) any id (a request, a thread id...)
+ *   NAME__start_of(t, btf) / NAME__stop_of(t, btf, &ns)  in a KAGG_TP or KAGG_FUNC
+ *                                               handler: the task, by task storage in the
+ *                                               BTF flavour, by its thread id in the other
+ * A stop is true with the interval in *ns.  Counted drops: NAME_full (a start found
+ * the id table full), NAME_unclosed (a start found the previous one still open: its
+ * stop was not seen, an interval lost) and NAME_no_start (a stop with no start: it
+ * started before the session, no loss).
+ */
+#define KAGG_PAIR(NAME, MAX)                                                                       \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_TASK_STORAGE);                                           \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__type(key, int);                                                                  \
+		__type(value, __u64);                                                              \
+	} NAME##__task SEC(".maps");                                                               \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(max_entries, MAX);                                                          \
+		__type(key, __u64);                                                                \
+		__type(value, __u64);                                                              \
+	} NAME##__id SEC(".maps");                                                                 \
+	enum {                                                                                     \
+		NAME##__full = KAGG_SDK_CNT_DROP + __COUNTER__,                                    \
+		NAME##__unclosed = KAGG_SDK_CNT_DROP + __COUNTER__,                                \
+		NAME##__nostart = KAGG_SDK_CNT_DROP + __COUNTER__,                                 \
+	};                                                                                         \
+	_Static_assert(NAME##__nostart < KAGG_SDK_NR_CNT, "too many kagg drop counters");         \
+	const volatile struct kagg_sdk_desc NAME##__kagg = {                                       \
+		.kind = KAGG_SDK_PAIR, .flags = KAGG_SDK_TIME, .drop = NAME##__full,               \
+		.drop2 = NAME##__unclosed, .drop3 = NAME##__nostart,                               \
+	};                                                                                         \
+	__KAGG_FN void NAME##__start_at(__u64 *ts)                                    \
+	{                                                                                          \
+		if (*ts)                                                                           \
+			kagg_count(NAME##__unclosed);                                              \
+		*ts = kagg_now();                                                                  \
+	}                                                                                          \
+	__KAGG_FN bool NAME##__stop_at(__u64 *ts, __u64 *ns)                          \
+	{                                                                                          \
+		if (!ts || !*ts) {                                                                 \
+			kagg_count(NAME##__nostart);                                               \
+			return false;                                                              \
+		}                                                                                  \
+		*ns = kagg_now() - *ts;                                                            \
+		*ts = 0;                                                                           \
+		return true;                                                                       \
+	}                                                                                          \
+	__KAGG_FN void NAME##__start_task(struct task_struct *t)                      \
+	{                                                                                          \
+		__u64 *ts;                                                                         \
+                                                                                                   \
+		if (!kagg_armed_now())                                                             \
+			return;                                                                    \
+		ts = bpf_task_storage_get(&NAME##__task, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);    \
+		if (ts)                                                                            \
+			NAME##__start_at(ts);                                                      \
+		else                                                                               \
+			kagg_count(NAME##__full);                                                  \
+	}                                                                                          \
+	__KAGG_FN bool NAME##__stop_task(struct task_struct *t, __u64 *ns)            \
+	{                                                                                          \
+		if (!kagg_armed_now())                                                             \
+			return false;                                                              \
+		return NAME##__stop_at(bpf_task_storage_get(&NAME##__task, t, 0, 0), ns);          \
+	}                                                                                          \
+	__KAGG_FN void NAME##__start_id(__u64 id)                                     \
+	{                                                                                          \
+		__u64 *ts, zero = 0;                                                               \
+                                                                                                   \
+		if (!kagg_armed_now())                                                             \
+			return;                                                                    \
+		ts = bpf_map_lookup_elem(&NAME##__id, &id);                                        \
+		if (!ts) {                                                                         \
+			bpf_map_update_elem(&NAME##__id, &id, &zero, BPF_NOEXIST);                 \
+			ts = bpf_map_lookup_elem(&NAME##__id, &id);                                \
+		}                                                                                  \
+		if (ts)                                                                            \
+			NAME##__start_at(ts);                                                      \
+		else                                                                               \
+			kagg_count(NAME##__full);                                                  \
+	}                                                                                          \
+	__KAGG_FN bool NAME##__stop_id(__u64 id, __u64 *ns)                           \
+	{                                                                                          \
+		bool ok;                                                                           \
+                                                                                                   \
+		if (!kagg_armed_now())                                                             \
+			return false;                                                              \
+		ok = NAME##__stop_at(bpf_map_lookup_elem(&NAME##__id, &id), ns);                   \
+		if (ok)                                                                            \
+			bpf_map_delete_elem(&NAME##__id, &id);                                     \
+		return ok;                                                                         \
+	}                                                                                          \
+	__KAGG_FN void NAME##__start(void)                                            \
+	{                                                                                          \
+		NAME##__start_task(bpf_get_current_task_btf());                                    \
+	}                                                                                          \
+	__KAGG_FN bool NAME##__stop(__u64 *ns)                                        \
+	{                                                                                          \
+		return NAME##__stop_task(bpf_get_current_task_btf(), ns);                          \
+	}                                                                                          \
+	__KAGG_FN void NAME##__start_of(struct task_struct *t, const bool btf)        \
+	{                                                                                          \
+		if (btf)                                                                           \
+			NAME##__start_task(t);                                                     \
+		else                                                                               \
+			NAME##__start_id(kagg_task_tid(t));                                        \
+	}                                                                                          \
+	__KAGG_FN bool NAME##__stop_of(struct task_struct *t, const bool btf,         \
+						    __u64 *ns)                                     \
+	{                                                                                          \
+		return btf ? NAME##__stop_task(t, ns) : NAME##__stop_id(kagg_task_tid(t), ns);     \
+	}
+
+/* ---------------------------------------------------------------- attach flavours */
+
+/*
+ * A tracepoint program in two flavours, NAME_tp_btf on "tp_btf/TP" and NAME_raw_tp on
+ * "raw_tp/TP"; the loader loads the first, the second when the first cannot load (the
+ * meta says which was used, and why).  Both take the tracepoint's arguments (the ...,
+ * as BPF_PROG takes them) and return CALL, an expression in which `btf` is a constant:
+ * true in the first (arguments are trusted pointers), false in the second (read them
+ * with BPF_CORE_READ).
+ */
+#define KAGG_TP(NAME, TP, CALL, ...)                                                               \
+	SEC("tp_btf/" TP)                                                                          \
+	int BPF_PROG(NAME##_tp_btf, ##__VA_ARGS__)                                                 \
+	{                                                                                          \
+		const bool btf = true;                                                             \
+		struct kagg_clock *__c = kagg_event_begin();                                       \
+                                                                                                   \
+		(void)btf;                                                                         \
+		return kagg_event_end(__c, CALL);                                                  \
+	}                                                                                          \
+	SEC("raw_tp/" TP)                                                                          \
+	int BPF_PROG(NAME##_raw_tp, ##__VA_ARGS__)                                                 \
+	{                                                                                          \
+		const bool btf = false;                                                            \
+		struct kagg_clock *__c = kagg_event_begin();                                       \
+                                                                                                   \
+		(void)btf;                                                                         \
+		return kagg_event_end(__c, CALL);                                                  \
+	}
+
+/*
+ * A kernel function's entry in two flavours, NAME_fentry on "fentry/FN" and NAME_kprobe
+ * on "kprobe/FN", loaded like KAGG_TP's: CALL with `btf` true in the first.
+ */
+#define KAGG_FUNC(NAME, FN, CALL, ...)                                                             \
+	SEC("fentry/" FN)                                                                          \
+	int BPF_PROG(NAME##_fentry, ##__VA_ARGS__)                                                 \
+	{                                                                                          \
+		const bool btf = true;                                                             \
+		struct kagg_clock *__c = kagg_event_begin();                                       \
+                                                                                                   \
+		(void)btf;                                                                         \
+		return kagg_event_end(__c, CALL);                                                  \
+	}                                                                                          \
+	SEC("kprobe/" FN)                                                                          \
+	int BPF_KPROBE(NAME##_kprobe, ##__VA_ARGS__)                                               \
+	{                                                                                          \
+		const bool btf = false;                                                            \
+		struct kagg_clock *__c = kagg_event_begin();                                       \
+                                                                                                   \
+		(void)btf;                                                                         \
+		return kagg_event_end(__c, CALL);                                                  \
+	}
+
+#endif /* __KAGG_BPF_H */

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * kagg/bpf/kagg_sdk.h - the contract between a BPF program written with
+ * kagg.bpf.h and the generic loader (kagg run, kagg_prog__open()).  Both
+ * sides include it: the program after vmlinux.h, userspace after
+ * <linux/types.h>.
+ *
+ * What the loader finds in the object's BTF:
+ *   - an aggregation is a map NAME with a `const volatile struct kagg_sdk_desc
+ *     NAME__kagg` in .rodata saying what it is (kind, flags, drop counters);
+ *     its key type is `struct NAME__key { __u32 gen; __u32 __pad; KEY k; }`
+ *     and its value one of the kagg_sdk_* values below, checked by size;
+ *   - the per-CPU array `kagg_counters` (one struct kagg_sdk_counters);
+ *   - the .bss words `kagg_gen` (generation, flipped by the loader) and
+ *     `kagg_armed` (set once every program is attached);
+ *   - the .rodata `kagg_unit_ns`/`kagg_unit_log2` (the unit of time
+ *     histograms), set by the loader;
+ *   - every other `const volatile` global is a tunable (--set NAME=VALUE);
+ *   - the key fields whose type is one of the typedefs below are resolved
+ *     when printed; fields whose name starts with "__" are padding, not shown.
+ */
+#ifndef __KAGG_SDK_H
+#define __KAGG_SDK_H
+
+#define KAGG_SDK_SLOTS 64	/* log2 / linear buckets per histogram */
+#define KAGG_SDK_NR_CNT 32	/* counters of kagg_counters */
+#define KAGG_SDK_COMM_LEN 16
+#define KAGG_SDK_MAX_STACK 127	/* frames per stack */
+#define KAGG_SDK_NO_STACK (-1000000) /* stack id: not captured by design */
+
+/* Counters (kagg_counters.cnt[i]): 0 .. KAGG_SDK_CNT_DROP-1, then drops by cause. */
+enum kagg_sdk_cnt {
+	KAGG_SDK_CNT_EVENTS = 0,	/* observations offered while armed */
+	KAGG_SDK_CNT_RECORDED = 1,	/* observations aggregated */
+	KAGG_SDK_CNT_FILTERED = 2,	/* left out by the program (kagg_filtered()): no loss */
+	KAGG_SDK_CNT_DROP = 3,		/* first drop counter, one or more per aggregation */
+};
+
+/* What an aggregation is (kagg_sdk_desc.kind). */
+enum kagg_sdk_kind {
+	KAGG_SDK_LOG2 = 1,	/* log2 histogram per key (struct kagg_sdk_hist) */
+	KAGG_SDK_LINEAR = 2,	/* linear histogram per key (struct kagg_sdk_hist) */
+	KAGG_SDK_COUNT = 3,	/* count and sum per key (struct kagg_sdk_count) */
+	KAGG_SDK_STACKS = 4,	/* count and sum per stack (struct kagg_sdk_stack_val) */
+	KAGG_SDK_PAIR = 5,	/* start/stop pair: no aggregate, its drops */
+};
+
+/* kagg_sdk_desc.flags */
+enum kagg_sdk_flag {
+	KAGG_SDK_TIME = 1 << 0,		/* values are ns, shown in the session's unit */
+	KAGG_SDK_KSTACK = 1 << 1,	/* stacks: kernel frames */
+	KAGG_SDK_USTACK = 1 << 2,	/* stacks: user frames */
+};
+
+/* `const volatile struct kagg_sdk_desc NAME__kagg` next to each aggregation NAME. */
+struct kagg_sdk_desc {
+	__u32 kind;	/* enum kagg_sdk_kind */
+	__u32 flags;	/* enum kagg_sdk_flag */
+	__u32 drop;	/* counter: keys full (pairs: start table full) */
+	__u32 drop2;	/* pairs: a start found the previous one open (its stop was missed) */
+	__u32 drop3;	/* pairs: a stop found no start (started before the session) */
+	__u32 __pad;
+	__s64 lin_min;	/* linear: slot k is [lin_min + k*lin_step, lin_min + (k+1)*lin_step) */
+	__u64 lin_step;
+};
+
+struct kagg_sdk_counters {
+	__u64 cnt[KAGG_SDK_NR_CNT];
+};
+
+/* Histogram value, per CPU: slot counts; sum of the values (ns for times), modulo 2^64. */
+struct kagg_sdk_hist {
+	__u64 slots[KAGG_SDK_SLOTS];
+	__u64 sum;
+};
+
+/* Counter value, per CPU. */
+struct kagg_sdk_count {
+	__u64 count;
+	__u64 sum;
+};
+
+/* Stack aggregation key (stacks in kagg_stackmap) and value, per CPU. */
+struct kagg_sdk_stack_key {
+	__u32 gen;
+	__u32 tgid;
+	__u32 pid;
+	__s32 kstack;	/* stack id, negative errno, or KAGG_SDK_NO_STACK */
+	__s32 ustack;
+	__u32 __pad;
+	__u64 aux;
+};
+
+struct kagg_sdk_stack_val {
+	char comm[KAGG_SDK_COMM_LEN];
+	__u64 sum;	/* of the values recorded (ns for times) */
+	__u64 count;
+};
+
+_Static_assert(sizeof(struct kagg_sdk_desc) == 40, "kagg_sdk_desc layout");
+_Static_assert(sizeof(struct kagg_sdk_counters) == 8 * KAGG_SDK_NR_CNT, "counters layout");
+_Static_assert(sizeof(struct kagg_sdk_hist) == 8 * KAGG_SDK_SLOTS + 8, "kagg_sdk_hist layout");
+_Static_assert(sizeof(struct kagg_sdk_count) == 16, "kagg_sdk_count layout");
+_Static_assert(sizeof(struct kagg_sdk_stack_key) == 32, "kagg_sdk_stack_key layout");
+_Static_assert(sizeof(struct kagg_sdk_stack_val) == 32, "kagg_sdk_stack_val layout");
+
+/*
+ * Key fields the loader resolves when it prints them, by their type's name
+ * (keep the typedef: a field declared with the underlying integer prints as
+ * a number).
+ */
+typedef __u32 kagg_pid_t;	/* a process id: printed as the number and NAME_comm */
+typedef __u64 kagg_cgroup_t;	/* a cgroup v2 id: printed as the cgroup's path */
+typedef __u64 kagg_kaddr_t;	/* a kernel address: printed as its symbol */
+typedef __u64 kagg_uaddr_t;	/* a user address in the key's kagg_pid_t process: its symbol */
+typedef __u32 kagg_dev_t;	/* a kernel dev_t (major << 20 | minor): "major:minor" */
+typedef __s32 kagg_kstack_t;	/* a kernel stack id of kagg_stackmap: its frames, ';'-joined */
+typedef __s32 kagg_ustack_t;	/* a user stack id, of the key's kagg_pid_t process: its frames */
+
+#endif /* __KAGG_SDK_H */

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * test_prog: programs written with <kagg/bpf/kagg.bpf.h> run by the generic
+ * loader (kagg_prog__open(), kagg run).
+ *
+ * - examples/bpf/offcpu.bpf.o beside kagg_offcpu__open() on the same
+ *   sched_switch events of one process: the same histogram, bucket for bucket,
+ *   in one exact interval;
+ * - a key with an enum, a string, a pid, a cgroup id, a kernel stack and a
+ *   nested struct (tests/progs/sdk_keys.bpf.c, loaded from its bytes) printed
+ *   by name in text and JSON;
+ * - examples/bpf/ulat.bpf.o on funclat_target's 20 ms and 5 ms sleeps: each
+ *   call counted, none below its sleep's bucket;
+ * - bad objects and options: one line, exit 2, nothing left loaded.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <sys/syscall.h>
+#include <linux/types.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include <kagg/kagg.h>
+#include "testutil.h"
+#include "census.h"
+#include "shared/kagg_sdk.h" /* the types of the skeleton's rodata */
+#include "sdk_keys.skel.h"
+
+/* build/<dir>/<name>, build taken from $KAGG (build/bin/kagg). */
+static const char *built(const char *rel, char *buf, size_t len)
+{
+	char k[512];
+
+	snprintf(k, sizeof(k), "%s", tu_kagg());
+	snprintf(buf, len, "%s/%s", dirname(dirname(k)), rel);
+	return buf;
+}
+
+static void test_offcpu_same(void **state)
+{
+	struct tu_sleeps sl = { .count = 40, .ms = 3 };
+	struct tu_child c = tu_spawn(tu_sleeper, &sl);
+	char path[600], set[64];
+	const char *sets[] = { set };
+	int pids[] = { c.pid };
+	KAGG_OPTS(kagg_offcpu_opts, oo, .pids = pids, .nr_pids = 1);
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1);
+	struct kagg_session *a, *b;
+	struct kagg_snapshot *sa, *sb;
+	const struct kagg_hist *ha, *hb;
+	unsigned int k;
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(set, sizeof(set), "tgid=%d", c.pid);
+	a = kagg_offcpu__open(&oo);
+	b = kagg_prog__open(built("examples/bpf/offcpu.bpf.o", path, sizeof(path)), &po);
+	assert_non_null(a);
+	assert_non_null(b);
+	tu_attach(a);
+	tu_attach(b);
+	tu_go(&c);
+	assert_int_equal(tu_wait(&c), 0);
+	/* the process is gone: no event of it can fall between the two flips */
+	sa = tu_snapshot(a, KAGG_SNAP_RESET);
+	sb = tu_snapshot(b, KAGG_SNAP_RESET);
+	assert_int_equal(kagg_snapshot__hist_cnt(sa), 1);
+	assert_int_equal(kagg_snapshot__hist_cnt(sb), 1);
+	ha = kagg_snapshot__hist(sa, 0);
+	hb = kagg_snapshot__hist(sb, 0);
+	printf("  offcpu %" PRIu64 " intervals, the SDK's %" PRIu64 "\n", ha->total, hb->total);
+	assert_true(ha->total >= (uint64_t)sl.count);
+	assert_int_equal(ha->total, hb->total);
+	assert_int_equal(ha->nr_slots, hb->nr_slots);
+	for (k = 0; k < ha->nr_slots; k++)
+		assert_int_equal(ha->slots[k], hb->slots[k]);
+	assert_string_equal(kagg_snapshot__meta(sb)->attach, "tp_btf");
+	kagg_snapshot__free(sa);
+	kagg_snapshot__free(sb);
+	kagg_session__destroy(a);
+	kagg_session__destroy(b);
+}
+
+/* getppid() n times, then a snapshot of s (attached). */
+static struct kagg_snapshot *after_getppid(struct kagg_session *s, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	return tu_snapshot(s, KAGG_SNAP_RESET);
+}
+
+static void test_key_names(void **state)
+{
+	char set[64], comm[32] = "", cgline[512] = "", cg[520], want[600];
+	const char *sets[] = { set, "label=hi" };
+	size_t sz, i, len;
+	const void *bytes = sdk_keys_bpf__elf_bytes(&sz);
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 2, .obj_buf = bytes, .obj_size = sz);
+	struct kagg_session *s;
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	KAGG_OPTS(kagg_print_opts, json, .format = KAGG_FORMAT_JSON);
+	char *text = NULL;
+	FILE *f;
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(set, sizeof(set), "target_tgid=%d", getpid());
+	f = fopen("/proc/self/comm", "r");
+	assert_non_null(fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	f = fopen("/proc/self/cgroup", "r");
+	while (fgets(cgline, sizeof(cgline), f) && strncmp(cgline, "0::", 3))
+		;
+	fclose(f);
+	cgline[strcspn(cgline, "\n")] = '\0';
+	snprintf(cg, sizeof(cg), "%s", strstr(cgline, "::") ? strstr(cgline, "::") + 2 : "?");
+	s = kagg_prog__open("sdk_keys", &po);
+	tu_attach(s);
+	snap = after_getppid(s, 7);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	h = kagg_snapshot__hist(snap, 0);
+	assert_string_equal(h->agg, "sdk_calls");
+	assert_int_equal(h->nr_slots, 0);
+	assert_int_equal(h->total, 7);
+	for (i = 0; i < h->nr_labels; i++)
+		printf("  %s = %s\n", h->label_names[i], h->label_values[i]);
+	f = open_memstream(&text, &len);
+	assert_int_equal(kagg_snapshot__print(snap, f, NULL), 0);
+	assert_int_equal(kagg_snapshot__print(snap, f, &json), 0);
+	fclose(f);
+	TU_ASSERT_HAS(text, "color=SDK_GREEN", "name=hi ", "\"color\": \"SDK_GREEN\"",
+		      "\"name\": \"hi\"", "\"in_port\": \"80\"", "in_port=80", "do_syscall_64",
+		      "count = 7, sum = 7 sdk_calls", "\"agg\": \"sdk_calls\"");
+	snprintf(want, sizeof(want), "pid=%d pid_comm=%s ", getpid(), comm);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "\"pid_comm\": \"%s\"", comm);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "cg=%s ", cg);
+	assert_non_null(strstr(text, want));
+	free(text);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/* ulat on funclat_target's function fn, called by its command cmd n times: all in the slot of ms. */
+static void ulat_case(const char *fn, const char *cmd, int n, double ms)
+{
+	char path[600], helper[512], count[16];
+	char *argv[] = { "funclat_target", (char *)cmd, count, NULL };
+	KAGG_OPTS(kagg_prog_opts, po, .func = fn);
+	struct kagg_session *s;
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	uint64_t below = 0;
+	pid_t pid;
+	int slot, k;
+
+	snprintf(count, sizeof(count), "%d", n);
+	po.binary = tu_helper("funclat_target", helper, sizeof(helper));
+	s = kagg_prog__open(built("examples/bpf/ulat.bpf.o", path, sizeof(path)), &po);
+	assert_non_null(s);
+	snap = tu_snapshot_around_helper(s, argv, true, &pid);
+	assert_non_null(snap);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	h = kagg_snapshot__hist(snap, 0);
+	slot = tu_slot_of(h, ms * 1000);
+	for (k = 0; k < (int)h->nr_slots; k++)
+		below += k < slot ? h->slots[k] : 0;
+	printf("  %s: %" PRIu64 " calls, %" PRIu64 " in the slot of %g ms, %" PRIu64 " below, "
+	       "avg %.0f us\n", fn, h->total, slot >= 0 ? h->slots[slot] : 0, ms, below,
+	       h->sum / (double)h->total);
+	/* a call lasts its sleep or longer (never less): nothing below its slot */
+	assert_int_equal(h->total, n);
+	assert_true(slot >= 0);
+	assert_int_equal(below, 0);
+	assert_true(h->sum >= n * ms * 1000);
+	assert_true(h->slots[slot] > 0);
+	assert_string_equal(kagg_snapshot__meta(snap)->attach, "uprobe+uretprobe");
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+static void test_uprobe_sleeps(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	ulat_case("target_sleep_20ms", "sleep20", 4, 20);
+	ulat_case("target_sleep_5ms", "sleep5", 6, 5);
+}
+
+static void test_bad_objects(void **state)
+{
+	char keys[600], noagg[600], shape[600], verif[600], noatt[600];
+	struct tu_error_case c[] = {
+		{ 2, "is not an ELF file", { "run", "/etc/passwd", NULL } },
+		{ 2, "cannot read", { "run", "/nonexistent.bpf.o", NULL } },
+		{ 2, "declares no aggregation", { "run", noagg, NULL } },
+		{ 2, "wrong shape", { "run", shape, NULL } },
+		{ 2, "R0 invalid mem access", { "run", verif, NULL } },
+		{ 2, "names no attachable point", { "run", noatt, NULL } },
+		{ 2, "unknown tunable 'nosuch'", { "run", "--set", "nosuch=1", keys, NULL } },
+		{ 2, "'ro_limit' is not a tunable", { "run", "--set", "ro_limit=1", keys, NULL } },
+		{ 2, "invalid value '-1' for target_tgid", { "run", "--set", "target_tgid=-1", keys,
+							     NULL } },
+		{ 2, "invalid value '4294967296'", { "run", "--set", "target_tgid=4294967296", keys,
+						     NULL } },
+		{ 2, "too long", { "run", "--set", "label=waytoolong", keys, NULL } },
+		{ 2, "which program", { "run", NULL } },
+	};
+	struct tu_exit_case ex[] = {
+		{ "verifier refusal", 0, 2, { "run", verif, NULL } },
+		{ "no attach point", 0, 2, { "run", noatt, NULL } },
+		{ "bad tunable", 0, 2, { "run", "--set", "label=waytoolong", keys, NULL } },
+	};
+
+	TU_SKIP_UNLESS_ROOT();
+	built("bpf/sdk_keys.bpf.o", keys, sizeof(keys));
+	built("bpf/sdk_noagg.bpf.o", noagg, sizeof(noagg));
+	built("bpf/sdk_badshape.bpf.o", shape, sizeof(shape));
+	built("bpf/sdk_verifier.bpf.o", verif, sizeof(verif));
+	built("bpf/sdk_noattach.bpf.o", noatt, sizeof(noatt));
+	tu_expect_errors(c, sizeof(c) / sizeof(c[0]));
+	tu_expect_clean_exits(ex, sizeof(ex) / sizeof(ex[0]), "sdk_", "sdk_|kagg_", "");
+}
+
+TU_MAIN(cmocka_unit_test(test_offcpu_same), cmocka_unit_test(test_key_names),
+	cmocka_unit_test(test_uprobe_sleeps), cmocka_unit_test(test_bad_objects));

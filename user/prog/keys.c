@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * A kagg_prog__open() session's histograms and counters, read from their
+ * maps, their keys printed from BTF with no configuration: integers, enums
+ * by name, char arrays as strings, nested structs flattened into labels
+ * ("outer_inner"), and the fields typed with kagg_sdk.h's typedefs resolved
+ * (pid -> comm, cgroup id -> path, addresses -> symbols, dev_t ->
+ * major:minor, stack ids -> frames).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "prog/prog_internal.h"
+#include "session/session_internal.h"
+#include "snapshot/snapshot_internal.h"
+#include "syms/syms.h"
+
+/* The fields kagg_sdk.h's typedefs mark. */
+enum mark { M_NONE, M_PID, M_CGROUP, M_KADDR, M_UADDR, M_DEV, M_KSTACK, M_USTACK };
+
+static enum mark mark_of(const char *typedef_name)
+{
+	static const char *const names[] = {
+		[M_PID] = "kagg_pid_t", [M_CGROUP] = "kagg_cgroup_t", [M_KADDR] = "kagg_kaddr_t",
+		[M_UADDR] = "kagg_uaddr_t", [M_DEV] = "kagg_dev_t", [M_KSTACK] = "kagg_kstack_t",
+		[M_USTACK] = "kagg_ustack_t",
+	};
+	size_t i;
+
+	for (i = 1; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(typedef_name, names[i]))
+			return (enum mark)i;
+	return M_NONE;
+}
+
+/* The type behind typedefs and qualifiers, and the first kagg mark met on the way. */
+static __u32 resolve(const struct btf *btf, __u32 id, enum mark *m)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	*m = M_NONE;
+	while (t && (btf_is_typedef(t) || btf_is_mod(t))) {
+		if (btf_is_typedef(t) && *m == M_NONE)
+			*m = mark_of(btf__name_by_offset(btf, t->name_off));
+		id = t->type;
+		t = btf__type_by_id(btf, id);
+	}
+	return id;
+}
+
+static bool has_stacks(const struct btf *btf, __u32 id, int depth)
+{
+	const struct btf_type *t;
+	enum mark m;
+	__u16 i;
+
+	id = resolve(btf, id, &m);
+	if (m == M_KSTACK || m == M_USTACK)
+		return true;
+	t = btf__type_by_id(btf, id);
+	if (!t || depth > 8 || !btf_is_composite(t))
+		return false;
+	for (i = 0; i < btf_vlen(t); i++)
+		if (has_stacks(btf, btf_members(t)[i].type, depth + 1))
+			return true;
+	return false;
+}
+
+bool pkey_has_stacks(const struct btf *btf, __u32 id)
+{
+	return btf && has_stacks(btf, id, 0);
+}
+
+/* ------------------------------------------------------------ resolvers */
+
+void pkey_cache_free(struct pkey_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_cg; i++)
+		free(c->cg[i].path);
+	free(c->cg);
+	c->cg = NULL;
+	c->nr_cg = 0;
+}
+
+/* Every cgroup v2 directory under dir (rel: its path from the root), by inode (= id). */
+static void cg_scan(struct pkey_cache *c, const char *dir, const char *rel, int depth)
+{
+	struct dirent *de;
+	struct stat st;
+	char path[4096], r[4096];
+	DIR *d;
+
+	if (depth > 32 || stat(dir, &st))
+		return;
+	if (c->nr_cg % 64 == 0) {
+		void *tmp = realloc(c->cg, (c->nr_cg + 64) * sizeof(*c->cg));
+
+		if (!tmp)
+			return;
+		c->cg = tmp;
+	}
+	c->cg[c->nr_cg].id = st.st_ino;
+	c->cg[c->nr_cg].path = strdup(rel[0] ? rel : "/");
+	if (c->cg[c->nr_cg].path)
+		c->nr_cg++;
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		snprintf(r, sizeof(r), "%s/%s", rel, de->d_name);
+		cg_scan(c, path, r, depth + 1);
+	}
+	closedir(d);
+}
+
+static const char *cg_path(struct pkey_cache *c, uint64_t id)
+{
+	size_t i;
+
+	for (;;) {
+		for (i = 0; i < c->nr_cg; i++)
+			if (c->cg[i].id == id)
+				return c->cg[i].path;
+		if (c->cg_read)
+			return NULL;
+		pkey_cache_free(c);
+		cg_scan(c, "/sys/fs/cgroup", "", 0);
+		c->cg_read = true;
+	}
+}
+
+/* What formats one key: its labels so far, the session for symbols, the key's pid. */
+struct kctx {
+	struct kagg_session *s;
+	struct pstate *t;
+	const struct btf *btf;
+	char **names, **vals;
+	size_t n, cap;
+	int pid;	/* the first kagg_pid_t of the key */
+	bool scan;	/* first pass: find the pid only */
+	bool oom;
+};
+
+static void add(struct kctx *c, const char *name, const char *val)
+{
+	if (c->scan || c->oom)
+		return;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 8;
+		char **n = realloc(c->names, cap * sizeof(*n)), **v;
+
+		if (n)
+			c->names = n;
+		v = n ? realloc(c->vals, cap * sizeof(*v)) : NULL;
+		if (!v) {
+			c->oom = true;
+			return;
+		}
+		c->vals = v;
+		c->cap = cap;
+	}
+	c->names[c->n] = strdup(name);
+	c->vals[c->n] = strdup(val);
+	if (!c->names[c->n] || !c->vals[c->n]) {
+		free(c->names[c->n]);
+		free(c->vals[c->n]);
+		c->oom = true;
+		return;
+	}
+	c->n++;
+}
+
+static struct syms *syms_of(struct kagg_session *s)
+{
+	if (!s->syms)
+		s->syms = syms__new();
+	return s->syms;
+}
+
+static void fmt_kaddr(struct kctx *c, uint64_t a, char *buf, size_t len)
+{
+	struct sym sym;
+	struct syms *sy = syms_of(c->s);
+
+	sym__format(sy && !syms__kernel(sy, a, &sym) ? &sym : NULL, a, 0, buf, len);
+}
+
+static void fmt_uaddr(struct kctx *c, uint64_t a, char *buf, size_t len)
+{
+	struct sym sym;
+	struct syms *sy = syms_of(c->s);
+	int err = sy && c->pid > 0 ? syms__user(sy, c->pid, a, &sym) : -ESRCH;
+
+	sym__format(!err || (err == -ENOENT && sym.module) ? &sym : NULL, a, 0, buf, len);
+}
+
+/* Stack id's frames, outermost first, ';'-joined (a folded stack). */
+static void fmt_stack(struct kctx *c, int id, bool user, char *buf, size_t len)
+{
+	uint64_t ips[KAGG_SDK_MAX_STACK] = {};
+	char f[256];
+	size_t used = 0;
+	int n = 0, i;
+
+	buf[0] = '\0';
+	if (id == KAGG_SDK_NO_STACK) {
+		snprintf(buf, len, "[none]");
+		return;
+	}
+	if (id < 0 || bpf_map__lookup_elem(c->t->stackmap, &id, sizeof(id), ips, sizeof(ips), 0)) {
+		snprintf(buf, len, "[lost: %s]", strerror(id < 0 ? -id : ENOENT));
+		return;
+	}
+	while (n < KAGG_SDK_MAX_STACK && ips[n])
+		n++;
+	for (i = n - 1; i >= 0 && used + 1 < len; i--) {
+		if (user)
+			fmt_uaddr(c, ips[i], f, sizeof(f));
+		else
+			fmt_kaddr(c, ips[i], f, sizeof(f));
+		used += snprintf(buf + used, len - used, "%s%s", used ? ";" : "", f);
+	}
+}
+
+/* /proc/PID/comm, "" when gone. */
+static void comm_of(int pid, char *buf, size_t len)
+{
+	char path[32];
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = pid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Bits [off, off + bits) of base, as little-endian, sign-extended when sgn. */
+static uint64_t get_bits(const unsigned char *base, __u32 off, __u32 bits, bool sgn)
+{
+	unsigned char b[16] = {};
+	unsigned __int128 w = 0;
+	uint64_t v;
+	int i;
+
+	memcpy(b, base + off / 8, (off % 8 + bits + 7) / 8);
+	for (i = 15; i >= 0; i--)
+		w = w << 8 | b[i];
+	v = (uint64_t)(w >> (off % 8));
+	if (bits < 64) {
+		v &= (1ULL << bits) - 1;
+		if (sgn && (v >> (bits - 1)))
+			v |= ~0ULL << bits;
+	}
+	return v;
+}
+
+/* Printable bytes of a char array, up to its NUL; others as '?'. */
+static void fmt_str(const unsigned char *p, size_t n, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < n && i + 1 < len && p[i]; i++)
+		buf[i] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+	buf[i] = '\0';
+}
+
+static void walk(struct kctx *c, __u32 id, const unsigned char *base, __u32 off, __u32 bits,
+		 const char *name, int depth);
+
+static void walk_marked(struct kctx *c, enum mark m, uint64_t v, const char *name)
+{
+	char buf[4096], n2[256];
+	const char *p;
+
+	switch (m) {
+	case M_PID:
+		if (c->scan && !c->pid)
+			c->pid = (int)v;
+		snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		add(c, name, buf);
+		if (!c->scan) {
+			comm_of((int)v, buf, sizeof(buf));
+			snprintf(n2, sizeof(n2), "%s_comm", name);
+			add(c, n2, buf);
+		}
+		return;
+	case M_CGROUP:
+		p = c->scan ? NULL : cg_path(&c->t->cache, v);
+		if (p)
+			add(c, name, p);
+		else
+			snprintf(buf, sizeof(buf), "%" PRIu64, v), add(c, name, buf);
+		return;
+	case M_DEV:
+		snprintf(buf, sizeof(buf), "%u:%u", (unsigned int)(v >> 20),
+			 (unsigned int)(v & 0xfffff));
+		add(c, name, buf);
+		return;
+	default:
+		break;
+	}
+	if (c->scan)
+		return;
+	if (m == M_KADDR)
+		fmt_kaddr(c, v, buf, sizeof(buf));
+	else if (m == M_UADDR)
+		fmt_uaddr(c, v, buf, sizeof(buf));
+	else
+		fmt_stack(c, (int)(int32_t)v, m == M_USTACK, buf, sizeof(buf));
+	add(c, name, buf);
+}
+
+static void walk(struct kctx *c, __u32 id, const unsigned char *base, __u32 off, __u32 bits,
+		 const char *name, int depth)
+{
+	const struct btf_type *t;
+	char buf[512], child[256];
+	enum mark m;
+	uint64_t v;
+	__u16 i;
+
+	id = resolve(c->btf, id, &m);
+	t = btf__type_by_id(c->btf, id);
+	if (!t || depth > 8)
+		return;
+	if (btf_is_composite(t)) {
+		for (i = 0; i < btf_vlen(t); i++) {
+			const struct btf_member *mb = btf_members(t) + i;
+			const char *mn = btf__name_by_offset(c->btf, mb->name_off);
+
+			if (!strncmp(mn, "__", 2))
+				continue;
+			if (!mn[0])
+				snprintf(child, sizeof(child), "%s", name);
+			else
+				snprintf(child, sizeof(child), "%s%s%s", name, name[0] ? "_" : "", mn);
+			walk(c, mb->type, base, off + btf_member_bit_offset(t, i),
+			     btf_member_bitfield_size(t, i), child[0] ? child : "key", depth + 1);
+		}
+		return;
+	}
+	if (btf_is_int(t) || btf_is_enum(t) || btf_is_enum64(t)) {
+		bool sgn = btf_is_int(t) ? btf_int_encoding(t) & BTF_INT_SIGNED : btf_kflag(t);
+
+		v = get_bits(base, off, bits ? bits : t->size * 8, sgn);
+		if (m != M_NONE) {
+			walk_marked(c, m, v, name);
+			return;
+		}
+		if (btf_is_int(t) && (btf_int_encoding(t) & BTF_INT_BOOL))
+			snprintf(buf, sizeof(buf), "%s", v ? "true" : "false");
+		else if (sgn)
+			snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)v);
+		else
+			snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		for (i = 0; btf_is_enum(t) && i < btf_vlen(t); i++)
+			if ((uint32_t)btf_enum(t)[i].val == (uint32_t)v)
+				snprintf(buf, sizeof(buf), "%s",
+					 btf__name_by_offset(c->btf, btf_enum(t)[i].name_off));
+		for (i = 0; btf_is_enum64(t) && i < btf_vlen(t); i++)
+			if (btf_enum64_value(&btf_enum64(t)[i]) == v)
+				snprintf(buf, sizeof(buf), "%s",
+					 btf__name_by_offset(c->btf, btf_enum64(t)[i].name_off));
+		add(c, name, buf);
+		return;
+	}
+	if (btf_is_array(t)) {
+		const struct btf_array *a = btf_array(t);
+		__u32 et = resolve(c->btf, a->type, &m);
+		const struct btf_type *e = btf__type_by_id(c->btf, et);
+		__s64 esz = btf__resolve_size(c->btf, et);
+
+		if (e && btf_is_int(e) && e->size == 1 && m == M_NONE) {
+			fmt_str(base + off / 8, a->nelems, buf, sizeof(buf));
+			add(c, name, buf);
+			return;
+		}
+		for (i = 0; esz > 0 && i < a->nelems && i < 64; i++) {
+			snprintf(child, sizeof(child), "%s_%u", name, i);
+			walk(c, a->type, base, off + (__u32)(i * esz * 8), 0, child, depth + 1);
+		}
+		return;
+	}
+	if (btf_is_ptr(t)) {
+		v = get_bits(base, off, 64, false);
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+		add(c, name, buf);
+	}
+}
+
+/* ------------------------------------------------------------ reading */
+
+struct entry {
+	size_t agg;
+	unsigned char *key;	/* the map's key */
+	uint64_t slots[KAGG_SDK_SLOTS];
+	uint64_t count, sum;
+	char **names, **vals;
+	size_t nr_labels;
+	char *label;
+};
+
+static void entry_free(struct entry *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nr_labels; i++) {
+		free(e->names[i]);
+		free(e->vals[i]);
+	}
+	free(e->names);
+	free(e->vals);
+	free(e->label);
+	free(e->key);
+}
+
+/* Room for one more entry in *es; NULL on ENOMEM. */
+static struct entry *entry_add(struct entry **es, size_t *n, size_t *cap)
+{
+	struct entry *e;
+
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct entry *tmp = realloc(*es, nc * sizeof(*tmp));
+
+		if (!tmp)
+			return NULL;
+		*es = tmp;
+		*cap = nc;
+	}
+	e = &(*es)[*n];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+/* Add the per-CPU values vals (nr_cpus of vs bytes) of aggregation a to e. */
+static void entry_sum(struct entry *e, const struct pagg *a, const unsigned char *vals,
+		      size_t vs, int nr_cpus)
+{
+	int cpu, k;
+
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		const unsigned char *v = vals + (size_t)cpu * vs;
+
+		if (a->d.kind == KAGG_SDK_COUNT) {
+			const struct kagg_sdk_count *cv = (const void *)v;
+
+			e->count += cv->count;
+			e->sum += cv->sum;
+			continue;
+		}
+		for (k = 0; k < KAGG_SDK_SLOTS; k++) {
+			e->slots[k] += ((const struct kagg_sdk_hist *)v)->slots[k];
+			e->count += ((const struct kagg_sdk_hist *)v)->slots[k];
+		}
+		e->sum += ((const struct kagg_sdk_hist *)v)->sum;
+	}
+}
+
+/*
+ * An aggregation with no key: entry g of its per-CPU array, one histogram (empty
+ * too, as a built-in tool's), zeroed when reset.
+ */
+static int read_unkeyed(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g,
+			bool reset, struct entry **es, size_t *n, size_t *cap)
+{
+	const struct pagg *a = &t->aggs[ai];
+	size_t vs = bpf_map__value_size(a->map), len = vs * s->nr_cpus;
+	unsigned char *vals = calloc(s->nr_cpus, vs);
+	struct entry *e = vals ? entry_add(es, n, cap) : NULL;
+	int err = 0;
+
+	if (!e) {
+		free(vals);
+		return -ENOMEM;
+	}
+	e->agg = ai;
+	e->key = malloc(sizeof(g));
+	if (!e->key) {
+		free(vals);
+		return -ENOMEM;
+	}
+	memcpy(e->key, &g, sizeof(g));
+	(*n)++;
+	if (bpf_map__lookup_elem(a->map, &g, sizeof(g), vals, len, 0))
+		err = -errno;
+	else
+		entry_sum(e, a, vals, vs, s->nr_cpus);
+	/* generation g is written no more */
+	if (!err && reset) {
+		memset(vals, 0, len);
+		if (bpf_map__update_elem(a->map, &g, sizeof(g), vals, len, 0))
+			err = -errno;
+	}
+	free(vals);
+	return err;
+}
+
+/* The entries of generation g of aggregation a into *es (grown), deleted when reset. */
+static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g, bool reset,
+		    struct entry **es, size_t *n, size_t *cap)
+{
+	const struct pagg *a = &t->aggs[ai];
+	size_t ks = bpf_map__key_size(a->map), vs = bpf_map__value_size(a->map);
+	unsigned char *key, *prev = NULL, *vals;
+	int err = 0;
+	size_t k;
+
+	if (a->unkeyed)
+		return read_unkeyed(s, t, ai, g, reset, es, n, cap);
+	key = calloc(1, ks);
+	vals = calloc(s->nr_cpus, vs);
+	if (!key || !vals) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (!bpf_map__get_next_key(a->map, prev, key, ks)) {
+		struct entry *e;
+
+		if (!prev) {
+			prev = malloc(ks);
+			if (!prev) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+		}
+		memcpy(prev, key, ks);
+		if ((*(__u32 *)key & 1) != g)
+			continue;
+		if (bpf_map__lookup_elem(a->map, key, ks, vals, vs * s->nr_cpus, 0))
+			continue;
+		e = entry_add(es, n, cap);
+		if (!e) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		e->agg = ai;
+		e->key = malloc(ks);
+		if (!e->key) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		memcpy(e->key, key, ks);
+		(*n)++;
+		entry_sum(e, a, vals, vs, s->nr_cpus);
+	}
+	/* generation g is written no more: its entries go, which frees them */
+	for (k = 0; reset && k < *n; k++)
+		if ((*es)[k].agg == ai)
+			bpf_map__delete_elem(a->map, (*es)[k].key, ks, 0);
+cleanup:
+	free(key);
+	free(prev);
+	free(vals);
+	return err;
+}
+
+/* Entry e's labels from its key's BTF, and the "name=value ..." label. */
+static int label_entry(struct kagg_session *s, struct pstate *t, struct entry *e)
+{
+	const struct pagg *a = &t->aggs[e->agg];
+	struct kctx c = { .s = s, .t = t, .btf = bpf_object__btf(t->obj), .scan = true };
+	const unsigned char *k = e->key + a->key_off;
+	size_t i, len = 0;
+
+	if (a->unkeyed)
+		return 0;
+	walk(&c, a->key_type, k, 0, 0, "", 0);
+	c.scan = false;
+	walk(&c, a->key_type, k, 0, 0, "", 0);
+	e->names = c.names;
+	e->vals = c.vals;
+	e->nr_labels = c.n;
+	if (c.oom)
+		return -ENOMEM;
+	for (i = 0; i < c.n; i++)
+		len += strlen(c.names[i]) + strlen(c.vals[i]) + 2;
+	if (!c.n)
+		return 0;
+	e->label = malloc(len + 1);
+	if (!e->label)
+		return -ENOMEM;
+	for (i = 0, len = 0; i < c.n; i++)
+		len += sprintf(e->label + len, "%s%s=%s", i ? " " : "", c.names[i], c.vals[i]);
+	return 0;
+}
+
+static int cmp_entry(const void *x, const void *y)
+{
+	const struct entry *a = x, *b = y;
+
+	if (a->agg != b->agg)
+		return a->agg < b->agg ? -1 : 1;
+	return strverscmp(a->label ? a->label : "", b->label ? b->label : "");
+}
+
+/* Copy n strings into snap; the pointer array too.  NULL on ENOMEM. */
+static const char *const *snap_strs(struct kagg_snapshot *snap, char **v, size_t n)
+{
+	const char **arr = snap_own(snap, calloc(n ? n : 1, sizeof(*arr)));
+	size_t i;
+
+	for (i = 0; arr && i < n; i++)
+		if (!(arr[i] = snap_strdup(snap, v[i])))
+			return NULL;
+	return arr;
+}
+
+int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
+		bool reset)
+{
+	struct entry *es = NULL;
+	size_t n = 0, cap = 0, i, nh = 0;
+	int err = 0;
+
+	t->cache.cg_read = false;
+	for (i = 0; !err && i < t->nr_aggs; i++) {
+		__u32 kind = t->aggs[i].d.kind;
+
+		if (kind == KAGG_SDK_LOG2 || kind == KAGG_SDK_LINEAR || kind == KAGG_SDK_COUNT)
+			err = read_agg(s, t, i, g, reset, &es, &n, &cap);
+	}
+	for (i = 0; !err && i < n; i++)
+		err = label_entry(s, t, &es[i]);
+	if (err)
+		goto cleanup;
+	if (n)
+		qsort(es, n, sizeof(*es), cmp_entry);
+	err = session_alloc_hists(s, snap, n, KAGG_SDK_SLOTS);
+	for (i = 0; !err && i < n; i++, nh++) {
+		const struct pagg *a = &t->aggs[es[i].agg];
+		struct kagg_hist *h = &snap->hists[i];
+		bool time = a->d.flags & KAGG_SDK_TIME;
+
+		h->agg = snap_strdup(snap, a->name);
+		h->key.label = es[i].label ? snap_strdup(snap, es[i].label) : NULL;
+		h->nr_labels = es[i].nr_labels;
+		h->label_names = snap_strs(snap, es[i].names, es[i].nr_labels);
+		h->label_values = snap_strs(snap, es[i].vals, es[i].nr_labels);
+		if (!h->agg || (es[i].label && !h->key.label) || !h->label_names ||
+		    !h->label_values) {
+			err = -ENOMEM;
+			break;
+		}
+		if (!time)
+			h->value = h->agg;
+		h->has_sum = true;
+		h->sum = time ? (double)es[i].sum / (double)units_ns(s->unit)
+			      : (double)es[i].sum;
+		h->total = es[i].count;
+		if (a->d.kind == KAGG_SDK_COUNT) {
+			h->nr_slots = 0;
+			continue;
+		}
+		memcpy((uint64_t *)h->slots, es[i].slots, sizeof(es[i].slots));
+		if (a->d.kind == KAGG_SDK_LINEAR) {
+			h->lin_min = a->d.lin_min;
+			h->lin_step = a->d.lin_step;
+		}
+	}
+cleanup:
+	for (i = 0; i < n; i++)
+		entry_free(&es[i]);
+	free(es);
+	return err;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Internal: the state of a kagg_prog__open() session (user/prog/prog.c) and
+ * the reading of its aggregations with their keys printed from BTF
+ * (user/prog/keys.c).
+ */
+#ifndef KAGG_PROG_INT_H
+#define KAGG_PROG_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include <kagg/common.h>
+
+#include "shared/kagg_sdk.h"
+
+struct bpf_object;
+struct bpf_map;
+struct btf;
+struct kagg_session;
+struct kagg_snapshot;
+
+/* One aggregation (or pair) of the object: NAME and NAME__kagg. */
+struct pagg {
+	char *name;
+	struct kagg_sdk_desc d;
+	struct bpf_map *map;	/* NULL for a pair */
+	__u32 key_type;		/* BTF id of the program's KEY (member k of NAME__key) */
+	__u32 key_off;		/* its offset in the map's key */
+	bool unkeyed;		/* KEY has no field: a per-CPU array indexed by generation */
+};
+
+/* cgroup id -> path, read from /sys/fs/cgroup when an id is not known. */
+struct pkey_cache {
+	struct { uint64_t id; char *path; } *cg;
+	size_t nr_cg;
+	bool cg_read; /* in this snapshot already */
+};
+
+struct pstate {
+	char *path;		/* as given, or NULL (opts->obj_buf) */
+	char *name;		/* the tool's name: the file's, without .bpf.o */
+	void *buf;		/* the object's bytes */
+	size_t size;
+	struct bpf_object *obj;
+	struct btf *vmlinux;
+	bool vmlinux_tried;
+	struct pagg *aggs;
+	size_t nr_aggs;
+	struct bpf_map *counters, *stackmap;
+	const char *const *sets; /* during open only */
+	size_t nr_sets;
+	char *binary;
+	char *func;
+	int pid;
+	enum kagg_attach attach;
+	bool has_pairs;		/* programs in two flavours */
+	bool from_tracer;	/* kernel stacks start in the tracing program */
+	bool ustacks;
+	char events[256];	/* meta: what the programs attach to */
+	struct pkey_cache cache;
+};
+
+/* Does the key type id (of btf) hold a kagg_kstack_t or kagg_ustack_t field? */
+bool pkey_has_stacks(const struct btf *btf, __u32 id);
+/*
+ * Every histogram and counter aggregation's entries of generation g into snap, one
+ * kagg_hist each, their keys as labels; deleted when reset.  0 or -errno.
+ */
+int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
+		bool reset);
+void pkey_cache_free(struct pkey_cache *c);
+
+#endif
