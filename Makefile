@@ -82,7 +82,7 @@ TEST_SKELS	:= $(patsubst tests/progs/%.bpf.c,$(OUT)/include/%.skel.h,$(TEST_BPF_
 
 # libkagg, one folder a room, floors as docs/architecture.md draws them
 # (tests/layers.sh checks that no include climbs a floor).
-LIB_DIRS	:= util rb syms ftrace snapshot stream export render session builtin prog
+LIB_DIRS	:= util rb syms unwind ftrace snapshot stream export render session builtin prog
 LIB_SRCS	:= $(foreach d,$(LIB_DIRS),$(wildcard user/$(d)/*.c))
 LIB_HDRS	:= $(wildcard user/*/*.h user/include/kagg/*.h)
 LIB_OBJS	:= $(patsubst user/%.c,$(OUT)/obj/user/%.o,$(LIB_SRCS))
@@ -101,7 +101,9 @@ ROOT_SRCS	:= $(wildcard tests/bpf/test_*.c)
 ROOT_BINS	:= $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(ROOT_SRCS))
 TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c)) \
 		   $(patsubst tests/helpers/%.cc,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.cc)) \
-		   $(OUT)/tests/helpers/libstack_late.so
+		   $(OUT)/tests/helpers/libstack_late.so $(OUT)/tests/helpers/libsymsrc.so \
+		   $(OUT)/tests/helpers/libcfi_cases.so $(OUT)/tests/helpers/unwind_target \
+		   $(OUT)/tests/helpers/unwind_target_cxx
 BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
 
@@ -131,8 +133,9 @@ ALL_CFLAGS	:= $(BASE_CFLAGS) -Iuser/include -Iuser -Ibpf -I$(OUT)/include -I$(OU
 TOOL_CFLAGS	:= $(BASE_CFLAGS) -Iuser/include -Itools
 # libiberty: its C++ and Rust demanglers (a static archive; licence: docs/stacks.md).
 # protobuf-c: the protobuf encodings (pprof, Prometheus); libmicrohttpd: kagg serve's
-# HTTP server, in the kagg binary only.
-LIBS		:= -lbpf -lelf -lz -liberty -lprotobuf-c -lpthread
+# HTTP server, in the kagg binary only.  libdw: build ids, .gnu_debuglink and the CFI the
+# unwind tables are compiled from; liblzma: MiniDebugInfo; libdebuginfod: debuginfod servers.
+LIBS		:= -lbpf -ldw -lelf -lz -llzma -ldebuginfod -liberty -lprotobuf-c -lpthread
 TOOL_LIBS	:= -lmicrohttpd $(LIBS)
 # __float128 through libquadmath on x86_64; arm64's long double is already binary128.
 TEST_LIBS	:= -lcmocka -ltraceevent $(if $(filter x86,$(ARCH)),-lquadmath) -lm $(LIBS)
@@ -269,13 +272,39 @@ $(OUT)/tests/helpers/libstack_late.so: tests/helpers/late/stack_late.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -o $@ $<
 
+# What tests/unit/test_symsrc.c strips and serves back from each symbol source: with
+# .symtab and DWARF, a build id, no frame pointer needed.
+$(OUT)/tests/helpers/libsymsrc.so: tests/helpers/symsrc/symsrc.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fPIC -shared -Wl,--build-id -Wall -Wextra -o $@ $<
+
+# The chain only unwind tables can walk (tests/bpf/test_unwind.c): no frame pointer, no
+# sibling calls (each function keeps its frame), C and C++.
+$(OUT)/tests/helpers/unwind_target: tests/helpers/nofp/unwind_target.c
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -o $@ $<
+
+$(OUT)/tests/helpers/unwind_target_cxx: tests/helpers/nofp/unwind_target_cxx.cc
+	$(call msg,CXX,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -o $@ $<
+
+# Hand-made call frame information for tests/unit/test_unwind_table.c.
+$(OUT)/tests/helpers/libcfi_cases.so: tests/helpers/cfi/cfi_cases.S
+	$(call msg,AS,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -shared -nostdlib -Wl,--build-id -o $@ $<
+
 # Tests and benches link the public libkagg.a, as an embedder would; those
 # that call the library's internal functions (snap_*, syms__*, the ring
 # buffer's rb_*, the stream consumers...) link the internal archive instead.
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
 		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
 		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
-		   unit/test_json_locale unit/test_prom unit/test_render unit/test_hostile_names
+		   unit/test_json_locale unit/test_prom unit/test_render unit/test_hostile_names \
+		   unit/test_symsrc unit/test_unwind_table
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 # test_rb_bench: the bench is the CLI's (tools/rb_bench.c), built into the test.
@@ -340,14 +369,17 @@ bench: deps bench-deps
 # (RUN_DEPS), `make test` adds what the tests need (TEST_DEPS).  libbpf-dev
 # and bpftool must come from bookworm-backports (libbpf 1.4, bpftool 7.5); the
 # rest from bookworm.  As root they are installed directly; a user who is not
-# root gets them through sudo, and so does the BPF part of `make run`.
+# root gets them through sudo, and so does the BPF part of `make run`.  libdw-dev and
+# libdebuginfod-dev come from backports too, as the libdw1 libbpf's backport pulls in
+# (debuginfod, the server the symbol tests start, with them).
 SUDO		:= $(shell [ "$$(id -u)" = 0 ] || ! command -v sudo >/dev/null || echo sudo)
-DEPS_BPO	:= libbpf-dev bpftool
+DEPS_BPO	:= libbpf-dev bpftool libdw-dev libdebuginfod-dev debuginfod
 RUN_DEPS	:= clang-19 llvm-19 libelf-dev zlib1g-dev libiberty-dev pkg-config make gcc \
-		   binutils libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev python3
+		   binutils libmicrohttpd-dev protobuf-c-compiler libprotobuf-c-dev python3 \
+		   liblzma-dev
 TEST_DEPS	:= libclang-rt-19-dev libcmocka-dev libtraceevent-dev trace-cmd g++ abigail-tools \
 		   libxml2-utils prometheus golang-go chromium clang-format-19 \
-		   python3-prometheus-client
+		   python3-prometheus-client libc6-dbg xz-utils
 DEPS		:= $(RUN_DEPS) $(TEST_DEPS)
 DPKG_ARCH_arm64	:= arm64
 DPKG_ARCH_x86	:= amd64

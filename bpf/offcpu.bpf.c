@@ -30,6 +30,7 @@
 #include "filters.bpf.h"
 #include "core_fixes.bpf.h"
 #include "proc_notes.bpf.h"
+#include "unwind.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -102,7 +103,14 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 		s->ustack = KAGG_NO_STACK;
 		return;
 	}
-	s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+	if (unwind == UNW_MODE_FP) {
+		s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+	} else {
+		/* sched_switch runs in prev's context: its user registers, saved at kernel entry */
+		struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+		s->ustack = unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[OFFCPU_CNT_UNW]);
+	}
 	if (s->ustack < 0)
 		c->cnt[OFFCPU_CNT_DROP_USTACK]++;
 	else

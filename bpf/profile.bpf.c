@@ -21,6 +21,7 @@
 #include "shared/profile.h"
 #include "agg.bpf.h"
 #include "proc_notes.bpf.h"
+#include "unwind.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 #define EFAULT 14
@@ -98,7 +99,18 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	    !((kagg_has_task_storage() ? bpf_get_current_task_btf()->flags
 				       : BPF_CORE_READ(kagg_current_task(), flags)) &
 	      PF_KTHREAD)) {
-		key.ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+		if (unwind == UNW_MODE_FP) {
+			key.ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+		} else if (sample_in_user(ctx)) {
+			key.ustack = unw_user_stack(ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, tgid,
+						    &c->cnt[PROFILE_CNT_UNW]);
+		} else {
+			struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(
+				bpf_get_current_task_btf());
+
+			key.ustack = unw_user_stack(u->ip, u->sp, u->bp, tgid,
+						    &c->cnt[PROFILE_CNT_UNW]);
+		}
 		if (key.ustack < 0)
 			stack_err(c, key.ustack, PROFILE_CNT_USTACK_EFAULT);
 		else if (kagg_has_task_storage())

@@ -8,7 +8,7 @@
 #
 #   floor 0  bpf/shared/            types and bucket math both sides include
 #   floor 1  user/util/             leaf helpers: arrays, maps, text, JSON, logs, tracefs
-#   floor 2  user/rb/ user/syms/    the ring-buffer mechanism; symbols
+#   floor 2  user/rb/ user/syms/ user/unwind/   the ring-buffer mechanism; symbols; unwind tables
 #   floor 3  user/ftrace/ user/snapshot/   ftrace formats; snapshots, buckets, units
 #   floor 4  user/stream/ user/export/ user/render/   consumers and outputs of snapshots
 #   floor 5  user/session/          the spine: a session over BPF objects
@@ -23,7 +23,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
-declare -A FLOOR=([shared]=0 [util]=1 [rb]=2 [syms]=2 [ftrace]=3 [snapshot]=3
+declare -A FLOOR=([shared]=0 [util]=1 [rb]=2 [syms]=2 [unwind]=2 [ftrace]=3 [snapshot]=3
 	[stream]=4 [export]=4 [render]=4 [session]=5 [builtin]=6 [prog]=6)
 rc=0
 bad() {

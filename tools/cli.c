@@ -830,3 +830,16 @@ int cli_run_printing(struct kagg_session *s, const struct cli_common *cm)
 	fprintf(stdout, "\n");
 	return print_snapshot(s, cm);
 }
+
+int cli_unwind(const char *arg, enum kagg_unwind *u)
+{
+	static const char *const names[] = {
+		[KAGG_UNWIND_AUTO] = "auto", [KAGG_UNWIND_FP] = "fp", [KAGG_UNWIND_TABLE] = "table",
+	};
+	int i = CLI_PICK(arg, names);
+
+	if (i < 0)
+		return cli_err(CLI_EXIT_USAGE, "invalid unwind '%s' (auto, table or fp)", arg);
+	*u = (enum kagg_unwind)i;
+	return 0;
+}

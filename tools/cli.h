@@ -137,6 +137,12 @@ enum {
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
 
+/* --unwind fp|table|auto of the tools that walk user stacks: 0 or a usage error. */
+int cli_unwind(const char *arg, enum kagg_unwind *u);
+#define CLI_UNWIND_HELP                                                        \
+	"      --unwind HOW       user stacks by: auto (default: unwind tables where a\n" \
+	"                         file has one, else frame pointers), table or fp\n"
+
 /* --folded and --addrs of the tools that aggregate stacks (offcpu, profile; -f is theirs). */
 #define CLI_STACKS_LONGOPTS                                                    \
 	{ "folded", no_argument, NULL, CLI_OPT_FOLDED },                      \

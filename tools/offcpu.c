@@ -26,6 +26,7 @@ CLI_TASKS_HELP
 "  -u, --user-threads     user threads only\n"
 "  -k, --kernel-threads   kernel threads only\n"
 "      --stacks           also aggregate off-CPU time by kernel + user stack\n"
+CLI_UNWIND_HELP
 "  -f, --folded           print stacks folded, for flame graphs, once at the end\n"
 "                         (implies --stacks; not with -i); the meta to stderr\n"
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
@@ -63,6 +64,7 @@ enum {
 	OPT_CGROUP = CLI_OPT_TOOL,
 	OPT_STATE,
 	OPT_STACKS,
+	OPT_UNWIND,
 	OPT_WAKE,
 	OPT_RB_SUBBUFS,
 	OPT_RB_CONSUME,
@@ -78,6 +80,7 @@ static const struct option long_opts[] = {
 	{ "user-threads", no_argument, NULL, 'u' },
 	{ "kernel-threads", no_argument, NULL, 'k' },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	CLI_STACKS_LONGOPTS,
 	CLI_STREAM_LONGOPTS,
 	{ "wake", required_argument, NULL, OPT_WAKE },
@@ -143,6 +146,8 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 			return cli_err(CLI_EXIT_USAGE, "-u and -k exclude each other");
 		a->o.threads = c == 'u' ? KAGG_THREADS_USER : KAGG_THREADS_KERNEL;
 		return 0;
+	case OPT_UNWIND:
+		return cli_unwind(arg, &a->o.unwind);
 	case OPT_STACKS:
 		a->o.stacks = true;
 		return 0;

@@ -27,6 +27,7 @@ static const char usage_text[] =
 "  -U, --user-stacks-only   capture user stacks only\n"
 "  -K, --kernel-stacks-only capture kernel stacks only\n"
 "      --event EV         auto (default: cycles, else cpu-clock), cycles or cpu-clock\n"
+CLI_UNWIND_HELP
 "  -f, --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs),\n"
 "                         once at the end (not with -i); the meta to stderr\n"
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
@@ -45,6 +46,7 @@ CLI_COMMON_HELP
 enum {
 	OPT_CPU = CLI_OPT_TOOL,
 	OPT_EVENT,
+	OPT_UNWIND,
 };
 
 static const struct option long_opts[] = {
@@ -55,6 +57,7 @@ static const struct option long_opts[] = {
 	{ "user-stacks-only", no_argument, NULL, 'U' },
 	{ "kernel-stacks-only", no_argument, NULL, 'K' },
 	{ "event", required_argument, NULL, OPT_EVENT },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	CLI_STACKS_LONGOPTS,
 	{},
 };
@@ -106,6 +109,8 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case OPT_EVENT:
 		return parse_event(arg, &a->o.event);
+	case OPT_UNWIND:
+		return cli_unwind(arg, &a->o.unwind);
 	}
 	return -ENOENT;
 }

@@ -9,6 +9,7 @@
 #define KAGG_BPF_OFFCPU_H
 
 #include "shared/common.h"
+#include "shared/unwind.h"
 #include "shared/exp_table.h" /* struct kagg_exp_params, in the skeleton's rodata */
 
 /* Task states at switch-out, as bits of the `state_mask` filter. */
@@ -45,7 +46,8 @@ enum offcpu_counter {
 	OFFCPU_CNT_CHAIN,		/* not a counter: next_pid + 1 of this CPU's last
 					 * switch (0: none yet) */
 	OFFCPU_CNT_DROP_EXP_CELLS,	/* -P/-L exp buckets: interval not counted, exp_cells full */
-	OFFCPU_CNT_MAX,
+	OFFCPU_CNT_UNW,			/* the table walk's counters (enum unw_counter) from here */
+	OFFCPU_CNT_MAX = OFFCPU_CNT_UNW + UNW_CNT_NR,
 };
 
 /*

@@ -6,6 +6,7 @@
 #define KAGG_BPF_PROFILE_H
 
 #include "shared/common.h"
+#include "shared/unwind.h"
 
 /* Which stacks a sample captures (rodata `stacks`). */
 enum profile_stacks {
@@ -30,7 +31,8 @@ enum profile_counter {
 	PROFILE_CNT_USTACK_EFAULT,	/* user stack capture failed: -EFAULT (sample kept) */
 	PROFILE_CNT_USTACK_EEXIST,
 	PROFILE_CNT_USTACK_OTHER,
-	PROFILE_CNT_MAX,
+	PROFILE_CNT_UNW,		/* the table walk's counters (enum unw_counter) from here */
+	PROFILE_CNT_MAX = PROFILE_CNT_UNW + UNW_CNT_NR,
 };
 
 #endif /* KAGG_BPF_PROFILE_H */

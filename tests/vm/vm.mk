@@ -21,7 +21,7 @@ VMTEST_HOST	?= 1
 # same answer on every kernel and take minutes under TCG: the host runs them.
 VMTEST_BINS	?= $(filter %/test_attach %/test_record %/test_offcpu %/test_stream \
 			    %/test_runqlat %/test_syscount %/test_profile %/test_funclat \
-			    %/test_hist %/test_prog,\
+			    %/test_hist %/test_unwind %/test_prog,\
 			    $(ROOT_BINS)) \
 		   $(filter %/test_rb_kernel %/test_ringbuf_stress,$(UNIT_BINS))
 # Commands run in every column too (group cmd/NAME passes when they exit 0);

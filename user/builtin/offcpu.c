@@ -33,6 +33,8 @@ struct offcpu {
 
 #define slog session_log
 
+_Static_assert(OFFCPU_CNT_MAX <= SESSION_MAX_COUNTERS, "offcpu counters fit the session's");
+
 /* "RSD" -> OFFCPU_ST_* mask; -EINVAL on an unknown letter. */
 static int parse_states(const char *str, __u32 *mask)
 {
@@ -95,6 +97,8 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	skel->rodata->user_only = o->threads == KAGG_THREADS_USER;
 	skel->rodata->kernel_only = o->threads == KAGG_THREADS_KERNEL;
 	skel->rodata->with_stacks = o->stacks;
+	session_unwind_size(s, &UNW_MAPS(skel), &skel->rodata->unwind, o->unwind,
+			    o->stacks && o->threads != KAGG_THREADS_KERNEL, o->unwind_rows);
 	skel->rodata->state_mask = t->state_mask;
 	skel->rodata->min_ns = o->min_ns;
 	skel->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
@@ -239,6 +243,7 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 			      cnt[OFFCPU_CNT_DROP_KSTACK], false);
 		snap_add_drop(snap, "ustack", "user stack not captured (interval kept)",
 			      cnt[OFFCPU_CNT_DROP_USTACK], false);
+		session_unwind_meta(s, snap, &cnt[OFFCPU_CNT_UNW]);
 	}
 }
 
@@ -293,6 +298,8 @@ static int offcpu_open(struct kagg_session *s, void *opts)
 	if (!err && o->stacks)
 		err = session_set_notes(s, t->skel->maps.proc_notes,
 					&t->skel->bss->proc_notes_lost);
+	if (!err && o->stacks)
+		err = session_unwind_start(s, &UNW_MAPS(t->skel), o->pids, o->nr_pids);
 	return err;
 }
 

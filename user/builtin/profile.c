@@ -36,6 +36,8 @@
 #define PROFILE_DEFAULT_FREQ 49
 #define PROFILE_MAX_CPUS 4096
 
+_Static_assert(PROFILE_CNT_MAX <= SESSION_MAX_COUNTERS, "profile counters fit the session's");
+
 struct profile {
 	struct profile_bpf *skel;
 	struct perf_event_attr attr;
@@ -174,6 +176,7 @@ static void profile_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 	snap->meta.events_filtered = cnt[PROFILE_CNT_IDLE] + cnt[PROFILE_CNT_FILTERED];
 	for (i = 0; i < sizeof(drops) / sizeof(drops[0]); i++)
 		snap_add_drop(snap, drops[i].name, drops[i].what, cnt[drops[i].cnt], drops[i].lost);
+	session_unwind_meta(s, snap, &cnt[PROFILE_CNT_UNW]);
 }
 
 static void profile_destroy(struct kagg_session *s)
@@ -312,6 +315,8 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 	skel->rodata->filter_tgid = o->nr_pids > 0;
 	skel->rodata->stacks = o->stacks;
 	skel->rodata->period_ns = 1000000000ULL / o->freq;
+	session_unwind_size(s, &UNW_MAPS(skel), &skel->rodata->unwind, o->unwind,
+			    o->stacks != KAGG_PROFILE_KERNEL, o->unwind_rows);
 	if (!o->nr_pids)
 		bpf_map__set_max_entries(skel->maps.tgids, 1);
 	if (o->stacks == KAGG_PROFILE_KERNEL)
@@ -322,6 +327,8 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 	err = session_tasks_fill(s, &SESSION_PIDS(o), skel->maps.tgids, NULL, NULL);
 	if (!err && o->stacks != KAGG_PROFILE_KERNEL)
 		err = session_set_notes(s, skel->maps.proc_notes, &skel->bss->proc_notes_lost);
+	if (!err)
+		err = session_unwind_start(s, &UNW_MAPS(skel), o->pids, o->nr_pids);
 	if (err)
 		return err;
 	s->progs[0] = skel->progs.profile_sample;

@@ -34,6 +34,7 @@
 #include <bpf/libbpf.h>
 
 #include "shared/exp_table.h"
+#include "shared/unwind.h"
 #include "util/array.h"
 #include "util/log.h"
 #include "util/opts.h"
@@ -41,7 +42,9 @@
 #include "snapshot/stacks.h"
 #include "stream/bpfrb.h"
 #include "stream/stream.h"
+#include "syms/debuginfo.h"
 #include "syms/syms.h"
+#include "unwind/loader.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -552,6 +555,8 @@ void kagg_session__destroy(struct kagg_session *s)
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
 	syms__free(s->syms);
+	unwl_free(s->unw);
+	free(s->unw_pending);
 	bpfrb__free(s->notes);
 	u64map_free(&s->notes_seen);
 	free(s->notes_arr);
@@ -599,6 +604,37 @@ static void on_note(void *ctx, const void *data, uint32_t len)
 	ns->exec_pages = n->exec_pages;
 	ns->reads++;
 	syms__add_pid(s->syms, n->tgid);
+	if (s->unw && !GROW_ARRAY(s->unw_pending, s->unw_pending_cap, s->unw_pending_n, 64))
+		s->unw_pending[s->unw_pending_n++] = n->tgid;
+}
+
+/*
+ * Load the tables of the processes noted, oldest first, for UNW_BUDGET_NS at most: every
+ * note's maps and symbols are read first (short-lived processes), and a poll that finds many
+ * new processes at once (a whole system at start) spreads their tables over later polls.
+ */
+#define UNW_BUDGET_NS 20000000ULL
+static void unw_load_pending(struct kagg_session *s)
+{
+	struct timespec t0, t;
+	size_t i = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (i < s->unw_pending_n) {
+		unwl_add_pid(s->unw, s->unw_pending[i++]);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ULL + t.tv_nsec - t0.tv_nsec >
+		    UNW_BUDGET_NS)
+			break;
+	}
+	memmove(s->unw_pending, s->unw_pending + i, (s->unw_pending_n - i) * sizeof(int));
+	s->unw_pending_n -= i;
+}
+
+void session_set_unwind(struct kagg_session *s, struct unwl *l, struct bpf_map *ustacks)
+{
+	s->unw = l;
+	s->ustacks = ustacks;
 }
 
 /* Drop the notes of processes that are gone: a later note for their pid reads it afresh. */
@@ -610,8 +646,10 @@ static void notes_forget_gone(struct kagg_session *s)
 	if (!s->notes_n || u64map_init(&m, s->notes_n))
 		return;
 	for (i = 0; i < s->notes_n; i++) {
-		if (syms_pid_gone((int)s->notes_arr[i].tgid))
+		if (syms_pid_gone((int)s->notes_arr[i].tgid)) {
+			unwl_forget_pid(s->unw, (int)s->notes_arr[i].tgid);
 			continue;
+		}
 		if (u64map_put(&m, s->notes_arr[i].tgid, n)) {
 			/* out of memory: forget them all, the next notes read the maps again */
 			u64map_free(&m);
@@ -652,6 +690,8 @@ void session_drain_notes(struct kagg_session *s)
 {
 	if (s->notes)
 		bpfrb__drain(s->notes, on_note, s, NULL);
+	if (s->unw && s->unw_pending_n)
+		unw_load_pending(s);
 }
 
 int session_set_notes(struct kagg_session *s, struct bpf_map *ring, const volatile __u64 *lost)
@@ -689,6 +729,9 @@ int kagg_session__poll(struct kagg_session *s, int timeout_ms)
 	if (timeout_ms <= 0)
 		return 0;
 	if (s->notes) {
+		/* tables still to load: wait a little at a time, loading them in between */
+		if (s->unw_pending_n && timeout_ms > 10)
+			timeout_ms = 10;
 		ret = bpfrb__wait(s->notes, timeout_ms);
 		session_drain_notes(s);
 		return ret < 0 ? ret : 0;
@@ -1364,8 +1407,8 @@ out:
  * captured by design (-ENOENT, not lost); a negative id: the capture failed; an id no longer
  * in the stack map (evicted): -ENOENT, lost.
  */
-static void stack_ips(struct bpf_map *stackmap, int id, uint64_t *ips, unsigned int *n, int *err,
-		      bool *lost)
+static void stack_ips(struct bpf_map *stackmap, struct bpf_map *ustacks, int id, uint64_t *ips,
+		      unsigned int *n, int *err, bool *lost)
 {
 	*n = 0;
 	*err = 0;
@@ -1379,6 +1422,9 @@ static void stack_ips(struct bpf_map *stackmap, int id, uint64_t *ips, unsigned 
 		*err = id;
 		return;
 	}
+	/* walked with unwind tables: in ustacks (bpf/unwind.bpf.h) */
+	if (id >= UNW_STACK_ID_BASE && ustacks)
+		stackmap = ustacks;
 	if (bpf_map__lookup_elem(stackmap, &id, sizeof(id), ips, KAGG_MAX_STACK * sizeof(*ips),
 				 0)) {
 		*err = -ENOENT;
@@ -1433,8 +1479,10 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 			r.total_ns += vals[cpu].total_ns;
 			r.count += vals[cpu].count;
 		}
-		stack_ips(stackmap, keys[i].kstack, kips, &r.nr_kips, &r.kstack_err, &r.klost);
-		stack_ips(stackmap, keys[i].ustack, uips, &r.nr_uips, &r.ustack_err, &r.ulost);
+		stack_ips(stackmap, NULL, keys[i].kstack, kips, &r.nr_kips, &r.kstack_err,
+			  &r.klost);
+		stack_ips(stackmap, s->ustacks, keys[i].ustack, uips, &r.nr_uips, &r.ustack_err,
+			  &r.ulost);
 		err = stk_add(&b, &r);
 		if (err)
 			goto out;
@@ -1442,6 +1490,16 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 			bpf_map__delete_elem(agg, &keys[i], sizeof(keys[i]), 0);
 	}
 	err = stk_finish(&b);
+	if (!err) {
+		struct dbg_stats st;
+
+		syms__dbg_stats(s->syms, &st);
+		snap->meta.debuginfod_queries = st.queries;
+		snap->meta.debuginfod_not_found = st.failed[DBG_WHY_NOT_FOUND];
+		snap->meta.debuginfod_timeouts = st.failed[DBG_WHY_TIMEOUT];
+		snap->meta.debuginfod_errors = st.failed[DBG_WHY_ERROR];
+		snap->meta.debuginfod_skipped = st.failed[DBG_WHY_SKIPPED];
+	}
 	if (!err && s->notes_lost) {
 		uint64_t lost = __atomic_load_n(s->notes_lost, __ATOMIC_RELAXED);
 

@@ -129,6 +129,11 @@ struct kagg_session {
 
 	struct syms *syms; /* created by tools that read stacks */
 	struct bpfrb *notes;	/* tools with user stacks: processes first seen (proc_notes) */
+	struct unwl *unw;	/* unwind tables of the processes noted */
+	const char *unwind_mode; /* "fp", "table", "auto"; NULL without user stacks */
+	int *unw_pending;	/* processes noted whose tables are still to load */
+	size_t unw_pending_n, unw_pending_cap;
+	struct bpf_map *ustacks; /* table-walked user stacks (bpf/unwind.bpf.h) */
 	struct u64map notes_seen; /* tgid -> its entry of notes_arr */
 	struct note_seen *notes_arr; /* per process: the last note handled */
 	size_t notes_n, notes_cap;
@@ -468,6 +473,40 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
  * noted, while it lives, and the meta counts the notes lost.  0 or -errno.
  */
 int session_set_notes(struct kagg_session *s, struct bpf_map *ring, const volatile __u64 *lost);
+/*
+ * Tools that walk user stacks with unwind tables: each noted process gets its tables loaded
+ * by l (the tool keeps it), and stack ids from UNW_STACK_ID_BASE up are read from ustacks.
+ */
+void session_set_unwind(struct kagg_session *s, struct unwl *l, struct bpf_map *ustacks);
+
+/* The unwind maps of a program including bpf/unwind.bpf.h (user/session/unwind.c). */
+struct session_unw_maps {
+	struct bpf_map *rows, *files, *procs, *ustacks, *scratch;
+};
+#define UNW_MAPS(skel)                                                                             \
+	((struct session_unw_maps){ (skel)->maps.unw_rows, (skel)->maps.unw_files,                \
+				    (skel)->maps.unw_procs, (skel)->maps.ustacks,                 \
+				    (skel)->maps.unw_scratch })
+
+/*
+ * Between open and load: set the program's rodata unwind (*mode_rodata) from mode, and size
+ * the maps (to one entry each when user stacks are not table-walked: with_user false or
+ * KAGG_UNWIND_FP); max_rows 0: the default cap.
+ */
+void session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m,
+			 volatile __u32 *mode_rodata, enum kagg_unwind mode, bool with_user,
+			 size_t max_rows);
+/*
+ * After load: start the table loader (owned by the session from then on) and load the
+ * tables of the pids given now.  0 or -errno.
+ */
+int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *m,
+			 const int *pids, size_t nr_pids);
+/*
+ * The meta's unwind part: the method, frames by method and table stats; the walks that
+ * stopped early as drops unwind_* (not losses).  cnt: the tool's first unwind counter.
+ */
+void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt);
 /* Handle the pending notes now (without waiting). */
 void session_drain_notes(struct kagg_session *s);
 

@@ -466,6 +466,25 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 			   PRIu64 "\n",
 			m->frames, unknown, m->frames ? 100.0 * unknown / m->frames : 0.0,
 			m->frames_no_maps, m->frames_no_symbols, m->stacks_lost, m->notes_lost);
+		fprintf(f, "# frame names from: kallsyms %" PRIu64 ", symtab %" PRIu64 ", dynsym %"
+			   PRIu64 ", minidebuginfo %" PRIu64 ", debug file %" PRIu64 ", debuginfod %"
+			   PRIu64 ", perf map %" PRIu64 "\n",
+			m->frames_kallsyms, m->frames_symtab, m->frames_dynsym,
+			m->frames_minidebuginfo, m->frames_debugfile, m->frames_debuginfod,
+			m->frames_perfmap);
+		if (m->debuginfod_queries || m->debuginfod_skipped)
+			fprintf(f, "# debuginfod: %" PRIu64 " files asked, not got: not found %" PRIu64
+				   ", timeout %" PRIu64 ", error %" PRIu64 ", not asked (down) %"
+				   PRIu64 "; frames left unknown %" PRIu64 "\n",
+				m->debuginfod_queries, m->debuginfod_not_found,
+				m->debuginfod_timeouts, m->debuginfod_errors, m->debuginfod_skipped,
+				m->frames_debuginfod_failed);
+		if (m->unwind)
+			fprintf(f, "# unwind %s: user frames by frame pointer %" PRIu64
+				   ", by table %" PRIu64 "; tables: %" PRIu64 " files, %" PRIu64
+				   " rows, %" PRIu64 " bytes\n",
+				E(m->unwind), m->frames_fp, m->frames_table, m->unwind_files,
+				m->unwind_rows, m->unwind_bytes);
 	}
 	if (!m->snapshot_exact && m->snapshot_note)
 		fprintf(f, "# snapshots: %s\n", E(m->snapshot_note));
@@ -759,6 +778,23 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m, bool timest
 			{ "total", m->frames }, { "no_maps", m->frames_no_maps },
 			{ "no_symbols", m->frames_no_symbols }, { "stacks_lost", m->stacks_lost },
 			{ "notes_lost", m->notes_lost }, {} });
+		json_counts(w, "frame_sources", (const struct json_count[]){
+			{ "kallsyms", m->frames_kallsyms }, { "symtab", m->frames_symtab },
+			{ "dynsym", m->frames_dynsym }, { "minidebuginfo", m->frames_minidebuginfo },
+			{ "debugfile", m->frames_debugfile }, { "debuginfod", m->frames_debuginfod },
+			{ "perfmap", m->frames_perfmap }, {} });
+		json_counts(w, "debuginfod", (const struct json_count[]){
+			{ "queries", m->debuginfod_queries }, { "not_found", m->debuginfod_not_found },
+			{ "timeouts", m->debuginfod_timeouts }, { "errors", m->debuginfod_errors },
+			{ "skipped", m->debuginfod_skipped },
+			{ "frames_unknown", m->frames_debuginfod_failed }, {} });
+		if (m->unwind) {
+			jw_str(w, "unwind", m->unwind);
+			json_counts(w, "unwind_frames", (const struct json_count[]){
+				{ "fp", m->frames_fp }, { "table", m->frames_table },
+				{ "files", m->unwind_files }, { "rows", m->unwind_rows },
+				{ "bytes", m->unwind_bytes }, {} });
+		}
 	}
 	jw_bool(w, "snapshot_exact", m->snapshot_exact);
 	if (m->snapshot_note)

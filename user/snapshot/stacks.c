@@ -168,10 +168,14 @@ static int stk_frames(struct stk *b, const uint64_t *ips, unsigned int n, bool u
 		if (err && (!user || !(err == -ENOENT && sym.module)))
 			memset(&sym, 0, sizeof(sym)); /* -ENOENT with a module still names it */
 		if (!sym.name) {
-			if (user && !sym.module)
+			if (user && !sym.module) {
 				b->no_maps++;
-			else
+			} else {
 				b->no_symbols++;
+				b->no_symbols_dbg += sym.dbg_why != 0;
+			}
+		} else if (sym.src > SYM_SRC_NONE && sym.src < SYM_SRC_MAX) {
+			b->by_src[sym.src]++;
 		}
 		fr[k].ip = ips[i];
 		sym__format(&sym, ips[i], b->addrs ? SYM_ADDRS : 0, buf, sizeof(buf));
@@ -305,6 +309,14 @@ int stk_finish(struct stk *b)
 	m->frames_no_maps = b->no_maps;
 	m->frames_no_symbols = b->no_symbols;
 	m->stacks_lost = b->lost;
+	m->frames_kallsyms = b->by_src[SYM_SRC_KALLSYMS];
+	m->frames_symtab = b->by_src[SYM_SRC_SYMTAB];
+	m->frames_dynsym = b->by_src[SYM_SRC_DYNSYM];
+	m->frames_minidebuginfo = b->by_src[SYM_SRC_MINIDEBUG];
+	m->frames_debugfile = b->by_src[SYM_SRC_DEBUGFILE];
+	m->frames_debuginfod = b->by_src[SYM_SRC_DEBUGINFOD];
+	m->frames_perfmap = b->by_src[SYM_SRC_PERFMAP];
+	m->frames_debuginfod_failed = b->no_symbols_dbg;
 	stk_fini(b);
 	return 0;
 }

@@ -62,6 +62,8 @@ struct stk {
 	size_t cap;
 	struct stk_names *names;
 	uint64_t frames, no_maps, no_symbols, lost;
+	uint64_t by_src[SYM_SRC_MAX];	/* named frames by where the name came from */
+	uint64_t no_symbols_dbg;	/* of no_symbols: debuginfod did not give the file's */
 };
 
 /* 0 or -ENOMEM.  A failed init needs no stk_fini. */

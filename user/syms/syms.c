@@ -17,10 +17,13 @@
  * before it is needed; strings handed out live until syms__free(), or for a file's
  * symbols until syms__forget_gone() drops the last cached process mapping it; no global state
  * besides libelf's elf_version().
- * Stripped files also get the .symtab of /usr/lib/debug/.build-id/xx/yyyy.debug if installed.
+ * A file without .symtab also gets the .symtab of the first of its MiniDebugInfo, a separate
+ * debug file (build id, .gnu_debuglink) and a debuginfod server that has one
+ * (syms/debuginfo.h); code in no file mapping is named from /tmp/perf-PID.map (syms/perfmap.h).
+ * Each symbol remembers where its name came from (sym.src).
  * A process that may exit before its lookups is captured with syms__add_pid() while it
  * lives: its maps, and the files that cannot be reopened by path later.
- * Does not: read DWARF (no inlined frames, no lines), follow .gnu_debuglink, notice a pid
+ * Does not: read DWARF (no inlined frames, no lines), notice a pid
  * reused after its maps were cached (see syms__forget_pid()), or notice a deleted file
  * whose inode got reused under the same path.  A library dlopen()ed after the maps were read
  * is found only after syms__recheck_maps(), and only while the process lives.
@@ -39,7 +42,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "syms/debuginfo.h"
 #include "syms/demangle.h"
+#include "syms/perfmap.h"
 #include "syms/syms.h"
 #include "util/u64map.h"
 
@@ -70,6 +75,7 @@ struct usym {
 	const char *name;
 	const char *func; /* readable name: NULL until first asked, name itself, or malloc'd */
 	uint32_t rank;	  /* lower wins among symbols at one address */
+	uint32_t src;	  /* enum sym_src */
 };
 
 _Static_assert(offsetof(struct ksym, addr) == 0 && offsetof(struct usym, addr) == 0,
@@ -112,6 +118,7 @@ struct file {
 	bool reachable; /* seen to open by path (same inode): loading can wait */
 	bool mapped;	/* a cached process maps it (syms__forget_gone()'s mark) */
 	int err;
+	int dbg_why;	/* enum dbg_why: debuginfod asked for its symbols in vain */
 	struct usym *syms;
 	size_t cnt;
 	char *strs;
@@ -133,6 +140,10 @@ struct proc {
 	unsigned int epoch; /* kagg_syms.epoch when the maps were read or last re-read */
 	struct map *maps;
 	size_t cnt;
+	unsigned int uid;   /* its owner: who may own its perf map besides root */
+	bool pmap_read;	    /* /tmp/perf-PID.map read (or found missing) at pmap_epoch */
+	unsigned int pmap_epoch;
+	struct pmap pmap;
 };
 
 struct syms {
@@ -141,6 +152,8 @@ struct syms {
 	struct file *files[SYMS_FILE_BUCKETS];
 	unsigned int epoch; /* bumped by syms__recheck_maps() */
 	struct file *images; /* syms__image()'s, newest first */
+	struct dbg *dbg;     /* debuginfod, when DEBUGINFOD_URLS is set */
+	const char *pmap_dir; /* where perf maps are: /tmp */
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -218,6 +231,8 @@ static void sym_clear(struct sym *out)
 	out->offset = 0;
 	out->module = NULL;
 	out->func = NULL;
+	out->src = SYM_SRC_NONE;
+	out->dbg_why = 0;
 }
 
 char *syms_func_name(const char *name)
@@ -390,6 +405,7 @@ int syms__kernel(struct syms *s, uint64_t addr, struct sym *out)
 	out->offset = addr - ks->addr;
 	out->module = ks->mod == KSYM_KERNEL ? "[kernel]" : k->buf + ks->mod;
 	out->func = ktab_func(k, ks->name);
+	out->src = SYM_SRC_KALLSYMS;
 	return 0;
 }
 
@@ -420,8 +436,8 @@ static uint32_t usym_rank(unsigned char bind, bool dynsym)
  * Append the FUNC/IFUNC symbols of elf's .symtab (and .dynsym unless symtab_only) to *syms;
  * names still point into the Elf.  *has_symtab tells whether a .symtab with data was seen.
  */
-static int elf_collect(Elf *elf, bool symtab_only, bool *has_symtab, struct usym **syms,
-		       size_t *cnt, size_t *cap)
+static int elf_collect(Elf *elf, bool symtab_only, uint32_t symtab_src, bool *has_symtab,
+		       struct usym **syms, size_t *cnt, size_t *cap)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Data *data;
@@ -466,53 +482,9 @@ static int elf_collect(Elf *elf, bool symtab_only, bool *has_symtab, struct usym
 			ns->name = name;
 			ns->func = NULL;
 			ns->rank = usym_rank(GELF_ST_BIND(sym.st_info), sh.sh_type == SHT_DYNSYM);
+			ns->src = sh.sh_type == SHT_DYNSYM ? SYM_SRC_DYNSYM : symtab_src;
 		}
 	}
-	return 0;
-}
-
-/* The GNU build-id note of elf into id (up to 64 bytes): its length, or -ENOENT. */
-static int elf_build_id(Elf *elf, unsigned char *id)
-{
-	Elf_Scn *scn = NULL;
-	size_t off, noff, doff;
-	Elf_Data *data;
-	GElf_Shdr sh;
-	GElf_Nhdr nh;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf)
-			continue;
-		off = 0;
-		while ((off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((const char *)data->d_buf + noff, "GNU", 4) || nh.n_descsz < 2 ||
-			    nh.n_descsz > 64)
-				continue;
-			memcpy(id, (const char *)data->d_buf + doff, nh.n_descsz);
-			return nh.n_descsz;
-		}
-	}
-	return -ENOENT;
-}
-
-/* Debian's detached symbols: "/usr/lib/debug/.build-id/ab/cdef....debug" from the build-id. */
-static int elf_debug_path(Elf *elf, char *path, size_t len)
-{
-	unsigned char id[64];
-	int i, n, nid = elf_build_id(elf, id);
-
-	if (nid < 0)
-		return nid;
-	n = snprintf(path, len, "/usr/lib/debug/.build-id/%02x/", id[0]);
-	for (i = 1; i < nid && n + 3 < (int)len; i++)
-		n += snprintf(path + n, len - n, "%02x", id[i]);
-	if (n + sizeof(".debug") > len)
-		return -ENAMETOOLONG;
-	memcpy(path + n, ".debug", sizeof(".debug"));
 	return 0;
 }
 
@@ -530,7 +502,7 @@ int syms_elf_build_id(const char *path, char *hex, size_t len)
 		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf)
-		n = elf_build_id(elf, id);
+		n = dbg_build_id(elf, id);
 	if (n > 0 && (size_t)n * 2 + 1 > len)
 		n = -ENAMETOOLONG;
 	for (i = 0; i < n; i++)
@@ -540,16 +512,20 @@ int syms_elf_build_id(const char *path, char *hex, size_t len)
 	return n < 0 ? n : 0;
 }
 
-/* Fill f->segs and f->syms from elf.  Symbols sorted, one per address, names in f->strs. */
-static int elf_load(struct file *f, Elf *elf)
+/*
+ * Fill f->segs and f->syms from elf.  Symbols sorted, one per address, names in f->strs.
+ * Without a .symtab, the first other source that has one adds its symbols (debuginfod through
+ * d when not NULL).
+ */
+static int elf_load(struct file *f, Elf *elf, struct dbg *d)
 {
 	size_t i, n, cnt = 0, cap = 0, strsz = 0;
+	struct dbg_syms x = { .fd = -1 };
 	struct usym *syms = NULL;
 	bool has_symtab = false;
-	char dpath[128], *p;
-	Elf *dbg = NULL;
-	int dfd = -1, err = 0;
+	int err = 0;
 	GElf_Phdr ph;
+	char *p;
 
 	if (elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
@@ -573,19 +549,18 @@ static int elf_load(struct file *f, Elf *elf)
 		f->nsegs++;
 	}
 
-	err = elf_collect(elf, false, &has_symtab, &syms, &cnt, &cap);
+	err = elf_collect(elf, false, SYM_SRC_SYMTAB, &has_symtab, &syms, &cnt, &cap);
 	if (err)
 		goto cleanup;
-	/* stripped: add the locals of a detached debug file if one is installed */
-	if (!has_symtab && !elf_debug_path(elf, dpath, sizeof(dpath))) {
-		dfd = open(dpath, O_RDONLY | O_CLOEXEC);
-		if (dfd >= 0)
-			dbg = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
-		if (dbg && elf_kind(dbg) == ELF_K_ELF) {
-			err = elf_collect(dbg, true, &has_symtab, &syms, &cnt, &cap);
-			if (err)
-				goto cleanup;
-		}
+	/* stripped: add the symbols of the first other source that has them */
+	if (!has_symtab) {
+		err = dbg_find(d, elf, f->path, &x);
+		f->dbg_why = x.why;
+		if (!err)
+			err = elf_collect(x.elf, true, x.src, &has_symtab, &syms, &cnt, &cap);
+		if (err && err != -ENOENT)
+			goto cleanup;
+		err = 0;
 	}
 
 	if (cnt) /* syms is NULL without symbols: qsort's argument must not be */
@@ -624,24 +599,22 @@ static int elf_load(struct file *f, Elf *elf)
 	f->cnt = n;
 	syms = NULL;
 cleanup:
-	elf_end(dbg);
-	if (dfd >= 0)
-		close(dfd);
+	dbg_syms_free(&x);
 	free(syms);
 	return err;
 }
 
 /* The symbols of elf into f (NULL: not an ELF image, -ENOEXEC), then elf let go. */
-static int elf_load_end(struct file *f, Elf *elf)
+static int elf_load_end(struct file *f, Elf *elf, struct dbg *d)
 {
-	int err = elf ? elf_load(f, elf) : -ENOEXEC;
+	int err = elf ? elf_load(f, elf, d) : -ENOEXEC;
 
 	elf_end(elf);
 	return err;
 }
 
 /* [vdso] has no file: copy it out of the process and parse the copy. */
-static int file_load_vdso(struct file *f, int pid, const struct map *m)
+static int file_load_vdso(struct syms *s, struct file *f, int pid, const struct map *m)
 {
 	size_t len = m->end - m->start;
 	char path[64], *img = NULL;
@@ -660,7 +633,7 @@ static int file_load_vdso(struct file *f, int pid, const struct map *m)
 		err = errno ? -errno : -EIO;
 		goto cleanup;
 	}
-	err = elf_load_end(f, elf_memory(img, len));
+	err = elf_load_end(f, elf_memory(img, len), s->dbg);
 cleanup:
 	free(img);
 	close(fd);
@@ -717,16 +690,16 @@ static int file_open(const struct file *f, int pid, const struct map *m)
 	return -ENOENT;
 }
 
-static int file_load(struct file *f, int pid, const struct map *m)
+static int file_load(struct syms *s, struct file *f, int pid, const struct map *m)
 {
 	int fd, err;
 
 	if (!strcmp(f->path, "[vdso]"))
-		return file_load_vdso(f, pid, m);
+		return file_load_vdso(s, f, pid, m);
 	fd = file_open(f, pid, m);
 	if (fd < 0)
 		return fd;
-	err = elf_load_end(f, elf_begin(fd, ELF_C_READ_MMAP, NULL));
+	err = elf_load_end(f, elf_begin(fd, ELF_C_READ_MMAP, NULL), s->dbg);
 	close(fd);
 	return err;
 }
@@ -771,6 +744,7 @@ static struct file *file_get(struct syms *s, uint64_t dev, uint64_t ino, const c
 
 static void proc_free(struct proc *p)
 {
+	pmap_free(&p->pmap);
 	free(p->maps);
 	free(p);
 }
@@ -805,6 +779,7 @@ static int proc_load(struct syms *s, int pid, struct proc **pp)
 	unsigned long long start, end, pgoff, ino;
 	struct map *nm;
 	struct file *f;
+	struct stat st;
 	int n, err;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
@@ -819,6 +794,9 @@ static int proc_load(struct syms *s, int pid, struct proc **pp)
 		goto cleanup;
 	}
 	p->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (!stat(path, &st))
+		p->uid = st.st_uid;
 	for (line = buf; line < buf + len; line = nl + 1) {
 		nl = strchr(line, '\n');
 		if (!nl)
@@ -899,6 +877,34 @@ static uint64_t file_vaddr(const struct file *f, uint64_t off)
 
 static int file_sym(const struct file *f, uint64_t off, struct sym *out);
 
+/*
+ * An address in no file mapping: JIT code, named by the process's perf map if it has one.
+ * The map is read on the first such lookup, and again after a syms__recheck_maps() when
+ * it has grown (a JIT appends as it compiles).
+ */
+static int proc_pmap_sym(struct syms *s, struct proc *p, uint64_t addr, struct sym *out)
+{
+	const struct pmap_sym *ps;
+	char path[4096];
+	struct stat st;
+
+	if (!p->pmap_read || (p->pmap_epoch != s->epoch && !p->gone)) {
+		snprintf(path, sizeof(path), "%s/perf-%d.map", s->pmap_dir, p->pid);
+		if (!p->pmap_read || (!stat(path, &st) && st.st_size != p->pmap.size))
+			pmap_load(&p->pmap, s->pmap_dir, p->pid, p->uid);
+		p->pmap_read = true;
+		p->pmap_epoch = s->epoch;
+	}
+	ps = pmap_find(&p->pmap, addr);
+	if (!ps)
+		return -ENOENT;
+	out->name = ps->name;
+	out->func = ps->name;
+	out->offset = addr - ps->start;
+	out->src = SYM_SRC_PERFMAP;
+	return 0;
+}
+
 int syms__user(struct syms *s, int pid, uint64_t addr, struct sym *out)
 {
 	const struct map *m;
@@ -926,18 +932,19 @@ int syms__user(struct syms *s, int pid, uint64_t addr, struct sym *out)
 			m = proc_find_map(p, addr);
 	}
 	if (!m)
-		return -ENOENT;
+		return proc_pmap_sym(s, p, addr, out);
 	f = m->file;
 	out->module = f->path;
 	off = addr - m->start + m->pgoff;
 	out->offset = off;
 	if (!f->loaded) {
-		f->err = file_load(f, pid, m);
+		f->err = file_load(s, f, pid, m);
 		f->loaded = true;
 	}
-	if (f->err)
-		return -ENOENT;
-	return file_sym(f, off, out);
+	err = f->err ? -ENOENT : file_sym(f, off, out);
+	if (err)
+		out->dbg_why = f->dbg_why;
+	return err;
 }
 
 /* The symbol of file offset off in a loaded file: as syms__user() once the map is found. */
@@ -961,6 +968,7 @@ static int file_sym(const struct file *f, uint64_t off, struct sym *out)
 	out->name = us->name;
 	out->func = us->func;
 	out->offset = off - us->addr;
+	out->src = us->src;
 	return 0;
 }
 
@@ -993,7 +1001,7 @@ int syms__add_pid(struct syms *s, int pid)
 
 		if (f->loaded || file_reachable(f))
 			continue;
-		f->err = file_load(f, pid, &p->maps[i]);
+		f->err = file_load(s, f, pid, &p->maps[i]);
 		f->loaded = true;
 	}
 	return 0;
@@ -1024,7 +1032,7 @@ int syms__image(struct syms *s, void *img, size_t len, uint64_t off,
 	f->next = s->images;
 	s->images = f;
 	f->loaded = true;
-	f->err = elf_load_end(f, elf_memory(img, len));
+	f->err = elf_load_end(f, elf_memory(img, len), NULL);
 	out->module = f->path;
 	out->offset = off;
 	if (f->err)
@@ -1074,6 +1082,11 @@ static void files_forget_unmapped(struct syms *s)
 	}
 }
 
+void syms__dbg_stats(const struct syms *s, struct dbg_stats *st)
+{
+	dbg_get_stats(s ? s->dbg : NULL, st);
+}
+
 size_t syms__nr_files(const struct syms *s)
 {
 	const struct file *f;
@@ -1118,8 +1131,12 @@ struct syms *syms__new(void)
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s) {
 		errno = ENOMEM;
+		return NULL;
+	}
+	s->pmap_dir = "/tmp";
+	s->dbg = dbg_new();
 	return s;
 }
 
@@ -1149,6 +1166,7 @@ void syms__free(struct syms *s)
 		fn = f->next;
 		file_free(f);
 	}
+	dbg_free(s->dbg);
 	free(s->k.syms);
 	free(s->k.buf);
 	free(s);

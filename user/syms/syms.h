@@ -22,6 +22,20 @@
 #include <stdint.h>
 
 struct syms; /* cache: kernel symbols + per-pid user symbols */
+struct dbg_stats;
+
+/* Where a symbol's name came from (sym.src), in the order a file's sources are tried. */
+enum sym_src {
+	SYM_SRC_NONE = 0,	/* no name */
+	SYM_SRC_KALLSYMS,	/* /proc/kallsyms */
+	SYM_SRC_SYMTAB,		/* the file's .symtab */
+	SYM_SRC_DYNSYM,		/* the file's .dynsym (exported names only) */
+	SYM_SRC_MINIDEBUG,	/* the .symtab of its MiniDebugInfo (.gnu_debugdata, xz) */
+	SYM_SRC_DEBUGFILE,	/* a separate debug file: by build id, or by .gnu_debuglink */
+	SYM_SRC_DEBUGINFOD,	/* a debug file from a debuginfod server */
+	SYM_SRC_PERFMAP,	/* /tmp/perf-PID.map, written by a JIT */
+	SYM_SRC_MAX,
+};
 
 struct sym { /* result of a lookup */
 	const char *name;   /* symbol name as the table has it ("_ZN2ns1C1fEi",
@@ -32,6 +46,9 @@ struct sym { /* result of a lookup */
 	const char *func;   /* the function's readable name: name without its symbol version
 			     * ("@@GLIBC_2.17"), C++ and Rust names demangled ("ns::C::f(int)");
 			     * NULL when name is */
+	int src;	    /* enum sym_src: where name came from */
+	int dbg_why;	    /* enum dbg_why (syms/debuginfo.h): the file has no .symtab and
+			     * debuginfod was asked for one and did not give it; else 0 */
 };
 
 /* New, empty cache.  Loads nothing yet.  NULL + errno (ENOMEM) on failure. */
@@ -96,6 +113,9 @@ void syms__forget_pid(struct syms *s, int pid);
  * Returns how many processes were dropped.
  */
 size_t syms__forget_gone(struct syms *s);
+
+/* What the debuginfod servers were asked and how they answered (zeros when not in use). */
+void syms__dbg_stats(const struct syms *s, struct dbg_stats *st);
 
 /* How many files (executables, libraries, [vdso]) the cache holds. */
 size_t syms__nr_files(const struct syms *s);

@@ -123,6 +123,17 @@ enum kagg_wake {
 	KAGG_WAKE_EVERY = 3,	 /* a wakeup per record */
 };
 
+/*
+ * How user stacks are walked (profile, offcpu with stacks), see docs/stacks.md: by unwind
+ * tables compiled from each file's .eh_frame/.debug_frame (code built without frame
+ * pointers: most distribution binaries), by frame pointers, or both, frame by frame.
+ */
+enum kagg_unwind {
+	KAGG_UNWIND_AUTO = 0,	/* a table where the frame's file has one, else frame pointer */
+	KAGG_UNWIND_FP = 1,	/* frame pointers only (the kernel's walk, bpf_get_stackid) */
+	KAGG_UNWIND_TABLE = 2,	/* tables only: a frame without one ends the stack */
+};
+
 /* Output format of the printers. */
 enum kagg_format {
 	KAGG_FORMAT_TEXT = 0,

@@ -92,8 +92,12 @@ struct kagg_offcpu_opts {
 	 */
 	enum kagg_buckets buckets;
 	int exp_scale;
+	/* Appended after 0.2: with stacks, how user stacks are walked, and the unwind tables'
+	 * cap in rows (8 bytes each, all files together; 0: 2097152, 16 MiB). */
+	enum kagg_unwind unwind;
+	size_t unwind_rows;
 };
-#define kagg_offcpu_opts__last_field exp_scale
+#define kagg_offcpu_opts__last_field unwind_rows
 
 /*
  * Open and load the offcpu programs; nothing is attached yet.

@@ -52,8 +52,12 @@ struct kagg_profile_opts {
 	bool overhead;			/* measure the program's run time (BPF_ENABLE_STATS) */
 	kagg_log_fn log;
 	void *log_ctx;
+	/* Appended after 0.2: how user stacks are walked, and the unwind tables' cap in rows
+	 * (8 bytes each, all files together; 0: 2097152, 16 MiB). */
+	enum kagg_unwind unwind;
+	size_t unwind_rows;
 };
-#define kagg_profile_opts__last_field log_ctx
+#define kagg_profile_opts__last_field unwind_rows
 
 /*
  * Open and load the profile program and choose the perf event; the events

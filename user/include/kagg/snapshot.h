@@ -289,6 +289,40 @@ struct kagg_meta {
 	 * frames count in frames_no_maps.
 	 */
 	uint64_t notes_lost;
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD): where the names of the named frames came from
+	 * (the counts sum to frames - frames_no_maps - frames_no_symbols, see docs/stacks.md):
+	 * the kernel's kallsyms, a file's .symtab, its .dynsym, its MiniDebugInfo
+	 * (.gnu_debugdata), a separate debug file (by build id or .gnu_debuglink), a debuginfod
+	 * server, a JIT's perf map (/tmp/perf-PID.map).
+	 */
+	uint64_t frames_kallsyms;
+	uint64_t frames_symtab;
+	uint64_t frames_dynsym;
+	uint64_t frames_minidebuginfo;
+	uint64_t frames_debugfile;
+	uint64_t frames_debuginfod;
+	uint64_t frames_perfmap;
+	/* Of frames_no_symbols: in files whose symbols a debuginfod server did not give. */
+	uint64_t frames_debuginfod_failed;
+	/* debuginfod (DEBUGINFOD_URLS set), since the session opened: files asked, and not got */
+	uint64_t debuginfod_queries;
+	uint64_t debuginfod_not_found;
+	uint64_t debuginfod_timeouts;	/* given up after the per-file timeout */
+	uint64_t debuginfod_errors;	/* server unreachable, or any other error */
+	uint64_t debuginfod_skipped;	/* not asked: the servers were taken for down */
+	/*
+	 * User stack unwinding (profile, offcpu --stacks): the method asked ("fp", "table" or
+	 * "auto"; NULL without user stacks), the user frames found by frame pointer and by
+	 * unwind table (the walks that stopped early are in the drops, unwind_*), and the
+	 * unwind tables loaded: files, rows, bytes of BPF map memory in use.
+	 */
+	const char *unwind;
+	uint64_t frames_fp;
+	uint64_t frames_table;
+	uint64_t unwind_files;
+	uint64_t unwind_rows;
+	uint64_t unwind_bytes;
 };
 
 KAGG_API const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot *snap);

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * unwind.c - what profile and offcpu share to walk user stacks with unwind tables: sizing the
+ * maps of bpf/unwind.bpf.h, starting the table loader (user/unwind/loader.c), the meta.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "session/session_internal.h"
+#include "shared/unwind.h"
+#include "unwind/loader.h"
+
+#define UNW_DEFAULT_ROWS (2u << 20) /* 16 MiB of rows */
+
+static const char *const mode_names[] = {
+	[KAGG_UNWIND_AUTO] = "auto", [KAGG_UNWIND_FP] = "fp", [KAGG_UNWIND_TABLE] = "table"
+};
+
+void session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m,
+			 volatile __u32 *mode_rodata, enum kagg_unwind mode, bool with_user,
+			 size_t max_rows)
+{
+	bool tables = with_user && mode != KAGG_UNWIND_FP;
+
+	*mode_rodata = !tables ? UNW_MODE_FP : mode == KAGG_UNWIND_TABLE ? UNW_MODE_TABLE
+									: UNW_MODE_AUTO;
+	s->unwind_mode = with_user && (unsigned int)mode <= KAGG_UNWIND_TABLE ? mode_names[mode]
+									      : NULL;
+	if (!tables) {
+		bpf_map__set_max_entries(m->rows, 1);
+		bpf_map__set_max_entries(m->files, 1);
+		bpf_map__set_max_entries(m->procs, 1);
+		bpf_map__set_max_entries(m->ustacks, 1);
+		return;
+	}
+	bpf_map__set_max_entries(m->rows, max_rows ? max_rows : UNW_DEFAULT_ROWS);
+}
+
+int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *m,
+			 const int *pids, size_t nr_pids)
+{
+	size_t i;
+
+	if (bpf_map__max_entries(m->ustacks) <= 1)
+		return 0; /* not table-walked */
+	s->unw = unwl_new(m->rows, m->files, m->procs);
+	if (!s->unw)
+		return -errno;
+	s->ustacks = m->ustacks;
+	for (i = 0; i < nr_pids; i++)
+		unwl_add_pid(s->unw, pids[i]);
+	return 0;
+}
+
+void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt)
+{
+	static const struct {
+		const char *name, *what;
+	} stops[UNW_STOP_MAX] = {
+		[UNW_STOP_NO_MAP] = { "unwind_no_map",
+				      "user walk stopped: pc in no executable mapping known" },
+		[UNW_STOP_NO_TABLE] = { "unwind_no_table",
+					"user walk stopped: the file has no unwind table (yet)" },
+		[UNW_STOP_NO_ROW] = { "unwind_no_row",
+				      "user walk stopped: no CFI row, or one it cannot follow" },
+		[UNW_STOP_NO_RBP] = { "unwind_no_rbp",
+				      "user walk stopped: the CFA needs an rbp that was lost" },
+		[UNW_STOP_READ] = { "unwind_read", "user walk stopped: reading the stack failed" },
+		[UNW_STOP_DEPTH] = { "unwind_depth", "user walk stopped: 127 frames" },
+		[UNW_STOP_BAD_PC] = { "unwind_bad_pc",
+				      "user walk stopped: a return address not in user space" },
+	};
+	struct kagg_meta *mt = &snap->meta;
+	struct unwl_stats st;
+	int i;
+
+	mt->unwind = s->unwind_mode;
+	if (!s->unwind_mode || !s->unw)
+		return;
+	mt->frames_fp = cnt[UNW_CNT_FP];
+	mt->frames_table = cnt[UNW_CNT_TABLE];
+	unwl_get_stats(s->unw, &st);
+	mt->unwind_files = st.files;
+	mt->unwind_rows = st.rows;
+	mt->unwind_bytes = st.bytes;
+	for (i = 0; i < UNW_STOP_MAX; i++)
+		snap_add_drop(snap, stops[i].name, stops[i].what, cnt[UNW_CNT_STOP + i], false);
+	snap_add_drop(snap, "unwind_table_full",
+		      "files whose unwind table did not fit under the cap (frames: fp or stop)",
+		      st.full, false);
+}
