@@ -74,6 +74,7 @@ struct kagg_clock {
 	__u64 now;	/* 0 until read */
 	__u32 on;	/* a KAGG_TP/KAGG_FUNC handler runs */
 	__u32 __pad;
+	__u64 seq;	/* records streamed on this CPU (never reset: gaps are losses) */
 };
 
 struct {
@@ -91,6 +92,23 @@ const volatile __u64 kagg_unit_ns = 1000;
 const volatile __u32 kagg_unit_log2 = 9;
 /* The initial value of new histogram entries (too large for the BPF stack). */
 const struct kagg_sdk_hist kagg_sdk_zero_hist = {};
+
+/* Observations streamed too (enum kagg_sdk_stream, set by the loader). */
+const volatile __u32 kagg_stream = KAGG_SDK_STREAM_OFF;
+
+/* Streamed observations (the loader sizes it when streaming). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} kagg_events SEC(".maps");
+
+/* Streamed records by generation: seen = sent + dropped once a generation is retired. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct kagg_sdk_stream_cnt);
+} kagg_stream_cnt SEC(".maps");
 
 /* The session is armed. */
 static __always_inline bool kagg_armed_now(void)
@@ -181,6 +199,45 @@ static __always_inline bool kagg_obs_begin(struct kagg_obs *o)
 	o->gen = *(volatile __u32 *)&kagg_gen & 1;
 	o->c->cnt[KAGG_SDK_CNT_EVENTS]++;
 	return true;
+}
+
+/*
+ * Reserve a streamed record of size bytes (a constant) for aggregation agg in generation
+ * gen, its head filled; NULL when the ring buffer is full (counted dropped).
+ */
+static __always_inline void *kagg_rec_reserve(__u64 size, __u32 agg, __u32 gen)
+{
+	struct kagg_sdk_stream_cnt *sc = bpf_map_lookup_elem(&kagg_stream_cnt, &gen);
+	__u32 zero = 0;
+	struct kagg_clock *c = bpf_map_lookup_elem(&kagg_clock, &zero);
+	struct kagg_sdk_rec *r;
+
+	if (!sc || !c)
+		return NULL;
+	sc->seen++;
+	c->seq++;
+	r = bpf_ringbuf_reserve(&kagg_events, size, 0);
+	if (!r) {
+		sc->dropped++;
+		return NULL;
+	}
+	r->ts = kagg_now();
+	r->seq = c->seq;
+	r->cpu = bpf_get_smp_processor_id();
+	r->gen = gen;
+	r->agg = agg;
+	r->pid = (__u32)bpf_get_current_pid_tgid();
+	return r;
+}
+
+/* Submit a record of kagg_rec_reserve(), counted sent in its generation. */
+static __always_inline void kagg_rec_submit(void *r, __u32 gen)
+{
+	struct kagg_sdk_stream_cnt *sc = bpf_map_lookup_elem(&kagg_stream_cnt, &gen);
+
+	if (sc)
+		sc->sent++;
+	bpf_ringbuf_submit(r, 0);
 }
 
 /* ---------------------------------------------------------------- bucketing */
@@ -306,17 +363,66 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 		.lin_min = MIN, .lin_step = STEP,                                                  \
 	}
 
+/*
+ * NAME__stream(key, v, gen): the observation as a record of kagg_events (struct
+ * kagg_sdk_rec, the KEY, the value); true when sent.
+ */
+#define __KAGG_STREAM(NAME, KEY)                                                                   \
+	struct NAME##__rec {                                                                       \
+		struct kagg_sdk_rec h;                                                             \
+		KEY k;                                                                             \
+		__u64 v __attribute__((aligned(8)));                                               \
+	};                                                                                         \
+	__KAGG_FN bool NAME##__stream(const KEY *key, __u64 v, __u32 gen)             \
+	{                                                                                          \
+		struct NAME##__rec *r;                                                             \
+                                                                                                   \
+		r = kagg_rec_reserve(sizeof(*r), NAME##__drop, gen);                               \
+		if (!r)                                                                            \
+			return false;                                                              \
+		if (sizeof(KEY))                                                                   \
+			__builtin_memcpy(&r->k, key, sizeof(KEY));                                 \
+		r->v = v;                                                                          \
+		kagg_rec_submit(r, gen);                                                           \
+		return true;                                                                       \
+	}
+
+/*
+ * Stream observation o of (key, v) when the loader asks (kagg_stream); in stream-only
+ * mode *done says it is not aggregated here, and the result whether it was sent.
+ */
+#define __KAGG_STREAM_OBS(NAME, o, key, v, done)                                                   \
+	({                                                                                         \
+		bool __sent = false;                                                               \
+                                                                                                   \
+		*(done) = false;                                                                   \
+		if (kagg_stream != KAGG_SDK_STREAM_OFF) {                                          \
+			__sent = NAME##__stream(key, v, (o)->gen);                                 \
+			if (kagg_stream == KAGG_SDK_STREAM_ONLY) {                                 \
+				*(done) = true;                                                    \
+				if (__sent)                                                        \
+					(o)->c->cnt[KAGG_SDK_CNT_RECORDED]++;                      \
+			}                                                                          \
+		}                                                                                  \
+		__sent;                                                                            \
+	})
+
 #define __KAGG_HIST(NAME, KEY, MAX, KIND, FLAGS, MIN, STEP)                                        \
 	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_hist);                                      \
 	__KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP);                                                 \
+	__KAGG_STREAM(NAME, KEY)                                                                   \
 	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
 	{                                                                                          \
 		struct kagg_sdk_hist *h;                                                           \
 		struct kagg_obs o;                                                                 \
+		bool sent, done;                                                                   \
 		__u32 slot;                                                                        \
                                                                                                    \
 		if (!kagg_obs_begin(&o))                                                           \
 			return false;                                                              \
+		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done);                                 \
+		if (done)                                                                          \
+			return sent;                                                               \
 		slot = kagg_slot(KIND, FLAGS, v, MIN, STEP);                                       \
 		if (slot >= KAGG_SDK_SLOTS) {                                                      \
 			o.c->cnt[KAGG_SDK_CNT_FILTERED]++;                                         \
@@ -351,13 +457,18 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 #define __KAGG_COUNT(NAME, KEY, MAX, FLAGS)                                                        \
 	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_count);                                     \
 	__KAGG_DESC(NAME, KAGG_SDK_COUNT, FLAGS, 0, 0);                                            \
+	__KAGG_STREAM(NAME, KEY)                                                                   \
 	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
 	{                                                                                          \
 		struct kagg_sdk_count *c, zero = {};                                               \
 		struct kagg_obs o;                                                                 \
+		bool sent, done;                                                                   \
                                                                                                    \
 		if (!kagg_obs_begin(&o))                                                           \
 			return false;                                                              \
+		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done);                                 \
+		if (done)                                                                          \
+			return sent;                                                               \
 		c = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &zero);                                   \
 		if (!c) {                                                                          \
 			o.c->cnt[NAME##__drop]++;                                                  \

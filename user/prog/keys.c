@@ -412,17 +412,7 @@ static void walk(struct kctx *c, __u32 id, const unsigned char *base, __u32 off,
 
 /* ------------------------------------------------------------ reading */
 
-struct entry {
-	size_t agg;
-	unsigned char *key;	/* the map's key */
-	uint64_t slots[KAGG_SDK_SLOTS];
-	uint64_t count, sum;
-	char **names, **vals;
-	size_t nr_labels;
-	char *label;
-};
-
-static void entry_free(struct entry *e)
+void pentry_free(struct pentry *e)
 {
 	size_t i;
 
@@ -436,14 +426,13 @@ static void entry_free(struct entry *e)
 	free(e->key);
 }
 
-/* Room for one more entry in *es; NULL on ENOMEM. */
-static struct entry *entry_add(struct entry **es, size_t *n, size_t *cap)
+struct pentry *pentry_add(struct pentry **es, size_t *n, size_t *cap)
 {
-	struct entry *e;
+	struct pentry *e;
 
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 64;
-		struct entry *tmp = realloc(*es, nc * sizeof(*tmp));
+		struct pentry *tmp = realloc(*es, nc * sizeof(*tmp));
 
 		if (!tmp)
 			return NULL;
@@ -456,7 +445,7 @@ static struct entry *entry_add(struct entry **es, size_t *n, size_t *cap)
 }
 
 /* Add the per-CPU values vals (nr_cpus of vs bytes) of aggregation a to e. */
-static void entry_sum(struct entry *e, const struct pagg *a, const unsigned char *vals,
+static void entry_sum(struct pentry *e, const struct pagg *a, const unsigned char *vals,
 		      size_t vs, int nr_cpus)
 {
 	int cpu, k;
@@ -484,12 +473,12 @@ static void entry_sum(struct entry *e, const struct pagg *a, const unsigned char
  * too, as a built-in tool's), zeroed when reset.
  */
 static int read_unkeyed(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g,
-			bool reset, struct entry **es, size_t *n, size_t *cap)
+			bool reset, struct pentry **es, size_t *n, size_t *cap)
 {
 	const struct pagg *a = &t->aggs[ai];
 	size_t vs = bpf_map__value_size(a->map), len = vs * s->nr_cpus;
 	unsigned char *vals = calloc(s->nr_cpus, vs);
-	struct entry *e = vals ? entry_add(es, n, cap) : NULL;
+	struct pentry *e = vals ? pentry_add(es, n, cap) : NULL;
 	int err = 0;
 
 	if (!e) {
@@ -520,7 +509,7 @@ static int read_unkeyed(struct kagg_session *s, struct pstate *t, size_t ai, __u
 
 /* The entries of generation g of aggregation a into *es (grown), deleted when reset. */
 static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g, bool reset,
-		    struct entry **es, size_t *n, size_t *cap)
+		    struct pentry **es, size_t *n, size_t *cap)
 {
 	const struct pagg *a = &t->aggs[ai];
 	size_t ks = bpf_map__key_size(a->map), vs = bpf_map__value_size(a->map);
@@ -537,7 +526,7 @@ static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g
 		goto cleanup;
 	}
 	while (!bpf_map__get_next_key(a->map, prev, key, ks)) {
-		struct entry *e;
+		struct pentry *e;
 
 		if (!prev) {
 			prev = malloc(ks);
@@ -551,7 +540,7 @@ static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g
 			continue;
 		if (bpf_map__lookup_elem(a->map, key, ks, vals, vs * s->nr_cpus, 0))
 			continue;
-		e = entry_add(es, n, cap);
+		e = pentry_add(es, n, cap);
 		if (!e) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -578,7 +567,7 @@ cleanup:
 }
 
 /* Entry e's labels from its key's BTF, and the "name=value ..." label. */
-static int label_entry(struct kagg_session *s, struct pstate *t, struct entry *e)
+static int label_entry(struct kagg_session *s, struct pstate *t, struct pentry *e)
 {
 	const struct pagg *a = &t->aggs[e->agg];
 	struct kctx c = { .s = s, .t = t, .btf = bpf_object__btf(t->obj), .scan = true };
@@ -609,7 +598,7 @@ static int label_entry(struct kagg_session *s, struct pstate *t, struct entry *e
 
 static int cmp_entry(const void *x, const void *y)
 {
-	const struct entry *a = x, *b = y;
+	const struct pentry *a = x, *b = y;
 
 	if (a->agg != b->agg)
 		return a->agg < b->agg ? -1 : 1;
@@ -631,17 +620,32 @@ static const char *const *snap_strs(struct kagg_snapshot *snap, char **v, size_t
 int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
 		bool reset)
 {
-	struct entry *es = NULL;
-	size_t n = 0, cap = 0, i, nh = 0;
+	struct pentry *es = NULL;
+	size_t n = 0, cap = 0, i;
 	int err = 0;
 
-	t->cache.cg_read = false;
 	for (i = 0; !err && i < t->nr_aggs; i++) {
 		__u32 kind = t->aggs[i].d.kind;
 
 		if (kind == KAGG_SDK_LOG2 || kind == KAGG_SDK_LINEAR || kind == KAGG_SDK_COUNT)
 			err = read_agg(s, t, i, g, reset, &es, &n, &cap);
 	}
+	if (err) {
+		for (i = 0; i < n; i++)
+			pentry_free(&es[i]);
+		free(es);
+		return err;
+	}
+	return pentries_snap(s, t, snap, es, n);
+}
+
+int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap,
+		  struct pentry *es, size_t n)
+{
+	size_t i, nh = 0;
+	int err = 0;
+
+	t->cache.cg_read = false;
 	for (i = 0; !err && i < n; i++)
 		err = label_entry(s, t, &es[i]);
 	if (err)
@@ -682,7 +686,7 @@ int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *
 	}
 cleanup:
 	for (i = 0; i < n; i++)
-		entry_free(&es[i]);
+		pentry_free(&es[i]);
 	free(es);
 	return err;
 }

@@ -649,6 +649,24 @@ static int open_obj(struct kagg_session *s, struct pstate *t)
 	return 0;
 }
 
+/* Streaming asked for: kagg_stream set, kagg_events sized (an object has them since 0.2). */
+static int set_stream(struct kagg_session *s, struct pstate *t)
+{
+	struct bpf_map *evm = bpf_object__find_map_by_name(t->obj, "kagg_events");
+	__u32 *mode = var_ptr(t, "kagg_stream", 4);
+
+	if (!session_streams(s))
+		return 0;
+	if (!evm || !mode || !bpf_object__find_map_by_name(t->obj, "kagg_stream_cnt") ||
+	    bpf_map__type(evm) != BPF_MAP_TYPE_RINGBUF) {
+		slog(s, KAGG_LOG_WARN, "%s cannot stream: it was built with an older "
+		     "<kagg/bpf/kagg.bpf.h> (no kagg_events)", t->name);
+		return -EINVAL;
+	}
+	*mode = s->path == KAGG_MODE_BOTH ? KAGG_SDK_STREAM_BOTH : KAGG_SDK_STREAM_ONLY;
+	return bpf_map__set_max_entries(evm, t->stream_bytes);
+}
+
 /* Open, check and configure the object for a load in flavour btf. */
 static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 {
@@ -683,7 +701,7 @@ static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 			   pkey_has_stacks(bpf_object__btf(t->obj), t->aggs[i].key_type));
 	if (!stacks)
 		bpf_map__set_max_entries(t->stackmap, 1);
-	return 0;
+	return set_stream(s, t);
 }
 
 /* Load again with a verifier log for each program: the refusal's last lines into why. */
@@ -864,6 +882,15 @@ static int prog_open(struct kagg_session *s, void *opts)
 		slog(s, KAGG_LOG_WARN, "invalid prog options");
 		return -EINVAL;
 	}
+	if ((unsigned int)o->mode > KAGG_MODE_BOTH ||
+	    (o->stream_bytes && (o->stream_bytes < 4096 ||
+				 (o->stream_bytes & (o->stream_bytes - 1))))) {
+		slog(s, KAGG_LOG_WARN, "invalid streaming options (stream_bytes must be a power of "
+		     "two >= 4096)");
+		return -EINVAL;
+	}
+	session_use_path(s, o->mode, &o->stream_bytes);
+	t->stream_bytes = o->stream_bytes;
 	s->unit = o->unit;
 	s->key = KAGG_KEY_NONE;
 	t->attach = o->attach;
@@ -998,6 +1025,20 @@ static void prog_destroy(struct kagg_session *s)
 	free(t->func);
 	free(t->path);
 	pkey_cache_free(&t->cache);
+	pstream_free(t->stream);
+}
+
+static int prog_stream_init(struct kagg_session *s, const void *opts)
+{
+	const struct kagg_prog_opts *o = opts;
+
+	return pstream_init(s, s->tool, o->stream_bytes, o->rb_subbufs, o->rb_consume);
+}
+
+static int prog_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
+			    bool reset)
+{
+	return pstream_read(s, s->tool, snap, g, reset);
 }
 
 /* prog_open() with the path session_open_arg() hands over. */
@@ -1024,6 +1065,8 @@ struct kagg_session *kagg_prog__open(const char *path, const struct kagg_prog_op
 		.open = prog_open_path,
 		.read = prog_read,
 		.meta = prog_meta,
+		.read_stream = prog_read_stream,
+		.stream_init = prog_stream_init,
 		.attach = prog_attach,
 		.destroy = prog_destroy,
 	};

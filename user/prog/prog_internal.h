@@ -39,6 +39,8 @@ struct pkey_cache {
 	bool cg_read; /* in this snapshot already */
 };
 
+struct pstream;
+
 struct pstate {
 	char *path;		/* as given, or NULL (opts->obj_buf) */
 	char *name;		/* the tool's name: the file's, without .bpf.o */
@@ -61,6 +63,19 @@ struct pstate {
 	bool ustacks;
 	char events[256];	/* meta: what the programs attach to */
 	struct pkey_cache cache;
+	struct pstream *stream;	/* the streamed observations (mode stream or both) */
+	size_t stream_bytes;
+};
+
+/* One histogram or counter of a snapshot being read: aggregation agg, one key. */
+struct pentry {
+	size_t agg;
+	unsigned char *key;	/* the map's key (NAME__key, or the generation when unkeyed) */
+	uint64_t slots[KAGG_SDK_SLOTS];
+	uint64_t count, sum;
+	char **names, **vals;
+	size_t nr_labels;
+	char *label;
 };
 
 /* Does the key type id (of btf) hold a kagg_kstack_t or kagg_ustack_t field? */
@@ -72,5 +87,22 @@ bool pkey_has_stacks(const struct btf *btf, __u32 id);
 int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
 		bool reset);
 void pkey_cache_free(struct pkey_cache *c);
+/* Room for one more entry in *es (zeroed, not counted in *n); NULL on ENOMEM. */
+struct pentry *pentry_add(struct pentry **es, size_t *n, size_t *cap);
+void pentry_free(struct pentry *e);
+/* The n entries es into snap, labelled and sorted; es and its entries freed.  0 or -errno. */
+int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap,
+		  struct pentry *es, size_t n);
+
+/*
+ * Streaming (user/prog/stream.c): the records of kagg_events, one event format per
+ * aggregation generated from its key's BTF, landed in the reference ring buffer and
+ * aggregated as the kernel aggregates them.
+ */
+int pstream_init(struct kagg_session *s, struct pstate *t, size_t map_bytes, size_t rb_subbufs,
+		 bool rb_consume);
+int pstream_read(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
+		 bool reset);
+void pstream_free(struct pstream *st);
 
 #endif

@@ -50,8 +50,19 @@ struct kagg_prog_opts {
 	const char *func;
 	/* Uprobes in this process only (0: every process running the binary). */
 	int pid;
+	/*
+	 * Where histogram and counter observations go: aggregated in the kernel (agg),
+	 * streamed as one record each and aggregated here (stream), or both side by side
+	 * (the snapshot's stream).  Streamed records land in the session's reference ring
+	 * buffer (kagg_session__ringbuf()) as events SYSTEM:AGG, SYSTEM the object's name,
+	 * whose fields are the key's and `value`.  Stack aggregations stay in the kernel.
+	 */
+	enum kagg_mode mode;
+	size_t stream_bytes;	/* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
+	size_t rb_subbufs;	/* reference buffer sub-buffers per CPU (0: 128) */
+	bool rb_consume;	/* producer/consumer mode (newest refused) instead of overwrite */
 };
-#define kagg_prog_opts__last_field pid
+#define kagg_prog_opts__last_field rb_consume
 
 /*
  * Open, check and load the object at path (or opts->obj_buf): its programs, its
