@@ -32,6 +32,8 @@ static const char usage_text[] =
 "                         (side by side, each path's cost in the meta)\n"
 "      --print            with --mode stream: print each record as ftrace text\n"
 "      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
+"      --buckets B        log2 (default) or exp:S: the log2 histograms in\n"
+"                         exponential buckets of scale S (0..5), 2^S per octave\n"
 "  -f, --folded           stacks as folded lines (flamegraph.pl input)\n"
 "      --addrs            stack frames by address\n"
 CLI_COMMON_HELP
@@ -60,6 +62,7 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "func", required_argument, NULL, OPT_FUNC },
 	{ "mode", required_argument, NULL, CLI_OPT_MODE },
+	{ "buckets", required_argument, NULL, CLI_OPT_BUCKETS },
 	{ "print", no_argument, NULL, CLI_OPT_PRINT },
 	{ "stream-bytes", required_argument, NULL, CLI_OPT_STREAM_BYTES },
 	{},
@@ -121,6 +124,8 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	a->o.nr_sets = a->nr_sets;
 	a->o.mode = ca->st.mode;
 	a->o.stream_bytes = ca->st.stream_bytes;
+	a->o.buckets = ca->st.buckets;
+	a->o.exp_scale = ca->st.exp_scale;
 	return cli_folded_ready(&ca->cm) ?:
 	       cli_pictures(&ca->cm, CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
 				     CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_PPROF),

@@ -110,6 +110,13 @@ struct {
 	__type(value, struct kagg_sdk_stream_cnt);
 } kagg_stream_cnt SEC(".maps");
 
+/*
+ * Exponential buckets for log2 histograms: 0, else the scale + 1; the thresholds of raw
+ * values [0] and of times [1] (in the session's unit), set by the loader.
+ */
+const volatile __u32 kagg_exp = 0;
+const volatile struct kagg_sdk_exp_params kagg_exp_params[2] = {};
+
 /* The session is armed. */
 static __always_inline bool kagg_armed_now(void)
 {
@@ -283,6 +290,30 @@ static __always_inline __u32 kagg_log2_div(__u64 v, __u64 unit, __u32 unit_log2)
 }
 
 /*
+ * The exponential bucket of v > 0 with kagg_exp_params[time]: floor(log2 v) << scale plus
+ * the thresholds below v normalized to [2^63, 2^64) (libkagg's kagg_exp_slot()).
+ */
+static __always_inline __u32 kagg_exp_slot_of(__u64 v,
+					       const volatile struct kagg_sdk_exp_params *p)
+{
+	__u32 k = kagg_log2_64(v), s = p->scale, j = 0, b;
+	__u64 vn = v << (63 - k);
+
+#pragma unroll
+	for (b = KAGG_SDK_EXP_MAX_SCALE; b >= 1; b--) {
+		if (s >= b) {
+			__u32 step = 1U << (b - 1);
+
+			if (vn > p->thresh[(j + step - 1) & (KAGG_SDK_EXP_MAX_N - 1)])
+				j += step;
+		}
+	}
+	if (vn > p->thresh[j & (KAGG_SDK_EXP_MAX_N - 1)])
+		j++;
+	return (k << s) + j;
+}
+
+/*
  * The slot of v in a histogram of kind (a constant) with flags, or
  * KAGG_SDK_SLOTS when a linear one has no slot for it.
  */
@@ -407,10 +438,47 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 		__sent;                                                                            \
 	})
 
+/*
+ * Exponential buckets of a log2 histogram (kagg_exp): cells {count, sum} keyed by
+ * (generation, slot, KEY), created as needed; the loader sizes the map.
+ */
+#define __KAGG_EXP_CELLS(NAME, KEY, MAX)                                                           \
+	struct NAME##__xkey {                                                                      \
+		__u32 gen;                                                                         \
+		__u32 slot;                                                                        \
+		KEY k;                                                                             \
+	};                                                                                         \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__uint(max_entries, 1);                                                            \
+		__type(key, struct NAME##__xkey);                                                  \
+		__type(value, struct kagg_sdk_count);                                              \
+	} NAME##__x SEC(".maps");                                                                  \
+	__KAGG_FN bool NAME##__exp_add(const KEY *key, __u64 v, __u32 gen,            \
+				       const volatile struct kagg_sdk_exp_params *p)               \
+	{                                                                                          \
+		struct NAME##__xkey xk;                                                            \
+		struct kagg_sdk_count *c, zero = {};                                               \
+                                                                                                   \
+		__builtin_memset(&xk, 0, sizeof(xk));                                              \
+		xk.gen = gen;                                                                      \
+		xk.slot = v ? kagg_exp_slot_of(v, p) + 1 : 0;                                      \
+		if (sizeof(KEY))                                                                   \
+			__builtin_memcpy(&xk.k, key, sizeof(KEY));                                 \
+		c = kagg_agg_entry(&NAME##__x, &xk, &zero);                                        \
+		if (!c)                                                                            \
+			return false;                                                              \
+		c->count++;                                                                        \
+		c->sum += v;                                                                       \
+		return true;                                                                       \
+	}
+
 #define __KAGG_HIST(NAME, KEY, MAX, KIND, FLAGS, MIN, STEP)                                        \
 	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_hist);                                      \
 	__KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP);                                                 \
 	__KAGG_STREAM(NAME, KEY)                                                                   \
+	__KAGG_EXP_CELLS(NAME, KEY, MAX)                                                           \
 	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
 	{                                                                                          \
 		struct kagg_sdk_hist *h;                                                           \
@@ -423,6 +491,15 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done);                                 \
 		if (done)                                                                          \
 			return sent;                                                               \
+		if (KIND == KAGG_SDK_LOG2 && kagg_exp) {                                           \
+			if (!NAME##__exp_add(key, v, o.gen,                                        \
+					     &kagg_exp_params[!!((FLAGS) & KAGG_SDK_TIME)])) {      \
+				o.c->cnt[NAME##__drop]++;                                          \
+				return false;                                                      \
+			}                                                                          \
+			o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                         \
+			return true;                                                               \
+		}                                                                                  \
 		slot = kagg_slot(KIND, FLAGS, v, MIN, STEP);                                       \
 		if (slot >= KAGG_SDK_SLOTS) {                                                      \
 			o.c->cnt[KAGG_SDK_CNT_FILTERED]++;                                         \

@@ -17,6 +17,8 @@
  *   under the same labels;
  * - kagg record --prog sdk_keys.bpf.o: trace-cmd report and kagg report print
  *   the 7 calls, each field by name with its known value;
+ * - sdk_exp with --buckets exp:3 --mode both: known values, each counted in the
+ *   exp bucket that holds it, on both paths, unkeyed and keyed;
  * - bad objects and options: one line, exit 2, nothing left loaded.
  */
 #include <errno.h>
@@ -41,6 +43,7 @@
 #include "census.h"
 #include "shared/kagg_sdk.h" /* the types of the skeleton's rodata */
 #include "sdk_keys.skel.h"
+#include "sdk_exp.skel.h"
 
 /* build/<dir>/<name>, build taken from $KAGG (build/bin/kagg). */
 static const char *built(const char *rel, char *buf, size_t len)
@@ -338,6 +341,96 @@ static void test_record_prog(void **state)
 	unlink(path);
 }
 
+/* The slot of h holding v (exp: (low, high], the zero slot [0, 0]), or -1. */
+static int exp_slot_of(const struct kagg_hist *h, double v)
+{
+	double low, high;
+	unsigned int k;
+
+	for (k = 0; k < h->nr_slots; k++) {
+		kagg_hist__bounds(h, k, &low, &high);
+		if ((k == 0 && v == 0 && high == 0) || (v > low && v <= high))
+			return (int)k;
+	}
+	return -1;
+}
+
+/* h counts n_of[i] times vals[i] (nv values), each in its bucket, and nothing else. */
+static void assert_exp_counts(const struct kagg_hist *h, const uint64_t *vals,
+			      const uint64_t *n_of, int nv)
+{
+	uint64_t want[4096] = {}, total = 0, sum = 0;
+	int i, k;
+
+	assert_true(h->has_exp);
+	assert_int_equal(h->exp_scale, 3);
+	assert_true(h->nr_slots <= 4096);
+	for (i = 0; i < nv; i++) {
+		k = exp_slot_of(h, (double)vals[i]);
+		assert_true(k >= 0);
+		want[k] += n_of[i];
+		total += n_of[i];
+		sum += n_of[i] * vals[i];
+	}
+	for (k = 0; k < (int)h->nr_slots; k++)
+		assert_int_equal(h->slots[k], want[k]);
+	assert_int_equal(h->total, total);
+	assert_true(h->sum == (double)sum);
+}
+
+/*
+ * sdk_exp --buckets exp:3 --mode both: 10 getppid() record 0, 1, 1000, 1500, 1e6 twice
+ * each, and by parity once each: every value in the bucket that holds it (1000 and 1500
+ * more than 2^(1/8) apart: two buckets), on both paths.
+ */
+static void test_exp_known_values(void **state)
+{
+	static const uint64_t vals[5] = { 0, 1, 1000, 1500, 1000000 };
+	static const uint64_t twice[5] = { 2, 2, 2, 2, 2 }, once[5] = { 1, 1, 1, 1, 1 };
+	char set[64];
+	const char *sets[] = { set };
+	size_t sz;
+	const void *bytes = sdk_exp_bpf__elf_bytes(&sz);
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes, .obj_size = sz,
+		  .mode = KAGG_MODE_BOTH, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3);
+	const struct kagg_snapshot *st;
+	struct kagg_snapshot *snap;
+	const struct kagg_snapshot *both[2];
+	struct kagg_session *s;
+	int i, j;
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(set, sizeof(set), "target_tgid=%d", getpid());
+	s = kagg_prog__open("sdk_exp", &po);
+	assert_non_null(s);
+	tu_attach(s);
+	snap = after_getppid(s, 10);
+	st = kagg_snapshot__stream(snap);
+	assert_non_null(st);
+	both[0] = snap;
+	both[1] = st;
+	for (j = 0; j < 2; j++) {
+		/* sorted by aggregation (declaration order), then label */
+		assert_int_equal(kagg_snapshot__hist_cnt(both[j]), 3);
+		assert_string_equal(kagg_snapshot__hist(both[j], 0)->agg, "sizes");
+		assert_exp_counts(kagg_snapshot__hist(both[j], 0), vals, twice, 5);
+		for (i = 1; i < 3; i++) {
+			assert_string_equal(kagg_snapshot__hist(both[j], i)->agg, "by_parity");
+			assert_exp_counts(kagg_snapshot__hist(both[j], i), vals, once, 5);
+		}
+	}
+	assert_true(exp_slot_of(kagg_snapshot__hist(snap, 0), 1000) !=
+		    exp_slot_of(kagg_snapshot__hist(snap, 0), 1500));
+	printf("  10 values in exp:3 buckets, kernel and stream: 0 -> slot %d, 1 -> %d, 1000 -> %d, "
+	       "1500 -> %d, 1e6 -> %d\n", exp_slot_of(kagg_snapshot__hist(snap, 0), 0),
+	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1),
+	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1000),
+	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1500),
+	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1e6));
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
 /* ulat on funclat_target's function fn, called by its command cmd n times: all in the slot of ms. */
 static void ulat_case(const char *fn, const char *cmd, int n, double ms)
 {
@@ -420,5 +513,5 @@ static void test_bad_objects(void **state)
 
 TU_MAIN(cmocka_unit_test(test_offcpu_same), cmocka_unit_test(test_key_names),
 	cmocka_unit_test(test_offcpu_both), cmocka_unit_test(test_stream_keys),
-	cmocka_unit_test(test_record_prog),
+	cmocka_unit_test(test_record_prog), cmocka_unit_test(test_exp_known_values),
 	cmocka_unit_test(test_uprobe_sleeps), cmocka_unit_test(test_bad_objects));

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "prog/prog_internal.h"
+#include "util/u64map.h"
 #include "session/session_internal.h"
 #include "snapshot/snapshot_internal.h"
 #include "syms/syms.h"
@@ -424,6 +425,7 @@ void pentry_free(struct pentry *e)
 	free(e->vals);
 	free(e->label);
 	free(e->key);
+	free(e->xslots);
 }
 
 struct pentry *pentry_add(struct pentry **es, size_t *n, size_t *cap)
@@ -566,6 +568,123 @@ cleanup:
 	return err;
 }
 
+/* FNV-1a of n bytes. */
+static uint64_t key_hash(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/*
+ * The exp bucket cells of generation g of log2 histogram a into *es (grown), one entry
+ * per key (every unkeyed histogram has one), deleted when reset.
+ */
+static int read_cells(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g, bool reset,
+		      struct pentry **es, size_t *n, size_t *cap)
+{
+	const struct pagg *a = &t->aggs[ai];
+	size_t ks = bpf_map__key_size(a->cells), eks = a->unkeyed ? 4 : ks, nk = 0, ck = 0, k;
+	unsigned int nslots = pexp_slots(s);
+	unsigned char *key = calloc(1, ks), *prev = NULL, *ek = calloc(1, ks), *keys = NULL;
+	struct kagg_sdk_count *vals = calloc(s->nr_cpus, sizeof(*vals));
+	struct u64map idx = {};
+	uint64_t cnt, sum, *at;
+	__u32 slot;
+	int err = 0, cpu;
+	struct pentry *e;
+	uint64_t h;
+
+	if (!key || !ek || !vals || u64map_init(&idx, 64)) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (!bpf_map__get_next_key(a->cells, prev, key, ks)) {
+		if (!prev && !(prev = malloc(ks))) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		memcpy(prev, key, ks);
+		if ((*(__u32 *)key & 1) != g)
+			continue;
+		if (bpf_map__lookup_elem(a->cells, key, ks, vals, sizeof(*vals) * s->nr_cpus, 0))
+			continue;
+		for (cnt = sum = 0, cpu = 0; cpu < s->nr_cpus; cpu++) {
+			cnt += vals[cpu].count;
+			sum += vals[cpu].sum;
+		}
+		memcpy(&slot, key + 4, 4);
+		/* the entry's key: the cell's without its slot, NAME__key's layout */
+		memcpy(ek, key, ks);
+		memset(ek + 4, 0, 4);
+		if (reset) {
+			if (nk == ck) {
+				unsigned char *tmp = realloc(keys, (ck = ck ? ck * 2 : 64) * ks);
+
+				if (!tmp) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				keys = tmp;
+			}
+			memcpy(keys + nk++ * ks, key, ks);
+		}
+		for (h = key_hash(ek, eks);; h++) {
+			at = u64map_get(&idx, h);
+			if (!at || !memcmp((*es)[*at].key, ek, eks))
+				break;
+		}
+		if (at) {
+			e = &(*es)[*at];
+		} else {
+			e = pentry_add(es, n, cap);
+			if (!e || !(e->key = malloc(eks)) ||
+			    !(e->xslots = calloc(nslots, sizeof(uint64_t)))) {
+				if (e)
+					pentry_free(e);
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			e->agg = ai;
+			memcpy(e->key, ek, eks);
+			if (u64map_put(&idx, h, *n)) {
+				pentry_free(e);
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			(*n)++;
+		}
+		if (slot < nslots)
+			e->xslots[slot] += cnt;
+		e->count += cnt;
+		e->sum += sum;
+	}
+	if (a->unkeyed && !u64map_get(&idx, key_hash((unsigned char *)&g, 4))) {
+		e = pentry_add(es, n, cap);
+		if (!e || !(e->key = malloc(4))) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		e->agg = ai;
+		memcpy(e->key, &g, 4);
+		(*n)++;
+	}
+	/* generation g is written no more: its cells go */
+	for (k = 0; k < nk; k++)
+		bpf_map__delete_elem(a->cells, keys + k * ks, ks, 0);
+cleanup:
+	u64map_free(&idx);
+	free(keys);
+	free(key);
+	free(ek);
+	free(prev);
+	free(vals);
+	return err;
+}
+
 /* Entry e's labels from its key's BTF, and the "name=value ..." label. */
 static int label_entry(struct kagg_session *s, struct pstate *t, struct pentry *e)
 {
@@ -627,7 +746,9 @@ int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *
 	for (i = 0; !err && i < t->nr_aggs; i++) {
 		__u32 kind = t->aggs[i].d.kind;
 
-		if (kind == KAGG_SDK_LOG2 || kind == KAGG_SDK_LINEAR || kind == KAGG_SDK_COUNT)
+		if (kind == KAGG_SDK_LOG2 && t->exp)
+			err = read_cells(s, t, i, g, reset, &es, &n, &cap);
+		else if (kind == KAGG_SDK_LOG2 || kind == KAGG_SDK_LINEAR || kind == KAGG_SDK_COUNT)
 			err = read_agg(s, t, i, g, reset, &es, &n, &cap);
 	}
 	if (err) {
@@ -643,6 +764,7 @@ int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot
 		  struct pentry *es, size_t n)
 {
 	size_t i, nh = 0;
+	unsigned int nslots;
 	int err = 0;
 
 	t->cache.cg_read = false;
@@ -652,7 +774,8 @@ int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot
 		goto cleanup;
 	if (n)
 		qsort(es, n, sizeof(*es), cmp_entry);
-	err = session_alloc_hists(s, snap, n, KAGG_SDK_SLOTS);
+	nslots = t->exp && pexp_slots(s) > KAGG_SDK_SLOTS ? pexp_slots(s) : KAGG_SDK_SLOTS;
+	err = session_alloc_hists(s, snap, n, nslots);
 	for (i = 0; !err && i < n; i++, nh++) {
 		const struct pagg *a = &t->aggs[es[i].agg];
 		struct kagg_hist *h = &snap->hists[i];
@@ -678,6 +801,17 @@ int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot
 			h->nr_slots = 0;
 			continue;
 		}
+		if (t->exp && a->d.kind == KAGG_SDK_LOG2) {
+			h->nr_slots = pexp_slots(s);
+			h->has_exp = true;
+			h->exp_scale = s->exp_scale;
+			h->exp_base_index = t->exp_params[time].base_index;
+			if (es[i].xslots)
+				memcpy((uint64_t *)h->slots, es[i].xslots,
+				       pexp_slots(s) * sizeof(uint64_t));
+			continue;
+		}
+		h->nr_slots = KAGG_SDK_SLOTS;
 		memcpy((uint64_t *)h->slots, es[i].slots, sizeof(es[i].slots));
 		if (a->d.kind == KAGG_SDK_LINEAR) {
 			h->lin_min = a->d.lin_min;

@@ -27,6 +27,8 @@ struct pagg {
 	char *name;
 	struct kagg_sdk_desc d;
 	struct bpf_map *map;	/* NULL for a pair */
+	struct bpf_map *cells;	/* log2 histograms: exp bucket cells NAME__x, if the object has */
+	__u32 max;		/* keys per interval (the map's entries / 2) */
 	__u32 key_type;		/* BTF id of the program's KEY (member k of NAME__key) */
 	__u32 key_off;		/* its offset in the map's key */
 	bool unkeyed;		/* KEY has no field: a per-CPU array indexed by generation */
@@ -65,6 +67,8 @@ struct pstate {
 	struct pkey_cache cache;
 	struct pstream *stream;	/* the streamed observations (mode stream or both) */
 	size_t stream_bytes;
+	bool exp;		/* log2 histograms in exp buckets (s->exp_scale) */
+	struct kagg_sdk_exp_params exp_params[2]; /* of raw values, of times */
 };
 
 /* One histogram or counter of a snapshot being read: aggregation agg, one key. */
@@ -72,6 +76,7 @@ struct pentry {
 	size_t agg;
 	unsigned char *key;	/* the map's key (NAME__key, or the generation when unkeyed) */
 	uint64_t slots[KAGG_SDK_SLOTS];
+	uint64_t *xslots;	/* exp buckets (zero bucket first), NULL: slots */
 	uint64_t count, sum;
 	char **names, **vals;
 	size_t nr_labels;
@@ -87,6 +92,10 @@ bool pkey_has_stacks(const struct btf *btf, __u32 id);
 int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
 		bool reset);
 void pkey_cache_free(struct pkey_cache *c);
+/* Slots of an exp bucket histogram: the zero bucket, then KAGG_EXP_SLOTS(scale). */
+unsigned int pexp_slots(const struct kagg_session *s);
+/* The exp slot of v (0: the zero bucket) with t's parameters of times or of raw values. */
+unsigned int pexp_slot(const struct pstate *t, bool time, uint64_t v);
 /* Room for one more entry in *es (zeroed, not counted in *n); NULL on ENOMEM. */
 struct pentry *pentry_add(struct pentry **es, size_t *n, size_t *cap);
 void pentry_free(struct pentry *e);

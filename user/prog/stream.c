@@ -303,8 +303,17 @@ static void account(struct pstream *st, size_t ai, const struct pevent *e, const
 	}
 	en->count++;
 	en->sum += v;
-	if (a->d.kind != KAGG_SDK_COUNT)
+	if (a->d.kind == KAGG_SDK_LOG2 && st->t->exp) {
+		slot = pexp_slot(st->t, a->d.flags & KAGG_SDK_TIME, v);
+		if (!en->xslots && !(en->xslots = calloc(pexp_slots(st->s), sizeof(uint64_t)))) {
+			st->oom = -ENOMEM;
+			return;
+		}
+		if (slot < pexp_slots(st->s))
+			en->xslots[slot]++;
+	} else if (a->d.kind != KAGG_SDK_COUNT) {
 		en->slots[slot]++;
+	}
 }
 
 /* Land record r as its aggregation's event. */
@@ -436,8 +445,16 @@ int pstream_read(struct kagg_session *s, struct pstate *t, struct kagg_snapshot 
 				break;
 			}
 			*e = gg->es[k];
+			e->xslots = NULL;
 			e->key = malloc(a->unkeyed ? 4 : a->key_off + st->ev[i].key_size);
-			if (!e->key) {
+			if (e->key && gg->es[k].xslots) {
+				e->xslots = malloc(pexp_slots(s) * sizeof(uint64_t));
+				if (e->xslots)
+					memcpy(e->xslots, gg->es[k].xslots,
+					       pexp_slots(s) * sizeof(uint64_t));
+			}
+			if (!e->key || (gg->es[k].xslots && !e->xslots)) {
+				n++;
 				err = -ENOMEM;
 				break;
 			}
