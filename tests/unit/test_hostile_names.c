@@ -201,10 +201,7 @@ static struct kagg_snapshot *make_procs(void)
 		uf[1].ip = 0x2000 + i;
 		kf[0].sym = "schedule";
 		kf[0].module = "[kernel]";
-		st->uframes = up;
-		st->nr_uframes = 2;
-		st->kframes = kp;
-		st->nr_kframes = 1;
+		uu_stack_frames(st, kp, 1, up, 2);
 	}
 	uu_meta(&snap->meta, "offcpu", EVENT, "tp_btf", "6.1.0-\x1b[2J", FILTERS);
 	snap->meta.unit = "nsecs";

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Helpers shared by the unprivileged unit tests (tests/unit/): a test's
- * main(), a test snapshot's meta, printing into memory to check what a printer
- * wrote, and reading delimited protobuf messages.
+ * main(), a test snapshot's meta and stacks, printing into memory to check
+ * what a printer wrote, and reading delimited protobuf messages.
  * Include after <cmocka.h>.
  */
 #ifndef KAGG_UNIT_UTIL_H
@@ -83,6 +83,17 @@ static inline void uu_meta(struct kagg_meta *m, const char *tool, const char *ev
 	m->attach = attach;
 	m->kernel = kernel;
 	m->filters = filters;
+}
+
+/* The frames of test stack st: nk kernel frames at k, nu user frames at u, innermost first. */
+static inline void uu_stack_frames(struct kagg_stack *st, const struct kagg_frame *const *k,
+				   unsigned int nk, const struct kagg_frame *const *u,
+				   unsigned int nu)
+{
+	st->kframes = k;
+	st->nr_kframes = nk;
+	st->uframes = u;
+	st->nr_uframes = nu;
 }
 
 #endif /* KAGG_UNIT_UTIL_H */
