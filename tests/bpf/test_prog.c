@@ -19,6 +19,9 @@
  *   the 7 calls, each field by name with its known value;
  * - sdk_exp with --buckets exp:3 --mode both: known values, each counted in the
  *   exp bucket that holds it, on both paths, unkeyed and keyed;
+ * - sdk_keys on a process that exits before the snapshot: its pid_comm is the
+ *   command it had when a poll saw its key (kernel path) or its record came
+ *   (stream path);
  * - bad objects and options: one line, exit 2, nothing left loaded.
  */
 #include <errno.h>
@@ -36,6 +39,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <cmocka.h>
 
 #include <kagg/kagg.h>
@@ -431,6 +435,92 @@ static void test_exp_known_values(void **state)
 	kagg_session__destroy(s);
 }
 
+/*
+ * A child named comm: once a byte comes on start[0], calls getppid() 7 times, says so on
+ * done[1], and exits when go[1] is closed.
+ */
+static pid_t named_caller(const char *comm, int start[2], int done[2], int go[2])
+{
+	pid_t pid;
+	char b;
+	int i;
+
+	assert_int_equal(pipe(start), 0);
+	assert_int_equal(pipe(done), 0);
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid) {
+		close(start[0]);
+		close(done[1]);
+		close(go[0]);
+		return pid;
+	}
+	close(start[1]);
+	close(done[0]);
+	close(go[1]);
+	prctl(PR_SET_NAME, comm);
+	if (read(start[0], &b, 1) != 1)
+		_exit(1);
+	for (i = 0; i < 7; i++)
+		syscall(SYS_getppid);
+	if (write(done[1], "x", 1) != 1)
+		_exit(1);
+	while (read(go[0], &b, 1) > 0)
+		;
+	_exit(0);
+}
+
+/*
+ * sdk_keys on a child that exits before the snapshot: its key's pid_comm is the command
+ * it had when the session was polled (kernel path) or its record came (stream path).
+ */
+static void comm_after_exit_case(enum kagg_mode mode)
+{
+	char set[64], want[96], b;
+	const char *sets[] = { set };
+	size_t sz;
+	const void *bytes = sdk_keys_bpf__elf_bytes(&sz);
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes, .obj_size = sz,
+		  .mode = mode);
+	struct kagg_session *s;
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	int start[2], done[2], go[2], st;
+	pid_t pid;
+
+	pid = named_caller("sdk_gone_kid", start, done, go);
+	snprintf(set, sizeof(set), "target_tgid=%d", pid);
+	s = kagg_prog__open("sdk_keys", &po);
+	assert_non_null(s);
+	tu_attach(s);
+	assert_int_equal(write(start[1], "x", 1), 1);
+	assert_int_equal(read(done[0], &b, 1), 1);
+	/* the calls are made, the child lives: one poll sees its key (or its records) */
+	assert_true(kagg_session__poll(s, 0) >= 0);
+	close(go[1]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	h = kagg_snapshot__hist(snap, 0);
+	assert_int_equal(h->total, 7);
+	printf("  %s: %s\n", mode == KAGG_MODE_STREAM ? "stream" : "agg", h->key.label);
+	snprintf(want, sizeof(want), "pid=%d pid_comm=sdk_gone_kid ", pid);
+	assert_non_null(strstr(h->key.label, want));
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	close(start[1]);
+	close(done[0]);
+}
+
+static void test_comm_after_exit(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	comm_after_exit_case(KAGG_MODE_AGG);
+	comm_after_exit_case(KAGG_MODE_STREAM);
+}
+
 /* ulat on funclat_target's function fn, called by its command cmd n times: all in the slot of ms. */
 static void ulat_case(const char *fn, const char *cmd, int n, double ms)
 {
@@ -514,4 +604,5 @@ static void test_bad_objects(void **state)
 TU_MAIN(cmocka_unit_test(test_offcpu_same), cmocka_unit_test(test_key_names),
 	cmocka_unit_test(test_offcpu_both), cmocka_unit_test(test_stream_keys),
 	cmocka_unit_test(test_record_prog), cmocka_unit_test(test_exp_known_values),
+	cmocka_unit_test(test_comm_after_exit),
 	cmocka_unit_test(test_uprobe_sleeps), cmocka_unit_test(test_bad_objects));

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,31 @@ bool pkey_has_stacks(const struct btf *btf, __u32 id)
 	return btf && has_stacks(btf, id, 0);
 }
 
+static bool has_pid(const struct btf *btf, __u32 id, int depth);
+
+bool pkey_has_pid(const struct btf *btf, __u32 id)
+{
+	return btf && has_pid(btf, id, 0);
+}
+
+static bool has_pid(const struct btf *btf, __u32 id, int depth)
+{
+	const struct btf_type *t;
+	enum mark m;
+	__u16 i;
+
+	id = resolve(btf, id, &m);
+	if (m == M_PID)
+		return true;
+	t = btf__type_by_id(btf, id);
+	if (!t || depth > 8 || !btf_is_composite(t))
+		return false;
+	for (i = 0; i < btf_vlen(t); i++)
+		if (has_pid(btf, btf_members(t)[i].type, depth + 1))
+			return true;
+	return false;
+}
+
 /* ------------------------------------------------------------ resolvers */
 
 void pkey_cache_free(struct pkey_cache *c)
@@ -94,6 +120,10 @@ void pkey_cache_free(struct pkey_cache *c)
 	free(c->cg);
 	c->cg = NULL;
 	c->nr_cg = 0;
+	u64map_free(&c->comm_idx);
+	free(c->comms);
+	c->comms = NULL;
+	c->nr_comms = c->cap_comms = 0;
 }
 
 /* Every cgroup v2 directory under dir (rel: its path from the root), by inode (= id). */
@@ -155,6 +185,7 @@ struct kctx {
 	size_t n, cap;
 	int pid;	/* the first kagg_pid_t of the key */
 	bool scan;	/* first pass: find the pid only */
+	bool note;	/* with scan: cache the command of every kagg_pid_t */
 	bool oom;
 };
 
@@ -240,7 +271,7 @@ static void fmt_stack(struct kctx *c, int id, bool user, char *buf, size_t len)
 }
 
 /* /proc/PID/comm, "" when gone. */
-static void comm_of(int pid, char *buf, size_t len)
+static void proc_comm(int pid, char *buf, size_t len)
 {
 	char path[32];
 	ssize_t n;
@@ -255,6 +286,79 @@ static void comm_of(int pid, char *buf, size_t len)
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* pid's entry in the command cache, or NULL. */
+static struct pcomm *comm_cached(struct pkey_cache *c, int pid)
+{
+	uint64_t *i = c->comms ? u64map_get(&c->comm_idx, (uint32_t)pid) : NULL;
+
+	return i ? &c->comms[*i] : NULL;
+}
+
+/* Cache pid's command unless known (then it is seen in this interval). */
+static void comm_note(struct pkey_cache *c, int pid)
+{
+	struct pcomm *e = comm_cached(c, pid);
+	char buf[KAGG_SDK_COMM_LEN];
+
+	if (e) {
+		e->epoch = c->epoch;
+		return;
+	}
+	proc_comm(pid, buf, sizeof(buf));
+	if (!buf[0])
+		return;
+	if (!c->comms && u64map_init(&c->comm_idx, 256))
+		return;
+	if (c->nr_comms == c->cap_comms) {
+		size_t cap = c->cap_comms ? c->cap_comms * 2 : 64;
+		struct pcomm *tmp = realloc(c->comms, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return;
+		c->comms = tmp;
+		c->cap_comms = cap;
+	}
+	if (u64map_put(&c->comm_idx, (uint32_t)pid, c->nr_comms))
+		return;
+	e = &c->comms[c->nr_comms++];
+	e->pid = (uint32_t)pid;
+	e->epoch = c->epoch;
+	memcpy(e->comm, buf, sizeof(e->comm));
+}
+
+/*
+ * After a snapshot with reset: forget the processes gone that no key has shown since the
+ * one before (their keys are all printed), then start the next interval.
+ */
+void pkey_prune(struct pkey_cache *c)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < c->nr_comms; i++) {
+		if (c->comms[i].epoch < c->epoch && kill((pid_t)c->comms[i].pid, 0) &&
+		    errno == ESRCH)
+			continue;
+		c->comms[n++] = c->comms[i];
+	}
+	if (n != c->nr_comms) {
+		c->nr_comms = n;
+		u64map_clear(&c->comm_idx);
+		for (i = 0; i < n; i++)
+			u64map_put(&c->comm_idx, c->comms[i].pid, i);
+	}
+	c->epoch++;
+}
+
+/* The command of pid: /proc's, else the cached one of a process gone, else "". */
+static void comm_of(struct pkey_cache *c, int pid, char *buf, size_t len)
+{
+	const struct pcomm *e;
+
+	proc_comm(pid, buf, len);
+	if (!buf[0] && (e = comm_cached(c, pid)))
+		snprintf(buf, len, "%s", e->comm);
 }
 
 /* Bits [off, off + bits) of base, as little-endian, sign-extended when sgn. */
@@ -299,10 +403,12 @@ static void walk_marked(struct kctx *c, enum mark m, uint64_t v, const char *nam
 	case M_PID:
 		if (c->scan && !c->pid)
 			c->pid = (int)v;
+		if (c->note)
+			comm_note(&c->t->cache, (int)v);
 		snprintf(buf, sizeof(buf), "%" PRIu64, v);
 		add(c, name, buf);
 		if (!c->scan) {
-			comm_of((int)v, buf, sizeof(buf));
+			comm_of(&c->t->cache, (int)v, buf, sizeof(buf));
 			snprintf(n2, sizeof(n2), "%s_comm", name);
 			add(c, n2, buf);
 		}
@@ -408,6 +514,41 @@ static void walk(struct kctx *c, __u32 id, const unsigned char *base, __u32 off,
 		v = get_bits(base, off, 64, false);
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
 		add(c, name, buf);
+	}
+}
+
+void pkey_note(struct kagg_session *s, struct pstate *t, const struct pagg *a,
+	       const unsigned char *k)
+{
+	struct kctx c = { .s = s, .t = t, .btf = bpf_object__btf(t->obj), .scan = true,
+			  .note = true };
+
+	if (a->has_pid)
+		walk(&c, a->key_type, k, 0, 0, "", 0);
+}
+
+void pkey_note_maps(struct kagg_session *s, struct pstate *t)
+{
+	unsigned char key[4096], prev[4096];
+	size_t i, ks;
+	bool first;
+
+	for (i = 0; i < t->nr_aggs; i++) {
+		const struct pagg *a = &t->aggs[i];
+		struct bpf_map *maps[2] = { a->map, a->cells };
+		int j;
+
+		if (!a->has_pid || a->unkeyed)
+			continue;
+		for (j = 0; j < 2; j++) {
+			if (!maps[j] || (ks = bpf_map__key_size(maps[j])) > sizeof(key))
+				continue;
+			for (first = true; !bpf_map__get_next_key(maps[j], first ? NULL : prev, key,
+								  ks); first = false) {
+				memcpy(prev, key, ks);
+				pkey_note(s, t, a, key + a->key_off);
+			}
+		}
 	}
 }
 

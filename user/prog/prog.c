@@ -202,6 +202,7 @@ static int check_key(struct kagg_session *s, struct pstate *t, struct pagg *a)
 		goto bad;
 	a->key_type = m[2].type;
 	a->key_off = btf_member_bit_offset(kt, 2) / 8;
+	a->has_pid = pkey_has_pid(btf, a->key_type);
 	return 0;
 bad:
 	slog(s, KAGG_LOG_WARN, "map %s: wrong shape for a %s: its key is not struct %s "
@@ -1087,6 +1088,8 @@ static int prog_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g
 		if (!(t->aggs[i].d.flags & KAGG_SDK_TIME))
 			snap->stack_noun = "samples";
 	}
+	if (reset)
+		pkey_prune(&t->cache);
 	return err;
 }
 
@@ -1119,7 +1122,18 @@ static int prog_stream_init(struct kagg_session *s, const void *opts)
 static int prog_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
 			    bool reset)
 {
-	return pstream_read(s, s->tool, snap, g, reset);
+	struct pstate *t = s->tool;
+	int err = pstream_read(s, t, snap, g, reset);
+
+	if (reset && s->path == KAGG_MODE_STREAM)
+		pkey_prune(&t->cache);
+	return err;
+}
+
+/* Poll: the commands of the processes the keys hold, while they live. */
+static void prog_poll(struct kagg_session *s)
+{
+	pkey_note_maps(s, s->tool);
 }
 
 /* prog_open() with the path session_open_arg() hands over. */
@@ -1147,6 +1161,7 @@ struct kagg_session *kagg_prog__open(const char *path, const struct kagg_prog_op
 		.read = prog_read,
 		.meta = prog_meta,
 		.read_stream = prog_read_stream,
+		.poll = prog_poll,
 		.stream_init = prog_stream_init,
 		.attach = prog_attach,
 		.destroy = prog_destroy,

@@ -15,6 +15,7 @@
 #include <kagg/common.h>
 
 #include "shared/kagg_sdk.h"
+#include "util/u64map.h"
 
 struct bpf_object;
 struct bpf_map;
@@ -32,13 +33,29 @@ struct pagg {
 	__u32 key_type;		/* BTF id of the program's KEY (member k of NAME__key) */
 	__u32 key_off;		/* its offset in the map's key */
 	bool unkeyed;		/* KEY has no field: a per-CPU array indexed by generation */
+	bool has_pid;		/* KEY has a kagg_pid_t field */
 };
 
-/* cgroup id -> path, read from /sys/fs/cgroup when an id is not known. */
+/* A process's command as first seen alive, and the interval it was last seen in. */
+struct pcomm {
+	uint32_t pid;
+	uint32_t epoch;
+	char comm[KAGG_SDK_COMM_LEN];
+};
+
+/*
+ * cgroup id -> path, read from /sys/fs/cgroup when an id is not known; kagg_pid_t ->
+ * command, read when a key is first seen (poll, streamed records), for the processes
+ * gone by the snapshot.
+ */
 struct pkey_cache {
 	struct { uint64_t id; char *path; } *cg;
 	size_t nr_cg;
 	bool cg_read; /* in this snapshot already */
+	struct u64map comm_idx;	/* pid -> index in comms */
+	struct pcomm *comms;
+	size_t nr_comms, cap_comms;
+	uint32_t epoch;		/* snapshots taken with reset */
 };
 
 struct pstream;
@@ -85,6 +102,8 @@ struct pentry {
 
 /* Does the key type id (of btf) hold a kagg_kstack_t or kagg_ustack_t field? */
 bool pkey_has_stacks(const struct btf *btf, __u32 id);
+/* Does it hold a kagg_pid_t field? */
+bool pkey_has_pid(const struct btf *btf, __u32 id);
 /*
  * Every histogram and counter aggregation's entries of generation g into snap, one
  * kagg_hist each, their keys as labels; deleted when reset.  0 or -errno.
@@ -92,6 +111,19 @@ bool pkey_has_stacks(const struct btf *btf, __u32 id);
 int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
 		bool reset);
 void pkey_cache_free(struct pkey_cache *c);
+/*
+ * The commands of the kagg_pid_t fields of every key now in the maps, read for the pids
+ * not known yet (session poll).
+ */
+void pkey_note_maps(struct kagg_session *s, struct pstate *t);
+/*
+ * After a snapshot with reset: forget the processes gone that no key has shown since the
+ * snapshot before (their keys are all printed); the next interval starts.
+ */
+void pkey_prune(struct pkey_cache *c);
+/* The same for the key of aggregation a at k (its KEY, not the map's key). */
+void pkey_note(struct kagg_session *s, struct pstate *t, const struct pagg *a,
+	       const unsigned char *k);
 /* Slots of an exp bucket histogram: the zero bucket, then KAGG_EXP_SLOTS(scale). */
 unsigned int pexp_slots(const struct kagg_session *s);
 /* The exp slot of v (0: the zero bucket) with t's parameters of times or of raw values. */

@@ -301,6 +301,8 @@ static void account(struct pstream *st, size_t ai, const struct pevent *e, const
 		st->oom = -ENOMEM;
 		return;
 	}
+	if (!en->count && !a->unkeyed) /* a new key: its processes' commands while they live */
+		pkey_note(st->s, st->t, a, r + sizeof(struct kagg_sdk_rec));
 	en->count++;
 	en->sum += v;
 	if (a->d.kind == KAGG_SDK_LOG2 && st->t->exp) {
