@@ -301,7 +301,7 @@ static void test_record_prog(void **state)
 {
 	char keys[600], path[] = "/tmp/kagg-test-prog-XXXXXX.dat", set[64], pidf[32], cmd[800];
 	char *argv[] = { "record", "--prog", keys, "--set", set, "-o", path, "-d", "60", NULL };
-	const char *want[] = { "sdk_calls:", "color=2 ", "name=hello ", pidf, "in_port=80 ",
+	const char *want[] = { "sdk_calls:", "color=SDK_GREEN ", "name=hello ", pidf, "in_port=80 ",
 			       "value=1", NULL };
 	static struct tu_census before;
 	struct tu_child c;

@@ -79,7 +79,7 @@ struct fctx {
 };
 
 static void fadd(struct fctx *c, const char *name, __u32 off, __u32 size, const char *type,
-		 const char *arr, const char *conv)
+		 const char *arr, const char *conv, const char *arg)
 {
 	struct pfield *f;
 
@@ -95,16 +95,40 @@ static void fadd(struct fctx *c, const char *name, __u32 off, __u32 size, const 
 			    type, name, arr);
 	c->flen += snprintf(c->fmt + c->flen, 2048 - c->flen, "%s%s=%s", c->flen ? " " : "", name,
 			    conv);
-	c->alen += snprintf(c->args + c->alen, 2048 - c->alen, ", REC->%s", name);
+	if (arg)
+		c->alen += snprintf(c->args + c->alen, 2048 - c->alen, ", %s", arg);
+	else
+		c->alen += snprintf(c->args + c->alen, 2048 - c->alen, ", REC->%s", name);
 	if (c->dlen >= 4096 || c->flen >= 2048 || c->alen >= 2048)
 		c->over = true;
+}
+
+/*
+ * __print_symbolic(REC->name, {value, "NAME"}, ...) of enum t into buf: its values by
+ * name in trace text; false when it does not fit (the field is then printed as a number).
+ */
+static bool enum_symbolic(const struct fctx *c, const struct btf_type *t, const char *name,
+			  char *buf, size_t len)
+{
+	const struct btf_enum *e = btf_enum(t);
+	size_t n;
+	__u16 i;
+
+	n = (size_t)snprintf(buf, len, "__print_symbolic(REC->%s", name);
+	for (i = 0; i < btf_vlen(t) && n < len; i++, e++)
+		n += (size_t)snprintf(buf + n, len - n, ", { %lld, \"%s\" }",
+				      btf_kflag(t) ? (long long)e->val : (long long)(__u32)e->val,
+				      btf__name_by_offset(c->btf, e->name_off));
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, ")");
+	return btf_vlen(t) && n < len && c->alen + n + 4 < 2048;
 }
 
 /* The fields of type id at byte offset off of the record, named prefix_member. */
 static void fwalk(struct fctx *c, __u32 id, __u32 off, const char *name, int depth)
 {
 	const struct btf_type *t = btf__type_by_id(c->btf, id);
-	char child[128], arr[24];
+	char child[128], arr[24], sym[1024];
 
 	while (t && (btf_is_typedef(t) || btf_is_mod(t))) {
 		id = t->type;
@@ -135,10 +159,13 @@ static void fwalk(struct fctx *c, __u32 id, __u32 off, const char *name, int dep
 		if (t->size < 1 || t->size > 8 || !*u[t->size - 1])
 			return;
 		if (btf_is_int(t) && btf_int_encoding(t) & BTF_INT_BOOL)
-			fadd(c, name, off, 1, "bool", "", "%u");
+			fadd(c, name, off, 1, "bool", "", "%u", NULL);
+		else if (btf_is_enum(t) && enum_symbolic(c, t, name, sym, sizeof(sym)))
+			fadd(c, name, off, t->size, sgn ? sg[t->size - 1] : u[t->size - 1], "", "%s",
+			     sym);
 		else
 			fadd(c, name, off, t->size, sgn ? sg[t->size - 1] : u[t->size - 1], "",
-			     t->size == 8 ? (sgn ? "%lld" : "%llu") : (sgn ? "%d" : "%u"));
+			     t->size == 8 ? (sgn ? "%lld" : "%llu") : (sgn ? "%d" : "%u"), NULL);
 		return;
 	}
 	if (btf_is_array(t)) {
@@ -149,7 +176,7 @@ static void fwalk(struct fctx *c, __u32 id, __u32 off, const char *name, int dep
 			et = btf__type_by_id(c->btf, et->type);
 		if (et && btf_is_int(et) && et->size == 1 && a->nelems) {
 			snprintf(arr, sizeof(arr), "[%u]", a->nelems);
-			fadd(c, name, off, a->nelems, "char", arr, "%s");
+			fadd(c, name, off, a->nelems, "char", arr, "%s", NULL);
 		}
 	}
 }
@@ -190,7 +217,7 @@ static int define_event(struct pstream *st, const struct pagg *a, struct pevent 
 	for (i = 0; i < e->nr; i++)
 		if (!strcmp(e->f[i].name, "value"))
 			vname = "value_";
-	fadd(&c, vname, e->v_off, 8, "u64", "", "%llu");
+	fadd(&c, vname, e->v_off, 8, "u64", "", "%llu", NULL);
 	if (c.over) {
 		snprintf(err, err_len, "%s: its key has too many fields to stream", a->name);
 		return -EINVAL;
