@@ -306,9 +306,8 @@ static void comm_note(struct pkey_cache *c, int pid)
 		e->epoch = c->epoch;
 		return;
 	}
+	/* a process gone before its first sighting is cached too, as "": tried once */
 	proc_comm(pid, buf, sizeof(buf));
-	if (!buf[0])
-		return;
 	if (!c->comms && u64map_init(&c->comm_idx, 256))
 		return;
 	if (c->nr_comms == c->cap_comms) {
