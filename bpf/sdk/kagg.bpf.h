@@ -96,6 +96,9 @@ const struct kagg_sdk_hist kagg_sdk_zero_hist = {};
 /* Observations streamed too (enum kagg_sdk_stream, set by the loader). */
 const volatile __u32 kagg_stream = KAGG_SDK_STREAM_OFF;
 
+/* Streaming: wake the consumer once this many bytes wait (set by the loader; 0: always). */
+const volatile __u64 kagg_wake_bytes = 0;
+
 /* Streamed observations (the loader sizes it when streaming). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -244,7 +247,9 @@ static __always_inline void kagg_rec_submit(void *r, __u32 gen)
 
 	if (sc)
 		sc->sent++;
-	bpf_ringbuf_submit(r, 0);
+	/* a wakeup per record costs more than the record: the consumer is woken in batches */
+	bpf_ringbuf_submit(r, bpf_ringbuf_query(&kagg_events, BPF_RB_AVAIL_DATA) >= kagg_wake_bytes ?
+				      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 /* ---------------------------------------------------------------- bucketing */

@@ -670,6 +670,7 @@ static int set_stream(struct kagg_session *s, struct pstate *t)
 {
 	struct bpf_map *evm = bpf_object__find_map_by_name(t->obj, "kagg_events");
 	__u32 *mode = var_ptr(t, "kagg_stream", 4);
+	__u64 *wake;
 
 	if (!session_streams(s))
 		return 0;
@@ -680,6 +681,9 @@ static int set_stream(struct kagg_session *s, struct pstate *t)
 		return -EINVAL;
 	}
 	*mode = s->path == KAGG_MODE_BOTH ? KAGG_SDK_STREAM_BOTH : KAGG_SDK_STREAM_ONLY;
+	wake = var_ptr(t, "kagg_wake_bytes", 8);
+	if (wake)
+		*wake = t->stream_bytes / 4; /* the consumer's batch (pstream_init) */
 	return bpf_map__set_max_entries(evm, t->stream_bytes);
 }
 
