@@ -465,7 +465,8 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 	if (a->cm.picture && !(p->flags & CLI_PICTURES))
 		return cli_err(CLI_EXIT_USAGE, "this tool draws no picture: --format text, json or ndjson");
 	if (!(p->flags & CLI_OPERANDS) && optind < argc) {
-		rc = cli_positional_interval(argc - optind, argv + optind, &a->cm);
+		rc = (p->flags & CLI_POS_DURATION ? cli_positional_duration : cli_positional_interval)
+			(argc - optind, argv + optind, &a->cm);
 		if (rc)
 			return rc;
 	}
@@ -494,6 +495,23 @@ int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
 			       argv[0], cm->interval ? "-i" : "-d");
 	cm->interval = iv;
 	cm->count = (unsigned long)count;
+	return 0;
+}
+
+int cli_positional_duration(int argc, char **argv, struct cli_common *cm)
+{
+	double d;
+
+	if (argc > 1)
+		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s' (one operand: the "
+			       "duration in seconds; intervals: -i SEC)", argv[1]);
+	if (cli_parse_seconds(argv[0], &d))
+		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s' (duration in seconds)",
+			       argv[0]);
+	if (cm->duration)
+		return cli_err(CLI_EXIT_USAGE, "positional duration '%s' and -d: give one or the "
+			       "other", argv[0]);
+	cm->duration = d;
 	return 0;
 }
 

@@ -236,6 +236,12 @@ int cli_parse_buckets_lin(const char *arg, enum kagg_buckets *b, int *scale, int
  * intervals.  Either with -i or -d is a usage error.  0 or the exit code 2.
  */
 int cli_positional_interval(int argc, char **argv, struct cli_common *cm);
+/*
+ * bcc's offcputime and profile: a bare number is -d (trace that long, print
+ * once).  More than one, or one with -d, is a usage error; with -i it prints
+ * every interval and ends after the duration.  0 or the exit code 2.
+ */
+int cli_positional_duration(int argc, char **argv, struct cli_common *cm);
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
@@ -304,6 +310,7 @@ struct cli_args {
 #define CLI_OPERANDS 0x4
 #define CLI_PICTURES 0x8	/* takes --format svg|html|heatmap|pprof (cli_pictures) */
 #define CLI_MSECS 0x10		/* -m/--milliseconds is --unit msecs (libbpf-tools' -m) */
+#define CLI_POS_DURATION 0x20	/* a bare number is the duration, as bcc's offcputime/profile */
 
 /* A tool's command line, as cli_parse reads it. */
 struct cli_parser {
@@ -316,7 +323,8 @@ struct cli_parser {
 	int (*finish)(struct cli_args *a, int argc, char **argv);
 	/* cli_session_main: the tool's session (NULL: errno says why); may set a->banner. */
 	struct kagg_session *(*open)(struct cli_args *a);
-	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES | CLI_MSECS */
+	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES | CLI_MSECS
+				 * | CLI_POS_DURATION */
 };
 
 /* A tool's cli_parser, with the tool's long_opts[] and usage_text[]. */
@@ -329,7 +337,8 @@ struct cli_parser {
  * then the common, streaming and task options, each a one-line usage error
  * when wrong, then p->finish.  0 with the operands from optind; -1 once
  * --help is printed; else the exit code (2: usage).  A tool without operands
- * takes the positional `interval [count]` (cli_positional_interval).
+ * takes the positional `interval [count]` (cli_positional_interval), or with
+ * CLI_POS_DURATION `[duration]` (cli_positional_duration).
  */
 int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *a);
 /*

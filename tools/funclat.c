@@ -13,7 +13,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg funclat [OPTIONS] FUNC\n"
+"usage: kagg funclat [OPTIONS] FUNC [INTERVAL [COUNT]]\n"
 "\n"
 "Time from entry to return of a function, one log2 histogram per function,\n"
 "aggregated in the kernel.  Nested and recursive calls are timed per level.\n"
@@ -22,7 +22,8 @@ static const char usage_text[] =
 "through the process's maps, /etc/ld.so.cache or the library directories) or\n"
 "PATH:FUNC (/usr/bin/bash:readline, or a program name in $PATH's absolute\n"
 "directories).  FUNC may be a glob (vfs_*, c:str*): one histogram per\n"
-"matching function.\n"
+"matching function.  INTERVAL [COUNT] after FUNC, as runqlat's: print every\n"
+"INTERVAL seconds (-i), COUNT times.\n"
 "\n"
 "  -p, --pid PID          only this process\n"
 "  -m, --milliseconds     as --unit msecs (libbpf-tools' funclatency -m)\n"
@@ -117,8 +118,12 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	if (optind >= argc)
 		return cli_err(CLI_EXIT_USAGE, "missing FUNC (kernel function, LIB:FUNC or "
 			       "PATH:FUNC); see --help");
-	if (optind + 1 < argc)
-		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s'", argv[optind + 1]);
+	if (optind + 1 < argc) {
+		int ret = cli_positional_interval(argc - optind - 1, argv + optind + 1, &ca->cm);
+
+		if (ret)
+			return ret;
+	}
 	a->o.pattern = argv[optind];
 	a->o.unit = a->c.cm.unit;
 	a->o.overhead = a->c.cm.overhead;

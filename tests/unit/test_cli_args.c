@@ -109,14 +109,25 @@ static void test_positional_interval_errors(void **state)
 		{ 2, "unexpected argument '3'", { "runqlat", "1", "2", "3" } },
 		{ 2, "unexpected argument 'x'", { "runqlat", "x" } },
 		{ 2, "unexpected argument '0'", { "runqlat", "0" } },
-		{ 2, "invalid interval '0.0001'", { "offcpu", "0.0001" } },
+		{ 2, "invalid interval '0.0001'", { "runqlat", "0.0001" } },
 		{ 2, "invalid count '0'", { "runqlat", "1", "0" } },
 		{ 2, "invalid count 'x'", { "syscount", "1", "x" } },
-		{ 2, "invalid count '1.5'", { "profile", "1", "1.5" } },
+		{ 2, "invalid count '1.5'", { "syscount", "1", "1.5" } },
 		{ 2, "positional interval '1' and -i", { "runqlat", "-i", "1", "1" } },
-		{ 2, "positional interval '2' and -d", { "offcpu", "2", "3", "-d", "1" } },
+		{ 2, "positional interval '2' and -d", { "runqlat", "2", "3", "-d", "1" } },
 		{ 2, "positional interval '1' and -i", { "syscount", "1", "-i", "2" } },
-		{ 2, "positional interval '1' and -d", { "profile", "-d", "1", "1" } },
+		{ 2, "positional interval '1' and -d", { "syscount", "-d", "1", "1" } },
+		/* offcputime's and profile's operand is a duration: one, and not with -d */
+		{ 2, "unexpected argument '3' (one operand: the duration", { "offcpu", "2", "3" } },
+		{ 2, "unexpected argument '1.5' (one operand: the duration", { "profile", "1", "1.5" } },
+		{ 2, "unexpected argument 'x' (duration in seconds)", { "offcpu", "x" } },
+		{ 2, "unexpected argument '0' (duration in seconds)", { "profile", "0" } },
+		{ 2, "positional duration '2' and -d", { "offcpu", "2", "-d", "1" } },
+		{ 2, "positional duration '1' and -d", { "profile", "-d", "1", "1" } },
+		/* funclat: FUNC, then runqlat's interval [count] */
+		{ 2, "unexpected argument '3' (interval [count])", { "funclat", "vfs_read", "1", "2", "3" } },
+		{ 2, "invalid count 'x'", { "funclat", "vfs_read", "1", "x" } },
+		{ 2, "positional interval '1' and -i", { "funclat", "-i", "1", "vfs_read", "1" } },
 		/* Tools that take operands keep them: a third one is still refused. */
 		{ 2, NULL, { "hist", "sched:sched_switch", "prev_pid", "1" } },
 	};
@@ -131,7 +142,7 @@ static void test_libbpf_tools_letters(void **state)
 		{ 2, "invalid cpu 'x'", { "profile", "-C", "x" } },
 		{ 2, "--folded is a text format", { "profile", "-f", "--format", "json" } },
 		{ 2, "--folded is a text format", { "offcpu", "-f", "--format", "ndjson" } },
-		{ 2, "--folded prints once", { "offcpu", "-f", "1" } },
+		{ 2, "--folded prints once", { "offcpu", "-f", "-i", "1" } },
 		{ 2, "option '-m' needs a value", { "offcpu", "-m" } }, /* offcputime's -m US */
 		{ 2, "unexpected argument 'x'", { "runqlat", "-m", "x" } },
 		{ 2, "unexpected argument 'x'", { "syscount", "-m", "x" } },
