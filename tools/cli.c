@@ -71,8 +71,8 @@ int cli_output_done(int err)
 		err = -errno;
 	if (!err && !ferror(stdout))
 		return CLI_EXIT_OK;
-	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
-		return cli_err(CLI_EXIT_FAIL, "writing output failed: the reader closed the pipe");
+	if (err == -EPIPE || (poll(&p, 1, 0) == 1 && (p.revents & POLLERR)))
+		return CLI_EXIT_PIPE;
 	return cli_err(CLI_EXIT_FAIL, "writing output failed: %s",
 		       strerror(err < 0 ? -err : EIO));
 }

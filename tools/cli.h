@@ -25,6 +25,12 @@
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
 #define CLI_EXIT_USAGE 2
+/*
+ * The reader of stdout went away (`kagg offcpu | head -1`): said by no line,
+ * the dispatcher ends kagg by SIGPIPE once the tool has cleaned up, as
+ * coreutils end (the shell's status 141).
+ */
+#define CLI_EXIT_PIPE (128 + SIGPIPE)
 
 struct cli_cmd {
 	const char *name;
@@ -51,8 +57,9 @@ int cli_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 
 /*
  * Flush stdout and report a failed write (err: a printer's -errno, or 0 to
- * rely on ferror()): one line naming a reader that closed the pipe as such.
- * Returns CLI_EXIT_OK or CLI_EXIT_FAIL.
+ * rely on ferror()) in one line; a reader that closed the pipe is no error
+ * to report: CLI_EXIT_PIPE, silently.  Returns CLI_EXIT_OK, CLI_EXIT_FAIL or
+ * CLI_EXIT_PIPE.
  */
 int cli_output_done(int err);
 

@@ -3,6 +3,7 @@
  * kagg: the dispatcher.  `kagg CMD [ARGS]` runs the subcommand registered
  * with CLI_COMMAND() in tools/CMD.c.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,16 @@ static void usage(FILE *f)
 		kagg_version());
 	for (c = __start_cli_cmds; c < __stop_cli_cmds; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+}
+
+/* The command's exit code; a closed pipe ends kagg as it ends cat(1), by SIGPIPE. */
+static int done(int rc)
+{
+	if (rc == CLI_EXIT_PIPE) {
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -49,6 +60,6 @@ int main(int argc, char **argv)
 	}
 	c = cli_find_cmd(argv[1]);
 	if (c)
-		return cli_run_cmd(c, argc - 1, argv + 1);
+		return done(cli_run_cmd(c, argc - 1, argv + 1));
 	return cli_err(CLI_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)", argv[1]);
 }
