@@ -328,6 +328,8 @@ static int parse_format(const char *arg, struct cli_common *cm)
 
 int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 {
+	uint64_t v;
+
 	switch (c) {
 	case 'd':
 		if (cli_parse_seconds(arg, &cm->duration))
@@ -369,6 +371,9 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case CLI_OPT_ADDRS:
 		cm->addrs = true;
 		return 0;
+	case CLI_OPT_TOP:
+		return cli_parse_range(arg, 0, UINT32_MAX, "--top", false, &v) ?:
+		       (cm->print.top = (size_t)v, 0);
 	}
 	return -ENOENT;
 }

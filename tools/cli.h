@@ -128,6 +128,7 @@ enum {
 	CLI_OPT_BUCKETS,
 	CLI_OPT_FOLDED,		/* stack tools: --folded (-f), --addrs */
 	CLI_OPT_ADDRS,
+	CLI_OPT_TOP,		/* --top N (-T N in syscount) */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -141,6 +142,7 @@ enum {
 	{ "percentiles", required_argument, NULL, CLI_OPT_PERCENTILES },      \
 	{ "quiet", no_argument, NULL, CLI_OPT_QUIET },                        \
 	{ "timestamp", no_argument, NULL, CLI_OPT_TIMESTAMP },                \
+	{ "top", required_argument, NULL, CLI_OPT_TOP },                      \
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
 
@@ -182,13 +184,15 @@ struct cli_stream {
 	int exp_scale;
 };
 
-/* T: "-T," or "   " (syscount, where libbpf-tools' -T is top N). */
-#define CLI_COMMON_HELP CLI_COMMON_HELP_T("-T,")
-#define CLI_COMMON_HELP_T(T)                                                   \
+/* T: "-T," or "   " (syscount, where -T is libbpf-tools' top N: then TOP is "-T,"). */
+#define CLI_COMMON_HELP CLI_COMMON_HELP_T("-T,", "   ", "all")
+#define CLI_COMMON_HELP_T(T, TOP, TOPDFL)                                      \
 	"  -d, --duration SEC     run for SEC seconds, print, exit\n"            \
 	"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n" \
 	"  " T " --timestamp        print the local time, HH:MM:SS, before each output\n" \
 	"                         (JSON: \"timestamp\" in the meta)\n"              \
+	"  " TOP " --top N          only the N heaviest keys and stacks (default " TOPDFL "); text\n" \
+	"                         lists keys by total, heaviest first\n"           \
 	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
 	"      --format FMT       text (default), json, or ndjson (one line each)\n" \
 	"      --overhead         report the BPF programs' run time per event\n" \

@@ -35,7 +35,7 @@ static const char usage_text[] =
 "      --print            stream: print the events as they arrive, in the kernel's\n"
 "                         trace format (like trace_pipe)\n"
 "      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
-CLI_COMMON_HELP_T("   ")
+CLI_COMMON_HELP_T("   ", "-T,", "10, as syscount's; 0: all")
 "\n"
 "examples:\n"
 "  kagg syscount -d 5                # calls per syscall, whole system\n"
@@ -83,9 +83,8 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 	case 'L':
 		a->latency = true;
 		return 0;
-	case 'T': /* not the shared -T: `syscount -T 5` would be timestamps every 5 s */
-		return cli_err(CLI_EXIT_USAGE, "-T is libbpf-tools' top N, which kagg syscount "
-						"does not take; timestamps: --timestamp");
+	case 'T': /* libbpf-tools' top N, not the shared -T (timestamps: --timestamp) */
+		return cli_common_opt(CLI_OPT_TOP, arg, &ca->cm);
 	case OPT_NAMES:
 		a->o.names_file = arg;
 		return 0;
@@ -118,13 +117,14 @@ static struct kagg_session *open_session(struct cli_args *ca)
 	return kagg_syscount__open(&((struct syscount_args *)ca)->o);
 }
 
-static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "Pp:xLm", syscount_opt,
+/* The common short options but -T, which takes a value here (top N). */
+static const struct cli_parser parser = CLI_PARSER(":d:i:vhPp:xLmT:", syscount_opt,
 						   finish_args, open_session,
 						   CLI_STREAMS | CLI_TASKS | CLI_MSECS);
 
 static int syscount_main(int argc, char **argv)
 {
-	struct syscount_args a = { .c.banner = "Tracing syscalls",
+	struct syscount_args a = { .c.banner = "Tracing syscalls", .c.cm.print.top = 10,
 				   .o = { .sz = sizeof(a.o), .log = cli_log } };
 
 	return cli_session_main(&parser, argc, argv, &a.c);

@@ -729,6 +729,7 @@ static void test_cli_table_and_json(void **state)
 {
 	char *text[] = { "syscount", "-p", "PID", "-d", "60", NULL };
 	char *json[] = { "syscount", "-p", "PID", "-d", "60", "--format", "json", NULL };
+	char *top1[] = { "syscount", "-p", "PID", "-d", "60", "-T", "1", NULL };
 	/* the child makes its calls once the CLI has attached; SIGINT once it is done */
 	const struct tu_on_child on = { .fn = getppid_work, .attached = "syscount_",
 					.stop_sig = SIGINT };
@@ -745,6 +746,18 @@ static void test_cli_table_and_json(void **state)
 	assert_int_equal(tu_run_kagg_on(json, &on, &pid, &out, &err), 0);
 	assert_non_null(strstr(out, "\"label\": \"getppid\""));
 	assert_non_null(strstr(out, "\"total\": 1234"));
+	free(out);
+	free(err);
+	/* libbpf-tools' -T 1: the one row of the most calls, and how many were left out */
+	assert_int_equal(tu_run_kagg_on(top1, &on, &pid, &out, &err), 0);
+	row = strstr(out, "\nSYSCALL ");
+	assert_non_null(row);
+	row = strchr(row + 1, '\n');
+	assert_int_equal(strncmp(row, "\ngetppid ", 9), 0);
+	assert_int_equal(strtol(row + 8, NULL, 10), N_GETPPID);
+	row = strchr(row + 1, '\n');
+	assert_non_null(strstr(row, " more rows, fewer calls: --top 1 shows the most)\n"));
+	assert_int_equal(strncmp(row, "\n(", 2), 0);
 	free(out);
 	free(err);
 }

@@ -63,16 +63,17 @@ static void test_help_lists_quiet(void **state)
 }
 
 /*
- * -T/--timestamp in every tool that takes -i; syscount has --timestamp alone
- * (libbpf-tools' syscount -T is top N) and says so for -T; folded output has
- * no line for it.
+ * -T/--timestamp in every tool that takes -i; syscount has --timestamp alone:
+ * its -T is libbpf-tools' top N (--top); folded output has no line for it.
  */
 static void test_timestamp_option(void **state)
 {
 	static const char *const common[] = { "funclat", "hist", "offcpu", "profile",
 					      "runqlat" };
 	static const struct tu_error_case cases[] = {
-		{ 2, "-T is libbpf-tools' top N", { "syscount", "-T", "5" } },
+		{ 2, "invalid --top 'x'", { "syscount", "-T", "x" } },
+		{ 2, "option '-T' needs a value", { "syscount", "-T" } },
+		{ 2, "invalid --top '-1'", { "runqlat", "--top", "-1" } },
 		{ 2, "--folded has no line for a timestamp", { "offcpu", "-f", "-T" } },
 		{ 2, "--folded has no line for a timestamp", { "profile", "--timestamp", "-f" } },
 		{ 2, "invalid option '-T'", { "stat", "-T", "--", "true" } },
@@ -89,7 +90,8 @@ static void test_timestamp_option(void **state)
 	}
 	assert_int_equal(tu_run_kagg(sargv, &out, NULL, 0, 0), 0);
 	assert_non_null(strstr(out, "      --timestamp "));
-	assert_null(strstr(out, "-T"));
+	assert_non_null(strstr(out, "  -T, --top N "));
+	assert_null(strstr(out, "-T, --timestamp"));
 	free(out);
 	tu_expect_errors(cases, TU_NR(cases));
 }
