@@ -402,10 +402,12 @@ int cli_tasks_opt(int c, const char *arg, struct cli_tasks *tk)
 {
 	switch (c) {
 	case 'P':
-		tk->key = KAGG_KEY_PID;
-		return 0;
 	case 'L':
-		tk->key = KAGG_KEY_TID;
+		/* libbpf-tools' runqlat -P -L silently keeps one: say so instead */
+		if (tk->key != KAGG_KEY_NONE && tk->key != (c == 'P' ? KAGG_KEY_PID : KAGG_KEY_TID))
+			return cli_err(CLI_EXIT_USAGE, "-P (per process) and -L (per thread) "
+				       "exclude each other");
+		tk->key = c == 'P' ? KAGG_KEY_PID : KAGG_KEY_TID;
 		return 0;
 	case 'p':
 		return parse_task_list(arg, "pid", &tk->pids, &tk->nr_pids);

@@ -26,6 +26,7 @@ static const char usage_text[] =
 "INTERVAL seconds (-i), COUNT times.\n"
 "\n"
 "  -p, --pid PID          only this process\n"
+"  -c, --cgroup PATH      only tasks in this cgroup v2 directory (or below it)\n"
 "  -m, --milliseconds     as --unit msecs (libbpf-tools' funclatency -m)\n"
 "  -u, --microseconds     as --unit usecs (libbpf-tools' funclatency -u)\n"
 "      --attach TYPE      auto (default), fentry, kprobe, kprobe.multi, uprobe,\n"
@@ -57,6 +58,7 @@ enum {
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
 	{ "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'c' },
 	{ "milliseconds", no_argument, NULL, 'm' },
 	{ "microseconds", no_argument, NULL, 'u' },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
@@ -100,6 +102,9 @@ static int funclat_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case 'p':
 		return CLI_RANGE(arg, 1, INT32_MAX, "pid", false, &o->pid);
+	case 'c':
+		o->cgroup = arg;
+		return 0;
 	case OPT_ATTACH:
 		return parse_attach(arg, &o->attach);
 	case OPT_MAX_FUNCS:
@@ -140,7 +145,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 	return kagg_funclat__open(&a->o);
 }
 
-static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "p:mu", funclat_opt,
+static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "p:c:mu", funclat_opt,
 						   finish_args, open_session,
 						   CLI_OPERANDS | CLI_PICTURES | CLI_MSECS);
 

@@ -149,7 +149,29 @@ static void test_libbpf_tools_letters(void **state)
 		{ 2, "unexpected argument 'x'", { "runqlat", "-m", "x" } },
 		{ 2, "unexpected argument 'x'", { "syscount", "-m", "x" } },
 		{ 2, "invalid option '-z'", { "funclat", "-m", "-u", "-z", "vfs_read" } },
+		/* libbpf-tools' runqlat -P -L keeps one silently; kagg says they exclude */
+		{ 2, "-P (per process) and -L (per thread) exclude each other",
+		  { "runqlat", "-P", "-L" } },
+		{ 2, "-P (per process) and -L (per thread) exclude each other",
+		  { "offcpu", "-L", "-P" } },
+		{ 2, "option '-c' needs a value", { "funclat", "vfs_read", "-c" } },
 	};
+	static const char *const helps[][2] = {
+		{ "runqlat", "  -c, --cgroup PATH " },
+		{ "funclat", "  -c, --cgroup PATH " },
+		{ "runqlat", "      --cpu N " },
+	};
+	size_t i;
+
+	for (i = 0; i < TU_NR(helps); i++) {
+		char *argv[] = { (char *)helps[i][0], "--help", NULL }, *out = NULL;
+
+		assert_int_equal(tu_run_kagg(argv, &out, NULL, 0, 0), 0);
+		if (!strstr(out, helps[i][1]))
+			printf("  kagg %s --help lacks '%s'\n", helps[i][0], helps[i][1]);
+		assert_non_null(strstr(out, helps[i][1]));
+		free(out);
+	}
 
 	tu_expect_errors(cases, TU_NR(cases));
 }

@@ -488,6 +488,7 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 			goto fail;
 	}
 	skel->rodata->target_tgid = t->pid;
+	skel->rodata->filter_cgroup = s->cgroup_fd >= 0;
 	skel->rodata->nr_funcs = t->nr_funcs;
 	skel->rodata->unit_ns = units_ns(s->unit);
 	skel->rodata->unit_ns_log2 = units_log2(s->unit);
@@ -763,8 +764,10 @@ static int resolve(struct kagg_session *s, const struct kagg_funclat_opts *o, un
 static int funclat_open(struct kagg_session *s, void *opts)
 {
 	const struct kagg_funclat_opts *o = opts;
+	struct session_tasks tk = { .cgroup = o->cgroup };
 	struct funclat *t = s->tool;
 	unsigned int max;
+	int err;
 
 	s->unit = o->unit;
 	s->event = o->pattern;
@@ -788,8 +791,13 @@ static int funclat_open(struct kagg_session *s, void *opts)
 	t->exp_cells = o->exp_cells;
 	t->pid = o->pid;
 	if (o->pid)
-		session_filters_add(s, "pid=%d", o->pid);
-	return session_need_btf(s) ?: resolve(s, o, max) ?: choose_path(s, o->attach);
+		session_filters_add(s, "pid=%d ", o->pid);
+	err = session_tasks_open(s, &tk);
+	if (err)
+		return err;
+	session_filters_end(s);
+	return session_need_btf(s) ?: resolve(s, o, max) ?: choose_path(s, o->attach) ?:
+	       session_tasks_fill(s, &tk, NULL, NULL, t->skel->maps.cgroup);
 }
 
 SESSION_TOOL(funclat, struct funclat, .attach = funclat_attach);

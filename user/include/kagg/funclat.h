@@ -62,8 +62,14 @@ struct kagg_funclat_opts {
 	enum kagg_buckets buckets;
 	int exp_scale;
 	unsigned int exp_cells;
+	/*
+	 * Appended after 0.1: only calls made by tasks in this cgroup v2 directory or below
+	 * it (NULL: any), as libbpf-tools' funclatency -c.  errno ENOENT/ENOTDIR when it is
+	 * not one.
+	 */
+	const char *cgroup;
 };
-#define kagg_funclat_opts__last_field exp_cells
+#define kagg_funclat_opts__last_field cgroup
 
 /*
  * Resolve the pattern, load the programs and pick the attach path (probing
