@@ -346,6 +346,7 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 		if (kagg_unit__parse(arg, &cm->unit))
 			return cli_err(CLI_EXIT_USAGE, "invalid unit '%s' (nsecs, usecs or msecs)",
 				       arg);
+		cm->unit_given = true;
 		return 0;
 	case CLI_OPT_FORMAT:
 		return parse_format(arg, cm);
@@ -438,6 +439,7 @@ static int parse_one(const struct cli_parser *p, struct cli_args *a, int c, cons
 		rc = cli_tasks_opt(c, arg, &a->tk);
 	if (rc == -ENOENT && (p->flags & CLI_MSECS) && c == 'm') {
 		a->cm.unit = KAGG_UNIT_MSECS;
+		a->cm.unit_given = true;
 		rc = 0;
 	}
 	return rc;

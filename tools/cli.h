@@ -185,15 +185,18 @@ struct cli_stream {
 };
 
 /* T: "-T," or "   " (syscount, where -T is libbpf-tools' top N: then TOP is "-T,"). */
-#define CLI_COMMON_HELP CLI_COMMON_HELP_T("-T,", "   ", "all")
-#define CLI_COMMON_HELP_T(T, TOP, TOPDFL)                                      \
+#define CLI_COMMON_HELP CLI_COMMON_HELP_U(CLI_UNITS_USECS)
+/* UNITS: the --unit line's text, which says the tool's default. */
+#define CLI_UNITS_USECS "nsecs, usecs (default) or msecs"
+#define CLI_COMMON_HELP_U(UNITS) CLI_COMMON_HELP_T("-T,", "   ", "all", UNITS)
+#define CLI_COMMON_HELP_T(T, TOP, TOPDFL, UNITS)                               \
 	"  -d, --duration SEC     run for SEC seconds, print, exit\n"            \
 	"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n" \
 	"  " T " --timestamp        print the local time, HH:MM:SS, before each output\n" \
 	"                         (JSON: \"timestamp\" in the meta)\n"              \
 	"  " TOP " --top N          only the N heaviest keys and stacks (default " TOPDFL "); text\n" \
 	"                         lists keys by total, heaviest first\n"           \
-	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
+	"      --unit UNIT        " UNITS "\n"                                     \
 	"      --format FMT       text (default), json, or ndjson (one line each)\n" \
 	"      --overhead         report the BPF programs' run time per event\n" \
 	"      --percentiles LIST percentiles under each histogram, e.g. p50,p99,p99.9,max\n" \
@@ -214,6 +217,7 @@ struct cli_common {
 	double interval;
 	unsigned long count;	/* positional `interval count`: end after count intervals */
 	enum kagg_unit unit;
+	bool unit_given;	/* --unit (or -m, -u): a tool may then not pick its own default */
 	bool overhead;
 	struct kagg_print_opts print; /* sz set by the tool */
 	double pcts[16];	      /* --percentiles: print.percentiles points here */

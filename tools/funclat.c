@@ -34,7 +34,7 @@ static const char usage_text[] =
 "      --max-funcs N      refuse patterns matching more than N functions (1024)\n"
 "      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
 "                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
-CLI_COMMON_HELP
+CLI_COMMON_HELP_U("nsecs (default, as funclatency's), usecs or msecs")
 "      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
 "      --format html      a one-file report: histograms, percentiles, meta\n"
 "\n"
@@ -46,7 +46,7 @@ CLI_COMMON_HELP
 "examples:\n"
 "  kagg funclat vfs_read -d 5\n"
 "  kagg funclat 'vfs_*' -i 1\n"
-"  kagg funclat c:malloc -p 1234 --unit nsecs -d 10\n"
+"  kagg funclat c:malloc -p 1234 -u -d 10   # in microseconds\n"
 "  kagg funclat '/usr/bin/bash:*line*' --format json -d 5 --overhead\n";
 
 enum {
@@ -99,6 +99,7 @@ static int funclat_opt(struct cli_args *ca, int c, const char *arg)
 	switch (c) {
 	case 'u':
 		ca->cm.unit = KAGG_UNIT_USECS;
+		ca->cm.unit_given = true;
 		return 0;
 	case 'p':
 		return CLI_RANGE(arg, 1, INT32_MAX, "pid", false, &o->pid);
@@ -130,6 +131,9 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 			return ret;
 	}
 	a->o.pattern = argv[optind];
+	/* funclatency's default: calls of a few hundred ns show their distribution */
+	if (!ca->cm.unit_given)
+		ca->cm.unit = KAGG_UNIT_NSECS;
 	a->o.unit = a->c.cm.unit;
 	a->o.overhead = a->c.cm.overhead;
 	return cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HEATMAP) | CLI_PIC_BIT(CLI_PIC_HTML),

@@ -35,7 +35,8 @@ static const char usage_text[] =
 "      --print            stream: print the events as they arrive, in the kernel's\n"
 "                         trace format (like trace_pipe)\n"
 "      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
-CLI_COMMON_HELP_T("   ", "-T,", "10, as syscount's; 0: all")
+CLI_COMMON_HELP_T("   ", "-T,", "10, as syscount's; 0: all",
+		  "nsecs, usecs or msecs (default usecs; -L: nsecs)")
 "\n"
 "examples:\n"
 "  kagg syscount -d 5                # calls per syscall, whole system\n"
@@ -101,6 +102,9 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 		return cli_err(CLI_EXIT_USAGE, "--errors and --latency exclude each other");
 	if (a->c.st.buckets == KAGG_BUCKETS_EXP && !a->latency)
 		return cli_err(CLI_EXIT_USAGE, "--buckets goes with --latency (-L)");
+	/* -L draws distributions: most syscalls take under a microsecond */
+	if (a->latency && !a->c.cm.unit_given)
+		a->c.cm.unit = KAGG_UNIT_NSECS;
 	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
 		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
 	a->o.key = a->c.tk.key;

@@ -463,11 +463,14 @@ static void test_cli_json_and_clean_exit(void **state)
 		assert_non_null(strstr(out, "\"attach\": \"uprobe.multi\""));
 		assert_non_null(strstr(out, "funclat_uprobe_multi"));
 	}
-	/* 7 calls of 5 ms: [4096, 8191] us; a wakeup late by 3.2 ms (a loaded
+	/* funclatency's unit by default: nanoseconds */
+	assert_non_null(strstr(out, "\"unit\": \"nsecs\""));
+	/* 7 calls of 5 ms: [4194304, 8388607] ns; a wakeup late by 3.3 ms (a loaded
 	 * host, a TCG guest) goes one up, never below */
-	assert_int_equal(json_bucket(out, 4096, 8191) + json_bucket(out, 8192, 16383), 7);
-	assert_true(json_bucket(out, 4096, 8191) >= 5);
-	assert_int_equal(json_bucket(out, 2048, 4095), 0);
+	assert_int_equal(json_bucket(out, 4194304, 8388607) + json_bucket(out, 8388608, 16777215),
+			 7);
+	assert_true(json_bucket(out, 4194304, 8388607) >= 5);
+	assert_int_equal(json_bucket(out, 2097152, 4194303), 0);
 	free(out);
 	free(err);
 	/* SIGINT during an interval run: exit 0, nothing of its own left loaded */

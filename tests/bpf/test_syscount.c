@@ -730,6 +730,7 @@ static void test_cli_table_and_json(void **state)
 	char *text[] = { "syscount", "-p", "PID", "-d", "60", NULL };
 	char *json[] = { "syscount", "-p", "PID", "-d", "60", "--format", "json", NULL };
 	char *top1[] = { "syscount", "-p", "PID", "-d", "60", "-T", "1", NULL };
+	char *lat[] = { "syscount", "-L", "-p", "PID", "-d", "60", "--format", "json", NULL };
 	/* the child makes its calls once the CLI has attached; SIGINT once it is done */
 	const struct tu_on_child on = { .fn = getppid_work, .attached = "syscount_",
 					.stop_sig = SIGINT };
@@ -758,6 +759,18 @@ static void test_cli_table_and_json(void **state)
 	row = strchr(row + 1, '\n');
 	assert_non_null(strstr(row, " more rows, fewer calls: --top 1 shows the most)\n"));
 	assert_int_equal(strncmp(row, "\n(", 2), 0);
+	free(out);
+	free(err);
+	/*
+	 * -L in nanoseconds by default: getppid takes well under a microsecond, so in usecs
+	 * every call would land in [0, 1]; no syscall takes under 2 ns.
+	 */
+	assert_int_equal(tu_run_kagg_on(lat, &on, &pid, &out, &err), 0);
+	assert_non_null(strstr(out, "\"unit\": \"nsecs\""));
+	row = strstr(out, "\"label\": \"getppid\"");
+	assert_non_null(row);
+	assert_non_null(strstr(row, "\"total\": 1234"));
+	assert_non_null(strstr(row, "{\"low\":0,\"high\":1,\"count\":0}"));
 	free(out);
 	free(err);
 }
