@@ -38,6 +38,7 @@ static const char usage_text[] =
 "                         page-faults minor-faults major-faults (software)\n"
 "                         cycles instructions cache-references cache-misses\n"
 "                         branches branch-misses (hardware), tracepoint:SYS:NAME\n"
+"                         or SYS:NAME as perf takes it (kagg list -t lists them)\n"
 "                         default: " STAT_DEFAULT_EVENTS "\n"
 "  -p, --pid PID          count this process\n"
 "      --cpu N            count on CPU N only (all tasks unless -p)\n"
@@ -97,7 +98,14 @@ static int add_events(struct stat_args *a, const char *list)
 			free(copy);
 			return cli_err(CLI_EXIT_USAGE, "at most 64 events");
 		}
-		a->evbuf[a->nr] = strdup(tok);
+		/* perf's SYS:NAME is a tracepoint, as tracepoint:SYS:NAME is */
+		if (strchr(tok, ':') && strncmp(tok, "tracepoint:", 11)) {
+			if (asprintf(&a->evbuf[a->nr], "tracepoint:%s", tok) < 0)
+				a->evbuf[a->nr] = NULL;
+			tok = a->evbuf[a->nr] ? a->evbuf[a->nr] : tok;
+		} else {
+			a->evbuf[a->nr] = strdup(tok);
+		}
 		if (!a->evbuf[a->nr]) {
 			free(copy);
 			return cli_err(CLI_EXIT_FAIL, "out of memory");

@@ -246,6 +246,14 @@ static void test_tracepoint_counts_syscalls(void **state)
 	assert_true(count_of(err, "tracepoint:syscalls:sys_enter_getppid") < 600);
 	free(out);
 	free(err);
+	/* perf's spelling, SYS:NAME, is the same tracepoint */
+	argv[2] = "syscalls:sys_enter_getppid";
+	rc = tu_run_kagg(argv, &out, &err, 0, 0);
+	assert_int_equal(rc, 0);
+	assert_true(count_of(err, "tracepoint:syscalls:sys_enter_getppid") >= 500);
+	assert_true(count_of(err, "tracepoint:syscalls:sys_enter_getppid") < 600);
+	free(out);
+	free(err);
 }
 
 static void spin_forever(void *arg)
