@@ -465,7 +465,7 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 			return -1;
 		}
 		if (rc == -ENOENT)
-			return cli_bad_opt(c, argv);
+			return cli_bad_opt_near(c, argv, p->longopts);
 		if (rc)
 			return rc;
 	}
@@ -634,6 +634,83 @@ int cli_session_main(const struct cli_parser *p, int argc, char **argv, struct c
 	}
 	cli_tasks_free(&a->tk);
 	return ret;
+}
+
+/* Levenshtein distance of a and b (their first 63 bytes). */
+static size_t cli_distance(const char *a, const char *b)
+{
+	size_t la = strnlen(a, 63), lb = strnlen(b, 63), row[64], i, j;
+
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0], up;
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+
+			up = row[j];
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+void cli_near_init(struct cli_near *n, const char *want)
+{
+	size_t len = strlen(want);
+
+	n->want = want;
+	n->best[0] = '\0';
+	/* near enough: a third of the word wrong, at least 2 edits allowed */
+	n->dist = (len / 3 > 2 ? len / 3 : 2) + 1;
+	n->prefix = 0;
+}
+
+void cli_near_add(struct cli_near *n, const char *cand)
+{
+	const char *colon = strchr(cand, ':');
+	size_t d = cli_distance(n->want, cand);
+
+	if (colon && !strchr(n->want, ':')) {
+		size_t e = cli_distance(n->want, colon + 1);
+
+		d = e < d ? e : d;
+	}
+	const char *w = n->want, *e = colon && !strchr(w, ':') ? colon + 1 : cand;
+	size_t p = 0;
+
+	while (w[p] && w[p] == e[p])
+		p++;
+	if (*w && (d < n->dist || (d == n->dist && n->best[0] && p > n->prefix))) {
+		n->dist = d;
+		n->prefix = p;
+		snprintf(n->best, sizeof(n->best), "%s", cand);
+	}
+}
+
+int cli_bad_opt_near(int c, char **argv, const struct option *longopts)
+{
+	const char *arg = argv[optind - 1];
+	struct cli_near n;
+	char want[64];
+
+	if (c == ':' || strncmp(arg, "--", 2) || !longopts)
+		return cli_bad_opt(c, argv);
+	snprintf(want, sizeof(want), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+	cli_near_init(&n, want);
+	for (; longopts->name; longopts++)
+		cli_near_add(&n, longopts->name);
+	if (!n.best[0])
+		return cli_bad_opt(c, argv);
+	return cli_err(CLI_EXIT_USAGE, "invalid option '%s'; did you mean --%s? (see --help)",
+		       arg, n.best);
 }
 
 int cli_bad_opt(int c, char **argv)

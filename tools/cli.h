@@ -410,6 +410,19 @@ int cli_run_session(struct kagg_session *s, const struct cli_args *a, const char
 extern int (*cli_session_taker)(struct kagg_session *s, const struct cli_args *a);
 /* Usage error for getopt's '?' or ':' (call with opterr = 0): one line, returns 2. */
 int cli_bad_opt(int c, char **argv);
+/* The same, naming the nearest of longopts to an unknown --option ("did you mean --X?"). */
+int cli_bad_opt_near(int c, char **argv, const struct option *longopts);
+
+/* "Did you mean": the candidate nearest to want, by edit distance, if near enough. */
+struct cli_near {
+	const char *want;
+	char best[128];	/* "" while none is near enough */
+	size_t dist;
+	size_t prefix;	/* of best with want: breaks a tie in distance */
+};
+void cli_near_init(struct cli_near *n, const char *want);
+/* Offer cand (a "SYS:EVENT" is also compared by its EVENT alone). */
+void cli_near_add(struct cli_near *n, const char *cand);
 /* Exit code for a failed kagg_*__open (errno err): the library logged why. */
 int cli_open_failed(int err);
 /*

@@ -31,6 +31,21 @@ static int done(int rc)
 	return rc;
 }
 
+/* An unknown command: one line, naming the nearest command when one is near. */
+static int unknown(const char *name)
+{
+	const struct cli_cmd *c;
+	struct cli_near n;
+
+	cli_near_init(&n, name);
+	for (c = __start_cli_cmds; c < __stop_cli_cmds; c++)
+		cli_near_add(&n, c->name);
+	if (n.best[0])
+		return cli_err(CLI_EXIT_USAGE, "unknown command '%s'; did you mean '%s'? (kagg "
+			       "--help lists them)", name, n.best);
+	return cli_err(CLI_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)", name);
+}
+
 int main(int argc, char **argv)
 {
 	const struct cli_cmd *c;
@@ -46,8 +61,7 @@ int main(int argc, char **argv)
 
 		c = cli_find_cmd(argv[2]);
 		if (!c)
-			return cli_err(CLI_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)",
-				       argv[2]);
+			return unknown(argv[2]);
 		return cli_run_cmd(c, 2, hargv);
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
@@ -61,5 +75,5 @@ int main(int argc, char **argv)
 	c = cli_find_cmd(argv[1]);
 	if (c)
 		return done(cli_run_cmd(c, argc - 1, argv + 1));
-	return cli_err(CLI_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)", argv[1]);
+	return unknown(argv[1]);
 }

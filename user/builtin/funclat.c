@@ -801,3 +801,40 @@ static int funclat_open(struct kagg_session *s, void *opts)
 }
 
 SESSION_TOOL(funclat, struct funclat, .attach = funclat_attach);
+
+int kagg_funclat__list(const char *pattern, int pid, int (*cb)(void *ctx, const char *name),
+		       void *ctx, kagg_log_fn log, void *log_ctx)
+{
+	/* only the logger of a session: the lookups below log through it */
+	struct kagg_session s = { .log = log, .log_ctx = log_ctx };
+	const char *colon = pattern ? strchr(pattern, ':') : NULL;
+	char lib[PATH_MAX], bin[PATH_MAX], name[PATH_MAX + 256];
+	struct func *funcs = NULL;
+	size_t i, n = 0;
+	int err;
+
+	if (!pattern || !*pattern || !cb || pid < 0)
+		return -EINVAL;
+	if (!colon) {
+		err = kernel_funcs(&s, pattern, &funcs, &n);
+	} else {
+		if (colon == pattern || !colon[1] || (size_t)(colon - pattern) >= sizeof(lib)) {
+			slog(&s, KAGG_LOG_WARN, "invalid function '%s' (LIB:FUNC or PATH:FUNC)",
+			     pattern);
+			return -EINVAL;
+		}
+		snprintf(lib, sizeof(lib), "%.*s", (int)(colon - pattern), pattern);
+		err = resolve_binary(&s, lib, pid, bin, sizeof(bin)) ?:
+		      elf_funcs(&s, bin, colon + 1, &funcs, &n);
+	}
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		if (colon)
+			snprintf(name, sizeof(name), "%s:%s", bin, funcs[i].name);
+		if (cb(ctx, colon ? name : funcs[i].name))
+			break;
+	}
+	free_funcs(funcs, n);
+	return (int)(i < n ? i + 1 : n);
+}
