@@ -45,6 +45,7 @@ CLI_COMMON_HELP
 
 enum {
 	OPT_CPU = CLI_OPT_TOOL,
+	OPT_PIDNSS,
 };
 
 static const struct option long_opts[] = {
@@ -53,6 +54,7 @@ static const struct option long_opts[] = {
 	{ "milliseconds", no_argument, NULL, 'm' },
 	{ "cgroup", required_argument, NULL, 'c' },
 	{ "cpu", required_argument, NULL, OPT_CPU },
+	{ "pidnss", no_argument, NULL, OPT_PIDNSS },
 	CLI_STREAM_LONGOPTS,
 	{},
 };
@@ -71,6 +73,9 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 	case 'c': /* libbpf-tools' runqlat -c CG */
 		a->o.cgroup = arg;
 		return 0;
+	case OPT_PIDNSS:
+		return cli_err(CLI_EXIT_USAGE, "--pidnss (a histogram per pid namespace) is not "
+			       "taken: -P gives one per process");
 	case OPT_CPU:
 		if (CLI_RANGE(arg, 0, 65535, "CPU", false, &a->o.cpu))
 			return CLI_EXIT_USAGE;

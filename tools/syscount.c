@@ -89,6 +89,16 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 	case OPT_NAMES:
 		a->o.names_file = arg;
 		return 0;
+	/* libbpf-tools' syscount letters kagg has no twin for: say what is nearest */
+	case 'e':
+		return cli_err(CLI_EXIT_USAGE, "-e ERRNO (libbpf-tools' errno filter) is not "
+			       "taken: -x counts failed calls per syscall and errno");
+	case 'l':
+		return cli_err(CLI_EXIT_USAGE, "-l (libbpf-tools' syscall list) is not taken: the "
+			       "names are <asm/unistd_64.h>'s, or --names-file FILE's");
+	case 'c':
+		return cli_err(CLI_EXIT_USAGE, "-c CG (libbpf-tools' cgroup filter) is not taken: "
+			       "kagg syscount filters by -p PID");
 	}
 	return -ENOENT;
 }
@@ -122,7 +132,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 }
 
 /* The common short options but -T, which takes a value here (top N). */
-static const struct cli_parser parser = CLI_PARSER(":d:i:vhPp:xLmT:", syscount_opt,
+static const struct cli_parser parser = CLI_PARSER(":d:i:vhPp:xLmT:e:lc:", syscount_opt,
 						   finish_args, open_session,
 						   CLI_STREAMS | CLI_TASKS | CLI_MSECS);
 

@@ -155,6 +155,11 @@ static void test_libbpf_tools_letters(void **state)
 		{ 2, "-P (per process) and -L (per thread) exclude each other",
 		  { "offcpu", "-L", "-P" } },
 		{ 2, "option '-c' needs a value", { "funclat", "vfs_read", "-c" } },
+		/* libbpf-tools letters without a twin: refused, naming what kagg has */
+		{ 2, "-x counts failed calls per syscall and errno", { "syscount", "-e", "ENOENT" } },
+		{ 2, "--names-file", { "syscount", "-l" } },
+		{ 2, "filters by -p PID", { "syscount", "-c", "/sys/fs/cgroup" } },
+		{ 2, "-P gives one per process", { "runqlat", "--pidnss" } },
 	};
 	static const char *const helps[][2] = {
 		{ "runqlat", "  -c, --cgroup PATH " },
