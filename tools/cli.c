@@ -668,8 +668,8 @@ void cli_near_init(struct cli_near *n, const char *want)
 
 	n->want = want;
 	n->best[0] = '\0';
-	/* near enough: a third of the word wrong, at least 2 edits allowed */
-	n->dist = (len / 3 > 2 ? len / 3 : 2) + 1;
+	/* near enough: a third of the word wrong, at least one edit allowed */
+	n->dist = (len / 3 > 1 ? len / 3 : 1) + 1;
 	n->prefix = 0;
 }
 
@@ -709,7 +709,7 @@ int cli_bad_opt_near(int c, char **argv, const struct option *longopts)
 		cli_near_add(&n, longopts->name);
 	if (!n.best[0])
 		return cli_bad_opt(c, argv);
-	return cli_err(CLI_EXIT_USAGE, "invalid option '%s'; did you mean --%s? (see --help)",
+	return cli_err(CLI_EXIT_USAGE, "invalid option '%s' (see --help); did you mean --%s?",
 		       arg, n.best);
 }
 

@@ -86,9 +86,12 @@ static void test_did_you_mean(void **state)
 		  { "list", "sched_swich" } },
 		{ 2, "unknown command 'lst'; did you mean 'list'?", { "lst" } },
 		{ 2, "unknown command 'ofcpu'; did you mean 'offcpu'?", { "help", "ofcpu" } },
-		{ 2, "invalid option '--cgrop=x'; did you mean --cgroup?",
+		{ 2, "invalid option '--cgrop=x' (see --help); did you mean --cgroup?",
 		  { "runqlat", "--cgrop=x" } },
-		{ 2, "invalid option '--foldde'; did you mean --folded?", { "profile", "--foldde" } },
+		{ 2, "invalid option '--foldde' (see --help); did you mean --folded?",
+		  { "profile", "--foldde" } },
+		/* too far from every option to name one */
+		{ 2, "invalid option '--nope' (see --help)\n", { "offcpu", "--nope" } },
 		{ 2, "invalid option '--zzzzzz' (see --help)", { "offcpu", "--zzzzzz" } },
 		{ 2, "-p goes with -b", { "list", "-p", "1" } },
 	};

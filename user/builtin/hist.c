@@ -99,7 +99,7 @@ static void hist_near(const char *want, const char *cand, char *best, size_t sz,
 	size_t d = hist_distance(want, cand), len = strlen(want);
 
 	if (!*dist)
-		*dist = (len / 3 > 2 ? len / 3 : 2) + 1;
+		*dist = (len / 3 > 1 ? len / 3 : 1) + 1;
 	if (d < *dist) {
 		*dist = d;
 		snprintf(best, sz, "%s", cand);
