@@ -256,6 +256,61 @@ static void test_tracepoint_counts_syscalls(void **state)
 	free(err);
 }
 
+/*
+ * perf's derived metrics under the table: CPUs utilized for task-clock (a share of the
+ * CPUs there are), a rate for the other events, insn per cycle only when cycles and
+ * instructions both counted; and -x SEP's seven fields per event, the count exact.
+ */
+static void test_derived_metrics_and_separator(void **state)
+{
+	char *text[] = { "stat", "-e", "task-clock,tracepoint:syscalls:sys_enter_getppid,cycles,"
+			 "instructions", "--", self_path, "--getppid", "500", NULL };
+	char *csv[] = { "stat", "-x", ";", "-e", "tracepoint:syscalls:sys_enter_getppid,cycles",
+			"--", self_path, "--getppid", "500", NULL };
+	char *out = NULL, *err = NULL, *line, *f[8], *save;
+	double util;
+	int n;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(text, &out, &err, 0, 0), 0);
+	line = strstr(err, "\n#           task-clock ");
+	assert_non_null(line);
+	util = strtod(line + 23, NULL);
+	printf("  task-clock: %.3f CPUs utilized\n", util);
+	assert_non_null(strstr(line, " CPUs utilized\n"));
+	assert_true(util >= 0 && util <= sysconf(_SC_NPROCESSORS_CONF));
+	assert_non_null(strstr(err, "# tracepoint:syscalls:sys_enter_getppid "));
+	assert_non_null(strstr(strstr(err, "# tracepoint:syscalls:sys_enter_getppid "), "/sec\n"));
+	/* no PMU (cycles not counted): no IPC; with one, the line is there */
+	assert_int_equal(!!strstr(err, " insn per cycle\n"),
+			 count_of(err, "cycles") >= 0 && count_of(err, "instructions") > 0 &&
+			 count_of(err, "cycles") > 0);
+	free(out);
+	free(err);
+	assert_int_equal(tu_run_kagg(csv, &out, &err, 0, 0), 0);
+	printf("  -x ';': %s", err);
+	line = strtok_r(err, "\n", &save);
+	assert_non_null(line);
+	for (n = 0, f[0] = line; n < 7 && f[n]; n++) {
+		char *p = strchr(f[n], ';');
+
+		if (n < 6)
+			assert_non_null(p);
+		if (p)
+			*p = '\0';
+		f[n + 1] = p ? p + 1 : NULL;
+	}
+	assert_true(atoll(f[0]) >= 500 && atoll(f[0]) < 600);
+	assert_string_equal(f[2], "tracepoint:syscalls:sys_enter_getppid");
+	assert_string_equal(f[6], "/sec");
+	line = strtok_r(NULL, "\n", &save);
+	assert_non_null(line);
+	assert_non_null(strstr(line, ";cycles;"));
+	assert_null(strtok_r(NULL, "\n", &save));
+	free(out);
+	free(err);
+}
+
 static void spin_forever(void *arg)
 {
 	volatile unsigned long x = 0;
@@ -473,6 +528,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_output_file),
 		cmocka_unit_test(test_page_faults_at_least_n),
 		cmocka_unit_test(test_tracepoint_counts_syscalls),
+		cmocka_unit_test(test_derived_metrics_and_separator),
 		cmocka_unit_test(test_pid_and_cpu_for_duration),
 		cmocka_unit_test(test_errors),
 		TU_TEST_ARG(test_sigterm_reaches_the_command, test_signal_reaches_the_command,
