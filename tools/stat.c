@@ -34,6 +34,8 @@ static const char usage_text[] =
 "output stays its own), or to FILE with -o.  Under the text report, the metrics\n"
 "perf derives: CPUs utilized (task-clock, cpu-clock), the rate per second of\n"
 "the other events, and insn per cycle when cycles and instructions both counted.\n"
+"Without privileges, where perf_event_paranoid is 2, the user space of COMMAND\n"
+"or PID is counted alone, as perf does: the event is named EVENT:u.\n"
 "\n"
 "  -e, --event LIST       events, comma separated (repeatable):\n"
 "                         cpu-clock task-clock context-switches cpu-migrations\n"
@@ -256,9 +258,13 @@ static bool stat_value(const struct kagg_stat_result *r, double *v)
 	return true;
 }
 
+/* task-clock or cpu-clock, with or without ":u" (counted in user space only). */
 static bool stat_is_clock(const char *name)
 {
-	return !strcmp(name, "task-clock") || !strcmp(name, "cpu-clock");
+	size_t n = strcspn(name, ":");
+
+	return (n == 10 && !strncmp(name, "task-clock", n)) ||
+	       (n == 9 && !strncmp(name, "cpu-clock", n));
 }
 
 /* The named event's estimate, when counted. */

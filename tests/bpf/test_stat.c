@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <cmocka.h>
@@ -311,6 +312,61 @@ static void test_derived_metrics_and_separator(void **state)
 	free(err);
 }
 
+/*
+ * An unprivileged user, as perf stat counts for one: where perf_event_paranoid is 2 (the
+ * kernel's default), a command's user space alone ("task-clock:u"); at 1 or below, all of
+ * it; above 2 nothing (skipped).
+ */
+static void test_unprivileged_counts_user_space(void **state)
+{
+	char errp[] = "/tmp/kagg-test-stat-nobody-XXXXXX", buf[4096] = "", name[32];
+	int efd, st, paranoid = 99;
+	ssize_t n;
+	pid_t pid;
+	FILE *f;
+
+	TU_SKIP_UNLESS_ROOT();
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	if (f) {
+		if (fscanf(f, "%d", &paranoid) != 1)
+			paranoid = 99;
+		fclose(f);
+	}
+	if (paranoid > 2) {
+		printf("SKIP %s: perf_event_paranoid %d lets no user count\n", __func__, paranoid);
+		skip();
+	}
+	efd = mkstemp(errp);
+	assert_true(efd >= 0);
+	unlink(errp);
+	pid = fork();
+	if (pid == 0) {
+		dup2(efd, 2);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(126);
+		execl(tu_kagg(), tu_kagg(), "stat", "-e", "task-clock,page-faults", "--", "/bin/true",
+		      (char *)NULL);
+		_exit(125);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	lseek(efd, 0, SEEK_SET);
+	n = read(efd, buf, sizeof(buf) - 1);
+	close(efd);
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == 126 || WEXITSTATUS(st) == 125)) {
+		printf("SKIP %s: cannot run %s as nobody (exit %d)\n", __func__, tu_kagg(),
+		       WEXITSTATUS(st));
+		skip();
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	printf("  as nobody, perf_event_paranoid %d: exit %d:\n%s", paranoid, WEXITSTATUS(st), buf);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	snprintf(name, sizeof(name), "task-clock%s", paranoid == 2 ? ":u" : "");
+	assert_true(count_of(buf, name) > 0);
+	snprintf(name, sizeof(name), "page-faults%s", paranoid == 2 ? ":u" : "");
+	assert_true(count_of(buf, name) > 0);
+}
+
 static void spin_forever(void *arg)
 {
 	volatile unsigned long x = 0;
@@ -529,6 +585,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_page_faults_at_least_n),
 		cmocka_unit_test(test_tracepoint_counts_syscalls),
 		cmocka_unit_test(test_derived_metrics_and_separator),
+		cmocka_unit_test(test_unprivileged_counts_user_space),
 		cmocka_unit_test(test_pid_and_cpu_for_duration),
 		cmocka_unit_test(test_errors),
 		TU_TEST_ARG(test_sigterm_reaches_the_command, test_signal_reaches_the_command,
