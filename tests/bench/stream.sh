@@ -7,16 +7,17 @@
 # histogram one-liner.  Each tracer is started, given time to attach, then perf bench
 # runs; usecs/op are compared with an untraced run of the same round.  Printed as
 # ratios to the untraced baseline and to kagg agg (medians over BENCH_ROUNDS rounds).
-# Asserts nothing on time; exits non-zero only when something could not run.
+# Asserts nothing on time; exits non-zero, naming it, when a tracer could not run
+# (libbpf-tools runqlat and bpftrace included: make bench-deps installs them) or
+# exited before its workload ended.
 #
 # Environment: KAGG, BENCH_ROUNDS (3), BENCH_LOOPS (200000).
 set -u
 . "$(dirname "$0")/lib.sh"
 LOOPS=${BENCH_LOOPS:-200000}
 
-bench_require "stream bench" perf taskset
-have_runqlat=0; [ -x /usr/sbin/runqlat ] && have_runqlat=1
-have_bpftrace=0; command -v bpftrace >/dev/null && have_bpftrace=1
+bench_require "stream bench" perf taskset bpftrace
+[ -x /usr/sbin/runqlat ] || die "no libbpf-tools runqlat at /usr/sbin/runqlat; run: sudo make bench-deps"
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing ||
 	die "tracefs not mountable (perf record -e sched:sched_switch needs it)"
 
@@ -32,10 +33,7 @@ BT_PROG='tracepoint:sched:sched_switch { @s[args->prev_pid] = nsecs;
   if (@s[args->next_pid]) { @usecs = hist((nsecs - @s[args->next_pid]) / 1000);
   delete(@s[args->next_pid]); } }'
 
-configs=(baseline agg stream both)
-[ $have_runqlat = 1 ] && configs+=(runqlat)
-configs+=(perf-record)
-[ $have_bpftrace = 1 ] && configs+=(bpftrace)
+configs=(baseline agg stream both runqlat perf-record bpftrace)
 
 start_tracer() {
 	local name=$1 err=$tmp/$1.err
@@ -61,6 +59,9 @@ start_tracer() {
 
 stop_tracer() {
 	[ -z "$tracer" ] && return 0
+	bench_case=$1
+	kill -0 "$tracer" 2>/dev/null ||
+		not_measured "the tracer exited before the workload ended: $(head -c 300 "$tmp/$1.err")"
 	kill -INT "$tracer" 2>/dev/null
 	wait "$tracer" 2>/dev/null
 	tracer=""
@@ -77,7 +78,7 @@ for r in $(seq "$ROUNDS"); do
 	for c in "${configs[@]}"; do
 		start_tracer "$c"
 		v=$(usecs_op)
-		stop_tracer
+		stop_tracer "$c"
 		[ -n "$v" ] || die "perf bench printed no usecs/op under $c"
 		res[$c]="${res[$c]:-} $v"
 	done
