@@ -2,7 +2,7 @@
 /*
  * Internal: the generic half of a session, shared by every tool.
  *
- * A tool (user/tools/offcpu.c, ...) opens its skeleton, fills the session's program
+ * A tool (user/builtin/offcpu.c, ...) opens its skeleton, fills the session's program
  * list, its `gen` pointer and its counters map, and supplies session_ops for
  * what only it knows (reading its aggregates into a snapshot, naming its
  * drops).  The generic half attaches and detaches, keeps the interval
@@ -320,7 +320,7 @@ bool session_task_exists(int id);
 /* Checks /sys/kernel/btf/vmlinux, logs what to do when missing. */
 int session_need_btf(struct kagg_session *s);
 
-/* ---- generic readers for the shapes of bpf/abi/common.h ---- */
+/* ---- generic readers for the shapes of bpf/shared/common.h ---- */
 
 /*
  * For each key of map into key (a variable of the map's key size), prev a
@@ -424,7 +424,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *map, __u32 g,
  * merged as struct kagg_frame says (by function, or by address with KAGG_SNAP_ADDRS).
  * from_tracer: the kernel stacks were captured from inside the tracing program (tracepoint
  * programs; not perf_event ones, whose stacks start at the sampled registers), so their
- * leading frames are the program's and are dropped (see user/stacks.h).
+ * leading frames are the program's and are dropped (see user/snapshot/stacks.h).
  */
 int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
 			__u32 g, bool reset, bool from_tracer, struct kagg_snapshot *snap);
