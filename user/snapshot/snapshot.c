@@ -2,6 +2,43 @@
 /*
  * Snapshots: the immutable result of one read of a session, and its
  * printers (BCC-style text, folded stacks, JSON).
+ *
+ *   session read ─▶ snap_new()                     building: the session's
+ *                   snap_alloc_hists/stacks()      thread alone, through
+ *                   snap_add_drop/prog()           snapshot_internal.h
+ *                   snap_strdup/own(), snap_sort_hists()
+ *                ─▶ handed out const ─▶ accessors, kagg_snapshot__print()
+ *                ─▶ kagg_snapshot__free(): one call frees it all
+ *
+ * What it guarantees:
+ * - It owns every byte it points to: histograms and their slots (two
+ *   arrays), stacks and frames, every string of its meta and keys (through
+ *   snap_own()), and with --mode both the streamed path's snapshot.  It
+ *   shares nothing with the session, which may read again, reset or be
+ *   destroyed while the caller keeps it.
+ * - Once handed out it does not change: the API gives const pointers only,
+ *   so any number of threads may read and print one snapshot at once.
+ * - Its histograms are sorted by key (pid, tid, id), so the two paths of
+ *   --mode both pair up by a merge walk (print_both()), and two snapshots of
+ *   one tool compare key by key.
+ * - The printers escape every string that came from outside (comm, symbol
+ *   names, labels, meta): text through util/text (terminal-safe), JSON through
+ *   util/json (valid UTF-8 out, whatever the bytes in), folded stacks with a
+ *   ';' inside a name written as ':'.  A percentile from buckets is printed
+ *   with its bucket's bounds as its error; "exact" only when the histogram
+ *   (or its key's streamed twin) kept its values.  A write error on the
+ *   stream is returned (-EIO from ferror()), not hidden.
+ * - A caller's own struct kagg_hist is read up to its sz, at least the
+ *   first release's fields (HIST_MIN_SZ), never past it.
+ *
+ * What it does not do:
+ * - Lock anything while it is built.
+ * - Keep more than SNAP_MAX_DROPS drop causes or SNAP_MAX_PROGS programs:
+ *   snap_add_drop() and snap_add_prog() add nothing past them.
+ * - Clean up a half-built snapshot on ENOMEM: the builder frees it
+ *   (snap_own() frees only the pointer it could not take).
+ * - Check that a histogram's layout (nr_slots, unit, linear or exp fields)
+ *   makes sense: the printers trust what the library built.
  */
 #include <errno.h>
 #include <inttypes.h>
