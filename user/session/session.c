@@ -720,6 +720,8 @@ int kagg_session__poll(struct kagg_session *s, int timeout_ms)
 
 	if (!s)
 		return -EINVAL;
+	if (s->ops->poll)
+		s->ops->poll(s);
 	session_drain_notes(s);
 	if (s->stream) {
 		ret = scons_poll(s->stream, s->stream_fn, s->stream_ctx, timeout_ms);

@@ -67,6 +67,8 @@ struct session_ops {
 	struct bpf_link *(*attach)(struct kagg_session *s, int i);
 	/* Release what the tool state holds (skeleton, fds); the session frees the state. */
 	void (*destroy)(struct kagg_session *s);
+	/* Optional: at each kagg_session__poll(), before it waits. */
+	void (*poll)(struct kagg_session *s);
 };
 
 /* A process's last handled note (bpf/proc_notes.bpf.h): what its maps were read for. */

@@ -575,7 +575,7 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 		last = lb;
 	w = last <= 32 ? 10 : 20;
 	fprintf(f, "%*s%-*s : agg        stream     diff\n", w - 5, "", w + 9,
-		kagg_unit__name(a ? a->unit : b->unit));
+		h->value ? h->value : kagg_unit__name(h->unit));
 	for (i = 0; i <= last; i++) {
 		va = a && i < (int)a->nr_slots ? a->slots[i] : 0;
 		vb = b && i < (int)b->nr_slots ? b->slots[i] : 0;
