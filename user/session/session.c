@@ -1053,25 +1053,24 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 	size_t n = 0, cap = 0, i, nh = 0;
 	struct kagg_exp_cell *vals;
 	uint64_t *sums = NULL;
+	int err = 0, cpu, nc = session_map_copies(s, map);
 	const void *prev;
-	int err = 0, cpu;
 
-	vals = calloc(s->nr_cpus, sizeof(*vals));
+	vals = calloc(nc, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	/* every cell of generation g, summed over the CPUs */
+	/* every cell of generation g, summed over the CPUs (per-CPU map) */
 	session_map_for_each_key(map, key, prev) {
 		if ((key.slot >> 31) != g)
 			continue;
 		err = GROW_ARRAY(cells, cap, n, 256);
 		if (err)
 			goto out;
-		if (bpf_map__lookup_elem(map, &key, sizeof(key), vals, sizeof(*vals) * s->nr_cpus,
-					 0))
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), vals, sizeof(*vals) * nc, 0))
 			continue; /* deleted meanwhile */
 		cells[n].k = key;
 		cells[n].count = cells[n].sum = 0;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < nc; cpu++) {
 			cells[n].count += vals[cpu].cnt;
 			cells[n].sum += vals[cpu].sum;
 		}
@@ -1253,7 +1252,8 @@ int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj)
 int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool none,
 			  volatile __u32 *max)
 {
-	unsigned int n = none || !s->exp_words ? 0 : SESSION_EXP_DENSE_FIT(s->exp_scale);
+	unsigned int n = none || !s->exp_words ? 0 : SESSION_EXP_DENSE_FIT(s->exp_scale,
+									 (unsigned int)s->nr_cpus);
 
 	/* the promotion to dense histograms takes an atomic fetch-add and a cmpxchg */
 	if (n && !session_has_bpf_atomics(s))
@@ -1353,14 +1353,14 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 {
 	size_t vsz = sizeof(struct kagg_key_hist), n, i, out = 0;
 	struct kagg_key_hist *vals = NULL;
+	int err, cpu, j, nc = session_map_copies(s, m);
 	struct kagg_key *keys = NULL;
-	int err, cpu, j;
 
 	err = collect_keys(m, g, &keys, &n);
 	if (err)
 		return err;
 	err = session_alloc_hists(s, snap, n, KAGG_SLOTS);
-	vals = calloc(s->nr_cpus, vsz);
+	vals = calloc(nc, vsz);
 	if (err || !vals) {
 		err = -ENOMEM;
 		goto out;
@@ -1370,7 +1370,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		uint64_t sum = 0;
 
 		/* Cannot fail: nothing else deletes retired-generation keys. */
-		if (bpf_map__lookup_elem(m, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
+		if (bpf_map__lookup_elem(m, &keys[i], sizeof(keys[i]), vals, vsz * nc, 0))
 			continue;
 		h->key.mode = s->key;
 		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
@@ -1379,7 +1379,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		h->key.label = label ? label(s, keys[i].aux) : NULL;
 		if (h->key.label)
 			h->key.label = snap_strdup(snap, h->key.label);
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < nc; cpu++) {
 			if (!h->key.comm[0] && vals[cpu].comm[0])
 				memcpy(h->key.comm, vals[cpu].comm, sizeof(h->key.comm) - 1);
 			for (j = 0; j < KAGG_SLOTS; j++) {
@@ -1444,7 +1444,7 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 	struct kagg_key *keys = NULL;
 	struct stk_resolver res;
 	struct stk b;
-	int err, cpu;
+	int err, cpu, nc = session_map_copies(s, agg);
 
 	if (!s->syms) {
 		s->syms = syms__new();
@@ -1461,7 +1461,7 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 	err = stk_init(&b, snap, &res, snap->addrs, from_tracer);
 	if (err)
 		goto out;
-	vals = calloc(s->nr_cpus, vsz);
+	vals = calloc(nc, vsz);
 	if (!vals) {
 		err = -ENOMEM;
 		goto out;
@@ -1469,11 +1469,11 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 	for (i = 0; i < n; i++) {
 		struct stk_raw r = { .kips = kips, .uips = uips };
 
-		if (bpf_map__lookup_elem(agg, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
+		if (bpf_map__lookup_elem(agg, &keys[i], sizeof(keys[i]), vals, vsz * nc, 0))
 			continue;
 		r.pid = keys[i].tgid;
 		r.tid = keys[i].pid;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < nc; cpu++) {
 			if (!r.comm[0] && vals[cpu].comm[0])
 				memcpy(r.comm, vals[cpu].comm, sizeof(r.comm) - 1);
 			r.total_ns += vals[cpu].total_ns;
