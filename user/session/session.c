@@ -440,6 +440,76 @@ void session_bind(struct kagg_session *s, volatile __u32 *gen, volatile __u32 *a
 
 /* ------------------------------------------------------------ accounting */
 
+/* The bytes of map info's keys and values, copies of each value (kagg_map_cost). */
+static uint64_t map_bytes(const struct bpf_map_info *mi, uint32_t copies)
+{
+	switch (mi->type) {
+	case BPF_MAP_TYPE_RINGBUF:
+	case BPF_MAP_TYPE_USER_RINGBUF:
+		return mi->max_entries;
+	case BPF_MAP_TYPE_TASK_STORAGE:
+	case BPF_MAP_TYPE_INODE_STORAGE:
+	case BPF_MAP_TYPE_SK_STORAGE:
+	case BPF_MAP_TYPE_CGRP_STORAGE:
+		return 0;
+	default:
+		return (uint64_t)mi->max_entries * (mi->key_size + (uint64_t)mi->value_size * copies);
+	}
+}
+
+static bool map_percpu(enum bpf_map_type t)
+{
+	return t == BPF_MAP_TYPE_PERCPU_ARRAY || t == BPF_MAP_TYPE_PERCPU_HASH ||
+	       t == BPF_MAP_TYPE_LRU_PERCPU_HASH || t == BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE;
+}
+
+/* The maps of the session's loaded programs, each once, into the meta (with overhead). */
+static void meta_maps(struct kagg_session *s, struct kagg_snapshot *snap)
+{
+	__u32 seen[SNAP_MAX_MAPS], nseen = 0, ids[SNAP_MAX_MAPS];
+	struct kagg_meta *m = &snap->meta;
+	int i;
+
+	for (i = 0; i < s->nr_progs; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info), j, k;
+		int pfd = bpf_program__fd(s->progs[i]);
+
+		if (pfd < 0)
+			continue;
+		info.nr_map_ids = SNAP_MAX_MAPS;
+		info.map_ids = (__u64)(unsigned long)ids;
+		if (bpf_prog_get_info_by_fd(pfd, &info, &len))
+			continue;
+		for (j = 0; j < info.nr_map_ids && j < SNAP_MAX_MAPS; j++) {
+			struct bpf_map_info mi = {};
+			__u32 mlen = sizeof(mi);
+			struct kagg_map_cost *mc;
+			int fd;
+
+			for (k = 0; k < nseen && seen[k] != ids[j]; k++)
+				;
+			if (k < nseen || nseen == SNAP_MAX_MAPS)
+				continue;
+			seen[nseen++] = ids[j];
+			fd = bpf_map_get_fd_by_id(ids[j]);
+			if (fd < 0)
+				continue;
+			if (!bpf_map_get_info_by_fd(fd, &mi, &mlen) && (mc = snap_add_map(snap))) {
+				mc->map = snap_strdup(snap, mi.name);
+				mc->type = libbpf_bpf_map_type_str(mi.type);
+				mc->key_size = mi.key_size;
+				mc->value_size = mi.value_size;
+				mc->max_entries = mi.max_entries;
+				mc->copies = map_percpu(mi.type) ? (uint32_t)s->nr_cpus : 1;
+				mc->bytes = map_bytes(&mi, mc->copies);
+				m->map_bytes += mc->bytes;
+			}
+			close(fd);
+		}
+	}
+}
+
 static void read_prog_stats(struct kagg_session *s, uint64_t *cnt, uint64_t *time_ns,
 			    uint64_t *recursion)
 {
@@ -825,6 +895,7 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 				    : "not exact: membarrier(MEMBARRIER_CMD_GLOBAL) unavailable";
 	if (s->stats_fd >= 0) {
 		m->has_overhead = true;
+		meta_maps(s, snap);
 		for (i = 0; i < s->nr_progs && i < SNAP_MAX_PROGS; i++) {
 			struct kagg_prog_cost *pc = snap_add_prog(snap);
 
