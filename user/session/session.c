@@ -1418,31 +1418,123 @@ static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size
 	return 0;
 }
 
+/*
+ * Keys of generation g in map m and their values (vsz bytes each, all the copies of a
+ * per-CPU map): with batched lookups (5.6), a few syscalls for the whole map, else
+ * one walk and one lookup per key.  *keys and *vals are malloc'd.
+ */
+static int gen_entries(struct bpf_map *m, __u32 g, size_t vsz, struct kagg_key **keys,
+		       void **vals, size_t *n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	size_t cap = 0, tot = 0, i, out;
+	struct kagg_key *k = NULL;
+	char *v = NULL;
+	__u32 tok = 0, cnt;
+	bool first = true;
+	int err;
+
+	for (;;) {
+		void *tk, *tv;
+
+		if (cap - tot < 256) {
+			cap = cap ? cap * 2 : 1024;
+			tk = realloc(k, cap * sizeof(*k));
+			tv = tk ? realloc(v, cap * vsz) : NULL;
+			if (tk)
+				k = tk;
+			if (tv)
+				v = tv;
+			if (!tk || !tv) {
+				err = -ENOMEM;
+				goto fail;
+			}
+		}
+		cnt = cap - tot;
+		err = bpf_map_lookup_batch(bpf_map__fd(m), first ? NULL : &tok, &tok, k + tot,
+					   v + tot * vsz, &cnt, &bo);
+		first = false;
+		tot += cnt;
+		if (err == -ENOENT)
+			break;
+		if (err)
+			goto slow;
+	}
+	for (i = out = 0; i < tot; i++) {
+		if (k[i].gen != g)
+			continue;
+		if (out != i) {
+			k[out] = k[i];
+			memcpy(v + out * vsz, v + i * vsz, vsz);
+		}
+		out++;
+	}
+	*keys = k;
+	*vals = v;
+	*n = out;
+	return 0;
+slow:
+	/* no batched lookups (or a bucket larger than the batch): a walk, a lookup per key */
+	free(k);
+	free(v);
+	err = collect_keys(m, g, &k, &tot);
+	if (err)
+		return err;
+	v = malloc((tot ?: 1) * vsz);
+	if (!v) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (i = out = 0; i < tot; i++) {
+		/* cannot fail: nothing else deletes retired-generation keys */
+		if (bpf_map__lookup_elem(m, &k[i], sizeof(k[i]), v + out * vsz, vsz, 0))
+			continue;
+		k[out++] = k[i];
+	}
+	*keys = k;
+	*vals = v;
+	*n = out;
+	return 0;
+fail:
+	free(k);
+	free(v);
+	return err;
+}
+
+/* Delete keys[0 .. n - 1] of m: batched (5.6), else one by one. */
+static void gen_delete(struct bpf_map *m, const struct kagg_key *keys, size_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	__u32 cnt = n;
+	size_t i;
+
+	if (!n)
+		return;
+	if (bpf_map_delete_batch(bpf_map__fd(m), keys, &cnt, &bo))
+		for (i = cnt; i < n; i++)
+			bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);
+}
+
 int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, bool reset,
 			   struct kagg_snapshot *snap,
 			   const char *(*label)(struct kagg_session *s, uint64_t aux))
 {
-	size_t vsz = sizeof(struct kagg_key_hist), n, i, out = 0;
-	struct kagg_key_hist *vals = NULL;
 	int err, cpu, j, nc = session_map_copies(s, m);
+	size_t vsz = sizeof(struct kagg_key_hist), n, i, out = 0;
+	struct kagg_key_hist *all = NULL;
 	struct kagg_key *keys = NULL;
 
-	err = collect_keys(m, g, &keys, &n);
+	err = gen_entries(m, g, vsz * nc, &keys, (void **)&all, &n);
 	if (err)
 		return err;
 	err = session_alloc_hists(s, snap, n, KAGG_SLOTS);
-	vals = calloc(nc, vsz);
-	if (err || !vals) {
-		err = -ENOMEM;
+	if (err)
 		goto out;
-	}
 	for (i = 0; i < n; i++) {
+		const struct kagg_key_hist *vals = all + i * nc;
 		struct kagg_hist *h = &snap->hists[out];
 		uint64_t sum = 0;
 
-		/* Cannot fail: nothing else deletes retired-generation keys. */
-		if (bpf_map__lookup_elem(m, &keys[i], sizeof(keys[i]), vals, vsz * nc, 0))
-			continue;
 		h->key.mode = s->key;
 		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
 		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;
@@ -1462,13 +1554,13 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		h->has_sum = true;
 		h->sum = session_sum(s, sum);
 		out++;
-		if (reset)
-			bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);
 	}
+	if (reset)
+		gen_delete(m, keys, n);
 	snap->nr_hists = out;
 	snap_sort_hists(snap);
 out:
-	free(vals);
+	free(all);
 	free(keys);
 	return err;
 }
@@ -1511,7 +1603,7 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 {
 	uint64_t kips[KAGG_MAX_STACK], uips[KAGG_MAX_STACK];
 	size_t vsz = sizeof(struct kagg_stack_val), n, i;
-	struct kagg_stack_val *vals = NULL;
+	struct kagg_stack_val *all = NULL;
 	struct kagg_key *keys = NULL;
 	struct stk_resolver res;
 	struct stk b;
@@ -1526,22 +1618,16 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 	session_drain_notes(s);
 	syms__recheck_maps(s->syms);
 	stk_syms_resolver(s->syms, &res);
-	err = collect_keys(agg, g, &keys, &n);
+	err = gen_entries(agg, g, vsz * nc, &keys, (void **)&all, &n);
 	if (err)
 		return err;
 	err = stk_init(&b, snap, &res, snap->addrs, from_tracer);
 	if (err)
 		goto out;
-	vals = calloc(nc, vsz);
-	if (!vals) {
-		err = -ENOMEM;
-		goto out;
-	}
 	for (i = 0; i < n; i++) {
+		const struct kagg_stack_val *vals = all + i * nc;
 		struct stk_raw r = { .kips = kips, .uips = uips };
 
-		if (bpf_map__lookup_elem(agg, &keys[i], sizeof(keys[i]), vals, vsz * nc, 0))
-			continue;
 		r.pid = keys[i].tgid;
 		r.tid = keys[i].pid;
 		for (cpu = 0; cpu < nc; cpu++) {
@@ -1557,9 +1643,9 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 		err = stk_add(&b, &r);
 		if (err)
 			goto out;
-		if (reset)
-			bpf_map__delete_elem(agg, &keys[i], sizeof(keys[i]), 0);
 	}
+	if (reset)
+		gen_delete(agg, keys, n);
 	err = stk_finish(&b);
 	if (!err) {
 		struct dbg_stats st;
@@ -1583,7 +1669,7 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 out:
 	if (err)
 		stk_fini(&b);
-	free(vals);
+	free(all);
 	free(keys);
 	return err;
 }
