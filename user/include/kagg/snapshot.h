@@ -370,8 +370,14 @@ struct kagg_print_opts {
 	 * before the text (not folded) and as "timestamp" in the JSON meta.
 	 */
 	bool timestamp;
+	/*
+	 * Appended after 0.1: the text form prints the keyed histograms heaviest first (by
+	 * the sum of their values when has_sum, else by count); with top > 0, text and JSON print only the top heaviest histograms (each
+	 * path's, in --mode both) and top stacks, and say how many were left out.  0: all.
+	 */
+	size_t top;
 };
-#define kagg_print_opts__last_field timestamp
+#define kagg_print_opts__last_field top
 
 /*
  * Print a snapshot: text (BCC-style histograms, meta header, stacks) or one
