@@ -1255,12 +1255,17 @@ struct kagg_tracedat *kagg_tracedat__open(const char *path, const struct kagg_tr
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is refused, not waited on */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st)) {
 		err = -errno;
 		goto cleanup;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size < 16)
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE; /* only a regular file is mapped */
+		goto cleanup;
+	}
+	if (st.st_size < 16)
 		goto cleanup;
 	t->len = (size_t)st.st_size;
 	t->map = mmap(NULL, t->len, PROT_READ, MAP_PRIVATE, fd, 0);
