@@ -584,54 +584,81 @@ static int tcp_to(const char *src, int port, int secs)
 }
 
 /*
- * n slow clients from src: each connects (without waiting for the server to accept) and
- * sends a request line, then, at each slow_tick(), one more header line: never a whole
- * request.  fds[i] -1 where the socket could not be made.
+ * n slow clients from src: each connects (without waiting for the server to accept), sends a
+ * request line once connected, then one more header line at each slow_tick(): never a whole
+ * request.  fd -1 where the socket could not be made.
  */
-static void slow_open(const char *src, int port, int *fds, int n)
-{
-	static const char line[] = "GET /metrics HTTP/1.1\r\n";
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) }, b = a;
-	int i;
+struct slow {
+	int fd;
+	bool started; /* its request line sent */
+};
 
+static void slow_send(struct slow *c)
+{
+	static const char line[] = "GET /metrics HTTP/1.1\r\n", header[] = "X-Slow: 1\r\n";
+
+	if (c->fd < 0)
+		return;
+	if (c->started)
+		send(c->fd, header, strlen(header), MSG_NOSIGNAL | MSG_DONTWAIT);
+	else
+		c->started = send(c->fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) ==
+			     (ssize_t)strlen(line);
+}
+
+static void slow_open(const char *src, int port, struct slow *c, int n)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) }, b = a;
+	struct pollfd *p = calloc(n, sizeof(*p));
+	int i, left = 0, r;
+	double end;
+
+	assert_non_null(p);
 	b.sin_port = 0;
 	inet_pton(AF_INET, src, &b.sin_addr);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	for (i = 0; i < n; i++) {
-		struct pollfd p;
-
-		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fds[i] < 0)
+		c[i].started = false;
+		c[i].fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (c[i].fd < 0)
 			continue;
-		if (bind(fds[i], (struct sockaddr *)&b, sizeof(b)) ||
-		    (connect(fds[i], (struct sockaddr *)&a, sizeof(a)) && errno != EINPROGRESS)) {
-			close(fds[i]);
-			fds[i] = -1;
-			continue;
+		if (bind(c[i].fd, (struct sockaddr *)&b, sizeof(b)) ||
+		    (connect(c[i].fd, (struct sockaddr *)&a, sizeof(a)) && errno != EINPROGRESS)) {
+			close(c[i].fd);
+			c[i].fd = -1;
 		}
-		p = (struct pollfd){ .fd = fds[i], .events = POLLOUT };
-		if (poll(&p, 1, 1000) == 1)
-			send(fds[i], line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
+	/* the request lines of those connected within 2 s; the others' at a later tick */
+	for (end = mono_s() + 2; mono_s() < end;) {
+		for (i = 0, left = 0; i < n; i++) {
+			p[i] = (struct pollfd){ .fd = c[i].started ? -1 : c[i].fd, .events = POLLOUT };
+			left += p[i].fd >= 0;
+		}
+		if (!left)
+			break;
+		r = poll(p, n, 100);
+		for (i = 0; r > 0 && i < n; i++)
+			if (p[i].fd >= 0 && (p[i].revents & POLLOUT))
+				slow_send(&c[i]);
+	}
+	free(p);
 }
 
-static void slow_tick(const int *fds, int n)
+static void slow_tick(struct slow *c, int n)
 {
-	static const char line[] = "X-Slow: 1\r\n";
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			send(fds[i], line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+		slow_send(&c[i]);
 }
 
-static void slow_close(int *fds, int n)
+static void slow_close(struct slow *c, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+		if (c[i].fd >= 0)
+			close(c[i].fd);
 }
 
 /* The kagg serve started by serve_start: its port, once it answers. */
@@ -669,7 +696,8 @@ static void serve_stop(struct tu_kagg *k)
  */
 static void test_slow_clients(void **state)
 {
-	int port = base_port() + 2, fds[NR_SLOW], i, ok = 0;
+	int port = base_port() + 2, i, ok = 0;
+	static struct slow fds[NR_SLOW];
 	double tick, t;
 	struct tu_kagg k;
 	char *m;
@@ -862,7 +890,8 @@ static void test_prompt_stop(void **state)
 {
 	char *extra[] = { "--connections", "4", "--connections-per-ip", "4", "--timeout", "86400",
 			  "--request-timeout", "86400", NULL };
-	int port = base_port() + 2, fds[6], base, i;
+	int port = base_port() + 2, base, i;
+	struct slow fds[6];
 	static struct tu_census before;
 	char *err = NULL;
 	struct tu_kagg k;
