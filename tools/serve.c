@@ -751,6 +751,7 @@ static int serve_main(int argc, char **argv)
 	int c, i, nr_lines = 0, fd = -1, ret = 0;
 
 	serve_prog = cli_prog;
+	request_timeout = 10;
 	lines = calloc(argc, sizeof(*lines));
 	if (!lines)
 		return cli_err(KAGG_EXIT_FAIL, "out of memory");
