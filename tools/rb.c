@@ -377,10 +377,13 @@ static void dec_next(struct dec_in *in, size_t subbuf)
 		}
 		if (in->off < in->buf_off || in->off + subbuf > in->buf_off + in->buf_len) {
 			/* the next chunk: as many whole sub-buffers as the file still has */
-			want = in->len - in->off < in->chunk ? (size_t)(in->len - in->off) : in->chunk;
+			want = in->chunk;
+			if (in->len - in->off < want)
+				want = (size_t)(in->len - in->off);
 			want -= want % subbuf;
 			for (got = 0; got < want; got += (size_t)r) {
-				r = pread(in->fd, in->buf + got, want - got, (off_t)(in->off + got));
+				r = pread(in->fd, in->buf + got, want - got,
+					  (off_t)(in->off + got));
 				if (r < 0 && errno == EINTR) {
 					r = 0;
 					continue;
@@ -425,13 +428,15 @@ static int dec_open(struct dec_in *in, int i, const char *file, size_t subbuf, s
 		return cli_err(KAGG_EXIT_FAIL, "cannot read %s: %s", file, strerror(EISDIR));
 	if (!S_ISREG(st.st_mode))
 		return cli_err(KAGG_EXIT_FAIL, "cannot read %s: not a regular file (%s)", file,
-			       S_ISFIFO(st.st_mode) ? "a FIFO: decode reads its files twice, copy it "
-			       "to one first" : S_ISCHR(st.st_mode) ? "a character device" :
+			       S_ISFIFO(st.st_mode) ? "a FIFO: decode reads its files twice, "
+						      "copy it to one first" :
+			       S_ISCHR(st.st_mode) ? "a character device" :
 			       S_ISBLK(st.st_mode) ? "a block device" : "a socket");
 	in->len = (uint64_t)st.st_size;
 	if (in->len && in->len < subbuf)
-		return cli_err(KAGG_EXIT_FAIL, "%s: %llu bytes, shorter than one %zu-byte sub-buffer",
-			       file, (unsigned long long)in->len, subbuf);
+		return cli_err(KAGG_EXIT_FAIL,
+			       "%s: %llu bytes, shorter than one %zu-byte sub-buffer", file,
+			       (unsigned long long)in->len, subbuf);
 	in->chunk = chunk;
 	in->buf = malloc(chunk);
 	if (!in->buf)

@@ -384,8 +384,8 @@ static int record_lock(const char *out)
 
 		close(fd);
 		if (err == EADDRINUSE)
-			return -cli_err(KAGG_EXIT_FAIL, "%s is being recorded by another kagg record: "
-					"one recording per file", out);
+			return -cli_err(KAGG_EXIT_FAIL, "%s is being recorded by another kagg "
+					"record: one recording per file", out);
 		return -cli_err(KAGG_EXIT_FAIL, "cannot lock %s: %s", out, strerror(err));
 	}
 	return fd;

@@ -36,7 +36,7 @@
 #define SERVE_MAX_LINE 4096		/* bytes of one tool line, in a config file too */
 #define SERVE_MAX_CONFIG (1 << 20)	/* bytes of a config file */
 #define SERVE_MAX_URI 2048		/* longer request targets are answered 414 */
-#define SERVE_POOL (32 * 1024)		/* MHD's memory per connection: request line, headers */
+#define SERVE_POOL (32 * 1024)		/* MHD's memory per connection: request, headers */
 
 static const char usage_text[] =
 "usage: kagg serve [OPTIONS] --tool 'TOOL [ARGS]' [--tool ...]\n"
@@ -391,16 +391,16 @@ static int listen_on(const char *spec, char *bound, size_t bound_sz)
 		port = colon + 1;
 	}
 	if (!*host)
-		return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s': no address (127.0.0.1:PORT "
-				"for this machine only, 0.0.0.0:PORT or [::]:PORT for every address)",
-				spec);
+		return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s': no address "
+				"(127.0.0.1:PORT for this machine only, 0.0.0.0:PORT or "
+				"[::]:PORT for every address)", spec);
 	if (!port)
 		port = (char *)SERVE_DEFAULT_PORT;
 	errno = 0;
 	pn = strtoul(port, &colon, 10);
 	if (!*port || *colon || *port < '0' || *port > '9' || errno || pn > 65535)
-		return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s': port '%s' is not 1 to 65535 "
-				"(or 0 for any free one)", spec, port);
+		return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s': port '%s' is not 1 "
+				"to 65535 (or 0 for any free one)", spec, port);
 	err = getaddrinfo(host, port, &hints, &res);
 	if (err)
 		return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s': %s", spec,

@@ -631,7 +631,8 @@ static void slow_open(const char *src, int port, struct slow *c, int n)
 	/* the request lines of those connected within 2 s; the others' at a later tick */
 	for (end = mono_s() + 2; mono_s() < end;) {
 		for (i = 0, left = 0; i < n; i++) {
-			p[i] = (struct pollfd){ .fd = c[i].started ? -1 : c[i].fd, .events = POLLOUT };
+			p[i] = (struct pollfd){ .fd = c[i].started ? -1 : c[i].fd,
+						.events = POLLOUT };
 			left += p[i].fd >= 0;
 		}
 		if (!left)

@@ -248,7 +248,7 @@ struct kagg_tracedat_writer {
 	struct td_cmdlines cl;
 	/* the working file */
 	int ck_fd;
-	char *ck_path;		/* its name while ours alone (NULL: unnamed, renamed or unlinked) */
+	char *ck_path;		/* its name while ours alone (NULL: none, renamed, unlinked) */
 	bool ck_published;	/* renamed over target */
 	uint64_t ck_table;	/* offset of the flyrecord table */
 	uint64_t ck_end;	/* where the next region goes */
