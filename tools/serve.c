@@ -402,6 +402,9 @@ static int listen_on(const char *spec, char *bound, size_t bound_sz)
 		return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s': port '%s' is not 1 "
 				"to 65535 (or 0 for any free one)", spec, port);
 	err = getaddrinfo(host, port, &hints, &res);
+	if (err == EAI_NONAME)
+		return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s': '%s' is not a numeric "
+				"address (127.0.0.1, [::1], 0.0.0.0, [::]...)", spec, host);
 	if (err)
 		return -cli_err(KAGG_EXIT_USAGE, "invalid --listen '%s': %s", spec,
 				gai_strerror(err));

@@ -500,6 +500,8 @@ static void test_errors(void **state)
 			  { "serve", "--listen", ":9436", "--tool", "runqlat" } },
 			{ 2, "invalid --listen '[]:9436': no address",
 			  { "serve", "--listen", "[]:9436", "--tool", "runqlat" } },
+			{ 2, "'localhost' is not a numeric address",
+			  { "serve", "--listen", "localhost:9436", "--tool", "runqlat" } },
 			{ 2, "cannot read /tmp: Is a directory",
 			  { "serve", "--listen", "127.0.0.1:0", "--config", "/tmp" } },
 			{ 2, "cannot read /dev/zero: not a regular file",
