@@ -7,9 +7,12 @@
  *   kagg rb decode [--events-dir DIR] FILE...
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "rb_bench.h"
 #include <kagg/rb_format.h>
@@ -135,21 +138,6 @@ static int bench_main(int argc, char **argv)
 
 /* ------------------------------------------------------------------ decode */
 
-struct dec_ev {
-	struct kagg_rb_event ev;
-	size_t order;
-	int64_t lost; /* print a LOST line first */
-};
-
-static int dec_cmp(const void *a, const void *b)
-{
-	const struct dec_ev *x = a, *y = b;
-
-	if (x->ev.ts != y->ev.ts)
-		return x->ev.ts < y->ev.ts ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
 /* comm names learnt from sched_switch records and saved_cmdlines */
 struct comms {
 	int *pid;
@@ -198,41 +186,64 @@ static const char *comm_get(void *ctx, int pid)
 	return NULL;
 }
 
-/* A whole file, or NULL with errno (a directory is EISDIR). */
+#define TEXT_MAX (16u << 20) /* a format directory's text files: header_page, saved_cmdlines */
+
+/*
+ * A whole regular file of at most TEXT_MAX bytes, or NULL with errno (EISDIR, ESPIPE: not a
+ * regular file, EFBIG: larger).
+ */
 static uint8_t *load_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "re");
-	uint8_t *b = NULL;
-	size_t n = 0, cap = 0, r;
-	int err;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err = 0;
+	uint8_t *b = NULL, *t;
+	size_t n = 0, cap = 0;
+	struct stat st;
+	ssize_t r;
 
-	if (!f)
+	if (fd < 0)
 		return NULL;
-	do {
-		if (n + 65536 > cap) {
-			uint8_t *t = realloc(b, cap * 2 + 65536);
-
+	if (fstat(fd, &st)) {
+		err = errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? EISDIR : ESPIPE;
+		goto cleanup;
+	}
+	for (;;) {
+		if (n == cap) {
+			if (cap >= TEXT_MAX) {
+				err = EFBIG;
+				goto cleanup;
+			}
+			t = realloc(b, cap + 65536);
 			if (!t) {
-				free(b);
-				fclose(f);
-				return NULL;
+				err = ENOMEM;
+				goto cleanup;
 			}
 			b = t;
-			cap = cap * 2 + 65536;
+			cap += 65536;
 		}
-		r = fread(b + n, 1, cap - n, f);
-		n += r;
-	} while (r);
-	if (ferror(f)) {
-		err = errno ? errno : EIO;
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = errno;
+			goto cleanup;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+cleanup:
+	close(fd);
+	if (err) {
 		free(b);
-		fclose(f);
 		errno = err;
 		return NULL;
 	}
-	fclose(f);
 	*len = n;
-	return b;
+	return b ? b : malloc(1);
 }
 
 /* A whole file NUL-terminated, or NULL. */
@@ -307,102 +318,171 @@ static void load_cmdlines(const char *dir, struct comms *comms)
 	free(text);
 }
 
-/* Every event of every file, the files' bytes they point into, the first damage met. */
-struct decoded {
-	struct dec_ev *all;
-	size_t n, cap;
-	uint8_t **bufs;
-	int nfiles;
-	const char *bad_file; /* NULL: every file decoded whole */
-	const char *bad_what;
-	uint64_t bad_off; /* file offset of the damage */
-	int nempty; /* empty files: CPUs that recorded nothing (bench --raw-dir leaves them) */
+/*
+ * One input file, read a sub-buffer at a time (no file is held in memory: a file of any
+ * size decodes in the memory of one sub-buffer per file), its current event in ev.
+ */
+struct dec_in {
+	const char *path;
+	int fd, cpu;
+	uint64_t len;		/* bytes, at open */
+	uint64_t off;		/* offset of the sub-buffer being read */
+	uint8_t *buf;		/* chunk bytes of the file from buf_off: whole sub-buffers */
+	uint64_t buf_off;
+	size_t buf_len, chunk;
+	bool loaded;		/* it iterates the sub-buffer at off */
+	bool has;		/* ev is its next event */
+	struct kagg_rb_page_iter it;
+	struct kagg_rb_event ev;
+	const char *bad_what;	/* the damage that ended it (NULL: none), at bad_off */
+	uint64_t bad_off;
+	int rerr;		/* a read failed: errno */
 };
 
-/* Remember the first damage; the file's events before it are kept. */
-static void decoded_bad(struct decoded *d, const char *file, const char *what, uint64_t off)
+static void dec_bad(struct dec_in *in, const char *what, uint64_t off)
 {
-	if (d->bad_file)
-		return;
-	d->bad_file = file;
-	d->bad_what = what;
-	d->bad_off = off;
+	in->bad_what = what;
+	in->bad_off = off;
+	in->has = false;
 }
 
-static int decoded_add(struct decoded *d, const struct kagg_rb_event *ev)
+/* The next event of in into in->ev (in->has), or its end: damage stays in bad_what. */
+static void dec_next(struct dec_in *in, size_t subbuf)
 {
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 4096;
-		void *p = realloc(d->all, cap * sizeof(*d->all));
+	size_t got, want;
+	ssize_t r;
+	int err;
 
-		if (!p)
-			return -ENOMEM;
-		d->all = p;
-		d->cap = cap;
+	in->has = false;
+	for (;;) {
+		if (in->loaded) {
+			err = kagg_rb_page_iter__next(&in->it, &in->ev);
+			if (!err) {
+				in->ev.cpu = in->cpu;
+				in->has = true;
+				return;
+			}
+			if (err == -EBADMSG) {
+				dec_bad(in, "record", in->off + KAGG_RB_PAGE_HDR + in->it.off);
+				return;
+			}
+			in->loaded = false;
+			in->off += subbuf;
+		}
+		if (in->off + subbuf > in->len) {
+			if (in->off != in->len)
+				dec_bad(in, "sub-buffer (the file ends inside it)", in->off);
+			return;
+		}
+		if (in->off < in->buf_off || in->off + subbuf > in->buf_off + in->buf_len) {
+			/* the next chunk: as many whole sub-buffers as the file still has */
+			want = in->chunk;
+			if (in->len - in->off < want)
+				want = (size_t)(in->len - in->off);
+			want -= want % subbuf;
+			for (got = 0; got < want; got += (size_t)r) {
+				r = pread(in->fd, in->buf + got, want - got,
+					  (off_t)(in->off + got));
+				if (r < 0 && errno == EINTR) {
+					r = 0;
+					continue;
+				}
+				if (r <= 0) {
+					in->rerr = r < 0 ? errno : EIO; /* shrunk while read */
+					return;
+				}
+			}
+			in->buf_off = in->off;
+			in->buf_len = want;
+		}
+		in->it = (struct kagg_rb_page_iter){ .sz = sizeof(in->it) };
+		in->ev = (struct kagg_rb_event){ .sz = sizeof(in->ev) };
+		if (kagg_rb_page_iter__init(&in->it, in->buf + (in->off - in->buf_off), subbuf)) {
+			dec_bad(in, "sub-buffer commit size", in->off + 8);
+			return;
+		}
+		in->loaded = true;
 	}
-	d->all[d->n].ev = *ev;
-	d->all[d->n].order = d->n;
-	d->all[d->n].lost = ev->missed;
-	d->n++;
+}
+
+/*
+ * Open file i (cpuN.raw names its CPU, else CPU i), read chunk bytes at a time (whole
+ * sub-buffers): a regular file, empty (a CPU that recorded nothing) or of at least one
+ * sub-buffer.  0 or an exit code, said.
+ */
+static int dec_open(struct dec_in *in, int i, const char *file, size_t subbuf, size_t chunk)
+{
+	const char *base = strrchr(file, '/');
+	struct stat st;
+
+	base = base ? base + 1 : file;
+	in->path = file;
+	if (sscanf(base, "cpu%d", &in->cpu) != 1)
+		in->cpu = i;
+	/* O_NONBLOCK: a FIFO is refused below, not waited on */
+	in->fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (in->fd < 0 || fstat(in->fd, &st))
+		return cli_err(CLI_EXIT_FAIL, "cannot read %s: %s", file, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return cli_err(CLI_EXIT_FAIL, "cannot read %s: %s", file, strerror(EISDIR));
+	if (!S_ISREG(st.st_mode))
+		return cli_err(CLI_EXIT_FAIL, "cannot read %s: not a regular file (%s)", file,
+			       S_ISFIFO(st.st_mode) ? "a FIFO: decode reads its files twice, "
+						      "copy it to one first" :
+			       S_ISCHR(st.st_mode) ? "a character device" :
+			       S_ISBLK(st.st_mode) ? "a block device" : "a socket");
+	in->len = (uint64_t)st.st_size;
+	if (in->len && in->len < subbuf)
+		return cli_err(CLI_EXIT_FAIL,
+			       "%s: %llu bytes, shorter than one %zu-byte sub-buffer", file,
+			       (unsigned long long)in->len, subbuf);
+	in->chunk = chunk;
+	in->buf = malloc(chunk);
+	if (!in->buf)
+		return cli_err(CLI_EXIT_FAIL, "out of memory");
 	return 0;
 }
 
 /*
- * File i (cpuN.raw names its CPU, else CPU i): 0 or an exit code, said.  A
- * damaged sub-buffer or record ends the file there (decoded_bad()): what
- * came before it is kept.  An empty file is counted in d->nempty.
+ * Every event of the n files in timestamp order to fn (at equal times, the earlier file's
+ * first; each file's in its own order: a CPU's buffer is in time order), from their start.
  */
-static int decode_file(struct decoded *d, int i, const char *file, size_t subbuf)
+static void dec_walk(struct dec_in *ins, int n, size_t subbuf,
+		     void (*fn)(void *ctx, const struct kagg_rb_event *ev), void *ctx)
 {
-	const char *base = strrchr(file, '/');
-	size_t len, off;
-	int cpu = 0;
+	struct dec_in *best;
+	int i;
 
-	base = base ? base + 1 : file;
-	if (sscanf(base, "cpu%d", &cpu) != 1)
-		cpu = i;
-	d->bufs[i] = load_file(file, &len);
-	if (!d->bufs[i])
-		return cli_err(CLI_EXIT_FAIL, "cannot read %s: %s", file, strerror(errno));
-	if (!len) {
-		d->nempty++;
-		return 0;
+	for (i = 0; i < n; i++) {
+		ins[i].off = 0;
+		ins[i].buf_len = 0;
+		ins[i].loaded = false;
+		ins[i].bad_what = NULL;
+		ins[i].rerr = 0;
+		dec_next(&ins[i], subbuf);
 	}
-	if (len < subbuf)
-		return cli_err(CLI_EXIT_FAIL, "%s: %zu bytes, shorter than one %zu-byte sub-buffer",
-			       file, len, subbuf);
-	for (off = 0; off + subbuf <= len; off += subbuf) {
-		struct kagg_rb_page_iter it = { .sz = sizeof(it) };
-		struct kagg_rb_event ev = { .sz = sizeof(ev) };
-		int err;
-
-		if (kagg_rb_page_iter__init(&it, d->bufs[i] + off, subbuf)) {
-			decoded_bad(d, file, "sub-buffer commit size", off + 8);
-			return 0;
-		}
-		while ((err = kagg_rb_page_iter__next(&it, &ev)) == 0) {
-			ev.cpu = cpu;
-			if (decoded_add(d, &ev))
-				return cli_err(CLI_EXIT_FAIL, "out of memory");
-		}
-		if (err == -EBADMSG) {
-			decoded_bad(d, file, "record", off + KAGG_RB_PAGE_HDR + it.off);
-			return 0;
-		}
+	for (;;) {
+		best = NULL;
+		for (i = 0; i < n; i++)
+			if (ins[i].has && (!best || ins[i].ev.ts < best->ev.ts))
+				best = &ins[i];
+		if (!best)
+			break;
+		fn(ctx, &best->ev);
+		dec_next(best, subbuf);
 	}
-	if (off != len)
-		decoded_bad(d, file, "sub-buffer (the file ends inside it)", off);
-	return 0;
 }
 
-static void decoded_free(struct decoded *d)
+static void dec_close(struct dec_in *ins, int n)
 {
 	int i;
 
-	for (i = 0; d->bufs && i < d->nfiles; i++)
-		free(d->bufs[i]);
-	free(d->bufs);
-	free(d->all);
+	for (i = 0; ins && i < n; i++) {
+		if (ins[i].fd > 0)
+			close(ins[i].fd);
+		free(ins[i].buf);
+	}
+	free(ins);
 }
 
 /*
@@ -425,45 +505,55 @@ static void learn_comm(struct comms *comms, const struct kagg_rb_field *pid,
 			 strnlen((const char *)r + comm->offset, max));
 }
 
-static void learn_switch_comms(const struct kagg_rb_events *evs, const struct decoded *d,
-			       struct comms *comms)
+/* What learning comms from sched_switch records takes. */
+struct learn {
+	const struct kagg_rb_field *pp, *pc, *np, *nc;
+	int sw_id;
+	struct comms *comms;
+};
+
+static void learn_event(void *ctx, const struct kagg_rb_event *ev)
+{
+	struct learn *l = ctx;
+	const uint8_t *r = ev->data;
+
+	if (ev->len < 64 || *(const uint16_t *)r != l->sw_id)
+		return;
+	learn_comm(l->comms, l->pp, l->pc, r, ev->len);
+	learn_comm(l->comms, l->np, l->nc, r, ev->len);
+}
+
+/* The comms every sched_switch record of the files names (a first pass over them). */
+static void learn_switch_comms(const struct kagg_rb_events *evs, struct dec_in *ins, int n,
+			       size_t subbuf, struct comms *comms)
 {
 	const struct kagg_rb_format *sw = kagg_rb_events__find_by_name(evs, "sched",
 								       "sched_switch");
-	const struct kagg_rb_field *pp, *pc, *np, *nc;
-	size_t i;
-	int sw_id;
+	struct learn l = { .comms = comms };
 
-	if (!sw || !(pp = kagg_rb_format__field(sw, "prev_pid")) ||
-	    !(pc = kagg_rb_format__field(sw, "prev_comm")) ||
-	    !(np = kagg_rb_format__field(sw, "next_pid")) ||
-	    !(nc = kagg_rb_format__field(sw, "next_comm")))
+	if (!sw || !(l.pp = kagg_rb_format__field(sw, "prev_pid")) ||
+	    !(l.pc = kagg_rb_format__field(sw, "prev_comm")) ||
+	    !(l.np = kagg_rb_format__field(sw, "next_pid")) ||
+	    !(l.nc = kagg_rb_format__field(sw, "next_comm")))
 		return;
-	sw_id = kagg_rb_format__id(sw);
-	for (i = 0; i < d->n; i++) {
-		const uint8_t *r = d->all[i].ev.data;
-
-		if (d->all[i].ev.len < 64 || *(const uint16_t *)r != sw_id)
-			continue;
-		learn_comm(comms, pp, pc, r, d->all[i].ev.len);
-		learn_comm(comms, np, nc, r, d->all[i].ev.len);
-	}
+	l.sw_id = kagg_rb_format__id(sw);
+	dec_walk(ins, n, subbuf, learn_event, &l);
 }
 
-static void print_decoded(const struct kagg_rb_events *evs, const struct decoded *d,
-			  struct comms *comms)
+struct printing {
+	const struct kagg_rb_events *evs;
+	struct comms *comms;
+};
+
+static void print_event(void *ctx, const struct kagg_rb_event *ev)
 {
-	size_t i;
+	struct printing *p = ctx;
 
-	for (i = 0; i < d->n; i++) {
-		const struct dec_ev *e = &d->all[i];
-
-		if (e->lost > 0)
-			printf("CPU:%d [LOST %lld EVENTS]\n", e->ev.cpu, (long long)e->lost);
-		else if (e->lost < 0)
-			printf("CPU:%d [LOST EVENTS]\n", e->ev.cpu);
-		kagg_rb_events__fprint_event(evs, stdout, &e->ev, comm_get, comms);
-	}
+	if (ev->missed > 0)
+		printf("CPU:%d [LOST %lld EVENTS]\n", ev->cpu, (long long)ev->missed);
+	else if (ev->missed < 0)
+		printf("CPU:%d [LOST EVENTS]\n", ev->cpu);
+	kagg_rb_events__fprint_event(p->evs, stdout, ev, comm_get, p->comms);
 }
 
 /* Options into *dir: 0, -1 after --help, or a usage error's exit code. */
@@ -495,50 +585,66 @@ static int decode_main(int argc, char **argv)
 {
 	const char *dir = "/sys/kernel/tracing/events";
 	struct kagg_rb_events *evs = NULL;
-	struct decoded d = { 0 };
 	struct comms comms = { 0 };
-	size_t subbuf;
-	int i, ret, failed = 0;
+	struct printing pr = { .comms = &comms };
+	struct dec_in *ins = NULL, *bad = NULL;
+	int i, n, ret, failed = 0, nempty = 0;
+	size_t subbuf, chunk;
 
 	ret = decode_parse(argc, argv, &dir);
 	if (ret)
 		return ret < 0 ? CLI_EXIT_OK : ret;
 	ret = CLI_EXIT_FAIL;
-	d.nfiles = argc - optind;
+	n = argc - optind;
 	evs = kagg_rb_events__new(NULL);
-	d.bufs = calloc((size_t)d.nfiles, sizeof(*d.bufs));
-	if (!evs || !d.bufs) {
+	ins = calloc((size_t)n, sizeof(*ins));
+	if (!evs || !ins) {
 		cli_err(CLI_EXIT_FAIL, "out of memory");
-		goto out;
+		goto cleanup;
 	}
+	for (i = 0; i < n; i++)
+		ins[i].fd = -1;
 	if (kagg_rb_events__load_dir(evs, dir, &failed) <= 0) {
 		cli_err(CLI_EXIT_FAIL, "no event formats under %s", dir);
-		goto out;
+		goto cleanup;
 	}
 	subbuf = subbuf_size(dir);
 	if (!subbuf) {
 		cli_err(CLI_EXIT_FAIL, "%s/header_page: sub-buffer size outside %d..%zu bytes", dir,
 			SUBBUF_MIN, SUBBUF_MAX);
-		goto out;
+		goto cleanup;
 	}
 	load_cmdlines(dir, &comms);
-	for (i = 0; i < d.nfiles; i++)
-		if (decode_file(&d, i, argv[optind + i], subbuf))
-			goto out;
-	if (d.nempty == d.nfiles) {
+	/* up to 1 MiB of each file at a time, 64 MiB in all */
+	chunk = ((size_t)(64 << 20) / (size_t)n) / subbuf;
+	chunk = (chunk < 1 ? 1 : chunk > (1 << 20) / subbuf ? (1 << 20) / subbuf : chunk);
+	chunk = (chunk ? chunk : 1) * subbuf;
+	for (i = 0; i < n; i++) {
+		if (dec_open(&ins[i], i, argv[optind + i], subbuf, chunk))
+			goto cleanup;
+		nempty += !ins[i].len;
+	}
+	if (nempty == n) {
 		cli_err(CLI_EXIT_FAIL, "%s: 0 bytes, shorter than one %zu-byte sub-buffer",
 			argv[argc - 1], subbuf);
-		goto out;
+		goto cleanup;
 	}
-	qsort(d.all, d.n, sizeof(*d.all), dec_cmp);
-	learn_switch_comms(evs, &d, &comms);
-	print_decoded(evs, &d, &comms);
+	/* two passes: the comms of every sched_switch first, for the lines before it too */
+	learn_switch_comms(evs, ins, n, subbuf, &comms);
+	pr.evs = evs;
+	dec_walk(ins, n, subbuf, print_event, &pr);
 	ret = cli_output_done(0);
-	if (ret == CLI_EXIT_OK && d.bad_file)
-		ret = cli_err(CLI_EXIT_FAIL, "%s: malformed %s at offset %llu", d.bad_file,
-			      d.bad_what, (unsigned long long)d.bad_off);
-out:
-	decoded_free(&d);
+	for (i = 0; i < n && !bad; i++)
+		if (ins[i].rerr || ins[i].bad_what)
+			bad = &ins[i];
+	if (ret == CLI_EXIT_OK && bad && bad->rerr)
+		ret = cli_err(CLI_EXIT_FAIL, "reading %s failed at offset %llu: %s", bad->path,
+			      (unsigned long long)bad->off, strerror(bad->rerr));
+	else if (ret == CLI_EXIT_OK && bad)
+		ret = cli_err(CLI_EXIT_FAIL, "%s: malformed %s at offset %llu", bad->path,
+			      bad->bad_what, (unsigned long long)bad->bad_off);
+cleanup:
+	dec_close(ins, n);
 	free(comms.pid);
 	free(comms.comm);
 	kagg_rb_events__free(evs);

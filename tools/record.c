@@ -9,9 +9,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,12 +52,14 @@ static const char usage_text[] =
 "the reference buffer refused (it runs in producer/consumer mode here, so\n"
 "what is written is never overwritten).\n"
 "\n"
-"FILE.dat is written beside it as .FILE.dat.XXXXXX, renamed over it when the\n"
-"first page is in: an existing FILE.dat survives a recording that fails to\n"
-"start.  Every full page is then in FILE.dat as it is recorded: a killed\n"
-"recording leaves a trace.dat readable up to its last 100 ms (and the pages\n"
-"still being filled).  A FIFO, a device or /dev/stdout on a pipe gets the\n"
-"whole file at the end (pages spooled in $TMPDIR); it is never removed.\n"
+"FILE.dat is written to an unnamed file in its directory, which takes its name\n"
+"when the first page is in: an existing FILE.dat survives a recording that\n"
+"fails to start, and one killed before that leaves nothing.  Every full page\n"
+"is then in FILE.dat as it is recorded: a killed recording leaves a trace.dat\n"
+"readable up to its last 100 ms (and the pages still being filled).  A FIFO, a\n"
+"device or /dev/stdout on a pipe gets the whole file at the end (pages spooled\n"
+"in $TMPDIR); it is never removed.  A second kagg record on the same FILE.dat\n"
+"or DIR is refused while the first runs.\n"
 "\n"
 "examples:\n"
 "  kagg record -o sched.dat -d 5 && trace-cmd report -i sched.dat | head\n"
@@ -361,6 +366,55 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
+/*
+ * The lock of one output: an abstract unix socket named after the output's directory
+ * (device and inode: any spelling of it) and the name in it (FNV-1a), which a second
+ * recorder cannot bind, and which goes with its process however it ends, leaving no file.
+ * The socket's fd, or -exit code (said).
+ */
+static int record_lock(const char *out)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char real[PATH_MAX], dir[PATH_MAX], *slash;
+	const char *base;
+	uint64_t h = 14695981039346656037ull;
+	struct stat st;
+	socklen_t len;
+	int fd, n;
+
+	/* a FIFO or a device is written once, at the end, as each recorder's stdout may be */
+	if (!stat(out, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return 0;
+	/* a symlink is written through: its target is the file locked */
+	if (!realpath(out, real))
+		snprintf(real, sizeof(real), "%s", out);
+	slash = strrchr(real, '/');
+	base = slash ? slash + 1 : real;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - real) + (slash == real) : 1,
+		 slash ? real : ".");
+	if (stat(dir, &st))
+		return 0; /* where nothing can be written: the writer says why */
+	for (; *base; base++)
+		h = (h ^ (uint8_t)*base) * 1099511628211ull;
+	n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "kagg-record:%llx:%llx:%016llx",
+		     (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		     (unsigned long long)h);
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -cli_err(CLI_EXIT_FAIL, "cannot lock %s: %s", out, strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sa, len)) {
+		int err = errno;
+
+		close(fd);
+		if (err == EADDRINUSE)
+			return -cli_err(CLI_EXIT_FAIL, "%s is being recorded by another kagg "
+					"record: one recording per file", out);
+		return -cli_err(CLI_EXIT_FAIL, "cannot lock %s: %s", out, strerror(err));
+	}
+	return fd;
+}
+
 /* The streaming session that lands the events asked for; NULL with errno. */
 static struct kagg_session *record_open(const struct record_args *a)
 {
@@ -526,11 +580,17 @@ static int record_main(int argc, char **argv)
 	struct kagg_snapshot *snap = NULL;
 	struct kagg_session *s = NULL;
 	struct sink *k = NULL;
-	int ret;
+	int ret, lock = 0;
 
 	ret = parse_args(argc, argv, &a);
 	if (ret || CLI_PARSE_ONLY) {
 		ret = ret < 0 ? CLI_EXIT_OK : ret;
+		goto out;
+	}
+	/* one recorder per output, before anything is loaded */
+	lock = record_lock(a.out ? a.out : a.raw_dir);
+	if (lock < 0) {
+		ret = -lock;
 		goto out;
 	}
 	ret = CLI_EXIT_FAIL;
@@ -558,6 +618,8 @@ out:
 	kagg_session__destroy(s);
 	sink_free(k);
 	free(a.pids);
+	if (lock > 0)
+		close(lock);
 	return ret;
 }
 

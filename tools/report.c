@@ -63,6 +63,8 @@ static int report_main(int argc, char **argv)
 			       errno == EINVAL	 ? "not a valid trace.dat v6"
 			       : errno == ENOTSUP ? "unsupported trace.dat variant (kagg reads v6, "
 						    "64-bit little-endian, uncompressed)"
+			       : errno == ESPIPE  ? "not a regular file (a FIFO, a socket or a "
+						    "device): kagg report maps its file"
 						  : strerror(errno));
 	if (cpu >= kagg_tracedat__nr_cpus(t)) {
 		kagg_tracedat__free(t);

@@ -6,25 +6,37 @@
  * reads every session with an exact read-and-reset (under that session's
  * lock only), adds the intervals to a kagg_prom (under its own lock) and
  * writes it in the format the scraper's Accept header asks for.  HTTP is
- * libmicrohttpd's, one internal polling thread, connections limited and
- * timed out.
+ * libmicrohttpd's, one internal polling thread woken by an inter-thread
+ * channel (so a stop never waits for a connection), connections limited in
+ * all and per client address, timed out when idle, and each request cut
+ * when it is not answered whole within its deadline (conns, below: MHD
+ * times connections out only when idle, so a client sending a header line
+ * a second would otherwise hold its slot for ever).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <microhttpd.h>
 
 #include <kagg/kagg.h>
 #include "cli.h"
 
+#define SERVE_DEFAULT_HOST "127.0.0.1"
 #define SERVE_DEFAULT_PORT "9436"
 #define SERVE_MAX_TOOLS 64
+#define SERVE_MAX_LINE 4096		/* bytes of one tool line, in a config file too */
+#define SERVE_MAX_CONFIG (1 << 20)	/* bytes of a config file */
+#define SERVE_MAX_URI 2048		/* longer request targets are answered 414 */
+#define SERVE_POOL (32 * 1024)		/* MHD's memory per connection: request, headers */
 
 static const char usage_text[] =
 "usage: kagg serve [OPTIONS] --tool 'TOOL [ARGS]' | --prog 'PROG.bpf.o [ARGS]' ...\n"
@@ -36,8 +48,10 @@ static const char usage_text[] =
 "each tool with an exact read-and-reset and adds the interval to the totals\n"
 "served, so counters never go backwards and no event is counted twice.\n"
 "\n"
-"  -l, --listen ADDR:PORT  where to listen (default :9436, every address;\n"
-"                          [ADDR]:PORT for IPv6)\n"
+"  -l, --listen ADDR:PORT  where to listen (default 127.0.0.1:9436, this\n"
+"                          machine only; 0.0.0.0:9436 or [::]:9436 for every\n"
+"                          address, [ADDR]:PORT for IPv6; port 0: any free\n"
+"                          port, printed at start)\n"
 "  -t, --tool 'LINE'       a tool and its options as on its own command line,\n"
 "                          e.g. 'runqlat --cgroup /sys/fs/cgroup/db' (offcpu,\n"
 "                          runqlat, syscount, funclat, hist, profile); repeat it\n"
@@ -45,21 +59,30 @@ static const char usage_text[] =
 "                          options of kagg run, e.g. 'biolat.bpf.o --set min_us=10';\n"
 "                          its key fields are labels; repeat it\n"
 "  -c, --config FILE       tool lines, one per line ('#' starts a comment; a\n"
-"                          program: 'run PROG.bpf.o [ARGS]')\n"
+"                          program: 'run PROG.bpf.o [ARGS]'); a regular file of at\n"
+"                          most 1 MiB, lines of at most 4096 bytes\n"
 "  -k, --max-keys N        per-key tools: at most N keyed series per tool, the\n"
 "                          rest added to one key=\"other\" series (default 100)\n"
 "      --max-bucket LE     histograms list every bucket from the first scrape,\n"
 "                          up to the first whose le reaches LE: seconds for\n"
 "                          times (default 60), kagg hist's unit for its values\n"
 "                          (default: all); 'inf': all\n"
-"      --connections N     at most N connections at once (default 16)\n"
+"      --connections N     at most N connections at once (default 64)\n"
+"      --connections-per-ip N\n"
+"                          at most N of them from one client address (default 8)\n"
 "      --timeout SEC       close a connection idle for SEC seconds (default 10)\n"
+"      --request-timeout SEC\n"
+"                          close a connection whose request is not received and\n"
+"                          answered whole within SEC seconds of its start (of the\n"
+"                          connection, or of the previous answer; default 10)\n"
 "  -v, --verbose           print libbpf and library messages\n"
 "  -h, --help              this text\n"
 "\n"
 "Tools run in aggregate mode, in nanoseconds, with their BPF run time\n"
-"measured (--unit nsecs --overhead, which a line may override); -d, -i and\n"
-"--mode are refused.  Metrics and their labels: docs/fleet.md.\n"
+"measured (--unit nsecs --overhead, which a line may override; hist counts\n"
+"its field's own values and gets --overhead only); -d, -i and --mode are\n"
+"refused.  SIGINT or SIGTERM stops the server at once, whatever its\n"
+"connections are doing.  Metrics and their labels: docs/fleet.md.\n"
 "\n"
 "examples:\n"
 "  kagg serve --tool 'runqlat' --tool 'offcpu -P' --max-keys 20\n"
@@ -184,7 +207,7 @@ static int add_tool(const char *line, const char *where)
 	const struct cli_cmd *c;
 	struct inst *in;
 	char **words, **argv, prog[512];
-	int nr, ret, i, dup = 1;
+	int nr, ret, i, dup = 1, extra;
 	size_t len = 0;
 
 	cli_prog = serve_prog;
@@ -205,16 +228,22 @@ static int add_tool(const char *line, const char *where)
 		return CLI_EXIT_USAGE;
 	}
 	in = &insts[nr_insts];
-	/* tool --unit nsecs --overhead ARGS...: the line's own options come after and win. */
+	/*
+	 * tool --unit nsecs --overhead ARGS...: the line's own options come after and win.
+	 * hist counts raw field values and refuses --unit: --overhead alone.
+	 */
 	argv = calloc(nr + 4, sizeof(*argv));
 	if (!argv)
 		return cli_err(CLI_EXIT_FAIL, "out of memory");
+	extra = strcmp(c->name, "hist") ? 3 : 1;
 	argv[0] = words[0];
-	argv[1] = unit_opt;
-	argv[2] = nsecs;
-	argv[3] = overhead;
+	argv[extra] = overhead;
+	if (extra == 3) {
+		argv[1] = unit_opt;
+		argv[2] = nsecs;
+	}
 	for (i = 1; i < nr; i++)
-		argv[i + 3] = words[i];
+		argv[i + extra] = words[i];
 	in->argv = words;
 	in->argc = nr;
 	for (i = 0; i < nr; i++)
@@ -239,7 +268,7 @@ static int add_tool(const char *line, const char *where)
 	cli_prog = prog;
 	taking = in;
 	cli_session_taker = take_session;
-	ret = c->main(nr + 3, argv);
+	ret = c->main(nr + extra, argv);
 	cli_session_taker = NULL;
 	cli_prog = serve_prog;
 	free(argv);
@@ -258,20 +287,57 @@ static int add_tool(const char *line, const char *where)
 	return 0;
 }
 
+/*
+ * Tool lines from path: a regular file of at most SERVE_MAX_CONFIG bytes, lines of at most
+ * SERVE_MAX_LINE.  0 or the exit code.
+ */
 static int read_config(const char *path)
 {
-	char *line = NULL, where[512];
-	size_t cap = 0;
+	char line[SERVE_MAX_LINE + 2], where[512];
 	unsigned int lineno = 0;
-	FILE *f = fopen(path, "r");
-	int ret = 0;
+	size_t total = 0;
+	struct stat st;
+	FILE *f = NULL;
+	int fd, ret = 0;
 
-	if (!f)
-		return cli_err(CLI_EXIT_USAGE, "cannot read %s: %s", path, strerror(errno));
-	while (!ret && getline(&line, &cap, f) > 0) {
+	/* O_NONBLOCK: a FIFO is refused below, not waited on */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st)) {
+		ret = cli_err(CLI_EXIT_USAGE, "cannot read %s: %s", path, strerror(errno));
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = cli_err(CLI_EXIT_USAGE, "cannot read %s: %s", path,
+			      S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+		goto cleanup;
+	}
+	if (st.st_size > SERVE_MAX_CONFIG) {
+		ret = cli_err(CLI_EXIT_USAGE, "%s: %lld bytes, more than a config file's %d",
+			      path, (long long)st.st_size, SERVE_MAX_CONFIG);
+		goto cleanup;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		ret = cli_err(CLI_EXIT_FAIL, "cannot read %s: %s", path, strerror(errno));
+		goto cleanup;
+	}
+	fd = -1;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
 		char *p = line, *hash;
 
 		lineno++;
+		total += n;
+		if (total > SERVE_MAX_CONFIG) {
+			ret = cli_err(CLI_EXIT_USAGE, "%s: more than a config file's %d bytes",
+				      path, SERVE_MAX_CONFIG);
+			break;
+		}
+		if (n == SERVE_MAX_LINE + 1 && line[n - 1] != '\n') {
+			ret = cli_err(CLI_EXIT_USAGE, "%s:%u: line longer than %d bytes", path,
+				      lineno, SERVE_MAX_LINE);
+			break;
+		}
 		/* A '#' starts a comment unless quoted: only at a word's start. */
 		for (hash = p; (hash = strchr(hash, '#')); hash++)
 			if (hash == p || hash[-1] == ' ' || hash[-1] == '\t') {
@@ -285,30 +351,44 @@ static int read_config(const char *path)
 		snprintf(where, sizeof(where), "%s:%u", path, lineno);
 		ret = add_tool(p, where);
 	}
-	free(line);
-	fclose(f);
-	if (!ret && !lineno)
-		return 0;
+	if (!ret && ferror(f))
+		ret = cli_err(CLI_EXIT_FAIL, "cannot read %s: %s", path, strerror(errno));
+cleanup:
+	if (f)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
 	return ret;
 }
 
-/* Bind and listen on ADDR:PORT (":PORT", "[V6]:PORT", "ADDR", ""). The fd, or -exit code. */
-static int listen_on(const char *spec)
+/*
+ * Bind and listen on spec: "ADDR:PORT", "[V6ADDR]:PORT", or either without ":PORT" (the
+ * default port).  The address is numeric and never empty (0.0.0.0 and [::] say "every
+ * address"); the port is 0 to 65535, 0 for any free one.  What was bound, "ADDR:PORT", in
+ * bound.  The fd, or -exit code.
+ */
+static int listen_on(const char *spec, char *bound, size_t bound_sz)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
-	char host[256], *port, *colon;
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST };
+	char host[256], *port = NULL, *colon, hbuf[NI_MAXHOST], pbuf[NI_MAXSERV];
+	struct sockaddr_storage sa;
+	socklen_t salen = sizeof(sa);
 	struct addrinfo *res;
+	unsigned long pn;
 	int fd, one = 1, err;
 
-	snprintf(host, sizeof(host), "%s", spec);
+	if (strlen(spec) >= sizeof(host))
+		return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%.40s...': too long", spec);
+	strcpy(host, spec);
 	if (host[0] == '[') {
 		char *close = strchr(host, ']');
 
 		if (!close || (close[1] && close[1] != ':'))
 			return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s' ([ADDR]:PORT)", spec);
 		*close = 0;
-		port = close[1] ? close + 2 : (char *)SERVE_DEFAULT_PORT;
+		if (close[1])
+			port = close + 2;
 		memmove(host, host + 1, strlen(host));
 	} else if ((colon = strrchr(host, ':'))) {
 		if (strchr(host, ':') != colon)
@@ -316,19 +396,29 @@ static int listen_on(const char *spec)
 					spec);
 		*colon = 0;
 		port = colon + 1;
-	} else {
-		port = (char *)SERVE_DEFAULT_PORT;
 	}
-	if (!*port)
+	if (!*host)
+		return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s': no address "
+				"(127.0.0.1:PORT for this machine only, 0.0.0.0:PORT or "
+				"[::]:PORT for every address)", spec);
+	if (!port)
 		port = (char *)SERVE_DEFAULT_PORT;
-	hints.ai_flags |= AI_NUMERICHOST;
-	err = getaddrinfo(*host ? host : NULL, port, &hints, &res);
+	errno = 0;
+	pn = strtoul(port, &colon, 10);
+	if (!*port || *colon || *port < '0' || *port > '9' || errno || pn > 65535)
+		return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s': port '%s' is not 1 "
+				"to 65535 (or 0 for any free one)", spec, port);
+	err = getaddrinfo(host, port, &hints, &res);
+	if (err == EAI_NONAME)
+		return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s': '%s' is not a numeric "
+				"address (127.0.0.1, [::1], 0.0.0.0, [::]...)", spec, host);
 	if (err)
 		return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s': %s", spec,
 				gai_strerror(err));
 	fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 64)) {
+	    bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 128) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &salen)) {
 		err = errno;
 		freeaddrinfo(res);
 		if (fd >= 0)
@@ -336,6 +426,12 @@ static int listen_on(const char *spec)
 		return -cli_err(CLI_EXIT_FAIL, "cannot listen on %s: %s", spec, strerror(err));
 	}
 	freeaddrinfo(res);
+	if (getnameinfo((struct sockaddr *)&sa, salen, hbuf, sizeof(hbuf), pbuf, sizeof(pbuf),
+			NI_NUMERICHOST | NI_NUMERICSERV))
+		snprintf(bound, bound_sz, "%s", spec);
+	else
+		snprintf(bound, bound_sz, sa.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", hbuf,
+			 pbuf);
 	return fd;
 }
 
@@ -415,6 +511,120 @@ static void write_index(FILE *f)
 	fputs("</table>\n</body></html>\n", f);
 }
 
+/*
+ * Every open connection, for the request deadline.  MHD calls conn_notify from its thread
+ * as it accepts a connection and again before it closes the socket, both under conn_lock,
+ * so an fd found in the list is still that connection's, and the main loop may shut it down.
+ */
+struct sconn {
+	struct sconn *prev, *next;
+	int fd;
+	double since;	/* start of the current request: accept, or the previous answer sent */
+	bool cut;	/* shut down: its deadline passed */
+};
+
+static struct sconn conns = { &conns, &conns, -1, 0, false };
+static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
+static double request_timeout = 10;
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+			enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct sconn *c;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		c = *socket_ctx;
+		if (!c)
+			return;
+		pthread_mutex_lock(&conn_lock);
+		c->prev->next = c->next;
+		c->next->prev = c->prev;
+		pthread_mutex_unlock(&conn_lock);
+		free(c);
+		*socket_ctx = NULL;
+		return;
+	}
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		/* no deadline to keep: not served */
+		shutdown(ci->connect_fd, SHUT_RDWR);
+		return;
+	}
+	c->fd = ci->connect_fd;
+	c->since = mono_now();
+	pthread_mutex_lock(&conn_lock);
+	c->next = &conns;
+	c->prev = conns.prev;
+	conns.prev->next = c;
+	conns.prev = c;
+	pthread_mutex_unlock(&conn_lock);
+	*socket_ctx = c;
+}
+
+/* A request answered (or abandoned): the connection's next request starts now. */
+static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode code)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct sconn *c;
+
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	c = ci ? ci->socket_context : NULL;
+	if (!c)
+		return;
+	pthread_mutex_lock(&conn_lock);
+	c->since = mono_now();
+	pthread_mutex_unlock(&conn_lock);
+}
+
+/*
+ * Shut down every connection whose request has outlived request_timeout; MHD sees the end
+ * of its stream and closes it.  Main thread.
+ */
+static void cut_late(void)
+{
+	double now = mono_now();
+	struct sconn *c;
+
+	pthread_mutex_lock(&conn_lock);
+	for (c = conns.next; c != &conns; c = c->next)
+		if (!c->cut && now - c->since >= request_timeout) {
+			shutdown(c->fd, SHUT_RDWR);
+			c->cut = true;
+		}
+	pthread_mutex_unlock(&conn_lock);
+}
+
+/* A request's context (*con_cls) through its calls: its target's length, then seen. */
+static char req_ok, req_too_long, req_seen;
+
+/*
+ * MHD's first look at a request target, before it parses the query: the query is cut here
+ * (/metrics and / take no arguments), so a long one cannot fill the connection's memory
+ * with its pairs, which MHD would then neither answer nor close.  uri is MHD's own buffer.
+ */
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	char *q = strchr(uri, '?');
+	size_t len = strlen(uri);
+
+	if (q)
+		q[1] = 0;
+	return len > SERVE_MAX_URI ? &req_too_long : &req_ok;
+}
+
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, char *body,
 			     size_t len, const char *type)
 {
@@ -431,6 +641,14 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 	return ret;
 }
 
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
+				  const char *text)
+{
+	char *body = strdup(text);
+
+	return reply(conn, status, body, body ? strlen(body) : 0, "text/plain");
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
@@ -441,16 +659,24 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	FILE *f;
 	int err = 0;
 
-	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		body = strdup("only GET\n");
-		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, body, body ? strlen(body) : 0,
-			     "text/plain");
+	if (*con_cls == &req_too_long)
+		return reply_text(conn, MHD_HTTP_URI_TOO_LONG, "request target too long\n");
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
+	/*
+	 * The first call has the headers: answered at the next, once any body is read, so the
+	 * connection stays open for the next request (MHD closes it after an early answer).
+	 */
+	if (*con_cls != &req_seen) {
+		*con_cls = &req_seen;
+		return MHD_YES;
 	}
-	if (strcmp(url, "/metrics") && strcmp(url, "/")) {
-		body = strdup("not found: try /metrics\n");
-		return reply(conn, MHD_HTTP_NOT_FOUND, body, body ? strlen(body) : 0,
-			     "text/plain");
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
 	}
+	if (strcmp(url, "/metrics") && strcmp(url, "/"))
+		return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n");
 	f = open_memstream(&body, &len);
 	if (!f)
 		return MHD_NO;
@@ -482,8 +708,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 
 enum {
 	OPT_CONNECTIONS = CLI_OPT_TOOL,
+	OPT_PER_IP,
 	OPT_TIMEOUT,
 	OPT_MAX_BUCKET,
+	OPT_REQUEST_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -494,7 +722,9 @@ static const struct option long_opts[] = {
 	{ "max-keys", required_argument, NULL, 'k' },
 	{ "max-bucket", required_argument, NULL, OPT_MAX_BUCKET },
 	{ "connections", required_argument, NULL, OPT_CONNECTIONS },
+	{ "connections-per-ip", required_argument, NULL, OPT_PER_IP },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -543,8 +773,9 @@ static int parse_max_bucket(const char *s, double *out)
 static int serve_main(int argc, char **argv)
 {
 	KAGG_OPTS(kagg_prom_opts, po);
-	const char *listen_spec = ":" SERVE_DEFAULT_PORT, *config = NULL;
-	uint64_t connections = 16, max_keys = 100;
+	const char *listen_spec = SERVE_DEFAULT_HOST ":" SERVE_DEFAULT_PORT, *config = NULL;
+	uint64_t connections = 64, per_ip = 8, max_keys = 100;
+	char bound[NI_MAXHOST + NI_MAXSERV + 4] = "";
 	double timeout = 10;
 	const char **lines = NULL;
 	bool *progs = NULL;
@@ -552,6 +783,7 @@ static int serve_main(int argc, char **argv)
 	int c, i, nr_lines = 0, fd = -1, ret = 0;
 
 	serve_prog = cli_prog;
+	request_timeout = 10;
 	lines = calloc(argc, sizeof(*lines));
 	progs = calloc(argc, sizeof(*progs));
 	if (!lines || !progs) {
@@ -590,10 +822,20 @@ static int serve_main(int argc, char **argv)
 					      "invalid --max-bucket '%s' (a bound above 0, or inf)",
 					      optarg);
 			break;
+		case OPT_PER_IP:
+			if (cli_parse_range(optarg, 1, 4096, "--connections-per-ip", true, &per_ip))
+				ret = CLI_EXIT_USAGE;
+			break;
 		case OPT_TIMEOUT:
 			if (cli_parse_seconds(optarg, &timeout) || timeout < 1 || timeout > 86400)
 				ret = cli_err(CLI_EXIT_USAGE,
 					      "invalid --timeout '%s' (1 to 86400 seconds)", optarg);
+			break;
+		case OPT_REQUEST_TIMEOUT:
+			if (cli_parse_seconds(optarg, &request_timeout) || request_timeout < 1 ||
+			    request_timeout > 86400)
+				ret = cli_err(CLI_EXIT_USAGE, "invalid --request-timeout '%s' "
+					      "(1 to 86400 seconds)", optarg);
 			break;
 		case 'v':
 			cli_verbose = 1;
@@ -624,7 +866,7 @@ static int serve_main(int argc, char **argv)
 		goto out;
 	}
 	/* The port first: a taken one fails before anything is loaded. */
-	fd = CLI_PARSE_ONLY ? -1 : listen_on(listen_spec);
+	fd = CLI_PARSE_ONLY ? -1 : listen_on(listen_spec, bound, sizeof(bound));
 	if (fd < 0 && !CLI_PARSE_ONLY) {
 		ret = -fd;
 		goto out;
@@ -676,11 +918,17 @@ static int serve_main(int argc, char **argv)
 	pthread_mutex_lock(&prom_lock);
 	collect();
 	pthread_mutex_unlock(&prom_lock);
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY, 0,
-			     NULL, NULL, handle, NULL,
+	/* ITC: a stop wakes the polling thread, even when it polls no listening socket */
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
+			     MHD_USE_ITC, 0, NULL, NULL, handle, NULL,
 			     MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connections,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)per_ip,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_POOL,
+			     MHD_OPTION_NOTIFY_CONNECTION, conn_notify, NULL,
+			     MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+			     MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
 			     MHD_OPTION_END);
 	if (!d) {
 		ret = cli_err(CLI_EXIT_FAIL, "cannot start the HTTP server on %s", listen_spec);
@@ -688,7 +936,7 @@ static int serve_main(int argc, char **argv)
 	}
 	fd = -1; /* the daemon's now */
 	fprintf(stderr, "%s: serving %d tool%s on %s\n", serve_prog, nr_insts,
-		nr_insts == 1 ? "" : "s", listen_spec);
+		nr_insts == 1 ? "" : "s", bound);
 	while (!cli_stop) {
 		/* Sessions with user stacks read each new process's mappings here. */
 		for (i = 0; i < nr_insts; i++) {
@@ -696,6 +944,7 @@ static int serve_main(int argc, char **argv)
 			kagg_session__poll(insts[i].s, 0);
 			pthread_mutex_unlock(&insts[i].lock);
 		}
+		cut_late();
 		cli_sleep(0.1);
 	}
 out:

@@ -433,10 +433,114 @@ static void test_report_bad_file(void **state)
 	free(err);
 }
 
+/* Whether one of pid's open files lies in dir (a recorder's working file: named or not). */
+static bool has_file_in(pid_t pid, const char *dir)
+{
+	char path[320], link[PATH_MAX];
+	size_t n = strlen(dir);
+	struct dirent *d;
+	bool found = false;
+	ssize_t len;
+	DIR *dh;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	dh = opendir(path);
+	if (!dh)
+		return false;
+	while (!found && (d = readdir(dh))) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, d->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		found = !strncmp(link, dir, n) && link[n] == '/';
+	}
+	closedir(dh);
+	return found;
+}
+
+/*
+ * SIGKILL once the recorder holds its working file, before the first page makes it the
+ * file at -o: nothing is left in the directory.  A kill that came after the first page
+ * (the file at -o exists) is tried again, 20 times at most.
+ */
+static void test_killed_before_its_first_page_leaves_nothing(void **state)
+{
+	char dir[] = "/tmp/kagg-test-early-XXXXXX", path[64];
+	char *rec[] = { "record", "-o", path, NULL };
+	int efd, st, i, round, early = 0;
+	pid_t pid;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/early.dat", dir);
+	efd = open("/dev/null", O_WRONLY);
+	for (round = 0; round < 20 && !early; round++) {
+		pid = tu_spawn_kagg(rec, efd, efd);
+		assert_true(pid > 0);
+		/* 30 s at most for the working file to appear */
+		for (i = 0; i < 30000 && !has_file_in(pid, dir); i++)
+			usleep(1000);
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(i < 30000);
+		early = access(path, F_OK) != 0;
+		unlink(path);
+	}
+	close(efd);
+	printf("  killed before its first page in round %d of 20\n", round);
+	assert_true(early);
+	assert_int_equal(others_in(dir, "early.dat"), 0);
+	rmdir(dir);
+}
+
+/*
+ * A second recorder on the file a first one is recording (named another way) is refused
+ * with one line; the first one's recording is whole.
+ */
+static void test_second_recorder_on_one_file_is_refused(void **state)
+{
+	char dir[] = "/tmp/kagg-test-lock-XXXXXX", path[64], other[96];
+	char *rec[] = { "record", "-o", path, NULL };
+	struct tu_kagg k;
+	char *err = NULL;
+	long n;
+	int i;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/one.dat", dir);
+	snprintf(other, sizeof(other), "%s/../%s/one.dat", dir, strrchr(dir, '/') + 1);
+	k = tu_kagg_start(rec);
+	assert_true(k.pid > 0);
+	for (i = 0; i < 300 && pages_in(path) < 1; i++) /* 30 s at most */
+		tu_sleep_ms(100);
+	assert_true(pages_in(path) >= 1);
+	{
+		const struct tu_error_case c[] = {
+			{ 1, "is being recorded by another kagg record",
+			  { "record", "-o", other, "-d", "1" } },
+		};
+
+		tu_expect_errors(c, TU_NR(c));
+	}
+	kill(k.pid, SIGINT);
+	assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
+	free(err);
+	n = report_lines(path);
+	printf("  the first recorder's file: %ld events\n", n);
+	assert_true(n > 0);
+	assert_int_equal(others_in(dir, "one.dat"), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
 TU_MAIN(
 	cmocka_unit_test(test_record_then_report_and_trace_cmd),
 	cmocka_unit_test(test_record_wakeups_and_switches),
 	cmocka_unit_test(test_killed_recording_keeps_what_was_recorded),
+	cmocka_unit_test(test_killed_before_its_first_page_leaves_nothing),
+	cmocka_unit_test(test_second_recorder_on_one_file_is_refused),
 	cmocka_unit_test(test_failed_recording_keeps_the_existing_file),
 	cmocka_unit_test(test_special_files_are_streamed_never_removed),
 	cmocka_unit_test(test_record_usage_errors),

@@ -13,7 +13,12 @@
  * pid, cgroup id and kernel stack are Prometheus labels by name, with the count of
  * getppid() calls the test made.
  * Also: bad tool lines fail with the tool's own error, a taken port fails
- * first, SIGINT/SIGTERM leave nothing loaded.
+ * first, SIGINT/SIGTERM leave nothing loaded.  Hardening: 500 slow-header
+ * clients from one address leave scrapes from another unharmed, a request
+ * not answered within --request-timeout is cut however busy its client,
+ * keep-alive, oversized requests answered 414/431, a stop within 1 s at the
+ * connection limit with the longest timeouts, --listen checked and port 0
+ * reported, every tool --help lists served.
  *
  * test_hostile_comm: a process renames itself to bytes that are no UTF-8 and controls
  * under offcpu -P: promtool accepts /metrics, and a Prometheus scraping OpenMetrics and one
@@ -33,6 +38,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
+#include <dirent.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <cmocka.h>
@@ -70,6 +77,7 @@ static char *http_get(int port, const char *path)
 		return NULL;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)); /* and connect's */
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		close(fd);
 		return NULL;
@@ -618,7 +626,9 @@ static void test_prog_labels(void **state)
 static void test_errors(void **state)
 {
 	char conf[] = "/tmp/kagg-serve-conf-XXXXXX", taken[64];
+	char longconf[] = "/tmp/kagg-serve-long-XXXXXX", bigconf[] = "/tmp/kagg-serve-big-XXXXXX";
 	struct sockaddr_in a = { .sin_family = AF_INET };
+	FILE *f;
 	socklen_t alen = sizeof(a);
 	int fd, sock;
 
@@ -626,6 +636,16 @@ static void test_errors(void **state)
 	fd = mkstemp(conf);
 	assert_true(fd >= 0);
 	assert_true(write(fd, "# tools\nrunqlat\n\noffcpu --bogus\n", 32) == 32);
+	close(fd);
+	/* a line of 4097 bytes after one of 4096 (a comment), and a file of 1 MiB + 1 */
+	fd = mkstemp(longconf);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, "#%04095d\nruntqlat %04090d\n", 0, 0);
+	fclose(f);
+	fd = mkstemp(bigconf);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (1 << 20) + 1), 0);
 	close(fd);
 	/* A port that is taken: ours. */
 	sock = socket(AF_INET, SOCK_STREAM, 0);
@@ -647,6 +667,24 @@ static void test_errors(void **state)
 			{ 2, "-d, -i and INTERVAL are not for kagg serve",
 			  { "serve", "--listen", "127.0.0.1:0", "--tool", "runqlat -d 1" } },
 			{ 2, "no tool to serve", { "serve" } },
+			{ 2, "port '99999' is not 1 to 65535",
+			  { "serve", "--listen", "127.0.0.1:99999", "--tool", "runqlat" } },
+			{ 2, "port 'x' is not 1 to 65535",
+			  { "serve", "--listen", "127.0.0.1:x", "--tool", "runqlat" } },
+			{ 2, "invalid --listen ':9436': no address",
+			  { "serve", "--listen", ":9436", "--tool", "runqlat" } },
+			{ 2, "invalid --listen '[]:9436': no address",
+			  { "serve", "--listen", "[]:9436", "--tool", "runqlat" } },
+			{ 2, "'localhost' is not a numeric address",
+			  { "serve", "--listen", "localhost:9436", "--tool", "runqlat" } },
+			{ 2, "cannot read /tmp: Is a directory",
+			  { "serve", "--listen", "127.0.0.1:0", "--config", "/tmp" } },
+			{ 2, "cannot read /dev/zero: not a regular file",
+			  { "serve", "--listen", "127.0.0.1:0", "--config", "/dev/zero" } },
+			{ 2, ":2: line longer than 4096 bytes",
+			  { "serve", "--listen", "127.0.0.1:0", "--config", longconf } },
+			{ 2, "more than a config file's 1048576",
+			  { "serve", "--listen", "127.0.0.1:0", "--config", bigconf } },
 			{ 1, "Address already in use", { "serve", "--listen", taken, "--tool", "runqlat" } },
 		};
 
@@ -654,6 +692,8 @@ static void test_errors(void **state)
 	}
 	close(sock);
 	unlink(conf);
+	unlink(longconf);
+	unlink(bigconf);
 }
 
 /* SIGINT and SIGTERM: exit 0, nothing of the tools left loaded. */
@@ -1108,10 +1148,490 @@ static void test_quantile_jump(void **state)
 	assert_true(worst <= 1);
 }
 
+/* ------------------------------------------------------------------ hardening */
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A TCP socket from src (an IPv4 loopback address) to 127.0.0.1:port; timeouts of secs. */
+static int tcp_to(const char *src, int port, int secs)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) }, b = a;
+	struct timeval tv = { secs, 0 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	b.sin_port = 0;
+	inet_pton(AF_INET, src, &b.sin_addr);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&b, sizeof(b)) ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * n slow clients from src: each connects (without waiting for the server to accept), sends a
+ * request line once connected, then one more header line at each slow_tick(): never a whole
+ * request.  fd -1 where the socket could not be made.
+ */
+struct slow {
+	int fd;
+	bool started; /* its request line sent */
+};
+
+static void slow_send(struct slow *c)
+{
+	static const char line[] = "GET /metrics HTTP/1.1\r\n", header[] = "X-Slow: 1\r\n";
+
+	if (c->fd < 0)
+		return;
+	if (c->started)
+		send(c->fd, header, strlen(header), MSG_NOSIGNAL | MSG_DONTWAIT);
+	else
+		c->started = send(c->fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) ==
+			     (ssize_t)strlen(line);
+}
+
+static void slow_open(const char *src, int port, struct slow *c, int n)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) }, b = a;
+	struct pollfd *p = calloc(n, sizeof(*p));
+	int i, left = 0, r;
+	double end;
+
+	assert_non_null(p);
+	b.sin_port = 0;
+	inet_pton(AF_INET, src, &b.sin_addr);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (i = 0; i < n; i++) {
+		c[i].started = false;
+		c[i].fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (c[i].fd < 0)
+			continue;
+		if (bind(c[i].fd, (struct sockaddr *)&b, sizeof(b)) ||
+		    (connect(c[i].fd, (struct sockaddr *)&a, sizeof(a)) && errno != EINPROGRESS)) {
+			close(c[i].fd);
+			c[i].fd = -1;
+		}
+	}
+	/* the request lines of those connected within 2 s; the others' at a later tick */
+	for (end = mono_s() + 2; mono_s() < end;) {
+		for (i = 0, left = 0; i < n; i++) {
+			p[i] = (struct pollfd){ .fd = c[i].started ? -1 : c[i].fd,
+						.events = POLLOUT };
+			left += p[i].fd >= 0;
+		}
+		if (!left)
+			break;
+		r = poll(p, n, 100);
+		for (i = 0; r > 0 && i < n; i++)
+			if (p[i].fd >= 0 && (p[i].revents & POLLOUT))
+				slow_send(&c[i]);
+	}
+	free(p);
+}
+
+static void slow_tick(struct slow *c, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		slow_send(&c[i]);
+}
+
+static void slow_close(struct slow *c, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].fd >= 0)
+			close(c[i].fd);
+}
+
+/* The kagg serve started by serve_start: its port, once it answers. */
+static struct tu_kagg serve_start(int port, char *const extra[])
+{
+	char listen[64], *argv[24] = { "serve", "--listen", listen, "--tool", "runqlat" };
+	struct tu_kagg k;
+	int i, n = 5;
+
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	for (i = 0; extra && extra[i] && n < 23; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	k = tu_kagg_start(argv);
+	assert_true(k.pid > 0);
+	assert_true(wait_http(port, "/metrics", 30));
+	return k;
+}
+
+static void serve_stop(struct tu_kagg *k)
+{
+	char *err = NULL;
+
+	kill(k->pid, SIGTERM);
+	assert_int_equal(tu_kagg_finish(k, NULL, &err), 0);
+	free(err);
+}
+
+#define NR_SLOW 500
+
+/*
+ * 500 clients from 127.0.0.2 that send a header line a second and never end their request:
+ * 20 of 20 scrapes from 127.0.0.1 meanwhile are answered, with the default limits, and so is
+ * the first scrape after they close, within 1 s.
+ */
+static void test_slow_clients(void **state)
+{
+	int port = base_port() + 2, i, ok = 0;
+	static struct slow fds[NR_SLOW];
+	double tick, t;
+	struct tu_kagg k;
+	char *m;
+
+	TU_SKIP_UNLESS_ROOT();
+	k = serve_start(port, NULL);
+	slow_open("127.0.0.2", port, fds, NR_SLOW);
+	tick = mono_s();
+	for (i = 0; i < 20; i++) {
+		m = http_get(port, "/metrics");
+		ok += m && strstr(m, "kagg_runqlat_seconds_count{");
+		free(m);
+		if (ok != i + 1)
+			break; /* one is enough to fail; the next would wait as long */
+		/* a scrape every 250 ms, the slow clients' header lines every second */
+		tu_sleep_ms(250);
+		if (mono_s() - tick >= 1) {
+			slow_tick(fds, NR_SLOW);
+			tick = mono_s();
+		}
+	}
+	slow_close(fds, NR_SLOW);
+	t = mono_s();
+	m = http_get(port, "/metrics");
+	t = mono_s() - t;
+	printf("  %d of 20 scrapes answered beside %d slow clients; after they closed, %s in "
+	       "%.3f s\n", ok, NR_SLOW, m ? "answered" : "not answered", t);
+	assert_int_equal(ok, 20);
+	assert_non_null(m);
+	assert_true(t < 1);
+	free(m);
+	serve_stop(&k);
+}
+
+/* One HTTP response read from fd: its status (0: none came), body length in *len. */
+static int read_response(int fd, size_t *len)
+{
+	char buf[65536], *end, *cl;
+	size_t n = 0, want;
+	ssize_t r;
+	int status = 0;
+
+	*len = 0;
+	while (n < sizeof(buf) - 1) {
+		r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0);
+		if (r <= 0)
+			return 0;
+		n += (size_t)r;
+		buf[n] = 0;
+		if ((end = strstr(buf, "\r\n\r\n")))
+			break;
+	}
+	if (!end || sscanf(buf, "HTTP/1.%*d %d", &status) != 1)
+		return 0;
+	cl = strcasestr(buf, "\r\nContent-Length:");
+	want = cl ? strtoul(cl + 17, NULL, 10) : 0;
+	n -= (size_t)(end + 4 - buf);
+	while (n < want) {
+		r = recv(fd, buf, want - n < sizeof(buf) ? want - n : sizeof(buf), 0);
+		if (r <= 0)
+			return 0;
+		n += (size_t)r;
+	}
+	*len = want;
+	return status;
+}
+
+/* Send req on a new connection from 127.0.0.1 and read the status of the answer (0: none). */
+static int status_of(int port, const char *req)
+{
+	size_t len;
+	int fd = tcp_to("127.0.0.1", port, 10), st = 0;
+
+	if (fd < 0)
+		return 0;
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req))
+		st = read_response(fd, &len);
+	close(fd);
+	return st;
+}
+
+/*
+ * Requests bounded: keep-alive (two scrapes on one connection), a query of 500 pairs
+ * answered, a target too long 414, headers too large 431, and a client sending a header line
+ * every 200 ms cut at --request-timeout (2 s) although it is never idle for --timeout (60 s).
+ */
+static void test_requests(void **state)
+{
+	static const char scrape[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+	char *extra[] = { "--timeout", "60", "--request-timeout", "2", NULL };
+	int port = base_port() + 2, fd, st1, st2, i;
+	size_t len1 = 0, len2 = 0, sz = 64 * 1024;
+	char *req = malloc(sz), *o, buf[256];
+	double t0, t = 0;
+	struct tu_kagg k;
+	ssize_t r;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(req);
+	k = serve_start(port, extra);
+
+	/* keep-alive: two answers on one connection */
+	fd = tcp_to("127.0.0.1", port, 10);
+	assert_true(fd >= 0);
+	assert_true(send(fd, scrape, strlen(scrape), MSG_NOSIGNAL) == (ssize_t)strlen(scrape));
+	st1 = read_response(fd, &len1);
+	st2 = send(fd, scrape, strlen(scrape), MSG_NOSIGNAL) == (ssize_t)strlen(scrape) ?
+		      read_response(fd, &len2) : 0;
+	close(fd);
+	printf("  keep-alive: %d (%zu bytes) then %d (%zu bytes) on one connection\n", st1, len1,
+	       st2, len2);
+	assert_int_equal(st1, 200);
+	assert_int_equal(st2, 200);
+	assert_true(len1 > 0 && len2 > 0);
+
+	/* 500 query pairs: answered (the query is not for us) */
+	o = req + sprintf(req, "GET /metrics?");
+	for (i = 0; i < 500; i++)
+		o += sprintf(o, "a=b&");
+	sprintf(o, " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+	st1 = status_of(port, req);
+	/* 5000: a target of 20 kB, too long */
+	o = req + sprintf(req, "GET /metrics?");
+	for (i = 0; i < 5000; i++)
+		o += sprintf(o, "a=b&");
+	sprintf(o, " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+	st2 = status_of(port, req);
+	printf("  500 query pairs: %d; 5000: %d\n", st1, st2);
+	assert_int_equal(st1, 200);
+	assert_int_equal(st2, 414);
+	/* 48 kB of headers */
+	o = req + sprintf(req, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+	for (i = 0; i < 400; i++)
+		o += sprintf(o, "X-%d: %0100d\r\n", i, 0);
+	sprintf(o, "\r\n");
+	st1 = status_of(port, req);
+	printf("  48 kB of headers: %d\n", st1);
+	assert_int_equal(st1, 431);
+
+	/* a request never finished: cut at its deadline, though never idle */
+	fd = tcp_to("127.0.0.1", port, 1);
+	assert_true(fd >= 0);
+	t0 = mono_s();
+	assert_true(send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL) == 23);
+	for (i = 0; i < 50; i++) { /* 10 s at most */
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 200) == 1) {
+			r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (r <= 0) {
+				t = mono_s() - t0;
+				break;
+			}
+		}
+		if (send(fd, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) != 11) {
+			t = mono_s() - t0;
+			break;
+		}
+	}
+	close(fd);
+	printf("  a header line every 200 ms: cut after %.2f s (--request-timeout 2)\n", t);
+	assert_true(t >= 2 - 0.01 && t < 10);
+	free(req);
+	serve_stop(&k);
+}
+
+/* Entries in /proc/pid/fd. */
+static int nr_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * SIGTERM at the connection limit, with the longest --timeout and --request-timeout, ends
+ * kagg serve within 1 s, nothing of its tool left loaded.
+ */
+static void test_prompt_stop(void **state)
+{
+	char *extra[] = { "--connections", "4", "--connections-per-ip", "4", "--timeout", "86400",
+			  "--request-timeout", "86400", NULL };
+	int port = base_port() + 2, base, i;
+	struct slow fds[6];
+	static struct tu_census before;
+	char *err = NULL;
+	struct tu_kagg k;
+	double t;
+
+	TU_SKIP_UNLESS_ROOT();
+	tu_census_take(&before, "runqlat_", "runqlat_");
+	k = serve_start(port, extra);
+	base = nr_fds(k.pid);
+	slow_open("127.0.0.1", port, fds, 6);
+	/* the four slots taken: four more fds in the server (10 s at most) */
+	for (i = 0; i < 1000 && nr_fds(k.pid) < base + 4; i++)
+		tu_sleep_ms(10);
+	printf("  %d connections held, 2 more waiting\n", nr_fds(k.pid) - base);
+	assert_true(nr_fds(k.pid) >= base + 4);
+	t = mono_s();
+	kill(k.pid, SIGTERM);
+	for (i = 0; i < 3000 && !tu_kagg_exited(&k); i++) /* 30 s at most */
+		tu_sleep_ms(10);
+	t = mono_s() - t;
+	if (!tu_kagg_exited(&k))
+		kill(k.pid, SIGKILL);
+	printf("  SIGTERM at the connection limit: exited after %.3f s\n", t);
+	slow_close(fds, 6);
+	assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
+	free(err);
+	assert_true(t < 1);
+	tu_assert_nothing_left(&before, "runqlat_", "runqlat_", "kagg serve at its limit");
+}
+
+/* --listen 127.0.0.1:0 binds a free port and says which; it is the one that answers. */
+static void test_port_zero(void **state)
+{
+	char *argv[] = { "serve", "--listen", "127.0.0.1:0", "--tool", "runqlat", NULL };
+	char buf[512], *p;
+	struct tu_kagg k;
+	int i, port = 0;
+	ssize_t n;
+
+	TU_SKIP_UNLESS_ROOT();
+	k = tu_kagg_start(argv);
+	assert_true(k.pid > 0);
+	for (i = 0; i < 300 && !port && !tu_kagg_exited(&k); i++) { /* 30 s at most */
+		n = pread(k.efd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = 0;
+		p = strstr(buf, " on 127.0.0.1:");
+		if (p && strchr(p, '\n'))
+			port = atoi(p + 14);
+		else
+			tu_sleep_ms(100);
+	}
+	printf("  --listen 127.0.0.1:0: %s", buf);
+	assert_true(port > 0 && port < 65536);
+	assert_true(wait_http(port, "/metrics", 10));
+	serve_stop(&k);
+}
+
+/*
+ * Every tool `kagg serve --help` names is served: one line each (in one kagg serve), each
+ * line's tool_id in /metrics.  A tool named in the help with no line here fails the test.
+ */
+static void test_every_tool(void **state)
+{
+	static char funclat[PATH_MAX + 64], helper[PATH_MAX];
+	static struct {
+		const char *tool, *line;
+	} lines[] = {
+		{ "offcpu", "offcpu" },
+		{ "runqlat", "runqlat" },
+		{ "syscount", "syscount" },
+		{ "funclat", funclat }, /* a user function: kprobes and fentry may be missing */
+		{ "hist", "hist sched:sched_switch prev_prio" },
+		{ "profile", "profile" },
+	};
+	char *help = NULL, *p, *end, *argv[32] = { "serve", "--help", NULL }, listen[64], *m;
+	int port = base_port() + 2, n = 0, named = 0, rc, served[16];
+	struct tu_kagg k;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(funclat, sizeof(funclat), "funclat %s:target_sleep_5ms",
+		 tu_helper("funclat_target", helper, sizeof(helper)));
+	rc = tu_run_kagg(argv, &help, NULL, 0, 0);
+	assert_int_equal(rc, 0);
+	/* "... (offcpu, runqlat, ..., profile); repeat it": the list, across lines */
+	p = strstr(help, "'runqlat --cgroup /sys/fs/cgroup/db' (");
+	assert_non_null(p);
+	p = strchr(p, '(') + 1;
+	end = strchr(p, ')');
+	assert_non_null(end);
+	*end = 0;
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	argv[n++] = "serve";
+	argv[n++] = "--listen";
+	argv[n++] = listen;
+	for (p = strtok(p, ", \n"); p; p = strtok(NULL, ", \n")) {
+		for (i = 0; i < TU_NR(lines) && strcmp(lines[i].tool, p); i++)
+			;
+		printf("  --help names %s: %s\n", p, i < TU_NR(lines) ? lines[i].line : "no line");
+		assert_true(i < TU_NR(lines) && named < 16);
+		served[named] = (int)i;
+		argv[n++] = "--tool";
+		argv[n++] = (char *)lines[i].line;
+		named++;
+	}
+	argv[n] = NULL;
+	assert_true(named >= 6);
+	k = tu_kagg_start(argv);
+	assert_true(k.pid > 0);
+	if (!wait_http(port, "/metrics", 60)) {
+		char *err = NULL;
+
+		kill(k.pid, SIGKILL);
+		tu_kagg_finish(&k, NULL, &err);
+		printf("  kagg serve: %s\n", err ? err : "");
+		fail();
+	}
+	m = http_get(port, "/metrics");
+	assert_non_null(m);
+	for (i = 0; i < (size_t)named; i++) {
+		char want[128];
+
+		snprintf(want, sizeof(want), "kagg_events_seen_total{tool_id=\"%s\"",
+			 lines[served[i]].line);
+		if (!strstr(m, want))
+			printf("  no %s\n", want);
+		assert_non_null(strstr(m, want));
+	}
+	free(m);
+	free(help);
+	serve_stop(&k);
+}
+
 TU_MAIN(
 	cmocka_unit_test(test_errors),
 	cmocka_unit_test(test_clean_exit),
 	cmocka_unit_test(test_prog_labels),
+	cmocka_unit_test(test_slow_clients),
+	cmocka_unit_test(test_requests),
+	cmocka_unit_test(test_prompt_stop),
+	cmocka_unit_test(test_port_zero),
+	cmocka_unit_test(test_every_tool),
 	TU_TEST_ARG(test_prometheus, test_two_serves, false),
 	TU_TEST_ARG(test_native, test_two_serves, true),
 	cmocka_unit_test_teardown(test_hostile_comm, stop_tracked),

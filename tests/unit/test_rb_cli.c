@@ -443,6 +443,73 @@ static void test_usage_errors_exit_2_with_one_line(void **s)
 	}
 }
 
+/*
+ * A 10 GiB sparse file (tmpfs where there is one: holes read fast there) with one event in
+ * its first page and one in its last decodes whole in bounded memory: under ulimit -v 300000
+ * (300 MB of address space), both events printed, nothing else.
+ */
+static void test_decode_of_10_gib_in_bounded_memory(void **s)
+{
+	uint32_t w1[] = { TU_RB_HDR(3, 10), 7, 0, 1 }, w2[] = { TU_RB_HDR(3, 10), 7, 0, 2 };
+	char *dir = events_dir(), path[64], cmd[1024], *out;
+	const uint64_t size = 10ull << 30;
+	uint8_t *p;
+	int fd, st;
+
+	NEED_KAGG();
+	snprintf(path, sizeof(path), "%s/kagg-rb-big-XXXXXX",
+		 access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	p = tu_page_of(100, w1, TU_NR(w1));
+	assert_int_equal(pwrite(fd, p, TU_PAGE, 0), TU_PAGE);
+	free(p);
+	p = tu_page_of(200, w2, TU_NR(w2));
+	assert_int_equal(pwrite(fd, p, TU_PAGE, (off_t)(size - TU_PAGE)), TU_PAGE);
+	free(p);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "ulimit -v 300000 && %s rb decode --events-dir %s %s 2>&1",
+		 kagg(), dir, path);
+	out = run(cmd, &st);
+	unlink(path);
+	printf("  10 GiB under ulimit -v 300000: exit %d, %s", WEXITSTATUS(st), out);
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(tu_lines(out), 2);
+	assert_non_null(strstr(out, "e: x=1\n"));
+	assert_non_null(strstr(out, "e: x=2\n"));
+	free(out);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* What can be no page file nor trace.dat is refused with the reason, before any output. */
+static void test_decode_and_report_refuse_what_is_no_file(void **s)
+{
+	char *dir = events_dir(), fdir[] = "/tmp/kagg-rb-fifo-XXXXXX", fifo[64];
+	struct tu_error_case c[] = {
+		{ 1, "cannot read /dev/zero: not a regular file (a character device)",
+		  { "rb", "decode", "--events-dir", dir, "/dev/zero" } },
+		{ 1, "not a regular file (a FIFO",
+		  { "rb", "decode", "--events-dir", dir, fifo } },
+		{ 1, "cannot read /tmp: Is a directory",
+		  { "rb", "decode", "--events-dir", dir, "/tmp" } },
+		{ 1, "cannot read /tmp: Is a directory", { "report", "/tmp" } },
+		{ 1, "not a regular file", { "report", fifo } },
+		{ 1, "cannot read /dev/zero: not a regular file", { "report", "/dev/zero" } },
+	};
+
+	NEED_KAGG();
+	/* a FIFO nobody writes: waiting on it would hang the test */
+	assert_non_null(mkdtemp(fdir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", fdir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	tu_expect_errors(c, TU_NR(c));
+	unlink(fifo);
+	rmdir(fdir);
+	rm_rf(dir);
+	free(dir);
+}
+
 UU_MAIN(
 	cmocka_unit_test(test_bench_json_identity_and_raw_pages_decode_in_kbuffer),
 	cmocka_unit_test(test_decode_of_kernel_pages_prints_the_kernel_trace_text),
@@ -450,5 +517,7 @@ UU_MAIN(
 	cmocka_unit_test(test_decode_of_a_damaged_page_prints_what_came_before_and_the_offset),
 	cmocka_unit_test(test_decode_of_files_that_hold_no_page_fails_with_one_line),
 	cmocka_unit_test(test_decode_learns_no_comm_from_outside_the_record),
-	cmocka_unit_test(test_report_of_a_damaged_trace_dat_prints_what_came_before_and_the_offset)
+	cmocka_unit_test(test_report_of_a_damaged_trace_dat_prints_what_came_before_and_the_offset),
+	cmocka_unit_test(test_decode_of_10_gib_in_bounded_memory),
+	cmocka_unit_test(test_decode_and_report_refuse_what_is_no_file)
 )

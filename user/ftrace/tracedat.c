@@ -17,11 +17,12 @@
  * Writer: never removes or truncates the path it is given, and a killed
  * writer leaves a valid file.  Pages go, as they are added, into a working
  * file that is a trace.dat at every moment (below, "The working file"):
- * created beside path as ".NAME.XXXXXX", renamed over it by the first
- * page, so from then on path is the recording and nothing lies elsewhere;
- * before that path is untouched and a failure removes only the working
- * file.  __finish() writes the compact file (the layout above, CPU blocks
- * back to back) to another ".NAME.XXXXXX" and renames it over path.  A path
+ * created unnamed in path's directory (O_TMPFILE; on a filesystem without
+ * it, beside path as ".NAME.XXXXXX"), given path's name by the first page,
+ * so from then on path is the recording and nothing lies elsewhere; before
+ * that path is untouched, and a writer that fails or is killed leaves
+ * nothing.  __finish() writes the compact file (the layout above, CPU blocks
+ * back to back) to another such file and renames it over path.  A path
  * that is not a regular file (FIFO, device) gets the compact file written
  * to it at __finish(); its working file is an unlinked file in tmp_dir.
  * Memory stays flat however long the recording.  Integers are written
@@ -242,7 +243,7 @@ struct kagg_tracedat_writer {
 	struct td_cmdlines cl;
 	/* the working file */
 	int ck_fd;
-	char *ck_path;		/* its name while it is ours alone (NULL once renamed or unlinked) */
+	char *ck_path;		/* its name while ours alone (NULL: none, renamed, unlinked) */
 	bool ck_published;	/* renamed over target */
 	uint64_t ck_table;	/* offset of the flyrecord table */
 	uint64_t ck_end;	/* where the next region goes */
@@ -342,52 +343,130 @@ static int td_copy(int in, uint64_t in_off, int out, off_t out_off, uint64_t len
 	return err;
 }
 
-/*
- * A new file beside target, ".NAME.XXXXXX" (random letters), created
- * exclusively with mode 0666 less the umask.  The fd, and its name in
- * *name (malloc'd); -errno.
- */
-static int td_create_beside(const char *target, char **name)
+/* A name beside target, ".NAME.XXXXXX" (random letters): malloc'd, or NULL. */
+static char *td_beside_name(const char *target, int tries)
 {
 	static const char letters[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 	const char *slash = strrchr(target, '/');
 	size_t dlen = slash ? (size_t)(slash - target) + 1 : 0, n;
 	const char *base = target + dlen;
-	int tries, fd = -1, i;
-	char *p;
+	uint8_t rnd[6];
+	char *p, *x;
+	int i;
 
 	n = dlen + strlen(base) + sizeof("/..XXXXXX");
 	p = malloc(n);
 	if (!p)
-		return -ENOMEM;
-	for (tries = 0; tries < 100; tries++) {
-		uint8_t rnd[6];
-		char *x;
+		return NULL;
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		struct timespec ts;
 
-		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			for (i = 0; i < 6; i++)
-				rnd[i] = (uint8_t)((ts.tv_nsec >> (5 * i)) ^ (getpid() >> i) ^ tries);
-		}
-		snprintf(p, n, "%.*s.%s.XXXXXX", (int)dlen, target, base);
-		x = p + strlen(p) - 6;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 		for (i = 0; i < 6; i++)
-			x[i] = letters[rnd[i] % (sizeof(letters) - 1)];
+			rnd[i] = (uint8_t)((ts.tv_nsec >> (5 * i)) ^ (getpid() >> i) ^ tries);
+	}
+	snprintf(p, n, "%.*s.%s.XXXXXX", (int)dlen, target, base);
+	x = p + strlen(p) - 6;
+	for (i = 0; i < 6; i++)
+		x[i] = letters[rnd[i] % (sizeof(letters) - 1)];
+	return p;
+}
+
+/*
+ * A new file beside target, ".NAME.XXXXXX", created exclusively with mode
+ * 0666 less the umask.  The fd, and its name in *name (malloc'd); -errno.
+ */
+static int td_create_beside(const char *target, char **name)
+{
+	int tries, fd = -1, err;
+	char *p = NULL;
+
+	for (tries = 0; tries < 100; tries++) {
+		free(p);
+		p = td_beside_name(target, tries);
+		if (!p)
+			return -ENOMEM;
 		fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (fd >= 0 || errno != EEXIST)
 			break;
 	}
 	if (fd < 0) {
-		int err = -errno;
-
+		err = -errno;
 		free(p);
 		return err;
 	}
 	*name = p;
 	return fd;
+}
+
+/*
+ * A new file for target, mode 0666 less the umask: unnamed in target's
+ * directory (O_TMPFILE), so that a writer killed before td_publish() leaves
+ * nothing; beside it as ".NAME.XXXXXX" (*name) where the filesystem has no
+ * O_TMPFILE.  *name NULL for an unnamed one.  The fd or -errno.
+ */
+static int td_create_for(const char *target, char **name)
+{
+	const char *slash = strrchr(target, '/');
+	char *dir;
+	int fd;
+
+	*name = NULL;
+	dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target)) :
+		      strdup(".");
+	if (!dir)
+		return -ENOMEM;
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+	free(dir);
+	if (fd >= 0)
+		return fd;
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	return td_create_beside(target, name);
+}
+
+/* Link the unnamed file fd at to: through /proc, else by its fd (CAP_DAC_READ_SEARCH). */
+static int td_link(int fd, const char *to)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (!linkat(AT_FDCWD, proc, AT_FDCWD, to, AT_SYMLINK_FOLLOW))
+		return 0;
+	if (errno == EEXIST)
+		return -EEXIST;
+	return linkat(fd, "", AT_FDCWD, to, AT_EMPTY_PATH) ? -errno : 0;
+}
+
+/*
+ * Make the file of td_create_for() (fd, name) target, replacing what is there.  An unnamed
+ * one is linked at target when nothing is there, else at a random name beside it for the
+ * instant before its rename over target.  0 or -errno.
+ */
+static int td_publish(int fd, const char *name, const char *target)
+{
+	char *tmp = NULL;
+	int err, tries;
+
+	if (name)
+		return rename(name, target) ? -errno : 0;
+	err = td_link(fd, target);
+	if (err != -EEXIST)
+		return err;
+	for (tries = 0; tries < 100 && err == -EEXIST; tries++) {
+		free(tmp);
+		tmp = td_beside_name(target, tries);
+		if (!tmp)
+			return -ENOMEM;
+		err = td_link(fd, tmp);
+	}
+	if (!err && rename(tmp, target)) {
+		err = -errno;
+		unlink(tmp);
+	}
+	free(tmp);
+	return err;
 }
 
 /* A new file of ours gets the mode and owner of the regular file it will replace. */
@@ -738,7 +817,7 @@ struct kagg_tracedat_writer *kagg_tracedat_writer__new(const char *path,
 		err = -errno;
 		goto cleanup;
 	}
-	w->ck_fd = td_create_beside(w->target, &w->ck_path);
+	w->ck_fd = td_create_for(w->target, &w->ck_path);
 	if (w->ck_fd < 0) {
 		err = w->ck_fd;
 		goto cleanup;
@@ -856,9 +935,10 @@ int kagg_tracedat_writer__add_page(struct kagg_tracedat_writer *w, int cpu, cons
 	r->used += w->page_size;
 	w->pages[cpu]++;
 	/* the first page makes the working file the recording, at path */
-	if (w->ck_path && !w->ck_published) {
-		if (rename(w->ck_path, w->target))
-			return -errno;
+	if (w->target && !w->ck_published) {
+		err = td_publish(w->ck_fd, w->ck_path, w->target);
+		if (err)
+			return err;
 		w->ck_published = true;
 		free(w->ck_path);
 		w->ck_path = NULL;
@@ -950,17 +1030,18 @@ int kagg_tracedat_writer__finish(struct kagg_tracedat_writer *w)
 		w->out_fd = -1;
 		return err;
 	}
-	fd = td_create_beside(w->target, &name);
+	fd = td_create_for(w->target, &name);
 	if (fd < 0)
 		return fd;
 	td_take_over(w, fd);
 	err = td_write_final(w, fd, false);
+	if (!err)
+		err = td_publish(fd, name, w->target);
 	if (close(fd) && !err)
 		err = -errno;
-	if (!err && rename(name, w->target))
-		err = -errno;
 	if (err) {
-		unlink(name); /* ours; path keeps the working file when it is there */
+		if (name)
+			unlink(name); /* ours; path keeps the working file when it is there */
 	} else if (w->ck_path) {
 		unlink(w->ck_path); /* never published: no page came */
 		free(w->ck_path);
@@ -1250,12 +1331,17 @@ struct kagg_tracedat *kagg_tracedat__open(const char *path, const struct kagg_tr
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is refused, not waited on */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st)) {
 		err = -errno;
 		goto cleanup;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size < 16)
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE; /* only a regular file is mapped */
+		goto cleanup;
+	}
+	if (st.st_size < 16)
 		goto cleanup;
 	t->len = (size_t)st.st_size;
 	t->map = mmap(NULL, t->len, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -125,7 +125,9 @@ struct kagg_tracedat;
  * formats the registry cannot parse are skipped and counted
  * (kagg_tracedat__bad_formats()).  NULL with errno: EINVAL (not a trace.dat,
  * truncated, malformed, bad opts), ENOTSUP (another version, big-endian,
- * 32-bit, a latency file, compressed), ENOMEM, or the error of opening it;
+ * 32-bit, a latency file, compressed), EISDIR (a directory), ESPIPE (not a
+ * regular file: a FIFO, a socket or a device, which cannot be mapped), ENOMEM,
+ * or the error of opening it;
  * opts->error_offset then says where, when the file was read.  Every length
  * and count in the file is checked against the bytes left; nothing is
  * allocated that the file's size cannot hold.
