@@ -12,6 +12,11 @@
  * The walk runs in bpf_loop() (one callback verified once, KAGG_MAX_STACK frames at most);
  * its reads of user memory are bpf_probe_read_user() (no fault handling: a page not present
  * stops the walk, counted as UNW_STOP_READ).
+ *
+ * The walk needs bpf_loop() (5.17) and bpf_task_pt_regs() (5.15): a tool calls it only from
+ * its own table program, which userspace loads only where the kernel has both (else the fp
+ * program, without them, is loaded alone).  It follows x86-64's registers and PLT rule, so
+ * it is compiled for x86-64 only (UNW_WALK); the maps exist everywhere.
  */
 #ifndef KAGG_UNWIND_BPF_H
 #define KAGG_UNWIND_BPF_H
@@ -94,6 +99,9 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unw_scratch);
 } unw_scratch SEC(".maps");
+
+#if defined(__TARGET_ARCH_x86)
+#define UNW_WALK 1
 
 /* What the callbacks get (on the stack, unchanging): the scratch and the process's maps. */
 struct unw_ctx {
@@ -341,5 +349,9 @@ static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tg
 		return -ENOMEM_;
 	return id;
 }
+
+#else
+#define UNW_WALK 0
+#endif /* __TARGET_ARCH_x86 */
 
 #endif /* KAGG_UNWIND_BPF_H */

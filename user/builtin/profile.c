@@ -306,6 +306,7 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 {
 	struct profile *t = s->tool;
 	struct profile_bpf *skel;
+	bool table;
 	int err;
 
 	skel = profile_bpf__open();
@@ -315,8 +316,12 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 	skel->rodata->filter_tgid = o->nr_pids > 0;
 	skel->rodata->stacks = o->stacks;
 	skel->rodata->period_ns = 1000000000ULL / o->freq;
-	session_unwind_size(s, &UNW_MAPS(skel), &skel->rodata->unwind, o->unwind,
-			    o->stacks != KAGG_PROFILE_KERNEL, o->unwind_rows);
+	err = session_unwind_size(s, &UNW_MAPS(skel), &skel->rodata->unwind, o->unwind,
+				  o->stacks != KAGG_PROFILE_KERNEL, o->unwind_rows, true, &table);
+	if (err)
+		return err;
+	bpf_program__set_autoload(skel->progs.profile_sample, !table);
+	bpf_program__set_autoload(skel->progs.profile_sample_unw, table);
 	if (!o->nr_pids)
 		bpf_map__set_max_entries(skel->maps.tgids, 1);
 	if (o->stacks == KAGG_PROFILE_KERNEL)
@@ -331,7 +336,7 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 		err = session_unwind_start(s, &UNW_MAPS(skel), o->pids, o->nr_pids);
 	if (err)
 		return err;
-	s->progs[0] = skel->progs.profile_sample;
+	s->progs[0] = table ? skel->progs.profile_sample_unw : skel->progs.profile_sample;
 	s->nr_progs = 1;
 	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, PROFILE_CNT_MAX,
 		     "perf_event");

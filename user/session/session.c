@@ -115,6 +115,15 @@ bool session_has_attach_cookie(struct kagg_session *s)
 	return probe_once(&s->feat_attach_cookie, false, BPF_FUNC_get_attach_cookie);
 }
 
+const char *session_lacks_unwind_helpers(struct kagg_session *s)
+{
+	if (!probe_once(&s->feat_loop, false, BPF_FUNC_loop))
+		return "bpf_loop() in this kernel (5.17)";
+	if (!probe_once(&s->feat_task_regs, false, BPF_FUNC_task_pt_regs))
+		return "bpf_task_pt_regs() in this kernel (5.15)";
+	return NULL;
+}
+
 bool session_task_storage(struct kagg_session *s, bool btf)
 {
 	size_t n;

@@ -82,7 +82,7 @@ struct kagg_session {
 	void *tool; /* the tool's own state */
 	const void *open_arg; /* session_open_arg()'s arg, for ops->open only */
 	/* kernel features, probed on first use: 1 has it, -1 lacks it, 0 not probed yet */
-	int feat_task_storage, feat_attach_cookie, feat_atomics;
+	int feat_task_storage, feat_attach_cookie, feat_atomics, feat_loop, feat_task_regs;
 
 	struct bpf_program *progs[SESSION_MAX_PROGS];
 	struct bpf_link *links[SESSION_MAX_PROGS];
@@ -338,6 +338,8 @@ int session_need_btf(struct kagg_session *s);
  */
 bool session_has_task_storage(struct kagg_session *s);
 bool session_has_attach_cookie(struct kagg_session *s);
+/* The unwind-table walk's helpers: NULL when the kernel has them, else the first missing. */
+const char *session_lacks_unwind_helpers(struct kagg_session *s);
 /*
  * A tracing program (btf: tp_btf, fentry) keeps per-task state in task
  * storage: true when btf and the kernel has it.  When btf and it does not,
@@ -490,12 +492,17 @@ struct session_unw_maps {
 
 /*
  * Between open and load: set the program's rodata unwind (*mode_rodata) from mode, and size
- * the maps (to one entry each when user stacks are not table-walked: with_user false or
- * KAGG_UNWIND_FP); max_rows 0: the default cap.
+ * the maps (to one entry each when user stacks are not table-walked: with_user false,
+ * KAGG_UNWIND_FP, or no walk here).  can_walk: the tool's table program can load (else
+ * "tp_btf" is what is missing).  KAGG_UNWIND_AUTO without the walk falls back to fp, said
+ * in the attach note; KAGG_UNWIND_TABLE without it is -EINVAL, logged in one line naming
+ * what is missing.  *table: load the tool's table program.  max_rows 0: the default cap.
  */
-void session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m,
-			 volatile __u32 *mode_rodata, enum kagg_unwind mode, bool with_user,
-			 size_t max_rows);
+int session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m,
+			volatile __u32 *mode_rodata, enum kagg_unwind mode, bool with_user,
+			size_t max_rows, bool can_walk, bool *table);
+/* Before loading: -EINVAL (logged in one line) when mode is table and the walk is missing. */
+int session_unwind_check(struct kagg_session *s, enum kagg_unwind mode, bool with_user);
 /*
  * After load: start the table loader (owned by the session from then on) and load the
  * tables of the pids given now.  0 or -errno.
