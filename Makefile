@@ -102,7 +102,8 @@ ROOT_BINS	:= $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(ROOT_SRCS))
 TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c)) \
 		   $(patsubst tests/helpers/%.cc,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.cc)) \
 		   $(OUT)/tests/helpers/libstack_late.so $(OUT)/tests/helpers/libsymsrc.so \
-		   $(OUT)/tests/helpers/libcfi_cases.so $(OUT)/tests/helpers/unwind_target \
+		   $(if $(filter x86,$(ARCH)),$(OUT)/tests/helpers/libcfi_cases.so) \
+		   $(OUT)/tests/helpers/unwind_target \
 		   $(OUT)/tests/helpers/unwind_target_cxx
 BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
