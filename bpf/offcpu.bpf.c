@@ -108,7 +108,8 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 		/* sched_switch runs in prev's context: its user registers, saved at kernel entry */
 		struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-		s->ustack = unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[OFFCPU_CNT_UNW]);
+		/* an interval can close generations later: its stack is never deleted */
+		s->ustack = unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[OFFCPU_CNT_UNW], 0);
 	} else
 #endif
 		s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);

@@ -68,16 +68,16 @@ static __always_inline bool sample_in_user(struct bpf_perf_event_data *ctx)
  * user mode, else from those the task saved entering the kernel.
  */
 static __always_inline int walk_user(struct bpf_perf_event_data *ctx, __u32 tgid,
-				     struct counters *c)
+				     struct counters *c, __u32 gen)
 {
 #if UNW_WALK
 	struct pt_regs *u;
 
 	if (sample_in_user(ctx))
 		return unw_user_stack(ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, tgid,
-				      &c->cnt[PROFILE_CNT_UNW]);
+				      &c->cnt[PROFILE_CNT_UNW], gen);
 	u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	return unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[PROFILE_CNT_UNW]);
+	return unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[PROFILE_CNT_UNW], gen);
 #else
 	return bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
 #endif
@@ -120,7 +120,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool ta
 				       : BPF_CORE_READ(kagg_current_task(), flags)) &
 	      PF_KTHREAD)) {
 		if (table && unwind != UNW_MODE_FP)
-			key.ustack = walk_user(ctx, tgid, c);
+			key.ustack = walk_user(ctx, tgid, c, key.gen);
 		else
 			key.ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
 		if (key.ustack < 0)

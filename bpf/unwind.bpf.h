@@ -310,9 +310,12 @@ static long unw_cmp_step(__u64 i, void *data)
 /*
  * Walk the user stack of the current task of process tgid from its user registers (pc, sp,
  * bp) into ustacks: the stack id (UNW_STACK_ID_BASE and up), or -EEXIST (another stack has the
- * id), -ENOMEM (ustacks full), -EFAULT (no scratch).  cnt: the tool's first unwind counter.
+ * id), -ENOMEM (ustacks full, counted), -EFAULT (no scratch).  cnt: the tool's first unwind
+ * counter; gen: the generation the id is marked with (UNW_STACK_ID_GEN), 0 in a tool whose
+ * stacks outlive a generation.
  */
-static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tgid, __u64 *cnt)
+static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tgid, __u64 *cnt,
+					  __u32 gen)
 {
 	struct unw_ctx c = {};
 	struct unw_walk *w;
@@ -338,15 +341,18 @@ static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tg
 		cnt[UNW_CNT_STOP + w->stop]++;
 	bpf_loop(KAGG_MAX_STACK, unw_zero_step, &c, 0);
 	h = w->hash;
-	id = UNW_STACK_ID_BASE | ((__u32)(h ^ (h >> 32)) & UNW_STACK_ID_MASK);
+	id = UNW_STACK_ID_BASE | (gen & 1 ? UNW_STACK_ID_GEN : 0) |
+	     ((__u32)(h ^ (h >> 32)) & UNW_STACK_ID_MASK);
 	c.old = bpf_map_lookup_elem(&ustacks, &id);
 	if (c.old) {
 		bpf_loop(KAGG_MAX_STACK, unw_cmp_step, &c, 0);
 		return w->differ ? -EEXIST_ : id;
 	}
 	if (bpf_map_update_elem(&ustacks, &id, &c.sc->st, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&ustacks, &id))
+	    !bpf_map_lookup_elem(&ustacks, &id)) {
+		cnt[UNW_CNT_FULL]++;
 		return -ENOMEM_;
+	}
 	return id;
 }
 

@@ -251,7 +251,7 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 			      cnt[OFFCPU_CNT_DROP_KSTACK], false);
 		snap_add_drop(snap, "ustack", "user stack not captured (interval kept)",
 			      cnt[OFFCPU_CNT_DROP_USTACK], false);
-		session_unwind_meta(s, snap, &cnt[OFFCPU_CNT_UNW]);
+		session_unwind_meta(s, snap, &cnt[OFFCPU_CNT_UNW], reset);
 	}
 }
 

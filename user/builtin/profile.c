@@ -176,7 +176,7 @@ static void profile_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 	snap->meta.events_filtered = cnt[PROFILE_CNT_IDLE] + cnt[PROFILE_CNT_FILTERED];
 	for (i = 0; i < sizeof(drops) / sizeof(drops[0]); i++)
 		snap_add_drop(snap, drops[i].name, drops[i].what, cnt[drops[i].cnt], drops[i].lost);
-	session_unwind_meta(s, snap, &cnt[PROFILE_CNT_UNW]);
+	session_unwind_meta(s, snap, &cnt[PROFILE_CNT_UNW], reset);
 }
 
 static void profile_destroy(struct kagg_session *s)
@@ -334,6 +334,7 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 		err = session_set_notes(s, skel->maps.proc_notes, &skel->bss->proc_notes_lost);
 	if (!err)
 		err = session_unwind_start(s, &UNW_MAPS(skel), o->pids, o->nr_pids);
+	s->ustacks_gen = true;
 	if (err)
 		return err;
 	s->progs[0] = table ? skel->progs.profile_sample_unw : skel->progs.profile_sample;

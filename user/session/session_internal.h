@@ -134,6 +134,8 @@ struct kagg_session {
 	int *unw_pending;	/* processes noted whose tables are still to load */
 	size_t unw_pending_n, unw_pending_cap;
 	struct bpf_map *ustacks; /* table-walked user stacks (bpf/unwind.bpf.h) */
+	bool ustacks_gen;	/* their ids carry the generation: deleted once it is read */
+	uint64_t unw_full0;	/* unwind_table_full at the start of the interval */
 	struct u64map notes_seen; /* tgid -> its entry of notes_arr */
 	struct note_seen *notes_arr; /* per process: the last note handled */
 	size_t notes_n, notes_cap;
@@ -513,7 +515,8 @@ int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *
  * The meta's unwind part: the method, frames by method and table stats; the walks that
  * stopped early as drops unwind_* (not losses).  cnt: the tool's first unwind counter.
  */
-void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt);
+void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
+			 bool reset);
 /* Handle the pending notes now (without waiting). */
 void session_drain_notes(struct kagg_session *s);
 

@@ -95,7 +95,8 @@ int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *
 	return 0;
 }
 
-void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt)
+void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
+			 bool reset)
 {
 	static const struct {
 		const char *name, *what;
@@ -130,5 +131,10 @@ void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 		snap_add_drop(snap, stops[i].name, stops[i].what, cnt[UNW_CNT_STOP + i], false);
 	snap_add_drop(snap, "unwind_table_full",
 		      "files whose unwind table did not fit under the cap (frames: fp or stop)",
-		      st.full, false);
+		      st.full - s->unw_full0, false);
+	if (reset)
+		s->unw_full0 = st.full;
+	snap_add_drop(snap, "ustacks_full",
+		      "user stack walked but not kept: the walked-stack map is full",
+		      cnt[UNW_CNT_FULL], false);
 }
