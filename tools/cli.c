@@ -369,16 +369,22 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case CLI_OPT_ADDRS:
 		cm->addrs = true;
 		return 0;
+	case CLI_OPT_DELIMITER:
+		cm->delimiter = true;
+		return 0;
 	}
 	return -ENOENT;
 }
 
-int cli_folded_ready(const struct cli_common *cm)
+int cli_folded_ready(struct cli_common *cm)
 {
 	if (cm->print.folded && cm->print.format != KAGG_FORMAT_TEXT)
 		return cli_err(CLI_EXIT_USAGE, "--folded is a text format; drop --format json");
 	if (cm->print.folded && cm->interval)
 		return cli_err(CLI_EXIT_USAGE, "--folded prints once: drop -i");
+	if (cm->delimiter && !cm->print.folded)
+		return cli_err(CLI_EXIT_USAGE, "--delimiter goes with --folded");
+	cm->print.no_delimiter = !cm->delimiter;
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -386,6 +387,14 @@ static void put_frames(FILE *f, int err, const char *lost, const struct kagg_fra
 
 int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 {
+	return kagg_profile__print_folded_opts(snap, f, NULL);
+}
+
+int kagg_profile__print_folded_opts(const struct kagg_snapshot *snap, FILE *f,
+				    const struct kagg_print_opts *opts)
+{
+	bool delim = !(opts && opts->sz > offsetof(struct kagg_print_opts, no_delimiter) &&
+		       opts->no_delimiter);
 	size_t i, n;
 
 	if (!snap || !f)
@@ -399,7 +408,7 @@ int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 		else
 			fputs("[unknown]", f);
 		put_frames(f, st->ustack_err, ";[user stack lost]", st->uframes, st->nr_uframes);
-		if (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT))
+		if (delim && (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT)))
 			fputs(";--", f);
 		put_frames(f, st->kstack_err, ";[kernel stack lost]", st->kframes, st->nr_kframes);
 		fprintf(f, " %" PRIu64 "\n", st->count);

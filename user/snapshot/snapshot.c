@@ -658,7 +658,8 @@ void snap_put_folded(FILE *f, const char *s, size_t n)
 }
 
 /* "comm;user outermost..innermost;--;kernel outermost..innermost value" */
-static void print_stack_folded(const struct kagg_stack *st, enum kagg_unit unit, FILE *f)
+static void print_stack_folded(const struct kagg_stack *st, enum kagg_unit unit, bool delim,
+			       FILE *f)
 {
 	unsigned int i;
 
@@ -667,7 +668,7 @@ static void print_stack_folded(const struct kagg_stack *st, enum kagg_unit unit,
 		fputc(';', f);
 		snap_put_folded(f, st->uframes[i - 1]->sym, SIZE_MAX);
 	}
-	if (st->nr_kframes)
+	if (st->nr_kframes && delim)
 		fputs(";--", f);
 	for (i = st->nr_kframes; i > 0; i--) {
 		fputc(';', f);
@@ -686,7 +687,7 @@ static enum kagg_unit snap_unit(const struct kagg_snapshot *snap)
 }
 
 static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, bool folded,
-		      bool timestamp, const struct pct_list *pl)
+		      bool delim, bool timestamp, const struct pct_list *pl)
 {
 	enum kagg_unit unit = snap_unit(snap);
 	size_t i;
@@ -697,7 +698,7 @@ static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, b
 		print_meta_text(&snap->meta, f);
 	if (folded) {
 		for (i = 0; i < snap->nr_stacks; i++)
-			print_stack_folded(&snap->stacks[i], unit, f);
+			print_stack_folded(&snap->stacks[i], unit, delim, f);
 		return ferror(f) ? -EIO : 0;
 	}
 	if (snap->stream) {
@@ -1044,5 +1045,6 @@ int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
 	if (fmt != KAGG_FORMAT_TEXT)
 		return -EINVAL;
 	return print_text(snap, f, OPTS_GET(opts, kagg_print_opts, no_meta, false),
-			  OPTS_GET(opts, kagg_print_opts, folded, false), ts, &pl);
+			  OPTS_GET(opts, kagg_print_opts, folded, false),
+			  !OPTS_GET(opts, kagg_print_opts, no_delimiter, false), ts, &pl);
 }

@@ -345,8 +345,13 @@ struct kagg_print_opts {
 	 * before the text (not folded) and as "timestamp" in the JSON meta.
 	 */
 	bool timestamp;
+	/*
+	 * Appended after 0.2: folded lines without the ";--" between the user and the kernel
+	 * frames (kagg's command line leaves it out unless --delimiter, as bcc's -d).
+	 */
+	bool no_delimiter;
 };
-#define kagg_print_opts__last_field timestamp
+#define kagg_print_opts__last_field no_delimiter
 
 /*
  * Print a snapshot: text (BCC-style histograms, meta header, stacks) or one
