@@ -388,7 +388,8 @@ DPKG_ARCH_x86	:= amd64
 # libraries through multiarch (PKG:arm64), and qemu-user to run its unit tests.
 ifneq ($(ARCH),$(HOST_ARCH))
 DPKG_ARCH	:= $(if $(filter arm64,$(ARCH)),arm64,amd64)
-CROSS_LIBS	:= libc6-dev libelf-dev zlib1g-dev libiberty-dev libprotobuf-c-dev \
+CROSS_LIBS	:= libc6-dev libelf-dev libdw-dev libdebuginfod-dev liblzma-dev zlib1g-dev \
+		   libiberty-dev libprotobuf-c-dev \
 		   libmicrohttpd-dev libcmocka-dev libtraceevent-dev libstdc++-12-dev
 CROSS_DEPS	:= gcc-$(GNU_ARCH) g++-$(GNU_ARCH) binutils-$(GNU_ARCH) qemu-user-static \
 		   $(addsuffix :$(DPKG_ARCH),$(CROSS_LIBS))
