@@ -57,7 +57,7 @@
 
 /*
  * One tracepoint program in the two flavours userspace chooses between
- * (user/session.c: session_tp_autoload): NAME_tp_btf on "tp_btf/TP" and
+ * (user/session/session.c: session_tp_autoload): NAME_tp_btf on "tp_btf/TP" and
  * NAME_raw_tp on "raw_tp/TP".  Both take the tracepoint's arguments (the
  * ..., as BPF_PROG takes them) and return CALL, an expression in which
  * `btf` is true in the first and false in the second (a constant, so each

@@ -19,7 +19,7 @@
  * tracepoints (sys_enter for counts, sys_exit for errors, both for latency)
  * sends one struct sc_rec per event with the filter decision made here;
  * userspace counts, classifies and times the calls alike
- * (user/tools/syscount_stream.c).  With both sets attached each event is stamped
+ * (user/builtin/syscount_stream.c).  With both sets attached each event is stamped
  * once for both (stream.bpf.h); the aggregating programs only pay for the
  * stamp in that mode.
  */

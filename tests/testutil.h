@@ -324,6 +324,45 @@ static inline char *tu_slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/*
+ * The shell command made of fmt, run: its exit status, -1 when it could not run, 128 when a
+ * signal ended it.  With must, a status other than 0 fails the test, naming the command.
+ */
+static inline int tu_vsh(bool must, const char *fmt, va_list ap)
+{
+	char cmd[4096];
+	int rc;
+
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	rc = system(cmd);
+	rc = rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+	if (must && rc)
+		fail_msg("command failed (%d): %s", rc, cmd);
+	return rc;
+}
+
+/* The exit status of the shell command made of fmt (as tu_vsh() gives it). */
+static inline __attribute__((format(printf, 1, 2))) int tu_sh(const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = tu_vsh(false, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Run the shell command made of fmt; fail the test when it fails. */
+static inline __attribute__((format(printf, 1, 2))) void tu_sh_ok(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tu_vsh(true, fmt, ap);
+	va_end(ap);
+}
+
 /* Path of test helper name: $KAGG_HELPERS/name, else build/tests/helpers/name. */
 static inline const char *tu_helper(const char *name, char *buf, size_t len)
 {
@@ -454,6 +493,26 @@ static inline bool tu_kagg_exited(struct tu_kagg *k)
 	if (!k->reaped && waitpid(k->pid, &k->status, WNOHANG) == k->pid)
 		k->reaped = true;
 	return k->reaped;
+}
+
+/*
+ * Whether kagg ended by itself within ms milliseconds (a bound far above what
+ * the run takes, so it only tells "ends" from "runs until Ctrl-C"); if not,
+ * it is sent SIGINT and reaped by tu_kagg_finish().
+ */
+static inline bool tu_kagg_ends_within(struct tu_kagg *k, unsigned int ms)
+{
+	unsigned int t;
+
+	for (t = 0; t < ms; t += 20) {
+		if (tu_kagg_exited(k))
+			return true;
+		tu_sleep_ms(20);
+	}
+	if (tu_kagg_exited(k))
+		return true;
+	kill(k->pid, SIGINT);
+	return false;
 }
 
 /*

@@ -717,7 +717,7 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 	struct kagg_print_opts po = {};
 	struct kagg_snapshot head;
 	const struct kagg_hist **order;
-	size_t i;
+	size_t i, n;
 	int err;
 
 	if (!snap || !f || !opts_valid(opts, OPTS_END(kagg_print_opts)))
@@ -754,7 +754,8 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 	if (snap->stream)
 		fprintf(f, " %12s %8s", "STREAMED", "DIFF");
 	fputc('\n', f);
-	for (i = 0; i < snap->nr_hists; i++) {
+	n = po.top && po.top < snap->nr_hists ? po.top : snap->nr_hists;
+	for (i = 0; i < n; i++) {
 		const struct kagg_hist *h = order[i];
 
 		sc_print_key(h, f);
@@ -778,6 +779,9 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 	}
 	if (!snap->nr_hists && (!snap->stream || !snap->stream->nr_hists))
 		fprintf(f, "(no calls)\n");
+	if (n < snap->nr_hists)
+		fprintf(f, "(%zu more rows, fewer calls: --top %zu shows the most)\n",
+			snap->nr_hists - n, po.top);
 	free(order);
 	return ferror(f) ? -EIO : 0;
 }

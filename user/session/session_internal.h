@@ -2,7 +2,7 @@
 /*
  * Internal: the generic half of a session, shared by every tool.
  *
- * A tool (user/tools/offcpu.c, ...) opens its skeleton, fills the session's program
+ * A tool (user/builtin/offcpu.c, ...) opens its skeleton, fills the session's program
  * list, its `gen` pointer and its counters map, and supplies session_ops for
  * what only it knows (reading its aggregates into a snapshot, naming its
  * drops).  The generic half attaches and detaches, keeps the interval
@@ -334,7 +334,7 @@ bool session_task_exists(int id);
 int session_need_btf(struct kagg_session *s);
 
 /*
- * Kernel features probed once per process (libbpf's probes, never the
+ * Kernel features probed once per session (libbpf's probes, never the
  * release): BPF task local storage (BPF_MAP_TYPE_TASK_STORAGE, absent from
  * 5.10) and attach cookies (bpf_get_attach_cookie).
  */
@@ -361,7 +361,7 @@ bool session_task_storage(struct kagg_session *s, bool btf);
 bool session_has_bpf_atomics(struct kagg_session *s);
 int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj);
 
-/* ---- generic readers for the shapes of bpf/abi/common.h ---- */
+/* ---- generic readers for the shapes of bpf/shared/common.h ---- */
 
 /*
  * For each key of map into key (a variable of the map's key size), prev a
@@ -465,7 +465,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *map, __u32 g,
  * merged as struct kagg_frame says (by function, or by address with KAGG_SNAP_ADDRS).
  * from_tracer: the kernel stacks were captured from inside the tracing program (tracepoint
  * programs; not perf_event ones, whose stacks start at the sampled registers), so their
- * leading frames are the program's and are dropped (see user/stacks.h).
+ * leading frames are the program's and are dropped (see user/snapshot/stacks.h).
  */
 int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
 			__u32 g, bool reset, bool from_tracer, struct kagg_snapshot *snap);

@@ -346,6 +346,12 @@ struct kagg_print_opts {
 	 */
 	bool timestamp;
 	/*
+	 * Appended after 0.1: the text form prints the keyed histograms heaviest first (by
+	 * the sum of their values when has_sum, else by count); with top > 0, text and JSON print only the top heaviest histograms (each
+	 * path's, in --mode both) and top stacks, and say how many were left out.  0: all.
+	 */
+	size_t top;
+	/*
 	 * Appended after 0.2: folded lines without the ";--" between the user and the kernel
 	 * frames (kagg's command line leaves it out unless --delimiter, as bcc's -d).
 	 */
