@@ -32,7 +32,7 @@ struct kagg_flame_opts {
 	const char *title;	/* NULL: "TOOL: on-CPU flame graph" or "off-CPU" with cold */
 	unsigned int width;	/* pixels; 0: 1200 */
 	/*
-	 * Appended after 0.2: frames under this share of the whole, in percent, are not drawn
+	 * Appended after 0.1: frames under this share of the whole, in percent, are not drawn
 	 * (nor what is above them) and the picture is as tall as what is drawn; 0: 0.1, < 0:
 	 * every frame.
 	 */

@@ -352,7 +352,7 @@ struct kagg_print_opts {
 	 */
 	size_t top;
 	/*
-	 * Appended after 0.2: folded lines without the ";--" between the user and the kernel
+	 * Appended after 0.1: folded lines without the ";--" between the user and the kernel
 	 * frames (kagg's command line leaves it out unless --delimiter, as bcc's -d).
 	 */
 	bool no_delimiter;
