@@ -505,10 +505,10 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 	skel->rodata->unit_ns = units_ns(s->unit);
 	skel->rodata->unit_ns_log2 = units_log2(s->unit);
 	bpf_map__set_max_entries(skel->maps.hist, 2 * t->nr_funcs);
-	/* exp: dense for a few functions (SESSION_EXP_DENSE_BYTES per CPU), else sparse */
+	/* exp: dense for a few functions (SESSION_EXP_DENSE_FIT), else sparse */
 	/* (sparse also when the caller caps the cells) */
 	t->exp_dense = t->buckets == KAGG_BUCKETS_EXP && !t->exp_cells &&
-		       t->nr_funcs <= SESSION_EXP_DENSE_FIT(t->exp_scale);
+		       t->nr_funcs <= SESSION_EXP_DENSE_FIT(t->exp_scale, (unsigned int)s->nr_cpus);
 	skel->rodata->exp_dense = t->exp_dense;
 	if (t->exp_dense)
 		err = session_buckets_setup(s, t->buckets, t->exp_scale, skel->maps.exp_hist,

@@ -325,16 +325,16 @@ static int sc_read_key_counts(struct kagg_session *s, struct kagg_snapshot *snap
 	struct kagg_key k, *keys = NULL, *tk;
 	struct sc_count *vals = NULL, *pc = NULL, *tv;
 	size_t n = 0, cap = 0;
+	int err = 0, cpu, nc = session_map_copies(s, m);
 	const void *prev;
-	int err = 0, cpu;
 
-	pc = calloc(s->nr_cpus, sizeof(*pc));
+	pc = calloc(nc, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
 	session_map_for_each_key(m, k, prev) {
 		if (k.gen != g)
 			continue;
-		if (bpf_map__lookup_elem(m, &k, sizeof(k), pc, sizeof(*pc) * s->nr_cpus, 0))
+		if (bpf_map__lookup_elem(m, &k, sizeof(k), pc, sizeof(*pc) * nc, 0))
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -351,7 +351,7 @@ static int sc_read_key_counts(struct kagg_session *s, struct kagg_snapshot *snap
 		}
 		keys[n] = k;
 		memset(&vals[n], 0, sizeof(vals[n]));
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < nc; cpu++) {
 			if (!vals[n].comm[0] && pc[cpu].comm[0])
 				memcpy(vals[n].comm, pc[cpu].comm, sizeof(vals[n].comm));
 			vals[n].count += pc[cpu].count;
@@ -441,10 +441,10 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 	struct syscount *t = s->tool;
 	size_t vsz = sizeof(struct kagg_hist_val), n = 0, i;
 	struct kagg_hist_val *pc, *sums;
+	int err = 0, cpu, j, nc = session_map_copies(s, t->skel->maps.lat);
 	__u32 nrs[SC_NR_MAX], nr, idx;
-	int err = 0, cpu, j;
 
-	pc = calloc(s->nr_cpus, vsz);
+	pc = calloc(nc, vsz);
 	sums = calloc(SC_NR_MAX, vsz);
 	if (!pc || !sums) {
 		err = -ENOMEM;
@@ -454,11 +454,10 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 		uint64_t tot = 0;
 
 		idx = g * SC_NR_MAX + nr;
-		err = bpf_map__lookup_elem(t->skel->maps.lat, &idx, sizeof(idx), pc,
-					   vsz * s->nr_cpus, 0);
+		err = bpf_map__lookup_elem(t->skel->maps.lat, &idx, sizeof(idx), pc, vsz * nc, 0);
 		if (err)
 			goto out;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < nc; cpu++) {
 			for (j = 0; j < KAGG_SLOTS; j++) {
 				sums[n].slots[j] += pc[cpu].slots[j];
 				tot += pc[cpu].slots[j];
@@ -471,7 +470,7 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 		}
 		nrs[n++] = nr;
 		if (reset) {
-			err = session_percpu_zero(t->skel->maps.lat, idx, pc, vsz * s->nr_cpus);
+			err = session_percpu_zero(t->skel->maps.lat, idx, pc, vsz * nc);
 			if (err)
 				goto out;
 		}

@@ -67,6 +67,8 @@ struct session_ops {
 	struct bpf_link *(*attach)(struct kagg_session *s, int i);
 	/* Release what the tool state holds (skeleton, fds); the session frees the state. */
 	void (*destroy)(struct kagg_session *s);
+	/* Optional: at each kagg_session__poll(), before it waits. */
+	void (*poll)(struct kagg_session *s);
 };
 
 /* A process's last handled note (bpf/proc_notes.bpf.h): what its maps were read for. */
@@ -367,6 +369,23 @@ int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj);
  * For each key of map into key (a variable of the map's key size), prev a
  * const void * the walk keeps: the key before, or NULL for the first.
  */
+/*
+ * Copies of each value a lookup of map returns: one per possible CPU for the per-CPU
+ * types, else one (the shared maps the programs add to atomically).
+ */
+static inline int session_map_copies(const struct kagg_session *s, const struct bpf_map *map)
+{
+	switch (bpf_map__type(map)) {
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+	case BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE:
+		return s->nr_cpus;
+	default:
+		return 1;
+	}
+}
+
 #define session_map_for_each_key(map, key, prev)                                                   \
 	for (prev = NULL; !bpf_map__get_next_key(map, prev, &(key), sizeof(key)); prev = &(key))
 
@@ -399,11 +418,16 @@ int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale
 #define SESSION_EXP_CELLS 16384
 /*
  * Tools with one exp histogram per function or syscall keep them dense (an exp_hist
- * entry each, two generations) while they take at most SESSION_EXP_DENSE_BYTES per CPU:
- * SESSION_EXP_DENSE_FIT(scale) of them (31 at scale 3).
+ * entry each, two generations) while they take at most SESSION_EXP_DENSE_BYTES per CPU
+ * and SESSION_EXP_DENSE_TOTAL over the possible CPUs: SESSION_EXP_DENSE_FIT(scale,
+ * cpus) of them (31 at scale 3 up to 32 CPUs, 3 with 256).
  */
 #define SESSION_EXP_DENSE_BYTES (256 * 1024)
-#define SESSION_EXP_DENSE_FIT(scale) (SESSION_EXP_DENSE_BYTES / (2 * 8 * (KAGG_EXP_SLOTS(scale) + 2U)))
+#define SESSION_EXP_DENSE_TOTAL (8 * 1024 * 1024)
+#define SESSION_EXP_DENSE_FIT(scale, cpus)                                                         \
+	((SESSION_EXP_DENSE_TOTAL / (cpus) < SESSION_EXP_DENSE_BYTES ?                             \
+	  SESSION_EXP_DENSE_TOTAL / (cpus) : SESSION_EXP_DENSE_BYTES) /                            \
+	 (2 * 8 * (KAGG_EXP_SLOTS(scale) + 2U)))
 int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
 			    unsigned int max_cells, struct bpf_map *cells,
 			    volatile struct kagg_exp_params *params, volatile __u32 *words);

@@ -96,6 +96,7 @@ struct kagg_snapshot *snap_new(void)
 		snap->meta.sz = sizeof(snap->meta);
 		snap->meta.drops = snap->drop_ptrs;
 		snap->meta.progs = snap->prog_ptrs;
+		snap->meta.maps = snap->map_ptrs;
 	}
 	return snap;
 }
@@ -155,6 +156,19 @@ void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *wh
 	m->nr_drops++;
 	if (loses_event)
 		m->drops_total += count;
+}
+
+struct kagg_map_cost *snap_add_map(struct kagg_snapshot *snap)
+{
+	struct kagg_meta *m = &snap->meta;
+	struct kagg_map_cost *mc;
+
+	if (m->nr_maps >= SNAP_MAX_MAPS)
+		return NULL;
+	mc = &snap->maps[m->nr_maps];
+	*mc = (struct kagg_map_cost){ .sz = sizeof(*mc) };
+	snap->map_ptrs[m->nr_maps++] = mc;
+	return mc;
 }
 
 struct kagg_prog_cost *snap_add_prog(struct kagg_snapshot *snap)
@@ -540,6 +554,13 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 		fprintf(f, "# overhead: %s %.1f ns/event (%" PRIu64 " runs, %" PRIu64 " ns)\n",
 			E(m->progs[i]->prog), m->progs[i]->ns_per_run, m->progs[i]->run_cnt,
 			m->progs[i]->run_time_ns);
+	for (i = 0; m->has_overhead && i < m->nr_maps; i++)
+		fprintf(f, "# map: %s %s key %u value %u entries %u x%u: %" PRIu64 " bytes\n",
+			E(m->maps[i]->map), E(m->maps[i]->type), m->maps[i]->key_size,
+			m->maps[i]->value_size, m->maps[i]->max_entries, m->maps[i]->copies,
+			m->maps[i]->bytes);
+	if (m->has_overhead && m->nr_maps)
+		fprintf(f, "# map bytes: %" PRIu64 " in %zu maps\n", m->map_bytes, m->nr_maps);
 	if (m->has_overhead && m->agg_ns_per_event > 0 && m->stream_ns_per_event > 0) {
 		double consumer = m->events_seen ? m->consumer_cpu_s * 1e9 / m->events_seen : 0;
 		double stream_ns = m->stream_ns_per_event + consumer;
@@ -575,7 +596,7 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 		last = lb;
 	w = last <= 32 ? 10 : 20;
 	fprintf(f, "%*s%-*s : agg        stream     diff\n", w - 5, "", w + 9,
-		kagg_unit__name(a ? a->unit : b->unit));
+		h->value ? h->value : kagg_unit__name(h->unit));
 	for (i = 0; i <= last; i++) {
 		va = a && i < (int)a->nr_slots ? a->slots[i] : 0;
 		vb = b && i < (int)b->nr_slots ? b->slots[i] : 0;
@@ -930,6 +951,20 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m, bool timest
 			jw_obj_end(w);
 		}
 		jw_arr_end(w);
+		jw_arr_begin(w, "maps");
+		for (i = 0; i < m->nr_maps; i++) {
+			jw_obj_begin(w, NULL);
+			jw_str(w, "map", m->maps[i]->map);
+			jw_str(w, "type", m->maps[i]->type);
+			jw_u64(w, "key_size", m->maps[i]->key_size);
+			jw_u64(w, "value_size", m->maps[i]->value_size);
+			jw_u64(w, "max_entries", m->maps[i]->max_entries);
+			jw_u64(w, "copies", m->maps[i]->copies);
+			jw_u64(w, "bytes", m->maps[i]->bytes);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_u64(w, "map_bytes", m->map_bytes);
 	}
 	jw_obj_end(w);
 }
