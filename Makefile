@@ -102,7 +102,8 @@ ROOT_BINS	:= $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf/%,$(ROOT_SRCS))
 TEST_HELPERS	:= $(patsubst tests/helpers/%.c,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.c)) \
 		   $(patsubst tests/helpers/%.cc,$(OUT)/tests/helpers/%,$(wildcard tests/helpers/*.cc)) \
 		   $(OUT)/tests/helpers/libstack_late.so $(OUT)/tests/helpers/libsymsrc.so \
-		   $(OUT)/tests/helpers/libcfi_cases.so $(OUT)/tests/helpers/unwind_target \
+		   $(if $(filter x86,$(ARCH)),$(OUT)/tests/helpers/libcfi_cases.so) \
+		   $(OUT)/tests/helpers/unwind_target \
 		   $(OUT)/tests/helpers/unwind_target_cxx
 BENCH_SRCS	:= $(wildcard tests/bench/*.c)
 BENCH_BINS	:= $(patsubst tests/bench/%.c,$(OUT)/tests/bench/%,$(BENCH_SRCS))
@@ -387,7 +388,8 @@ DPKG_ARCH_x86	:= amd64
 # libraries through multiarch (PKG:arm64), and qemu-user to run its unit tests.
 ifneq ($(ARCH),$(HOST_ARCH))
 DPKG_ARCH	:= $(if $(filter arm64,$(ARCH)),arm64,amd64)
-CROSS_LIBS	:= libc6-dev libelf-dev zlib1g-dev libiberty-dev libprotobuf-c-dev \
+CROSS_LIBS	:= libc6-dev libelf-dev libdw-dev libdebuginfod-dev liblzma-dev zlib1g-dev \
+		   libiberty-dev libprotobuf-c-dev \
 		   libmicrohttpd-dev libcmocka-dev libtraceevent-dev libstdc++-12-dev
 CROSS_DEPS	:= gcc-$(GNU_ARCH) g++-$(GNU_ARCH) binutils-$(GNU_ARCH) qemu-user-static \
 		   $(addsuffix :$(DPKG_ARCH),$(CROSS_LIBS))

@@ -95,7 +95,7 @@ static __always_inline bool state_selected(__u32 stbit)
 
 static __always_inline void record_stacks(void *ctx, struct start *s, struct counters *c,
 					  struct task_struct *prev, __u32 tgid, bool kthread,
-					  const bool btf)
+					  const bool btf, const bool table)
 {
 	s->kstack = bpf_get_stackid(ctx, &stackmap, 0);
 	if (s->kstack < 0)
@@ -104,14 +104,16 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 		s->ustack = KAGG_NO_STACK;
 		return;
 	}
-	if (unwind == UNW_MODE_FP) {
-		s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
-	} else {
+#if UNW_WALK
+	if (table && unwind != UNW_MODE_FP) {
 		/* sched_switch runs in prev's context: its user registers, saved at kernel entry */
 		struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-		s->ustack = unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[OFFCPU_CNT_UNW]);
-	}
+		/* an interval can close generations later: its stack is never deleted */
+		s->ustack = unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[OFFCPU_CNT_UNW], 0);
+	} else
+#endif
+		s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
 	if (s->ustack < 0)
 		c->cnt[OFFCPU_CNT_DROP_USTACK]++;
 	else
@@ -152,7 +154,7 @@ static __always_inline void stack_add(struct task_struct *next, __u32 tgid, __u3
 }
 
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
-				     struct task_struct *next, const bool btf)
+				     struct task_struct *next, const bool btf, const bool table)
 {
 	__u32 zero = 0, pid, npid, tgid, g, slot;
 	__u64 now, delta;
@@ -218,7 +220,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 			if (with_stacks) {
 				__u32 flags = btf ? prev->flags : BPF_CORE_READ(prev, flags);
 
-				record_stacks(ctx, s, c, prev, tgid, flags & PF_KTHREAD, btf);
+				record_stacks(ctx, s, c, prev, tgid, flags & PF_KTHREAD, btf,
+					      table);
 			}
 		} else {
 			c->cnt[OFFCPU_CNT_DROP_STORAGE]++;
@@ -294,7 +297,17 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 KAGG_TP_PROGS(offcpu_stream, "sched_switch", on_switch_stream(ctx, preempt, prev, next, btf),
 	      bool preempt, struct task_struct *prev, struct task_struct *next);
 
-KAGG_TP_PROGS(offcpu, "sched_switch", on_switch(ctx, preempt, prev, next, btf), bool preempt,
-	      struct task_struct *prev, struct task_struct *next);
+KAGG_TP_PROGS(offcpu, "sched_switch", on_switch(ctx, preempt, prev, next, btf, false),
+	      bool preempt, struct task_struct *prev, struct task_struct *next);
+
+/*
+ * With user stacks walked by unwind tables: needs bpf_loop() (5.17) and bpf_task_pt_regs()
+ * (5.15), so tp_btf and task storage too.  Userspace loads it in place of offcpu_tp_btf.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_unw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, preempt, prev, next, kagg_has_task_storage(), true);
+}
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -63,8 +63,28 @@ static __always_inline bool sample_in_user(struct bpf_perf_event_data *ctx)
 	return (long)PT_REGS_IP(&ctx->regs) >= 0;
 }
 
-SEC("perf_event")
-int profile_sample(struct bpf_perf_event_data *ctx)
+/*
+ * The user stack walked by unwind tables (bpf/unwind.bpf.h), from the sampled registers in
+ * user mode, else from those the task saved entering the kernel.
+ */
+static __always_inline int walk_user(struct bpf_perf_event_data *ctx, __u32 tgid,
+				     struct counters *c, __u32 gen)
+{
+#if UNW_WALK
+	struct pt_regs *u;
+
+	if (sample_in_user(ctx))
+		return unw_user_stack(ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, tgid,
+				      &c->cnt[PROFILE_CNT_UNW], gen);
+	u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[PROFILE_CNT_UNW], gen);
+#else
+	return bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+#endif
+}
+
+/* table: the table program (userspace loads one of the two, see profile_sample_unw). */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool table)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, pid = (__u32)id;
@@ -99,18 +119,10 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	    !((kagg_has_task_storage() ? bpf_get_current_task_btf()->flags
 				       : BPF_CORE_READ(kagg_current_task(), flags)) &
 	      PF_KTHREAD)) {
-		if (unwind == UNW_MODE_FP) {
+		if (table && unwind != UNW_MODE_FP)
+			key.ustack = walk_user(ctx, tgid, c, key.gen);
+		else
 			key.ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
-		} else if (sample_in_user(ctx)) {
-			key.ustack = unw_user_stack(ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, tgid,
-						    &c->cnt[PROFILE_CNT_UNW]);
-		} else {
-			struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(
-				bpf_get_current_task_btf());
-
-			key.ustack = unw_user_stack(u->ip, u->sp, u->bp, tgid,
-						    &c->cnt[PROFILE_CNT_UNW]);
-		}
 		if (key.ustack < 0)
 			stack_err(c, key.ustack, PROFILE_CNT_USTACK_EFAULT);
 		else if (kagg_has_task_storage())
@@ -135,6 +147,20 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 	kagg_add(&v->total_ns, period_ns);
 	c->cnt[PROFILE_CNT_RECORDED]++;
 	return 0;
+}
+
+/* User stacks by the kernel's frame-pointer walk: every kernel. */
+SEC("perf_event")
+int profile_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, false);
+}
+
+/* User stacks by unwind tables: needs bpf_loop() (5.17), bpf_task_pt_regs() (5.15). */
+SEC("perf_event")
+int profile_sample_unw(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, true);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

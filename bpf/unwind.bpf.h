@@ -12,6 +12,11 @@
  * The walk runs in bpf_loop() (one callback verified once, KAGG_MAX_STACK frames at most);
  * its reads of user memory are bpf_probe_read_user() (no fault handling: a page not present
  * stops the walk, counted as UNW_STOP_READ).
+ *
+ * The walk needs bpf_loop() (5.17) and bpf_task_pt_regs() (5.15): a tool calls it only from
+ * its own table program, which userspace loads only where the kernel has both (else the fp
+ * program, without them, is loaded alone).  It follows x86-64's registers and PLT rule, so
+ * it is compiled for x86-64 only (UNW_WALK); the maps exist everywhere.
  */
 #ifndef KAGG_UNWIND_BPF_H
 #define KAGG_UNWIND_BPF_H
@@ -94,6 +99,9 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unw_scratch);
 } unw_scratch SEC(".maps");
+
+#if defined(__TARGET_ARCH_x86)
+#define UNW_WALK 1
 
 /* What the callbacks get (on the stack, unchanging): the scratch and the process's maps. */
 struct unw_ctx {
@@ -302,9 +310,12 @@ static long unw_cmp_step(__u64 i, void *data)
 /*
  * Walk the user stack of the current task of process tgid from its user registers (pc, sp,
  * bp) into ustacks: the stack id (UNW_STACK_ID_BASE and up), or -EEXIST (another stack has the
- * id), -ENOMEM (ustacks full), -EFAULT (no scratch).  cnt: the tool's first unwind counter.
+ * id), -ENOMEM (ustacks full, counted), -EFAULT (no scratch).  cnt: the tool's first unwind
+ * counter; gen: the generation the id is marked with (UNW_STACK_ID_GEN), 0 in a tool whose
+ * stacks outlive a generation.
  */
-static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tgid, __u64 *cnt)
+static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tgid, __u64 *cnt,
+					  __u32 gen)
 {
 	struct unw_ctx c = {};
 	struct unw_walk *w;
@@ -330,16 +341,23 @@ static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tg
 		cnt[UNW_CNT_STOP + w->stop]++;
 	bpf_loop(KAGG_MAX_STACK, unw_zero_step, &c, 0);
 	h = w->hash;
-	id = UNW_STACK_ID_BASE | ((__u32)(h ^ (h >> 32)) & UNW_STACK_ID_MASK);
+	id = UNW_STACK_ID_BASE | (gen & 1 ? UNW_STACK_ID_GEN : 0) |
+	     ((__u32)(h ^ (h >> 32)) & UNW_STACK_ID_MASK);
 	c.old = bpf_map_lookup_elem(&ustacks, &id);
 	if (c.old) {
 		bpf_loop(KAGG_MAX_STACK, unw_cmp_step, &c, 0);
 		return w->differ ? -EEXIST_ : id;
 	}
 	if (bpf_map_update_elem(&ustacks, &id, &c.sc->st, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&ustacks, &id))
+	    !bpf_map_lookup_elem(&ustacks, &id)) {
+		cnt[UNW_CNT_FULL]++;
 		return -ENOMEM_;
+	}
 	return id;
 }
+
+#else
+#define UNW_WALK 0
+#endif /* __TARGET_ARCH_x86 */
 
 #endif /* KAGG_UNWIND_BPF_H */

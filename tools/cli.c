@@ -372,6 +372,9 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case CLI_OPT_ADDRS:
 		cm->addrs = true;
 		return 0;
+	case CLI_OPT_DELIMITER:
+		cm->delimiter = true;
+		return 0;
 	case CLI_OPT_TOP:
 		return cli_parse_range(arg, 0, UINT32_MAX, "--top", false, &v) ?:
 		       (cm->print.top = (size_t)v, 0);
@@ -379,12 +382,15 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	return -ENOENT;
 }
 
-int cli_folded_ready(const struct cli_common *cm)
+int cli_folded_ready(struct cli_common *cm)
 {
 	if (cm->print.folded && cm->print.format != KAGG_FORMAT_TEXT)
 		return cli_err(CLI_EXIT_USAGE, "--folded is a text format; drop --format json");
 	if (cm->print.folded && cm->interval)
 		return cli_err(CLI_EXIT_USAGE, "--folded prints once: drop -i");
+	if (cm->delimiter && !cm->print.folded)
+		return cli_err(CLI_EXIT_USAGE, "--delimiter goes with --folded");
+	cm->print.no_delimiter = !cm->delimiter;
 	return 0;
 }
 

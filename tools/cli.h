@@ -129,6 +129,7 @@ enum {
 	CLI_OPT_FOLDED,		/* stack tools: --folded (-f), --addrs */
 	CLI_OPT_ADDRS,
 	CLI_OPT_TOP,		/* --top N (-T N in syscount) */
+	CLI_OPT_DELIMITER,	/* stack tools: --delimiter */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -155,7 +156,8 @@ int cli_unwind(const char *arg, enum kagg_unwind *u);
 /* --folded and --addrs of the tools that aggregate stacks (offcpu, profile; -f is theirs). */
 #define CLI_STACKS_LONGOPTS                                                    \
 	{ "folded", no_argument, NULL, CLI_OPT_FOLDED },                      \
-	{ "addrs", no_argument, NULL, CLI_OPT_ADDRS }
+	{ "addrs", no_argument, NULL, CLI_OPT_ADDRS },                        \
+	{ "delimiter", no_argument, NULL, CLI_OPT_DELIMITER }
 
 /* -P/-L/-p/-t of the tools that take all four (offcpu, runqlat), parsed under CLI_TASKS. */
 #define CLI_TASKS_HELP                                                         \
@@ -228,6 +230,7 @@ struct cli_common {
 	struct kagg_print_opts print; /* sz set by the tool */
 	double pcts[16];	      /* --percentiles: print.percentiles points here */
 	bool addrs;		      /* --addrs: stack frames by address (KAGG_SNAP_ADDRS) */
+	bool delimiter;		      /* --delimiter: ";--" between user and kernel frames */
 	/* The snapshot printer of cli_run (NULL: kagg_snapshot__print). */
 	int (*printer)(const struct kagg_snapshot *snap, FILE *f,
 		       const struct kagg_print_opts *opts);
@@ -267,7 +270,7 @@ int cli_positional_duration(int argc, char **argv, struct cli_common *cm);
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
 /* After parsing, in a stack tool: --folded is text printed once (else a usage error, 2); 0. */
-int cli_folded_ready(const struct cli_common *cm);
+int cli_folded_ready(struct cli_common *cm);
 
 /*
  * The task filters: -P/--per-process and -L/--per-thread (the histogram

@@ -31,6 +31,7 @@ CLI_UNWIND_HELP
 "  -f, --folded           print stacks folded, for flame graphs, once at the end\n"
 "                         (implies --stacks; not with -i); the meta to stderr\n"
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
+"      --delimiter        folded: \"--\" between the user and the kernel frames\n"
 "                         (implies --stacks)\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
 "      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"

@@ -32,6 +32,7 @@ CLI_UNWIND_HELP
 "  -f, --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs),\n"
 "                         once at the end (not with -i); the meta to stderr\n"
 "      --addrs            stack frames by address (func+0x1a), not merged by function\n"
+"      --delimiter        folded: \"--\" between the user and the kernel frames\n"
 CLI_COMMON_HELP
 "      --format svg       a flame graph: one interactive SVG (search, zoom, tooltips)\n"
 "      --format html      a one-file report: flame graph and meta\n"
@@ -72,7 +73,7 @@ struct profile_args {
 static int print_folded(const struct kagg_snapshot *snap, FILE *f,
 			const struct kagg_print_opts *opts)
 {
-	return kagg_profile__print_folded(snap, f);
+	return kagg_profile__print_folded_opts(snap, f, opts);
 }
 
 /* --event EV; 0 or a usage error. */

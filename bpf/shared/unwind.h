@@ -81,15 +81,19 @@ enum unw_counter {
 	UNW_CNT_FP = 0,
 	UNW_CNT_TABLE = 1,
 	UNW_CNT_STOP = 2,	/* + enum unw_stop */
-	UNW_CNT_NR = UNW_CNT_STOP + UNW_STOP_MAX,
+	UNW_CNT_FULL = UNW_CNT_STOP + UNW_STOP_MAX,	/* a new stack did not fit in ustacks */
+	UNW_CNT_NR,
 };
 
 /*
  * Stack ids of table-walked user stacks (map ustacks) are UNW_STACK_ID_BASE and up, above
  * every stack map id (< its max_entries), so kagg_key.ustack tells which map holds a stack.
+ * UNW_STACK_ID_GEN: the stack was captured in generation 1 (profile, whose samples and stacks
+ * share a generation: userspace deletes a generation's stacks once it has read them).
  */
 #define UNW_STACK_ID_BASE 0x40000000
-#define UNW_STACK_ID_MASK 0x3fffffff
+#define UNW_STACK_ID_GEN 0x20000000
+#define UNW_STACK_ID_MASK 0x1fffffff
 
 _Static_assert(sizeof(struct unw_row) == 8, "unw_row layout");
 _Static_assert(sizeof(struct unw_file) == 8, "unw_file layout");

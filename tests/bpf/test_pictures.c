@@ -99,6 +99,8 @@ static double frame_width(const char *svg, const char *name)
 	return p ? strtod(p + 7, NULL) : -1;
 }
 
+static pid_t spin_pid; /* the helper the pprof profile was taken of */
+
 static int setup(void **state)
 {
 	pid_t pid;
@@ -110,6 +112,7 @@ static int setup(void **state)
 		return -1;
 	/* One spinning helper for the three profile runs (svg, html, pprof). */
 	pid = start_helper("spin", "16");
+	spin_pid = pid;
 	tu_sleep_ms(400);
 	rc = sh("%s profile -p %d -U -F 997 -d 5 --format svg > %s/cpu.svg", tu_kagg(), pid, dir);
 	rc |= sh("%s profile -p %d -U -F 997 -d 2 --format html > %s/cpu.html", tu_kagg(), pid,
@@ -260,6 +263,44 @@ static void test_go_pprof(void **state)
 	free(out);
 }
 
+/* go tool pprof -tags: every sample labelled with the helper's pid, tid and comm. */
+static void test_go_pprof_tags(void **state)
+{
+	char want[64], *out, *p;
+
+	TU_SKIP_UNLESS_ROOT();
+	if (!have("go")) {
+		printf("SKIP %s: go not installed (golang-go, make deps)\n", __func__);
+		skip();
+	}
+	assert_int_equal(sh("HOME=%s GOCACHE=%s/gocache GOPATH=%s/go GOFLAGS=-mod=mod timeout 300 "
+			    "go tool pprof -tags %s/cpu.pb.gz > %s/tags.txt 2>&1", dir, dir, dir,
+			    dir, dir), 0);
+	out = slurp("tags.txt");
+	printf("%s", out);
+	/* " pid: Total 5s" then "   5s (100%): 1234": one value, the helper's */
+	snprintf(want, sizeof(want), "%%): %d\n", spin_pid);
+	p = strstr(out, " pid: Total");
+	assert_non_null(p);
+	assert_non_null(strstr(p, want));
+	p = strstr(out, " tid: Total");
+	assert_non_null(p);
+	assert_non_null(strstr(p, want));
+	p = strstr(out, " comm: Total");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "%): pictures_target\n"));
+	free(out);
+	/* the helper's frames in its own file's mapping */
+	assert_int_equal(sh("HOME=%s GOCACHE=%s/gocache GOPATH=%s/go GOFLAGS=-mod=mod timeout 300 "
+			    "go tool pprof -raw %s/cpu.pb.gz > %s/raw.txt 2>&1", dir, dir, dir,
+			    dir, dir), 0);
+	out = slurp("raw.txt");
+	p = strstr(out, "Mappings");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "/pictures_target "));
+	free(out);
+}
+
 static void test_offcpu_widest(void **state)
 {
 	double wl, ws, wall;
@@ -303,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_svg_widths),
 		cmocka_unit_test(test_chromium),
 		cmocka_unit_test(test_go_pprof),
+		cmocka_unit_test(test_go_pprof_tags),
 		cmocka_unit_test(test_offcpu_widest),
 		cmocka_unit_test(test_heatmap),
 	};

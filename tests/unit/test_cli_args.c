@@ -76,6 +76,8 @@ static void test_timestamp_option(void **state)
 		{ 2, "invalid --top '-1'", { "runqlat", "--top", "-1" } },
 		{ 2, "--folded has no line for a timestamp", { "offcpu", "-f", "-T" } },
 		{ 2, "--folded has no line for a timestamp", { "profile", "--timestamp", "-f" } },
+		{ 2, "--delimiter goes with --folded", { "profile", "--delimiter" } },
+		{ 2, "--delimiter goes with --folded", { "offcpu", "--stacks", "--delimiter" } },
 		{ 2, "invalid option '-T'", { "stat", "-T", "--", "true" } },
 	};
 	char *sargv[] = { "syscount", "--help", NULL }, *out = NULL;

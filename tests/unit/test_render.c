@@ -105,6 +105,48 @@ static void test_widths_exact(void **state)
 	flame_fini(&fl);
 }
 
+/* The svg element's height attribute. */
+static unsigned int svg_height(const char *svg)
+{
+	const char *p = strstr(svg, "<svg ");
+
+	assert_non_null(p);
+	p = strstr(p, " height=\"");
+	assert_non_null(p);
+	return strtoul(p + 9, NULL, 10);
+}
+
+/*
+ * A 132-frame tower of one sample in 2000 (0.05%) is not drawn, nor counted in the height;
+ * one of 0.1% is.
+ */
+static void test_narrow_frames_hidden(void **state)
+{
+	const char *deep[132], *app[] = { "app", "main", "work" }, *t[] = { "app", "tick" };
+	char names[132][16];
+	struct flame fl;
+	unsigned int i;
+	char *svg;
+
+	for (i = 0; i < 132; i++) {
+		snprintf(names[i], sizeof(names[i]), "junk%u", i);
+		deep[i] = names[i];
+	}
+	deep[0] = "app";
+	assert_int_equal(flame_init(&fl), 0);
+	assert_int_equal(flame_add(&fl, app, 3, 1997), 0);
+	assert_int_equal(flame_add(&fl, deep, 132, 1), 0);
+	assert_int_equal(flame_add(&fl, t, 2, 2), 0);
+	svg = draw(&fl, true);
+	assert_null(strstr(svg, "junk1 "));
+	assert_null(strstr(svg, "junk131"));
+	assert_non_null(strstr(svg, "<title>tick (2 samples, 0.10%)</title>"));
+	/* all, app, main, work: 4 rows of 16 px, 64 above, 28 below */
+	assert_int_equal(svg_height(svg), 64 + 4 * 16 + 28);
+	free(svg);
+	flame_fini(&fl);
+}
+
 static void test_escaping(void **state)
 {
 	const char *p[] = { "a<b>&\"c'", "bad\xff\x01utf8", "caf\xc3\xa9" };
@@ -213,6 +255,7 @@ static void test_heatmap_columns(void **state)
 
 UU_MAIN(
 	cmocka_unit_test(test_widths_exact),
+	cmocka_unit_test(test_narrow_frames_hidden),
 	cmocka_unit_test(test_escaping),
 	cmocka_unit_test(test_snapshot_order),
 	cmocka_unit_test(test_heatmap_columns)

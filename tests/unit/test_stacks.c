@@ -308,6 +308,19 @@ static void test_folded_names_have_no_separator(void **state)
 				 "a:b c;main;<[u8: 32] as core::array::fmt::Debug>::fmt;--;"
 				 "do_syscall_64;do_nanosleep;schedule;__schedule 2\n");
 	free(buf);
+	/* no_delimiter (the command line without --delimiter): no ";--" in either printer */
+	po.no_delimiter = true;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(kagg_snapshot__print(snap, f, &po), 0);
+	assert_int_equal(kagg_profile__print_folded_opts(snap, f, &po), 0);
+	fclose(f);
+	assert_string_equal(buf, "a:b c;main;<[u8: 32] as core::array::fmt::Debug>::fmt;"
+				 "do_syscall_64;do_nanosleep;schedule;__schedule 2\n"
+				 "a:b c;main;<[u8: 32] as core::array::fmt::Debug>::fmt;"
+				 "do_syscall_64;do_nanosleep;schedule;__schedule 2\n");
+	free(buf);
 	kagg_snapshot__free(snap);
 }
 

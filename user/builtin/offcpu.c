@@ -80,13 +80,22 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	struct offcpu *t = s->tool;
 	bool agg = s->path != KAGG_MODE_STREAM, str = session_streams(s);
 	struct offcpu_bpf *skel;
+	bool table;
 	int err;
 
 	skel = offcpu_bpf__open();
 	if (!skel)
 		return -errno;
+	err = session_unwind_size(s, &UNW_MAPS(skel), &skel->rodata->unwind, o->unwind,
+				  o->stacks && o->threads != KAGG_THREADS_KERNEL, o->unwind_rows, btf,
+				  &table);
+	if (err) {
+		offcpu_bpf__destroy(skel);
+		return err;
+	}
 	const struct session_tp_prog progs[] = {
-		{ skel->progs.offcpu_tp_btf, skel->progs.offcpu_raw_tp, false, true },
+		{ table ? skel->progs.offcpu_unw : skel->progs.offcpu_tp_btf, skel->progs.offcpu_raw_tp,
+		  false, true },
 		{ skel->progs.offcpu_stream_tp_btf, skel->progs.offcpu_stream_raw_tp, true, true },
 	};
 
@@ -97,8 +106,6 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	skel->rodata->user_only = o->threads == KAGG_THREADS_USER;
 	skel->rodata->kernel_only = o->threads == KAGG_THREADS_KERNEL;
 	skel->rodata->with_stacks = o->stacks;
-	session_unwind_size(s, &UNW_MAPS(skel), &skel->rodata->unwind, o->unwind,
-			    o->stacks && o->threads != KAGG_THREADS_KERNEL, o->unwind_rows);
 	skel->rodata->state_mask = t->state_mask;
 	skel->rodata->min_ns = o->min_ns;
 	skel->rodata->max_ns = o->max_ns ? o->max_ns : ~0ULL;
@@ -108,6 +115,7 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	skel->rodata->wake_mode = o->wake;
 	skel->rodata->wake_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4;
 
+	bpf_program__set_autoload(table ? skel->progs.offcpu_tp_btf : skel->progs.offcpu_unw, false);
 	session_tp_autoload(s, progs, 2, btf);
 	/* Size what this configuration does not use down to nothing. */
 	bpf_map__set_max_entries(skel->maps.events, str ? o->stream_bytes : 4096);
@@ -243,7 +251,7 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 			      cnt[OFFCPU_CNT_DROP_KSTACK], false);
 		snap_add_drop(snap, "ustack", "user stack not captured (interval kept)",
 			      cnt[OFFCPU_CNT_DROP_USTACK], false);
-		session_unwind_meta(s, snap, &cnt[OFFCPU_CNT_UNW]);
+		session_unwind_meta(s, snap, &cnt[OFFCPU_CNT_UNW], reset);
 	}
 }
 
@@ -288,7 +296,9 @@ static int offcpu_open(struct kagg_session *s, void *opts)
 
 	session_open_stream(s, o->unit, o->key, "sched:sched_switch", o->mode, &o->stream_bytes);
 	t->stacks = o->stacks;
-	err = validate(o, s, &t->state_mask) ?: session_tasks_open(s, &SESSION_TASKS(o));
+	err = validate(o, s, &t->state_mask) ?:
+	      session_unwind_check(s, o->unwind, o->stacks && o->threads != KAGG_THREADS_KERNEL) ?:
+	      session_tasks_open(s, &SESSION_TASKS(o));
 	if (err)
 		return err;
 	describe_filters(s, o);

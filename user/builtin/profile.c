@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -176,7 +177,7 @@ static void profile_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 	snap->meta.events_filtered = cnt[PROFILE_CNT_IDLE] + cnt[PROFILE_CNT_FILTERED];
 	for (i = 0; i < sizeof(drops) / sizeof(drops[0]); i++)
 		snap_add_drop(snap, drops[i].name, drops[i].what, cnt[drops[i].cnt], drops[i].lost);
-	session_unwind_meta(s, snap, &cnt[PROFILE_CNT_UNW]);
+	session_unwind_meta(s, snap, &cnt[PROFILE_CNT_UNW], reset);
 }
 
 static void profile_destroy(struct kagg_session *s)
@@ -306,6 +307,7 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 {
 	struct profile *t = s->tool;
 	struct profile_bpf *skel;
+	bool table;
 	int err;
 
 	skel = profile_bpf__open();
@@ -315,8 +317,12 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 	skel->rodata->filter_tgid = o->nr_pids > 0;
 	skel->rodata->stacks = o->stacks;
 	skel->rodata->period_ns = 1000000000ULL / o->freq;
-	session_unwind_size(s, &UNW_MAPS(skel), &skel->rodata->unwind, o->unwind,
-			    o->stacks != KAGG_PROFILE_KERNEL, o->unwind_rows);
+	err = session_unwind_size(s, &UNW_MAPS(skel), &skel->rodata->unwind, o->unwind,
+				  o->stacks != KAGG_PROFILE_KERNEL, o->unwind_rows, true, &table);
+	if (err)
+		return err;
+	bpf_program__set_autoload(skel->progs.profile_sample, !table);
+	bpf_program__set_autoload(skel->progs.profile_sample_unw, table);
 	if (!o->nr_pids)
 		bpf_map__set_max_entries(skel->maps.tgids, 1);
 	if (o->stacks == KAGG_PROFILE_KERNEL)
@@ -329,9 +335,10 @@ static int load(struct kagg_session *s, const struct kagg_profile_opts *o)
 		err = session_set_notes(s, skel->maps.proc_notes, &skel->bss->proc_notes_lost);
 	if (!err)
 		err = session_unwind_start(s, &UNW_MAPS(skel), o->pids, o->nr_pids);
+	s->ustacks_gen = true;
 	if (err)
 		return err;
-	s->progs[0] = skel->progs.profile_sample;
+	s->progs[0] = table ? skel->progs.profile_sample_unw : skel->progs.profile_sample;
 	s->nr_progs = 1;
 	session_bind(s, &skel->bss->gen, &skel->bss->armed, skel->maps.counters, PROFILE_CNT_MAX,
 		     "perf_event");
@@ -380,6 +387,14 @@ static void put_frames(FILE *f, int err, const char *lost, const struct kagg_fra
 
 int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 {
+	return kagg_profile__print_folded_opts(snap, f, NULL);
+}
+
+int kagg_profile__print_folded_opts(const struct kagg_snapshot *snap, FILE *f,
+				    const struct kagg_print_opts *opts)
+{
+	bool delim = !(opts && opts->sz > offsetof(struct kagg_print_opts, no_delimiter) &&
+		       opts->no_delimiter);
 	size_t i, n;
 
 	if (!snap || !f)
@@ -393,7 +408,7 @@ int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f)
 		else
 			fputs("[unknown]", f);
 		put_frames(f, st->ustack_err, ";[user stack lost]", st->uframes, st->nr_uframes);
-		if (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT))
+		if (delim && (st->nr_kframes || (st->kstack_err && st->kstack_err != -ENOENT)))
 			fputs(";--", f);
 		put_frames(f, st->kstack_err, ";[kernel stack lost]", st->kframes, st->nr_kframes);
 		fprintf(f, " %" PRIu64 "\n", st->count);

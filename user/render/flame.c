@@ -4,7 +4,8 @@
  * carries its own script (search, zoom, tooltips).  x and width of each frame are its offset
  * and value as fractions of the root's, printed to 1/10000 of a pixel, so the widths are the
  * values.  Children are drawn in name order (as flamegraph.pl does), so equal inputs draw
- * the same picture.
+ * the same picture.  Frames under a minimum share (0.1% by default) are left out, as
+ * flamegraph.pl's --minwidth does, and the picture is as tall as what is drawn.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -224,7 +225,26 @@ struct draw {
 	FILE *f;
 	double w;		/* drawing width: the root's */
 	size_t *kids;		/* scratch: one node's children, sorted */
+	uint64_t min;		/* narrowest value drawn */
+	unsigned int depth;	/* frames in the deepest path drawn, the root included */
 };
+
+/* The frames of the deepest path from i (at depth) whose frames are all at least min. */
+static unsigned int drawn_depth(const struct flame *fl, size_t i, unsigned int depth,
+				uint64_t min)
+{
+	unsigned int d = depth + 1, k;
+	size_t c;
+
+	for (c = fl->n[i].child; c; c = fl->n[c].next) {
+		if (fl->n[c].value < min)
+			continue;
+		k = drawn_depth(fl, c, depth + 1, min);
+		if (k > d)
+			d = k;
+	}
+	return d;
+}
 
 static void draw_frame(struct draw *d, size_t i, unsigned int depth, double x)
 {
@@ -232,7 +252,7 @@ static void draw_frame(struct draw *d, size_t i, unsigned int depth, double x)
 	double total = d->fl->n[0].value ? (double)d->fl->n[0].value : 1;
 	double fx = x / total, fw = n->value / total;
 	double px = FL_PAD + fx * d->w, pw = fw * d->w;
-	double y = FL_TOP + (d->fl->depth - 1 - depth) * FL_FRAME_H;
+	double y = FL_TOP + (d->depth - 1 - depth) * FL_FRAME_H;
 	char val[64], fill[32];
 	size_t fit;
 
@@ -275,7 +295,7 @@ static int draw_tree(struct draw *d, size_t i, unsigned int depth, double x)
 		kids[nk++] = c;
 	qsort_r(kids, nk, sizeof(*kids), cmp_name, (void *)n);
 	for (k = 0; k < nk; k++) {
-		int err = draw_tree(d, kids[k], depth + 1, x);
+		int err = n[kids[k]].value < d->min ? 0 : draw_tree(d, kids[k], depth + 1, x);
 
 		if (err) {
 			free(kids);
@@ -330,10 +350,20 @@ static const char flame_js[] =
 
 int flame_svg(const struct flame *fl, FILE *f, const struct flame_svg *o)
 {
-	unsigned int width = o->width ? o->width : 1200;
-	unsigned int height = FL_TOP + fl->depth * FL_FRAME_H + FL_BOTTOM;
+	unsigned int width = o->width ? o->width : 1200, height;
 	struct draw d = { .fl = fl, .o = o, .f = f, .w = width - 2.0 * FL_PAD };
+	double share = o->min_share ? o->min_share : FLAME_MIN_SHARE, min;
 	int err;
+
+	/* a frame at least the minimum share (and 1, so zero-valued ones are left out) */
+	min = share < 0 ? 0 : fl->n[0].value * share / 100;
+	d.min = (uint64_t)min;
+	if (d.min < min)
+		d.min++;
+	if (d.min < 1)
+		d.min = 1;
+	d.depth = drawn_depth(fl, 0, 0, d.min);
+	height = FL_TOP + d.depth * FL_FRAME_H + FL_BOTTOM;
 
 	if (!o->inline_svg)
 		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", f);
@@ -399,7 +429,7 @@ int kagg_flame__write_svg(const struct kagg_snapshot *snap, FILE *f,
 	snprintf(sub + n, sizeof(sub) - n, "%stotal %s", n ? ", " : "", val);
 	s = (struct flame_svg){ .title = o.title ? o.title : title, .subtitle = sub,
 				.by_count = o.by_count, .cold = o.cold, .unit = o.unit,
-				.width = o.width };
+				.width = o.width, .min_share = o.min_share };
 	err = flame_svg(&fl, f, &s);
 	flame_fini(&fl);
 	return err;

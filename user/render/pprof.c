@@ -4,9 +4,10 @@
  * mappings, functions, locations, samples) filled from the stacks, encoded with protobuf-c
  * (user/proto/profile.proto) and gzip-compressed with zlib, as pprof reads it.
  *
- * Every frame is symbolized already, so each distinct frame name is one function and one
- * location (at the address of its first appearance), in the mapping of its file; the
- * mappings say has_functions, so readers do not symbolize again.
+ * Every frame is symbolized already, so each distinct frame name in each file is one
+ * function and one location (at the address of its first appearance), in the mapping of
+ * that file; the mappings say has_functions, so readers do not symbolize again.  Each sample
+ * carries its process's pid, tid and comm as labels (`pprof -tags`).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "profile.pb-c.h"
 #include "render/render_internal.h"
 #include "syms/syms.h"
+#include "util/u64map.h"
 #include "util/utf8.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -27,6 +29,7 @@ typedef Perftools__Profiles__Mapping Mapping;
 typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Label Label;
 
 /* String -> its index in the string table (open addressing; strings borrowed). */
 struct strtab {
@@ -97,8 +100,7 @@ struct pp {
 	Location *locs;
 	Line *lines;
 	size_t nr_funcs, cap_funcs;
-	int64_t *func_name;	/* string index -> function id, by string index (0: none) */
-	size_t nr_func_name;
+	struct u64map func_of;	/* string index << 24 | mapping id -> function id */
 };
 
 #define PP_ENOMEM(x) do { if (!(x)) return -ENOMEM; } while (0)
@@ -182,25 +184,19 @@ static int64_t pp_location(struct pp *p, const char *name, uint64_t ip, const ch
 			   bool kernel)
 {
 	int64_t ni = str_index(&p->st, name);
+	uint64_t key, *have;
 	size_t k;
 	int mid;
 
 	if (ni < 0)
 		return -ENOMEM;
-	if ((size_t)ni >= p->nr_func_name) {
-		size_t n = (ni + 1) * 2;
-		int64_t *fn = realloc(p->func_name, n * sizeof(*fn));
-
-		PP_ENOMEM(fn);
-		memset(fn + p->nr_func_name, 0, (n - p->nr_func_name) * sizeof(*fn));
-		p->func_name = fn;
-		p->nr_func_name = n;
-	}
-	if (p->func_name[ni])
-		return p->func_name[ni];
 	mid = pp_mapping(p, module, kernel);
 	if (mid < 0)
 		return mid;
+	key = (uint64_t)ni << 24 | (uint64_t)mid;
+	have = u64map_get(&p->func_of, key);
+	if (have)
+		return *have;
 	if (p->nr_funcs == p->cap_funcs) {
 		size_t cap = p->cap_funcs ? p->cap_funcs * 2 : 256;
 		Function *f = realloc(p->funcs, cap * sizeof(*f));
@@ -233,7 +229,7 @@ static int64_t pp_location(struct pp *p, const char *name, uint64_t ip, const ch
 	p->locs[k].address = ip;
 	perftools__profiles__line__init(&p->lines[k]);
 	p->lines[k].function_id = k + 1;
-	p->func_name[ni] = k + 1;
+	PP_ENOMEM(!u64map_put(&p->func_of, key, k + 1));
 	return k + 1;
 }
 
@@ -250,7 +246,7 @@ static void pp_free(struct pp *p)
 	free(p->funcs);
 	free(p->locs);
 	free(p->lines);
-	free(p->func_name);
+	u64map_free(&p->func_of);
 }
 
 /* buf gzip-compressed into f.  0 or -EIO. */
@@ -307,10 +303,16 @@ static int pp_frames(struct pp *p, const struct kagg_frame *const *fr, unsigned 
 
 /* Fill the tables and the samples (in samples/sp/ids/vals, nr stacks), into prof. */
 static int pp_fill(struct pp *p, const struct kagg_snapshot *snap, bool off_cpu, Profile *prof,
-		   Sample *samples, Sample **sp, uint64_t *ids, int64_t *vals)
+		   Sample *samples, Sample **sp, uint64_t *ids, int64_t *vals, Label *lab,
+		   Label **lp)
 {
 	size_t i, nr = kagg_snapshot__stack_cnt(snap), at = 0;
 	int64_t nv = off_cpu ? 1 : 2;
+	int64_t kpid = str_index(&p->st, "pid"), ktid = str_index(&p->st, "tid");
+	int64_t kcomm = str_index(&p->st, "comm");
+
+	if (kpid < 0 || ktid < 0 || kcomm < 0)
+		return -ENOMEM;
 
 	for (i = 0; i < nr; i++) {
 		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
@@ -329,6 +331,20 @@ static int pp_fill(struct pp *p, const struct kagg_snapshot *snap, bool off_cpu,
 		if ((id = pp_location(p, comm[0] ? comm : "[unknown]", 0, NULL, false)) < 0)
 			return id;
 		ids[at++] = id;
+		for (id = 0; id < 3; id++) {
+			perftools__profiles__label__init(&lab[3 * i + id]);
+			lp[3 * i + id] = &lab[3 * i + id];
+		}
+		lab[3 * i].key = kpid;
+		lab[3 * i].num = st->pid;
+		lab[3 * i + 1].key = ktid;
+		lab[3 * i + 1].num = st->tid;
+		lab[3 * i + 2].key = kcomm;
+		lab[3 * i + 2].str = str_index(&p->st, comm[0] ? comm : "[unknown]");
+		if (lab[3 * i + 2].str < 0)
+			return -ENOMEM;
+		s->label = &lp[3 * i];
+		s->n_label = 3;
 		s->n_location_id = ids + at - s->location_id;
 		s->value = vals + i * nv;
 		s->n_value = nv;
@@ -360,6 +376,7 @@ int kagg_pprof__write(const struct kagg_snapshot *snap, FILE *f,
 	Function **fp = NULL;
 	Line **lnp = NULL;
 	Sample *samples = NULL, **sp = NULL;
+	Label *lab = NULL, **labp = NULL;
 	uint64_t *ids = NULL;
 	int64_t *vals = NULL;
 	uint8_t *buf = NULL;
@@ -383,7 +400,9 @@ int kagg_pprof__write(const struct kagg_snapshot *snap, FILE *f,
 	sp = calloc(nr ? nr : 1, sizeof(*sp));
 	ids = calloc(nids ? nids : 1, sizeof(*ids));
 	vals = calloc(nr ? nr * 2 : 1, sizeof(*vals));
-	if (!samples || !sp || !ids || !vals)
+	lab = calloc(nr ? nr * 3 : 1, sizeof(*lab));
+	labp = calloc(nr ? nr * 3 : 1, sizeof(*labp));
+	if (!samples || !sp || !ids || !vals || !lab || !labp || u64map_init(&p.func_of, 256))
 		goto out;
 	if (o.off_cpu) {
 		vt[0].type = str_index(&p.st, "offcpu");
@@ -410,7 +429,7 @@ int kagg_pprof__write(const struct kagg_snapshot *snap, FILE *f,
 	if (vt[0].unit < 0 || vt[1].unit < 0)
 		goto out;
 	prof.sample_type = vtp;
-	err = pp_fill(&p, snap, o.off_cpu, &prof, samples, sp, ids, vals);
+	err = pp_fill(&p, snap, o.off_cpu, &prof, samples, sp, ids, vals, lab, labp);
 	if (err)
 		goto out;
 	err = -ENOMEM;
@@ -455,6 +474,8 @@ out:
 	free(sp);
 	free(ids);
 	free(vals);
+	free(lab);
+	free(labp);
 	pp_free(&p);
 	return err;
 }

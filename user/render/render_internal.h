@@ -42,7 +42,15 @@ struct flame_svg {
 	enum kagg_unit unit;
 	unsigned int width;
 	bool inline_svg;	/* inside an HTML page: no XML declaration */
+	/*
+	 * Frames narrower than this share of the root, in percent, are not drawn (nor their
+	 * children), and the picture is as tall as the deepest frame drawn: 0 is FLAME_MIN_SHARE,
+	 * < 0 draws every frame.
+	 */
+	double min_share;
 };
+
+#define FLAME_MIN_SHARE 0.1
 
 /* Draw fl as an SVG document.  0 or -EIO. */
 int flame_svg(const struct flame *fl, FILE *f, const struct flame_svg *o);

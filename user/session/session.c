@@ -115,6 +115,15 @@ bool session_has_attach_cookie(struct kagg_session *s)
 	return probe_once(&s->feat_attach_cookie, false, BPF_FUNC_get_attach_cookie);
 }
 
+const char *session_lacks_unwind_helpers(struct kagg_session *s)
+{
+	if (!probe_once(&s->feat_loop, false, BPF_FUNC_loop))
+		return "bpf_loop() in this kernel (5.17)";
+	if (!probe_once(&s->feat_task_regs, false, BPF_FUNC_task_pt_regs))
+		return "bpf_task_pt_regs() in this kernel (5.15)";
+	return NULL;
+}
+
 bool session_task_storage(struct kagg_session *s, bool btf)
 {
 	size_t n;
@@ -1600,6 +1609,23 @@ static void stack_ips(struct bpf_map *stackmap, struct bpf_map *ustacks, int id,
 		(*n)++;
 }
 
+/* Delete the table-walked user stacks of generation g, read (ids marked with it). */
+static void forget_ustacks(struct bpf_map *ustacks, __u32 g)
+{
+	__u32 key, next, *prev = NULL;
+	bool drop_prev = false;
+
+	while (!bpf_map__get_next_key(ustacks, prev, &next, sizeof(next))) {
+		if (drop_prev)
+			bpf_map__delete_elem(ustacks, &key, sizeof(key), 0);
+		drop_prev = !!(next & UNW_STACK_ID_GEN) == !!(g & 1);
+		key = next;
+		prev = &key;
+	}
+	if (drop_prev)
+		bpf_map__delete_elem(ustacks, &key, sizeof(key), 0);
+}
+
 int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
 			__u32 g, bool reset, bool from_tracer, struct kagg_snapshot *snap)
 {
@@ -1666,6 +1692,8 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 		if (reset)
 			s->notes_lost0 = lost;
 	}
+	if (!err && reset && s->ustacks && s->ustacks_gen)
+		forget_ustacks(s->ustacks, g);
 	if (!err && reset)
 		session_forget_gone(s);
 out:

@@ -84,7 +84,7 @@ struct kagg_session {
 	void *tool; /* the tool's own state */
 	const void *open_arg; /* session_open_arg()'s arg, for ops->open only */
 	/* kernel features, probed on first use: 1 has it, -1 lacks it, 0 not probed yet */
-	int feat_task_storage, feat_attach_cookie, feat_atomics;
+	int feat_task_storage, feat_attach_cookie, feat_atomics, feat_loop, feat_task_regs;
 
 	struct bpf_program *progs[SESSION_MAX_PROGS];
 	struct bpf_link *links[SESSION_MAX_PROGS];
@@ -136,6 +136,8 @@ struct kagg_session {
 	int *unw_pending;	/* processes noted whose tables are still to load */
 	size_t unw_pending_n, unw_pending_cap;
 	struct bpf_map *ustacks; /* table-walked user stacks (bpf/unwind.bpf.h) */
+	bool ustacks_gen;	/* their ids carry the generation: deleted once it is read */
+	uint64_t unw_full0;	/* unwind_table_full at the start of the interval */
 	struct u64map notes_seen; /* tgid -> its entry of notes_arr */
 	struct note_seen *notes_arr; /* per process: the last note handled */
 	size_t notes_n, notes_cap;
@@ -340,6 +342,8 @@ int session_need_btf(struct kagg_session *s);
  */
 bool session_has_task_storage(struct kagg_session *s);
 bool session_has_attach_cookie(struct kagg_session *s);
+/* The unwind-table walk's helpers: NULL when the kernel has them, else the first missing. */
+const char *session_lacks_unwind_helpers(struct kagg_session *s);
 /*
  * A tracing program (btf: tp_btf, fentry) keeps per-task state in task
  * storage: true when btf and the kernel has it.  When btf and it does not,
@@ -514,12 +518,17 @@ struct session_unw_maps {
 
 /*
  * Between open and load: set the program's rodata unwind (*mode_rodata) from mode, and size
- * the maps (to one entry each when user stacks are not table-walked: with_user false or
- * KAGG_UNWIND_FP); max_rows 0: the default cap.
+ * the maps (to one entry each when user stacks are not table-walked: with_user false,
+ * KAGG_UNWIND_FP, or no walk here).  can_walk: the tool's table program can load (else
+ * "tp_btf" is what is missing).  KAGG_UNWIND_AUTO without the walk falls back to fp, said
+ * in the attach note; KAGG_UNWIND_TABLE without it is -EINVAL, logged in one line naming
+ * what is missing.  *table: load the tool's table program.  max_rows 0: the default cap.
  */
-void session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m,
-			 volatile __u32 *mode_rodata, enum kagg_unwind mode, bool with_user,
-			 size_t max_rows);
+int session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m,
+			volatile __u32 *mode_rodata, enum kagg_unwind mode, bool with_user,
+			size_t max_rows, bool can_walk, bool *table);
+/* Before loading: -EINVAL (logged in one line) when mode is table and the walk is missing. */
+int session_unwind_check(struct kagg_session *s, enum kagg_unwind mode, bool with_user);
 /*
  * After load: start the table loader (owned by the session from then on) and load the
  * tables of the pids given now.  0 or -errno.
@@ -530,7 +539,8 @@ int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *
  * The meta's unwind part: the method, frames by method and table stats; the walks that
  * stopped early as drops unwind_* (not losses).  cnt: the tool's first unwind counter.
  */
-void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt);
+void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
+			 bool reset);
 /* Handle the pending notes now (without waiting). */
 void session_drain_notes(struct kagg_session *s);
 

@@ -16,11 +16,53 @@ static const char *const mode_names[] = {
 	[KAGG_UNWIND_AUTO] = "auto", [KAGG_UNWIND_FP] = "fp", [KAGG_UNWIND_TABLE] = "table"
 };
 
-void session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m,
-			 volatile __u32 *mode_rodata, enum kagg_unwind mode, bool with_user,
-			 size_t max_rows)
+/* What the table walk lacks here, or NULL. */
+static const char *walk_missing(struct kagg_session *s, bool can_walk)
+{
+#if !defined(__x86_64__)
+	(void)s;
+	(void)can_walk;
+	return "unwind-table walk on this architecture (x86-64 only)";
+#else
+	return !can_walk ? "tp_btf program" : session_lacks_unwind_helpers(s);
+#endif
+}
+
+int session_unwind_check(struct kagg_session *s, enum kagg_unwind mode, bool with_user)
+{
+	const char *miss;
+
+	if (!with_user || mode != KAGG_UNWIND_TABLE)
+		return 0;
+	miss = walk_missing(s, true);
+	if (!miss)
+		return 0;
+	session_log(s, KAGG_LOG_WARN, "cannot walk user stacks by unwind table: no %s", miss);
+	return -EINVAL;
+}
+
+int session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m,
+			volatile __u32 *mode_rodata, enum kagg_unwind mode, bool with_user,
+			size_t max_rows, bool can_walk, bool *table)
 {
 	bool tables = with_user && mode != KAGG_UNWIND_FP;
+	const char *miss = tables ? walk_missing(s, can_walk) : NULL;
+	size_t n;
+
+	if (miss && mode == KAGG_UNWIND_TABLE) {
+		session_log(s, KAGG_LOG_WARN, "cannot walk user stacks by unwind table: no %s", miss);
+		return -EINVAL;
+	}
+	n = strlen(s->attach_note);
+	if (miss && !strstr(s->attach_note, "user stacks by frame pointer"))
+		snprintf(s->attach_note + n, sizeof(s->attach_note) - n,
+			 "%suser stacks by frame pointer (unwind auto): no %s", n ? "; " : "",
+			 miss);
+	if (miss) {
+		tables = false;
+		mode = KAGG_UNWIND_FP;
+	}
+	*table = tables;
 
 	*mode_rodata = !tables ? UNW_MODE_FP : mode == KAGG_UNWIND_TABLE ? UNW_MODE_TABLE
 									: UNW_MODE_AUTO;
@@ -31,9 +73,10 @@ void session_unwind_size(struct kagg_session *s, const struct session_unw_maps *
 		bpf_map__set_max_entries(m->files, 1);
 		bpf_map__set_max_entries(m->procs, 1);
 		bpf_map__set_max_entries(m->ustacks, 1);
-		return;
+		return 0;
 	}
 	bpf_map__set_max_entries(m->rows, max_rows ? max_rows : UNW_DEFAULT_ROWS);
+	return 0;
 }
 
 int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *m,
@@ -52,7 +95,8 @@ int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *
 	return 0;
 }
 
-void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt)
+void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
+			 bool reset)
 {
 	static const struct {
 		const char *name, *what;
@@ -87,5 +131,10 @@ void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 		snap_add_drop(snap, stops[i].name, stops[i].what, cnt[UNW_CNT_STOP + i], false);
 	snap_add_drop(snap, "unwind_table_full",
 		      "files whose unwind table did not fit under the cap (frames: fp or stop)",
-		      st.full, false);
+		      st.full - s->unw_full0, false);
+	if (reset)
+		s->unw_full0 = st.full;
+	snap_add_drop(snap, "ustacks_full",
+		      "user stack walked but not kept: the walked-stack map is full",
+		      cnt[UNW_CNT_FULL], false);
 }

@@ -692,7 +692,8 @@ void snap_put_folded(FILE *f, const char *s, size_t n)
 }
 
 /* "comm;user outermost..innermost;--;kernel outermost..innermost value" */
-static void print_stack_folded(const struct kagg_stack *st, enum kagg_unit unit, FILE *f)
+static void print_stack_folded(const struct kagg_stack *st, enum kagg_unit unit, bool delim,
+			       FILE *f)
 {
 	unsigned int i;
 
@@ -701,7 +702,7 @@ static void print_stack_folded(const struct kagg_stack *st, enum kagg_unit unit,
 		fputc(';', f);
 		snap_put_folded(f, st->uframes[i - 1]->sym, SIZE_MAX);
 	}
-	if (st->nr_kframes)
+	if (st->nr_kframes && delim)
 		fputs(";--", f);
 	for (i = st->nr_kframes; i > 0; i--) {
 		fputc(';', f);
@@ -787,6 +788,7 @@ static struct hist_pair *hist_pairs(const struct kagg_snapshot *snap,
 struct prn {
 	struct pct_list pl;
 	bool no_meta, folded, timestamp;
+	bool no_delimiter; /* folded: no ";--" */
 	size_t top; /* 0: all */
 };
 
@@ -807,7 +809,7 @@ static int print_text(const struct kagg_snapshot *snap, FILE *f, const struct pr
 		print_meta_text(&snap->meta, f);
 	if (o->folded) {
 		for (i = 0; i < nst; i++)
-			print_stack_folded(&snap->stacks[i], unit, f);
+			print_stack_folded(&snap->stacks[i], unit, !o->no_delimiter, f);
 		return ferror(f) ? -EIO : 0;
 	}
 	v = hist_pairs(snap, snap->stream, &n);
@@ -1193,6 +1195,7 @@ int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
 	o.no_meta = OPTS_GET(opts, kagg_print_opts, no_meta, false);
 	o.folded = OPTS_GET(opts, kagg_print_opts, folded, false);
 	o.top = OPTS_GET(opts, kagg_print_opts, top, 0);
+	o.no_delimiter = OPTS_GET(opts, kagg_print_opts, no_delimiter, false);
 	if (fmt == KAGG_FORMAT_JSON || fmt == KAGG_FORMAT_NDJSON)
 		return print_json(snap, f, &o, fmt == KAGG_FORMAT_JSON);
 	if (fmt != KAGG_FORMAT_TEXT)

@@ -31,8 +31,14 @@ struct kagg_flame_opts {
 	enum kagg_unit unit;	/* times in the tooltips */
 	const char *title;	/* NULL: "TOOL: on-CPU flame graph" or "off-CPU" with cold */
 	unsigned int width;	/* pixels; 0: 1200 */
+	/*
+	 * Appended after 0.1: frames under this share of the whole, in percent, are not drawn
+	 * (nor what is above them) and the picture is as tall as what is drawn; 0: 0.1, < 0:
+	 * every frame.
+	 */
+	double min_share;
 };
-#define kagg_flame_opts__last_field width
+#define kagg_flame_opts__last_field min_share
 
 /*
  * Write snap's stacks as an SVG document to f; the subtitle carries the meta (event,

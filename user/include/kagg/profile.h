@@ -75,6 +75,9 @@ KAGG_API struct kagg_session *kagg_profile__open(const struct kagg_profile_opts 
  * with COUNT the number of samples.  0 or -errno (EINVAL, EIO).
  */
 KAGG_API int kagg_profile__print_folded(const struct kagg_snapshot *snap, FILE *f);
+/* The same, with opts (NULL: as above): no_delimiter leaves the ";--" out. */
+KAGG_API int kagg_profile__print_folded_opts(const struct kagg_snapshot *snap, FILE *f,
+					     const struct kagg_print_opts *opts);
 
 #ifdef __cplusplus
 }

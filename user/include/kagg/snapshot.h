@@ -376,8 +376,13 @@ struct kagg_print_opts {
 	 * path's, in --mode both) and top stacks, and say how many were left out.  0: all.
 	 */
 	size_t top;
+	/*
+	 * Appended after 0.1: folded lines without the ";--" between the user and the kernel
+	 * frames (kagg's command line leaves it out unless --delimiter, as bcc's -d).
+	 */
+	bool no_delimiter;
 };
-#define kagg_print_opts__last_field top
+#define kagg_print_opts__last_field no_delimiter
 
 /*
  * Print a snapshot: text (BCC-style histograms, meta header, stacks) or one
