@@ -424,9 +424,12 @@ static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t
 		tu_go(&c);
 	k = tu_kagg_start(argv);
 	if (w->attached) {
-		/* at most 60 s: a TCG guest under load can take tens of seconds */
-		for (i = 0; i < 1200 && !tu_kagg_exited(&k) &&
-			    !(tu_new_link(&before, w->attached) && tu_new_armed(&before, w->attached));
+		/*
+		 * at most 60 s: a TCG guest under load can take tens of seconds.
+		 * Armed alone: the session sets it once every program is attached,
+		 * and before 5.15 a perf-event attach (kprobe, uprobe) has no link.
+		 */
+		for (i = 0; i < 1200 && !tu_kagg_exited(&k) && !tu_new_armed(&before, w->attached);
 		     i++)
 			tu_sleep_ms(50);
 		tu_go(&c);
