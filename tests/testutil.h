@@ -324,6 +324,45 @@ static inline char *tu_slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/*
+ * The shell command made of fmt, run: its exit status, -1 when it could not run, 128 when a
+ * signal ended it.  With must, a status other than 0 fails the test, naming the command.
+ */
+static inline int tu_vsh(bool must, const char *fmt, va_list ap)
+{
+	char cmd[4096];
+	int rc;
+
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	rc = system(cmd);
+	rc = rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+	if (must && rc)
+		fail_msg("command failed (%d): %s", rc, cmd);
+	return rc;
+}
+
+/* The exit status of the shell command made of fmt (as tu_vsh() gives it). */
+static inline __attribute__((format(printf, 1, 2))) int tu_sh(const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = tu_vsh(false, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Run the shell command made of fmt; fail the test when it fails. */
+static inline __attribute__((format(printf, 1, 2))) void tu_sh_ok(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tu_vsh(true, fmt, ap);
+	va_end(ap);
+}
+
 /* Path of test helper name: $KAGG_HELPERS/name, else build/tests/helpers/name. */
 static inline const char *tu_helper(const char *name, char *buf, size_t len)
 {

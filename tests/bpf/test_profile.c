@@ -70,6 +70,11 @@ struct spinner {
 	 * time does not depend on how the scheduler shares the CPU.
 	 */
 	bool rt;
+	/*
+	 * Shared with the parent (tu_shared_u64): when set, spin until *stop is non-zero instead
+	 * of for ms, so the spin covers a whole kagg run however late kagg starts sampling.
+	 */
+	volatile uint64_t *stop;
 };
 
 /* Spin, tell the parent, stay alive (symbolization reads /proc/PID/maps). */
@@ -92,7 +97,11 @@ static void spinner_work(void *arg)
 		if (sched_setscheduler(0, SCHED_FIFO, &prio))
 			_exit(2);
 	}
-	kagg_test_spin(sp->ms);
+	if (sp->stop)
+		while (!*sp->stop)
+			kagg_test_spin(10);
+	else
+		kagg_test_spin(sp->ms);
 	if (write(sp->done_fd, &b, 1) != 1)
 		_exit(2);
 	pause();
@@ -472,13 +481,14 @@ static void test_detach_stops_sampling(void **state)
 /* kagg profile --folded: "comm;frames COUNT" lines; the spinner's function is there. */
 static void test_cli_folded_and_json(void **state)
 {
-	struct spinner sp = { .cpu = test_cpu(), .ms = 1500, .rt = true };
+	struct spinner sp = { .cpu = test_cpu(), .rt = true, .stop = tu_shared_u64(1) };
 	char pid[16], cpu[16], *out = NULL, *err = NULL, *line;
 	struct tu_child c;
 	uint64_t hit = 0, total = 0;
 	int done, rc;
 
 	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(sp.stop);
 	c = start_spinner(&sp, &done);
 	snprintf(pid, sizeof(pid), "%d", c.pid);
 	snprintf(cpu, sizeof(cpu), "%d", sp.cpu);
@@ -488,6 +498,7 @@ static void test_cli_folded_and_json(void **state)
 
 		tu_go(&c);
 		rc = tu_run_kagg(argv, &out, &err, 0, 0);
+		*sp.stop = 1;
 	}
 	assert_int_equal(rc, 0);
 	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {

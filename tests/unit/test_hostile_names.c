@@ -32,6 +32,7 @@
 #include "syms/syms.h"
 #include "prometheus_metrics.pb-c.h"
 #include "profile.pb-c.h"
+#include "testutil.h"
 #include "unit_util.h"
 
 #define R "\xef\xbf\xbd" /* U+FFFD */
@@ -78,20 +79,6 @@ static bool have(const char *cmd)
 	return !system(buf);
 }
 
-/* The exit status of the shell command made of fmt. */
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
 /* len bytes of data into a new temporary file, whose name goes to path (32 bytes). */
 static void tmp_write(char *path, const void *data, size_t len)
 {
@@ -130,7 +117,7 @@ static int utf8_check(const char *path, const char *ok)
 	if (!have("python3"))
 		return -1;
 	tmp_write(script, py_check, strlen(py_check));
-	rc = sh("python3 %s '%s' %s", script, ok, path);
+	rc = tu_sh("python3 %s '%s' %s", script, ok, path);
 	unlink(script);
 	return rc ? 1 : 0;
 }
@@ -214,16 +201,9 @@ static struct kagg_snapshot *make_procs(void)
 		uf[1].ip = 0x2000 + i;
 		kf[0].sym = "schedule";
 		kf[0].module = "[kernel]";
-		st->uframes = up;
-		st->nr_uframes = 2;
-		st->kframes = kp;
-		st->nr_kframes = 1;
+		uu_stack_frames(st, kp, 1, up, 2);
 	}
-	snap->meta.tool = "offcpu";
-	snap->meta.event = EVENT;
-	snap->meta.attach = "tp_btf";
-	snap->meta.kernel = "6.1.0-\x1b[2J";
-	snap->meta.filters = FILTERS;
+	uu_meta(&snap->meta, "offcpu", EVENT, "tp_btf", "6.1.0-\x1b[2J", FILTERS);
 	snap->meta.unit = "nsecs";
 	snap->meta.start.tv_sec = 1700000000;
 	snap->meta.end.tv_sec = 1700000001;
@@ -251,11 +231,7 @@ static struct kagg_snapshot *make_funcs(void)
 		((uint64_t *)h->slots)[20] = 1;
 		h->total = 1;
 	}
-	snap->meta.tool = "funclat";
-	snap->meta.event = EVENT;
-	snap->meta.attach = "uprobe";
-	snap->meta.kernel = "6.1.0";
-	snap->meta.filters = FILTERS;
+	uu_meta(&snap->meta, "funclat", EVENT, "uprobe", "6.1.0", FILTERS);
 	return snap;
 }
 
@@ -311,7 +287,7 @@ static void test_prom_text(void **state)
 
 	if (parsed) {
 		tmp_write(path, text, len);
-		if (sh("promtool check metrics < %s", path))
+		if (tu_sh("promtool check metrics < %s", path))
 			fail_msg("promtool check metrics refused %s", path);
 		unlink(path);
 	}
@@ -337,13 +313,13 @@ static void test_openmetrics(void **state)
 {
 	size_t len;
 	char *text = prom_output(KAGG_PROM_OPENMETRICS, &len), path[32], script[32];
-	bool parsed = !sh("/usr/bin/python3 -c 'import prometheus_client.openmetrics.parser' "
-			  "2>/dev/null");
+	bool parsed = !tu_sh("/usr/bin/python3 -c 'import prometheus_client.openmetrics.parser' "
+			     "2>/dev/null");
 
 	if (parsed) {
 		tmp_write(path, text, len);
 		tmp_write(script, py_om, strlen(py_om));
-		if (sh("/usr/bin/python3 %s %s", script, path))
+		if (tu_sh("/usr/bin/python3 %s %s", script, path))
 			fail_msg("the OpenMetrics parser refused %s", path);
 		unlink(script);
 		unlink(path);
@@ -371,13 +347,8 @@ static void test_protobuf(void **state)
 	assert_non_null(vf);
 	while (off < len) {
 		Io__Prometheus__Client__MetricFamily *f;
-		uint64_t n = 0;
-		int shift = 0;
+		uint64_t n = uu_varint((const uint8_t *)buf, &off);
 
-		do {
-			n |= (uint64_t)(buf[off] & 0x7f) << shift;
-			shift += 7;
-		} while (buf[off++] & 0x80);
 		assert_true(off + n <= len);
 		f = io__prometheus__client__metric_family__unpack(NULL, n, (uint8_t *)buf + off);
 		assert_non_null(f);
@@ -432,7 +403,7 @@ static int xmllint(const char *doc, size_t len)
 	if (!have("xmllint"))
 		return -1;
 	tmp_write(path, doc, len);
-	rc = sh("xmllint --noout %s", path);
+	rc = tu_sh("xmllint --noout %s", path);
 	if (!rc)
 		unlink(path);
 	return rc;
@@ -528,8 +499,8 @@ static void test_html(void **state)
 	kagg_snapshot__free(snap);
 	if (parsed) {
 		tmp_write(path, m.buf, m.len);
-		if (sh("xmllint --html --noout %s 2>&1 | grep 'parser error' | "
-		       "grep -v 'Tag [a-zA-Z]* invalid' | grep .", path) != 1)
+		if (tu_sh("xmllint --html --noout %s 2>&1 | grep 'parser error' | "
+			  "grep -v 'Tag [a-zA-Z]* invalid' | grep .", path) != 1)
 			fail_msg("xmllint --html found errors in %s (above)", path);
 		unlink(path);
 		svg = strstr(m.buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
@@ -614,7 +585,7 @@ static void test_pprof(void **state)
 	if (parsed) {
 		tmp_write(path, m.buf, m.len);
 		snprintf(raw, sizeof(raw), "%s.raw", path);
-		if (sh("HOME=/tmp go tool pprof -raw %s > %s", path, raw))
+		if (tu_sh("HOME=/tmp go tool pprof -raw %s > %s", path, raw))
 			fail_msg("go tool pprof -raw refused %s", path);
 		text = read_file(raw, &tlen);
 		assert_utf8(text, tlen, "nt");
@@ -669,8 +640,8 @@ static void test_json(void **state)
 		skip();
 	}
 	tmp_write(path, m.buf, m.len);
-	if (sh("python3 -c 'import json, sys; "
-	       "json.loads(open(sys.argv[1], \"rb\").read().decode(\"utf-8\"))' %s", path))
+	if (tu_sh("python3 -c 'import json, sys; "
+		  "json.loads(open(sys.argv[1], \"rb\").read().decode(\"utf-8\"))' %s", path))
 		fail_msg("python3 json refused %s", path);
 	unlink(path);
 	free(m.buf);

@@ -423,10 +423,7 @@ static void test_text_escapes_control_bytes(void **state)
 	st->sz = sizeof(*st);
 	strcpy(st->comm, "ev\033il");
 	st->tid = 43;
-	st->kframes = &fp[0];
-	st->nr_kframes = 1;
-	st->uframes = &fp[1];
-	st->nr_uframes = 1;
+	uu_stack_frames(st, &fp[0], 1, &fp[1], 1);
 	st->total_ns = 1000;
 	st->count = 1;
 	snap->stacks = st;

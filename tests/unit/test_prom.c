@@ -40,11 +40,7 @@ static struct kagg_snapshot *make_runqlat(void)
 	h->total = 3;
 	h->has_sum = true;
 	h->sum = 60;
-	snap->meta.tool = "runqlat";
-	snap->meta.event = "sched:sched_wakeup";
-	snap->meta.attach = "tp_btf";
-	snap->meta.kernel = "6.1.0-test";
-	snap->meta.filters = "none";
+	uu_meta(&snap->meta, "runqlat", "sched:sched_wakeup", "tp_btf", "6.1.0-test", "none");
 	snap->meta.start.tv_sec = 1700000000;
 	snap->meta.start.tv_nsec = 500000000;
 	snap->meta.events_seen = 10;
@@ -67,10 +63,11 @@ static char *render(const struct kagg_prom *p, enum kagg_prom_format fmt)
 	return uu_mem_text(&m);
 }
 
-/* What a kagg_prom serving snap as tool id writes in fmt, malloc'd; snap is freed. */
-static char *render_once(struct kagg_snapshot *snap, const char *id, enum kagg_prom_format fmt)
+/* What a kagg_prom made with o serving snap as tool id writes in fmt, malloc'd; snap is freed. */
+static char *render_opts(const struct kagg_prom_opts *o, struct kagg_snapshot *snap,
+			 const char *id, enum kagg_prom_format fmt)
 {
-	struct kagg_prom *p = kagg_prom__new(NULL);
+	struct kagg_prom *p = kagg_prom__new(o);
 	char *got;
 
 	assert_non_null(p);
@@ -80,6 +77,12 @@ static char *render_once(struct kagg_snapshot *snap, const char *id, enum kagg_p
 	kagg_prom__free(p);
 	kagg_snapshot__free(snap);
 	return got;
+}
+
+/* What a default kagg_prom serving snap as tool id writes in fmt, malloc'd; snap is freed. */
+static char *render_once(struct kagg_snapshot *snap, const char *id, enum kagg_prom_format fmt)
+{
+	return render_opts(NULL, snap, id, fmt);
 }
 
 #define L(id) "{tool_id=\"" id "\",tool=\"runqlat\""
@@ -311,13 +314,8 @@ static Io__Prometheus__Client__MetricFamily *pb_family(const uint8_t *buf, size_
 
 	while (off < len) {
 		Io__Prometheus__Client__MetricFamily *f;
-		uint64_t n = 0;
-		int shift = 0;
+		uint64_t n = uu_varint(buf, &off);
 
-		do {
-			n |= (uint64_t)(buf[off] & 0x7f) << shift;
-			shift += 7;
-		} while (buf[off++] & 0x80);
 		assert_true(off + n <= len);
 		f = io__prometheus__client__metric_family__unpack(NULL, n, buf + off);
 		assert_non_null(f);
@@ -524,47 +522,21 @@ static void test_max_bucket(void **state)
 	char *got;
 
 	/* 1 ms: up to log2 slot 19, le 1.048575 ms; slots 3 and 5 below it, nothing above. */
-	{
-		struct kagg_prom *p = kagg_prom__new(&ms);
-
-		snap = make_runqlat();
-		assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
-		assert_int_equal(kagg_prom__update(p, 0, snap), 0);
-		got = render(p, KAGG_PROM_TEXT);
-		assert_int_equal(nr_buckets(got, b), 21);
-		assert_int_equal(bucket(got, "0.001048575"), 3);
-		assert_null(strstr(got, "le=\"0.002097151\""));
-		free(got);
-		kagg_prom__free(p);
-		kagg_snapshot__free(snap);
-	}
-	{
-		struct kagg_prom *p = kagg_prom__new(&all);
-
-		snap = make_runqlat();
-		assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
-		assert_int_equal(kagg_prom__update(p, 0, snap), 0);
-		got = render(p, KAGG_PROM_TEXT);
-		assert_int_equal(nr_buckets(got, b), 65);
-		free(got);
-		kagg_prom__free(p);
-		kagg_snapshot__free(snap);
-	}
+	got = render_opts(&ms, make_runqlat(), "rq", KAGG_PROM_TEXT);
+	assert_int_equal(nr_buckets(got, b), 21);
+	assert_int_equal(bucket(got, "0.001048575"), 3);
+	assert_null(strstr(got, "le=\"0.002097151\""));
+	free(got);
+	got = render_opts(&all, make_runqlat(), "rq", KAGG_PROM_TEXT);
+	assert_int_equal(nr_buckets(got, b), 65);
+	free(got);
 	/* kagg hist's values: every bucket by default. */
-	{
-		struct kagg_prom *p = kagg_prom__new(NULL);
-
-		snap = make_runqlat();
-		snap->hists[0].value = "prio";
-		snap->meta.tool = "hist";
-		assert_int_equal(kagg_prom__add_tool(p, "h"), 0);
-		assert_int_equal(kagg_prom__update(p, 0, snap), 0);
-		got = render(p, KAGG_PROM_TEXT);
-		assert_int_equal(nr_buckets(got, "kagg_hist_value_bucket{"), 65);
-		free(got);
-		kagg_prom__free(p);
-		kagg_snapshot__free(snap);
-	}
+	snap = make_runqlat();
+	snap->hists[0].value = "prio";
+	snap->meta.tool = "hist";
+	got = render_once(snap, "h", KAGG_PROM_TEXT);
+	assert_int_equal(nr_buckets(got, "kagg_hist_value_bucket{"), 65);
+	free(got);
 	errno = 0;
 	assert_null(kagg_prom__new(&neg));
 	assert_int_equal(errno, EINVAL);

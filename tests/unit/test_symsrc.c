@@ -48,21 +48,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Run a shell command line; fail the test when it fails. */
-static void sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	if (rc)
-		fail_msg("command failed (%d): %s", rc, cmd);
-}
-
 /* dlopen path, and the addresses of its hidden functions. */
 static void *open_copy(const char *path, void **leaf, void **mid)
 {
@@ -136,7 +121,7 @@ static void test_stripped_unknown(void **state)
 	struct sym out;
 
 	snprintf(path, sizeof(path), "%s/libbare.so", tmpdir);
-	sh("strip --strip-all -o %s %s", path, lib);
+	tu_sh_ok("strip --strip-all -o %s %s", path, lib);
 	h = open_copy(path, &leaf, &mid);
 	assert_int_equal(syms__user(s, getpid(), (uintptr_t)leaf, &out), -ENOENT);
 	assert_null(out.name);
@@ -155,7 +140,7 @@ static void test_minidebuginfo(void **state)
 	snprintf(path, sizeof(path), "%s/libmini.so", tmpdir);
 	snprintf(d, sizeof(d), "%s/mini", tmpdir);
 	/* as Fedora builds it: the function symbols of the debug file only, compressed */
-	sh("objcopy --only-keep-debug %s %s.full && "
+	tu_sh_ok("objcopy --only-keep-debug %s %s.full && "
 	   "nm %s.full --format=posix --defined-only | awk '$2 ~ /[Tt]/ {print $1}' > %s.funcs && "
 	   "objcopy -S --remove-section .gdb_index --remove-section .comment "
 	   "--keep-symbols=%s.funcs %s.full %s.debug && "
@@ -175,14 +160,14 @@ static void test_debuglink(void **state)
 
 	snprintf(path, sizeof(path), "%s/liblink.so", tmpdir);
 	snprintf(dbg, sizeof(dbg), "%s/liblink.so.dbg", tmpdir);
-	sh("objcopy --only-keep-debug %s %s && strip --strip-all -o %s %s && "
+	tu_sh_ok("objcopy --only-keep-debug %s %s && strip --strip-all -o %s %s && "
 	   "cd %s && objcopy --add-gnu-debuglink=liblink.so.dbg liblink.so",
 	   lib, dbg, path, lib, tmpdir);
 	expect_named(path, SYM_SRC_DEBUGFILE);
 
 	/* a debug file of the right name whose CRC differs (a byte appended): not taken */
 	snprintf(bad, sizeof(bad), "%s/liblink2.so", tmpdir);
-	sh("objcopy --only-keep-debug %s %s.dbg && strip --strip-all -o %s %s && "
+	tu_sh_ok("objcopy --only-keep-debug %s %s.dbg && strip --strip-all -o %s %s && "
 	   "cd %s && objcopy --add-gnu-debuglink=liblink2.so.dbg liblink2.so && "
 	   "printf x >> liblink2.so.dbg", lib, bad, bad, lib, tmpdir);
 	s = syms__new();
@@ -255,7 +240,7 @@ static void test_debuginfod(void **state)
 	snprintf(srv, sizeof(srv), "%s/srv", tmpdir);
 	snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
 	snprintf(log, sizeof(log), "%s/debuginfod.log", tmpdir);
-	sh("mkdir -p %s %s && objcopy --only-keep-debug %s %s/libdi.debug && "
+	tu_sh_ok("mkdir -p %s %s && objcopy --only-keep-debug %s %s/libdi.debug && "
 	   "strip --strip-all -o %s %s", srv, cache, lib, srv, path, lib);
 	assert_int_equal(syms_elf_build_id(path, hex, sizeof(hex)), 0);
 
@@ -286,7 +271,7 @@ static void test_debuginfod(void **state)
 	/* the server gone, the cache emptied: unknown, counted, and quick */
 	kill(pid, SIGTERM);
 	waitpid(pid, &rc, 0);
-	sh("rm -rf %s && mkdir -p %s", cache, cache);
+	tu_sh_ok("rm -rf %s && mkdir -p %s", cache, cache);
 	s = syms__new();
 	h = open_copy(path, &leaf, &mid);
 	t0 = now_s();

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Helpers shared by the unprivileged unit tests (tests/unit/): a test's
- * main(), and printing into memory to check what a printer wrote.
+ * main(), a test snapshot's meta and stacks, printing into memory to check
+ * what a printer wrote, and reading delimited protobuf messages.
  * Include after <cmocka.h>.
  */
 #ifndef KAGG_UNIT_UTIL_H
 #define KAGG_UNIT_UTIL_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <kagg/snapshot.h>
 
 /*
  * main() running the cmocka tests listed, in order, with the group's SETUP
@@ -52,6 +56,44 @@ static inline char *uu_mem_text(struct uu_mem *m)
 {
 	fclose(m->f);
 	return m->buf;
+}
+
+/*
+ * The base-128 varint at buf + *off (a delimited protobuf message's length prefix);
+ * *off moves past it.
+ */
+static inline uint64_t uu_varint(const uint8_t *buf, size_t *off)
+{
+	uint64_t n = 0;
+	int shift = 0;
+
+	do {
+		n |= (uint64_t)(buf[*off] & 0x7f) << shift;
+		shift += 7;
+	} while (buf[(*off)++] & 0x80);
+	return n;
+}
+
+/* The strings of a test snapshot's meta m that every printer shows. */
+static inline void uu_meta(struct kagg_meta *m, const char *tool, const char *event,
+			   const char *attach, const char *kernel, const char *filters)
+{
+	m->tool = tool;
+	m->event = event;
+	m->attach = attach;
+	m->kernel = kernel;
+	m->filters = filters;
+}
+
+/* The frames of test stack st: nk kernel frames at k, nu user frames at u, innermost first. */
+static inline void uu_stack_frames(struct kagg_stack *st, const struct kagg_frame *const *k,
+				   unsigned int nk, const struct kagg_frame *const *u,
+				   unsigned int nu)
+{
+	st->kframes = k;
+	st->nr_kframes = nk;
+	st->uframes = u;
+	st->nr_uframes = nu;
 }
 
 #endif /* KAGG_UNIT_UTIL_H */

@@ -224,63 +224,54 @@ enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE }; /* st_cas() and rseq_cas() results *
 #include <sys/rseq.h>
 
 /*
- * If the thread runs on CPU cpu (cb's, or for the single writer the one it
- * was on a moment ago), cb->foreign is 0 and the state equals *old: store nw
- * (ST_DONE).  ST_CHANGED: the state differs or the section was restarted;
- * ST_ELSEWHERE: another CPU or a locked writer is about.
+ * The section's rseq_cs descriptor (3:): from 1: to 2:, aborting to 4:.  Its
+ * address goes into the rseq area's rseq_cs before 1:.
  */
-#if defined(__x86_64__)
-static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uint32_t cpu,
-							  const struct rb_state *old,
-							  struct rb_state nw)
-{
-	typedef long long v2di __attribute__((vector_size(16)));
-	v2di v = { (long long)nw.pos, (long long)nw.ts };
-	char *tp = (char *)__builtin_thread_pointer() + __rseq_offset;
-	int r;
+#define RSEQ_CS_DESCRIPTOR                   \
+	".pushsection __rseq_cs, \"aw\"\n\t" \
+	".balign 32\n\t"                     \
+	"3:\n\t"                             \
+	".long 0, 0\n\t"                     \
+	".quad 1f, 2f - 1f, 4f\n\t"          \
+	".popsection\n\t"
 
-	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
-		     ".balign 32\n\t"
-		     "3:\n\t"
-		     ".long 0, 0\n\t"
-		     ".quad 1f, 2f - 1f, 4f\n\t"
-		     ".popsection\n\t"
-		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq %%rax, 8(%[rs])\n\t"
-		     "1:\n\t"
-		     "cmpl %[cpu], 4(%[rs])\n\t"
-		     "jnz %l[elsewhere]\n\t"
-		     "cmpl $0, (%[f])\n\t"
-		     "jnz %l[elsewhere]\n\t"
-		     "cmpq %[opos], (%[st])\n\t"
-		     "jnz %l[changed]\n\t"
-		     "cmpq %[ots], 8(%[st])\n\t"
-		     "jnz %l[changed]\n\t"
-		     "movdqa %[v], (%[st])\n\t"
-		     "2:\n\t"
-		     ".pushsection __rseq_failure, \"ax\"\n\t"
-		     ".byte 0x0f, 0xb9, 0x3d\n\t"
-		     ".long 0x53053053\n\t" /* RSEQ_SIG, right before the abort handler */
-		     "4:\n\t"
-		     "jmp %l[changed]\n\t"
-		     ".popsection"
-		     :
-		     : [rs] "r"(tp), [cpu] "r"(cpu), [f] "r"(&cb->foreign), [st] "r"(&cb->st),
-		       [opos] "r"(old->pos), [ots] "r"(old->ts), [v] "x"(v)
-		     : "rax", "memory", "cc"
-		     : elsewhere, changed);
-	r = ST_DONE;
-	goto out;
-elsewhere:
-	r = ST_ELSEWHERE;
-	goto out;
-changed:
-	r = ST_CHANGED;
-out:
-	/* no dangling descriptor pointer (the library may be unloaded) */
-	__atomic_store_n((uint64_t *)(tp + 8), 0, __ATOMIC_RELAXED);
-	return r;
-}
+#if defined(__x86_64__)
+/*
+ * The section on x86: rax is its temporary; the 16-byte movdqa store is the
+ * change.  It leaves through the labels elsewhere and changed of rseq_cas().
+ */
+typedef long long v2di __attribute__((vector_size(16)));
+#define RSEQ_CAS_SECTION(tp, cpu, cb, old, nw)                                                    \
+	do {                                                                                      \
+		v2di v = { (long long)(nw).pos, (long long)(nw).ts };                             \
+                                                                                                  \
+		__asm__ goto(                                                                     \
+		    RSEQ_CS_DESCRIPTOR                                                            \
+		    "leaq 3b(%%rip), %%rax\n\t"                                                   \
+		    "movq %%rax, 8(%[rs])\n\t"                                                    \
+		    "1:\n\t"                                                                      \
+		    "cmpl %[cpu], 4(%[rs])\n\t"                                                   \
+		    "jnz %l[elsewhere]\n\t"                                                       \
+		    "cmpl $0, (%[f])\n\t"                                                         \
+		    "jnz %l[elsewhere]\n\t"                                                       \
+		    "cmpq %[opos], (%[st])\n\t"                                                   \
+		    "jnz %l[changed]\n\t"                                                         \
+		    "cmpq %[ots], 8(%[st])\n\t"                                                   \
+		    "jnz %l[changed]\n\t"                                                         \
+		    "movdqa %[v], (%[st])\n\t"                                                    \
+		    "2:\n\t"                                                                      \
+		    ".pushsection __rseq_failure, \"ax\"\n\t"                                     \
+		    ".byte 0x0f, 0xb9, 0x3d\n\t"                                                  \
+		    ".long 0x53053053\n\t" /* RSEQ_SIG, right before the abort handler */         \
+		    "4:\n\t"                                                                      \
+		    "jmp %l[changed]\n\t"                                                         \
+		    ".popsection"                                                                 \
+		    :                                                                             \
+		    : [rs] "r"(tp), [cpu] "r"(cpu), [f] "r"(&(cb)->foreign), [st] "r"(&(cb)->st), \
+		      [opos] "r"((old)->pos), [ots] "r"((old)->ts), [v] "x"(v)                    \
+		    : "rax", "memory", "cc"                                                       \
+		    : elsewhere, changed);                                                        \
+	} while (0)
 
 _Static_assert(RSEQ_SIG == 0x53053053, "the x86 rseq signature");
 #else /* __aarch64__ */
@@ -289,6 +280,45 @@ _Static_assert(RSEQ_SIG == 0x53053053, "the x86 rseq signature");
  * registers) are its temporaries; dmb ish before the stp gives the
  * store the ordering x86's has (every earlier load and store before it).
  */
+#define RSEQ_CAS_SECTION(tp, cpu, cb, old, nw)                                                     \
+	__asm__ goto(RSEQ_CS_DESCRIPTOR                                                            \
+		     "adrp x17, 3b\n\t"                                                            \
+		     "add x17, x17, :lo12:3b\n\t"                                                  \
+		     "str x17, [%[rs], #8]\n\t"                                                    \
+		     "1:\n\t"                                                                      \
+		     "ldr w17, [%[rs], #4]\n\t"                                                    \
+		     "cmp w17, %w[cpu]\n\t"                                                        \
+		     "b.ne %l[elsewhere]\n\t"                                                      \
+		     "ldr w17, [%[f]]\n\t"                                                         \
+		     "cbnz w17, %l[elsewhere]\n\t"                                                 \
+		     "ldp x16, x17, [%[st]]\n\t"                                                   \
+		     "cmp x16, %[opos]\n\t"                                                        \
+		     "ccmp x17, %[ots], #0, eq\n\t"                                                \
+		     "b.ne %l[changed]\n\t"                                                        \
+		     "dmb ish\n\t"                                                                 \
+		     "stp %[npos], %[nts], [%[st]]\n\t"                                            \
+		     "2:\n\t"                                                                      \
+		     ".pushsection __rseq_failure, \"ax\"\n\t"                                     \
+		     ".inst 0xd428bc00\n\t" /* RSEQ_SIG (brk #0x45e0), before the abort handler */ \
+		     "4:\n\t"                                                                      \
+		     "b %l[changed]\n\t"                                                           \
+		     ".popsection"                                                                 \
+		     :                                                                             \
+		     : [rs] "r"(tp), [cpu] "r"(cpu), [f] "r"(&(cb)->foreign), [st] "r"(&(cb)->st), \
+		       [opos] "r"((old)->pos), [ots] "r"((old)->ts), [npos] "r"((nw).pos),         \
+		       [nts] "r"((nw).ts)                                                          \
+		     : "x16", "x17", "memory", "cc"                                                \
+		     : elsewhere, changed)
+
+_Static_assert(RSEQ_SIG == 0xd428bc00, "the arm64 rseq signature");
+#endif
+
+/*
+ * If the thread runs on CPU cpu (cb's, or for the single writer the one it
+ * was on a moment ago), cb->foreign is 0 and the state equals *old: store nw
+ * (ST_DONE).  ST_CHANGED: the state differs or the section was restarted;
+ * ST_ELSEWHERE: another CPU or a locked writer is about.
+ */
 static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uint32_t cpu,
 							  const struct rb_state *old,
 							  struct rb_state nw)
@@ -296,39 +326,7 @@ static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uin
 	char *tp = (char *)__builtin_thread_pointer() + __rseq_offset;
 	int r;
 
-	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
-		     ".balign 32\n\t"
-		     "3:\n\t"
-		     ".long 0, 0\n\t"
-		     ".quad 1f, 2f - 1f, 4f\n\t"
-		     ".popsection\n\t"
-		     "adrp x17, 3b\n\t"
-		     "add x17, x17, :lo12:3b\n\t"
-		     "str x17, [%[rs], #8]\n\t"
-		     "1:\n\t"
-		     "ldr w17, [%[rs], #4]\n\t"
-		     "cmp w17, %w[cpu]\n\t"
-		     "b.ne %l[elsewhere]\n\t"
-		     "ldr w17, [%[f]]\n\t"
-		     "cbnz w17, %l[elsewhere]\n\t"
-		     "ldp x16, x17, [%[st]]\n\t"
-		     "cmp x16, %[opos]\n\t"
-		     "ccmp x17, %[ots], #0, eq\n\t"
-		     "b.ne %l[changed]\n\t"
-		     "dmb ish\n\t"
-		     "stp %[npos], %[nts], [%[st]]\n\t"
-		     "2:\n\t"
-		     ".pushsection __rseq_failure, \"ax\"\n\t"
-		     ".inst 0xd428bc00\n\t" /* RSEQ_SIG (brk #0x45e0), right before the abort handler */
-		     "4:\n\t"
-		     "b %l[changed]\n\t"
-		     ".popsection"
-		     :
-		     : [rs] "r"(tp), [cpu] "r"(cpu), [f] "r"(&cb->foreign), [st] "r"(&cb->st),
-		       [opos] "r"(old->pos), [ots] "r"(old->ts), [npos] "r"(nw.pos),
-		       [nts] "r"(nw.ts)
-		     : "x16", "x17", "memory", "cc"
-		     : elsewhere, changed);
+	RSEQ_CAS_SECTION(tp, cpu, cb, old, nw);
 	r = ST_DONE;
 	goto out;
 elsewhere:
@@ -341,9 +339,6 @@ out:
 	__atomic_store_n((uint64_t *)(tp + 8), 0, __ATOMIC_RELAXED);
 	return r;
 }
-
-_Static_assert(RSEQ_SIG == 0xd428bc00, "the arm64 rseq signature");
-#endif
 _Static_assert(__builtin_offsetof(struct rseq, cpu_id) == 4 &&
 		       __builtin_offsetof(struct rseq, rseq_cs) == 8,
 	       "struct rseq layout");
