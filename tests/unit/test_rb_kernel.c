@@ -178,6 +178,9 @@ static size_t same_trace_text(const char *mine, const char *kernel)
 		} else {
 			skipped++;
 		}
+		if (!*me != !*ke)
+			printf("# kagg printed %s lines than the kernel's trace, next: %.*s\n",
+			       *me ? "more" : "fewer", 160, *me ? me + 1 : ke + 1);
 		assert_int_equal(!*me, !*ke); /* as many lines */
 		if (!*me)
 			return skipped;
