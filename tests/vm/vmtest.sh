@@ -297,6 +297,9 @@ unpack_pages() {
 	else
 		cell["rb-decode|$col"]="0/1/0"; bad=1
 		log "$col: rb-decode: decoded $n events, trace showed $want"
+		for c in "$dir"/cpu*.dd; do
+			[ -r "$c" ] && log "$col: ${c##*/}: $(tr '\n' ' ' < "$c")"
+		done
 	fi
 }
 
