@@ -22,8 +22,8 @@
  *   counters   per-CPU array of one struct counters { __u64 cnt[n]; }
  *   hist       per-CPU array of log2 histograms, one per generation
  *              (userspace may size it to generations * histograms)
- *   key_hist   per-CPU hash of per-key histograms (struct kagg_key, key.gen)
- *   stack_agg  per-CPU hash of stack aggregations (struct kagg_key), with
+ *   key_hist   shared hash of per-key histograms (struct kagg_key, key.gen)
+ *   stack_agg  shared hash of stack aggregations (struct kagg_key), with
  *   stackmap   their stacks
  */
 #define KAGG_COUNTERS_MAP(n)                                                   \
@@ -49,15 +49,15 @@
 #define KAGG_HIST_MAP KAGG_PERCPU_ARRAY(hist, 2, struct kagg_hist_val)
 
 #define KAGG_KEY_HIST_MAP                                                      \
-	KAGG_PERCPU_HASH(key_hist, 10240, struct kagg_key, struct kagg_key_hist)
+	KAGG_SHARED_HASH(key_hist, 10240, struct kagg_key, struct kagg_key_hist)
 
 #define KAGG_STACK_MAPS                                                        \
-	KAGG_PERCPU_HASH(stack_agg, 10240, struct kagg_key, struct kagg_stack_val);  \
+	KAGG_SHARED_HASH(stack_agg, 10240, struct kagg_key, struct kagg_stack_val);  \
 	KAGG_STACKMAP(stackmap)
 
 /*
  * One tracepoint program in the two flavours userspace chooses between
- * (user/session.c: session_tp_autoload): NAME_tp_btf on "tp_btf/TP" and
+ * (user/session/session.c: session_tp_autoload): NAME_tp_btf on "tp_btf/TP" and
  * NAME_raw_tp on "raw_tp/TP".  Both take the tracepoint's arguments (the
  * ..., as BPF_PROG takes them) and return CALL, an expression in which
  * `btf` is true in the first and false in the second (a constant, so each
@@ -114,7 +114,7 @@
 
 /*
  * Per-key exp histograms (funclat per function, syscount -L per syscall), sparse: a
- * per-CPU hash `exp_cells` of {count, sum} keyed by (id, generation << 31 | slot), slot
+ * shared hash `exp_cells` of {count, sum} keyed by (id, generation << 31 | slot), slot
  * as in exp_hist (0 the zero bucket, k >= 1 kagg_exp_slot() k - 1).  Only the buckets
  * that were hit take a cell; userspace caps the cells (max_entries), and a value whose
  * cell cannot be created is not counted (kagg_exp_cell_add() false: the caller counts
@@ -123,7 +123,7 @@
  * (KAGG_EXP_CELLS: the map alone, next to KAGG_EXP_HIST_MAP).
  */
 #define KAGG_EXP_CELLS                                                         \
-	KAGG_PERCPU_HASH(exp_cells, 1, struct kagg_exp_cell_key, struct kagg_exp_cell)
+	KAGG_SHARED_HASH(exp_cells, 1, struct kagg_exp_cell_key, struct kagg_exp_cell)
 #define KAGG_EXP_CELLS_MAP                                                     \
 	KAGG_EXP_CELLS;                                                        \
 	const volatile __u32 exp_words = 0;                                    \
@@ -147,6 +147,12 @@ static __always_inline __u32 kagg_slot(__u64 val)
 	return slot < KAGG_SLOTS ? slot : KAGG_SLOTS - 1;
 }
 
+/* Add v to *p, a counter every CPU may write (shared maps). */
+static __always_inline void kagg_add(__u64 *p, __u64 v)
+{
+	__sync_fetch_and_add(p, v);
+}
+
 /* Count value v in slot of the per-CPU array histogram of generation g. */
 static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot, __u64 v)
 {
@@ -155,6 +161,17 @@ static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot, _
 	if (h && slot < KAGG_SLOTS) {
 		h->slots[slot]++;
 		h->sum += v;
+	}
+}
+
+/* Count value v in slot of entry idx of a shared array of histograms. */
+static __always_inline void kagg_hist_add_shared(void *hist_map, __u32 idx, __u32 slot, __u64 v)
+{
+	struct kagg_hist_val *h = bpf_map_lookup_elem(hist_map, &idx);
+
+	if (h && slot < KAGG_SLOTS) {
+		kagg_add(&h->slots[slot], 1);
+		kagg_add(&h->sum, v);
 	}
 }
 
@@ -198,8 +215,8 @@ static __always_inline struct kagg_exp_cell *kagg_exp_cell_hit(void *map,
 	struct kagg_exp_cell *c = bpf_map_lookup_elem(map, k);
 
 	if (c) {
-		c->cnt++;
-		c->sum += v;
+		kagg_add(&c->cnt, 1);
+		kagg_add(&c->sum, v);
 	}
 	return c;
 }
@@ -212,7 +229,7 @@ static __always_inline bool kagg_exp_cell_new(void *map, const struct kagg_exp_c
 
 	if (!bpf_map_update_elem(map, k, &one, BPF_NOEXIST))
 		return true;
-	/* raced with another CPU creating it: count in this CPU's copy */
+	/* raced with another CPU creating it: count in the cell it made */
 	return kagg_exp_cell_hit(map, k, v) != NULL;
 }
 
@@ -228,7 +245,7 @@ static __always_inline bool kagg_exp_cell_add(void *map, __u32 g, __u32 id, __u6
 /*
  * A sparse exp histogram id of generation g (KAGG_EXP_CELLS) that moves to a dense one
  * of hist_map (an exp_hist) when it proves frequent: once one of its cells reaches
- * KAGG_EXP_HOT values on a CPU, it takes one of the max dense histograms left (*next:
+ * KAGG_EXP_HOT values, it takes one of the max dense histograms left (*next:
  * those given out) and *dense_id is set to its index + 1; from then on, with *dense_id
  * set, v goes to entry g * max + *dense_id - 1 of hist_map, no hash lookup.  Its
  * histogram is then the sum of its cells and its dense entry.  dense_id NULL or max 0:
@@ -254,7 +271,8 @@ static __always_inline bool kagg_exp_sparse_add(void *cells, void *hist_map, __u
 	c = kagg_exp_cell_hit(cells, &k, v);
 	if (!c)
 		return kagg_exp_cell_new(cells, &k, v);
-	if (max && dense_id && c->cnt == KAGG_EXP_HOT && *(volatile __u64 *)next < max) {
+	if (max && dense_id && *(volatile __u64 *)&c->cnt >= KAGG_EXP_HOT &&
+	    !*(volatile __u64 *)dense_id && *(volatile __u64 *)next < max) {
 		n = __sync_fetch_and_add(next, 1);
 		if (n < max)
 			__sync_val_compare_and_swap(dense_id, 0, n + 1);
@@ -266,8 +284,8 @@ static __always_inline bool kagg_exp_sparse_add(void *cells, void *hist_map, __u
 static __always_inline void kagg_key_hist_add(struct kagg_key_hist *kh, __u32 slot, __u64 v)
 {
 	if (slot < KAGG_SLOTS) {
-		kh->slots[slot]++;
-		kh->sum += v;
+		kagg_add(&kh->slots[slot], 1);
+		kagg_add(&kh->sum, v);
 	}
 }
 

@@ -17,7 +17,7 @@ with no rounding anywhere.  T_m = floor(x) where x^N = u^N * 2^i is an
 integer, so each threshold is an integer N-th root, computed exactly here.
 
 The build runs it (`make exp-table` alone) to write build/include/exp_table_data.h,
-which bpf/abi/exp_table.h includes: the table is generated, never committed.
+which bpf/shared/exp_table.h includes: the table is generated, never committed.
 """
 import sys
 

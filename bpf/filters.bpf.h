@@ -2,7 +2,7 @@
 /*
  * The task filters tools share: process ids, thread ids and one cgroup v2
  * directory.  Userspace sets the switches between open and load and fills
- * the maps after load (user/session.c: session_tasks_fill); maps a session
+ * the maps after load (user/session/session.c: session_tasks_fill); maps a session
  * does not use are sized down to one entry there.
  */
 #ifndef KAGG_FILTERS_BPF_H

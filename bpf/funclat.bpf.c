@@ -31,6 +31,7 @@
 #include "core_fixes.bpf.h"
 
 const volatile __u32 target_tgid = 0;	/* 0: every process */
+const volatile bool filter_cgroup = false; /* only tasks under the cgroup at index 0 of cgroup */
 const volatile __u32 nr_funcs = 1;
 const volatile __u64 unit_ns = 1000;
 const volatile __u32 unit_ns_log2 = 9;	/* floor(log2(unit_ns)) */
@@ -63,9 +64,18 @@ const volatile __u32 exp_hot_max = 0;
 KAGG_MAP(exp_hot_id, BPF_MAP_TYPE_ARRAY, 1, __u32, __u64);	/* sized to nr_funcs by userspace */
 __u64 exp_hot_next = 0;
 
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup SEC(".maps");
+
 static __always_inline bool traced(void)
 {
-	return !target_tgid || (bpf_get_current_pid_tgid() >> 32) == target_tgid;
+	if (target_tgid && (bpf_get_current_pid_tgid() >> 32) != target_tgid)
+		return false;
+	return !filter_cgroup || bpf_current_task_under_cgroup(&cgroup, 0) == 1;
 }
 
 static const struct funclat_stack stack_zero;

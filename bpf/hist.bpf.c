@@ -14,8 +14,8 @@
  * Buckets are log2 (negative signed values have none: counted apart), or
  * linear (lin_step > 0) from lin_min, KAGG_SLOTS of them, values outside
  * counted apart.  Aggregates are split in two generations like every kagg
- * program; one per-CPU array histogram, or a per-CPU hash of per-key
- * histograms.
+ * program; one per-CPU array histogram, or a shared hash of per-key
+ * histograms (atomic adds).
  */
 /* kernels with hist triggers (arm64's vmlinux.h) have a struct hist_field of their own */
 #define hist_field kernel_hist_field

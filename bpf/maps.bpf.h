@@ -26,6 +26,16 @@
 #define KAGG_PERCPU_HASH(NAME, N, KEY, VALUE)                                  \
 	KAGG_MAP(NAME, BPF_MAP_TYPE_PERCPU_HASH, N, KEY, VALUE)
 
+/*
+ * One array of N VALUEs, one hash of at most N KEY -> VALUE, shared by every
+ * CPU: what grows with keys (a per-CPU copy of each would grow with CPUs x
+ * keys).  Programs add to their values with __sync_fetch_and_add().
+ */
+#define KAGG_SHARED_ARRAY(NAME, N, VALUE)                                      \
+	KAGG_MAP(NAME, BPF_MAP_TYPE_ARRAY, N, __u32, VALUE)
+#define KAGG_SHARED_HASH(NAME, N, KEY, VALUE)                                  \
+	KAGG_MAP(NAME, BPF_MAP_TYPE_HASH, N, KEY, VALUE)
+
 /* A set of ids userspace fills (tgids, tids): __u32 -> __u8, 1024 at most. */
 #define KAGG_ID_SET(NAME) KAGG_MAP(NAME, BPF_MAP_TYPE_HASH, 1024, __u32, __u8)
 

@@ -6,8 +6,9 @@
  * At switch-out the outgoing task (prev) gets a timestamp (and, with stacks,
  * its kernel and user stack ids) in task local storage; at switch-in the
  * incoming task (next) finds it, and the interval goes into a per-CPU log2
- * histogram, a per-key histogram or a stack aggregation.  The hot path
- * touches only this CPU's data: no shared atomics.
+ * histogram (this CPU's data only), or a per-key histogram or a stack
+ * aggregation in a shared hash with atomic adds (memory that grows with keys,
+ * not with CPUs x keys).
  *
  * Exact snapshots: every aggregate is split in two generations (`gen`, a
  * global userspace flips).  Userspace flips gen, waits for an RCU grace
@@ -146,8 +147,8 @@ static __always_inline void stack_add(struct task_struct *next, __u32 tgid, __u3
 		c->cnt[OFFCPU_CNT_DROP_KEYS_FULL]++;
 		return;
 	}
-	v->total_ns += delta;
-	v->count++;
+	kagg_add(&v->total_ns, delta);
+	kagg_add(&v->count, 1);
 }
 
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,

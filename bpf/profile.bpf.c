@@ -5,9 +5,9 @@
  * Userspace opens one sampling perf event per CPU (hardware cycles when the
  * PMU has them, else the cpu-clock software event) and attaches this program
  * to each.  Every overflow runs it in the interrupted task's context: it
- * captures the stacks into `stackmap` and adds the sample to a per-CPU hash
- * keyed by (generation, process, kernel stack id, user stack id).  The hot
- * path touches only this CPU's data: no shared atomics.
+ * captures the stacks into `stackmap` and adds the sample to a shared hash
+ * keyed by (generation, process, kernel stack id, user stack id), with atomic
+ * adds: its memory grows with stacks, not with CPUs x stacks.
  *
  * kagg_stack_val: count = samples; total_ns = samples * period_ns, the CPU
  * time the samples stand for at the nominal rate (1e9 / HZ ns per sample).
@@ -131,8 +131,8 @@ int profile_sample(struct bpf_perf_event_data *ctx)
 			return 0;
 		}
 	}
-	v->count++;
-	v->total_ns += period_ns;
+	kagg_add(&v->count, 1);
+	kagg_add(&v->total_ns, period_ns);
 	c->cnt[PROFILE_CNT_RECORDED]++;
 	return 0;
 }

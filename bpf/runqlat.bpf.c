@@ -28,7 +28,7 @@
  * Streaming (--mode stream|both): a second set of programs sends one record
  * per event (struct runqlat_rec) with the filter decisions made here, where
  * the task and its cgroup can be asked, and userspace computes the same
- * latencies (user/tools/runqlat_stream.c).  With both sets attached each event is
+ * latencies (user/builtin/runqlat_stream.c).  With both sets attached each event is
  * stamped once for both (stream.bpf.h), so the histograms are identical
  * when no record is lost.
  */

@@ -9,8 +9,10 @@
  * Failures (--errors) need the return value: sys_exit alone, the number
  * read from regs->orig_ax.  Latency uses both: the entry time and number go
  * into task local storage (raw_tp fallback: a tid-keyed hash) and the exit
- * closes the interval.  System-wide aggregates are per-CPU arrays indexed by
- * generation * SC_NR_MAX + syscall number; per-process ones per-CPU hashes.
+ * closes the interval.  System-wide counts are a per-CPU array indexed by
+ * generation * SC_NR_MAX + syscall number; latencies by syscall a shared array
+ * indexed the same way, per-process aggregates shared hashes (atomic adds: their
+ * memory grows with keys, not with CPUs x keys).
  *
  * Compat (ia32) syscalls have their own numbering: they are skipped and
  * counted as such, never reported under a 64-bit name.
@@ -19,7 +21,7 @@
  * tracepoints (sys_enter for counts, sys_exit for errors, both for latency)
  * sends one struct sc_rec per event with the filter decision made here;
  * userspace counts, classifies and times the calls alike
- * (user/tools/syscount_stream.c).  With both sets attached each event is stamped
+ * (user/builtin/syscount_stream.c).  With both sets attached each event is stamped
  * once for both (stream.bpf.h); the aggregating programs only pay for the
  * stamp in that mode.
  */
@@ -57,10 +59,10 @@ KAGG_COUNTERS_MAP(SC_CNT_MAX);
 KAGG_PERCPU_ARRAY(counts, 2 * SC_NR_MAX, __u64);
 
 /* Calls per key (-P, --errors). */
-KAGG_PERCPU_HASH(key_counts, 10240, struct kagg_key, struct sc_count);
+KAGG_SHARED_HASH(key_counts, 10240, struct kagg_key, struct sc_count);
 
 /* Latency per syscall: index gen * SC_NR_MAX + nr. */
-KAGG_PERCPU_ARRAY(lat, 2 * SC_NR_MAX, struct kagg_hist_val);
+KAGG_SHARED_ARRAY(lat, 2 * SC_NR_MAX, struct kagg_hist_val);
 
 KAGG_KEY_HIST_MAP;
 /*
@@ -157,7 +159,7 @@ static __always_inline void count_key(struct counters *c, __u64 id, __u64 aux, _
 			return;
 		}
 	}
-	v->count++;
+	kagg_add(&v->count, 1);
 	c->cnt[SC_CNT_RECORDED]++;
 }
 
@@ -246,7 +248,7 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 				return;
 			}
 		} else {
-			kagg_hist_add(&lat, idx, kagg_log2_div(delta, unit_ns, unit_log2), delta);
+			kagg_hist_add_shared(&lat, idx, kagg_log2_div(delta, unit_ns, unit_log2), delta);
 		}
 		c->cnt[SC_CNT_RECORDED]++;
 		return;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
-# The floors of the tree (docs/architecture.md, "Floors"): a file may include
+# The floors of the tree (docs/architecture.md, "Where each piece lives"): a file may include
 # a header of its own room or of a lower floor, never of its floor's other
 # rooms nor of a higher floor.  Run from the repository root by `make test`
 # (and `make layers`); prints every include that climbs and exits 1.

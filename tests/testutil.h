@@ -496,6 +496,26 @@ static inline bool tu_kagg_exited(struct tu_kagg *k)
 }
 
 /*
+ * Whether kagg ended by itself within ms milliseconds (a bound far above what
+ * the run takes, so it only tells "ends" from "runs until Ctrl-C"); if not,
+ * it is sent SIGINT and reaped by tu_kagg_finish().
+ */
+static inline bool tu_kagg_ends_within(struct tu_kagg *k, unsigned int ms)
+{
+	unsigned int t;
+
+	for (t = 0; t < ms; t += 20) {
+		if (tu_kagg_exited(k))
+			return true;
+		tu_sleep_ms(20);
+	}
+	if (tu_kagg_exited(k))
+		return true;
+	kill(k->pid, SIGINT);
+	return false;
+}
+
+/*
  * Wait for kagg, capture stdout and stderr into malloc'd strings (may be
  * NULL).  Returns the exit status, 128+signal if killed, -1.
  */

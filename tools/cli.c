@@ -71,8 +71,8 @@ int cli_output_done(int err)
 		err = -errno;
 	if (!err && !ferror(stdout))
 		return CLI_EXIT_OK;
-	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
-		return cli_err(CLI_EXIT_FAIL, "writing output failed: the reader closed the pipe");
+	if (err == -EPIPE || (poll(&p, 1, 0) == 1 && (p.revents & POLLERR)))
+		return CLI_EXIT_PIPE;
 	return cli_err(CLI_EXIT_FAIL, "writing output failed: %s",
 		       strerror(err < 0 ? -err : EIO));
 }
@@ -328,6 +328,8 @@ static int parse_format(const char *arg, struct cli_common *cm)
 
 int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 {
+	uint64_t v;
+
 	switch (c) {
 	case 'd':
 		if (cli_parse_seconds(arg, &cm->duration))
@@ -344,6 +346,7 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 		if (kagg_unit__parse(arg, &cm->unit))
 			return cli_err(CLI_EXIT_USAGE, "invalid unit '%s' (nsecs, usecs or msecs)",
 				       arg);
+		cm->unit_given = true;
 		return 0;
 	case CLI_OPT_FORMAT:
 		return parse_format(arg, cm);
@@ -369,6 +372,9 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 	case CLI_OPT_ADDRS:
 		cm->addrs = true;
 		return 0;
+	case CLI_OPT_TOP:
+		return cli_parse_range(arg, 0, UINT32_MAX, "--top", false, &v) ?:
+		       (cm->print.top = (size_t)v, 0);
 	}
 	return -ENOENT;
 }
@@ -397,10 +403,12 @@ int cli_tasks_opt(int c, const char *arg, struct cli_tasks *tk)
 {
 	switch (c) {
 	case 'P':
-		tk->key = KAGG_KEY_PID;
-		return 0;
 	case 'L':
-		tk->key = KAGG_KEY_TID;
+		/* libbpf-tools' runqlat -P -L silently keeps one: say so instead */
+		if (tk->key != KAGG_KEY_NONE && tk->key != (c == 'P' ? KAGG_KEY_PID : KAGG_KEY_TID))
+			return cli_err(CLI_EXIT_USAGE, "-P (per process) and -L (per thread) "
+				       "exclude each other");
+		tk->key = c == 'P' ? KAGG_KEY_PID : KAGG_KEY_TID;
 		return 0;
 	case 'p':
 		return parse_task_list(arg, "pid", &tk->pids, &tk->nr_pids);
@@ -431,6 +439,7 @@ static int parse_one(const struct cli_parser *p, struct cli_args *a, int c, cons
 		rc = cli_tasks_opt(c, arg, &a->tk);
 	if (rc == -ENOENT && (p->flags & CLI_MSECS) && c == 'm') {
 		a->cm.unit = KAGG_UNIT_MSECS;
+		a->cm.unit_given = true;
 		rc = 0;
 	}
 	return rc;
@@ -456,7 +465,7 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 			return -1;
 		}
 		if (rc == -ENOENT)
-			return cli_bad_opt(c, argv);
+			return cli_bad_opt_near(c, argv, p->longopts);
 		if (rc)
 			return rc;
 	}
@@ -465,7 +474,8 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 	if (a->cm.picture && !(p->flags & CLI_PICTURES))
 		return cli_err(CLI_EXIT_USAGE, "this tool draws no picture: --format text, json or ndjson");
 	if (!(p->flags & CLI_OPERANDS) && optind < argc) {
-		rc = cli_positional_interval(argc - optind, argv + optind, &a->cm);
+		rc = (p->flags & CLI_POS_DURATION ? cli_positional_duration : cli_positional_interval)
+			(argc - optind, argv + optind, &a->cm);
 		if (rc)
 			return rc;
 	}
@@ -494,6 +504,23 @@ int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
 			       argv[0], cm->interval ? "-i" : "-d");
 	cm->interval = iv;
 	cm->count = (unsigned long)count;
+	return 0;
+}
+
+int cli_positional_duration(int argc, char **argv, struct cli_common *cm)
+{
+	double d;
+
+	if (argc > 1)
+		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s' (one operand: the "
+			       "duration in seconds; intervals: -i SEC)", argv[1]);
+	if (cli_parse_seconds(argv[0], &d))
+		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s' (duration in seconds)",
+			       argv[0]);
+	if (cm->duration)
+		return cli_err(CLI_EXIT_USAGE, "positional duration '%s' and -d: give one or the "
+			       "other", argv[0]);
+	cm->duration = d;
 	return 0;
 }
 
@@ -607,6 +634,83 @@ int cli_session_main(const struct cli_parser *p, int argc, char **argv, struct c
 	}
 	cli_tasks_free(&a->tk);
 	return ret;
+}
+
+/* Levenshtein distance of a and b (their first 63 bytes). */
+static size_t cli_distance(const char *a, const char *b)
+{
+	size_t la = strnlen(a, 63), lb = strnlen(b, 63), row[64], i, j;
+
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0], up;
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+
+			up = row[j];
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+void cli_near_init(struct cli_near *n, const char *want)
+{
+	size_t len = strlen(want);
+
+	n->want = want;
+	n->best[0] = '\0';
+	/* near enough: a third of the word wrong, at least one edit allowed */
+	n->dist = (len / 3 > 1 ? len / 3 : 1) + 1;
+	n->prefix = 0;
+}
+
+void cli_near_add(struct cli_near *n, const char *cand)
+{
+	const char *colon = strchr(cand, ':');
+	size_t d = cli_distance(n->want, cand);
+
+	if (colon && !strchr(n->want, ':')) {
+		size_t e = cli_distance(n->want, colon + 1);
+
+		d = e < d ? e : d;
+	}
+	const char *w = n->want, *e = colon && !strchr(w, ':') ? colon + 1 : cand;
+	size_t p = 0;
+
+	while (w[p] && w[p] == e[p])
+		p++;
+	if (*w && (d < n->dist || (d == n->dist && n->best[0] && p > n->prefix))) {
+		n->dist = d;
+		n->prefix = p;
+		snprintf(n->best, sizeof(n->best), "%s", cand);
+	}
+}
+
+int cli_bad_opt_near(int c, char **argv, const struct option *longopts)
+{
+	const char *arg = argv[optind - 1];
+	struct cli_near n;
+	char want[64];
+
+	if (c == ':' || strncmp(arg, "--", 2) || !longopts)
+		return cli_bad_opt(c, argv);
+	snprintf(want, sizeof(want), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+	cli_near_init(&n, want);
+	for (; longopts->name; longopts++)
+		cli_near_add(&n, longopts->name);
+	if (!n.best[0])
+		return cli_bad_opt(c, argv);
+	return cli_err(CLI_EXIT_USAGE, "invalid option '%s' (see --help); did you mean --%s?",
+		       arg, n.best);
 }
 
 int cli_bad_opt(int c, char **argv)

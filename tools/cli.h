@@ -25,6 +25,12 @@
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
 #define CLI_EXIT_USAGE 2
+/*
+ * The reader of stdout went away (`kagg offcpu | head -1`): said by no line,
+ * the dispatcher ends kagg by SIGPIPE once the tool has cleaned up, as
+ * coreutils end (the shell's status 141).
+ */
+#define CLI_EXIT_PIPE (128 + SIGPIPE)
 
 struct cli_cmd {
 	const char *name;
@@ -51,8 +57,9 @@ int cli_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 
 /*
  * Flush stdout and report a failed write (err: a printer's -errno, or 0 to
- * rely on ferror()): one line naming a reader that closed the pipe as such.
- * Returns CLI_EXIT_OK or CLI_EXIT_FAIL.
+ * rely on ferror()) in one line; a reader that closed the pipe is no error
+ * to report: CLI_EXIT_PIPE, silently.  Returns CLI_EXIT_OK, CLI_EXIT_FAIL or
+ * CLI_EXIT_PIPE.
  */
 int cli_output_done(int err);
 
@@ -121,6 +128,7 @@ enum {
 	CLI_OPT_BUCKETS,
 	CLI_OPT_FOLDED,		/* stack tools: --folded (-f), --addrs */
 	CLI_OPT_ADDRS,
+	CLI_OPT_TOP,		/* --top N (-T N in syscount) */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -134,6 +142,7 @@ enum {
 	{ "percentiles", required_argument, NULL, CLI_OPT_PERCENTILES },      \
 	{ "quiet", no_argument, NULL, CLI_OPT_QUIET },                        \
 	{ "timestamp", no_argument, NULL, CLI_OPT_TIMESTAMP },                \
+	{ "top", required_argument, NULL, CLI_OPT_TOP },                      \
 	{ "verbose", no_argument, NULL, 'v' },                                \
 	{ "help", no_argument, NULL, 'h' }
 
@@ -181,14 +190,19 @@ struct cli_stream {
 	int exp_scale;
 };
 
-/* T: "-T," or "   " (syscount, where libbpf-tools' -T is top N). */
-#define CLI_COMMON_HELP CLI_COMMON_HELP_T("-T,")
-#define CLI_COMMON_HELP_T(T)                                                   \
+/* T: "-T," or "   " (syscount, where -T is libbpf-tools' top N: then TOP is "-T,"). */
+#define CLI_COMMON_HELP CLI_COMMON_HELP_U(CLI_UNITS_USECS)
+/* UNITS: the --unit line's text, which says the tool's default. */
+#define CLI_UNITS_USECS "nsecs, usecs (default) or msecs"
+#define CLI_COMMON_HELP_U(UNITS) CLI_COMMON_HELP_T("-T,", "   ", "all", UNITS)
+#define CLI_COMMON_HELP_T(T, TOP, TOPDFL, UNITS)                               \
 	"  -d, --duration SEC     run for SEC seconds, print, exit\n"            \
 	"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n" \
 	"  " T " --timestamp        print the local time, HH:MM:SS, before each output\n" \
 	"                         (JSON: \"timestamp\" in the meta)\n"              \
-	"      --unit UNIT        nsecs, usecs (default) or msecs\n"            \
+	"  " TOP " --top N          only the N heaviest keys and stacks (default " TOPDFL "); text\n" \
+	"                         lists keys by total, heaviest first\n"           \
+	"      --unit UNIT        " UNITS "\n"                                     \
 	"      --format FMT       text (default), json, or ndjson (one line each)\n" \
 	"      --overhead         report the BPF programs' run time per event\n" \
 	"      --percentiles LIST percentiles under each histogram, e.g. p50,p99,p99.9,max\n" \
@@ -209,6 +223,7 @@ struct cli_common {
 	double interval;
 	unsigned long count;	/* positional `interval count`: end after count intervals */
 	enum kagg_unit unit;
+	bool unit_given;	/* --unit (or -m, -u): a tool may then not pick its own default */
 	bool overhead;
 	struct kagg_print_opts print; /* sz set by the tool */
 	double pcts[16];	      /* --percentiles: print.percentiles points here */
@@ -242,6 +257,12 @@ int cli_parse_buckets_lin(const char *arg, enum kagg_buckets *b, int *scale, int
  * intervals.  Either with -i or -d is a usage error.  0 or the exit code 2.
  */
 int cli_positional_interval(int argc, char **argv, struct cli_common *cm);
+/*
+ * bcc's offcputime and profile: a bare number is -d (trace that long, print
+ * once).  More than one, or one with -d, is a usage error; with -i it prints
+ * every interval and ends after the duration.  0 or the exit code 2.
+ */
+int cli_positional_duration(int argc, char **argv, struct cli_common *cm);
 
 /* 0 when c was a common option, -ENOENT when it is not one, 2 on a usage error. */
 int cli_common_opt(int c, const char *arg, struct cli_common *cm);
@@ -310,6 +331,7 @@ struct cli_args {
 #define CLI_OPERANDS 0x4
 #define CLI_PICTURES 0x8	/* takes --format svg|html|heatmap|pprof (cli_pictures) */
 #define CLI_MSECS 0x10		/* -m/--milliseconds is --unit msecs (libbpf-tools' -m) */
+#define CLI_POS_DURATION 0x20	/* a bare number is the duration, as bcc's offcputime/profile */
 
 /* A tool's command line, as cli_parse reads it. */
 struct cli_parser {
@@ -322,7 +344,8 @@ struct cli_parser {
 	int (*finish)(struct cli_args *a, int argc, char **argv);
 	/* cli_session_main: the tool's session (NULL: errno says why); may set a->banner. */
 	struct kagg_session *(*open)(struct cli_args *a);
-	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES | CLI_MSECS */
+	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES | CLI_MSECS
+				 * | CLI_POS_DURATION */
 };
 
 /* A tool's cli_parser, with the tool's long_opts[] and usage_text[]. */
@@ -335,7 +358,8 @@ struct cli_parser {
  * then the common, streaming and task options, each a one-line usage error
  * when wrong, then p->finish.  0 with the operands from optind; -1 once
  * --help is printed; else the exit code (2: usage).  A tool without operands
- * takes the positional `interval [count]` (cli_positional_interval).
+ * takes the positional `interval [count]` (cli_positional_interval), or with
+ * CLI_POS_DURATION `[duration]` (cli_positional_duration).
  */
 int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args *a);
 /*
@@ -392,6 +416,19 @@ int cli_run_session(struct kagg_session *s, const struct cli_args *a, const char
 extern int (*cli_session_taker)(struct kagg_session *s, const struct cli_args *a);
 /* Usage error for getopt's '?' or ':' (call with opterr = 0): one line, returns 2. */
 int cli_bad_opt(int c, char **argv);
+/* The same, naming the nearest of longopts to an unknown --option ("did you mean --X?"). */
+int cli_bad_opt_near(int c, char **argv, const struct option *longopts);
+
+/* "Did you mean": the candidate nearest to want, by edit distance, if near enough. */
+struct cli_near {
+	const char *want;
+	char best[128];	/* "" while none is near enough */
+	size_t dist;
+	size_t prefix;	/* of best with want: breaks a tie in distance */
+};
+void cli_near_init(struct cli_near *n, const char *want);
+/* Offer cand (a "SYS:EVENT" is also compared by its EVENT alone). */
+void cli_near_add(struct cli_near *n, const char *cand);
 /* Exit code for a failed kagg_*__open (errno err): the library logged why. */
 int cli_open_failed(int err);
 /*

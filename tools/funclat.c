@@ -13,7 +13,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg funclat [OPTIONS] FUNC\n"
+"usage: kagg funclat [OPTIONS] FUNC [INTERVAL [COUNT]]\n"
 "\n"
 "Time from entry to return of a function, one log2 histogram per function,\n"
 "aggregated in the kernel.  Nested and recursive calls are timed per level.\n"
@@ -22,9 +22,11 @@ static const char usage_text[] =
 "through the process's maps, /etc/ld.so.cache or the library directories) or\n"
 "PATH:FUNC (/usr/bin/bash:readline, or a program name in $PATH's absolute\n"
 "directories).  FUNC may be a glob (vfs_*, c:str*): one histogram per\n"
-"matching function.\n"
+"matching function.  INTERVAL [COUNT] after FUNC, as runqlat's: print every\n"
+"INTERVAL seconds (-i), COUNT times.\n"
 "\n"
 "  -p, --pid PID          only this process\n"
+"  -c, --cgroup PATH      only tasks in this cgroup v2 directory (or below it)\n"
 "  -m, --milliseconds     as --unit msecs (libbpf-tools' funclatency -m)\n"
 "  -u, --microseconds     as --unit usecs (libbpf-tools' funclatency -u)\n"
 "      --attach TYPE      auto (default), fentry, kprobe, kprobe.multi, uprobe,\n"
@@ -32,7 +34,7 @@ static const char usage_text[] =
 "      --max-funcs N      refuse patterns matching more than N functions (1024)\n"
 "      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
 "                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
-CLI_COMMON_HELP
+CLI_COMMON_HELP_U("nsecs (default, as funclatency's), usecs or msecs")
 "      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
 "      --format html      a one-file report: histograms, percentiles, meta\n"
 "\n"
@@ -44,7 +46,7 @@ CLI_COMMON_HELP
 "examples:\n"
 "  kagg funclat vfs_read -d 5\n"
 "  kagg funclat 'vfs_*' -i 1\n"
-"  kagg funclat c:malloc -p 1234 --unit nsecs -d 10\n"
+"  kagg funclat c:malloc -p 1234 -u -d 10   # in microseconds\n"
 "  kagg funclat '/usr/bin/bash:*line*' --format json -d 5 --overhead\n";
 
 enum {
@@ -56,6 +58,7 @@ enum {
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
 	{ "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'c' },
 	{ "milliseconds", no_argument, NULL, 'm' },
 	{ "microseconds", no_argument, NULL, 'u' },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
@@ -96,9 +99,13 @@ static int funclat_opt(struct cli_args *ca, int c, const char *arg)
 	switch (c) {
 	case 'u':
 		ca->cm.unit = KAGG_UNIT_USECS;
+		ca->cm.unit_given = true;
 		return 0;
 	case 'p':
 		return CLI_RANGE(arg, 1, INT32_MAX, "pid", false, &o->pid);
+	case 'c':
+		o->cgroup = arg;
+		return 0;
 	case OPT_ATTACH:
 		return parse_attach(arg, &o->attach);
 	case OPT_MAX_FUNCS:
@@ -117,9 +124,16 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	if (optind >= argc)
 		return cli_err(CLI_EXIT_USAGE, "missing FUNC (kernel function, LIB:FUNC or "
 			       "PATH:FUNC); see --help");
-	if (optind + 1 < argc)
-		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s'", argv[optind + 1]);
+	if (optind + 1 < argc) {
+		int ret = cli_positional_interval(argc - optind - 1, argv + optind + 1, &ca->cm);
+
+		if (ret)
+			return ret;
+	}
 	a->o.pattern = argv[optind];
+	/* funclatency's default: calls of a few hundred ns show their distribution */
+	if (!ca->cm.unit_given)
+		ca->cm.unit = KAGG_UNIT_NSECS;
 	a->o.unit = a->c.cm.unit;
 	a->o.overhead = a->c.cm.overhead;
 	return cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HEATMAP) | CLI_PIC_BIT(CLI_PIC_HTML),
@@ -135,7 +149,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 	return kagg_funclat__open(&a->o);
 }
 
-static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "p:mu", funclat_opt,
+static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "p:c:mu", funclat_opt,
 						   finish_args, open_session,
 						   CLI_OPERANDS | CLI_PICTURES | CLI_MSECS);
 

@@ -36,6 +36,8 @@ static const char usage_text[] =
 "  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"
 "  -T, --timestamp        print the local time, HH:MM:SS, before each output\n"
 "                         (JSON: \"timestamp\" in the meta)\n"
+"      --top N            only the N heaviest keys (default all); text lists keys by\n"
+"                         total, heaviest first\n"
 "      --format FMT       text (default), json, or ndjson (one line each)\n"
 "      --format heatmap   with -i: a heatmap SVG (time across, buckets up)\n"
 "      --format html      a one-file report: histograms, percentiles, meta\n"

@@ -3,6 +3,7 @@
  * kagg: the dispatcher.  `kagg CMD [ARGS]` runs the subcommand registered
  * with CLI_COMMAND() in tools/CMD.c.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,31 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 }
 
+/* The command's exit code; a closed pipe ends kagg as it ends cat(1), by SIGPIPE. */
+static int done(int rc)
+{
+	if (rc == CLI_EXIT_PIPE) {
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
+	return rc;
+}
+
+/* An unknown command: one line, naming the nearest command when one is near. */
+static int unknown(const char *name)
+{
+	const struct cli_cmd *c;
+	struct cli_near n;
+
+	cli_near_init(&n, name);
+	for (c = __start_cli_cmds; c < __stop_cli_cmds; c++)
+		cli_near_add(&n, c->name);
+	if (n.best[0])
+		return cli_err(CLI_EXIT_USAGE, "unknown command '%s'; did you mean '%s'? (kagg "
+			       "--help lists them)", name, n.best);
+	return cli_err(CLI_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)", name);
+}
+
 int main(int argc, char **argv)
 {
 	const struct cli_cmd *c;
@@ -35,8 +61,7 @@ int main(int argc, char **argv)
 
 		c = cli_find_cmd(argv[2]);
 		if (!c)
-			return cli_err(CLI_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)",
-				       argv[2]);
+			return unknown(argv[2]);
 		return cli_run_cmd(c, 2, hargv);
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
@@ -49,6 +74,6 @@ int main(int argc, char **argv)
 	}
 	c = cli_find_cmd(argv[1]);
 	if (c)
-		return cli_run_cmd(c, argc - 1, argv + 1);
-	return cli_err(CLI_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)", argv[1]);
+		return done(cli_run_cmd(c, argc - 1, argv + 1));
+	return unknown(argv[1]);
 }

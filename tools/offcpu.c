@@ -12,11 +12,12 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg offcpu [OPTIONS] [INTERVAL [COUNT]]\n"
+"usage: kagg offcpu [OPTIONS] [DURATION]\n"
 "\n"
 "Off-CPU time (blocked or preempted) per interval between a task's switch-out\n"
 "and its next switch-in (sched_switch), as a log2 histogram aggregated in the\n"
-"kernel.\n"
+"kernel.  DURATION, as in offcputime: trace that many seconds, print once\n"
+"(-d DURATION); without it, until Ctrl-C.\n"
 "\n"
 CLI_TASKS_HELP
 "      --cgroup PATH      only tasks in this cgroup v2 directory\n"
@@ -51,7 +52,7 @@ CLI_COMMON_HELP
 "      --format pprof     with --stacks: a gzip-compressed pprof profile of off-CPU time\n"
 "\n"
 "examples:\n"
-"  kagg offcpu -d 5                      # whole system, 5 seconds\n"
+"  kagg offcpu 5                         # whole system, 5 seconds\n"
 "  kagg offcpu -P -p 1234 -d 10          # one process, per-process histogram\n"
 "  kagg offcpu --state D -m 1000 -i 1    # uninterruptible sleeps >= 1 ms, every second\n"
 "  kagg offcpu --stacks --folded -d 10 > out.folded   # flame graph input\n"
@@ -189,7 +190,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 
 static const struct cli_parser parser =
 	CLI_PARSER(CLI_COMMON_SHORTOPTS CLI_TASKS_SHORTOPTS "m:M:ukf", offcpu_opt, finish_args,
-		   open_session, CLI_STREAMS | CLI_TASKS | CLI_PICTURES);
+		   open_session, CLI_STREAMS | CLI_TASKS | CLI_PICTURES | CLI_POS_DURATION);
 
 static int offcpu_main(int argc, char **argv)
 {

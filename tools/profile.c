@@ -13,13 +13,14 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg profile [OPTIONS] [INTERVAL [COUNT]]\n"
+"usage: kagg profile [OPTIONS] [DURATION]\n"
 "\n"
 "Sample what runs on the CPUs at a fixed rate (perf_event_open: hardware cycles\n"
 "when the PMU has them, else the cpu-clock software event) and count samples by\n"
 "kernel + user stack, aggregated in the kernel.  The idle task is left out.\n"
 "Each stack shows its sample count and the CPU time it stands for\n"
-"(samples * 1/HZ, in --unit).\n"
+"(samples * 1/HZ, in --unit).  DURATION, as in bcc's profile: sample that many\n"
+"seconds, print once (-d DURATION); without it, until Ctrl-C.\n"
 "\n"
 "  -F, --frequency HZ     samples per second per CPU (default 49)\n"
 "  -p, --pid PID[,PID]    only these processes\n"
@@ -37,7 +38,7 @@ CLI_COMMON_HELP
 "      --format pprof     a gzip-compressed pprof profile (go tool pprof, Parca, ...)\n"
 "\n"
 "examples:\n"
-"  kagg profile -F 99 -d 10                 # whole system, 10 seconds\n"
+"  kagg profile -F 99 10                    # whole system, 10 seconds\n"
 "  kagg profile -p 1234 -U -d 5             # one process, user stacks\n"
 "  kagg profile -F 99 -d 30 --folded > out.folded   # flame graph input\n"
 "  kagg profile --format json -d 2 --overhead\n"
@@ -141,7 +142,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 
 static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "F:p:UKfC:", profile_opt,
 						   finish_args, open_session,
-						   CLI_TASKS | CLI_PICTURES);
+						   CLI_TASKS | CLI_PICTURES | CLI_POS_DURATION);
 
 static int profile_main(int argc, char **argv)
 {

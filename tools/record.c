@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <kagg/kagg.h>
+#include <kagg/prog.h>
 #include <kagg/runqlat.h>
 #include <kagg/tracedat.h>
 #include "cli.h"
@@ -33,6 +34,9 @@ static const char usage_text[] =
 "                         header_event and events/SYS/NAME/format instead\n"
 "  -e, --event SYS:NAME   event to record, repeatable: sched:sched_switch (the\n"
 "                         default), sched:sched_wakeup, sched:sched_wakeup_new\n"
+"      --prog PROG.bpf.o  record the observations of your own program instead\n"
+"                         (docs/sdk.md): one event per aggregation, its key's\n"
+"                         fields and value; --set NAME=VALUE sets its tunables\n"
 "  -p, --pid PID[,PID]    mark these processes' events as selected (every\n"
 "                         event is recorded)\n"
 "  -d, --duration SEC     record for SEC seconds (default: until Ctrl-C)\n"
@@ -57,7 +61,7 @@ static const char usage_text[] =
 "  kagg record -e sched:sched_wakeup -e sched:sched_switch -o wake.dat -d 2\n"
 "  kagg record --raw-dir /tmp/pages -d 2 && kagg rb decode --events-dir /tmp/pages/events /tmp/pages/cpu0.raw\n";
 
-enum { OPT_RAW_DIR = CLI_OPT_TOOL, OPT_STREAM_BYTES, OPT_RB_SUBBUFS };
+enum { OPT_RAW_DIR = CLI_OPT_TOOL, OPT_STREAM_BYTES, OPT_RB_SUBBUFS, OPT_PROG, OPT_SET };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -67,6 +71,8 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "stream-bytes", required_argument, NULL, OPT_STREAM_BYTES },
 	{ "rb-subbufs", required_argument, NULL, OPT_RB_SUBBUFS },
+	{ "prog", required_argument, NULL, OPT_PROG },
+	{ "set", required_argument, NULL, OPT_SET },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -270,6 +276,9 @@ struct record_args {
 	int *pids;
 	size_t nr_pids, stream_bytes, rb_subbufs;
 	struct cli_common cm;
+	const char *prog;	/* --prog */
+	const char *sets[64];	/* its --set */
+	size_t nr_sets;
 };
 
 /* Options into *a: 0, -1 after --help, or a usage error's exit code. */
@@ -317,6 +326,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			if (CLI_RANGE(optarg, 2, 65534, "--rb-subbufs", true, &a->rb_subbufs))
 				return CLI_EXIT_USAGE;
 			break;
+		case OPT_PROG:
+			a->prog = optarg;
+			break;
+		case OPT_SET:
+			if (!strchr(optarg, '=') || *optarg == '=' || a->nr_sets == 64)
+				return cli_err(CLI_EXIT_USAGE, "invalid --set '%s' (NAME=VALUE, 64 at "
+					       "most)", optarg);
+			a->sets[a->nr_sets++] = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -324,11 +342,17 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			return cli_bad_opt(c, argv);
 		}
 	}
+	if (a->nr_sets && !a->prog)
+		return cli_err(CLI_EXIT_USAGE, "--set needs --prog");
+	if (a->prog && (a->events || a->nr_pids))
+		return cli_err(CLI_EXIT_USAGE, "--prog records its own events: no -e or -p");
+	if (a->prog)
+		snprintf(a->what, sizeof(a->what), "%s", a->prog);
 	if (optind < argc)
 		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 	if (!a->out == !a->raw_dir)
 		return cli_err(CLI_EXIT_USAGE, "give one of -o FILE.dat or --raw-dir DIR");
-	if (!a->events)
+	if (!a->events && !a->prog)
 		a->events = KAGG_RUNQLAT_EV_SWITCH;
 	for (i = 0; i < 3; i++)
 		if (a->events & (1u << i))
@@ -345,6 +369,13 @@ static struct kagg_session *record_open(const struct record_args *a)
 	if (cli_mount_tracefs())
 		fprintf(stderr, "%s: tracefs is not mounted and cannot be: using kagg's built-in "
 				"sched formats\n", cli_prog);
+	if (a->prog) {
+		KAGG_OPTS(kagg_prog_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = a->rb_subbufs,
+			  .rb_consume = true, .stream_bytes = a->stream_bytes, .sets = a->sets,
+			  .nr_sets = a->nr_sets, .log = cli_log);
+
+		return kagg_prog__open(a->prog, &o);
+	}
 	if (a->events == KAGG_RUNQLAT_EV_SWITCH) {
 		/* sched_switch alone: offcpu's streaming program, one record per switch */
 		KAGG_OPTS(kagg_offcpu_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = a->rb_subbufs,

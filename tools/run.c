@@ -27,6 +27,13 @@ static const char usage_text[] =
 "      --func NAME        the function of uprobes whose section names none\n"
 "                         (SEC(\"uprobe\"), SEC(\"uretprobe\"))\n"
 "      --pid PID          uprobes in this process only\n"
+"      --mode MODE        agg (default: aggregate in the kernel), stream (one\n"
+"                         record per observation, aggregated here) or both\n"
+"                         (side by side, each path's cost in the meta)\n"
+"      --print            with --mode stream: print each record as ftrace text\n"
+"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
+"      --buckets B        log2 (default) or exp:S: the log2 histograms in\n"
+"                         exponential buckets of scale S (0..5), 2^S per octave\n"
 "  -f, --folded           stacks as folded lines (flamegraph.pl input)\n"
 "      --addrs            stack frames by address\n"
 CLI_COMMON_HELP
@@ -54,6 +61,10 @@ static const struct option long_opts[] = {
 	{ "binary", required_argument, NULL, OPT_BINARY },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "func", required_argument, NULL, OPT_FUNC },
+	{ "mode", required_argument, NULL, CLI_OPT_MODE },
+	{ "buckets", required_argument, NULL, CLI_OPT_BUCKETS },
+	{ "print", no_argument, NULL, CLI_OPT_PRINT },
+	{ "stream-bytes", required_argument, NULL, CLI_OPT_STREAM_BYTES },
 	{},
 };
 
@@ -111,6 +122,10 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	a->o.overhead = ca->cm.overhead;
 	a->o.sets = a->sets;
 	a->o.nr_sets = a->nr_sets;
+	a->o.mode = ca->st.mode;
+	a->o.stream_bytes = ca->st.stream_bytes;
+	a->o.buckets = ca->st.buckets;
+	a->o.exp_scale = ca->st.exp_scale;
 	return cli_folded_ready(&ca->cm) ?:
 	       cli_pictures(&ca->cm, CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
 				     CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_PPROF),
@@ -127,7 +142,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 
 static const struct cli_parser parser =
 	CLI_PARSER(CLI_COMMON_SHORTOPTS "f", run_opt, finish_args, open_session,
-		   CLI_OPERANDS | CLI_PICTURES);
+		   CLI_OPERANDS | CLI_PICTURES | CLI_STREAMS);
 
 static int run_main(int argc, char **argv)
 {

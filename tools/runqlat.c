@@ -21,8 +21,8 @@ static const char usage_text[] =
 "streamed events, or both side by side).\n"
 "\n"
 CLI_TASKS_HELP
-"      --cgroup PATH      only tasks in this cgroup v2 directory\n"
-"  -c, --cpu N            only latencies ending on CPU N's run queue\n"
+"  -c, --cgroup PATH      only tasks in this cgroup v2 directory\n"
+"      --cpu N            only latencies ending on CPU N's run queue\n"
 "  -m, --milliseconds     as --unit msecs (libbpf-tools' runqlat -m)\n"
 "      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
 "      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
@@ -44,15 +44,17 @@ CLI_COMMON_HELP
 "  kagg runqlat --mode both --overhead -d 5    # in-kernel vs streamed, side by side\n";
 
 enum {
-	OPT_CGROUP = CLI_OPT_TOOL,
+	OPT_CPU = CLI_OPT_TOOL,
+	OPT_PIDNSS,
 };
 
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
 	CLI_TASKS_LONGOPTS,
 	{ "milliseconds", no_argument, NULL, 'm' },
-	{ "cgroup", required_argument, NULL, OPT_CGROUP },
-	{ "cpu", required_argument, NULL, 'c' },
+	{ "cgroup", required_argument, NULL, 'c' },
+	{ "cpu", required_argument, NULL, OPT_CPU },
+	{ "pidnss", no_argument, NULL, OPT_PIDNSS },
 	CLI_STREAM_LONGOPTS,
 	{},
 };
@@ -68,10 +70,13 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 	struct runqlat_args *a = (struct runqlat_args *)ca;
 
 	switch (c) {
-	case OPT_CGROUP:
+	case 'c': /* libbpf-tools' runqlat -c CG */
 		a->o.cgroup = arg;
 		return 0;
-	case 'c':
+	case OPT_PIDNSS:
+		return cli_err(CLI_EXIT_USAGE, "--pidnss (a histogram per pid namespace) is not "
+			       "taken: -P gives one per process");
+	case OPT_CPU:
 		if (CLI_RANGE(arg, 0, 65535, "CPU", false, &a->o.cpu))
 			return CLI_EXIT_USAGE;
 		a->o.filter_cpu = true;

@@ -31,18 +31,27 @@ static const char usage_text[] =
 "(running < enabled), \"undefined\" when it never ran.  Events this machine\n"
 "lacks (no hardware PMU) are listed as not supported; the others are counted.\n"
 "The report goes to standard error, as perf stat's does (COMMAND's standard\n"
-"output stays its own), or to FILE with -o.\n"
+"output stays its own), or to FILE with -o.  Under the text report, the metrics\n"
+"perf derives: CPUs utilized (task-clock, cpu-clock), the rate per second of\n"
+"the other events, and insn per cycle when cycles and instructions both counted.\n"
+"Without privileges, where perf_event_paranoid is 2, the user space of COMMAND\n"
+"or PID is counted alone, as perf does: the event is named EVENT:u.\n"
 "\n"
 "  -e, --event LIST       events, comma separated (repeatable):\n"
 "                         cpu-clock task-clock context-switches cpu-migrations\n"
 "                         page-faults minor-faults major-faults (software)\n"
 "                         cycles instructions cache-references cache-misses\n"
 "                         branches branch-misses (hardware), tracepoint:SYS:NAME\n"
+"                         or SYS:NAME as perf takes it (kagg list -t lists them)\n"
 "                         default: " STAT_DEFAULT_EVENTS "\n"
 "  -p, --pid PID          count this process\n"
 "      --cpu N            count on CPU N only (all tasks unless -p)\n"
 "  -d, --duration SEC     with -p/--cpu: count SEC seconds (default: until Ctrl-C)\n"
 "  -o, --output FILE      write the report to FILE (created or truncated)\n"
+"  -x, --field-separator SEP\n"
+"                         one line per event, fields separated by SEP, as perf\n"
+"                         stat -x: count, unit, event, running ns, %% running,\n"
+"                         metric, metric unit (\"<not supported>\" counts)\n"
 "      --format FMT       text (default), json, or ndjson (one line)\n"
 "  -v, --verbose          print library messages\n"
 "  -h, --help             this text\n"
@@ -64,12 +73,16 @@ enum {
 	OPT_CPU = CLI_OPT_TOOL,
 };
 
+/* Not every byte is a good separator: one printable character, or a short string. */
+#define STAT_SEP_MAX 8
+
 static const struct option long_opts[] = {
 	{ "event", required_argument, NULL, 'e' },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "field-separator", required_argument, NULL, 'x' },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -84,6 +97,7 @@ struct stat_args {
 	size_t nr;
 	bool tracepoints;
 	const char *output;	/* -o FILE; NULL: stderr */
+	const char *sep;	/* -x SEP: perf's CSV lines instead of the table */
 };
 
 static int add_events(struct stat_args *a, const char *list)
@@ -97,7 +111,14 @@ static int add_events(struct stat_args *a, const char *list)
 			free(copy);
 			return cli_err(CLI_EXIT_USAGE, "at most 64 events");
 		}
-		a->evbuf[a->nr] = strdup(tok);
+		/* perf's SYS:NAME is a tracepoint, as tracepoint:SYS:NAME is */
+		if (strchr(tok, ':') && strncmp(tok, "tracepoint:", 11)) {
+			if (asprintf(&a->evbuf[a->nr], "tracepoint:%s", tok) < 0)
+				a->evbuf[a->nr] = NULL;
+			tok = a->evbuf[a->nr] ? a->evbuf[a->nr] : tok;
+		} else {
+			a->evbuf[a->nr] = strdup(tok);
+		}
 		if (!a->evbuf[a->nr]) {
 			free(copy);
 			return cli_err(CLI_EXIT_FAIL, "out of memory");
@@ -126,6 +147,12 @@ static int stat_opt(struct cli_args *ca, int c, const char *arg)
 	case 'o':
 		a->output = arg;
 		return 0;
+	case 'x':
+		if (!*arg || strlen(arg) > STAT_SEP_MAX)
+			return cli_err(CLI_EXIT_USAGE, "invalid separator '%s' (1 to %d characters)",
+				       arg, STAT_SEP_MAX);
+		a->sep = arg;
+		return 0;
 	case OPT_CPU:
 		return CLI_RANGE(arg, 0, 65535, "cpu", false, &a->o.cpu);
 	}
@@ -152,6 +179,8 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	}
 	a->o.events = a->events;
 	a->o.nr_events = a->nr;
+	if (a->sep && a->c.cm.print.format != KAGG_FORMAT_TEXT)
+		return cli_err(CLI_EXIT_USAGE, "-x is its own format: drop --format");
 	if (optind < argc) {
 		if (a->o.pid || a->o.cpu >= 0)
 			return cli_err(CLI_EXIT_USAGE, "give a command or -p/--cpu, not both");
@@ -167,7 +196,7 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 }
 
 /* '+': stop at the command's name, its options are its own. */
-static const struct cli_parser parser = CLI_PARSER("+:e:p:d:o:vh", stat_opt, finish_args, NULL,
+static const struct cli_parser parser = CLI_PARSER("+:e:p:d:o:x:vh", stat_opt, finish_args, NULL,
 						   CLI_OPERANDS);
 
 /*
@@ -220,10 +249,113 @@ static int exit_code(struct kagg_stat *st, int stop_err)
 	return counted ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
+/* r's estimate, when it has one. */
+static bool stat_value(const struct kagg_stat_result *r, double *v)
+{
+	if (!r->supported || r->err || r->scale < 0 || r->scale == KAGG_STAT_UNDEFINED)
+		return false;
+	*v = (double)r->estimate;
+	return true;
+}
+
+/* task-clock or cpu-clock, with or without ":u" (counted in user space only). */
+static bool stat_is_clock(const char *name)
+{
+	size_t n = strcspn(name, ":");
+
+	return (n == 10 && !strncmp(name, "task-clock", n)) ||
+	       (n == 9 && !strncmp(name, "cpu-clock", n));
+}
+
+/* The named event's estimate, when counted. */
+static bool stat_find(const struct kagg_stat_report *rep, const char *name, double *v)
+{
+	size_t i;
+
+	for (i = 0; i < rep->nr_results; i++)
+		if (!strcmp(rep->results[i]->name, name))
+			return stat_value(rep->results[i], v);
+	return false;
+}
+
+/* r's metric as perf derives it: CPUs utilized for a clock, else a rate; false: none. */
+static bool stat_metric(const struct kagg_stat_report *rep, const struct kagg_stat_result *r,
+			double *m, const char **unit)
+{
+	double v;
+
+	if (!stat_value(r, &v) || rep->duration_s <= 0)
+		return false;
+	if (stat_is_clock(r->name)) {
+		*m = v / (rep->duration_s * 1e9);
+		*unit = "CPUs utilized";
+	} else {
+		*m = v / rep->duration_s;
+		*unit = "/sec";
+	}
+	return true;
+}
+
+/* Under the table: "#  task-clock  0.998 CPUs utilized", rates, insn per cycle. */
+static void print_derived(const struct kagg_stat_report *rep, FILE *f)
+{
+	static const char *const pfx[] = { "", "K", "M", "G" };
+	double m, cyc, ins;
+	const char *unit;
+	size_t i;
+	int k;
+
+	for (i = 0; i < rep->nr_results; i++) {
+		if (!stat_metric(rep, rep->results[i], &m, &unit))
+			continue;
+		for (k = 0; !stat_is_clock(rep->results[i]->name) && m >= 1000 && k < 3; k++)
+			m /= 1000;
+		fprintf(f, "# %20s  %10.3f %s%s\n", rep->results[i]->name, m, pfx[k], unit);
+	}
+	if (stat_find(rep, "cycles", &cyc) && stat_find(rep, "instructions", &ins) && cyc > 0)
+		fprintf(f, "# %20s  %10.2f insn per cycle\n", "instructions", ins / cyc);
+}
+
+/* perf stat -x: count,unit,event,running ns,% running,metric,metric unit per event. */
+static void print_sep(const struct kagg_stat_report *rep, const char *sep, FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < rep->nr_results; i++) {
+		const struct kagg_stat_result *r = rep->results[i];
+		double v, m;
+		const char *unit = "";
+
+		if (!stat_value(r, &v)) {
+			fprintf(f, "<%s>%s%s%s%s%s0%s0.00%s%s\n",
+				r->supported ? "not counted" : "not supported", sep,
+				stat_is_clock(r->name) ? "ns" : "", sep, r->name, sep, sep, sep, sep);
+			continue;
+		}
+		fprintf(f, "%.0f%s%s%s%s%s%llu%s%.2f%s", v, sep, stat_is_clock(r->name) ? "ns" : "",
+			sep, r->name, sep, (unsigned long long)r->running_ns, sep,
+			r->enabled_ns ? 100.0 * r->running_ns / r->enabled_ns : 100.0, sep);
+		if (stat_metric(rep, r, &m, &unit))
+			fprintf(f, "%.3f%s%s\n", m, sep, unit);
+		else
+			fprintf(f, "%s\n", sep);
+	}
+}
+
 /* The report to -o FILE or stderr, then the exit code. */
 static int report(struct kagg_stat *st, FILE *out, const struct stat_args *a, int stop_err)
 {
-	int err = kagg_stat__print(kagg_stat__report(st), out, a->c.cm.print.format);
+	const struct kagg_stat_report *rep = kagg_stat__report(st);
+	int err = 0;
+
+	if (a->sep)
+		print_sep(rep, a->sep, out);
+	else
+		err = kagg_stat__print(rep, out, a->c.cm.print.format);
+	if (!err && !a->sep && a->c.cm.print.format == KAGG_FORMAT_TEXT)
+		print_derived(rep, out);
+	if (!err && ferror(out))
+		err = -EIO;
 
 	if (!err && fflush(out))
 		err = -errno;

@@ -36,7 +36,8 @@ static const char usage_text[] =
 "      --print            stream: print the events as they arrive, in the kernel's\n"
 "                         trace format (like trace_pipe)\n"
 "      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
-CLI_COMMON_HELP_T("   ")
+CLI_COMMON_HELP_T("   ", "-T,", "10, as syscount's; 0: all",
+		  "nsecs, usecs or msecs (default usecs; -L: nsecs)")
 "\n"
 "examples:\n"
 "  kagg syscount -d 5                # calls per syscall, whole system\n"
@@ -84,12 +85,21 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 	case 'L':
 		a->latency = true;
 		return 0;
-	case 'T': /* not the shared -T: `syscount -T 5` would be timestamps every 5 s */
-		return cli_err(CLI_EXIT_USAGE, "-T is libbpf-tools' top N, which kagg syscount "
-						"does not take; timestamps: --timestamp");
+	case 'T': /* libbpf-tools' top N, not the shared -T (timestamps: --timestamp) */
+		return cli_common_opt(CLI_OPT_TOP, arg, &ca->cm);
 	case OPT_NAMES:
 		a->o.names_file = arg;
 		return 0;
+	/* libbpf-tools' syscount letters kagg has no twin for: say what is nearest */
+	case 'e':
+		return cli_err(CLI_EXIT_USAGE, "-e ERRNO (libbpf-tools' errno filter) is not "
+			       "taken: -x counts failed calls per syscall and errno");
+	case 'l':
+		return cli_err(CLI_EXIT_USAGE, "-l (libbpf-tools' syscall list) is not taken: the "
+			       "names are <asm/unistd_64.h>'s, or --names-file FILE's");
+	case 'c':
+		return cli_err(CLI_EXIT_USAGE, "-c CG (libbpf-tools' cgroup filter) is not taken: "
+			       "kagg syscount filters by -p PID");
 	}
 	return -ENOENT;
 }
@@ -103,6 +113,9 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 		return cli_err(CLI_EXIT_USAGE, "--errors and --latency exclude each other");
 	if (a->c.st.buckets == KAGG_BUCKETS_EXP && !a->latency)
 		return cli_err(CLI_EXIT_USAGE, "--buckets goes with --latency (-L)");
+	/* -L draws distributions: most syscalls take under a microsecond */
+	if (a->latency && !a->c.cm.unit_given)
+		a->c.cm.unit = KAGG_UNIT_NSECS;
 	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
 		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
 	a->o.key = a->c.tk.key;
@@ -119,13 +132,14 @@ static struct kagg_session *open_session(struct cli_args *ca)
 	return kagg_syscount__open(&((struct syscount_args *)ca)->o);
 }
 
-static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "Pp:xLm", syscount_opt,
+/* The common short options but -T, which takes a value here (top N). */
+static const struct cli_parser parser = CLI_PARSER(":d:i:vhPp:xLmT:e:lc:", syscount_opt,
 						   finish_args, open_session,
 						   CLI_STREAMS | CLI_TASKS | CLI_MSECS);
 
 static int syscount_main(int argc, char **argv)
 {
-	struct syscount_args a = { .c.banner = "Tracing syscalls",
+	struct syscount_args a = { .c.banner = "Tracing syscalls", .c.cm.print.top = 10,
 				   .o = { .sz = sizeof(a.o), .log = cli_log } };
 
 	return cli_session_main(&parser, argc, argv, &a.c);

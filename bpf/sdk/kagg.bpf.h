@@ -74,6 +74,7 @@ struct kagg_clock {
 	__u64 now;	/* 0 until read */
 	__u32 on;	/* a KAGG_TP/KAGG_FUNC handler runs */
 	__u32 __pad;
+	__u64 seq;	/* records streamed on this CPU (never reset: gaps are losses) */
 };
 
 struct {
@@ -91,6 +92,33 @@ const volatile __u64 kagg_unit_ns = 1000;
 const volatile __u32 kagg_unit_log2 = 9;
 /* The initial value of new histogram entries (too large for the BPF stack). */
 const struct kagg_sdk_hist kagg_sdk_zero_hist = {};
+
+/* Observations streamed too (enum kagg_sdk_stream, set by the loader). */
+const volatile __u32 kagg_stream = KAGG_SDK_STREAM_OFF;
+
+/* Streaming: wake the consumer once this many bytes wait (set by the loader; 0: always). */
+const volatile __u64 kagg_wake_bytes = 0;
+
+/* Streamed observations (the loader sizes it when streaming). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} kagg_events SEC(".maps");
+
+/* Streamed records by generation: seen = sent + dropped once a generation is retired. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct kagg_sdk_stream_cnt);
+} kagg_stream_cnt SEC(".maps");
+
+/*
+ * Exponential buckets for log2 histograms: 0, else the scale + 1; the thresholds of raw
+ * values [0] and of times [1] (in the session's unit), set by the loader.
+ */
+const volatile __u32 kagg_exp = 0;
+const volatile struct kagg_sdk_exp_params kagg_exp_params[2] = {};
 
 /* The session is armed. */
 static __always_inline bool kagg_armed_now(void)
@@ -183,6 +211,47 @@ static __always_inline bool kagg_obs_begin(struct kagg_obs *o)
 	return true;
 }
 
+/*
+ * Reserve a streamed record of size bytes (a constant) for aggregation agg in generation
+ * gen, its head filled; NULL when the ring buffer is full (counted dropped).
+ */
+static __always_inline void *kagg_rec_reserve(__u64 size, __u32 agg, __u32 gen)
+{
+	struct kagg_sdk_stream_cnt *sc = bpf_map_lookup_elem(&kagg_stream_cnt, &gen);
+	__u32 zero = 0;
+	struct kagg_clock *c = bpf_map_lookup_elem(&kagg_clock, &zero);
+	struct kagg_sdk_rec *r;
+
+	if (!sc || !c)
+		return NULL;
+	sc->seen++;
+	c->seq++;
+	r = bpf_ringbuf_reserve(&kagg_events, size, 0);
+	if (!r) {
+		sc->dropped++;
+		return NULL;
+	}
+	r->ts = kagg_now();
+	r->seq = c->seq;
+	r->cpu = bpf_get_smp_processor_id();
+	r->gen = gen;
+	r->agg = agg;
+	r->pid = (__u32)bpf_get_current_pid_tgid();
+	return r;
+}
+
+/* Submit a record of kagg_rec_reserve(), counted sent in its generation. */
+static __always_inline void kagg_rec_submit(void *r, __u32 gen)
+{
+	struct kagg_sdk_stream_cnt *sc = bpf_map_lookup_elem(&kagg_stream_cnt, &gen);
+
+	if (sc)
+		sc->sent++;
+	/* a wakeup per record costs more than the record: the consumer is woken in batches */
+	bpf_ringbuf_submit(r, bpf_ringbuf_query(&kagg_events, BPF_RB_AVAIL_DATA) >= kagg_wake_bytes ?
+				      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
 /* ---------------------------------------------------------------- bucketing */
 
 /* floor(log2(v)) for v > 0, 0 for v == 0. */
@@ -223,6 +292,30 @@ static __always_inline __u32 kagg_log2_div(__u64 v, __u64 unit, __u32 unit_log2)
 	if (k > 0 && (unit << k) > v)
 		k--;
 	return k < 0 ? 0 : k > 63 ? 63 : (__u32)k;
+}
+
+/*
+ * The exponential bucket of v > 0 with kagg_exp_params[time]: floor(log2 v) << scale plus
+ * the thresholds below v normalized to [2^63, 2^64) (libkagg's kagg_exp_slot()).
+ */
+static __always_inline __u32 kagg_exp_slot_of(__u64 v,
+					       const volatile struct kagg_sdk_exp_params *p)
+{
+	__u32 k = kagg_log2_64(v), s = p->scale, j = 0, b;
+	__u64 vn = v << (63 - k);
+
+#pragma unroll
+	for (b = KAGG_SDK_EXP_MAX_SCALE; b >= 1; b--) {
+		if (s >= b) {
+			__u32 step = 1U << (b - 1);
+
+			if (vn > p->thresh[(j + step - 1) & (KAGG_SDK_EXP_MAX_N - 1)])
+				j += step;
+		}
+	}
+	if (vn > p->thresh[j & (KAGG_SDK_EXP_MAX_N - 1)])
+		j++;
+	return (k << s) + j;
 }
 
 /*
@@ -306,17 +399,112 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 		.lin_min = MIN, .lin_step = STEP,                                                  \
 	}
 
+/*
+ * NAME__stream(key, v, gen): the observation as a record of kagg_events (struct
+ * kagg_sdk_rec, the KEY, the value); true when sent.
+ */
+#define __KAGG_STREAM(NAME, KEY)                                                                   \
+	struct NAME##__rec {                                                                       \
+		struct kagg_sdk_rec h;                                                             \
+		KEY k;                                                                             \
+		__u64 v __attribute__((aligned(8)));                                               \
+	};                                                                                         \
+	__KAGG_FN bool NAME##__stream(const KEY *key, __u64 v, __u32 gen)             \
+	{                                                                                          \
+		struct NAME##__rec *r;                                                             \
+                                                                                                   \
+		r = kagg_rec_reserve(sizeof(*r), NAME##__drop, gen);                               \
+		if (!r)                                                                            \
+			return false;                                                              \
+		if (sizeof(KEY))                                                                   \
+			__builtin_memcpy(&r->k, key, sizeof(KEY));                                 \
+		r->v = v;                                                                          \
+		kagg_rec_submit(r, gen);                                                           \
+		return true;                                                                       \
+	}
+
+/*
+ * Stream observation o of (key, v) when the loader asks (kagg_stream); in stream-only
+ * mode *done says it is not aggregated here, and the result whether it was sent.
+ */
+#define __KAGG_STREAM_OBS(NAME, o, key, v, done)                                                   \
+	({                                                                                         \
+		bool __sent = false;                                                               \
+                                                                                                   \
+		*(done) = false;                                                                   \
+		if (kagg_stream != KAGG_SDK_STREAM_OFF) {                                          \
+			__sent = NAME##__stream(key, v, (o)->gen);                                 \
+			if (kagg_stream == KAGG_SDK_STREAM_ONLY) {                                 \
+				*(done) = true;                                                    \
+				if (__sent)                                                        \
+					(o)->c->cnt[KAGG_SDK_CNT_RECORDED]++;                      \
+			}                                                                          \
+		}                                                                                  \
+		__sent;                                                                            \
+	})
+
+/*
+ * Exponential buckets of a log2 histogram (kagg_exp): cells {count, sum} keyed by
+ * (generation, slot, KEY), created as needed; the loader sizes the map.
+ */
+#define __KAGG_EXP_CELLS(NAME, KEY, MAX)                                                           \
+	struct NAME##__xkey {                                                                      \
+		__u32 gen;                                                                         \
+		__u32 slot;                                                                        \
+		KEY k;                                                                             \
+	};                                                                                         \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__uint(max_entries, 1);                                                            \
+		__type(key, struct NAME##__xkey);                                                  \
+		__type(value, struct kagg_sdk_count);                                              \
+	} NAME##__x SEC(".maps");                                                                  \
+	__KAGG_FN bool NAME##__exp_add(const KEY *key, __u64 v, __u32 gen,            \
+				       const volatile struct kagg_sdk_exp_params *p)               \
+	{                                                                                          \
+		struct NAME##__xkey xk;                                                            \
+		struct kagg_sdk_count *c, zero = {};                                               \
+                                                                                                   \
+		__builtin_memset(&xk, 0, sizeof(xk));                                              \
+		xk.gen = gen;                                                                      \
+		xk.slot = v ? kagg_exp_slot_of(v, p) + 1 : 0;                                      \
+		if (sizeof(KEY))                                                                   \
+			__builtin_memcpy(&xk.k, key, sizeof(KEY));                                 \
+		c = kagg_agg_entry(&NAME##__x, &xk, &zero);                                        \
+		if (!c)                                                                            \
+			return false;                                                              \
+		c->count++;                                                                        \
+		c->sum += v;                                                                       \
+		return true;                                                                       \
+	}
+
 #define __KAGG_HIST(NAME, KEY, MAX, KIND, FLAGS, MIN, STEP)                                        \
 	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_hist);                                      \
 	__KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP);                                                 \
+	__KAGG_STREAM(NAME, KEY)                                                                   \
+	__KAGG_EXP_CELLS(NAME, KEY, MAX)                                                           \
 	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
 	{                                                                                          \
 		struct kagg_sdk_hist *h;                                                           \
 		struct kagg_obs o;                                                                 \
+		bool sent, done;                                                                   \
 		__u32 slot;                                                                        \
                                                                                                    \
 		if (!kagg_obs_begin(&o))                                                           \
 			return false;                                                              \
+		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done);                                 \
+		if (done)                                                                          \
+			return sent;                                                               \
+		if (KIND == KAGG_SDK_LOG2 && kagg_exp) {                                           \
+			if (!NAME##__exp_add(key, v, o.gen,                                        \
+					     &kagg_exp_params[!!((FLAGS) & KAGG_SDK_TIME)])) {      \
+				o.c->cnt[NAME##__drop]++;                                          \
+				return false;                                                      \
+			}                                                                          \
+			o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                         \
+			return true;                                                               \
+		}                                                                                  \
 		slot = kagg_slot(KIND, FLAGS, v, MIN, STEP);                                       \
 		if (slot >= KAGG_SDK_SLOTS) {                                                      \
 			o.c->cnt[KAGG_SDK_CNT_FILTERED]++;                                         \
@@ -351,13 +539,18 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 #define __KAGG_COUNT(NAME, KEY, MAX, FLAGS)                                                        \
 	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_count);                                     \
 	__KAGG_DESC(NAME, KAGG_SDK_COUNT, FLAGS, 0, 0);                                            \
+	__KAGG_STREAM(NAME, KEY)                                                                   \
 	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
 	{                                                                                          \
 		struct kagg_sdk_count *c, zero = {};                                               \
 		struct kagg_obs o;                                                                 \
+		bool sent, done;                                                                   \
                                                                                                    \
 		if (!kagg_obs_begin(&o))                                                           \
 			return false;                                                              \
+		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done);                                 \
+		if (done)                                                                          \
+			return sent;                                                               \
 		c = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &zero);                                   \
 		if (!c) {                                                                          \
 			o.c->cnt[NAME##__drop]++;                                                  \

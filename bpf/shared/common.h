@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Aggregate shapes shared by every kagg BPF program and the library's
- * generic readers (user/session.c): log2 histograms, keyed histograms and
+ * generic readers (user/session/session.c): log2 histograms, keyed histograms and
  * stack aggregations, each split in two generations for exact snapshots.
  */
 #ifndef KAGG_BPF_COMMON_H

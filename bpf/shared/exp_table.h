@@ -3,7 +3,7 @@
  * Exponential-histogram thresholds, exact, for every unit and scale kagg
  * supports.  kagg_exp_table[unit][scale].thresh[m] is floor() of the m-th
  * bucket boundary u * 2^(i/2^scale) that lies in [2^63, 2^64); see
- * kagg_exp_slot() in bpf/exp.bpf.h for how a value is bucketed with it.
+ * kagg_exp_slot() in bpf/shared/buckets.h for how a value is bucketed with it.
  *
  * The table itself is computed exactly (integer roots) by bpf/exp_table.py,
  * which the build runs to write exp_table_data.h into build/include.

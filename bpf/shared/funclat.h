@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Types shared by bpf/funclat.bpf.c and the library (user/tools/funclat.c).
+ * Types shared by bpf/funclat.bpf.c and the library (user/builtin/funclat.c).
  */
 #ifndef KAGG_BPF_FUNCLAT_H
 #define KAGG_BPF_FUNCLAT_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Types shared by bpf/hist.bpf.c and the library (user/tools/hist.c). */
+/* Types shared by bpf/hist.bpf.c and the library (user/builtin/hist.c). */
 #ifndef KAGG_BPF_HIST_H
 #define KAGG_BPF_HIST_H
 

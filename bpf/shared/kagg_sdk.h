@@ -15,6 +15,15 @@
  *     `kagg_armed` (set once every program is attached);
  *   - the .rodata `kagg_unit_ns`/`kagg_unit_log2` (the unit of time
  *     histograms), set by the loader;
+ *   - the .rodata `kagg_stream` (enum kagg_sdk_stream, set by the loader):
+ *     each histogram or counter observation also streamed as a record
+ *     (struct kagg_sdk_rec, then the KEY, then the __u64 value at the next
+ *     8-byte boundary) in the ring buffer `kagg_events`, counted by
+ *     generation in `kagg_stream_cnt`;
+ *   - the .rodata `kagg_exp` (0, else exp scale + 1) and `kagg_exp_params`: log2
+ *     histograms counted in exponential buckets instead, in each one's cell map
+ *     NAME__x (key struct NAME__xkey { __u32 gen; __u32 slot; KEY k; }, values
+ *     struct kagg_sdk_count; slot 0 the zero bucket, k >= 1 exp slot k - 1);
  *   - every other `const volatile` global is a tunable (--set NAME=VALUE);
  *   - the key fields whose type is one of the typedefs below are resolved
  *     when printed; fields whose name starts with "__" are padding, not shown.
@@ -74,6 +83,45 @@ struct kagg_sdk_hist {
 	__u64 sum;
 };
 
+/* kagg_stream: where observations go. */
+enum kagg_sdk_stream {
+	KAGG_SDK_STREAM_OFF = 0,	/* aggregated in the maps */
+	KAGG_SDK_STREAM_ONLY = 1,	/* streamed only */
+	KAGG_SDK_STREAM_BOTH = 2,	/* aggregated and streamed */
+};
+
+/*
+ * Head of a streamed observation; the KEY follows, then the __u64 value (at the next
+ * 8-byte boundary).  ts, seq, cpu and gen are laid out as libkagg's record header.
+ */
+struct kagg_sdk_rec {
+	__u64 ts;	/* bpf_ktime_get_ns() of the event (kagg_now()) */
+	__u64 seq;	/* this CPU's streamed records so far: gaps are losses */
+	__u32 cpu;
+	__u32 gen;	/* snapshot generation */
+	__u32 agg;	/* the aggregation: its descriptor's drop counter */
+	__u32 pid;	/* the current thread */
+};
+
+/* kagg_stream_cnt's value, per CPU, one entry per generation. */
+struct kagg_sdk_stream_cnt {
+	__u64 seen;	/* observations streamed or tried */
+	__u64 sent;	/* records submitted */
+	__u64 dropped;	/* ring buffer full */
+};
+
+/* Exponential buckets (--buckets exp:S): libkagg's struct kagg_exp_params. */
+#define KAGG_SDK_EXP_MAX_SCALE 5
+#define KAGG_SDK_EXP_MAX_N (1 << KAGG_SDK_EXP_MAX_SCALE)
+
+struct kagg_sdk_exp_params {
+	__u64 thresh[KAGG_SDK_EXP_MAX_N];	/* ascending; the first 2^scale are used */
+	__s64 base_index;
+	__u64 unit;
+	__u32 scale;
+	__u32 __pad;
+};
+
 /* Counter value, per CPU. */
 struct kagg_sdk_count {
 	__u64 count;
@@ -101,6 +149,10 @@ _Static_assert(sizeof(struct kagg_sdk_desc) == 40, "kagg_sdk_desc layout");
 _Static_assert(sizeof(struct kagg_sdk_counters) == 8 * KAGG_SDK_NR_CNT, "counters layout");
 _Static_assert(sizeof(struct kagg_sdk_hist) == 8 * KAGG_SDK_SLOTS + 8, "kagg_sdk_hist layout");
 _Static_assert(sizeof(struct kagg_sdk_count) == 16, "kagg_sdk_count layout");
+_Static_assert(sizeof(struct kagg_sdk_rec) == 32, "kagg_sdk_rec layout");
+_Static_assert(sizeof(struct kagg_sdk_exp_params) == 8 * KAGG_SDK_EXP_MAX_N + 24,
+	       "kagg_sdk_exp_params layout");
+_Static_assert(sizeof(struct kagg_sdk_stream_cnt) == 24, "kagg_sdk_stream_cnt layout");
 _Static_assert(sizeof(struct kagg_sdk_stack_key) == 32, "kagg_sdk_stack_key layout");
 _Static_assert(sizeof(struct kagg_sdk_stack_val) == 32, "kagg_sdk_stack_val layout");
 

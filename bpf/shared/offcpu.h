@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Types shared by bpf/offcpu.bpf.c and the library (user/tools/offcpu.c).
+ * Types shared by bpf/offcpu.bpf.c and the library (user/builtin/offcpu.c).
  *
  * Everything that crosses the kernel/user boundary uses fixed-size types,
  * explicit padding and a size assertion.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Types shared by bpf/profile.bpf.c and the library (user/tools/profile.c).
+ * Types shared by bpf/profile.bpf.c and the library (user/builtin/profile.c).
  */
 #ifndef KAGG_BPF_PROFILE_H
 #define KAGG_BPF_PROFILE_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Types shared by bpf/runqlat.bpf.c and the library (user/tools/runqlat.c). */
+/* Types shared by bpf/runqlat.bpf.c and the library (user/builtin/runqlat.c). */
 #ifndef KAGG_BPF_RUNQLAT_H
 #define KAGG_BPF_RUNQLAT_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Types shared by bpf/syscount.bpf.c and the library (user/tools/syscount.c). */
+/* Types shared by bpf/syscount.bpf.c and the library (user/builtin/syscount.c). */
 #ifndef KAGG_BPF_SYSCOUNT_H
 #define KAGG_BPF_SYSCOUNT_H
 

@@ -19,13 +19,16 @@
 #   offcpu     offcpu                       perf bench sched pipe
 #   stacks     offcpu --stacks              perf bench sched pipe
 #   runqlat    runqlat                      perf bench sched pipe
+#   runqlatP   runqlat -P                   perf bench sched pipe
 #   syscount   syscount                     perf bench syscall basic
+#   syscountL  syscount -L                  perf bench syscall basic
+#   syscountP  syscount -P                  perf bench syscall basic
 #   profile    profile -F 999               perf bench sched pipe (CPU samples)
 #   funclat    funclat vfs_read             perf bench sched pipe
 #
 # Environment: BENCH_ROUNDS (4, rounded up to even), BENCH_LOOPS (sched pipe
-# ops, 100000; syscall basic runs 20 times as many), BENCH_CASES (all of the
-# above, space separated), BENCH_DURATION (safety cap given as -d, 60), BENCH_VERBOSE (set: each
+# ops, 100000; syscall basic runs 20 times as many), BENCH_CASES (space
+# separated; the first six above when unset), BENCH_DURATION (safety cap given as -d, 60), BENCH_VERBOSE (set: each
 # program's runs and ns/run under each round).
 set -u
 
@@ -56,7 +59,10 @@ args() {
 	offcpu) echo offcpu ;;
 	stacks) echo offcpu --stacks ;;
 	runqlat) echo runqlat ;;
+	runqlatP) echo runqlat -P ;;
 	syscount) echo syscount ;;
+	syscountL) echo syscount -L ;;
+	syscountP) echo syscount -P ;;
 	profile) echo profile -F 999 ;;
 	funclat) echo funclat vfs_read ;;
 	*) return 1 ;;
@@ -65,7 +71,7 @@ args() {
 
 workload() {
 	case $1 in
-	syscount) "$PERF" bench syscall basic -l $((LOOPS * 20)) ;;
+	syscount*) "$PERF" bench syscall basic -l $((LOOPS * 20)) ;;
 	*) "$PERF" bench sched pipe -l "$LOOPS" ;;
 	esac >/dev/null 2>&1 || die "the workload of $1 failed"
 }

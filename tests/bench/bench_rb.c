@@ -268,5 +268,9 @@ int main(void)
 	       "# / floor ns; 2thr/1thr = throughput of 2 writers over 1; ours/mtx1, ours/mtxN =\n"
 	       "# our throughput over the shared-mutex ring's and the per-CPU-mutex ring's.\n");
 	bench_decode();
+	if (ncpu < 2) {
+		printf("bench_rb: not measured: the 2-writer rows need 2 CPUs online\n");
+		return 1;
+	}
 	return 0;
 }

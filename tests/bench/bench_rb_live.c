@@ -708,17 +708,24 @@ static void ratio_add(struct ratio *r, double num, double den)
 		r->v[r->n++] = num / den;
 }
 
-/* "median (min-max)" of the rounds' values, if any. */
-static void ratio_print(struct ratio *r)
+/*
+ * "median (min-max)" of the rounds' values; -1, saying so, when a round
+ * measured no figure for it.
+ */
+static int ratio_print(struct ratio *r, int rounds)
 {
 	double *v = r->v;
 	int n = r->n;
 
-	if (!n)
-		return;
+	if (n < rounds) {
+		printf("%-20s not measured in %d of %d rounds (see the rounds above)\n", r->what,
+		       rounds - n, rounds);
+		return -1;
+	}
 	qsort(v, n, sizeof(*v), cmp_double);
 	printf("%-20s %6.2fx  (%.2f-%.2fx over %d rounds; %s)\n", r->what,
 	       n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1], n, r->target);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -730,7 +737,7 @@ int main(int argc, char **argv)
 		     r_ftwo = { "floor: 2 writers/1",
 				"events/s; what this machine allows two writers and a reader" };
 	struct result ours, floor_, lt, two, ftwo;
-	int rounds = 3, i;
+	int rounds = 3, i, bad = 0;
 	char self[4096];
 	ssize_t n;
 
@@ -753,8 +760,8 @@ int main(int argc, char **argv)
 	}
 	self[n] = '\0';
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("bench_rb_live: skipped: needs 2 CPUs\n");
-		return 0;
+		printf("bench_rb_live: not measured: needs 2 CPUs (writer and reader)\n");
+		return 1;
 	}
 	printf("64-byte payloads, writer on CPU 0, reader on CPU 1, %g s each, reader %s, "
 	       "our reader's watermark %d%%, %d rounds\n",
@@ -782,11 +789,11 @@ int main(int argc, char **argv)
 		ratio_add(&r_two, two.rate, ours.rate);
 		ratio_add(&r_ftwo, ftwo.rate, floor_.rate);
 	}
-	ratio_print(&r_floor);
-	ratio_print(&r_lt);
-	ratio_print(&r_two);
-	ratio_print(&r_ftwo);
+	bad |= ratio_print(&r_floor, rounds);
+	bad |= ratio_print(&r_lt, rounds);
+	bad |= ratio_print(&r_two, rounds);
+	bad |= ratio_print(&r_ftwo, rounds);
 	if (!(e = getenv("KAGG_BENCH_EQUAL_RATES")) || atoi(e) != 0)
 		equal_rates(self, ours.wall_rate, lt.wall_rate);
-	return 0;
+	return bad ? 1 : 0;
 }

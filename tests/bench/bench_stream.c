@@ -577,7 +577,7 @@ int main(int argc, char **argv)
 	/* "kagg": kagg's full consumer alone, for a profiler */
 	bool kagg_only = argc > 3 && !strcmp(argv[3], "kagg");
 	double best_k = 0, best_l = 0, best_t = 0, best_land = 0;
-	int stats_fd;
+	int stats_fd, bad = 0;
 
 	if (geteuid()) {
 		fprintf(stderr, "bench_stream: needs root\n");
@@ -634,9 +634,15 @@ int main(int argc, char **argv)
 			       "nothing else: at most %.2fx\n",
 			       best_l / best_land, best_l / (best_t + best_land));
 	}
+	if (!kagg_only && !(best_k > 0 && best_l > 0 && best_t > 0 && best_land > 0)) {
+		printf("bench_stream: not measured: no round delivered a record to%s%s%s%s\n",
+		       best_k > 0 ? "" : " the full consumer", best_t > 0 ? "" : " the transport",
+		       best_l > 0 ? "" : " libbpf", best_land > 0 ? "" : " the landing step");
+		bad = 1;
+	}
 	if (!kagg_only)
 		bench_rings(secs, rounds);
 	if (stats_fd >= 0)
 		close(stats_fd);
-	return 0;
+	return bad;
 }

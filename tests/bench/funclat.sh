@@ -8,16 +8,16 @@
 # tool's entry + return run time per call, next to a floor (tests/bench/bench_floor.c:
 # a clock read into task storage at entry and the difference at return, nothing else).
 # (The uprobe trap itself, the same for all and far larger, is not BPF run time.)  Prints figures
-# and ratios; asserts nothing on time.
+# and ratios; asserts nothing on time.  Exits non-zero, naming the round, when
+# something could not run or a tool measured nothing.
 #
 # Environment: KAGG, BENCH_ROUNDS (3), BENCH_CALLS (200000), BENCH_DURATION (safety
-# cap, 60), FUNCLATENCY, BPFTOOL.
+# cap, 300), FUNCLATENCY, BPFTOOL.
 set -u
 
 . "$(dirname "$0")/lib.sh"
 TARGET_BIN=${TARGET_BIN:-$here/../../build/tests/helpers/funclat_target}
 CALLS=${BENCH_CALLS:-200000}
-DUR=${BENCH_DURATION:-60}
 
 bench_init "funclat bench" floor
 [ -x "$TARGET_BIN" ] || die "no $TARGET_BIN (make builds it)"
@@ -28,6 +28,7 @@ echo "kagg funclat benchmark: $ROUNDS round(s), $TARGET_BIN:target_nop called $C
 echo "kernel $(uname -r), $(nproc) CPUs"
 for r in $(seq "$ROUNDS"); do
 	echo "== round $r/$ROUNDS"
+	bench_case="round $r"
 	order=$(in_order "$r" peer kagg floor)
 	for t in $order; do
 		case $t in

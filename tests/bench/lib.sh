@@ -16,28 +16,37 @@
 #   report LABEL [RE]     per-program lines from $tmp/before and $tmp/after, then
 #                         (last line) the label's ns per event: all its programs'
 #                         run time over the runs of its program named like RE
-#                         (default: its busiest program)
+#                         (default: its busiest program).  Fails the bench
+#                         (not_measured) when one of the label's programs is
+#                         gone from $tmp/after (the tool exited during the
+#                         workload) or the program counted no runs
 #   report_to VAR LABEL [RE]  report's per-program lines printed, its ns per
 #                         event (the last line) into $VAR
+#   not_measured WHAT...  "NAME: CASE: not measured: WHAT" on stderr and exit 1
+#                         ($bench_case names the case; set it before each one)
 #   stop_tools, ratio A B, median (stdin; the lower middle), median_mean (stdin;
 #                         the mean of the two middle values of an even count)
 #   bench_require NAME TOOL...  die() prefix; root, each TOOL and $KAGG present
 #                         (for scripts that time perf bench instead: no bench_init)
 #   bench_peer VAR PATH NAME  $PEER: the libbpf-tools NAME at $VAR, else PATH; present
 #
-# Benchmarks print figures and ratios; they assert nothing on time.
+# Benchmarks print figures and ratios; they assert nothing on time.  A case
+# that yields no figure (no events, a tool gone, a peer missing) fails the
+# script with a line naming it: a bench never prints n/a and exits 0.
 #
 # The paths every bench uses, unless the environment (or the script before it
 # sources this) sets them: KAGG, BPFTOOL, PERF and FLOOR (BENCH_FLOOR: the
 # floors' program, tests/bench/bench_floor.c).  Also set: here (this folder),
 # ROUNDS (BENCH_ROUNDS, 3) and DUR (BENCH_DURATION, the tools' safety cap in s,
-# 30), which a script with other defaults sets again after sourcing this, and
+# 300: the scripts stop the tools themselves; a cap shorter than a workload on
+# a loaded machine unloads the programs before the after sample, which report
+# then names), which a script with other defaults sets again after sourcing this, and
 # PEER_TARGET, issue 7's kagg / peer ratio (information only).
 
 bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 here=$bench_dir
 ROUNDS=${BENCH_ROUNDS:-3}
-DUR=${BENCH_DURATION:-30}
+DUR=${BENCH_DURATION:-300}
 PEER_TARGET=0.5
 KAGG=${KAGG:-$bench_dir/../../build/bin/kagg}
 BPFTOOL=${BPFTOOL:-/usr/sbin/bpftool}
@@ -68,6 +77,8 @@ bench_init() {
 }
 
 die() { echo "${bench_name:-bench}: cannot run: $*" >&2; exit 1; }
+bench_case=""
+not_measured() { echo "${bench_name:-bench}: ${bench_case:+$bench_case: }not measured: $*" >&2; exit 1; }
 
 bench_require() {
 	local t
@@ -132,6 +143,9 @@ start() {
 		prog_ids_of "$pid" >"$tmp/$label.ids"
 		if [ "$(wc -l <"$tmp/$label.ids")" -ge "$want" ]; then
 			sleep 0.5
+			# again: a tool that fell back (tp_btf -> raw_tp) holds other ids now
+			prog_ids_of "$pid" >"$tmp/$label.ids"
+			all_ids="$all_ids $(tr '\n' ' ' <"$tmp/$label.ids")"
 			return 0
 		fi
 		sleep 0.1
@@ -140,13 +154,23 @@ start() {
 }
 
 report() {
+	local rc=0
 	awk -v ids="$(tr '\n' ' ' <"$tmp/$1.ids")" -v per="${2:-}" '
 		BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
 		FNR == NR { rt0[$1] = $3; c0[$1] = $4; next }
-		($1 in want) { rt = $3 - rt0[$1]; c = $4 - c0[$1]; tot += rt
+		($1 in want) { rt = $3 - rt0[$1]; c = $4 - c0[$1]; tot += rt; seen[$1] = 1
 			printf "    %-28s %10d runs %8.1f ns/run\n", $2, c, (c ? rt / c : 0)
 			if (per != "" ? $2 ~ per : c > calls) calls = c }
-		END { printf "%.1f\n", (calls ? tot / calls : 0) }' "$tmp/before" "$tmp/after"
+		END { for (i in want) if (!(i in seen)) { printf "%s\n", i > "/dev/stderr"; gone = 1 }
+		      printf "%.1f\n", (calls ? tot / calls : 0)
+		      exit gone ? 3 : !calls ? 4 : 0 }' "$tmp/before" "$tmp/after" 2>"$tmp/$1.gone" || rc=$?
+	case $rc in
+	0) ;;
+	3) not_measured "$1's program(s) $(tr '\n' ' ' <"$tmp/$1.gone")unloaded before the" \
+		"workload ended (the tool exited: $(tail -1 "$tmp/$1.err" 2>/dev/null))" ;;
+	4) not_measured "$1's programs ${2:+named like '$2' }counted no events over the workload" ;;
+	*) not_measured "$1: report failed ($rc)" ;;
+	esac
 }
 report_to() {
 	local var=$1 rep="$tmp/$2.rep"

@@ -17,17 +17,17 @@
 # Each program is identified by the process that owns it (prog_id in /proc/PID/fdinfo),
 # then `bpftool prog show` is sampled just before and just after the perf bench window:
 # ns/event = delta run_time_ns / delta run_cnt (kernel.bpf_stats_enabled=1 for the run).
-# Prints figures and ratios; asserts nothing on time.  Exits non-zero only when something
-# could not run, saying what.
+# Prints figures and ratios; asserts nothing on time.  Exits non-zero when something
+# could not run or a program measured nothing (gone before the window ended, no runs),
+# saying which.
 #
 # Environment: KAGG (kagg binary), BENCH_ROUNDS (4), BENCH_LOOPS (perf bench ops, 500000),
 # BENCH_DURATION (-d given to every tool; a safety cap, they are stopped with SIGINT
-# as soon as the window is sampled; 30).
+# as soon as the window is sampled; 300).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 LOOPS=${BENCH_LOOPS:-500000}
-DUR=${BENCH_DURATION:-30}
 RUNQLAT=${RUNQLAT:-/usr/sbin/runqlat}
 OFFCPUTIME=${OFFCPUTIME:-/usr/sbin/offcputime}
 
@@ -109,7 +109,8 @@ start_tool() {
 	die "$label ('$*') loaded no program named $re within 15 s"
 }
 
-# delta FILE_BEFORE FILE_AFTER ID: prints "runs ns_per_event"
+# delta FILE_BEFORE FILE_AFTER ID: prints "runs ns_per_event", nothing when the
+# program is gone from FILE_AFTER
 delta() {
 	awk -v id="$3" 'FNR == NR { if ($1 == id) { rt0 = $2; c0 = $3 }; next }
 		$1 == id { rt = $2 - rt0; c = $3 - c0
@@ -145,6 +146,9 @@ note() { cols "" "" "" "$1"; }	# a line of text under the rows, in their last co
 row() {	# row LABEL PHASE ID [RATIO_TEXT]
 	local d
 	d=$(delta "$tmp/$2.before" "$tmp/$2.after" "$3")
+	bench_case="round $r, $2 phase"
+	[ -n "$d" ] || not_measured "$1: program unloaded before the window ended (its tool exited)"
+	[ "${d%% *}" -gt 0 ] || not_measured "$1: no runs over the window"
 	set -- "$1" "$d" "${4:-}"
 	cols "$1" "${2%% *}" "${2##* }" "$3"
 	last_ns=${2##* }

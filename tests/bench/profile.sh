@@ -17,8 +17,9 @@
 # tasks): the floor under both figures.
 # ns/event = delta run_time_ns / delta run_cnt of each program over the workload window,
 # from `bpftool prog show` with kernel.bpf_stats_enabled=1 (restored after).  Prints
-# figures and ratios; asserts nothing on time.  Exits non-zero only when something could
-# not run, saying what.
+# figures and ratios; asserts nothing on time.  Exits non-zero when something could
+# not run or a program took no sample, saying which.  Software cpu-clock events: no
+# hardware PMU needed.
 #
 # Environment: KAGG, BENCH_ROUNDS (3), BENCH_HZ (999), BENCH_SECONDS (3, workload window).
 set -u
@@ -79,9 +80,12 @@ start_tool() {
 	die "$label ('$*') loaded no perf_event program within 15 s"
 }
 
-# stats ID: "run_time_ns run_cnt"
+# stats ID LABEL: "run_time_ns run_cnt"; fails the bench when the program is gone
 stats() {
-	"$BPFTOOL" prog show id "$1" | awk 'NR == 1 { rt = 0; c = 0
+	local out
+	out=$("$BPFTOOL" prog show id "$1" 2>/dev/null) ||
+		not_measured "$2's program $1 unloaded before the window ended (the tool exited)"
+	echo "$out" | awk 'NR == 1 { rt = 0; c = 0
 		for (i = 1; i < NF; i++) { if ($i == "run_time_ns") rt = $(i + 1)
 					   if ($i == "run_cnt") c = $(i + 1) }
 		print rt, c }'
@@ -106,9 +110,10 @@ for r in $(seq "$ROUNDS"); do
 	# the stack walks alone (kernel stack of kernel-mode samples, user stack of user tasks)
 	start_tool floor "$FLOOR" "perf:$HZ" 600
 	fid=$tool_id
-	k0=$(stats "$kid")
-	p0=$(stats "$pidp")
-	f0=$(stats "$fid")
+	bench_case="round $r"
+	k0=$(stats "$kid" kagg) || exit 1
+	p0=$(stats "$pidp" peer) || exit 1
+	f0=$(stats "$fid" floor) || exit 1
 	for _ in $(seq "$ncpu"); do
 		(while :; do :; done) &
 		work+=($!)
@@ -116,13 +121,17 @@ for r in $(seq "$ROUNDS"); do
 		work+=($!)
 	done
 	sleep "$SECS"
-	k1=$(stats "$kid")
-	p1=$(stats "$pidp")
-	f1=$(stats "$fid")
+	k1=$(stats "$kid" kagg) || exit 1
+	p1=$(stats "$pidp" peer) || exit 1
+	f1=$(stats "$fid" floor) || exit 1
 	stop_tools
 	dk=$(per_event "$k0" "$k1")
 	dp=$(per_event "$p0" "$p1")
 	df=$(per_event "$f0" "$f1")
+	for v in "kagg:$dk" "peer:$dp" "floor:$df"; do
+		set -- ${v#*:}
+		[ "$1" -gt 0 ] || not_measured "${v%%:*} took no sample in ${SECS} s"
+	done
 	rt=$(ratio "${dk##* }" "${dp##* }")
 	rf=$(ratio "${df##* }" "${dp##* }")
 	ratios="$ratios $rt" floors="$floors $rf"

@@ -9,11 +9,11 @@
 # each program's own ns/run.  Programs are found through the process that owns them
 # (prog_id in /proc/PID/fdinfo) and sampled with `bpftool prog show` just before and
 # after the workload (kernel.bpf_stats_enabled=1 for the run, restored after).
-# Prints figures and ratios; asserts nothing on time.  Exits non-zero only when
-# something could not run.
+# Prints figures and ratios; asserts nothing on time.  Exits non-zero, naming the
+# round, when something could not run or a tool measured nothing.
 #
-# Environment: KAGG, BENCH_ROUNDS (3), BENCH_LOOPS (perf bench ops, 300000),
-# BENCH_DURATION (safety cap given to both tools, 30), RUNQLAT, BPFTOOL, PERF.
+# Environment: KAGG, BENCH_ROUNDS (4), BENCH_LOOPS (perf bench ops, 300000),
+# BENCH_DURATION (safety cap given to both tools, 300), RUNQLAT, BPFTOOL, PERF.
 set -u
 
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +28,7 @@ echo "kernel $(uname -r), $(nproc) CPUs"
 ratios=""
 for r in $(seq "$ROUNDS"); do
 	echo "== round $r/$ROUNDS"
+	bench_case="round $r"
 	order=$(in_order "$r" peer kagg)
 	for t in $order; do
 		case $t in

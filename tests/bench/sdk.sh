@@ -11,7 +11,9 @@
 #             `@[comm] = hist(args->ret)` on sys_exit_read, while dd reads
 #             /dev/zero in small blocks (target: SDK / bpftrace <= 0.5); and
 #             bpftrace's same filter with an empty action beside them: what
-#             any program there pays (the hook, the run-time stats)
+#             any program there pays (the hook, the run-time stats); and the
+#             same object with --mode stream (each read a ring buffer record):
+#             the streaming path's BPF cost against the aggregating one's
 #
 # ns/event: delta run_time_ns over delta run_cnt of each tool's programs
 # (kernel.bpf_stats_enabled=1), sampled just before and after the workload.
@@ -52,7 +54,7 @@ take() {
 }
 
 echo "kagg SDK benchmark: $ROUNDS round(s); kernel $(uname -r), $(nproc) CPUs"
-r_off="" r_rs="" r_fl=""
+r_off="" r_rs="" r_fl="" r_st=""
 for r in $(seq "$ROUNDS"); do
 	echo "== round $r/$ROUNDS"
 	for t in $(in_order "$r" builtin sdk); do
@@ -72,14 +74,17 @@ for r in $(seq "$ROUNDS"); do
 		"(target <= $TARGET_BUILTIN: $(met "$x" "$TARGET_BUILTIN"))"
 	r_off="$r_off $x"
 
-	for t in $(in_order "$r" bpftrace sdk floor); do
+	for t in $(in_order "$r" bpftrace sdk floor stream); do
 		case $t in
 		bpftrace) start bpftrace 1 "$BPFTRACE" -e "$BT_PROG" ;;
 		floor) start floor 1 "$BPFTRACE" -e "$BT_FLOOR" ;;
 		sdk) start sdk 1 "$KAGG" run "$SDK_OBJS/readsize.bpf.o" -d "$DUR" ;;
+		stream) start stream 1 "$KAGG" run "$SDK_OBJS/readsize.bpf.o" --mode stream \
+			-d "$DUR" ;;
 		esac
 	done
-	all_ids="$all_ids $(cat "$tmp/bpftrace.ids" "$tmp/sdk.ids" "$tmp/floor.ids" | tr '\n' ' ')"
+	all_ids="$all_ids $(cat "$tmp/bpftrace.ids" "$tmp/sdk.ids" "$tmp/floor.ids" \
+		"$tmp/stream.ids" | tr '\n' ' ')"
 	take dd if=/dev/zero of=/dev/null bs=64 count="$READS"
 	echo "  [readsize] bpftrace hist(args->ret):"
 	report_to p bpftrace
@@ -87,6 +92,11 @@ for r in $(seq "$ROUNDS"); do
 	report_to s sdk
 	echo "  [readsize] floor, bpftrace's filter and nothing else:"
 	report_to f floor
+	echo "  [readsize] kagg run readsize.bpf.o --mode stream:"
+	report_to t stream
+	sx=$(ratio "$t" "$s")
+	echo "  [readsize] BPF ns per read: aggregated $s, streamed $t, stream/agg $sx"
+	r_st="$r_st $sx"
 	x=$(ratio "$s" "$p") fx=$(ratio "$f" "$p")
 	echo "  [readsize] BPF ns per read: bpftrace $p, SDK $s, SDK/bpftrace $x" \
 		"(target <= $PEER_TARGET: $(met "$x" "$PEER_TARGET")); floor $f = $fx x bpftrace"
@@ -95,4 +105,5 @@ done
 echo "== median SDK offcpu / built-in offcpu: $(echo "$r_off" | median_mean) (target <= $TARGET_BUILTIN)"
 echo "== median SDK readsize / bpftrace: $(echo "$r_rs" | median_mean) (target <= $PEER_TARGET);" \
 	"floor / bpftrace $(echo "$r_fl" | median_mean)"
+echo "== median SDK readsize --mode stream / agg: $(echo "$r_st" | median_mean)"
 exit 0

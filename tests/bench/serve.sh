@@ -11,7 +11,9 @@
 # of CPU per series, and the median scrape wall time of each while `perf bench
 # sched messaging` saturates the CPUs (L scrapes each, alternating, default 20):
 # a scrape's latency under load is the CPU the scheduler gives the daemon.
-# kagg serves runqlat, offcpu -P (--max-keys 50) and syscount.  Asserts nothing.
+# kagg serves runqlat, offcpu -P (--max-keys 50) and syscount.  Asserts nothing;
+# exits non-zero, saying which, when a figure could not be taken (a daemon
+# serving no series, perf missing, no CPU time counted over the scrapes).
 #
 #   tests/bench/serve.sh [N]        (run by make bench through tests/bench/run.sh)
 set -u
@@ -20,7 +22,7 @@ N=${1:-${N:-300}}
 IDLE=${IDLE:-5}
 L=${L:-20}
 NODE=${NODE_EXPORTER:-prometheus-node-exporter}
-bench_require serve curl "$NODE"
+bench_require "serve bench" curl "$NODE" "$PERF"
 
 tmp=$(mktemp -d)
 kpid= npid= lpid=
@@ -63,14 +65,11 @@ sleep "$IDLE"
 kidle=$(( $(cpu "$kpid") - k0 )); nidle=$(( $(cpu "$npid") - n0 ))
 
 # Under load: perf bench sched pipe (when perf is there), no scrape.
-kload=- nload=-
-if command -v "$PERF" >/dev/null && "$PERF" bench sched pipe -l 1000 >/dev/null 2>&1; then
-	k0=$(cpu "$kpid"); n0=$(cpu "$npid"); s0=$SECONDS
-	"$PERF" bench sched pipe -l 300000 >/dev/null 2>&1
-	dt=$((SECONDS - s0)); [ "$dt" -gt 0 ] || dt=1
-	kload=$(awk -v c=$(( $(cpu "$kpid") - k0 )) -v hz="$hz" -v dt="$dt" 'BEGIN { printf "%.2f%%", c / hz / dt * 100 }')
-	nload=$(awk -v c=$(( $(cpu "$npid") - n0 )) -v hz="$hz" -v dt="$dt" 'BEGIN { printf "%.2f%%", c / hz / dt * 100 }')
-fi
+k0=$(cpu "$kpid"); n0=$(cpu "$npid"); s0=$SECONDS
+"$PERF" bench sched pipe -l 300000 >/dev/null 2>&1 || die "perf bench sched pipe does not run"
+dt=$((SECONDS - s0)); [ "$dt" -gt 0 ] || dt=1
+kload=$(awk -v c=$(( $(cpu "$kpid") - k0 )) -v hz="$hz" -v dt="$dt" 'BEGIN { printf "%.2f%%", c / hz / dt * 100 }')
+nload=$(awk -v c=$(( $(cpu "$npid") - n0 )) -v hz="$hz" -v dt="$dt" 'BEGIN { printf "%.2f%%", c / hz / dt * 100 }')
 
 # Warm both once, then alternate N scrapes each.
 curl -s -o /dev/null "http://127.0.0.1:$kport/metrics"
@@ -86,10 +85,14 @@ for ((i = 0; i < N; i++)); do
 done
 ks=$(series "http://127.0.0.1:$kport/metrics"); ns=$(series "http://127.0.0.1:$nport/metrics")
 kw=$(median <"$tmp/kwall"); nw=$(median <"$tmp/nwall")
+[ "$ks" -gt 0 ] || not_measured "kagg serve served no series"
+[ "$ns" -gt 0 ] || not_measured "$NODE served no series"
+[ "$kc" -gt 0 ] && [ "$nc" -gt 0 ] ||
+	not_measured "no CPU tick counted over $N scrapes (kagg $kc, $NODE $nc): raise N"
 
 # Under a saturating load: L scrapes each, alternating, while messaging rounds run.
-klw=- nlw=-
-if command -v "$PERF" >/dev/null && "$PERF" bench sched messaging -l 1 >/dev/null 2>&1; then
+"$PERF" bench sched messaging -l 1 >/dev/null 2>&1 || die "perf bench sched messaging does not run"
+{
 	(while :; do "$PERF" bench sched messaging -g 4 -l 2000 >/dev/null 2>&1; done) &
 	lpid=$!
 	sleep 2
@@ -102,7 +105,7 @@ if command -v "$PERF" >/dev/null && "$PERF" bench sched messaging -l 1 >/dev/nul
 	wait "$lpid" 2>/dev/null
 	lpid=
 	klw=$(median <"$tmp/klwall"); nlw=$(median <"$tmp/nlwall")
-fi
+}
 
 echo "serve: $N scrapes each, alternating, text format; kagg serve (runqlat, offcpu -P, syscount)"
 echo "       against $NODE, both on 127.0.0.1"
@@ -115,8 +118,6 @@ awk -v n="$N" -v hz="$hz" -v idle="$IDLE" -v ks="$ks" -v ns="$ns" -v kc="$kc" -v
 	if (ncs > 0 && ns > 0)
 		printf "  kagg / node-exporter, CPU per series: %.2fx\n", (kcs / ks) / (ncs / ns)
 }'
-if [ "$klw" != - ]; then
-	awk -v l="$L" -v k="$klw" -v n="$nlw" 'BEGIN {
-		printf "  under perf bench sched messaging -g 4, %d scrapes each: wall median kagg %.0f ms, node-exporter %.0f ms, ratio %.2fx\n", l, k * 1e3, n * 1e3, (n > 0 ? k / n : 0)
-	}'
-fi
+awk -v l="$L" -v k="$klw" -v n="$nlw" 'BEGIN {
+	printf "  under perf bench sched messaging -g 4, %d scrapes each: wall median kagg %.0f ms, node-exporter %.0f ms, ratio %.2fx\n", l, k * 1e3, n * 1e3, (n > 0 ? k / n : 0)
+}'

@@ -18,7 +18,7 @@ EMBED=build/examples/offcpu_hist
 BARE=build/tests/bench/bare_offcpu
 TIME=/usr/bin/time
 
-[ "$(id -u)" = 0 ] || { echo "startup: SKIP, needs root (the programs attach)"; exit 0; }
+[ "$(id -u)" = 0 ] || { echo "startup: cannot run: needs root (the programs attach)"; exit 1; }
 for b in "$EMBED" "$BARE"; do
 	[ -x "$b" ] || { echo "startup: $b not built (make examples $BARE)"; exit 1; }
 done

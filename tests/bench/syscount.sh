@@ -13,10 +13,11 @@
 # figures and no tool attached there can go below it.  Programs are found through
 # the process that owns them and sampled with `bpftool prog show` just before and
 # after the workload (kernel.bpf_stats_enabled=1 for the run, restored after).
-# Prints figures and ratios; asserts nothing on time.
+# Prints figures and ratios; asserts nothing on time.  Exits non-zero, naming the
+# round and phase, when something could not run or a tool measured nothing.
 #
 # Environment: KAGG, BENCH_ROUNDS (3), BENCH_LOOPS (perf bench ops, 2000000),
-# BENCH_DURATION (safety cap, 30), SYSCOUNT, BPFTOOL, PERF.
+# BENCH_DURATION (safety cap, 300), SYSCOUNT, BPFTOOL, PERF.
 set -u
 
 . "$(dirname "$0")/lib.sh"
@@ -29,6 +30,7 @@ bench_peer SYSCOUNT /usr/sbin/syscount syscount
 # phase NAME PEER_ARGS KAGG_ARGS KAGG_PROGS FLOOR_KIND FLOOR_PROGS FLOOR_WHAT
 phase() {
 	local name=$1 p k x f fx
+	bench_case="round $r, $name"
 	order=$(in_order "$r" peer kagg floor)
 	for t in $order; do
 		case $t in

@@ -452,6 +452,56 @@ static void test_pid_filter(void **state)
 	kagg_session__destroy(s);
 }
 
+/*
+ * -c/--cgroup, as funclatency's: the calls of the process in the cgroup are timed, those
+ * of the same function in a process outside it are not.
+ */
+static void test_cgroup_filter(void **state)
+{
+	char *mine_argv[] = { target, "sleep5", "6", NULL };
+	char root[64], dir[128], pattern[PATH_MAX + 64];
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct tu_child mine;
+	pid_t other;
+	int st;
+
+	TU_SKIP_UNLESS_ROOT();
+	if (!tu_cgroup2_root(root, sizeof(root))) {
+		printf("SKIP %s: no cgroup v2 mount\n", __func__);
+		skip();
+	}
+	snprintf(dir, sizeof(dir), "%s/kagg-funclat-test-%d", root, getpid());
+	assert_int_equal(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
+	mine = tu_spawn(exec_target, mine_argv);
+	assert_int_equal(tu_cgroup_add(dir, mine.pid), 0);
+	snprintf(pattern, sizeof(pattern), "%s:target_sleep_5ms", target);
+	{
+		KAGG_OPTS(kagg_funclat_opts, o, .pattern = pattern, .cgroup = dir,
+			  .log = quiet_log);
+
+		s = kagg_funclat__open(&o);
+	}
+	tu_attach(s);
+	tu_go(&mine);
+	other = fork();
+	if (other == 0) {
+		execl(target, target, "sleep5", "9", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(other, &st, 0), other);
+	assert_int_equal(tu_wait(&mine), 0);
+	snap = tu_snapshot(s, 0);
+	printf("  in the cgroup: 6 calls; outside: 9; timed: %llu; filters: %s\n",
+	       (unsigned long long)hist_by_label(snap, "target_sleep_5ms")->total,
+	       kagg_snapshot__meta(snap)->filters);
+	assert_int_equal(hist_by_label(snap, "target_sleep_5ms")->total, 6);
+	assert_non_null(strstr(kagg_snapshot__meta(snap)->filters, "cgroup="));
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	rmdir(dir);
+}
+
 /* Interval snapshots: every call lands in exactly one of them. */
 static void test_interval_snapshots_exact(void **state)
 {
@@ -526,23 +576,26 @@ static void test_cli_json_and_clean_exit(void **state)
 		assert_non_null(strstr(out, "\"attach\": \"uprobe.multi\""));
 		assert_non_null(strstr(out, "funclat_uprobe_multi"));
 	}
+	/* funclatency's unit by default: nanoseconds */
+	assert_non_null(strstr(out, "\"unit\": \"nsecs\""));
 	/*
-	 * 7 calls of 5 ms: [4096, 8191] us; a wakeup late by 3.2 ms (a loaded
+	 * 7 calls of 5 ms: [4194304, 8388607] ns; a wakeup late by 3.3 ms (a loaded
 	 * host, a TCG guest) goes higher, never below, and never past its wall time
 	 */
 	{
 		long low, cum = 0;
 
-		for (low = 4096; low <= (1L << 24); low *= 2) {
+		for (low = 4194304; low <= (1L << 34); low *= 2) {
 			cum += json_bucket(out, low, 2 * low - 1);
-			if (cum < (long)walls_under("target_sleep_5ms", 2 * low))
-				printf("  %ld counted up to %ld us, but %u calls took less; kagg said:\n%s\n",
-				       cum, 2 * low - 1, walls_under("target_sleep_5ms", 2 * low), out);
-			assert_true(cum >= (long)walls_under("target_sleep_5ms", 2 * low));
+			if (cum < (long)walls_under("target_sleep_5ms", 2 * low / 1e3))
+				printf("  %ld counted up to %ld ns, but %u calls took less; kagg said:\n%s\n",
+				       cum, 2 * low - 1, walls_under("target_sleep_5ms", 2 * low / 1e3),
+				       out);
+			assert_true(cum >= (long)walls_under("target_sleep_5ms", 2 * low / 1e3));
 		}
 		assert_int_equal(cum, 7);
 	}
-	assert_int_equal(json_bucket(out, 2048, 4095), 0);
+	assert_int_equal(json_bucket(out, 2097152, 4194303), 0);
 	free(out);
 	free(err);
 	/* SIGINT during an interval run: exit 0, nothing of its own left loaded */
@@ -574,6 +627,7 @@ static void test_errors_one_line(void **state)
 	char *nokfunc[] = { "funclat", "kagg_no_such_kernel_function", "-d", "1", NULL };
 	char *noarg[] = { "funclat", "-d", "1", NULL };
 	char *badattach[] = { "funclat", "--attach", "magic", "vfs_read", NULL };
+	char *nocg[] = { "funclat", "-c", "/nonexistent/cg", "c:malloc", "-d", "1", NULL };
 
 	TU_SKIP_UNLESS_ROOT();
 	snprintf(pattern, sizeof(pattern), "%s:no_such_function_*", target);
@@ -583,6 +637,7 @@ static void test_errors_one_line(void **state)
 	expect_error(nokfunc, 1, "no kernel function matches");
 	expect_error(noarg, 2, "missing FUNC");
 	expect_error(badattach, 2, "invalid attach type");
+	expect_error(nocg, 1, "/nonexistent/cg");
 }
 
 /*
@@ -832,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_glob_one_hist_per_function_multi),
 		cmocka_unit_test(test_glob_one_hist_per_function_single_uprobes),
 		cmocka_unit_test(test_pid_filter),
+		cmocka_unit_test(test_cgroup_filter),
 		cmocka_unit_test(test_interval_snapshots_exact),
 		cmocka_unit_test(test_cli_json_and_clean_exit),
 		cmocka_unit_test(test_errors_one_line),

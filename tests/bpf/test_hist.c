@@ -325,6 +325,10 @@ static void test_cli_errors(void **state)
 		  { "hist", "sched:no_such_event", "x", "-d", "1" } },
 		{ 1, "prev_prio", { "hist", "sched:sched_switch", "no_such_field", "-d", "1" } },
 		{ 1, "no_such_system", { "hist", "no_such_system:x", "x", "-d", "1" } },
+		/* a typo: the nearest name */
+		{ 1, "no such event sched:sched_swich; did you mean sched:sched_switch?",
+		  { "hist", "sched:sched_swich", "prev_pid", "-d", "1" } },
+		{ 1, "did you mean prev_pid?", { "hist", "sched:sched_switch", "prev_pdi", "-d", "1" } },
 		{ 2, "filter",
 		  { "hist", "sched:sched_switch", "prev_prio", "--filter", "prev_prio ~ 3" } },
 		{ 2, "prev_prio, a 4-byte signed field",

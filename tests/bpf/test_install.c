@@ -312,7 +312,7 @@ static void test_man_page_renders(void **state)
 	assert_int_equal(sh(&out, "MANWIDTH=80 MANPAGER=cat man -l %s/usr/share/man/man1/kagg.1",
 			    root),
 			 0);
-	TU_ASSERT_HAS(out, "SYNOPSIS", "EXIT STATUS", "EXAMPLES", "kagg offcpu -d 5");
+	TU_ASSERT_HAS(out, "SYNOPSIS", "EXIT STATUS", "EXAMPLES", "kagg offcpu 5");
 	free(out);
 }
 
@@ -331,8 +331,8 @@ static void test_bash_completion(void **state)
 		{ "kagg runqlat --qu", "--quiet\n" },
 		{ "kagg offcpu --format \"\"", "text json ndjson svg html heatmap pprof\n" },
 		{ "kagg syscount --format \"\"", "text json ndjson\n" },
-		{ "kagg stat -", "--cpu --duration --event --format --help --output --pid "
-				 "--verbose -d -e -h -o -p -v\n" },
+		{ "kagg stat -", "--cpu --duration --event --field-separator --format --help "
+				 "--output --pid --verbose -d -e -h -o -p -v -x\n" },
 	};
 	size_t i;
 

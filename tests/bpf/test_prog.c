@@ -11,6 +11,17 @@
  *   by name in text and JSON;
  * - examples/bpf/ulat.bpf.o on funclat_target's 20 ms and 5 ms sleeps: each
  *   call counted, none below its sleep's bucket;
+ * - examples/bpf/offcpu.bpf.o with --mode both: the stream's histogram is the
+ *   kernel's, bucket for bucket, in one exact interval, no record lost;
+ * - sdk_keys with --mode stream: the 7 getppid() aggregated from the records
+ *   under the same labels;
+ * - kagg record --prog sdk_keys.bpf.o: trace-cmd report and kagg report print
+ *   the 7 calls, each field by name with its known value;
+ * - sdk_exp with --buckets exp:3 --mode both: known values, each counted in the
+ *   exp bucket that holds it, on both paths, unkeyed and keyed;
+ * - sdk_keys on a process that exits before the snapshot: its pid_comm is the
+ *   command it had when a poll saw its key (kernel path) or its record came
+ *   (stream path);
  * - bad objects and options: one line, exit 2, nothing left loaded.
  */
 #include <errno.h>
@@ -27,6 +38,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <cmocka.h>
 
 #include <kagg/kagg.h>
@@ -34,6 +47,7 @@
 #include "census.h"
 #include "shared/kagg_sdk.h" /* the types of the skeleton's rodata */
 #include "sdk_keys.skel.h"
+#include "sdk_exp.skel.h"
 
 /* build/<dir>/<name>, build taken from $KAGG (build/bin/kagg). */
 static const char *built(const char *rel, char *buf, size_t len)
@@ -87,6 +101,47 @@ static void test_offcpu_same(void **state)
 	kagg_snapshot__free(sb);
 	kagg_session__destroy(a);
 	kagg_session__destroy(b);
+}
+
+/* offcpu.bpf.o --mode both on 40 sleeps of one process: the stream agrees with the kernel. */
+static void test_offcpu_both(void **state)
+{
+	struct tu_sleeps sl = { .count = 40, .ms = 3 };
+	struct tu_child c = tu_spawn(tu_sleeper, &sl);
+	char path[600], set[64];
+	const char *sets[] = { set };
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .mode = KAGG_MODE_BOTH);
+	const struct kagg_snapshot *st;
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h, *sh;
+	struct kagg_session *s;
+	unsigned int k;
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(set, sizeof(set), "tgid=%d", c.pid);
+	s = kagg_prog__open(built("examples/bpf/offcpu.bpf.o", path, sizeof(path)), &po);
+	assert_non_null(s);
+	/* the process is gone before the snapshot: every interval is in this one */
+	snap = tu_snap_after_child(s, &c, KAGG_SNAP_RESET);
+	st = kagg_snapshot__stream(snap);
+	assert_non_null(st);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	assert_int_equal(kagg_snapshot__hist_cnt(st), 1);
+	h = kagg_snapshot__hist(snap, 0);
+	sh = kagg_snapshot__hist(st, 0);
+	printf("  kernel %" PRIu64 " intervals, stream %" PRIu64 " (%" PRIu64 " records sent, %"
+	       PRIu64 " dropped)\n", h->total, sh->total, kagg_snapshot__meta(snap)->stream_sent,
+	       kagg_snapshot__meta(snap)->stream_dropped);
+	assert_int_equal(kagg_snapshot__meta(snap)->stream_dropped, 0);
+	assert_true(h->total >= (uint64_t)sl.count);
+	assert_int_equal(h->total, sh->total);
+	assert_int_equal(kagg_snapshot__meta(snap)->stream_sent, h->total);
+	assert_true(h->sum == sh->sum);
+	assert_int_equal(h->nr_slots, sh->nr_slots);
+	for (k = 0; k < h->nr_slots; k++)
+		assert_int_equal(h->slots[k], sh->slots[k]);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
 }
 
 /* getppid() n times, then a snapshot of s (attached). */
@@ -151,6 +206,319 @@ static void test_key_names(void **state)
 	free(text);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
+}
+
+/* sdk_keys --mode stream: the records aggregated here, under the kernel path's labels. */
+static void test_stream_keys(void **state)
+{
+	char set[64], want[128];
+	const char *sets[] = { set };
+	size_t sz;
+	const void *bytes = sdk_keys_bpf__elf_bytes(&sz);
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes, .obj_size = sz,
+		  .mode = KAGG_MODE_STREAM);
+	struct kagg_session *s;
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(set, sizeof(set), "target_tgid=%d", getpid());
+	s = kagg_prog__open("sdk_keys", &po);
+	assert_non_null(s);
+	tu_attach(s);
+	snap = after_getppid(s, 7);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	h = kagg_snapshot__hist(snap, 0);
+	assert_string_equal(h->agg, "sdk_calls");
+	assert_int_equal(h->total, 7);
+	assert_true(h->sum == 7);
+	assert_int_equal(kagg_snapshot__meta(snap)->stream_sent, 7);
+	assert_int_equal(kagg_snapshot__meta(snap)->events_recorded, 7);
+	assert_non_null(h->key.label);
+	snprintf(want, sizeof(want), "color=SDK_GREEN name=hello pid=%d ", getpid());
+	printf("  %s\n", h->key.label);
+	assert_non_null(strstr(h->key.label, want));
+	assert_non_null(strstr(h->key.label, "in_port=80"));
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/* A process's 7 getppid() calls. */
+static void getppid_7(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 7; i++)
+		syscall(SYS_getppid);
+}
+
+/* A .bss map of an SDK object named sdk_* loaded since before, its kagg_armed set. */
+static bool sdk_armed(const struct tu_census *before)
+{
+	bool armed = false;
+	__u32 id = 0;
+
+	while (!armed && !bpf_map_get_next_id(id, &id)) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_map_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_map_get_info_by_fd(fd, &info, &len) && tu_bss_named(info.name, "sdk_") &&
+		    info.btf_id && tu_new_ids(before->maps, before->nr_maps, &id, 1))
+			armed = tu_map_var_set(fd, &info, "kagg_armed");
+		close(fd);
+	}
+	return armed;
+}
+
+/* Lines of the command cmd's output holding every string of want (NULL-ended). */
+static long lines_with(const char *cmd, const char *const *want)
+{
+	char line[2048];
+	long n = 0;
+	FILE *f = popen(cmd, "r");
+	int i;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		for (i = 0; want[i] && strstr(line, want[i]); i++)
+			;
+		n += !want[i];
+	}
+	pclose(f);
+	return n;
+}
+
+/*
+ * kagg record --prog sdk_keys.bpf.o on a process's 7 getppid() calls, released once the
+ * program is attached and armed: trace-cmd report and kagg report print 7 sdk_calls events,
+ * each with every field by name and its known value.
+ */
+static void test_record_prog(void **state)
+{
+	char keys[600], path[] = "/tmp/kagg-test-prog-XXXXXX.dat", set[64], pidf[32], cmd[800];
+	char *argv[] = { "record", "--prog", keys, "--set", set, "-o", path, "-d", "60", NULL };
+	const char *want[] = { "sdk_calls:", "color=SDK_GREEN ", "name=hello ", pidf, "in_port=80 ",
+			       "value=1", NULL };
+	static struct tu_census before;
+	struct tu_child c;
+	struct tu_kagg k;
+	char *err = NULL;
+	long tc, kr;
+	int fd, i;
+
+	TU_SKIP_UNLESS_ROOT();
+	built("bpf/sdk_keys.bpf.o", keys, sizeof(keys));
+	fd = mkstemps(path, 4);
+	assert_true(fd >= 0);
+	close(fd);
+	tu_census_take(&before, "sdk_", "sdk_");
+	c = tu_spawn(getppid_7, NULL);
+	snprintf(set, sizeof(set), "target_tgid=%d", c.pid);
+	snprintf(pidf, sizeof(pidf), " pid=%d ", c.pid);
+	k = tu_kagg_start(argv);
+	for (i = 0; i < 1200 && !tu_kagg_exited(&k) && !sdk_armed(&before); i++)
+		tu_sleep_ms(50);
+	tu_go(&c);
+	assert_int_equal(tu_wait(&c), 0);
+	if (!tu_kagg_exited(&k))
+		kill(k.pid, SIGINT);
+	assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
+	printf("  record: %s", err ? err : "");
+	assert_non_null(strstr(err, "7 recorded"));
+	free(err);
+	snprintf(cmd, sizeof(cmd), "%s report %s 2>&1", tu_kagg(), path);
+	kr = lines_with(cmd, want);
+	printf("  kagg report: %ld sdk_calls events with every field\n", kr);
+	assert_int_equal(kr, 7);
+	if (access("/usr/bin/trace-cmd", X_OK)) {
+		printf("SKIP trace-cmd check: /usr/bin/trace-cmd not installed\n");
+	} else {
+		snprintf(cmd, sizeof(cmd), "trace-cmd report -N -i %s 2>&1", path);
+		tc = lines_with(cmd, want);
+		printf("  trace-cmd report: %ld sdk_calls events with every field\n", tc);
+		assert_int_equal(tc, 7);
+	}
+	unlink(path);
+}
+
+/* The slot of h holding v (exp: (low, high], the zero slot [0, 0]), or -1. */
+static int exp_slot_of(const struct kagg_hist *h, double v)
+{
+	double low, high;
+	unsigned int k;
+
+	for (k = 0; k < h->nr_slots; k++) {
+		kagg_hist__bounds(h, k, &low, &high);
+		if ((k == 0 && v == 0 && high == 0) || (v > low && v <= high))
+			return (int)k;
+	}
+	return -1;
+}
+
+/* h counts n_of[i] times vals[i] (nv values), each in its bucket, and nothing else. */
+static void assert_exp_counts(const struct kagg_hist *h, const uint64_t *vals,
+			      const uint64_t *n_of, int nv)
+{
+	uint64_t want[4096] = {}, total = 0, sum = 0;
+	int i, k;
+
+	assert_true(h->has_exp);
+	assert_int_equal(h->exp_scale, 3);
+	assert_true(h->nr_slots <= 4096);
+	for (i = 0; i < nv; i++) {
+		k = exp_slot_of(h, (double)vals[i]);
+		assert_true(k >= 0);
+		want[k] += n_of[i];
+		total += n_of[i];
+		sum += n_of[i] * vals[i];
+	}
+	for (k = 0; k < (int)h->nr_slots; k++)
+		assert_int_equal(h->slots[k], want[k]);
+	assert_int_equal(h->total, total);
+	assert_true(h->sum == (double)sum);
+}
+
+/*
+ * sdk_exp --buckets exp:3 --mode both: 10 getppid() record 0, 1, 1000, 1500, 1e6 twice
+ * each, and by parity once each: every value in the bucket that holds it (1000 and 1500
+ * more than 2^(1/8) apart: two buckets), on both paths.
+ */
+static void test_exp_known_values(void **state)
+{
+	static const uint64_t vals[5] = { 0, 1, 1000, 1500, 1000000 };
+	static const uint64_t twice[5] = { 2, 2, 2, 2, 2 }, once[5] = { 1, 1, 1, 1, 1 };
+	char set[64];
+	const char *sets[] = { set };
+	size_t sz;
+	const void *bytes = sdk_exp_bpf__elf_bytes(&sz);
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes, .obj_size = sz,
+		  .mode = KAGG_MODE_BOTH, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3);
+	const struct kagg_snapshot *st;
+	struct kagg_snapshot *snap;
+	const struct kagg_snapshot *both[2];
+	struct kagg_session *s;
+	int i, j;
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(set, sizeof(set), "target_tgid=%d", getpid());
+	s = kagg_prog__open("sdk_exp", &po);
+	assert_non_null(s);
+	tu_attach(s);
+	snap = after_getppid(s, 10);
+	st = kagg_snapshot__stream(snap);
+	assert_non_null(st);
+	both[0] = snap;
+	both[1] = st;
+	for (j = 0; j < 2; j++) {
+		/* sorted by aggregation (declaration order), then label */
+		assert_int_equal(kagg_snapshot__hist_cnt(both[j]), 3);
+		assert_string_equal(kagg_snapshot__hist(both[j], 0)->agg, "sizes");
+		assert_exp_counts(kagg_snapshot__hist(both[j], 0), vals, twice, 5);
+		for (i = 1; i < 3; i++) {
+			assert_string_equal(kagg_snapshot__hist(both[j], i)->agg, "by_parity");
+			assert_exp_counts(kagg_snapshot__hist(both[j], i), vals, once, 5);
+		}
+	}
+	assert_true(exp_slot_of(kagg_snapshot__hist(snap, 0), 1000) !=
+		    exp_slot_of(kagg_snapshot__hist(snap, 0), 1500));
+	printf("  10 values in exp:3 buckets, kernel and stream: 0 -> slot %d, 1 -> %d, 1000 -> %d, "
+	       "1500 -> %d, 1e6 -> %d\n", exp_slot_of(kagg_snapshot__hist(snap, 0), 0),
+	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1),
+	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1000),
+	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1500),
+	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1e6));
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/*
+ * A child named comm: once a byte comes on start[0], calls getppid() 7 times, says so on
+ * done[1], and exits when go[1] is closed.
+ */
+static pid_t named_caller(const char *comm, int start[2], int done[2], int go[2])
+{
+	pid_t pid;
+	char b;
+	int i;
+
+	assert_int_equal(pipe(start), 0);
+	assert_int_equal(pipe(done), 0);
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid) {
+		close(start[0]);
+		close(done[1]);
+		close(go[0]);
+		return pid;
+	}
+	close(start[1]);
+	close(done[0]);
+	close(go[1]);
+	prctl(PR_SET_NAME, comm);
+	if (read(start[0], &b, 1) != 1)
+		_exit(1);
+	for (i = 0; i < 7; i++)
+		syscall(SYS_getppid);
+	if (write(done[1], "x", 1) != 1)
+		_exit(1);
+	while (read(go[0], &b, 1) > 0)
+		;
+	_exit(0);
+}
+
+/*
+ * sdk_keys on a child that exits before the snapshot: its key's pid_comm is the command
+ * it had when the session was polled (kernel path) or its record came (stream path).
+ */
+static void comm_after_exit_case(enum kagg_mode mode)
+{
+	char set[64], want[96], b;
+	const char *sets[] = { set };
+	size_t sz;
+	const void *bytes = sdk_keys_bpf__elf_bytes(&sz);
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes, .obj_size = sz,
+		  .mode = mode);
+	struct kagg_session *s;
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	int start[2], done[2], go[2], st;
+	pid_t pid;
+
+	pid = named_caller("sdk_gone_kid", start, done, go);
+	snprintf(set, sizeof(set), "target_tgid=%d", pid);
+	s = kagg_prog__open("sdk_keys", &po);
+	assert_non_null(s);
+	tu_attach(s);
+	assert_int_equal(write(start[1], "x", 1), 1);
+	assert_int_equal(read(done[0], &b, 1), 1);
+	/* the calls are made, the child lives: one poll sees its key (or its records) */
+	assert_true(kagg_session__poll(s, 0) >= 0);
+	close(go[1]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	h = kagg_snapshot__hist(snap, 0);
+	assert_int_equal(h->total, 7);
+	printf("  %s: %s\n", mode == KAGG_MODE_STREAM ? "stream" : "agg", h->key.label);
+	snprintf(want, sizeof(want), "pid=%d pid_comm=sdk_gone_kid ", pid);
+	assert_non_null(strstr(h->key.label, want));
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	close(start[1]);
+	close(done[0]);
+}
+
+static void test_comm_after_exit(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	comm_after_exit_case(KAGG_MODE_AGG);
+	comm_after_exit_case(KAGG_MODE_STREAM);
 }
 
 /* ulat on funclat_target's function fn, called by its command cmd n times: all in the slot of ms. */
@@ -234,4 +602,7 @@ static void test_bad_objects(void **state)
 }
 
 TU_MAIN(cmocka_unit_test(test_offcpu_same), cmocka_unit_test(test_key_names),
+	cmocka_unit_test(test_offcpu_both), cmocka_unit_test(test_stream_keys),
+	cmocka_unit_test(test_record_prog), cmocka_unit_test(test_exp_known_values),
+	cmocka_unit_test(test_comm_after_exit),
 	cmocka_unit_test(test_uprobe_sleeps), cmocka_unit_test(test_bad_objects));

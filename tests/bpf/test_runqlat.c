@@ -979,6 +979,8 @@ static void test_errors_one_line(void **state)
 		{ 2, "no such CPU: 4096", { "runqlat", "--cpu", "4096" } },
 		{ 2, NULL, { "runqlat", "--bogus" } },
 		{ 1, "/nonexistent/cg", { "runqlat", "--cgroup", "/nonexistent/cg" } },
+		/* -c is libbpf-tools' cgroup, not a CPU */
+		{ 1, "/nonexistent/cg", { "runqlat", "-c", "/nonexistent/cg" } },
 	};
 
 	TU_SKIP_UNLESS_ROOT();

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <cmocka.h>
@@ -246,6 +247,124 @@ static void test_tracepoint_counts_syscalls(void **state)
 	assert_true(count_of(err, "tracepoint:syscalls:sys_enter_getppid") < 600);
 	free(out);
 	free(err);
+	/* perf's spelling, SYS:NAME, is the same tracepoint */
+	argv[2] = "syscalls:sys_enter_getppid";
+	rc = tu_run_kagg(argv, &out, &err, 0, 0);
+	assert_int_equal(rc, 0);
+	assert_true(count_of(err, "tracepoint:syscalls:sys_enter_getppid") >= 500);
+	assert_true(count_of(err, "tracepoint:syscalls:sys_enter_getppid") < 600);
+	free(out);
+	free(err);
+}
+
+/*
+ * perf's derived metrics under the table: CPUs utilized for task-clock (a share of the
+ * CPUs there are), a rate for the other events, insn per cycle only when cycles and
+ * instructions both counted; and -x SEP's seven fields per event, the count exact.
+ */
+static void test_derived_metrics_and_separator(void **state)
+{
+	char *text[] = { "stat", "-e", "task-clock,tracepoint:syscalls:sys_enter_getppid,cycles,"
+			 "instructions", "--", self_path, "--getppid", "500", NULL };
+	char *csv[] = { "stat", "-x", ";", "-e", "tracepoint:syscalls:sys_enter_getppid,cycles",
+			"--", self_path, "--getppid", "500", NULL };
+	char *out = NULL, *err = NULL, *line, *f[8], *save;
+	double util;
+	int n;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_int_equal(tu_run_kagg(text, &out, &err, 0, 0), 0);
+	line = strstr(err, "\n#           task-clock ");
+	assert_non_null(line);
+	util = strtod(line + 23, NULL);
+	printf("  task-clock: %.3f CPUs utilized\n", util);
+	assert_non_null(strstr(line, " CPUs utilized\n"));
+	assert_true(util >= 0 && util <= sysconf(_SC_NPROCESSORS_CONF));
+	assert_non_null(strstr(err, "# tracepoint:syscalls:sys_enter_getppid "));
+	assert_non_null(strstr(strstr(err, "# tracepoint:syscalls:sys_enter_getppid "), "/sec\n"));
+	/* no PMU (cycles not counted): no IPC; with one, the line is there */
+	assert_int_equal(!!strstr(err, " insn per cycle\n"),
+			 count_of(err, "cycles") >= 0 && count_of(err, "instructions") > 0 &&
+			 count_of(err, "cycles") > 0);
+	free(out);
+	free(err);
+	assert_int_equal(tu_run_kagg(csv, &out, &err, 0, 0), 0);
+	printf("  -x ';': %s", err);
+	line = strtok_r(err, "\n", &save);
+	assert_non_null(line);
+	for (n = 0, f[0] = line; n < 7 && f[n]; n++) {
+		char *p = strchr(f[n], ';');
+
+		if (n < 6)
+			assert_non_null(p);
+		if (p)
+			*p = '\0';
+		f[n + 1] = p ? p + 1 : NULL;
+	}
+	assert_true(atoll(f[0]) >= 500 && atoll(f[0]) < 600);
+	assert_string_equal(f[2], "tracepoint:syscalls:sys_enter_getppid");
+	assert_string_equal(f[6], "/sec");
+	line = strtok_r(NULL, "\n", &save);
+	assert_non_null(line);
+	assert_non_null(strstr(line, ";cycles;"));
+	assert_null(strtok_r(NULL, "\n", &save));
+	free(out);
+	free(err);
+}
+
+/*
+ * An unprivileged user, as perf stat counts for one: where perf_event_paranoid is 2 (the
+ * kernel's default), a command's user space alone ("task-clock:u"); at 1 or below, all of
+ * it; above 2 nothing (skipped).
+ */
+static void test_unprivileged_counts_user_space(void **state)
+{
+	char errp[] = "/tmp/kagg-test-stat-nobody-XXXXXX", buf[4096] = "", name[32];
+	int efd, st, paranoid = 99;
+	ssize_t n;
+	pid_t pid;
+	FILE *f;
+
+	TU_SKIP_UNLESS_ROOT();
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	if (f) {
+		if (fscanf(f, "%d", &paranoid) != 1)
+			paranoid = 99;
+		fclose(f);
+	}
+	if (paranoid > 2) {
+		printf("SKIP %s: perf_event_paranoid %d lets no user count\n", __func__, paranoid);
+		skip();
+	}
+	efd = mkstemp(errp);
+	assert_true(efd >= 0);
+	unlink(errp);
+	pid = fork();
+	if (pid == 0) {
+		dup2(efd, 2);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(126);
+		execl(tu_kagg(), tu_kagg(), "stat", "-e", "task-clock,page-faults", "--", "/bin/true",
+		      (char *)NULL);
+		_exit(125);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	lseek(efd, 0, SEEK_SET);
+	n = read(efd, buf, sizeof(buf) - 1);
+	close(efd);
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == 126 || WEXITSTATUS(st) == 125)) {
+		printf("SKIP %s: cannot run %s as nobody (exit %d)\n", __func__, tu_kagg(),
+		       WEXITSTATUS(st));
+		skip();
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	printf("  as nobody, perf_event_paranoid %d: exit %d:\n%s", paranoid, WEXITSTATUS(st), buf);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	snprintf(name, sizeof(name), "task-clock%s", paranoid == 2 ? ":u" : "");
+	assert_true(count_of(buf, name) > 0);
+	snprintf(name, sizeof(name), "page-faults%s", paranoid == 2 ? ":u" : "");
+	assert_true(count_of(buf, name) > 0);
 }
 
 static void spin_forever(void *arg)
@@ -465,6 +584,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_output_file),
 		cmocka_unit_test(test_page_faults_at_least_n),
 		cmocka_unit_test(test_tracepoint_counts_syscalls),
+		cmocka_unit_test(test_derived_metrics_and_separator),
+		cmocka_unit_test(test_unprivileged_counts_user_space),
 		cmocka_unit_test(test_pid_and_cpu_for_duration),
 		cmocka_unit_test(test_errors),
 		TU_TEST_ARG(test_sigterm_reaches_the_command, test_signal_reaches_the_command,

@@ -463,7 +463,10 @@ static void test_exp_dense_then_cells(void **state)
 	}
 }
 
-/* Names come from the table given: 110 -> "my_getppid"; numbers it lacks are "syscall_<nr>". */
+/*
+ * A names file overrides the built-in table entry by entry: 110 -> "my_getppid"; numbers it
+ * lacks keep their built-in names (exit_group).
+ */
 static void test_names_file(void **state)
 {
 	char path[] = "/tmp/kagg-syscount-names-XXXXXX";
@@ -489,7 +492,7 @@ static void test_names_file(void **state)
 		s = kagg_syscount__open(&o);
 		assert_non_null(s);
 		assert_string_equal(kagg_syscount__name(s, SYS_getppid), "my_getppid");
-		assert_null(kagg_syscount__name(s, SYS_exit_group));
+		assert_string_equal(kagg_syscount__name(s, SYS_exit_group), "exit_group");
 		snap = tu_snap_after_child(s, &ch, 0);
 		kagg_session__destroy(s);
 	}
@@ -497,7 +500,8 @@ static void test_names_file(void **state)
 	assert_non_null(h);
 	assert_int_equal(h->total, N_GETPPID);
 	snprintf(label, sizeof(label), "syscall_%d", (int)SYS_exit_group);
-	assert_non_null(tu_find_label(snap, label));
+	assert_null(tu_find_label(snap, label));
+	assert_non_null(tu_find_label(snap, "exit_group"));
 	assert_null(tu_find_label(snap, "getppid"));
 	kagg_snapshot__free(snap);
 	unlink(path);
@@ -755,6 +759,8 @@ static void test_cli_table_and_json(void **state)
 {
 	char *text[] = { "syscount", "-p", "PID", "-d", "60", NULL };
 	char *json[] = { "syscount", "-p", "PID", "-d", "60", "--format", "json", NULL };
+	char *top1[] = { "syscount", "-p", "PID", "-d", "60", "-T", "1", NULL };
+	char *lat[] = { "syscount", "-L", "-p", "PID", "-d", "60", "--format", "json", NULL };
 	/* the child makes its calls once the CLI has attached; SIGINT once it is done */
 	const struct tu_on_child on = { .fn = getppid_work, .attached = "syscount_",
 					.stop_sig = SIGINT };
@@ -771,6 +777,30 @@ static void test_cli_table_and_json(void **state)
 	assert_int_equal(tu_run_kagg_on(json, &on, &pid, &out, &err), 0);
 	assert_non_null(strstr(out, "\"label\": \"getppid\""));
 	assert_non_null(strstr(out, "\"total\": 1234"));
+	free(out);
+	free(err);
+	/* libbpf-tools' -T 1: the one row of the most calls, and how many were left out */
+	assert_int_equal(tu_run_kagg_on(top1, &on, &pid, &out, &err), 0);
+	row = strstr(out, "\nSYSCALL ");
+	assert_non_null(row);
+	row = strchr(row + 1, '\n');
+	assert_int_equal(strncmp(row, "\ngetppid ", 9), 0);
+	assert_int_equal(strtol(row + 8, NULL, 10), N_GETPPID);
+	row = strchr(row + 1, '\n');
+	assert_non_null(strstr(row, " more rows, fewer calls: --top 1 shows the most)\n"));
+	assert_int_equal(strncmp(row, "\n(", 2), 0);
+	free(out);
+	free(err);
+	/*
+	 * -L in nanoseconds by default: getppid takes well under a microsecond, so in usecs
+	 * every call would land in [0, 1]; no syscall takes under 2 ns.
+	 */
+	assert_int_equal(tu_run_kagg_on(lat, &on, &pid, &out, &err), 0);
+	assert_non_null(strstr(out, "\"unit\": \"nsecs\""));
+	row = strstr(out, "\"label\": \"getppid\"");
+	assert_non_null(row);
+	assert_non_null(strstr(row, "\"total\": 1234"));
+	assert_non_null(strstr(row, "{\"low\":0,\"high\":1,\"count\":0}"));
 	free(out);
 	free(err);
 }

@@ -63,16 +63,17 @@ static void test_help_lists_quiet(void **state)
 }
 
 /*
- * -T/--timestamp in every tool that takes -i; syscount has --timestamp alone
- * (libbpf-tools' syscount -T is top N) and says so for -T; folded output has
- * no line for it.
+ * -T/--timestamp in every tool that takes -i; syscount has --timestamp alone:
+ * its -T is libbpf-tools' top N (--top); folded output has no line for it.
  */
 static void test_timestamp_option(void **state)
 {
 	static const char *const common[] = { "funclat", "hist", "offcpu", "profile",
 					      "runqlat" };
 	static const struct tu_error_case cases[] = {
-		{ 2, "-T is libbpf-tools' top N", { "syscount", "-T", "5" } },
+		{ 2, "invalid --top 'x'", { "syscount", "-T", "x" } },
+		{ 2, "option '-T' needs a value", { "syscount", "-T" } },
+		{ 2, "invalid --top '-1'", { "runqlat", "--top", "-1" } },
 		{ 2, "--folded has no line for a timestamp", { "offcpu", "-f", "-T" } },
 		{ 2, "--folded has no line for a timestamp", { "profile", "--timestamp", "-f" } },
 		{ 2, "invalid option '-T'", { "stat", "-T", "--", "true" } },
@@ -89,7 +90,8 @@ static void test_timestamp_option(void **state)
 	}
 	assert_int_equal(tu_run_kagg(sargv, &out, NULL, 0, 0), 0);
 	assert_non_null(strstr(out, "      --timestamp "));
-	assert_null(strstr(out, "-T"));
+	assert_non_null(strstr(out, "  -T, --top N "));
+	assert_null(strstr(out, "-T, --timestamp"));
 	free(out);
 	tu_expect_errors(cases, TU_NR(cases));
 }
@@ -109,14 +111,25 @@ static void test_positional_interval_errors(void **state)
 		{ 2, "unexpected argument '3'", { "runqlat", "1", "2", "3" } },
 		{ 2, "unexpected argument 'x'", { "runqlat", "x" } },
 		{ 2, "unexpected argument '0'", { "runqlat", "0" } },
-		{ 2, "invalid interval '0.0001'", { "offcpu", "0.0001" } },
+		{ 2, "invalid interval '0.0001'", { "runqlat", "0.0001" } },
 		{ 2, "invalid count '0'", { "runqlat", "1", "0" } },
 		{ 2, "invalid count 'x'", { "syscount", "1", "x" } },
-		{ 2, "invalid count '1.5'", { "profile", "1", "1.5" } },
+		{ 2, "invalid count '1.5'", { "syscount", "1", "1.5" } },
 		{ 2, "positional interval '1' and -i", { "runqlat", "-i", "1", "1" } },
-		{ 2, "positional interval '2' and -d", { "offcpu", "2", "3", "-d", "1" } },
+		{ 2, "positional interval '2' and -d", { "runqlat", "2", "3", "-d", "1" } },
 		{ 2, "positional interval '1' and -i", { "syscount", "1", "-i", "2" } },
-		{ 2, "positional interval '1' and -d", { "profile", "-d", "1", "1" } },
+		{ 2, "positional interval '1' and -d", { "syscount", "-d", "1", "1" } },
+		/* offcputime's and profile's operand is a duration: one, and not with -d */
+		{ 2, "unexpected argument '3' (one operand: the duration", { "offcpu", "2", "3" } },
+		{ 2, "unexpected argument '1.5' (one operand: the duration", { "profile", "1", "1.5" } },
+		{ 2, "unexpected argument 'x' (duration in seconds)", { "offcpu", "x" } },
+		{ 2, "unexpected argument '0' (duration in seconds)", { "profile", "0" } },
+		{ 2, "positional duration '2' and -d", { "offcpu", "2", "-d", "1" } },
+		{ 2, "positional duration '1' and -d", { "profile", "-d", "1", "1" } },
+		/* funclat: FUNC, then runqlat's interval [count] */
+		{ 2, "unexpected argument '3' (interval [count])", { "funclat", "vfs_read", "1", "2", "3" } },
+		{ 2, "invalid count 'x'", { "funclat", "vfs_read", "1", "x" } },
+		{ 2, "positional interval '1' and -i", { "funclat", "-i", "1", "vfs_read", "1" } },
 		/* Tools that take operands keep them: a third one is still refused. */
 		{ 2, NULL, { "hist", "sched:sched_switch", "prev_pid", "1" } },
 	};
@@ -131,12 +144,39 @@ static void test_libbpf_tools_letters(void **state)
 		{ 2, "invalid cpu 'x'", { "profile", "-C", "x" } },
 		{ 2, "--folded is a text format", { "profile", "-f", "--format", "json" } },
 		{ 2, "--folded is a text format", { "offcpu", "-f", "--format", "ndjson" } },
-		{ 2, "--folded prints once", { "offcpu", "-f", "1" } },
+		{ 2, "--folded prints once", { "offcpu", "-f", "-i", "1" } },
 		{ 2, "option '-m' needs a value", { "offcpu", "-m" } }, /* offcputime's -m US */
 		{ 2, "unexpected argument 'x'", { "runqlat", "-m", "x" } },
 		{ 2, "unexpected argument 'x'", { "syscount", "-m", "x" } },
 		{ 2, "invalid option '-z'", { "funclat", "-m", "-u", "-z", "vfs_read" } },
+		/* libbpf-tools' runqlat -P -L keeps one silently; kagg says they exclude */
+		{ 2, "-P (per process) and -L (per thread) exclude each other",
+		  { "runqlat", "-P", "-L" } },
+		{ 2, "-P (per process) and -L (per thread) exclude each other",
+		  { "offcpu", "-L", "-P" } },
+		{ 2, "option '-c' needs a value", { "funclat", "vfs_read", "-c" } },
+		/* libbpf-tools letters without a twin: refused, naming what kagg has */
+		{ 2, "-x counts failed calls per syscall and errno", { "syscount", "-e", "ENOENT" } },
+		{ 2, "--names-file", { "syscount", "-l" } },
+		{ 2, "filters by -p PID", { "syscount", "-c", "/sys/fs/cgroup" } },
+		{ 2, "-P gives one per process", { "runqlat", "--pidnss" } },
 	};
+	static const char *const helps[][2] = {
+		{ "runqlat", "  -c, --cgroup PATH " },
+		{ "funclat", "  -c, --cgroup PATH " },
+		{ "runqlat", "      --cpu N " },
+	};
+	size_t i;
+
+	for (i = 0; i < TU_NR(helps); i++) {
+		char *argv[] = { (char *)helps[i][0], "--help", NULL }, *out = NULL;
+
+		assert_int_equal(tu_run_kagg(argv, &out, NULL, 0, 0), 0);
+		if (!strstr(out, helps[i][1]))
+			printf("  kagg %s --help lacks '%s'\n", helps[i][0], helps[i][1]);
+		assert_non_null(strstr(out, helps[i][1]));
+		free(out);
+	}
 
 	tu_expect_errors(cases, TU_NR(cases));
 }

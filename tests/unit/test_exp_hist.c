@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Exponential-histogram bucketing (bpf/exp.bpf.h, the code the BPF programs
+ * Exponential-histogram bucketing (bpf/shared/buckets.h, the code the BPF programs
  * run, compiled natively) against the definition: bucket i of unit u and
  * scale s holds u*2^(i/N) < v <= u*2^((i+1)/N), N = 2^s.  Every bucket edge
  * over the whole u64 range is tried with its neighbours (edge-1, edge,

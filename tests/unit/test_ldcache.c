@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * ld.so.cache lookup (user/ldcache.c), unprivileged: crafted caches in both
+ * ld.so.cache lookup (user/syms/ldcache.c), unprivileged: crafted caches in both
  * layouts (new table alone, and after the old one), this machine's ABI
  * preferred, and every malformed cache refused or skipped without reading
  * outside the file; then the system's cache against `ldconfig -p`.

@@ -393,6 +393,74 @@ static void test_json_document(void **state)
 	assert_prints(KAGG_KEY_TID, KAGG_FORMAT_JSON, false, false, expect);
 }
 
+/*
+ * Keyed histograms print heaviest first (by the sum of their values), whatever their
+ * key order; --top N keeps the N heaviest and says how many were left out, in text and
+ * JSON.  Pids 1, 2, 3 weigh 10, 300 and 50.
+ */
+static void test_keys_heaviest_first_and_top(void **state)
+{
+	static const double sums[] = { 10, 300, 50 };
+	struct kagg_snapshot *snap = snap_new();
+	char *out, *p1, *p2, *p3;
+	struct uu_mem m;
+	size_t i;
+
+	assert_non_null(snap);
+	assert_int_equal(snap_alloc_hists(snap, 3, 64), 0);
+	snap->meta.unit = "usecs";
+	for (i = 0; i < 3; i++) {
+		struct kagg_hist *h = &snap->hists[i];
+
+		h->unit = KAGG_UNIT_USECS;
+		h->key.mode = KAGG_KEY_PID;
+		h->key.pid = (int)i + 1;
+		snprintf(h->key.comm, sizeof(h->key.comm), "task%zu", i + 1);
+		((uint64_t *)h->slots)[2] = 3 - i; /* counts 3, 2, 1: not the order of the sums */
+		h->total = 3 - i;
+		h->has_sum = true;
+		h->sum = sums[i];
+	}
+	out = print_to_string(snap, KAGG_FORMAT_TEXT, true);
+	p1 = strstr(out, "pid = 1 task1");
+	p2 = strstr(out, "pid = 2 task2");
+	p3 = strstr(out, "pid = 3 task3");
+	assert_true(p1 && p2 && p3);
+	assert_true(p2 < p3 && p3 < p1);
+	assert_null(strstr(out, "more keys"));
+	free(out);
+	{
+		KAGG_OPTS(kagg_print_opts, po, .no_meta = true, .top = 2);
+
+		assert_int_equal(kagg_snapshot__print(snap, uu_mem_open(&m), &po), 0);
+		out = uu_mem_text(&m);
+		assert_non_null(strstr(out, "pid = 2 task2"));
+		assert_non_null(strstr(out, "pid = 3 task3"));
+		assert_null(strstr(out, "pid = 1 "));
+		assert_non_null(strstr(out, "\n(1 more keys, lighter: --top 2 shows the heaviest)\n"));
+		free(out);
+	}
+	{
+		KAGG_OPTS(kagg_print_opts, po, .format = KAGG_FORMAT_NDJSON, .top = 1);
+
+		assert_int_equal(kagg_snapshot__print(snap, uu_mem_open(&m), &po), 0);
+		out = uu_mem_text(&m);
+		assert_non_null(strstr(out, "\"pid\":2,"));
+		assert_null(strstr(out, "\"pid\":1,"));
+		assert_null(strstr(out, "\"pid\":3,"));
+		assert_non_null(strstr(out, "\"keys_not_shown\":2"));
+		free(out);
+	}
+	/* Without a top, JSON keeps every key, in key order. */
+	out = print_to_string(snap, KAGG_FORMAT_NDJSON, true);
+	p1 = strstr(out, "\"pid\":1,");
+	p2 = strstr(out, "\"pid\":2,");
+	assert_true(p1 && p2 && p1 < p2);
+	assert_null(strstr(out, "keys_not_shown"));
+	free(out);
+	kagg_snapshot__free(snap);
+}
+
 static void test_json_escapes_comm(void **state)
 {
 	assert_json_comm("a\"b\\c\td", "\"comm\": \"a\\\"b\\\\c\\td\"");
@@ -632,6 +700,7 @@ UU_MAIN(
 	cmocka_unit_test(test_text_histogram_bcc_layout),
 	cmocka_unit_test(test_text_meta_header_and_per_pid),
 	cmocka_unit_test(test_json_document),
+	cmocka_unit_test(test_keys_heaviest_first_and_top),
 	cmocka_unit_test(test_both_exact_beside_kernel),
 	cmocka_unit_test(test_records_carry_their_size),
 	cmocka_unit_test(test_json_escapes_comm),

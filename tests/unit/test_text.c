@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Terminal-safe text, unprivileged: what is escaped and how (user/text.c),
+ * Terminal-safe text, unprivileged: what is escaped and how (user/util/text.c),
  * and a `trace` line whose comm and string field hold ESC and friends.
  * The snapshot printers are checked in test_offcpu_output.c, kagg stat's
  * report in test_stat.c.

@@ -8,6 +8,7 @@
 #
 #   make vmtest VMTEST_KERNELS="6.12" VMTEST_TIMEOUT=300 VMTEST_HOST=0 VMTEST_CMDS=
 #   VMTEST_APPEND="loglevel=7" make vmtest   # extra guest kernel parameters
+#   VMTEST_MAXCPUS=256 make vmtest           # guests with 256 possible CPUs, 2 online
 
 VMTEST_DEPS	:= qemu-system-x86 busybox-static cpio
 VMTEST_KERNELS	?= 6.1 6.12
@@ -39,5 +40,5 @@ vmtest-deps:
 vmtest: vmtest-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)VMTEST_KERNELS="$(VMTEST_KERNELS)" VMTEST_TIMEOUT=$(VMTEST_TIMEOUT) \
-		VMTEST_HOST=$(VMTEST_HOST) KAGG=$(KAGG_BIN) \
+		VMTEST_HOST=$(VMTEST_HOST) VMTEST_MAXCPUS=$(VMTEST_MAXCPUS) KAGG=$(KAGG_BIN) \
 		tests/vm/vmtest.sh --out $(OUT)/vm $(VMTEST_CMDS) $(VMTEST_BINS)

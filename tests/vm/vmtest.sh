@@ -327,13 +327,15 @@ run_guest() {
 	cmdline+=" kagg.require=${KERNEL_REQUIRE[$series]:-} kagg.timeout=$((timeout_s * 4 / 5))"
 	# extra kernel parameters, e.g. VMTEST_APPEND="loglevel=7" for lockup backtraces
 	cmdline+="${VMTEST_APPEND:+ $VMTEST_APPEND}"
+	# VMTEST_MAXCPUS=N: N possible CPUs (2 online), as a big machine has
+	[ -z "${VMTEST_MAXCPUS:-}" ] || cmdline+=" possible_cpus=$VMTEST_MAXCPUS"
 	# A guest that dies before its /init prints KAGG-BOOT ran none of our code: its kernel
 	# crashed booting (under TCG: an int3 oops in __schedule from the kernel's own boot-time
 	# code patching, seen once in ~20 6.12 boots).  That boot is retried once, said, and its
 	# log kept as console.boot1.log; anything that fails after KAGG-BOOT is not retried.
 	for attempt in 1 2; do
 		timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -accel tcg \
-			-cpu Skylake-Client -smp 2 -m 1G -nographic -no-reboot -monitor none \
+			-cpu Skylake-Client -smp "2${VMTEST_MAXCPUS:+,maxcpus=$VMTEST_MAXCPUS}" -m 1G -nographic -no-reboot -monitor none \
 			-serial "file:$logf" -kernel "$kdir/vmlinuz" \
 			-initrd "$out/initramfs.cpio.gz" -append "$cmdline" \
 			</dev/null >"$kdir/qemu.out" 2>&1

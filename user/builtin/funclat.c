@@ -500,14 +500,15 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 	if (err)
 		goto fail;
 	skel->rodata->target_tgid = t->pid;
+	skel->rodata->filter_cgroup = s->cgroup_fd >= 0;
 	skel->rodata->nr_funcs = t->nr_funcs;
 	skel->rodata->unit_ns = units_ns(s->unit);
 	skel->rodata->unit_ns_log2 = units_log2(s->unit);
 	bpf_map__set_max_entries(skel->maps.hist, 2 * t->nr_funcs);
-	/* exp: dense for a few functions (SESSION_EXP_DENSE_BYTES per CPU), else sparse */
+	/* exp: dense for a few functions (SESSION_EXP_DENSE_FIT), else sparse */
 	/* (sparse also when the caller caps the cells) */
 	t->exp_dense = t->buckets == KAGG_BUCKETS_EXP && !t->exp_cells &&
-		       t->nr_funcs <= SESSION_EXP_DENSE_FIT(t->exp_scale);
+		       t->nr_funcs <= SESSION_EXP_DENSE_FIT(t->exp_scale, (unsigned int)s->nr_cpus);
 	skel->rodata->exp_dense = t->exp_dense;
 	if (t->exp_dense)
 		err = session_buckets_setup(s, t->buckets, t->exp_scale, skel->maps.exp_hist,
@@ -802,8 +803,10 @@ static int resolve(struct kagg_session *s, const struct kagg_funclat_opts *o, un
 static int funclat_open(struct kagg_session *s, void *opts)
 {
 	const struct kagg_funclat_opts *o = opts;
+	struct session_tasks tk = { .cgroup = o->cgroup };
 	struct funclat *t = s->tool;
 	unsigned int max;
+	int err;
 
 	s->unit = o->unit;
 	s->event = o->pattern;
@@ -827,8 +830,50 @@ static int funclat_open(struct kagg_session *s, void *opts)
 	t->exp_cells = o->exp_cells;
 	t->pid = o->pid;
 	if (o->pid)
-		session_filters_add(s, "pid=%d", o->pid);
-	return session_need_btf(s) ?: resolve(s, o, max) ?: choose_path(s, o->attach);
+		session_filters_add(s, "pid=%d ", o->pid);
+	err = session_tasks_open(s, &tk);
+	if (err)
+		return err;
+	session_filters_end(s);
+	return session_need_btf(s) ?: resolve(s, o, max) ?: choose_path(s, o->attach) ?:
+	       session_tasks_fill(s, &tk, NULL, NULL, t->skel->maps.cgroup);
 }
 
 SESSION_TOOL(funclat, struct funclat, .attach = funclat_attach);
+
+int kagg_funclat__list(const char *pattern, int pid, int (*cb)(void *ctx, const char *name),
+		       void *ctx, kagg_log_fn log, void *log_ctx)
+{
+	/* only the logger of a session: the lookups below log through it */
+	struct kagg_session s = { .log = log, .log_ctx = log_ctx };
+	const char *colon = pattern ? strchr(pattern, ':') : NULL;
+	char lib[PATH_MAX], bin[PATH_MAX], name[PATH_MAX + 256];
+	struct func *funcs = NULL;
+	size_t i, n = 0;
+	int err;
+
+	if (!pattern || !*pattern || !cb || pid < 0)
+		return -EINVAL;
+	if (!colon) {
+		err = kernel_funcs(&s, pattern, &funcs, &n);
+	} else {
+		if (colon == pattern || !colon[1] || (size_t)(colon - pattern) >= sizeof(lib)) {
+			slog(&s, KAGG_LOG_WARN, "invalid function '%s' (LIB:FUNC or PATH:FUNC)",
+			     pattern);
+			return -EINVAL;
+		}
+		snprintf(lib, sizeof(lib), "%.*s", (int)(colon - pattern), pattern);
+		err = resolve_binary(&s, lib, pid, bin, sizeof(bin)) ?:
+		      elf_funcs(&s, bin, colon + 1, &funcs, &n);
+	}
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		if (colon)
+			snprintf(name, sizeof(name), "%s:%s", bin, funcs[i].name);
+		if (cb(ctx, colon ? name : funcs[i].name))
+			break;
+	}
+	free_funcs(funcs, n);
+	return (int)(i < n ? i + 1 : n);
+}

@@ -70,21 +70,59 @@ static void set_field(volatile struct hist_field *hf, const struct kagg_rb_field
 	hf->src = strcmp(f->name, "common_pid") ? HIST_SRC_RECORD : HIST_SRC_TID;
 }
 
+/* Edit distance of a and b (their first 63 bytes), for "did you mean". */
+static size_t hist_distance(const char *a, const char *b)
+{
+	size_t la = strnlen(a, 63), lb = strnlen(b, 63), row[64], i, j;
+
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0], up, best;
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			up = row[j];
+			best = diag + (a[i - 1] != b[j - 1]);
+			best = up + 1 < best ? up + 1 : best;
+			best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* Keep cand in best when it is nearer want than what best holds (and near at all). */
+static void hist_near(const char *want, const char *cand, char *best, size_t sz, size_t *dist)
+{
+	size_t d = hist_distance(want, cand), len = strlen(want);
+
+	if (!*dist)
+		*dist = (len / 3 > 1 ? len / 3 : 1) + 1;
+	if (d < *dist) {
+		*dist = d;
+		snprintf(best, sz, "%s", cand);
+	}
+}
+
 /* "no field X in SYS:NAME; numeric fields: a b c" */
 static void no_field(struct kagg_session *s, const struct kagg_rb_format *fmt, const char *name,
 		     const char *role)
 {
-	char list[400] = "";
-	size_t i, len = 0;
+	char list[400] = "", near[64] = "";
+	size_t i, len = 0, dist = 0;
 
 	for (i = 0; i < fmt->nr_fields && len < sizeof(list) - 1; i++) {
 		if (!numeric(&fmt->fields[i]))
 			continue;
+		hist_near(name, fmt->fields[i].name, near, sizeof(near), &dist);
 		len += snprintf(list + len, sizeof(list) - len, "%s%s", len ? " " : "",
 				fmt->fields[i].name);
 	}
-	slog(s, KAGG_LOG_WARN, "%s '%s' is not a numeric field of %s:%s; numeric fields: %s", role,
-	     name, fmt->system, fmt->name, list[0] ? list : "none");
+	slog(s, KAGG_LOG_WARN, "%s '%s' is not a numeric field of %s:%s%s%s%s; numeric fields: %s",
+	     role, name, fmt->system, fmt->name, near[0] ? "; did you mean " : "", near,
+	     near[0] ? "?" : "", list[0] ? list : "none");
 }
 
 static const struct kagg_rb_field *num_field(struct kagg_session *s,
@@ -102,9 +140,9 @@ static const struct kagg_rb_field *num_field(struct kagg_session *s,
 /* "no such event SYS:NAME" plus what exists. */
 static void no_event(struct kagg_session *s, const char *sys, const char *name)
 {
-	char path[300], list[300] = "";
+	char path[300], list[300] = "", near[64] = "";
 	struct dirent *de;
-	size_t len = 0;
+	size_t len = 0, dist = 0;
 	int n = 0;
 	DIR *d;
 
@@ -120,6 +158,7 @@ static void no_event(struct kagg_session *s, const char *sys, const char *name)
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
 		n++;
+		hist_near(name, de->d_name, near, sizeof(near), &dist);
 		if (len < sizeof(list) - 40)
 			len += snprintf(list + len, sizeof(list) - len, "%s%s", len ? " " : "",
 					de->d_name);
@@ -127,8 +166,9 @@ static void no_event(struct kagg_session *s, const char *sys, const char *name)
 			len += snprintf(list + len, sizeof(list) - len, " ...");
 	}
 	closedir(d);
-	slog(s, KAGG_LOG_WARN, "no such event %s:%s; %d events of %s: %s", sys, name, n, sys,
-	     list);
+	slog(s, KAGG_LOG_WARN, "no such event %s:%s%s%s%s%s%s; %d events of %s: %s", sys, name,
+	     near[0] ? "; did you mean " : "", near[0] ? sys : "", near[0] ? ":" : "", near,
+	     near[0] ? "?" : "", n, sys, list);
 }
 
 int hist_parse_filter(const char *str, char *field, size_t fsz, enum hist_op *op,

@@ -2,7 +2,7 @@
 /*
  * offcpu sessions: load bpf/offcpu.bpf.c (embedded as a skeleton), attach
  * it to sched_switch (tp_btf, else raw_tp), and read its aggregates.  The
- * generic half (attach, exact snapshots, meta) is user/session.c.
+ * generic half (attach, exact snapshots, meta) is user/session/session.c.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * runqlat sessions: load bpf/runqlat.bpf.c, attach it to sched_wakeup,
  * sched_wakeup_new and sched_switch (tp_btf, else raw_tp), read its
  * histograms.  The generic half (attach, exact snapshots, meta) is
- * user/session.c.
+ * user/session/session.c.
  */
 #include <errno.h>
 #include <fcntl.h>

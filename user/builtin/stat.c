@@ -483,7 +483,26 @@ static int open_counter(struct kagg_stat *st, size_t i, struct perf_event_attr *
 			int cpu)
 {
 	int fd = perf_open(a, pid, cpu), err;
+	char *uname;
 
+	/*
+	 * As perf does: where perf_event_paranoid (2: user space only) refuses an unprivileged
+	 * user the kernel side of a task's events, count its user space alone, named "EVENT:u".
+	 */
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && pid > 0 && !a->exclude_kernel) {
+		a->exclude_kernel = 1;
+		a->exclude_hv = 1;
+		fd = perf_open(a, pid, cpu);
+		if (fd >= 0 && asprintf(&uname, "%s:u", st->names[i]) > 0) {
+			free(st->names[i]);
+			st->names[i] = uname;
+			st->res[i].name = uname;
+		} else if (fd < 0) {
+			a->exclude_kernel = 0;
+			a->exclude_hv = 0;
+			errno = errno == ENOENT || errno == EOPNOTSUPP ? errno : EACCES;
+		}
+	}
 	if (fd >= 0) {
 		st->fds[i] = fd;
 		st->res[i].supported = true;
@@ -498,7 +517,8 @@ static int open_counter(struct kagg_stat *st, size_t i, struct perf_event_attr *
 	}
 	if (err == -EPERM || err == -EACCES)
 		st_log(st, KAGG_LOG_WARN, "perf_event_open(%s): %s: run as root or with "
-			   "CAP_PERFMON", st->names[i], strerror(-err));
+			   "CAP_PERFMON, or lower /proc/sys/kernel/perf_event_paranoid", st->names[i],
+		       strerror(-err));
 	else if (err == -ESRCH)
 		st_log(st, KAGG_LOG_WARN, "no such process: %d", pid);
 	else

@@ -326,16 +326,16 @@ static int sc_read_key_counts(struct kagg_session *s, struct kagg_snapshot *snap
 	struct kagg_key k, *keys = NULL, *tk;
 	struct sc_count *vals = NULL, *pc = NULL, *tv;
 	size_t n = 0, cap = 0;
+	int err = 0, cpu, nc = session_map_copies(s, m);
 	const void *prev;
-	int err = 0, cpu;
 
-	pc = calloc(s->nr_cpus, sizeof(*pc));
+	pc = calloc(nc, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
 	session_map_for_each_key(m, k, prev) {
 		if (k.gen != g)
 			continue;
-		if (bpf_map__lookup_elem(m, &k, sizeof(k), pc, sizeof(*pc) * s->nr_cpus, 0))
+		if (bpf_map__lookup_elem(m, &k, sizeof(k), pc, sizeof(*pc) * nc, 0))
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -352,7 +352,7 @@ static int sc_read_key_counts(struct kagg_session *s, struct kagg_snapshot *snap
 		}
 		keys[n] = k;
 		memset(&vals[n], 0, sizeof(vals[n]));
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < nc; cpu++) {
 			if (!vals[n].comm[0] && pc[cpu].comm[0])
 				memcpy(vals[n].comm, pc[cpu].comm, sizeof(vals[n].comm));
 			vals[n].count += pc[cpu].count;
@@ -442,10 +442,10 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 	struct syscount *t = s->tool;
 	size_t vsz = sizeof(struct kagg_hist_val), n = 0, i;
 	struct kagg_hist_val *pc, *sums;
+	int err = 0, cpu, j, nc = session_map_copies(s, t->skel->maps.lat);
 	__u32 nrs[SC_NR_MAX], nr, idx;
-	int err = 0, cpu, j;
 
-	pc = calloc(s->nr_cpus, vsz);
+	pc = calloc(nc, vsz);
 	sums = calloc(SC_NR_MAX, vsz);
 	if (!pc || !sums) {
 		err = -ENOMEM;
@@ -455,11 +455,10 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 		uint64_t tot = 0;
 
 		idx = g * SC_NR_MAX + nr;
-		err = bpf_map__lookup_elem(t->skel->maps.lat, &idx, sizeof(idx), pc,
-					   vsz * s->nr_cpus, 0);
+		err = bpf_map__lookup_elem(t->skel->maps.lat, &idx, sizeof(idx), pc, vsz * nc, 0);
 		if (err)
 			goto out;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < nc; cpu++) {
 			for (j = 0; j < KAGG_SLOTS; j++) {
 				sums[n].slots[j] += pc[cpu].slots[j];
 				tot += pc[cpu].slots[j];
@@ -472,7 +471,7 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 		}
 		nrs[n++] = nr;
 		if (reset) {
-			err = session_percpu_zero(t->skel->maps.lat, idx, pc, vsz * s->nr_cpus);
+			err = session_percpu_zero(t->skel->maps.lat, idx, pc, vsz * nc);
 			if (err)
 				goto out;
 		}
@@ -718,7 +717,7 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 	struct kagg_print_opts po = {};
 	struct kagg_snapshot head;
 	const struct kagg_hist **order;
-	size_t i;
+	size_t i, n;
 	int err;
 
 	if (!snap || !f || !opts_valid(opts, OPTS_END(kagg_print_opts)))
@@ -755,7 +754,8 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 	if (snap->stream)
 		fprintf(f, " %12s %8s", "STREAMED", "DIFF");
 	fputc('\n', f);
-	for (i = 0; i < snap->nr_hists; i++) {
+	n = po.top && po.top < snap->nr_hists ? po.top : snap->nr_hists;
+	for (i = 0; i < n; i++) {
 		const struct kagg_hist *h = order[i];
 
 		sc_print_key(h, f);
@@ -779,6 +779,9 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 	}
 	if (!snap->nr_hists && (!snap->stream || !snap->stream->nr_hists))
 		fprintf(f, "(no calls)\n");
+	if (n < snap->nr_hists)
+		fprintf(f, "(%zu more rows, fewer calls: --top %zu shows the most)\n",
+			snap->nr_hists - n, po.top);
 	free(order);
 	return ferror(f) ? -EIO : 0;
 }

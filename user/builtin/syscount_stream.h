@@ -4,7 +4,7 @@
  * raw_syscalls sys_enter/sys_exit records of the BPF ring buffer, counts,
  * classifies or times the calls as the kernel path does (same timestamps,
  * filter decisions, keys and generations), and lands each record in the
- * reference ftrace ring buffer as the kernel's own event.  user/tools/syscount.c
+ * reference ftrace ring buffer as the kernel's own event.  user/builtin/syscount.c
  * turns the entries into the same snapshot shapes as the kernel path's.
  */
 #ifndef KAGG_SYSCOUNT_STREAM_H

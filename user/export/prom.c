@@ -1,9 +1,42 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Prometheus text 0.0.4 and OpenMetrics 1.0 exposition of kagg snapshots
- * (kagg/prom.h).  Each tool instance keeps the sums of the interval
- * snapshots it was given: counters by name, drops by cause, BPF cost by
- * program, and its histograms by key, so that what is written only grows.
+ * Prometheus exposition of kagg snapshots (kagg/prom.h): text 0.0.4,
+ * OpenMetrics 1.0, and the delimited protobuf format with native histograms
+ * for exp buckets (schema user/proto/prometheus_metrics.proto).
+ *
+ *   interval snapshot ─▶ kagg_prom__update(p, i, snap)   sums into instance i
+ *   (resetting reads)      counters by name, drops by cause, BPF cost by
+ *                          program, histograms by key, slot by slot
+ *   scrape ─▶ kagg_prom__negotiate(Accept) ─▶ kagg_prom__write(p, f, fmt)
+ *                          every family from the sums, nothing reset
+ *
+ * What it guarantees:
+ * - What is written only grows: every counter and every histogram bucket is
+ *   the sum of the snapshots given, so a scraper sees counters, never
+ *   gauges that jump back (kagg_*_created says when each instance started).
+ * - A bounded number of series per instance: the first max_keys keys that
+ *   counted something (largest first within a snapshot) keep their own
+ *   series for the instance's life; every later key is added to one series
+ *   labelled key="other" and counted in kagg_folded_keys.  A key that never
+ *   counted anything takes no place.
+ * - Every family is well-formed in the format asked: metric names hold
+ *   [a-zA-Z0-9_:] only, label values are escaped (backslash, quote,
+ *   newline), floats read back exactly (+Inf, -Inf, NaN spelled out), a
+ *   bucket's `le` is the largest value it holds (in seconds for times), the
+ *   buckets stop at the highest one that counted anything, then +Inf;
+ *   OpenMetrics ends with "# EOF".  A native histogram (protobuf, nanoseconds, exp buckets)
+ *   has kagg's exp buckets as they are: bucket i is native bucket i + 1.
+ * - Errors come back: -ENOMEM, -EIO when the stream failed (fflush, ferror).
+ *
+ * What it does not do:
+ * - Tell an interval snapshot from a cumulative one: given snapshots that
+ *   do not reset, it counts their events again at every update.
+ * - Check one instance's layout: the unit, linear and exp fields come from
+ *   its first histogram; later ones are added slot by slot as they are.
+ * - Undo a half-applied update: on ENOMEM part of a snapshot may be summed.
+ * - Lock: updates and writes of one kagg_prom are the caller's to serialize.
+ * - Count past PROM_MAX_DROPS drop causes or PROM_MAX_PROGS programs of an
+ *   instance: later names are left out.
  */
 #include <errno.h>
 #include <math.h>

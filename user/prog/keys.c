@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "prog/prog_internal.h"
+#include "util/u64map.h"
 #include "session/session_internal.h"
 #include "snapshot/snapshot_internal.h"
 #include "syms/syms.h"
@@ -82,6 +84,31 @@ bool pkey_has_stacks(const struct btf *btf, __u32 id)
 	return btf && has_stacks(btf, id, 0);
 }
 
+static bool has_pid(const struct btf *btf, __u32 id, int depth);
+
+bool pkey_has_pid(const struct btf *btf, __u32 id)
+{
+	return btf && has_pid(btf, id, 0);
+}
+
+static bool has_pid(const struct btf *btf, __u32 id, int depth)
+{
+	const struct btf_type *t;
+	enum mark m;
+	__u16 i;
+
+	id = resolve(btf, id, &m);
+	if (m == M_PID)
+		return true;
+	t = btf__type_by_id(btf, id);
+	if (!t || depth > 8 || !btf_is_composite(t))
+		return false;
+	for (i = 0; i < btf_vlen(t); i++)
+		if (has_pid(btf, btf_members(t)[i].type, depth + 1))
+			return true;
+	return false;
+}
+
 /* ------------------------------------------------------------ resolvers */
 
 void pkey_cache_free(struct pkey_cache *c)
@@ -93,6 +120,10 @@ void pkey_cache_free(struct pkey_cache *c)
 	free(c->cg);
 	c->cg = NULL;
 	c->nr_cg = 0;
+	u64map_free(&c->comm_idx);
+	free(c->comms);
+	c->comms = NULL;
+	c->nr_comms = c->cap_comms = 0;
 }
 
 /* Every cgroup v2 directory under dir (rel: its path from the root), by inode (= id). */
@@ -154,6 +185,7 @@ struct kctx {
 	size_t n, cap;
 	int pid;	/* the first kagg_pid_t of the key */
 	bool scan;	/* first pass: find the pid only */
+	bool note;	/* with scan: cache the command of every kagg_pid_t */
 	bool oom;
 };
 
@@ -239,7 +271,7 @@ static void fmt_stack(struct kctx *c, int id, bool user, char *buf, size_t len)
 }
 
 /* /proc/PID/comm, "" when gone. */
-static void comm_of(int pid, char *buf, size_t len)
+static void proc_comm(int pid, char *buf, size_t len)
 {
 	char path[32];
 	ssize_t n;
@@ -254,6 +286,78 @@ static void comm_of(int pid, char *buf, size_t len)
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* pid's entry in the command cache, or NULL. */
+static struct pcomm *comm_cached(struct pkey_cache *c, int pid)
+{
+	uint64_t *i = c->comms ? u64map_get(&c->comm_idx, (uint32_t)pid) : NULL;
+
+	return i ? &c->comms[*i] : NULL;
+}
+
+/* Cache pid's command unless known (then it is seen in this interval). */
+static void comm_note(struct pkey_cache *c, int pid)
+{
+	struct pcomm *e = comm_cached(c, pid);
+	char buf[KAGG_SDK_COMM_LEN];
+
+	if (e) {
+		e->epoch = c->epoch;
+		return;
+	}
+	/* a process gone before its first sighting is cached too, as "": tried once */
+	proc_comm(pid, buf, sizeof(buf));
+	if (!c->comms && u64map_init(&c->comm_idx, 256))
+		return;
+	if (c->nr_comms == c->cap_comms) {
+		size_t cap = c->cap_comms ? c->cap_comms * 2 : 64;
+		struct pcomm *tmp = realloc(c->comms, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return;
+		c->comms = tmp;
+		c->cap_comms = cap;
+	}
+	if (u64map_put(&c->comm_idx, (uint32_t)pid, c->nr_comms))
+		return;
+	e = &c->comms[c->nr_comms++];
+	e->pid = (uint32_t)pid;
+	e->epoch = c->epoch;
+	memcpy(e->comm, buf, sizeof(e->comm));
+}
+
+/*
+ * After a snapshot with reset: forget the processes gone that no key has shown since the
+ * one before (their keys are all printed), then start the next interval.
+ */
+void pkey_prune(struct pkey_cache *c)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < c->nr_comms; i++) {
+		if (c->comms[i].epoch < c->epoch && kill((pid_t)c->comms[i].pid, 0) &&
+		    errno == ESRCH)
+			continue;
+		c->comms[n++] = c->comms[i];
+	}
+	if (n != c->nr_comms) {
+		c->nr_comms = n;
+		u64map_clear(&c->comm_idx);
+		for (i = 0; i < n; i++)
+			u64map_put(&c->comm_idx, c->comms[i].pid, i);
+	}
+	c->epoch++;
+}
+
+/* The command of pid: /proc's, else the cached one of a process gone, else "". */
+static void comm_of(struct pkey_cache *c, int pid, char *buf, size_t len)
+{
+	const struct pcomm *e;
+
+	proc_comm(pid, buf, len);
+	if (!buf[0] && (e = comm_cached(c, pid)))
+		snprintf(buf, len, "%s", e->comm);
 }
 
 /* Bits [off, off + bits) of base, as little-endian, sign-extended when sgn. */
@@ -298,10 +402,12 @@ static void walk_marked(struct kctx *c, enum mark m, uint64_t v, const char *nam
 	case M_PID:
 		if (c->scan && !c->pid)
 			c->pid = (int)v;
+		if (c->note)
+			comm_note(&c->t->cache, (int)v);
 		snprintf(buf, sizeof(buf), "%" PRIu64, v);
 		add(c, name, buf);
 		if (!c->scan) {
-			comm_of((int)v, buf, sizeof(buf));
+			comm_of(&c->t->cache, (int)v, buf, sizeof(buf));
 			snprintf(n2, sizeof(n2), "%s_comm", name);
 			add(c, n2, buf);
 		}
@@ -410,19 +516,44 @@ static void walk(struct kctx *c, __u32 id, const unsigned char *base, __u32 off,
 	}
 }
 
+void pkey_note(struct kagg_session *s, struct pstate *t, const struct pagg *a,
+	       const unsigned char *k)
+{
+	struct kctx c = { .s = s, .t = t, .btf = bpf_object__btf(t->obj), .scan = true,
+			  .note = true };
+
+	if (a->has_pid)
+		walk(&c, a->key_type, k, 0, 0, "", 0);
+}
+
+void pkey_note_maps(struct kagg_session *s, struct pstate *t)
+{
+	unsigned char key[4096], prev[4096];
+	size_t i, ks;
+	bool first;
+
+	for (i = 0; i < t->nr_aggs; i++) {
+		const struct pagg *a = &t->aggs[i];
+		struct bpf_map *maps[2] = { a->map, a->cells };
+		int j;
+
+		if (!a->has_pid || a->unkeyed)
+			continue;
+		for (j = 0; j < 2; j++) {
+			if (!maps[j] || (ks = bpf_map__key_size(maps[j])) > sizeof(key))
+				continue;
+			for (first = true; !bpf_map__get_next_key(maps[j], first ? NULL : prev, key,
+								  ks); first = false) {
+				memcpy(prev, key, ks);
+				pkey_note(s, t, a, key + a->key_off);
+			}
+		}
+	}
+}
+
 /* ------------------------------------------------------------ reading */
 
-struct entry {
-	size_t agg;
-	unsigned char *key;	/* the map's key */
-	uint64_t slots[KAGG_SDK_SLOTS];
-	uint64_t count, sum;
-	char **names, **vals;
-	size_t nr_labels;
-	char *label;
-};
-
-static void entry_free(struct entry *e)
+void pentry_free(struct pentry *e)
 {
 	size_t i;
 
@@ -434,16 +565,16 @@ static void entry_free(struct entry *e)
 	free(e->vals);
 	free(e->label);
 	free(e->key);
+	free(e->xslots);
 }
 
-/* Room for one more entry in *es; NULL on ENOMEM. */
-static struct entry *entry_add(struct entry **es, size_t *n, size_t *cap)
+struct pentry *pentry_add(struct pentry **es, size_t *n, size_t *cap)
 {
-	struct entry *e;
+	struct pentry *e;
 
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 64;
-		struct entry *tmp = realloc(*es, nc * sizeof(*tmp));
+		struct pentry *tmp = realloc(*es, nc * sizeof(*tmp));
 
 		if (!tmp)
 			return NULL;
@@ -456,7 +587,7 @@ static struct entry *entry_add(struct entry **es, size_t *n, size_t *cap)
 }
 
 /* Add the per-CPU values vals (nr_cpus of vs bytes) of aggregation a to e. */
-static void entry_sum(struct entry *e, const struct pagg *a, const unsigned char *vals,
+static void entry_sum(struct pentry *e, const struct pagg *a, const unsigned char *vals,
 		      size_t vs, int nr_cpus)
 {
 	int cpu, k;
@@ -484,12 +615,12 @@ static void entry_sum(struct entry *e, const struct pagg *a, const unsigned char
  * too, as a built-in tool's), zeroed when reset.
  */
 static int read_unkeyed(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g,
-			bool reset, struct entry **es, size_t *n, size_t *cap)
+			bool reset, struct pentry **es, size_t *n, size_t *cap)
 {
 	const struct pagg *a = &t->aggs[ai];
 	size_t vs = bpf_map__value_size(a->map), len = vs * s->nr_cpus;
 	unsigned char *vals = calloc(s->nr_cpus, vs);
-	struct entry *e = vals ? entry_add(es, n, cap) : NULL;
+	struct pentry *e = vals ? pentry_add(es, n, cap) : NULL;
 	int err = 0;
 
 	if (!e) {
@@ -520,7 +651,7 @@ static int read_unkeyed(struct kagg_session *s, struct pstate *t, size_t ai, __u
 
 /* The entries of generation g of aggregation a into *es (grown), deleted when reset. */
 static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g, bool reset,
-		    struct entry **es, size_t *n, size_t *cap)
+		    struct pentry **es, size_t *n, size_t *cap)
 {
 	const struct pagg *a = &t->aggs[ai];
 	size_t ks = bpf_map__key_size(a->map), vs = bpf_map__value_size(a->map);
@@ -537,7 +668,7 @@ static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g
 		goto cleanup;
 	}
 	while (!bpf_map__get_next_key(a->map, prev, key, ks)) {
-		struct entry *e;
+		struct pentry *e;
 
 		if (!prev) {
 			prev = malloc(ks);
@@ -551,7 +682,7 @@ static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g
 			continue;
 		if (bpf_map__lookup_elem(a->map, key, ks, vals, vs * s->nr_cpus, 0))
 			continue;
-		e = entry_add(es, n, cap);
+		e = pentry_add(es, n, cap);
 		if (!e) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -577,8 +708,125 @@ cleanup:
 	return err;
 }
 
+/* FNV-1a of n bytes. */
+static uint64_t key_hash(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/*
+ * The exp bucket cells of generation g of log2 histogram a into *es (grown), one entry
+ * per key (every unkeyed histogram has one), deleted when reset.
+ */
+static int read_cells(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g, bool reset,
+		      struct pentry **es, size_t *n, size_t *cap)
+{
+	const struct pagg *a = &t->aggs[ai];
+	size_t ks = bpf_map__key_size(a->cells), eks = a->unkeyed ? 4 : ks, nk = 0, ck = 0, k;
+	unsigned int nslots = pexp_slots(s);
+	unsigned char *key = calloc(1, ks), *prev = NULL, *ek = calloc(1, ks), *keys = NULL;
+	struct kagg_sdk_count *vals = calloc(s->nr_cpus, sizeof(*vals));
+	struct u64map idx = {};
+	uint64_t cnt, sum, *at;
+	__u32 slot;
+	int err = 0, cpu;
+	struct pentry *e;
+	uint64_t h;
+
+	if (!key || !ek || !vals || u64map_init(&idx, 64)) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (!bpf_map__get_next_key(a->cells, prev, key, ks)) {
+		if (!prev && !(prev = malloc(ks))) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		memcpy(prev, key, ks);
+		if ((*(__u32 *)key & 1) != g)
+			continue;
+		if (bpf_map__lookup_elem(a->cells, key, ks, vals, sizeof(*vals) * s->nr_cpus, 0))
+			continue;
+		for (cnt = sum = 0, cpu = 0; cpu < s->nr_cpus; cpu++) {
+			cnt += vals[cpu].count;
+			sum += vals[cpu].sum;
+		}
+		memcpy(&slot, key + 4, 4);
+		/* the entry's key: the cell's without its slot, NAME__key's layout */
+		memcpy(ek, key, ks);
+		memset(ek + 4, 0, 4);
+		if (reset) {
+			if (nk == ck) {
+				unsigned char *tmp = realloc(keys, (ck = ck ? ck * 2 : 64) * ks);
+
+				if (!tmp) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				keys = tmp;
+			}
+			memcpy(keys + nk++ * ks, key, ks);
+		}
+		for (h = key_hash(ek, eks);; h++) {
+			at = u64map_get(&idx, h);
+			if (!at || !memcmp((*es)[*at].key, ek, eks))
+				break;
+		}
+		if (at) {
+			e = &(*es)[*at];
+		} else {
+			e = pentry_add(es, n, cap);
+			if (!e || !(e->key = malloc(eks)) ||
+			    !(e->xslots = calloc(nslots, sizeof(uint64_t)))) {
+				if (e)
+					pentry_free(e);
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			e->agg = ai;
+			memcpy(e->key, ek, eks);
+			if (u64map_put(&idx, h, *n)) {
+				pentry_free(e);
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			(*n)++;
+		}
+		if (slot < nslots)
+			e->xslots[slot] += cnt;
+		e->count += cnt;
+		e->sum += sum;
+	}
+	if (a->unkeyed && !u64map_get(&idx, key_hash((unsigned char *)&g, 4))) {
+		e = pentry_add(es, n, cap);
+		if (!e || !(e->key = malloc(4))) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		e->agg = ai;
+		memcpy(e->key, &g, 4);
+		(*n)++;
+	}
+	/* generation g is written no more: its cells go */
+	for (k = 0; k < nk; k++)
+		bpf_map__delete_elem(a->cells, keys + k * ks, ks, 0);
+cleanup:
+	u64map_free(&idx);
+	free(keys);
+	free(key);
+	free(ek);
+	free(prev);
+	free(vals);
+	return err;
+}
+
 /* Entry e's labels from its key's BTF, and the "name=value ..." label. */
-static int label_entry(struct kagg_session *s, struct pstate *t, struct entry *e)
+static int label_entry(struct kagg_session *s, struct pstate *t, struct pentry *e)
 {
 	const struct pagg *a = &t->aggs[e->agg];
 	struct kctx c = { .s = s, .t = t, .btf = bpf_object__btf(t->obj), .scan = true };
@@ -609,7 +857,7 @@ static int label_entry(struct kagg_session *s, struct pstate *t, struct entry *e
 
 static int cmp_entry(const void *x, const void *y)
 {
-	const struct entry *a = x, *b = y;
+	const struct pentry *a = x, *b = y;
 
 	if (a->agg != b->agg)
 		return a->agg < b->agg ? -1 : 1;
@@ -631,24 +879,43 @@ static const char *const *snap_strs(struct kagg_snapshot *snap, char **v, size_t
 int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
 		bool reset)
 {
-	struct entry *es = NULL;
-	size_t n = 0, cap = 0, i, nh = 0;
+	struct pentry *es = NULL;
+	size_t n = 0, cap = 0, i;
 	int err = 0;
 
-	t->cache.cg_read = false;
 	for (i = 0; !err && i < t->nr_aggs; i++) {
 		__u32 kind = t->aggs[i].d.kind;
 
-		if (kind == KAGG_SDK_LOG2 || kind == KAGG_SDK_LINEAR || kind == KAGG_SDK_COUNT)
+		if (kind == KAGG_SDK_LOG2 && t->exp)
+			err = read_cells(s, t, i, g, reset, &es, &n, &cap);
+		else if (kind == KAGG_SDK_LOG2 || kind == KAGG_SDK_LINEAR || kind == KAGG_SDK_COUNT)
 			err = read_agg(s, t, i, g, reset, &es, &n, &cap);
 	}
+	if (err) {
+		for (i = 0; i < n; i++)
+			pentry_free(&es[i]);
+		free(es);
+		return err;
+	}
+	return pentries_snap(s, t, snap, es, n);
+}
+
+int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap,
+		  struct pentry *es, size_t n)
+{
+	size_t i, nh = 0;
+	unsigned int nslots;
+	int err = 0;
+
+	t->cache.cg_read = false;
 	for (i = 0; !err && i < n; i++)
 		err = label_entry(s, t, &es[i]);
 	if (err)
 		goto cleanup;
 	if (n)
 		qsort(es, n, sizeof(*es), cmp_entry);
-	err = session_alloc_hists(s, snap, n, KAGG_SDK_SLOTS);
+	nslots = t->exp && pexp_slots(s) > KAGG_SDK_SLOTS ? pexp_slots(s) : KAGG_SDK_SLOTS;
+	err = session_alloc_hists(s, snap, n, nslots);
 	for (i = 0; !err && i < n; i++, nh++) {
 		const struct pagg *a = &t->aggs[es[i].agg];
 		struct kagg_hist *h = &snap->hists[i];
@@ -674,6 +941,17 @@ int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *
 			h->nr_slots = 0;
 			continue;
 		}
+		if (t->exp && a->d.kind == KAGG_SDK_LOG2) {
+			h->nr_slots = pexp_slots(s);
+			h->has_exp = true;
+			h->exp_scale = s->exp_scale;
+			h->exp_base_index = t->exp_params[time].base_index;
+			if (es[i].xslots)
+				memcpy((uint64_t *)h->slots, es[i].xslots,
+				       pexp_slots(s) * sizeof(uint64_t));
+			continue;
+		}
+		h->nr_slots = KAGG_SDK_SLOTS;
 		memcpy((uint64_t *)h->slots, es[i].slots, sizeof(es[i].slots));
 		if (a->d.kind == KAGG_SDK_LINEAR) {
 			h->lin_min = a->d.lin_min;
@@ -682,7 +960,7 @@ int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *
 	}
 cleanup:
 	for (i = 0; i < n; i++)
-		entry_free(&es[i]);
+		pentry_free(&es[i]);
 	free(es);
 	return err;
 }

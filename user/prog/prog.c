@@ -25,6 +25,8 @@
 #include <kagg/prog.h>
 #include "shared/kagg_sdk.h"
 #include "shared/common.h"
+#include "shared/buckets.h"
+#include "shared/exp_table.h"
 #include "util/opts.h"
 #include "prog/prog_internal.h"
 #include "session/session_internal.h"
@@ -37,6 +39,13 @@ _Static_assert(sizeof(struct kagg_sdk_stack_key) == sizeof(struct kagg_key) &&
 		       KAGG_SDK_MAX_STACK == KAGG_MAX_STACK && KAGG_SDK_NO_STACK == KAGG_NO_STACK,
 	       "SDK stacks read as the session's");
 _Static_assert(KAGG_SDK_NR_CNT <= SESSION_MAX_COUNTERS, "counters fit the session's");
+_Static_assert(sizeof(struct kagg_sdk_exp_params) == sizeof(struct kagg_exp_params) &&
+		       offsetof(struct kagg_sdk_exp_params, base_index) ==
+			       offsetof(struct kagg_exp_params, base_index) &&
+		       offsetof(struct kagg_sdk_exp_params, scale) ==
+			       offsetof(struct kagg_exp_params, scale) &&
+		       KAGG_SDK_EXP_MAX_SCALE == KAGG_EXP_MAX_SCALE,
+	       "the SDK's exp parameters are libkagg's");
 
 /* ------------------------------------------------------------ the object */
 
@@ -193,6 +202,7 @@ static int check_key(struct kagg_session *s, struct pstate *t, struct pagg *a)
 		goto bad;
 	a->key_type = m[2].type;
 	a->key_off = btf_member_bit_offset(kt, 2) / 8;
+	a->has_pid = pkey_has_pid(btf, a->key_type);
 	return 0;
 bad:
 	slog(s, KAGG_LOG_WARN, "map %s: wrong shape for a %s: its key is not struct %s "
@@ -207,7 +217,13 @@ static int check_map(struct kagg_session *s, struct pstate *t, struct pagg *a)
 		     a->d.kind == KAGG_SDK_STACKS ? sizeof(struct kagg_sdk_stack_val) :
 						    sizeof(struct kagg_sdk_hist);
 
+	char xname[256];
+
+	snprintf(xname, sizeof(xname), "%s__x", a->name);
+	a->cells = a->d.kind == KAGG_SDK_LOG2 ? bpf_object__find_map_by_name(t->obj, xname) : NULL;
 	a->map = bpf_object__find_map_by_name(t->obj, a->name);
+	if (a->map)
+		a->max = bpf_map__max_entries(a->map) / 2;
 	if (!a->map) {
 		slog(s, KAGG_LOG_WARN, "%s__kagg describes a %s, but there is no map %s",
 		     a->name, kind_name(a->d.kind), a->name);
@@ -649,6 +665,75 @@ static int open_obj(struct kagg_session *s, struct pstate *t)
 	return 0;
 }
 
+/* Streaming asked for: kagg_stream set, kagg_events sized (an object has them since 0.2). */
+static int set_stream(struct kagg_session *s, struct pstate *t)
+{
+	struct bpf_map *evm = bpf_object__find_map_by_name(t->obj, "kagg_events");
+	__u32 *mode = var_ptr(t, "kagg_stream", 4);
+	__u64 *wake;
+
+	if (!session_streams(s))
+		return 0;
+	if (!evm || !mode || !bpf_object__find_map_by_name(t->obj, "kagg_stream_cnt") ||
+	    bpf_map__type(evm) != BPF_MAP_TYPE_RINGBUF) {
+		slog(s, KAGG_LOG_WARN, "%s cannot stream: it was built with an older "
+		     "<kagg/bpf/kagg.bpf.h> (no kagg_events)", t->name);
+		return -EINVAL;
+	}
+	*mode = s->path == KAGG_MODE_BOTH ? KAGG_SDK_STREAM_BOTH : KAGG_SDK_STREAM_ONLY;
+	wake = var_ptr(t, "kagg_wake_bytes", 8);
+	if (wake)
+		*wake = t->stream_bytes / 4; /* the consumer's batch (pstream_init) */
+	return bpf_map__set_max_entries(evm, t->stream_bytes);
+}
+
+unsigned int pexp_slots(const struct kagg_session *s)
+{
+	return s->exp_words - 1;
+}
+
+unsigned int pexp_slot(const struct pstate *t, bool time, uint64_t v)
+{
+	const struct kagg_sdk_exp_params *p = &t->exp_params[time];
+
+	return v ? kagg_exp_slot(v, (const volatile struct kagg_exp_params *)p) + 1 : 0;
+}
+
+/*
+ * Exp buckets asked for: kagg_exp and kagg_exp_params set, the cell maps sized (an
+ * unkeyed histogram: every bucket of both generations; else 16 per key).
+ */
+static int set_exp(struct kagg_session *s, struct pstate *t)
+{
+	volatile __u32 *on = var_ptr(t, "kagg_exp", 4);
+	void *params = var_ptr(t, "kagg_exp_params", sizeof(t->exp_params));
+	size_t i;
+	int err;
+
+	if (!t->exp)
+		return 0;
+	for (i = 0; i < t->nr_aggs; i++) {
+		const struct pagg *a = &t->aggs[i];
+
+		if (a->d.kind != KAGG_SDK_LOG2)
+			continue;
+		if (!a->cells || !on || !params) {
+			slog(s, KAGG_LOG_WARN, "%s cannot count %s in exp buckets: it was built with "
+			     "an older <kagg/bpf/kagg.bpf.h> (no %s__x)", t->name, a->name, a->name);
+			return -EINVAL;
+		}
+		err = bpf_map__set_max_entries(a->cells, a->unkeyed ? 2 * pexp_slots(s) :
+							  2 * 16 * (a->max ? a->max : 1));
+		if (err)
+			return err;
+	}
+	if (on) {
+		*on = s->exp_scale + 1;
+		memcpy(params, t->exp_params, sizeof(t->exp_params));
+	}
+	return 0;
+}
+
 /* Open, check and configure the object for a load in flavour btf. */
 static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 {
@@ -683,7 +768,7 @@ static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 			   pkey_has_stacks(bpf_object__btf(t->obj), t->aggs[i].key_type));
 	if (!stacks)
 		bpf_map__set_max_entries(t->stackmap, 1);
-	return 0;
+	return set_stream(s, t) ?: set_exp(s, t);
 }
 
 /* Load again with a verifier log for each program: the refusal's last lines into why. */
@@ -864,7 +949,35 @@ static int prog_open(struct kagg_session *s, void *opts)
 		slog(s, KAGG_LOG_WARN, "invalid prog options");
 		return -EINVAL;
 	}
+	if ((unsigned int)o->mode > KAGG_MODE_BOTH ||
+	    (o->stream_bytes && (o->stream_bytes < 4096 ||
+				 (o->stream_bytes & (o->stream_bytes - 1))))) {
+		slog(s, KAGG_LOG_WARN, "invalid streaming options (stream_bytes must be a power of "
+		     "two >= 4096)");
+		return -EINVAL;
+	}
+	session_use_path(s, o->mode, &o->stream_bytes);
+	t->stream_bytes = o->stream_bytes;
 	s->unit = o->unit;
+	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP) {
+		slog(s, KAGG_LOG_WARN, "invalid buckets %d", o->buckets);
+		return -EINVAL;
+	}
+	if (o->buckets == KAGG_BUCKETS_EXP) {
+		struct kagg_exp_params p;
+
+		/* raw values: the table of unit 1 (as kagg hist's); times: the session's unit */
+		s->sum = SESSION_SUM_U64;
+		err = session_exp_setup(s, o->exp_scale, NULL, &p);
+		if (!err)
+			memcpy(&t->exp_params[0], &p, sizeof(p));
+		s->sum = SESSION_SUM_NS;
+		err = err ?: session_exp_setup(s, o->exp_scale, NULL, &p);
+		if (err)
+			return err;
+		memcpy(&t->exp_params[1], &p, sizeof(p));
+		t->exp = true;
+	}
 	s->key = KAGG_KEY_NONE;
 	t->attach = o->attach;
 	t->pid = o->pid;
@@ -979,6 +1092,8 @@ static int prog_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g
 		if (!(t->aggs[i].d.flags & KAGG_SDK_TIME))
 			snap->stack_noun = "samples";
 	}
+	if (reset)
+		pkey_prune(&t->cache);
 	return err;
 }
 
@@ -998,6 +1113,31 @@ static void prog_destroy(struct kagg_session *s)
 	free(t->func);
 	free(t->path);
 	pkey_cache_free(&t->cache);
+	pstream_free(t->stream);
+}
+
+static int prog_stream_init(struct kagg_session *s, const void *opts)
+{
+	const struct kagg_prog_opts *o = opts;
+
+	return pstream_init(s, s->tool, o->stream_bytes, o->rb_subbufs, o->rb_consume);
+}
+
+static int prog_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
+			    bool reset)
+{
+	struct pstate *t = s->tool;
+	int err = pstream_read(s, t, snap, g, reset);
+
+	if (reset && s->path == KAGG_MODE_STREAM)
+		pkey_prune(&t->cache);
+	return err;
+}
+
+/* Poll: the commands of the processes the keys hold, while they live. */
+static void prog_poll(struct kagg_session *s)
+{
+	pkey_note_maps(s, s->tool);
 }
 
 /* prog_open() with the path session_open_arg() hands over. */
@@ -1024,6 +1164,9 @@ struct kagg_session *kagg_prog__open(const char *path, const struct kagg_prog_op
 		.open = prog_open_path,
 		.read = prog_read,
 		.meta = prog_meta,
+		.read_stream = prog_read_stream,
+		.poll = prog_poll,
+		.stream_init = prog_stream_init,
 		.attach = prog_attach,
 		.destroy = prog_destroy,
 	};

@@ -15,6 +15,7 @@
 #include <kagg/common.h>
 
 #include "shared/kagg_sdk.h"
+#include "util/u64map.h"
 
 struct bpf_object;
 struct bpf_map;
@@ -27,17 +28,37 @@ struct pagg {
 	char *name;
 	struct kagg_sdk_desc d;
 	struct bpf_map *map;	/* NULL for a pair */
+	struct bpf_map *cells;	/* log2 histograms: exp bucket cells NAME__x, if the object has */
+	__u32 max;		/* keys per interval (the map's entries / 2) */
 	__u32 key_type;		/* BTF id of the program's KEY (member k of NAME__key) */
 	__u32 key_off;		/* its offset in the map's key */
 	bool unkeyed;		/* KEY has no field: a per-CPU array indexed by generation */
+	bool has_pid;		/* KEY has a kagg_pid_t field */
 };
 
-/* cgroup id -> path, read from /sys/fs/cgroup when an id is not known. */
+/* A process's command as first seen alive, and the interval it was last seen in. */
+struct pcomm {
+	uint32_t pid;
+	uint32_t epoch;
+	char comm[KAGG_SDK_COMM_LEN];
+};
+
+/*
+ * cgroup id -> path, read from /sys/fs/cgroup when an id is not known; kagg_pid_t ->
+ * command, read when a key is first seen (poll, streamed records), for the processes
+ * gone by the snapshot.
+ */
 struct pkey_cache {
 	struct { uint64_t id; char *path; } *cg;
 	size_t nr_cg;
 	bool cg_read; /* in this snapshot already */
+	struct u64map comm_idx;	/* pid -> index in comms */
+	struct pcomm *comms;
+	size_t nr_comms, cap_comms;
+	uint32_t epoch;		/* snapshots taken with reset */
 };
+
+struct pstream;
 
 struct pstate {
 	char *path;		/* as given, or NULL (opts->obj_buf) */
@@ -61,10 +82,28 @@ struct pstate {
 	bool ustacks;
 	char events[256];	/* meta: what the programs attach to */
 	struct pkey_cache cache;
+	struct pstream *stream;	/* the streamed observations (mode stream or both) */
+	size_t stream_bytes;
+	bool exp;		/* log2 histograms in exp buckets (s->exp_scale) */
+	struct kagg_sdk_exp_params exp_params[2]; /* of raw values, of times */
+};
+
+/* One histogram or counter of a snapshot being read: aggregation agg, one key. */
+struct pentry {
+	size_t agg;
+	unsigned char *key;	/* the map's key (NAME__key, or the generation when unkeyed) */
+	uint64_t slots[KAGG_SDK_SLOTS];
+	uint64_t *xslots;	/* exp buckets (zero bucket first), NULL: slots */
+	uint64_t count, sum;
+	char **names, **vals;
+	size_t nr_labels;
+	char *label;
 };
 
 /* Does the key type id (of btf) hold a kagg_kstack_t or kagg_ustack_t field? */
 bool pkey_has_stacks(const struct btf *btf, __u32 id);
+/* Does it hold a kagg_pid_t field? */
+bool pkey_has_pid(const struct btf *btf, __u32 id);
 /*
  * Every histogram and counter aggregation's entries of generation g into snap, one
  * kagg_hist each, their keys as labels; deleted when reset.  0 or -errno.
@@ -72,5 +111,39 @@ bool pkey_has_stacks(const struct btf *btf, __u32 id);
 int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
 		bool reset);
 void pkey_cache_free(struct pkey_cache *c);
+/*
+ * The commands of the kagg_pid_t fields of every key now in the maps, read for the pids
+ * not known yet (session poll).
+ */
+void pkey_note_maps(struct kagg_session *s, struct pstate *t);
+/*
+ * After a snapshot with reset: forget the processes gone that no key has shown since the
+ * snapshot before (their keys are all printed); the next interval starts.
+ */
+void pkey_prune(struct pkey_cache *c);
+/* The same for the key of aggregation a at k (its KEY, not the map's key). */
+void pkey_note(struct kagg_session *s, struct pstate *t, const struct pagg *a,
+	       const unsigned char *k);
+/* Slots of an exp bucket histogram: the zero bucket, then KAGG_EXP_SLOTS(scale). */
+unsigned int pexp_slots(const struct kagg_session *s);
+/* The exp slot of v (0: the zero bucket) with t's parameters of times or of raw values. */
+unsigned int pexp_slot(const struct pstate *t, bool time, uint64_t v);
+/* Room for one more entry in *es (zeroed, not counted in *n); NULL on ENOMEM. */
+struct pentry *pentry_add(struct pentry **es, size_t *n, size_t *cap);
+void pentry_free(struct pentry *e);
+/* The n entries es into snap, labelled and sorted; es and its entries freed.  0 or -errno. */
+int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap,
+		  struct pentry *es, size_t n);
+
+/*
+ * Streaming (user/prog/stream.c): the records of kagg_events, one event format per
+ * aggregation generated from its key's BTF, landed in the reference ring buffer and
+ * aggregated as the kernel aggregates them.
+ */
+int pstream_init(struct kagg_session *s, struct pstate *t, size_t map_bytes, size_t rb_subbufs,
+		 bool rb_consume);
+int pstream_read(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
+		 bool reset);
+void pstream_free(struct pstream *st);
 
 #endif

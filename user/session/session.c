@@ -440,6 +440,76 @@ void session_bind(struct kagg_session *s, volatile __u32 *gen, volatile __u32 *a
 
 /* ------------------------------------------------------------ accounting */
 
+/* The bytes of map info's keys and values, copies of each value (kagg_map_cost). */
+static uint64_t map_bytes(const struct bpf_map_info *mi, uint32_t copies)
+{
+	switch (mi->type) {
+	case BPF_MAP_TYPE_RINGBUF:
+	case BPF_MAP_TYPE_USER_RINGBUF:
+		return mi->max_entries;
+	case BPF_MAP_TYPE_TASK_STORAGE:
+	case BPF_MAP_TYPE_INODE_STORAGE:
+	case BPF_MAP_TYPE_SK_STORAGE:
+	case BPF_MAP_TYPE_CGRP_STORAGE:
+		return 0;
+	default:
+		return (uint64_t)mi->max_entries * (mi->key_size + (uint64_t)mi->value_size * copies);
+	}
+}
+
+static bool map_percpu(enum bpf_map_type t)
+{
+	return t == BPF_MAP_TYPE_PERCPU_ARRAY || t == BPF_MAP_TYPE_PERCPU_HASH ||
+	       t == BPF_MAP_TYPE_LRU_PERCPU_HASH || t == BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE;
+}
+
+/* The maps of the session's loaded programs, each once, into the meta (with overhead). */
+static void meta_maps(struct kagg_session *s, struct kagg_snapshot *snap)
+{
+	__u32 seen[SNAP_MAX_MAPS], nseen = 0, ids[SNAP_MAX_MAPS];
+	struct kagg_meta *m = &snap->meta;
+	int i;
+
+	for (i = 0; i < s->nr_progs; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info), j, k;
+		int pfd = bpf_program__fd(s->progs[i]);
+
+		if (pfd < 0)
+			continue;
+		info.nr_map_ids = SNAP_MAX_MAPS;
+		info.map_ids = (__u64)(unsigned long)ids;
+		if (bpf_prog_get_info_by_fd(pfd, &info, &len))
+			continue;
+		for (j = 0; j < info.nr_map_ids && j < SNAP_MAX_MAPS; j++) {
+			struct bpf_map_info mi = {};
+			__u32 mlen = sizeof(mi);
+			struct kagg_map_cost *mc;
+			int fd;
+
+			for (k = 0; k < nseen && seen[k] != ids[j]; k++)
+				;
+			if (k < nseen || nseen == SNAP_MAX_MAPS)
+				continue;
+			seen[nseen++] = ids[j];
+			fd = bpf_map_get_fd_by_id(ids[j]);
+			if (fd < 0)
+				continue;
+			if (!bpf_map_get_info_by_fd(fd, &mi, &mlen) && (mc = snap_add_map(snap))) {
+				mc->map = snap_strdup(snap, mi.name);
+				mc->type = libbpf_bpf_map_type_str(mi.type);
+				mc->key_size = mi.key_size;
+				mc->value_size = mi.value_size;
+				mc->max_entries = mi.max_entries;
+				mc->copies = map_percpu(mi.type) ? (uint32_t)s->nr_cpus : 1;
+				mc->bytes = map_bytes(&mi, mc->copies);
+				m->map_bytes += mc->bytes;
+			}
+			close(fd);
+		}
+	}
+}
+
 static void read_prog_stats(struct kagg_session *s, uint64_t *cnt, uint64_t *time_ns,
 			    uint64_t *recursion)
 {
@@ -720,6 +790,8 @@ int kagg_session__poll(struct kagg_session *s, int timeout_ms)
 
 	if (!s)
 		return -EINVAL;
+	if (s->ops->poll)
+		s->ops->poll(s);
 	session_drain_notes(s);
 	if (s->stream) {
 		ret = scons_poll(s->stream, s->stream_fn, s->stream_ctx, timeout_ms);
@@ -825,6 +897,7 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 				    : "not exact: membarrier(MEMBARRIER_CMD_GLOBAL) unavailable";
 	if (s->stats_fd >= 0) {
 		m->has_overhead = true;
+		meta_maps(s, snap);
 		for (i = 0; i < s->nr_progs && i < SNAP_MAX_PROGS; i++) {
 			struct kagg_prog_cost *pc = snap_add_prog(snap);
 
@@ -1053,25 +1126,24 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 	size_t n = 0, cap = 0, i, nh = 0;
 	struct kagg_exp_cell *vals;
 	uint64_t *sums = NULL;
+	int err = 0, cpu, nc = session_map_copies(s, map);
 	const void *prev;
-	int err = 0, cpu;
 
-	vals = calloc(s->nr_cpus, sizeof(*vals));
+	vals = calloc(nc, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	/* every cell of generation g, summed over the CPUs */
+	/* every cell of generation g, summed over the CPUs (per-CPU map) */
 	session_map_for_each_key(map, key, prev) {
 		if ((key.slot >> 31) != g)
 			continue;
 		err = GROW_ARRAY(cells, cap, n, 256);
 		if (err)
 			goto out;
-		if (bpf_map__lookup_elem(map, &key, sizeof(key), vals, sizeof(*vals) * s->nr_cpus,
-					 0))
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), vals, sizeof(*vals) * nc, 0))
 			continue; /* deleted meanwhile */
 		cells[n].k = key;
 		cells[n].count = cells[n].sum = 0;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < nc; cpu++) {
 			cells[n].count += vals[cpu].cnt;
 			cells[n].sum += vals[cpu].sum;
 		}
@@ -1253,7 +1325,8 @@ int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj)
 int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool none,
 			  volatile __u32 *max)
 {
-	unsigned int n = none || !s->exp_words ? 0 : SESSION_EXP_DENSE_FIT(s->exp_scale);
+	unsigned int n = none || !s->exp_words ? 0 : SESSION_EXP_DENSE_FIT(s->exp_scale,
+									 (unsigned int)s->nr_cpus);
 
 	/* the promotion to dense histograms takes an atomic fetch-add and a cmpxchg */
 	if (n && !session_has_bpf_atomics(s))
@@ -1347,31 +1420,123 @@ static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size
 	return 0;
 }
 
+/*
+ * Keys of generation g in map m and their values (vsz bytes each, all the copies of a
+ * per-CPU map): with batched lookups (5.6), a few syscalls for the whole map, else
+ * one walk and one lookup per key.  *keys and *vals are malloc'd.
+ */
+static int gen_entries(struct bpf_map *m, __u32 g, size_t vsz, struct kagg_key **keys,
+		       void **vals, size_t *n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	size_t cap = 0, tot = 0, i, out;
+	struct kagg_key *k = NULL;
+	char *v = NULL;
+	__u32 tok = 0, cnt;
+	bool first = true;
+	int err;
+
+	for (;;) {
+		void *tk, *tv;
+
+		if (cap - tot < 256) {
+			cap = cap ? cap * 2 : 1024;
+			tk = realloc(k, cap * sizeof(*k));
+			tv = tk ? realloc(v, cap * vsz) : NULL;
+			if (tk)
+				k = tk;
+			if (tv)
+				v = tv;
+			if (!tk || !tv) {
+				err = -ENOMEM;
+				goto fail;
+			}
+		}
+		cnt = cap - tot;
+		err = bpf_map_lookup_batch(bpf_map__fd(m), first ? NULL : &tok, &tok, k + tot,
+					   v + tot * vsz, &cnt, &bo);
+		first = false;
+		tot += cnt;
+		if (err == -ENOENT)
+			break;
+		if (err)
+			goto slow;
+	}
+	for (i = out = 0; i < tot; i++) {
+		if (k[i].gen != g)
+			continue;
+		if (out != i) {
+			k[out] = k[i];
+			memcpy(v + out * vsz, v + i * vsz, vsz);
+		}
+		out++;
+	}
+	*keys = k;
+	*vals = v;
+	*n = out;
+	return 0;
+slow:
+	/* no batched lookups (or a bucket larger than the batch): a walk, a lookup per key */
+	free(k);
+	free(v);
+	err = collect_keys(m, g, &k, &tot);
+	if (err)
+		return err;
+	v = malloc((tot ?: 1) * vsz);
+	if (!v) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (i = out = 0; i < tot; i++) {
+		/* cannot fail: nothing else deletes retired-generation keys */
+		if (bpf_map__lookup_elem(m, &k[i], sizeof(k[i]), v + out * vsz, vsz, 0))
+			continue;
+		k[out++] = k[i];
+	}
+	*keys = k;
+	*vals = v;
+	*n = out;
+	return 0;
+fail:
+	free(k);
+	free(v);
+	return err;
+}
+
+/* Delete keys[0 .. n - 1] of m: batched (5.6), else one by one. */
+static void gen_delete(struct bpf_map *m, const struct kagg_key *keys, size_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	__u32 cnt = n;
+	size_t i;
+
+	if (!n)
+		return;
+	if (bpf_map_delete_batch(bpf_map__fd(m), keys, &cnt, &bo))
+		for (i = cnt; i < n; i++)
+			bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);
+}
+
 int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, bool reset,
 			   struct kagg_snapshot *snap,
 			   const char *(*label)(struct kagg_session *s, uint64_t aux))
 {
+	int err, cpu, j, nc = session_map_copies(s, m);
 	size_t vsz = sizeof(struct kagg_key_hist), n, i, out = 0;
-	struct kagg_key_hist *vals = NULL;
+	struct kagg_key_hist *all = NULL;
 	struct kagg_key *keys = NULL;
-	int err, cpu, j;
 
-	err = collect_keys(m, g, &keys, &n);
+	err = gen_entries(m, g, vsz * nc, &keys, (void **)&all, &n);
 	if (err)
 		return err;
 	err = session_alloc_hists(s, snap, n, KAGG_SLOTS);
-	vals = calloc(s->nr_cpus, vsz);
-	if (err || !vals) {
-		err = -ENOMEM;
+	if (err)
 		goto out;
-	}
 	for (i = 0; i < n; i++) {
+		const struct kagg_key_hist *vals = all + i * nc;
 		struct kagg_hist *h = &snap->hists[out];
 		uint64_t sum = 0;
 
-		/* Cannot fail: nothing else deletes retired-generation keys. */
-		if (bpf_map__lookup_elem(m, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
-			continue;
 		h->key.mode = s->key;
 		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
 		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;
@@ -1379,7 +1544,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		h->key.label = label ? label(s, keys[i].aux) : NULL;
 		if (h->key.label)
 			h->key.label = snap_strdup(snap, h->key.label);
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < nc; cpu++) {
 			if (!h->key.comm[0] && vals[cpu].comm[0])
 				memcpy(h->key.comm, vals[cpu].comm, sizeof(h->key.comm) - 1);
 			for (j = 0; j < KAGG_SLOTS; j++) {
@@ -1391,13 +1556,13 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		h->has_sum = true;
 		h->sum = session_sum(s, sum);
 		out++;
-		if (reset)
-			bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);
 	}
+	if (reset)
+		gen_delete(m, keys, n);
 	snap->nr_hists = out;
 	snap_sort_hists(snap);
 out:
-	free(vals);
+	free(all);
 	free(keys);
 	return err;
 }
@@ -1440,11 +1605,11 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 {
 	uint64_t kips[KAGG_MAX_STACK], uips[KAGG_MAX_STACK];
 	size_t vsz = sizeof(struct kagg_stack_val), n, i;
-	struct kagg_stack_val *vals = NULL;
+	struct kagg_stack_val *all = NULL;
 	struct kagg_key *keys = NULL;
 	struct stk_resolver res;
 	struct stk b;
-	int err, cpu;
+	int err, cpu, nc = session_map_copies(s, agg);
 
 	if (!s->syms) {
 		s->syms = syms__new();
@@ -1455,25 +1620,19 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 	session_drain_notes(s);
 	syms__recheck_maps(s->syms);
 	stk_syms_resolver(s->syms, &res);
-	err = collect_keys(agg, g, &keys, &n);
+	err = gen_entries(agg, g, vsz * nc, &keys, (void **)&all, &n);
 	if (err)
 		return err;
 	err = stk_init(&b, snap, &res, snap->addrs, from_tracer);
 	if (err)
 		goto out;
-	vals = calloc(s->nr_cpus, vsz);
-	if (!vals) {
-		err = -ENOMEM;
-		goto out;
-	}
 	for (i = 0; i < n; i++) {
+		const struct kagg_stack_val *vals = all + i * nc;
 		struct stk_raw r = { .kips = kips, .uips = uips };
 
-		if (bpf_map__lookup_elem(agg, &keys[i], sizeof(keys[i]), vals, vsz * s->nr_cpus, 0))
-			continue;
 		r.pid = keys[i].tgid;
 		r.tid = keys[i].pid;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (cpu = 0; cpu < nc; cpu++) {
 			if (!r.comm[0] && vals[cpu].comm[0])
 				memcpy(r.comm, vals[cpu].comm, sizeof(r.comm) - 1);
 			r.total_ns += vals[cpu].total_ns;
@@ -1486,9 +1645,9 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 		err = stk_add(&b, &r);
 		if (err)
 			goto out;
-		if (reset)
-			bpf_map__delete_elem(agg, &keys[i], sizeof(keys[i]), 0);
 	}
+	if (reset)
+		gen_delete(agg, keys, n);
 	err = stk_finish(&b);
 	if (!err) {
 		struct dbg_stats st;
@@ -1512,7 +1671,7 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 out:
 	if (err)
 		stk_fini(&b);
-	free(vals);
+	free(all);
 	free(keys);
 	return err;
 }

@@ -2,7 +2,7 @@
 /*
  * Internal: the generic half of a session, shared by every tool.
  *
- * A tool (user/tools/offcpu.c, ...) opens its skeleton, fills the session's program
+ * A tool (user/builtin/offcpu.c, ...) opens its skeleton, fills the session's program
  * list, its `gen` pointer and its counters map, and supplies session_ops for
  * what only it knows (reading its aggregates into a snapshot, naming its
  * drops).  The generic half attaches and detaches, keeps the interval
@@ -67,6 +67,8 @@ struct session_ops {
 	struct bpf_link *(*attach)(struct kagg_session *s, int i);
 	/* Release what the tool state holds (skeleton, fds); the session frees the state. */
 	void (*destroy)(struct kagg_session *s);
+	/* Optional: at each kagg_session__poll(), before it waits. */
+	void (*poll)(struct kagg_session *s);
 };
 
 /* A process's last handled note (bpf/proc_notes.bpf.h): what its maps were read for. */
@@ -332,7 +334,7 @@ bool session_task_exists(int id);
 int session_need_btf(struct kagg_session *s);
 
 /*
- * Kernel features probed once per process (libbpf's probes, never the
+ * Kernel features probed once per session (libbpf's probes, never the
  * release): BPF task local storage (BPF_MAP_TYPE_TASK_STORAGE, absent from
  * 5.10) and attach cookies (bpf_get_attach_cookie).
  */
@@ -357,12 +359,29 @@ bool session_task_storage(struct kagg_session *s, bool btf);
 bool session_has_bpf_atomics(struct kagg_session *s);
 int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj);
 
-/* ---- generic readers for the shapes of bpf/abi/common.h ---- */
+/* ---- generic readers for the shapes of bpf/shared/common.h ---- */
 
 /*
  * For each key of map into key (a variable of the map's key size), prev a
  * const void * the walk keeps: the key before, or NULL for the first.
  */
+/*
+ * Copies of each value a lookup of map returns: one per possible CPU for the per-CPU
+ * types, else one (the shared maps the programs add to atomically).
+ */
+static inline int session_map_copies(const struct kagg_session *s, const struct bpf_map *map)
+{
+	switch (bpf_map__type(map)) {
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+	case BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE:
+		return s->nr_cpus;
+	default:
+		return 1;
+	}
+}
+
 #define session_map_for_each_key(map, key, prev)                                                   \
 	for (prev = NULL; !bpf_map__get_next_key(map, prev, &(key), sizeof(key)); prev = &(key))
 
@@ -395,11 +414,16 @@ int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale
 #define SESSION_EXP_CELLS 16384
 /*
  * Tools with one exp histogram per function or syscall keep them dense (an exp_hist
- * entry each, two generations) while they take at most SESSION_EXP_DENSE_BYTES per CPU:
- * SESSION_EXP_DENSE_FIT(scale) of them (31 at scale 3).
+ * entry each, two generations) while they take at most SESSION_EXP_DENSE_BYTES per CPU
+ * and SESSION_EXP_DENSE_TOTAL over the possible CPUs: SESSION_EXP_DENSE_FIT(scale,
+ * cpus) of them (31 at scale 3 up to 32 CPUs, 3 with 256).
  */
 #define SESSION_EXP_DENSE_BYTES (256 * 1024)
-#define SESSION_EXP_DENSE_FIT(scale) (SESSION_EXP_DENSE_BYTES / (2 * 8 * (KAGG_EXP_SLOTS(scale) + 2U)))
+#define SESSION_EXP_DENSE_TOTAL (8 * 1024 * 1024)
+#define SESSION_EXP_DENSE_FIT(scale, cpus)                                                         \
+	((SESSION_EXP_DENSE_TOTAL / (cpus) < SESSION_EXP_DENSE_BYTES ?                             \
+	  SESSION_EXP_DENSE_TOTAL / (cpus) : SESSION_EXP_DENSE_BYTES) /                            \
+	 (2 * 8 * (KAGG_EXP_SLOTS(scale) + 2U)))
 int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
 			    unsigned int max_cells, struct bpf_map *cells,
 			    volatile struct kagg_exp_params *params, volatile __u32 *words);
@@ -461,7 +485,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *map, __u32 g,
  * merged as struct kagg_frame says (by function, or by address with KAGG_SNAP_ADDRS).
  * from_tracer: the kernel stacks were captured from inside the tracing program (tracepoint
  * programs; not perf_event ones, whose stacks start at the sampled registers), so their
- * leading frames are the program's and are dropped (see user/stacks.h).
+ * leading frames are the program's and are dropped (see user/snapshot/stacks.h).
  */
 int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_map *stackmap,
 			__u32 g, bool reset, bool from_tracer, struct kagg_snapshot *snap);

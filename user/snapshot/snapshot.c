@@ -2,6 +2,43 @@
 /*
  * Snapshots: the immutable result of one read of a session, and its
  * printers (BCC-style text, folded stacks, JSON).
+ *
+ *   session read ─▶ snap_new()                     building: the session's
+ *                   snap_alloc_hists/stacks()      thread alone, through
+ *                   snap_add_drop/prog()           snapshot_internal.h
+ *                   snap_strdup/own(), snap_sort_hists()
+ *                ─▶ handed out const ─▶ accessors, kagg_snapshot__print()
+ *                ─▶ kagg_snapshot__free(): one call frees it all
+ *
+ * What it guarantees:
+ * - It owns every byte it points to: histograms and their slots (two
+ *   arrays), stacks and frames, every string of its meta and keys (through
+ *   snap_own()), and with --mode both the streamed path's snapshot.  It
+ *   shares nothing with the session, which may read again, reset or be
+ *   destroyed while the caller keeps it.
+ * - Once handed out it does not change: the API gives const pointers only,
+ *   so any number of threads may read and print one snapshot at once.
+ * - Its histograms are sorted by key (pid, tid, id), so the two paths of
+ *   --mode both pair up by a merge walk (print_both()), and two snapshots of
+ *   one tool compare key by key.
+ * - The printers escape every string that came from outside (comm, symbol
+ *   names, labels, meta): text through util/text (terminal-safe), JSON through
+ *   util/json (valid UTF-8 out, whatever the bytes in), folded stacks with a
+ *   ';' inside a name written as ':'.  A percentile from buckets is printed
+ *   with its bucket's bounds as its error; "exact" only when the histogram
+ *   (or its key's streamed twin) kept its values.  A write error on the
+ *   stream is returned (-EIO from ferror()), not hidden.
+ * - A caller's own struct kagg_hist is read up to its sz, at least the
+ *   first release's fields (HIST_MIN_SZ), never past it.
+ *
+ * What it does not do:
+ * - Lock anything while it is built.
+ * - Keep more than SNAP_MAX_DROPS drop causes or SNAP_MAX_PROGS programs:
+ *   snap_add_drop() and snap_add_prog() add nothing past them.
+ * - Clean up a half-built snapshot on ENOMEM: the builder frees it
+ *   (snap_own() frees only the pointer it could not take).
+ * - Check that a histogram's layout (nr_slots, unit, linear or exp fields)
+ *   makes sense: the printers trust what the library built.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -59,6 +96,7 @@ struct kagg_snapshot *snap_new(void)
 		snap->meta.sz = sizeof(snap->meta);
 		snap->meta.drops = snap->drop_ptrs;
 		snap->meta.progs = snap->prog_ptrs;
+		snap->meta.maps = snap->map_ptrs;
 	}
 	return snap;
 }
@@ -118,6 +156,19 @@ void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *wh
 	m->nr_drops++;
 	if (loses_event)
 		m->drops_total += count;
+}
+
+struct kagg_map_cost *snap_add_map(struct kagg_snapshot *snap)
+{
+	struct kagg_meta *m = &snap->meta;
+	struct kagg_map_cost *mc;
+
+	if (m->nr_maps >= SNAP_MAX_MAPS)
+		return NULL;
+	mc = &snap->maps[m->nr_maps];
+	*mc = (struct kagg_map_cost){ .sz = sizeof(*mc) };
+	snap->map_ptrs[m->nr_maps++] = mc;
+	return mc;
 }
 
 struct kagg_prog_cost *snap_add_prog(struct kagg_snapshot *snap)
@@ -503,6 +554,13 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 		fprintf(f, "# overhead: %s %.1f ns/event (%" PRIu64 " runs, %" PRIu64 " ns)\n",
 			E(m->progs[i]->prog), m->progs[i]->ns_per_run, m->progs[i]->run_cnt,
 			m->progs[i]->run_time_ns);
+	for (i = 0; m->has_overhead && i < m->nr_maps; i++)
+		fprintf(f, "# map: %s %s key %u value %u entries %u x%u: %" PRIu64 " bytes\n",
+			E(m->maps[i]->map), E(m->maps[i]->type), m->maps[i]->key_size,
+			m->maps[i]->value_size, m->maps[i]->max_entries, m->maps[i]->copies,
+			m->maps[i]->bytes);
+	if (m->has_overhead && m->nr_maps)
+		fprintf(f, "# map bytes: %" PRIu64 " in %zu maps\n", m->map_bytes, m->nr_maps);
 	if (m->has_overhead && m->agg_ns_per_event > 0 && m->stream_ns_per_event > 0) {
 		double consumer = m->events_seen ? m->consumer_cpu_s * 1e9 / m->events_seen : 0;
 		double stream_ns = m->stream_ns_per_event + consumer;
@@ -538,7 +596,7 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 		last = lb;
 	w = last <= 32 ? 10 : 20;
 	fprintf(f, "%*s%-*s : agg        stream     diff\n", w - 5, "", w + 9,
-		kagg_unit__name(a ? a->unit : b->unit));
+		h->value ? h->value : kagg_unit__name(h->unit));
 	for (i = 0; i <= last; i++) {
 		va = a && i < (int)a->nr_slots ? a->slots[i] : 0;
 		vb = b && i < (int)b->nr_slots ? b->slots[i] : 0;
@@ -579,30 +637,6 @@ static void print_key_line(const struct kagg_hist *h, FILE *f)
 	else if (h->key.mode == KAGG_KEY_TID)
 		fprintf(f, "tid = %d (pid %d) %s\n", h->key.tid, h->key.pid, comm);
 	text_esc_free(&e);
-}
-
-/* Merge-walk both sorted histogram lists, pairing equal keys. */
-static void print_both(const struct kagg_snapshot *snap, const struct pct_list *pl, FILE *f)
-{
-	const struct kagg_snapshot *st = snap->stream;
-	size_t i = 0, j = 0;
-
-	while (i < snap->nr_hists || j < st->nr_hists) {
-		const struct kagg_hist *a = i < snap->nr_hists ? &snap->hists[i] : NULL;
-		const struct kagg_hist *b = j < st->nr_hists ? &st->hists[j] : NULL;
-
-		/* Both lists are sorted by key: an unpaired key prints alone. */
-		if (a && b && !same_key(&a->key, &b->key)) {
-			if (cmp_hist(a, b) < 0)
-				b = NULL;
-			else
-				a = NULL;
-		}
-		print_key_line(a ? a : b, f);
-		print_side_by_side(a, b, pl, f);
-		i += a != NULL;
-		j += b != NULL;
-	}
 }
 
 static uint64_t ns_to_unit(uint64_t ns, enum kagg_unit unit)
@@ -685,34 +719,119 @@ static enum kagg_unit snap_unit(const struct kagg_snapshot *snap)
 	return u;
 }
 
-static int print_text(const struct kagg_snapshot *snap, FILE *f, bool no_meta, bool folded,
-		      bool timestamp, const struct pct_list *pl)
+/* A key's histograms on the two paths (b: the stream's, NULL without one), as printed. */
+struct hist_pair {
+	const struct kagg_hist *a, *b;
+};
+
+/* What a histogram weighs: the sum of its values when it has one (the "total"), else its count. */
+static double hist_weight(const struct kagg_hist *h)
+{
+	if (!h)
+		return 0;
+	return h->has_sum ? h->sum : (double)h->total;
+}
+
+static double pair_weight(const struct hist_pair *p)
+{
+	double wa = hist_weight(p->a), wb = hist_weight(p->b);
+
+	return wa > wb ? wa : wb;
+}
+
+/* Heaviest first; equal weights in key order. */
+static int cmp_pair(const void *x, const void *y)
+{
+	const struct hist_pair *p = x, *q = y;
+	double wp = pair_weight(p), wq = pair_weight(q);
+
+	if (wp != wq)
+		return wp < wq ? 1 : -1;
+	return cmp_hist(p->a ? p->a : p->b, q->a ? q->a : q->b);
+}
+
+/*
+ * snap's histograms paired by key with its stream's (both lists are sorted by key: an
+ * unpaired key stands alone), heaviest first.  NULL (with *n 0) when there are none or
+ * memory ran out.
+ */
+static struct hist_pair *hist_pairs(const struct kagg_snapshot *snap,
+				    const struct kagg_snapshot *st, size_t *n)
+{
+	size_t i = 0, j = 0, nst = st ? st->nr_hists : 0;
+	struct hist_pair *v;
+
+	*n = 0;
+	v = calloc(snap->nr_hists + nst + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	while (i < snap->nr_hists || j < nst) {
+		const struct kagg_hist *a = i < snap->nr_hists ? &snap->hists[i] : NULL;
+		const struct kagg_hist *b = j < nst ? &st->hists[j] : NULL;
+
+		if (a && b && !same_key(&a->key, &b->key)) {
+			if (cmp_hist(a, b) < 0)
+				b = NULL;
+			else
+				a = NULL;
+		}
+		v[(*n)++] = (struct hist_pair){ a, b };
+		i += a != NULL;
+		j += b != NULL;
+	}
+	qsort(v, *n, sizeof(*v), cmp_pair);
+	return v;
+}
+
+/* How a snapshot is printed: kagg_print_opts, read. */
+struct prn {
+	struct pct_list pl;
+	bool no_meta, folded, timestamp;
+	size_t top; /* 0: all */
+};
+
+static size_t top_of(const struct prn *o, size_t n)
+{
+	return o->top && o->top < n ? o->top : n;
+}
+
+static int print_text(const struct kagg_snapshot *snap, FILE *f, const struct prn *o)
 {
 	enum kagg_unit unit = snap_unit(snap);
-	size_t i;
+	size_t i, n, nst = top_of(o, snap->nr_stacks);
+	struct hist_pair *v;
 
-	if (timestamp && !folded)
+	if (o->timestamp && !o->folded)
 		snap_print_timestamp(snap, f);
-	if (!no_meta && !folded)
+	if (!o->no_meta && !o->folded)
 		print_meta_text(&snap->meta, f);
-	if (folded) {
-		for (i = 0; i < snap->nr_stacks; i++)
+	if (o->folded) {
+		for (i = 0; i < nst; i++)
 			print_stack_folded(&snap->stacks[i], unit, f);
 		return ferror(f) ? -EIO : 0;
 	}
-	if (snap->stream) {
-		print_both(snap, pl, f);
-	} else {
-		for (i = 0; i < snap->nr_hists; i++) {
-			print_key_line(&snap->hists[i], f);
-			print_hist_text(&snap->hists[i], pl, f);
-		}
+	v = hist_pairs(snap, snap->stream, &n);
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < top_of(o, n); i++) {
+		print_key_line(v[i].a ? v[i].a : v[i].b, f);
+		if (snap->stream)
+			print_side_by_side(v[i].a, v[i].b, &o->pl, f);
+		else
+			print_hist_text(v[i].a, &o->pl, f);
 	}
-	if (snap->nr_stacks)
+	free(v);
+	if (top_of(o, n) < n)
+		fprintf(f, "\n(%zu more keys, lighter: --top %zu shows the heaviest)\n",
+			n - top_of(o, n), o->top);
+	if (nst)
 		fputc('\n', f);
-	for (i = 0; i < snap->nr_stacks; i++)
+	for (i = 0; i < nst; i++)
 		print_stack_text(&snap->stacks[i], unit,
 				 snap->stack_noun ? snap->stack_noun : "intervals", f);
+	if (nst < snap->nr_stacks)
+		fprintf(f, "(%zu more stacks, lighter: --top %zu shows the heaviest)\n",
+			snap->nr_stacks - nst, o->top);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -830,6 +949,20 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m, bool timest
 			jw_obj_end(w);
 		}
 		jw_arr_end(w);
+		jw_arr_begin(w, "maps");
+		for (i = 0; i < m->nr_maps; i++) {
+			jw_obj_begin(w, NULL);
+			jw_str(w, "map", m->maps[i]->map);
+			jw_str(w, "type", m->maps[i]->type);
+			jw_u64(w, "key_size", m->maps[i]->key_size);
+			jw_u64(w, "value_size", m->maps[i]->value_size);
+			jw_u64(w, "max_entries", m->maps[i]->max_entries);
+			jw_u64(w, "copies", m->maps[i]->copies);
+			jw_u64(w, "bytes", m->maps[i]->bytes);
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_u64(w, "map_bytes", m->map_bytes);
 	}
 	jw_obj_end(w);
 }
@@ -976,44 +1109,63 @@ static void print_stack_json(struct jw *w, const struct kagg_stack *st)
 	jw_obj_end(w);
 }
 
-/* ex_from: the snapshot whose histogram of the same key gives the exact percentiles. */
-static void print_hists_json(struct jw *w, const struct kagg_snapshot *snap,
-			     const struct kagg_snapshot *ex_from, const struct pct_list *pl)
+/*
+ * ex_from: the snapshot whose histogram of the same key gives the exact percentiles.
+ * With a top, the heaviest top histograms, heaviest first, and "keys_not_shown".
+ */
+static int print_hists_json(struct jw *w, const struct kagg_snapshot *snap,
+			    const struct kagg_snapshot *ex_from, const struct prn *o)
 {
-	size_t i;
+	struct hist_pair *v = NULL;
+	size_t i, n = snap->nr_hists;
 
+	if (o->top && o->top < n) {
+		v = hist_pairs(snap, NULL, &n);
+		if (!v)
+			return -ENOMEM;
+	}
 	jw_arr_begin(w, "histograms");
-	for (i = 0; i < snap->nr_hists; i++)
-		print_hist_json(w, &snap->hists[i],
-				ex_from == snap ? &snap->hists[i] : hist_pair(ex_from, &snap->hists[i]),
-				pl);
+	for (i = 0; i < top_of(o, n); i++) {
+		const struct kagg_hist *h = v ? v[i].a : &snap->hists[i];
+
+		print_hist_json(w, h, ex_from == snap ? h : hist_pair(ex_from, h), &o->pl);
+	}
 	jw_arr_end(w);
+	if (v)
+		jw_u64(w, "keys_not_shown", n - top_of(o, n));
+	free(v);
+	return 0;
 }
 
-static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct pct_list *pl,
-		      bool pretty, bool timestamp)
+static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct prn *o,
+		      bool pretty)
 {
+	size_t i, nst = top_of(o, snap->nr_stacks);
 	struct jw w;
-	size_t i;
+	int err;
 
 	jw_init(&w, f, pretty);
 	jw_obj_begin(&w, NULL);
-	print_meta_json(&w, &snap->meta, timestamp);
+	print_meta_json(&w, &snap->meta, o->timestamp);
 	if (snap->stream) {
 		jw_obj_begin(&w, "agg");
-		print_hists_json(&w, snap, snap->stream, pl);
+		err = print_hists_json(&w, snap, snap->stream, o);
 		jw_obj_end(&w);
 		jw_obj_begin(&w, "stream");
-		print_hists_json(&w, snap->stream, snap->stream, pl);
+		err = err ?: print_hists_json(&w, snap->stream, snap->stream, o);
 		jw_obj_end(&w);
 	} else {
-		print_hists_json(&w, snap, snap, pl);
+		err = print_hists_json(&w, snap, snap, o);
 	}
+	if (err)
+		return err;
 	if (snap->nr_stacks) {
 		jw_arr_begin(&w, "stacks");
-		for (i = 0; i < snap->nr_stacks; i++)
+		for (i = 0; i < nst; i++)
 			print_stack_json(&w, &snap->stacks[i]);
 		jw_arr_end(&w);
+		if (nst < snap->nr_stacks)
+			jw_u64(&w, "stacks_not_shown", snap->nr_stacks - nst);
 	}
 	jw_obj_end(&w);
 	jw_finish(&w);
@@ -1023,26 +1175,27 @@ static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct pc
 int kagg_snapshot__print(const struct kagg_snapshot *snap, FILE *f,
 			 const struct kagg_print_opts *opts)
 {
-	struct pct_list pl = default_pct_list;
+	struct prn o = { .pl = default_pct_list };
 	enum kagg_format fmt;
 	size_t i;
-	bool ts;
 
 	if (!snap || !f || !opts_valid(opts, OPTS_END(kagg_print_opts)))
 		return -EINVAL;
 	if (OPTS_GET(opts, kagg_print_opts, percentiles, NULL)) {
-		pl.q = opts->percentiles;
-		pl.n = opts->nr_percentiles;
-		for (i = 0; i < pl.n; i++)
-			if (!(pl.q[i] > 0 && pl.q[i] <= 100))
+		o.pl.q = opts->percentiles;
+		o.pl.n = opts->nr_percentiles;
+		for (i = 0; i < o.pl.n; i++)
+			if (!(o.pl.q[i] > 0 && o.pl.q[i] <= 100))
 				return -EINVAL;
 	}
 	fmt = OPTS_GET(opts, kagg_print_opts, format, KAGG_FORMAT_TEXT);
-	ts = OPTS_GET(opts, kagg_print_opts, timestamp, false);
+	o.timestamp = OPTS_GET(opts, kagg_print_opts, timestamp, false);
+	o.no_meta = OPTS_GET(opts, kagg_print_opts, no_meta, false);
+	o.folded = OPTS_GET(opts, kagg_print_opts, folded, false);
+	o.top = OPTS_GET(opts, kagg_print_opts, top, 0);
 	if (fmt == KAGG_FORMAT_JSON || fmt == KAGG_FORMAT_NDJSON)
-		return print_json(snap, f, &pl, fmt == KAGG_FORMAT_JSON, ts);
+		return print_json(snap, f, &o, fmt == KAGG_FORMAT_JSON);
 	if (fmt != KAGG_FORMAT_TEXT)
 		return -EINVAL;
-	return print_text(snap, f, OPTS_GET(opts, kagg_print_opts, no_meta, false),
-			  OPTS_GET(opts, kagg_print_opts, folded, false), ts, &pl);
+	return print_text(snap, f, &o);
 }

@@ -11,6 +11,7 @@
 
 #define SNAP_MAX_DROPS 40
 #define SNAP_MAX_PROGS 8 /* SESSION_MAX_PROGS */
+#define SNAP_MAX_MAPS 48
 
 struct kagg_snapshot {
 	struct kagg_meta meta;
@@ -19,6 +20,8 @@ struct kagg_snapshot {
 	/* meta.drops and meta.progs point here: drop_ptrs[i] = &drops[i]... */
 	const struct kagg_drop *drop_ptrs[SNAP_MAX_DROPS];
 	const struct kagg_prog_cost *prog_ptrs[SNAP_MAX_PROGS];
+	struct kagg_map_cost maps[SNAP_MAX_MAPS];
+	const struct kagg_map_cost *map_ptrs[SNAP_MAX_MAPS];
 
 	struct kagg_hist *hists;
 	size_t nr_hists;
@@ -79,6 +82,8 @@ int snap_alloc_stacks(struct kagg_snapshot *snap, size_t n);
  */
 struct kagg_frame *snap_frames(struct kagg_snapshot *snap, size_t n,
 			       const struct kagg_frame *const **ptrs);
+/* Append a map's cost (NULL when SNAP_MAX_MAPS are there), zeroed with sz set. */
+struct kagg_map_cost *snap_add_map(struct kagg_snapshot *snap);
 /* Append a program's cost (NULL when SNAP_MAX_PROGS are there), zeroed with sz set. */
 struct kagg_prog_cost *snap_add_prog(struct kagg_snapshot *snap);
 /*

@@ -1,6 +1,48 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * The shared half of the streaming consumers (see stream.h).
+ * The shared half of the streaming consumers (see stream.h): what happens to
+ * a record between the BPF ring buffer and a snapshot.
+ *
+ *  BPF program ─▶ BPF_MAP_TYPE_RINGBUF ─▶ scons_poll/drain (bpfrb.c, mmap)
+ *  (kagg_event_stamp:                       │ per record, the tool's callback:
+ *   cpu, seq, gen)                          ├─ scons_seq(): per-CPU sequence gaps,
+ *                                           │  delivered count by generation
+ *                                           ├─ sagg_add(): log2 or exp bucket, sum,
+ *                                           │  the value kept (svals) for percentiles
+ *                                           └─ scons_begin()/land: the record as the
+ *                                              kernel's event, in the reference
+ *                                              ftrace ring buffer (user/rb/)
+ *  snapshot ─▶ sagg_read(): histograms of generation g, sorted values
+ *           ─▶ scons_meta(): seen/sent/dropped of g, delivered, bytes, CPU
+ *
+ * What it guarantees:
+ * - One thread: the session's thread drains, aggregates and lands; the
+ *   reference buffer is created single-writer for it (every CPU's buffer is
+ *   written from that thread, clocked by the records' own timestamps).
+ * - Every record is accounted for: for a retired generation, after the
+ *   snapshot's grace period and the drain that follows it, the BPF side's
+ *   seen = sent + dropped (ring full) and delivered = sent; a record
+ *   missing from a CPU's sequence is counted in seq_gaps, one refused by
+ *   the reference buffer in rb_errors.
+ * - The same buckets as the kernel: log2 slots through kagg_log2_div(), exp
+ *   buckets through the program's own exp_params and kagg_exp_slot()
+ *   (shared/buckets.h), so --mode both compares the two paths bucket for
+ *   bucket.
+ * - Exact percentiles from the kept values, within bounds: at most
+ *   KAGG_EXACT_MAX_VALUES per histogram and SVALS_GEN_MAX per generation;
+ *   past either (or on ENOMEM) the histogram says it is over and keeps
+ *   none for the rest of the interval.  A steady stream reuses its arrays
+ *   across intervals (no page faults, flat RSS).
+ * - The formats landed are the kernel's (tracefs, or events_dir), else a
+ *   built-in copy, and the meta says which.
+ *
+ * What it does not do:
+ * - Block the producer: a full BPF ring drops in the kernel (counted), a
+ *   full reference buffer overwrites or refuses per its mode (counted).
+ * - Order records across CPUs beyond the BPF ring's own order.
+ * - Lock: nothing here is safe to call from two threads at once.
+ * - Recover from ENOMEM while aggregating: sagg_read() returns it for the
+ *   rest of the session (sagg.oom).
  */
 #include <errno.h>
 #include <stdio.h>

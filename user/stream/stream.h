@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * Internal: what every streaming consumer shares (offcpu_stream.c,
- * runqlat_stream.c).  It maps the BPF ring buffer, drains it timing its own
- * CPU, tracks the records' per-CPU sequence numbers, owns the reference
- * ftrace ring buffer the records land in (clocked by the records' own
- * timestamps) with its event registry and the kernel's formats, and fills
- * the stream part of a snapshot's meta.  The tool's half decodes its record,
- * aggregates it and lands it.
+ * Internal: what every streaming consumer shares.  Its users: the streaming
+ * tools' halves in user/builtin/ (offcpu_stream.c, runqlat_stream.c,
+ * syscount_stream.c, through their headers), user/session/session.c (which
+ * polls, drains and reads the meta of the consumer a tool hands it with
+ * session_stream_started()) and tests/unit/test_percentile.c (sagg,
+ * scons_slot).  It maps the BPF ring
+ * buffer, drains it timing its own CPU, tracks the records' per-CPU sequence
+ * numbers, owns the reference ftrace ring buffer the records land in (clocked
+ * by the records' own timestamps) with its event registry and the kernel's
+ * formats, and fills the stream part of a snapshot's meta.  The tool's half
+ * decodes its record, aggregates it and lands it.
  */
 #ifndef KAGG_STREAM_H
 #define KAGG_STREAM_H

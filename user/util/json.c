@@ -1,4 +1,37 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The JSON writer (util/json.h): a document written as it is walked, straight
+ * to a FILE, with no tree in memory.  jw keeps one flag per depth (a member
+ * already written), so commas, the ": " after keys and indentation are its
+ * business; the printers only say what comes next.
+ *
+ *   jw_obj_begin(w, NULL)          {
+ *     jw_str(w, "tool", "offcpu")    "tool": "offcpu",
+ *     jw_arr_begin(w, "slots")       "slots": [
+ *       jw_u64(w, NULL, 3)             3
+ *     jw_arr_end(w)                  ]
+ *   jw_obj_end(w); jw_finish(w)    }\n
+ *
+ * What it guarantees:
+ * - Strings are valid JSON and valid UTF-8 whatever bytes they hold: quote,
+ *   backslash, \n, \t, \r as two characters; other C0 controls, DEL and
+ *   C1 controls as \u00XX; valid UTF-8 as it is; a byte that is not UTF-8 as
+ *   \u00XX, read as Latin-1.  NULL is written null.
+ * - Numbers: integers exactly; doubles with '.' whatever LC_NUMERIC the
+ *   embedding program set (no locale is changed: no process-wide state), never
+ *   grouped; NaN, infinities and a number too long to print are written null.
+ * - One line, no spaces (jw_init, pretty false), one line spaced for people
+ *   (jw_init_spaced), or one member a line, indented (pretty).
+ *
+ * What it does not do:
+ * - Check the caller: a key inside an array, no key inside an object, an
+ *   end without its begin or a begin without its end write invalid JSON.
+ * - Nest past JW_MAX_DEPTH - 1 levels: deeper, the depth stops growing and
+ *   the commas go wrong.
+ * - Round-trip every byte: a string is cut at its first NUL, and a byte that
+ *   is not UTF-8 reads back as the Latin-1 character of that value.
+ * - Report errors: the caller checks ferror() on the FILE.
+ */
 #include <locale.h>
 #include <math.h>
 #include <inttypes.h>

@@ -62,8 +62,14 @@ struct kagg_funclat_opts {
 	enum kagg_buckets buckets;
 	int exp_scale;
 	unsigned int exp_cells;
+	/*
+	 * Appended after 0.1: only calls made by tasks in this cgroup v2 directory or below
+	 * it (NULL: any), as libbpf-tools' funclatency -c.  errno ENOENT/ENOTDIR when it is
+	 * not one.
+	 */
+	const char *cgroup;
 };
-#define kagg_funclat_opts__last_field exp_cells
+#define kagg_funclat_opts__last_field cgroup
 
 /*
  * Resolve the pattern, load the programs and pick the attach path (probing
@@ -74,6 +80,20 @@ struct kagg_funclat_opts {
  * function (the log callback says which paths failed and why).
  */
 KAGG_API struct kagg_session *kagg_funclat__open(const struct kagg_funclat_opts *opts);
+
+/*
+ * What pattern (as kagg_funclat_opts.pattern: FUNC, LIB:FUNC or PATH:FUNC, each FUNC a
+ * glob) names, found as kagg_funclat__open() finds it but nothing loaded: cb(ctx, name)
+ * for each function, in name order, a kernel function by its name (from tracefs'
+ * available_filter_functions, else /proc/kallsyms), a user one as "PATH:FUNC" (from the
+ * ELF symbol tables; pid > 0: LIB also through that process's maps).  A cb that returns
+ * non-zero stops the walk.  log: the reasons of a failure (NULL: none).  Returns the number
+ * of functions given to cb, or -errno: ENOENT nothing matches or no such library or
+ * program (logged), EINVAL a bad pattern or not an ELF file.
+ */
+KAGG_API int kagg_funclat__list(const char *pattern, int pid,
+				int (*cb)(void *ctx, const char *name), void *ctx,
+				kagg_log_fn log, void *log_ctx);
 
 #ifdef __cplusplus
 }

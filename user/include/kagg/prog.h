@@ -50,8 +50,26 @@ struct kagg_prog_opts {
 	const char *func;
 	/* Uprobes in this process only (0: every process running the binary). */
 	int pid;
+	/*
+	 * Where histogram and counter observations go: aggregated in the kernel (agg),
+	 * streamed as one record each and aggregated here (stream), or both side by side
+	 * (the snapshot's stream).  Streamed records land in the session's reference ring
+	 * buffer (kagg_session__ringbuf()) as events SYSTEM:AGG, SYSTEM the object's name,
+	 * whose fields are the key's and `value`.  Stack aggregations stay in the kernel.
+	 */
+	enum kagg_mode mode;
+	size_t stream_bytes;	/* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
+	size_t rb_subbufs;	/* reference buffer sub-buffers per CPU (0: 128) */
+	bool rb_consume;	/* producer/consumer mode (newest refused) instead of overwrite */
+	/*
+	 * KAGG_BUCKETS_EXP: the log2 histograms (KAGG_HIST_LOG2, KAGG_HIST_TIME) in
+	 * exponential buckets of scale exp_scale 0..5 instead (kagg_hist.has_exp), on both
+	 * paths; each keeps at most 16 x its MAX buckets with a count per interval.
+	 */
+	enum kagg_buckets buckets;
+	int exp_scale;
 };
-#define kagg_prog_opts__last_field pid
+#define kagg_prog_opts__last_field exp_scale
 
 /*
  * Open, check and load the object at path (or opts->obj_buf): its programs, its

@@ -221,6 +221,24 @@ struct kagg_prog_cost {
 };
 
 /*
+ * A BPF map the session's programs use (with overhead): its kernel figures
+ * (bpf_map_get_info_by_fd) and the bytes of keys and values they mean, bytes =
+ * max_entries * (key_size + value_size * copies), copies the possible CPUs for a
+ * per-CPU map, else 1 (the kernel's own bookkeeping per entry not included; a
+ * ring buffer: max_entries bytes; task storage: 0, it grows with the tasks).
+ */
+struct kagg_map_cost {
+	size_t sz;
+	const char *map;  /* the map's name, as the kernel truncates it */
+	const char *type; /* "hash", "percpu_array", ... */
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t copies;
+	uint64_t bytes;
+};
+
+/*
  * What a snapshot measured.  Owned by the snapshot; read-only.  New fields
  * are only appended (sz says how far this library filled it).
  */
@@ -323,6 +341,13 @@ struct kagg_meta {
 	uint64_t unwind_files;
 	uint64_t unwind_rows;
 	uint64_t unwind_bytes;
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD), with overhead: the maps of the session's
+	 * programs and the sum of their bytes.
+	 */
+	size_t nr_maps;
+	const struct kagg_map_cost *const *maps; /* nr_maps pointers */
+	uint64_t map_bytes;
 };
 
 KAGG_API const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot *snap);
@@ -345,8 +370,14 @@ struct kagg_print_opts {
 	 * before the text (not folded) and as "timestamp" in the JSON meta.
 	 */
 	bool timestamp;
+	/*
+	 * Appended after 0.1: the text form prints the keyed histograms heaviest first (by
+	 * the sum of their values when has_sum, else by count); with top > 0, text and JSON print only the top heaviest histograms (each
+	 * path's, in --mode both) and top stacks, and say how many were left out.  0: all.
+	 */
+	size_t top;
 };
-#define kagg_print_opts__last_field timestamp
+#define kagg_print_opts__last_field top
 
 /*
  * Print a snapshot: text (BCC-style histograms, meta header, stacks) or one
