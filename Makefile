@@ -342,6 +342,19 @@ check-unit-qemu: $(UNIT_BINS) $(KAGG_BIN)
 	$(Q)KAGG=$(abspath $(OUT)/kagg-qemu) KAGG_TEST_RUNNER="$(QEMU_USER) -L /" \
 		tests/run.sh unit-$(ARCH) $(UNIT_BINS)
 
+# The ring buffer's writer cost against its floor, both in one qemu-user run
+# (`make ARCH=arm64 bench-rb-qemu` on x86_64: no rseq there, so the locked
+# path, casp or ldaxp/stlxp): bench_rb built from the ring buffer's own
+# sources only.  Emulation is ~50x slower: KAGG_BENCH_ITERS defaults to 200000.
+.PHONY: bench-rb-qemu
+bench-rb-qemu:
+	$(Q)mkdir -p $(OUT)/tests/bench
+	$(Q)$(CC) $(BASE_CFLAGS) -O2 -Iuser/include -Iuser -I/usr/include/traceevent \
+		tests/bench/bench_rb.c user/rb/ringbuf.c user/rb/rb_read.c \
+		-o $(OUT)/tests/bench/bench_rb-ring -ltraceevent -lpthread
+	$(Q)KAGG_BENCH_ITERS=$${KAGG_BENCH_ITERS:-200000} $(QEMU_USER) -L / \
+		$(OUT)/tests/bench/bench_rb-ring
+
 check-root: all
 	$(Q)KAGG=$(abspath $(KAGG_BIN)) KAGG_HELPERS=$(abspath $(OUT)/tests/helpers) \
 		tests/run.sh root $(ROOT_BINS)

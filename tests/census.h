@@ -382,6 +382,29 @@ static inline bool tu_new_armed(const struct tu_census *before, const char *pref
 	return armed;
 }
 
+/* Whether this kernel has BPF links for perf-event attaches (BPF_LINK_TYPE_PERF_EVENT). */
+static inline bool tu_perf_links(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool found = false;
+	__u32 i, n;
+	int id;
+
+	if (!btf)
+		return true; /* no BTF to tell: wait for a link, as before */
+	id = btf__find_by_name_kind(btf, "bpf_link_type", BTF_KIND_ENUM);
+	if (id > 0) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_enum *e = btf_enum(t);
+
+		for (i = 0, n = btf_vlen(t); i < n && !found; i++)
+			found = !strcmp(btf__name_by_offset(btf, e[i].name_off),
+					"BPF_LINK_TYPE_PERF_EVENT");
+	}
+	btf__free(btf);
+	return found;
+}
+
 /* How tu_run_kagg_on() starts and ends the child kagg watches. */
 struct tu_on_child {
 	tu_work_fn fn;		/* the child's work (as tu_spawn runs it) */
@@ -411,6 +434,7 @@ static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t
 	struct tu_kagg k;
 	char buf[16];
 	int i, rc, st = -1;
+	bool links;
 
 	if (w->attached)
 		tu_census_take(&before, w->attached, w->attached);
@@ -424,9 +448,15 @@ static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t
 		tu_go(&c);
 	k = tu_kagg_start(argv);
 	if (w->attached) {
-		/* at most 60 s: a TCG guest under load can take tens of seconds */
+		/*
+		 * at most 60 s: a TCG guest under load can take tens of seconds.
+		 * A link and the armed flag; armed alone on kernels whose
+		 * perf-event attaches (kprobe, uprobe) have no link (5.10).
+		 */
+		links = tu_perf_links();
 		for (i = 0; i < 1200 && !tu_kagg_exited(&k) &&
-			    !(tu_new_link(&before, w->attached) && tu_new_armed(&before, w->attached));
+			    !((!links || tu_new_link(&before, w->attached)) &&
+			      tu_new_armed(&before, w->attached));
 		     i++)
 			tu_sleep_ms(50);
 		tu_go(&c);

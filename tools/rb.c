@@ -3,7 +3,7 @@
  * kagg rb: drive and inspect the ftrace-format ring buffer.
  *
  *   kagg rb bench [--writers N] [--payload BYTES] [--mode overwrite|consume]
- *                 [--seconds S] [--subbufs N] [--raw-dir DIR] [--format json]
+ *                 [--seconds S] [--subbufs N] [--raw-dir DIR] [--rate N] [--format json]
  *   kagg rb decode [--events-dir DIR] FILE...
  */
 #include <errno.h>
@@ -22,13 +22,15 @@
 static void rb_usage(FILE *f)
 {
 	fprintf(f, "usage: kagg rb bench [--writers N] [--payload BYTES] [--mode overwrite|consume]\n"
-		   "                     [--seconds S] [--subbufs N] [--raw-dir DIR] [--format json]\n"
+		   "                     [--seconds S] [--subbufs N] [--raw-dir DIR] [--rate N]\n"
+		   "                     [--format json]\n"
 		   "       kagg rb decode [--events-dir DIR] FILE...\n\n"
 		   "bench   N writer threads reserve+commit BYTES-byte events on their CPU's buffer\n"
 		   "        while a reader drains whole sub-buffers; prints events written, read,\n"
 		   "        overrun and dropped and ns per reserve+commit, per CPU and in total.\n"
 		   "        --raw-dir leaves cpuN.raw (trace_pipe_raw layout), header_page,\n"
-		   "        header_event and kagg/bench/format there.\n"
+		   "        header_event and kagg/bench/format there.  --rate paces each writer\n"
+		   "        to N events per second (it sleeps when ahead) and prints the loss.\n"
 		   "decode  print raw sub-buffer files (ours or the kernel's trace_pipe_raw) as\n"
 		   "        `trace` text; formats from --events-dir (default "
 		   "/sys/kernel/tracing/events).\n");
@@ -56,6 +58,7 @@ static int bench_parse(int argc, char **argv, struct rbb_opts *o, enum kagg_form
 		{ "seconds", required_argument, NULL, 's' },
 		{ "subbufs", required_argument, NULL, 'n' },
 		{ "raw-dir", required_argument, NULL, 'r' },
+		{ "rate", required_argument, NULL, 'R' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -98,6 +101,12 @@ static int bench_parse(int argc, char **argv, struct rbb_opts *o, enum kagg_form
 			break;
 		case 'r':
 			o->raw_dir = optarg;
+			break;
+		case 'R':
+			if (cli_parse_u64(optarg, &v) || !v)
+				return cli_err(CLI_EXIT_USAGE, "--rate: events per second, got '%s'",
+					       optarg);
+			o->rate = (double)v;
 			break;
 		case 'f':
 			if (strcmp(optarg, "json"))

@@ -48,6 +48,7 @@ struct bench {
 	struct kagg_rb_events *evs;
 	const struct kagg_rb_format *fmt;
 	size_t payload;
+	double rate; /* per writer per second; 0: unpaced */
 	volatile int stop;
 	int nr_cpus;
 	/* per-CPU time attribution by the writers */
@@ -153,6 +154,16 @@ static void *bench_writer(void *arg)
 		if (local_ev >= ACCOUNT_EVERY) {
 			account(b, &ts, local_ev);
 			local_ev = 0;
+		}
+		if (b->rate > 0) {
+			double ahead = t0 + (double)n / b->rate - now_s();
+
+			if (ahead > 1e-6) {
+				struct timespec d = { (time_t)ahead,
+						      (long)((ahead - (time_t)ahead) * 1e9) };
+
+				nanosleep(&d, NULL);
+			}
 		}
 	}
 	w->attempts = n;
@@ -445,6 +456,7 @@ static int bench_collect(struct bench *b, const struct writer *w,
 	r->payload = o->payload;
 	r->mode = o->mode;
 	r->seconds = o->seconds;
+	r->rate = o->rate;
 	r->nr_cpus = b->nr_cpus;
 	r->priv = rows;
 	return 0;
@@ -462,7 +474,7 @@ static int bench_opts(const struct rbb_opts *opts, struct rbb_opts *o)
 	o->payload = o->payload ?: 64;
 	o->nr_subbufs = o->nr_subbufs ?: 64;
 	o->seconds = o->seconds ?: 1;
-	if (o->writers > MAX_WRITERS || o->payload < 8 || !(o->seconds > 0) ||
+	if (o->writers > MAX_WRITERS || o->payload < 8 || !(o->seconds > 0) || !(o->rate >= 0) ||
 	    (o->mode != KAGG_RB_OVERWRITE && o->mode != KAGG_RB_CONSUME))
 		return -EINVAL;
 	return 0;
@@ -491,6 +503,7 @@ int rbb__run(const struct rbb_opts *opts, struct rbb_result *res)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	b->rate = o.rate;
 	err = bench_setup(b, &o);
 	err = err ?: bench_measure(b, w, &o);
 	err = err ?: bench_collect(b, w, &o, &r);
@@ -560,6 +573,11 @@ static void print_text(const struct rbb_result *r, const struct rows *rows, FILE
 		   "rseq = restartable sequences on their own CPU, locked = a 16-byte\n"
 		   "compare-and-swap: cmpxchg16b, arm64 casp or ldaxp/stlxp)\n",
 		r->commit_overrun);
+	if (r->rate > 0)
+		fprintf(f, "(paced to %.0f events/s per writer; lost %.3f%%: overrun + dropped over "
+			   "written; ns/event includes the pacing sleeps)\n", r->rate,
+			r->written ? 100.0 * (double)(r->overrun + r->dropped) / (double)r->written
+				   : 0);
 }
 
 /* A JSON number with 2 decimals, or null (as NaN is no number). */

@@ -50,6 +50,11 @@ struct rbb_opts {
 	const char *raw_dir;
 	kagg_log_fn log;	/* why a run failed, one line at KAGG_LOG_WARN */
 	void *log_ctx;
+	/*
+	 * Events attempted per wall-clock second per writer: a writer ahead of
+	 * it sleeps after each batch of 256.  0: as fast as they can.
+	 */
+	double rate;
 };
 
 /* One CPU buffer's counters (see rbb_result__cpu). */
@@ -89,6 +94,7 @@ struct rbb_result {
 	uint64_t commit_overrun;
 	double ns_per_event;	/* per reserve+commit attempt, over every writer thread */
 	uint64_t committed;	/* commits the writer threads counted */
+	double rate;		/* as asked, per writer (0: unpaced) */
 };
 
 /*

@@ -25,7 +25,8 @@
 #include <kagg/ringbuf.h>
 #include "bench_time.h"
 
-#define ITERS 2000000L
+/* Records per writer per run; KAGG_BENCH_ITERS lowers it under emulation (qemu-user). */
+static long iters = 2000000L;
 
 enum kind { FLOOR, OURS, MUTEX_SHARED, MUTEX_PERCPU };
 
@@ -72,7 +73,7 @@ static void *run_writer(void *arg)
 	case FLOOR: {
 		uint64_t *tail = &s->tails[w->cpu][0];
 
-		for (i = 0; i < ITERS; i++) {
+		for (i = 0; i < iters; i++) {
 			uint64_t ts = mono(), t = __atomic_load_n(tail, __ATOMIC_RELAXED), len;
 			uint8_t *p;
 
@@ -89,7 +90,7 @@ static void *run_writer(void *arg)
 	case OURS: {
 		struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) }; /* sz set once, reused */
 
-		for (i = 0; i < ITERS; i++) {
+		for (i = 0; i < iters; i++) {
 			void *p = kagg_rb__reserve(s->rb, s->payload, &rsv);
 
 			if (p) {
@@ -101,7 +102,7 @@ static void *run_writer(void *arg)
 	}
 	case MUTEX_SHARED:
 	case MUTEX_PERCPU:
-		for (i = 0; i < ITERS; i++) {
+		for (i = 0; i < iters; i++) {
 			struct mring *m = &s->m[s->kind == MUTEX_SHARED ? 0 : (sched_getcpu() & 1)];
 			uint64_t ts;
 			uint8_t *p;
@@ -155,10 +156,10 @@ static double measure(enum kind k, size_t payload, int writers, double *ns_per_e
 				wall = w[i].ns;
 			sum += w[i].ns;
 		}
-		rate = (double)ITERS * writers / wall * 1e9;
+		rate = (double)iters * writers / wall * 1e9;
 		if (rate > best) {
 			best = rate;
-			best_ns = sum / ((double)ITERS * writers);
+			best_ns = sum / ((double)iters * writers);
 		}
 		if (k == OURS && !write_path)
 			write_path = kagg_rb__write_path(s->rb, 0);
@@ -232,7 +233,11 @@ int main(void)
 {
 	static const size_t sizes[] = { 16, 64, 256 };
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	const char *it = getenv("KAGG_BENCH_ITERS");
 	size_t i;
+
+	if (it && atol(it) > 0)
+		iters = atol(it);
 
 	printf("# kagg ring buffer bench (%d CPUs online; writers pinned to CPUs 0..N-1)\n", ncpu);
 	printf("# %-7s %-4s %10s %10s %10s %10s %10s | %8s %8s %9s %9s\n", "payload", "thr",

@@ -26,12 +26,18 @@
  * machine may be shared: time preempted is not counted); events/s: the sum
  * over writers of attempts per CPU second.  Loss: events the writer could not
  * store / attempts.
+ * Loss at equal rates: the writers paced to a rate (events per wall-clock
+ * second per writer; they sleep when ahead), LTTng-UST's highest rate with
+ * <= 0.1% lost is searched for (bisection between rates that lost and rates
+ * that did not, from the unpaced rate down), then ours runs at that rate and
+ * its own highest lossless rate is searched for the same way.
  * KAGG_BENCH_RT_READER=1 runs our reader and the floor's at SCHED_FIFO;
  * KAGG_BENCH_RD_PERCENT sets our reader's watermark (default 12%: 62 of 512
  * sub-buffers, about what one LTTng-UST sub-buffer is of its channel).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <sched.h>
@@ -58,10 +64,12 @@ static double seconds = 2;
 static bool rt_reader;
 static int rd_percent = 12; /* our reader's watermark (see above) */
 static volatile int stop;
+static double rate; /* events per wall-clock second per writer; 0: unpaced */
 
 struct result {
 	double ns;	   /* per event attempted, per writer */
 	double rate;	   /* events attempted per second, all writers */
+	double wall_rate;  /* events attempted per wall-clock second, all writers */
 	uint64_t attempts, lost;
 	double rd_ns; /* reader CPU time per event read (ours) */
 	double ev_per_sleep; /* events read per reader sleep (ours) */
@@ -82,6 +90,18 @@ static void sleep_s(double s)
 	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
 
 	nanosleep(&ts, NULL);
+}
+
+/* A paced writer that has attempted `done` events since t0 (now_ns()) sleeps while ahead. */
+static void pace(double t0, uint64_t done)
+{
+	double ahead;
+
+	if (rate <= 0)
+		return;
+	ahead = t0 + (double)done / rate * 1e9 - now_ns();
+	if (ahead > 1000)
+		sleep_s(ahead / 1e9);
 }
 
 /* A writer's first steps, the same for every peer: its payload, its CPU, its clock. */
@@ -113,9 +133,10 @@ static void *ours_writer(void *arg)
 	struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
 	uint64_t attempts = 0, ok = 0;
 	uint8_t msg[PAYLOAD];
-	double t0;
+	double t0, w0;
 
 	t0 = writer_start(w->cpu, msg);
+	w0 = now_ns();
 	while (!stop) {
 		int i;
 
@@ -129,6 +150,7 @@ static void *ours_writer(void *arg)
 			}
 		}
 		attempts += 256;
+		pace(w0, attempts);
 	}
 	w->ns = thread_ns() - t0;
 	w->attempts = attempts;
@@ -208,6 +230,7 @@ static struct result run_ours(int writers)
 		res.ev_per_sleep = (double)(res.attempts - res.lost) / (double)(rd.sleeps + 1);
 	}
 	res.ns = sum / (double)res.attempts;
+	res.wall_rate = (double)res.attempts / seconds;
 	kagg_rb__free(rd.rb);
 	return res;
 }
@@ -353,18 +376,20 @@ static int lttng_writer(void)
 {
 	char msg[PAYLOAD];
 	uint64_t n = 0;
-	double t0, end;
+	double t0, w0, end;
 
 	memset(msg, 0xab, sizeof(msg));
 	pin(0);
 	t0 = thread_ns();
-	end = now_ns() + seconds * 1e9;
+	w0 = now_ns();
+	end = w0 + seconds * 1e9;
 	do {
 		int i;
 
 		for (i = 0; i < 256; i++)
 			lttng_ust_tracepoint(kagg_bench, ev, msg);
 		n += 256;
+		pace(w0, n);
 	} while (now_ns() < end);
 	printf("%llu %.3f\n", (unsigned long long)n, thread_ns() - t0);
 	return 0;
@@ -417,8 +442,8 @@ static uint64_t grep_num(const char *path, const char *key, bool *found)
 /* In a child: become nobody if root, start a session daemon, trace, report. */
 static int lttng_child(const char *dir, const char *self, int out_fd)
 {
-	char home[512], trace[512], sock[600], log[600], secs[32];
-	char *tp_argv[] = { (char *)self, "--lttng-writer", secs, NULL };
+	char home[512], trace[512], sock[600], log[600], secs[32], rates[32];
+	char *tp_argv[] = { (char *)self, "--lttng-writer", secs, rates, NULL };
 	struct passwd *pw = getpwnam("nobody");
 	pid_t sd;
 	int i, st, pfd[2];
@@ -429,6 +454,7 @@ static int lttng_child(const char *dir, const char *self, int out_fd)
 	snprintf(sock, sizeof(sock), "%s/.lttng/client-lttng-sessiond", home);
 	snprintf(log, sizeof(log), "%s/lttng.out", dir);
 	snprintf(secs, sizeof(secs), "%g", seconds);
+	snprintf(rates, sizeof(rates), "%.0f", rate);
 	mkdir(home, 0700);
 	if (!geteuid()) {
 		if (!pw || chown(dir, pw->pw_uid, pw->pw_gid) || chown(home, pw->pw_uid, pw->pw_gid) ||
@@ -540,9 +566,106 @@ static struct result run_lttng(const char *self)
 	res.lost = lost;
 	res.ns = ns / (double)n;
 	res.rate = (double)n / ns * 1e9;
+	res.wall_rate = (double)n / seconds;
 	if (!found)
 		res.note = "discarded count not reported";
 	return res;
+}
+
+/* ------------------------------------------------------------------ equal rates */
+
+/* One run of ours (1 writer) or of LTTng-UST with the writer paced to r events/s. */
+static struct result at_rate(bool lttng, const char *self, double r)
+{
+	struct result res;
+
+	rate = r;
+	res = lttng ? run_lttng(self) : run_ours(1);
+	rate = 0;
+	return res;
+}
+
+static bool lossless(const struct result *r)
+{
+	return r->attempts && r->lost * 1000 <= r->attempts;
+}
+
+static double lost_pct(const struct result *r)
+{
+	return r->attempts ? 100.0 * (double)r->lost / (double)r->attempts : 0;
+}
+
+/*
+ * The highest rate with <= 0.1% lost, from `top` (the unpaced rate) down:
+ * top itself if nothing is lost there, or a rate the writer could not keep
+ * up with (the writer is the limit: *bound set),
+ * else down by 4x until a rate loses nothing, then 5 geometric bisections.
+ * Returns the wall-clock rate the best lossless run achieved (0: none).
+ */
+static double max_lossless(bool lttng, const char *self, double top, bool *bound)
+{
+	const char *name = lttng ? "LTTng-UST" : "ours";
+	double lo = 0, hi = top, best = 0, r = top;
+	struct result res;
+	int i;
+
+	*bound = false;
+	for (i = 0; i < 12; i++) {
+		res = at_rate(lttng, self, r);
+		if (!res.attempts)
+			return 0;
+		printf("  %-9s paced to %7.3f M/s: %7.3f M/s, lost %.3f%%\n", name, r / 1e6,
+		       res.wall_rate / 1e6, lost_pct(&res));
+		if (lossless(&res)) {
+			lo = r;
+			if (res.wall_rate > best)
+				best = res.wall_rate;
+			/* the writer could not keep the pace: as fast as it gets here */
+			if (r == top || res.wall_rate < 0.9 * r) {
+				*bound = true;
+				return best;
+			}
+		} else {
+			hi = r;
+		}
+		if (!lo) {
+			r = hi / 4;
+			continue;
+		}
+		if (hi / lo < 1.1)
+			break;
+		r = sqrt(lo * hi);
+	}
+	return best;
+}
+
+/*
+ * Both at LTTng-UST's highest lossless rate, then ours at its own; ratios of
+ * rates from the same run.
+ */
+static void equal_rates(const char *self, double ours_top, double lt_top)
+{
+	struct result o, l;
+	double lt_max, ours_max;
+	bool lt_bound, ours_bound;
+
+	printf("loss at equal rates (1 writer; paced, events per wall-clock second)\n");
+	lt_max = max_lossless(true, self, lt_top, &lt_bound);
+	if (!lt_max) {
+		printf("LTTng-UST lost more than 0.1%% at every rate tried\n");
+		return;
+	}
+	l = at_rate(true, self, lt_max);
+	o = at_rate(false, self, lt_max);
+	printf("at %.3f M/s (LTTng-UST's highest with <= 0.1%% lost): LTTng-UST lost %.3f%%, "
+	       "ours lost %.3f%%\n", lt_max / 1e6, lost_pct(&l), lost_pct(&o));
+	ours_max = max_lossless(false, self, ours_top, &ours_bound);
+	printf("highest rate with <= 0.1%% lost: ours %.3f M/s%s, LTTng-UST %.3f M/s%s\n",
+	       ours_max / 1e6, ours_bound ? " (the writer's limit)" : "",
+	       lt_max / 1e6, lt_bound ? " (the writer's limit)" : "");
+	if (ours_max > 0)
+		printf("%-20s %6.2fx  (highest lossless rate; target >= 2x)\n",
+		       "ours/LTTng-UST", ours_max / lt_max);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -620,8 +743,9 @@ int main(int argc, char **argv)
 
 	if (e && atof(e) > 0)
 		seconds = atof(e);
-	if (argc == 3 && !strcmp(argv[1], "--lttng-writer")) {
+	if (argc == 4 && !strcmp(argv[1], "--lttng-writer")) {
 		seconds = atof(argv[2]);
+		rate = atof(argv[3]);
 		return lttng_writer();
 	}
 	rt_reader = (e = getenv("KAGG_BENCH_RT_READER")) && atoi(e) == 1;
@@ -669,5 +793,7 @@ int main(int argc, char **argv)
 	bad |= ratio_print(&r_lt, rounds);
 	bad |= ratio_print(&r_two, rounds);
 	bad |= ratio_print(&r_ftwo, rounds);
+	if (!(e = getenv("KAGG_BENCH_EQUAL_RATES")) || atoi(e) != 0)
+		equal_rates(self, ours.wall_rate, lt.wall_rate);
 	return bad ? 1 : 0;
 }

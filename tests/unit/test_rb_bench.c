@@ -215,6 +215,40 @@ static void test_unwritable_raw_dir_is_said(void **state)
 	assert_null(r.priv);
 }
 
+/*
+ * --rate: a paced writer sleeps when ahead, so it never attempts more than
+ * rate x the run's wall time + one batch (256), however the scheduler ran it.
+ */
+static void test_rate_bounds_the_attempts(void **state)
+{
+	KAGG_OPTS(rbb_opts, o, .writers = 2, .seconds = 0.2, .rate = 20000,
+		  .mode = KAGG_RB_CONSUME);
+	struct rbb_result r = { .sz = sizeof(r) };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	double t0 = mono(), wall;
+
+	assert_int_equal(rbb__run(&o, &r), 0);
+	wall = mono() - t0;
+	printf("# 2 writers paced to 20000/s for %.3f s: %llu written, %llu committed\n", wall,
+	       (unsigned long long)r.written, (unsigned long long)r.committed);
+	assert_true(r.committed > 0);
+	assert_true((double)r.written <= 2 * (20000 * wall + 256));
+	assert_true(r.rate == 20000);
+	assert_int_equal(rbb__print(&r, f, KAGG_FORMAT_TEXT), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "paced to 20000 events/s per writer; lost "));
+	free(text);
+	rbb_result__release(&r);
+	{
+		KAGG_OPTS(rbb_opts, bad, .rate = -1);
+		struct rbb_result rb = { .sz = sizeof(rb) };
+
+		assert_int_equal(rbb__run(&bad, &rb), -EINVAL);
+	}
+}
+
 static void test_stop_flag_ends_the_run(void **state)
 {
 	static volatile sig_atomic_t stop = 1;
@@ -234,5 +268,6 @@ UU_MAIN(
 	cmocka_unit_test(test_print_json_and_text),
 	cmocka_unit_test(test_bad_opts_and_result),
 	cmocka_unit_test(test_unwritable_raw_dir_is_said),
-	cmocka_unit_test(test_stop_flag_ends_the_run)
+	cmocka_unit_test(test_stop_flag_ends_the_run),
+	cmocka_unit_test(test_rate_bounds_the_attempts)
 )

@@ -313,11 +313,53 @@ static void test_trace_line_has_kernel_context_columns(void **s)
 	kagg_rb_events__free(evs);
 }
 
+/* Four columns (5.10's trace file): the preempt count whole, in hex, no migrate-disable. */
+static void test_trace_line_four_flag_columns(void **s)
+{
+	KAGG_OPTS(kagg_rb_events_opts, eo, .flag_cols = 4);
+	KAGG_OPTS(kagg_rb_events_opts, bad, .flag_cols = 3);
+	struct kagg_rb_events *evs = kagg_rb_events__new(&eo);
+	const struct kagg_rb_format *f;
+	uint8_t r[64] = { 0 };
+	struct kagg_rb_event ev = { .sz = sizeof(ev), .ts = 1375816604499ULL, .data = r, .len = 64,
+				    .cpu = 3 };
+	static const struct {
+		uint8_t pc;
+		const char *flags;
+	} c[] = { { 0x00, "dn.." }, { 0x02, "dn.2" }, { 0x12, "dn.12" } };
+	size_t i;
+
+	assert_non_null(evs);
+	assert_null(kagg_rb_events__new(&bad));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(kagg_rb_events__define_sched(evs), 0);
+	f = kagg_rb_events__find_by_name(evs, "sched", "sched_wakeup");
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *buf = NULL, want[160];
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+
+		kagg_rb_entry__init(r, kagg_rb_format__id(f), 0x01 | 0x04, c[i].pc, 77);
+		memcpy(r + 8, "x", 2);
+		*(int32_t *)(r + 24) = 5;
+		*(int32_t *)(r + 28) = 120;
+		*(int32_t *)(r + 32) = 1;
+		kagg_rb_events__fprint_event(evs, out, &ev, NULL, NULL);
+		fclose(out);
+		snprintf(want, sizeof(want), "           <...>-77      [003] %s  1375.816604: "
+			 "sched_wakeup: comm=x pid=5 prio=120 target_cpu=001\n", c[i].flags);
+		assert_string_equal(buf, want);
+		free(buf);
+	}
+	kagg_rb_events__free(evs);
+}
+
 UU_MAIN(
 	cmocka_unit_test(test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent),
 	cmocka_unit_test(test_defined_event_with_data_loc_and_arrays_prints_like_libtraceevent),
 	cmocka_unit_test(test_array_element_in_print_fmt_like_libtraceevent),
 	cmocka_unit_test(test_format_text_round_trips_through_our_parser),
 	cmocka_unit_test(test_unknown_print_fmt_construct_falls_back_to_field_values),
-	cmocka_unit_test(test_trace_line_has_kernel_context_columns)
+	cmocka_unit_test(test_trace_line_has_kernel_context_columns),
+	cmocka_unit_test(test_trace_line_four_flag_columns)
 )

@@ -127,7 +127,13 @@ if [ -d $T/per_cpu ]; then
 		n=$(grep -vc "^#" "$d/trace")
 		total=$((total + n))
 		echo "$c $n" >> $R/counts
-		timeout 2 cat "$d/trace_pipe_raw" > "$R/$c.raw" 2>/dev/null
+		# read(2) a page at a time: busybox cat splices, and splicing
+		# trace_pipe_raw gives whole pages only (5.10 left most behind)
+		# (the end blocks: timeout ends it; $c.dd says how far dd got, and
+		# what the buffer held)
+		timeout 2 dd if="$d/trace_pipe_raw" of="$R/$c.raw" bs=4096 2>"$R/$c.dd"
+		echo "exit $?" >> "$R/$c.dd"
+		cat "$d/stats" >> "$R/$c.dd" 2>/dev/null
 	done
 	echo "total $total" >> $R/counts
 	echo "KAGG-PAGES-BEGIN events=$total"

@@ -221,7 +221,7 @@ parse_log() {
 			f=$(sed -n 's/.*failed=\([0-9]*\).*/\1/p' <<<"$line")
 			s=$(sed -n 's/.*skipped=\([0-9]*\).*/\1/p' <<<"$line")
 			add_group "$g"
-			cell[$g\|$col]="$p/$f/$s"
+			cell["$g|$col"]="$p/$f/$s"
 			;;
 		"# kagg "*)
 			# a tool's header names the attach path it chose:
@@ -229,14 +229,14 @@ parse_log() {
 			p=$(sed -n 's/^# kagg [^:]*: \([^ ]*\) via \([^ ,]*\).*/\2/p' <<<"$line")
 			[ -n "$cur" ] && [ -n "$p" ] || continue
 			case " ${tools[*]:-} " in *" $cur "*) ;; *) tools+=("$cur") ;; esac
-			attach[$cur\|$col]=$p
+			attach["$cur|$col"]=$p
 			;;
 		KAGG-BEGIN*)
 			# a group that began and never reported hung or crashed the guest
 			g=$(sed -n 's/.*group=\([^ ]*\).*/\1/p' <<<"$line")
 			cur=$g
 			add_group "$g"
-			cell[$g\|$col]="0/1/0 hung"
+			cell["$g|$col"]="0/1/0 hung"
 			;;
 		KAGG-BOOT*)
 			release[$col]=$(sed -n 's/.*kernel=\([^ ]*\).*/\1/p' <<<"$line")
@@ -248,7 +248,7 @@ parse_log() {
 			[ "$p" = unsupported ] && p=skip
 			[ -n "$f" ] && p="$p($f)"
 			case "$line" in *chose=*) p="$p:$(sed -n 's/.*chose=\([^ ]*\).*/\1/p' <<<"$line")" ;; esac
-			attach[$g\|$col]=$p
+			attach["$g|$col"]=$p
 			;;
 		esac
 	done < <(tr -d '\r' < "$logf" | grep -e '^KAGG-' -e '^# kagg [^:]*: [^ ]* via ')
@@ -263,16 +263,16 @@ unpack_pages() {
 	if [ -z "$want" ] ||
 	   ! tr -d '\r' < "$logf" | sed -n '/^KAGG-PAGES-BEGIN/,/^KAGG-PAGES-END/p' |
 		sed '1d;$d' | base64 -d -i 2>/dev/null | tar -xz -C "$dir" 2>/dev/null; then
-		cell[rb-capture\|$col]="0/1/0"; bad=1
+		cell["rb-capture|$col"]="0/1/0"; bad=1
 		log "$col: no trace_pipe_raw pages came back"
 		return
 	fi
 	local raw_bytes
 	raw_bytes=$(cat "$dir"/cpu*.raw 2>/dev/null | wc -c)
 	if [ "$want" -gt 0 ] && [ "$raw_bytes" -gt 0 ] && [ $((raw_bytes % 4096)) = 0 ]; then
-		cell[rb-capture\|$col]="1/0/0"
+		cell["rb-capture|$col"]="1/0/0"
 	else
-		cell[rb-capture\|$col]="0/1/0"; bad=1
+		cell["rb-capture|$col"]="0/1/0"; bad=1
 		log "$col: pages: $want events in trace, $raw_bytes raw bytes"
 	fi
 	log "$col: $want sched_switch events, $raw_bytes bytes of pages in $dir"
@@ -281,7 +281,7 @@ unpack_pages() {
 	# assumed here: `kagg rb decode FILE` prints one line per event.
 	add_group rb-decode
 	if ! [ -x "$kagg_bin" ] || ! "$kagg_bin" rb decode --help >/dev/null 2>&1; then
-		cell[rb-decode\|$col]="0/0/1"
+		cell["rb-decode|$col"]="0/0/1"
 		log "$col: rb-decode skipped: '$kagg_bin rb decode' does not exist yet"
 		return
 	fi
@@ -293,10 +293,13 @@ unpack_pages() {
 		n=$((n + got))
 	done
 	if [ "$ok" = 1 ] && [ "$n" = "$want" ]; then
-		cell[rb-decode\|$col]="1/0/0"
+		cell["rb-decode|$col"]="1/0/0"
 	else
-		cell[rb-decode\|$col]="0/1/0"; bad=1
+		cell["rb-decode|$col"]="0/1/0"; bad=1
 		log "$col: rb-decode: decoded $n events, trace showed $want"
+		for c in "$dir"/cpu*.dd; do
+			[ -r "$c" ] && log "$col: ${c##*/}: $(tr '\n' ' ' < "$c")"
+		done
 	fi
 }
 
@@ -349,7 +352,7 @@ run_guest() {
 	if ! tr -d '\r' < "$logf" | grep -q '^KAGG-DONE'; then
 		bad=1
 		add_group boot
-		cell[boot\|$col]="0/1/0"
+		cell["boot|$col"]="0/1/0"
 		echo "=================================================================" >&2
 		log "GUEST $series FAILED: did not finish (qemu rc=$rc, $(cat "$kdir/seconds")s; 124 = timeout)"
 		log "last 40 lines of $logf:"
@@ -359,7 +362,7 @@ run_guest() {
 		return
 	fi
 	add_group boot
-	cell[boot\|$col]="1/0/0"
+	cell["boot|$col"]="1/0/0"
 	log "$series: ${release[$col]:-?} done in $(cat "$kdir/seconds")s"
 	unpack_pages "$col" "$logf" "$kdir/pages"
 }
@@ -398,7 +401,7 @@ run_host() {
 	done
 	echo $(( $(date +%s) - start )) > "$out/host/seconds"
 	parse_log "$col" "$logf"
-	cell[boot\|$col]="-"
+	cell["boot|$col"]="-"
 }
 
 # ------------------------------------------------------------ table

@@ -578,6 +578,16 @@ static int try_path(struct kagg_session *s, enum fl_path p, const char **phase)
 	}
 	bpf_link__destroy(l);
 	drop_extra(t, 0);
+	/*
+	 * A tracing program whose link is gone cannot attach again on kernels
+	 * without re-attach (5.10: ENOENT, its trampoline went with the link):
+	 * the session attaches a fresh load.
+	 */
+	if (p == FL_FENTRY) {
+		unload(s);
+		*phase = "load";
+		return load_path(s, p);
+	}
 	return 0;
 }
 

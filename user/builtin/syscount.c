@@ -100,14 +100,7 @@ static int sc_names(struct kagg_session *s, const char *file)
 	size_t i;
 	int n;
 
-	for (i = 0; i < sizeof(sc_builtin) / sizeof(sc_builtin[0]) && i < SC_NR_MAX; i++) {
-		if (!sc_builtin[i])
-			continue;
-		t->names[i] = strdup(sc_builtin[i]);
-		if (!t->names[i])
-			return -ENOMEM;
-		t->nr_names++;
-	}
+	/* a names file is the whole table: numbers it lacks stay unnamed (syscall_<nr>) */
 	if (file) {
 		n = sc_load_names(t, file);
 		if (n < 0) {
@@ -118,6 +111,14 @@ static int sc_names(struct kagg_session *s, const char *file)
 		}
 		session_log(s, KAGG_LOG_DEBUG, "%d syscall names from %s", n, file);
 		return 0;
+	}
+	for (i = 0; i < sizeof(sc_builtin) / sizeof(sc_builtin[0]) && i < SC_NR_MAX; i++) {
+		if (!sc_builtin[i])
+			continue;
+		t->names[i] = strdup(sc_builtin[i]);
+		if (!t->names[i])
+			return -ENOMEM;
+		t->nr_names++;
 	}
 	for (i = 0; i < sizeof(sc_default_headers) / sizeof(sc_default_headers[0]); i++) {
 		n = sc_load_names(t, sc_default_headers[i]);

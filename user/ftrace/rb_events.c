@@ -16,8 +16,9 @@
 struct kagg_rb_events *kagg_rb_events__new(const struct kagg_rb_events_opts *opts)
 {
 	struct kagg_rb_events *e;
+	int fc = OPTS_GET(opts, kagg_rb_events_opts, flag_cols, 0);
 
-	if (!opts_valid(opts, OPTS_END(kagg_rb_events_opts))) {
+	if (!opts_valid(opts, OPTS_END(kagg_rb_events_opts)) || (fc && fc != 4 && fc != 5)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -33,6 +34,7 @@ struct kagg_rb_events *kagg_rb_events__new(const struct kagg_rb_events_opts *opt
 	if (e->next_id <= 0)
 		e->next_id = 1000;
 	e->old_flags = OPTS_GET(opts, kagg_rb_events_opts, old_flags, false);
+	e->flag_cols = fc == 4 ? 4 : 5;
 	return e;
 }
 

@@ -34,6 +34,7 @@ struct kagg_rb_events {
 	struct u64map by_id; /* id -> index in v: files may hold tens of thousands of formats */
 	int next_id;
 	bool old_flags;
+	int flag_cols; /* 4 or 5 */
 };
 
 /* Free a format and everything it owns; NULL is fine. */

@@ -769,9 +769,17 @@ int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 	fl[0] = irqoff && bh ? 'D' : irqoff ? 'd' : bh ? 'b' : (evs->old_flags && (flags & 0x02)) ? 'X' : '.';
 	fl[1] = resched_flag(flags, evs->old_flags);
 	fl[2] = nmi && hard ? 'Z' : nmi ? 'z' : hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.';
-	fl[3] = (pc & 0xf) ? "0123456789abcdef"[pc & 0xf] : '.';
-	fl[4] = (pc >> 4) ? "0123456789abcdef"[pc >> 4] : '.';
-	fl[5] = 0;
+	if (evs->flag_cols == 4) {
+		/* before the migrate-disable column: the whole count, "%x" */
+		if (pc)
+			snprintf(fl + 3, 3, "%x", pc);
+		else
+			strcpy(fl + 3, ".");
+	} else {
+		fl[3] = (pc & 0xf) ? "0123456789abcdef"[pc & 0xf] : '.';
+		fl[4] = (pc >> 4) ? "0123456789abcdef"[pc >> 4] : '.';
+		fl[5] = 0;
+	}
 	us = (ev->ts + 500) / 1000;
 	/* comms and strings come from the record or a file: escaped (text.h) */
 	fprintf(f, "%16s-%-7d [%03d] %s %5llu.%06llu: ", text_esc(&e, name, SIZE_MAX), pid,

@@ -59,8 +59,15 @@ struct kagg_rb_events_opts {
 	size_t sz;
 	int first_id;
 	bool old_flags; /* common_flags 0x02 = IRQS_NOSUPPORT (< 6.13) instead of LAZY */
+	/*
+	 * Latency-flag columns printed, as the kernel's own `trace` file has
+	 * them: 5 (0 means 5: irqs, resched, hardirq/softirq, preempt depth,
+	 * migrate disable) or 4 (kernels without the migrate-disable column,
+	 * 5.10: the preempt count whole, in hex).
+	 */
+	int flag_cols;
 };
-#define kagg_rb_events_opts__last_field old_flags
+#define kagg_rb_events_opts__last_field flag_cols
 
 KAGG_API struct kagg_rb_events *kagg_rb_events__new(const struct kagg_rb_events_opts *opts);
 KAGG_API void kagg_rb_events__free(struct kagg_rb_events *evs);

@@ -42,8 +42,8 @@ struct kagg_syscount_opts {
 	void *log_ctx;
 	/*
 	 * Syscall name table: a <asm/unistd_64.h>-style header ("#define __NR_read 0")
-	 * overriding the built-in names; NULL: the installed UAPI header, when there
-	 * is one (see docs/syscount.md).
+	 * used in place of the built-in names; NULL: the built-in names, overridden by
+	 * the installed UAPI header when there is one (see docs/syscount.md).
 	 */
 	const char *names_file;
 	/*
