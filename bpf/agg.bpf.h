@@ -26,33 +26,32 @@
  *   stack_agg  shared hash of stack aggregations (struct kagg_key), with
  *   stackmap   their stacks
  */
-#define KAGG_COUNTERS_MAP(n)                                                   \
-	struct counters {                                                      \
-		__u64 cnt[n];                                                  \
-	};                                                                     \
+#define KAGG_COUNTERS_MAP(n)  \
+	struct counters {     \
+		__u64 cnt[n]; \
+	};                    \
 	KAGG_PERCPU_ARRAY(counters, 1, struct counters)
 
 /*
  * counters_get(): this CPU's counters, or NULL while the tool is not armed
  * (userspace sets the global `armed`, which must be declared before).
  */
-#define KAGG_COUNTERS_GET                                                      \
-	static __always_inline struct counters *counters_get(void)             \
-	{                                                                      \
-		__u32 zero = 0;                                                \
-									       \
-		if (!*(volatile __u32 *)&armed)                                \
-			return NULL;                                           \
-		return bpf_map_lookup_elem(&counters, &zero);                  \
+#define KAGG_COUNTERS_GET                                          \
+	static __always_inline struct counters *counters_get(void) \
+	{                                                          \
+		__u32 zero = 0;                                    \
+                                                                   \
+		if (!*(volatile __u32 *)&armed)                    \
+			return NULL;                               \
+		return bpf_map_lookup_elem(&counters, &zero);      \
 	}
 
 #define KAGG_HIST_MAP KAGG_PERCPU_ARRAY(hist, 2, struct kagg_hist_val)
 
-#define KAGG_KEY_HIST_MAP                                                      \
-	KAGG_SHARED_HASH(key_hist, 10240, struct kagg_key, struct kagg_key_hist)
+#define KAGG_KEY_HIST_MAP KAGG_SHARED_HASH(key_hist, 10240, struct kagg_key, struct kagg_key_hist)
 
-#define KAGG_STACK_MAPS                                                        \
-	KAGG_SHARED_HASH(stack_agg, 10240, struct kagg_key, struct kagg_stack_val);  \
+#define KAGG_STACK_MAPS                                                             \
+	KAGG_SHARED_HASH(stack_agg, 10240, struct kagg_key, struct kagg_stack_val); \
 	KAGG_STACKMAP(stackmap)
 
 /*
@@ -66,21 +65,21 @@
  * reads and per-task state in the hash by thread id, as raw_tp does (the
  * verifier drops the other branch).
  */
-#define KAGG_TP_PROGS(NAME, TP, CALL, ...)                                     \
-	SEC("tp_btf/" TP)                                                      \
-	int BPF_PROG(NAME##_tp_btf, __VA_ARGS__)                               \
-	{                                                                      \
-		const bool btf = kagg_has_task_storage();                      \
-									       \
-		return CALL;                                                   \
-	}                                                                      \
-									       \
-	SEC("raw_tp/" TP)                                                      \
-	int BPF_PROG(NAME##_raw_tp, __VA_ARGS__)                               \
-	{                                                                      \
-		const bool btf = false;                                        \
-									       \
-		return CALL;                                                   \
+#define KAGG_TP_PROGS(NAME, TP, CALL, ...)                \
+	SEC("tp_btf/" TP)                                 \
+	int BPF_PROG(NAME##_tp_btf, __VA_ARGS__)          \
+	{                                                 \
+		const bool btf = kagg_has_task_storage(); \
+                                                          \
+		return CALL;                              \
+	}                                                 \
+                                                          \
+	SEC("raw_tp/" TP)                                 \
+	int BPF_PROG(NAME##_raw_tp, __VA_ARGS__)          \
+	{                                                 \
+		const bool btf = false;                   \
+                                                          \
+		return CALL;                              \
 	}
 
 /*
@@ -90,26 +89,26 @@
  * and sets exp_words and exp_params in rodata; exp_words 0: log2 buckets, `hist`.  No
  * BTF value type, so that the value size may change.
  */
-#define KAGG_EXP_HIST_MAP                                                      \
-	struct {                                                               \
-		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                       \
-		__uint(max_entries, 2);                                        \
+#define KAGG_EXP_HIST_MAP                                                     \
+	struct {                                                              \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                      \
+		__uint(max_entries, 2);                                       \
 		__uint(key_size, 4); /* no BTF key either: both or neither */ \
-		__uint(value_size, 8);                                         \
-	} exp_hist SEC(".maps");                                               \
-	const volatile __u32 exp_words = 0;                                    \
+		__uint(value_size, 8);                                        \
+	} exp_hist SEC(".maps");                                              \
+	const volatile __u32 exp_words = 0;                                   \
 	const volatile struct kagg_exp_params exp_params = {}
 
 /*
  * Count v in generation g's unkeyed histogram, in a program with KAGG_HIST_MAP and
  * KAGG_EXP_HIST_MAP: exp_hist with exp buckets, else log2 slot of hist.
  */
-#define KAGG_HIST_ADD(g, slot, v)                                              \
-	do {                                                                   \
-		if (exp_words)                                                 \
+#define KAGG_HIST_ADD(g, slot, v)                                                   \
+	do {                                                                        \
+		if (exp_words)                                                      \
 			kagg_exp_hist_add(&exp_hist, g, v, exp_words, &exp_params); \
-		else                                                           \
-			kagg_hist_add(&hist, g, slot, v);                      \
+		else                                                                \
+			kagg_hist_add(&hist, g, slot, v);                           \
 	} while (0)
 
 /*
@@ -122,11 +121,11 @@
  * one hash lookup when its cell exists.  exp_words and exp_params as above
  * (KAGG_EXP_CELLS: the map alone, next to KAGG_EXP_HIST_MAP).
  */
-#define KAGG_EXP_CELLS                                                         \
+#define KAGG_EXP_CELLS \
 	KAGG_SHARED_HASH(exp_cells, 1, struct kagg_exp_cell_key, struct kagg_exp_cell)
-#define KAGG_EXP_CELLS_MAP                                                     \
-	KAGG_EXP_CELLS;                                                        \
-	const volatile __u32 exp_words = 0;                                    \
+#define KAGG_EXP_CELLS_MAP                  \
+	KAGG_EXP_CELLS;                     \
+	const volatile __u32 exp_words = 0; \
 	const volatile struct kagg_exp_params exp_params = {}
 
 /* Snapshot generation, flipped by userspace through the mmap'd .bss. */
@@ -208,9 +207,8 @@ kagg_exp_cell_key(__u32 g, __u32 id, __u64 v, const volatile struct kagg_exp_par
 }
 
 /* Count v in the existing cell k of map (KAGG_EXP_CELLS): the cell, NULL when none. */
-static __always_inline struct kagg_exp_cell *kagg_exp_cell_hit(void *map,
-							       const struct kagg_exp_cell_key *k,
-							       __u64 v)
+static __always_inline struct kagg_exp_cell *
+kagg_exp_cell_hit(void *map, const struct kagg_exp_cell_key *k, __u64 v)
 {
 	struct kagg_exp_cell *c = bpf_map_lookup_elem(map, k);
 
@@ -222,8 +220,7 @@ static __always_inline struct kagg_exp_cell *kagg_exp_cell_hit(void *map,
 }
 
 /* Create cell k counting v (after a miss); false: the map is full. */
-static __always_inline bool kagg_exp_cell_new(void *map, const struct kagg_exp_cell_key *k,
-					      __u64 v)
+static __always_inline bool kagg_exp_cell_new(void *map, const struct kagg_exp_cell_key *k, __u64 v)
 {
 	struct kagg_exp_cell one = { .cnt = 1, .sum = v };
 
@@ -254,8 +251,8 @@ static __always_inline bool kagg_exp_cell_add(void *map, __u32 g, __u32 id, __u6
  */
 #define KAGG_EXP_HOT 256
 static __always_inline bool kagg_exp_sparse_add(void *cells, void *hist_map, __u64 *dense_id,
-						__u64 *next, __u32 max, __u32 g, __u32 id,
-						__u64 v, __u32 words,
+						__u64 *next, __u32 max, __u32 g, __u32 id, __u64 v,
+						__u32 words,
 						const volatile struct kagg_exp_params *p)
 {
 	struct kagg_exp_cell_key k;
@@ -294,7 +291,7 @@ static __always_inline void kagg_key_hist_add(struct kagg_key_hist *kh, __u32 sl
  * kernel pointer to a task's comm) when missing.  NULL when the map is full.
  */
 static __always_inline struct kagg_key_hist *kagg_key_hist_get(void *map, struct kagg_key *key,
-							      const char *comm_src)
+							       const char *comm_src)
 {
 	struct kagg_key_hist *kh = bpf_map_lookup_elem(map, key);
 
@@ -370,7 +367,7 @@ static __always_inline void *kagg_start_get(void *store, void *hash, const void 
 
 /* The stack aggregation entry for key, created when missing; NULL when full. */
 static __always_inline struct kagg_stack_val *kagg_stack_get(void *map, struct kagg_key *key,
-							    const char *comm_src)
+							     const char *comm_src)
 {
 	struct kagg_stack_val *v = bpf_map_lookup_elem(map, key), zero = {};
 

@@ -54,9 +54,9 @@ static __always_inline __s32 kagg_task_cpu(struct task_struct *t, const bool btf
  *   create the task storage map and the programs keep a hash by thread id);
  * - attach cookies (bpf_get_attach_cookie()).
  */
-#define kagg_has_task_storage()                                                \
+#define kagg_has_task_storage() \
 	bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_storage_get)
-#define kagg_has_attach_cookie()                                               \
+#define kagg_has_attach_cookie() \
 	bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_attach_cookie)
 
 /* The system call number in a task's user registers (raw_syscalls tracepoints). */

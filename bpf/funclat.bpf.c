@@ -30,11 +30,11 @@
 #include "agg.bpf.h"
 #include "core_fixes.bpf.h"
 
-const volatile __u32 target_tgid = 0;	/* 0: every process */
+const volatile __u32 target_tgid = 0;	   /* 0: every process */
 const volatile bool filter_cgroup = false; /* only tasks under the cgroup at index 0 of cgroup */
 const volatile __u32 nr_funcs = 1;
 const volatile __u64 unit_ns = 1000;
-const volatile __u32 unit_ns_log2 = 9;	/* floor(log2(unit_ns)) */
+const volatile __u32 unit_ns_log2 = 9; /* floor(log2(unit_ns)) */
 
 /* Set by userspace once every program is attached, cleared before detaching. */
 __u32 armed = 0;
@@ -61,7 +61,7 @@ KAGG_EXP_HIST_MAP;
 KAGG_EXP_CELLS;
 const volatile bool exp_dense = false;
 const volatile __u32 exp_hot_max = 0;
-KAGG_MAP(exp_hot_id, BPF_MAP_TYPE_ARRAY, 1, __u32, __u64);	/* sized to nr_funcs by userspace */
+KAGG_MAP(exp_hot_id, BPF_MAP_TYPE_ARRAY, 1, __u32, __u64); /* sized to nr_funcs by userspace */
 __u64 exp_hot_next = 0;
 
 struct {
@@ -158,7 +158,7 @@ static __always_inline int on_return(__u64 id)
 		return 0;
 	}
 	d = st->depth;
-	if (d > FUNCLAT_MAX_DEPTH) {	/* an untimed level */
+	if (d > FUNCLAT_MAX_DEPTH) { /* an untimed level */
 		st->depth = d - 1;
 		return 0;
 	}
@@ -233,25 +233,23 @@ int BPF_PROG(funclat_fexit)
  * A probe pair by the function's cookie: the entry program (ENTRY_SEC, ENTRY its
  * libbpf wrapper) and the return program.
  */
-#define FUNCLAT_PROBES(ENTRY_SEC, ENTRY, ENTRY_NAME, RET_SEC, RET, RET_NAME)	\
-	SEC(ENTRY_SEC)								\
-	int ENTRY(ENTRY_NAME)							\
-	{									\
-		return on_entry(kagg_has_attach_cookie() ?			\
-				bpf_get_attach_cookie(ctx) : 0);		\
-	}									\
-	SEC(RET_SEC)								\
-	int RET(RET_NAME)							\
-	{									\
-		return on_return(kagg_has_attach_cookie() ?			\
-				 bpf_get_attach_cookie(ctx) : 0);		\
+#define FUNCLAT_PROBES(ENTRY_SEC, ENTRY, ENTRY_NAME, RET_SEC, RET, RET_NAME)                 \
+	SEC(ENTRY_SEC)                                                                       \
+	int ENTRY(ENTRY_NAME)                                                                \
+	{                                                                                    \
+		return on_entry(kagg_has_attach_cookie() ? bpf_get_attach_cookie(ctx) : 0);  \
+	}                                                                                    \
+	SEC(RET_SEC)                                                                         \
+	int RET(RET_NAME)                                                                    \
+	{                                                                                    \
+		return on_return(kagg_has_attach_cookie() ? bpf_get_attach_cookie(ctx) : 0); \
 	}
 
 FUNCLAT_PROBES("kprobe", BPF_KPROBE, funclat_kprobe, "kretprobe", BPF_KRETPROBE, funclat_kretprobe)
-FUNCLAT_PROBES("kprobe.multi", BPF_KPROBE, funclat_kprobe_multi,
-	       "kretprobe.multi", BPF_KRETPROBE, funclat_kretprobe_multi)
+FUNCLAT_PROBES("kprobe.multi", BPF_KPROBE, funclat_kprobe_multi, "kretprobe.multi", BPF_KRETPROBE,
+	       funclat_kretprobe_multi)
 FUNCLAT_PROBES("uprobe", BPF_UPROBE, funclat_uprobe, "uretprobe", BPF_URETPROBE, funclat_uretprobe)
-FUNCLAT_PROBES("uprobe.multi", BPF_UPROBE, funclat_uprobe_multi,
-	       "uretprobe.multi", BPF_URETPROBE, funclat_uretprobe_multi)
+FUNCLAT_PROBES("uprobe.multi", BPF_UPROBE, funclat_uprobe_multi, "uretprobe.multi", BPF_URETPROBE,
+	       funclat_uretprobe_multi)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

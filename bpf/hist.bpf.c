@@ -41,8 +41,8 @@ KAGG_COUNTERS_MAP(HIST_CNT_MAX);
 KAGG_COUNTERS_GET
 KAGG_HIST_MAP;
 KAGG_KEY_HIST_MAP;
-KAGG_EXP_HIST_MAP;	/* --buckets exp:S, not keyed */
-KAGG_EXP_CELLS;		/* --buckets exp:S with a numeric key: counts and sums by key (32 bits) */
+KAGG_EXP_HIST_MAP; /* --buckets exp:S, not keyed */
+KAGG_EXP_CELLS;	   /* --buckets exp:S with a numeric key: counts and sums by key (32 bits) */
 
 /* Field f of the record at ctx, widened to 64 bits; false when unreadable. */
 static __always_inline bool read_field(void *ctx, __u32 off, __u32 size, bool sign, __u32 src,
@@ -80,12 +80,18 @@ static __always_inline bool filter_pass(__u64 v)
 	__u64 flip = flt.is_signed ? 1ULL << 63 : 0, a = v ^ flip, b = filter_val ^ flip;
 
 	switch (filter_op) {
-	case HIST_OP_EQ: return a == b;
-	case HIST_OP_NE: return a != b;
-	case HIST_OP_LT: return a < b;
-	case HIST_OP_LE: return a <= b;
-	case HIST_OP_GT: return a > b;
-	case HIST_OP_GE: return a >= b;
+	case HIST_OP_EQ:
+		return a == b;
+	case HIST_OP_NE:
+		return a != b;
+	case HIST_OP_LT:
+		return a < b;
+	case HIST_OP_LE:
+		return a <= b;
+	case HIST_OP_GT:
+		return a > b;
+	case HIST_OP_GE:
+		return a >= b;
 	}
 	return true;
 }

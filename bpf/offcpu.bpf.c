@@ -58,7 +58,7 @@ KAGG_COUNTERS_MAP(OFFCPU_CNT_MAX);
 KAGG_HIST_MAP;
 KAGG_EXP_HIST_MAP;
 KAGG_KEY_HIST_MAP;
-KAGG_EXP_CELLS;	/* -P/-L with exp buckets: counts and sums by tgid or tid */
+KAGG_EXP_CELLS; /* -P/-L with exp buckets: counts and sums by tgid or tid */
 
 /* Off-CPU time by stack. */
 KAGG_STACK_MAPS;
@@ -120,10 +120,12 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 		kagg_note_task(tgid, prev, btf);
 }
 
-static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32 pid,
-				     __u32 slot, __u64 delta, __u32 g, struct counters *c)
+static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32 pid, __u32 slot,
+				     __u64 delta, __u32 g, struct counters *c)
 {
-	struct kagg_key key = { .gen = g, .tgid = tgid, .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
+	struct kagg_key key = {
+		.gen = g, .tgid = tgid, .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK
+	};
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
 		KAGG_HIST_ADD(g, slot, delta);
@@ -141,7 +143,11 @@ static __always_inline void stack_add(struct task_struct *next, __u32 tgid, __u3
 				      struct counters *c)
 {
 	struct kagg_key key = {
-		.gen = g, .tgid = tgid, .pid = pid, .kstack = s->kstack, .ustack = s->ustack,
+		.gen = g,
+		.tgid = tgid,
+		.pid = pid,
+		.kstack = s->kstack,
+		.ustack = s->ustack,
 	};
 	struct kagg_stack_val *v = kagg_stack_get(&stack_agg, &key, next->comm);
 
@@ -297,8 +303,8 @@ static __always_inline int on_switch_stream(void *ctx, bool preempt, struct task
 KAGG_TP_PROGS(offcpu_stream, "sched_switch", on_switch_stream(ctx, preempt, prev, next, btf),
 	      bool preempt, struct task_struct *prev, struct task_struct *next);
 
-KAGG_TP_PROGS(offcpu, "sched_switch", on_switch(ctx, preempt, prev, next, btf, false),
-	      bool preempt, struct task_struct *prev, struct task_struct *next);
+KAGG_TP_PROGS(offcpu, "sched_switch", on_switch(ctx, preempt, prev, next, btf, false), bool preempt,
+	      struct task_struct *prev, struct task_struct *next);
 
 /*
  * With user stacks walked by unwind tables: needs bpf_loop() (5.17) and bpf_task_pt_regs()

@@ -47,11 +47,11 @@
 const volatile __u32 key_mode = KAGG_BPF_KEY_NONE;
 const volatile __s32 target_cpu = -1;
 const volatile __u64 unit_ns = 1000;
-const volatile __u32 unit_log2 = 9;	/* floor(log2(unit_ns)) */
+const volatile __u32 unit_log2 = 9; /* floor(log2(unit_ns)) */
 
 struct start {
-	__u64 ts;	/* enqueue time, 0 when not queued (or not selected) */
-	__u32 in_cg;	/* --cgroup: the task was in the cgroup at its last switch-out */
+	__u64 ts;    /* enqueue time, 0 when not queued (or not selected) */
+	__u32 in_cg; /* --cgroup: the task was in the cgroup at its last switch-out */
 	__u32 pad;
 };
 
@@ -61,7 +61,7 @@ KAGG_COUNTERS_MAP(RUNQLAT_CNT_MAX);
 KAGG_HIST_MAP;
 KAGG_EXP_HIST_MAP;
 KAGG_KEY_HIST_MAP;
-KAGG_EXP_CELLS;	/* -P/-L with exp buckets: counts and sums by tgid or tid */
+KAGG_EXP_CELLS; /* -P/-L with exp buckets: counts and sums by tgid or tid */
 
 static __always_inline struct start *start_get(struct task_struct *t, __u32 pid, bool create,
 					       const bool btf)
@@ -102,8 +102,8 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task, cons
 	__u64 now = 0;
 
 	if (share_event) {
-		if (!kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g,
-				      true))
+		if (!kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now,
+				      &g, true))
 			return;
 	} else if (!*(volatile __u32 *)&armed) {
 		return;
@@ -111,7 +111,8 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task, cons
 	pid = btf ? p->pid : BPF_CORE_READ(p, pid);
 	if (!pid || !ids_selected(p, pid, btf))
 		return;
-	/* current is the waker; for a new task, its parent (same cgroup unless CLONE_INTO_CGROUP). */
+	/* current is the waker; for a new task, its parent (same cgroup unless CLONE_INTO_CGROUP).
+	 */
 	if (filter_cgroup && new_task && bpf_current_task_under_cgroup(&cgroup, 0) != 1)
 		return;
 	s = start_get(p, pid, !filter_cgroup || new_task, btf);
@@ -126,8 +127,8 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task, cons
 	s->ts = kagg_event_now(&now);
 }
 
-static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 slot,
-				     __u64 delta, __u32 g, struct counters *c, const bool btf)
+static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 slot, __u64 delta,
+				     __u32 g, struct counters *c, const bool btf)
 {
 	struct kagg_key key = { .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
 
@@ -142,7 +143,8 @@ static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 
 		key.pid = pid;
 	if (kagg_keyed_add(&key_hist, &key, next->comm, slot, delta, &exp_cells, exp_words,
 			   key_mode == KAGG_BPF_KEY_TID ? pid : key.tgid, &exp_params,
-			   &c->cnt[RUNQLAT_CNT_DROP_KEYS_FULL], &c->cnt[RUNQLAT_CNT_DROP_EXP_CELLS]))
+			   &c->cnt[RUNQLAT_CNT_DROP_KEYS_FULL],
+			   &c->cnt[RUNQLAT_CNT_DROP_EXP_CELLS]))
 		c->cnt[RUNQLAT_CNT_SAMPLES]++;
 }
 
@@ -271,7 +273,8 @@ static __always_inline void on_wakeup_stream(struct task_struct *p, bool new_tas
 	__u32 g, pid;
 	__u64 now;
 
-	if (!kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g, false))
+	if (!kagg_event_stamp((__u64)p, new_task ? STAMP_WAKEUP_NEW : STAMP_WAKEUP, &now, &g,
+			      false))
 		return;
 	r = rec_begin(now, g, new_task ? RUNQLAT_REC_WAKEUP_NEW : RUNQLAT_REC_WAKEUP);
 	if (!r)
@@ -334,8 +337,7 @@ KAGG_TP_PROGS(runqlat_stream_switch, "sched_switch", on_switch_stream(preempt, p
 
 /* ---------------------------------------------------------------- aggregating */
 
-KAGG_TP_PROGS(runqlat_wakeup, "sched_wakeup", (on_wakeup(p, false, btf), 0),
-	      struct task_struct *p);
+KAGG_TP_PROGS(runqlat_wakeup, "sched_wakeup", (on_wakeup(p, false, btf), 0), struct task_struct *p);
 KAGG_TP_PROGS(runqlat_wakeup_new, "sched_wakeup_new", (on_wakeup(p, true, btf), 0),
 	      struct task_struct *p);
 KAGG_TP_PROGS(runqlat_switch, "sched_switch", on_switch(preempt, prev, next, btf), bool preempt,

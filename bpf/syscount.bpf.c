@@ -33,8 +33,8 @@
 #include "agg.bpf.h"
 #include "stream.bpf.h"
 
-#define TS_COMPAT 0x0002	/* thread_info.status: in an ia32 syscall */
-#define TIF_32BIT_ARM64 22	/* arm64 thread_info.flags: an AArch32 task */
+#define TS_COMPAT 0x0002   /* thread_info.status: in an ia32 syscall */
+#define TIF_32BIT_ARM64 22 /* arm64 thread_info.flags: an AArch32 task */
 #define X32_SYSCALL_BIT 0x40000000
 #define MAX_ERRNO 4095
 
@@ -42,7 +42,7 @@ const volatile __u32 mode = SC_MODE_COUNT;
 const volatile __u32 key_mode = KAGG_BPF_KEY_NONE;
 const volatile bool filter_tgid = false;
 const volatile __u64 unit_ns = 1000;
-const volatile __u32 unit_log2 = 9;	/* floor(log2(unit_ns)) */
+const volatile __u32 unit_log2 = 9; /* floor(log2(unit_ns)) */
 
 struct start {
 	__u64 ts;
@@ -74,7 +74,7 @@ KAGG_KEY_HIST_MAP;
 KAGG_EXP_HIST_MAP;
 KAGG_EXP_CELLS;
 const volatile __u32 exp_dense_max = 0;
-__u64 exp_dense_id[SC_NR_MAX];	/* 64 bits: the atomics of BPF ISA v2 */
+__u64 exp_dense_id[SC_NR_MAX]; /* 64 bits: the atomics of BPF ISA v2 */
 __u64 exp_dense_next = 0;
 
 KAGG_COUNTERS_GET
@@ -193,7 +193,7 @@ static __always_inline int on_enter(long nr, const bool btf)
 	if (filter_tgid || key_mode != KAGG_BPF_KEY_NONE || !btf)
 		id = bpf_get_current_pid_tgid();
 	if (btf)
-		task = bpf_get_current_task_btf();	/* one call for both uses */
+		task = bpf_get_current_task_btf(); /* one call for both uses */
 	if (!selected(c, (__u64)nr, id, task, btf))
 		return 0;
 	if (mode == SC_MODE_LATENCY) {
@@ -239,16 +239,16 @@ static __always_inline void latency_add(struct counters *c, __u64 id, __u64 nr, 
 		idx = g * SC_NR_MAX + (__u32)(nr & (SC_NR_MAX - 1));
 		if (exp_words) {
 			/* exp_dense_max 0: exp_hist too small to be verified, never used */
-			if (!kagg_exp_sparse_add(&exp_cells, &exp_hist,
-						 &exp_dense_id[nr & (SC_NR_MAX - 1)],
-						 &exp_dense_next, exp_dense_max, g,
-						 (__u32)(nr & (SC_NR_MAX - 1)), delta, exp_words,
-						 &exp_params)) {
+			if (!kagg_exp_sparse_add(
+				    &exp_cells, &exp_hist, &exp_dense_id[nr & (SC_NR_MAX - 1)],
+				    &exp_dense_next, exp_dense_max, g,
+				    (__u32)(nr & (SC_NR_MAX - 1)), delta, exp_words, &exp_params)) {
 				c->cnt[SC_CNT_DROP_EXP_CELLS]++;
 				return;
 			}
 		} else {
-			kagg_hist_add_shared(&lat, idx, kagg_log2_div(delta, unit_ns, unit_log2), delta);
+			kagg_hist_add_shared(&lat, idx, kagg_log2_div(delta, unit_ns, unit_log2),
+					     delta);
 		}
 		c->cnt[SC_CNT_RECORDED]++;
 		return;
@@ -394,8 +394,8 @@ static __always_inline int exit_stream(struct pt_regs *regs, long ret, const boo
 	id = bpf_get_current_pid_tgid();
 	nr = regs_nr(regs, btf);
 	/* errors mode counts skipped calls among the failed ones only, as on_exit() does */
-	sel = selected(share_event || mode != SC_MODE_ERRORS || ret >= 0 || ret < -MAX_ERRNO
-			       ? NULL : c,
+	sel = selected(share_event || mode != SC_MODE_ERRORS || ret >= 0 || ret < -MAX_ERRNO ? NULL
+											     : c,
 		       nr, id, btf ? bpf_get_current_task_btf() : NULL, btf);
 	r = rec_begin(now, g, SC_REC_EXIT, sel, id, nr, ret);
 	if (!r)
@@ -405,8 +405,8 @@ static __always_inline int exit_stream(struct pt_regs *regs, long ret, const boo
 	return 0;
 }
 
-KAGG_TP_PROGS(syscount_stream_enter, "sys_enter", enter_stream(regs, nr, btf),
-	      struct pt_regs *regs, long nr);
+KAGG_TP_PROGS(syscount_stream_enter, "sys_enter", enter_stream(regs, nr, btf), struct pt_regs *regs,
+	      long nr);
 KAGG_TP_PROGS(syscount_stream_exit, "sys_exit", exit_stream(regs, ret, btf), struct pt_regs *regs,
 	      long ret);
 

@@ -76,7 +76,7 @@ struct unw_walk {
 	__u32 n;
 	__u32 fp;
 	__u32 table;
-	__s32 stop;	/* enum unw_stop, or -1: the walk reached the outermost frame */
+	__s32 stop; /* enum unw_stop, or -1: the walk reached the outermost frame */
 	__u32 bp_ok;
 	__u32 differ;
 };
@@ -108,7 +108,7 @@ struct unw_ctx {
 	struct unw_scratch *sc;
 	struct unw_proc *proc;
 	struct unw_stack *old;
-	bool maps;	/* unw_search_step: over proc's maps, else over unw_rows */
+	bool maps; /* unw_search_step: over proc's maps, else over unw_rows */
 };
 
 static long unw_search_step(__u64 i, void *data)

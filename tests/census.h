@@ -86,7 +86,8 @@ static inline bool tu_link_fd_named(int fd, const char *prog_prefix)
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
 
-	return !bpf_link_get_info_by_fd(fd, &info, &len) && tu_prog_named(info.prog_id, prog_prefix);
+	return !bpf_link_get_info_by_fd(fd, &info, &len) &&
+	       tu_prog_named(info.prog_id, prog_prefix);
 }
 
 /*
@@ -187,7 +188,8 @@ static inline int tu_drop_foreign(__u32 *ids, int n, const char *key)
 			while (fgets(line, sizeof(line), f)) {
 				unsigned long id;
 
-				if (strncmp(line, key, klen) || sscanf(line + klen, "%lu", &id) != 1)
+				if (strncmp(line, key, klen) ||
+				    sscanf(line + klen, "%lu", &id) != 1)
 					continue;
 				for (i = 0; i < n; i++)
 					if (ids[i] == id)
@@ -325,7 +327,8 @@ static inline bool tu_map_var_set(int fd, const struct bpf_map_info *info, const
 		for (i = 0; i < btf_vlen(t); i++, vs++) {
 			const struct btf_type *v = btf__type_by_id(btf, vs->type);
 
-			if (v && vs->size == 4 && !strcmp(btf__name_by_offset(btf, v->name_off), name))
+			if (v && vs->size == 4 &&
+			    !strcmp(btf__name_by_offset(btf, v->name_off), name))
 				set = *(__u32 *)((char *)val + vs->offset) != 0;
 		}
 	}
@@ -374,8 +377,7 @@ static inline bool tu_new_armed(const struct tu_census *before, const char *pref
 		if (fd < 0)
 			continue;
 		if (!bpf_map_get_info_by_fd(fd, &info, &len) && tu_bss_named(info.name, prefix) &&
-		    info.btf_id &&
-		    tu_new_ids(before->maps, before->nr_maps, &id, 1))
+		    info.btf_id && tu_new_ids(before->maps, before->nr_maps, &id, 1))
 			armed = tu_map_var_set(fd, &info, "armed");
 		close(fd);
 	}
@@ -407,7 +409,7 @@ static inline bool tu_perf_links(void)
 
 /* How tu_run_kagg_on() starts and ends the child kagg watches. */
 struct tu_on_child {
-	tu_work_fn fn;		/* the child's work (as tu_spawn runs it) */
+	tu_work_fn fn; /* the child's work (as tu_spawn runs it) */
 	void *arg;
 	/*
 	 * Released once kagg has attached a program named with this prefix
@@ -415,9 +417,9 @@ struct tu_on_child {
 	 * however slowly kagg starts; NULL: released before kagg starts.
 	 */
 	const char *attached;
-	int stop_sig;		/* sent to kagg once the child is done (kagg's -d is a bound) */
-	bool kill;		/* SIGKILL it when kagg is done (work that runs until killed) */
-	int *child_rc;		/* unless NULL: the child's exit code (tu_wait) */
+	int stop_sig;  /* sent to kagg once the child is done (kagg's -d is a bound) */
+	bool kill;     /* SIGKILL it when kagg is done (work that runs until killed) */
+	int *child_rc; /* unless NULL: the child's exit code (tu_wait) */
 };
 
 /*
@@ -426,8 +428,8 @@ struct tu_on_child {
  * *out and *err as with tu_run_kagg; the child is waited for.  Returns
  * kagg's exit code.
  */
-static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t *pid,
-				 char **out, char **err)
+static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t *pid, char **out,
+				 char **err)
 {
 	static struct tu_census before;
 	struct tu_child c;

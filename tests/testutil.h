@@ -48,21 +48,21 @@ static inline const char *tu_kagg(void)
  * The main() of a test program: run its tests (cmocka_unit_test(), TU_TEST_ARG() entries,
  * a trailing comma allowed) as one group, without setup or teardown.
  */
-#define TU_MAIN(...)                                                                   \
-	int main(void)                                                                 \
-	{                                                                              \
-		const struct CMUnitTest tests[] = { __VA_ARGS__ };                     \
-                                                                                       \
-		return cmocka_run_group_tests(tests, NULL, NULL);                      \
+#define TU_MAIN(...)                                               \
+	int main(void)                                             \
+	{                                                          \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ }; \
+                                                                   \
+		return cmocka_run_group_tests(tests, NULL, NULL);  \
 	}
 
 /* Skip reason printed, so a skipped root test says why. */
-#define TU_SKIP_UNLESS_ROOT()                                                  \
-	do {                                                                   \
-		if (geteuid() != 0) {                                          \
+#define TU_SKIP_UNLESS_ROOT()                                                              \
+	do {                                                                               \
+		if (geteuid() != 0) {                                                      \
 			printf("SKIP %s: needs root (CAP_BPF + CAP_PERFMON)\n", __func__); \
-			skip();                                                \
-		}                                                              \
+			skip();                                                            \
+		}                                                                          \
 	} while (0)
 
 static inline void tu_sleep_ms(unsigned int ms)
@@ -411,9 +411,10 @@ static inline pid_t tu_run_helper(struct kagg_session *s, char *const argv[], bo
 		return -1;
 	for (i = 0; i < 400; i++) {
 		if (wait4(pid, &st, WNOHANG, &ru) == pid) {
-			tu_helper_cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
-						   1000000000ULL +
-					   (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+			tu_helper_cpu_ns =
+				(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+					1000000000ULL +
+				(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
 			return WIFEXITED(st) && !WEXITSTATUS(st) ? pid : -1;
 		}
 		if (poll)
@@ -430,9 +431,8 @@ static inline pid_t tu_run_helper(struct kagg_session *s, char *const argv[], bo
  * Attach s, run helper argv to its end (tu_run_helper), then take a KAGG_SNAP_RESET snapshot.
  * NULL when any step failed; *pid: the helper's pid.
  */
-static inline struct kagg_snapshot *tu_snapshot_around_helper(struct kagg_session *s,
-							      char *const argv[], bool poll,
-							      pid_t *pid)
+static inline struct kagg_snapshot *
+tu_snapshot_around_helper(struct kagg_session *s, char *const argv[], bool poll, pid_t *pid)
 {
 	if (!s || kagg_session__attach(s))
 		return NULL;
@@ -467,7 +467,7 @@ static inline pid_t tu_spawn_kagg(char *const argv[], int ofd, int efd)
 struct tu_kagg {
 	pid_t pid;
 	int ofd, efd;
-	int status;	/* once reaped (tu_kagg_exited) */
+	int status; /* once reaped (tu_kagg_exited) */
 	bool reaped;
 };
 
@@ -566,7 +566,8 @@ static inline bool tu_cgroup2_root(char *buf, size_t len)
 
 	for (i = 0; i < 2; i++) {
 		snprintf(p, sizeof(p), "%s/cgroup.procs", roots[i]);
-		if (!access(p, F_OK) && (i == 0 || !access("/sys/fs/cgroup/cgroup.controllers", F_OK))) {
+		if (!access(p, F_OK) &&
+		    (i == 0 || !access("/sys/fs/cgroup/cgroup.controllers", F_OK))) {
 			snprintf(buf, len, "%s", roots[i]);
 			return true;
 		}
@@ -606,10 +607,10 @@ static inline int tu_lines(const char *s)
  * A sized struct as a caller built against a newer header passes it: struct TYPE in .o,
  * then 8 bytes this library does not know, .newer = NEWER; .o.sz covers both.
  */
-#define TU_NEWER(TYPE, NAME, NEWER)                                                        \
-	struct {                                                                           \
-		struct TYPE o;                                                             \
-		uint64_t newer;                                                            \
+#define TU_NEWER(TYPE, NAME, NEWER) \
+	struct {                    \
+		struct TYPE o;      \
+		uint64_t newer;     \
 	} NAME = { .o.sz = sizeof(NAME), .newer = (NEWER) }
 
 /* Each of the strings after s is in s; else the test fails naming the first one missing. */
@@ -664,11 +665,11 @@ static inline void tu_each_events_dir(void (*fn)(const char *events_dir))
 }
 
 /* call refuses: returns NULL with errno EINVAL (errno cleared before the call). */
-#define TU_ASSERT_EINVAL(call)                                                 \
-	do {                                                                   \
-		errno = 0;                                                     \
-		assert_null(call);                                             \
-		assert_int_equal(errno, EINVAL);                               \
+#define TU_ASSERT_EINVAL(call)                   \
+	do {                                     \
+		errno = 0;                       \
+		assert_null(call);               \
+		assert_int_equal(errno, EINVAL); \
 	} while (0)
 
 /* s, as a tool's __open() returned it, asserted non-NULL and attached. */
@@ -679,8 +680,7 @@ static inline void tu_attach(struct kagg_session *s)
 }
 
 /* s (asserted non-NULL) attached, then children a and b released and waited for (exit 0). */
-static inline void tu_attach_run_two(struct kagg_session *s, struct tu_child *a,
-				     struct tu_child *b)
+static inline void tu_attach_run_two(struct kagg_session *s, struct tu_child *a, struct tu_child *b)
 {
 	tu_attach(s);
 	tu_go(a);
@@ -702,8 +702,8 @@ static inline struct kagg_snapshot *tu_snapshot(struct kagg_session *s, unsigned
  * The run most tests make: s (asserted non-NULL) attached, child c released
  * and waited for (exit 0), then snap = a snapshot taken with flags.
  */
-static inline struct kagg_snapshot *tu_snap_after_child(struct kagg_session *s,
-							struct tu_child *c, unsigned int flags)
+static inline struct kagg_snapshot *tu_snap_after_child(struct kagg_session *s, struct tu_child *c,
+							unsigned int flags)
 {
 	tu_attach(s);
 	tu_go(c);
@@ -786,7 +786,8 @@ static inline void tu_assert_hists_equal(const struct kagg_snapshot *a,
 
 	assert_int_equal(kagg_snapshot__hist_cnt(a), kagg_snapshot__hist_cnt(b));
 	for (i = 0; i < kagg_snapshot__hist_cnt(a); i++) {
-		const struct kagg_hist *x = kagg_snapshot__hist(a, i), *y = kagg_snapshot__hist(b, i);
+		const struct kagg_hist *x = kagg_snapshot__hist(a, i),
+				       *y = kagg_snapshot__hist(b, i);
 
 		assert_int_equal(x->key.pid, y->key.pid);
 		assert_int_equal(x->key.tid, y->key.tid);
@@ -851,11 +852,11 @@ static inline double tu_assert_exact_in_exp_buckets(const struct kagg_hist *h,
 #define TU_PAGE 4096 /* the sub-buffer and trace.dat page size of the crafted files */
 
 /* The "format:" line and the common fields of a format file, as the kernel writes them. */
-#define TU_FORMAT_COMMON                                                                           \
-	"format:\n"                                                                                \
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
+#define TU_FORMAT_COMMON                                                               \
+	"format:\n"                                                                    \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"         \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"         \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
 	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 
 /* Header word of a ring buffer record: type_len (0..31) and time delta. */

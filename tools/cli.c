@@ -73,8 +73,7 @@ int cli_output_done(int err)
 		return CLI_EXIT_OK;
 	if (err == -EPIPE || (poll(&p, 1, 0) == 1 && (p.revents & POLLERR)))
 		return CLI_EXIT_PIPE;
-	return cli_err(CLI_EXIT_FAIL, "writing output failed: %s",
-		       strerror(err < 0 ? -err : EIO));
+	return cli_err(CLI_EXIT_FAIL, "writing output failed: %s", strerror(err < 0 ? -err : EIO));
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)
@@ -99,8 +98,9 @@ int cli_parse_range(const char *s, uint64_t lo, uint64_t hi, const char *what, b
 
 	if (cli_parse_u64(s, &v) || v < lo || v > hi) {
 		if (say_range)
-			return cli_err(CLI_EXIT_USAGE, "invalid %s '%s' (%" PRIu64 " to %" PRIu64 ")",
-				       what, s, lo, hi);
+			return cli_err(CLI_EXIT_USAGE,
+				       "invalid %s '%s' (%" PRIu64 " to %" PRIu64 ")", what, s, lo,
+				       hi);
 		return cli_err(CLI_EXIT_USAGE, "invalid %s '%s'", what, s);
 	}
 	*out = v;
@@ -228,7 +228,7 @@ int cli_parse_buckets_lin(const char *arg, enum kagg_buckets *b, int *scale, int
 	if (!strncmp(arg, "linear:", 7)) {
 		if (!lin_step)
 			return cli_err(CLI_EXIT_USAGE, "--buckets linear:MIN:STEP is for kagg hist "
-				       "only (here: log2 or exp:S)");
+						       "only (here: log2 or exp:S)");
 		errno = 0;
 		min = strtoll(arg + 7, &end, 0);
 		if (!errno && end != arg + 7 && *end == ':' && !cli_parse_u64(end + 1, &step) &&
@@ -238,8 +238,10 @@ int cli_parse_buckets_lin(const char *arg, enum kagg_buckets *b, int *scale, int
 			*lin_step = step;
 			return 0;
 		}
-		return cli_err(CLI_EXIT_USAGE, "invalid --buckets '%s' (linear:MIN:STEP, STEP a "
-			       "positive integer)", arg);
+		return cli_err(CLI_EXIT_USAGE,
+			       "invalid --buckets '%s' (linear:MIN:STEP, STEP a "
+			       "positive integer)",
+			       arg);
 	}
 	if (!strncmp(arg, "exp:", 4)) {
 		errno = 0;
@@ -250,8 +252,8 @@ int cli_parse_buckets_lin(const char *arg, enum kagg_buckets *b, int *scale, int
 			return 0;
 		}
 	}
-	return cli_err(CLI_EXIT_USAGE, "invalid --buckets '%s' (log2, exp:S with S 0 to 5%s)",
-		       arg, lin_step ? ", or linear:MIN:STEP" : "");
+	return cli_err(CLI_EXIT_USAGE, "invalid --buckets '%s' (log2, exp:S with S 0 to 5%s)", arg,
+		       lin_step ? ", or linear:MIN:STEP" : "");
 }
 
 /* --percentiles "p50,90,p99.9,max": each in (0, 100], max = 100; up to 16. */
@@ -288,9 +290,10 @@ static int parse_percentiles(const char *arg, struct cli_common *cm)
 	cm->print.nr_percentiles = n;
 	return 0;
 bad:
-	return cli_err(CLI_EXIT_USAGE,
-		       "invalid percentiles '%s' (a list such as p50,p90,p99.9,max; each in (0, 100])",
-		       arg);
+	return cli_err(
+		CLI_EXIT_USAGE,
+		"invalid percentiles '%s' (a list such as p50,p90,p99.9,max; each in (0, 100])",
+		arg);
 }
 
 int cli_pick(const char *s, const char *const *names, size_t n)
@@ -307,19 +310,23 @@ int cli_pick(const char *s, const char *const *names, size_t n)
 static int parse_format(const char *arg, struct cli_common *cm)
 {
 	static const char *const formats[] = {
-		[KAGG_FORMAT_TEXT] = "text", [KAGG_FORMAT_JSON] = "json",
+		[KAGG_FORMAT_TEXT] = "text",
+		[KAGG_FORMAT_JSON] = "json",
 		[KAGG_FORMAT_NDJSON] = "ndjson",
 	};
 	static const char *const pictures[] = {
-		[CLI_PIC_SVG] = "svg", [CLI_PIC_HTML] = "html", [CLI_PIC_HEATMAP] = "heatmap",
+		[CLI_PIC_SVG] = "svg",
+		[CLI_PIC_HTML] = "html",
+		[CLI_PIC_HEATMAP] = "heatmap",
 		[CLI_PIC_PPROF] = "pprof",
 	};
 	int fmt = CLI_PICK(arg, formats), pic = CLI_PICK(arg, pictures);
 
 	if (fmt < 0 && pic < 0)
-		return cli_err(CLI_EXIT_USAGE,
-			       "invalid format '%s' (text, json, ndjson, svg, html, heatmap or pprof)",
-			       arg);
+		return cli_err(
+			CLI_EXIT_USAGE,
+			"invalid format '%s' (text, json, ndjson, svg, html, heatmap or pprof)",
+			arg);
 	cm->picture = pic < 0 ? CLI_PIC_NONE : (unsigned int)pic; /* the last --format wins */
 	if (fmt >= 0)
 		cm->print.format = (enum kagg_format)fmt;
@@ -376,8 +383,8 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm)
 		cm->delimiter = true;
 		return 0;
 	case CLI_OPT_TOP:
-		return cli_parse_range(arg, 0, UINT32_MAX, "--top", false, &v) ?:
-		       (cm->print.top = (size_t)v, 0);
+		return cli_parse_range(arg, 0, UINT32_MAX, "--top", false, &v)
+			       ?: (cm->print.top = (size_t)v, 0);
 	}
 	return -ENOENT;
 }
@@ -413,7 +420,7 @@ int cli_tasks_opt(int c, const char *arg, struct cli_tasks *tk)
 		/* libbpf-tools' runqlat -P -L silently keeps one: say so instead */
 		if (tk->key != KAGG_KEY_NONE && tk->key != (c == 'P' ? KAGG_KEY_PID : KAGG_KEY_TID))
 			return cli_err(CLI_EXIT_USAGE, "-P (per process) and -L (per thread) "
-				       "exclude each other");
+						       "exclude each other");
 		tk->key = c == 'P' ? KAGG_KEY_PID : KAGG_KEY_TID;
 		return 0;
 	case 'p':
@@ -478,10 +485,12 @@ int cli_parse(const struct cli_parser *p, int argc, char **argv, struct cli_args
 	if (a->cm.print.timestamp && a->cm.print.folded)
 		return cli_err(CLI_EXIT_USAGE, "--folded has no line for a timestamp: drop -T");
 	if (a->cm.picture && !(p->flags & CLI_PICTURES))
-		return cli_err(CLI_EXIT_USAGE, "this tool draws no picture: --format text, json or ndjson");
+		return cli_err(CLI_EXIT_USAGE,
+			       "this tool draws no picture: --format text, json or ndjson");
 	if (!(p->flags & CLI_OPERANDS) && optind < argc) {
-		rc = (p->flags & CLI_POS_DURATION ? cli_positional_duration : cli_positional_interval)
-			(argc - optind, argv + optind, &a->cm);
+		rc = (p->flags & CLI_POS_DURATION
+			      ? cli_positional_duration
+			      : cli_positional_interval)(argc - optind, argv + optind, &a->cm);
 		if (rc)
 			return rc;
 	}
@@ -503,11 +512,11 @@ int cli_positional_interval(int argc, char **argv, struct cli_common *cm)
 		return cli_err(CLI_EXIT_USAGE, "invalid interval '%s' (seconds, at least %g)",
 			       argv[0], CLI_MIN_INTERVAL);
 	if (argc == 2 && (cli_parse_u64(argv[1], &count) || !count || count > UINT32_MAX))
-		return cli_err(CLI_EXIT_USAGE, "invalid count '%s' (a positive integer)",
-			       argv[1]);
+		return cli_err(CLI_EXIT_USAGE, "invalid count '%s' (a positive integer)", argv[1]);
 	if (cm->interval || cm->duration)
-		return cli_err(CLI_EXIT_USAGE, "positional interval '%s' and %s: give one or the other",
-			       argv[0], cm->interval ? "-i" : "-d");
+		return cli_err(CLI_EXIT_USAGE,
+			       "positional interval '%s' and %s: give one or the other", argv[0],
+			       cm->interval ? "-i" : "-d");
 	cm->interval = iv;
 	cm->count = (unsigned long)count;
 	return 0;
@@ -518,14 +527,18 @@ int cli_positional_duration(int argc, char **argv, struct cli_common *cm)
 	double d;
 
 	if (argc > 1)
-		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s' (one operand: the "
-			       "duration in seconds; intervals: -i SEC)", argv[1]);
+		return cli_err(CLI_EXIT_USAGE,
+			       "unexpected argument '%s' (one operand: the "
+			       "duration in seconds; intervals: -i SEC)",
+			       argv[1]);
 	if (cli_parse_seconds(argv[0], &d))
 		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s' (duration in seconds)",
 			       argv[0]);
 	if (cm->duration)
-		return cli_err(CLI_EXIT_USAGE, "positional duration '%s' and -d: give one or the "
-			       "other", argv[0]);
+		return cli_err(CLI_EXIT_USAGE,
+			       "positional duration '%s' and -d: give one or the "
+			       "other",
+			       argv[0]);
 	cm->duration = d;
 	return 0;
 }
@@ -533,7 +546,8 @@ int cli_positional_duration(int argc, char **argv, struct cli_common *cm)
 int cli_parse_attach(const char *arg, enum kagg_attach *out)
 {
 	static const char *const names[] = {
-		[KAGG_ATTACH_AUTO] = "auto", [KAGG_ATTACH_TP_BTF] = "tp_btf",
+		[KAGG_ATTACH_AUTO] = "auto",
+		[KAGG_ATTACH_TP_BTF] = "tp_btf",
 		[KAGG_ATTACH_RAW_TP] = "raw_tp",
 	};
 	int i = CLI_PICK(arg, names);
@@ -559,7 +573,9 @@ int cli_parse_stream_bytes(const char *arg, size_t *out)
 int cli_stream_opt(int c, const char *arg, struct cli_stream *st)
 {
 	static const char *const modes[] = {
-		[KAGG_MODE_AGG] = "agg", [KAGG_MODE_STREAM] = "stream", [KAGG_MODE_BOTH] = "both",
+		[KAGG_MODE_AGG] = "agg",
+		[KAGG_MODE_STREAM] = "stream",
+		[KAGG_MODE_BOTH] = "both",
 	};
 	int i;
 
@@ -610,8 +626,8 @@ bool cli_start(int parsed, const struct cli_stream *st, int *ret)
 	return true;
 }
 
-int cli_stream_run(struct kagg_session *s, const struct cli_common *cm,
-		   const struct cli_stream *st, const char *banner)
+int cli_stream_run(struct kagg_session *s, const struct cli_common *cm, const struct cli_stream *st,
+		   const char *banner)
 {
 	return st->print ? cli_run_printing(s, cm) : cli_run(s, cm, banner);
 }
@@ -715,8 +731,8 @@ int cli_bad_opt_near(int c, char **argv, const struct option *longopts)
 		cli_near_add(&n, longopts->name);
 	if (!n.best[0])
 		return cli_bad_opt(c, argv);
-	return cli_err(CLI_EXIT_USAGE, "invalid option '%s' (see --help); did you mean --%s?",
-		       arg, n.best);
+	return cli_err(CLI_EXIT_USAGE, "invalid option '%s' (see --help); did you mean --%s?", arg,
+		       n.best);
 }
 
 int cli_bad_opt(int c, char **argv)
@@ -740,8 +756,7 @@ static int print_snapshot(struct kagg_session *s, const struct cli_common *cm)
 
 	snap = kagg_session__snapshot(s, KAGG_SNAP_RESET | (cm->addrs ? KAGG_SNAP_ADDRS : 0));
 	if (!snap)
-		return cli_err(CLI_EXIT_FAIL, "reading the aggregates failed: %s",
-			       strerror(errno));
+		return cli_err(CLI_EXIT_FAIL, "reading the aggregates failed: %s", strerror(errno));
 	err = (cm->printer ? cm->printer : kagg_snapshot__print)(snap, stdout, &cm->print);
 	/* folded lines have no room for the meta: what was measured and lost goes to stderr */
 	if (!err && cm->print.folded && !cm->print.no_meta)
@@ -841,8 +856,8 @@ struct printer {
 };
 
 /* Remember the (pid, comm) pair of fields pid_name/comm_name of the current record. */
-static void printer_learn(struct printer *p, const struct kagg_rb_format *fmt,
-			  const char *pid_name, const char *comm_name)
+static void printer_learn(struct printer *p, const struct kagg_rb_format *fmt, const char *pid_name,
+			  const char *comm_name)
 {
 	const struct kagg_rb_field *fp = kagg_rb_format__field(fmt, pid_name);
 	const struct kagg_rb_field *fc = kagg_rb_format__field(fmt, comm_name);
@@ -944,7 +959,9 @@ int cli_run_printing(struct kagg_session *s, const struct cli_common *cm)
 int cli_unwind(const char *arg, enum kagg_unwind *u)
 {
 	static const char *const names[] = {
-		[KAGG_UNWIND_AUTO] = "auto", [KAGG_UNWIND_FP] = "fp", [KAGG_UNWIND_TABLE] = "table",
+		[KAGG_UNWIND_AUTO] = "auto",
+		[KAGG_UNWIND_FP] = "fp",
+		[KAGG_UNWIND_TABLE] = "table",
 	};
 	int i = CLI_PICK(arg, names);
 

@@ -38,10 +38,12 @@ struct cli_cmd {
 	int (*main)(int argc, char **argv);
 };
 
-#define CLI_COMMAND(NAME, SUMMARY, FN)                                        \
-	static const struct cli_cmd cli_cmd_##NAME                           \
-		__attribute__((used, section("cli_cmds"), aligned(8))) = {    \
-			.name = #NAME, .summary = SUMMARY, .main = FN,         \
+#define CLI_COMMAND(NAME, SUMMARY, FN)                                     \
+	static const struct cli_cmd cli_cmd_##NAME                         \
+		__attribute__((used, section("cli_cmds"), aligned(8))) = { \
+			.name = #NAME,                                     \
+			.summary = SUMMARY,                                \
+			.main = FN,                                        \
 		}
 
 /* The registered commands (the "cli_cmds" section), in link order. */
@@ -75,13 +77,13 @@ int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_range(const char *s, uint64_t lo, uint64_t hi, const char *what, bool say_range,
 		    uint64_t *out);
 /* cli_parse_range() into *dst of any integer type, left as it was on an error. */
-#define CLI_RANGE(s, lo, hi, what, say_range, dst)                                                 \
-	({                                                                                         \
-		uint64_t v_;                                                                       \
-		int r_ = cli_parse_range(s, lo, hi, what, say_range, &v_);                         \
-		if (!r_)                                                                           \
-			*(dst) = v_;                                                               \
-		r_;                                                                                \
+#define CLI_RANGE(s, lo, hi, what, say_range, dst)                         \
+	({                                                                 \
+		uint64_t v_;                                               \
+		int r_ = cli_parse_range(s, lo, hi, what, say_range, &v_); \
+		if (!r_)                                                   \
+			*(dst) = v_;                                       \
+		r_;                                                        \
 	})
 int cli_parse_seconds(const char *s, double *out); /* > 0, decimals allowed */
 /* Comma separated list of positive ints; *out is malloc'd. */
@@ -118,77 +120,78 @@ enum {
 	CLI_OPT_UNIT = 1000,
 	CLI_OPT_FORMAT,
 	CLI_OPT_OVERHEAD,
-	CLI_OPT_MODE,		/* streaming tools: --mode, --print, --stream-bytes */
+	CLI_OPT_MODE, /* streaming tools: --mode, --print, --stream-bytes */
 	CLI_OPT_PRINT,
 	CLI_OPT_STREAM_BYTES,
 	CLI_OPT_PERCENTILES,
-	CLI_OPT_QUIET,		/* --quiet: no "# ..." meta lines, no banner */
-	CLI_OPT_TIMESTAMP,	/* --timestamp (-T, but in syscount) */
-	CLI_OPT_ATTACH,		/* streaming tools: --attach, --buckets */
+	CLI_OPT_QUIET,	   /* --quiet: no "# ..." meta lines, no banner */
+	CLI_OPT_TIMESTAMP, /* --timestamp (-T, but in syscount) */
+	CLI_OPT_ATTACH,	   /* streaming tools: --attach, --buckets */
 	CLI_OPT_BUCKETS,
-	CLI_OPT_FOLDED,		/* stack tools: --folded (-f), --addrs */
+	CLI_OPT_FOLDED, /* stack tools: --folded (-f), --addrs */
 	CLI_OPT_ADDRS,
-	CLI_OPT_TOP,		/* --top N (-T N in syscount) */
-	CLI_OPT_DELIMITER,	/* stack tools: --delimiter */
+	CLI_OPT_TOP,	     /* --top N (-T N in syscount) */
+	CLI_OPT_DELIMITER,   /* stack tools: --delimiter */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
 #define CLI_COMMON_SHORTOPTS ":d:i:Tvh"
-#define CLI_COMMON_LONGOPTS                                                    \
-	{ "duration", required_argument, NULL, 'd' },                         \
-	{ "interval", required_argument, NULL, 'i' },                         \
-	{ "unit", required_argument, NULL, CLI_OPT_UNIT },                    \
-	{ "format", required_argument, NULL, CLI_OPT_FORMAT },                \
-	{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },                  \
-	{ "percentiles", required_argument, NULL, CLI_OPT_PERCENTILES },      \
-	{ "quiet", no_argument, NULL, CLI_OPT_QUIET },                        \
-	{ "timestamp", no_argument, NULL, CLI_OPT_TIMESTAMP },                \
-	{ "top", required_argument, NULL, CLI_OPT_TOP },                      \
-	{ "verbose", no_argument, NULL, 'v' },                                \
-	{ "help", no_argument, NULL, 'h' }
+#define CLI_COMMON_LONGOPTS                                                      \
+	{ "duration", required_argument, NULL, 'd' },                            \
+		{ "interval", required_argument, NULL, 'i' },                    \
+		{ "unit", required_argument, NULL, CLI_OPT_UNIT },               \
+		{ "format", required_argument, NULL, CLI_OPT_FORMAT },           \
+		{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },             \
+		{ "percentiles", required_argument, NULL, CLI_OPT_PERCENTILES }, \
+		{ "quiet", no_argument, NULL, CLI_OPT_QUIET },                   \
+		{ "timestamp", no_argument, NULL, CLI_OPT_TIMESTAMP },           \
+		{ "top", required_argument, NULL, CLI_OPT_TOP },                 \
+		{ "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' }
 
 /* --unwind fp|table|auto of the tools that walk user stacks: 0 or a usage error. */
 int cli_unwind(const char *arg, enum kagg_unwind *u);
-#define CLI_UNWIND_HELP                                                        \
+#define CLI_UNWIND_HELP                                                                   \
 	"      --unwind HOW       user stacks by: auto (default: unwind tables where a\n" \
 	"                         file has one, else frame pointers), table or fp\n"
 
 /* --folded and --addrs of the tools that aggregate stacks (offcpu, profile; -f is theirs). */
-#define CLI_STACKS_LONGOPTS                                                    \
-	{ "folded", no_argument, NULL, CLI_OPT_FOLDED },                      \
-	{ "addrs", no_argument, NULL, CLI_OPT_ADDRS },                        \
-	{ "delimiter", no_argument, NULL, CLI_OPT_DELIMITER }
+#define CLI_STACKS_LONGOPTS                                       \
+	{ "folded", no_argument, NULL, CLI_OPT_FOLDED },          \
+		{ "addrs", no_argument, NULL, CLI_OPT_ADDRS },    \
+	{                                                         \
+		"delimiter", no_argument, NULL, CLI_OPT_DELIMITER \
+	}
 
 /* -P/-L/-p/-t of the tools that take all four (offcpu, runqlat), parsed under CLI_TASKS. */
-#define CLI_TASKS_HELP                                                         \
-	"  -P, --per-process      one histogram per process\n"                    \
-	"  -L, --per-thread       one histogram per thread\n"                     \
-	"  -p, --pid PID[,PID]    only these processes\n"                         \
+#define CLI_TASKS_HELP                                         \
+	"  -P, --per-process      one histogram per process\n" \
+	"  -L, --per-thread       one histogram per thread\n"  \
+	"  -p, --pid PID[,PID]    only these processes\n"      \
 	"  -t, --tid TID[,TID]    only these threads\n"
 #define CLI_TASKS_SHORTOPTS "PLp:t:"
-#define CLI_TASKS_LONGOPTS                                                     \
-	{ "per-process", no_argument, NULL, 'P' },                            \
-	{ "per-thread", no_argument, NULL, 'L' },                             \
-	{ "pid", required_argument, NULL, 'p' },                              \
-	{ "tid", required_argument, NULL, 't' }
+#define CLI_TASKS_LONGOPTS                                                                   \
+	{ "per-process", no_argument, NULL, 'P' }, { "per-thread", no_argument, NULL, 'L' }, \
+		{ "pid", required_argument, NULL, 'p' }, { "tid", required_argument, NULL, 't' }
 
 /*
  * The options of the tools that stream (offcpu, runqlat, syscount), with the
  * --attach and --buckets of their tracepoint programs; help text is the tool's.
  */
-#define CLI_STREAM_LONGOPTS                                                    \
+#define CLI_STREAM_LONGOPTS                                                   \
 	{ "attach", required_argument, NULL, CLI_OPT_ATTACH },                \
-	{ "buckets", required_argument, NULL, CLI_OPT_BUCKETS },              \
-	{ "mode", required_argument, NULL, CLI_OPT_MODE },                    \
-	{ "print", no_argument, NULL, CLI_OPT_PRINT },                        \
-	{ "stream-bytes", required_argument, NULL, CLI_OPT_STREAM_BYTES }
+		{ "buckets", required_argument, NULL, CLI_OPT_BUCKETS },      \
+		{ "mode", required_argument, NULL, CLI_OPT_MODE },            \
+		{ "print", no_argument, NULL, CLI_OPT_PRINT },                \
+	{                                                                     \
+		"stream-bytes", required_argument, NULL, CLI_OPT_STREAM_BYTES \
+	}
 
 struct cli_stream {
 	enum kagg_mode mode;
-	size_t stream_bytes;	/* 0: the library's default */
+	size_t stream_bytes; /* 0: the library's default */
 	bool print;
-	enum kagg_attach attach;	/* --attach */
-	enum kagg_buckets buckets;	/* --buckets, and exp:S's scale */
+	enum kagg_attach attach;   /* --attach */
+	enum kagg_buckets buckets; /* --buckets, and exp:S's scale */
 	int exp_scale;
 };
 
@@ -197,20 +200,21 @@ struct cli_stream {
 /* UNITS: the --unit line's text, which says the tool's default. */
 #define CLI_UNITS_USECS "nsecs, usecs (default) or msecs"
 #define CLI_COMMON_HELP_U(UNITS) CLI_COMMON_HELP_T("-T,", "   ", "all", UNITS)
-#define CLI_COMMON_HELP_T(T, TOP, TOPDFL, UNITS)                               \
-	"  -d, --duration SEC     run for SEC seconds, print, exit\n"            \
-	"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n" \
-	"  " T " --timestamp        print the local time, HH:MM:SS, before each output\n" \
-	"                         (JSON: \"timestamp\" in the meta)\n"              \
-	"  " TOP " --top N          only the N heaviest keys and stacks (default " TOPDFL "); text\n" \
-	"                         lists keys by total, heaviest first\n"           \
-	"      --unit UNIT        " UNITS "\n"                                     \
-	"      --format FMT       text (default), json, or ndjson (one line each)\n" \
-	"      --overhead         report the BPF programs' run time per event\n" \
+#define CLI_COMMON_HELP_T(T, TOP, TOPDFL, UNITS)                                              \
+	"  -d, --duration SEC     run for SEC seconds, print, exit\n"                         \
+	"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"   \
+	"  " T " --timestamp        print the local time, HH:MM:SS, before each output\n"     \
+	"                         (JSON: \"timestamp\" in the meta)\n"                        \
+	"  " TOP " --top N          only the N heaviest keys and stacks (default " TOPDFL     \
+	"); text\n"                                                                           \
+	"                         lists keys by total, heaviest first\n"                      \
+	"      --unit UNIT        " UNITS "\n"                                                \
+	"      --format FMT       text (default), json, or ndjson (one line each)\n"          \
+	"      --overhead         report the BPF programs' run time per event\n"              \
 	"      --percentiles LIST percentiles under each histogram, e.g. p50,p99,p99.9,max\n" \
-	"                         (default p50,p90,p99,p99.9,max)\n"               \
-	"      --quiet            text: no '#' meta lines (and no banner on stderr)\n" \
-	"  -v, --verbose          print libbpf and library messages\n"           \
+	"                         (default p50,p90,p99,p99.9,max)\n"                          \
+	"      --quiet            text: no '#' meta lines (and no banner on stderr)\n"        \
+	"  -v, --verbose          print libbpf and library messages\n"                        \
 	"  -h, --help             this text\n"
 
 /*
@@ -223,9 +227,9 @@ struct cli_stream {
 struct cli_common {
 	double duration;
 	double interval;
-	unsigned long count;	/* positional `interval count`: end after count intervals */
+	unsigned long count; /* positional `interval count`: end after count intervals */
 	enum kagg_unit unit;
-	bool unit_given;	/* --unit (or -m, -u): a tool may then not pick its own default */
+	bool unit_given; /* --unit (or -m, -u): a tool may then not pick its own default */
 	bool overhead;
 	struct kagg_print_opts print; /* sz set by the tool */
 	double pcts[16];	      /* --percentiles: print.percentiles points here */
@@ -236,7 +240,7 @@ struct cli_common {
 		       const struct kagg_print_opts *opts);
 	/* --format svg|html|heatmap|pprof (CLI_PIC_*): taken by the tools that call cli_pictures */
 	unsigned int picture;
-	int (*finish)(FILE *f);	/* after the last snapshot (heatmap: draws the columns) */
+	int (*finish)(FILE *f); /* after the last snapshot (heatmap: draws the columns) */
 };
 
 /* The pictures of --format (tools/pictures.c). */
@@ -286,13 +290,13 @@ struct cli_tasks {
 };
 
 /* The parsed task filters into a tool's opts struct o (fields key, pids, tids, nr_*). */
-#define CLI_TASKS_INTO(o, tk)                                                  \
-	do {                                                                   \
-		(o).key = (tk).key;                                            \
-		(o).pids = (tk).pids;                                          \
-		(o).nr_pids = (tk).nr_pids;                                    \
-		(o).tids = (tk).tids;                                          \
-		(o).nr_tids = (tk).nr_tids;                                    \
+#define CLI_TASKS_INTO(o, tk)               \
+	do {                                \
+		(o).key = (tk).key;         \
+		(o).pids = (tk).pids;       \
+		(o).nr_pids = (tk).nr_pids; \
+		(o).tids = (tk).tids;       \
+		(o).nr_tids = (tk).nr_tids; \
 	} while (0)
 
 /*
@@ -300,15 +304,15 @@ struct cli_tasks {
  * tool's opts o (fields unit, overhead, MODE, stream_bytes, attach, buckets,
  * exp_scale).
  */
-#define CLI_STREAM_INTO(o, a, MODE)                                            \
-	do {                                                                   \
-		(o).unit = (a).cm.unit;                                        \
-		(o).overhead = (a).cm.overhead;                                \
-		(o).MODE = (a).st.mode;                                        \
-		(o).stream_bytes = (a).st.stream_bytes;                        \
-		(o).attach = (a).st.attach;                                    \
-		(o).buckets = (a).st.buckets;                                  \
-		(o).exp_scale = (a).st.exp_scale;                              \
+#define CLI_STREAM_INTO(o, a, MODE)                     \
+	do {                                            \
+		(o).unit = (a).cm.unit;                 \
+		(o).overhead = (a).cm.overhead;         \
+		(o).MODE = (a).st.mode;                 \
+		(o).stream_bytes = (a).st.stream_bytes; \
+		(o).attach = (a).st.attach;             \
+		(o).buckets = (a).st.buckets;           \
+		(o).exp_scale = (a).st.exp_scale;       \
 	} while (0)
 
 /* 'P', 'L', 'p' or 't': 0, or a one-line usage error (2); -ENOENT for any other c. */
@@ -323,38 +327,43 @@ void cli_tasks_free(struct cli_tasks *tk);
  */
 struct cli_args {
 	struct cli_common cm;
-	struct cli_stream st;	/* stays agg, 0, false for tools that do not stream */
+	struct cli_stream st; /* stays agg, 0, false for tools that do not stream */
 	struct cli_tasks tk;
-	const char *banner;	/* cli_session_main: what cli_run prints as it starts */
+	const char *banner; /* cli_session_main: what cli_run prints as it starts */
 };
 
 /* cli_parser flags: the tool streams, filters tasks, takes operands. */
 #define CLI_STREAMS 0x1
 #define CLI_TASKS 0x2
 #define CLI_OPERANDS 0x4
-#define CLI_PICTURES 0x8	/* takes --format svg|html|heatmap|pprof (cli_pictures) */
-#define CLI_MSECS 0x10		/* -m/--milliseconds is --unit msecs (libbpf-tools' -m) */
-#define CLI_POS_DURATION 0x20	/* a bare number is the duration, as bcc's offcputime/profile */
+#define CLI_PICTURES 0x8      /* takes --format svg|html|heatmap|pprof (cli_pictures) */
+#define CLI_MSECS 0x10	      /* -m/--milliseconds is --unit msecs (libbpf-tools' -m) */
+#define CLI_POS_DURATION 0x20 /* a bare number is the duration, as bcc's offcputime/profile */
 
 /* A tool's command line, as cli_parse reads it. */
 struct cli_parser {
-	const char *shortopts;	/* getopt_long's, ':' first (CLI_COMMON_SHORTOPTS has it) */
+	const char *shortopts; /* getopt_long's, ':' first (CLI_COMMON_SHORTOPTS has it) */
 	const struct option *longopts;
-	const char *usage;	/* what -h/--help prints */
+	const char *usage; /* what -h/--help prints */
 	/* The tool's own options, asked first: 0, an exit code, or -ENOENT: not one of them. */
 	int (*opt)(struct cli_args *a, int c, const char *arg);
 	/* After the options (operands from optind): checks across options; 0 or an exit code. */
 	int (*finish)(struct cli_args *a, int argc, char **argv);
 	/* cli_session_main: the tool's session (NULL: errno says why); may set a->banner. */
 	struct kagg_session *(*open)(struct cli_args *a);
-	unsigned int flags;	/* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES | CLI_MSECS
-				 * | CLI_POS_DURATION */
+	unsigned int flags; /* CLI_STREAMS | CLI_TASKS | CLI_OPERANDS | CLI_PICTURES | CLI_MSECS
+			     * | CLI_POS_DURATION */
 };
 
 /* A tool's cli_parser, with the tool's long_opts[] and usage_text[]. */
-#define CLI_PARSER(SHORTOPTS, OPT, FINISH, OPEN, FLAGS)                        \
-	{ .shortopts = SHORTOPTS, .longopts = long_opts, .usage = usage_text,  \
-	  .opt = OPT, .finish = FINISH, .open = OPEN, .flags = FLAGS }
+#define CLI_PARSER(SHORTOPTS, OPT, FINISH, OPEN, FLAGS) \
+	{ .shortopts = SHORTOPTS,                       \
+	  .longopts = long_opts,                        \
+	  .usage = usage_text,                          \
+	  .opt = OPT,                                   \
+	  .finish = FINISH,                             \
+	  .open = OPEN,                                 \
+	  .flags = FLAGS }
 
 /*
  * Read argv's options into a (and the tool's struct around it): the tool's,
@@ -403,8 +412,8 @@ bool cli_start(int parsed, const struct cli_stream *st, int *ret);
 #define CLI_PARSE_ONLY 0
 #endif
 /* cli_run, or with --print cli_run_printing. */
-int cli_stream_run(struct kagg_session *s, const struct cli_common *cm,
-		   const struct cli_stream *st, const char *banner);
+int cli_stream_run(struct kagg_session *s, const struct cli_common *cm, const struct cli_stream *st,
+		   const char *banner);
 /*
  * The end of a session tool's main: s, from its kagg_TOOL__open() (NULL:
  * the open failed and errno says why, cli_open_failed), run with
@@ -425,9 +434,9 @@ int cli_bad_opt_near(int c, char **argv, const struct option *longopts);
 /* "Did you mean": the candidate nearest to want, by edit distance, if near enough. */
 struct cli_near {
 	const char *want;
-	char best[128];	/* "" while none is near enough */
+	char best[128]; /* "" while none is near enough */
 	size_t dist;
-	size_t prefix;	/* of best with want: breaks a tie in distance */
+	size_t prefix; /* of best with want: breaks a tie in distance */
 };
 void cli_near_init(struct cli_near *n, const char *want);
 /* Offer cand (a "SYS:EVENT" is also compared by its EVENT alone). */

@@ -13,41 +13,59 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg funclat [OPTIONS] FUNC [INTERVAL [COUNT]]\n"
-"\n"
-"Time from entry to return of a function, one log2 histogram per function,\n"
-"aggregated in the kernel.  Nested and recursive calls are timed per level.\n"
-"\n"
-"FUNC is a kernel function (vfs_read), LIB:FUNC (c:malloc, libc is found\n"
-"through the process's maps, /etc/ld.so.cache or the library directories) or\n"
-"PATH:FUNC (/usr/bin/bash:readline, or a program name in $PATH's absolute\n"
-"directories).  FUNC may be a glob (vfs_*, c:str*): one histogram per\n"
-"matching function.  INTERVAL [COUNT] after FUNC, as runqlat's: print every\n"
-"INTERVAL seconds (-i), COUNT times.\n"
-"\n"
-"  -p, --pid PID          only this process\n"
-"  -c, --cgroup PATH      only tasks in this cgroup v2 directory (or below it)\n"
-"  -m, --milliseconds     as --unit msecs (libbpf-tools' funclatency -m)\n"
-"  -u, --microseconds     as --unit usecs (libbpf-tools' funclatency -u)\n"
-"      --attach TYPE      auto (default), fentry, kprobe, kprobe.multi, uprobe,\n"
-"                         uprobe.multi\n"
-"      --max-funcs N      refuse patterns matching more than N functions (1024)\n"
-"      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
-"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
-CLI_COMMON_HELP_U("nsecs (default, as funclatency's), usecs or msecs")
-"      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
-"      --format html      a one-file report: histograms, percentiles, meta\n"
-"\n"
-"attach paths: kernel functions use fentry/fexit (one function) or kprobe.multi\n"
-"(a glob), else one kprobe/kretprobe per function; user functions uprobe.multi,\n"
-"else one uprobe/uretprobe per function.  The meta block names the path used\n"
-"and why others failed.\n"
-"\n"
-"examples:\n"
-"  kagg funclat vfs_read -d 5\n"
-"  kagg funclat 'vfs_*' -i 1\n"
-"  kagg funclat c:malloc -p 1234 -u -d 10   # in microseconds\n"
-"  kagg funclat '/usr/bin/bash:*line*' --format json -d 5 --overhead\n";
+	"usage: kagg funclat [OPTIONS] FUNC [INTERVAL [COUNT]]\n"
+	"\n"
+	"Time from entry to return of a function, one log2 histogram per function,\n"
+	"aggregated in the kernel.  Nested and recursive calls are timed per level.\n"
+	"\n"
+	"FUNC is a kernel function (vfs_read), LIB:FUNC (c:malloc, libc is found\n"
+	"through the process's maps, /etc/ld.so.cache or the library directories) or\n"
+	"PATH:FUNC (/usr/bin/bash:readline, or a program name in $PATH's absolute\n"
+	"directories).  FUNC may be a glob (vfs_*, c:str*): one histogram per\n"
+	"matching function.  INTERVAL [COUNT] after FUNC, as runqlat's: print every\n"
+	"INTERVAL seconds (-i), COUNT times.\n"
+	"\n"
+	"  -p, --pid PID          only this process\n"
+	"  -c, --cgroup PATH      only tasks in this cgroup v2 directory (or below it)\n"
+	"  -m, --milliseconds     as --unit msecs (libbpf-tools' funclatency -m)\n"
+	"  -u, --microseconds     as --unit usecs (libbpf-tools' funclatency -u)\n"
+	"      --attach TYPE      auto (default), fentry, kprobe, kprobe.multi, uprobe,\n"
+	"                         uprobe.multi\n"
+	"      --max-funcs N      refuse patterns matching more than N functions (1024)\n"
+	"      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
+	"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n" CLI_COMMON_HELP_U(
+		"nsecs (default, as funclatency's), usecs or msecs") "      --format heatmap   "
+								     "with -i: a latency heatmap "
+								     "SVG (time across, buckets "
+								     "up)\n"
+								     "      --format html      a "
+								     "one-file report: histograms, "
+								     "percentiles, meta\n"
+								     "\n"
+								     "attach paths: kernel "
+								     "functions use fentry/fexit "
+								     "(one function) or "
+								     "kprobe.multi\n"
+								     "(a glob), else one "
+								     "kprobe/kretprobe per "
+								     "function; user functions "
+								     "uprobe.multi,\n"
+								     "else one uprobe/uretprobe "
+								     "per function.  The meta "
+								     "block names the path used\n"
+								     "and why others failed.\n"
+								     "\n"
+								     "examples:\n"
+								     "  kagg funclat vfs_read -d "
+								     "5\n"
+								     "  kagg funclat 'vfs_*' -i 1\n"
+								     "  kagg funclat c:malloc -p "
+								     "1234 -u -d 10   # in "
+								     "microseconds\n"
+								     "  kagg funclat "
+								     "'/usr/bin/bash:*line*' "
+								     "--format json -d 5 "
+								     "--overhead\n";
 
 enum {
 	OPT_ATTACH = CLI_OPT_TOOL,
@@ -70,23 +88,25 @@ static const struct option long_opts[] = {
 /* --attach TYPE; 0 or a usage error. */
 static int parse_attach(const char *arg, enum kagg_funclat_attach *out)
 {
-	static const char *const attach[] = { "auto", "fentry", "kprobe", "kprobe.multi",
-					      "uprobe", "uprobe.multi" };
+	static const char *const attach[] = { "auto",	      "fentry", "kprobe",
+					      "kprobe.multi", "uprobe", "uprobe.multi" };
 	static const enum kagg_funclat_attach attach_val[] = {
-		KAGG_FUNCLAT_AUTO, KAGG_FUNCLAT_FENTRY, KAGG_FUNCLAT_KPROBE,
+		KAGG_FUNCLAT_AUTO,	   KAGG_FUNCLAT_FENTRY, KAGG_FUNCLAT_KPROBE,
 		KAGG_FUNCLAT_KPROBE_MULTI, KAGG_FUNCLAT_UPROBE, KAGG_FUNCLAT_UPROBE_MULTI,
 	};
 	int i = CLI_PICK(arg, attach);
 
 	if (i < 0)
-		return cli_err(CLI_EXIT_USAGE, "invalid attach type '%s' (auto, fentry, kprobe, "
-			       "kprobe.multi, uprobe, uprobe.multi)", arg);
+		return cli_err(CLI_EXIT_USAGE,
+			       "invalid attach type '%s' (auto, fentry, kprobe, "
+			       "kprobe.multi, uprobe, uprobe.multi)",
+			       arg);
 	*out = attach_val[i];
 	return 0;
 }
 
 struct funclat_args {
-	struct cli_args c;	/* first: what cli_parse fills */
+	struct cli_args c; /* first: what cli_parse fills */
 	struct kagg_funclat_opts o;
 	char banner[512];
 };
@@ -123,7 +143,7 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 
 	if (optind >= argc)
 		return cli_err(CLI_EXIT_USAGE, "missing FUNC (kernel function, LIB:FUNC or "
-			       "PATH:FUNC); see --help");
+					       "PATH:FUNC); see --help");
 	if (optind + 1 < argc) {
 		int ret = cli_positional_interval(argc - optind - 1, argv + optind + 1, &ca->cm);
 
@@ -149,9 +169,9 @@ static struct kagg_session *open_session(struct cli_args *ca)
 	return kagg_funclat__open(&a->o);
 }
 
-static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "p:c:mu", funclat_opt,
-						   finish_args, open_session,
-						   CLI_OPERANDS | CLI_PICTURES | CLI_MSECS);
+static const struct cli_parser parser =
+	CLI_PARSER(CLI_COMMON_SHORTOPTS "p:c:mu", funclat_opt, finish_args, open_session,
+		   CLI_OPERANDS | CLI_PICTURES | CLI_MSECS);
 
 static int funclat_main(int argc, char **argv)
 {

@@ -13,48 +13,48 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg hist [OPTIONS] SYSTEM:EVENT FIELD\n"
-"\n"
-"A histogram of a numeric field of any tracepoint, aggregated in the\n"
-"kernel.  The field's offset, size and signedness are read from the event's\n"
-"tracefs format file (/sys/kernel/tracing/events/SYSTEM/EVENT/format; tracefs\n"
-"is mounted when it is not).\n"
-"\n"
-"      --key FIELD        one histogram per value of FIELD (numeric: labelled\n"
-"                         with the value; char array such as a comm: with the\n"
-"                         string, its first 15 characters)\n"
-"      --filter EXPR      only events where 'FIELD OP VALUE' holds, OP one of\n"
-"                         == != < <= > >= (numeric fields, VALUE decimal or 0x..)\n"
-"      --linear           64 linear buckets instead of log2: [MIN, MIN+STEP-1],\n"
-"                         [MIN+STEP, ...]; values outside are counted in the meta\n"
-"      --min N            first linear bucket's low bound (default 0)\n"
-"      --step N           linear bucket width (default 1)\n"
-"      --buckets B        log2 (default), exp:S (exponential buckets of scale S,\n"
-"                         0..5: 2^(2^-S) - 1 wide, 9% at S=3; numeric --key) or\n"
-"                         linear:MIN:STEP (as --linear --min MIN --step STEP)\n"
-"  -d, --duration SEC     run for SEC seconds, print, exit\n"
-"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"
-"  -T, --timestamp        print the local time, HH:MM:SS, before each output\n"
-"                         (JSON: \"timestamp\" in the meta)\n"
-"      --top N            only the N heaviest keys (default all); text lists keys by\n"
-"                         total, heaviest first\n"
-"      --format FMT       text (default), json, or ndjson (one line each)\n"
-"      --format heatmap   with -i: a heatmap SVG (time across, buckets up)\n"
-"      --format html      a one-file report: histograms, percentiles, meta\n"
-"      --overhead         report the BPF program's run time per event\n"
-"      --quiet            text: no '#' meta lines (and no banner on stderr)\n"
-"  -v, --verbose          print libbpf and library messages\n"
-"  -h, --help             this text\n"
-"\n"
-"Signed values below 0 have no log2 bucket: they are counted in the meta\n"
-"(\"negative\") and not in the histogram; linear buckets take them.\n"
-"\n"
-"examples:\n"
-"  kagg hist block:block_rq_issue bytes -d 10\n"
-"  kagg hist sched:sched_switch prev_prio --linear --min 100 --step 1 -d 5\n"
-"  kagg hist block:block_rq_issue bytes --buckets exp:3 -d 10\n"
-"  kagg hist sched:sched_switch prev_pid --key prev_comm -d 5\n"
-"  kagg hist raw_syscalls:sys_enter id --filter 'common_pid == 1234' -d 5\n";
+	"usage: kagg hist [OPTIONS] SYSTEM:EVENT FIELD\n"
+	"\n"
+	"A histogram of a numeric field of any tracepoint, aggregated in the\n"
+	"kernel.  The field's offset, size and signedness are read from the event's\n"
+	"tracefs format file (/sys/kernel/tracing/events/SYSTEM/EVENT/format; tracefs\n"
+	"is mounted when it is not).\n"
+	"\n"
+	"      --key FIELD        one histogram per value of FIELD (numeric: labelled\n"
+	"                         with the value; char array such as a comm: with the\n"
+	"                         string, its first 15 characters)\n"
+	"      --filter EXPR      only events where 'FIELD OP VALUE' holds, OP one of\n"
+	"                         == != < <= > >= (numeric fields, VALUE decimal or 0x..)\n"
+	"      --linear           64 linear buckets instead of log2: [MIN, MIN+STEP-1],\n"
+	"                         [MIN+STEP, ...]; values outside are counted in the meta\n"
+	"      --min N            first linear bucket's low bound (default 0)\n"
+	"      --step N           linear bucket width (default 1)\n"
+	"      --buckets B        log2 (default), exp:S (exponential buckets of scale S,\n"
+	"                         0..5: 2^(2^-S) - 1 wide, 9% at S=3; numeric --key) or\n"
+	"                         linear:MIN:STEP (as --linear --min MIN --step STEP)\n"
+	"  -d, --duration SEC     run for SEC seconds, print, exit\n"
+	"  -i, --interval SEC     print and reset every SEC >= 0.001 s (exact snapshots)\n"
+	"  -T, --timestamp        print the local time, HH:MM:SS, before each output\n"
+	"                         (JSON: \"timestamp\" in the meta)\n"
+	"      --top N            only the N heaviest keys (default all); text lists keys by\n"
+	"                         total, heaviest first\n"
+	"      --format FMT       text (default), json, or ndjson (one line each)\n"
+	"      --format heatmap   with -i: a heatmap SVG (time across, buckets up)\n"
+	"      --format html      a one-file report: histograms, percentiles, meta\n"
+	"      --overhead         report the BPF program's run time per event\n"
+	"      --quiet            text: no '#' meta lines (and no banner on stderr)\n"
+	"  -v, --verbose          print libbpf and library messages\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Signed values below 0 have no log2 bucket: they are counted in the meta\n"
+	"(\"negative\") and not in the histogram; linear buckets take them.\n"
+	"\n"
+	"examples:\n"
+	"  kagg hist block:block_rq_issue bytes -d 10\n"
+	"  kagg hist sched:sched_switch prev_prio --linear --min 100 --step 1 -d 5\n"
+	"  kagg hist block:block_rq_issue bytes --buckets exp:3 -d 10\n"
+	"  kagg hist sched:sched_switch prev_pid --key prev_comm -d 5\n"
+	"  kagg hist raw_syscalls:sys_enter id --filter 'common_pid == 1234' -d 5\n";
 
 enum {
 	OPT_KEY = CLI_OPT_TOOL,
@@ -77,11 +77,11 @@ static const struct option long_opts[] = {
 };
 
 struct hist_args {
-	struct cli_args c;	/* first: what cli_parse fills */
+	struct cli_args c; /* first: what cli_parse fills */
 	struct kagg_field_hist_opts o;
-	bool linear, min_set;	/* --linear's bounds, before they go into o */
+	bool linear, min_set; /* --linear's bounds, before they go into o */
 	uint64_t step;
-	bool buckets_lin;	/* --buckets linear:MIN:STEP */
+	bool buckets_lin; /* --buckets linear:MIN:STEP */
 	char banner[300];
 };
 
@@ -136,20 +136,24 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	struct hist_args *a = (struct hist_args *)ca;
 
 	if (argc - optind < 2)
-		return cli_err(CLI_EXIT_USAGE, "need SYSTEM:EVENT and FIELD, e.g. "
+		return cli_err(CLI_EXIT_USAGE,
+			       "need SYSTEM:EVENT and FIELD, e.g. "
 			       "'kagg hist sched:sched_switch prev_prio'; see --help");
 	if (argc - optind > 2)
 		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s'", argv[optind + 2]);
 	if (!strchr(argv[optind], ':') && !strchr(argv[optind], '/'))
-		return cli_err(CLI_EXIT_USAGE, "invalid event '%s' (SYSTEM:EVENT, e.g. "
-			       "sched:sched_switch)", argv[optind]);
+		return cli_err(CLI_EXIT_USAGE,
+			       "invalid event '%s' (SYSTEM:EVENT, e.g. "
+			       "sched:sched_switch)",
+			       argv[optind]);
 	if (a->c.cm.unit != KAGG_UNIT_USECS)
-		return cli_err(CLI_EXIT_USAGE, "--unit does not apply: hist counts raw field values");
+		return cli_err(CLI_EXIT_USAGE,
+			       "--unit does not apply: hist counts raw field values");
 	if (a->linear && a->o.buckets == KAGG_BUCKETS_EXP)
 		return cli_err(CLI_EXIT_USAGE, "--linear and --buckets exp:S exclude each other");
 	if (a->buckets_lin && (a->linear || a->min_set))
 		return cli_err(CLI_EXIT_USAGE, "--buckets linear:MIN:STEP or --linear --min "
-			       "--step, not both");
+					       "--step, not both");
 	a->linear |= a->buckets_lin;
 	if (!a->linear && (a->min_set || a->step != 1))
 		return cli_err(CLI_EXIT_USAGE, "--min and --step go with --linear");

@@ -14,8 +14,9 @@ static void usage(FILE *f)
 {
 	const struct cli_cmd *c;
 
-	fprintf(f, "usage: kagg COMMAND [OPTIONS]   (kagg COMMAND --help for details)\n\n"
-		   "kagg %s: eBPF in-kernel aggregation toolkit\n\ncommands:\n",
+	fprintf(f,
+		"usage: kagg COMMAND [OPTIONS]   (kagg COMMAND --help for details)\n\n"
+		"kagg %s: eBPF in-kernel aggregation toolkit\n\ncommands:\n",
 		kagg_version());
 	for (c = __start_cli_cmds; c < __stop_cli_cmds; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
@@ -41,8 +42,10 @@ static int unknown(const char *name)
 	for (c = __start_cli_cmds; c < __stop_cli_cmds; c++)
 		cli_near_add(&n, c->name);
 	if (n.best[0])
-		return cli_err(CLI_EXIT_USAGE, "unknown command '%s'; did you mean '%s'? (kagg "
-			       "--help lists them)", name, n.best);
+		return cli_err(CLI_EXIT_USAGE,
+			       "unknown command '%s'; did you mean '%s'? (kagg "
+			       "--help lists them)",
+			       name, n.best);
 	return cli_err(CLI_EXIT_USAGE, "unknown command '%s' (kagg --help lists them)", name);
 }
 

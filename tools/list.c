@@ -20,31 +20,31 @@
 #define LS_EVENTS "/sys/kernel/tracing/events"
 
 static const char usage_text[] =
-"usage: kagg list [OPTIONS] [PATTERN]\n"
-"\n"
-"What kagg can trace, as bpftrace -l and perf list show it: tracepoints as\n"
-"SYSTEM:EVENT (for kagg hist and kagg record -e), then kernel functions (for\n"
-"kagg funclat), one a line.  PATTERN is a glob (sched:*, vfs_*, *alloc*); a\n"
-"word without * ? [ matches anywhere in the name, as in perf list.  tracefs\n"
-"is mounted when it is not.\n"
-"\n"
-"  -t, --tracepoints      tracepoints only\n"
-"  -f, --functions        kernel functions only\n"
-"  -b, --binary BIN       the functions of BIN instead, as kagg funclat takes them\n"
-"                         (BIN:FUNC): a path, a program in $PATH, or a library (c)\n"
-"  -p, --pid PID          with -b: a library also through this process's maps\n"
-"  -v, --verbose          tracepoints with their fields (type and name), as\n"
-"                         bpftrace -lv; the numeric ones are kagg hist's FIELDs\n"
-"  -h, --help             this text\n"
-"\n"
-"Nothing matching is an error (exit 1) that names the nearest tracepoints.\n"
-"\n"
-"examples:\n"
-"  kagg list sched:                      # the scheduler's tracepoints\n"
-"  kagg list -v sched:sched_switch       # and its fields\n"
-"  kagg list -f 'vfs_*'                  # kernel functions\n"
-"  kagg list -b /usr/bin/bash '*readline*'   # a program's functions\n"
-"  kagg list -b c malloc                 # libc's\n";
+	"usage: kagg list [OPTIONS] [PATTERN]\n"
+	"\n"
+	"What kagg can trace, as bpftrace -l and perf list show it: tracepoints as\n"
+	"SYSTEM:EVENT (for kagg hist and kagg record -e), then kernel functions (for\n"
+	"kagg funclat), one a line.  PATTERN is a glob (sched:*, vfs_*, *alloc*); a\n"
+	"word without * ? [ matches anywhere in the name, as in perf list.  tracefs\n"
+	"is mounted when it is not.\n"
+	"\n"
+	"  -t, --tracepoints      tracepoints only\n"
+	"  -f, --functions        kernel functions only\n"
+	"  -b, --binary BIN       the functions of BIN instead, as kagg funclat takes them\n"
+	"                         (BIN:FUNC): a path, a program in $PATH, or a library (c)\n"
+	"  -p, --pid PID          with -b: a library also through this process's maps\n"
+	"  -v, --verbose          tracepoints with their fields (type and name), as\n"
+	"                         bpftrace -lv; the numeric ones are kagg hist's FIELDs\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Nothing matching is an error (exit 1) that names the nearest tracepoints.\n"
+	"\n"
+	"examples:\n"
+	"  kagg list sched:                      # the scheduler's tracepoints\n"
+	"  kagg list -v sched:sched_switch       # and its fields\n"
+	"  kagg list -f 'vfs_*'                  # kernel functions\n"
+	"  kagg list -b /usr/bin/bash '*readline*'   # a program's functions\n"
+	"  kagg list -b c malloc                 # libc's\n";
 
 static const struct option long_opts[] = {
 	{ "tracepoints", no_argument, NULL, 't' },
@@ -174,8 +174,9 @@ static int ls_functions(struct ls_args *a)
 	if (n == -ENOENT && !a->binary)
 		return 0;
 	if (n < 0)
-		return cli_logged ? CLI_EXIT_FAIL
-				  : cli_err(CLI_EXIT_FAIL, "cannot list '%s': %s", pat, strerror(-n));
+		return cli_logged
+			       ? CLI_EXIT_FAIL
+			       : cli_err(CLI_EXIT_FAIL, "cannot list '%s': %s", pat, strerror(-n));
 	return 0;
 }
 
@@ -231,9 +232,11 @@ static int list_main(int argc, char **argv)
 		int err = cli_mount_tracefs();
 
 		if (err)
-			return cli_err(CLI_EXIT_FAIL, "tracefs is not mounted on /sys/kernel/tracing "
+			return cli_err(CLI_EXIT_FAIL,
+				       "tracefs is not mounted on /sys/kernel/tracing "
 				       "and mounting it failed: %s (run as root, or mount -t "
-				       "tracefs nodev /sys/kernel/tracing)", strerror(-err));
+				       "tracefs nodev /sys/kernel/tracing)",
+				       strerror(-err));
 	}
 	if (a.tracepoints)
 		ret = ls_tracepoints(&a);

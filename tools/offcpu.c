@@ -12,55 +12,53 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg offcpu [OPTIONS] [DURATION]\n"
-"\n"
-"Off-CPU time (blocked or preempted) per interval between a task's switch-out\n"
-"and its next switch-in (sched_switch), as a log2 histogram aggregated in the\n"
-"kernel.  DURATION, as in offcputime: trace that many seconds, print once\n"
-"(-d DURATION); without it, until Ctrl-C.\n"
-"\n"
-CLI_TASKS_HELP
-"      --cgroup PATH      only tasks in this cgroup v2 directory\n"
-"      --state LETTERS    only intervals that began in these states (R S D T t P I)\n"
-"  -m, --min-us US        ignore intervals shorter than US microseconds\n"
-"  -M, --max-us US        ignore intervals longer than US microseconds\n"
-"  -u, --user-threads     user threads only\n"
-"  -k, --kernel-threads   kernel threads only\n"
-"      --stacks           also aggregate off-CPU time by kernel + user stack\n"
-CLI_UNWIND_HELP
-"  -f, --folded           print stacks folded, for flame graphs, once at the end\n"
-"                         (implies --stacks; not with -i); the meta to stderr\n"
-"      --addrs            stack frames by address (func+0x1a), not merged by function\n"
-"      --delimiter        folded: \"--\" between the user and the kernel frames\n"
-"                         (implies --stacks)\n"
-"      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
-"      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
-"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
-"      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
-"                         per event to userspace, aggregated there) or both, side by\n"
-"                         side with each path's events, drops and cost\n"
-"      --print            stream: print events as they arrive, in the kernel's trace\n"
-"                         format (like trace_pipe); a slow terminal loses the oldest\n"
-"                         buffered events (counted), never stalls the kernel side\n"
-"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
-"      --wake POLICY      watermark (default), adaptive, timer or every\n"
-"      --rb-subbufs N     sub-buffers per CPU of the reference ftrace buffer (128)\n"
-"      --rb-consume       reference buffer in producer/consumer mode (drop newest)\n"
-CLI_COMMON_HELP
-"      --format svg       with --stacks: an off-CPU flame graph, one interactive SVG\n"
-"      --format html      a one-file report: histograms, percentiles, flame graph, meta\n"
-"      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
-"      --format pprof     with --stacks: a gzip-compressed pprof profile of off-CPU time\n"
-"\n"
-"examples:\n"
-"  kagg offcpu 5                         # whole system, 5 seconds\n"
-"  kagg offcpu -P -p 1234 -d 10          # one process, per-process histogram\n"
-"  kagg offcpu --state D -m 1000 -i 1    # uninterruptible sleeps >= 1 ms, every second\n"
-"  kagg offcpu --stacks --folded -d 10 > out.folded   # flame graph input\n"
-"  kagg offcpu --stacks -d 10 --format svg > off.svg   # open in a browser\n"
-"  kagg offcpu --format json -d 2 --overhead\n"
-"  kagg offcpu --mode both --overhead -d 5   # in-kernel vs streamed, side by side\n"
-"  kagg offcpu --mode stream --print -d 2    # live sched_switch lines\n";
+	"usage: kagg offcpu [OPTIONS] [DURATION]\n"
+	"\n"
+	"Off-CPU time (blocked or preempted) per interval between a task's switch-out\n"
+	"and its next switch-in (sched_switch), as a log2 histogram aggregated in the\n"
+	"kernel.  DURATION, as in offcputime: trace that many seconds, print once\n"
+	"(-d DURATION); without it, until Ctrl-C.\n"
+	"\n" CLI_TASKS_HELP "      --cgroup PATH      only tasks in this cgroup v2 directory\n"
+	"      --state LETTERS    only intervals that began in these states (R S D T t P I)\n"
+	"  -m, --min-us US        ignore intervals shorter than US microseconds\n"
+	"  -M, --max-us US        ignore intervals longer than US microseconds\n"
+	"  -u, --user-threads     user threads only\n"
+	"  -k, --kernel-threads   kernel threads only\n"
+	"      --stacks           also aggregate off-CPU time by kernel + user "
+	"stack\n" CLI_UNWIND_HELP
+	"  -f, --folded           print stacks folded, for flame graphs, once at the end\n"
+	"                         (implies --stacks; not with -i); the meta to stderr\n"
+	"      --addrs            stack frames by address (func+0x1a), not merged by function\n"
+	"      --delimiter        folded: \"--\" between the user and the kernel frames\n"
+	"                         (implies --stacks)\n"
+	"      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+	"      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
+	"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
+	"      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
+	"                         per event to userspace, aggregated there) or both, side by\n"
+	"                         side with each path's events, drops and cost\n"
+	"      --print            stream: print events as they arrive, in the kernel's trace\n"
+	"                         format (like trace_pipe); a slow terminal loses the oldest\n"
+	"                         buffered events (counted), never stalls the kernel side\n"
+	"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
+	"      --wake POLICY      watermark (default), adaptive, timer or every\n"
+	"      --rb-subbufs N     sub-buffers per CPU of the reference ftrace buffer (128)\n"
+	"      --rb-consume       reference buffer in producer/consumer mode (drop "
+	"newest)\n" CLI_COMMON_HELP
+	"      --format svg       with --stacks: an off-CPU flame graph, one interactive SVG\n"
+	"      --format html      a one-file report: histograms, percentiles, flame graph, meta\n"
+	"      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
+	"      --format pprof     with --stacks: a gzip-compressed pprof profile of off-CPU time\n"
+	"\n"
+	"examples:\n"
+	"  kagg offcpu 5                         # whole system, 5 seconds\n"
+	"  kagg offcpu -P -p 1234 -d 10          # one process, per-process histogram\n"
+	"  kagg offcpu --state D -m 1000 -i 1    # uninterruptible sleeps >= 1 ms, every second\n"
+	"  kagg offcpu --stacks --folded -d 10 > out.folded   # flame graph input\n"
+	"  kagg offcpu --stacks -d 10 --format svg > off.svg   # open in a browser\n"
+	"  kagg offcpu --format json -d 2 --overhead\n"
+	"  kagg offcpu --mode both --overhead -d 5   # in-kernel vs streamed, side by side\n"
+	"  kagg offcpu --mode stream --print -d 2    # live sched_switch lines\n";
 
 enum {
 	OPT_CGROUP = CLI_OPT_TOOL,
@@ -92,7 +90,7 @@ static const struct option long_opts[] = {
 };
 
 struct offcpu_args {
-	struct cli_args c;	/* first: what cli_parse fills */
+	struct cli_args c; /* first: what cli_parse fills */
 	struct kagg_offcpu_opts o;
 };
 
@@ -111,8 +109,10 @@ static int parse_us(const char *arg, const char *name, bool nonzero, uint64_t *n
 static int parse_wake(const char *arg, enum kagg_wake *wake)
 {
 	static const char *const names[] = {
-		[KAGG_WAKE_WATERMARK] = "watermark", [KAGG_WAKE_ADAPTIVE] = "adaptive",
-		[KAGG_WAKE_TIMER] = "timer", [KAGG_WAKE_EVERY] = "every",
+		[KAGG_WAKE_WATERMARK] = "watermark",
+		[KAGG_WAKE_ADAPTIVE] = "adaptive",
+		[KAGG_WAKE_TIMER] = "timer",
+		[KAGG_WAKE_EVERY] = "every",
 	};
 	int i = CLI_PICK(arg, names);
 
@@ -134,8 +134,8 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case OPT_STATE:
 		if (!*arg || strspn(arg, "RSDTtPI,") != strlen(arg))
-			return cli_err(CLI_EXIT_USAGE, "invalid state '%s' (letters of R S D T t P I)",
-				       arg);
+			return cli_err(CLI_EXIT_USAGE,
+				       "invalid state '%s' (letters of R S D T t P I)", arg);
 		a->o.states = arg;
 		return 0;
 	case 'm':
@@ -175,10 +175,15 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	CLI_STREAM_INTO(a->o, a->c, mode);
 	a->o.stacks |= ca->cm.print.folded || ca->cm.addrs; /* both imply --stacks */
 	if (a->o.stacks && a->o.mode == KAGG_MODE_STREAM)
-		return cli_err(CLI_EXIT_USAGE, "--stacks needs the kernel path (--mode agg or both)");
-	return cli_folded_ready(&ca->cm) ?: cli_pictures(&a->c.cm, CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
-			    (a->o.stacks ? CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_PPROF) : 0),
-			    true, false);
+		return cli_err(CLI_EXIT_USAGE,
+			       "--stacks needs the kernel path (--mode agg or both)");
+	return cli_folded_ready(&ca->cm)
+		       ?: cli_pictures(&a->c.cm,
+				       CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
+					       (a->o.stacks ? CLI_PIC_BIT(CLI_PIC_SVG) |
+								      CLI_PIC_BIT(CLI_PIC_PPROF)
+							    : 0),
+				       true, false);
 }
 
 static struct kagg_session *open_session(struct cli_args *ca)

@@ -19,14 +19,14 @@ static struct {
 
 static int print_svg(const struct kagg_snapshot *snap, FILE *f, const struct kagg_print_opts *o)
 {
-	struct kagg_flame_opts fo = { .sz = sizeof(fo), .by_count = pic.by_count,
-				      .cold = pic.cold, .unit = pic.unit };
+	struct kagg_flame_opts fo = {
+		.sz = sizeof(fo), .by_count = pic.by_count, .cold = pic.cold, .unit = pic.unit
+	};
 
 	return kagg_flame__write_svg(snap, f, &fo);
 }
 
-static int print_pprof(const struct kagg_snapshot *snap, FILE *f,
-		       const struct kagg_print_opts *o)
+static int print_pprof(const struct kagg_snapshot *snap, FILE *f, const struct kagg_print_opts *o)
 {
 	struct kagg_pprof_opts po = { .sz = sizeof(po), .off_cpu = pic.cold };
 
@@ -35,8 +35,10 @@ static int print_pprof(const struct kagg_snapshot *snap, FILE *f,
 
 static int print_html(const struct kagg_snapshot *snap, FILE *f, const struct kagg_print_opts *o)
 {
-	struct kagg_html_opts ho = { .sz = sizeof(ho), .by_count = pic.by_count,
-				     .cold = pic.cold, .unit = pic.unit,
+	struct kagg_html_opts ho = { .sz = sizeof(ho),
+				     .by_count = pic.by_count,
+				     .cold = pic.cold,
+				     .unit = pic.unit,
 				     .percentiles = o->percentiles,
 				     .nr_percentiles = o->nr_percentiles };
 
@@ -60,7 +62,9 @@ static int write_heatmap(FILE *f)
 }
 
 static const char *const pic_names[] = {
-	[CLI_PIC_SVG] = "svg", [CLI_PIC_HTML] = "html", [CLI_PIC_HEATMAP] = "heatmap",
+	[CLI_PIC_SVG] = "svg",
+	[CLI_PIC_HTML] = "html",
+	[CLI_PIC_HEATMAP] = "heatmap",
 	[CLI_PIC_PPROF] = "pprof",
 };
 
@@ -72,8 +76,9 @@ int cli_pictures(struct cli_common *cm, unsigned int allowed, bool cold, bool by
 		return 0;
 	if (!(allowed & CLI_PIC_BIT(cm->picture)))
 		return cli_err(CLI_EXIT_USAGE, "--format %s: not with these options%s", name,
-			       cm->picture == CLI_PIC_HEATMAP ? " (heatmaps: histograms by interval)"
-							      : " (needs stacks)");
+			       cm->picture == CLI_PIC_HEATMAP
+				       ? " (heatmaps: histograms by interval)"
+				       : " (needs stacks)");
 	if (cm->print.folded)
 		return cli_err(CLI_EXIT_USAGE, "--folded and --format %s exclude each other", name);
 	if (cm->picture == CLI_PIC_HEATMAP && !cm->interval)

@@ -13,37 +13,37 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg profile [OPTIONS] [DURATION]\n"
-"\n"
-"Sample what runs on the CPUs at a fixed rate (perf_event_open: hardware cycles\n"
-"when the PMU has them, else the cpu-clock software event) and count samples by\n"
-"kernel + user stack, aggregated in the kernel.  The idle task is left out.\n"
-"Each stack shows its sample count and the CPU time it stands for\n"
-"(samples * 1/HZ, in --unit).  DURATION, as in bcc's profile: sample that many\n"
-"seconds, print once (-d DURATION); without it, until Ctrl-C.\n"
-"\n"
-"  -F, --frequency HZ     samples per second per CPU (default 49)\n"
-"  -p, --pid PID[,PID]    only these processes\n"
-"  -C, --cpu N            only CPU N\n"
-"  -U, --user-stacks-only   capture user stacks only\n"
-"  -K, --kernel-stacks-only capture kernel stacks only\n"
-"      --event EV         auto (default: cycles, else cpu-clock), cycles or cpu-clock\n"
-CLI_UNWIND_HELP
-"  -f, --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs),\n"
-"                         once at the end (not with -i); the meta to stderr\n"
-"      --addrs            stack frames by address (func+0x1a), not merged by function\n"
-"      --delimiter        folded: \"--\" between the user and the kernel frames\n"
-CLI_COMMON_HELP
-"      --format svg       a flame graph: one interactive SVG (search, zoom, tooltips)\n"
-"      --format html      a one-file report: flame graph and meta\n"
-"      --format pprof     a gzip-compressed pprof profile (go tool pprof, Parca, ...)\n"
-"\n"
-"examples:\n"
-"  kagg profile -F 99 10                    # whole system, 10 seconds\n"
-"  kagg profile -p 1234 -U -d 5             # one process, user stacks\n"
-"  kagg profile -F 99 -d 30 --folded > out.folded   # flame graph input\n"
-"  kagg profile --format json -d 2 --overhead\n"
-"  kagg profile -F 99 -d 10 --format svg > cpu.svg   # open in a browser\n";
+	"usage: kagg profile [OPTIONS] [DURATION]\n"
+	"\n"
+	"Sample what runs on the CPUs at a fixed rate (perf_event_open: hardware cycles\n"
+	"when the PMU has them, else the cpu-clock software event) and count samples by\n"
+	"kernel + user stack, aggregated in the kernel.  The idle task is left out.\n"
+	"Each stack shows its sample count and the CPU time it stands for\n"
+	"(samples * 1/HZ, in --unit).  DURATION, as in bcc's profile: sample that many\n"
+	"seconds, print once (-d DURATION); without it, until Ctrl-C.\n"
+	"\n"
+	"  -F, --frequency HZ     samples per second per CPU (default 49)\n"
+	"  -p, --pid PID[,PID]    only these processes\n"
+	"  -C, --cpu N            only CPU N\n"
+	"  -U, --user-stacks-only   capture user stacks only\n"
+	"  -K, --kernel-stacks-only capture kernel stacks only\n"
+	"      --event EV         auto (default: cycles, else cpu-clock), cycles or "
+	"cpu-clock\n" CLI_UNWIND_HELP
+	"  -f, --folded           one line per stack, \"comm;frames... COUNT\" (flame graphs),\n"
+	"                         once at the end (not with -i); the meta to stderr\n"
+	"      --addrs            stack frames by address (func+0x1a), not merged by function\n"
+	"      --delimiter        folded: \"--\" between the user and the kernel "
+	"frames\n" CLI_COMMON_HELP
+	"      --format svg       a flame graph: one interactive SVG (search, zoom, tooltips)\n"
+	"      --format html      a one-file report: flame graph and meta\n"
+	"      --format pprof     a gzip-compressed pprof profile (go tool pprof, Parca, ...)\n"
+	"\n"
+	"examples:\n"
+	"  kagg profile -F 99 10                    # whole system, 10 seconds\n"
+	"  kagg profile -p 1234 -U -d 5             # one process, user stacks\n"
+	"  kagg profile -F 99 -d 30 --folded > out.folded   # flame graph input\n"
+	"  kagg profile --format json -d 2 --overhead\n"
+	"  kagg profile -F 99 -d 10 --format svg > cpu.svg   # open in a browser\n";
 
 enum {
 	OPT_CPU = CLI_OPT_TOOL,
@@ -65,7 +65,7 @@ static const struct option long_opts[] = {
 };
 
 struct profile_args {
-	struct cli_args c;	/* first: what cli_parse fills */
+	struct cli_args c; /* first: what cli_parse fills */
 	struct kagg_profile_opts o;
 };
 
@@ -80,7 +80,8 @@ static int print_folded(const struct kagg_snapshot *snap, FILE *f,
 static int parse_event(const char *arg, enum kagg_profile_event *ev)
 {
 	static const char *const names[] = {
-		[KAGG_PROFILE_EV_AUTO] = "auto", [KAGG_PROFILE_EV_CYCLES] = "cycles",
+		[KAGG_PROFILE_EV_AUTO] = "auto",
+		[KAGG_PROFILE_EV_CYCLES] = "cycles",
 		[KAGG_PROFILE_EV_CPU_CLOCK] = "cpu-clock",
 	};
 	int i = CLI_PICK(arg, names);
@@ -123,9 +124,11 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	struct profile_args *a = (struct profile_args *)ca;
 	int ret;
 
-	ret = cli_folded_ready(&ca->cm) ?: cli_pictures(&ca->cm, CLI_PIC_BIT(CLI_PIC_SVG) |
-							CLI_PIC_BIT(CLI_PIC_HTML) |
-							CLI_PIC_BIT(CLI_PIC_PPROF), false, true);
+	ret = cli_folded_ready(&ca->cm)
+		      ?: cli_pictures(&ca->cm,
+				      CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_HTML) |
+					      CLI_PIC_BIT(CLI_PIC_PPROF),
+				      false, true);
 	if (ret)
 		return ret;
 	if (ca->cm.print.folded)
@@ -141,9 +144,9 @@ static struct kagg_session *open_session(struct cli_args *ca)
 	return kagg_profile__open(&((struct profile_args *)ca)->o);
 }
 
-static const struct cli_parser parser = CLI_PARSER(CLI_COMMON_SHORTOPTS "F:p:UKfC:", profile_opt,
-						   finish_args, open_session,
-						   CLI_TASKS | CLI_PICTURES | CLI_POS_DURATION);
+static const struct cli_parser parser =
+	CLI_PARSER(CLI_COMMON_SHORTOPTS "F:p:UKfC:", profile_opt, finish_args, open_session,
+		   CLI_TASKS | CLI_PICTURES | CLI_POS_DURATION);
 
 static int profile_main(int argc, char **argv)
 {

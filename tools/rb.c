@@ -21,19 +21,20 @@
 
 static void rb_usage(FILE *f)
 {
-	fprintf(f, "usage: kagg rb bench [--writers N] [--payload BYTES] [--mode overwrite|consume]\n"
-		   "                     [--seconds S] [--subbufs N] [--raw-dir DIR] [--rate N]\n"
-		   "                     [--format json]\n"
-		   "       kagg rb decode [--events-dir DIR] FILE...\n\n"
-		   "bench   N writer threads reserve+commit BYTES-byte events on their CPU's buffer\n"
-		   "        while a reader drains whole sub-buffers; prints events written, read,\n"
-		   "        overrun and dropped and ns per reserve+commit, per CPU and in total.\n"
-		   "        --raw-dir leaves cpuN.raw (trace_pipe_raw layout), header_page,\n"
-		   "        header_event and kagg/bench/format there.  --rate paces each writer\n"
-		   "        to N events per second (it sleeps when ahead) and prints the loss.\n"
-		   "decode  print raw sub-buffer files (ours or the kernel's trace_pipe_raw) as\n"
-		   "        `trace` text; formats from --events-dir (default "
-		   "/sys/kernel/tracing/events).\n");
+	fprintf(f,
+		"usage: kagg rb bench [--writers N] [--payload BYTES] [--mode overwrite|consume]\n"
+		"                     [--seconds S] [--subbufs N] [--raw-dir DIR] [--rate N]\n"
+		"                     [--format json]\n"
+		"       kagg rb decode [--events-dir DIR] FILE...\n\n"
+		"bench   N writer threads reserve+commit BYTES-byte events on their CPU's buffer\n"
+		"        while a reader drains whole sub-buffers; prints events written, read,\n"
+		"        overrun and dropped and ns per reserve+commit, per CPU and in total.\n"
+		"        --raw-dir leaves cpuN.raw (trace_pipe_raw layout), header_page,\n"
+		"        header_event and kagg/bench/format there.  --rate paces each writer\n"
+		"        to N events per second (it sleeps when ahead) and prints the loss.\n"
+		"decode  print raw sub-buffer files (ours or the kernel's trace_pipe_raw) as\n"
+		"        `trace` text; formats from --events-dir (default "
+		"/sys/kernel/tracing/events).\n");
 }
 
 /* ------------------------------------------------------------------ bench */
@@ -71,7 +72,8 @@ static int bench_parse(int argc, char **argv, struct rbb_opts *o, enum kagg_form
 		switch (c) {
 		case 'w':
 			if (cli_parse_u64(optarg, &v) || !v || v > 1024)
-				return cli_err(CLI_EXIT_USAGE, "--writers: 1..1024, got '%s'", optarg);
+				return cli_err(CLI_EXIT_USAGE, "--writers: 1..1024, got '%s'",
+					       optarg);
 			o->writers = (unsigned int)v;
 			break;
 		case 'p':
@@ -82,7 +84,8 @@ static int bench_parse(int argc, char **argv, struct rbb_opts *o, enum kagg_form
 			break;
 		case 'n':
 			if (cli_parse_u64(optarg, &v) || v < 2 || v > 65000)
-				return cli_err(CLI_EXIT_USAGE, "--subbufs: 2..65000, got '%s'", optarg);
+				return cli_err(CLI_EXIT_USAGE, "--subbufs: 2..65000, got '%s'",
+					       optarg);
 			o->nr_subbufs = v;
 			break;
 		case 'm':
@@ -96,16 +99,16 @@ static int bench_parse(int argc, char **argv, struct rbb_opts *o, enum kagg_form
 			break;
 		case 's':
 			if (cli_parse_seconds(optarg, &o->seconds))
-				return cli_err(CLI_EXIT_USAGE, "--seconds: a positive number, got '%s'",
-					       optarg);
+				return cli_err(CLI_EXIT_USAGE,
+					       "--seconds: a positive number, got '%s'", optarg);
 			break;
 		case 'r':
 			o->raw_dir = optarg;
 			break;
 		case 'R':
 			if (cli_parse_u64(optarg, &v) || !v)
-				return cli_err(CLI_EXIT_USAGE, "--rate: events per second, got '%s'",
-					       optarg);
+				return cli_err(CLI_EXIT_USAGE,
+					       "--rate: events per second, got '%s'", optarg);
 			o->rate = (double)v;
 			break;
 		case 'f':
@@ -125,8 +128,8 @@ static int bench_parse(int argc, char **argv, struct rbb_opts *o, enum kagg_form
 
 static int bench_main(int argc, char **argv)
 {
-	KAGG_OPTS(rbb_opts, o, .writers = 1, .payload = 64, .nr_subbufs = 64,
-		  .seconds = 1, .stop = &cli_stop, .log = cli_log);
+	KAGG_OPTS(rbb_opts, o, .writers = 1, .payload = 64, .nr_subbufs = 64, .seconds = 1,
+		  .stop = &cli_stop, .log = cli_log);
 	struct rbb_result r = { .sz = sizeof(r) };
 	enum kagg_format fmt = KAGG_FORMAT_TEXT;
 	int ret, err;
@@ -139,7 +142,8 @@ static int bench_main(int argc, char **argv)
 	rbb__print(&r, stdout, fmt);
 	/* Everything was drained: each commit was read, overwritten or is still there. */
 	if (r.read + r.overrun + r.entries != r.committed)
-		ret = cli_err(CLI_EXIT_FAIL, "counters disagree: written %llu, writers committed %llu",
+		ret = cli_err(CLI_EXIT_FAIL,
+			      "counters disagree: written %llu, writers committed %llu",
 			      (unsigned long long)r.written, (unsigned long long)r.committed);
 	rbb_result__release(&r);
 	return ret;
@@ -334,18 +338,18 @@ static void load_cmdlines(const char *dir, struct comms *comms)
 struct dec_in {
 	const char *path;
 	int fd, cpu;
-	uint64_t len;		/* bytes, at open */
-	uint64_t off;		/* offset of the sub-buffer being read */
-	uint8_t *buf;		/* chunk bytes of the file from buf_off: whole sub-buffers */
+	uint64_t len; /* bytes, at open */
+	uint64_t off; /* offset of the sub-buffer being read */
+	uint8_t *buf; /* chunk bytes of the file from buf_off: whole sub-buffers */
 	uint64_t buf_off;
 	size_t buf_len, chunk;
-	bool loaded;		/* it iterates the sub-buffer at off */
-	bool has;		/* ev is its next event */
+	bool loaded; /* it iterates the sub-buffer at off */
+	bool has;    /* ev is its next event */
 	struct kagg_rb_page_iter it;
 	struct kagg_rb_event ev;
-	const char *bad_what;	/* the damage that ended it (NULL: none), at bad_off */
+	const char *bad_what; /* the damage that ended it (NULL: none), at bad_off */
 	uint64_t bad_off;
-	int rerr;		/* a read failed: errno */
+	int rerr; /* a read failed: errno */
 };
 
 static void dec_bad(struct dec_in *in, const char *what, uint64_t off)
@@ -436,10 +440,11 @@ static int dec_open(struct dec_in *in, int i, const char *file, size_t subbuf, s
 		return cli_err(CLI_EXIT_FAIL, "cannot read %s: %s", file, strerror(EISDIR));
 	if (!S_ISREG(st.st_mode))
 		return cli_err(CLI_EXIT_FAIL, "cannot read %s: not a regular file (%s)", file,
-			       S_ISFIFO(st.st_mode) ? "a FIFO: decode reads its files twice, "
-						      "copy it to one first" :
-			       S_ISCHR(st.st_mode) ? "a character device" :
-			       S_ISBLK(st.st_mode) ? "a block device" : "a socket");
+			       S_ISFIFO(st.st_mode)  ? "a FIFO: decode reads its files twice, "
+						       "copy it to one first"
+			       : S_ISCHR(st.st_mode) ? "a character device"
+			       : S_ISBLK(st.st_mode) ? "a block device"
+						     : "a socket");
 	in->len = (uint64_t)st.st_size;
 	if (in->len && in->len < subbuf)
 		return cli_err(CLI_EXIT_FAIL,
@@ -536,8 +541,8 @@ static void learn_event(void *ctx, const struct kagg_rb_event *ev)
 static void learn_switch_comms(const struct kagg_rb_events *evs, struct dec_in *ins, int n,
 			       size_t subbuf, struct comms *comms)
 {
-	const struct kagg_rb_format *sw = kagg_rb_events__find_by_name(evs, "sched",
-								       "sched_switch");
+	const struct kagg_rb_format *sw =
+		kagg_rb_events__find_by_name(evs, "sched", "sched_switch");
 	struct learn l = { .comms = comms };
 
 	if (!sw || !(l.pp = kagg_rb_format__field(sw, "prev_pid")) ||
@@ -626,7 +631,7 @@ static int decode_main(int argc, char **argv)
 	load_cmdlines(dir, &comms);
 	/* up to 1 MiB of each file at a time, 64 MiB in all */
 	chunk = ((size_t)(64 << 20) / (size_t)n) / subbuf;
-	chunk = (chunk < 1 ? 1 : chunk > (1 << 20) / subbuf ? (1 << 20) / subbuf : chunk);
+	chunk = (chunk<1 ? 1 : chunk>(1 << 20) / subbuf ? (1 << 20) / subbuf : chunk);
 	chunk = (chunk ? chunk : 1) * subbuf;
 	for (i = 0; i < n; i++) {
 		if (dec_open(&ins[i], i, argv[optind + i], subbuf, chunk))
@@ -663,7 +668,8 @@ cleanup:
 static int rb_main(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_err(CLI_EXIT_USAGE, "missing subcommand: bench or decode (kagg rb --help)");
+		return cli_err(CLI_EXIT_USAGE,
+			       "missing subcommand: bench or decode (kagg rb --help)");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		rb_usage(stdout);
 		return CLI_EXIT_OK;

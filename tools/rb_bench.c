@@ -35,7 +35,7 @@
 
 #define MAX_CPUS 1024
 #define MAX_WRITERS 1024
-#define BATCH 256	  /* attempts between two looks at the stop flag */
+#define BATCH 256	   /* attempts between two looks at the stop flag */
 #define ACCOUNT_EVERY 4096 /* attempts between two time attributions */
 
 /* Smallest result and row a caller may pass: the first version's. */
@@ -413,8 +413,8 @@ static int bench_measure(struct bench *b, struct writer *w, const struct rbb_opt
 }
 
 /* The buffer's counters per CPU, their sums and the writers' own. */
-static int bench_collect(struct bench *b, const struct writer *w,
-			 const struct rbb_opts *o, struct rbb_result *r)
+static int bench_collect(struct bench *b, const struct writer *w, const struct rbb_opts *o,
+			 struct rbb_result *r)
 {
 	struct rows *rows = calloc(1, sizeof(*rows) + b->nr_cpus * sizeof(rows->row[0]));
 	uint64_t attempts = 0;
@@ -521,8 +521,7 @@ cleanup:
 
 /* ------------------------------------------------------------ results */
 
-int rbb_result__cpu(const struct rbb_result *res, int cpu,
-			      struct rbb_cpu *row)
+int rbb_result__cpu(const struct rbb_result *res, int cpu, struct rbb_cpu *row)
 {
 	const struct rows *rows = res ? res->priv : NULL;
 	size_t sz;
@@ -561,21 +560,24 @@ static void print_text(const struct rbb_result *r, const struct rows *rows, FILE
 	for (i = 0; i < rows->n; i++) {
 		const struct rbb_cpu *c = &rows->row[i];
 
-		fprintf(f, "%-5d %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64
-			   " %14.2f  %s\n",
+		fprintf(f,
+			"%-5d %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14.2f  %s\n",
 			i, c->written, c->read, c->overrun, c->dropped, c->ns_per_event,
 			c->write_path);
 	}
-	fprintf(f, "%-5s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14.2f\n",
-		"total", r->written, r->read, r->overrun, r->dropped, r->ns_per_event);
-	fprintf(f, "(commit overrun %" PRIu64 "; written = read + overrun + dropped; ns/event per "
-		   "writer thread; writers:\n"
-		   "rseq = restartable sequences on their own CPU, locked = a 16-byte\n"
-		   "compare-and-swap: cmpxchg16b, arm64 casp or ldaxp/stlxp)\n",
+	fprintf(f, "%-5s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14.2f\n", "total",
+		r->written, r->read, r->overrun, r->dropped, r->ns_per_event);
+	fprintf(f,
+		"(commit overrun %" PRIu64 "; written = read + overrun + dropped; ns/event per "
+		"writer thread; writers:\n"
+		"rseq = restartable sequences on their own CPU, locked = a 16-byte\n"
+		"compare-and-swap: cmpxchg16b, arm64 casp or ldaxp/stlxp)\n",
 		r->commit_overrun);
 	if (r->rate > 0)
-		fprintf(f, "(paced to %.0f events/s per writer; lost %.3f%%: overrun + dropped over "
-			   "written; ns/event includes the pacing sleeps)\n", r->rate,
+		fprintf(f,
+			"(paced to %.0f events/s per writer; lost %.3f%%: overrun + dropped over "
+			"written; ns/event includes the pacing sleeps)\n",
+			r->rate,
 			r->written ? 100.0 * (double)(r->overrun + r->dropped) / (double)r->written
 				   : 0);
 }
@@ -598,18 +600,22 @@ static void print_json(const struct rbb_result *r, const struct rows *rows, FILE
 	char num[64];
 	int i;
 
-	fprintf(f, "{\"writers\": %u, \"payload\": %zu, \"mode\": \"%s\", \"seconds\": %g, \"cpus\": [",
+	fprintf(f,
+		"{\"writers\": %u, \"payload\": %zu, \"mode\": \"%s\", \"seconds\": %g, \"cpus\": "
+		"[",
 		r->writers, r->payload, mode_name(r->mode), r->seconds);
 	for (i = 0; i < rows->n; i++) {
 		const struct rbb_cpu *c = &rows->row[i];
 
-		fprintf(f, "%s{\"cpu\": %d, \"written\": %" PRIu64 ", \"read\": %" PRIu64
+		fprintf(f,
+			"%s{\"cpu\": %d, \"written\": %" PRIu64 ", \"read\": %" PRIu64
 			", \"overrun\": %" PRIu64 ", \"dropped\": %" PRIu64
 			", \"ns_per_event\": %s, \"write_path\": \"%s\"}",
 			i ? ", " : "", i, c->written, c->read, c->overrun, c->dropped,
 			json_ns(c->ns_per_event, num, sizeof(num)), c->write_path);
 	}
-	fprintf(f, "], \"total\": {\"written\": %" PRIu64 ", \"read\": %" PRIu64
+	fprintf(f,
+		"], \"total\": {\"written\": %" PRIu64 ", \"read\": %" PRIu64
 		", \"overrun\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"commit_overrun\": %" PRIu64
 		", \"ns_per_event\": %s}}\n",
 		r->written, r->read, r->overrun, r->dropped, r->commit_overrun,

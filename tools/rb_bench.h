@@ -28,14 +28,13 @@
 #include <kagg/ringbuf.h>
 #include <kagg/session.h>
 
-
 struct rbb_opts {
 	size_t sz;
-	unsigned int writers;	/* writer threads, 1..1024; 0: 1 */
-	size_t payload;		/* bytes per event, 8..max payload (4072); 0: 64 */
-	size_t nr_subbufs;	/* sub-buffers per CPU, >= 2; 0: 64 */
+	unsigned int writers; /* writer threads, 1..1024; 0: 1 */
+	size_t payload;	      /* bytes per event, 8..max payload (4072); 0: 64 */
+	size_t nr_subbufs;    /* sub-buffers per CPU, >= 2; 0: 64 */
 	enum kagg_rb_mode mode;
-	double seconds;		/* how long the writers run; 0: 1 */
+	double seconds; /* how long the writers run; 0: 1 */
 	/*
 	 * The run ends early once *stop is non-zero (say, set by a SIGINT
 	 * handler); it is looked at every 100 ms.  NULL: run the whole time.
@@ -48,7 +47,7 @@ struct rbb_opts {
 	 * The directories are created when missing.  NULL: pages are dropped.
 	 */
 	const char *raw_dir;
-	kagg_log_fn log;	/* why a run failed, one line at KAGG_LOG_WARN */
+	kagg_log_fn log; /* why a run failed, one line at KAGG_LOG_WARN */
 	void *log_ctx;
 	/*
 	 * Events attempted per wall-clock second per writer: a writer ahead of
@@ -59,16 +58,16 @@ struct rbb_opts {
 
 /* One CPU buffer's counters (see rbb_result__cpu). */
 struct rbb_cpu {
-	size_t sz;		  /* set by the caller: sizeof(struct rbb_cpu) */
-	uint64_t written;	  /* read + overrun + dropped + entries */
-	uint64_t read;		  /* events consumed by the reader */
-	uint64_t overrun;	  /* events lost to overwrite */
-	uint64_t dropped;	  /* consume mode: events refused because the buffer was full */
-	uint64_t entries;	  /* events left unread */
-	uint64_t commit_overrun;  /* events refused: a writer wrapped into uncommitted data */
-	double ns_per_event;	  /* writers' time on this CPU per reserve+commit attempt */
-	const char *write_path;	  /* "rseq", "locked" (x86), "locked-casp" or "locked-llsc"
-				   * (arm64): kagg_rb__write_path */
+	size_t sz;		 /* set by the caller: sizeof(struct rbb_cpu) */
+	uint64_t written;	 /* read + overrun + dropped + entries */
+	uint64_t read;		 /* events consumed by the reader */
+	uint64_t overrun;	 /* events lost to overwrite */
+	uint64_t dropped;	 /* consume mode: events refused because the buffer was full */
+	uint64_t entries;	 /* events left unread */
+	uint64_t commit_overrun; /* events refused: a writer wrapped into uncommitted data */
+	double ns_per_event;	 /* writers' time on this CPU per reserve+commit attempt */
+	const char *write_path;	 /* "rseq", "locked" (x86), "locked-casp" or "locked-llsc"
+				  * (arm64): kagg_rb__write_path */
 };
 
 /*
@@ -77,14 +76,14 @@ struct rbb_cpu {
  * rbb_result__release().
  */
 struct rbb_result {
-	size_t sz;		/* set by the caller: sizeof(struct rbb_result) */
-	void *priv;		/* the per-CPU rows; private */
+	size_t sz;  /* set by the caller: sizeof(struct rbb_result) */
+	void *priv; /* the per-CPU rows; private */
 	/* the run, defaults applied */
 	unsigned int writers;
 	size_t payload;
 	enum kagg_rb_mode mode;
-	double seconds;		/* as asked (an early stop does not change it) */
-	int nr_cpus;		/* CPU buffers (at most 1024) */
+	double seconds; /* as asked (an early stop does not change it) */
+	int nr_cpus;	/* CPU buffers (at most 1024) */
 	/* sums over the CPUs */
 	uint64_t written;
 	uint64_t read;
@@ -92,9 +91,9 @@ struct rbb_result {
 	uint64_t dropped;
 	uint64_t entries;
 	uint64_t commit_overrun;
-	double ns_per_event;	/* per reserve+commit attempt, over every writer thread */
-	uint64_t committed;	/* commits the writer threads counted */
-	double rate;		/* as asked, per writer (0: unpaced) */
+	double ns_per_event; /* per reserve+commit attempt, over every writer thread */
+	uint64_t committed;  /* commits the writer threads counted */
+	double rate;	     /* as asked, per writer (0: unpaced) */
 };
 
 /*
@@ -104,25 +103,21 @@ struct rbb_result {
  * short write) when the raw_dir files cannot be created or written.  On
  * failure the log says why and res holds nothing to release.
  */
-int rbb__run(const struct rbb_opts *opts,
-				struct rbb_result *res);
+int rbb__run(const struct rbb_opts *opts, struct rbb_result *res);
 
 /* Counters of CPU buffer cpu (0..nr_cpus-1) into *row (row->sz set).  0 or -EINVAL. */
-int rbb_result__cpu(const struct rbb_result *res, int cpu,
-				       struct rbb_cpu *row);
+int rbb_result__cpu(const struct rbb_result *res, int cpu, struct rbb_cpu *row);
 
 /*
  * Print a result: text (a table, a row per CPU and the total, then a note
  * on the columns) or one JSON line
  *	{"writers": N, "payload": N, "mode": "overwrite"|"consume", "seconds": S,
  *	 "cpus": [{"cpu": N, "written": N, "read": N, "overrun": N, "dropped": N,
- *		   "ns_per_event": X, "write_path": "rseq"|"locked"|"locked-casp"|"locked-llsc"}, ...],
- *	 "total": {"written": N, "read": N, "overrun": N, "dropped": N,
- *		   "commit_overrun": N, "ns_per_event": X}}
- * 0 or -EINVAL, -EIO (the stream's error flag is set).
+ *		   "ns_per_event": X, "write_path": "rseq"|"locked"|"locked-casp"|"locked-llsc"},
+ *...], "total": {"written": N, "read": N, "overrun": N, "dropped": N, "commit_overrun": N,
+ *"ns_per_event": X}} 0 or -EINVAL, -EIO (the stream's error flag is set).
  */
-int rbb__print(const struct rbb_result *res, FILE *f,
-				  enum kagg_format fmt);
+int rbb__print(const struct rbb_result *res, FILE *f, enum kagg_format fmt);
 
 /* Free the per-CPU rows and zero res (but sz).  NULL-safe. */
 void rbb_result__release(struct rbb_result *res);

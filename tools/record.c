@@ -25,46 +25,47 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg record -o FILE.dat [-d SEC] [-e SYS:NAME ...] [OPTIONS]\n"
-"       kagg record --raw-dir DIR [-d SEC] ...\n"
-"\n"
-"Stream events from BPF into the reference ftrace ring buffer and write them\n"
-"as a trace-cmd trace.dat (version 6: `trace-cmd report -i FILE.dat` and\n"
-"`kagg report FILE.dat` read it), or as per-CPU raw page files.\n"
-"\n"
-"  -o, --output FILE      trace.dat to write\n"
-"      --raw-dir DIR      write cpuN.raw (trace_pipe_raw layout), header_page,\n"
-"                         header_event and events/SYS/NAME/format instead\n"
-"  -e, --event SYS:NAME   event to record, repeatable: sched:sched_switch (the\n"
-"                         default), sched:sched_wakeup, sched:sched_wakeup_new\n"
-"      --prog PROG.bpf.o  record the observations of your own program instead\n"
-"                         (docs/sdk.md): one event per aggregation, its key's\n"
-"                         fields and value; --set NAME=VALUE sets its tunables\n"
-"  -p, --pid PID[,PID]    mark these processes' events as selected (every\n"
-"                         event is recorded)\n"
-"  -d, --duration SEC     record for SEC seconds (default: until Ctrl-C)\n"
-"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
-"      --rb-subbufs N     reference buffer sub-buffers per CPU (default 512)\n"
-"  -v, --verbose          print libbpf and library messages\n"
-"  -h, --help             this text\n"
-"\n"
-"Losses are reported: records the BPF ring buffer could not take, and pages\n"
-"the reference buffer refused (it runs in producer/consumer mode here, so\n"
-"what is written is never overwritten).\n"
-"\n"
-"FILE.dat is written to an unnamed file in its directory, which takes its name\n"
-"when the first page is in: an existing FILE.dat survives a recording that\n"
-"fails to start, and one killed before that leaves nothing.  Every full page\n"
-"is then in FILE.dat as it is recorded: a killed recording leaves a trace.dat\n"
-"readable up to its last 100 ms (and the pages still being filled).  A FIFO, a\n"
-"device or /dev/stdout on a pipe gets the whole file at the end (pages spooled\n"
-"in $TMPDIR); it is never removed.  A second kagg record on the same FILE.dat\n"
-"or DIR is refused while the first runs.\n"
-"\n"
-"examples:\n"
-"  kagg record -o sched.dat -d 5 && trace-cmd report -i sched.dat | head\n"
-"  kagg record -e sched:sched_wakeup -e sched:sched_switch -o wake.dat -d 2\n"
-"  kagg record --raw-dir /tmp/pages -d 2 && kagg rb decode --events-dir /tmp/pages/events /tmp/pages/cpu0.raw\n";
+	"usage: kagg record -o FILE.dat [-d SEC] [-e SYS:NAME ...] [OPTIONS]\n"
+	"       kagg record --raw-dir DIR [-d SEC] ...\n"
+	"\n"
+	"Stream events from BPF into the reference ftrace ring buffer and write them\n"
+	"as a trace-cmd trace.dat (version 6: `trace-cmd report -i FILE.dat` and\n"
+	"`kagg report FILE.dat` read it), or as per-CPU raw page files.\n"
+	"\n"
+	"  -o, --output FILE      trace.dat to write\n"
+	"      --raw-dir DIR      write cpuN.raw (trace_pipe_raw layout), header_page,\n"
+	"                         header_event and events/SYS/NAME/format instead\n"
+	"  -e, --event SYS:NAME   event to record, repeatable: sched:sched_switch (the\n"
+	"                         default), sched:sched_wakeup, sched:sched_wakeup_new\n"
+	"      --prog PROG.bpf.o  record the observations of your own program instead\n"
+	"                         (docs/sdk.md): one event per aggregation, its key's\n"
+	"                         fields and value; --set NAME=VALUE sets its tunables\n"
+	"  -p, --pid PID[,PID]    mark these processes' events as selected (every\n"
+	"                         event is recorded)\n"
+	"  -d, --duration SEC     record for SEC seconds (default: until Ctrl-C)\n"
+	"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
+	"      --rb-subbufs N     reference buffer sub-buffers per CPU (default 512)\n"
+	"  -v, --verbose          print libbpf and library messages\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Losses are reported: records the BPF ring buffer could not take, and pages\n"
+	"the reference buffer refused (it runs in producer/consumer mode here, so\n"
+	"what is written is never overwritten).\n"
+	"\n"
+	"FILE.dat is written to an unnamed file in its directory, which takes its name\n"
+	"when the first page is in: an existing FILE.dat survives a recording that\n"
+	"fails to start, and one killed before that leaves nothing.  Every full page\n"
+	"is then in FILE.dat as it is recorded: a killed recording leaves a trace.dat\n"
+	"readable up to its last 100 ms (and the pages still being filled).  A FIFO, a\n"
+	"device or /dev/stdout on a pipe gets the whole file at the end (pages spooled\n"
+	"in $TMPDIR); it is never removed.  A second kagg record on the same FILE.dat\n"
+	"or DIR is refused while the first runs.\n"
+	"\n"
+	"examples:\n"
+	"  kagg record -o sched.dat -d 5 && trace-cmd report -i sched.dat | head\n"
+	"  kagg record -e sched:sched_wakeup -e sched:sched_switch -o wake.dat -d 2\n"
+	"  kagg record --raw-dir /tmp/pages -d 2 && kagg rb decode --events-dir /tmp/pages/events "
+	"/tmp/pages/cpu0.raw\n";
 
 enum { OPT_RAW_DIR = CLI_OPT_TOOL, OPT_STREAM_BYTES, OPT_RB_SUBBUFS, OPT_PROG, OPT_SET };
 
@@ -88,7 +89,7 @@ struct sink {
 	struct kagg_tracedat_writer *w;
 	const struct kagg_rb_events *evs;
 	int *raw_fds;
-	bool stream;	/* -o is not a regular file: written to at the end */
+	bool stream; /* -o is not a regular file: written to at the end */
 	int nr_cpus;
 	uint64_t pages, events;
 	char comms[65536][16]; /* pid % 65536 -> last comm given to the writer */
@@ -237,7 +238,8 @@ static int open_raw_dir(struct sink *k, const char *dir, struct kagg_rb *rb,
 		snprintf(path, sizeof(path), "%s/cpu%d.raw", dir, cpu);
 		k->raw_fds[cpu] = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (k->raw_fds[cpu] < 0)
-			return cli_err(CLI_EXIT_FAIL, "cannot create %s: %s", path, strerror(errno));
+			return cli_err(CLI_EXIT_FAIL, "cannot create %s: %s", path,
+				       strerror(errno));
 	}
 	snprintf(path, sizeof(path), "%s/header_page", dir);
 	err = write_text(path, header_page_fn, &subbuf);
@@ -271,18 +273,18 @@ static unsigned int event_bit(const char *e)
 }
 
 static const char *const event_names[] = { "sched:sched_wakeup", "sched:sched_wakeup_new",
-					    "sched:sched_switch" };
+					   "sched:sched_switch" };
 
 /* What the command line asks for. */
 struct record_args {
 	const char *out, *raw_dir;
-	unsigned int events;	/* KAGG_RUNQLAT_EV_* bits */
-	char what[128];		/* the events, for messages */
+	unsigned int events; /* KAGG_RUNQLAT_EV_* bits */
+	char what[128];	     /* the events, for messages */
 	int *pids;
 	size_t nr_pids, stream_bytes, rb_subbufs;
 	struct cli_common cm;
-	const char *prog;	/* --prog */
-	const char *sets[64];	/* its --set */
+	const char *prog;     /* --prog */
+	const char *sets[64]; /* its --set */
 	size_t nr_sets;
 };
 
@@ -305,9 +307,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'e':
 			bit = event_bit(optarg);
 			if (!bit)
-				return cli_err(CLI_EXIT_USAGE, "cannot record '%s': the streamed events "
+				return cli_err(CLI_EXIT_USAGE,
+					       "cannot record '%s': the streamed events "
 					       "are sched:sched_switch, sched:sched_wakeup and "
-					       "sched:sched_wakeup_new", optarg);
+					       "sched:sched_wakeup_new",
+					       optarg);
 			a->events |= bit;
 			break;
 		case 'p':
@@ -336,8 +340,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_SET:
 			if (!strchr(optarg, '=') || *optarg == '=' || a->nr_sets == 64)
-				return cli_err(CLI_EXIT_USAGE, "invalid --set '%s' (NAME=VALUE, 64 at "
-					       "most)", optarg);
+				return cli_err(CLI_EXIT_USAGE,
+					       "invalid --set '%s' (NAME=VALUE, 64 at "
+					       "most)",
+					       optarg);
 			a->sets[a->nr_sets++] = optarg;
 			break;
 		case 'h':
@@ -361,8 +367,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		a->events = KAGG_RUNQLAT_EV_SWITCH;
 	for (i = 0; i < 3; i++)
 		if (a->events & (1u << i))
-			snprintf(a->what + strlen(a->what), sizeof(a->what) - strlen(a->what), "%s%s",
-				 a->what[0] ? ", " : "", event_names[i]);
+			snprintf(a->what + strlen(a->what), sizeof(a->what) - strlen(a->what),
+				 "%s%s", a->what[0] ? ", " : "", event_names[i]);
 	return 0;
 }
 
@@ -408,8 +414,10 @@ static int record_lock(const char *out)
 
 		close(fd);
 		if (err == EADDRINUSE)
-			return -cli_err(CLI_EXIT_FAIL, "%s is being recorded by another kagg "
-					"record: one recording per file", out);
+			return -cli_err(CLI_EXIT_FAIL,
+					"%s is being recorded by another kagg "
+					"record: one recording per file",
+					out);
 		return -cli_err(CLI_EXIT_FAIL, "cannot lock %s: %s", out, strerror(err));
 	}
 	return fd;
@@ -421,8 +429,10 @@ static struct kagg_session *record_open(const struct record_args *a)
 	cli_setup_signals();
 	cli_route_libbpf_log();
 	if (cli_mount_tracefs())
-		fprintf(stderr, "%s: tracefs is not mounted and cannot be: using kagg's built-in "
-				"sched formats\n", cli_prog);
+		fprintf(stderr,
+			"%s: tracefs is not mounted and cannot be: using kagg's built-in "
+			"sched formats\n",
+			cli_prog);
 	if (a->prog) {
 		KAGG_OPTS(kagg_prog_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = a->rb_subbufs,
 			  .rb_consume = true, .stream_bytes = a->stream_bytes, .sets = a->sets,
@@ -432,9 +442,10 @@ static struct kagg_session *record_open(const struct record_args *a)
 	}
 	if (a->events == KAGG_RUNQLAT_EV_SWITCH) {
 		/* sched_switch alone: offcpu's streaming program, one record per switch */
-		KAGG_OPTS(kagg_offcpu_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = a->rb_subbufs,
-			  .rb_consume = true, .stream_bytes = a->stream_bytes, .pids = a->pids,
-			  .nr_pids = a->nr_pids, .log = cli_log);
+		KAGG_OPTS(kagg_offcpu_opts, o, .mode = KAGG_MODE_STREAM,
+			  .rb_subbufs = a->rb_subbufs, .rb_consume = true,
+			  .stream_bytes = a->stream_bytes, .pids = a->pids, .nr_pids = a->nr_pids,
+			  .log = cli_log);
 
 		return kagg_offcpu__open(&o);
 	}
@@ -515,8 +526,10 @@ static int write_failed(const struct sink *k, const struct record_args *a, int e
 		return cli_err(CLI_EXIT_FAIL, "writing to %s failed: %s",
 			       a->raw_dir ? a->raw_dir : a->out, strerror(-err));
 	if (kagg_tracedat_writer__nr_pages(k->w, -1))
-		return cli_err(CLI_EXIT_FAIL, "writing %s failed: %s; it holds the %llu pages "
-			       "recorded before", a->out, strerror(-err),
+		return cli_err(CLI_EXIT_FAIL,
+			       "writing %s failed: %s; it holds the %llu pages "
+			       "recorded before",
+			       a->out, strerror(-err),
 			       (unsigned long long)kagg_tracedat_writer__nr_pages(k->w, -1));
 	return cli_err(CLI_EXIT_FAIL, "writing %s failed: %s; it was left as it was", a->out,
 		       strerror(-err));

@@ -13,14 +13,14 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg report [--cpu N] FILE.dat\n"
-"\n"
-"Print the events of a trace-cmd trace.dat (version 6) as lines of the\n"
-"kernel's trace file: comm-pid [cpu] flags timestamp: event: fields.\n"
-"Lost events are shown where they happened (CPU:N [LOST M EVENTS]).\n"
-"\n"
-"      --cpu N            only CPU N\n"
-"  -h, --help             this text\n";
+	"usage: kagg report [--cpu N] FILE.dat\n"
+	"\n"
+	"Print the events of a trace-cmd trace.dat (version 6) as lines of the\n"
+	"kernel's trace file: comm-pid [cpu] flags timestamp: event: fields.\n"
+	"Lost events are shown where they happened (CPU:N [LOST M EVENTS]).\n"
+	"\n"
+	"      --cpu N            only CPU N\n"
+	"  -h, --help             this text\n";
 
 static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'c' },
@@ -60,7 +60,7 @@ static int report_main(int argc, char **argv)
 			       argv[optind], (unsigned long long)where);
 	if (!t)
 		return cli_err(CLI_EXIT_FAIL, "cannot read %s: %s", argv[optind],
-			       errno == EINVAL	 ? "not a valid trace.dat v6"
+			       errno == EINVAL	  ? "not a valid trace.dat v6"
 			       : errno == ENOTSUP ? "unsupported trace.dat variant (kagg reads v6, "
 						    "64-bit little-endian, uncompressed)"
 			       : errno == ESPIPE  ? "not a regular file (a FIFO, a socket or a "

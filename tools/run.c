@@ -13,38 +13,37 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg run [OPTIONS] PROG.bpf.o [INTERVAL [COUNT]]\n"
-"\n"
-"Load a BPF object written with <kagg/bpf/kagg.bpf.h> (docs/sdk.md), attach\n"
-"every program by its section name and print its aggregations: histograms,\n"
-"counters and stacks, keys printed from the object's BTF.\n"
-"\n"
-"      --set NAME=VALUE   set the object's const volatile global NAME (repeatable)\n"
-"      --attach TYPE      auto (default: tp_btf/fentry, else raw_tp/kprobe),\n"
-"                         tp_btf or raw_tp\n"
-"      --binary PATH      the binary of uprobes whose section names none\n"
-"                         (SEC(\"uprobe/:FUNC\"))\n"
-"      --func NAME        the function of uprobes whose section names none\n"
-"                         (SEC(\"uprobe\"), SEC(\"uretprobe\"))\n"
-"      --pid PID          uprobes in this process only\n"
-"      --mode MODE        agg (default: aggregate in the kernel), stream (one\n"
-"                         record per observation, aggregated here) or both\n"
-"                         (side by side, each path's cost in the meta)\n"
-"      --print            with --mode stream: print each record as ftrace text\n"
-"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
-"      --buckets B        log2 (default) or exp:S: the log2 histograms in\n"
-"                         exponential buckets of scale S (0..5), 2^S per octave\n"
-"  -f, --folded           stacks as folded lines (flamegraph.pl input)\n"
-"      --addrs            stack frames by address\n"
-CLI_COMMON_HELP
-"      --format svg|pprof a flame graph or a pprof profile of the stacks\n"
-"      --format heatmap   with -i: a heatmap SVG of the first histogram\n"
-"      --format html      a one-file report\n"
-"\n"
-"examples:\n"
-"  kagg run biolat.bpf.o -d 5\n"
-"  kagg run readsize.bpf.o --set comm=nginx 1 10\n"
-"  kagg run ulat.bpf.o --binary /usr/bin/myapp --func handle --unit msecs -i 1\n";
+	"usage: kagg run [OPTIONS] PROG.bpf.o [INTERVAL [COUNT]]\n"
+	"\n"
+	"Load a BPF object written with <kagg/bpf/kagg.bpf.h> (docs/sdk.md), attach\n"
+	"every program by its section name and print its aggregations: histograms,\n"
+	"counters and stacks, keys printed from the object's BTF.\n"
+	"\n"
+	"      --set NAME=VALUE   set the object's const volatile global NAME (repeatable)\n"
+	"      --attach TYPE      auto (default: tp_btf/fentry, else raw_tp/kprobe),\n"
+	"                         tp_btf or raw_tp\n"
+	"      --binary PATH      the binary of uprobes whose section names none\n"
+	"                         (SEC(\"uprobe/:FUNC\"))\n"
+	"      --func NAME        the function of uprobes whose section names none\n"
+	"                         (SEC(\"uprobe\"), SEC(\"uretprobe\"))\n"
+	"      --pid PID          uprobes in this process only\n"
+	"      --mode MODE        agg (default: aggregate in the kernel), stream (one\n"
+	"                         record per observation, aggregated here) or both\n"
+	"                         (side by side, each path's cost in the meta)\n"
+	"      --print            with --mode stream: print each record as ftrace text\n"
+	"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
+	"      --buckets B        log2 (default) or exp:S: the log2 histograms in\n"
+	"                         exponential buckets of scale S (0..5), 2^S per octave\n"
+	"  -f, --folded           stacks as folded lines (flamegraph.pl input)\n"
+	"      --addrs            stack frames by address\n" CLI_COMMON_HELP
+	"      --format svg|pprof a flame graph or a pprof profile of the stacks\n"
+	"      --format heatmap   with -i: a heatmap SVG of the first histogram\n"
+	"      --format html      a one-file report\n"
+	"\n"
+	"examples:\n"
+	"  kagg run biolat.bpf.o -d 5\n"
+	"  kagg run readsize.bpf.o --set comm=nginx 1 10\n"
+	"  kagg run ulat.bpf.o --binary /usr/bin/myapp --func handle --unit msecs -i 1\n";
 
 enum {
 	OPT_SET = CLI_OPT_TOOL,
@@ -69,7 +68,7 @@ static const struct option long_opts[] = {
 };
 
 struct run_args {
-	struct cli_args c;	/* first: what cli_parse fills */
+	struct cli_args c; /* first: what cli_parse fills */
 	struct kagg_prog_opts o;
 	const char *path;
 	const char **sets;
@@ -126,10 +125,12 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	a->o.stream_bytes = ca->st.stream_bytes;
 	a->o.buckets = ca->st.buckets;
 	a->o.exp_scale = ca->st.exp_scale;
-	return cli_folded_ready(&ca->cm) ?:
-	       cli_pictures(&ca->cm, CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
-				     CLI_PIC_BIT(CLI_PIC_SVG) | CLI_PIC_BIT(CLI_PIC_PPROF),
-			    false, false);
+	return cli_folded_ready(&ca->cm)
+		       ?: cli_pictures(&ca->cm,
+				       CLI_PIC_BIT(CLI_PIC_HTML) | CLI_PIC_BIT(CLI_PIC_HEATMAP) |
+					       CLI_PIC_BIT(CLI_PIC_SVG) |
+					       CLI_PIC_BIT(CLI_PIC_PPROF),
+				       false, false);
 }
 
 static struct kagg_session *open_session(struct cli_args *ca)

@@ -13,35 +13,33 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg runqlat [OPTIONS] [INTERVAL [COUNT]]\n"
-"\n"
-"Run-queue latency: time from a task becoming runnable (sched_wakeup,\n"
-"sched_wakeup_new, or switched out while still runnable) to its switch-in,\n"
-"as a log2 histogram aggregated in the kernel (or computed in userspace from\n"
-"streamed events, or both side by side).\n"
-"\n"
-CLI_TASKS_HELP
-"  -c, --cgroup PATH      only tasks in this cgroup v2 directory\n"
-"      --cpu N            only latencies ending on CPU N's run queue\n"
-"  -m, --milliseconds     as --unit msecs (libbpf-tools' runqlat -m)\n"
-"      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
-"      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
-"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
-"      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
-"                         per wakeup and switch to userspace, aggregated there) or\n"
-"                         both, side by side with each path's events, drops and cost\n"
-"      --print            stream: print the events as they arrive, in the kernel's\n"
-"                         trace format (like trace_pipe)\n"
-"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
-CLI_COMMON_HELP
-"      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
-"      --format html      a one-file report: histograms, percentiles, meta\n"
-"\n"
-"examples:\n"
-"  kagg runqlat -d 5                 # whole system, 5 seconds\n"
-"  kagg runqlat -P -p 1234 -i 1      # one process, every second\n"
-"  kagg runqlat --cpu 1 --format json -d 2 --overhead\n"
-"  kagg runqlat --mode both --overhead -d 5    # in-kernel vs streamed, side by side\n";
+	"usage: kagg runqlat [OPTIONS] [INTERVAL [COUNT]]\n"
+	"\n"
+	"Run-queue latency: time from a task becoming runnable (sched_wakeup,\n"
+	"sched_wakeup_new, or switched out while still runnable) to its switch-in,\n"
+	"as a log2 histogram aggregated in the kernel (or computed in userspace from\n"
+	"streamed events, or both side by side).\n"
+	"\n" CLI_TASKS_HELP "  -c, --cgroup PATH      only tasks in this cgroup v2 directory\n"
+	"      --cpu N            only latencies ending on CPU N's run queue\n"
+	"  -m, --milliseconds     as --unit msecs (libbpf-tools' runqlat -m)\n"
+	"      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+	"      --buckets B        log2 (default) or exp:S, exponential buckets of scale S\n"
+	"                         (0..5: 2^(2^-S) - 1 wide, 9% at S=3)\n"
+	"      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
+	"                         per wakeup and switch to userspace, aggregated there) or\n"
+	"                         both, side by side with each path's events, drops and cost\n"
+	"      --print            stream: print the events as they arrive, in the kernel's\n"
+	"                         trace format (like trace_pipe)\n"
+	"      --stream-bytes N   BPF ring buffer size (power of two, default "
+	"8388608)\n" CLI_COMMON_HELP
+	"      --format heatmap   with -i: a latency heatmap SVG (time across, buckets up)\n"
+	"      --format html      a one-file report: histograms, percentiles, meta\n"
+	"\n"
+	"examples:\n"
+	"  kagg runqlat -d 5                 # whole system, 5 seconds\n"
+	"  kagg runqlat -P -p 1234 -i 1      # one process, every second\n"
+	"  kagg runqlat --cpu 1 --format json -d 2 --overhead\n"
+	"  kagg runqlat --mode both --overhead -d 5    # in-kernel vs streamed, side by side\n";
 
 enum {
 	OPT_CPU = CLI_OPT_TOOL,
@@ -60,7 +58,7 @@ static const struct option long_opts[] = {
 };
 
 struct runqlat_args {
-	struct cli_args c;	/* first: what cli_parse fills */
+	struct cli_args c; /* first: what cli_parse fills */
 	struct kagg_runqlat_opts o;
 };
 
@@ -75,7 +73,7 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case OPT_PIDNSS:
 		return cli_err(CLI_EXIT_USAGE, "--pidnss (a histogram per pid namespace) is not "
-			       "taken: -P gives one per process");
+					       "taken: -P gives one per process");
 	case OPT_CPU:
 		if (CLI_RANGE(arg, 0, 65535, "CPU", false, &a->o.cpu))
 			return CLI_EXIT_USAGE;

@@ -33,60 +33,60 @@
 #define SERVE_DEFAULT_HOST "127.0.0.1"
 #define SERVE_DEFAULT_PORT "9436"
 #define SERVE_MAX_TOOLS 64
-#define SERVE_MAX_LINE 4096		/* bytes of one tool line, in a config file too */
-#define SERVE_MAX_CONFIG (1 << 20)	/* bytes of a config file */
-#define SERVE_MAX_URI 2048		/* longer request targets are answered 414 */
-#define SERVE_POOL (32 * 1024)		/* MHD's memory per connection: request, headers */
+#define SERVE_MAX_LINE 4096	   /* bytes of one tool line, in a config file too */
+#define SERVE_MAX_CONFIG (1 << 20) /* bytes of a config file */
+#define SERVE_MAX_URI 2048	   /* longer request targets are answered 414 */
+#define SERVE_POOL (32 * 1024)	   /* MHD's memory per connection: request, headers */
 
 static const char usage_text[] =
-"usage: kagg serve [OPTIONS] --tool 'TOOL [ARGS]' | --prog 'PROG.bpf.o [ARGS]' ...\n"
-"\n"
-"Run tools continuously and serve their metrics over HTTP for Prometheus:\n"
-"/metrics in the Prometheus text format 0.0.4, or OpenMetrics 1.0 or the\n"
-"protobuf format (with native histograms) when the scraper's Accept header\n"
-"asks for it; / lists the tools.  Every scrape reads\n"
-"each tool with an exact read-and-reset and adds the interval to the totals\n"
-"served, so counters never go backwards and no event is counted twice.\n"
-"\n"
-"  -l, --listen ADDR:PORT  where to listen (default 127.0.0.1:9436, this\n"
-"                          machine only; 0.0.0.0:9436 or [::]:9436 for every\n"
-"                          address, [ADDR]:PORT for IPv6; port 0: any free\n"
-"                          port, printed at start)\n"
-"  -t, --tool 'LINE'       a tool and its options as on its own command line,\n"
-"                          e.g. 'runqlat --cgroup /sys/fs/cgroup/db' (offcpu,\n"
-"                          runqlat, syscount, funclat, hist, profile); repeat it\n"
-"  -p, --prog 'LINE'       a program written with <kagg/bpf/kagg.bpf.h> and the\n"
-"                          options of kagg run, e.g. 'biolat.bpf.o --set min_us=10';\n"
-"                          its key fields are labels; repeat it\n"
-"  -c, --config FILE       tool lines, one per line ('#' starts a comment; a\n"
-"                          program: 'run PROG.bpf.o [ARGS]'); a regular file of at\n"
-"                          most 1 MiB, lines of at most 4096 bytes\n"
-"  -k, --max-keys N        per-key tools: at most N keyed series per tool, the\n"
-"                          rest added to one key=\"other\" series (default 100)\n"
-"      --max-bucket LE     histograms list every bucket from the first scrape,\n"
-"                          up to the first whose le reaches LE: seconds for\n"
-"                          times (default 60), kagg hist's unit for its values\n"
-"                          (default: all); 'inf': all\n"
-"      --connections N     at most N connections at once (default 64)\n"
-"      --connections-per-ip N\n"
-"                          at most N of them from one client address (default 8)\n"
-"      --timeout SEC       close a connection idle for SEC seconds (default 10)\n"
-"      --request-timeout SEC\n"
-"                          close a connection whose request is not received and\n"
-"                          answered whole within SEC seconds of its start (of the\n"
-"                          connection, or of the previous answer; default 10)\n"
-"  -v, --verbose           print libbpf and library messages\n"
-"  -h, --help              this text\n"
-"\n"
-"Tools run in aggregate mode, in nanoseconds, with their BPF run time\n"
-"measured (--unit nsecs --overhead, which a line may override; hist counts\n"
-"its field's own values and gets --overhead only); -d, -i and --mode are\n"
-"refused.  SIGINT or SIGTERM stops the server at once, whatever its\n"
-"connections are doing.  Metrics and their labels: docs/fleet.md.\n"
-"\n"
-"examples:\n"
-"  kagg serve --tool 'runqlat' --tool 'offcpu -P' --max-keys 20\n"
-"  kagg serve --listen 127.0.0.1:9436 --config /etc/kagg/serve.conf\n";
+	"usage: kagg serve [OPTIONS] --tool 'TOOL [ARGS]' | --prog 'PROG.bpf.o [ARGS]' ...\n"
+	"\n"
+	"Run tools continuously and serve their metrics over HTTP for Prometheus:\n"
+	"/metrics in the Prometheus text format 0.0.4, or OpenMetrics 1.0 or the\n"
+	"protobuf format (with native histograms) when the scraper's Accept header\n"
+	"asks for it; / lists the tools.  Every scrape reads\n"
+	"each tool with an exact read-and-reset and adds the interval to the totals\n"
+	"served, so counters never go backwards and no event is counted twice.\n"
+	"\n"
+	"  -l, --listen ADDR:PORT  where to listen (default 127.0.0.1:9436, this\n"
+	"                          machine only; 0.0.0.0:9436 or [::]:9436 for every\n"
+	"                          address, [ADDR]:PORT for IPv6; port 0: any free\n"
+	"                          port, printed at start)\n"
+	"  -t, --tool 'LINE'       a tool and its options as on its own command line,\n"
+	"                          e.g. 'runqlat --cgroup /sys/fs/cgroup/db' (offcpu,\n"
+	"                          runqlat, syscount, funclat, hist, profile); repeat it\n"
+	"  -p, --prog 'LINE'       a program written with <kagg/bpf/kagg.bpf.h> and the\n"
+	"                          options of kagg run, e.g. 'biolat.bpf.o --set min_us=10';\n"
+	"                          its key fields are labels; repeat it\n"
+	"  -c, --config FILE       tool lines, one per line ('#' starts a comment; a\n"
+	"                          program: 'run PROG.bpf.o [ARGS]'); a regular file of at\n"
+	"                          most 1 MiB, lines of at most 4096 bytes\n"
+	"  -k, --max-keys N        per-key tools: at most N keyed series per tool, the\n"
+	"                          rest added to one key=\"other\" series (default 100)\n"
+	"      --max-bucket LE     histograms list every bucket from the first scrape,\n"
+	"                          up to the first whose le reaches LE: seconds for\n"
+	"                          times (default 60), kagg hist's unit for its values\n"
+	"                          (default: all); 'inf': all\n"
+	"      --connections N     at most N connections at once (default 64)\n"
+	"      --connections-per-ip N\n"
+	"                          at most N of them from one client address (default 8)\n"
+	"      --timeout SEC       close a connection idle for SEC seconds (default 10)\n"
+	"      --request-timeout SEC\n"
+	"                          close a connection whose request is not received and\n"
+	"                          answered whole within SEC seconds of its start (of the\n"
+	"                          connection, or of the previous answer; default 10)\n"
+	"  -v, --verbose           print libbpf and library messages\n"
+	"  -h, --help              this text\n"
+	"\n"
+	"Tools run in aggregate mode, in nanoseconds, with their BPF run time\n"
+	"measured (--unit nsecs --overhead, which a line may override; hist counts\n"
+	"its field's own values and gets --overhead only); -d, -i and --mode are\n"
+	"refused.  SIGINT or SIGTERM stops the server at once, whatever its\n"
+	"connections are doing.  Metrics and their labels: docs/fleet.md.\n"
+	"\n"
+	"examples:\n"
+	"  kagg serve --tool 'runqlat' --tool 'offcpu -P' --max-keys 20\n"
+	"  kagg serve --listen 127.0.0.1:9436 --config /etc/kagg/serve.conf\n";
 
 /* The tools whose main ends in cli_run_session (the others would just run). */
 static const char *const served_tools[] = {
@@ -94,11 +94,11 @@ static const char *const served_tools[] = {
 };
 
 struct inst {
-	char *id;		/* the tool line, words joined by one space */
-	char **argv;		/* the words, kept: options may point into them */
+	char *id;    /* the tool line, words joined by one space */
+	char **argv; /* the words, kept: options may point into them */
 	int argc;
 	struct kagg_session *s;
-	pthread_mutex_t lock;	/* held for a read-and-reset or a poll only */
+	pthread_mutex_t lock; /* held for a read-and-reset or a poll only */
 	/* For the / page: the latest meta's tool, event, attach, kernel, filters (prom_lock). */
 	char *meta[5];
 };
@@ -221,8 +221,10 @@ static int add_tool(const char *line, const char *where)
 			       *line ? "unbalanced quote in the tool line" : "empty tool line");
 	c = served_cmd(words[0]);
 	if (!c) {
-		cli_err(CLI_EXIT_USAGE, "%s: '%s' is not a tool kagg serve runs (offcpu, runqlat, "
-			"syscount, funclat, hist, profile, run)", where, words[0]);
+		cli_err(CLI_EXIT_USAGE,
+			"%s: '%s' is not a tool kagg serve runs (offcpu, runqlat, "
+			"syscount, funclat, hist, profile, run)",
+			where, words[0]);
 		free(words[0]);
 		free(words);
 		return CLI_EXIT_USAGE;
@@ -312,8 +314,8 @@ static int read_config(const char *path)
 		goto cleanup;
 	}
 	if (st.st_size > SERVE_MAX_CONFIG) {
-		ret = cli_err(CLI_EXIT_USAGE, "%s: %lld bytes, more than a config file's %d",
-			      path, (long long)st.st_size, SERVE_MAX_CONFIG);
+		ret = cli_err(CLI_EXIT_USAGE, "%s: %lld bytes, more than a config file's %d", path,
+			      (long long)st.st_size, SERVE_MAX_CONFIG);
 		goto cleanup;
 	}
 	f = fdopen(fd, "r");
@@ -369,7 +371,8 @@ cleanup:
  */
 static int listen_on(const char *spec, char *bound, size_t bound_sz)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST };
 	char host[256], *port = NULL, *colon, hbuf[NI_MAXHOST], pbuf[NI_MAXSERV];
 	struct sockaddr_storage sa;
@@ -385,7 +388,8 @@ static int listen_on(const char *spec, char *bound, size_t bound_sz)
 		char *close = strchr(host, ']');
 
 		if (!close || (close[1] && close[1] != ':'))
-			return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s' ([ADDR]:PORT)", spec);
+			return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s' ([ADDR]:PORT)",
+					spec);
 		*close = 0;
 		if (close[1])
 			port = close + 2;
@@ -398,20 +402,26 @@ static int listen_on(const char *spec, char *bound, size_t bound_sz)
 		port = colon + 1;
 	}
 	if (!*host)
-		return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s': no address "
+		return -cli_err(CLI_EXIT_USAGE,
+				"invalid --listen '%s': no address "
 				"(127.0.0.1:PORT for this machine only, 0.0.0.0:PORT or "
-				"[::]:PORT for every address)", spec);
+				"[::]:PORT for every address)",
+				spec);
 	if (!port)
 		port = (char *)SERVE_DEFAULT_PORT;
 	errno = 0;
 	pn = strtoul(port, &colon, 10);
 	if (!*port || *colon || *port < '0' || *port > '9' || errno || pn > 65535)
-		return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s': port '%s' is not 1 "
-				"to 65535 (or 0 for any free one)", spec, port);
+		return -cli_err(CLI_EXIT_USAGE,
+				"invalid --listen '%s': port '%s' is not 1 "
+				"to 65535 (or 0 for any free one)",
+				spec, port);
 	err = getaddrinfo(host, port, &hints, &res);
 	if (err == EAI_NONAME)
-		return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s': '%s' is not a numeric "
-				"address (127.0.0.1, [::1], 0.0.0.0, [::]...)", spec, host);
+		return -cli_err(CLI_EXIT_USAGE,
+				"invalid --listen '%s': '%s' is not a numeric "
+				"address (127.0.0.1, [::1], 0.0.0.0, [::]...)",
+				spec, host);
 	if (err)
 		return -cli_err(CLI_EXIT_USAGE, "invalid --listen '%s': %s", spec,
 				gai_strerror(err));
@@ -486,13 +496,15 @@ static int collect(void)
 
 static void write_index(FILE *f)
 {
-	static const char *const heads[] = { "tool_id", "tool", "event", "attach", "kernel",
-					     "filters" };
+	static const char *const heads[] = { "tool_id", "tool",	  "event",
+					     "attach",	"kernel", "filters" };
 	int i, j;
 
-	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kagg serve"
-		   "</title></head>\n<body><h1>kagg %s</h1>\n<p><a href=\"/metrics\">/metrics</a>"
-		   "</p>\n<table border=\"1\">\n<tr>", kagg_version());
+	fprintf(f,
+		"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kagg serve"
+		"</title></head>\n<body><h1>kagg %s</h1>\n<p><a href=\"/metrics\">/metrics</a>"
+		"</p>\n<table border=\"1\">\n<tr>",
+		kagg_version());
 	for (j = 0; j < 6; j++)
 		fprintf(f, "<th>%s</th>", heads[j]);
 	fputs("</tr>\n", f);
@@ -519,8 +531,8 @@ static void write_index(FILE *f)
 struct sconn {
 	struct sconn *prev, *next;
 	int fd;
-	double since;	/* start of the current request: accept, or the previous answer sent */
-	bool cut;	/* shut down: its deadline passed */
+	double since; /* start of the current request: accept, or the previous answer sent */
+	bool cut;     /* shut down: its deadline passed */
 };
 
 static struct sconn conns = { &conns, &conns, -1, 0, false };
@@ -687,8 +699,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		fclose(f);
 		return reply(conn, MHD_HTTP_OK, body, len, "text/html; charset=utf-8");
 	}
-	fmt = kagg_prom__negotiate(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-							       MHD_HTTP_HEADER_ACCEPT));
+	fmt = kagg_prom__negotiate(
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
 	err = collect();
 	if (!err)
 		err = kagg_prom__write(prom, f, fmt);
@@ -697,8 +709,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (err) {
 		free(body);
 		body = NULL;
-		if (asprintf(&body, "kagg serve: reading the tools failed: %s\n",
-			     strerror(-err)) < 0)
+		if (asprintf(&body, "kagg serve: reading the tools failed: %s\n", strerror(-err)) <
+		    0)
 			return MHD_NO;
 		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, body, strlen(body),
 			     "text/plain");
@@ -829,13 +841,16 @@ static int serve_main(int argc, char **argv)
 		case OPT_TIMEOUT:
 			if (cli_parse_seconds(optarg, &timeout) || timeout < 1 || timeout > 86400)
 				ret = cli_err(CLI_EXIT_USAGE,
-					      "invalid --timeout '%s' (1 to 86400 seconds)", optarg);
+					      "invalid --timeout '%s' (1 to 86400 seconds)",
+					      optarg);
 			break;
 		case OPT_REQUEST_TIMEOUT:
 			if (cli_parse_seconds(optarg, &request_timeout) || request_timeout < 1 ||
 			    request_timeout > 86400)
-				ret = cli_err(CLI_EXIT_USAGE, "invalid --request-timeout '%s' "
-					      "(1 to 86400 seconds)", optarg);
+				ret = cli_err(CLI_EXIT_USAGE,
+					      "invalid --request-timeout '%s' "
+					      "(1 to 86400 seconds)",
+					      optarg);
 			break;
 		case 'v':
 			cli_verbose = 1;
@@ -919,17 +934,14 @@ static int serve_main(int argc, char **argv)
 	collect();
 	pthread_mutex_unlock(&prom_lock);
 	/* ITC: a stop wakes the polling thread, even when it polls no listening socket */
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
-			     MHD_USE_ITC, 0, NULL, NULL, handle, NULL,
-			     MHD_OPTION_LISTEN_SOCKET, fd,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)connections,
-			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)per_ip,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout,
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_POOL,
-			     MHD_OPTION_NOTIFY_CONNECTION, conn_notify, NULL,
-			     MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
-			     MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
-			     MHD_OPTION_END);
+	d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY | MHD_USE_ITC, 0, NULL,
+		NULL, handle, NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)per_ip,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)timeout,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_POOL,
+		MHD_OPTION_NOTIFY_CONNECTION, conn_notify, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+		request_done, NULL, MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL, MHD_OPTION_END);
 	if (!d) {
 		ret = cli_err(CLI_EXIT_FAIL, "cannot start the HTTP server on %s", listen_spec);
 		goto out;

@@ -16,58 +16,58 @@
 #include "cli.h"
 
 /* perf stat's default set; the hardware ones are "not supported" without a PMU. */
-#define STAT_DEFAULT_EVENTS                                                    \
-	"task-clock,context-switches,cpu-migrations,\n"                         \
+#define STAT_DEFAULT_EVENTS                             \
+	"task-clock,context-switches,cpu-migrations,\n" \
 	"                         page-faults,cycles,instructions,branches,branch-misses"
 
 static const char usage_text[] =
-"usage: kagg stat [-e EVENT[,EVENT...]] [OPTIONS] -- COMMAND [ARGS...]\n"
-"       kagg stat [-e EVENT[,EVENT...]] (-p PID | --cpu N) [-d SEC]\n"
-"\n"
-"Count perf events (no sampling): for COMMAND from its exec (children included),\n"
-"or for a process or a CPU for SEC seconds (or until Ctrl-C).  Each event shows\n"
-"its raw count, time enabled, time running and the estimate\n"
-"count * enabled / running: scaled when the kernel multiplexed the counter\n"
-"(running < enabled), \"undefined\" when it never ran.  Events this machine\n"
-"lacks (no hardware PMU) are listed as not supported; the others are counted.\n"
-"The report goes to standard error, as perf stat's does (COMMAND's standard\n"
-"output stays its own), or to FILE with -o.  Under the text report, the metrics\n"
-"perf derives: CPUs utilized (task-clock, cpu-clock), the rate per second of\n"
-"the other events, and insn per cycle when cycles and instructions both counted.\n"
-"Without privileges, where perf_event_paranoid is 2, the user space of COMMAND\n"
-"or PID is counted alone, as perf does: the event is named EVENT:u.\n"
-"\n"
-"  -e, --event LIST       events, comma separated (repeatable):\n"
-"                         cpu-clock task-clock context-switches cpu-migrations\n"
-"                         page-faults minor-faults major-faults (software)\n"
-"                         cycles instructions cache-references cache-misses\n"
-"                         branches branch-misses (hardware), tracepoint:SYS:NAME\n"
-"                         or SYS:NAME as perf takes it (kagg list -t lists them)\n"
-"                         default: " STAT_DEFAULT_EVENTS "\n"
-"  -p, --pid PID          count this process\n"
-"      --cpu N            count on CPU N only (all tasks unless -p)\n"
-"  -d, --duration SEC     with -p/--cpu: count SEC seconds (default: until Ctrl-C)\n"
-"  -o, --output FILE      write the report to FILE (created or truncated)\n"
-"  -x, --field-separator SEP\n"
-"                         one line per event, fields separated by SEP, as perf\n"
-"                         stat -x: count, unit, event, running ns, %% running,\n"
-"                         metric, metric unit (\"<not supported>\" counts)\n"
-"      --format FMT       text (default), json, or ndjson (one line)\n"
-"  -v, --verbose          print library messages\n"
-"  -h, --help             this text\n"
-"\n"
-"Exit status: with COMMAND, COMMAND's (128+N when signal N killed it, 127 when\n"
-"it could not be run; 1 when it exited 0 but nothing could be counted);\n"
-"with -p/--cpu, 0 when at least one event was counted, 1 otherwise; 2 usage.\n"
-"With a COMMAND, SIGINT/SIGTERM sent to kagg is passed on to it (a Ctrl-C\n"
-"reaches it from the terminal); once it exits, what was counted is printed\n"
-"and kagg ends by the same signal (128+N).  A second one kills COMMAND.\n"
-"\n"
-"examples:\n"
-"  kagg stat -- make                    # the default events, report on stderr\n"
-"  kagg stat -e task-clock,context-switches,cycles -- sleep 1\n"
-"  kagg stat -e page-faults,tracepoint:syscalls:sys_enter_openat -- ls\n"
-"  kagg stat -e cpu-clock --cpu 0 -d 2 --format json -o cpu0.json\n";
+	"usage: kagg stat [-e EVENT[,EVENT...]] [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       kagg stat [-e EVENT[,EVENT...]] (-p PID | --cpu N) [-d SEC]\n"
+	"\n"
+	"Count perf events (no sampling): for COMMAND from its exec (children included),\n"
+	"or for a process or a CPU for SEC seconds (or until Ctrl-C).  Each event shows\n"
+	"its raw count, time enabled, time running and the estimate\n"
+	"count * enabled / running: scaled when the kernel multiplexed the counter\n"
+	"(running < enabled), \"undefined\" when it never ran.  Events this machine\n"
+	"lacks (no hardware PMU) are listed as not supported; the others are counted.\n"
+	"The report goes to standard error, as perf stat's does (COMMAND's standard\n"
+	"output stays its own), or to FILE with -o.  Under the text report, the metrics\n"
+	"perf derives: CPUs utilized (task-clock, cpu-clock), the rate per second of\n"
+	"the other events, and insn per cycle when cycles and instructions both counted.\n"
+	"Without privileges, where perf_event_paranoid is 2, the user space of COMMAND\n"
+	"or PID is counted alone, as perf does: the event is named EVENT:u.\n"
+	"\n"
+	"  -e, --event LIST       events, comma separated (repeatable):\n"
+	"                         cpu-clock task-clock context-switches cpu-migrations\n"
+	"                         page-faults minor-faults major-faults (software)\n"
+	"                         cycles instructions cache-references cache-misses\n"
+	"                         branches branch-misses (hardware), tracepoint:SYS:NAME\n"
+	"                         or SYS:NAME as perf takes it (kagg list -t lists them)\n"
+	"                         default: " STAT_DEFAULT_EVENTS "\n"
+	"  -p, --pid PID          count this process\n"
+	"      --cpu N            count on CPU N only (all tasks unless -p)\n"
+	"  -d, --duration SEC     with -p/--cpu: count SEC seconds (default: until Ctrl-C)\n"
+	"  -o, --output FILE      write the report to FILE (created or truncated)\n"
+	"  -x, --field-separator SEP\n"
+	"                         one line per event, fields separated by SEP, as perf\n"
+	"                         stat -x: count, unit, event, running ns, %% running,\n"
+	"                         metric, metric unit (\"<not supported>\" counts)\n"
+	"      --format FMT       text (default), json, or ndjson (one line)\n"
+	"  -v, --verbose          print library messages\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Exit status: with COMMAND, COMMAND's (128+N when signal N killed it, 127 when\n"
+	"it could not be run; 1 when it exited 0 but nothing could be counted);\n"
+	"with -p/--cpu, 0 when at least one event was counted, 1 otherwise; 2 usage.\n"
+	"With a COMMAND, SIGINT/SIGTERM sent to kagg is passed on to it (a Ctrl-C\n"
+	"reaches it from the terminal); once it exits, what was counted is printed\n"
+	"and kagg ends by the same signal (128+N).  A second one kills COMMAND.\n"
+	"\n"
+	"examples:\n"
+	"  kagg stat -- make                    # the default events, report on stderr\n"
+	"  kagg stat -e task-clock,context-switches,cycles -- sleep 1\n"
+	"  kagg stat -e page-faults,tracepoint:syscalls:sys_enter_openat -- ls\n"
+	"  kagg stat -e cpu-clock --cpu 0 -d 2 --format json -o cpu0.json\n";
 
 enum {
 	OPT_CPU = CLI_OPT_TOOL,
@@ -90,14 +90,14 @@ static const struct option long_opts[] = {
 };
 
 struct stat_args {
-	struct cli_args c;	/* first: what cli_parse fills (-d, --format, -v) */
+	struct cli_args c; /* first: what cli_parse fills (-d, --format, -v) */
 	struct kagg_stat_opts o;
-	char *evbuf[64];	/* strdup'd pieces of -e */
+	char *evbuf[64]; /* strdup'd pieces of -e */
 	const char *events[64];
 	size_t nr;
 	bool tracepoints;
-	const char *output;	/* -o FILE; NULL: stderr */
-	const char *sep;	/* -x SEP: perf's CSV lines instead of the table */
+	const char *output; /* -o FILE; NULL: stderr */
+	const char *sep;    /* -x SEP: perf's CSV lines instead of the table */
 };
 
 static int add_events(struct stat_args *a, const char *list)
@@ -149,8 +149,9 @@ static int stat_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case 'x':
 		if (!*arg || strlen(arg) > STAT_SEP_MAX)
-			return cli_err(CLI_EXIT_USAGE, "invalid separator '%s' (1 to %d characters)",
-				       arg, STAT_SEP_MAX);
+			return cli_err(CLI_EXIT_USAGE,
+				       "invalid separator '%s' (1 to %d characters)", arg,
+				       STAT_SEP_MAX);
 		a->sep = arg;
 		return 0;
 	case OPT_CPU:
@@ -186,18 +187,18 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 			return cli_err(CLI_EXIT_USAGE, "give a command or -p/--cpu, not both");
 		if (a->c.cm.duration)
 			return cli_err(CLI_EXIT_USAGE, "-d is for -p/--cpu: a command is counted "
-							"until it exits");
+						       "until it exits");
 		a->o.argv = argv + optind;
 	} else if (!a->o.pid && a->o.cpu < 0) {
 		return cli_err(CLI_EXIT_USAGE, "nothing to count: give -- COMMAND, -p PID or "
-						"--cpu N");
+					       "--cpu N");
 	}
 	return 0;
 }
 
 /* '+': stop at the command's name, its options are its own. */
-static const struct cli_parser parser = CLI_PARSER("+:e:p:d:o:x:vh", stat_opt, finish_args, NULL,
-						   CLI_OPERANDS);
+static const struct cli_parser parser =
+	CLI_PARSER("+:e:p:d:o:x:vh", stat_opt, finish_args, NULL, CLI_OPERANDS);
 
 /*
  * Wait for the command to exit with SIGINT, SIGTERM and SIGCHLD blocked and
@@ -220,7 +221,8 @@ static int wait_command(pid_t pid, const sigset_t *set)
 			siginfo_t ci = {};
 
 			/* SIGCHLD coalesces (a stop, then the exit): ask, without reaping */
-			if (!waitid(P_PID, pid, &ci, WEXITED | WNOHANG | WNOWAIT) && ci.si_pid == pid)
+			if (!waitid(P_PID, pid, &ci, WEXITED | WNOHANG | WNOWAIT) &&
+			    ci.si_pid == pid)
 				return got;
 		} else if (sig == SIGINT || sig == SIGTERM) {
 			if (!got)
@@ -329,7 +331,8 @@ static void print_sep(const struct kagg_stat_report *rep, const char *sep, FILE 
 		if (!stat_value(r, &v)) {
 			fprintf(f, "<%s>%s%s%s%s%s0%s0.00%s%s\n",
 				r->supported ? "not counted" : "not supported", sep,
-				stat_is_clock(r->name) ? "ns" : "", sep, r->name, sep, sep, sep, sep);
+				stat_is_clock(r->name) ? "ns" : "", sep, r->name, sep, sep, sep,
+				sep);
 			continue;
 		}
 		fprintf(f, "%.0f%s%s%s%s%s%llu%s%.2f%s", v, sep, stat_is_clock(r->name) ? "ns" : "",

@@ -14,37 +14,48 @@
 #include "cli.h"
 
 static const char usage_text[] =
-"usage: kagg syscount [OPTIONS] [INTERVAL [COUNT]]\n"
-"\n"
-"System calls per syscall (raw_syscalls:sys_enter/sys_exit), counted in the\n"
-"kernel; names built in (the kernel's UAPI table), the installed\n"
-"<asm/unistd_64.h> overriding them.\n"
-"\n"
-"  -P, --per-process      per process and syscall\n"
-"      --per-thread       per thread and syscall\n"
-"  -p, --pid PID[,PID]    only these processes\n"
-"  -x, --errors           count failed calls per syscall and errno\n"
-"  -m, --milliseconds     as --unit msecs (libbpf-tools' syscount -m)\n"
-"  -L, --latency          latency histogram per syscall\n"
-"      --names-file FILE  syscall names from this unistd_64.h-style header\n"
-"      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
-"      --buckets B        -L: log2 (default) or exp:S, exponential buckets of scale\n"
-"                         S (0..5: 2^(2^-S) - 1 wide, 9% at S=3; per syscall only)\n"
-"      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
-"                         per sys_enter/sys_exit to userspace, aggregated there) or\n"
-"                         both, side by side with each path's events, drops and cost\n"
-"      --print            stream: print the events as they arrive, in the kernel's\n"
-"                         trace format (like trace_pipe)\n"
-"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
-CLI_COMMON_HELP_T("   ", "-T,", "10, as syscount's; 0: all",
-		  "nsecs, usecs or msecs (default usecs; -L: nsecs)")
-"\n"
-"examples:\n"
-"  kagg syscount -d 5                # calls per syscall, whole system\n"
-"  kagg syscount -P -p 1234 -i 1     # one process, every second\n"
-"  kagg syscount -x -d 5             # failures: openat:ENOENT ...\n"
-"  kagg syscount -L -p 1234 -d 5     # latency histogram per syscall\n"
-"  kagg syscount --mode both --overhead -d 2   # in-kernel vs streamed, and their costs\n";
+	"usage: kagg syscount [OPTIONS] [INTERVAL [COUNT]]\n"
+	"\n"
+	"System calls per syscall (raw_syscalls:sys_enter/sys_exit), counted in the\n"
+	"kernel; names built in (the kernel's UAPI table), the installed\n"
+	"<asm/unistd_64.h> overriding them.\n"
+	"\n"
+	"  -P, --per-process      per process and syscall\n"
+	"      --per-thread       per thread and syscall\n"
+	"  -p, --pid PID[,PID]    only these processes\n"
+	"  -x, --errors           count failed calls per syscall and errno\n"
+	"  -m, --milliseconds     as --unit msecs (libbpf-tools' syscount -m)\n"
+	"  -L, --latency          latency histogram per syscall\n"
+	"      --names-file FILE  syscall names from this unistd_64.h-style header\n"
+	"      --attach TYPE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+	"      --buckets B        -L: log2 (default) or exp:S, exponential buckets of scale\n"
+	"                         S (0..5: 2^(2^-S) - 1 wide, 9% at S=3; per syscall only)\n"
+	"      --mode MODE        agg (default: aggregate in the kernel), stream (one record\n"
+	"                         per sys_enter/sys_exit to userspace, aggregated there) or\n"
+	"                         both, side by side with each path's events, drops and cost\n"
+	"      --print            stream: print the events as they arrive, in the kernel's\n"
+	"                         trace format (like trace_pipe)\n"
+	"      --stream-bytes N   BPF ring buffer size (power of two, default "
+	"8388608)\n" CLI_COMMON_HELP_T(
+		"   ", "-T,", "10, as syscount's; 0: all",
+		"nsecs, usecs or msecs (default usecs; -L: nsecs)") "\n"
+								    "examples:\n"
+								    "  kagg syscount -d 5          "
+								    "      # calls per syscall, "
+								    "whole system\n"
+								    "  kagg syscount -P -p 1234 -i "
+								    "1     # one process, every "
+								    "second\n"
+								    "  kagg syscount -x -d 5       "
+								    "      # failures: "
+								    "openat:ENOENT ...\n"
+								    "  kagg syscount -L -p 1234 -d "
+								    "5     # latency histogram per "
+								    "syscall\n"
+								    "  kagg syscount --mode both "
+								    "--overhead -d 2   # in-kernel "
+								    "vs streamed, and their "
+								    "costs\n";
 
 enum {
 	OPT_PER_THREAD = CLI_OPT_TOOL,
@@ -65,7 +76,7 @@ static const struct option long_opts[] = {
 };
 
 struct syscount_args {
-	struct cli_args c;	/* first: what cli_parse fills */
+	struct cli_args c; /* first: what cli_parse fills */
 	struct kagg_syscount_opts o;
 	bool errors, latency;
 };
@@ -92,14 +103,16 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	/* libbpf-tools' syscount letters kagg has no twin for: say what is nearest */
 	case 'e':
-		return cli_err(CLI_EXIT_USAGE, "-e ERRNO (libbpf-tools' errno filter) is not "
+		return cli_err(CLI_EXIT_USAGE,
+			       "-e ERRNO (libbpf-tools' errno filter) is not "
 			       "taken: -x counts failed calls per syscall and errno");
 	case 'l':
-		return cli_err(CLI_EXIT_USAGE, "-l (libbpf-tools' syscall list) is not taken: the "
+		return cli_err(CLI_EXIT_USAGE,
+			       "-l (libbpf-tools' syscall list) is not taken: the "
 			       "names are <asm/unistd_64.h>'s, or --names-file FILE's");
 	case 'c':
 		return cli_err(CLI_EXIT_USAGE, "-c CG (libbpf-tools' cgroup filter) is not taken: "
-			       "kagg syscount filters by -p PID");
+					       "kagg syscount filters by -p PID");
 	}
 	return -ENOENT;
 }
@@ -116,8 +129,9 @@ static int finish_args(struct cli_args *ca, int argc, char **argv)
 	/* -L draws distributions: most syscalls take under a microsecond */
 	if (a->latency && !a->c.cm.unit_given)
 		a->c.cm.unit = KAGG_UNIT_NSECS;
-	a->o.mode = a->errors ? KAGG_SYSCOUNT_ERRORS
-		    : a->latency ? KAGG_SYSCOUNT_LATENCY : KAGG_SYSCOUNT_COUNT;
+	a->o.mode = a->errors	 ? KAGG_SYSCOUNT_ERRORS
+		    : a->latency ? KAGG_SYSCOUNT_LATENCY
+				 : KAGG_SYSCOUNT_COUNT;
 	a->o.key = a->c.tk.key;
 	a->o.pids = a->c.tk.pids;
 	a->o.nr_pids = a->c.tk.nr_pids;
@@ -133,13 +147,14 @@ static struct kagg_session *open_session(struct cli_args *ca)
 }
 
 /* The common short options but -T, which takes a value here (top N). */
-static const struct cli_parser parser = CLI_PARSER(":d:i:vhPp:xLmT:e:lc:", syscount_opt,
-						   finish_args, open_session,
-						   CLI_STREAMS | CLI_TASKS | CLI_MSECS);
+static const struct cli_parser parser =
+	CLI_PARSER(":d:i:vhPp:xLmT:e:lc:", syscount_opt, finish_args, open_session,
+		   CLI_STREAMS | CLI_TASKS | CLI_MSECS);
 
 static int syscount_main(int argc, char **argv)
 {
-	struct syscount_args a = { .c.banner = "Tracing syscalls", .c.cm.print.top = 10,
+	struct syscount_args a = { .c.banner = "Tracing syscalls",
+				   .c.cm.print.top = 10,
 				   .o = { .sz = sizeof(a.o), .log = cli_log } };
 
 	return cli_session_main(&parser, argc, argv, &a.c);

@@ -42,7 +42,8 @@
  * The key of an aggregation of one histogram or counter, no key: NAME__record(NULL, v).
  * Any KEY with no fields is kept in a per-CPU array, as cheap as a built-in tool's.
  */
-struct kagg_nokey {};
+struct kagg_nokey {
+};
 
 /* The functions the declaring macros define: inline, and fine to leave unused. */
 #define __KAGG_FN static __always_inline __attribute__((unused))
@@ -71,10 +72,10 @@ struct {
  * (50-100 ns in some guests).
  */
 struct kagg_clock {
-	__u64 now;	/* 0 until read */
-	__u32 on;	/* a KAGG_TP/KAGG_FUNC handler runs */
+	__u64 now; /* 0 until read */
+	__u32 on;  /* a KAGG_TP/KAGG_FUNC handler runs */
 	__u32 __pad;
-	__u64 seq;	/* records streamed on this CPU (never reset: gaps are losses) */
+	__u64 seq; /* records streamed on this CPU (never reset: gaps are losses) */
 };
 
 struct {
@@ -248,8 +249,9 @@ static __always_inline void kagg_rec_submit(void *r, __u32 gen)
 	if (sc)
 		sc->sent++;
 	/* a wakeup per record costs more than the record: the consumer is woken in batches */
-	bpf_ringbuf_submit(r, bpf_ringbuf_query(&kagg_events, BPF_RB_AVAIL_DATA) >= kagg_wake_bytes ?
-				      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(r, bpf_ringbuf_query(&kagg_events, BPF_RB_AVAIL_DATA) >= kagg_wake_bytes
+				      ? BPF_RB_FORCE_WAKEUP
+				      : BPF_RB_NO_WAKEUP);
 }
 
 /* ---------------------------------------------------------------- bucketing */
@@ -298,8 +300,7 @@ static __always_inline __u32 kagg_log2_div(__u64 v, __u64 unit, __u32 unit_log2)
  * The exponential bucket of v > 0 with kagg_exp_params[time]: floor(log2 v) << scale plus
  * the thresholds below v normalized to [2^63, 2^64) (libkagg's kagg_exp_slot()).
  */
-static __always_inline __u32 kagg_exp_slot_of(__u64 v,
-					       const volatile struct kagg_sdk_exp_params *p)
+static __always_inline __u32 kagg_exp_slot_of(__u64 v, const volatile struct kagg_sdk_exp_params *p)
 {
 	__u32 k = kagg_log2_64(v), s = p->scale, j = 0, b;
 	__u64 vn = v << (63 - k);
@@ -356,169 +357,172 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
  * struct kagg_nokey) a per-CPU array of two entries indexed by the generation: an
  * array lookup is inlined by the verifier, a hash lookup hashes the key.
  */
-#define __KAGG_AGG_MAP(NAME, KEY, MAX, VALUE)                                                      \
-	struct NAME##__key {                                                                       \
-		__u32 gen;                                                                         \
-		__u32 __pad;                                                                       \
-		KEY k;                                                                             \
-	};                                                                                         \
-	struct {                                                                                   \
-		__uint(type, sizeof(KEY) ? BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_PERCPU_ARRAY);  \
-		__uint(max_entries, sizeof(KEY) ? 2 * (MAX) : 2);                                  \
-		__type(key, __typeof__(__builtin_choose_expr(sizeof(KEY), (struct NAME##__key){},  \
-							     (__u32)0)));                          \
-		__type(value, VALUE);                                                              \
+#define __KAGG_AGG_MAP(NAME, KEY, MAX, VALUE)                                                     \
+	struct NAME##__key {                                                                      \
+		__u32 gen;                                                                        \
+		__u32 __pad;                                                                      \
+		KEY k;                                                                            \
+	};                                                                                        \
+	struct {                                                                                  \
+		__uint(type, sizeof(KEY) ? BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_PERCPU_ARRAY); \
+		__uint(max_entries, sizeof(KEY) ? 2 * (MAX) : 2);                                 \
+		__type(key, __typeof__(__builtin_choose_expr(sizeof(KEY), (struct NAME##__key){}, \
+							     (__u32)0)));                         \
+		__type(value, VALUE);                                                             \
 	} NAME SEC(".maps")
 
 /*
  * Generation o->gen's value of key in aggregation map (KEY its key type, NAME__key the
  * map's), created from init when missing; NULL when the map is full.
  */
-#define __KAGG_AGG_ENTRY(NAME, KEY, o, key, init)                                                 \
-	({                                                                                         \
-		struct NAME##__key __k;                                                            \
-		void *__v;                                                                         \
-                                                                                                   \
-		if (!sizeof(KEY)) {                                                                \
-			__v = bpf_map_lookup_elem(&NAME, &(o)->gen);                               \
-		} else {                                                                           \
-			__builtin_memset(&__k, 0, sizeof(__k));                                    \
-			__k.gen = (o)->gen;                                                        \
-			__k.k = *(key);                                                            \
-			__v = kagg_agg_entry(&NAME, &__k, init);                                   \
-		}                                                                                  \
-		__v;                                                                               \
+#define __KAGG_AGG_ENTRY(NAME, KEY, o, key, init)                    \
+	({                                                           \
+		struct NAME##__key __k;                              \
+		void *__v;                                           \
+                                                                     \
+		if (!sizeof(KEY)) {                                  \
+			__v = bpf_map_lookup_elem(&NAME, &(o)->gen); \
+		} else {                                             \
+			__builtin_memset(&__k, 0, sizeof(__k));      \
+			__k.gen = (o)->gen;                          \
+			__k.k = *(key);                              \
+			__v = kagg_agg_entry(&NAME, &__k, init);     \
+		}                                                    \
+		__v;                                                 \
 	})
 
 /* Its descriptor and drop counter (NAME__drop). */
-#define __KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP)                                                  \
-	enum { NAME##__drop = KAGG_SDK_CNT_DROP + __COUNTER__ };                                  \
-	_Static_assert(NAME##__drop < KAGG_SDK_NR_CNT, "too many kagg drop counters");            \
-	const volatile struct kagg_sdk_desc NAME##__kagg = {                                       \
-		.kind = KIND, .flags = FLAGS, .drop = NAME##__drop,                                \
-		.lin_min = MIN, .lin_step = STEP,                                                  \
+#define __KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP)                                      \
+	enum { NAME##__drop = KAGG_SDK_CNT_DROP + __COUNTER__ };                       \
+	_Static_assert(NAME##__drop < KAGG_SDK_NR_CNT, "too many kagg drop counters"); \
+	const volatile struct kagg_sdk_desc NAME##__kagg = {                           \
+		.kind = KIND,                                                          \
+		.flags = FLAGS,                                                        \
+		.drop = NAME##__drop,                                                  \
+		.lin_min = MIN,                                                        \
+		.lin_step = STEP,                                                      \
 	}
 
 /*
  * NAME__stream(key, v, gen): the observation as a record of kagg_events (struct
  * kagg_sdk_rec, the KEY, the value); true when sent.
  */
-#define __KAGG_STREAM(NAME, KEY)                                                                   \
-	struct NAME##__rec {                                                                       \
-		struct kagg_sdk_rec h;                                                             \
-		KEY k;                                                                             \
-		__u64 v __attribute__((aligned(8)));                                               \
-	};                                                                                         \
-	__KAGG_FN bool NAME##__stream(const KEY *key, __u64 v, __u32 gen)             \
-	{                                                                                          \
-		struct NAME##__rec *r;                                                             \
-                                                                                                   \
-		r = kagg_rec_reserve(sizeof(*r), NAME##__drop, gen);                               \
-		if (!r)                                                                            \
-			return false;                                                              \
-		if (sizeof(KEY))                                                                   \
-			__builtin_memcpy(&r->k, key, sizeof(KEY));                                 \
-		r->v = v;                                                                          \
-		kagg_rec_submit(r, gen);                                                           \
-		return true;                                                                       \
+#define __KAGG_STREAM(NAME, KEY)                                          \
+	struct NAME##__rec {                                              \
+		struct kagg_sdk_rec h;                                    \
+		KEY k;                                                    \
+		__u64 v __attribute__((aligned(8)));                      \
+	};                                                                \
+	__KAGG_FN bool NAME##__stream(const KEY *key, __u64 v, __u32 gen) \
+	{                                                                 \
+		struct NAME##__rec *r;                                    \
+                                                                          \
+		r = kagg_rec_reserve(sizeof(*r), NAME##__drop, gen);      \
+		if (!r)                                                   \
+			return false;                                     \
+		if (sizeof(KEY))                                          \
+			__builtin_memcpy(&r->k, key, sizeof(KEY));        \
+		r->v = v;                                                 \
+		kagg_rec_submit(r, gen);                                  \
+		return true;                                              \
 	}
 
 /*
  * Stream observation o of (key, v) when the loader asks (kagg_stream); in stream-only
  * mode *done says it is not aggregated here, and the result whether it was sent.
  */
-#define __KAGG_STREAM_OBS(NAME, o, key, v, done)                                                   \
-	({                                                                                         \
-		bool __sent = false;                                                               \
-                                                                                                   \
-		*(done) = false;                                                                   \
-		if (kagg_stream != KAGG_SDK_STREAM_OFF) {                                          \
-			__sent = NAME##__stream(key, v, (o)->gen);                                 \
-			if (kagg_stream == KAGG_SDK_STREAM_ONLY) {                                 \
-				*(done) = true;                                                    \
-				if (__sent)                                                        \
-					(o)->c->cnt[KAGG_SDK_CNT_RECORDED]++;                      \
-			}                                                                          \
-		}                                                                                  \
-		__sent;                                                                            \
+#define __KAGG_STREAM_OBS(NAME, o, key, v, done)                              \
+	({                                                                    \
+		bool __sent = false;                                          \
+                                                                              \
+		*(done) = false;                                              \
+		if (kagg_stream != KAGG_SDK_STREAM_OFF) {                     \
+			__sent = NAME##__stream(key, v, (o)->gen);            \
+			if (kagg_stream == KAGG_SDK_STREAM_ONLY) {            \
+				*(done) = true;                               \
+				if (__sent)                                   \
+					(o)->c->cnt[KAGG_SDK_CNT_RECORDED]++; \
+			}                                                     \
+		}                                                             \
+		__sent;                                                       \
 	})
 
 /*
  * Exponential buckets of a log2 histogram (kagg_exp): cells {count, sum} keyed by
  * (generation, slot, KEY), created as needed; the loader sizes the map.
  */
-#define __KAGG_EXP_CELLS(NAME, KEY, MAX)                                                           \
-	struct NAME##__xkey {                                                                      \
-		__u32 gen;                                                                         \
-		__u32 slot;                                                                        \
-		KEY k;                                                                             \
-	};                                                                                         \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
-		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
-		__uint(max_entries, 1);                                                            \
-		__type(key, struct NAME##__xkey);                                                  \
-		__type(value, struct kagg_sdk_count);                                              \
-	} NAME##__x SEC(".maps");                                                                  \
-	__KAGG_FN bool NAME##__exp_add(const KEY *key, __u64 v, __u32 gen,            \
-				       const volatile struct kagg_sdk_exp_params *p)               \
-	{                                                                                          \
-		struct NAME##__xkey xk;                                                            \
-		struct kagg_sdk_count *c, zero = {};                                               \
-                                                                                                   \
-		__builtin_memset(&xk, 0, sizeof(xk));                                              \
-		xk.gen = gen;                                                                      \
-		xk.slot = v ? kagg_exp_slot_of(v, p) + 1 : 0;                                      \
-		if (sizeof(KEY))                                                                   \
-			__builtin_memcpy(&xk.k, key, sizeof(KEY));                                 \
-		c = kagg_agg_entry(&NAME##__x, &xk, &zero);                                        \
-		if (!c)                                                                            \
-			return false;                                                              \
-		c->count++;                                                                        \
-		c->sum += v;                                                                       \
-		return true;                                                                       \
+#define __KAGG_EXP_CELLS(NAME, KEY, MAX)                                             \
+	struct NAME##__xkey {                                                        \
+		__u32 gen;                                                           \
+		__u32 slot;                                                          \
+		KEY k;                                                               \
+	};                                                                           \
+	struct {                                                                     \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                              \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                \
+		__uint(max_entries, 1);                                              \
+		__type(key, struct NAME##__xkey);                                    \
+		__type(value, struct kagg_sdk_count);                                \
+	} NAME##__x SEC(".maps");                                                    \
+	__KAGG_FN bool NAME##__exp_add(const KEY *key, __u64 v, __u32 gen,           \
+				       const volatile struct kagg_sdk_exp_params *p) \
+	{                                                                            \
+		struct NAME##__xkey xk;                                              \
+		struct kagg_sdk_count *c, zero = {};                                 \
+                                                                                     \
+		__builtin_memset(&xk, 0, sizeof(xk));                                \
+		xk.gen = gen;                                                        \
+		xk.slot = v ? kagg_exp_slot_of(v, p) + 1 : 0;                        \
+		if (sizeof(KEY))                                                     \
+			__builtin_memcpy(&xk.k, key, sizeof(KEY));                   \
+		c = kagg_agg_entry(&NAME##__x, &xk, &zero);                          \
+		if (!c)                                                              \
+			return false;                                                \
+		c->count++;                                                          \
+		c->sum += v;                                                         \
+		return true;                                                         \
 	}
 
-#define __KAGG_HIST(NAME, KEY, MAX, KIND, FLAGS, MIN, STEP)                                        \
-	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_hist);                                      \
-	__KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP);                                                 \
-	__KAGG_STREAM(NAME, KEY)                                                                   \
-	__KAGG_EXP_CELLS(NAME, KEY, MAX)                                                           \
-	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
-	{                                                                                          \
-		struct kagg_sdk_hist *h;                                                           \
-		struct kagg_obs o;                                                                 \
-		bool sent, done;                                                                   \
-		__u32 slot;                                                                        \
-                                                                                                   \
-		if (!kagg_obs_begin(&o))                                                           \
-			return false;                                                              \
-		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done);                                 \
-		if (done)                                                                          \
-			return sent;                                                               \
-		if (KIND == KAGG_SDK_LOG2 && kagg_exp) {                                           \
-			if (!NAME##__exp_add(key, v, o.gen,                                        \
-					     &kagg_exp_params[!!((FLAGS) & KAGG_SDK_TIME)])) {      \
-				o.c->cnt[NAME##__drop]++;                                          \
-				return false;                                                      \
-			}                                                                          \
-			o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                         \
-			return true;                                                               \
-		}                                                                                  \
-		slot = kagg_slot(KIND, FLAGS, v, MIN, STEP);                                       \
-		if (slot >= KAGG_SDK_SLOTS) {                                                      \
-			o.c->cnt[KAGG_SDK_CNT_FILTERED]++;                                         \
-			return false;                                                              \
-		}                                                                                  \
-		h = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &kagg_sdk_zero_hist);                     \
-		if (!h) {                                                                          \
-			o.c->cnt[NAME##__drop]++;                                                  \
-			return false;                                                              \
-		}                                                                                  \
-		h->slots[slot]++;                                                                  \
-		h->sum += v;                                                                       \
-		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                                 \
-		return true;                                                                       \
+#define __KAGG_HIST(NAME, KEY, MAX, KIND, FLAGS, MIN, STEP)                                    \
+	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_hist);                                  \
+	__KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP);                                             \
+	__KAGG_STREAM(NAME, KEY)                                                               \
+	__KAGG_EXP_CELLS(NAME, KEY, MAX)                                                       \
+	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                                 \
+	{                                                                                      \
+		struct kagg_sdk_hist *h;                                                       \
+		struct kagg_obs o;                                                             \
+		bool sent, done;                                                               \
+		__u32 slot;                                                                    \
+                                                                                               \
+		if (!kagg_obs_begin(&o))                                                       \
+			return false;                                                          \
+		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done);                             \
+		if (done)                                                                      \
+			return sent;                                                           \
+		if (KIND == KAGG_SDK_LOG2 && kagg_exp) {                                       \
+			if (!NAME##__exp_add(key, v, o.gen,                                    \
+					     &kagg_exp_params[!!((FLAGS) & KAGG_SDK_TIME)])) { \
+				o.c->cnt[NAME##__drop]++;                                      \
+				return false;                                                  \
+			}                                                                      \
+			o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                     \
+			return true;                                                           \
+		}                                                                              \
+		slot = kagg_slot(KIND, FLAGS, v, MIN, STEP);                                   \
+		if (slot >= KAGG_SDK_SLOTS) {                                                  \
+			o.c->cnt[KAGG_SDK_CNT_FILTERED]++;                                     \
+			return false;                                                          \
+		}                                                                              \
+		h = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &kagg_sdk_zero_hist);                 \
+		if (!h) {                                                                      \
+			o.c->cnt[NAME##__drop]++;                                              \
+			return false;                                                          \
+		}                                                                              \
+		h->slots[slot]++;                                                              \
+		h->sum += v;                                                                   \
+		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                             \
+		return true;                                                                   \
 	}
 
 /*
@@ -527,39 +531,39 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
  */
 #define KAGG_HIST_LOG2(NAME, KEY, MAX) __KAGG_HIST(NAME, KEY, MAX, KAGG_SDK_LOG2, 0, 0, 0)
 /* The same of times in ns (from a start/stop pair), bucketed in the session's unit. */
-#define KAGG_HIST_TIME(NAME, KEY, MAX)                                                             \
+#define KAGG_HIST_TIME(NAME, KEY, MAX) \
 	__KAGG_HIST(NAME, KEY, MAX, KAGG_SDK_LOG2, KAGG_SDK_TIME, 0, 0)
 /*
  * A linear histogram per KEY: 64 slots, slot k holds [MIN + k*STEP, MIN + (k+1)*STEP),
  * values taken as signed; values outside count as filtered.
  */
-#define KAGG_HIST_LINEAR(NAME, KEY, MAX, MIN, STEP)                                                \
+#define KAGG_HIST_LINEAR(NAME, KEY, MAX, MIN, STEP) \
 	__KAGG_HIST(NAME, KEY, MAX, KAGG_SDK_LINEAR, 0, MIN, STEP)
 
-#define __KAGG_COUNT(NAME, KEY, MAX, FLAGS)                                                        \
-	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_count);                                     \
-	__KAGG_DESC(NAME, KAGG_SDK_COUNT, FLAGS, 0, 0);                                            \
-	__KAGG_STREAM(NAME, KEY)                                                                   \
-	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                        \
-	{                                                                                          \
-		struct kagg_sdk_count *c, zero = {};                                               \
-		struct kagg_obs o;                                                                 \
-		bool sent, done;                                                                   \
-                                                                                                   \
-		if (!kagg_obs_begin(&o))                                                           \
-			return false;                                                              \
-		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done);                                 \
-		if (done)                                                                          \
-			return sent;                                                               \
-		c = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &zero);                                   \
-		if (!c) {                                                                          \
-			o.c->cnt[NAME##__drop]++;                                                  \
-			return false;                                                              \
-		}                                                                                  \
-		c->count++;                                                                        \
-		c->sum += v;                                                                       \
-		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                                 \
-		return true;                                                                       \
+#define __KAGG_COUNT(NAME, KEY, MAX, FLAGS)                        \
+	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_count);     \
+	__KAGG_DESC(NAME, KAGG_SDK_COUNT, FLAGS, 0, 0);            \
+	__KAGG_STREAM(NAME, KEY)                                   \
+	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)     \
+	{                                                          \
+		struct kagg_sdk_count *c, zero = {};               \
+		struct kagg_obs o;                                 \
+		bool sent, done;                                   \
+                                                                   \
+		if (!kagg_obs_begin(&o))                           \
+			return false;                              \
+		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done); \
+		if (done)                                          \
+			return sent;                               \
+		c = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &zero);   \
+		if (!c) {                                          \
+			o.c->cnt[NAME##__drop]++;                  \
+			return false;                              \
+		}                                                  \
+		c->count++;                                        \
+		c->sum += v;                                       \
+		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                 \
+		return true;                                       \
 	}
 
 /* A count and a sum per KEY: NAME__record(&key, value) counts 1 and adds value. */
@@ -584,44 +588,44 @@ static __always_inline kagg_ustack_t kagg_ustack(void *ctx)
  * (WHICH: KAGG_SDK_KSTACK | KAGG_SDK_USTACK, optionally | KAGG_SDK_TIME for ns values),
  * at most MAX stacks: NAME__record(ctx, value), ctx the program's context.
  */
-#define KAGG_STACKS(NAME, MAX, WHICH)                                                              \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                            \
-		__uint(max_entries, 2 * (MAX));                                                    \
-		__type(key, struct kagg_sdk_stack_key);                                            \
-		__type(value, struct kagg_sdk_stack_val);                                          \
-	} NAME SEC(".maps");                                                                       \
-	__KAGG_DESC(NAME, KAGG_SDK_STACKS, WHICH, 0, 0);                                           \
-	__KAGG_FN bool NAME##__record(void *ctx, __u64 v)                             \
-	{                                                                                          \
-		struct kagg_sdk_stack_val *sv, zero = {};                                          \
-		struct kagg_sdk_stack_key k = {};                                                  \
-		struct kagg_obs o;                                                                 \
-		__u64 id;                                                                          \
-                                                                                                   \
-		if (!kagg_obs_begin(&o))                                                           \
-			return false;                                                              \
-		id = bpf_get_current_pid_tgid();                                                   \
-		k.gen = o.gen;                                                                     \
-		k.tgid = id >> 32;                                                                 \
-		k.pid = (__u32)id;                                                                 \
+#define KAGG_STACKS(NAME, MAX, WHICH)                                                          \
+	struct {                                                                               \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                        \
+		__uint(max_entries, 2 * (MAX));                                                \
+		__type(key, struct kagg_sdk_stack_key);                                        \
+		__type(value, struct kagg_sdk_stack_val);                                      \
+	} NAME SEC(".maps");                                                                   \
+	__KAGG_DESC(NAME, KAGG_SDK_STACKS, WHICH, 0, 0);                                       \
+	__KAGG_FN bool NAME##__record(void *ctx, __u64 v)                                      \
+	{                                                                                      \
+		struct kagg_sdk_stack_val *sv, zero = {};                                      \
+		struct kagg_sdk_stack_key k = {};                                              \
+		struct kagg_obs o;                                                             \
+		__u64 id;                                                                      \
+                                                                                               \
+		if (!kagg_obs_begin(&o))                                                       \
+			return false;                                                          \
+		id = bpf_get_current_pid_tgid();                                               \
+		k.gen = o.gen;                                                                 \
+		k.tgid = id >> 32;                                                             \
+		k.pid = (__u32)id;                                                             \
 		k.kstack = ((WHICH) & KAGG_SDK_KSTACK) ? kagg_kstack(ctx) : KAGG_SDK_NO_STACK; \
-		k.ustack = ((WHICH) & KAGG_SDK_USTACK) && k.tgid ?                                 \
-				   kagg_ustack(ctx) : KAGG_SDK_NO_STACK;      \
-		sv = bpf_map_lookup_elem(&NAME, &k);                                               \
-		if (!sv) {                                                                         \
-			bpf_get_current_comm(zero.comm, sizeof(zero.comm));                        \
-			bpf_map_update_elem(&NAME, &k, &zero, BPF_NOEXIST);                        \
-			sv = bpf_map_lookup_elem(&NAME, &k);                                       \
-		}                                                                                  \
-		if (!sv) {                                                                         \
-			o.c->cnt[NAME##__drop]++;                                                  \
-			return false;                                                              \
-		}                                                                                  \
-		sv->count++;                                                                       \
-		sv->sum += v;                                                                      \
-		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                                 \
-		return true;                                                                       \
+		k.ustack = ((WHICH) & KAGG_SDK_USTACK) && k.tgid ? kagg_ustack(ctx)            \
+								 : KAGG_SDK_NO_STACK;          \
+		sv = bpf_map_lookup_elem(&NAME, &k);                                           \
+		if (!sv) {                                                                     \
+			bpf_get_current_comm(zero.comm, sizeof(zero.comm));                    \
+			bpf_map_update_elem(&NAME, &k, &zero, BPF_NOEXIST);                    \
+			sv = bpf_map_lookup_elem(&NAME, &k);                                   \
+		}                                                                              \
+		if (!sv) {                                                                     \
+			o.c->cnt[NAME##__drop]++;                                              \
+			return false;                                                          \
+		}                                                                              \
+		sv->count++;                                                                   \
+		sv->sum += v;                                                                  \
+		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                             \
+		return true;                                                                   \
 	}
 
 /* ---------------------------------------------------------------- start/stop pairs */
@@ -647,109 +651,111 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
  * stop was not seen, an interval lost) and NAME_no_start (a stop with no start: it
  * started before the session, no loss).
  */
-#define KAGG_PAIR(NAME, MAX)                                                                       \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_TASK_STORAGE);                                           \
-		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
-		__type(key, int);                                                                  \
-		__type(value, __u64);                                                              \
-	} NAME##__task SEC(".maps");                                                               \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
-		__uint(max_entries, MAX);                                                          \
-		__type(key, __u64);                                                                \
-		__type(value, __u64);                                                              \
-	} NAME##__id SEC(".maps");                                                                 \
-	enum {                                                                                     \
-		NAME##__full = KAGG_SDK_CNT_DROP + __COUNTER__,                                    \
-		NAME##__unclosed = KAGG_SDK_CNT_DROP + __COUNTER__,                                \
-		NAME##__nostart = KAGG_SDK_CNT_DROP + __COUNTER__,                                 \
-	};                                                                                         \
-	_Static_assert(NAME##__nostart < KAGG_SDK_NR_CNT, "too many kagg drop counters");         \
-	const volatile struct kagg_sdk_desc NAME##__kagg = {                                       \
-		.kind = KAGG_SDK_PAIR, .flags = KAGG_SDK_TIME, .drop = NAME##__full,               \
-		.drop2 = NAME##__unclosed, .drop3 = NAME##__nostart,                               \
-	};                                                                                         \
-	__KAGG_FN void NAME##__start_at(__u64 *ts)                                    \
-	{                                                                                          \
-		if (*ts)                                                                           \
-			kagg_count(NAME##__unclosed);                                              \
-		*ts = kagg_now();                                                                  \
-	}                                                                                          \
-	__KAGG_FN bool NAME##__stop_at(__u64 *ts, __u64 *ns)                          \
-	{                                                                                          \
-		if (!ts || !*ts) {                                                                 \
-			kagg_count(NAME##__nostart);                                               \
-			return false;                                                              \
-		}                                                                                  \
-		*ns = kagg_now() - *ts;                                                            \
-		*ts = 0;                                                                           \
-		return true;                                                                       \
-	}                                                                                          \
-	__KAGG_FN void NAME##__start_task(struct task_struct *t)                      \
-	{                                                                                          \
-		__u64 *ts;                                                                         \
-                                                                                                   \
-		if (!kagg_armed_now())                                                             \
-			return;                                                                    \
-		ts = bpf_task_storage_get(&NAME##__task, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);    \
-		if (ts)                                                                            \
-			NAME##__start_at(ts);                                                      \
-		else                                                                               \
-			kagg_count(NAME##__full);                                                  \
-	}                                                                                          \
-	__KAGG_FN bool NAME##__stop_task(struct task_struct *t, __u64 *ns)            \
-	{                                                                                          \
-		if (!kagg_armed_now())                                                             \
-			return false;                                                              \
-		return NAME##__stop_at(bpf_task_storage_get(&NAME##__task, t, 0, 0), ns);          \
-	}                                                                                          \
-	__KAGG_FN void NAME##__start_id(__u64 id)                                     \
-	{                                                                                          \
-		__u64 *ts, zero = 0;                                                               \
-                                                                                                   \
-		if (!kagg_armed_now())                                                             \
-			return;                                                                    \
-		ts = bpf_map_lookup_elem(&NAME##__id, &id);                                        \
-		if (!ts) {                                                                         \
-			bpf_map_update_elem(&NAME##__id, &id, &zero, BPF_NOEXIST);                 \
-			ts = bpf_map_lookup_elem(&NAME##__id, &id);                                \
-		}                                                                                  \
-		if (ts)                                                                            \
-			NAME##__start_at(ts);                                                      \
-		else                                                                               \
-			kagg_count(NAME##__full);                                                  \
-	}                                                                                          \
-	__KAGG_FN bool NAME##__stop_id(__u64 id, __u64 *ns)                           \
-	{                                                                                          \
-		bool ok;                                                                           \
-                                                                                                   \
-		if (!kagg_armed_now())                                                             \
-			return false;                                                              \
-		ok = NAME##__stop_at(bpf_map_lookup_elem(&NAME##__id, &id), ns);                   \
-		if (ok)                                                                            \
-			bpf_map_delete_elem(&NAME##__id, &id);                                     \
-		return ok;                                                                         \
-	}                                                                                          \
-	__KAGG_FN void NAME##__start(void)                                            \
-	{                                                                                          \
-		NAME##__start_task(bpf_get_current_task_btf());                                    \
-	}                                                                                          \
-	__KAGG_FN bool NAME##__stop(__u64 *ns)                                        \
-	{                                                                                          \
-		return NAME##__stop_task(bpf_get_current_task_btf(), ns);                          \
-	}                                                                                          \
-	__KAGG_FN void NAME##__start_of(struct task_struct *t, const bool btf)        \
-	{                                                                                          \
-		if (btf)                                                                           \
-			NAME##__start_task(t);                                                     \
-		else                                                                               \
-			NAME##__start_id(kagg_task_tid(t));                                        \
-	}                                                                                          \
-	__KAGG_FN bool NAME##__stop_of(struct task_struct *t, const bool btf,         \
-						    __u64 *ns)                                     \
-	{                                                                                          \
-		return btf ? NAME##__stop_task(t, ns) : NAME##__stop_id(kagg_task_tid(t), ns);     \
+#define KAGG_PAIR(NAME, MAX)                                                                    \
+	struct {                                                                                \
+		__uint(type, BPF_MAP_TYPE_TASK_STORAGE);                                        \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                           \
+		__type(key, int);                                                               \
+		__type(value, __u64);                                                           \
+	} NAME##__task SEC(".maps");                                                            \
+	struct {                                                                                \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                \
+		__uint(max_entries, MAX);                                                       \
+		__type(key, __u64);                                                             \
+		__type(value, __u64);                                                           \
+	} NAME##__id SEC(".maps");                                                              \
+	enum {                                                                                  \
+		NAME##__full = KAGG_SDK_CNT_DROP + __COUNTER__,                                 \
+		NAME##__unclosed = KAGG_SDK_CNT_DROP + __COUNTER__,                             \
+		NAME##__nostart = KAGG_SDK_CNT_DROP + __COUNTER__,                              \
+	};                                                                                      \
+	_Static_assert(NAME##__nostart < KAGG_SDK_NR_CNT, "too many kagg drop counters");       \
+	const volatile struct kagg_sdk_desc NAME##__kagg = {                                    \
+		.kind = KAGG_SDK_PAIR,                                                          \
+		.flags = KAGG_SDK_TIME,                                                         \
+		.drop = NAME##__full,                                                           \
+		.drop2 = NAME##__unclosed,                                                      \
+		.drop3 = NAME##__nostart,                                                       \
+	};                                                                                      \
+	__KAGG_FN void NAME##__start_at(__u64 *ts)                                              \
+	{                                                                                       \
+		if (*ts)                                                                        \
+			kagg_count(NAME##__unclosed);                                           \
+		*ts = kagg_now();                                                               \
+	}                                                                                       \
+	__KAGG_FN bool NAME##__stop_at(__u64 *ts, __u64 *ns)                                    \
+	{                                                                                       \
+		if (!ts || !*ts) {                                                              \
+			kagg_count(NAME##__nostart);                                            \
+			return false;                                                           \
+		}                                                                               \
+		*ns = kagg_now() - *ts;                                                         \
+		*ts = 0;                                                                        \
+		return true;                                                                    \
+	}                                                                                       \
+	__KAGG_FN void NAME##__start_task(struct task_struct *t)                                \
+	{                                                                                       \
+		__u64 *ts;                                                                      \
+                                                                                                \
+		if (!kagg_armed_now())                                                          \
+			return;                                                                 \
+		ts = bpf_task_storage_get(&NAME##__task, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE); \
+		if (ts)                                                                         \
+			NAME##__start_at(ts);                                                   \
+		else                                                                            \
+			kagg_count(NAME##__full);                                               \
+	}                                                                                       \
+	__KAGG_FN bool NAME##__stop_task(struct task_struct *t, __u64 *ns)                      \
+	{                                                                                       \
+		if (!kagg_armed_now())                                                          \
+			return false;                                                           \
+		return NAME##__stop_at(bpf_task_storage_get(&NAME##__task, t, 0, 0), ns);       \
+	}                                                                                       \
+	__KAGG_FN void NAME##__start_id(__u64 id)                                               \
+	{                                                                                       \
+		__u64 *ts, zero = 0;                                                            \
+                                                                                                \
+		if (!kagg_armed_now())                                                          \
+			return;                                                                 \
+		ts = bpf_map_lookup_elem(&NAME##__id, &id);                                     \
+		if (!ts) {                                                                      \
+			bpf_map_update_elem(&NAME##__id, &id, &zero, BPF_NOEXIST);              \
+			ts = bpf_map_lookup_elem(&NAME##__id, &id);                             \
+		}                                                                               \
+		if (ts)                                                                         \
+			NAME##__start_at(ts);                                                   \
+		else                                                                            \
+			kagg_count(NAME##__full);                                               \
+	}                                                                                       \
+	__KAGG_FN bool NAME##__stop_id(__u64 id, __u64 *ns)                                     \
+	{                                                                                       \
+		bool ok;                                                                        \
+                                                                                                \
+		if (!kagg_armed_now())                                                          \
+			return false;                                                           \
+		ok = NAME##__stop_at(bpf_map_lookup_elem(&NAME##__id, &id), ns);                \
+		if (ok)                                                                         \
+			bpf_map_delete_elem(&NAME##__id, &id);                                  \
+		return ok;                                                                      \
+	}                                                                                       \
+	__KAGG_FN void NAME##__start(void)                                                      \
+	{                                                                                       \
+		NAME##__start_task(bpf_get_current_task_btf());                                 \
+	}                                                                                       \
+	__KAGG_FN bool NAME##__stop(__u64 *ns)                                                  \
+	{                                                                                       \
+		return NAME##__stop_task(bpf_get_current_task_btf(), ns);                       \
+	}                                                                                       \
+	__KAGG_FN void NAME##__start_of(struct task_struct *t, const bool btf)                  \
+	{                                                                                       \
+		if (btf)                                                                        \
+			NAME##__start_task(t);                                                  \
+		else                                                                            \
+			NAME##__start_id(kagg_task_tid(t));                                     \
+	}                                                                                       \
+	__KAGG_FN bool NAME##__stop_of(struct task_struct *t, const bool btf, __u64 *ns)        \
+	{                                                                                       \
+		return btf ? NAME##__stop_task(t, ns) : NAME##__stop_id(kagg_task_tid(t), ns);  \
 	}
 
 /* ---------------------------------------------------------------- attach flavours */
@@ -762,48 +768,48 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
  * true in the first (arguments are trusted pointers), false in the second (read them
  * with BPF_CORE_READ).
  */
-#define KAGG_TP(NAME, TP, CALL, ...)                                                               \
-	SEC("tp_btf/" TP)                                                                          \
-	int BPF_PROG(NAME##_tp_btf, ##__VA_ARGS__)                                                 \
-	{                                                                                          \
-		const bool btf = true;                                                             \
-		struct kagg_clock *__c = kagg_event_begin();                                       \
-                                                                                                   \
-		(void)btf;                                                                         \
-		return kagg_event_end(__c, CALL);                                                  \
-	}                                                                                          \
-	SEC("raw_tp/" TP)                                                                          \
-	int BPF_PROG(NAME##_raw_tp, ##__VA_ARGS__)                                                 \
-	{                                                                                          \
-		const bool btf = false;                                                            \
-		struct kagg_clock *__c = kagg_event_begin();                                       \
-                                                                                                   \
-		(void)btf;                                                                         \
-		return kagg_event_end(__c, CALL);                                                  \
+#define KAGG_TP(NAME, TP, CALL, ...)                         \
+	SEC("tp_btf/" TP)                                    \
+	int BPF_PROG(NAME##_tp_btf, ##__VA_ARGS__)           \
+	{                                                    \
+		const bool btf = true;                       \
+		struct kagg_clock *__c = kagg_event_begin(); \
+                                                             \
+		(void)btf;                                   \
+		return kagg_event_end(__c, CALL);            \
+	}                                                    \
+	SEC("raw_tp/" TP)                                    \
+	int BPF_PROG(NAME##_raw_tp, ##__VA_ARGS__)           \
+	{                                                    \
+		const bool btf = false;                      \
+		struct kagg_clock *__c = kagg_event_begin(); \
+                                                             \
+		(void)btf;                                   \
+		return kagg_event_end(__c, CALL);            \
 	}
 
 /*
  * A kernel function's entry in two flavours, NAME_fentry on "fentry/FN" and NAME_kprobe
  * on "kprobe/FN", loaded like KAGG_TP's: CALL with `btf` true in the first.
  */
-#define KAGG_FUNC(NAME, FN, CALL, ...)                                                             \
-	SEC("fentry/" FN)                                                                          \
-	int BPF_PROG(NAME##_fentry, ##__VA_ARGS__)                                                 \
-	{                                                                                          \
-		const bool btf = true;                                                             \
-		struct kagg_clock *__c = kagg_event_begin();                                       \
-                                                                                                   \
-		(void)btf;                                                                         \
-		return kagg_event_end(__c, CALL);                                                  \
-	}                                                                                          \
-	SEC("kprobe/" FN)                                                                          \
-	int BPF_KPROBE(NAME##_kprobe, ##__VA_ARGS__)                                               \
-	{                                                                                          \
-		const bool btf = false;                                                            \
-		struct kagg_clock *__c = kagg_event_begin();                                       \
-                                                                                                   \
-		(void)btf;                                                                         \
-		return kagg_event_end(__c, CALL);                                                  \
+#define KAGG_FUNC(NAME, FN, CALL, ...)                       \
+	SEC("fentry/" FN)                                    \
+	int BPF_PROG(NAME##_fentry, ##__VA_ARGS__)           \
+	{                                                    \
+		const bool btf = true;                       \
+		struct kagg_clock *__c = kagg_event_begin(); \
+                                                             \
+		(void)btf;                                   \
+		return kagg_event_end(__c, CALL);            \
+	}                                                    \
+	SEC("kprobe/" FN)                                    \
+	int BPF_KPROBE(NAME##_kprobe, ##__VA_ARGS__)         \
+	{                                                    \
+		const bool btf = false;                      \
+		struct kagg_clock *__c = kagg_event_begin(); \
+                                                             \
+		(void)btf;                                   \
+		return kagg_event_end(__c, CALL);            \
 	}
 
 #endif /* __KAGG_BPF_H */

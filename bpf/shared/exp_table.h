@@ -19,9 +19,9 @@
 #define KAGG_EXP_SLOTS(s) ((64 << (s)) + 1)
 
 struct kagg_exp_params {
-	__u64 thresh[KAGG_EXP_MAX_N];	/* ascending; only the first 2^scale are used */
-	__s64 base_index;		/* bucket index of slot 0 */
-	__u64 unit;			/* u */
+	__u64 thresh[KAGG_EXP_MAX_N]; /* ascending; only the first 2^scale are used */
+	__s64 base_index;	      /* bucket index of slot 0 */
+	__u64 unit;		      /* u */
 	__u32 scale;
 	__u32 pad;
 };

@@ -8,21 +8,21 @@
 #include "shared/common.h"
 #include "shared/exp_table.h" /* struct kagg_exp_params, in the skeleton's rodata */
 
-#define FUNCLAT_MAX_FUNCS 1024	/* functions per session (histograms per generation) */
-#define FUNCLAT_MAX_DEPTH 32	/* timed nesting levels per thread */
+#define FUNCLAT_MAX_FUNCS 1024 /* functions per session (histograms per generation) */
+#define FUNCLAT_MAX_DEPTH 32   /* timed nesting levels per thread */
 
 /*
  * Per-CPU counters (array map `counters`, index = enum value).  Counter 0 is
  * the session's "events seen": function entries of the traced tasks.
  */
 enum funclat_counter {
-	FUNCLAT_CNT_CALLS = 0,		/* entries seen (after the pid filter) */
-	FUNCLAT_CNT_RETURNS,		/* latencies recorded */
-	FUNCLAT_CNT_DROP_DEPTH,		/* entry nested deeper than FUNCLAT_MAX_DEPTH: not timed */
-	FUNCLAT_CNT_DROP_STORAGE,	/* task storage unavailable at entry or return */
-	FUNCLAT_CNT_NO_ENTRY,		/* return whose entry was not seen (began before attach) */
-	FUNCLAT_CNT_LOST_RETURN,	/* entries discarded: their return was never seen */
-	FUNCLAT_CNT_DROP_EXP_CELLS,	/* exp buckets: latency not counted, exp_cells full */
+	FUNCLAT_CNT_CALLS = 0,	    /* entries seen (after the pid filter) */
+	FUNCLAT_CNT_RETURNS,	    /* latencies recorded */
+	FUNCLAT_CNT_DROP_DEPTH,	    /* entry nested deeper than FUNCLAT_MAX_DEPTH: not timed */
+	FUNCLAT_CNT_DROP_STORAGE,   /* task storage unavailable at entry or return */
+	FUNCLAT_CNT_NO_ENTRY,	    /* return whose entry was not seen (began before attach) */
+	FUNCLAT_CNT_LOST_RETURN,    /* entries discarded: their return was never seen */
+	FUNCLAT_CNT_DROP_EXP_CELLS, /* exp buckets: latency not counted, exp_cells full */
 	FUNCLAT_CNT_MAX,
 };
 
@@ -33,7 +33,7 @@ enum funclat_counter {
 struct funclat_stack {
 	__u64 ts[FUNCLAT_MAX_DEPTH];
 	__u16 id[FUNCLAT_MAX_DEPTH];
-	__u32 depth;	/* calls in progress, may exceed FUNCLAT_MAX_DEPTH (untimed levels) */
+	__u32 depth; /* calls in progress, may exceed FUNCLAT_MAX_DEPTH (untimed levels) */
 	__u32 pad;
 };
 _Static_assert(sizeof(struct funclat_stack) == 8 * 32 + 2 * 32 + 8, "funclat_stack layout");

@@ -31,45 +31,45 @@
 #ifndef __KAGG_SDK_H
 #define __KAGG_SDK_H
 
-#define KAGG_SDK_SLOTS 64	/* log2 / linear buckets per histogram */
-#define KAGG_SDK_NR_CNT 32	/* counters of kagg_counters */
+#define KAGG_SDK_SLOTS 64  /* log2 / linear buckets per histogram */
+#define KAGG_SDK_NR_CNT 32 /* counters of kagg_counters */
 #define KAGG_SDK_COMM_LEN 16
-#define KAGG_SDK_MAX_STACK 127	/* frames per stack */
+#define KAGG_SDK_MAX_STACK 127	     /* frames per stack */
 #define KAGG_SDK_NO_STACK (-1000000) /* stack id: not captured by design */
 
 /* Counters (kagg_counters.cnt[i]): 0 .. KAGG_SDK_CNT_DROP-1, then drops by cause. */
 enum kagg_sdk_cnt {
-	KAGG_SDK_CNT_EVENTS = 0,	/* observations offered while armed */
-	KAGG_SDK_CNT_RECORDED = 1,	/* observations aggregated */
-	KAGG_SDK_CNT_FILTERED = 2,	/* left out by the program (kagg_filtered()): no loss */
-	KAGG_SDK_CNT_DROP = 3,		/* first drop counter, one or more per aggregation */
+	KAGG_SDK_CNT_EVENTS = 0,   /* observations offered while armed */
+	KAGG_SDK_CNT_RECORDED = 1, /* observations aggregated */
+	KAGG_SDK_CNT_FILTERED = 2, /* left out by the program (kagg_filtered()): no loss */
+	KAGG_SDK_CNT_DROP = 3,	   /* first drop counter, one or more per aggregation */
 };
 
 /* What an aggregation is (kagg_sdk_desc.kind). */
 enum kagg_sdk_kind {
-	KAGG_SDK_LOG2 = 1,	/* log2 histogram per key (struct kagg_sdk_hist) */
-	KAGG_SDK_LINEAR = 2,	/* linear histogram per key (struct kagg_sdk_hist) */
-	KAGG_SDK_COUNT = 3,	/* count and sum per key (struct kagg_sdk_count) */
-	KAGG_SDK_STACKS = 4,	/* count and sum per stack (struct kagg_sdk_stack_val) */
-	KAGG_SDK_PAIR = 5,	/* start/stop pair: no aggregate, its drops */
+	KAGG_SDK_LOG2 = 1,   /* log2 histogram per key (struct kagg_sdk_hist) */
+	KAGG_SDK_LINEAR = 2, /* linear histogram per key (struct kagg_sdk_hist) */
+	KAGG_SDK_COUNT = 3,  /* count and sum per key (struct kagg_sdk_count) */
+	KAGG_SDK_STACKS = 4, /* count and sum per stack (struct kagg_sdk_stack_val) */
+	KAGG_SDK_PAIR = 5,   /* start/stop pair: no aggregate, its drops */
 };
 
 /* kagg_sdk_desc.flags */
 enum kagg_sdk_flag {
-	KAGG_SDK_TIME = 1 << 0,		/* values are ns, shown in the session's unit */
-	KAGG_SDK_KSTACK = 1 << 1,	/* stacks: kernel frames */
-	KAGG_SDK_USTACK = 1 << 2,	/* stacks: user frames */
+	KAGG_SDK_TIME = 1 << 0,	  /* values are ns, shown in the session's unit */
+	KAGG_SDK_KSTACK = 1 << 1, /* stacks: kernel frames */
+	KAGG_SDK_USTACK = 1 << 2, /* stacks: user frames */
 };
 
 /* `const volatile struct kagg_sdk_desc NAME__kagg` next to each aggregation NAME. */
 struct kagg_sdk_desc {
-	__u32 kind;	/* enum kagg_sdk_kind */
-	__u32 flags;	/* enum kagg_sdk_flag */
-	__u32 drop;	/* counter: keys full (pairs: start table full) */
-	__u32 drop2;	/* pairs: a start found the previous one open (its stop was missed) */
-	__u32 drop3;	/* pairs: a stop found no start (started before the session) */
+	__u32 kind;  /* enum kagg_sdk_kind */
+	__u32 flags; /* enum kagg_sdk_flag */
+	__u32 drop;  /* counter: keys full (pairs: start table full) */
+	__u32 drop2; /* pairs: a start found the previous one open (its stop was missed) */
+	__u32 drop3; /* pairs: a stop found no start (started before the session) */
 	__u32 __pad;
-	__s64 lin_min;	/* linear: slot k is [lin_min + k*lin_step, lin_min + (k+1)*lin_step) */
+	__s64 lin_min; /* linear: slot k is [lin_min + k*lin_step, lin_min + (k+1)*lin_step) */
 	__u64 lin_step;
 };
 
@@ -85,9 +85,9 @@ struct kagg_sdk_hist {
 
 /* kagg_stream: where observations go. */
 enum kagg_sdk_stream {
-	KAGG_SDK_STREAM_OFF = 0,	/* aggregated in the maps */
-	KAGG_SDK_STREAM_ONLY = 1,	/* streamed only */
-	KAGG_SDK_STREAM_BOTH = 2,	/* aggregated and streamed */
+	KAGG_SDK_STREAM_OFF = 0,  /* aggregated in the maps */
+	KAGG_SDK_STREAM_ONLY = 1, /* streamed only */
+	KAGG_SDK_STREAM_BOTH = 2, /* aggregated and streamed */
 };
 
 /*
@@ -95,19 +95,19 @@ enum kagg_sdk_stream {
  * 8-byte boundary).  ts, seq, cpu and gen are laid out as libkagg's record header.
  */
 struct kagg_sdk_rec {
-	__u64 ts;	/* bpf_ktime_get_ns() of the event (kagg_now()) */
-	__u64 seq;	/* this CPU's streamed records so far: gaps are losses */
+	__u64 ts;  /* bpf_ktime_get_ns() of the event (kagg_now()) */
+	__u64 seq; /* this CPU's streamed records so far: gaps are losses */
 	__u32 cpu;
-	__u32 gen;	/* snapshot generation */
-	__u32 agg;	/* the aggregation: its descriptor's drop counter */
-	__u32 pid;	/* the current thread */
+	__u32 gen; /* snapshot generation */
+	__u32 agg; /* the aggregation: its descriptor's drop counter */
+	__u32 pid; /* the current thread */
 };
 
 /* kagg_stream_cnt's value, per CPU, one entry per generation. */
 struct kagg_sdk_stream_cnt {
-	__u64 seen;	/* observations streamed or tried */
-	__u64 sent;	/* records submitted */
-	__u64 dropped;	/* ring buffer full */
+	__u64 seen;    /* observations streamed or tried */
+	__u64 sent;    /* records submitted */
+	__u64 dropped; /* ring buffer full */
 };
 
 /* Exponential buckets (--buckets exp:S): libkagg's struct kagg_exp_params. */
@@ -115,7 +115,7 @@ struct kagg_sdk_stream_cnt {
 #define KAGG_SDK_EXP_MAX_N (1 << KAGG_SDK_EXP_MAX_SCALE)
 
 struct kagg_sdk_exp_params {
-	__u64 thresh[KAGG_SDK_EXP_MAX_N];	/* ascending; the first 2^scale are used */
+	__u64 thresh[KAGG_SDK_EXP_MAX_N]; /* ascending; the first 2^scale are used */
 	__s64 base_index;
 	__u64 unit;
 	__u32 scale;
@@ -133,7 +133,7 @@ struct kagg_sdk_stack_key {
 	__u32 gen;
 	__u32 tgid;
 	__u32 pid;
-	__s32 kstack;	/* stack id, negative errno, or KAGG_SDK_NO_STACK */
+	__s32 kstack; /* stack id, negative errno, or KAGG_SDK_NO_STACK */
 	__s32 ustack;
 	__u32 __pad;
 	__u64 aux;
@@ -141,7 +141,7 @@ struct kagg_sdk_stack_key {
 
 struct kagg_sdk_stack_val {
 	char comm[KAGG_SDK_COMM_LEN];
-	__u64 sum;	/* of the values recorded (ns for times) */
+	__u64 sum; /* of the values recorded (ns for times) */
 	__u64 count;
 };
 
@@ -161,12 +161,12 @@ _Static_assert(sizeof(struct kagg_sdk_stack_val) == 32, "kagg_sdk_stack_val layo
  * (keep the typedef: a field declared with the underlying integer prints as
  * a number).
  */
-typedef __u32 kagg_pid_t;	/* a process id: printed as the number and NAME_comm */
-typedef __u64 kagg_cgroup_t;	/* a cgroup v2 id: printed as the cgroup's path */
-typedef __u64 kagg_kaddr_t;	/* a kernel address: printed as its symbol */
-typedef __u64 kagg_uaddr_t;	/* a user address in the key's kagg_pid_t process: its symbol */
-typedef __u32 kagg_dev_t;	/* a kernel dev_t (major << 20 | minor): "major:minor" */
-typedef __s32 kagg_kstack_t;	/* a kernel stack id of kagg_stackmap: its frames, ';'-joined */
-typedef __s32 kagg_ustack_t;	/* a user stack id, of the key's kagg_pid_t process: its frames */
+typedef __u32 kagg_pid_t;    /* a process id: printed as the number and NAME_comm */
+typedef __u64 kagg_cgroup_t; /* a cgroup v2 id: printed as the cgroup's path */
+typedef __u64 kagg_kaddr_t;  /* a kernel address: printed as its symbol */
+typedef __u64 kagg_uaddr_t;  /* a user address in the key's kagg_pid_t process: its symbol */
+typedef __u32 kagg_dev_t;    /* a kernel dev_t (major << 20 | minor): "major:minor" */
+typedef __s32 kagg_kstack_t; /* a kernel stack id of kagg_stackmap: its frames, ';'-joined */
+typedef __s32 kagg_ustack_t; /* a user stack id, of the key's kagg_pid_t process: its frames */
 
 #endif /* __KAGG_SDK_H */

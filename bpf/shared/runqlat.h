@@ -8,20 +8,20 @@
 
 /* Per-CPU counters (array map `counters`, index = enum value). */
 enum runqlat_counter {
-	RUNQLAT_CNT_EVENTS = 0,		/* sched_switch runs (wakeups are not counted) */
-	RUNQLAT_CNT_SAMPLES,		/* run-queue latencies recorded */
-	RUNQLAT_CNT_FILTERED_CPU,	/* latencies ended on a CPU other than --cpu (not a loss) */
-	RUNQLAT_CNT_DROP_STORAGE,	/* enqueue not recorded: task storage / start hash full */
-	RUNQLAT_CNT_DROP_KEYS_FULL,	/* latency not aggregated: per-key map full */
-	RUNQLAT_CNT_DROP_EXP_CELLS,	/* -P/-L exp buckets: latency not counted, exp_cells full */
+	RUNQLAT_CNT_EVENTS = 0,	    /* sched_switch runs (wakeups are not counted) */
+	RUNQLAT_CNT_SAMPLES,	    /* run-queue latencies recorded */
+	RUNQLAT_CNT_FILTERED_CPU,   /* latencies ended on a CPU other than --cpu (not a loss) */
+	RUNQLAT_CNT_DROP_STORAGE,   /* enqueue not recorded: task storage / start hash full */
+	RUNQLAT_CNT_DROP_KEYS_FULL, /* latency not aggregated: per-key map full */
+	RUNQLAT_CNT_DROP_EXP_CELLS, /* -P/-L exp buckets: latency not counted, exp_cells full */
 	RUNQLAT_CNT_MAX,
 };
 
 /* Record types; 1 << type is the matching KAGG_RUNQLAT_EV_* bit of kagg/runqlat.h. */
 enum runqlat_rec_type {
-	RUNQLAT_REC_WAKEUP = 0,		/* sched_wakeup of `pid` */
-	RUNQLAT_REC_WAKEUP_NEW = 1,	/* sched_wakeup_new of `pid` */
-	RUNQLAT_REC_SWITCH = 2,		/* sched_switch from `pid` to `next_pid` */
+	RUNQLAT_REC_WAKEUP = 0,	    /* sched_wakeup of `pid` */
+	RUNQLAT_REC_WAKEUP_NEW = 1, /* sched_wakeup_new of `pid` */
+	RUNQLAT_REC_SWITCH = 2,	    /* sched_switch from `pid` to `next_pid` */
 };
 
 /*
@@ -31,21 +31,21 @@ enum runqlat_rec_type {
  * decided in BPF (they need the task and the cgroup) and carried in `enq`.
  */
 struct runqlat_rec {
-	KAGG_REC_HDR_FIELDS;	/* ts, seq, cpu, gen: struct kagg_rec_hdr */
-	__u8 type;		/* enum runqlat_rec_type */
-	__u8 enq;		/* `pid` enters a run queue now and passes the filters */
+	KAGG_REC_HDR_FIELDS; /* ts, seq, cpu, gen: struct kagg_rec_hdr */
+	__u8 type;	     /* enum runqlat_rec_type */
+	__u8 enq;	     /* `pid` enters a run queue now and passes the filters */
 	__u8 pad[2];
-	__s32 pid;		/* the woken task, or prev */
+	__s32 pid; /* the woken task, or prev */
 	__s32 tgid;
 	__s32 prio;
-	__s32 target_cpu;	/* wakeups: the CPU it was queued on */
-	__u32 prev_state;	/* switches: as sched_switch reports it (0x100 preempted) */
+	__s32 target_cpu; /* wakeups: the CPU it was queued on */
+	__u32 prev_state; /* switches: as sched_switch reports it (0x100 preempted) */
 	__s32 next_pid;
 	__s32 next_tgid;
 	__s32 next_prio;
 	char comm[KAGG_COMM_LEN];
 	char next_comm[KAGG_COMM_LEN];
-	__s32 cur_pid;		/* the thread the event ran in (the kernel's common_pid) */
+	__s32 cur_pid; /* the thread the event ran in (the kernel's common_pid) */
 };
 _Static_assert(sizeof(struct runqlat_rec) == 96, "runqlat_rec layout");
 KAGG_REC_HDR_CHECK(struct runqlat_rec);

@@ -9,8 +9,8 @@
 #include <kagg/bpf/kagg.bpf.h>
 
 struct disk_op {
-	kagg_dev_t dev;		/* printed major:minor */
-	enum req_op op;		/* printed by name: REQ_OP_READ... */
+	kagg_dev_t dev; /* printed major:minor */
+	enum req_op op; /* printed by name: REQ_OP_READ... */
 };
 
 KAGG_PAIR(io, 65536);

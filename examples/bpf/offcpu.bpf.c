@@ -9,7 +9,7 @@
 #include <kagg/bpf/vmlinux.h>
 #include <kagg/bpf/kagg.bpf.h>
 
-const volatile __u32 tgid = 0;		/* only this process (0: all) */
+const volatile __u32 tgid = 0; /* only this process (0: all) */
 const volatile __u64 min_ns = 0;
 
 KAGG_PAIR(off, 32768);
@@ -36,7 +36,7 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 	return 0;
 }
 
-KAGG_TP(offcpu, "sched_switch", on_switch(prev, next, btf), bool preempt,
-	struct task_struct *prev, struct task_struct *next);
+KAGG_TP(offcpu, "sched_switch", on_switch(prev, next, btf), bool preempt, struct task_struct *prev,
+	struct task_struct *next);
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -8,7 +8,7 @@
 #include <kagg/bpf/vmlinux.h>
 #include <kagg/bpf/kagg.bpf.h>
 
-const volatile char comm[16] = "";	/* only this command ("": all) */
+const volatile char comm[16] = ""; /* only this command ("": all) */
 
 struct cmd {
 	char comm[16];

@@ -60,8 +60,7 @@ static void print_cost(struct bpf_program *prog, int stats_fd)
 }
 
 /* perf_floor on a cpu-clock event at hz on every CPU; links in links[], -errno. */
-static int attach_perf(struct bench_floor_bpf *skel, long hz, struct bpf_link **links,
-		       int nr_cpus)
+static int attach_perf(struct bench_floor_bpf *skel, long hz, struct bpf_link **links, int nr_cpus)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -117,8 +116,9 @@ int main(int argc, char **argv)
 		memcpy(ubin, what + 7, ufunc - what - 8);
 	if ((!stacks && !sw && !enter && !lat && hz <= 0 && !ubin[0]) || secs <= 0 ||
 	    nr_cpus <= 0) {
-		fprintf(stderr, "usage: bench_floor [stacks|switch|sys_enter|sys_both|sys_lat|perf:HZ|"
-				"uprobe:BINARY:FUNC] [SECONDS]\n");
+		fprintf(stderr,
+			"usage: bench_floor [stacks|switch|sys_enter|sys_both|sys_lat|perf:HZ|"
+			"uprobe:BINARY:FUNC] [SECONDS]\n");
 		return 2;
 	}
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);

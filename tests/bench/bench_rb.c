@@ -258,13 +258,15 @@ int main(void)
 		measure(FLOOR, sizes[i], 2, &f2);
 		rm2 = measure(MUTEX_SHARED, sizes[i], 2, &m2);
 		rp2 = measure(MUTEX_PERCPU, sizes[i], 2, &p2);
-		printf("  %-7zu %-4d %10.1f %10.1f %10.1f %10.1f %10.2f | %8.2f %8.2f %9.2f %9.2f\n",
+		printf("  %-7zu %-4d %10.1f %10.1f %10.1f %10.1f %10.2f | %8.2f %8.2f %9.2f "
+		       "%9.2f\n",
 		       sizes[i], 2, f2, o2, m2, p2, ro2 / 1e6, o2 / f2, ro2 / ro1, ro2 / rm2,
 		       ro2 / rp2);
 	}
 	printf("# ours: writers on their own CPU's buffer, write path %s\n",
 	       write_path ? write_path : "?");
-	printf("# ns = per reserve+commit per writer thread (clock read included); ours/flr = ours ns\n"
+	printf("# ns = per reserve+commit per writer thread (clock read included); ours/flr = ours "
+	       "ns\n"
 	       "# / floor ns; 2thr/1thr = throughput of 2 writers over 1; ours/mtx1, ours/mtxN =\n"
 	       "# our throughput over the shared-mutex ring's and the per-CPU-mutex ring's.\n");
 	bench_decode();

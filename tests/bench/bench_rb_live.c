@@ -67,11 +67,11 @@ static volatile int stop;
 static double rate; /* events per wall-clock second per writer; 0: unpaced */
 
 struct result {
-	double ns;	   /* per event attempted, per writer */
-	double rate;	   /* events attempted per second, all writers */
-	double wall_rate;  /* events attempted per wall-clock second, all writers */
+	double ns;	  /* per event attempted, per writer */
+	double rate;	  /* events attempted per second, all writers */
+	double wall_rate; /* events attempted per wall-clock second, all writers */
 	uint64_t attempts, lost;
-	double rd_ns; /* reader CPU time per event read (ours) */
+	double rd_ns;	     /* reader CPU time per event read (ours) */
 	double ev_per_sleep; /* events read per reader sleep (ours) */
 	const char *note;
 };
@@ -160,7 +160,7 @@ static void *ours_writer(void *arg)
 
 struct ours_rd {
 	struct kagg_rb *rb;
-	int cpu, rd_cpu; /* cpu < 0: every CPU buffer */
+	int cpu, rd_cpu;	/* cpu < 0: every CPU buffer */
 	uint64_t pages, sleeps; /* sleeps: kagg_rb__wait calls, each at most one writer wake */
 	double busy; /* reader thread CPU time (a clock read per drain would cost more) */
 	pthread_t th;
@@ -404,7 +404,8 @@ static int run(char *const argv[], const char *out_path)
 	if (pid < 0)
 		return -1;
 	if (!pid) {
-		int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int fd =
+			open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 		if (fd >= 0) {
 			dup2(fd, 1);
@@ -457,8 +458,8 @@ static int lttng_child(const char *dir, const char *self, int out_fd)
 	snprintf(rates, sizeof(rates), "%.0f", rate);
 	mkdir(home, 0700);
 	if (!geteuid()) {
-		if (!pw || chown(dir, pw->pw_uid, pw->pw_gid) || chown(home, pw->pw_uid, pw->pw_gid) ||
-		    setgid(pw->pw_gid) || setuid(pw->pw_uid))
+		if (!pw || chown(dir, pw->pw_uid, pw->pw_gid) ||
+		    chown(home, pw->pw_uid, pw->pw_gid) || setgid(pw->pw_gid) || setuid(pw->pw_uid))
 			return 2;
 	}
 	setenv("LTTNG_HOME", home, 1);
@@ -478,8 +479,14 @@ static int lttng_child(const char *dir, const char *self, int out_fd)
 	{
 		char o_trace[600];
 		char *create[] = { "lttng", "create", "kagg-bench", o_trace, NULL };
-		char *chan[] = { "lttng", "enable-channel", "-u", "c", "--discard",
-				 "--subbuf-size=262144", "--num-subbuf=8", NULL };
+		char *chan[] = { "lttng",
+				 "enable-channel",
+				 "-u",
+				 "c",
+				 "--discard",
+				 "--subbuf-size=262144",
+				 "--num-subbuf=8",
+				 NULL };
 		char *ev[] = { "lttng", "enable-event", "-u", "-c", "c", "kagg_bench:ev", NULL };
 		char *start[] = { "lttng", "start", NULL };
 		char *stop_[] = { "lttng", "stop", NULL };
@@ -658,14 +665,15 @@ static void equal_rates(const char *self, double ours_top, double lt_top)
 	l = at_rate(true, self, lt_max);
 	o = at_rate(false, self, lt_max);
 	printf("at %.3f M/s (LTTng-UST's highest with <= 0.1%% lost): LTTng-UST lost %.3f%%, "
-	       "ours lost %.3f%%\n", lt_max / 1e6, lost_pct(&l), lost_pct(&o));
+	       "ours lost %.3f%%\n",
+	       lt_max / 1e6, lost_pct(&l), lost_pct(&o));
 	ours_max = max_lossless(false, self, ours_top, &ours_bound);
 	printf("highest rate with <= 0.1%% lost: ours %.3f M/s%s, LTTng-UST %.3f M/s%s\n",
-	       ours_max / 1e6, ours_bound ? " (the writer's limit)" : "",
-	       lt_max / 1e6, lt_bound ? " (the writer's limit)" : "");
+	       ours_max / 1e6, ours_bound ? " (the writer's limit)" : "", lt_max / 1e6,
+	       lt_bound ? " (the writer's limit)" : "");
 	if (ours_max > 0)
-		printf("%-20s %6.2fx  (highest lossless rate; target >= 2x)\n",
-		       "ours/LTTng-UST", ours_max / lt_max);
+		printf("%-20s %6.2fx  (highest lossless rate; target >= 2x)\n", "ours/LTTng-UST",
+		       ours_max / lt_max);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -677,12 +685,13 @@ static void print(const char *name, const struct result *r)
 		return;
 	}
 	printf("%-22s %8.1f ns/event  %7.2f M events/s  lost %6.3f%% (%llu of %llu)%s%s\n", name,
-	       r->ns, r->rate / 1e6, r->attempts ? 100.0 * (double)r->lost / (double)r->attempts : 0,
+	       r->ns, r->rate / 1e6,
+	       r->attempts ? 100.0 * (double)r->lost / (double)r->attempts : 0,
 	       (unsigned long long)r->lost, (unsigned long long)r->attempts, r->note ? "  " : "",
 	       r->note ? r->note : "");
 	if (r->rd_ns > 0)
-		printf("%-22s %8.1f ns/event of reader CPU time, %.0f events per reader sleep\n", "",
-		       r->rd_ns, r->ev_per_sleep);
+		printf("%-22s %8.1f ns/event of reader CPU time, %.0f events per reader sleep\n",
+		       "", r->rd_ns, r->ev_per_sleep);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -11,12 +11,8 @@
 
 #include <lttng/tracepoint.h>
 
-LTTNG_UST_TRACEPOINT_EVENT(kagg_bench, ev,
-	LTTNG_UST_TP_ARGS(const char *, payload),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_array(char, payload, payload, 64)
-	)
-)
+LTTNG_UST_TRACEPOINT_EVENT(kagg_bench, ev, LTTNG_UST_TP_ARGS(const char *, payload),
+			   LTTNG_UST_TP_FIELDS(lttng_ust_field_array(char, payload, payload, 64)))
 
 #endif
 

@@ -207,7 +207,8 @@ static int run_plain(double secs, bool direct, struct result *r)
 		__u32 len = sizeof(info);
 
 		if (!bpf_prog_get_info_by_fd(bpf_program__fd(skel->progs.offcpu_stream_tp_btf),
-					     &info, &len) && info.run_cnt)
+					     &info, &len) &&
+		    info.run_cnt)
 			r->bpf_ns = (double)info.run_time_ns / info.run_cnt;
 	}
 	{
@@ -309,9 +310,12 @@ static uint64_t land_clock(void *ctx)
  */
 static double run_land(double secs)
 {
-	struct kagg_rb_opts ro = { .sz = sizeof(ro), .nr_cpus = libbpf_num_possible_cpus(),
-				   .nr_subbufs = 128, .mode = KAGG_RB_OVERWRITE,
-				   .clock = land_clock, .single_writer = true };
+	struct kagg_rb_opts ro = { .sz = sizeof(ro),
+				   .nr_cpus = libbpf_num_possible_cpus(),
+				   .nr_subbufs = 128,
+				   .mode = KAGG_RB_OVERWRITE,
+				   .clock = land_clock,
+				   .single_writer = true };
 	struct kagg_rb *rb = kagg_rb__new(&ro);
 	uint8_t rec[88];
 	unsigned long long n = 0;
@@ -409,8 +413,7 @@ struct rings_result {
  * it, or for the shared ring one consumer on CPU 0 (else one consumer on
  * CPU 1); how: bpfrb or libbpf (shared ring only).
  */
-static int run_rings(double secs, bool percpu, bool local, enum drain how,
-		     struct rings_result *r)
+static int run_rings(double secs, bool percpu, bool local, enum drain how, struct rings_result *r)
 {
 	int ncpu = libbpf_num_possible_cpus(), i, fds[8], nr_cons, err = -1;
 	struct consumer cons[8] = {};
@@ -439,8 +442,7 @@ static int run_rings(double secs, bool percpu, bool local, enum drain how,
 		if (fds[i] < 0)
 			goto out;
 	}
-	if (bpf_map__set_inner_map_fd(skel->maps.cpu_rings, fds[0]) ||
-	    bench_rings_bpf__load(skel))
+	if (bpf_map__set_inner_map_fd(skel->maps.cpu_rings, fds[0]) || bench_rings_bpf__load(skel))
 		goto out;
 	nr_cons = percpu && local ? ncpu : 1;
 	for (i = 0; i < nr_cons; i++) {
@@ -493,13 +495,16 @@ static int run_rings(double secs, bool percpu, bool local, enum drain how,
 	{
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		struct { __u64 seen, dropped; } *v = calloc(ncpu, 16);
+		struct {
+			__u64 seen, dropped;
+		} *v = calloc(ncpu, 16);
 		__u32 zero = 0;
 
 		if (!bpf_prog_get_info_by_fd(bpf_program__fd(prog), &info, &len) && info.run_cnt)
 			r->bpf_ns = (double)info.run_time_ns / info.run_cnt;
 		r->seen = r->dropped = 0;
-		if (v && !bpf_map__lookup_elem(skel->maps.cnt, &zero, sizeof(zero), v, 16 * ncpu, 0))
+		if (v &&
+		    !bpf_map__lookup_elem(skel->maps.cnt, &zero, sizeof(zero), v, 16 * ncpu, 0))
 			for (i = 0; i < ncpu; i++) {
 				r->seen += v[i].seen;
 				r->dropped += v[i].dropped;
@@ -539,7 +544,8 @@ static void bench_rings(double secs, int rounds)
 	int i, k;
 
 	printf("\none shared BPF ring vs one per CPU (bench_rings.bpf.c, the 88-byte record, "
-	       "watermark wakeups, load on CPU 0), %.1f s x %d rounds:\n", secs, rounds);
+	       "watermark wakeups, load on CPU 0), %.1f s x %d rounds:\n",
+	       secs, rounds);
 	for (k = 0; k < rounds; k++) {
 		for (i = 0; i < 5; i++) {
 			struct rings_result r = { .name = cfg[i].name };
@@ -550,7 +556,8 @@ static void bench_rings(double secs, int rounds)
 				continue;
 			}
 			ns = r.delivered ? r.cpu_s * 1e9 / r.delivered : 0;
-			printf("  %-30s seen %8llu delivered %8llu dropped %6llu  BPF %5.1f ns/event  "
+			printf("  %-30s seen %8llu delivered %8llu dropped %6llu  BPF %5.1f "
+			       "ns/event  "
 			       "consumer %5.1f ns/record  load %.0f k events/s\n",
 			       r.name, r.seen, r.delivered, r.dropped, r.bpf_ns, ns,
 			       r.seen / r.secs / 1e3);
@@ -566,7 +573,8 @@ static void bench_rings(double secs, int rounds)
 		for (i = 1; i < 5; i++)
 			if (best_bpf[i] > 0 && best_ns[i] > 0)
 				printf("  %-30s BPF cost %.2fx, consumer CPU per record %.2fx\n",
-				       cfg[i].name, best_bpf[i] / best_bpf[0], best_ns[i] / best_ns[0]);
+				       cfg[i].name, best_bpf[i] / best_bpf[0],
+				       best_ns[i] / best_ns[0]);
 	}
 }
 
@@ -630,7 +638,8 @@ int main(int argc, char **argv)
 		 * lands every record, whose costs add up before any histogram.
 		 */
 		if (best_land > 0)
-			printf("  landing in the reference buffer alone: %.2fx; transport + landing, "
+			printf("  landing in the reference buffer alone: %.2fx; transport + "
+			       "landing, "
 			       "nothing else: at most %.2fx\n",
 			       best_l / best_land, best_l / (best_t + best_land));
 	}

@@ -42,11 +42,11 @@ static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
 
 /* Each returns true when the call kept its contract (ran in a child). */
 #define NULL_CASE(name) { #name, name##_case }
-#define DEF_CASE(name, expr)                                                   \
-	static bool name##_case(void)                                          \
-	{                                                                      \
-		errno = 0;                                                     \
-		return (expr);                                                 \
+#define DEF_CASE(name, expr)          \
+	static bool name##_case(void) \
+	{                             \
+		errno = 0;            \
+		return (expr);        \
 	}
 
 DEF_CASE(open_null, !kagg_offcpu__open(NULL) && errno == EINVAL)
@@ -96,24 +96,24 @@ struct null_case {
 
 /* The session API (session.h, common.h). */
 static const struct null_case session_null_cases[] = {
-	NULL_CASE(open_null), NULL_CASE(attach_null), NULL_CASE(detach_null),
-	NULL_CASE(poll_null), NULL_CASE(ringbuf_null), NULL_CASE(events_null),
-	NULL_CASE(destroy_null), NULL_CASE(snapshot_null), NULL_CASE(snapshot_reset_null),
-	NULL_CASE(snapshot_free_null), NULL_CASE(stream_null), NULL_CASE(hist_cnt_null),
-	NULL_CASE(hist_null), NULL_CASE(stack_cnt_null), NULL_CASE(stack_null),
-	NULL_CASE(meta_null), NULL_CASE(print_null), NULL_CASE(hist_print_null),
-	NULL_CASE(unit_name_bad), NULL_CASE(unit_parse_null),
+	NULL_CASE(open_null),	       NULL_CASE(attach_null),	   NULL_CASE(detach_null),
+	NULL_CASE(poll_null),	       NULL_CASE(ringbuf_null),	   NULL_CASE(events_null),
+	NULL_CASE(destroy_null),       NULL_CASE(snapshot_null),   NULL_CASE(snapshot_reset_null),
+	NULL_CASE(snapshot_free_null), NULL_CASE(stream_null),	   NULL_CASE(hist_cnt_null),
+	NULL_CASE(hist_null),	       NULL_CASE(stack_cnt_null),  NULL_CASE(stack_null),
+	NULL_CASE(meta_null),	       NULL_CASE(print_null),	   NULL_CASE(hist_print_null),
+	NULL_CASE(unit_name_bad),      NULL_CASE(unit_parse_null),
 };
 
 /* The reference ring buffer and event formats (ringbuf.h, rb_format.h). */
 static const struct null_case rb_null_cases[] = {
-	NULL_CASE(rb_free_null),
-	NULL_CASE(rb_stats_null), NULL_CASE(rb_consume_null), NULL_CASE(rb_write_null),
-	NULL_CASE(rb_read_page_null), NULL_CASE(rb_iter_new_null),
-	NULL_CASE(rb_iter_free_null), NULL_CASE(rb_page_iter_null),
-	NULL_CASE(rb_events_free_null), NULL_CASE(rb_events_find_null),
-	NULL_CASE(rb_events_count_null), NULL_CASE(rb_events_parse_null),
-	NULL_CASE(rb_format_field_null), NULL_CASE(rb_format_field_at_null),
+	NULL_CASE(rb_free_null),	   NULL_CASE(rb_stats_null),
+	NULL_CASE(rb_consume_null),	   NULL_CASE(rb_write_null),
+	NULL_CASE(rb_read_page_null),	   NULL_CASE(rb_iter_new_null),
+	NULL_CASE(rb_iter_free_null),	   NULL_CASE(rb_page_iter_null),
+	NULL_CASE(rb_events_free_null),	   NULL_CASE(rb_events_find_null),
+	NULL_CASE(rb_events_count_null),   NULL_CASE(rb_events_parse_null),
+	NULL_CASE(rb_format_field_null),   NULL_CASE(rb_format_field_at_null),
 	NULL_CASE(rb_format_getters_null), NULL_CASE(rb_stats_print_null),
 };
 
@@ -151,16 +151,15 @@ static size_t run_null_cases(const struct null_case *null_cases, size_t n)
 
 static void test_null_handles_session_api(void **state)
 {
-	assert_int_equal(run_null_cases(session_null_cases, sizeof(session_null_cases) /
-								 sizeof(session_null_cases[0])),
+	assert_int_equal(run_null_cases(session_null_cases,
+					sizeof(session_null_cases) / sizeof(session_null_cases[0])),
 			 0);
 }
 
 static void test_null_handles_rb_api(void **state)
 {
-	assert_int_equal(run_null_cases(rb_null_cases, sizeof(rb_null_cases) /
-							     sizeof(rb_null_cases[0])),
-			 0);
+	assert_int_equal(
+		run_null_cases(rb_null_cases, sizeof(rb_null_cases) / sizeof(rb_null_cases[0])), 0);
 }
 
 /* ------------------------------------------------------------ opts sz */
@@ -251,29 +250,29 @@ static void test_opts_sz_checked(void **state)
  * crash names the opener; a wrong sz must fail with EINVAL before anything
  * is loaded.  NULL opts must not crash (EINVAL or the defaults).
  */
-#define OPENER_CASE(TYPE, OPEN, FREE)                                          \
-	static int OPEN##_sz_case(void)                                        \
-	{                                                                      \
-		struct {                                                       \
-			struct TYPE o;                                         \
-			uint64_t newer[2];                                     \
-		} b;                                                           \
-		void *h;                                                       \
-                                                                               \
-		memset(&b, 0, sizeof(b));                                      \
-		b.o.sz = sizeof(b);                                            \
-		b.newer[1] = 1;                                                \
-		errno = 0;                                                     \
-		if ((h = OPEN(&b.o)) || errno != EINVAL)                       \
-			return 1;                                              \
-		memset(&b, 0, sizeof(b));                                      \
-		b.o.sz = 4;                                                    \
-		errno = 0;                                                     \
-		if ((h = OPEN(&b.o)) || errno != EINVAL)                       \
-			return 2;                                              \
-		h = OPEN(NULL);                                                \
-		FREE(h);                                                       \
-		return 0;                                                      \
+#define OPENER_CASE(TYPE, OPEN, FREE)                    \
+	static int OPEN##_sz_case(void)                  \
+	{                                                \
+		struct {                                 \
+			struct TYPE o;                   \
+			uint64_t newer[2];               \
+		} b;                                     \
+		void *h;                                 \
+                                                         \
+		memset(&b, 0, sizeof(b));                \
+		b.o.sz = sizeof(b);                      \
+		b.newer[1] = 1;                          \
+		errno = 0;                               \
+		if ((h = OPEN(&b.o)) || errno != EINVAL) \
+			return 1;                        \
+		memset(&b, 0, sizeof(b));                \
+		b.o.sz = 4;                              \
+		errno = 0;                               \
+		if ((h = OPEN(&b.o)) || errno != EINVAL) \
+			return 2;                        \
+		h = OPEN(NULL);                          \
+		FREE(h);                                 \
+		return 0;                                \
 	}
 
 OPENER_CASE(kagg_offcpu_opts, kagg_offcpu__open, kagg_session__destroy)
@@ -376,8 +375,8 @@ static void *cli_thread(void *arg)
 {
 	struct cli_run *r = arg;
 	char pid[16];
-	char *argv[] = { "offcpu", "-P", "-p", pid, "--state", "S", "--format", "json",
-			 "-d", "3", NULL };
+	char *argv[] = { "offcpu",   "-P",   "-p", pid, "--state", "S",
+			 "--format", "json", "-d", "3", NULL };
 
 	snprintf(pid, sizeof(pid), "%d", r->pid);
 	r->rc = tu_run_kagg(argv, &r->out, NULL, 0, 0);
@@ -494,7 +493,8 @@ static void test_two_sessions_equal_two_processes(void **state)
 	session_slots(snap_b, b.pid, sb_slots);
 	assert_int_equal(parse_cli_slots(ra.out, a.pid, ca_slots), 0);
 	assert_int_equal(parse_cli_slots(rb.out, b.pid, cb_slots), 0);
-	printf("  A: session slot14 %llu, cli slot14 %llu; B: session slot12 %llu, cli slot12 %llu\n",
+	printf("  A: session slot14 %llu, cli slot14 %llu; B: session slot12 %llu, cli slot12 "
+	       "%llu\n",
 	       (unsigned long long)sa_slots[14], (unsigned long long)ca_slots[14],
 	       (unsigned long long)sb_slots[12], (unsigned long long)cb_slots[12]);
 

@@ -96,7 +96,8 @@ static const char *at_hint(const char *name)
 {
 	if (!strncmp(name, "kprobe", 6) || !strncmp(name, "kretprobe", 9)) {
 		if (access("/sys/bus/event_source/devices/kprobe", F_OK))
-			return "no kprobe PMU (/sys/bus/event_source/devices/kprobe): CONFIG_KPROBES off?";
+			return "no kprobe PMU (/sys/bus/event_source/devices/kprobe): "
+			       "CONFIG_KPROBES off?";
 		if (strstr(name, ".multi"))
 			return "kprobe_multi link refused: CONFIG_FPROBE off or kernel < 5.18?";
 	}
@@ -128,8 +129,7 @@ static enum at_result at_run(const struct at_path *p, int *err, const char **pha
 
 	skel = attach_probe_bpf__open();
 	assert_non_null(skel);
-	bpf_object__for_each_program(prog, skel->obj)
-		bpf_program__set_autoload(prog, false);
+	bpf_object__for_each_program(prog, skel->obj) bpf_program__set_autoload(prog, false);
 	prog = at_prog(skel, p);
 	bpf_program__set_autoload(prog, true);
 	skel->rodata->target_tgid = getpid();

@@ -50,7 +50,8 @@ static int find_target(void **state)
 	const char *dir = getenv("KAGG_HELPERS");
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/funclat_target", dir && *dir ? dir : "build/tests/helpers");
+	snprintf(path, sizeof(path), "%s/funclat_target",
+		 dir && *dir ? dir : "build/tests/helpers");
 	if (!realpath(path, target) || access(target, X_OK)) {
 		printf("funclat_target not found (%s): build it with make\n", path);
 		return -1;
@@ -128,7 +129,8 @@ static void walls_check(const struct kagg_hist *h, const char *func, unsigned in
 		for (i = 0, under = 0; i < n; i++)
 			under += walls[i] < (2ULL << k) * 1000;
 		if (cum < under)
-			printf("  %s: %llu counted up to slot %u, but %u calls took less than %llu us\n",
+			printf("  %s: %llu counted up to slot %u, but %u calls took less than %llu "
+			       "us\n",
 			       func, (unsigned long long)cum, k, under, 2ULL << k);
 		assert_true(cum >= under);
 	}
@@ -556,8 +558,11 @@ static void test_cli_json_and_clean_exit(void **state)
 	char *argv[] = { "funclat", pattern, "-d", "60", "--format", "json", "--overhead", NULL };
 	char *argv_int[] = { "funclat", pattern, "-i", "0.5", NULL };
 	char *work[] = { target, "sleep5", "7", NULL };
-	const struct tu_on_child on = { .fn = exec_target, .arg = work, .attached = "funclat_",
-					.stop_sig = SIGINT, .child_rc = &st };
+	const struct tu_on_child on = { .fn = exec_target,
+					.arg = work,
+					.attached = "funclat_",
+					.stop_sig = SIGINT,
+					.child_rc = &st };
 	static struct tu_census before;
 	pid_t pid;
 
@@ -588,9 +593,10 @@ static void test_cli_json_and_clean_exit(void **state)
 		for (low = 4194304; low <= (1L << 34); low *= 2) {
 			cum += json_bucket(out, low, 2 * low - 1);
 			if (cum < (long)walls_under("target_sleep_5ms", 2 * low / 1e3))
-				printf("  %ld counted up to %ld ns, but %u calls took less; kagg said:\n%s\n",
-				       cum, 2 * low - 1, walls_under("target_sleep_5ms", 2 * low / 1e3),
-				       out);
+				printf("  %ld counted up to %ld ns, but %u calls took less; kagg "
+				       "said:\n%s\n",
+				       cum, 2 * low - 1,
+				       walls_under("target_sleep_5ms", 2 * low / 1e3), out);
 			assert_true(cum >= (long)walls_under("target_sleep_5ms", 2 * low / 1e3));
 		}
 		assert_int_equal(cum, 7);
@@ -648,7 +654,8 @@ static void test_errors_one_line(void **state)
  */
 static void test_lookup_runs_nothing_from_cwd(void **state)
 {
-	char dir[] = "/tmp/kagg-test-cwd-XXXXXX", cwd[PATH_MAX], kagg[PATH_MAX], path[PATH_MAX + 32];
+	char dir[] = "/tmp/kagg-test-cwd-XXXXXX", cwd[PATH_MAX], kagg[PATH_MAX],
+	     path[PATH_MAX + 32];
 	char mark[PATH_MAX + 32], *old_path = getenv("PATH"), *saved = NULL;
 	char *libc[] = { "funclat", "c:malloc", "-d", "0.3", NULL };
 	char *prog[] = { "funclat", "kaggfakeprog:target_sleep_5ms", "-d", "0.3", NULL };
@@ -741,9 +748,10 @@ static struct kagg_session *open_kernel(const struct kcase *kc)
 	if (!s) {
 		err = errno;
 		if (err == EOPNOTSUPP && !required(kc->require)) {
-			printf("skip: %s: kernel function tracing via %s unavailable on this kernel "
-			       "(%s; see the message above)\n", kc->pattern, kc->require,
-			       strerrorname_np(err));
+			printf("skip: %s: kernel function tracing via %s unavailable on this "
+			       "kernel "
+			       "(%s; see the message above)\n",
+			       kc->pattern, kc->require, strerrorname_np(err));
 			fflush(stdout);
 			skip();
 		}
@@ -770,8 +778,8 @@ static void kernel_getpgid(const struct kcase *kc, const char *want_path)
 		syscall(SYS_getpid);
 	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	m = kagg_snapshot__meta(snap);
-	printf("KAGG-FUNCLAT pattern=%s attach=%s functions=%zu note=%s\n", kc->pattern,
-	       m->attach, kagg_snapshot__hist_cnt(snap), m->attach_note ? m->attach_note : "none");
+	printf("KAGG-FUNCLAT pattern=%s attach=%s functions=%zu note=%s\n", kc->pattern, m->attach,
+	       kagg_snapshot__hist_cnt(snap), m->attach_note ? m->attach_note : "none");
 	if (want_path)
 		assert_string_equal(m->attach, want_path);
 	/* A glob matches getpid, getppid, getpgid, getpgrp, getpriority, getpeername. */
@@ -801,8 +809,7 @@ static void test_kernel_kprobe(void **state)
 
 static void test_kernel_kprobe_multi(void **state)
 {
-	const struct kcase kc = { SYSW "getp*", KAGG_FUNCLAT_KPROBE_MULTI,
-				  "kprobe.multi" };
+	const struct kcase kc = { SYSW "getp*", KAGG_FUNCLAT_KPROBE_MULTI, "kprobe.multi" };
 
 	kernel_getpgid(&kc, "kprobe.multi");
 }

@@ -19,7 +19,7 @@
 #include "census.h"
 
 #define EVENT "syscalls:sys_enter_write"
-#define FD_A 40	/* the child's two descriptors on /dev/null */
+#define FD_A 40 /* the child's two descriptors on /dev/null */
 #define FD_B 41
 
 /* Writes: 10 x 100 bytes and 3 x 1 byte on FD_A, 7 x 5000 bytes on FD_B. */
@@ -90,7 +90,8 @@ static struct kagg_snapshot *run_child(struct kagg_field_hist_opts *o, tu_work_f
 	if (!s && errno == ENOENT && !have_event()) {
 		kill(child.pid, SIGKILL);
 		tu_wait(&child);
-		printf("SKIP: no %s tracepoint (kernel without CONFIG_FTRACE_SYSCALLS)\n", o->event);
+		printf("SKIP: no %s tracepoint (kernel without CONFIG_FTRACE_SYSCALLS)\n",
+		       o->event);
 		skip();
 	}
 	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
@@ -110,17 +111,16 @@ static void test_log2_buckets_of_known_writes(void **state)
 	m = kagg_snapshot__meta(snap);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	h = kagg_snapshot__hist(snap, 0);
-	printf("  %s via %s: total %llu, [0,1] %llu, [64,127] %llu, [4096,8191] %llu\n",
-	       m->event, m->attach, (unsigned long long)h->total,
-	       (unsigned long long)h->slots[0], (unsigned long long)h->slots[6],
-	       (unsigned long long)h->slots[12]);
+	printf("  %s via %s: total %llu, [0,1] %llu, [64,127] %llu, [4096,8191] %llu\n", m->event,
+	       m->attach, (unsigned long long)h->total, (unsigned long long)h->slots[0],
+	       (unsigned long long)h->slots[6], (unsigned long long)h->slots[12]);
 	assert_string_equal(m->attach, "tracepoint");
 	assert_string_equal(h->value, "count");
 	assert_int_equal(h->lin_step, 0);
 	assert_int_equal(h->total, 20);
-	assert_int_equal(h->slots[0], 3);	/* 1 byte: [0, 1] */
-	assert_int_equal(h->slots[6], 10);	/* 100: [64, 127] */
-	assert_int_equal(h->slots[12], 7);	/* 5000: [4096, 8191] */
+	assert_int_equal(h->slots[0], 3);  /* 1 byte: [0, 1] */
+	assert_int_equal(h->slots[6], 10); /* 100: [64, 127] */
+	assert_int_equal(h->slots[12], 7); /* 5000: [4096, 8191] */
 	assert_int_equal(m->events_recorded, 20);
 	assert_true(m->events_filtered > 0 || m->events_seen == 20); /* others' writes */
 	assert_int_equal(m->drops_total, 0);
@@ -309,7 +309,7 @@ static void test_signed_negative_values(void **state)
 		fds += h->slots[i];
 	printf("  linear from -4: [-2] %llu, fds %llu, above %llu\n",
 	       (unsigned long long)h->slots[2], (unsigned long long)fds, (unsigned long long)above);
-	assert_int_equal(h->slots[2], 9);	/* -ENOENT: [-2, -2] */
+	assert_int_equal(h->slots[2], 9); /* -ENOENT: [-2, -2] */
 	assert_int_equal(fds + above, 4);
 	assert_int_equal(h->total, 9 + fds);
 	kagg_snapshot__free(snap);
@@ -321,30 +321,42 @@ static void test_cli_errors(void **state)
 {
 	/* Unknown event or field: say so and list what exists. */
 	static const struct tu_error_case cases[] = {
-		{ 1, "no such event sched:no_such_event",
+		{ 1,
+		  "no such event sched:no_such_event",
 		  { "hist", "sched:no_such_event", "x", "-d", "1" } },
 		{ 1, "prev_prio", { "hist", "sched:sched_switch", "no_such_field", "-d", "1" } },
 		{ 1, "no_such_system", { "hist", "no_such_system:x", "x", "-d", "1" } },
 		/* a typo: the nearest name */
-		{ 1, "no such event sched:sched_swich; did you mean sched:sched_switch?",
+		{ 1,
+		  "no such event sched:sched_swich; did you mean sched:sched_switch?",
 		  { "hist", "sched:sched_swich", "prev_pid", "-d", "1" } },
-		{ 1, "did you mean prev_pid?", { "hist", "sched:sched_switch", "prev_pdi", "-d", "1" } },
-		{ 2, "filter",
+		{ 1,
+		  "did you mean prev_pid?",
+		  { "hist", "sched:sched_switch", "prev_pdi", "-d", "1" } },
+		{ 2,
+		  "filter",
 		  { "hist", "sched:sched_switch", "prev_prio", "--filter", "prev_prio ~ 3" } },
-		{ 2, "prev_prio, a 4-byte signed field",
+		{ 2,
+		  "prev_prio, a 4-byte signed field",
 		  { "hist", "sched:sched_switch", "prev_prio", "--filter",
 		    "prev_prio == 4294967296" } }, /* an int */
-		{ 2, "--step",
+		{ 2,
+		  "--step",
 		  { "hist", "sched:sched_switch", "prev_prio", "--linear", "--step", "0" } },
 		{ 2, "--linear", { "hist", "sched:sched_switch", "prev_prio", "--min", "5" } },
 		{ 2, "FIELD", { "hist", "sched:sched_switch" } },
-		{ 2, "linear:MIN:STEP",
+		{ 2,
+		  "linear:MIN:STEP",
 		  { "hist", "sched:sched_switch", "prev_prio", "--buckets", "linear:5:0" } },
 		{ 2, "exp:S", { "hist", "sched:sched_switch", "prev_prio", "--buckets", "exp:6" } },
-		{ 2, "not both", { "hist", "sched:sched_switch", "prev_prio", "--buckets",
-				   "linear:5:1", "--linear" } },
-		{ 2, "numeric key", { "hist", "sched:sched_switch", "prev_prio", "--buckets",
-				      "exp:3", "--key", "prev_comm", "-d", "1" } },
+		{ 2,
+		  "not both",
+		  { "hist", "sched:sched_switch", "prev_prio", "--buckets", "linear:5:1",
+		    "--linear" } },
+		{ 2,
+		  "numeric key",
+		  { "hist", "sched:sched_switch", "prev_prio", "--buckets", "exp:3", "--key",
+		    "prev_comm", "-d", "1" } },
 	};
 	static const struct tu_error_case negmin[] = {
 		{ 2, "unsigned", { "hist", EVENT, "count", "--linear", "--min", "-10" } },
@@ -359,10 +371,12 @@ static void test_cli_errors(void **state)
 /* The CLI with JSON on a live event, then SIGINT and SIGTERM: exit 0, nothing left. */
 static void test_cli_json_and_clean_exit(void **state)
 {
-	char *json[] = { "hist", "sched:sched_switch", "prev_prio", "--linear", "--min", "100",
-			 "--format", "json", "-d", "1", NULL };
-	char *loop[] = { "hist", "sched:sched_switch", "prev_pid", "--key", "prev_comm",
-			 "-i", "0.2", NULL };
+	char *json[] = { "hist", "sched:sched_switch", "prev_prio", "--linear", "--min",
+			 "100",	 "--format",	       "json",	    "-d",	"1",
+			 NULL };
+	char *loop[] = {
+		"hist", "sched:sched_switch", "prev_pid", "--key", "prev_comm", "-i", "0.2", NULL
+	};
 	static struct tu_census before;
 	char *out = NULL, *err = NULL;
 	int rc, sigs[] = { SIGINT, SIGTERM }, i;
@@ -386,13 +400,8 @@ static void test_cli_json_and_clean_exit(void **state)
 	tu_assert_nothing_left(&before, "hist_", "hist_", "json, SIGINT, SIGTERM");
 }
 
-TU_MAIN(
-	cmocka_unit_test(test_log2_buckets_of_known_writes),
-	cmocka_unit_test(test_linear_buckets),
-	cmocka_unit_test(test_exp_buckets_of_known_writes),
-	cmocka_unit_test(test_key_per_fd),
+TU_MAIN(cmocka_unit_test(test_log2_buckets_of_known_writes), cmocka_unit_test(test_linear_buckets),
+	cmocka_unit_test(test_exp_buckets_of_known_writes), cmocka_unit_test(test_key_per_fd),
 	cmocka_unit_test(test_exp_buckets_key_per_fd),
-	cmocka_unit_test(test_signed_negative_values),
-	cmocka_unit_test(test_cli_errors),
-	cmocka_unit_test(test_cli_json_and_clean_exit),
-)
+	cmocka_unit_test(test_signed_negative_values), cmocka_unit_test(test_cli_errors),
+	cmocka_unit_test(test_cli_json_and_clean_exit), )

@@ -49,8 +49,7 @@ static int sh(char **out, const char *fmt, ...)
 }
 
 /* Environment for pkg-config against the scratch tree (system .pc files still found). */
-#define PKGENV                                                                 \
-	"PKG_CONFIG_SYSROOT_DIR=%s PKG_CONFIG_PATH=%s/usr/lib/pkgconfig "
+#define PKGENV "PKG_CONFIG_SYSROOT_DIR=%s PKG_CONFIG_PATH=%s/usr/lib/pkgconfig "
 
 static int group_setup(void **state)
 {
@@ -99,9 +98,14 @@ static bool exists(const char *rel, mode_t type)
 static void test_installed_tree(void **state)
 {
 	static const char *const files[] = {
-		"/usr/lib/libkagg.so.0.2.0", "/usr/lib/libkagg.a", "/usr/lib/pkgconfig/kagg.pc",
-		"/usr/include/kagg/kagg.h", "/usr/include/kagg/session.h", "/usr/include/kagg/common.h",
-		"/usr/bin/kagg", "/usr/share/man/man1/kagg.1",
+		"/usr/lib/libkagg.so.0.2.0",
+		"/usr/lib/libkagg.a",
+		"/usr/lib/pkgconfig/kagg.pc",
+		"/usr/include/kagg/kagg.h",
+		"/usr/include/kagg/session.h",
+		"/usr/include/kagg/common.h",
+		"/usr/bin/kagg",
+		"/usr/share/man/man1/kagg.1",
 		"/usr/share/bash-completion/completions/kagg",
 		"/usr/lib/systemd/system/kagg-serve.service",
 	};
@@ -131,8 +135,9 @@ static void test_installed_tree(void **state)
 	assert_int_equal(sh(&out, "readelf -d %s/usr/lib/libkagg.so.0.2.0 | grep SONAME", root), 0);
 	assert_non_null(strstr(out, "[libkagg.so.0]"));
 	free(out);
-	assert_int_equal(sh(&out, "nm -D --defined-only %s/usr/lib/libkagg.so.0.2.0 | "
-				  "awk '$2 != \"A\" && $3 !~ /^kagg_/'",
+	assert_int_equal(sh(&out,
+			    "nm -D --defined-only %s/usr/lib/libkagg.so.0.2.0 | "
+			    "awk '$2 != \"A\" && $3 !~ /^kagg_/'",
 			    root),
 			 0);
 	assert_string_equal(out, "");
@@ -250,8 +255,9 @@ static void test_sdk_out_of_tree(void **state)
 
 	TU_SKIP_UNLESS_ROOT();
 	assert_non_null(mkdtemp(dir));
-	rc = sh(&out, "cp %s/examples/bpf/readsize.bpf.c %s/ && cd %s && "
-		PKGENV "clang -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_x86 "
+	rc = sh(&out,
+		"cp %s/examples/bpf/readsize.bpf.c %s/ && cd %s && " PKGENV
+		"clang -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_x86 "
 		"$(" PKGENV "pkg-config --cflags kagg) -c readsize.bpf.c -o readsize.bpf.o",
 		src, dir, dir, root, root, root, root);
 	if (rc)
@@ -259,7 +265,8 @@ static void test_sdk_out_of_tree(void **state)
 	assert_int_equal(rc, 0);
 	free(out);
 	/* attached once the banner is out; then one read of 4096 bytes by `head`, then stop */
-	rc = sh(&out, "d=%s; LD_LIBRARY_PATH=%s/usr/lib %s/usr/bin/kagg run $d/readsize.bpf.o "
+	rc = sh(&out,
+		"d=%s; LD_LIBRARY_PATH=%s/usr/lib %s/usr/bin/kagg run $d/readsize.bpf.o "
 		"--set comm=head -d 60 >$d/out 2>$d/err & k=$!; "
 		"for i in $(seq 300); do grep -q Hit $d/err && break; sleep 0.1; done; "
 		"head -c 4096 /dev/zero >/dev/null; kill -INT $k; wait $k; r=$?; "
@@ -306,12 +313,12 @@ static void test_man_page_renders(void **state)
 	char *out = NULL;
 
 	/* groff with all warnings: nothing on stderr, the sections there. */
-	assert_int_equal(sh(&out, "groff -man -Tutf8 -ww -z %s/usr/share/man/man1/kagg.1", root), 0);
+	assert_int_equal(sh(&out, "groff -man -Tutf8 -ww -z %s/usr/share/man/man1/kagg.1", root),
+			 0);
 	assert_string_equal(out, "");
 	free(out);
-	assert_int_equal(sh(&out, "MANWIDTH=80 MANPAGER=cat man -l %s/usr/share/man/man1/kagg.1",
-			    root),
-			 0);
+	assert_int_equal(
+		sh(&out, "MANWIDTH=80 MANPAGER=cat man -l %s/usr/share/man/man1/kagg.1", root), 0);
 	TU_ASSERT_HAS(out, "SYNOPSIS", "EXIT STATUS", "EXAMPLES", "kagg offcpu 5");
 	free(out);
 }
@@ -319,10 +326,11 @@ static void test_man_page_renders(void **state)
 /* The installed bash completion, with the installed kagg: commands, options, values. */
 static void test_bash_completion(void **state)
 {
-#define COMPLETE "bash -c 'PATH=%s/usr/bin:$PATH; " \
-		 ". %s/usr/share/bash-completion/completions/kagg; " \
-		 "COMP_WORDS=(%s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _kagg; " \
-		 "echo \"${COMPREPLY[*]}\"'"
+#define COMPLETE                                                          \
+	"bash -c 'PATH=%s/usr/bin:$PATH; "                                \
+	". %s/usr/share/bash-completion/completions/kagg; "               \
+	"COMP_WORDS=(%s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _kagg; " \
+	"echo \"${COMPREPLY[*]}\"'"
 	static const struct {
 		const char *words, *want;
 	} cases[] = {
@@ -358,8 +366,9 @@ static void test_uninstall_removes_everything(void **state)
 	char *out = NULL;
 
 	sh(NULL, "rm -f %s/offcpu_hist %s/stream_callback %s/offcpu_hist_static", root, root, root);
-	assert_int_equal(sh(NULL, "make -C %s --no-print-directory uninstall DESTDIR=%s PREFIX=/usr",
-			    src, root),
+	assert_int_equal(sh(NULL,
+			    "make -C %s --no-print-directory uninstall DESTDIR=%s PREFIX=/usr", src,
+			    root),
 			 0);
 	assert_int_equal(sh(&out, "find %s ! -type d", root), 0);
 	if (*out)

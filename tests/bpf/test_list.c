@@ -71,7 +71,8 @@ static void test_binary_functions(void **state)
 	char *argv[] = { "list", "-b", bin, "target_sleep_*", NULL };
 	char *out;
 
-	snprintf(path, sizeof(path), "%s/funclat_target", dir && *dir ? dir : "build/tests/helpers");
+	snprintf(path, sizeof(path), "%s/funclat_target",
+		 dir && *dir ? dir : "build/tests/helpers");
 	assert_non_null(realpath(path, bin));
 	run_ok(argv, &out);
 	snprintf(want, sizeof(want), "%s:target_sleep_20ms\n%s:target_sleep_5ms\n", bin, bin);
@@ -82,13 +83,16 @@ static void test_binary_functions(void **state)
 static void test_did_you_mean(void **state)
 {
 	static const struct tu_error_case cases[] = {
-		{ 1, "nothing matches 'sched_swich'; did you mean sched:sched_switch?",
+		{ 1,
+		  "nothing matches 'sched_swich'; did you mean sched:sched_switch?",
 		  { "list", "sched_swich" } },
 		{ 2, "unknown command 'lst'; did you mean 'list'?", { "lst" } },
 		{ 2, "unknown command 'ofcpu'; did you mean 'offcpu'?", { "help", "ofcpu" } },
-		{ 2, "invalid option '--cgrop=x' (see --help); did you mean --cgroup?",
+		{ 2,
+		  "invalid option '--cgrop=x' (see --help); did you mean --cgroup?",
 		  { "runqlat", "--cgrop=x" } },
-		{ 2, "invalid option '--foldde' (see --help); did you mean --folded?",
+		{ 2,
+		  "invalid option '--foldde' (see --help); did you mean --folded?",
 		  { "profile", "--foldde" } },
 		/* too far from every option to name one */
 		{ 2, "invalid option '--nope' (see --help)\n", { "offcpu", "--nope" } },
@@ -100,9 +104,5 @@ static void test_did_you_mean(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
-TU_MAIN(
-	cmocka_unit_test(test_tracepoint_and_fields),
-	cmocka_unit_test(test_kernel_functions),
-	cmocka_unit_test(test_binary_functions),
-	cmocka_unit_test(test_did_you_mean),
-)
+TU_MAIN(cmocka_unit_test(test_tracepoint_and_fields), cmocka_unit_test(test_kernel_functions),
+	cmocka_unit_test(test_binary_functions), cmocka_unit_test(test_did_you_mean), )

@@ -67,11 +67,11 @@ static void known_sleeps(enum kagg_attach attach)
 	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
 	t0 = tu_now_ns() - t0;
 	m = kagg_snapshot__meta(snap);
-	printf("  attach %s: %zu histograms, slot[14] = %llu, seen %llu recorded %llu, dropped %llu\n",
+	printf("  attach %s: %zu histograms, slot[14] = %llu, seen %llu recorded %llu, dropped "
+	       "%llu\n",
 	       m->attach, kagg_snapshot__hist_cnt(snap),
-	       (unsigned long long)slot_sum(snap, SLOT_16MS, 0),
-	       (unsigned long long)m->events_seen, (unsigned long long)m->events_recorded,
-	       (unsigned long long)m->drops_total);
+	       (unsigned long long)slot_sum(snap, SLOT_16MS, 0), (unsigned long long)m->events_seen,
+	       (unsigned long long)m->events_recorded, (unsigned long long)m->drops_total);
 	for (size_t i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
 		for (int k = 0; k < 64; k++)
 			if (kagg_snapshot__hist(snap, i)->slots[k] && k != SLOT_16MS)
@@ -145,8 +145,8 @@ static int cmp_u64(const void *a, const void *b)
  */
 static void test_exp_buckets_median_of_known_sleeps(void **state)
 {
-	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct timed_sleeps *t =
+		mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct tu_child child;
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
@@ -170,7 +170,8 @@ static void test_exp_buckets_median_of_known_sleeps(void **state)
 	med_us = (t->ns[99] + t->ns[100]) / 2e3;
 	assert_int_equal(kagg_hist__percentile(h, 50, &v, &low, &high), 0);
 	printf("  exp:3 p50 %.1f us in (%.1f, %.1f], measured median %.1f us; %llu intervals, "
-	       "dropped %llu\n", v, low, high, med_us, (unsigned long long)h->total,
+	       "dropped %llu\n",
+	       v, low, high, med_us, (unsigned long long)h->total,
 	       (unsigned long long)kagg_snapshot__meta(snap)->drops_total);
 	assert_true(h->has_exp);
 	assert_int_equal(h->exp_scale, 3);
@@ -204,8 +205,8 @@ static void test_exp_buckets_median_of_known_sleeps(void **state)
 static void test_both_exact_percentiles_of_known_sleeps(void **state)
 {
 	static const double q[] = { 50, 90, 99, 99.9, 100 };
-	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct timed_sleeps *t =
+		mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	const struct kagg_hist *h, *sh;
 	const struct kagg_snapshot *st;
 	struct kagg_snapshot *snap;
@@ -235,7 +236,8 @@ static void test_both_exact_percentiles_of_known_sleeps(void **state)
 	qsort(t->ns, 200, sizeof(t->ns[0]), cmp_u64);
 	med_us = (t->ns[99] + t->ns[100]) / 2e3;
 	printf("  kernel %llu intervals (dropped %llu), stream %llu (dropped %llu); "
-	       "measured median %.1f us\n", (unsigned long long)h->total,
+	       "measured median %.1f us\n",
+	       (unsigned long long)h->total,
 	       (unsigned long long)kagg_snapshot__meta(snap)->drops_total,
 	       (unsigned long long)sh->total,
 	       (unsigned long long)kagg_snapshot__meta(snap)->stream_dropped, med_us);
@@ -292,8 +294,8 @@ static struct kagg_snapshot *exp_both_sleeps(struct timed_sleeps *t, enum kagg_k
 static void test_exp_both_known_sleeps(void **state)
 {
 	enum kagg_key_mode key = (enum kagg_key_mode)TU_ARG(state);
-	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct timed_sleeps *t =
+		mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	const struct kagg_hist *h, *sh;
 	const struct kagg_snapshot *st;
 	struct kagg_snapshot *snap;
@@ -494,9 +496,9 @@ static void snapshots_lose_nothing(enum kagg_key_mode b_mode)
 	a_drops = kagg_snapshot__meta(snap)->drops_total;
 	kagg_snapshot__free(snap);
 	printf("  %llu intervals, %llu read-and-resets, A %llu B %llu, drops A %llu B %llu\n",
-	       (unsigned long long)a_total, (unsigned long long)resets,
-	       (unsigned long long)a_total, (unsigned long long)b_total,
-	       (unsigned long long)a_drops, (unsigned long long)b_drops);
+	       (unsigned long long)a_total, (unsigned long long)resets, (unsigned long long)a_total,
+	       (unsigned long long)b_total, (unsigned long long)a_drops,
+	       (unsigned long long)b_drops);
 	/* Sensitivity: many events crossed many resets. */
 	assert_true(a_total >= 2000);
 	/*
@@ -589,8 +591,8 @@ static void assert_stacks_start_at_schedule(const struct kagg_snapshot *snap)
  * A nap whose switch-in the kernel did not deliver is missing, and counted in the drops
  * (switch_in_missed), as in the other known-sleep tests.
  */
-static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n,
-			    enum kagg_attach attach, bool poll)
+static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n, enum kagg_attach attach,
+			    bool poll)
 {
 	uint64_t naps = 0, all = 0;
 	struct kagg_snapshot *snap;
@@ -617,8 +619,8 @@ static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n,
 		sched &= st->nr_kframes > 0 && !strcmp(st->kframes[0]->sym, "__schedule");
 	}
 	printf("  %s %s, %s: %llu intervals, %llu in %s, kernel leaf __schedule %d; frames %llu, "
-	       "unknown: no maps %llu, no symbols %llu; stacks lost %llu; drops %llu\n", argv[1],
-	       m->attach, poll ? "polled" : "not polled", (unsigned long long)all,
+	       "unknown: no maps %llu, no symbols %llu; stacks lost %llu; drops %llu\n",
+	       argv[1], m->attach, poll ? "polled" : "not polled", (unsigned long long)all,
 	       (unsigned long long)naps, fn, sched, (unsigned long long)m->frames,
 	       (unsigned long long)m->frames_no_maps, (unsigned long long)m->frames_no_symbols,
 	       (unsigned long long)m->stacks_lost, (unsigned long long)m->drops_total);
@@ -680,8 +682,11 @@ static void test_cli_folded_by_function(void **state)
 {
 	char *helper[] = { "stack_target", "nap", "40", "10", NULL };
 	int lines = 0, rc, st;
-	const struct tu_on_child on = { .fn = tu_exec_helper, .arg = helper, .attached = "offcpu_",
-					.stop_sig = SIGINT, .child_rc = &st };
+	const struct tu_on_child on = { .fn = tu_exec_helper,
+					.arg = helper,
+					.attached = "offcpu_",
+					.stop_sig = SIGINT,
+					.child_rc = &st };
 	static const char leaf[] = ";schedule;__schedule";
 	char *out = NULL, *err = NULL, *line, *save = NULL, *ev;
 	unsigned long long drops = 0;
@@ -690,8 +695,9 @@ static void test_cli_folded_by_function(void **state)
 
 	TU_SKIP_UNLESS_ROOT();
 	for (int addrs = 0; addrs < 2; addrs++) {
-		char *argv[] = { "offcpu", "--stacks", "--folded", "-d", "60",
-				 addrs ? "--addrs" : NULL, NULL };
+		char *argv[] = { "offcpu", "--stacks", "--folded",
+				 "-d",	   "60",       addrs ? "--addrs" : NULL,
+				 NULL };
 
 		rc = tu_run_kagg_on(argv, &on, &pid, &out, &err);
 		assert_int_equal(rc, 0);
@@ -749,8 +755,8 @@ static void test_stacks_symbolized(void **state)
 	TU_SKIP_UNLESS_ROOT();
 	child = tu_spawn(stack_work, &n);
 	pids[0] = child.pid;
-	KAGG_OPTS(kagg_offcpu_opts, o, .pids = pids, .nr_pids = 1, .states = "S",
-		  .stacks = true, .log = quiet_log);
+	KAGG_OPTS(kagg_offcpu_opts, o, .pids = pids, .nr_pids = 1, .states = "S", .stacks = true,
+		  .log = quiet_log);
 	s = kagg_offcpu__open(&o);
 	tu_attach(s);
 	tu_go(&child);
@@ -799,7 +805,8 @@ static void test_stacks_symbolized(void **state)
 		       frames_have(st->uframes, st->nr_uframes, "stack_work") ||
 		       frames_have(st->uframes, st->nr_uframes, "test_stacks_symbolized");
 	}
-	printf("  %zu stacks, %llu intervals, kernel schedule frame %d, user frame %d; drops %llu\n",
+	printf("  %zu stacks, %llu intervals, kernel schedule frame %d, user frame %d; drops "
+	       "%llu\n",
 	       kagg_snapshot__stack_cnt(snap), (unsigned long long)count, ksched, ufn,
 	       (unsigned long long)kagg_snapshot__meta(snap)->drops_total);
 	/* every sleep there, or counted as a drop */
@@ -823,11 +830,12 @@ static void test_cli_json_known_sleeps(void **state)
 {
 	/* released once the CLI is attached; SIGINT once it is done */
 	struct tu_sleeps work = { .count = 50, .ms = 20, .took_ns = tu_shared_u64(100) };
-	const struct tu_on_child on = { .fn = tu_sleeper, .arg = &work, .attached = "offcpu_",
-					.stop_sig = SIGINT };
+	const struct tu_on_child on = {
+		.fn = tu_sleeper, .arg = &work, .attached = "offcpu_", .stop_sig = SIGINT
+	};
 	char *out = NULL, *err = NULL;
-	char *argv[] = { "offcpu", "-p", "PID", "-P", "--state", "S", "--format", "json",
-			 "-d", "60", NULL };
+	char *argv[] = { "offcpu",   "-p",   "PID", "-P", "--state", "S",
+			 "--format", "json", "-d",  "60", NULL };
 	pid_t pid;
 	int rc;
 
@@ -855,7 +863,8 @@ static void test_cli_json_known_sleeps(void **state)
 				n_late += strtol(late + strlen(key), NULL, 10);
 		}
 		n_drop = strtol(d + strlen(dropped), NULL, 10);
-		printf("  CLI JSON bucket [16384, 32767]: %ld of 50 (%ld woken late, %ld dropped)\n",
+		printf("  CLI JSON bucket [16384, 32767]: %ld of 50 (%ld woken late, %ld "
+		       "dropped)\n",
 		       n, n_late, n_drop);
 		/*
 		 * 20 ms sleeps; on a slow machine some may be woken past 32.8 ms,
@@ -962,7 +971,9 @@ static void test_positional_duration_prints_once(void **state)
 		{ "offcpu N", { "offcpu", "0.3", "--format", "ndjson", NULL }, "\"meta\"" },
 		{ "profile N", { "profile", "--format", "ndjson", "0.3", NULL }, "\"meta\"" },
 		{ "offcpu -f N", { "offcpu", "-f", "0.3", NULL }, "" },
-		{ "N with -i", { "offcpu", "-i", "0.2", "--format", "ndjson", "0.5", NULL }, "\"meta\"" },
+		{ "N with -i",
+		  { "offcpu", "-i", "0.2", "--format", "ndjson", "0.5", NULL },
+		  "\"meta\"" },
 	};
 	size_t i;
 
@@ -973,8 +984,8 @@ static void test_positional_duration_prints_once(void **state)
 		bool ended = tu_kagg_ends_within(&k, 20000);
 		int rc = tu_kagg_finish(&k, &out, &err);
 
-		printf("  %s: %s, exit %d, %d lines\n", cases[i].why, ended ? "ended" : "ran on", rc,
-		       tu_lines(out));
+		printf("  %s: %s, exit %d, %d lines\n", cases[i].why, ended ? "ended" : "ran on",
+		       rc, tu_lines(out));
 		assert_true(ended);
 		assert_int_equal(rc, 0);
 		assert_non_null(strstr(out ? out : "", cases[i].needle));
@@ -1076,8 +1087,7 @@ static void test_comm_with_control_bytes_is_escaped(void **state)
 	}
 }
 
-TU_MAIN(
-	TU_TEST_ARG(test_known_sleeps_land_in_bucket_tp_btf, test_known_sleeps_land_in_bucket,
+TU_MAIN(TU_TEST_ARG(test_known_sleeps_land_in_bucket_tp_btf, test_known_sleeps_land_in_bucket,
 		    KAGG_ATTACH_TP_BTF),
 	TU_TEST_ARG(test_known_sleeps_land_in_bucket_raw_tp, test_known_sleeps_land_in_bucket,
 		    KAGG_ATTACH_RAW_TP),
@@ -1089,8 +1099,7 @@ TU_MAIN(
 	cmocka_unit_test(test_stacks_symbolized),
 	cmocka_unit_test(test_short_lived_cxx_process_tp_btf),
 	cmocka_unit_test(test_short_lived_cxx_process_raw_tp),
-	cmocka_unit_test(test_library_loaded_late),
-	cmocka_unit_test(test_cli_folded_by_function),
+	cmocka_unit_test(test_library_loaded_late), cmocka_unit_test(test_cli_folded_by_function),
 	cmocka_unit_test(test_cli_json_known_sleeps),
 	cmocka_unit_test(test_exp_buckets_median_of_known_sleeps),
 	cmocka_unit_test(test_both_exact_percentiles_of_known_sleeps),
@@ -1101,7 +1110,5 @@ TU_MAIN(
 	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
 	cmocka_unit_test(test_closed_pipe_one_line_nothing_left),
 	cmocka_unit_test(test_positional_duration_prints_once),
-	cmocka_unit_test(test_errors_one_line),
-	cmocka_unit_test(test_no_privileges_one_line),
-	cmocka_unit_test(test_comm_with_control_bytes_is_escaped),
-)
+	cmocka_unit_test(test_errors_one_line), cmocka_unit_test(test_no_privileges_one_line),
+	cmocka_unit_test(test_comm_with_control_bytes_is_escaped), )

@@ -195,8 +195,9 @@ static bool png_not_blank(const char *path)
 	return distinct > 16;
 }
 
-#define CHROMIUM "HOME=%s timeout 120 chromium --headless --no-sandbox --disable-gpu " \
-		 "--hide-scrollbars --window-size=1200,900 "
+#define CHROMIUM                                                              \
+	"HOME=%s timeout 120 chromium --headless --no-sandbox --disable-gpu " \
+	"--hide-scrollbars --window-size=1200,900 "
 
 static void test_chromium(void **state)
 {
@@ -215,7 +216,9 @@ static void test_chromium(void **state)
 	assert_true(png_not_blank(in_dir("html.png")));
 	/* The scripted search: the SVG reads #s=REGEX at load. */
 	assert_int_equal(sh(CHROMIUM "--dump-dom 'file://%s/cpu.svg#s=spin_three' > %s/dom.txt "
-			     "2>/dev/null", dir, dir, dir), 0);
+				     "2>/dev/null",
+			    dir, dir, dir),
+			 0);
 	dom = slurp("dom.txt");
 	p = strstr(dom, "id=\"kagg-matched\"");
 	assert_non_null(p);
@@ -239,8 +242,9 @@ static void test_go_pprof(void **state)
 		skip();
 	}
 	assert_int_equal(sh("HOME=%s GOCACHE=%s/gocache GOPATH=%s/go GOFLAGS=-mod=mod timeout 300 "
-			    "go tool pprof -top %s/cpu.pb.gz > %s/top.txt 2>&1", dir, dir, dir,
-			    dir, dir), 0);
+			    "go tool pprof -top %s/cpu.pb.gz > %s/top.txt 2>&1",
+			    dir, dir, dir, dir, dir),
+			 0);
 	out = slurp("top.txt");
 	f = fmemopen(out, strlen(out), "r");
 	while (fgets(line, sizeof(line), f)) {
@@ -274,8 +278,9 @@ static void test_go_pprof_tags(void **state)
 		skip();
 	}
 	assert_int_equal(sh("HOME=%s GOCACHE=%s/gocache GOPATH=%s/go GOFLAGS=-mod=mod timeout 300 "
-			    "go tool pprof -tags %s/cpu.pb.gz > %s/tags.txt 2>&1", dir, dir, dir,
-			    dir, dir), 0);
+			    "go tool pprof -tags %s/cpu.pb.gz > %s/tags.txt 2>&1",
+			    dir, dir, dir, dir, dir),
+			 0);
 	out = slurp("tags.txt");
 	printf("%s", out);
 	/* " pid: Total 5s" then "   5s (100%): 1234": one value, the helper's */
@@ -292,8 +297,9 @@ static void test_go_pprof_tags(void **state)
 	free(out);
 	/* the helper's frames in its own file's mapping */
 	assert_int_equal(sh("HOME=%s GOCACHE=%s/gocache GOPATH=%s/go GOFLAGS=-mod=mod timeout 300 "
-			    "go tool pprof -raw %s/cpu.pb.gz > %s/raw.txt 2>&1", dir, dir, dir,
-			    dir, dir), 0);
+			    "go tool pprof -raw %s/cpu.pb.gz > %s/raw.txt 2>&1",
+			    dir, dir, dir, dir, dir),
+			 0);
 	out = slurp("raw.txt");
 	p = strstr(out, "Mappings");
 	assert_non_null(p);
@@ -341,12 +347,9 @@ static void test_heatmap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_svg_widths),
-		cmocka_unit_test(test_chromium),
-		cmocka_unit_test(test_go_pprof),
-		cmocka_unit_test(test_go_pprof_tags),
-		cmocka_unit_test(test_offcpu_widest),
-		cmocka_unit_test(test_heatmap),
+		cmocka_unit_test(test_svg_widths),    cmocka_unit_test(test_chromium),
+		cmocka_unit_test(test_go_pprof),      cmocka_unit_test(test_go_pprof_tags),
+		cmocka_unit_test(test_offcpu_widest), cmocka_unit_test(test_heatmap),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -169,8 +169,10 @@ static void count_samples(struct kagg_snapshot *snap, int pid, const char *func,
 /* What perf_event_open says about hardware cycles on this machine: 0 or -errno. */
 static int probe_cycles(void)
 {
-	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_HARDWARE,
-				     .config = PERF_COUNT_HW_CPU_CYCLES, .freq = 1,
+	struct perf_event_attr a = { .size = sizeof(a),
+				     .type = PERF_TYPE_HARDWARE,
+				     .config = PERF_COUNT_HW_CPU_CYCLES,
+				     .freq = 1,
 				     .sample_freq = 99 };
 	int fd = syscall(__NR_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -212,9 +214,9 @@ static void test_spin_function_owns_samples(void **state)
 	m = kagg_snapshot__meta(snap);
 	count_samples(snap, c.pid, "kagg_test_spin", &all, &hit, &others);
 	printf("  cpu %d: %llu samples seen, %llu recorded; child %llu, in kagg_test_spin %llu, "
-	       "others %llu\n", sp.cpu, (unsigned long long)m->events_seen,
-	       (unsigned long long)m->events_recorded, (unsigned long long)all,
-	       (unsigned long long)hit, (unsigned long long)others);
+	       "others %llu\n",
+	       sp.cpu, (unsigned long long)m->events_seen, (unsigned long long)m->events_recorded,
+	       (unsigned long long)all, (unsigned long long)hit, (unsigned long long)others);
 	/* ~99 samples in the second; at least half of them in the function. */
 	assert_true(all >= 50);
 	assert_true(hit * 2 >= all);
@@ -264,10 +266,11 @@ static void short_lived_cxx(char *const argv[], const char *fn, unsigned int sha
 			unknown += st->count;
 	}
 	printf("  %s %s: %llu samples, %llu in %s under main, %llu with an unknown leaf; frames "
-	       "%llu, unknown: no maps %llu, no symbols %llu\n", argv[1],
-	       poll ? "polled" : "not polled", (unsigned long long)all, (unsigned long long)hit,
-	       fn, (unsigned long long)unknown, (unsigned long long)m->frames,
-	       (unsigned long long)m->frames_no_maps, (unsigned long long)m->frames_no_symbols);
+	       "%llu, unknown: no maps %llu, no symbols %llu\n",
+	       argv[1], poll ? "polled" : "not polled", (unsigned long long)all,
+	       (unsigned long long)hit, fn, (unsigned long long)unknown,
+	       (unsigned long long)m->frames, (unsigned long long)m->frames_no_maps,
+	       (unsigned long long)m->frames_no_symbols);
 	/*
 	 * 199 Hz for 0.7 s of a CPU: ~140 samples, fewer when the CPUs are shared: at least a
 	 * fifth of what the CPU time the helper had (tu_helper_cpu_ns) allows at 199 Hz.
@@ -361,8 +364,7 @@ static void one_side(enum kagg_profile_stacks side)
 	size_t i;
 
 	c = start_spinner(&sp, &done);
-	KAGG_OPTS(kagg_profile_opts, o, .freq = 199, .cpu = -1, .stacks = side,
-		  .log = quiet_log);
+	KAGG_OPTS(kagg_profile_opts, o, .freq = 199, .cpu = -1, .stacks = side, .log = quiet_log);
 	s = kagg_profile__open(&o);
 	tu_attach(s);
 	tu_go(&c);
@@ -380,8 +382,9 @@ static void one_side(enum kagg_profile_stacks side)
 			assert_int_equal(st->nr_uframes, 0);
 		}
 	}
-	printf("  %s only: %zu stacks, %llu samples\n", side == KAGG_PROFILE_USER ? "user" : "kernel",
-	       kagg_snapshot__stack_cnt(snap), (unsigned long long)n);
+	printf("  %s only: %zu stacks, %llu samples\n",
+	       side == KAGG_PROFILE_USER ? "user" : "kernel", kagg_snapshot__stack_cnt(snap),
+	       (unsigned long long)n);
 	assert_true(n > 0);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
@@ -493,8 +496,8 @@ static void test_cli_folded_and_json(void **state)
 	snprintf(pid, sizeof(pid), "%d", c.pid);
 	snprintf(cpu, sizeof(cpu), "%d", sp.cpu);
 	{
-		char *argv[] = { "profile", "-F", "99", "-p", pid, "--cpu", cpu, "-U", "--folded",
-				 "-d", "1", NULL };
+		char *argv[] = { "profile", "-F", "99",	      "-p", pid, "--cpu",
+				 cpu,	    "-U", "--folded", "-d", "1", NULL };
 
 		tu_go(&c);
 		rc = tu_run_kagg(argv, &out, &err, 0, 0);
@@ -528,8 +531,8 @@ static void test_cli_folded_and_json(void **state)
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "\"tool\": \"profile\""));
 	assert_non_null(strstr(out, "\"attach\": \"perf_event\""));
-	assert_non_null(strstr(out, probe_cycles() ? "\"event\": \"cpu-clock\""
-						  : "\"event\": \"cycles\""));
+	assert_non_null(
+		strstr(out, probe_cycles() ? "\"event\": \"cpu-clock\"" : "\"event\": \"cycles\""));
 	assert_non_null(strstr(out, "profile_sample"));
 	wait_done(done);
 	stop_child(&c);
@@ -579,16 +582,32 @@ static void test_folded_printer(void **state)
 	assert_non_null(snap);
 	assert_int_equal(snap_alloc_stacks(snap, 3), 0);
 	snap->nr_stacks = 3;
-	snap->stacks[0] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack), .pid = 7, .tid = 7, .comm = "app", .count = 42,
-					       .total_ns = 42 * 10101010ULL, .nr_kframes = 2,
-					       .nr_uframes = 2, .kframes = k, .uframes = u };
+	snap->stacks[0] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack),
+					       .pid = 7,
+					       .tid = 7,
+					       .comm = "app",
+					       .count = 42,
+					       .total_ns = 42 * 10101010ULL,
+					       .nr_kframes = 2,
+					       .nr_uframes = 2,
+					       .kframes = k,
+					       .uframes = u };
 	/* -U: kernel side not captured by design. */
-	snap->stacks[1] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack), .pid = 7, .tid = 7, .comm = "app", .count = 5,
-					       .kstack_err = -ENOENT, .nr_uframes = 2,
+	snap->stacks[1] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack),
+					       .pid = 7,
+					       .tid = 7,
+					       .comm = "app",
+					       .count = 5,
+					       .kstack_err = -ENOENT,
+					       .nr_uframes = 2,
 					       .uframes = u };
 	/* Kernel thread, user side not captured; a failed kernel capture is shown. */
-	snap->stacks[2] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack), .pid = 9, .tid = 9, .comm = "kworker/0:1",
-					       .count = 1, .kstack_err = -EEXIST,
+	snap->stacks[2] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack),
+					       .pid = 9,
+					       .tid = 9,
+					       .comm = "kworker/0:1",
+					       .count = 1,
+					       .kstack_err = -EEXIST,
 					       .ustack_err = -ENOENT };
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
@@ -602,16 +621,10 @@ static void test_folded_printer(void **state)
 	kagg_snapshot__free(snap);
 }
 
-TU_MAIN(
-	cmocka_unit_test(test_folded_printer),
-	cmocka_unit_test(test_spin_function_owns_samples),
+TU_MAIN(cmocka_unit_test(test_folded_printer), cmocka_unit_test(test_spin_function_owns_samples),
 	cmocka_unit_test(test_pid_filter_excludes_others),
-	cmocka_unit_test(test_short_lived_cxx_process),
-	cmocka_unit_test(test_library_loaded_late),
-	cmocka_unit_test(test_user_only_and_kernel_only),
-	cmocka_unit_test(test_meta_names_event),
-	cmocka_unit_test(test_detach_stops_sampling),
-	cmocka_unit_test(test_cli_folded_and_json),
+	cmocka_unit_test(test_short_lived_cxx_process), cmocka_unit_test(test_library_loaded_late),
+	cmocka_unit_test(test_user_only_and_kernel_only), cmocka_unit_test(test_meta_names_event),
+	cmocka_unit_test(test_detach_stops_sampling), cmocka_unit_test(test_cli_folded_and_json),
 	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
-	cmocka_unit_test(test_errors_one_line),
-)
+	cmocka_unit_test(test_errors_one_line), )

@@ -129,8 +129,9 @@ static void test_offcpu_both(void **state)
 	assert_int_equal(kagg_snapshot__hist_cnt(st), 1);
 	h = kagg_snapshot__hist(snap, 0);
 	sh = kagg_snapshot__hist(st, 0);
-	printf("  kernel %" PRIu64 " intervals, stream %" PRIu64 " (%" PRIu64 " records sent, %"
-	       PRIu64 " dropped)\n", h->total, sh->total, kagg_snapshot__meta(snap)->stream_sent,
+	printf("  kernel %" PRIu64 " intervals, stream %" PRIu64 " (%" PRIu64
+	       " records sent, %" PRIu64 " dropped)\n",
+	       h->total, sh->total, kagg_snapshot__meta(snap)->stream_sent,
 	       kagg_snapshot__meta(snap)->stream_dropped);
 	assert_int_equal(kagg_snapshot__meta(snap)->stream_dropped, 0);
 	assert_true(h->total >= (uint64_t)sl.count);
@@ -301,8 +302,8 @@ static void test_record_prog(void **state)
 {
 	char keys[600], path[] = "/tmp/kagg-test-prog-XXXXXX.dat", set[64], pidf[32], cmd[800];
 	char *argv[] = { "record", "--prog", keys, "--set", set, "-o", path, "-d", "60", NULL };
-	const char *want[] = { "sdk_calls:", "color=SDK_GREEN ", "name=hello ", pidf, "in_port=80 ",
-			       "value=1", NULL };
+	const char *want[] = { "sdk_calls:",  "color=SDK_GREEN ", "name=hello ", pidf,
+			       "in_port=80 ", "value=1",	  NULL };
 	static struct tu_census before;
 	struct tu_child c;
 	struct tu_kagg k;
@@ -360,8 +361,8 @@ static int exp_slot_of(const struct kagg_hist *h, double v)
 }
 
 /* h counts n_of[i] times vals[i] (nv values), each in its bucket, and nothing else. */
-static void assert_exp_counts(const struct kagg_hist *h, const uint64_t *vals,
-			      const uint64_t *n_of, int nv)
+static void assert_exp_counts(const struct kagg_hist *h, const uint64_t *vals, const uint64_t *n_of,
+			      int nv)
 {
 	uint64_t want[4096] = {}, total = 0, sum = 0;
 	int i, k;
@@ -425,8 +426,10 @@ static void test_exp_known_values(void **state)
 	}
 	assert_true(exp_slot_of(kagg_snapshot__hist(snap, 0), 1000) !=
 		    exp_slot_of(kagg_snapshot__hist(snap, 0), 1500));
-	printf("  10 values in exp:3 buckets, kernel and stream: 0 -> slot %d, 1 -> %d, 1000 -> %d, "
-	       "1500 -> %d, 1e6 -> %d\n", exp_slot_of(kagg_snapshot__hist(snap, 0), 0),
+	printf("  10 values in exp:3 buckets, kernel and stream: 0 -> slot %d, 1 -> %d, 1000 -> "
+	       "%d, "
+	       "1500 -> %d, 1e6 -> %d\n",
+	       exp_slot_of(kagg_snapshot__hist(snap, 0), 0),
 	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1),
 	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1000),
 	       exp_slot_of(kagg_snapshot__hist(snap, 0), 1500),
@@ -521,7 +524,8 @@ static void test_comm_after_exit(void **state)
 	comm_after_exit_case(KAGG_MODE_STREAM);
 }
 
-/* ulat on funclat_target's function fn, called by its command cmd n times: all in the slot of ms. */
+/* ulat on funclat_target's function fn, called by its command cmd n times: all in the slot of ms.
+ */
 static void ulat_case(const char *fn, const char *cmd, int n, double ms)
 {
 	char path[600], helper[512], count[16];
@@ -546,8 +550,8 @@ static void ulat_case(const char *fn, const char *cmd, int n, double ms)
 	for (k = 0; k < (int)h->nr_slots; k++)
 		below += k < slot ? h->slots[k] : 0;
 	printf("  %s: %" PRIu64 " calls, %" PRIu64 " in the slot of %g ms, %" PRIu64 " below, "
-	       "avg %.0f us\n", fn, h->total, slot >= 0 ? h->slots[slot] : 0, ms, below,
-	       h->sum / (double)h->total);
+	       "avg %.0f us\n",
+	       fn, h->total, slot >= 0 ? h->slots[slot] : 0, ms, below, h->sum / (double)h->total);
 	/* a call lasts its sleep or longer (never less): nothing below its slot */
 	assert_int_equal(h->total, n);
 	assert_true(slot >= 0);
@@ -578,10 +582,12 @@ static void test_bad_objects(void **state)
 		{ 2, "names no attachable point", { "run", noatt, NULL } },
 		{ 2, "unknown tunable 'nosuch'", { "run", "--set", "nosuch=1", keys, NULL } },
 		{ 2, "'ro_limit' is not a tunable", { "run", "--set", "ro_limit=1", keys, NULL } },
-		{ 2, "invalid value '-1' for target_tgid", { "run", "--set", "target_tgid=-1", keys,
-							     NULL } },
-		{ 2, "invalid value '4294967296'", { "run", "--set", "target_tgid=4294967296", keys,
-						     NULL } },
+		{ 2,
+		  "invalid value '-1' for target_tgid",
+		  { "run", "--set", "target_tgid=-1", keys, NULL } },
+		{ 2,
+		  "invalid value '4294967296'",
+		  { "run", "--set", "target_tgid=4294967296", keys, NULL } },
 		{ 2, "too long", { "run", "--set", "label=waytoolong", keys, NULL } },
 		{ 2, "which program", { "run", NULL } },
 	};
@@ -604,5 +610,5 @@ static void test_bad_objects(void **state)
 TU_MAIN(cmocka_unit_test(test_offcpu_same), cmocka_unit_test(test_key_names),
 	cmocka_unit_test(test_offcpu_both), cmocka_unit_test(test_stream_keys),
 	cmocka_unit_test(test_record_prog), cmocka_unit_test(test_exp_known_values),
-	cmocka_unit_test(test_comm_after_exit),
-	cmocka_unit_test(test_uprobe_sleeps), cmocka_unit_test(test_bad_objects));
+	cmocka_unit_test(test_comm_after_exit), cmocka_unit_test(test_uprobe_sleeps),
+	cmocka_unit_test(test_bad_objects));

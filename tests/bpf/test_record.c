@@ -60,7 +60,8 @@ static long kbuffer_count(const char *path)
 			unsigned long long ts;
 
 			kbuffer_load_subbuffer(kb, buf + p);
-			for (void *d = kbuffer_read_event(kb, &ts); d; d = kbuffer_next_event(kb, &ts))
+			for (void *d = kbuffer_read_event(kb, &ts); d;
+			     d = kbuffer_next_event(kb, &ts))
 				n++;
 			kbuffer_free(kb);
 		}
@@ -79,8 +80,9 @@ static long kbuffer_count(const char *path)
 static long record_sleeper(char **argv, char *path, int *pid)
 {
 	struct tu_sleeps work = { .count = 30, .ms = 10 };
-	const struct tu_on_child on = { .fn = tu_sleeper, .arg = &work,
-					.attached = "offcpu_|runqlat_", .stop_sig = SIGINT };
+	const struct tu_on_child on = {
+		.fn = tu_sleeper, .arg = &work, .attached = "offcpu_|runqlat_", .stop_sig = SIGINT
+	};
 	char *err = NULL;
 	long recorded, kb;
 	pid_t child;
@@ -160,8 +162,10 @@ static void test_record_then_report_and_trace_cmd(void **state)
 static void test_record_wakeups_and_switches(void **state)
 {
 	char path[] = "/tmp/kagg-test-wakeup-XXXXXX.dat", *out = NULL, pidtxt[32];
-	char *rec[] = { "record", "-e", "sched:sched_wakeup", "-e", "sched:sched_switch", "-o",
-			path, "-d", "60", NULL };
+	char *rec[] = {
+		"record", "-e", "sched:sched_wakeup", "-e", "sched:sched_switch", "-o", path, "-d",
+		"60",	  NULL
+	};
 	char *rep[] = { "report", path, NULL };
 	long recorded, wakeups = 0, switches = 0, child_wakeups = 0, tw, ts;
 	const char *p;
@@ -409,7 +413,8 @@ static void test_record_usage_errors(void **state)
 {
 	static const struct tu_error_case cases[] = {
 		{ 2, NULL, { "record", "-d", "1" } },
-		{ 2, "cannot record 'block:block_rq_issue'",
+		{ 2,
+		  "cannot record 'block:block_rq_issue'",
 		  { "record", "-o", "/tmp/x.dat", "-e", "block:block_rq_issue" } },
 	};
 
@@ -518,7 +523,8 @@ static void test_second_recorder_on_one_file_is_refused(void **state)
 	assert_true(pages_in(path) >= 1);
 	{
 		const struct tu_error_case c[] = {
-			{ 1, "is being recorded by another kagg record",
+			{ 1,
+			  "is being recorded by another kagg record",
 			  { "record", "-o", other, "-d", "1" } },
 		};
 
@@ -535,14 +541,11 @@ static void test_second_recorder_on_one_file_is_refused(void **state)
 	rmdir(dir);
 }
 
-TU_MAIN(
-	cmocka_unit_test(test_record_then_report_and_trace_cmd),
+TU_MAIN(cmocka_unit_test(test_record_then_report_and_trace_cmd),
 	cmocka_unit_test(test_record_wakeups_and_switches),
 	cmocka_unit_test(test_killed_recording_keeps_what_was_recorded),
 	cmocka_unit_test(test_killed_before_its_first_page_leaves_nothing),
 	cmocka_unit_test(test_second_recorder_on_one_file_is_refused),
 	cmocka_unit_test(test_failed_recording_keeps_the_existing_file),
 	cmocka_unit_test(test_special_files_are_streamed_never_removed),
-	cmocka_unit_test(test_record_usage_errors),
-	cmocka_unit_test(test_report_bad_file),
-)
+	cmocka_unit_test(test_record_usage_errors), cmocka_unit_test(test_report_bad_file), )

@@ -131,8 +131,8 @@ static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
 	}
 	sl = tu_spawn(sleeper_work, &n);
 	tids[0] = sl.pid;
-	KAGG_OPTS(kagg_runqlat_opts, o, .tids = tids, .nr_tids = 1, .filter_cpu = true,
-		  .cpu = CPU, .attach = attach, .key = key, .mode = mode, .log = quiet_log);
+	KAGG_OPTS(kagg_runqlat_opts, o, .tids = tids, .nr_tids = 1, .filter_cpu = true, .cpu = CPU,
+		  .attach = attach, .key = key, .mode = mode, .log = quiet_log);
 	s = kagg_runqlat__open(&o);
 	tu_attach(s);
 	tu_go(&sl);
@@ -155,9 +155,9 @@ static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
 		kagg_snapshot__print(snap, stdout, NULL);
 	printf("  %s hog (%s, %s): %llu latencies, %llu < 1 ms, %llu >= 1 ms; attach %s\n",
 	       with_hog ? "with" : "without", attach == KAGG_ATTACH_RAW_TP ? "raw_tp" : "auto",
-	       mode == KAGG_MODE_STREAM ? "streamed" : "in-kernel",
-	       (unsigned long long)r.total, (unsigned long long)r.below,
-	       (unsigned long long)r.above, kagg_snapshot__meta(snap)->attach);
+	       mode == KAGG_MODE_STREAM ? "streamed" : "in-kernel", (unsigned long long)r.total,
+	       (unsigned long long)r.below, (unsigned long long)r.above,
+	       kagg_snapshot__meta(snap)->attach);
 	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
 	if (key != KAGG_KEY_NONE) {
 		/* -t: the only histogram is the sleeper's. */
@@ -259,8 +259,8 @@ static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *
  * A child whose two threads wake each other ROUNDS times, run under a runqlat session
  * opened with O (in *s, asserted opened): run_child()'s final snapshot.
  */
-static struct kagg_snapshot *run_bounces(const struct kagg_runqlat_opts *o, int rounds,
-					 bool poll, struct kagg_session **s)
+static struct kagg_snapshot *run_bounces(const struct kagg_runqlat_opts *o, int rounds, bool poll,
+					 struct kagg_session **s)
 {
 	struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
 
@@ -303,11 +303,12 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool exp,
 	m = kagg_snapshot__meta(snap);
 	st = kagg_snapshot__stream(snap);
 	assert_non_null(st);
-	printf("  %s, %zu histograms: %llu latencies; stream seen %llu delivered %llu dropped %llu; "
-	       "BPF ns/event agg %.1f stream %.1f\n", m->attach, kagg_snapshot__hist_cnt(snap),
-	       (unsigned long long)hists_total(snap), (unsigned long long)m->stream_seen,
-	       (unsigned long long)m->stream_delivered, (unsigned long long)m->stream_dropped,
-	       m->agg_ns_per_event, m->stream_ns_per_event);
+	printf("  %s, %zu histograms: %llu latencies; stream seen %llu delivered %llu dropped "
+	       "%llu; "
+	       "BPF ns/event agg %.1f stream %.1f\n",
+	       m->attach, kagg_snapshot__hist_cnt(snap), (unsigned long long)hists_total(snap),
+	       (unsigned long long)m->stream_seen, (unsigned long long)m->stream_delivered,
+	       (unsigned long long)m->stream_dropped, m->agg_ns_per_event, m->stream_ns_per_event);
 	assert_string_equal(m->mode, "both");
 	assert_int_equal(m->stream_seen, m->stream_delivered + m->stream_dropped);
 	/* about one latency per wakeup of the two bouncing threads */
@@ -404,7 +405,8 @@ static void test_exp_buckets_per_process(void **state)
 		assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 		h = kagg_snapshot__hist(snap, 0);
 		printf("  -P exp:3, cells %s: %llu latencies, %llu recorded, exp_cells dropped "
-		       "%llu\n", cells ? "1" : "16384", (unsigned long long)h->total,
+		       "%llu\n",
+		       cells ? "1" : "16384", (unsigned long long)h->total,
 		       (unsigned long long)m->events_recorded,
 		       (unsigned long long)tu_drop_count(snap, "exp_cells"));
 		assert_true(h->has_exp && h->has_sum);
@@ -421,7 +423,8 @@ static void test_exp_buckets_per_process(void **state)
 				assert_true(used <= 1);
 			}
 			assert_true(tu_drop_count(snap, "exp_cells") > 0);
-			assert_true(h->total + tu_drop_count(snap, "exp_cells") >= (uint64_t)rounds);
+			assert_true(h->total + tu_drop_count(snap, "exp_cells") >=
+				    (uint64_t)rounds);
 		}
 		kagg_snapshot__free(snap);
 		kagg_session__destroy(s);
@@ -520,7 +523,8 @@ static void land_as_kernel_events(const char *events_dir)
 	evs = kagg_session__events(s);
 	assert_non_null(evs);
 	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
-		const struct kagg_rb_format *f = kagg_rb_events__find(evs, *(const uint16_t *)ev.data);
+		const struct kagg_rb_format *f =
+			kagg_rb_events__find(evs, *(const uint16_t *)ev.data);
 		const struct kagg_rb_field *pid;
 		const char *name;
 		int32_t v = 0;
@@ -582,7 +586,8 @@ static void test_stream_land_events_mask(void **state)
 	snap = run_bounces(&o, rounds, true, &s);
 	evs = kagg_session__events(s);
 	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
-		const struct kagg_rb_format *f = kagg_rb_events__find(evs, *(const uint16_t *)ev.data);
+		const struct kagg_rb_format *f =
+			kagg_rb_events__find(evs, *(const uint16_t *)ev.data);
 
 		assert_non_null(f);
 		if (!strcmp(kagg_rb_format__name(f), "sched_wakeup_new"))
@@ -603,8 +608,8 @@ static void test_stream_land_events_mask(void **state)
 /* The CLI: --mode both JSON has both paths and their costs; --print needs --mode stream. */
 static void test_cli_modes(void **state)
 {
-	char *both[] = { "runqlat", "--mode", "both", "--overhead", "--format", "json", "-d", "1",
-			 NULL };
+	char *both[] = { "runqlat", "--mode", "both", "--overhead", "--format",
+			 "json",    "-d",     "1",    NULL };
 	char *print[] = { "runqlat", "--mode", "stream", "--print", "-d", "0.5", NULL };
 	static const struct tu_error_case bad[] = {
 		{ 2, "--print needs --mode stream", { "runqlat", "--print" } },
@@ -900,7 +905,8 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 			in_total += h->total;
 		out_seen |= h->key.tid == out.pid;
 	}
-	printf("  %s: in cgroup: %llu latencies for 31 wakeups; outside task seen: %d; %zu histograms\n",
+	printf("  %s: in cgroup: %llu latencies for 31 wakeups; outside task seen: %d; %zu "
+	       "histograms\n",
 	       kagg_snapshot__meta(snap)->attach, (unsigned long long)in_total, out_seen,
 	       kagg_snapshot__hist_cnt(snap));
 	/*
@@ -930,11 +936,12 @@ static void test_cli_json_per_thread(void **state)
 {
 	/* sleeps until killed, from when kagg has attached */
 	int n = 5000;
-	const struct tu_on_child on = { .fn = sleeper_work, .arg = &n, .attached = "runqlat_",
-					.kill = true };
+	const struct tu_on_child on = {
+		.fn = sleeper_work, .arg = &n, .attached = "runqlat_", .kill = true
+	};
 	char *out = NULL, *err = NULL, needle[64];
-	char *argv[] = { "runqlat", "-L", "-t", "PID", "--cpu", "1", "--format", "json", "-d",
-			 "1.5", "--overhead", NULL };
+	char *argv[] = { "runqlat",  "-L",   "-t", "PID", "--cpu",	"1",
+			 "--format", "json", "-d", "1.5", "--overhead", NULL };
 	pid_t tid;
 	int rc;
 
@@ -987,25 +994,18 @@ static void test_errors_one_line(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
-TU_MAIN(
-	cmocka_unit_test(test_hog_delays_sleeper_tp_btf),
+TU_MAIN(cmocka_unit_test(test_hog_delays_sleeper_tp_btf),
 	cmocka_unit_test(test_hog_delays_sleeper_raw_tp),
 	cmocka_unit_test(test_hog_delays_sleeper_streamed),
 	cmocka_unit_test(test_both_modes_identical),
 	cmocka_unit_test(test_both_modes_identical_exp),
 	cmocka_unit_test(test_exp_buckets_count_every_latency),
-	cmocka_unit_test(test_exp_buckets_per_process),
-	cmocka_unit_test(test_stream_drops_counted),
+	cmocka_unit_test(test_exp_buckets_per_process), cmocka_unit_test(test_stream_drops_counted),
 	cmocka_unit_test(test_stream_records_land_as_kernel_events),
-	cmocka_unit_test(test_stream_land_events_mask),
-	cmocka_unit_test(test_cli_modes),
-	cmocka_unit_test(test_cli_positional_interval_count),
-	cmocka_unit_test(test_cli_quiet),
-	cmocka_unit_test(test_cli_timestamp),
-	cmocka_unit_test(test_cli_ndjson),
-	cmocka_unit_test(test_cli_milliseconds),
-	cmocka_unit_test(test_cgroup_filter),
+	cmocka_unit_test(test_stream_land_events_mask), cmocka_unit_test(test_cli_modes),
+	cmocka_unit_test(test_cli_positional_interval_count), cmocka_unit_test(test_cli_quiet),
+	cmocka_unit_test(test_cli_timestamp), cmocka_unit_test(test_cli_ndjson),
+	cmocka_unit_test(test_cli_milliseconds), cmocka_unit_test(test_cgroup_filter),
 	cmocka_unit_test(test_cli_json_per_thread),
 	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
-	cmocka_unit_test(test_errors_one_line),
-)
+	cmocka_unit_test(test_errors_one_line), )

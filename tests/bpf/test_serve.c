@@ -49,14 +49,14 @@
 #include "census.h"
 
 #define PROMETHEUS "/usr/bin/prometheus"
-#define SKIP_UNLESS_PROMETHEUS()                                               \
-	do {                                                                   \
-		TU_SKIP_UNLESS_ROOT();                                         \
-		if (access(PROMETHEUS, X_OK)) {                                \
-			printf("SKIP %s: no %s (Debian package prometheus)\n", \
-			       __func__, PROMETHEUS);                          \
-			skip();                                                \
-		}                                                              \
+#define SKIP_UNLESS_PROMETHEUS()                                                         \
+	do {                                                                             \
+		TU_SKIP_UNLESS_ROOT();                                                   \
+		if (access(PROMETHEUS, X_OK)) {                                          \
+			printf("SKIP %s: no %s (Debian package prometheus)\n", __func__, \
+			       PROMETHEUS);                                              \
+			skip();                                                          \
+		}                                                                        \
 	} while (0)
 /*
  * offcpu in ns: a 50 ms sleep lands in log2 slot 25, [33554432, 67108863] ns, or above when
@@ -181,9 +181,11 @@ static pid_t start_prometheus_every(const char *dir, int port, int t1, int t2, c
 	f = fopen(cfg, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "global:\n  scrape_interval: %ds\n  scrape_timeout: %ds\n"
-		   "scrape_configs:\n  - job_name: kagg\n    static_configs:\n"
-		   "      - targets: ['127.0.0.1:%d'", secs, secs, t1);
+	fprintf(f,
+		"global:\n  scrape_interval: %ds\n  scrape_timeout: %ds\n"
+		"scrape_configs:\n  - job_name: kagg\n    static_configs:\n"
+		"      - targets: ['127.0.0.1:%d'",
+		secs, secs, t1);
 	if (t2)
 		fprintf(f, ", '127.0.0.1:%d'", t2);
 	fprintf(f, "]\n");
@@ -293,7 +295,7 @@ struct inst_result {
 	double count;	  /* classic _count */
 	double sum;	  /* classic _sum (s) */
 	double n_above, n_count, n_sum; /* native mode: the same from the native histogram (ns) */
-	double lost;	  /* drops, every cause (the tool's, not only its cgroup's) */
+	double lost;			/* drops, every cause (the tool's, not only its cgroup's) */
 };
 
 /* A count computed in floats (a fraction times a count) back to the integer it is; NAN kept. */
@@ -452,8 +454,10 @@ static void two_serves(bool native)
 		tu_sleep_ms(100);
 	}
 	read_inst(pport, job, native, t, &rs);
-	q50 = prom_query(pport, "histogram_quantile(0.5, sum by (le) "
-				"(kagg_offcpu_seconds_bucket{job=\"kagg\"}))", t);
+	q50 = prom_query(pport,
+			 "histogram_quantile(0.5, sum by (le) "
+			 "(kagg_offcpu_seconds_bucket{job=\"kagg\"}))",
+			 t);
 	qb = exp3_bucket(q50 * 1e9);
 	/*
 	 * Prometheus 2.42's resets() counts float samples only (a native histogram's would read
@@ -461,28 +465,34 @@ static void two_serves(bool native)
 	 * histogram_count, histogram_sum and the count above the boundary every 500 ms.
 	 */
 	if (native) {
-		nq50 = prom_query(pport, "histogram_quantile(0.5, sum(kagg_offcpu_nanoseconds))", t);
+		nq50 = prom_query(pport, "histogram_quantile(0.5, sum(kagg_offcpu_nanoseconds))",
+				  t);
 		nqb = exp3_bucket(nq50);
-		resets = prom_query(pport, "sum(resets(histogram_count(kagg_offcpu_nanoseconds)"
-					   "[5m:500ms])) + "
-					   "sum(resets(histogram_sum(kagg_offcpu_nanoseconds)"
-					   "[5m:500ms])) + "
-					   "sum(resets((histogram_count(kagg_offcpu_nanoseconds) * "
-					   "histogram_fraction(" NATIVE_LOW ", +Inf, "
-					   "kagg_offcpu_nanoseconds))[5m:500ms])) + "
-					   "sum(resets(kagg_events_seen_total[5m]))", t);
+		resets = prom_query(pport,
+				    "sum(resets(histogram_count(kagg_offcpu_nanoseconds)"
+				    "[5m:500ms])) + "
+				    "sum(resets(histogram_sum(kagg_offcpu_nanoseconds)"
+				    "[5m:500ms])) + "
+				    "sum(resets((histogram_count(kagg_offcpu_nanoseconds) * "
+				    "histogram_fraction(" NATIVE_LOW ", +Inf, "
+				    "kagg_offcpu_nanoseconds))[5m:500ms])) + "
+				    "sum(resets(kagg_events_seen_total[5m]))",
+				    t);
 	} else {
-		resets = prom_query(pport, "sum(resets(kagg_events_seen_total[5m])) + "
-					   "sum(resets(kagg_offcpu_seconds_bucket[5m])) + "
-					   "sum(resets(kagg_offcpu_seconds_count[5m]))", t);
+		resets = prom_query(pport,
+				    "sum(resets(kagg_events_seen_total[5m])) + "
+				    "sum(resets(kagg_offcpu_seconds_bucket[5m])) + "
+				    "sum(resets(kagg_offcpu_seconds_count[5m]))",
+				    t);
 	}
 	printf("  %s, above 33.5 ms: a %g of %d sleeps (%g dropped meanwhile), b %g of %d (%g); "
-	       "both %g; p50 %g s", native ? "native" : "classic", sleeps_seen(&ra, native),
-	       wa.count, ra.lost, sleeps_seen(&rb, native), wb.count, rb.lost,
-	       sleeps_seen(&rs, native), q50);
+	       "both %g; p50 %g s",
+	       native ? "native" : "classic", sleeps_seen(&ra, native), wa.count, ra.lost,
+	       sleeps_seen(&rb, native), wb.count, rb.lost, sleeps_seen(&rs, native), q50);
 	if (native)
 		printf(" (native %g ns, exp:3 bucket %d, classic's %d); counts a %g (classic %g), "
-		       "b %g (%g)", nq50, nqb, qb, ra.n_count, ra.count, rb.n_count, rb.count);
+		       "b %g (%g)",
+		       nq50, nqb, qb, ra.n_count, ra.count, rb.n_count, rb.count);
 	printf("; %g scrapes; %g resets\n", scrapes, resets);
 
 	kill(prom, SIGTERM);
@@ -600,9 +610,11 @@ static void test_prog_labels(void **state)
 	prom = start_prometheus(dir, pport, port, 0, NULL);
 	assert_true(prom > 0);
 	assert_true(wait_http(pport, "/-/ready", 60));
-	snprintf(q, sizeof(q), "kagg_sdk_keys_value_count{agg=\"sdk_calls\",color=\"SDK_GREEN\","
+	snprintf(q, sizeof(q),
+		 "kagg_sdk_keys_value_count{agg=\"sdk_calls\",color=\"SDK_GREEN\","
 		 "name=\"hi\",pid=\"%d\",pid_comm=\"%s\",cg=\"%s\",in_port=\"80\","
-		 "stack=~\".*;do_syscall_64;.*\"}", getpid(), comm, cg);
+		 "stack=~\".*;do_syscall_64;.*\"}",
+		 getpid(), comm, cg);
 	for (i = 0; i < 300 && isnan(n); i++) {
 		n = prom_query(pport, q, 0);
 		if (isnan(n))
@@ -656,36 +668,52 @@ static void test_errors(void **state)
 	snprintf(taken, sizeof(taken), "127.0.0.1:%d", ntohs(a.sin_port));
 	{
 		const struct tu_error_case cases[] = {
-			{ 2, "kagg serve: --tool: kagg runqlat: invalid CPU 'x'",
+			{ 2,
+			  "kagg serve: --tool: kagg runqlat: invalid CPU 'x'",
 			  { "serve", "--listen", "127.0.0.1:0", "--tool", "runqlat --cpu x" } },
-			{ 2, "kagg serve: --tool: kagg offcpu: invalid option '--nope' (see --help)",
+			{ 2,
+			  "kagg serve: --tool: kagg offcpu: invalid option '--nope' (see --help)",
 			  { "serve", "--listen", "127.0.0.1:0", "--tool", "offcpu --nope" } },
-			{ 2, "'stat' is not a tool kagg serve runs",
+			{ 2,
+			  "'stat' is not a tool kagg serve runs",
 			  { "serve", "--listen", "127.0.0.1:0", "--tool", "stat -e cycles" } },
-			{ 2, ":4: kagg offcpu: invalid option '--bogus'",
+			{ 2,
+			  ":4: kagg offcpu: invalid option '--bogus'",
 			  { "serve", "--listen", "127.0.0.1:0", "--config", conf } },
-			{ 2, "-d, -i and INTERVAL are not for kagg serve",
+			{ 2,
+			  "-d, -i and INTERVAL are not for kagg serve",
 			  { "serve", "--listen", "127.0.0.1:0", "--tool", "runqlat -d 1" } },
 			{ 2, "no tool to serve", { "serve" } },
-			{ 2, "port '99999' is not 1 to 65535",
+			{ 2,
+			  "port '99999' is not 1 to 65535",
 			  { "serve", "--listen", "127.0.0.1:99999", "--tool", "runqlat" } },
-			{ 2, "port 'x' is not 1 to 65535",
+			{ 2,
+			  "port 'x' is not 1 to 65535",
 			  { "serve", "--listen", "127.0.0.1:x", "--tool", "runqlat" } },
-			{ 2, "invalid --listen ':9436': no address",
+			{ 2,
+			  "invalid --listen ':9436': no address",
 			  { "serve", "--listen", ":9436", "--tool", "runqlat" } },
-			{ 2, "invalid --listen '[]:9436': no address",
+			{ 2,
+			  "invalid --listen '[]:9436': no address",
 			  { "serve", "--listen", "[]:9436", "--tool", "runqlat" } },
-			{ 2, "'localhost' is not a numeric address",
+			{ 2,
+			  "'localhost' is not a numeric address",
 			  { "serve", "--listen", "localhost:9436", "--tool", "runqlat" } },
-			{ 2, "cannot read /tmp: Is a directory",
+			{ 2,
+			  "cannot read /tmp: Is a directory",
 			  { "serve", "--listen", "127.0.0.1:0", "--config", "/tmp" } },
-			{ 2, "cannot read /dev/zero: not a regular file",
+			{ 2,
+			  "cannot read /dev/zero: not a regular file",
 			  { "serve", "--listen", "127.0.0.1:0", "--config", "/dev/zero" } },
-			{ 2, ":2: line longer than 4096 bytes",
+			{ 2,
+			  ":2: line longer than 4096 bytes",
 			  { "serve", "--listen", "127.0.0.1:0", "--config", longconf } },
-			{ 2, "more than a config file's 1048576",
+			{ 2,
+			  "more than a config file's 1048576",
 			  { "serve", "--listen", "127.0.0.1:0", "--config", bigconf } },
-			{ 1, "Address already in use", { "serve", "--listen", taken, "--tool", "runqlat" } },
+			{ 1,
+			  "Address already in use",
+			  { "serve", "--listen", taken, "--tool", "runqlat" } },
 		};
 
 		tu_expect_errors(cases, TU_NR(cases));
@@ -707,8 +735,8 @@ static void test_clean_exit(void **state)
 
 	TU_SKIP_UNLESS_ROOT();
 	for (i = 0; i < 2; i++) {
-		char *argv[] = { "serve", "--listen", listen, "--tool", "runqlat", "--tool",
-				 "runqlat -P", NULL };
+		char *argv[] = { "serve",   "--listen", listen,	      "--tool",
+				 "runqlat", "--tool",	"runqlat -P", NULL };
 
 		snprintf(listen, sizeof(listen), "127.0.0.1:%d", port + i);
 		tu_census_take(&before, "runqlat_", "runqlat_");
@@ -816,8 +844,8 @@ static void test_hostile_comm(void **state)
 	tu_go(&c);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	{
-		char *argv[] = { "serve", "--listen", listen, "--tool", "offcpu -P", "--max-keys",
-				 "1000", NULL };
+		char *argv[] = { "serve",     "--listen",   listen, "--tool",
+				 "offcpu -P", "--max-keys", "1000", NULL };
 
 		k = tu_kagg_start(argv);
 	}
@@ -855,12 +883,13 @@ static void test_hostile_comm(void **state)
 			tu_sleep_ms(100);
 		}
 		up_min = prom_query(pp[j], "min_over_time(up{job=\"kagg\"}[10m])", 0);
-		snprintf(q, sizeof(q), "count(kagg_offcpu_seconds_count{pid=\"%d\",comm=\""
-			 HOSTILE_PROMQL "\"})", c.pid);
+		snprintf(q, sizeof(q),
+			 "count(kagg_offcpu_seconds_count{pid=\"%d\",comm=\"" HOSTILE_PROMQL "\"})",
+			 c.pid);
 		series = prom_query(pp[j], q, 0);
 		printf("  prometheus asking for %s: %g scrapes, up at least %g, %g series of the "
-		       "renamed process\n", j ? "protobuf" : "OpenMetrics", scrapes, up_min,
-		       series);
+		       "renamed process\n",
+		       j ? "protobuf" : "OpenMetrics", scrapes, up_min, series);
 		if (series != 1) {
 			char *body;
 
@@ -975,8 +1004,8 @@ static int scrape_times(int port, const char *sel, double *ts, int max)
 /* The workload: it joins its cgroup itself, sleeps fast times, then slow ones. */
 struct jump {
 	const char *cg;
-	int fast, slow;		/* how many of each */
-	long fast_us, slow_us;	/* how long each */
+	int fast, slow;	       /* how many of each */
+	long fast_us, slow_us; /* how long each */
 };
 
 static void sleep_us(long us)
@@ -1116,9 +1145,10 @@ static void test_quantile_jump(void **state)
 			int a, b;
 
 			assert_int_equal(kagg_hist__percentile(&h, qs[qi], &mine, NULL, NULL), 0);
-			snprintf(qq, sizeof(qq), "histogram_quantile(%g, sum by (le) (increase("
-				 "kagg_offcpu_seconds_bucket{%s}[%.0fms])))", qs[qi] / 100, sel,
-				 window * 1000);
+			snprintf(qq, sizeof(qq),
+				 "histogram_quantile(%g, sum by (le) (increase("
+				 "kagg_offcpu_seconds_bucket{%s}[%.0fms])))",
+				 qs[qi] / 100, sel, window * 1000);
 			theirs = prom_query(pport, qq, ts[j]);
 			a = log2_slot(mine);
 			b = isnan(theirs) ? -100 : log2_slot(theirs * 1e9);
@@ -1322,7 +1352,8 @@ static void test_slow_clients(void **state)
 	m = http_get(port, "/metrics");
 	t = mono_s() - t;
 	printf("  %d of 20 scrapes answered beside %d slow clients; after they closed, %s in "
-	       "%.3f s\n", ok, NR_SLOW, m ? "answered" : "not answered", t);
+	       "%.3f s\n",
+	       ok, NR_SLOW, m ? "answered" : "not answered", t);
 	assert_int_equal(ok, 20);
 	assert_non_null(m);
 	assert_true(t < 1);
@@ -1402,8 +1433,9 @@ static void test_requests(void **state)
 	assert_true(fd >= 0);
 	assert_true(send(fd, scrape, strlen(scrape), MSG_NOSIGNAL) == (ssize_t)strlen(scrape));
 	st1 = read_response(fd, &len1);
-	st2 = send(fd, scrape, strlen(scrape), MSG_NOSIGNAL) == (ssize_t)strlen(scrape) ?
-		      read_response(fd, &len2) : 0;
+	st2 = send(fd, scrape, strlen(scrape), MSG_NOSIGNAL) == (ssize_t)strlen(scrape)
+		      ? read_response(fd, &len2)
+		      : 0;
 	close(fd);
 	printf("  keep-alive: %d (%zu bytes) then %d (%zu bytes) on one connection\n", st1, len1,
 	       st2, len2);
@@ -1486,8 +1518,15 @@ static int nr_fds(pid_t pid)
  */
 static void test_prompt_stop(void **state)
 {
-	char *extra[] = { "--connections", "4", "--connections-per-ip", "4", "--timeout", "86400",
-			  "--request-timeout", "86400", NULL };
+	char *extra[] = { "--connections",
+			  "4",
+			  "--connections-per-ip",
+			  "4",
+			  "--timeout",
+			  "86400",
+			  "--request-timeout",
+			  "86400",
+			  NULL };
 	int port = base_port() + 2, base, i;
 	struct slow fds[6];
 	static struct tu_census before;
@@ -1623,17 +1662,11 @@ static void test_every_tool(void **state)
 	serve_stop(&k);
 }
 
-TU_MAIN(
-	cmocka_unit_test(test_errors),
-	cmocka_unit_test(test_clean_exit),
-	cmocka_unit_test(test_prog_labels),
-	cmocka_unit_test(test_slow_clients),
-	cmocka_unit_test(test_requests),
-	cmocka_unit_test(test_prompt_stop),
-	cmocka_unit_test(test_port_zero),
-	cmocka_unit_test(test_every_tool),
+TU_MAIN(cmocka_unit_test(test_errors), cmocka_unit_test(test_clean_exit),
+	cmocka_unit_test(test_prog_labels), cmocka_unit_test(test_slow_clients),
+	cmocka_unit_test(test_requests), cmocka_unit_test(test_prompt_stop),
+	cmocka_unit_test(test_port_zero), cmocka_unit_test(test_every_tool),
 	TU_TEST_ARG(test_prometheus, test_two_serves, false),
 	TU_TEST_ARG(test_native, test_two_serves, true),
 	cmocka_unit_test_teardown(test_hostile_comm, stop_tracked),
-	cmocka_unit_test_teardown(test_quantile_jump, stop_tracked),
-)
+	cmocka_unit_test_teardown(test_quantile_jump, stop_tracked), )

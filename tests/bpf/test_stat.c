@@ -36,8 +36,9 @@ static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
 /* What perf_event_open says about a counting hardware event: 0 or -errno. */
 static int probe_hw(uint64_t config)
 {
-	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_HARDWARE,
-				     .config = config, .disabled = 1 };
+	struct perf_event_attr a = {
+		.size = sizeof(a), .type = PERF_TYPE_HARDWARE, .config = config, .disabled = 1
+	};
 	int fd = syscall(__NR_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 
 	if (fd < 0)
@@ -69,8 +70,8 @@ static long long count_of(const char *out, const char *name)
 /* kagg stat -e task-clock,context-switches,cycles -- sleep 0.2 */
 static void test_sleep_switches_and_cycles(void **state)
 {
-	char *argv[] = { "stat", "-e", "task-clock,context-switches,cycles", "--", "sleep", "0.2",
-			 NULL };
+	char *argv[] = { "stat", "-e", "task-clock,context-switches,cycles", "--", "sleep",
+			 "0.2",	 NULL };
 	char *out = NULL, *err = NULL;
 	int rc, hw;
 
@@ -102,7 +103,7 @@ static void test_sleep_switches_and_cycles(void **state)
 static void test_default_events_and_exit_status(void **state)
 {
 	static const char *const sw[] = { "task-clock", "context-switches", "cpu-migrations",
-					   "page-faults" };
+					  "page-faults" };
 	static const struct {
 		const char *name;
 		uint64_t config;
@@ -172,8 +173,8 @@ static void test_exit_status_is_the_commands(void **state)
 static void test_output_file(void **state)
 {
 	char path[] = "/tmp/kagg-test-stat-o-XXXXXX", *out, *err, *rep;
-	char *argv[] = { "stat", "-e", "task-clock", "--format", "json", "-o", path, "--", "true",
-			 NULL };
+	char *argv[] = { "stat", "-e", "task-clock", "--format", "json",
+			 "-o",	 path, "--",	     "true",	 NULL };
 	int fd = mkstemp(path), rc;
 
 	TU_SKIP_UNLESS_ROOT();
@@ -234,14 +235,15 @@ static void test_page_faults_at_least_n(void **state)
 /* A tracepoint counted by id: N openat calls of our own exec'd child. */
 static void test_tracepoint_counts_syscalls(void **state)
 {
-	char *argv[] = { "stat", "-e", "tracepoint:syscalls:sys_enter_getppid", "--", self_path,
-			 "--getppid", "500", NULL };
+	char *argv[] = { "stat", "-e",	    "tracepoint:syscalls:sys_enter_getppid",
+			 "--",	 self_path, "--getppid",
+			 "500",	 NULL };
 	char *out = NULL, *err = NULL;
 	int rc;
 
 	TU_SKIP_UNLESS_ROOT();
 	rc = tu_run_kagg(argv, &out, &err, 0, 0);
-		assert_int_equal(rc, 0);
+	assert_int_equal(rc, 0);
 	printf("  getppid count: %lld\n", count_of(err, "tracepoint:syscalls:sys_enter_getppid"));
 	assert_true(count_of(err, "tracepoint:syscalls:sys_enter_getppid") >= 500);
 	assert_true(count_of(err, "tracepoint:syscalls:sys_enter_getppid") < 600);
@@ -264,10 +266,25 @@ static void test_tracepoint_counts_syscalls(void **state)
  */
 static void test_derived_metrics_and_separator(void **state)
 {
-	char *text[] = { "stat", "-e", "task-clock,tracepoint:syscalls:sys_enter_getppid,cycles,"
-			 "instructions", "--", self_path, "--getppid", "500", NULL };
-	char *csv[] = { "stat", "-x", ";", "-e", "tracepoint:syscalls:sys_enter_getppid,cycles",
-			"--", self_path, "--getppid", "500", NULL };
+	char *text[] = { "stat",
+			 "-e",
+			 "task-clock,tracepoint:syscalls:sys_enter_getppid,cycles,"
+			 "instructions",
+			 "--",
+			 self_path,
+			 "--getppid",
+			 "500",
+			 NULL };
+	char *csv[] = { "stat",
+			"-x",
+			";",
+			"-e",
+			"tracepoint:syscalls:sys_enter_getppid,cycles",
+			"--",
+			self_path,
+			"--getppid",
+			"500",
+			NULL };
 	char *out = NULL, *err = NULL, *line, *f[8], *save;
 	double util;
 	int n;
@@ -285,7 +302,7 @@ static void test_derived_metrics_and_separator(void **state)
 	/* no PMU (cycles not counted): no IPC; with one, the line is there */
 	assert_int_equal(!!strstr(err, " insn per cycle\n"),
 			 count_of(err, "cycles") >= 0 && count_of(err, "instructions") > 0 &&
-			 count_of(err, "cycles") > 0);
+				 count_of(err, "cycles") > 0);
 	free(out);
 	free(err);
 	assert_int_equal(tu_run_kagg(csv, &out, &err, 0, 0), 0);
@@ -344,8 +361,8 @@ static void test_unprivileged_counts_user_space(void **state)
 		dup2(efd, 2);
 		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 			_exit(126);
-		execl(tu_kagg(), tu_kagg(), "stat", "-e", "task-clock,page-faults", "--", "/bin/true",
-		      (char *)NULL);
+		execl(tu_kagg(), tu_kagg(), "stat", "-e", "task-clock,page-faults", "--",
+		      "/bin/true", (char *)NULL);
 		_exit(125);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -430,8 +447,8 @@ static void test_pid_and_cpu_for_duration(void **state)
 	free(out);
 	free(err);
 	{
-		char *argv[] = { "stat", "-e", "cpu-clock", "--cpu", "0", "-d", "0.2", "--format",
-				 "json", NULL };
+		char *argv[] = { "stat", "-e",	"cpu-clock", "--cpu", "0",
+				 "-d",	 "0.2", "--format",  "json",  NULL };
 
 		rc = tu_run_kagg(argv, &out, &err, 0, 0);
 	}
@@ -482,8 +499,14 @@ static void test_signal_reaches_the_command(void **state)
  */
 static void test_second_signal_kills_the_command(void **state)
 {
-	char *argv[] = { "stat", "-e", "task-clock", "--", "sh", "-c",
-			 "trap '' TERM; echo trapped; exec sleep 30", NULL };
+	char *argv[] = { "stat",
+			 "-e",
+			 "task-clock",
+			 "--",
+			 "sh",
+			 "-c",
+			 "trap '' TERM; echo trapped; exec sleep 30",
+			 NULL };
 	char outp[] = "/tmp/kagg-test-stat-XXXXXX", cmdp[] = "/tmp/kagg-test-stat-XXXXXX", *out;
 	double t0 = now_s(), t1;
 	int ofd = mkstemp(outp), cfd = mkstemp(cmdp), st, i;
@@ -524,8 +547,8 @@ static void test_second_signal_kills_the_command(void **state)
 /* The command gets the signal dispositions kagg was given (kagg ignores SIGPIPE itself). */
 static void test_command_keeps_signal_dispositions(void **state)
 {
-	char *argv[] = { "stat", "-e", "task-clock", "--", "grep", "^SigIgn:", "/proc/self/status",
-			 NULL };
+	char *argv[] = { "stat", "-e",	     "task-clock",	  "--",
+			 "grep", "^SigIgn:", "/proc/self/status", NULL };
 	char *out = NULL, *err = NULL, line[256] = "";
 	unsigned long long mine = 0, cmd = 0;
 	const char *p;
@@ -550,9 +573,11 @@ static void test_command_keeps_signal_dispositions(void **state)
 static void test_errors(void **state)
 {
 	static const struct tu_error_case cases[] = {
-		{ 1, "no such process",
+		{ 1,
+		  "no such process",
 		  { "stat", "-e", "task-clock", "-p", "2147483647", "-d", "0.1" } },
-		{ 1, "no tracepoint nosuch:event",
+		{ 1,
+		  "no tracepoint nosuch:event",
 		  { "stat", "-e", "tracepoint:nosuch:event", "--", "true" } },
 	};
 	char *nocmd[] = { "stat", "-e", "task-clock", "--", "/nonexistent/cmd", NULL };

@@ -29,8 +29,9 @@ static void quiet_log(void *ctx, enum kagg_log_level level, const char *msg)
 static struct kagg_session *open_stream(enum kagg_mode mode, enum kagg_key_mode key, int *pid,
 					size_t bytes, enum kagg_wake wake)
 {
-	KAGG_OPTS(kagg_offcpu_opts, o, .mode = mode, .key = key, .pids = pid, .nr_pids = pid ? 1 : 0,
-		  .stream_bytes = bytes, .wake = wake, .overhead = true, .log = quiet_log);
+	KAGG_OPTS(kagg_offcpu_opts, o, .mode = mode, .key = key, .pids = pid,
+		  .nr_pids = pid ? 1 : 0, .stream_bytes = bytes, .wake = wake, .overhead = true,
+		  .log = quiet_log);
 
 	return kagg_offcpu__open(&o);
 }
@@ -93,7 +94,8 @@ static bool both_once(enum kagg_key_mode key, bool last)
 	for (i = 0; i < kagg_snapshot__hist_cnt(st); i++)
 		stotal += kagg_snapshot__hist(st, i)->total;
 	printf("  %llu intervals; stream seen %llu delivered %llu dropped %llu; kernel path "
-	       "drops %llu\n", (unsigned long long)total, (unsigned long long)m->stream_seen,
+	       "drops %llu\n",
+	       (unsigned long long)total, (unsigned long long)m->stream_seen,
 	       (unsigned long long)m->stream_delivered, (unsigned long long)m->stream_dropped,
 	       (unsigned long long)m->drops_total);
 	assert_string_equal(m->mode, "both");
@@ -263,8 +265,9 @@ static void test_records_land_in_reference_buffer(void **state)
 static void test_cli_print_trace_lines(void **state)
 {
 	struct tu_sleeps work = { .count = 20, .ms = 10 };
-	const struct tu_on_child on = { .fn = tu_sleeper, .arg = &work, .attached = "offcpu_",
-					.stop_sig = SIGINT };
+	const struct tu_on_child on = {
+		.fn = tu_sleeper, .arg = &work, .attached = "offcpu_", .stop_sig = SIGINT
+	};
 	char *out = NULL, *err = NULL, needle[64];
 	char *argv[] = { "offcpu", "--mode", "stream", "--print", "-p", "PID", "-d", "60", NULL };
 	pid_t pid;
@@ -281,12 +284,9 @@ static void test_cli_print_trace_lines(void **state)
 	free(err);
 }
 
-TU_MAIN(
-	TU_TEST_ARG(test_both_modes_identical_system_hist, test_both_modes_identical,
+TU_MAIN(TU_TEST_ARG(test_both_modes_identical_system_hist, test_both_modes_identical,
 		    KAGG_KEY_NONE),
-	TU_TEST_ARG(test_both_modes_identical_per_thread, test_both_modes_identical,
-		    KAGG_KEY_TID),
+	TU_TEST_ARG(test_both_modes_identical_per_thread, test_both_modes_identical, KAGG_KEY_TID),
 	cmocka_unit_test(test_stalled_consumer_drops_are_counted_and_never_block),
 	cmocka_unit_test(test_records_land_in_reference_buffer),
-	cmocka_unit_test(test_cli_print_trace_lines),
-)
+	cmocka_unit_test(test_cli_print_trace_lines), )

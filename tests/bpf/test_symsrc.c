@@ -23,8 +23,7 @@
 #include "testutil.h"
 
 /* The samples of folded lines whose innermost user frame is leaf, and of all lines. */
-static void count_leaf(const char *folded, const char *leaf, unsigned long *hit,
-		       unsigned long *all)
+static void count_leaf(const char *folded, const char *leaf, unsigned long *hit, unsigned long *all)
 {
 	const char *l = folded, *e, *sp;
 	size_t n = strlen(leaf);
@@ -72,8 +71,8 @@ static void test_perf_map(void **state)
 	}
 	snprintf(pid_s, sizeof(pid_s), "%d", pid);
 	{
-		char *argv[] = { "profile", "-p", pid_s, "-U", "-F", "997", "-d", "2", "--folded",
-				 "--unwind", "fp", NULL };
+		char *argv[] = { "profile", "-p", pid_s,      "-U",	  "-F", "997",
+				 "-d",	    "2",  "--folded", "--unwind", "fp", NULL };
 
 		assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 0);
 	}
@@ -129,8 +128,8 @@ static void profile_target(const char *path, char **out, char **err)
 	tu_sleep_ms(200);
 	snprintf(pid_s, sizeof(pid_s), "%d", pid);
 	{
-		char *argv[] = { "profile", "-p", pid_s, "-U", "-F", "997", "-d", "2", "--folded",
-				 "--unwind", "table", NULL };
+		char *argv[] = { "profile", "-p", pid_s,      "-U",	  "-F",	   "997",
+				 "-d",	    "2",  "--folded", "--unwind", "table", NULL };
 
 		assert_int_equal(tu_run_kagg(argv, out, err, 0, 0), 0);
 	}
@@ -145,9 +144,12 @@ static void dbg_counts(const char *err, unsigned long c[6])
 	const char *p = strstr(err, "# debuginfod: ");
 
 	assert_non_null(p);
-	assert_int_equal(sscanf(p, "# debuginfod: %lu files asked, not got: not found %lu, "
-				   "timeout %lu, error %lu, not asked (down) %lu; frames left "
-				   "unknown %lu", &c[0], &c[1], &c[2], &c[3], &c[4], &c[5]), 6);
+	assert_int_equal(sscanf(p,
+				"# debuginfod: %lu files asked, not got: not found %lu, "
+				"timeout %lu, error %lu, not asked (down) %lu; frames left "
+				"unknown %lu",
+				&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]),
+			 6);
 }
 
 static pid_t srv = -1; /* the debuginfod server, killed by teardown if a check failed */
@@ -184,7 +186,8 @@ static void test_debuginfod(void **state)
 	snprintf(path, sizeof(path), "%s/unwind_target", dir);
 	tu_sh_ok("mkdir -p %s/srv %s/cache && objcopy --only-keep-debug %s %s/srv/ut.debug && "
 		 "strip --strip-all -o %s %s && readelf -n %s | awk '/Build ID/ {print $3}' > "
-		 "%s/id", dir, dir, helper, dir, path, helper, path, dir);
+		 "%s/id",
+		 dir, dir, helper, dir, path, helper, path, dir);
 	snprintf(url, sizeof(url), "%s/id", dir);
 	id = tu_slurp(url, NULL);
 	assert_non_null(id);
@@ -208,8 +211,8 @@ static void test_debuginfod(void **state)
 	}
 	/* ready when it serves the file: it scans the directory once started */
 	for (i = 0; i < 600; i++) {
-		if (!tu_sh("curl -sf -o /dev/null http://127.0.0.1:%d/buildid/%s/debuginfo",
-			   port, id))
+		if (!tu_sh("curl -sf -o /dev/null http://127.0.0.1:%d/buildid/%s/debuginfo", port,
+			   id))
 			break;
 		tu_sleep_ms(100);
 	}
@@ -223,7 +226,8 @@ static void test_debuginfod(void **state)
 	profile_target(path, &out, &err);
 	count_leaf(out, "main;unw_a;unw_b;unw_c", &hit, &all);
 	printf("# stripped unwind_target, debuginfod up: %lu of %lu samples "
-	       "main;unw_a;unw_b;unw_c\n%s", hit, all, err);
+	       "main;unw_a;unw_b;unw_c\n%s",
+	       hit, all, err);
 	assert_true(all > 0);
 	assert_true(hit * 100 >= all * 99);
 	/* the helper's file got; others (the loader, ...) may be "not found" there */

@@ -154,8 +154,7 @@ static void test_openat_enoent_errors(void **state)
 	openat_enoent(KAGG_MODE_STREAM);
 }
 
-static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key,
-			     enum kagg_mode path)
+static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key, enum kagg_mode path)
 {
 	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_LATENCY, .attach = attach,
 		  .key = key, .stream_mode = path);
@@ -177,8 +176,7 @@ static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key,
 	assert_non_null(h);
 	printf("  %s, key %d, mode %s: clock_nanosleep %llu calls, %llu in [16384, 32767] us\n",
 	       kagg_snapshot__meta(snap)->attach, key, kagg_snapshot__meta(snap)->mode,
-	       (unsigned long long)h->total,
-	       (unsigned long long)h->slots[SLOT_16MS]);
+	       (unsigned long long)h->total, (unsigned long long)h->slots[SLOT_16MS]);
 	assert_int_equal(h->nr_slots, 64);
 	/*
 	 * 20 ms: [16384, 32767] us.  None can be shorter; a wakeup late by
@@ -240,8 +238,8 @@ static struct kagg_snapshot *exp_sleeps(struct timed_sleeps *t, unsigned int cel
 {
 	struct tu_child ch = tu_spawn(timed_sleeper, t);
 	int pids[1] = { ch.pid };
-	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_LATENCY, .pids = pids,
-		  .nr_pids = 1, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3, .exp_cells = cells,
+	KAGG_OPTS(kagg_syscount_opts, o, .mode = KAGG_SYSCOUNT_LATENCY, .pids = pids, .nr_pids = 1,
+		  .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3, .exp_cells = cells,
 		  .stream_mode = mode, .log = quiet_log);
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
@@ -271,8 +269,8 @@ static struct kagg_snapshot *exp_sleeps(struct timed_sleeps *t, unsigned int cel
  */
 static void test_exp_latency_median_of_known_sleeps(void **state)
 {
-	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct timed_sleeps *t =
+		mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
 	double v, low, high, med_us;
@@ -314,8 +312,8 @@ static void test_exp_latency_median_of_known_sleeps(void **state)
  */
 static void test_exp_latency_both_known_sleeps(void **state)
 {
-	struct timed_sleeps *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct timed_sleeps *t =
+		mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	const struct kagg_hist *h, *sh;
 	struct kagg_snapshot *snap;
 	double med_us, low = 0, high = 0, x;
@@ -398,15 +396,15 @@ static const struct {
 	long nr;
 	const char *name;
 } twelve[] = {
-	{ SYS_getppid, "getppid" },	{ SYS_getpid, "getpid" },
-	{ SYS_getuid, "getuid" },	{ SYS_getgid, "getgid" },
-	{ SYS_geteuid, "geteuid" },	{ SYS_getegid, "getegid" },
+	{ SYS_getppid, "getppid" },	    { SYS_getpid, "getpid" },
+	{ SYS_getuid, "getuid" },	    { SYS_getgid, "getgid" },
+	{ SYS_geteuid, "geteuid" },	    { SYS_getegid, "getegid" },
 #ifdef SYS_getpgrp
-	{ SYS_gettid, "gettid" },	{ SYS_getpgrp, "getpgrp" },
+	{ SYS_gettid, "gettid" },	    { SYS_getpgrp, "getpgrp" },
 #else /* arm64 has getpgid only */
-	{ SYS_gettid, "gettid" },	{ SYS_getpgid, "getpgid" },
+	{ SYS_gettid, "gettid" },	    { SYS_getpgid, "getpgid" },
 #endif
-	{ SYS_getsid, "getsid" },	{ SYS_sched_yield, "sched_yield" },
+	{ SYS_getsid, "getsid" },	    { SYS_sched_yield, "sched_yield" },
 	{ SYS_getpriority, "getpriority" }, { SYS_umask, "umask" },
 };
 
@@ -444,8 +442,8 @@ static void test_exp_dense_then_cells(void **state)
 		assert_non_null(s);
 		snap = tu_snap_after_child(s, &ch, KAGG_SNAP_RESET);
 		kagg_session__destroy(s);
-		printf("  exp:5, exp_cells %u: %zu histograms, %llu recorded, %llu dropped\n", cells,
-		       kagg_snapshot__hist_cnt(snap),
+		printf("  exp:5, exp_cells %u: %zu histograms, %llu recorded, %llu dropped\n",
+		       cells, kagg_snapshot__hist_cnt(snap),
 		       (unsigned long long)kagg_snapshot__meta(snap)->events_recorded,
 		       (unsigned long long)kagg_snapshot__meta(snap)->drops_total);
 		assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
@@ -642,10 +640,11 @@ static void both_identical(enum kagg_syscount_mode mode, enum kagg_attach attach
 	snap = run_stream(&o, true, &s, NULL);
 	m = kagg_snapshot__meta(snap);
 	printf("  mode %d, %s, key %d: %zu keys, %llu calls; stream seen %llu delivered %llu "
-	       "dropped %llu; BPF ns/event agg %.1f stream %.1f\n", mode, m->attach, key,
-	       kagg_snapshot__hist_cnt(snap), (unsigned long long)m->events_recorded,
-	       (unsigned long long)m->stream_seen, (unsigned long long)m->stream_delivered,
-	       (unsigned long long)m->stream_dropped, m->agg_ns_per_event, m->stream_ns_per_event);
+	       "dropped %llu; BPF ns/event agg %.1f stream %.1f\n",
+	       mode, m->attach, key, kagg_snapshot__hist_cnt(snap),
+	       (unsigned long long)m->events_recorded, (unsigned long long)m->stream_seen,
+	       (unsigned long long)m->stream_delivered, (unsigned long long)m->stream_dropped,
+	       m->agg_ns_per_event, m->stream_ns_per_event);
 	assert_string_equal(m->mode, "both");
 	assert_int_equal(m->stream_dropped, 0);
 	assert_int_equal(m->stream_seen, m->stream_delivered);
@@ -686,9 +685,9 @@ static void test_stream_drops_counted(void **state)
 		    kagg_snapshot__hist(snap, i)->key.id == SYS_getppid)
 			h = kagg_snapshot__hist(snap, i);
 	printf("  seen %llu = delivered %llu + dropped %llu; kernel path: the child's getppid "
-	       "%llu of 5000\n", (unsigned long long)m->stream_seen,
-	       (unsigned long long)m->stream_delivered, (unsigned long long)m->stream_dropped,
-	       h ? (unsigned long long)h->total : 0ULL);
+	       "%llu of 5000\n",
+	       (unsigned long long)m->stream_seen, (unsigned long long)m->stream_delivered,
+	       (unsigned long long)m->stream_dropped, h ? (unsigned long long)h->total : 0ULL);
 	assert_true(m->stream_dropped > 0);
 	assert_int_equal(m->stream_seen, m->stream_delivered + m->stream_dropped);
 	assert_non_null(h);
@@ -728,11 +727,12 @@ static void land_as_kernel_events(const char *events_dir)
 		read++;
 		memcpy(&cpid, (const uint8_t *)ev.data + 4, 4);
 		memcpy(&nr, (const uint8_t *)ev.data + id->offset, 8);
-		n += *(const uint16_t *)ev.data == kagg_rb_format__id(f) && cpid == pid && nr == SYS_getppid;
+		n += *(const uint16_t *)ev.data == kagg_rb_format__id(f) && cpid == pid &&
+		     nr == SYS_getppid;
 	}
 	printf("  read back %ld (+ %llu overwritten) of %llu delivered; the child's getppid "
-	       "entries: %ld of 5000\n", read,
-	       (unsigned long long)kagg_snapshot__meta(snap)->rb_overrun,
+	       "entries: %ld of 5000\n",
+	       read, (unsigned long long)kagg_snapshot__meta(snap)->rb_overrun,
 	       (unsigned long long)kagg_snapshot__meta(snap)->stream_delivered, n);
 	assert_int_equal(read + kagg_snapshot__meta(snap)->rb_overrun,
 			 kagg_snapshot__meta(snap)->stream_delivered);
@@ -758,7 +758,8 @@ static void test_cli_table_and_json(void **state)
 	char *top1[] = { "syscount", "-p", "PID", "-d", "60", "-T", "1", NULL };
 	char *lat[] = { "syscount", "-L", "-p", "PID", "-d", "60", "--format", "json", NULL };
 	/* the child makes its calls once the CLI has attached; SIGINT once it is done */
-	const struct tu_on_child on = { .fn = getppid_work, .attached = "syscount_",
+	const struct tu_on_child on = { .fn = getppid_work,
+					.attached = "syscount_",
 					.stop_sig = SIGINT };
 	char *out = NULL, *err = NULL, *row;
 	pid_t pid;
@@ -849,20 +850,14 @@ static void test_errors_one_line(void **state)
 	tu_expect_errors(errors, TU_NR(errors));
 }
 
-TU_MAIN(
-	cmocka_unit_test(test_getppid_counted_exactly),
-	cmocka_unit_test(test_openat_enoent_errors),
+TU_MAIN(cmocka_unit_test(test_getppid_counted_exactly), cmocka_unit_test(test_openat_enoent_errors),
 	cmocka_unit_test(test_sleep_latency_bucket),
 	cmocka_unit_test(test_exp_latency_median_of_known_sleeps),
 	cmocka_unit_test(test_exp_latency_both_known_sleeps),
-	cmocka_unit_test(test_exp_cells_cap_counted),
-	cmocka_unit_test(test_exp_dense_then_cells),
-	cmocka_unit_test(test_names_file),
-	cmocka_unit_test(test_interval_resets_lose_nothing),
-	cmocka_unit_test(test_both_modes_identical),
-	cmocka_unit_test(test_stream_drops_counted),
+	cmocka_unit_test(test_exp_cells_cap_counted), cmocka_unit_test(test_exp_dense_then_cells),
+	cmocka_unit_test(test_names_file), cmocka_unit_test(test_interval_resets_lose_nothing),
+	cmocka_unit_test(test_both_modes_identical), cmocka_unit_test(test_stream_drops_counted),
 	cmocka_unit_test(test_stream_records_land_as_kernel_events),
 	cmocka_unit_test(test_cli_table_and_json),
 	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
-	cmocka_unit_test(test_errors_one_line),
-)
+	cmocka_unit_test(test_errors_one_line), )

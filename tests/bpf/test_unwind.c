@@ -137,8 +137,8 @@ static bool has_frame(const struct kagg_stack *st, const char *name)
 }
 
 /* Weights (samples, or off-CPU ns) of pid's stacks: all, and those chain/name accepts. */
-static void weigh(const struct kagg_snapshot *snap, int pid, bool by_time,
-		  const char *const *chain, uint64_t *all, uint64_t *ok)
+static void weigh(const struct kagg_snapshot *snap, int pid, bool by_time, const char *const *chain,
+		  uint64_t *all, uint64_t *ok)
 {
 	size_t i, n = kagg_snapshot__stack_cnt(snap);
 
@@ -200,9 +200,11 @@ static double chain_share(const char *helper, bool offcpu, enum kagg_unwind u,
 	assert_non_null(snap);
 	weigh(snap, t.pid, offcpu, chain, &all, &ok);
 	print_message("%s %s --unwind %s: %.2f%% of %" PRIu64 " %s with the chain\n", helper,
-		      offcpu ? "offcpu" : "profile", u == KAGG_UNWIND_FP ? "fp" :
-		      u == KAGG_UNWIND_TABLE ? "table" : "auto", all ? 100.0 * ok / all : 0.0, all,
-		      offcpu ? "ns" : "samples");
+		      offcpu ? "offcpu" : "profile",
+		      u == KAGG_UNWIND_FP      ? "fp"
+		      : u == KAGG_UNWIND_TABLE ? "table"
+					       : "auto",
+		      all ? 100.0 * ok / all : 0.0, all, offcpu ? "ns" : "samples");
 	if (!offcpu)
 		assert_true(all >= 100);
 	else
@@ -285,8 +287,8 @@ static void test_xz_reaches_main(void **state)
 	weigh(snap, t.pid, false, NULL, &all, &ok);
 	m = kagg_snapshot__meta(snap);
 	print_message("xz -3: %.2f%% of %" PRIu64 " samples reach __libc_start_main; frames by "
-		      "table %" PRIu64 ", by fp %" PRIu64 "\n", all ? 100.0 * ok / all : 0.0, all,
-		      m->frames_table, m->frames_fp);
+		      "table %" PRIu64 ", by fp %" PRIu64 "\n",
+		      all ? 100.0 * ok / all : 0.0, all, m->frames_table, m->frames_fp);
 	assert_true(all >= 100);
 	assert_true(ok >= all * 95 / 100);
 	kagg_snapshot__free(snap);
@@ -298,10 +300,8 @@ static void test_xz_reaches_main(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_profile_c),
-		cmocka_unit_test(test_profile_cxx),
-		cmocka_unit_test(test_offcpu_c),
-		cmocka_unit_test(test_offcpu_cxx),
+		cmocka_unit_test(test_profile_c),	cmocka_unit_test(test_profile_cxx),
+		cmocka_unit_test(test_offcpu_c),	cmocka_unit_test(test_offcpu_cxx),
 		cmocka_unit_test(test_xz_reaches_main),
 	};
 

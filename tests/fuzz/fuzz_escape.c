@@ -38,12 +38,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(x)                                                                       \
-	do {                                                                           \
-		if (!(x)) {                                                            \
+#define CHECK(x)                                                                             \
+	do {                                                                                 \
+		if (!(x)) {                                                                  \
 			fprintf(stderr, "fuzz_escape: %s:%d: %s\n", __FILE__, __LINE__, #x); \
-			abort();                                                       \
-		}                                                                      \
+			abort();                                                             \
+		}                                                                            \
 	} while (0)
 
 /* The code point at s (n bytes readable), by RFC 3629, apart from utf8.c: its length, 0 if none. */
@@ -304,7 +304,9 @@ static void check_prom_pb(const uint8_t *buf, size_t len)
 static void check_prom(const char *name)
 {
 	static const enum kagg_prom_format fmts[] = {
-		KAGG_PROM_TEXT, KAGG_PROM_OPENMETRICS, KAGG_PROM_PROTOBUF,
+		KAGG_PROM_TEXT,
+		KAGG_PROM_OPENMETRICS,
+		KAGG_PROM_PROTOBUF,
 	};
 	struct kagg_snapshot *snap = snap_new();
 	struct kagg_prom *p = kagg_prom__new(NULL);

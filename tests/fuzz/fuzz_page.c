@@ -39,9 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (!(err = kagg_rb_page_iter__next(&it, &ev))) {
 		const uint8_t *p = ev.data;
 
-		if (p < lo || p > lo + it.size || ev.len > (size_t)(lo + it.size - p) || it.off > it.size)
+		if (p < lo || p > lo + it.size || ev.len > (size_t)(lo + it.size - p) ||
+		    it.off > it.size)
 			abort();
-		/* the print fmt interpreter is fuzz_format's: a few lines per page keep this fast */
+		/* the print fmt interpreter is fuzz_format's: a few lines per page keep this fast
+		 */
 		if (n++ < 8)
 			kagg_rb_events__fprint_event(evs, null, &ev, NULL, NULL);
 	}

@@ -113,7 +113,8 @@ int main(int argc, char **argv)
 		a = 3;
 	}
 	if (argc < a + 2) {
-		fprintf(stderr, "usage: funclat_target [--lead-ms MS] sleep20|sleep5|recurse|nop|nested N\n");
+		fprintf(stderr, "usage: funclat_target [--lead-ms MS] "
+				"sleep20|sleep5|recurse|nop|nested N\n");
 		return 2;
 	}
 	n = strtoul(argv[a + 1], NULL, 0);

@@ -26,7 +26,9 @@ int main(int argc, char **argv)
 {
 #if defined(__x86_64__)
 	/* mov ecx, 0x100000; 1: dec ecx; jnz 1b; ret */
-	static const uint8_t loop[] = { 0xb9, 0x00, 0x00, 0x10, 0x00, 0xff, 0xc9, 0x75, 0xfc, 0xc3 };
+	static const uint8_t loop[] = {
+		0xb9, 0x00, 0x00, 0x10, 0x00, 0xff, 0xc9, 0x75, 0xfc, 0xc3
+	};
 	char path[64];
 	double end;
 	uint8_t *code;
@@ -36,8 +38,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: jit_target SECONDS\n");
 		return 2;
 	}
-	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
-		    -1, 0);
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		    0);
 	if (code == MAP_FAILED)
 		return 1;
 	memcpy(code, loop, sizeof(loop));

@@ -6,8 +6,8 @@
  *	                               burn 30 and 10 ms of CPU (rounds calibrated): 3:1
  *	pictures_target nap SECONDS    main calls nap_long() (30 ms asleep) then nap_short()
  *	                               (10 ms): off-CPU time 3:1, nap_long the widest frame
- * The CPU time of a round is calibrated first (about 0.1 s).  Both leave after SECONDS.  The functions are not inlined, and the build
- * keeps frame pointers, so user stacks unwind through them.
+ * The CPU time of a round is calibrated first (about 0.1 s).  Both leave after SECONDS.  The
+ *functions are not inlined, and the build keeps frame pointers, so user stacks unwind through them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +29,10 @@ static inline __attribute__((always_inline)) double cpu_ms(void)
 #ifdef __x86_64__
 	long ret;
 
-	__asm__ volatile("syscall" : "=a"(ret)
-			 : "0"((long)SYS_clock_gettime), "D"((long)CLOCK_THREAD_CPUTIME_ID), "S"(&ts)
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"((long)SYS_clock_gettime), "D"((long)CLOCK_THREAD_CPUTIME_ID),
+			   "S"(&ts)
 			 : "rcx", "r11", "memory");
 #else
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -59,23 +61,23 @@ static inline __attribute__((always_inline)) void burn(unsigned long rounds)
  * Burn ms of this thread's CPU time: rounds of about 1/4 ms between clock reads (a system
  * call each), so under 1% of the samples land outside the caller's own code.
  */
-#define SPIN(ms)                                                               \
-	do {                                                                   \
-		double end = cpu_ms() + (ms);                                  \
-		do                                                             \
-			burn(per_ms / 4);                                      \
-		while (cpu_ms() < end);                                        \
+#define SPIN(ms)                              \
+	do {                                  \
+		double end = cpu_ms() + (ms); \
+		do                            \
+			burn(per_ms / 4);     \
+		while (cpu_ms() < end);       \
 	} while (0)
 
 /*
  * A function the stacks name: it does what, then a barrier, so its call is a real call and
  * the call it makes is not a tail call (its frame stays on the stack).
  */
-#define FRAME(name, what)                                                      \
-	__attribute__((noinline)) void name(void)                              \
-	{                                                                      \
-		what;                                                          \
-		__asm__ volatile("" ::: "memory");                             \
+#define FRAME(name, what)                          \
+	__attribute__((noinline)) void name(void)  \
+	{                                          \
+		what;                              \
+		__asm__ volatile("" ::: "memory"); \
 	}
 
 FRAME(spin_three, SPIN(30))
@@ -110,7 +112,9 @@ static inline __attribute__((always_inline)) void nap_ms(unsigned int ms)
 	long ret;
 
 	do
-		__asm__ volatile("syscall" : "=a"(ret) : "0"((long)SYS_nanosleep), "D"(&ts), "S"(&ts)
+		__asm__ volatile("syscall"
+				 : "=a"(ret)
+				 : "0"((long)SYS_nanosleep), "D"(&ts), "S"(&ts)
 				 : "rcx", "r11", "memory");
 	while (ret == -EINTR);
 #else

@@ -43,7 +43,7 @@ static void sleep_ms(unsigned int ms)
 
 class Spinner
 {
-public:
+      public:
 	__attribute__((noinline)) void spin(unsigned int ms)
 	{
 		double end = now_ms() + ms;
@@ -53,13 +53,13 @@ public:
 				sink_ = sink_ * 31 + i;
 	}
 
-private:
+      private:
 	volatile unsigned long sink_ = 0;
 };
 
 class Sleeper
 {
-public:
+      public:
 	__attribute__((noinline)) void nap(unsigned int ms, unsigned int n)
 	{
 		for (unsigned int i = 0; i < n; i++)
@@ -67,7 +67,7 @@ public:
 		__asm__ volatile("" ::: "memory");
 	}
 
-private:
+      private:
 	__attribute__((noinline)) void once(unsigned int ms)
 	{
 		sleep_ms(ms);
@@ -80,7 +80,8 @@ private:
 static int usage()
 {
 	std::fputs("usage: stack_target [--lead-ms MS] spin MS | nap MS N\n"
-		   "       stack_target late LIB SPIN_MS NAP_MS N\n", stderr);
+		   "       stack_target late LIB SPIN_MS NAP_MS N\n",
+		   stderr);
 	return 2;
 }
 

@@ -53,19 +53,19 @@ static __always_inline void ap_ret(enum attach_probe_kind kind, long ret)
  * ap_kprobe##SFX and ap_kretprobe##SFX, counting as AP_KPROBE##KIND_SFX and
  * AP_KRETPROBE##KIND_SFX.
  */
-#define AP_KPROBES(SEC_SFX, SFX, KIND_SFX)                                     \
-	SEC("kprobe" SEC_SFX "/" AP_GETPGID)                             \
-	int BPF_KPROBE(ap_kprobe##SFX)                                         \
-	{                                                                      \
-		ap_hit(AP_KPROBE##KIND_SFX);                                   \
-		return 0;                                                      \
-	}                                                                      \
-                                                                               \
-	SEC("kretprobe" SEC_SFX "/" AP_GETPGID)                          \
-	int BPF_KRETPROBE(ap_kretprobe##SFX, long ret)                         \
-	{                                                                      \
-		ap_ret(AP_KRETPROBE##KIND_SFX, ret);                           \
-		return 0;                                                      \
+#define AP_KPROBES(SEC_SFX, SFX, KIND_SFX)             \
+	SEC("kprobe" SEC_SFX "/" AP_GETPGID)           \
+	int BPF_KPROBE(ap_kprobe##SFX)                 \
+	{                                              \
+		ap_hit(AP_KPROBE##KIND_SFX);           \
+		return 0;                              \
+	}                                              \
+                                                       \
+	SEC("kretprobe" SEC_SFX "/" AP_GETPGID)        \
+	int BPF_KRETPROBE(ap_kretprobe##SFX, long ret) \
+	{                                              \
+		ap_ret(AP_KRETPROBE##KIND_SFX, ret);   \
+		return 0;                              \
 	}
 
 AP_KPROBES("", , )

@@ -78,8 +78,8 @@ __u64 lat_last;
 /* Start task t's interval at now. */
 static __always_inline void lat_start(struct task_struct *t, __u64 now)
 {
-	struct lat_start *s = bpf_task_storage_get(&lat_store, t, 0,
-						   BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct lat_start *s =
+		bpf_task_storage_get(&lat_store, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 
 	if (s)
 		s->ts = now;

@@ -21,10 +21,14 @@ __u32 calls = 0;
 static __always_inline __u64 val_of(__u32 i)
 {
 	switch (i % 5) {
-	case 0: return 0;
-	case 1: return 1;
-	case 2: return 1000;
-	case 3: return 1500;
+	case 0:
+		return 0;
+	case 1:
+		return 1;
+	case 2:
+		return 1000;
+	case 3:
+		return 1500;
 	}
 	return 1000000;
 }

@@ -16,8 +16,8 @@
 #include "unit_util.h"
 
 static const char *const tools[] = {
-	"funclat", "hist", "offcpu", "profile", "rb", "record",
-	"report", "runqlat", "stat", "syscount",
+	"funclat", "hist",   "offcpu",	"profile", "rb",
+	"record",  "report", "runqlat", "stat",	   "syscount",
 };
 
 static void test_help_tool_prints_its_help(void **state)
@@ -48,8 +48,8 @@ static void test_help_tool_prints_its_help(void **state)
 /* Every tool with the shared options lists --quiet in its help. */
 static void test_help_lists_quiet(void **state)
 {
-	static const char *const common[] = { "funclat", "hist", "offcpu", "profile",
-					      "runqlat", "syscount" };
+	static const char *const common[] = { "funclat", "hist",    "offcpu",
+					      "profile", "runqlat", "syscount" };
 	size_t i;
 
 	for (i = 0; i < TU_NR(common); i++) {
@@ -68,8 +68,7 @@ static void test_help_lists_quiet(void **state)
  */
 static void test_timestamp_option(void **state)
 {
-	static const char *const common[] = { "funclat", "hist", "offcpu", "profile",
-					      "runqlat" };
+	static const char *const common[] = { "funclat", "hist", "offcpu", "profile", "runqlat" };
 	static const struct tu_error_case cases[] = {
 		{ 2, "invalid --top 'x'", { "syscount", "-T", "x" } },
 		{ 2, "option '-T' needs a value", { "syscount", "-T" } },
@@ -123,13 +122,17 @@ static void test_positional_interval_errors(void **state)
 		{ 2, "positional interval '1' and -d", { "syscount", "-d", "1", "1" } },
 		/* offcputime's and profile's operand is a duration: one, and not with -d */
 		{ 2, "unexpected argument '3' (one operand: the duration", { "offcpu", "2", "3" } },
-		{ 2, "unexpected argument '1.5' (one operand: the duration", { "profile", "1", "1.5" } },
+		{ 2,
+		  "unexpected argument '1.5' (one operand: the duration",
+		  { "profile", "1", "1.5" } },
 		{ 2, "unexpected argument 'x' (duration in seconds)", { "offcpu", "x" } },
 		{ 2, "unexpected argument '0' (duration in seconds)", { "profile", "0" } },
 		{ 2, "positional duration '2' and -d", { "offcpu", "2", "-d", "1" } },
 		{ 2, "positional duration '1' and -d", { "profile", "-d", "1", "1" } },
 		/* funclat: FUNC, then runqlat's interval [count] */
-		{ 2, "unexpected argument '3' (interval [count])", { "funclat", "vfs_read", "1", "2", "3" } },
+		{ 2,
+		  "unexpected argument '3' (interval [count])",
+		  { "funclat", "vfs_read", "1", "2", "3" } },
 		{ 2, "invalid count 'x'", { "funclat", "vfs_read", "1", "x" } },
 		{ 2, "positional interval '1' and -i", { "funclat", "-i", "1", "vfs_read", "1" } },
 		/* Tools that take operands keep them: a third one is still refused. */
@@ -152,13 +155,17 @@ static void test_libbpf_tools_letters(void **state)
 		{ 2, "unexpected argument 'x'", { "syscount", "-m", "x" } },
 		{ 2, "invalid option '-z'", { "funclat", "-m", "-u", "-z", "vfs_read" } },
 		/* libbpf-tools' runqlat -P -L keeps one silently; kagg says they exclude */
-		{ 2, "-P (per process) and -L (per thread) exclude each other",
+		{ 2,
+		  "-P (per process) and -L (per thread) exclude each other",
 		  { "runqlat", "-P", "-L" } },
-		{ 2, "-P (per process) and -L (per thread) exclude each other",
+		{ 2,
+		  "-P (per process) and -L (per thread) exclude each other",
 		  { "offcpu", "-L", "-P" } },
 		{ 2, "option '-c' needs a value", { "funclat", "vfs_read", "-c" } },
 		/* libbpf-tools letters without a twin: refused, naming what kagg has */
-		{ 2, "-x counts failed calls per syscall and errno", { "syscount", "-e", "ENOENT" } },
+		{ 2,
+		  "-x counts failed calls per syscall and errno",
+		  { "syscount", "-e", "ENOENT" } },
 		{ 2, "--names-file", { "syscount", "-l" } },
 		{ 2, "filters by -p PID", { "syscount", "-c", "/sys/fs/cgroup" } },
 		{ 2, "-P gives one per process", { "runqlat", "--pidnss" } },
@@ -193,11 +200,14 @@ static void test_buckets_errors(void **state)
 		{ 2, "is for kagg hist only", { "syscount", "-L", "--buckets", "linear:0:5" } },
 		{ 2, "--buckets goes with --latency", { "syscount", "--buckets", "exp:3" } },
 		{ 2, "invalid --buckets 'log3'", { "funclat", "--buckets", "log3", "vfs_read" } },
-		{ 2, "linear:MIN:STEP, STEP a positive integer",
+		{ 2,
+		  "linear:MIN:STEP, STEP a positive integer",
 		  { "hist", "--buckets", "linear:5:0", "sched:sched_switch", "prev_prio" } },
-		{ 2, "linear:MIN:STEP, STEP a positive integer",
+		{ 2,
+		  "linear:MIN:STEP, STEP a positive integer",
 		  { "hist", "--buckets", "linear:x:1", "sched:sched_switch", "prev_prio" } },
-		{ 2, "exclude each other",
+		{ 2,
+		  "exclude each other",
 		  { "hist", "--buckets", "exp:3", "--linear", "sched:sched_switch", "prev_prio" } },
 	};
 
@@ -211,16 +221,26 @@ static void test_picture_formats(void **state)
 		{ 2, "invalid format 'png'", { "profile", "--format", "png" } },
 		{ 2, "this tool draws no picture", { "syscount", "--format", "svg" } },
 		{ 2, "this tool draws no picture", { "stat", "-e", "cycles", "--format", "html" } },
-		{ 2, "--format svg: not with these options (needs stacks)",
+		{ 2,
+		  "--format svg: not with these options (needs stacks)",
 		  { "offcpu", "--format", "svg" } },
-		{ 2, "--format pprof: not with these options (needs stacks)",
+		{ 2,
+		  "--format pprof: not with these options (needs stacks)",
 		  { "offcpu", "--format", "pprof" } },
-		{ 2, "--format heatmap: not with these options", { "profile", "--format", "heatmap" } },
-		{ 2, "--format heatmap draws intervals: add -i", { "runqlat", "--format", "heatmap" } },
-		{ 2, "--format svg draws once: drop -i", { "profile", "-i", "1", "--format", "svg" } },
-		{ 2, "--format html draws once: drop -i", { "funclat", "-i", "1", "--format", "html",
-							   "vfs_read" } },
-		{ 2, "--folded and --format svg exclude each other",
+		{ 2,
+		  "--format heatmap: not with these options",
+		  { "profile", "--format", "heatmap" } },
+		{ 2,
+		  "--format heatmap draws intervals: add -i",
+		  { "runqlat", "--format", "heatmap" } },
+		{ 2,
+		  "--format svg draws once: drop -i",
+		  { "profile", "-i", "1", "--format", "svg" } },
+		{ 2,
+		  "--format html draws once: drop -i",
+		  { "funclat", "-i", "1", "--format", "html", "vfs_read" } },
+		{ 2,
+		  "--folded and --format svg exclude each other",
 		  { "offcpu", "-f", "--format", "svg" } },
 		{ 2, "--format svg: not with these options", { "runqlat", "--format", "svg" } },
 	};
@@ -228,13 +248,7 @@ static void test_picture_formats(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_help_tool_prints_its_help),
-	cmocka_unit_test(test_picture_formats),
-	cmocka_unit_test(test_help_unknown_tool),
-	cmocka_unit_test(test_help_lists_quiet),
-	cmocka_unit_test(test_timestamp_option),
-	cmocka_unit_test(test_positional_interval_errors),
-	cmocka_unit_test(test_libbpf_tools_letters),
-	cmocka_unit_test(test_buckets_errors)
-)
+UU_MAIN(cmocka_unit_test(test_help_tool_prints_its_help), cmocka_unit_test(test_picture_formats),
+	cmocka_unit_test(test_help_unknown_tool), cmocka_unit_test(test_help_lists_quiet),
+	cmocka_unit_test(test_timestamp_option), cmocka_unit_test(test_positional_interval_errors),
+	cmocka_unit_test(test_libbpf_tools_letters), cmocka_unit_test(test_buckets_errors))

@@ -40,12 +40,14 @@ static void expect_filters(bool bad_second)
 		char *t = filters[i].tool, *o = filters[i].opt;
 		bool tid = filters[i].tid;
 		const struct tu_error_case twice = {
-			1, tid ? "no such thread: 2147483647" : "no such process: 2147483647",
+			1,
+			tid ? "no such thread: 2147483647" : "no such process: 2147483647",
 			{ t, o, "2147483646", o, "2147483647", "-d", "1" }
 		};
-		const struct tu_error_case bad = {
-			2, tid ? "invalid tid list 'x'" : "invalid pid list 'x'", { t, o, "1", o, "x" }
-		};
+		const struct tu_error_case bad = { 2,
+						   tid ? "invalid tid list 'x'"
+						       : "invalid pid list 'x'",
+						   { t, o, "1", o, "x" } };
 
 		if (bad_second)
 			tu_expect_errors(&bad, 1);
@@ -64,7 +66,5 @@ static void test_bad_second_list_is_a_usage_error(void **state)
 	expect_filters(true);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_repeated_list_last_wins),
-	cmocka_unit_test(test_bad_second_list_is_a_usage_error)
-)
+UU_MAIN(cmocka_unit_test(test_repeated_list_last_wins),
+	cmocka_unit_test(test_bad_second_list_is_a_usage_error))

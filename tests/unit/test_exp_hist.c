@@ -143,8 +143,5 @@ static void test_known_buckets(void **state)
 	assert_int_equal(kagg_exp_slot(1091, us3) + us3->base_index, 1);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_every_edge_and_neighbours),
-	cmocka_unit_test(test_slots_monotonic_and_dense),
-	cmocka_unit_test(test_known_buckets)
-)
+UU_MAIN(cmocka_unit_test(test_every_edge_and_neighbours),
+	cmocka_unit_test(test_slots_monotonic_and_dense), cmocka_unit_test(test_known_buckets))

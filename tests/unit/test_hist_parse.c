@@ -43,10 +43,10 @@ static void test_filters(void **state)
 	ok_filter("x <= 5", "x", HIST_OP_LE, "5");
 	ok_filter("x<5", "x", HIST_OP_LT, "5");
 	ok_filter("x > 5", "x", HIST_OP_GT, "5");
-	bad_filter("== 3");		/* no field */
-	bad_filter("x ~ 3");		/* no such operator */
-	bad_filter("x =");		/* = alone is not == */
-	bad_filter("x ==");		/* no value */
+	bad_filter("== 3");  /* no field */
+	bad_filter("x ~ 3"); /* no such operator */
+	bad_filter("x =");   /* = alone is not == */
+	bad_filter("x ==");  /* no value */
 	bad_filter("x ==   ");
 	bad_filter("");
 	bad_filter("much_too_long_a_field == 1"); /* does not fit the buffer: refused, not cut */
@@ -66,7 +66,7 @@ static void test_values(void **state)
 	assert_int_equal(v, 7);
 	assert_int_equal(hist_parse_value("18446744073709551615", false, &v), 0);
 	assert_int_equal(v, UINT64_MAX);
-	assert_int_not_equal(hist_parse_value("-5", false, &v), 0);	/* unsigned field */
+	assert_int_not_equal(hist_parse_value("-5", false, &v), 0); /* unsigned field */
 	assert_int_not_equal(hist_parse_value("12abc", false, &v), 0);
 	assert_int_not_equal(hist_parse_value("", false, &v), 0);
 	assert_int_not_equal(hist_parse_value("18446744073709551616", false, &v), 0);
@@ -82,17 +82,25 @@ static void test_value_fits_field(void **state)
 		unsigned int size;
 		bool fits;
 	} c[] = {
-		{ "255", false, 1, true },	{ "256", false, 1, false },
-		{ "127", true, 1, true },	{ "128", true, 1, false },
-		{ "-128", true, 1, true },	{ "-129", true, 1, false },
-		{ "65535", false, 2, true },	{ "0x10000", false, 2, false },
-		{ "-32768", true, 2, true },	{ "32768", true, 2, false },
-		{ "4294967295", false, 4, true }, { "4294967296", false, 4, false },
-		{ "2147483647", true, 4, true }, { "2147483648", true, 4, false },
-		{ "-2147483648", true, 4, true }, { "-2147483649", true, 4, false },
+		{ "255", false, 1, true },
+		{ "256", false, 1, false },
+		{ "127", true, 1, true },
+		{ "128", true, 1, false },
+		{ "-128", true, 1, true },
+		{ "-129", true, 1, false },
+		{ "65535", false, 2, true },
+		{ "0x10000", false, 2, false },
+		{ "-32768", true, 2, true },
+		{ "32768", true, 2, false },
+		{ "4294967295", false, 4, true },
+		{ "4294967296", false, 4, false },
+		{ "2147483647", true, 4, true },
+		{ "2147483648", true, 4, false },
+		{ "-2147483648", true, 4, true },
+		{ "-2147483649", true, 4, false },
 		{ "18446744073709551615", false, 8, true },
 		{ "-9223372036854775808", true, 8, true },
-		{ "0", false, 3, false },	/* not a field size */
+		{ "0", false, 3, false }, /* not a field size */
 	};
 	size_t i;
 	__u64 v;
@@ -106,8 +114,5 @@ static void test_value_fits_field(void **state)
 	}
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_filters),
-	cmocka_unit_test(test_values),
-	cmocka_unit_test(test_value_fits_field)
-)
+UU_MAIN(cmocka_unit_test(test_filters), cmocka_unit_test(test_values),
+	cmocka_unit_test(test_value_fits_field))

@@ -93,8 +93,10 @@ static void test_data_length_that_wraps_is_an_error(void **s)
 static void test_events_before_a_bad_record_still_decode(void **s)
 {
 	/* an 8-byte event at +7, a time extend, then a record running past the commit */
-	uint32_t w[7] = { TU_RB_HDR(2, 7), 0xaaaaaaaa, 0xbbbbbbbb, TU_RB_HDR(KAGG_RB_TYPE_TIME_EXTEND, 1), 1,
-			  TU_RB_HDR(3, 2), 0xcccccccc };
+	uint32_t w[7] = {
+		TU_RB_HDR(2, 7), 0xaaaaaaaa, 0xbbbbbbbb, TU_RB_HDR(KAGG_RB_TYPE_TIME_EXTEND, 1), 1,
+		TU_RB_HDR(3, 2), 0xcccccccc
+	};
 	uint8_t *p = tu_page_of(1000, w, 7);
 	struct kagg_rb_page_iter it = { .sz = sizeof(it) };
 	struct kagg_rb_event ev = { .sz = sizeof(ev) };
@@ -164,7 +166,8 @@ static int parse_field(struct kagg_rb_events *evs, const char *field)
 {
 	char text[1024];
 
-	snprintf(text, sizeof(text), "name: e\nID: 7\n" TU_FORMAT_COMMON "%s\nprint fmt: \"\"\n", field);
+	snprintf(text, sizeof(text), "name: e\nID: 7\n" TU_FORMAT_COMMON "%s\nprint fmt: \"\"\n",
+		 field);
 	return parse(evs, text);
 }
 
@@ -186,8 +189,8 @@ static void test_repeated_lines_are_malformed(void **s)
 
 static void test_ids_outside_common_type_range_are_malformed(void **s)
 {
-	static const char *const bad[] = { "2147483647", "65536", "-1", "99999999999999999999",
-					   "12abc", "" };
+	static const char *const bad[] = { "2147483647",	   "65536", "-1",
+					   "99999999999999999999", "12abc", "" };
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	const struct kagg_rb_format *f;
 	char text[512];
@@ -220,12 +223,13 @@ static void test_field_layout_is_validated_at_parse_time(void **s)
 {
 	static const char *const bad[] = {
 		"\tfield:int x;\toffset:-4;\tsize:4;\tsigned:1;",	  /* before the record */
-		"\tfield:int x;\toffset:4294967304;\tsize:4;\tsigned:1;", /* wraps to 8 as 32 bits */
+		"\tfield:int x;\toffset:4294967304;\tsize:4;\tsigned:1;", /* wraps to 8 as 32 bits
+									   */
 		"\tfield:int x;\toffset:1073741822;\tsize:4;\tsigned:1;", /* ends past 2^30 - 1 */
 		"\tfield:int x;\toffset:8;\tsize:-4;\tsigned:1;",
 		"\tfield:int x;\toffset:eight;\tsize:4;\tsigned:1;",
 		"\tfield:int x;\toffset:8;\tsigned:1;",
-		"\tfield:int x;\toffset:8;\tsize:0;\tsigned:1;",	  /* a field of no bytes */
+		"\tfield:int x;\toffset:8;\tsize:0;\tsigned:1;", /* a field of no bytes */
 		"\tfield:__data_loc char[] s;\toffset:8;\tsize:8;\tsigned:0;",
 		"\tfield:int a[8];\toffset:8;\tsize:4;\tsigned:1;", /* elements of 0 bytes */
 		"\tfield:int a[8];\toffset:8;\tsize:33;\tsigned:1;",
@@ -234,9 +238,11 @@ static void test_field_layout_is_validated_at_parse_time(void **s)
 		"\tfield:char f[30+1];\toffset:8;\tsize:30;\tsigned:1;", /* 31 bytes said */
 	};
 	static const char *const good[] = {
-		"\tfield:char comm[TASK_COMM_LEN];\toffset:8;\tsize:16;\tsigned:0;", /* old kernels */
+		"\tfield:char comm[TASK_COMM_LEN];\toffset:8;\tsize:16;\tsigned:0;", /* old kernels
+										      */
 		"\tfield:char buf[];\toffset:8;\tsize:0;\tsigned:0;",
-		"\tfield:char func[30+1];\toffset:12;\tsize:31;\tsigned:1;", /* 5.10 ftrace/branch */
+		"\tfield:char func[30+1];\toffset:12;\tsize:31;\tsigned:1;", /* 5.10 ftrace/branch
+									      */
 		"\tfield:unsigned long args[6];\toffset:8;\tsize:48;\tsigned:0;",
 		"\tfield:u64 x;\toffset:1073741815;\tsize:8;\tsigned:0;",
 		/* opaque types (6.12's cxl events): bytes, never read as an integer */
@@ -271,7 +277,8 @@ static void test_too_many_fields_are_malformed(void **s)
 	len = (size_t)snprintf(text, cap, "name: e\nID: 7\nformat:\n");
 	for (i = 0; i < 1100; i++)
 		len += (size_t)snprintf(text + len, cap - len,
-					"\tfield:char f%d;\toffset:%d;\tsize:1;\tsigned:0;\n", i, i);
+					"\tfield:char f%d;\toffset:%d;\tsize:1;\tsigned:0;\n", i,
+					i);
 	assert_int_equal(kagg_rb_events__parse(evs, "t", text, len, NULL), -EINVAL);
 	free(text);
 	kagg_rb_events__free(evs);
@@ -350,7 +357,8 @@ static char *info_of(const char *pf)
 	int64_t y = 2;
 
 	snprintf(text, cap,
-		 "name: e\nID: 7\n" TU_FORMAT_COMMON "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n"
+		 "name: e\nID: 7\n" TU_FORMAT_COMMON
+		 "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n"
 		 "\tfield:u64 y;\toffset:16;\tsize:8;\tsigned:0;\n"
 		 "\tfield:char a[2];\toffset:24;\tsize:6;\tsigned:0;\n\nprint fmt: %s\n",
 		 pf);
@@ -538,7 +546,8 @@ static void test_many_formats_load_in_linear_time(void **s)
 	for (i = 0; i < n; i++)
 		assert_true(asprintf(&fm[i],
 				     "name: e%zu\nID: %zu\nformat:\n"
-				     "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n",
+				     "\tfield:unsigned short "
+				     "common_type;\toffset:0;\tsize:2;\tsigned:0;\n",
 				     i, i % 65536) > 0);
 	f = fopen(path, "w");
 	tu_tracedat_header(f, fm, n, "", 1);
@@ -600,7 +609,8 @@ static void test_damaged_page_reports_offset_after_older_events(void **s)
 				  "print fmt: \"x=%d\", REC->x\n";
 	char *fm[1] = { (char *)fmt }, *path = tu_tmp_path(), *out = NULL;
 	/* records: type 3 (12 bytes: common fields + x) */
-	uint32_t c0[] = { TU_RB_HDR(3, 10), 7, 0, 1, TU_RB_HDR(3, 10), 7, 0, 2, TU_RB_HDR(3, 10), 7, 0, 3 };
+	uint32_t c0[] = { TU_RB_HDR(3, 10), 7, 0, 1, TU_RB_HDR(3, 10), 7, 0, 2,
+			  TU_RB_HDR(3, 10), 7, 0, 3 };
 	uint32_t c1[] = { TU_RB_HDR(3, 15), 7, 0, 100, TU_RB_HDR(0, 1), 0xfffffffcu, 7, 0 };
 	static const uint64_t sizes[2] = { PS, PS };
 	uint64_t off1, size1;
@@ -681,8 +691,7 @@ static void test_damaged_commit_word_reports_its_offset(void **s)
 	free(path);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_padding_length_that_wraps_the_offset_is_an_error),
+UU_MAIN(cmocka_unit_test(test_padding_length_that_wraps_the_offset_is_an_error),
 	cmocka_unit_test(test_data_length_that_wraps_is_an_error),
 	cmocka_unit_test(test_events_before_a_bad_record_still_decode),
 	cmocka_unit_test(test_clean_ends_of_a_page_are_not_errors),
@@ -704,5 +713,4 @@ UU_MAIN(
 	cmocka_unit_test(test_many_formats_load_in_linear_time),
 	cmocka_unit_test(test_header_errors_say_where),
 	cmocka_unit_test(test_damaged_page_reports_offset_after_older_events),
-	cmocka_unit_test(test_damaged_commit_word_reports_its_offset)
-)
+	cmocka_unit_test(test_damaged_commit_word_reports_its_offset))

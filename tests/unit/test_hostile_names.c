@@ -45,14 +45,20 @@
 static const struct hname {
 	const char *raw, *label, *pprof, *xml;
 } names[] = {
-	{ "\xff\xfe\xc3\x28" "ab", R R R "(ab", R R R "(ab", "??" "?(ab" },
+	{ "\xff\xfe\xc3\x28"
+	  "ab",
+	  R R R "(ab", R R R "(ab",
+	  "??"
+	  "?(ab" },
 	{ "o\xc0\xaf\xe0\x80\x80", "o" R R R R R, "o" R R R R R, "o?????" },
 	{ "s\xed\xa0\x80\xed\xbf\xbf", "s" R R R R R R, "s" R R R R R R, "s??????" },
 	{ "n\xef\xbf\xbe\xef\xbf\xbf", "n\xef\xbf\xbe\xef\xbf\xbf", "n\xef\xbf\xbe\xef\xbf\xbf",
 	  "n??" },
 	{ "b\xf4\x90\x80\x80\xf5\x80", "b" R R R R R R, "b" R R R R R R, "b??????" },
 	{ "e\x1b[31m\x07\r\t\x7f", "e" R "[31m" R R R R, "e" R "[31m" R R R R, "e?[31m????" },
-	{ "c\xc2\x9b" "1m", "c" R "1m", "c" R "1m", "c?1m" },
+	{ "c\xc2\x9b"
+	  "1m",
+	  "c" R "1m", "c" R "1m", "c?1m" },
 	{ "<&>\"'\\", "<&>\"'\\", "<&>\"'\\", "&lt;&amp;&gt;&quot;&#39;\\" },
 	{ "l\nm", "l\nm", "l" R "m", "l?m" },
 	{ "caf\xc3\xa9\xf0\x9f\x90\xa7", "caf\xc3\xa9\xf0\x9f\x90\xa7",
@@ -266,11 +272,15 @@ static void check_prom_labels(const char *text)
 
 	for (i = 0; i < NR_NAMES; i++) {
 		label_text(esc, sizeof(esc), names[i].label);
-		snprintf(want, sizeof(want), "kagg_offcpu_seconds_count{tool_id=\"offcpu -P\","
-			 "tool=\"offcpu\",pid=\"%zu\",comm=\"%s\"} 1\n", 100 + i, esc);
+		snprintf(want, sizeof(want),
+			 "kagg_offcpu_seconds_count{tool_id=\"offcpu -P\","
+			 "tool=\"offcpu\",pid=\"%zu\",comm=\"%s\"} 1\n",
+			 100 + i, esc);
 		assert_has(text, want);
-		snprintf(want, sizeof(want), "kagg_funclat_seconds_bucket{tool_id=\"" TOOL_ID_TEXT
-			 "\",tool=\"funclat\",key=\"%s\",le=\"+Inf\"} 1\n", esc);
+		snprintf(want, sizeof(want),
+			 "kagg_funclat_seconds_bucket{tool_id=\"" TOOL_ID_TEXT
+			 "\",tool=\"funclat\",key=\"%s\",le=\"+Inf\"} 1\n",
+			 esc);
 		assert_has(text, want);
 	}
 	assert_has(text, "filters=\"" FILTERS_TEXT "\"");
@@ -330,7 +340,8 @@ static void test_openmetrics(void **state)
 	free(text);
 	if (!parsed) {
 		printf("SKIP %s: no OpenMetrics parser "
-		       "(Debian package python3-prometheus-client)\n", __func__);
+		       "(Debian package python3-prometheus-client)\n",
+		       __func__);
 		skip();
 	}
 }
@@ -500,11 +511,12 @@ static void test_html(void **state)
 	if (parsed) {
 		tmp_write(path, m.buf, m.len);
 		if (tu_sh("xmllint --html --noout %s 2>&1 | grep 'parser error' | "
-			  "grep -v 'Tag [a-zA-Z]* invalid' | grep .", path) != 1)
+			  "grep -v 'Tag [a-zA-Z]* invalid' | grep .",
+			  path) != 1)
 			fail_msg("xmllint --html found errors in %s (above)", path);
 		unlink(path);
 		svg = strstr(m.buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
-			      "id=\"kagg-flame\"");
+				    "id=\"kagg-flame\"");
 		assert_non_null(svg);
 		end = strstr(svg, "</svg>\n");
 		assert_non_null(end);
@@ -516,7 +528,9 @@ static void test_html(void **state)
 		snprintf(want, sizeof(want), "%s pid %zu", names[i].xml, 100 + i);
 		assert_has(m.buf, want);
 	}
-	assert_has(m.buf, "<td>" "cgroup /sys/fs/cgroup/????" "</td>");
+	assert_has(m.buf, "<td>"
+			  "cgroup /sys/fs/cgroup/????"
+			  "</td>");
 	free(m.buf);
 	if (!parsed) {
 		printf("SKIP %s: no xmllint (Debian package libxml2-utils)\n", __func__);
@@ -641,7 +655,8 @@ static void test_json(void **state)
 	}
 	tmp_write(path, m.buf, m.len);
 	if (tu_sh("python3 -c 'import json, sys; "
-		  "json.loads(open(sys.argv[1], \"rb\").read().decode(\"utf-8\"))' %s", path))
+		  "json.loads(open(sys.argv[1], \"rb\").read().decode(\"utf-8\"))' %s",
+		  path))
 		fail_msg("python3 json refused %s", path);
 	unlink(path);
 	free(m.buf);
@@ -693,15 +708,8 @@ static void test_demangle_empty_piece(void **state)
 	}
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_prom_text),
-	cmocka_unit_test(test_openmetrics),
-	cmocka_unit_test(test_protobuf),
-	cmocka_unit_test(test_flame_svg),
-	cmocka_unit_test(test_heatmap),
-	cmocka_unit_test(test_html),
-	cmocka_unit_test(test_pprof),
-	cmocka_unit_test(test_json),
-	cmocka_unit_test(test_text),
-	cmocka_unit_test(test_demangle_empty_piece)
-)
+UU_MAIN(cmocka_unit_test(test_prom_text), cmocka_unit_test(test_openmetrics),
+	cmocka_unit_test(test_protobuf), cmocka_unit_test(test_flame_svg),
+	cmocka_unit_test(test_heatmap), cmocka_unit_test(test_html), cmocka_unit_test(test_pprof),
+	cmocka_unit_test(test_json), cmocka_unit_test(test_text),
+	cmocka_unit_test(test_demangle_empty_piece))

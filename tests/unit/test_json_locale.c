@@ -43,7 +43,8 @@ static bool set_comma_locale(void)
 	if (!f)
 		return false;
 	fputs("LC_NUMERIC\ndecimal_point \",\"\nthousands_sep \".\"\ngrouping 3;3\n"
-	      "END LC_NUMERIC\n", f);
+	      "END LC_NUMERIC\n",
+	      f);
 	fclose(f);
 	/* -c: write it although the other categories are not defined (exit 1, warnings). */
 	snprintf(cmd, sizeof(cmd), "localedef -c -f UTF-8 -i %s %s >/dev/null 2>&1", src, out);
@@ -124,7 +125,5 @@ static void test_comm_cut_in_utf8_char_is_escaped(void **state)
 	free(doc);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_numbers_ignore_lc_numeric),
-	cmocka_unit_test(test_comm_cut_in_utf8_char_is_escaped)
-)
+UU_MAIN(cmocka_unit_test(test_numbers_ignore_lc_numeric),
+	cmocka_unit_test(test_comm_cut_in_utf8_char_is_escaped))

@@ -21,11 +21,11 @@
 #include "unit_util.h"
 
 #if defined(__aarch64__)
-#define NATIVE 0x0a03	/* FLAG_ELF_LIBC6 | FLAG_AARCH64_LIB64 */
+#define NATIVE 0x0a03 /* FLAG_ELF_LIBC6 | FLAG_AARCH64_LIB64 */
 #else
-#define NATIVE 0x0303	/* FLAG_ELF_LIBC6 | FLAG_X8664_LIB64 */
+#define NATIVE 0x0303 /* FLAG_ELF_LIBC6 | FLAG_X8664_LIB64 */
 #endif
-#define FOREIGN 0x0003	/* FLAG_ELF_LIBC6, no 64-bit ABI: an i386 library */
+#define FOREIGN 0x0003 /* FLAG_ELF_LIBC6, no 64-bit ABI: an i386 library */
 
 struct ent {
 	int32_t flags;
@@ -188,7 +188,7 @@ static void test_malformed(void **state)
 	assert_int_equal(find("foo", out, sizeof(out)), -EINVAL);
 	/* string offsets past the end: those entries are skipped */
 	build(&m, libs, 4, false);
-	put32(m.b + 48 + 1 * 24 + 4, 0xfffffff0u); /* native libfoo's key */
+	put32(m.b + 48 + 1 * 24 + 4, 0xfffffff0u);     /* native libfoo's key */
 	put32(m.b + 48 + 0 * 24 + 8, (uint32_t)m.len); /* foreign libfoo's path */
 	save(m.b, m.len);
 	assert_int_equal(find("foo", out, sizeof(out)), -ENOENT);
@@ -260,10 +260,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-UU_MAIN_GROUP(setup, teardown,
-	cmocka_unit_test(test_new_table),
-	cmocka_unit_test(test_old_then_new_table),
-	cmocka_unit_test(test_truncated),
-	cmocka_unit_test(test_malformed),
-	cmocka_unit_test(test_system_cache_agrees_with_ldconfig)
-)
+UU_MAIN_GROUP(setup, teardown, cmocka_unit_test(test_new_table),
+	      cmocka_unit_test(test_old_then_new_table), cmocka_unit_test(test_truncated),
+	      cmocka_unit_test(test_malformed),
+	      cmocka_unit_test(test_system_cache_agrees_with_ldconfig))

@@ -181,8 +181,8 @@ static char *print_to_string(struct kagg_snapshot *snap, enum kagg_format fmt, b
  * make_snap(MODE) printed as FMT (without the meta if NO_META): the whole output is WANT,
  * or, with PREFIX, it begins with WANT.
  */
-static void assert_prints(enum kagg_key_mode mode, enum kagg_format fmt, bool no_meta,
-			  bool prefix, const char *want)
+static void assert_prints(enum kagg_key_mode mode, enum kagg_format fmt, bool no_meta, bool prefix,
+			  const char *want)
 {
 	struct kagg_snapshot *snap = make_snap(mode);
 	char *out = print_to_string(snap, fmt, no_meta);
@@ -253,7 +253,7 @@ static struct kagg_snapshot *make_both_snap(double *vals)
 		h->unit = KAGG_UNIT_USECS;
 		h->key.mode = KAGG_KEY_PID;
 		h->key.pid = i ? 77 : 42;
-		h->key.tid = i ? 0 : 43;	/* as make_snap() keys the kernel's */
+		h->key.tid = i ? 0 : 43; /* as make_snap() keys the kernel's */
 		strcpy(h->key.comm, i ? "other" : "sleepy");
 		h->exact = KAGG_EXACT_KEPT;
 	}
@@ -262,7 +262,7 @@ static struct kagg_snapshot *make_both_snap(double *vals)
 	st->hists[0].nr_values = 35;
 	st->hists[0].values = vals;
 	st->hists[0].has_sum = true;
-	st->hists[0].sum = 446.5;	/* of vals: mean 12.757 */
+	st->hists[0].sum = 446.5; /* of vals: mean 12.757 */
 	((uint64_t *)st->hists[1].slots)[9] = 1;
 	st->hists[1].total = 1;
 	st->hists[1].nr_values = 1;
@@ -277,25 +277,24 @@ static void test_both_exact_beside_kernel(void **state)
 	double vals[35];
 	struct kagg_snapshot *snap = make_both_snap(vals);
 	char *out = print_to_string(snap, KAGG_FORMAT_TEXT, true);
-	const char *pid42 =
-		"\n"
-		"pid = 42 sleepy\n"
-		"     usecs               : agg        stream     diff\n"
-		"         0 -> 1          : 0          0          0\n"
-		"         2 -> 3          : 5          5          0\n"
-		"         4 -> 7          : 0          0          0\n"
-		"         8 -> 15         : 20         20         0\n"
-		"        16 -> 31         : 10         10         0\n"
-		"     total               : 35         35         0\n"
-		"     avg                 : 11.8       12.8       1.0\n"
-		"\n"
-		"p50   = 12.6 usecs [8, 15]  exact 12.200\n"
-		"p90   = 26.5 usecs [16, 31]  exact 22.000\n"
-		"p99   = 31.0 usecs [16, 31]  exact 25.000\n"
-		"p99.9 = 31.0 usecs [16, 31]  exact 25.000\n"
-		"max   = 31.0 usecs [16, 31]  exact 25.000\n"
-		"\n"
-		"pid = 77 other\n";
+	const char *pid42 = "\n"
+			    "pid = 42 sleepy\n"
+			    "     usecs               : agg        stream     diff\n"
+			    "         0 -> 1          : 0          0          0\n"
+			    "         2 -> 3          : 5          5          0\n"
+			    "         4 -> 7          : 0          0          0\n"
+			    "         8 -> 15         : 20         20         0\n"
+			    "        16 -> 31         : 10         10         0\n"
+			    "     total               : 35         35         0\n"
+			    "     avg                 : 11.8       12.8       1.0\n"
+			    "\n"
+			    "p50   = 12.6 usecs [8, 15]  exact 12.200\n"
+			    "p90   = 26.5 usecs [16, 31]  exact 22.000\n"
+			    "p99   = 31.0 usecs [16, 31]  exact 25.000\n"
+			    "p99.9 = 31.0 usecs [16, 31]  exact 25.000\n"
+			    "max   = 31.0 usecs [16, 31]  exact 25.000\n"
+			    "\n"
+			    "pid = 77 other\n";
 	const char *pcts77 = "p50   = 1023.0 usecs [512, 1023]  exact 1000.250\n";
 
 	assert_non_null(strstr(out, pid42));
@@ -329,66 +328,65 @@ static void test_text_meta_header_and_per_pid(void **state)
 
 static void test_json_document(void **state)
 {
-	const char *expect =
-		"{\n"
-		"  \"meta\": {\n"
-		"    \"tool\": \"offcpu\",\n"
-		"    \"event\": \"sched:sched_switch\",\n"
-		"    \"attach\": \"tp_btf\",\n"
-		"    \"attach_note\": null,\n"
-		"    \"kernel\": {\n"
-		"      \"release\": \"6.18.0-test\",\n"
-		"      \"build\": \"#1 SMP\"\n"
-		"    },\n"
-		"    \"clock\": \"CLOCK_MONOTONIC (bpf_ktime_get_ns)\",\n"
-		"    \"unit\": \"usecs\",\n"
-		"    \"filters\": \"pid=42\",\n"
-		"    \"cpus_possible\": 2,\n"
-		"    \"cpus_observed\": 2,\n"
-		"    \"start\": \"2026-12-02T12:00:00.000Z\",\n"
-		"    \"end\": \"2026-12-02T12:00:05.250Z\",\n"
-		"    \"duration_s\": 5.250000,\n"
-		"    \"events\": {\n"
-		"      \"seen\": 1000,\n"
-		"      \"recorded\": 35,\n"
-		"      \"filtered\": 0,\n"
-		"      \"dropped\": 2\n"
-		"    },\n"
-		"    \"drops\": {\n"
-		"      \"task_storage\": 2,\n"
-		"      \"kstack\": 7\n"
-		"    },\n"
-		"    \"snapshot_exact\": true,\n"
-		"    \"mode\": \"agg\"\n"
-		"  },\n"
-		"  \"histograms\": [\n"
-		"    {\n"
-		"      \"key\": {\n"
-		"        \"pid\": 42,\n"
-		"        \"tid\": 43,\n"
-		"        \"comm\": \"sleepy\"\n"
-		"      },\n"
-		"      \"unit\": \"usecs\",\n"
-		"      \"total\": 35,\n"
-		"      \"sum\": 413.000,\n"
-		"      \"count\": 35,\n"
-		"      \"percentiles\": {\n"
-		"        \"p50\": {\"value\":12.550,\"low\":8,\"high\":15},\n"
-		"        \"p90\": {\"value\":26.500,\"low\":16,\"high\":31},\n"
-		"        \"p99\": {\"value\":31.000,\"low\":16,\"high\":31},\n"
-		"        \"p99.9\": {\"value\":31.000,\"low\":16,\"high\":31},\n"
-		"        \"max\": {\"value\":31.000,\"low\":16,\"high\":31}\n"
-		"      },\n"
-		"      \"buckets\": [\n"
-		"        {\"low\":0,\"high\":1,\"count\":0},\n"
-		"        {\"low\":2,\"high\":3,\"count\":5},\n"
-		"        {\"low\":4,\"high\":7,\"count\":0},\n"
-		"        {\"low\":8,\"high\":15,\"count\":20},\n"
-		"        {\"low\":16,\"high\":31,\"count\":10}\n"
-		"      ]\n"
-		"    }\n"
-		"  ]\n"
-		"}\n";
+	const char *expect = "{\n"
+			     "  \"meta\": {\n"
+			     "    \"tool\": \"offcpu\",\n"
+			     "    \"event\": \"sched:sched_switch\",\n"
+			     "    \"attach\": \"tp_btf\",\n"
+			     "    \"attach_note\": null,\n"
+			     "    \"kernel\": {\n"
+			     "      \"release\": \"6.18.0-test\",\n"
+			     "      \"build\": \"#1 SMP\"\n"
+			     "    },\n"
+			     "    \"clock\": \"CLOCK_MONOTONIC (bpf_ktime_get_ns)\",\n"
+			     "    \"unit\": \"usecs\",\n"
+			     "    \"filters\": \"pid=42\",\n"
+			     "    \"cpus_possible\": 2,\n"
+			     "    \"cpus_observed\": 2,\n"
+			     "    \"start\": \"2026-12-02T12:00:00.000Z\",\n"
+			     "    \"end\": \"2026-12-02T12:00:05.250Z\",\n"
+			     "    \"duration_s\": 5.250000,\n"
+			     "    \"events\": {\n"
+			     "      \"seen\": 1000,\n"
+			     "      \"recorded\": 35,\n"
+			     "      \"filtered\": 0,\n"
+			     "      \"dropped\": 2\n"
+			     "    },\n"
+			     "    \"drops\": {\n"
+			     "      \"task_storage\": 2,\n"
+			     "      \"kstack\": 7\n"
+			     "    },\n"
+			     "    \"snapshot_exact\": true,\n"
+			     "    \"mode\": \"agg\"\n"
+			     "  },\n"
+			     "  \"histograms\": [\n"
+			     "    {\n"
+			     "      \"key\": {\n"
+			     "        \"pid\": 42,\n"
+			     "        \"tid\": 43,\n"
+			     "        \"comm\": \"sleepy\"\n"
+			     "      },\n"
+			     "      \"unit\": \"usecs\",\n"
+			     "      \"total\": 35,\n"
+			     "      \"sum\": 413.000,\n"
+			     "      \"count\": 35,\n"
+			     "      \"percentiles\": {\n"
+			     "        \"p50\": {\"value\":12.550,\"low\":8,\"high\":15},\n"
+			     "        \"p90\": {\"value\":26.500,\"low\":16,\"high\":31},\n"
+			     "        \"p99\": {\"value\":31.000,\"low\":16,\"high\":31},\n"
+			     "        \"p99.9\": {\"value\":31.000,\"low\":16,\"high\":31},\n"
+			     "        \"max\": {\"value\":31.000,\"low\":16,\"high\":31}\n"
+			     "      },\n"
+			     "      \"buckets\": [\n"
+			     "        {\"low\":0,\"high\":1,\"count\":0},\n"
+			     "        {\"low\":2,\"high\":3,\"count\":5},\n"
+			     "        {\"low\":4,\"high\":7,\"count\":0},\n"
+			     "        {\"low\":8,\"high\":15,\"count\":20},\n"
+			     "        {\"low\":16,\"high\":31,\"count\":10}\n"
+			     "      ]\n"
+			     "    }\n"
+			     "  ]\n"
+			     "}\n";
 
 	assert_prints(KAGG_KEY_TID, KAGG_FORMAT_JSON, false, false, expect);
 }
@@ -437,7 +435,8 @@ static void test_keys_heaviest_first_and_top(void **state)
 		assert_non_null(strstr(out, "pid = 2 task2"));
 		assert_non_null(strstr(out, "pid = 3 task3"));
 		assert_null(strstr(out, "pid = 1 "));
-		assert_non_null(strstr(out, "\n(1 more keys, lighter: --top 2 shows the heaviest)\n"));
+		assert_non_null(
+			strstr(out, "\n(1 more keys, lighter: --top 2 shows the heaviest)\n"));
 		free(out);
 	}
 	{
@@ -498,10 +497,8 @@ static void test_text_escapes_control_bytes(void **state)
 	snap->nr_stacks = 1;
 	out = print_to_string(snap, KAGG_FORMAT_TEXT, false);
 	printf("%s", out);
-	TU_ASSERT_HAS(out, "filters: comm=\\033]0;x\\007\n",
-		      "pid = 42 ev\\033[2Jil\\012\n",
-		      "\n    k\\033sym\n",
-		      "\n    u\\302\\233sym\n",
+	TU_ASSERT_HAS(out, "filters: comm=\\033]0;x\\007\n", "pid = 42 ev\\033[2Jil\\012\n",
+		      "\n    k\\033sym\n", "\n    u\\302\\233sym\n",
 		      "    -                ev\\033il         (43)\n");
 	assert_null(strpbrk(out, "\033\007\x9b"));
 	free(out);
@@ -515,7 +512,10 @@ static void test_text_escapes_control_bytes(void **state)
 /* JSON: DEL and the C1 controls as \u escapes, bytes that are not UTF-8 read as Latin-1. */
 static void test_json_escapes_what_is_not_utf8(void **state)
 {
-	assert_json_comm("a\x7f" "b\xc2\x9b" "c\xff" "d\xc3\xa9",
+	assert_json_comm("a\x7f"
+			 "b\xc2\x9b"
+			 "c\xff"
+			 "d\xc3\xa9",
 			 "\"comm\": \"a\\u007fb\\u009bc\\u00ffd\xc3\xa9\"");
 }
 
@@ -624,7 +624,8 @@ static void test_timestamp(void **state)
 	po.no_meta = false;
 	po.format = KAGG_FORMAT_NDJSON;
 	out = print_opts_to_string(snap, &po, kagg_snapshot__print);
-	assert_non_null(strstr(out, "\"end\":\"2026-12-02T12:00:05.250Z\",\"timestamp\":\"12:00:05\","));
+	assert_non_null(
+		strstr(out, "\"end\":\"2026-12-02T12:00:05.250Z\",\"timestamp\":\"12:00:05\","));
 	free(out);
 	setenv("TZ", "UTC-2", 1); /* POSIX TZ: two hours east of UTC */
 	tzset();
@@ -694,21 +695,15 @@ static void test_cli_help_and_unknown_command(void **state)
 	free(err);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_log2_bucketing_matches_bounds),
+UU_MAIN(cmocka_unit_test(test_log2_bucketing_matches_bounds),
 	cmocka_unit_test(test_log2_div_equals_log2_of_quotient),
 	cmocka_unit_test(test_text_histogram_bcc_layout),
-	cmocka_unit_test(test_text_meta_header_and_per_pid),
-	cmocka_unit_test(test_json_document),
+	cmocka_unit_test(test_text_meta_header_and_per_pid), cmocka_unit_test(test_json_document),
 	cmocka_unit_test(test_keys_heaviest_first_and_top),
 	cmocka_unit_test(test_both_exact_beside_kernel),
-	cmocka_unit_test(test_records_carry_their_size),
-	cmocka_unit_test(test_json_escapes_comm),
+	cmocka_unit_test(test_records_carry_their_size), cmocka_unit_test(test_json_escapes_comm),
 	cmocka_unit_test(test_text_escapes_control_bytes),
 	cmocka_unit_test(test_json_escapes_what_is_not_utf8),
-	cmocka_unit_test(test_empty_histogram_says_so),
-	cmocka_unit_test(test_opts_validation),
-	cmocka_unit_test(test_timestamp),
-	cmocka_unit_test(test_cli_option_errors),
-	cmocka_unit_test(test_cli_help_and_unknown_command)
-)
+	cmocka_unit_test(test_empty_histogram_says_so), cmocka_unit_test(test_opts_validation),
+	cmocka_unit_test(test_timestamp), cmocka_unit_test(test_cli_option_errors),
+	cmocka_unit_test(test_cli_help_and_unknown_command))

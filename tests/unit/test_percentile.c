@@ -69,26 +69,38 @@ static const struct rank_case {
 	} want[6];
 } rank_cases[] = {
 	/* 10 values in [1024, 2047]: the rank's share of the bucket, the max at its top. */
-	{ "one bucket", { [10] = 10 }, 0, 0, {
-		{ 50, 1024 + 1023 * 0.5, 1024, 2047 },	/* rank 5 of 10 */
-		{ 10, 1024 + 1023 * 0.1, 1024, 2047 },	/* rank 1 */
-		{ 100, 2047, 1024, 2047 } } },
+	{ "one bucket",
+	  { [10] = 10 },
+	  0,
+	  0,
+	  { { 50, 1024 + 1023 * 0.5, 1024, 2047 }, /* rank 5 of 10 */
+	    { 10, 1024 + 1023 * 0.1, 1024, 2047 }, /* rank 1 */
+	    { 100, 2047, 1024, 2047 } } },
 	/* 90 values in [8, 15], 10 in [1024, 2047]: p90 is the 90th, p99 the 99th. */
-	{ "two buckets", { [3] = 90, [10] = 10 }, 0, 0, {
-		{ 50, 8 + 7 * 50.0 / 90, 8, 15 },
-		{ 90, 15, 8, 15 },
-		{ 90.5, 1024 + 1023 * 0.1, 1024, 2047 },	/* rank ceil(90.5) = 91 */
-		{ 99, 1024 + 1023 * 0.9, 1024, 2047 },
-		{ 99.9, 2047, 1024, 2047 } } },		/* rank ceil(99.9) = 100 */
+	{ "two buckets",
+	  { [3] = 90, [10] = 10 },
+	  0,
+	  0,
+	  { { 50, 8 + 7 * 50.0 / 90, 8, 15 },
+	    { 90, 15, 8, 15 },
+	    { 90.5, 1024 + 1023 * 0.1, 1024, 2047 }, /* rank ceil(90.5) = 91 */
+	    { 99, 1024 + 1023 * 0.9, 1024, 2047 },
+	    { 99.9, 2047, 1024, 2047 } } }, /* rank ceil(99.9) = 100 */
 	/* 99.9% of 1000 is rank 999 exactly, not 1000 by rounding. */
-	{ "exact rank", { [0] = 1, [4] = 999 }, 0, 0, {
-		{ 99.9, 16 + 15 * 998.0 / 999, 16, 31 },
-		{ 0.1, 1, 0, 1 } } },			/* rank 1: slot 0 is [0, 1] */
+	{ "exact rank",
+	  { [0] = 1, [4] = 999 },
+	  0,
+	  0,
+	  { { 99.9, 16 + 15 * 998.0 / 999, 16, 31 },
+	    { 0.1, 1, 0, 1 } } }, /* rank 1: slot 0 is [0, 1] */
 	/* Linear buckets of 5 from -10: signed bounds. */
-	{ "linear", { [0] = 4, [1] = 4 }, -10, 5, {
-		{ 50, -6, -10, -6 },			/* rank 4: the top of [-10, -6] */
-		{ 75, -5 + 4 * 2.0 / 4, -5, -1 },	/* rank 6: 2nd of 4 in [-5, -1] */
-		{ 100, -1, -5, -1 } } },
+	{ "linear",
+	  { [0] = 4, [1] = 4 },
+	  -10,
+	  5,
+	  { { 50, -6, -10, -6 },	      /* rank 4: the top of [-10, -6] */
+	    { 75, -5 + 4 * 2.0 / 4, -5, -1 }, /* rank 6: 2nd of 4 in [-5, -1] */
+	    { 100, -1, -5, -1 } } },
 };
 
 static void test_ranks(void **state)
@@ -206,26 +218,26 @@ static void test_exp_bounds(void **state)
 
 	kagg_hist__bounds(h, 0, &l, &u);
 	assert_true(l == 0 && u == 0);
-	kagg_hist__bounds(h, 1, &l, &u);		/* index -10 */
-	near(l, 0.42044820762685725);			/* 2^(-10/8) */
-	near(u, 0.4585020216023356); 			/* 2^(-9/8) */
-	kagg_hist__bounds(h, 19, &l, &u);		/* index 8 */
+	kagg_hist__bounds(h, 1, &l, &u);  /* index -10 */
+	near(l, 0.42044820762685725);	  /* 2^(-10/8) */
+	near(u, 0.4585020216023356);	  /* 2^(-9/8) */
+	kagg_hist__bounds(h, 19, &l, &u); /* index 8 */
 	assert_true(l == 2.0);
-	near(u, 2.1810154653305154);			/* 2^(9/8) */
-	kagg_hist__bounds(h, 63, &l, &u);		/* index 52 */
-	near(l, 90.50966799187809);			/* 2^(52/8) = 2^6.5 */
+	near(u, 2.1810154653305154);	  /* 2^(9/8) */
+	kagg_hist__bounds(h, 63, &l, &u); /* index 52 */
+	near(l, 90.50966799187809);	  /* 2^(52/8) = 2^6.5 */
 	kagg_snapshot__free(snap);
 }
 
 /* Percentiles of exp buckets, and the zero bucket, by the same rule. */
 static void test_exp_percentiles(void **state)
 {
-	uint64_t slots[64] = { [0] = 5, [3] = 10 };	/* scale 0 from index -1: slot 3 = (2, 4] */
+	uint64_t slots[64] = { [0] = 5, [3] = 10 }; /* scale 0 from index -1: slot 3 = (2, 4] */
 	struct kagg_snapshot *snap = make_exp(slots, 0, -1);
 	const struct kagg_hist *h = kagg_snapshot__hist(snap, 0);
 
-	check(h, "exp", 10, 0, 0, 0);			/* rank 2: a zero */
-	check(h, "exp", 50, 2 + 2 * 3.0 / 10, 2, 4);	/* rank 8: 3rd of 10 in (2, 4] */
+	check(h, "exp", 10, 0, 0, 0);		     /* rank 2: a zero */
+	check(h, "exp", 50, 2 + 2 * 3.0 / 10, 2, 4); /* rank 8: 3rd of 10 in (2, 4] */
 	check(h, "exp", 100, 4, 2, 4);
 	kagg_snapshot__free(snap);
 }
@@ -242,11 +254,10 @@ static void test_exp_printed(void **state)
 		      "{\"index\":\"zero\",\"low\":0,\"high\":0,\"count\":1},\n",
 		      "{\"index\":8,\"low\":2,\"high\":2.18102,\"count\":4},\n",
 		      "{\"index\":9,\"low\":2.18102,\"high\":2.37841,\"count\":2}\n");
-	assert_null(strstr(out, "\"index\":7,"));	/* empty buckets between: not listed */
+	assert_null(strstr(out, "\"index\":7,")); /* empty buckets between: not listed */
 	free(out);
 	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
-	TU_ASSERT_HAS(out, "0 -> 0          : 1 ",
-		      "2 -> 2.18102    : 4 ",
+	TU_ASSERT_HAS(out, "0 -> 0          : 1 ", "2 -> 2.18102    : 4 ",
 		      "\nmax   = 2.4 usecs [2.18102, 2.37841]\n");
 	free(out);
 	kagg_snapshot__free(snap);
@@ -306,22 +317,22 @@ static void test_exact_nearest_rank(void **state)
 	double v;
 	int i;
 
-	for (i = 1000; i >= 1; i--)	/* 1.5, 2.5, ... 1000.5 usecs, descending */
+	for (i = 1000; i >= 1; i--) /* 1.5, 2.5, ... 1000.5 usecs, descending */
 		svals_add(&s, (uint64_t)i * 1000 + 500, &kept);
 	assert_true(kept == 1000);
 	keep(snap, &s);
 	assert_int_equal(h->exact, KAGG_EXACT_KEPT);
 	assert_true(h->nr_values == 1000 && h->total == 1000);
 	assert_int_equal(kagg_hist__exact_percentile(h, 50, &v), 0);
-	assert_true(v == 500.5);	/* rank 500 */
+	assert_true(v == 500.5); /* rank 500 */
 	assert_int_equal(kagg_hist__exact_percentile(h, 99.9, &v), 0);
-	assert_true(v == 999.5);	/* rank 999, not 1000 */
+	assert_true(v == 999.5); /* rank 999, not 1000 */
 	assert_int_equal(kagg_hist__exact_percentile(h, 100, &v), 0);
 	assert_true(v == 1000.5);
 	assert_int_equal(kagg_hist__exact_percentile(h, 0.01, &v), 0);
-	assert_true(v == 1.5);		/* rank ceil(0.1) = 1 */
+	assert_true(v == 1.5); /* rank ceil(0.1) = 1 */
 	assert_int_equal(kagg_hist__exact_percentile(h, 90.05, &v), 0);
-	assert_true(v == 901.5);	/* rank ceil(900.5) = 901 */
+	assert_true(v == 901.5); /* rank ceil(900.5) = 901 */
 	assert_int_equal(kagg_hist__exact_percentile(h, 0, &v), -EINVAL);
 	assert_int_equal(kagg_hist__exact_percentile(h, 100.5, &v), -EINVAL);
 	assert_int_equal(kagg_hist__exact_percentile(NULL, 50, &v), -EINVAL);
@@ -362,19 +373,19 @@ static void test_exact_cap(void **state)
 	assert_true(s.n == KAGG_EXACT_MAX_VALUES && kept == KAGG_EXACT_MAX_VALUES);
 	svals_add(&s, 5, &kept);
 	assert_true(s.over);
-	assert_null(s.v);			/* the memory is given back at once */
+	assert_null(s.v); /* the memory is given back at once */
 	snap->hists[0].total = KAGG_EXACT_MAX_VALUES + 1;
 	assert_int_equal(svals_read(&s, snap, &snap->hists[0], 1000), 0);
 	assert_int_equal(snap->hists[0].exact, KAGG_EXACT_OVER_CAP);
 	assert_int_equal(kagg_hist__exact_percentile(kagg_snapshot__hist(snap, 0), 50, &v),
 			 -ENODATA);
 	svals_clear(&s);
-	assert_false(s.over);			/* a new interval keeps values again */
+	assert_false(s.over); /* a new interval keeps values again */
 	svals_add(&s, 7, &kept);
 	assert_true(s.n == 1 && !s.over);
 	svals_clear(&s);
 
-	kept = SVALS_GEN_MAX - 1;		/* the generation's budget: one value left */
+	kept = SVALS_GEN_MAX - 1; /* the generation's budget: one value left */
 	svals_add(&t, 1, &kept);
 	assert_true(t.n == 1 && !t.over);
 	svals_add(&t, 2, &kept);
@@ -427,7 +438,7 @@ static uint64_t random_value(int kind)
 	case 2:
 		return r ^ (uint64_t)rand() << 63;
 	default:
-		return 1000000 + (r & 3) * 0x0100000000000000ull;	/* bytes 1-6 equal */
+		return 1000000 + (r & 3) * 0x0100000000000000ull; /* bytes 1-6 equal */
 	}
 }
 
@@ -464,8 +475,8 @@ static void test_exact_sorted(void **state)
 			qsort(ref, sizes[z], sizeof(*ref), cmp_u64);
 			for (i = 0; i < sizes[z]; i++)
 				if (h->values[i] != (double)ref[i])
-					fail_msg("%u values, kind %d: [%u] = %.0f, not %.0f", sizes[z],
-						 kind, i, h->values[i], (double)ref[i]);
+					fail_msg("%u values, kind %d: [%u] = %.0f, not %.0f",
+						 sizes[z], kind, i, h->values[i], (double)ref[i]);
 			svals_clear(&s);
 			free(ref);
 			kagg_snapshot__free(snap);
@@ -538,7 +549,7 @@ static void test_exact_printed(void **state)
 	struct kagg_snapshot *snap;
 	char *out;
 
-	svals_add(&s, 3000000, &kept);	/* 3000, 3100, 3200, 3300 usecs */
+	svals_add(&s, 3000000, &kept); /* 3000, 3100, 3200, 3300 usecs */
 	svals_add(&s, 3300000, &kept);
 	svals_add(&s, 3100000, &kept);
 	svals_add(&s, 3200000, &kept);
@@ -647,20 +658,11 @@ static void test_sagg_exp_buckets(void **state)
 	kagg_snapshot__free(again);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_ranks),
-	cmocka_unit_test(test_errors),
-	cmocka_unit_test(test_random_values_in_bucket),
-	cmocka_unit_test(test_printed),
-	cmocka_unit_test(test_exp_bounds),
-	cmocka_unit_test(test_exp_percentiles),
-	cmocka_unit_test(test_exp_printed),
-	cmocka_unit_test(test_exact_nearest_rank),
-	cmocka_unit_test(test_exact_none),
-	cmocka_unit_test(test_exact_cap),
-	cmocka_unit_test(test_exact_in_bucket),
-	cmocka_unit_test(test_exact_sorted),
-	cmocka_unit_test(test_sagg_reuses_values),
-	cmocka_unit_test(test_exact_printed),
-	cmocka_unit_test(test_sagg_exp_buckets)
-)
+UU_MAIN(cmocka_unit_test(test_ranks), cmocka_unit_test(test_errors),
+	cmocka_unit_test(test_random_values_in_bucket), cmocka_unit_test(test_printed),
+	cmocka_unit_test(test_exp_bounds), cmocka_unit_test(test_exp_percentiles),
+	cmocka_unit_test(test_exp_printed), cmocka_unit_test(test_exact_nearest_rank),
+	cmocka_unit_test(test_exact_none), cmocka_unit_test(test_exact_cap),
+	cmocka_unit_test(test_exact_in_bucket), cmocka_unit_test(test_exact_sorted),
+	cmocka_unit_test(test_sagg_reuses_values), cmocka_unit_test(test_exact_printed),
+	cmocka_unit_test(test_sagg_exp_buckets))

@@ -64,8 +64,8 @@ static char *render(const struct kagg_prom *p, enum kagg_prom_format fmt)
 }
 
 /* What a kagg_prom made with o serving snap as tool id writes in fmt, malloc'd; snap is freed. */
-static char *render_opts(const struct kagg_prom_opts *o, struct kagg_snapshot *snap,
-			 const char *id, enum kagg_prom_format fmt)
+static char *render_opts(const struct kagg_prom_opts *o, struct kagg_snapshot *snap, const char *id,
+			 enum kagg_prom_format fmt)
 {
 	struct kagg_prom *p = kagg_prom__new(o);
 	char *got;
@@ -87,78 +87,115 @@ static char *render_once(struct kagg_snapshot *snap, const char *id, enum kagg_p
 
 #define L(id) "{tool_id=\"" id "\",tool=\"runqlat\""
 
-static const char expect_text[] =
-	"# HELP kagg_build_info The kagg library serving these metrics.\n"
-	"# TYPE kagg_build_info gauge\n"
-	"kagg_build_info{version=\"%s\"} 1\n"
-	"# HELP kagg_tool_info A tool instance: its event, the attach type used, the kernel, its filters.\n"
-	"# TYPE kagg_tool_info gauge\n"
-	"kagg_tool_info" L("rq") ",event=\"sched:sched_wakeup\",attach=\"tp_btf\",kernel=\"6.1.0-test\",filters=\"none\"} 1\n"
-	"# HELP kagg_events_seen_total Events the BPF programs ran for.\n"
-	"# TYPE kagg_events_seen_total counter\n"
-	"kagg_events_seen_total" L("rq") "} 20\n"
-	"# HELP kagg_events_recorded_total Events aggregated into the histograms.\n"
-	"# TYPE kagg_events_recorded_total counter\n"
-	"kagg_events_recorded_total" L("rq") "} 6\n"
-	"# HELP kagg_events_filtered_total Events left out by the tool's filters (not lost).\n"
-	"# TYPE kagg_events_filtered_total counter\n"
-	"kagg_events_filtered_total" L("rq") "} 0\n"
-	"# HELP kagg_drops_total Events or captures lost, by cause.\n"
-	"# TYPE kagg_drops_total counter\n"
-	"kagg_drops_total" L("rq") ",cause=\"task_storage\"} 2\n"
-	"# HELP kagg_bpf_run_seconds_total Time the tool's BPF programs ran (BPF_ENABLE_STATS).\n"
-	"# TYPE kagg_bpf_run_seconds_total counter\n"
-	"kagg_bpf_run_seconds_total" L("rq") ",prog=\"handle_switch\"} 5e-06\n"
-	"# HELP kagg_bpf_runs_total Runs of the tool's BPF programs (BPF_ENABLE_STATS).\n"
-	"# TYPE kagg_bpf_runs_total counter\n"
-	"kagg_bpf_runs_total" L("rq") ",prog=\"handle_switch\"} 20\n"
-	"# HELP kagg_folded_keys_total Keyed histograms added to the series of key other, one per key and interval.\n"
-	"# TYPE kagg_folded_keys_total counter\n"
-	"kagg_folded_keys_total" L("rq") "} 0\n"
-	"# HELP kagg_runqlat_seconds What the tool measured, in seconds (cumulative buckets).\n"
-	"# TYPE kagg_runqlat_seconds histogram\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1e-09\"} 0\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"3e-09\"} 0\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"7e-09\"} 0\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.5e-08\"} 4\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"3.1e-08\"} 4\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"6.3e-08\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.27e-07\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"2.55e-07\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"5.11e-07\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.023e-06\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"2.047e-06\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"4.095e-06\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"8.191e-06\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.6383e-05\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"3.2767e-05\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"6.5535e-05\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.000131071\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.000262143\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.000524287\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.001048575\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.002097151\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.004194303\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.008388607\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.016777215\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.033554431\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.067108863\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.134217727\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.268435455\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.536870911\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.073741823\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"2.147483647\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"4.294967295\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"8.589934591\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"17.179869183\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"34.359738367\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"68.719476735\"} 6\n"
-	"kagg_runqlat_seconds_bucket" L("rq") ",le=\"+Inf\"} 6\n"
-	"kagg_runqlat_seconds_count" L("rq") "} 6\n"
-	"kagg_runqlat_seconds_sum" L("rq") "} 1.2e-07\n"
-	"# HELP kagg_runqlat_seconds_created When the series of kagg_runqlat_seconds started counting (Unix time).\n"
-	"# TYPE kagg_runqlat_seconds_created gauge\n"
-	"kagg_runqlat_seconds_created" L("rq") "} 1700000000.5\n";
+static const char
+	expect_text
+		[] = "# HELP kagg_build_info The kagg library serving these metrics.\n"
+		     "# TYPE kagg_build_info gauge\n"
+		     "kagg_build_info{version=\"%s\"} 1\n"
+		     "# HELP kagg_tool_info A tool instance: its event, the attach type used, the "
+		     "kernel, its filters.\n"
+		     "# TYPE kagg_tool_info gauge\n"
+		     "kagg_tool_info" L(
+			     "rq") ",event=\"sched:sched_wakeup\",attach=\"tp_btf\",kernel=\"6.1.0-"
+				   "test\",filters=\"none\"} 1\n"
+				   "# HELP kagg_events_seen_total Events the BPF programs ran "
+				   "for.\n"
+				   "# TYPE kagg_events_seen_total counter\n"
+				   "kagg_events_seen_total" L("rq") "} 20\n"
+								    "# HELP "
+								    "kagg_events_recorded_total "
+								    "Events aggregated into the "
+								    "histograms.\n"
+								    "# TYPE "
+								    "kagg_events_recorded_total "
+								    "counter\n"
+								    "kagg_events_recorded_total" L("rq") "} 6\n"
+													 "# HELP kagg_events_filtered_total Events left out by the tool's filters (not lost).\n"
+													 "# TYPE kagg_events_filtered_total counter\n"
+													 "kagg_events_filtered_total" L("rq") "} 0\n"
+																	      "# HELP kagg_drops_total Events or captures lost, by cause.\n"
+																	      "# TYPE kagg_drops_total counter\n"
+																	      "kagg_drops_total" L(
+																		      "rq") ",cause=\"task_storage\"} 2\n"
+																			    "# HELP kagg_bpf_run_seconds_total Time the tool's BPF programs ran (BPF_ENABLE_STATS).\n"
+																			    "# TYPE kagg_bpf_run_seconds_total counter\n"
+																			    "kagg_bpf_run_seconds_total" L("rq") ",prog=\"handle_switch\"} 5e-06\n"
+																								 "# HELP kagg_bpf_runs_total Runs of the tool's BPF programs (BPF_ENABLE_STATS).\n"
+																								 "# TYPE kagg_bpf_runs_total counter\n"
+																								 "kagg_bpf_runs_total" L("rq") ",prog=\"handle_switch\"} 20\n"
+																											       "# HELP kagg_folded_keys_total Keyed histograms added to the series of key other, one per key and interval.\n"
+																											       "# TYPE kagg_folded_keys_total counter\n"
+																											       "kagg_folded_keys_total" L(
+																												       "rq") "} 0\n"
+																													     "# HELP kagg_runqlat_seconds What the tool measured, in seconds (cumulative buckets).\n"
+																													     "# TYPE kagg_runqlat_seconds histogram\n"
+																													     "kagg_runqlat_seconds_bucket" L("rq") ",le=\"1e-09\"} 0\n"
+																																		   "kagg_runqlat_seconds_bucket" L(
+																																			   "rq") ",le=\"3e-09\"} 0\n"
+																																				 "kagg_runqlat_seconds_bucket" L("rq") ",le=\"7e-09\"} 0\n"
+																																								       "kagg_runqlat_seconds_bucket" L(
+																																									       "rq") ",le=\"1.5e-08\"} 4\n"
+																																										     "kagg_runqlat_seconds_bucket" L(
+																																											     "rq") ",le=\"3.1e-08\"} 4\n"
+																																												   "kagg_runqlat_seconds_bucket" L("rq") ",le=\"6.3e-08\"} 6\n"
+																																																	 "kagg_runqlat_seconds_bucket" L(
+																																																		 "rq") ",le=\"1.27e-07\"} 6\n"
+																																																		       "kagg_runqlat_seconds_bucket" L(
+																																																			       "rq") ",le=\"2.55e-07\"} 6\n"
+																																																				     "kagg_runqlat_seconds_bucket" L(
+																																																					     "rq") ",le=\"5.11e-07\"} 6\n"
+																																																						   "kagg_runqlat_seconds_bucket" L("rq") ",le=\"1.023e-06\"} 6\n"
+																																																											 "kagg_runqlat_seconds_bucket" L("rq") ",le=\"2.047e-06\"} 6\n"
+																																																															       "kagg_runqlat_seconds_bucket" L("rq") ",le=\"4.095e-06\"} 6\n"
+																																																																				     "kagg_runqlat_seconds_bucket" L("rq") ",le=\"8.191e-06\"} 6\n"
+																																																																									   "kagg_runqlat_seconds_bucket" L(
+																																																																										   "rq") ",le=\"1.6383e-05\"} 6\n"
+																																																																											 "kagg_runqlat_seconds_bucket" L(
+																																																																												 "rq") ",le=\"3.2767e-05\"} 6\n"
+																																																																												       "kagg_runqlat_seconds_bucket" L(
+																																																																													       "rq") ",le=\"6.5535e-05\"} 6\n"
+																																																																														     "kagg_runqlat_seconds_bucket" L(
+																																																																															     "rq") ",le=\"0.000131071\"} 6\n"
+																																																																																   "kagg_runqlat_seconds_bucket" L(
+																																																																																	   "rq") ",le=\"0.000262143\"} 6\n"
+																																																																																		 "kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.000524287\"} 6\n"
+																																																																																						       "kagg_runqlat_seconds_bucket" L(
+																																																																																							       "rq") ",le=\"0.001048575\"} 6\n"
+																																																																																								     "kagg_runqlat_seconds_bucket" L(
+																																																																																									     "rq") ",le=\"0.002097151\"} 6\n"
+																																																																																										   "kagg_runqlat_seconds_bucket" L(
+																																																																																											   "rq") ",le=\"0.004194303\"} 6\n"
+																																																																																												 "kagg_runqlat_seconds_bucket" L("rq") ",le=\"0.008388607\"} 6\n"
+																																																																																																       "kagg_runqlat_seconds_bucket" L(
+																																																																																																	       "rq") ",le=\"0.016777215\"} 6\n"
+																																																																																																		     "kagg_runqlat_seconds_bucket" L(
+																																																																																																			     "rq") ",le=\"0.033554431\"} 6\n"
+																																																																																																				   "kagg_runqlat_seconds_bucket" L(
+																																																																																																					   "rq") ",le=\"0.067108863\"} 6\n"
+																																																																																																						 "kagg_runqlat_seconds_bucket" L(
+																																																																																																							 "rq") ",le=\"0.134217727\"} 6\n"
+																																																																																																							       "kagg_runqlat_seconds_bucket" L(
+																																																																																																								       "rq") ",le=\"0.268435455\"} 6\n"
+																																																																																																									     "kagg_runqlat_seconds_bucket" L(
+																																																																																																										     "rq") ",le=\"0.536870911\"} 6\n"
+																																																																																																											   "kagg_runqlat_seconds_bucket" L(
+																																																																																																												   "rq") ",le=\"1.073741823\"} 6\n"
+																																																																																																													 "kagg_runqlat_seconds_bucket" L("rq") ",le=\"2.147483647\"} 6\n"
+																																																																																																																	       "kagg_runqlat_seconds_bucket" L("rq") ",le=\"4.294967295\"} 6\n"
+																																																																																																																						     "kagg_runqlat_seconds_bucket" L(
+																																																																																																																							     "rq") ",le=\"8.589934591\"} 6\n"
+																																																																																																																								   "kagg_runqlat_seconds_bucket" L(
+																																																																																																																									   "rq") ",le=\"17.179869183\"} 6\n"
+																																																																																																																										 "kagg_runqlat_seconds_bucket" L("rq") ",le=\"34.359738367\"} 6\n"
+																																																																																																																														       "kagg_runqlat_seconds_bucket" L(
+																																																																																																																															       "rq") ",le=\"68.719476735\"} 6\n"
+																																																																																																																																     "kagg_runqlat_seconds_bucket" L(
+																																																																																																																																	     "rq") ",le=\"+Inf\"} 6\n"
+																																																																																																																																		   "kagg_runqlat_seconds_count" L("rq") "} 6\n"
+																																																																																																																																							"kagg_runqlat_seconds_sum" L("rq") "} 1.2e-07\n"
+																																																																																																																																											   "# HELP kagg_runqlat_seconds_created When the series of kagg_runqlat_seconds started counting (Unix time).\n"
+																																																																																																																																											   "# TYPE kagg_runqlat_seconds_created gauge\n"
+																																																																																																																																											   "kagg_runqlat_seconds_created" L("rq") "} 1700000000.5\n";
 
 /* Two intervals of the same snapshot: every figure doubled, exactly. */
 static void test_text_exact(void **state)
@@ -195,8 +232,10 @@ static void test_openmetrics(void **state)
 				    "kagg_events_seen_total" L("rq") "} 10\n"));
 	assert_non_null(strstr(got, "# TYPE kagg_runqlat_seconds histogram\n"
 				    "# UNIT kagg_runqlat_seconds seconds\n"));
-	assert_non_null(strstr(got, "kagg_runqlat_seconds_sum" L("rq") "} 6e-08\n"
-				    "kagg_runqlat_seconds_created" L("rq") "} 1700000000.5\n"));
+	assert_non_null(
+		strstr(got, "kagg_runqlat_seconds_sum" L("rq") "} 6e-08\n"
+							       "kagg_runqlat_seconds_created" L(
+								       "rq") "} 1700000000.5\n"));
 	/* No gauge of its own for _created in OpenMetrics. */
 	assert_null(strstr(got, "TYPE kagg_runqlat_seconds_created"));
 	free(got);
@@ -258,8 +297,12 @@ static void test_folding(void **state)
 	assert_int_equal(kagg_prom__update(p, 0, s1), 0);
 	got = render(p, KAGG_PROM_TEXT);
 	/* The two largest keep their series; 12 and 14 are folded. */
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"13\",comm=\"p13\"} "), 7);
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"11\",comm=\"p11\"} "), 5);
+	assert_int_equal(
+		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"13\",comm=\"p13\"} "),
+		7);
+	assert_int_equal(
+		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"11\",comm=\"p11\"} "),
+		5);
 	assert_null(strstr(got, "pid=\"12\""));
 	assert_null(strstr(got, "pid=\"14\""));
 	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",key=\"other\"} "), 4);
@@ -268,8 +311,11 @@ static void test_folding(void **state)
 	/* Places taken stay taken: a new key goes to other, however large. */
 	assert_int_equal(kagg_prom__update(p, 0, s2), 0);
 	got = render(p, KAGG_PROM_TEXT);
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"13\",comm=\"p13\"} "), 9);
-	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",key=\"other\"} "), 104);
+	assert_int_equal(
+		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"13\",comm=\"p13\"} "),
+		9);
+	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",key=\"other\"} "),
+			 104);
 	assert_int_equal(value_of(got, "kagg_folded_keys_total" L("rq") "} "), 3);
 	assert_null(strstr(got, "pid=\"15\""));
 	free(got);
@@ -288,27 +334,30 @@ static void test_negotiate(void **state)
 					      "application/openmetrics-text;version=0.0.1;q=0.75,"
 					      "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
 			 KAGG_PROM_OPENMETRICS);
-	assert_int_equal(kagg_prom__negotiate("text/plain;q=0.9, application/openmetrics-text; q=0.5"),
-			 KAGG_PROM_TEXT);
+	assert_int_equal(
+		kagg_prom__negotiate("text/plain;q=0.9, application/openmetrics-text; q=0.5"),
+		KAGG_PROM_TEXT);
 	assert_int_equal(kagg_prom__negotiate("application/openmetrics-text;q=0"), KAGG_PROM_TEXT);
 	/* What Prometheus sends with native histograms enabled. */
-	assert_int_equal(kagg_prom__negotiate("application/vnd.google.protobuf;"
-					      "proto=io.prometheus.client.MetricFamily;"
-					      "encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,"
-					      "*/*;q=0.2"),
-			 KAGG_PROM_PROTOBUF);
+	assert_int_equal(
+		kagg_prom__negotiate("application/vnd.google.protobuf;"
+				     "proto=io.prometheus.client.MetricFamily;"
+				     "encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,"
+				     "*/*;q=0.2"),
+		KAGG_PROM_PROTOBUF);
 	/* Another message, or not delimited: not ours. */
 	assert_int_equal(kagg_prom__negotiate("application/vnd.google.protobuf;proto=x.Y;"
 					      "encoding=delimited,text/plain;q=0.5"),
 			 KAGG_PROM_TEXT);
-	assert_int_equal(kagg_prom__negotiate("application/vnd.google.protobuf;"
-					      "proto=io.prometheus.client.MetricFamily;encoding=text"),
-			 KAGG_PROM_TEXT);
+	assert_int_equal(
+		kagg_prom__negotiate("application/vnd.google.protobuf;"
+				     "proto=io.prometheus.client.MetricFamily;encoding=text"),
+		KAGG_PROM_TEXT);
 }
 
 /* The delimited families of buf, by name (NULL when absent); frees nothing. */
 static Io__Prometheus__Client__MetricFamily *pb_family(const uint8_t *buf, size_t len,
-							const char *name)
+						       const char *name)
 {
 	size_t off = 0;
 
@@ -583,14 +632,8 @@ static void test_promtool(void **state)
 	kagg_snapshot__free(keyed);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_text_exact),
-	cmocka_unit_test(test_openmetrics),
-	cmocka_unit_test(test_escaping),
-	cmocka_unit_test(test_folding),
-	cmocka_unit_test(test_negotiate),
-	cmocka_unit_test(test_protobuf),
-	cmocka_unit_test(test_buckets_from_first_scrape),
-	cmocka_unit_test(test_max_bucket),
-	cmocka_unit_test(test_promtool)
-)
+UU_MAIN(cmocka_unit_test(test_text_exact), cmocka_unit_test(test_openmetrics),
+	cmocka_unit_test(test_escaping), cmocka_unit_test(test_folding),
+	cmocka_unit_test(test_negotiate), cmocka_unit_test(test_protobuf),
+	cmocka_unit_test(test_buckets_from_first_scrape), cmocka_unit_test(test_max_bucket),
+	cmocka_unit_test(test_promtool))

@@ -52,8 +52,8 @@ static unsigned long long num_after(const char *s, const char *key)
 
 static void test_run_counters_agree_and_rows_sum(void **state)
 {
-	KAGG_OPTS(rbb_opts, o, .writers = 2, .payload = 40, .nr_subbufs = 8,
-		  .seconds = 0.1, .log = log_cb);
+	KAGG_OPTS(rbb_opts, o, .writers = 2, .payload = 40, .nr_subbufs = 8, .seconds = 0.1,
+		  .log = log_cb);
 	struct rbb_result r = { .sz = sizeof(r) };
 	struct rbb_cpu row = { .sz = sizeof(row) };
 	uint64_t written = 0, read = 0, overrun = 0, dropped = 0, entries = 0;
@@ -204,8 +204,7 @@ static void test_bad_opts_and_result(void **state)
 
 static void test_unwritable_raw_dir_is_said(void **state)
 {
-	KAGG_OPTS(rbb_opts, o, .seconds = 0.01, .raw_dir = "/proc/kagg-no-such-dir",
-		  .log = log_cb);
+	KAGG_OPTS(rbb_opts, o, .seconds = 0.01, .raw_dir = "/proc/kagg-no-such-dir", .log = log_cb);
 	struct rbb_result r = { .sz = sizeof(r) };
 
 	logged[0] = 0;
@@ -263,11 +262,8 @@ static void test_stop_flag_ends_the_run(void **state)
 	rbb_result__release(&r);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_run_counters_agree_and_rows_sum),
-	cmocka_unit_test(test_print_json_and_text),
-	cmocka_unit_test(test_bad_opts_and_result),
+UU_MAIN(cmocka_unit_test(test_run_counters_agree_and_rows_sum),
+	cmocka_unit_test(test_print_json_and_text), cmocka_unit_test(test_bad_opts_and_result),
 	cmocka_unit_test(test_unwritable_raw_dir_is_said),
 	cmocka_unit_test(test_stop_flag_ends_the_run),
-	cmocka_unit_test(test_rate_bounds_the_attempts)
-)
+	cmocka_unit_test(test_rate_bounds_the_attempts))

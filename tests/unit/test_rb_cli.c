@@ -60,12 +60,12 @@ static unsigned long long json_u64(const char *j, const char *key)
 	return strtoull(p + 1, NULL, 10);
 }
 
-#define NEED_KAGG()                                                                                \
-	do {                                                                                       \
-		if (access(kagg(), X_OK)) {                                                        \
-			printf("# skip: %s not built\n", kagg());                                  \
-			skip();                                                                    \
-		}                                                                                  \
+#define NEED_KAGG()                                               \
+	do {                                                      \
+		if (access(kagg(), X_OK)) {                       \
+			printf("# skip: %s not built\n", kagg()); \
+			skip();                                   \
+		}                                                 \
 	} while (0)
 
 static void test_bench_json_identity_and_raw_pages_decode_in_kbuffer(void **s)
@@ -79,8 +79,9 @@ static void test_bench_json_identity_and_raw_pages_decode_in_kbuffer(void **s)
 
 	NEED_KAGG();
 	assert_non_null(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "%s rb bench --writers 2 --payload 40 --seconds 0.3 "
-				   "--raw-dir %s --format json",
+	snprintf(cmd, sizeof(cmd),
+		 "%s rb bench --writers 2 --payload 40 --seconds 0.3 "
+		 "--raw-dir %s --format json",
 		 kagg(), dir);
 	out = run(cmd, &st);
 	assert_int_equal(WEXITSTATUS(st), 0);
@@ -123,7 +124,9 @@ static void test_bench_json_identity_and_raw_pages_decode_in_kbuffer(void **s)
 
 			assert_int_equal(kbuffer_load_subbuffer(kb, raw + off), 0);
 			for (d = kbuffer_read_event(kb, &ts); d; d = kbuffer_next_event(kb, &ts)) {
-				struct tep_record rec = { .ts = ts, .data = d, .cpu = cpu,
+				struct tep_record rec = { .ts = ts,
+							  .data = d,
+							  .cpu = cpu,
 							  .size = kbuffer_event_size(kb) };
 				struct tep_event *ev = tep_find_event_by_record(tep, &rec);
 
@@ -136,8 +139,8 @@ static void test_bench_json_identity_and_raw_pages_decode_in_kbuffer(void **s)
 		free(raw);
 	}
 	assert_int_equal(events, read);
-	snprintf(cmd, sizeof(cmd), "%s rb decode --events-dir %s %s/cpu*.raw | grep -vc LOST", kagg(), dir,
-		 dir);
+	snprintf(cmd, sizeof(cmd), "%s rb decode --events-dir %s %s/cpu*.raw | grep -vc LOST",
+		 kagg(), dir, dir);
 	free(out);
 	out = run(cmd, &st);
 	assert_int_equal(WEXITSTATUS(st), 0);
@@ -171,9 +174,9 @@ static void test_decode_of_kernel_pages_prints_the_kernel_trace_text(void **s)
 }
 
 /* Event e (ID 7, 12-byte records: the common fields and int x). */
-static const char fmt_e[] = "name: e\nID: 7\n" TU_FORMAT_COMMON
-			    "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n\n"
-			    "print fmt: \"x=%d\", REC->x\n";
+static const char fmt_e[] =
+	"name: e\nID: 7\n" TU_FORMAT_COMMON "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n\n"
+	"print fmt: \"x=%d\", REC->x\n";
 
 /* dir/NAME/format holds text. */
 static void put_format(const char *dir, const char *name, const char *text)
@@ -267,7 +270,8 @@ static void test_decode_of_a_damaged_page_prints_what_came_before_and_the_offset
 	out = err = NULL;
 	assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 1);
 	assert_int_equal(tu_lines(out), 2);
-	assert_non_null(strstr(err, ": malformed sub-buffer (the file ends inside it) at offset 4096"));
+	assert_non_null(
+		strstr(err, ": malformed sub-buffer (the file ends inside it) at offset 4096"));
 	assert_int_equal(tu_lines(err), 1);
 	free(out);
 	free(err);
@@ -283,10 +287,12 @@ static void test_decode_of_files_that_hold_no_page_fails_with_one_line(void **s)
 {
 	char *dir = events_dir(), *file = tu_tmp_path(), *big = events_dir(), hp[600];
 	struct tu_error_case c[] = {
-		{ 1, "0 bytes, shorter than one 4096-byte sub-buffer",
+		{ 1,
+		  "0 bytes, shorter than one 4096-byte sub-buffer",
 		  { "rb", "decode", "--events-dir", dir, file } },
 		{ 1, "cannot read", { "rb", "decode", "--events-dir", dir, dir } },
-		{ 1, "0 bytes, shorter than one 4096-byte sub-buffer",
+		{ 1,
+		  "0 bytes, shorter than one 4096-byte sub-buffer",
 		  { "rb", "decode", "--events-dir", dir, file, file } },
 		{ 1, "cannot read", { "rb", "decode", "--events-dir", dir, "/nonexistent/f" } },
 		{ 1, "sub-buffer size outside", { "rb", "decode", "--events-dir", big, file } },
@@ -341,8 +347,8 @@ static void test_decode_learns_no_comm_from_outside_the_record(void **s)
 	snprintf(path, sizeof(path), "%s/sched", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	put_format(path, "sched_switch", fmt_switch);
-	w[7] = 5;   /* prev_pid */
-	w[8] = 42;  /* next_pid */
+	w[7] = 5;		  /* prev_pid */
+	w[8] = 42;		  /* next_pid */
 	w[17] = TU_RB_HDR(3, 10); /* then e from pid 42 */
 	w[18] = 7;
 	w[19] = 42;
@@ -414,7 +420,8 @@ static void test_report_of_a_damaged_trace_dat_prints_what_came_before_and_the_o
 	out = err = NULL;
 	assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 1);
 	assert_string_equal(out ? out : "", "");
-	snprintf(want, sizeof(want), "kagg report: %s: not a valid trace.dat: malformed at offset 30\n", file);
+	snprintf(want, sizeof(want),
+		 "kagg report: %s: not a valid trace.dat: malformed at offset 30\n", file);
 	assert_string_equal(err, want);
 	free(out);
 	free(err);
@@ -424,9 +431,13 @@ static void test_report_of_a_damaged_trace_dat_prints_what_came_before_and_the_o
 
 static void test_usage_errors_exit_2_with_one_line(void **s)
 {
-	static const char *const bad[] = { "rb", "rb frob", "rb bench --writers 0",
-					   "rb bench --mode both", "rb bench --payload 4",
-					   "rb bench --format xml", "rb decode" };
+	static const char *const bad[] = { "rb",
+					   "rb frob",
+					   "rb bench --writers 0",
+					   "rb bench --mode both",
+					   "rb bench --payload 4",
+					   "rb bench --format xml",
+					   "rb decode" };
 	size_t i;
 
 	NEED_KAGG();
@@ -487,11 +498,12 @@ static void test_decode_and_report_refuse_what_is_no_file(void **s)
 {
 	char *dir = events_dir(), fdir[] = "/tmp/kagg-rb-fifo-XXXXXX", fifo[64];
 	struct tu_error_case c[] = {
-		{ 1, "cannot read /dev/zero: not a regular file (a character device)",
+		{ 1,
+		  "cannot read /dev/zero: not a regular file (a character device)",
 		  { "rb", "decode", "--events-dir", dir, "/dev/zero" } },
-		{ 1, "not a regular file (a FIFO",
-		  { "rb", "decode", "--events-dir", dir, fifo } },
-		{ 1, "cannot read /tmp: Is a directory",
+		{ 1, "not a regular file (a FIFO", { "rb", "decode", "--events-dir", dir, fifo } },
+		{ 1,
+		  "cannot read /tmp: Is a directory",
 		  { "rb", "decode", "--events-dir", dir, "/tmp" } },
 		{ 1, "cannot read /tmp: Is a directory", { "report", "/tmp" } },
 		{ 1, "not a regular file", { "report", fifo } },
@@ -510,8 +522,7 @@ static void test_decode_and_report_refuse_what_is_no_file(void **s)
 	free(dir);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_bench_json_identity_and_raw_pages_decode_in_kbuffer),
+UU_MAIN(cmocka_unit_test(test_bench_json_identity_and_raw_pages_decode_in_kbuffer),
 	cmocka_unit_test(test_decode_of_kernel_pages_prints_the_kernel_trace_text),
 	cmocka_unit_test(test_usage_errors_exit_2_with_one_line),
 	cmocka_unit_test(test_decode_of_a_damaged_page_prints_what_came_before_and_the_offset),
@@ -519,5 +530,4 @@ UU_MAIN(
 	cmocka_unit_test(test_decode_learns_no_comm_from_outside_the_record),
 	cmocka_unit_test(test_report_of_a_damaged_trace_dat_prints_what_came_before_and_the_offset),
 	cmocka_unit_test(test_decode_of_10_gib_in_bounded_memory),
-	cmocka_unit_test(test_decode_and_report_refuse_what_is_no_file)
-)
+	cmocka_unit_test(test_decode_and_report_refuse_what_is_no_file))

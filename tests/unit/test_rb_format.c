@@ -129,8 +129,9 @@ static void test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent
 		void *d;
 
 		for (d = kbuffer_read_event(kb, &ts); d; d = kbuffer_next_event(kb, &ts)) {
-			struct tep_record rec = { .ts = ts, .data = d, .cpu = 0,
-						  .size = kbuffer_event_size(kb) };
+			struct tep_record rec = {
+				.ts = ts, .data = d, .cpu = 0, .size = kbuffer_event_size(kb)
+			};
 			const struct kagg_rb_format *f = kagg_rb_events__find(evs, *(uint16_t *)d);
 			struct trace_seq sq;
 			char mine[512];
@@ -208,12 +209,12 @@ static void test_array_element_in_print_fmt_like_libtraceevent(void **s)
 	char mine[256], *theirs;
 	int64_t id = 13;
 
-	assert_int_equal(kagg_rb_events__define(evs, "raw_syscalls", "sys_enter",
-						"long id; unsigned long args[6]",
-						"\"NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\", REC->id, "
-						"REC->args[0], REC->args[1], REC->args[2], "
-						"REC->args[3], REC->args[4], REC->args[5]",
-						&f),
+	assert_int_equal(kagg_rb_events__define(
+				 evs, "raw_syscalls", "sys_enter", "long id; unsigned long args[6]",
+				 "\"NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\", REC->id, "
+				 "REC->args[0], REC->args[1], REC->args[2], "
+				 "REC->args[3], REC->args[4], REC->args[5]",
+				 &f),
 			 0);
 	kagg_rb_entry__init(r, kagg_rb_format__id(f), 0, 0, 42);
 	memcpy(r + 8, &id, 8);
@@ -292,7 +293,9 @@ static void test_trace_line_has_kernel_context_columns(void **s)
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	const struct kagg_rb_format *f;
 	uint8_t r[64] = { 0 };
-	struct kagg_rb_event ev = { .sz = sizeof(ev), .ts = 1375816604499ULL, .data = r, .len = 64, .cpu = 3 };
+	struct kagg_rb_event ev = {
+		.sz = sizeof(ev), .ts = 1375816604499ULL, .data = r, .len = 64, .cpu = 3
+	};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
@@ -321,8 +324,9 @@ static void test_trace_line_four_flag_columns(void **s)
 	struct kagg_rb_events *evs = kagg_rb_events__new(&eo);
 	const struct kagg_rb_format *f;
 	uint8_t r[64] = { 0 };
-	struct kagg_rb_event ev = { .sz = sizeof(ev), .ts = 1375816604499ULL, .data = r, .len = 64,
-				    .cpu = 3 };
+	struct kagg_rb_event ev = {
+		.sz = sizeof(ev), .ts = 1375816604499ULL, .data = r, .len = 64, .cpu = 3
+	};
 	static const struct {
 		uint8_t pc;
 		const char *flags;
@@ -346,20 +350,20 @@ static void test_trace_line_four_flag_columns(void **s)
 		*(int32_t *)(r + 32) = 1;
 		kagg_rb_events__fprint_event(evs, out, &ev, NULL, NULL);
 		fclose(out);
-		snprintf(want, sizeof(want), "           <...>-77      [003] %s  1375.816604: "
-			 "sched_wakeup: comm=x pid=5 prio=120 target_cpu=001\n", c[i].flags);
+		snprintf(want, sizeof(want),
+			 "           <...>-77      [003] %s  1375.816604: "
+			 "sched_wakeup: comm=x pid=5 prio=120 target_cpu=001\n",
+			 c[i].flags);
 		assert_string_equal(buf, want);
 		free(buf);
 	}
 	kagg_rb_events__free(evs);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent),
+UU_MAIN(cmocka_unit_test(test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent),
 	cmocka_unit_test(test_defined_event_with_data_loc_and_arrays_prints_like_libtraceevent),
 	cmocka_unit_test(test_array_element_in_print_fmt_like_libtraceevent),
 	cmocka_unit_test(test_format_text_round_trips_through_our_parser),
 	cmocka_unit_test(test_unknown_print_fmt_construct_falls_back_to_field_values),
 	cmocka_unit_test(test_trace_line_has_kernel_context_columns),
-	cmocka_unit_test(test_trace_line_four_flag_columns)
-)
+	cmocka_unit_test(test_trace_line_four_flag_columns))

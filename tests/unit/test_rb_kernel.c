@@ -81,8 +81,8 @@ static const char *cmds_find(void *ctx, int pid)
  * Decode raw pages (n_bytes of trace_pipe_raw) of `cpu` with ours and kbuffer;
  * print our lines into *text.  Returns the number of events.
  */
-static size_t check_pages(const uint8_t *raw, size_t n_bytes, int cpu,
-			  struct kagg_rb_events *evs, struct cmds *cmds, char **text)
+static size_t check_pages(const uint8_t *raw, size_t n_bytes, int cpu, struct kagg_rb_events *evs,
+			  struct cmds *cmds, char **text)
 {
 	struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	size_t off, events = 0, tlen = 0;
@@ -244,7 +244,8 @@ static void test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace(void **s
 		snprintf(path, sizeof(path), "%s/trace", inst);
 		hdr = tu_slurp(path, NULL);
 		assert_non_null(hdr);
-		eo.flag_cols = strstr(hdr, "migrate-disable") || !strstr(hdr, "preempt-depth") ? 5 : 4;
+		eo.flag_cols =
+			strstr(hdr, "migrate-disable") || !strstr(hdr, "preempt-depth") ? 5 : 4;
 		printf("# the kernel's trace header: %d latency-flag columns\n", eo.flag_cols);
 		free(hdr);
 		evs = kagg_rb_events__new(&eo);
@@ -410,7 +411,9 @@ static void print_unparsed_formats(void)
 			len = f ? getdelim(&text, &cap, '\0', f) : -1;
 			if (f)
 				fclose(f);
-			err = len > 0 ? kagg_rb_events__parse(one, sys->d_name, text, (size_t)len, NULL) : 0;
+			err = len > 0 ? kagg_rb_events__parse(one, sys->d_name, text, (size_t)len,
+							      NULL)
+				      : 0;
 			if (err) {
 				printf("# does not parse (%d): %s\n", err, path);
 				for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
@@ -444,8 +447,8 @@ static void test_every_kernel_format_file_parses(void **s)
 	assert_int_equal(failed, 0);
 	/* a few layouts checked field by field */
 	{
-		const struct kagg_rb_format *f = kagg_rb_events__find_by_name(evs, "sched",
-									      "sched_switch");
+		const struct kagg_rb_format *f =
+			kagg_rb_events__find_by_name(evs, "sched", "sched_switch");
 		const struct kagg_rb_field *fl;
 
 		assert_non_null(f);
@@ -467,8 +470,6 @@ static void test_every_kernel_format_file_parses(void **s)
 	kagg_rb_events__free(evs);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_committed_kernel_pages_decode_as_kbuffer_and_print_as_trace),
+UU_MAIN(cmocka_unit_test(test_committed_kernel_pages_decode_as_kbuffer_and_print_as_trace),
 	cmocka_unit_test(test_every_kernel_format_file_parses),
-	cmocka_unit_test(test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace)
-)
+	cmocka_unit_test(test_live_kernel_pages_decode_as_kbuffer_and_print_as_trace))

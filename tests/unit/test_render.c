@@ -159,8 +159,7 @@ static void test_escaping(void **state)
 	svg = draw(&fl, false);
 	assert_null(strstr(svg, "a<b>"));
 	TU_ASSERT_HAS(svg, "<title>a&lt;b&gt;&amp;&quot;c&#39; (0.005 us, 100.00%)",
-		      "<title>bad??utf8 (",
-		      "<title>caf\xc3\xa9 (");
+		      "<title>bad??utf8 (", "<title>caf\xc3\xa9 (");
 	if (xmllint(svg) >= 0)
 		assert_int_equal(xmllint(svg), 0);
 	free(svg);
@@ -253,10 +252,6 @@ static void test_heatmap_columns(void **state)
 	kagg_heatmap__free(hm);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_widths_exact),
-	cmocka_unit_test(test_narrow_frames_hidden),
-	cmocka_unit_test(test_escaping),
-	cmocka_unit_test(test_snapshot_order),
-	cmocka_unit_test(test_heatmap_columns)
-)
+UU_MAIN(cmocka_unit_test(test_widths_exact), cmocka_unit_test(test_narrow_frames_hidden),
+	cmocka_unit_test(test_escaping), cmocka_unit_test(test_snapshot_order),
+	cmocka_unit_test(test_heatmap_columns))

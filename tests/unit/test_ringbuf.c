@@ -167,9 +167,9 @@ static void test_edge_case_records_decode_in_kbuffer_exactly(void **s)
 	struct exp_ev e[16];
 	size_t n = 0;
 
-	wr(rb, 0, &fc, 1000, 0, 1, &e[n++]);		   /* empty payload, first in page */
-	wr(rb, 0, &fc, 1010, 8, 2, &e[n++]);		   /* 12 -> 16 */
-	wr(rb, 0, &fc, 1010, 4, 3, &e[n++]);		   /* same ns: delta 0 via TIME_EXTEND */
+	wr(rb, 0, &fc, 1000, 0, 1, &e[n++]);		      /* empty payload, first in page */
+	wr(rb, 0, &fc, 1010, 8, 2, &e[n++]);		      /* 12 -> 16 */
+	wr(rb, 0, &fc, 1010, 4, 3, &e[n++]);		      /* same ns: delta 0 via TIME_EXTEND */
 	wr(rb, 0, &fc, 1020 + (1ull << 27), 112, 4, &e[n++]); /* TIME_EXTEND, largest small */
 	wr(rb, 0, &fc, 1030 + (5ull << 40), 113, 5, &e[n++]); /* big extend, type_len 0 */
 	wr(rb, 0, &fc, (5ull << 40) + 2000, 64, 6, &e[n++]);
@@ -583,8 +583,11 @@ static void test_merged_consume_orders_cpus_by_timestamp(void **s)
 	int i, n = 0;
 
 	for (i = 0; i < 300; i++)
-		wr(rb, i % 3 == 0 ? 2 : i % 3 == 1 ? 0 : 1, &fc, 1000 + (uint64_t)i * 17, 8,
-		   (uint8_t)i, NULL);
+		wr(rb,
+		   i % 3 == 0	? 2
+		   : i % 3 == 1 ? 0
+				: 1,
+		   &fc, 1000 + (uint64_t)i * 17, 8, (uint8_t)i, NULL);
 	while (kagg_rb__consume(rb, -1, &ev) == 0) {
 		assert_int_equal(ev.ts, 1000 + (uint64_t)n * 17);
 		assert_int_equal(ev.cpu, n % 3 == 0 ? 2 : n % 3 == 1 ? 0 : 1);
@@ -668,9 +671,15 @@ static void test_partly_consumed_page_uses_copy_path_with_last_ts(void **s)
 
 static void test_stats_print_in_tracefs_layout(void **s)
 {
-	struct kagg_rb_stats st = { .sz = sizeof(st), .entries = 3, .overrun = 4,
-				    .commit_overrun = 0, .bytes = 120, .oldest_event_ts = 1234567890123ULL, .now_ts = 2000000000ULL,
-				    .dropped_events = 5, .read_events = 6 };
+	struct kagg_rb_stats st = { .sz = sizeof(st),
+				    .entries = 3,
+				    .overrun = 4,
+				    .commit_overrun = 0,
+				    .bytes = 120,
+				    .oldest_event_ts = 1234567890123ULL,
+				    .now_ts = 2000000000ULL,
+				    .dropped_events = 5,
+				    .read_events = 6 };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -776,7 +785,8 @@ static void test_sized_structs_validated(void **s)
 	struct kagg_rb_rsv small_rsv = { .sz = sizeof(size_t) }, rsv = { .sz = sizeof(rsv) };
 	struct kagg_rb_event small_ev = { .sz = offsetof(struct kagg_rb_event, missed) };
 	struct kagg_rb_stats small_st = { .sz = sizeof(small_st) - 8 };
-	struct kagg_rb_page_iter small_it = { .sz = sizeof(small_it) - 1 }, it = { .sz = sizeof(it) };
+	struct kagg_rb_page_iter small_it = { .sz = sizeof(small_it) - 1 },
+				 it = { .sz = sizeof(it) };
 	TU_NEWER(kagg_rb_event, big_ev, 0xdead);
 	TU_NEWER(kagg_rb_stats, big_st, 0xbeef);
 	struct kagg_rb_iter *iter;
@@ -874,8 +884,8 @@ static void test_slot_index_without_division(void **state)
 		rb.nr_magic = UINT64_MAX / rb.nr + 1;
 		for (k = 0; k < 200000; k++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
-			seq = k < 1000 ? (uint64_t)k : k < 2000 ? UINT64_MAX - (uint64_t)(k - 1000)
-						   : x >> (k % 64);
+			seq = k<1000 ? (uint64_t)k
+				     : k<2000 ? UINT64_MAX - (uint64_t)(k - 1000) : x>>(k % 64);
 			if (rb_slot(&rb, seq) != seq % rb.nr)
 				fail_msg("nr %llu seq %llu: rb_slot %llu, %% %llu",
 					 (unsigned long long)rb.nr, (unsigned long long)seq,
@@ -933,8 +943,7 @@ static void test_writers_beyond_nr_cpus_fold_onto_a_buffer(void **s)
 	kagg_rb__free(rb);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_slot_index_without_division),
+UU_MAIN(cmocka_unit_test(test_slot_index_without_division),
 	cmocka_unit_test(test_writers_beyond_nr_cpus_fold_onto_a_buffer),
 	cmocka_unit_test(test_record_length_rules_match_ftrace),
 	cmocka_unit_test(test_edge_case_records_decode_in_kbuffer_exactly),
@@ -954,8 +963,6 @@ UU_MAIN(
 	cmocka_unit_test(test_partly_consumed_page_uses_copy_path_with_last_ts),
 	cmocka_unit_test(test_stats_print_in_tracefs_layout),
 	cmocka_unit_test(test_blocking_wait_wakes_on_commit_and_times_out),
-	cmocka_unit_test(test_sleeping_reader_woken_once),
-	cmocka_unit_test(test_opts_validated),
+	cmocka_unit_test(test_sleeping_reader_woken_once), cmocka_unit_test(test_opts_validated),
 	cmocka_unit_test(test_sized_structs_validated),
-	cmocka_unit_test(test_large_subbuffers_decode_in_kbuffer)
-)
+	cmocka_unit_test(test_large_subbuffers_decode_in_kbuffer))

@@ -11,11 +11,10 @@
  * buffer's single_writer, writing both buffers in turn: it never takes the
  * locked path.
  *
- * Every 17th event is discarded.  Proves: no torn record (every payload checksums), each writer's events keep
- * their order on every buffer, pages decode in kbuffer exactly as in our own
- * reader, and the identity committed = read + overrun + still buffered holds
- * exactly, with every refused event counted (dropped + commit_overrun +
- * nest_refused).
+ * Every 17th event is discarded.  Proves: no torn record (every payload checksums), each writer's
+ * events keep their order on every buffer, pages decode in kbuffer exactly as in our own reader,
+ * and the identity committed = read + overrun + still buffered holds exactly, with every refused
+ * event counted (dropped + commit_overrun + nest_refused).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,8 +35,8 @@
 #include "rb/rb_internal.h"
 #include "unit_util.h"
 
-#define NW 6		 /* writer threads: 0..3 all on buffer 0, 4..5 on their own CPU */
-#define NIDS (2 * NW)	 /* ids 0..NW-1 threads, NW..2NW-1 their signal handlers */
+#define NW 6	      /* writer threads: 0..3 all on buffer 0, 4..5 on their own CPU */
+#define NIDS (2 * NW) /* ids 0..NW-1 threads, NW..2NW-1 their signal handlers */
 #define NCPU 2
 #define SECONDS 2
 
@@ -55,7 +54,7 @@ struct wctx {
 	uint32_t seq, sig_seq;
 	uint64_t committed, refused; /* thread and handler together */
 	volatile sig_atomic_t in_window;
-	uint64_t sig_in_window;	     /* handler runs that hit the reserve..commit window */
+	uint64_t sig_in_window; /* handler runs that hit the reserve..commit window */
 };
 
 static volatile int stop;
@@ -337,11 +336,10 @@ static void run(enum kagg_rb_mode mode, const struct plan *pl)
 	printf("# %s, %s: committed %llu read %llu overrun %llu dropped %llu commit_overrun %llu "
 	       "nest_refused %llu; %llu signals, %llu inside a reserve..commit window\n",
 	       pl->name, mode == KAGG_RB_OVERWRITE ? "overwrite" : "consume",
-	       (unsigned long long)committed,
-	       (unsigned long long)c->read, (unsigned long long)st.overrun,
-	       (unsigned long long)st.dropped_events, (unsigned long long)st.commit_overrun,
-	       (unsigned long long)st.nest_refused, (unsigned long long)sigs,
-	       (unsigned long long)hit);
+	       (unsigned long long)committed, (unsigned long long)c->read,
+	       (unsigned long long)st.overrun, (unsigned long long)st.dropped_events,
+	       (unsigned long long)st.commit_overrun, (unsigned long long)st.nest_refused,
+	       (unsigned long long)sigs, (unsigned long long)hit);
 	assert_int_equal(c->torn, 0);
 	assert_int_equal(c->disorder, 0);
 	assert_int_equal(c->kbuf_mismatch, 0);
@@ -399,10 +397,8 @@ static void test_single_writer_on_any_cpu_with_reader_closing_keeps_identity(voi
 	run(KAGG_RB_CONSUME, &single);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_overwrite_stress_threads_and_signal_writers_keep_identity),
+UU_MAIN(cmocka_unit_test(test_overwrite_stress_threads_and_signal_writers_keep_identity),
 	cmocka_unit_test(test_consume_stress_threads_and_signal_writers_keep_identity),
 	cmocka_unit_test(test_rseq_writers_on_own_cpu_with_reader_closing_keep_identity),
 	cmocka_unit_test(test_foreign_writer_among_rseq_writers_keeps_identity),
-	cmocka_unit_test(test_single_writer_on_any_cpu_with_reader_closing_keeps_identity)
-)
+	cmocka_unit_test(test_single_writer_on_any_cpu_with_reader_closing_keeps_identity))

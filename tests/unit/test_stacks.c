@@ -57,8 +57,7 @@ static const struct tsym utab[] = {
 static char *kfuncs[sizeof(ktab) / sizeof(ktab[0])];
 static char *ufuncs[sizeof(utab) / sizeof(utab[0])];
 
-static int tab_find(const struct tsym *t, char **funcs, size_t n, uint64_t addr,
-		    struct sym *out)
+static int tab_find(const struct tsym *t, char **funcs, size_t n, uint64_t addr, struct sym *out)
 {
 	size_t i;
 
@@ -109,14 +108,21 @@ static const uint64_t u2[] = { 0x7023, 0x8044, 0x9031 };
 static struct stk_raw raw(int pid, uint64_t count, const uint64_t *k, unsigned int nk,
 			  const uint64_t *u, unsigned int nu)
 {
-	struct stk_raw r = { .pid = pid, .tid = pid, .comm = "app", .total_ns = count * 1000,
-			     .count = count, .kips = k, .nr_kips = nk, .uips = u, .nr_uips = nu };
+	struct stk_raw r = { .pid = pid,
+			     .tid = pid,
+			     .comm = "app",
+			     .total_ns = count * 1000,
+			     .count = count,
+			     .kips = k,
+			     .nr_kips = nk,
+			     .uips = u,
+			     .nr_uips = nu };
 
 	return r;
 }
 
 static struct kagg_snapshot *build_from(bool addrs, bool from_tracer, const struct stk_raw *r,
-				      size_t n)
+					size_t n)
 {
 	struct kagg_snapshot *snap = snap_new();
 	struct stk b;
@@ -366,8 +372,8 @@ static void test_func_names(void **state)
 		{ "_ZN3std2rt10lang_start17h0123456789abcdefE", "std::rt::lang_start" },
 		{ "_RINvNtC3std3mem8align_ofjE", "std::mem::align_of::<usize>" },
 	};
-	static const char *const same[] = { "main", "__schedule", "_Zfoo", "_R", "_start",
-					    "emit.isra.0" };
+	static const char *const same[] = { "main", "__schedule", "_Zfoo",
+					    "_R",   "_start",	  "emit.isra.0" };
 	char buf[16], *f;
 	size_t i;
 
@@ -415,14 +421,11 @@ static int free_funcs(void **state)
 	return 0;
 }
 
-UU_MAIN_GROUP(NULL, free_funcs,
-	cmocka_unit_test(test_merged_by_function),
-	cmocka_unit_test(test_addrs_keeps_offsets),
-	cmocka_unit_test(test_not_merged_across_pids_or_errors),
-	cmocka_unit_test(test_unknown_frames_by_cause),
-	cmocka_unit_test(test_only_leading_tracing_frames_dropped),
-	cmocka_unit_test(test_folded_names_have_no_separator),
-	cmocka_unit_test(test_meta_frames_printed),
-	cmocka_unit_test(test_func_names),
-	cmocka_unit_test(test_cli_folded_refuses_interval)
-)
+UU_MAIN_GROUP(NULL, free_funcs, cmocka_unit_test(test_merged_by_function),
+	      cmocka_unit_test(test_addrs_keeps_offsets),
+	      cmocka_unit_test(test_not_merged_across_pids_or_errors),
+	      cmocka_unit_test(test_unknown_frames_by_cause),
+	      cmocka_unit_test(test_only_leading_tracing_frames_dropped),
+	      cmocka_unit_test(test_folded_names_have_no_separator),
+	      cmocka_unit_test(test_meta_frames_printed), cmocka_unit_test(test_func_names),
+	      cmocka_unit_test(test_cli_folded_refuses_interval))

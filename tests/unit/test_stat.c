@@ -36,7 +36,8 @@ static void test_scale(void **state)
 		{ 0, 5, 5, KAGG_STAT_EXACT, 0 },
 		/* The seed's example: 300,000 counted in 1 s of 2 s enabled -> 600,000. */
 		{ 300000, 2000000000ULL, 1000000000ULL, KAGG_STAT_SCALED, 600000 },
-		/* Rounded to nearest: 10 * 3 / 2 = 15; 1 * 3 / 2 = 1.5 -> 2; 1 * 4 / 3 = 1.33 -> 1. */
+		/* Rounded to nearest: 10 * 3 / 2 = 15; 1 * 3 / 2 = 1.5 -> 2; 1 * 4 / 3 = 1.33 -> 1.
+		 */
 		{ 10, 3, 2, KAGG_STAT_SCALED, 15 },
 		{ 1, 3, 2, KAGG_STAT_SCALED, 2 },
 		{ 1, 4, 3, KAGG_STAT_SCALED, 1 },
@@ -99,7 +100,8 @@ static void test_parse_event_names(void **state)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(kagg_stat__parse_event(cases[i].name, NULL, &type, &config, &hw), 0);
+		assert_int_equal(kagg_stat__parse_event(cases[i].name, NULL, &type, &config, &hw),
+				 0);
 		assert_int_equal(type, cases[i].type);
 		assert_int_equal(config, cases[i].config);
 		assert_int_equal(hw, cases[i].type == PERF_TYPE_HARDWARE);
@@ -135,13 +137,15 @@ static void test_parse_tracepoint_fake_tracefs(void **state)
 	assert_non_null(f);
 	fputs("317\n", f);
 	fclose(f);
-	assert_int_equal(kagg_stat__parse_event("tracepoint:sched:sched_switch", dir, &type,
-						&config, &hw), 0);
+	assert_int_equal(
+		kagg_stat__parse_event("tracepoint:sched:sched_switch", dir, &type, &config, &hw),
+		0);
 	assert_int_equal(type, PERF_TYPE_TRACEPOINT);
 	assert_int_equal(config, 317);
 	assert_false(hw);
-	assert_int_equal(kagg_stat__parse_event("tracepoint:sched:sched_nope", dir, &type, &config,
-						&hw), -ENOENT);
+	assert_int_equal(
+		kagg_stat__parse_event("tracepoint:sched:sched_nope", dir, &type, &config, &hw),
+		-ENOENT);
 	assert_int_equal(kagg_stat__parse_event("tracepoint:nosys:x", dir, &type, &config, &hw),
 			 -ENOENT);
 	unlink(path);
@@ -167,20 +171,29 @@ static char *print_report(const struct kagg_stat_report *rep, enum kagg_format f
 static const struct kagg_stat_result results[] = {
 	{ RSZ, .name = "task-clock", .supported = true, .count = 5000, .enabled_ns = 5000,
 	  .running_ns = 5000, .scale = KAGG_STAT_EXACT, .estimate = 5000 },
-	{ RSZ, .name = "instructions", .supported = true, .count = 300000,
-	  .enabled_ns = 2000000000, .running_ns = 1000000000, .scale = KAGG_STAT_SCALED,
-	  .estimate = 600000 },
+	{ RSZ, .name = "instructions", .supported = true, .count = 300000, .enabled_ns = 2000000000,
+	  .running_ns = 1000000000, .scale = KAGG_STAT_SCALED, .estimate = 600000 },
 	{ RSZ, .name = "branches", .supported = true, .count = 0, .enabled_ns = 2000000000,
 	  .running_ns = 0, .scale = KAGG_STAT_UNDEFINED, .estimate = 0 },
 	{ RSZ, .name = "cycles", .supported = false, .err = -ENOENT },
 };
 static const struct kagg_stat_result *const result_ptrs[] = {
-	&results[0], &results[1], &results[2], &results[3],
+	&results[0],
+	&results[1],
+	&results[2],
+	&results[3],
 };
 
 static const struct kagg_stat_report report = {
-	.sz = sizeof(struct kagg_stat_report), .target = "command 'x' (pid 42)", .pid = 42,
-	.cpu = -1, .has_exit = true, .exit_status = 0, .duration_s = 2.0, .kernel = "6.18", .nr_results = 4,
+	.sz = sizeof(struct kagg_stat_report),
+	.target = "command 'x' (pid 42)",
+	.pid = 42,
+	.cpu = -1,
+	.has_exit = true,
+	.exit_status = 0,
+	.duration_s = 2.0,
+	.kernel = "6.18",
+	.nr_results = 4,
 	.results = result_ptrs,
 };
 
@@ -226,13 +239,21 @@ static void test_print_json_cases(void **state)
 /* The header names the command as given, and event names: escaped. */
 static void test_print_text_escapes_command(void **state)
 {
-	struct kagg_stat_result res = { .sz = sizeof(res), .name = "task\033-clock",
-					.supported = true, .count = 1, .enabled_ns = 1,
-					.running_ns = 1, .scale = KAGG_STAT_EXACT, .estimate = 1 };
+	struct kagg_stat_result res = { .sz = sizeof(res),
+					.name = "task\033-clock",
+					.supported = true,
+					.count = 1,
+					.enabled_ns = 1,
+					.running_ns = 1,
+					.scale = KAGG_STAT_EXACT,
+					.estimate = 1 };
 	const struct kagg_stat_result *ptrs[] = { &res };
 	struct kagg_stat_report rep = { .sz = sizeof(rep),
-					.target = "command 'printf \033]0;pwned\007'", .pid = 1,
-					.cpu = -1, .kernel = "6.18", .nr_results = 1,
+					.target = "command 'printf \033]0;pwned\007'",
+					.pid = 1,
+					.cpu = -1,
+					.kernel = "6.18",
+					.nr_results = 1,
 					.results = ptrs };
 	char *out = print_report(&rep, KAGG_FORMAT_TEXT);
 
@@ -287,13 +308,8 @@ static void test_cli_usage_errors(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_scale),
-	cmocka_unit_test(test_parse_event_names),
+UU_MAIN(cmocka_unit_test(test_scale), cmocka_unit_test(test_parse_event_names),
 	cmocka_unit_test(test_parse_tracepoint_fake_tracefs),
-	cmocka_unit_test(test_print_text_cases),
-	cmocka_unit_test(test_print_json_cases),
+	cmocka_unit_test(test_print_text_cases), cmocka_unit_test(test_print_json_cases),
 	cmocka_unit_test(test_print_checks_sizes),
-	cmocka_unit_test(test_print_text_escapes_command),
-	cmocka_unit_test(test_cli_usage_errors)
-)
+	cmocka_unit_test(test_print_text_escapes_command), cmocka_unit_test(test_cli_usage_errors))

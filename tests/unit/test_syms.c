@@ -77,16 +77,13 @@ static void test_format(void **state)
 	struct sym unknown = { 0 };
 	char buf[64], tiny[6];
 
-	assert_string_equal(sym__format(&named, 0, SYM_ADDRS, buf, sizeof(buf)),
-			    "schedule+0x10");
+	assert_string_equal(sym__format(&named, 0, SYM_ADDRS, buf, sizeof(buf)), "schedule+0x10");
 	assert_string_equal(sym__format(&mod, 0, SYM_ADDRS, buf, sizeof(buf)),
 			    "/usr/lib/libfoo.so+0x1234");
 	assert_string_equal(sym__format(&unknown, 0xdead, SYM_ADDRS, buf, sizeof(buf)),
 			    "[unknown] 0xdead");
-	assert_string_equal(sym__format(NULL, 0x1, SYM_ADDRS, buf, sizeof(buf)),
-			    "[unknown] 0x1");
-	assert_string_equal(sym__format(&named, 0, SYM_ADDRS, tiny, sizeof(tiny)),
-			    "sched");
+	assert_string_equal(sym__format(NULL, 0x1, SYM_ADDRS, buf, sizeof(buf)), "[unknown] 0x1");
+	assert_string_equal(sym__format(&named, 0, SYM_ADDRS, tiny, sizeof(tiny)), "sched");
 	assert_ptr_equal(sym__format(&named, 0, SYM_ADDRS, buf, 0), buf);
 }
 
@@ -94,8 +91,9 @@ static void test_format(void **state)
 static void test_format_by_function(void **state)
 {
 	struct sym named = { .name = "schedule", .offset = 0x10, .module = "[kernel]" };
-	struct sym cxx = { .name = "_ZN2ns1C1fEi", .offset = 0x4, .module = "/bin/app",
-				.func = "ns::C::f(int)" };
+	struct sym cxx = {
+		.name = "_ZN2ns1C1fEi", .offset = 0x4, .module = "/bin/app", .func = "ns::C::f(int)"
+	};
 	struct sym mod = { .name = NULL, .offset = 0x1234, .module = "/usr/lib/libfoo.so" };
 	struct sym vdso = { .name = NULL, .offset = 0x7bd, .module = "[vdso]" };
 	struct sym unknown = { 0 };
@@ -103,8 +101,7 @@ static void test_format_by_function(void **state)
 
 	assert_string_equal(sym__format(&named, 0, 0, buf, sizeof(buf)), "schedule");
 	assert_string_equal(sym__format(&cxx, 0, 0, buf, sizeof(buf)), "ns::C::f(int)");
-	assert_string_equal(sym__format(&cxx, 0, SYM_ADDRS, buf, sizeof(buf)),
-			    "ns::C::f(int)+0x4");
+	assert_string_equal(sym__format(&cxx, 0, SYM_ADDRS, buf, sizeof(buf)), "ns::C::f(int)+0x4");
 	assert_string_equal(sym__format(&mod, 0, 0, buf, sizeof(buf)), "[libfoo.so]");
 	assert_string_equal(sym__format(&vdso, 0, 0, buf, sizeof(buf)), "[vdso]");
 	assert_string_equal(sym__format(&unknown, 0xdead, 0, buf, sizeof(buf)), "[unknown]");
@@ -145,8 +142,7 @@ static void test_user_self_func(void **state)
 
 	/* the ELF header of this binary: mapped, but before every symbol */
 	assert_true(dladdr((void *)&kagg_test_target_fn, &info));
-	assert_int_equal(syms__user(*state, getpid(), (uintptr_t)info.dli_fbase, &out),
-			 -ENOENT);
+	assert_int_equal(syms__user(*state, getpid(), (uintptr_t)info.dli_fbase, &out), -ENOENT);
 	assert_null(out.name);
 	assert_non_null(strstr(out.module, "test_syms"));
 	assert_int_equal(out.offset, 0);
@@ -186,8 +182,8 @@ static uint64_t self_file_offset(uint64_t addr)
 
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &pgoff) == 3 && addr >= start &&
-		    addr < end)
+		if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &pgoff) == 3 &&
+		    addr >= start && addr < end)
 			off = addr - start + pgoff;
 	fclose(f);
 	assert_int_not_equal(off, UINT64_MAX);
@@ -273,8 +269,7 @@ static void test_user_vdso(void **state)
 			continue;
 		assert_string_equal(out.module, "[vdso]");
 		assert_true(strstr(out.name, "time") || strstr(out.name, "getcpu"));
-		print_message("vdso: 0x%" PRIx64 " -> %s+0x%" PRIx64 "\n", a, out.name,
-			      out.offset);
+		print_message("vdso: 0x%" PRIx64 " -> %s+0x%" PRIx64 "\n", a, out.name, out.offset);
 		found = 1;
 	}
 	assert_true(found);
@@ -313,11 +308,9 @@ static void test_user_dead_pid(void **state)
 		_exit(0);
 	/* a zombie still has /proc/PID but no address space: wait for it, do not reap it */
 	assert_int_equal(waitid(P_PID, pid, &info, WEXITED | WNOWAIT), 0);
-	assert_int_equal(syms__user(*state, pid, (uintptr_t)&kagg_test_target_fn, &out),
-			 -ESRCH);
+	assert_int_equal(syms__user(*state, pid, (uintptr_t)&kagg_test_target_fn, &out), -ESRCH);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(syms__user(*state, pid, (uintptr_t)&kagg_test_target_fn, &out),
-			 -ESRCH);
+	assert_int_equal(syms__user(*state, pid, (uintptr_t)&kagg_test_target_fn, &out), -ESRCH);
 }
 
 static int copy_self(char *path)

@@ -78,8 +78,7 @@ static void expect_named(const char *path, int src)
 	assert_string_equal(out.name, "symsrc_hidden_mid");
 	assert_int_equal(out.src, src);
 	/* the export is in .dynsym as well: the stripped copy names it from there */
-	assert_int_equal(syms__user(s, getpid(), (uintptr_t)dlsym(h, "symsrc_addrs"), &out),
-			 0);
+	assert_int_equal(syms__user(s, getpid(), (uintptr_t)dlsym(h, "symsrc_addrs"), &out), 0);
 	assert_string_equal(out.name, "symsrc_addrs");
 	syms__free(s);
 	dlclose(h);
@@ -141,12 +140,13 @@ static void test_minidebuginfo(void **state)
 	snprintf(d, sizeof(d), "%s/mini", tmpdir);
 	/* as Fedora builds it: the function symbols of the debug file only, compressed */
 	tu_sh_ok("objcopy --only-keep-debug %s %s.full && "
-	   "nm %s.full --format=posix --defined-only | awk '$2 ~ /[Tt]/ {print $1}' > %s.funcs && "
-	   "objcopy -S --remove-section .gdb_index --remove-section .comment "
-	   "--keep-symbols=%s.funcs %s.full %s.debug && "
-	   "xz -f %s.debug && strip --strip-all -o %s %s && "
-	   "objcopy --add-section .gnu_debugdata=%s.debug.xz %s",
-	   lib, d, d, d, d, d, d, d, path, lib, d, path);
+		 "nm %s.full --format=posix --defined-only | awk '$2 ~ /[Tt]/ {print $1}' > "
+		 "%s.funcs && "
+		 "objcopy -S --remove-section .gdb_index --remove-section .comment "
+		 "--keep-symbols=%s.funcs %s.full %s.debug && "
+		 "xz -f %s.debug && strip --strip-all -o %s %s && "
+		 "objcopy --add-section .gnu_debugdata=%s.debug.xz %s",
+		 lib, d, d, d, d, d, d, d, path, lib, d, path);
 	expect_named(path, SYM_SRC_MINIDEBUG);
 }
 
@@ -161,15 +161,16 @@ static void test_debuglink(void **state)
 	snprintf(path, sizeof(path), "%s/liblink.so", tmpdir);
 	snprintf(dbg, sizeof(dbg), "%s/liblink.so.dbg", tmpdir);
 	tu_sh_ok("objcopy --only-keep-debug %s %s && strip --strip-all -o %s %s && "
-	   "cd %s && objcopy --add-gnu-debuglink=liblink.so.dbg liblink.so",
-	   lib, dbg, path, lib, tmpdir);
+		 "cd %s && objcopy --add-gnu-debuglink=liblink.so.dbg liblink.so",
+		 lib, dbg, path, lib, tmpdir);
 	expect_named(path, SYM_SRC_DEBUGFILE);
 
 	/* a debug file of the right name whose CRC differs (a byte appended): not taken */
 	snprintf(bad, sizeof(bad), "%s/liblink2.so", tmpdir);
 	tu_sh_ok("objcopy --only-keep-debug %s %s.dbg && strip --strip-all -o %s %s && "
-	   "cd %s && objcopy --add-gnu-debuglink=liblink2.so.dbg liblink2.so && "
-	   "printf x >> liblink2.so.dbg", lib, bad, bad, lib, tmpdir);
+		 "cd %s && objcopy --add-gnu-debuglink=liblink2.so.dbg liblink2.so && "
+		 "printf x >> liblink2.so.dbg",
+		 lib, bad, bad, lib, tmpdir);
 	s = syms__new();
 	h = open_copy(bad, &leaf, &mid);
 	assert_int_equal(syms__user(s, getpid(), (uintptr_t)leaf, &out), -ENOENT);
@@ -196,7 +197,8 @@ static int free_port(void)
 /* Does the server at port answer 200 for the debug file of build id hex yet? */
 static bool served(int port, const char *hex)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	char req[256], resp[32] = "";
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -209,7 +211,8 @@ static bool served(int port, const char *hex)
 		n = snprintf(req, sizeof(req), "GET /buildid/%s/debuginfo HTTP/1.0\r\n\r\n", hex);
 		if (write(fd, req, n) == n && (n = read(fd, resp, sizeof(resp) - 1)) > 0) {
 			resp[n] = '\0';
-			ok = !strncmp(resp, "HTTP/1.1 200", 12) || !strncmp(resp, "HTTP/1.0 200", 12);
+			ok = !strncmp(resp, "HTTP/1.1 200", 12) ||
+			     !strncmp(resp, "HTTP/1.0 200", 12);
 		}
 	}
 	close(fd);
@@ -241,7 +244,8 @@ static void test_debuginfod(void **state)
 	snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
 	snprintf(log, sizeof(log), "%s/debuginfod.log", tmpdir);
 	tu_sh_ok("mkdir -p %s %s && objcopy --only-keep-debug %s %s/libdi.debug && "
-	   "strip --strip-all -o %s %s", srv, cache, lib, srv, path, lib);
+		 "strip --strip-all -o %s %s",
+		 srv, cache, lib, srv, path, lib);
 	assert_int_equal(syms_elf_build_id(path, hex, sizeof(hex)), 0);
 
 	pid = fork();
@@ -315,8 +319,8 @@ static void test_perf_map(void **state)
 	uint8_t *code;
 	FILE *f;
 
-	code = mmap(NULL, 8192, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
-		    -1, 0);
+	code = mmap(NULL, 8192, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		    0);
 	assert_true(code != MAP_FAILED);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
 	f = fopen(path, "w");
@@ -343,8 +347,7 @@ static void test_perf_map(void **state)
 	if (!geteuid()) {
 		assert_int_equal(chown(path, 65534, 65534), 0);
 		s = syms__new();
-		assert_int_equal(syms__user(s, getpid(), (uintptr_t)code + 0x10, &out),
-				 -ENOENT);
+		assert_int_equal(syms__user(s, getpid(), (uintptr_t)code + 0x10, &out), -ENOENT);
 		syms__free(s);
 	}
 	unlink(path);
@@ -354,12 +357,9 @@ static void test_perf_map(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_symtab),
-		cmocka_unit_test(test_stripped_unknown),
-		cmocka_unit_test(test_minidebuginfo),
-		cmocka_unit_test(test_debuglink),
-		cmocka_unit_test(test_debuginfod),
-		cmocka_unit_test(test_perf_map),
+		cmocka_unit_test(test_symtab),	      cmocka_unit_test(test_stripped_unknown),
+		cmocka_unit_test(test_minidebuginfo), cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_debuginfod),    cmocka_unit_test(test_perf_map),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -49,9 +49,12 @@ static void test_what_is_escaped(void **state)
 	expect(EVIL, EVIL_ESC);
 	expect("\r\a\b\x01\x1f ~", "\\015\\007\\010\\001\\037 ~");
 	/* valid UTF-8 is kept: 2, 3 and 4 bytes */
-	expect("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x90\xa7", "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x90\xa7");
+	expect("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x90\xa7",
+	       "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x90\xa7");
 	/* C1 controls (U+009B is CSI), overlong forms, surrogates, beyond U+10FFFF, cut */
-	expect("\xc2\x9b" "1m", "\\302\\2331m");
+	expect("\xc2\x9b"
+	       "1m",
+	       "\\302\\2331m");
 	expect("\xc2\xa0", "\xc2\xa0"); /* U+00A0, the first one after the C1 range */
 	expect("\xc0\xaf\xc1\xbf", "\\300\\257\\301\\277");
 	expect("\xe0\x80\xaf", "\\340\\200\\257");
@@ -97,7 +100,9 @@ static void test_trace_line_escapes_comms(void **state)
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	const struct kagg_rb_format *f;
 	uint8_t r[64] = { 0 };
-	struct kagg_rb_event ev = { .sz = sizeof(ev), .ts = 1000000000ULL, .data = r, .len = 64, .cpu = 1 };
+	struct kagg_rb_event ev = {
+		.sz = sizeof(ev), .ts = 1000000000ULL, .data = r, .len = 64, .cpu = 1
+	};
 	char *buf = NULL, info[256];
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
@@ -112,7 +117,7 @@ static void test_trace_line_escapes_comms(void **state)
 	kagg_rb_events__fprint_event(evs, out, &ev, evil_comm, NULL);
 	fclose(out);
 	assert_string_equal(buf, EVIL_ESC "-77      [001] .....     1.000000: sched_wakeup: "
-				 "comm=" EVIL_ESC " pid=5 prio=120 target_cpu=001\n");
+					  "comm=" EVIL_ESC " pid=5 prio=120 target_cpu=001\n");
 	assert_null(memchr(buf, '\033', len));
 	/* format_info stays the record's own text */
 	kagg_rb_events__format_info(evs, f, r, 64, info, sizeof(info));
@@ -121,8 +126,5 @@ static void test_trace_line_escapes_comms(void **state)
 	kagg_rb_events__free(evs);
 }
 
-UU_MAIN(
-	cmocka_unit_test(test_what_is_escaped),
-	cmocka_unit_test(test_bounded_and_unterminated),
-	cmocka_unit_test(test_trace_line_escapes_comms)
-)
+UU_MAIN(cmocka_unit_test(test_what_is_escaped), cmocka_unit_test(test_bounded_and_unterminated),
+	cmocka_unit_test(test_trace_line_escapes_comms))

@@ -55,8 +55,8 @@ struct fixture {
 };
 
 /* Options of a writer of FX's recordings (its page size, CPUs and events), then any others. */
-#define FX_WRITER_OPTS(NAME, FX, ...)                                                    \
-	KAGG_OPTS(kagg_tracedat_writer_opts, NAME, .page_size = PS, .nr_cpus = NCPU,     \
+#define FX_WRITER_OPTS(NAME, FX, ...)                                                \
+	KAGG_OPTS(kagg_tracedat_writer_opts, NAME, .page_size = PS, .nr_cpus = NCPU, \
 		  .events = (FX)->evs, ##__VA_ARGS__)
 
 static uint64_t fake_clock(void *ctx)
@@ -119,8 +119,8 @@ static void put_switch(struct fixture *fx, int cpu, int i, uint64_t ts)
  */
 static void fill(struct fixture *fx, int n0, int n1, size_t nr_subbufs, int jump_every)
 {
-	KAGG_OPTS(kagg_rb_opts, o, .nr_cpus = NCPU, .nr_subbufs = nr_subbufs,
-		  .clock = fake_clock, .clock_ctx = fx);
+	KAGG_OPTS(kagg_rb_opts, o, .nr_cpus = NCPU, .nr_subbufs = nr_subbufs, .clock = fake_clock,
+		  .clock_ctx = fx);
 	uint64_t ts = 5000000000ULL;
 	int i;
 
@@ -472,7 +472,9 @@ static int decode_with_libtraceevent(struct fixture *fx, struct exp_ev *out, int
 			if (kbuffer_missed_events(kb))
 				missed[cpu] = kbuffer_missed_events(kb);
 			for (d = kbuffer_read_event(kb, &ts); d; d = kbuffer_next_event(kb, &ts)) {
-				struct tep_record rec = { .ts = ts, .data = d, .cpu = cpu,
+				struct tep_record rec = { .ts = ts,
+							  .data = d,
+							  .cpu = cpu,
 							  .size = kbuffer_event_size(kb) };
 				struct tep_event *e = tep_find_event_by_record(tep, &rec);
 				struct trace_seq sq;
@@ -485,9 +487,11 @@ static int decode_with_libtraceevent(struct fixture *fx, struct exp_ev *out, int
 				assert_string_equal(e->name, "sched_switch");
 				o->ts = ts;
 				o->cpu = cpu;
-				assert_int_equal(tep_get_field_val(NULL, e, "prev_pid", &rec, &v, 1), 0);
+				assert_int_equal(
+					tep_get_field_val(NULL, e, "prev_pid", &rec, &v, 1), 0);
 				o->prev_pid = (int)v;
-				assert_int_equal(tep_get_field_val(NULL, e, "next_pid", &rec, &v, 1), 0);
+				assert_int_equal(
+					tep_get_field_val(NULL, e, "next_pid", &rec, &v, 1), 0);
 				o->next_pid = (int)v;
 				assert_int_equal(tep_data_pid(tep, &rec), o->prev_pid);
 				memcpy(o->prev_comm, (char *)d + 8, 16);
@@ -551,12 +555,12 @@ static bool have_trace_cmd(void)
 }
 
 /* A test that needs trace-cmd is skipped, saying why, where it is not installed. */
-#define SKIP_UNLESS_TRACE_CMD()                                                \
-	do {                                                                   \
-		if (!have_trace_cmd()) {                                       \
+#define SKIP_UNLESS_TRACE_CMD()                                                    \
+	do {                                                                       \
+		if (!have_trace_cmd()) {                                           \
 			printf("SKIP %s: trace-cmd is not installed\n", __func__); \
-			skip();                                                \
-		}                                                              \
+			skip();                                                    \
+		}                                                                  \
 	} while (0)
 
 static char *run(const char *cmd)
@@ -632,11 +636,12 @@ static int check_report(struct fixture *fx, const char *out)
 			comm_of(e->prev_pid, want_comm);
 			if (e->prev_pid == 0)
 				strcpy(want_comm, "<idle>");
-			if (cpu != e->cpu || pid != e->prev_pid || sec * 1000000000ULL + nsec != e->ts ||
-			    strcmp(comm, want_comm) || prev_pid != e->prev_pid ||
-			    next_pid != e->next_pid || strcmp(prev_comm, e->prev_comm) ||
-			    strcmp(next_comm, e->next_comm)) {
-				printf("mismatch at event %d: line '%s', want cpu %d pid %d comm %s "
+			if (cpu != e->cpu || pid != e->prev_pid ||
+			    sec * 1000000000ULL + nsec != e->ts || strcmp(comm, want_comm) ||
+			    prev_pid != e->prev_pid || next_pid != e->next_pid ||
+			    strcmp(prev_comm, e->prev_comm) || strcmp(next_comm, e->next_comm)) {
+				printf("mismatch at event %d: line '%s', want cpu %d pid %d comm "
+				       "%s "
 				       "ts %llu\n",
 				       n, l, e->cpu, e->prev_pid, want_comm,
 				       (unsigned long long)e->ts);
@@ -725,7 +730,8 @@ static void test_reads_v6_written_by_trace_cmd(void **state)
 	out = run(cmd);
 	t = kagg_tracedat__open(v6, NULL);
 	if (!t) {
-		printf("cannot open trace-cmd's v6 file (errno %d); convert said:\n%s\n", errno, out);
+		printf("cannot open trace-cmd's v6 file (errno %d); convert said:\n%s\n", errno,
+		       out);
 		fail();
 	}
 	free(out);
@@ -1021,8 +1027,8 @@ static void test_killed_writer_leaves_what_was_added(void **state)
 	if (have_trace_cmd()) {
 		char cmd[256], *out;
 
-		snprintf(cmd, sizeof(cmd), "trace-cmd report -N -i %s 2>&1 | grep -c sched_switch:",
-			 fx->path);
+		snprintf(cmd, sizeof(cmd),
+			 "trace-cmd report -N -i %s 2>&1 | grep -c sched_switch:", fx->path);
 		out = run(cmd);
 		printf("  trace-cmd report: %s", out);
 		assert_int_equal(atol(out), 153L * per_page);
@@ -1180,25 +1186,19 @@ static void test_truncated_file_is_rejected(void **state)
 	free(buf);
 }
 
-UU_MAIN(
-	cmocka_unit_test_setup_teardown(test_roundtrip_two_cpus_many_pages_reader, setup,
+UU_MAIN(cmocka_unit_test_setup_teardown(test_roundtrip_two_cpus_many_pages_reader, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_file_decodes_with_libtraceevent_and_kbuffer, setup,
 					teardown),
-	cmocka_unit_test_setup_teardown(test_file_decodes_with_libtraceevent_and_kbuffer,
-					setup, teardown),
-	cmocka_unit_test_setup_teardown(test_trace_cmd_report_lists_the_events, setup,
-					teardown),
+	cmocka_unit_test_setup_teardown(test_trace_cmd_report_lists_the_events, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_trace_cmd_report_without_clock_option, setup,
 					teardown),
-	cmocka_unit_test_setup_teardown(test_reads_v6_written_by_trace_cmd, setup,
-					teardown),
+	cmocka_unit_test_setup_teardown(test_reads_v6_written_by_trace_cmd, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_missed_events_page, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_empty_file_and_empty_cpu, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_bad_opts_and_arguments, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_truncated_file_is_rejected, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_killed_writer_leaves_what_was_added, setup,
-					teardown),
+	cmocka_unit_test_setup_teardown(test_killed_writer_leaves_what_was_added, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_finished_file_is_compact, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_existing_file_replaced_only_by_a_recording,
-					setup, teardown),
-	cmocka_unit_test_setup_teardown(test_stream_target, setup, teardown)
-)
+	cmocka_unit_test_setup_teardown(test_existing_file_replaced_only_by_a_recording, setup,
+					teardown),
+	cmocka_unit_test_setup_teardown(test_stream_target, setup, teardown))

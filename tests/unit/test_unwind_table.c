@@ -88,8 +88,8 @@ static void expect_row(struct cases *c, const char *label, int delta, int cfa, i
 	assert_non_null(r);
 	if (r->cfa != cfa || r->cfa_off != cfa_off || r->rbp_off != rbp_off)
 		fail_msg("%s+%d (0x%lx): row cfa %d off %d rbp %d, want cfa %d off %d rbp %d",
-			 label, delta, (unsigned long)pc, r->cfa, r->cfa_off, r->rbp_off, cfa, cfa_off,
-			 rbp_off);
+			 label, delta, (unsigned long)pc, r->cfa, r->cfa_off, r->rbp_off, cfa,
+			 cfa_off, rbp_off);
 }
 
 static void test_frame_pointer_function(void **state)
@@ -97,7 +97,7 @@ static void test_frame_pointer_function(void **state)
 	struct cases *c = *state;
 
 	expect_row(c, "cfi_fp", 0, UNW_CFA_RSP, 8, 0);		/* at entry: unchanged rbp */
-	expect_row(c, "cfi_fp_pushed", 0, UNW_CFA_RSP, 16, -2);	/* rbp saved at CFA - 16 */
+	expect_row(c, "cfi_fp_pushed", 0, UNW_CFA_RSP, 16, -2); /* rbp saved at CFA - 16 */
 	expect_row(c, "cfi_fp_body", 0, UNW_CFA_RBP, 16, -2);
 	expect_row(c, "cfi_fp_body", 1, UNW_CFA_RBP, 16, -2);
 	expect_row(c, "cfi_fp_popped", 0, UNW_CFA_RSP, 8, -2);
@@ -139,8 +139,8 @@ static void test_unsupported_rules(void **state)
 	struct cases *c = *state;
 
 	expect_row(c, "cfi_odd", 1, UNW_CFA_RSP, 16, UNW_RBP_LOST); /* rbp in rbx: lost */
-	expect_row(c, "cfi_odd_cfa", 0, UNW_CFA_NONE, 0, 0);	     /* CFA from rbx */
-	expect_row(c, "cfi_odd_ra", 0, UNW_CFA_NONE, 0, 0);	     /* RA at CFA - 16 */
+	expect_row(c, "cfi_odd_cfa", 0, UNW_CFA_NONE, 0, 0);	    /* CFA from rbx */
+	expect_row(c, "cfi_odd_ra", 0, UNW_CFA_NONE, 0, 0);	    /* RA at CFA - 16 */
 	assert_int_equal(c->t.unsupported, 2);
 }
 
@@ -170,8 +170,9 @@ static void check_file(const char *path)
 	}
 	assert_int_equal(t.rows[t.nr - 1].cfa, UNW_CFA_NONE);
 	print_message("%s: %zu rows (%zu KiB), %zu gaps, %lu unsupported, %lu lookups, "
-		      "%.1f ms\n", path, t.nr, t.nr * sizeof(*t.rows) / 1024, none,
-		      (unsigned long)t.unsupported, (unsigned long)t.lookups,
+		      "%.1f ms\n",
+		      path, t.nr, t.nr * sizeof(*t.rows) / 1024, none, (unsigned long)t.unsupported,
+		      (unsigned long)t.lookups,
 		      (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6);
 	unw_table_free(&t);
 	elf_end(e);

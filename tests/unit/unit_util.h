@@ -21,12 +21,12 @@
  *		      cmocka_unit_test(test_a),
  *		      cmocka_unit_test(test_b))
  */
-#define UU_MAIN_GROUP(SETUP, TEARDOWN, ...)					\
-	int main(void)								\
-	{									\
-		const struct CMUnitTest tests[] = { __VA_ARGS__ };		\
-										\
-		return cmocka_run_group_tests(tests, SETUP, TEARDOWN);		\
+#define UU_MAIN_GROUP(SETUP, TEARDOWN, ...)                            \
+	int main(void)                                                 \
+	{                                                              \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };     \
+                                                                       \
+		return cmocka_run_group_tests(tests, SETUP, TEARDOWN); \
 	}
 
 /* main() running the cmocka tests listed, without group setup. */

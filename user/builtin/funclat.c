@@ -53,8 +53,9 @@ struct func {
 enum fl_path { FL_FENTRY, FL_KPROBE_MULTI, FL_KPROBE, FL_UPROBE_MULTI, FL_UPROBE };
 
 static const char *const path_names[] = {
-	[FL_FENTRY] = "fentry", [FL_KPROBE_MULTI] = "kprobe.multi", [FL_KPROBE] = "kprobe",
-	[FL_UPROBE_MULTI] = "uprobe.multi", [FL_UPROBE] = "uprobe",
+	[FL_FENTRY] = "fentry", [FL_KPROBE_MULTI] = "kprobe.multi",
+	[FL_KPROBE] = "kprobe", [FL_UPROBE_MULTI] = "uprobe.multi",
+	[FL_UPROBE] = "uprobe",
 };
 
 struct funclat {
@@ -69,8 +70,8 @@ struct funclat {
 	enum kagg_buckets buckets;
 	int exp_scale;
 	unsigned int exp_cells;
-	bool exp_dense;	/* exp buckets in exp_hist, one array per function (else exp_cells) */
-	unsigned int exp_hot_max;	/* else: dense histograms for frequent functions */
+	bool exp_dense; /* exp buckets in exp_hist, one array per function (else exp_cells) */
+	unsigned int exp_hot_max; /* else: dense histograms for frequent functions */
 	/* One-probe-per-function paths: links of functions 1..n-1 of programs 0 and 1. */
 	struct bpf_link **extra[2];
 };
@@ -143,8 +144,7 @@ static void unique_funcs(struct func *f, size_t *n, bool by_offset)
 }
 
 /* Kernel functions matching pattern: available_filter_functions, else kallsyms text symbols. */
-static int kernel_funcs(struct kagg_session *s, const char *pattern, struct func **out,
-			size_t *nr)
+static int kernel_funcs(struct kagg_session *s, const char *pattern, struct func **out, size_t *nr)
 {
 	char msg[256], line[512], name[256];
 	size_t cap = 0, n = 0;
@@ -261,9 +261,10 @@ static int resolve_binary(struct kagg_session *s, const char *what, int pid, cha
 	if ((pid && !lib_from_maps(pid, what, out, out_sz)) ||
 	    !ldcache_find_system(what, out, out_sz) || !from_path_env(what, out, out_sz))
 		return 0;
-	slog(s, KAGG_LOG_WARN, "no library or program '%s' found (tried %s" LDCACHE_PATH ", the "
-	     "standard library directories and $PATH); give a path instead", what,
-	     pid ? "the process's maps, " : "");
+	slog(s, KAGG_LOG_WARN,
+	     "no library or program '%s' found (tried %s" LDCACHE_PATH ", the "
+	     "standard library directories and $PATH); give a path instead",
+	     what, pid ? "the process's maps, " : "");
 	return -ENOENT;
 }
 
@@ -293,7 +294,8 @@ static int elf_funcs(struct kagg_session *s, const char *path, const char *patte
 		Elf_Data *data;
 		size_t i, cnt;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data || !sh.sh_entsize)
@@ -317,7 +319,8 @@ static int elf_funcs(struct kagg_session *s, const char *path, const char *patte
 			tscn = elf_getscn(elf, sym.st_shndx);
 			if (!tscn || !gelf_getshdr(tscn, &tsh))
 				continue;
-			err = add_func(&arr, &n, &cap, name, sym.st_value - tsh.sh_addr + tsh.sh_offset);
+			err = add_func(&arr, &n, &cap, name,
+				       sym.st_value - tsh.sh_addr + tsh.sh_offset);
 		}
 	}
 	if (!err && !n) {
@@ -353,8 +356,7 @@ static void drop_extra(struct funclat *t, int i)
 }
 
 /* Attach function j of program i (exit = i == 1) on a one-probe-per-function path. */
-static struct bpf_link *attach_one(struct funclat *t, struct bpf_program *prog, bool ret,
-				   size_t j)
+static struct bpf_link *attach_one(struct funclat *t, struct bpf_program *prog, bool ret, size_t j)
 {
 	if (t->path == FL_KPROBE) {
 		LIBBPF_OPTS(bpf_kprobe_opts, ko, .bpf_cookie = j, .retprobe = ret);
@@ -513,14 +515,14 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 	if (t->exp_dense)
 		err = session_buckets_setup(s, t->buckets, t->exp_scale, skel->maps.exp_hist,
 					    skel->maps.exp_cells, &skel->rodata->exp_params,
-					    &skel->rodata->exp_words) ?:
-		      bpf_map__set_max_entries(skel->maps.exp_hist, 2 * t->nr_funcs);
+					    &skel->rodata->exp_words)
+			      ?: bpf_map__set_max_entries(skel->maps.exp_hist, 2 * t->nr_funcs);
 	else
 		err = session_exp_cells_setup(s, t->buckets, t->exp_scale, t->exp_cells,
 					      skel->maps.exp_cells, &skel->rodata->exp_params,
-					      &skel->rodata->exp_words) ?:
-		      session_exp_hot_setup(s, skel->maps.exp_hist, t->exp_cells,
-					    &skel->rodata->exp_hot_max);
+					      &skel->rodata->exp_words)
+			      ?: session_exp_hot_setup(s, skel->maps.exp_hist, t->exp_cells,
+						       &skel->rodata->exp_hot_max);
 	t->exp_hot_max = skel->rodata->exp_hot_max;
 	if (!err && t->exp_hot_max)
 		err = bpf_map__set_max_entries(skel->maps.exp_hot_id, t->nr_funcs);
@@ -641,7 +643,8 @@ static int choose_path(struct kagg_session *s, enum kagg_funclat_attach want)
 	}
 	/* Function i is told apart by its attach cookie i: one function without them. */
 	if (t->nr_funcs > 1 && !session_has_attach_cookie(s)) {
-		slog(s, KAGG_LOG_WARN, "'%s' matches %zu functions: tracing more than one needs "
+		slog(s, KAGG_LOG_WARN,
+		     "'%s' matches %zu functions: tracing more than one needs "
 		     "BPF attach cookies (bpf_get_attach_cookie), which this kernel lacks",
 		     t->funcs[0].name, t->nr_funcs);
 		return -EOPNOTSUPP;
@@ -662,8 +665,10 @@ static int choose_path(struct kagg_session *s, enum kagg_funclat_attach want)
 	}
 	if (err) {
 		if (perm && geteuid() != 0)
-			slog(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or with "
-			     "CAP_BPF and CAP_PERFMON", strerror(-err));
+			slog(s, KAGG_LOG_WARN,
+			     "loading BPF programs: %s: run as root or with "
+			     "CAP_BPF and CAP_PERFMON",
+			     strerror(-err));
 		else
 			slog(s, KAGG_LOG_WARN, "%s function tracing unavailable: %s",
 			     t->user ? "user" : "kernel", note);
@@ -692,8 +697,8 @@ static int fl_read_hot(struct kagg_session *s, __u32 i, __u32 g, bool reset, str
 	struct funclat *t = s->tool;
 	__u64 d;
 
-	if (bpf_map__lookup_elem(t->skel->maps.exp_hot_id, &i, sizeof(i), &d, sizeof(d), 0) ||
-	    !d || d > t->exp_hot_max)
+	if (bpf_map__lookup_elem(t->skel->maps.exp_hot_id, &i, sizeof(i), &d, sizeof(d), 0) || !d ||
+	    d > t->exp_hot_max)
 		return 0;
 	return session_exp_hist_get(s, t->skel->maps.exp_hist, g * t->exp_hot_max + d - 1, reset,
 				    h);
@@ -746,10 +751,14 @@ static void funclat_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 		      cnt[FUNCLAT_CNT_DROP_DEPTH], true);
 	snap_add_drop(snap, "task_storage", "entry not recorded: task storage busy or full",
 		      cnt[FUNCLAT_CNT_DROP_STORAGE], true);
-	snap_add_drop(snap, "no_entry", "return without a recorded entry (entered before "
-		      "attach, or entry missed)", cnt[FUNCLAT_CNT_NO_ENTRY], true);
-	snap_add_drop(snap, "lost_return", "entry discarded: its return was never seen "
-		      "(longjmp, missed return probe)", cnt[FUNCLAT_CNT_LOST_RETURN], true);
+	snap_add_drop(snap, "no_entry",
+		      "return without a recorded entry (entered before "
+		      "attach, or entry missed)",
+		      cnt[FUNCLAT_CNT_NO_ENTRY], true);
+	snap_add_drop(snap, "lost_return",
+		      "entry discarded: its return was never seen "
+		      "(longjmp, missed return probe)",
+		      cnt[FUNCLAT_CNT_LOST_RETURN], true);
 	if (s->exp_words && !((struct funclat *)s->tool)->exp_dense)
 		snap_add_drop(snap, "exp_cells", "latency not counted: exp bucket map full",
 			      cnt[FUNCLAT_CNT_DROP_EXP_CELLS], true);
@@ -777,7 +786,8 @@ static int resolve(struct kagg_session *s, const struct kagg_funclat_opts *o, un
 		err = kernel_funcs(s, o->pattern, &t->funcs, &t->nr_funcs);
 	} else {
 		t->user = true;
-		if (colon == o->pattern || !colon[1] || (size_t)(colon - o->pattern) >= sizeof(lib)) {
+		if (colon == o->pattern || !colon[1] ||
+		    (size_t)(colon - o->pattern) >= sizeof(lib)) {
 			slog(s, KAGG_LOG_WARN, "invalid function '%s' (LIB:FUNC or PATH:FUNC)",
 			     o->pattern);
 			return -EINVAL;
@@ -793,8 +803,10 @@ static int resolve(struct kagg_session *s, const struct kagg_funclat_opts *o, un
 		 colon ? colon + 1 : o->pattern);
 	s->event = t->event;
 	if (t->nr_funcs > max) {
-		slog(s, KAGG_LOG_WARN, "'%s' matches %zu functions, more than %u: narrow the "
-		     "pattern", o->pattern, t->nr_funcs, max);
+		slog(s, KAGG_LOG_WARN,
+		     "'%s' matches %zu functions, more than %u: narrow the "
+		     "pattern",
+		     o->pattern, t->nr_funcs, max);
 		return -E2BIG;
 	}
 	return 0;
@@ -863,8 +875,8 @@ int kagg_funclat__list(const char *pattern, int pid, int (*cb)(void *ctx, const 
 			return -EINVAL;
 		}
 		snprintf(lib, sizeof(lib), "%.*s", (int)(colon - pattern), pattern);
-		err = resolve_binary(&s, lib, pid, bin, sizeof(bin)) ?:
-		      elf_funcs(&s, bin, colon + 1, &funcs, &n);
+		err = resolve_binary(&s, lib, pid, bin, sizeof(bin))
+			      ?: elf_funcs(&s, bin, colon + 1, &funcs, &n);
 	}
 	if (err)
 		return err;

@@ -149,9 +149,10 @@ static void no_event(struct kagg_session *s, const char *sys, const char *name)
 	snprintf(path, sizeof(path), TRACEFS_DIR "/events/%s", sys);
 	d = opendir(path);
 	if (!d) {
-		slog(s, KAGG_LOG_WARN, "no such event %s:%s: no system '%s' (the systems are the "
-		     "directories of " TRACEFS_DIR "/events; all events: available_events)", sys,
-		     name, sys);
+		slog(s, KAGG_LOG_WARN,
+		     "no such event %s:%s: no system '%s' (the systems are the "
+		     "directories of " TRACEFS_DIR "/events; all events: available_events)",
+		     sys, name, sys);
 		return;
 	}
 	while ((de = readdir(d))) {
@@ -171,12 +172,14 @@ static void no_event(struct kagg_session *s, const char *sys, const char *name)
 	     near[0] ? "?" : "", n, sys, list);
 }
 
-int hist_parse_filter(const char *str, char *field, size_t fsz, enum hist_op *op,
-		      const char **val)
+int hist_parse_filter(const char *str, char *field, size_t fsz, enum hist_op *op, const char **val)
 {
-	static const struct { const char *s; enum hist_op op; } ops[] = {
+	static const struct {
+		const char *s;
+		enum hist_op op;
+	} ops[] = {
 		{ "==", HIST_OP_EQ }, { "!=", HIST_OP_NE }, { "<=", HIST_OP_LE },
-		{ ">=", HIST_OP_GE }, { "<", HIST_OP_LT }, { ">", HIST_OP_GT },
+		{ ">=", HIST_OP_GE }, { "<", HIST_OP_LT },  { ">", HIST_OP_GT },
 	};
 	const char *p = str;
 	size_t n = 0, i;
@@ -233,8 +236,7 @@ bool hist_value_fits(__u64 v, bool is_signed, unsigned int size)
 		return true;
 	if (!is_signed)
 		return v >> bits == 0;
-	return (int64_t)v >= -((int64_t)1 << (bits - 1)) &&
-	       (int64_t)v < ((int64_t)1 << (bits - 1));
+	return (int64_t)v >= -((int64_t)1 << (bits - 1)) && (int64_t)v < ((int64_t)1 << (bits - 1));
 }
 
 /* ------------------------------------------------------------ session ops */
@@ -260,8 +262,8 @@ static int hist_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g
 		err = session_read_key_exp_hists(s, t->skel->maps.key_hist, t->skel->maps.exp_cells,
 						 g, reset, snap);
 		for (i = 0; !err && i < snap->nr_hists; i++)
-			snap->hists[i].key.label = snap_strdup(snap, int_label(s,
-								      snap->hists[i].key.id));
+			snap->hists[i].key.label =
+				snap_strdup(snap, int_label(s, snap->hists[i].key.id));
 	} else if (s->exp_words) {
 		err = session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
 		if (!err)
@@ -302,14 +304,20 @@ static void hist_meta(struct kagg_session *s, struct kagg_snapshot *snap, const 
 	if (s->exp_cells) {
 		snap_add_drop(snap, "exp_cells", "value not counted: exp bucket map full",
 			      cnt[HIST_CNT_DROP_EXP_CELLS], true);
-		snap_add_drop(snap, "exp_key_wide", "value not counted: exp buckets need a key "
-			      "that fits 32 bits", cnt[HIST_CNT_DROP_EXP_KEY], true);
+		snap_add_drop(snap, "exp_key_wide",
+			      "value not counted: exp buckets need a key "
+			      "that fits 32 bits",
+			      cnt[HIST_CNT_DROP_EXP_KEY], true);
 	}
 	if (t->lin_step) {
-		snap_add_drop(snap, "below_range", "value below the first linear bucket "
-			      "(not recorded)", cnt[HIST_CNT_BELOW], false);
-		snap_add_drop(snap, "above_range", "value past the last linear bucket "
-			      "(not recorded)", cnt[HIST_CNT_ABOVE], false);
+		snap_add_drop(snap, "below_range",
+			      "value below the first linear bucket "
+			      "(not recorded)",
+			      cnt[HIST_CNT_BELOW], false);
+		snap_add_drop(snap, "above_range",
+			      "value past the last linear bucket "
+			      "(not recorded)",
+			      cnt[HIST_CNT_ABOVE], false);
 	}
 }
 
@@ -357,8 +365,10 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 	if (o->filter) {
 		err = hist_parse_filter(o->filter, fname, sizeof(fname), &op, &val);
 		if (err) {
-			slog(s, KAGG_LOG_WARN, "invalid filter '%s' (FIELD OP VALUE, OP one of == != "
-			     "< <= > >=)", o->filter);
+			slog(s, KAGG_LOG_WARN,
+			     "invalid filter '%s' (FIELD OP VALUE, OP one of == != "
+			     "< <= > >=)",
+			     o->filter);
 			return err;
 		}
 		ff = num_field(s, fmt, fname, "filter field");
@@ -370,8 +380,10 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 			return -EINVAL;
 		}
 		if (!hist_value_fits(fval, ff->is_signed, (unsigned int)ff->size)) {
-			slog(s, KAGG_LOG_WARN, "filter value '%s' does not fit %s, a %d-byte %s "
-			     "field", val, fname, ff->size, ff->is_signed ? "signed" : "unsigned");
+			slog(s, KAGG_LOG_WARN,
+			     "filter value '%s' does not fit %s, a %d-byte %s "
+			     "field",
+			     val, fname, ff->size, ff->is_signed ? "signed" : "unsigned");
 			return -EINVAL;
 		}
 		snprintf(p, sizeof(s->filters), "%s", o->filter);
@@ -388,8 +400,10 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 	}
 	/* the exp cells' id is 32 bits: the key's value itself */
 	if (o->buckets == KAGG_BUCKETS_EXP && kf && !numeric(kf)) {
-		slog(s, KAGG_LOG_WARN, "exp buckets with --key need a numeric key field (%s is "
-		     "a string)", kf->name);
+		slog(s, KAGG_LOG_WARN,
+		     "exp buckets with --key need a numeric key field (%s is "
+		     "a string)",
+		     kf->name);
 		return -EINVAL;
 	}
 	snprintf(t->field, sizeof(t->field), "%s", f->name);
@@ -419,8 +433,8 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 	else
 		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, 0,
 					      t->skel->maps.exp_cells, &t->skel->rodata->exp_params,
-					      &t->skel->rodata->exp_words) ?:
-		      bpf_map__set_max_entries(t->skel->maps.exp_hist, 1);
+					      &t->skel->rodata->exp_words)
+			      ?: bpf_map__set_max_entries(t->skel->maps.exp_hist, 1);
 	if (err)
 		return err;
 	err = hist_bpf__load(t->skel);

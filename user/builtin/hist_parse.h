@@ -21,8 +21,7 @@
 #include <linux/types.h>
 #include "shared/hist.h"
 
-int hist_parse_filter(const char *str, char *field, size_t fsz, enum hist_op *op,
-		      const char **val);
+int hist_parse_filter(const char *str, char *field, size_t fsz, enum hist_op *op, const char **val);
 int hist_parse_value(const char *str, bool is_signed, __u64 *out);
 bool hist_value_fits(__u64 v, bool is_signed, unsigned int size);
 

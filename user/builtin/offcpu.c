@@ -23,11 +23,10 @@
 #include "session/session_internal.h"
 #include "builtin/offcpu_stream.h"
 
-
 struct offcpu {
 	struct offcpu_bpf *skel;
 	bool stacks;
-	__u32 state_mask;	/* OFFCPU_ST_* from --state */
+	__u32 state_mask; /* OFFCPU_ST_* from --state */
 	struct ostream st;
 };
 
@@ -87,15 +86,15 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	if (!skel)
 		return -errno;
 	err = session_unwind_size(s, &UNW_MAPS(skel), &skel->rodata->unwind, o->unwind,
-				  o->stacks && o->threads != KAGG_THREADS_KERNEL, o->unwind_rows, btf,
-				  &table);
+				  o->stacks && o->threads != KAGG_THREADS_KERNEL, o->unwind_rows,
+				  btf, &table);
 	if (err) {
 		offcpu_bpf__destroy(skel);
 		return err;
 	}
 	const struct session_tp_prog progs[] = {
-		{ table ? skel->progs.offcpu_unw : skel->progs.offcpu_tp_btf, skel->progs.offcpu_raw_tp,
-		  false, true },
+		{ table ? skel->progs.offcpu_unw : skel->progs.offcpu_tp_btf,
+		  skel->progs.offcpu_raw_tp, false, true },
 		{ skel->progs.offcpu_stream_tp_btf, skel->progs.offcpu_stream_raw_tp, true, true },
 	};
 
@@ -115,7 +114,8 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 	skel->rodata->wake_mode = o->wake;
 	skel->rodata->wake_bytes = o->wake_bytes ? o->wake_bytes : o->stream_bytes / 4;
 
-	bpf_program__set_autoload(table ? skel->progs.offcpu_tp_btf : skel->progs.offcpu_unw, false);
+	bpf_program__set_autoload(table ? skel->progs.offcpu_tp_btf : skel->progs.offcpu_unw,
+				  false);
 	session_tp_autoload(s, progs, 2, btf);
 	/* Size what this configuration does not use down to nothing. */
 	bpf_map__set_max_entries(skel->maps.events, str ? o->stream_bytes : 4096);
@@ -136,10 +136,9 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 					    skel->maps.hist, &skel->rodata->exp_params,
 					    &skel->rodata->exp_words);
 	else
-		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, 0,
-					      skel->maps.exp_cells, &skel->rodata->exp_params,
-					      &skel->rodata->exp_words) ?:
-		      bpf_map__set_max_entries(skel->maps.exp_hist, 1);
+		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, 0, skel->maps.exp_cells,
+					      &skel->rodata->exp_params, &skel->rodata->exp_words)
+			      ?: bpf_map__set_max_entries(skel->maps.exp_hist, 1);
 	if (!err)
 		err = offcpu_bpf__load(skel);
 	if (err) {
@@ -157,18 +156,18 @@ static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __
 
 	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_TID ||
 	    (unsigned int)o->attach > KAGG_ATTACH_RAW_TP ||
-	    (unsigned int)o->threads > KAGG_THREADS_KERNEL ||
-	    (o->nr_pids && !o->pids) || (o->nr_tids && !o->tids) ||
-	    (o->max_ns && o->max_ns < o->min_ns)) {
+	    (unsigned int)o->threads > KAGG_THREADS_KERNEL || (o->nr_pids && !o->pids) ||
+	    (o->nr_tids && !o->tids) || (o->max_ns && o->max_ns < o->min_ns)) {
 		slog(s, KAGG_LOG_WARN, "invalid offcpu options");
 		return -EINVAL;
 	}
 	if ((unsigned int)o->mode > KAGG_MODE_BOTH || (unsigned int)o->wake > KAGG_WAKE_EVERY ||
-	    (o->stream_bytes && (o->stream_bytes < 4096 ||
-				 (o->stream_bytes & (o->stream_bytes - 1)))) ||
+	    (o->stream_bytes &&
+	     (o->stream_bytes < 4096 || (o->stream_bytes & (o->stream_bytes - 1)))) ||
 	    (o->stacks && o->mode == KAGG_MODE_STREAM)) {
-		slog(s, KAGG_LOG_WARN, "invalid streaming options (stream_bytes must be a power of "
-				       "two >= 4096; stacks need the kernel path)");
+		slog(s, KAGG_LOG_WARN,
+		     "invalid streaming options (stream_bytes must be a power of "
+		     "two >= 4096; stacks need the kernel path)");
 		return -EINVAL;
 	}
 	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP) {
@@ -216,8 +215,8 @@ static int offcpu_read_stream(struct kagg_session *s, struct kagg_snapshot *snap
 }
 
 /* Not a loss of ours: what the kernel did not deliver (shows as switch_in_missed). */
-#define KERNEL_GAPS_WHAT                                                                           \
-	"switches the kernel did not deliver: a CPU's switch did not start from the task its "    \
+#define KERNEL_GAPS_WHAT                                                                       \
+	"switches the kernel did not deliver: a CPU's switch did not start from the task its " \
 	"previous one went to (not counted in the drops)"
 
 static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
@@ -302,9 +301,9 @@ static int offcpu_open(struct kagg_session *s, void *opts)
 	if (err)
 		return err;
 	describe_filters(s, o);
-	err = session_load_tp(s, o->attach, "the sched_switch program", load_skel, o) ?:
-	      session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids, t->skel->maps.tids,
-				 t->skel->maps.cgroup);
+	err = session_load_tp(s, o->attach, "the sched_switch program", load_skel, o)
+		      ?: session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids,
+					    t->skel->maps.tids, t->skel->maps.cgroup);
 	if (!err && o->stacks)
 		err = session_set_notes(s, t->skel->maps.proc_notes,
 					&t->skel->bss->proc_notes_lost);

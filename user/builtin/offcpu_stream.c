@@ -43,8 +43,8 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 		return -ENOMEM;
 	}
 	sexp_init(&st->agg.exp, cfg->exp);
-	ret = scons_init(&st->core, &cfg->core, err, err_len) ?:
-	      scons_switch_format(&st->core, &st->sw, err, err_len);
+	ret = scons_init(&st->core, &cfg->core, err, err_len)
+		      ?: scons_switch_format(&st->core, &st->sw, err, err_len);
 	if (ret)
 		return ret;
 	st->chain = calloc((size_t)st->core.nr_cpus, sizeof(*st->chain));
@@ -76,17 +76,21 @@ static void account(struct ostream *st, const struct offcpu_rec *r)
 	delta = r->ts - start;
 	if (delta < st->min_ns || delta > st->max_ns)
 		return;
-	sagg_add(&st->agg, r->gen, scons_slot(delta, st->unit_ns), delta, r->next_tgid,
-		 r->next_pid, r->next_comm);
+	sagg_add(&st->agg, r->gen, scons_slot(delta, st->unit_ns), delta, r->next_tgid, r->next_pid,
+		 r->next_comm);
 }
 
 /* Land the record in the reference ring buffer as the kernel's sched_switch event. */
 static void land(struct ostream *st, const struct offcpu_rec *r)
 {
 	const struct scons_switch_ev ev = {
-		.prev_comm = r->prev_comm, .prev_pid = r->prev_pid, .prev_prio = r->prev_prio,
+		.prev_comm = r->prev_comm,
+		.prev_pid = r->prev_pid,
+		.prev_prio = r->prev_prio,
 		.prev_state = r->prev_state,
-		.next_comm = r->next_comm, .next_pid = r->next_pid, .next_prio = r->next_prio,
+		.next_comm = r->next_comm,
+		.next_pid = r->next_pid,
+		.next_prio = r->next_prio,
 	};
 
 	scons_land_switch(&st->core, &st->sw, r->cpu, r->ts, r->prev_pid, &ev);
@@ -117,10 +121,17 @@ void ostream_on_record(void *ctx, const void *data, uint32_t len)
 	land(st, r);
 	if (st->cb) {
 		struct kagg_sched_switch ev = {
-			.sz = sizeof(ev), .ts = r->ts, .cpu = r->cpu,
-			.prev_pid = r->prev_pid, .prev_tgid = r->prev_tgid, .prev_prio = r->prev_prio,
-			.next_pid = r->next_pid, .next_tgid = r->next_tgid, .next_prio = r->next_prio,
-			.prev_state = r->prev_state, .selected = r->selected,
+			.sz = sizeof(ev),
+			.ts = r->ts,
+			.cpu = r->cpu,
+			.prev_pid = r->prev_pid,
+			.prev_tgid = r->prev_tgid,
+			.prev_prio = r->prev_prio,
+			.next_pid = r->next_pid,
+			.next_tgid = r->next_tgid,
+			.next_prio = r->next_prio,
+			.prev_state = r->prev_state,
+			.selected = r->selected,
 		};
 
 		memcpy(ev.prev_comm, r->prev_comm, 16);

@@ -19,7 +19,7 @@
 #include "util/u64map.h"
 
 struct ostream_cfg {
-	struct scons_cfg core;	/* batch_bytes: the watermark, drain without waiting from it */
+	struct scons_cfg core; /* batch_bytes: the watermark, drain without waiting from it */
 	enum kagg_key_mode key;
 	uint64_t min_ns, max_ns, unit_ns;
 	enum kagg_unit unit;
@@ -30,11 +30,11 @@ struct ostream_cfg {
 
 struct ostream {
 	struct scons core;
-	struct scons_switch sw;		/* sched_switch as the format in use lays it out */
+	struct scons_switch sw; /* sched_switch as the format in use lays it out */
 
 	uint64_t min_ns, max_ns, unit_ns;
-	struct u64map starts;		/* tid -> switch-out ts of selected tasks */
-	uint64_t *chain;		/* per CPU: next_pid + 1 of its last record (0: unknown) */
+	struct u64map starts; /* tid -> switch-out ts of selected tasks */
+	uint64_t *chain;      /* per CPU: next_pid + 1 of its last record (0: unknown) */
 	uint64_t kernel_gaps, kernel_gaps0; /* breaks in those chains (OFFCPU_CNT_KERNEL_GAPS) */
 	struct sagg agg;
 	kagg_switch_fn cb;

@@ -42,7 +42,7 @@ _Static_assert(PROFILE_CNT_MAX <= SESSION_MAX_COUNTERS, "profile counters fit th
 struct profile {
 	struct profile_bpf *skel;
 	struct perf_event_attr attr;
-	int *cpus;		/* CPUs to sample */
+	int *cpus; /* CPUs to sample */
 	int nr_cpus;
 	struct bpf_link **links; /* links we still own (the session owns one more) */
 	int nr_links;
@@ -228,8 +228,10 @@ static int choose_event(struct kagg_session *s, const struct kagg_profile_opts *
 		}
 		err = -errno;
 		if (session_perm_error(err)) {
-			slog(s, KAGG_LOG_WARN, "perf_event_open: %s: run as root or with "
-					       "CAP_PERFMON (and CAP_BPF)", strerror(-err));
+			slog(s, KAGG_LOG_WARN,
+			     "perf_event_open: %s: run as root or with "
+			     "CAP_PERFMON (and CAP_BPF)",
+			     strerror(-err));
 			return err;
 		}
 		if (err != -ENOENT && err != -EOPNOTSUPP && err != -ENODEV) {
@@ -238,14 +240,16 @@ static int choose_event(struct kagg_session *s, const struct kagg_profile_opts *
 			return err;
 		}
 		if (o->event == KAGG_PROFILE_EV_CYCLES) {
-			slog(s, KAGG_LOG_WARN, "hardware cycles event not available (no hardware "
-					       "PMU: %s); use the cpu-clock event", strerror(-err));
+			slog(s, KAGG_LOG_WARN,
+			     "hardware cycles event not available (no hardware "
+			     "PMU: %s); use the cpu-clock event",
+			     strerror(-err));
 			return -EOPNOTSUPP;
 		}
 		snprintf(s->attach_note, sizeof(s->attach_note),
 			 "no hardware PMU: perf_event_open(cycles) returned %s (%s); "
-			 "sampling with the cpu-clock software event", strerrorname_np(-err),
-			 strerror(-err));
+			 "sampling with the cpu-clock software event",
+			 strerrorname_np(-err), strerror(-err));
 		slog(s, KAGG_LOG_INFO, "%s", s->attach_note);
 	}
 	a->type = PERF_TYPE_SOFTWARE;
@@ -278,8 +282,10 @@ static int validate(struct kagg_session *s, const struct kagg_profile_opts *o, i
 		return -EINVAL;
 	}
 	if (max_rate && o->freq > max_rate) {
-		slog(s, KAGG_LOG_WARN, "frequency %u Hz is above the kernel's limit %lu "
-				       "(kernel.perf_event_max_sample_rate)", o->freq, max_rate);
+		slog(s, KAGG_LOG_WARN,
+		     "frequency %u Hz is above the kernel's limit %lu "
+		     "(kernel.perf_event_max_sample_rate)",
+		     o->freq, max_rate);
 		return -EINVAL;
 	}
 	session_filters_add(s, "freq=%uHz ", o->freq);

@@ -45,14 +45,16 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 		return -errno;
 	/* the agg path's programs first (session_tp_bind), switch first in each */
 	const struct session_tp_prog progs[] = {
-		{ skel->progs.runqlat_switch_tp_btf, skel->progs.runqlat_switch_raw_tp, false, true },
-		{ skel->progs.runqlat_wakeup_tp_btf, skel->progs.runqlat_wakeup_raw_tp, false, true },
-		{ skel->progs.runqlat_wakeup_new_tp_btf, skel->progs.runqlat_wakeup_new_raw_tp, false,
+		{ skel->progs.runqlat_switch_tp_btf, skel->progs.runqlat_switch_raw_tp, false,
 		  true },
-		{ skel->progs.runqlat_stream_switch_tp_btf, skel->progs.runqlat_stream_switch_raw_tp,
-		  true, true },
-		{ skel->progs.runqlat_stream_wakeup_tp_btf, skel->progs.runqlat_stream_wakeup_raw_tp,
-		  true, true },
+		{ skel->progs.runqlat_wakeup_tp_btf, skel->progs.runqlat_wakeup_raw_tp, false,
+		  true },
+		{ skel->progs.runqlat_wakeup_new_tp_btf, skel->progs.runqlat_wakeup_new_raw_tp,
+		  false, true },
+		{ skel->progs.runqlat_stream_switch_tp_btf,
+		  skel->progs.runqlat_stream_switch_raw_tp, true, true },
+		{ skel->progs.runqlat_stream_wakeup_tp_btf,
+		  skel->progs.runqlat_stream_wakeup_raw_tp, true, true },
 		{ skel->progs.runqlat_stream_wakeup_new_tp_btf,
 		  skel->progs.runqlat_stream_wakeup_new_raw_tp, true, true },
 	};
@@ -85,8 +87,8 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 	else
 		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, o->exp_cells,
 					      skel->maps.exp_cells, &skel->rodata->exp_params,
-					      &skel->rodata->exp_words) ?:
-		      bpf_map__set_max_entries(skel->maps.exp_hist, 1);
+					      &skel->rodata->exp_words)
+			      ?: bpf_map__set_max_entries(skel->maps.exp_hist, 1);
 	if (!err)
 		err = runqlat_bpf__load(skel);
 	if (err) {
@@ -109,14 +111,16 @@ static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s
 		return -EINVAL;
 	}
 	if ((unsigned int)o->mode > KAGG_MODE_BOTH ||
-	    (o->stream_bytes && (o->stream_bytes < 4096 ||
-				 (o->stream_bytes & (o->stream_bytes - 1))))) {
-		session_log(s, KAGG_LOG_WARN, "invalid streaming options (stream_bytes must be a "
+	    (o->stream_bytes &&
+	     (o->stream_bytes < 4096 || (o->stream_bytes & (o->stream_bytes - 1))))) {
+		session_log(s, KAGG_LOG_WARN,
+			    "invalid streaming options (stream_bytes must be a "
 			    "power of two >= 4096)");
 		return -EINVAL;
 	}
 	if (o->land_events > 7 || (o->rb_subbufs && (o->rb_subbufs < 2 || o->rb_subbufs > 65534))) {
-		session_log(s, KAGG_LOG_WARN, "invalid reference buffer options (land_events, "
+		session_log(s, KAGG_LOG_WARN,
+			    "invalid reference buffer options (land_events, "
 			    "rb_subbufs 2 to 65534)");
 		return -EINVAL;
 	}
@@ -141,8 +145,8 @@ static int runqlat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 	struct runqlat *t = s->tool;
 
 	if (s->exp_words && s->key != KAGG_KEY_NONE)
-		return session_read_key_exp_hists(s, t->skel->maps.key_hist, t->skel->maps.exp_cells,
-						  g, reset, snap);
+		return session_read_key_exp_hists(s, t->skel->maps.key_hist,
+						  t->skel->maps.exp_cells, g, reset, snap);
 	if (s->exp_words)
 		return session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
 	if (s->key == KAGG_KEY_NONE)
@@ -230,10 +234,9 @@ static int runqlat_open(struct kagg_session *s, void *opts)
 	if (o->filter_cpu)
 		session_filters_add(s, "cpu=%u ", o->cpu);
 	session_filters_end(s);
-	return session_load_tp(s, o->attach, "the sched_wakeup/sched_switch programs", rq_load,
-			       o) ?:
-	       session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids, t->skel->maps.tids,
-				  t->skel->maps.cgroup);
+	return session_load_tp(s, o->attach, "the sched_wakeup/sched_switch programs", rq_load, o)
+		       ?: session_tasks_fill(s, &SESSION_TASKS(o), t->skel->maps.tgids,
+					     t->skel->maps.tids, t->skel->maps.cgroup);
 }
 
 SESSION_TOOL(runqlat, struct runqlat, .read_stream = runqlat_read_stream,

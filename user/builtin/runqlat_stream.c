@@ -79,17 +79,21 @@ static void account(struct rqstream *st, const struct runqlat_rec *r)
 	}
 	delta = r->ts - start;
 	st->recorded++;
-	sagg_add(&st->agg, r->gen, scons_slot(delta, st->unit_ns), delta, r->next_tgid,
-		 r->next_pid, r->next_comm);
+	sagg_add(&st->agg, r->gen, scons_slot(delta, st->unit_ns), delta, r->next_tgid, r->next_pid,
+		 r->next_comm);
 }
 
 /* Land the record as the kernel's sched_wakeup(_new) or sched_switch event. */
 static void land(struct rqstream *st, const struct runqlat_rec *r)
 {
 	const struct scons_switch_ev ev = {
-		.prev_comm = r->comm, .prev_pid = r->pid, .prev_prio = r->prio,
+		.prev_comm = r->comm,
+		.prev_pid = r->pid,
+		.prev_prio = r->prio,
 		.prev_state = r->prev_state,
-		.next_comm = r->next_comm, .next_pid = r->next_pid, .next_prio = r->next_prio,
+		.next_comm = r->next_comm,
+		.next_pid = r->next_pid,
+		.next_prio = r->next_prio,
 	};
 	const struct rq_wakeup_fmt *w;
 	struct kagg_rb_rsv rsv;

@@ -18,8 +18,8 @@ struct rqstream_cfg {
 	enum kagg_unit unit;
 	uint64_t unit_ns;
 	const volatile struct kagg_exp_params *exp; /* exp buckets (the program's), NULL: log2 */
-	int target_cpu;		/* --cpu, or -1 */
-	unsigned int land;	/* 1 << RUNQLAT_REC_*: records to land (0: all) */
+	int target_cpu;				    /* --cpu, or -1 */
+	unsigned int land; /* 1 << RUNQLAT_REC_*: records to land (0: all) */
 };
 
 /* Where sched_wakeup(_new)'s fields are in the format in use. */
@@ -32,15 +32,15 @@ struct rq_wakeup_fmt {
 struct rqstream {
 	struct scons core;
 	struct rq_wakeup_fmt wakeup, wakeup_new;
-	struct scons_switch sw;		/* sched_switch as the format in use lays it out */
+	struct scons_switch sw; /* sched_switch as the format in use lays it out */
 
 	uint64_t unit_ns;
 	int target_cpu;
-	unsigned int land;		/* 1 << RUNQLAT_REC_* bits */
-	struct u64map starts;		/* tid -> enqueue ts of selected tasks */
+	unsigned int land;    /* 1 << RUNQLAT_REC_* bits */
+	struct u64map starts; /* tid -> enqueue ts of selected tasks */
 	struct sagg agg;
-	uint64_t recorded;		/* latencies counted (cumulative) */
-	uint64_t filtered_cpu;		/* latencies ended on another CPU than --cpu (cumulative) */
+	uint64_t recorded;     /* latencies counted (cumulative) */
+	uint64_t filtered_cpu; /* latencies ended on another CPU than --cpu (cumulative) */
 };
 
 int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err, size_t err_len);

@@ -37,14 +37,14 @@
 struct kagg_stat {
 	kagg_log_fn log;
 	void *log_ctx;
-	int *fds;			/* -1 for unsupported events */
+	int *fds; /* -1 for unsupported events */
 	struct kagg_stat_result *res;
 	const struct kagg_stat_result **res_ptrs; /* rep.results */
 	size_t nr;
 	char **names;
-	pid_t child;			/* command, or 0 */
-	int go_fd;			/* write end: releases the held child */
-	int err_fd;			/* read end: errno of a failed exec (CLOEXEC pipe) */
+	pid_t child; /* command, or 0 */
+	int go_fd;   /* write end: releases the held child */
+	int err_fd;  /* read end: errno of a failed exec (CLOEXEC pipe) */
 	bool started, stopped, waited;
 	struct timespec t0;
 	char target[256];
@@ -116,8 +116,8 @@ static const struct ev_name ev_names[] = {
 	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
 };
 
-int kagg_stat__parse_event(const char *name, const char *tracefs, uint32_t *type,
-			   uint64_t *config, bool *hardware)
+int kagg_stat__parse_event(const char *name, const char *tracefs, uint32_t *type, uint64_t *config,
+			   bool *hardware)
 {
 	char sys[128], ev[128], path[512];
 	const char *p, *colon;
@@ -147,8 +147,8 @@ int kagg_stat__parse_event(const char *name, const char *tracefs, uint32_t *type
 	memcpy(sys, p, colon - p);
 	sys[colon - p] = '\0';
 	snprintf(ev, sizeof(ev), "%s", colon + 1);
-	snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs ? tracefs : "/sys/kernel/tracing",
-		 sys, ev);
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id",
+		 tracefs ? tracefs : "/sys/kernel/tracing", sys, ev);
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -errno;
@@ -206,18 +206,20 @@ static void print_text(const struct kagg_stat_report *rep, FILE *f)
 			fprintf(f, "  estimate %" PRIu64 "\n", r->estimate);
 			break;
 		case KAGG_STAT_SCALED:
-			fprintf(f, "  estimate %" PRIu64 "  (multiplexed: ran %.2f%% of enabled "
-				   "time, scaled)\n", r->estimate,
-				100.0 * r->running_ns / r->enabled_ns);
+			fprintf(f,
+				"  estimate %" PRIu64 "  (multiplexed: ran %.2f%% of enabled "
+				"time, scaled)\n",
+				r->estimate, 100.0 * r->running_ns / r->enabled_ns);
 			break;
 		case KAGG_STAT_UNDEFINED:
 			fprintf(f, "  estimate undefined  (never ran: running time is 0%s)\n",
 				r->enabled_ns ? ", multiplexed out" : "");
 			break;
 		default:
-			fprintf(f, "  estimate > %" PRIu64 " (out of range)  (multiplexed: ran "
-				   "%.2f%% of enabled time)\n", r->estimate,
-				100.0 * r->running_ns / r->enabled_ns);
+			fprintf(f,
+				"  estimate > %" PRIu64 " (out of range)  (multiplexed: ran "
+				"%.2f%% of enabled time)\n",
+				r->estimate, 100.0 * r->running_ns / r->enabled_ns);
 		}
 	}
 	text_esc_free(&e);
@@ -368,8 +370,9 @@ static int check_opts(struct kagg_stat *st, const struct kagg_stat_opts *o)
 {
 	if (!o->nr_events || !o->events || (o->argv && (!o->argv[0] || o->pid > 0)) ||
 	    (!o->argv && o->pid <= 0 && o->cpu < 0) || o->nr_events > 64) {
-		st_log(st, KAGG_LOG_WARN, "invalid stat options: give events and one of a "
-					  "command, a pid or a cpu");
+		st_log(st, KAGG_LOG_WARN,
+		       "invalid stat options: give events and one of a "
+		       "command, a pid or a cpu");
 		return -EINVAL;
 	}
 	return 0;
@@ -402,17 +405,19 @@ static int resolve_event(struct kagg_stat *st, const struct kagg_stat_opts *o, s
 
 	err = kagg_stat__parse_event(name, o->tracefs, &type, &config, &hw);
 	if (err == -EINVAL) {
-		st_log(st, KAGG_LOG_WARN, "unknown event '%s' (cpu-clock, task-clock, "
-			   "context-switches, cpu-migrations, page-faults, minor-faults, "
-			   "major-faults, cycles, instructions, cache-references, "
-			   "cache-misses, branches, branch-misses, tracepoint:SYS:NAME)",
-			   name ? name : "(null)");
+		st_log(st, KAGG_LOG_WARN,
+		       "unknown event '%s' (cpu-clock, task-clock, "
+		       "context-switches, cpu-migrations, page-faults, minor-faults, "
+		       "major-faults, cycles, instructions, cache-references, "
+		       "cache-misses, branches, branch-misses, tracepoint:SYS:NAME)",
+		       name ? name : "(null)");
 		return err;
 	}
 	if (err == -ENOENT) {
-		st_log(st, KAGG_LOG_WARN, "no tracepoint %s in %s/events (is tracefs "
-			   "mounted? mount -t tracefs nodev /sys/kernel/tracing)",
-			   name + 11, o->tracefs ? o->tracefs : "/sys/kernel/tracing");
+		st_log(st, KAGG_LOG_WARN,
+		       "no tracepoint %s in %s/events (is tracefs "
+		       "mounted? mount -t tracefs nodev /sys/kernel/tracing)",
+		       name + 11, o->tracefs ? o->tracefs : "/sys/kernel/tracing");
 		return err;
 	}
 	if (err) {
@@ -431,7 +436,7 @@ static int resolve_event(struct kagg_stat *st, const struct kagg_stat_opts *o, s
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a->disabled = 1;
 	a->enable_on_exec = o->argv != NULL; /* counting starts at exec */
-	a->inherit = o->argv != NULL;	      /* and covers its children */
+	a->inherit = o->argv != NULL;	     /* and covers its children */
 	return 0;
 }
 
@@ -479,8 +484,7 @@ static int target_pid(const struct kagg_stat *st, const struct kagg_stat_opts *o
  * Open counter i.  An event this machine lacks stays as an unsupported
  * result (0); any other failure is -errno (logged).
  */
-static int open_counter(struct kagg_stat *st, size_t i, struct perf_event_attr *a, int pid,
-			int cpu)
+static int open_counter(struct kagg_stat *st, size_t i, struct perf_event_attr *a, int pid, int cpu)
 {
 	int fd = perf_open(a, pid, cpu), err;
 	char *uname;
@@ -516,14 +520,14 @@ static int open_counter(struct kagg_stat *st, size_t i, struct perf_event_attr *
 		return 0;
 	}
 	if (err == -EPERM || err == -EACCES)
-		st_log(st, KAGG_LOG_WARN, "perf_event_open(%s): %s: run as root or with "
-			   "CAP_PERFMON, or lower /proc/sys/kernel/perf_event_paranoid", st->names[i],
-		       strerror(-err));
+		st_log(st, KAGG_LOG_WARN,
+		       "perf_event_open(%s): %s: run as root or with "
+		       "CAP_PERFMON, or lower /proc/sys/kernel/perf_event_paranoid",
+		       st->names[i], strerror(-err));
 	else if (err == -ESRCH)
 		st_log(st, KAGG_LOG_WARN, "no such process: %d", pid);
 	else
-		st_log(st, KAGG_LOG_WARN, "perf_event_open(%s): %s", st->names[i],
-		       strerror(-err));
+		st_log(st, KAGG_LOG_WARN, "perf_event_open(%s): %s", st->names[i], strerror(-err));
 	return err;
 }
 
@@ -635,8 +639,9 @@ int kagg_stat__wait(struct kagg_stat *st)
 		return -errno;
 	st->waited = true;
 	st->rep.has_exit = true;
-	st->rep.exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
-			      : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+	st->rep.exit_status = WIFEXITED(status)	    ? WEXITSTATUS(status)
+			      : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+						    : -1;
 	n = read(st->err_fd, &e, sizeof(e));
 	if (n == sizeof(e)) {
 		st_log(st, KAGG_LOG_WARN, "cannot run the command: %s", strerror(e));
@@ -659,8 +664,8 @@ int kagg_stat__stop(struct kagg_stat *st)
 			ioctl(st->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (!st->stopped)
-		st->rep.duration_s = (now.tv_sec - st->t0.tv_sec) +
-				     (now.tv_nsec - st->t0.tv_nsec) / 1e9;
+		st->rep.duration_s =
+			(now.tv_sec - st->t0.tv_sec) + (now.tv_nsec - st->t0.tv_nsec) / 1e9;
 	st->stopped = true;
 	for (i = 0; i < st->nr; i++) {
 		struct kagg_stat_result *r = &st->res[i];

@@ -61,8 +61,8 @@ struct syscount {
 	int nr_names;
 	char label[96];
 	struct scstream st;
-	uint64_t recorded0;	/* stream mode: baseline of st.recorded */
-	unsigned int exp_dense_max;	/* exp: dense histograms (exp_hist), 0: cells alone */
+	uint64_t recorded0;	    /* stream mode: baseline of st.recorded */
+	unsigned int exp_dense_max; /* exp: dense histograms (exp_hist), 0: cells alone */
 };
 
 /* Parse "#define __NR_<name> <nr>" lines; number of names read or -errno. */
@@ -104,9 +104,10 @@ static int sc_names(struct kagg_session *s, const char *file)
 	if (file) {
 		n = sc_load_names(t, file);
 		if (n < 0) {
-			session_log(s, KAGG_LOG_WARN, "cannot read syscall names from %s: %s",
-				    file, n == -ENOENT ? "no '#define __NR_<name> <nr>' lines or no such file"
-						       : strerror(-n));
+			session_log(s, KAGG_LOG_WARN, "cannot read syscall names from %s: %s", file,
+				    n == -ENOENT
+					    ? "no '#define __NR_<name> <nr>' lines or no such file"
+					    : strerror(-n));
 			return n;
 		}
 		session_log(s, KAGG_LOG_DEBUG, "%d syscall names from %s", n, file);
@@ -188,8 +189,8 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 		  !errs },
 		{ skel->progs.syscount_exit_tp_btf, skel->progs.syscount_exit_raw_tp, false,
 		  lat || errs },
-		{ skel->progs.syscount_stream_enter_tp_btf, skel->progs.syscount_stream_enter_raw_tp,
-		  true, !errs },
+		{ skel->progs.syscount_stream_enter_tp_btf,
+		  skel->progs.syscount_stream_enter_raw_tp, true, !errs },
 		{ skel->progs.syscount_stream_exit_tp_btf, skel->progs.syscount_stream_exit_raw_tp,
 		  true, lat || errs },
 	};
@@ -247,8 +248,7 @@ static int sc_load(struct kagg_session *s, const void *opts, bool btf)
 
 /* One count "histogram" (no buckets) per entry of the arrays. */
 static int sc_counts_to_hists(struct kagg_session *s, struct kagg_snapshot *snap,
-			      const struct kagg_key *keys, const struct sc_count *vals,
-			      size_t n)
+			      const struct kagg_key *keys, const struct sc_count *vals, size_t n)
 {
 	size_t i;
 	int err;
@@ -272,8 +272,7 @@ static int sc_counts_to_hists(struct kagg_session *s, struct kagg_snapshot *snap
 }
 
 /* Count mode, system-wide: the per-CPU array slice of generation g. */
-static int sc_read_counts(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
-			  bool reset)
+static int sc_read_counts(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	struct syscount *t = s->tool;
 	struct kagg_key keys[SC_NR_MAX] = {};
@@ -332,7 +331,8 @@ static int sc_read_key_counts(struct kagg_session *s, struct kagg_snapshot *snap
 	pc = calloc(nc, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	session_map_for_each_key(m, k, prev) {
+	session_map_for_each_key(m, k, prev)
+	{
 		if (k.gen != g)
 			continue;
 		if (bpf_map__lookup_elem(m, &k, sizeof(k), pc, sizeof(*pc) * nc, 0))
@@ -374,8 +374,7 @@ out:
  * Latency mode, exp buckets: one histogram per syscall with calls, from its dense
  * histogram, its cells or both (the cells of the calls before it got the dense one).
  */
-static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
-			   bool reset)
+static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	unsigned int nr_slots = s->exp_words - 1, nr, nd = 0, max, k;
 	struct syscount *t = s->tool;
@@ -393,8 +392,8 @@ static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, _
 			did[nd++] = d - 1;
 		}
 	}
-	err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, 0, &cells) ?:
-	      session_alloc_hists(s, snap, nd + cells.nr_hists, nr_slots);
+	err = session_read_exp_cells(s, t->skel->maps.exp_cells, g, reset, 0, &cells)
+		      ?: session_alloc_hists(s, snap, nd + cells.nr_hists, nr_slots);
 	for (i = 0; !err && i < nd; i++) {
 		struct kagg_hist *h = &snap->hists[n];
 
@@ -562,10 +561,9 @@ static int syscount_read(struct kagg_session *s, struct kagg_snapshot *snap, __u
 	if (t->mode == KAGG_SYSCOUNT_LATENCY && s->exp_words)
 		return sc_read_lat_exp(s, snap, g, reset);
 	if (t->mode == KAGG_SYSCOUNT_LATENCY)
-		return s->key == KAGG_KEY_NONE
-			       ? sc_read_lat(s, snap, g, reset)
-			       : session_read_key_hists(s, t->skel->maps.key_hist, g, reset,
-							snap, sc_label);
+		return s->key == KAGG_KEY_NONE ? sc_read_lat(s, snap, g, reset)
+					       : session_read_key_hists(s, t->skel->maps.key_hist,
+									g, reset, snap, sc_label);
 	if (t->mode == KAGG_SYSCOUNT_COUNT && s->key == KAGG_KEY_NONE)
 		return sc_read_counts(s, snap, g, reset);
 	return sc_read_key_counts(s, snap, g, reset);
@@ -620,9 +618,10 @@ static int sc_validate(const struct kagg_syscount_opts *o, struct kagg_session *
 		return -EINVAL;
 	}
 	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
-	    (o->buckets == KAGG_BUCKETS_EXP && (o->mode != KAGG_SYSCOUNT_LATENCY ||
-						o->key != KAGG_KEY_NONE))) {
-		session_log(s, KAGG_LOG_WARN, "exp buckets are for the latency mode, per syscall "
+	    (o->buckets == KAGG_BUCKETS_EXP &&
+	     (o->mode != KAGG_SYSCOUNT_LATENCY || o->key != KAGG_KEY_NONE))) {
+		session_log(s, KAGG_LOG_WARN,
+			    "exp buckets are for the latency mode, per syscall "
 			    "(no -P/--per-thread) for now");
 		return -EINVAL;
 	}

@@ -29,9 +29,10 @@ static int define_raw_syscalls(struct kagg_rb_events *evs)
 				      "\"NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\", REC->id, "
 				      "REC->args[0], REC->args[1], REC->args[2], REC->args[3], "
 				      "REC->args[4], REC->args[5]",
-				      NULL) ?:
-	       kagg_rb_events__define(evs, "raw_syscalls", "sys_exit", "long id; long ret",
-				      "\"NR %ld = %ld\", REC->id, REC->ret", NULL);
+				      NULL)
+		       ?: kagg_rb_events__define(evs, "raw_syscalls", "sys_exit",
+						 "long id; long ret",
+						 "\"NR %ld = %ld\", REC->id, REC->ret", NULL);
 }
 
 int scstream_init(struct scstream *st, const struct scstream_cfg *cfg, char *err, size_t err_len)
@@ -91,8 +92,9 @@ void scstream_fini(struct scstream *st)
 static struct scs_entry *entry_get(struct scstream *st, const struct sc_rec *r, uint64_t aux)
 {
 	struct scs_gen *gen = &st->gen[r->gen & 1];
-	uint32_t id = st->key == KAGG_KEY_TID ? (uint32_t)r->pid
-		      : st->key == KAGG_KEY_PID ? (uint32_t)r->tgid : 0;
+	uint32_t id = st->key == KAGG_KEY_TID	? (uint32_t)r->pid
+		      : st->key == KAGG_KEY_PID ? (uint32_t)r->tgid
+						: 0;
 	/* nr < 1024, errno < 4096, ids < 2^22 (PID_MAX_LIMIT): 44 bits */
 	uint64_t k = (uint64_t)id << 22 | (aux >> 32) << 10 | (aux & (SC_NR_MAX - 1));
 	void *arr = gen->e;
@@ -155,7 +157,8 @@ static void account(struct scstream *st, const struct sc_rec *r)
 	if (st->mode != SC_MODE_LATENCY || !u64map_del(&st->start_ts, (uint32_t)r->pid, &start) ||
 	    !u64map_del(&st->start_nr, (uint32_t)r->pid, &nr))
 		return;
-	add(st, r, nr & (SC_NR_MAX - 1), (int)scons_slot(r->ts - start, st->unit_ns), r->ts - start);
+	add(st, r, nr & (SC_NR_MAX - 1), (int)scons_slot(r->ts - start, st->unit_ns),
+	    r->ts - start);
 }
 
 /* Land the record as the kernel's raw_syscalls:sys_enter or sys_exit event. */

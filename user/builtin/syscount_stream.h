@@ -14,29 +14,30 @@
 
 struct scstream_cfg {
 	struct scons_cfg core;
-	int mode;		/* enum sc_mode */
+	int mode; /* enum sc_mode */
 	enum kagg_key_mode key;
 	uint64_t unit_ns;
-	const volatile struct kagg_exp_params *exp; /* latency: exp buckets (the program's), NULL: log2 */
+	const volatile struct kagg_exp_params
+		*exp; /* latency: exp buckets (the program's), NULL: log2 */
 };
 
 /* One aggregate: a syscall (errors mode: and errno) for one key. */
 struct scs_entry {
 	uint32_t tgid, pid;
-	uint64_t aux;			/* nr, or SC_AUX(nr, errno) */
+	uint64_t aux; /* nr, or SC_AUX(nr, errno) */
 	char comm[16];
 	uint64_t count;
-	uint64_t slots[KAGG_SLOTS];	/* latency mode */
-	uint64_t *xslots;		/* latency mode, exp buckets (sexp): instead of slots */
-	uint64_t sum;			/* latency mode: of the latencies, ns */
-	struct svals vals;		/* latency mode: the latencies, for exact percentiles */
+	uint64_t slots[KAGG_SLOTS]; /* latency mode */
+	uint64_t *xslots;	    /* latency mode, exp buckets (sexp): instead of slots */
+	uint64_t sum;		    /* latency mode: of the latencies, ns */
+	struct svals vals;	    /* latency mode: the latencies, for exact percentiles */
 };
 
 struct scs_gen {
-	struct u64map index;		/* packed (key id, nr, errno) -> e[] index */
+	struct u64map index; /* packed (key id, nr, errno) -> e[] index */
 	struct scs_entry *e;
 	size_t n, cap;
-	uint64_t kept;			/* latencies kept by its entries' vals */
+	uint64_t kept; /* latencies kept by its entries' vals */
 };
 
 struct scstream {
@@ -48,10 +49,10 @@ struct scstream {
 	int mode;
 	enum kagg_key_mode key;
 	uint64_t unit_ns;
-	struct sexp exp;		/* latency mode: exp buckets, or log2 */
-	struct u64map start_ts, start_nr;	/* latency: tid -> entry time, number */
+	struct sexp exp;		  /* latency mode: exp buckets, or log2 */
+	struct u64map start_ts, start_nr; /* latency: tid -> entry time, number */
 	struct scs_gen gen[2];
-	uint64_t recorded;		/* calls aggregated (cumulative) */
+	uint64_t recorded; /* calls aggregated (cumulative) */
 	int oom;
 };
 

@@ -66,7 +66,7 @@ struct prom_series {
 	char *agg;
 	size_t nr_labels;
 	char **names, **vals;
-	bool other;		  /* the folded keys */
+	bool other; /* the folded keys */
 	uint64_t *slots;
 	unsigned int nr_slots;
 	uint64_t total;
@@ -82,7 +82,7 @@ struct prom_named {
 
 struct prom_inst {
 	char *id;
-	bool seen;		/* a snapshot was added */
+	bool seen; /* a snapshot was added */
 	char *tool, *event, *attach, *kernel, *filters, *value;
 	struct timespec created;
 	uint64_t events_seen, events_recorded, events_filtered, folded;
@@ -99,7 +99,7 @@ struct prom_inst {
 	int64_t exp_base;
 	int64_t lin_min;
 	uint64_t lin_step;
-	unsigned int nr_buckets; /* the classic buckets listed, +Inf aside */
+	unsigned int nr_buckets;    /* the classic buckets listed, +Inf aside */
 	struct prom_series *series; /* keyed ones at most max_keys, plus the unkeyed one */
 	size_t nr_series;
 	size_t nr_keyed;
@@ -248,8 +248,9 @@ static const char *hist_agg(const struct kagg_hist *h)
 
 static size_t hist_nr_labels(const struct kagg_hist *h)
 {
-	return KAGG_HAS_FIELD(h, kagg_hist, label_values) && h->label_names && h->label_values ?
-		       h->nr_labels : 0;
+	return KAGG_HAS_FIELD(h, kagg_hist, label_values) && h->label_names && h->label_values
+		       ? h->nr_labels
+		       : 0;
 }
 
 static bool hist_keyed(const struct kagg_hist *h)
@@ -269,8 +270,7 @@ static bool same_key(const struct prom_series *s, const struct kagg_hist *h)
 
 	return a->mode == b->mode && a->id == b->id &&
 	       (a->mode == KAGG_KEY_NONE || a->pid == b->pid) &&
-	       (a->mode != KAGG_KEY_TID || a->tid == b->tid) &&
-	       same_str(s->agg, hist_agg(h)) &&
+	       (a->mode != KAGG_KEY_TID || a->tid == b->tid) && same_str(s->agg, hist_agg(h)) &&
 	       (!s->agg || same_str(s->label, b->label));
 }
 
@@ -407,8 +407,7 @@ static int by_total(const void *a, const void *b)
 	return x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
 }
 
-static int update_hists(struct kagg_prom *p, struct prom_inst *in,
-			const struct kagg_snapshot *snap)
+static int update_hists(struct kagg_prom *p, struct prom_inst *in, const struct kagg_snapshot *snap)
 {
 	size_t n = kagg_snapshot__hist_cnt(snap), i;
 	const struct kagg_hist **hs;
@@ -479,16 +478,16 @@ int kagg_prom__update(struct kagg_prom *p, int i, const struct kagg_snapshot *sn
 	in->events_recorded += m->events_recorded;
 	in->events_filtered += m->events_filtered;
 	for (k = 0; k < m->nr_drops; k++) {
-		struct prom_named *d = named(in->drops, &in->nr_drops, PROM_MAX_DROPS,
-					     m->drops[k]->cause);
+		struct prom_named *d =
+			named(in->drops, &in->nr_drops, PROM_MAX_DROPS, m->drops[k]->cause);
 		if (d)
 			d->a += m->drops[k]->count;
 	}
 	if (m->has_overhead) {
 		in->has_overhead = true;
 		for (k = 0; k < m->nr_progs; k++) {
-			struct prom_named *pc = named(in->progs, &in->nr_progs, PROM_MAX_PROGS,
-						      m->progs[k]->prog);
+			struct prom_named *pc =
+				named(in->progs, &in->nr_progs, PROM_MAX_PROGS, m->progs[k]->prog);
 			if (pc) {
 				pc->a += m->progs[k]->run_cnt;
 				pc->b += m->progs[k]->run_time_ns;
@@ -747,8 +746,8 @@ static void pb_flush(struct pw *w)
 }
 
 /* A new metric of the family, with labels l (and one more, k="v", unless k is NULL). */
-static Io__Prometheus__Client__Metric *pb_metric(struct pw *w, const struct lset *l,
-						 const char *k, const char *v)
+static Io__Prometheus__Client__Metric *pb_metric(struct pw *w, const struct lset *l, const char *k,
+						 const char *v)
 {
 	struct pbf *b = &w->pb;
 	Io__Prometheus__Client__Metric *m = pb_alloc(w, sizeof(*m));
@@ -873,9 +872,10 @@ static void family(struct pw *w, const char *base, const char *tool, const char 
 		w->pb.fam.name = pb_str(w, name);
 		w->pb.fam.help = pb_str(w, help);
 		w->pb.fam.has_type = true;
-		w->pb.fam.type = !strcmp(type, "counter") ? IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER :
-				 !strcmp(type, "gauge") ? IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE :
-				 IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM;
+		w->pb.fam.type =
+			!strcmp(type, "counter") ? IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER
+			: !strcmp(type, "gauge") ? IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE
+						 : IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM;
 		return;
 	}
 	fprintf(w->f, "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name, suffix, type);
@@ -934,8 +934,8 @@ static void sample(struct pw *w, const char *name, const struct lset *l, const c
 	fputc('\n', w->f);
 }
 
-static void counter(struct pw *w, const char *name, const struct prom_inst *in,
-		    const char *lname, const char *lvalue, double v)
+static void counter(struct pw *w, const char *name, const struct prom_inst *in, const char *lname,
+		    const char *lvalue, double v)
 {
 	struct lset l;
 	char full[96];
@@ -946,12 +946,15 @@ static void counter(struct pw *w, const char *name, const struct prom_inst *in,
 }
 
 static const double unit_ns[] = {
-	[KAGG_UNIT_USECS] = 1e3, [KAGG_UNIT_NSECS] = 1, [KAGG_UNIT_MSECS] = 1e6,
+	[KAGG_UNIT_USECS] = 1e3,
+	[KAGG_UNIT_NSECS] = 1,
+	[KAGG_UNIT_MSECS] = 1e6,
 };
 
 static double ns_per_unit(const struct prom_inst *in)
 {
-	return (unsigned int)in->unit < sizeof(unit_ns) / sizeof(unit_ns[0]) ? unit_ns[in->unit] : 1;
+	return (unsigned int)in->unit < sizeof(unit_ns) / sizeof(unit_ns[0]) ? unit_ns[in->unit]
+									     : 1;
 }
 
 /* A time histogram (seconds), else values (kagg hist). */
@@ -968,8 +971,13 @@ static bool inst_is_time(const struct prom_inst *in)
 static double slot_le(const struct prom_inst *in, unsigned int k)
 {
 	struct kagg_hist h = {
-		.sz = sizeof(h), .unit = in->unit, .nr_slots = k + 1, .lin_min = in->lin_min,
-		.lin_step = in->lin_step, .has_exp = in->has_exp, .exp_scale = in->exp_scale,
+		.sz = sizeof(h),
+		.unit = in->unit,
+		.nr_slots = k + 1,
+		.lin_min = in->lin_min,
+		.lin_step = in->lin_step,
+		.has_exp = in->has_exp,
+		.exp_scale = in->exp_scale,
 		.exp_base_index = in->exp_base,
 	};
 	double lo, hi, u = ns_per_unit(in);
@@ -1009,8 +1017,8 @@ static unsigned int series_last(const struct prom_series *s)
 	return last;
 }
 
-static void series_write_pb(struct pw *w, const struct prom_inst *in,
-			    const struct prom_series *s, const struct lset *l)
+static void series_write_pb(struct pw *w, const struct prom_inst *in, const struct prom_series *s,
+			    const struct lset *l)
 {
 	Io__Prometheus__Client__Metric *m = pb_metric(w, l, NULL, NULL);
 	Io__Prometheus__Client__Histogram *h;
@@ -1132,10 +1140,12 @@ static void series_write(struct pw *w, const char *name, const struct prom_inst 
 }
 
 /* The series of instance in, the folded one last when there is one. */
-#define EACH_SERIES(in, s, j)                                                  \
-	for (j = 0; j <= (in)->nr_series; j++)                                 \
-		for (const struct prom_series *s = j < (in)->nr_series ?       \
-			&(in)->series[j] : (in)->other.other ? &(in)->other : NULL; s; s = NULL)
+#define EACH_SERIES(in, s, j)                                                             \
+	for (j = 0; j <= (in)->nr_series; j++)                                            \
+		for (const struct prom_series *s = j < (in)->nr_series ? &(in)->series[j] \
+						   : (in)->other.other ? &(in)->other     \
+								       : NULL;            \
+		     s; s = NULL)
 
 /* Whether in belongs to the histogram family of f. */
 static bool same_family(const struct prom_inst *in, const struct prom_inst *f)
@@ -1159,7 +1169,8 @@ static void created_gauges(struct pw *w, const char *name, size_t first)
 
 		if (!same_family(in, &p->insts[first]))
 			continue;
-		EACH_SERIES(in, s, j) {
+		EACH_SERIES(in, s, j)
+		{
 			struct lset l;
 
 			inst_lset(&l, in);
@@ -1186,7 +1197,8 @@ static void native_family(struct pw *w, const char *tool, size_t first)
 			family(w, "kagg", tool, "histogram", "_nanoseconds",
 			       "What the tool measured, in nanoseconds (native histogram).");
 		any = true;
-		EACH_SERIES(in, s, j) {
+		EACH_SERIES(in, s, j)
+		{
 			struct lset l;
 
 			inst_lset(&l, in);
@@ -1211,15 +1223,15 @@ static void hist_family(struct pw *w, size_t first)
 			tool[i] = '_';
 	snprintf(name, sizeof(name), "kagg_%s_%s", tool, time ? "seconds" : "value");
 	family(w, "kagg", tool, "histogram", time ? "_seconds" : "_value",
-	       time ? "What the tool measured, in seconds (cumulative buckets)." :
-		      "The values the tool counted (cumulative buckets).");
+	       time ? "What the tool measured, in seconds (cumulative buckets)."
+		    : "The values the tool counted (cumulative buckets).");
 	for (i = first; i < p->nr_insts; i++) {
 		const struct prom_inst *in = &p->insts[i];
 
 		if (!same_family(in, f))
 			continue;
 		EACH_SERIES(in, s, j)
-			series_write(w, name, in, s);
+		series_write(w, name, in, s);
 	}
 	if (!w->om)
 		created_gauges(w, name, first);
@@ -1237,7 +1249,8 @@ static void inst_counters(struct pw *w, const char *name, const char *help, size
 		const struct prom_inst *in = &w->p->insts[i];
 
 		if (in->seen)
-			counter(w, name, in, NULL, NULL, *(const uint64_t *)((const char *)in + off));
+			counter(w, name, in, NULL, NULL,
+				*(const uint64_t *)((const char *)in + off));
 	}
 }
 
@@ -1247,8 +1260,8 @@ int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format f
 	struct lset l = { 0 };
 	size_t i, j, k;
 
-	if (!p || !f || (fmt != KAGG_PROM_TEXT && fmt != KAGG_PROM_OPENMETRICS &&
-			 fmt != KAGG_PROM_PROTOBUF))
+	if (!p || !f ||
+	    (fmt != KAGG_PROM_TEXT && fmt != KAGG_PROM_OPENMETRICS && fmt != KAGG_PROM_PROTOBUF))
 		return -EINVAL;
 	io__prometheus__client__metric_family__init(&w.pb.fam);
 	family(&w, "kagg_build", NULL, "info", NULL, "The kagg library serving these metrics.");
@@ -1268,7 +1281,7 @@ int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format f
 		sample(&w, "kagg_tool_info", &l, "filters", in->filters, 1);
 	}
 
-#define EACH_SEEN(in) \
+#define EACH_SEEN(in)                     \
 	for (i = 0; i < p->nr_insts; i++) \
 		for (const struct prom_inst *in = &p->insts[i]; in && in->seen; in = NULL)
 
@@ -1276,26 +1289,28 @@ int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format f
 		      offsetof(struct prom_inst, events_seen));
 	inst_counters(&w, "kagg_events_recorded", "Events aggregated into the histograms.",
 		      offsetof(struct prom_inst, events_recorded));
-	inst_counters(&w, "kagg_events_filtered", "Events left out by the tool's filters (not lost).",
+	inst_counters(&w, "kagg_events_filtered",
+		      "Events left out by the tool's filters (not lost).",
 		      offsetof(struct prom_inst, events_filtered));
 	family(&w, "kagg_drops", NULL, "counter", NULL, "Events or captures lost, by cause.");
 	EACH_SEEN(in)
-		for (j = 0; j < in->nr_drops; j++)
-			counter(&w, "kagg_drops", in, "cause", in->drops[j].name, in->drops[j].a);
+	for (j = 0; j < in->nr_drops; j++)
+		counter(&w, "kagg_drops", in, "cause", in->drops[j].name, in->drops[j].a);
 	family(&w, "kagg_bpf_run_seconds", NULL, "counter", NULL,
 	       "Time the tool's BPF programs ran (BPF_ENABLE_STATS).");
 	EACH_SEEN(in)
-		for (j = 0; j < in->nr_progs; j++)
-			counter(&w, "kagg_bpf_run_seconds", in, "prog", in->progs[j].name,
-				(double)in->progs[j].b / 1e9);
+	for (j = 0; j < in->nr_progs; j++)
+		counter(&w, "kagg_bpf_run_seconds", in, "prog", in->progs[j].name,
+			(double)in->progs[j].b / 1e9);
 	family(&w, "kagg_bpf_runs", NULL, "counter", NULL,
 	       "Runs of the tool's BPF programs (BPF_ENABLE_STATS).");
 	EACH_SEEN(in)
-		for (j = 0; j < in->nr_progs; j++)
-			counter(&w, "kagg_bpf_runs", in, "prog", in->progs[j].name, in->progs[j].a);
-	inst_counters(&w, "kagg_folded_keys",
-		      "Keyed histograms added to the series of key other, one per key and interval.",
-		      offsetof(struct prom_inst, folded));
+	for (j = 0; j < in->nr_progs; j++)
+		counter(&w, "kagg_bpf_runs", in, "prog", in->progs[j].name, in->progs[j].a);
+	inst_counters(
+		&w, "kagg_folded_keys",
+		"Keyed histograms added to the series of key other, one per key and interval.",
+		offsetof(struct prom_inst, folded));
 #undef EACH_SEEN
 
 	/* One histogram family per tool, its instances together. */

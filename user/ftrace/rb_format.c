@@ -21,7 +21,7 @@
 
 /* A field lies in the first 2^30 - 1 bytes of a record: a sub-buffer's commit holds 30 bits. */
 #define RB_FMT_MAX_BYTES ((int)KAGG_RB_COMMIT_MASK)
-#define RB_FMT_MAX_FIELDS 1024	      /* the kernel's events have fewer than 64 */
+#define RB_FMT_MAX_FIELDS 1024	   /* the kernel's events have fewer than 64 */
 #define RB_FMT_MAX_FILE (1u << 20) /* the kernel's largest format file is ~6 KiB */
 
 static char *xstrndup(const char *s, size_t n)
@@ -130,8 +130,7 @@ out:
  */
 static bool field_ok(const struct kagg_rb_field *f)
 {
-	if (f->offset < 0 || f->size < 0 ||
-	    (int64_t)f->offset + f->size > RB_FMT_MAX_BYTES)
+	if (f->offset < 0 || f->size < 0 || (int64_t)f->offset + f->size > RB_FMT_MAX_BYTES)
 		return false;
 	switch (f->kind) {
 	case KAGG_RB_FIELD_PLAIN:
@@ -385,14 +384,30 @@ struct ctype {
 };
 
 static const struct ctype ctypes[] = {
-	{ "char", 1, true },	     { "unsigned char", 1, false }, { "signed char", 1, true },
-	{ "short", 2, true },	     { "unsigned short", 2, false }, { "int", 4, true },
-	{ "unsigned int", 4, false }, { "unsigned", 4, false },	    { "long", 8, true },
-	{ "unsigned long", 8, false }, { "long long", 8, true },    { "unsigned long long", 8, false },
-	{ "pid_t", 4, true },	     { "u8", 1, false },	    { "s8", 1, true },
-	{ "u16", 2, false },	     { "s16", 2, true },	    { "u32", 4, false },
-	{ "s32", 4, true },	     { "u64", 8, false },	    { "s64", 8, true },
-	{ "bool", 1, false },	     { "size_t", 8, false },	    { "void *", 8, false },
+	{ "char", 1, true },
+	{ "unsigned char", 1, false },
+	{ "signed char", 1, true },
+	{ "short", 2, true },
+	{ "unsigned short", 2, false },
+	{ "int", 4, true },
+	{ "unsigned int", 4, false },
+	{ "unsigned", 4, false },
+	{ "long", 8, true },
+	{ "unsigned long", 8, false },
+	{ "long long", 8, true },
+	{ "unsigned long long", 8, false },
+	{ "pid_t", 4, true },
+	{ "u8", 1, false },
+	{ "s8", 1, true },
+	{ "u16", 2, false },
+	{ "s16", 2, true },
+	{ "u32", 4, false },
+	{ "s32", 4, true },
+	{ "u64", 8, false },
+	{ "s64", 8, true },
+	{ "bool", 1, false },
+	{ "size_t", 8, false },
+	{ "void *", 8, false },
 	{ "unsigned long *", 8, false },
 };
 
@@ -487,13 +502,13 @@ fail:
 	return rb_fmt_done(f, buf, err, out);
 }
 
-#define SCHED_STATES                                                                               \
-	"(0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | "         \
+#define SCHED_STATES                                                                      \
+	"(0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | " \
 	"0x00000020 | 0x00000040)"
 
 #define SCHED_WAKEUP_FIELDS "char comm[16]; pid_t pid; int prio; int target_cpu"
-#define SCHED_WAKEUP_FMT                                                                           \
-	"\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, "             \
+#define SCHED_WAKEUP_FMT                                                               \
+	"\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, " \
 	"REC->target_cpu"
 
 int kagg_rb_events__define_sched(struct kagg_rb_events *evs)
@@ -546,10 +561,11 @@ void kagg_rb_format__fprint(const struct kagg_rb_format *fmt, FILE *f)
 
 void kagg_rb__fprint_header_page(size_t subbuf_size, FILE *f)
 {
-	fprintf(f, "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-		   "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-		   "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-		   "\tfield: char data;\toffset:16;\tsize:%zu;\tsigned:0;\n",
+	fprintf(f,
+		"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+		"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+		"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+		"\tfield: char data;\toffset:16;\tsize:%zu;\tsigned:0;\n",
 		subbuf_size - 16);
 }
 
@@ -564,4 +580,3 @@ void kagg_rb__fprint_header_event(FILE *f)
 		   "\ttime_stamp : type == 31\n"
 		   "\tdata max type_len  == 28\n");
 }
-

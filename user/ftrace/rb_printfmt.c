@@ -142,7 +142,7 @@ struct ev_ctx {
 	uint32_t rlen;
 	const char *p; /* parse position */
 	bool bad;
-	int depth;     /* expr() and unary() frames open */
+	int depth; /* expr() and unary() frames open */
 };
 
 static void skip_ws(struct ev_ctx *c)
@@ -304,9 +304,10 @@ static void print_table(struct ev_ctx *c, struct val *v, bool flags)
 
 static bool is_type_word(const char *p)
 {
-	static const char *const w[] = { "unsigned", "signed", "int", "long", "char", "short",
-					 "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64",
-					 "bool", "size_t", "pid_t", "void", "const", NULL };
+	static const char *const w[] = { "unsigned", "signed", "int",  "long",	"char",
+					 "short",    "u8",     "u16",  "u32",	"u64",
+					 "s8",	     "s16",    "s32",  "s64",	"bool",
+					 "size_t",   "pid_t",  "void", "const", NULL };
 	int i;
 
 	for (i = 0; w[i]; i++) {
@@ -379,8 +380,8 @@ static void primary(struct ev_ctx *c, struct val *v)
 
 			c->p++;
 			expr(c, &ix);
-			if (!accept(c, "]") || f->kind != KAGG_RB_FIELD_ARRAY || f->array_len <= 0 ||
-			    ix.is_str || ix.i < 0 || ix.i >= f->array_len) {
+			if (!accept(c, "]") || f->kind != KAGG_RB_FIELD_ARRAY ||
+			    f->array_len <= 0 || ix.is_str || ix.i < 0 || ix.i >= f->array_len) {
 				c->bad = true;
 				return;
 			}
@@ -445,12 +446,21 @@ static void unary(struct ev_ctx *c, struct val *v)
 
 /* binary operators by precedence level, lowest first */
 static const char *const ops[][4] = {
-	{ "||" }, { "&&" }, { "|" }, { "^" }, { "&" }, { "==", "!=" }, { "<=", ">=", "<", ">" },
-	{ "<<", ">>" }, { "+", "-" }, { "*", "/", "%" },
+	{ "||" },
+	{ "&&" },
+	{ "|" },
+	{ "^" },
+	{ "&" },
+	{ "==", "!=" },
+	{ "<=", ">=", "<", ">" },
+	{ "<<", ">>" },
+	{ "+", "-" },
+	{ "*", "/", "%" },
 };
 #define NLEVELS ((int)(sizeof(ops) / sizeof(ops[0])))
 
-/* C's operators on int64_t, with +, -, * and / wrapping as two's complement instead of overflowing. */
+/* C's operators on int64_t, with +, -, * and / wrapping as two's complement instead of overflowing.
+ */
 static int64_t apply(const char *op, int64_t a, int64_t b, bool *bad)
 {
 	switch (op[0]) {
@@ -465,9 +475,13 @@ static int64_t apply(const char *op, int64_t a, int64_t b, bool *bad)
 	case '!':
 		return a != b;
 	case '<':
-		return op[1] == '=' ? a <= b : op[1] == '<' ? (int64_t)((uint64_t)a << (b & 63)) : a < b;
+		return op[1] == '='   ? a <= b
+		       : op[1] == '<' ? (int64_t)((uint64_t)a << (b & 63))
+				      : a < b;
 	case '>':
-		return op[1] == '=' ? a >= b : op[1] == '>' ? (int64_t)((uint64_t)a >> (b & 63)) : a > b;
+		return op[1] == '='   ? a >= b
+		       : op[1] == '>' ? (int64_t)((uint64_t)a >> (b & 63))
+				      : a > b;
 	case '+':
 		return (int64_t)((uint64_t)a + (uint64_t)b);
 	case '-':
@@ -600,7 +614,8 @@ static bool run_print_fmt(struct ev_ctx *c, const char *fmt, size_t flen, struct
 			if (v.is_str)
 				return false;
 			memcpy(spec + sn, "lld", 4);
-			snprintf(buf, sizeof(buf), spec, lmod ? (long long)v.i : (long long)(int)v.i);
+			snprintf(buf, sizeof(buf), spec,
+				 lmod ? (long long)v.i : (long long)(int)v.i);
 			break;
 		case 'u':
 		case 'x':
@@ -613,7 +628,8 @@ static bool run_print_fmt(struct ev_ctx *c, const char *fmt, size_t flen, struct
 			spec[sn++] = conv;
 			spec[sn] = 0;
 			snprintf(buf, sizeof(buf), spec,
-				 lmod ? (unsigned long long)v.i : (unsigned long long)(uint32_t)v.i);
+				 lmod ? (unsigned long long)v.i
+				      : (unsigned long long)(uint32_t)v.i);
 			break;
 		case 'c':
 			if (v.is_str)
@@ -677,9 +693,8 @@ static void print_fields(const struct kagg_rb_format *fmt, const uint8_t *rec, u
 	}
 }
 
-int kagg_rb_events__format_info(const struct kagg_rb_events *evs,
-				const struct kagg_rb_format *fmt, const void *rec, uint32_t len,
-				char *buf, size_t buf_sz)
+int kagg_rb_events__format_info(const struct kagg_rb_events *evs, const struct kagg_rb_format *fmt,
+				const void *rec, uint32_t len, char *buf, size_t buf_sz)
 {
 	struct out o = { buf, buf_sz, 0 };
 	struct ev_ctx c = { fmt, rec, len, NULL, false, 0 };
@@ -766,7 +781,11 @@ int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 	nmi = flags & 0x40;
 	hard = flags & 0x08;
 	soft = flags & 0x10;
-	fl[0] = irqoff && bh ? 'D' : irqoff ? 'd' : bh ? 'b' : (evs->old_flags && (flags & 0x02)) ? 'X' : '.';
+	fl[0] = irqoff && bh			     ? 'D'
+		: irqoff			     ? 'd'
+		: bh				     ? 'b'
+		: (evs->old_flags && (flags & 0x02)) ? 'X'
+						     : '.';
 	fl[1] = resched_flag(flags, evs->old_flags);
 	fl[2] = nmi && hard ? 'Z' : nmi ? 'z' : hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.';
 	if (evs->flag_cols == 4) {
@@ -782,8 +801,8 @@ int kagg_rb_events__fprint_event(const struct kagg_rb_events *evs, FILE *f,
 	}
 	us = (ev->ts + 500) / 1000;
 	/* comms and strings come from the record or a file: escaped (text.h) */
-	fprintf(f, "%16s-%-7d [%03d] %s %5llu.%06llu: ", text_esc(&e, name, SIZE_MAX), pid,
-		ev->cpu, fl, (unsigned long long)(us / 1000000), (unsigned long long)(us % 1000000));
+	fprintf(f, "%16s-%-7d [%03d] %s %5llu.%06llu: ", text_esc(&e, name, SIZE_MAX), pid, ev->cpu,
+		fl, (unsigned long long)(us / 1000000), (unsigned long long)(us % 1000000));
 	text_esc_free(&e);
 	fmt = kagg_rb_events__find(evs, type);
 	if (!fmt) {

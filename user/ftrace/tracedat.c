@@ -230,12 +230,12 @@ static const char *cl_comm_cb(void *ctx, int pid)
 #define CK_BLOCK 4096
 
 struct td_region {
-	uint64_t off, cap, used;	/* bytes; cap 0: none yet */
+	uint64_t off, cap, used; /* bytes; cap 0: none yet */
 };
 
 struct kagg_tracedat_writer {
-	char *target;		/* the regular file replaced (symlinks resolved), or NULL */
-	int out_fd;		/* a path that is not a regular file, opened at __new() */
+	char *target; /* the regular file replaced (symlinks resolved), or NULL */
+	int out_fd;   /* a path that is not a regular file, opened at __new() */
 	size_t page_size;
 	int nr_cpus;
 	const struct kagg_rb_events *events;
@@ -243,14 +243,14 @@ struct kagg_tracedat_writer {
 	struct td_cmdlines cl;
 	/* the working file */
 	int ck_fd;
-	char *ck_path;		/* its name while ours alone (NULL: none, renamed, unlinked) */
-	bool ck_published;	/* renamed over target */
-	uint64_t ck_table;	/* offset of the flyrecord table */
-	uint64_t ck_end;	/* where the next region goes */
+	char *ck_path;	   /* its name while ours alone (NULL: none, renamed, unlinked) */
+	bool ck_published; /* renamed over target */
+	uint64_t ck_table; /* offset of the flyrecord table */
+	uint64_t ck_end;   /* where the next region goes */
 	uint64_t cl_off, cl_cap, cl_used; /* the reserved cmdlines text */
-	struct td_region *reg;	/* per CPU */
-	uint64_t *pages;	/* per CPU */
-	uint8_t *page;		/* page_size bytes: an image zero-filled */
+	struct td_region *reg;		  /* per CPU */
+	uint64_t *pages;		  /* per CPU */
+	uint8_t *page;			  /* page_size bytes: an image zero-filled */
 	/* the regular file replaced, whose mode and owner the new one keeps */
 	bool replaces;
 	struct stat old;
@@ -413,8 +413,7 @@ static int td_create_for(const char *target, char **name)
 	int fd;
 
 	*name = NULL;
-	dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target)) :
-		      strdup(".");
+	dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target)) : strdup(".");
 	if (!dir)
 		return -ENOMEM;
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
@@ -653,8 +652,8 @@ static void td_header_end(struct kagg_tracedat_writer *w, FILE *f)
  * the cmdlines text cl padded with '\n' to cl_cap bytes (at offset *cl_at),
  * then the flyrecord table (at *table) with every CPU at offset 0, size 0.
  */
-static int td_header(struct kagg_tracedat_writer *w, const char *cl, size_t cl_len,
-		     size_t cl_cap, char **hdr, size_t *hlen, uint64_t *cl_at, uint64_t *table)
+static int td_header(struct kagg_tracedat_writer *w, const char *cl, size_t cl_len, size_t cl_cap,
+		     char **hdr, size_t *hlen, uint64_t *cl_at, uint64_t *table)
 {
 	FILE *m = open_memstream(hdr, hlen);
 	size_t pad;
@@ -743,8 +742,7 @@ struct kagg_tracedat_writer *kagg_tracedat_writer__new(const char *path,
 	struct stat st;
 	int err = -EINVAL;
 
-	if (!path || !*path || !opts ||
-	    !opts_valid(opts, OPTS_END(kagg_tracedat_writer_opts)))
+	if (!path || !*path || !opts || !opts_valid(opts, OPTS_END(kagg_tracedat_writer_opts)))
 		goto cleanup;
 	w = calloc(1, sizeof(*w));
 	if (!w) {
@@ -1074,13 +1072,13 @@ void kagg_tracedat_writer__free(struct kagg_tracedat_writer *w)
 /* ------------------------------------------------------------ reader */
 
 struct td_cpu {
-	uint64_t off, size;	/* block in the file */
-	uint64_t next_page;	/* index of the next page to load */
+	uint64_t off, size; /* block in the file */
+	uint64_t next_page; /* index of the next page to load */
 	struct kagg_rb_page_iter it;
 	bool in_page, have, done;
-	bool bad;		/* a malformed page or record comes next ... */
+	bool bad;		  /* a malformed page or record comes next ... */
 	uint64_t bad_ts, bad_off; /* ... after the time bad_ts, at file offset bad_off */
-	int64_t carry;		/* loss flagged on a page without events */
+	int64_t carry;		  /* loss flagged on a page without events */
 	struct kagg_rb_event ev;
 };
 
@@ -1094,7 +1092,7 @@ struct kagg_tracedat {
 	struct td_cmdlines cl;
 	char *clock;
 	struct td_cpu *cpus;
-	uint64_t err_off;	/* file offset of the last malformed part found, or UINT64_MAX */
+	uint64_t err_off; /* file offset of the last malformed part found, or UINT64_MAX */
 };
 
 /*
@@ -1170,8 +1168,7 @@ static int cur_tag(struct td_cur *c, const char *tag, size_t n)
 	return memcmp(p, tag, n) ? -EINVAL : 0;
 }
 
-static void td_parse_format(struct kagg_tracedat *t, const char *sys, const uint8_t *p,
-			    size_t len)
+static void td_parse_format(struct kagg_tracedat *t, const char *sys, const uint8_t *p, size_t len)
 {
 	if (kagg_rb_events__parse(t->evs, sys, (const char *)p, len, NULL))
 		t->bad_formats++;
@@ -1467,7 +1464,8 @@ static int td_fill(struct kagg_tracedat *t, int cpu)
 			if (!err) {
 				tc->ev.cpu = cpu;
 				if (tc->carry && tc->ev.missed >= 0)
-					tc->ev.missed = tc->carry < 0 ? -1 : tc->ev.missed + tc->carry;
+					tc->ev.missed =
+						tc->carry < 0 ? -1 : tc->ev.missed + tc->carry;
 				tc->carry = 0;
 				tc->have = true;
 				return 0;
@@ -1495,7 +1493,7 @@ static int td_fill(struct kagg_tracedat *t, int cpu)
 		page_off = tc->off + tc->next_page * t->page_size;
 		if (kagg_rb_page_iter__init(&tc->it, t->map + page_off, t->page_size)) {
 			tc->bad = true;
-			tc->bad_ts = tc->ev.ts; /* the last event's */
+			tc->bad_ts = tc->ev.ts;	    /* the last event's */
 			tc->bad_off = page_off + 8; /* the commit word */
 			return -EBADMSG;
 		}

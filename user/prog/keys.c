@@ -34,8 +34,9 @@ enum mark { M_NONE, M_PID, M_CGROUP, M_KADDR, M_UADDR, M_DEV, M_KSTACK, M_USTACK
 static enum mark mark_of(const char *typedef_name)
 {
 	static const char *const names[] = {
-		[M_PID] = "kagg_pid_t", [M_CGROUP] = "kagg_cgroup_t", [M_KADDR] = "kagg_kaddr_t",
-		[M_UADDR] = "kagg_uaddr_t", [M_DEV] = "kagg_dev_t", [M_KSTACK] = "kagg_kstack_t",
+		[M_PID] = "kagg_pid_t",	      [M_CGROUP] = "kagg_cgroup_t",
+		[M_KADDR] = "kagg_kaddr_t",   [M_UADDR] = "kagg_uaddr_t",
+		[M_DEV] = "kagg_dev_t",	      [M_KSTACK] = "kagg_kstack_t",
 		[M_USTACK] = "kagg_ustack_t",
 	};
 	size_t i;
@@ -183,9 +184,9 @@ struct kctx {
 	const struct btf *btf;
 	char **names, **vals;
 	size_t n, cap;
-	int pid;	/* the first kagg_pid_t of the key */
-	bool scan;	/* first pass: find the pid only */
-	bool note;	/* with scan: cache the command of every kagg_pid_t */
+	int pid;   /* the first kagg_pid_t of the key */
+	bool scan; /* first pass: find the pid only */
+	bool note; /* with scan: cache the command of every kagg_pid_t */
 	bool oom;
 };
 
@@ -461,7 +462,8 @@ static void walk(struct kctx *c, __u32 id, const unsigned char *base, __u32 off,
 			if (!mn[0])
 				snprintf(child, sizeof(child), "%s", name);
 			else
-				snprintf(child, sizeof(child), "%s%s%s", name, name[0] ? "_" : "", mn);
+				snprintf(child, sizeof(child), "%s%s%s", name, name[0] ? "_" : "",
+					 mn);
 			walk(c, mb->type, base, off + btf_member_bit_offset(t, i),
 			     btf_member_bitfield_size(t, i), child[0] ? child : "key", depth + 1);
 		}
@@ -519,8 +521,9 @@ static void walk(struct kctx *c, __u32 id, const unsigned char *base, __u32 off,
 void pkey_note(struct kagg_session *s, struct pstate *t, const struct pagg *a,
 	       const unsigned char *k)
 {
-	struct kctx c = { .s = s, .t = t, .btf = bpf_object__btf(t->obj), .scan = true,
-			  .note = true };
+	struct kctx c = {
+		.s = s, .t = t, .btf = bpf_object__btf(t->obj), .scan = true, .note = true
+	};
 
 	if (a->has_pid)
 		walk(&c, a->key_type, k, 0, 0, "", 0);
@@ -542,8 +545,9 @@ void pkey_note_maps(struct kagg_session *s, struct pstate *t)
 		for (j = 0; j < 2; j++) {
 			if (!maps[j] || (ks = bpf_map__key_size(maps[j])) > sizeof(key))
 				continue;
-			for (first = true; !bpf_map__get_next_key(maps[j], first ? NULL : prev, key,
-								  ks); first = false) {
+			for (first = true;
+			     !bpf_map__get_next_key(maps[j], first ? NULL : prev, key, ks);
+			     first = false) {
 				memcpy(prev, key, ks);
 				pkey_note(s, t, a, key + a->key_off);
 			}
@@ -587,8 +591,8 @@ struct pentry *pentry_add(struct pentry **es, size_t *n, size_t *cap)
 }
 
 /* Add the per-CPU values vals (nr_cpus of vs bytes) of aggregation a to e. */
-static void entry_sum(struct pentry *e, const struct pagg *a, const unsigned char *vals,
-		      size_t vs, int nr_cpus)
+static void entry_sum(struct pentry *e, const struct pagg *a, const unsigned char *vals, size_t vs,
+		      int nr_cpus)
 {
 	int cpu, k;
 
@@ -614,8 +618,8 @@ static void entry_sum(struct pentry *e, const struct pagg *a, const unsigned cha
  * An aggregation with no key: entry g of its per-CPU array, one histogram (empty
  * too, as a built-in tool's), zeroed when reset.
  */
-static int read_unkeyed(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g,
-			bool reset, struct pentry **es, size_t *n, size_t *cap)
+static int read_unkeyed(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g, bool reset,
+			struct pentry **es, size_t *n, size_t *cap)
 {
 	const struct pagg *a = &t->aggs[ai];
 	size_t vs = bpf_map__value_size(a->map), len = vs * s->nr_cpus;
@@ -934,8 +938,7 @@ int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot
 		if (!time)
 			h->value = h->agg;
 		h->has_sum = true;
-		h->sum = time ? (double)es[i].sum / (double)units_ns(s->unit)
-			      : (double)es[i].sum;
+		h->sum = time ? (double)es[i].sum / (double)units_ns(s->unit) : (double)es[i].sum;
 		h->total = es[i].count;
 		if (a->d.kind == KAGG_SDK_COUNT) {
 			h->nr_slots = 0;

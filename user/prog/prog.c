@@ -97,8 +97,10 @@ static int check_elf(struct kagg_session *s, const char *name, const unsigned ch
 		return -EINVAL;
 	}
 	if (b[4] != 2 || b[5] != 1 || (b[18] | b[19] << 8) != 247) {
-		slog(s, KAGG_LOG_WARN, "%s is not a BPF object (ELF machine %u; build it with "
-		     "clang -target bpf)", name, b[18] | b[19] << 8);
+		slog(s, KAGG_LOG_WARN,
+		     "%s is not a BPF object (ELF machine %u; build it with "
+		     "clang -target bpf)",
+		     name, b[18] | b[19] << 8);
 		return -EINVAL;
 	}
 	return 0;
@@ -175,11 +177,16 @@ static void *var_ptr(struct pstate *t, const char *name, size_t sz)
 static const char *kind_name(__u32 kind)
 {
 	switch (kind) {
-	case KAGG_SDK_LOG2: return "log2 histogram";
-	case KAGG_SDK_LINEAR: return "linear histogram";
-	case KAGG_SDK_COUNT: return "counter";
-	case KAGG_SDK_STACKS: return "stack aggregation";
-	case KAGG_SDK_PAIR: return "start/stop pair";
+	case KAGG_SDK_LOG2:
+		return "log2 histogram";
+	case KAGG_SDK_LINEAR:
+		return "linear histogram";
+	case KAGG_SDK_COUNT:
+		return "counter";
+	case KAGG_SDK_STACKS:
+		return "stack aggregation";
+	case KAGG_SDK_PAIR:
+		return "start/stop pair";
 	}
 	return NULL;
 }
@@ -197,25 +204,27 @@ static int check_key(struct kagg_session *s, struct pstate *t, struct pagg *a)
 	    btf_vlen(kt) != 3)
 		goto bad;
 	m = btf_members(kt);
-	if (strcmp(btf__name_by_offset(btf, m[0].name_off), "gen") || btf_member_bit_offset(kt, 0) ||
-	    strcmp(btf__name_by_offset(btf, m[2].name_off), "k"))
+	if (strcmp(btf__name_by_offset(btf, m[0].name_off), "gen") ||
+	    btf_member_bit_offset(kt, 0) || strcmp(btf__name_by_offset(btf, m[2].name_off), "k"))
 		goto bad;
 	a->key_type = m[2].type;
 	a->key_off = btf_member_bit_offset(kt, 2) / 8;
 	a->has_pid = pkey_has_pid(btf, a->key_type);
 	return 0;
 bad:
-	slog(s, KAGG_LOG_WARN, "map %s: wrong shape for a %s: its key is not struct %s "
-	     "(declare it with the kagg.bpf.h macros)", a->name, kind_name(a->d.kind), want);
+	slog(s, KAGG_LOG_WARN,
+	     "map %s: wrong shape for a %s: its key is not struct %s "
+	     "(declare it with the kagg.bpf.h macros)",
+	     a->name, kind_name(a->d.kind), want);
 	return -EINVAL;
 }
 
 /* Does map a have the shape its descriptor says (type, key, value)? */
 static int check_map(struct kagg_session *s, struct pstate *t, struct pagg *a)
 {
-	size_t vsz = a->d.kind == KAGG_SDK_COUNT  ? sizeof(struct kagg_sdk_count) :
-		     a->d.kind == KAGG_SDK_STACKS ? sizeof(struct kagg_sdk_stack_val) :
-						    sizeof(struct kagg_sdk_hist);
+	size_t vsz = a->d.kind == KAGG_SDK_COUNT    ? sizeof(struct kagg_sdk_count)
+		     : a->d.kind == KAGG_SDK_STACKS ? sizeof(struct kagg_sdk_stack_val)
+						    : sizeof(struct kagg_sdk_hist);
 
 	char xname[256];
 
@@ -225,8 +234,8 @@ static int check_map(struct kagg_session *s, struct pstate *t, struct pagg *a)
 	if (a->map)
 		a->max = bpf_map__max_entries(a->map) / 2;
 	if (!a->map) {
-		slog(s, KAGG_LOG_WARN, "%s__kagg describes a %s, but there is no map %s",
-		     a->name, kind_name(a->d.kind), a->name);
+		slog(s, KAGG_LOG_WARN, "%s__kagg describes a %s, but there is no map %s", a->name,
+		     kind_name(a->d.kind), a->name);
 		return -EINVAL;
 	}
 	/* a KEY with no field: a per-CPU array of the two generations */
@@ -236,16 +245,21 @@ static int check_map(struct kagg_session *s, struct pstate *t, struct pagg *a)
 		a->unkeyed = true;
 		return 0;
 	}
-	if (bpf_map__type(a->map) != BPF_MAP_TYPE_PERCPU_HASH || bpf_map__value_size(a->map) != vsz) {
-		slog(s, KAGG_LOG_WARN, "map %s: wrong shape for a %s (a per-CPU hash of %zu-byte "
-		     "values; it is type %d of %u-byte values)", a->name, kind_name(a->d.kind), vsz,
-		     bpf_map__type(a->map), bpf_map__value_size(a->map));
+	if (bpf_map__type(a->map) != BPF_MAP_TYPE_PERCPU_HASH ||
+	    bpf_map__value_size(a->map) != vsz) {
+		slog(s, KAGG_LOG_WARN,
+		     "map %s: wrong shape for a %s (a per-CPU hash of %zu-byte "
+		     "values; it is type %d of %u-byte values)",
+		     a->name, kind_name(a->d.kind), vsz, bpf_map__type(a->map),
+		     bpf_map__value_size(a->map));
 		return -EINVAL;
 	}
 	if (a->d.kind == KAGG_SDK_STACKS) {
 		if (bpf_map__key_size(a->map) != sizeof(struct kagg_sdk_stack_key)) {
-			slog(s, KAGG_LOG_WARN, "map %s: wrong shape for a stack aggregation (keys of "
-			     "struct kagg_sdk_stack_key)", a->name);
+			slog(s, KAGG_LOG_WARN,
+			     "map %s: wrong shape for a stack aggregation (keys of "
+			     "struct kagg_sdk_stack_key)",
+			     a->name);
 			return -EINVAL;
 		}
 		return 0;
@@ -257,24 +271,26 @@ static int check_map(struct kagg_session *s, struct pstate *t, struct pagg *a)
 static int discover(struct kagg_session *s, struct pstate *t)
 {
 	const struct btf *btf = bpf_object__btf(t->obj);
-	const struct btf_type *sec = btf__type_by_id(btf, btf__find_by_name_kind(btf, ".rodata",
-										BTF_KIND_DATASEC));
+	const struct btf_type *sec =
+		btf__type_by_id(btf, btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC));
 	const struct btf_var_secinfo *vs;
 	size_t rsz = 0, i;
 	char *ro = sec_data(t->obj, ".rodata", &rsz);
 	int err, stacks = 0;
 	__u16 j;
 
-	for (j = 0, vs = sec && ro ? btf_var_secinfos(sec) : NULL; vs && j < btf_vlen(sec); j++, vs++) {
-		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, vs->type)->name_off);
+	for (j = 0, vs = sec && ro ? btf_var_secinfos(sec) : NULL; vs && j < btf_vlen(sec);
+	     j++, vs++) {
+		const char *name =
+			btf__name_by_offset(btf, btf__type_by_id(btf, vs->type)->name_off);
 		size_t len = strlen(name);
 		const struct btf_type *dt;
 		struct pagg *a, *tmp;
 
 		if (len <= 6 || strcmp(name + len - 6, "__kagg"))
 			continue;
-		dt = btf__type_by_id(btf, btf_skip(btf, btf__type_by_id(btf, vs->type)->type, NULL,
-						   NULL));
+		dt = btf__type_by_id(
+			btf, btf_skip(btf, btf__type_by_id(btf, vs->type)->type, NULL, NULL));
 		if (!dt || !btf_is_struct(dt) ||
 		    strcmp(btf__name_by_offset(btf, dt->name_off), "kagg_sdk_desc") ||
 		    vs->size != sizeof(struct kagg_sdk_desc) || vs->offset + vs->size > rsz) {
@@ -308,8 +324,10 @@ static int discover(struct kagg_session *s, struct pstate *t)
 	for (i = 0; i < t->nr_aggs && t->aggs[i].d.kind == KAGG_SDK_PAIR; i++)
 		;
 	if (i == t->nr_aggs) {
-		slog(s, KAGG_LOG_WARN, "%s declares no aggregation (KAGG_HIST_*, KAGG_COUNT*, "
-		     "KAGG_STACKS of <kagg/bpf/kagg.bpf.h>: see docs/sdk.md)", t->name);
+		slog(s, KAGG_LOG_WARN,
+		     "%s declares no aggregation (KAGG_HIST_*, KAGG_COUNT*, "
+		     "KAGG_STACKS of <kagg/bpf/kagg.bpf.h>: see docs/sdk.md)",
+		     t->name);
 		return -EINVAL;
 	}
 	if (stacks > 1) {
@@ -322,7 +340,8 @@ static int discover(struct kagg_session *s, struct pstate *t)
 	if (!t->counters || !t->stackmap || !var_ptr(t, "kagg_gen", 4) ||
 	    !var_ptr(t, "kagg_armed", 4) ||
 	    bpf_map__value_size(t->counters) != sizeof(struct kagg_sdk_counters)) {
-		slog(s, KAGG_LOG_WARN, "%s was not built with this <kagg/bpf/kagg.bpf.h> "
+		slog(s, KAGG_LOG_WARN,
+		     "%s was not built with this <kagg/bpf/kagg.bpf.h> "
 		     "(kagg_counters, kagg_stackmap, kagg_gen or kagg_armed missing or unlike)",
 		     t->name);
 		return -EINVAL;
@@ -336,8 +355,9 @@ static int discover(struct kagg_session *s, struct pstate *t)
 static const char *sec_kind(const char *sec, const char **target)
 {
 	static const char *const kinds[] = {
-		"tp_btf", "raw_tp", "raw_tracepoint", "tracepoint", "tp", "fentry", "fexit",
-		"kprobe", "kretprobe", "uprobe", "uretprobe", "perf_event", "usdt",
+		"tp_btf",    "raw_tp",	   "raw_tracepoint", "tracepoint", "tp",
+		"fentry",    "fexit",	   "kprobe",	     "kretprobe",  "uprobe",
+		"uretprobe", "perf_event", "usdt",
 	};
 	size_t i, n;
 
@@ -360,8 +380,10 @@ static bool is_btf_kind(const char *k)
 /* The other flavour of a BTF section: raw_tp for tp_btf, kprobe for fentry. */
 static const char *fallback_of(const char *k)
 {
-	return !strcmp(k, "tp_btf") ? "raw_tp" : !strcmp(k, "fentry") ? "kprobe" :
-	       !strcmp(k, "fexit") ? "kretprobe" : NULL;
+	return !strcmp(k, "tp_btf")   ? "raw_tp"
+	       : !strcmp(k, "fentry") ? "kprobe"
+	       : !strcmp(k, "fexit")  ? "kretprobe"
+				      : NULL;
 }
 
 /* Program p has a flavour partner: same target, the other kind of the pair. */
@@ -372,7 +394,8 @@ static bool has_partner(struct bpf_object *obj, struct bpf_program *p)
 
 	if (!k)
 		return false;
-	bpf_object__for_each_program(q, obj) {
+	bpf_object__for_each_program(q, obj)
+	{
 		if (q == p)
 			continue;
 		k2 = sec_kind(bpf_program__section_name(q), &tgt2);
@@ -408,8 +431,8 @@ static bool sec_attachable(struct pstate *t, const char *sec, char *why, size_t 
 		snprintf(why, len, "unknown section type");
 		return false;
 	}
-	if ((!*tgt && strcmp(k, "uprobe") && strcmp(k, "uretprobe")) ||
-	    !strcmp(k, "perf_event") || !strcmp(k, "usdt"))
+	if ((!*tgt && strcmp(k, "uprobe") && strcmp(k, "uretprobe")) || !strcmp(k, "perf_event") ||
+	    !strcmp(k, "usdt"))
 		return true;
 	if (!strcmp(k, "tp_btf") || !strcmp(k, "raw_tp") || !strcmp(k, "raw_tracepoint")) {
 		snprintf(name, sizeof(name), "btf_trace_%s", tgt);
@@ -440,9 +463,12 @@ static bool sec_attachable(struct pstate *t, const char *sec, char *why, size_t 
 	if (!*tgt) {
 		if (t->binary && t->func && !access(t->binary, R_OK))
 			return true;
-		snprintf(why, len, t->binary && t->func ? "no binary %.200s" :
-			 "no function named: give the binary and function (kagg run --binary PATH "
-			 "--func NAME)", t->binary);
+		snprintf(why, len,
+			 t->binary && t->func ? "no binary %.200s"
+					      : "no function named: give the binary and function "
+						"(kagg run --binary PATH "
+						"--func NAME)",
+			 t->binary);
 		return false;
 	}
 	colon = strrchr(tgt, ':');
@@ -477,7 +503,8 @@ static int choose_progs(struct kagg_session *s, struct pstate *t, bool btf)
 	char why[256];
 	int n = 0;
 
-	bpf_object__for_each_program(p, t->obj) {
+	bpf_object__for_each_program(p, t->obj)
+	{
 		const char *sec = bpf_program__section_name(p);
 		bool load = bpf_program__autoload(p);
 
@@ -488,7 +515,8 @@ static int choose_progs(struct kagg_session *s, struct pstate *t, bool btf)
 		if (!load)
 			continue;
 		if (!sec_attachable(t, sec, why, sizeof(why))) {
-			slog(s, KAGG_LOG_WARN, "program %s: section %s names no attachable point: %s",
+			slog(s, KAGG_LOG_WARN,
+			     "program %s: section %s names no attachable point: %s",
 			     bpf_program__name(p), sec, why);
 			return -EINVAL;
 		}
@@ -541,8 +569,10 @@ static int set_one(struct kagg_session *s, struct pstate *t, const char *arg)
 		btf_skip(btf, btf_array(ty)->type, &c, &v);
 	if (strcmp(sec, ".rodata") || !v) {
 		slog(s, KAGG_LOG_WARN, "'%s' is not a tunable: %s (declare it const volatile)",
-		     name, strcmp(sec, ".rodata") ? "a global the program writes" :
-		     "const without volatile, its value compiled into the program");
+		     name,
+		     strcmp(sec, ".rodata")
+			     ? "a global the program writes"
+			     : "const without volatile, its value compiled into the program");
 		return -EINVAL;
 	}
 	data = sec_data(t->obj, sec, &size);
@@ -580,8 +610,8 @@ static int set_one(struct kagg_session *s, struct pstate *t, const char *arg)
 		if (!named && sgn) {
 			x = strtoll(val, &end, 0);
 			u = (unsigned long long)x;
-			if (errno || !*val || *end || (bits < 64 && (x < -(1LL << (bits - 1)) ||
-								 x >= (1LL << (bits - 1)))))
+			if (errno || !*val || *end ||
+			    (bits < 64 && (x < -(1LL << (bits - 1)) || x >= (1LL << (bits - 1)))))
 				goto range;
 		} else if (!named) {
 			u = strtoull(val, &end, 0);
@@ -591,23 +621,24 @@ static int set_one(struct kagg_session *s, struct pstate *t, const char *arg)
 		}
 		memcpy(data, &u, bytes); /* little endian: the low bytes */
 		return 0;
-range:
+	range:
 		slog(s, KAGG_LOG_WARN, "invalid value '%s' for %s: %s", val, name,
-		     is_bool ? "true, false, 1 or 0" :
-		     btf_is_int(ty) ? (sgn ? "not a signed integer of that size" :
-				      "not an unsigned integer of that size") :
-				      "not one of the enum's names or values");
+		     is_bool	      ? "true, false, 1 or 0"
+		     : btf_is_int(ty) ? (sgn ? "not a signed integer of that size"
+					     : "not an unsigned integer of that size")
+				      : "not one of the enum's names or values");
 		return -EINVAL;
 	}
 	if (btf_is_array(ty)) {
-		const struct btf_type *et = btf__type_by_id(btf, btf_skip(btf, btf_array(ty)->type,
-									NULL, NULL));
+		const struct btf_type *et =
+			btf__type_by_id(btf, btf_skip(btf, btf_array(ty)->type, NULL, NULL));
 		__u32 n = btf_array(ty)->nelems;
 
 		if (et && btf_is_int(et) && et->size == 1) {
 			if (strlen(val) >= n) {
-				slog(s, KAGG_LOG_WARN, "value '%s' for %s too long: %u characters at most",
-				     val, name, n - 1);
+				slog(s, KAGG_LOG_WARN,
+				     "value '%s' for %s too long: %u characters at most", val, name,
+				     n - 1);
 				return -EINVAL;
 			}
 			memset(data, 0, n);
@@ -615,8 +646,10 @@ range:
 			return 0;
 		}
 	}
-	slog(s, KAGG_LOG_WARN, "tunable '%s' has a type --set cannot write (integers, bool, "
-	     "enums, char arrays)", name);
+	slog(s, KAGG_LOG_WARN,
+	     "tunable '%s' has a type --set cannot write (integers, bool, "
+	     "enums, char arrays)",
+	     name);
 	return -EINVAL;
 }
 
@@ -676,8 +709,10 @@ static int set_stream(struct kagg_session *s, struct pstate *t)
 		return 0;
 	if (!evm || !mode || !bpf_object__find_map_by_name(t->obj, "kagg_stream_cnt") ||
 	    bpf_map__type(evm) != BPF_MAP_TYPE_RINGBUF) {
-		slog(s, KAGG_LOG_WARN, "%s cannot stream: it was built with an older "
-		     "<kagg/bpf/kagg.bpf.h> (no kagg_events)", t->name);
+		slog(s, KAGG_LOG_WARN,
+		     "%s cannot stream: it was built with an older "
+		     "<kagg/bpf/kagg.bpf.h> (no kagg_events)",
+		     t->name);
 		return -EINVAL;
 	}
 	*mode = s->path == KAGG_MODE_BOTH ? KAGG_SDK_STREAM_BOTH : KAGG_SDK_STREAM_ONLY;
@@ -718,12 +753,14 @@ static int set_exp(struct kagg_session *s, struct pstate *t)
 		if (a->d.kind != KAGG_SDK_LOG2)
 			continue;
 		if (!a->cells || !on || !params) {
-			slog(s, KAGG_LOG_WARN, "%s cannot count %s in exp buckets: it was built with "
-			     "an older <kagg/bpf/kagg.bpf.h> (no %s__x)", t->name, a->name, a->name);
+			slog(s, KAGG_LOG_WARN,
+			     "%s cannot count %s in exp buckets: it was built with "
+			     "an older <kagg/bpf/kagg.bpf.h> (no %s__x)",
+			     t->name, a->name, a->name);
 			return -EINVAL;
 		}
-		err = bpf_map__set_max_entries(a->cells, a->unkeyed ? 2 * pexp_slots(s) :
-							  2 * 16 * (a->max ? a->max : 1));
+		err = bpf_map__set_max_entries(
+			a->cells, a->unkeyed ? 2 * pexp_slots(s) : 2 * 16 * (a->max ? a->max : 1));
 		if (err)
 			return err;
 	}
@@ -772,8 +809,7 @@ static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 }
 
 /* Load again with a verifier log for each program: the refusal's last lines into why. */
-static void verifier_why(struct kagg_session *s, struct pstate *t, bool btf, char *why,
-			 size_t len)
+static void verifier_why(struct kagg_session *s, struct pstate *t, bool btf, char *why, size_t len)
 {
 	const size_t lsz = 1 << 20;
 	struct bpf_program *p;
@@ -783,7 +819,8 @@ static void verifier_why(struct kagg_session *s, struct pstate *t, bool btf, cha
 	why[0] = '\0';
 	if (prepare(s, t, btf))
 		return;
-	bpf_object__for_each_program(p, t->obj) {
+	bpf_object__for_each_program(p, t->obj)
+	{
 		if (!bpf_program__autoload(p) || i >= (int)(sizeof(logs) / sizeof(logs[0])))
 			continue;
 		logs[i] = calloc(1, lsz);
@@ -796,7 +833,8 @@ static void verifier_why(struct kagg_session *s, struct pstate *t, bool btf, cha
 	n = i;
 	if (bpf_object__load(t->obj)) {
 		i = 0;
-		bpf_object__for_each_program(p, t->obj) {
+		bpf_object__for_each_program(p, t->obj)
+		{
 			if (!bpf_program__autoload(p) || i >= n)
 				continue;
 			if (logs[i] && logs[i][0])
@@ -830,8 +868,10 @@ static int load_flavour(struct kagg_session *s, struct pstate *t, bool btf, bool
 		return session_load_failed(s, err, t->name);
 	if (btf && t->has_pairs && t->attach == KAGG_ATTACH_AUTO) {
 		*final = false;
-		snprintf(s->attach_note, sizeof(s->attach_note), "%.60s failed to load in its BTF "
-			 "flavour: %s%s%.60s", t->name, strerror(-err), why[0] ? ": " : "", why);
+		snprintf(s->attach_note, sizeof(s->attach_note),
+			 "%.60s failed to load in its BTF "
+			 "flavour: %s%s%.60s",
+			 t->name, strerror(-err), why[0] ? ": " : "", why);
 		slog(s, KAGG_LOG_INFO, "%s; falling back to raw_tp/kprobe", s->attach_note);
 		return err;
 	}
@@ -857,8 +897,7 @@ static int map_bss(struct kagg_session *s, struct pstate *t)
 		return -EINVAL;
 	}
 	len = (size + page - 1) / page * page;
-	if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, bpf_map__fd(m), 0) !=
-	    p) {
+	if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, bpf_map__fd(m), 0) != p) {
 		slog(s, KAGG_LOG_WARN, "%s: mapping its .bss: %s", t->name, strerror(errno));
 		return -errno;
 	}
@@ -874,7 +913,8 @@ static int bind(struct kagg_session *s, struct pstate *t)
 	const char *tgt, *k;
 
 	s->nr_progs = 0;
-	bpf_object__for_each_program(p, t->obj) {
+	bpf_object__for_each_program(p, t->obj)
+	{
 		if (!bpf_program__autoload(p))
 			continue;
 		k = sec_kind(bpf_program__section_name(p), &tgt);
@@ -888,7 +928,8 @@ static int bind(struct kagg_session *s, struct pstate *t)
 		if (!*tgt && t->func)
 			tgt = t->func;
 		if (*tgt && !strstr(t->events, tgt) && strlen(t->events) + strlen(tgt) + 2 < evlen)
-			snprintf(ev + strlen(ev), evlen - strlen(ev), "%s%s", ev[0] ? "," : "", tgt);
+			snprintf(ev + strlen(ev), evlen - strlen(ev), "%s%s", ev[0] ? "," : "",
+				 tgt);
 		s->progs[s->nr_progs++] = p;
 	}
 	s->nr_agg_progs = s->nr_progs;
@@ -943,16 +984,17 @@ static int prog_open(struct kagg_session *s, void *opts)
 	size_t i, n;
 	int err;
 
-	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->attach > KAGG_ATTACH_RAW_TP ||
-	    (o->nr_sets && !o->sets) || (!t->path && !o->obj_buf) || (o->obj_buf && !o->obj_size) ||
-	    o->pid < 0) {
+	if ((unsigned int)o->unit > KAGG_UNIT_MSECS ||
+	    (unsigned int)o->attach > KAGG_ATTACH_RAW_TP || (o->nr_sets && !o->sets) ||
+	    (!t->path && !o->obj_buf) || (o->obj_buf && !o->obj_size) || o->pid < 0) {
 		slog(s, KAGG_LOG_WARN, "invalid prog options");
 		return -EINVAL;
 	}
 	if ((unsigned int)o->mode > KAGG_MODE_BOTH ||
-	    (o->stream_bytes && (o->stream_bytes < 4096 ||
-				 (o->stream_bytes & (o->stream_bytes - 1))))) {
-		slog(s, KAGG_LOG_WARN, "invalid streaming options (stream_bytes must be a power of "
+	    (o->stream_bytes &&
+	     (o->stream_bytes < 4096 || (o->stream_bytes & (o->stream_bytes - 1))))) {
+		slog(s, KAGG_LOG_WARN,
+		     "invalid streaming options (stream_bytes must be a power of "
 		     "two >= 4096)");
 		return -EINVAL;
 	}
@@ -1018,8 +1060,7 @@ static int prog_open(struct kagg_session *s, void *opts)
 	{
 		struct bpf_program *p;
 
-		bpf_object__for_each_program(p, t->obj)
-			t->has_pairs |= has_partner(t->obj, p);
+		bpf_object__for_each_program(p, t->obj) t->has_pairs |= has_partner(t->obj, p);
 	}
 	err = -EINVAL;
 	final = false;
@@ -1054,24 +1095,31 @@ static void prog_meta(struct kagg_session *s, struct kagg_snapshot *snap, const 
 
 		if (a->d.kind != KAGG_SDK_PAIR) {
 			snprintf(cause, sizeof(cause), "%s_keys_full", a->name);
-			snprintf(what, sizeof(what), "observation not aggregated: %s's key limit "
-				 "reached", a->name);
+			snprintf(what, sizeof(what),
+				 "observation not aggregated: %s's key limit "
+				 "reached",
+				 a->name);
 			snap_add_drop(snap, snap_strdup(snap, cause), snap_strdup(snap, what),
 				      cnt[a->d.drop], true);
 			continue;
 		}
 		snprintf(cause, sizeof(cause), "%s_full", a->name);
-		snprintf(what, sizeof(what), "start of %s not recorded: its table is full", a->name);
+		snprintf(what, sizeof(what), "start of %s not recorded: its table is full",
+			 a->name);
 		snap_add_drop(snap, snap_strdup(snap, cause), snap_strdup(snap, what),
 			      cnt[a->d.drop], true);
 		snprintf(cause, sizeof(cause), "%s_unclosed", a->name);
-		snprintf(what, sizeof(what), "interval of %s lost: a start found the previous one "
-			 "open (its stop was not seen)", a->name);
+		snprintf(what, sizeof(what),
+			 "interval of %s lost: a start found the previous one "
+			 "open (its stop was not seen)",
+			 a->name);
 		snap_add_drop(snap, snap_strdup(snap, cause), snap_strdup(snap, what),
 			      cnt[a->d.drop2], true);
 		snprintf(cause, sizeof(cause), "%s_no_start", a->name);
-		snprintf(what, sizeof(what), "stop of %s with no start (started before the session "
-			 "or not selected): not a loss", a->name);
+		snprintf(what, sizeof(what),
+			 "stop of %s with no start (started before the session "
+			 "or not selected): not a loss",
+			 a->name);
 		snap_add_drop(snap, snap_strdup(snap, cause), snap_strdup(snap, what),
 			      cnt[a->d.drop3], false);
 	}
@@ -1123,8 +1171,7 @@ static int prog_stream_init(struct kagg_session *s, const void *opts)
 	return pstream_init(s, s->tool, o->stream_bytes, o->rb_subbufs, o->rb_consume);
 }
 
-static int prog_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,
-			    bool reset)
+static int prog_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	struct pstate *t = s->tool;
 	int err = pstream_read(s, t, snap, g, reset);

@@ -27,13 +27,13 @@ struct kagg_snapshot;
 struct pagg {
 	char *name;
 	struct kagg_sdk_desc d;
-	struct bpf_map *map;	/* NULL for a pair */
-	struct bpf_map *cells;	/* log2 histograms: exp bucket cells NAME__x, if the object has */
-	__u32 max;		/* keys per interval (the map's entries / 2) */
-	__u32 key_type;		/* BTF id of the program's KEY (member k of NAME__key) */
-	__u32 key_off;		/* its offset in the map's key */
-	bool unkeyed;		/* KEY has no field: a per-CPU array indexed by generation */
-	bool has_pid;		/* KEY has a kagg_pid_t field */
+	struct bpf_map *map;   /* NULL for a pair */
+	struct bpf_map *cells; /* log2 histograms: exp bucket cells NAME__x, if the object has */
+	__u32 max;	       /* keys per interval (the map's entries / 2) */
+	__u32 key_type;	       /* BTF id of the program's KEY (member k of NAME__key) */
+	__u32 key_off;	       /* its offset in the map's key */
+	bool unkeyed;	       /* KEY has no field: a per-CPU array indexed by generation */
+	bool has_pid;	       /* KEY has a kagg_pid_t field */
 };
 
 /* A process's command as first seen alive, and the interval it was last seen in. */
@@ -49,21 +49,24 @@ struct pcomm {
  * gone by the snapshot.
  */
 struct pkey_cache {
-	struct { uint64_t id; char *path; } *cg;
+	struct {
+		uint64_t id;
+		char *path;
+	} *cg;
 	size_t nr_cg;
-	bool cg_read; /* in this snapshot already */
-	struct u64map comm_idx;	/* pid -> index in comms */
+	bool cg_read;		/* in this snapshot already */
+	struct u64map comm_idx; /* pid -> index in comms */
 	struct pcomm *comms;
 	size_t nr_comms, cap_comms;
-	uint32_t epoch;		/* snapshots taken with reset */
+	uint32_t epoch; /* snapshots taken with reset */
 };
 
 struct pstream;
 
 struct pstate {
-	char *path;		/* as given, or NULL (opts->obj_buf) */
-	char *name;		/* the tool's name: the file's, without .bpf.o */
-	void *buf;		/* the object's bytes */
+	char *path; /* as given, or NULL (opts->obj_buf) */
+	char *name; /* the tool's name: the file's, without .bpf.o */
+	void *buf;  /* the object's bytes */
 	size_t size;
 	struct bpf_object *obj;
 	struct btf *vmlinux;
@@ -77,23 +80,23 @@ struct pstate {
 	char *func;
 	int pid;
 	enum kagg_attach attach;
-	bool has_pairs;		/* programs in two flavours */
-	bool from_tracer;	/* kernel stacks start in the tracing program */
+	bool has_pairs;	  /* programs in two flavours */
+	bool from_tracer; /* kernel stacks start in the tracing program */
 	bool ustacks;
-	char events[256];	/* meta: what the programs attach to */
+	char events[256]; /* meta: what the programs attach to */
 	struct pkey_cache cache;
-	struct pstream *stream;	/* the streamed observations (mode stream or both) */
+	struct pstream *stream; /* the streamed observations (mode stream or both) */
 	size_t stream_bytes;
-	bool exp;		/* log2 histograms in exp buckets (s->exp_scale) */
+	bool exp; /* log2 histograms in exp buckets (s->exp_scale) */
 	struct kagg_sdk_exp_params exp_params[2]; /* of raw values, of times */
 };
 
 /* One histogram or counter of a snapshot being read: aggregation agg, one key. */
 struct pentry {
 	size_t agg;
-	unsigned char *key;	/* the map's key (NAME__key, or the generation when unkeyed) */
+	unsigned char *key; /* the map's key (NAME__key, or the generation when unkeyed) */
 	uint64_t slots[KAGG_SDK_SLOTS];
-	uint64_t *xslots;	/* exp buckets (zero bucket first), NULL: slots */
+	uint64_t *xslots; /* exp buckets (zero bucket first), NULL: slots */
 	uint64_t count, sum;
 	char **names, **vals;
 	size_t nr_labels;

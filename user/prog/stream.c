@@ -37,9 +37,9 @@ _Static_assert(offsetof(struct kagg_sdk_rec, ts) == offsetof(struct kagg_rec_hdr
 /* A field of an event: where it is in the record and in the landed event. */
 struct pfield {
 	char name[64];
-	__u32 rec_off;	/* in the record */
+	__u32 rec_off; /* in the record */
 	__u32 size;
-	int ev_off;	/* in the event */
+	int ev_off; /* in the event */
 };
 
 struct pevent {
@@ -52,7 +52,7 @@ struct pevent {
 
 /* The stream's aggregation of one generation: entries found by key bytes. */
 struct pgen {
-	struct u64map index;	/* hash of (agg, key) -> entry index + 1 */
+	struct u64map index; /* hash of (agg, key) -> entry index + 1 */
 	struct pentry *es;
 	size_t n, cap;
 };
@@ -61,8 +61,8 @@ struct pstream {
 	struct scons core;
 	struct kagg_session *s;
 	struct pstate *t;
-	struct pevent *ev;		/* per aggregation */
-	int by_drop[KAGG_SDK_NR_CNT];	/* descriptor's drop counter -> aggregation + 1 */
+	struct pevent *ev;	      /* per aggregation */
+	int by_drop[KAGG_SDK_NR_CNT]; /* descriptor's drop counter -> aggregation + 1 */
 	uint64_t unit_ns;
 	struct pgen gen[2];
 	int oom;
@@ -143,8 +143,8 @@ static void fwalk(struct fctx *c, __u32 id, __u32 off, const char *name, int dep
 		for (i = 0; i < btf_vlen(t); i++, m++) {
 			const char *mn = btf__name_by_offset(c->btf, m->name_off);
 
-			if (!mn || !*mn || !strncmp(mn, "__", 2) || btf_member_bitfield_size(t, i) ||
-			    btf_member_bit_offset(t, i) % 8)
+			if (!mn || !*mn || !strncmp(mn, "__", 2) ||
+			    btf_member_bitfield_size(t, i) || btf_member_bit_offset(t, i) % 8)
 				continue;
 			snprintf(child, sizeof(child), "%s%s%s", name, *name ? "_" : "", mn);
 			fwalk(c, m->type, off + btf_member_bit_offset(t, i) / 8, child, depth + 1);
@@ -161,8 +161,8 @@ static void fwalk(struct fctx *c, __u32 id, __u32 off, const char *name, int dep
 		if (btf_is_int(t) && btf_int_encoding(t) & BTF_INT_BOOL)
 			fadd(c, name, off, 1, "bool", "", "%u", NULL);
 		else if (btf_is_enum(t) && enum_symbolic(c, t, name, sym, sizeof(sym)))
-			fadd(c, name, off, t->size, sgn ? sg[t->size - 1] : u[t->size - 1], "", "%s",
-			     sym);
+			fadd(c, name, off, t->size, sgn ? sg[t->size - 1] : u[t->size - 1], "",
+			     "%s", sym);
 		else
 			fadd(c, name, off, t->size, sgn ? sg[t->size - 1] : u[t->size - 1], "",
 			     t->size == 8 ? (sgn ? "%lld" : "%llu") : (sgn ? "%d" : "%u"), NULL);
@@ -188,7 +188,9 @@ static void sys_name(const char *in, char *out, size_t len)
 
 	for (i = 0; in[i] && i + 1 < len; i++)
 		out[i] = (in[i] >= 'a' && in[i] <= 'z') || (in[i] >= 'A' && in[i] <= 'Z') ||
-				 (in[i] >= '0' && in[i] <= '9') ? in[i] : '_';
+					 (in[i] >= '0' && in[i] <= '9')
+				 ? in[i]
+				 : '_';
 	out[i] = '\0';
 }
 
@@ -261,8 +263,7 @@ static uint64_t hash_bytes(uint64_t h, const unsigned char *p, size_t n)
 }
 
 /* The entry of (agg ai, map key mk of ks bytes) in generation g, created; NULL on ENOMEM. */
-static struct pentry *gen_entry(struct pgen *gg, size_t ai,
-				const unsigned char *mk, size_t ks)
+static struct pentry *gen_entry(struct pgen *gg, size_t ai, const unsigned char *mk, size_t ks)
 {
 	uint64_t h = hash_bytes(0xcbf29ce484222325ULL ^ ai, mk, ks), *idx;
 	struct pentry *e;
@@ -309,8 +310,9 @@ static void account(struct pstream *st, size_t ai, const struct pevent *e, const
 			return;
 		slot = (__u32)((v - (uint64_t)a->d.lin_min) / a->d.lin_step);
 	} else if (a->d.kind == KAGG_SDK_LOG2) {
-		slot = a->d.flags & KAGG_SDK_TIME ? scons_slot(v, st->unit_ns) :
-			v > 1 ? (__u32)(63 - __builtin_clzll(v)) : 0;
+		slot = a->d.flags & KAGG_SDK_TIME ? scons_slot(v, st->unit_ns)
+		       : v > 1			  ? (__u32)(63 - __builtin_clzll(v))
+						  : 0;
 	}
 	if (a->unkeyed) {
 		memcpy(mk, &g, 4);
@@ -487,7 +489,8 @@ int pstream_read(struct kagg_session *s, struct pstate *t, struct kagg_snapshot 
 				err = -ENOMEM;
 				break;
 			}
-			memcpy(e->key, gg->es[k].key, a->unkeyed ? 4 : a->key_off + st->ev[i].key_size);
+			memcpy(e->key, gg->es[k].key,
+			       a->unkeyed ? 4 : a->key_off + st->ev[i].key_size);
 			n++;
 		}
 		if (!err && !any && a->unkeyed && st->ev[i].fmt) {

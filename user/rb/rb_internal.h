@@ -31,20 +31,20 @@
 #define RB_SEQ_SHIFT 28
 #define POS_SEQ(p) ((p) >> RB_SEQ_SHIFT)
 #define POS_OFF(p) ((uint32_t)(((p) >> RB_OFF_SHIFT) & 0xfffffu))
-#define MKPOS(seq, off, zero)                                                                      \
+#define MKPOS(seq, off, zero) \
 	(((uint64_t)(seq) << RB_SEQ_SHIFT) | ((uint64_t)(off) << RB_OFF_SHIFT) | (uint64_t)(zero))
 
 /* slot word: physical page << 48 | sequence number the page is for */
 #define SLOT(phys, tag) (((uint64_t)(phys) << 48) | (uint64_t)(tag))
 #define SLOT_PHYS(w) ((w) >> 48)
 #define SLOT_TAG(w) ((w) & ((1ULL << 48) - 1))
-#define SLOT_BUSY (1ULL << 47) /* tag | BUSY: being evicted and zeroed */
+#define SLOT_BUSY (1ULL << 47)	/* tag | BUSY: being evicted and zeroed */
 #define SLOT_DIRTY (1ULL << 46) /* tag | DIRTY: a page for tag, not zeroed yet */
 
 /* rb_cpu.foreign: who may change the write state besides rseq writers */
-#define RB_FOREIGN_STICKY (1u << 31) /* written from other CPUs: locked CAS for good */
-#define RB_FOREIGN_READY (1u << 30)  /* ... and no rseq section can still miss it */
-#define RB_FOREIGN_FENCED (1u << 29) /* a holder's fence ran since the count left 0 */
+#define RB_FOREIGN_STICKY (1u << 31)	  /* written from other CPUs: locked CAS for good */
+#define RB_FOREIGN_READY (1u << 30)	  /* ... and no rseq section can still miss it */
+#define RB_FOREIGN_FENCED (1u << 29)	  /* a holder's fence ran since the count left 0 */
 #define RB_FOREIGN_COUNT ((1u << 29) - 1) /* locked operations in progress */
 
 /*
@@ -76,9 +76,9 @@ struct rb_cpu {
 	struct rb_meta *meta;
 	uint8_t *pages;
 	uint16_t cpu;
-	uint8_t subbuf_shift;	/* log2(rb->subbuf) */
-	uint8_t single;		/* kagg_rb_opts.single_writer: its rseq writer runs on any CPU */
-	uint32_t nr;		/* rb->nr and rb->nr_magic, on the writers' line */
+	uint8_t subbuf_shift; /* log2(rb->subbuf) */
+	uint8_t single;	      /* kagg_rb_opts.single_writer: its rseq writer runs on any CPU */
+	uint32_t nr;	      /* rb->nr and rb->nr_magic, on the writers' line */
 	uint64_t nr_magic;
 	/*
 	 * Read by every writer, written once per reader sleep: armed is 0, or
@@ -100,7 +100,7 @@ struct rb_cpu {
 	uint64_t last_overrun, rd_missed;
 	uint64_t read_events;
 	/* readers' scan for the commit position (see rb_commit_pos) */
-	uint64_t commit_pos;	    /* last result */
+	uint64_t commit_pos; /* last result */
 	uint64_t scan_seq;
 	uint32_t scan_off, scan_re;
 } __attribute__((aligned(64)));
@@ -112,7 +112,7 @@ struct kagg_rb {
 	int max_nest;
 	bool rseq; /* writers on their own CPU use rseq (see ringbuf.c) */
 	size_t subbuf, nr;
-	uint64_t nr_magic;	/* ceil(2^64 / nr): rb_slot() without a division */
+	uint64_t nr_magic; /* ceil(2^64 / nr): rb_slot() without a division */
 	uint32_t cap;
 	enum kagg_rb_mode mode;
 	clockid_t clockid;

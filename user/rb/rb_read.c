@@ -332,7 +332,8 @@ int kagg_rb__stats(struct kagg_rb *rb, int cpu, struct kagg_rb_stats *out)
 		st->overrun += one.overrun;
 		st->commit_overrun += one.commit_overrun;
 		st->bytes += one.bytes;
-		if (one.entries && (!st->oldest_event_ts || one.oldest_event_ts < st->oldest_event_ts))
+		if (one.entries &&
+		    (!st->oldest_event_ts || one.oldest_event_ts < st->oldest_event_ts))
 			st->oldest_event_ts = one.oldest_event_ts;
 		st->now_ts = one.now_ts;
 		st->dropped_events += one.dropped_events;

@@ -241,36 +241,36 @@ enum { ST_DONE, ST_CHANGED, ST_ELSEWHERE }; /* st_cas() and rseq_cas() results *
  * change.  It leaves through the labels elsewhere and changed of rseq_cas().
  */
 typedef long long v2di __attribute__((vector_size(16)));
-#define RSEQ_CAS_SECTION(tp, cpu, cb, old, nw)                                                    \
-	do {                                                                                      \
-		v2di v = { (long long)(nw).pos, (long long)(nw).ts };                             \
-                                                                                                  \
-		__asm__ goto(                                                                     \
-		    RSEQ_CS_DESCRIPTOR                                                            \
-		    "leaq 3b(%%rip), %%rax\n\t"                                                   \
-		    "movq %%rax, 8(%[rs])\n\t"                                                    \
-		    "1:\n\t"                                                                      \
-		    "cmpl %[cpu], 4(%[rs])\n\t"                                                   \
-		    "jnz %l[elsewhere]\n\t"                                                       \
-		    "cmpl $0, (%[f])\n\t"                                                         \
-		    "jnz %l[elsewhere]\n\t"                                                       \
-		    "cmpq %[opos], (%[st])\n\t"                                                   \
-		    "jnz %l[changed]\n\t"                                                         \
-		    "cmpq %[ots], 8(%[st])\n\t"                                                   \
-		    "jnz %l[changed]\n\t"                                                         \
-		    "movdqa %[v], (%[st])\n\t"                                                    \
-		    "2:\n\t"                                                                      \
-		    ".pushsection __rseq_failure, \"ax\"\n\t"                                     \
-		    ".byte 0x0f, 0xb9, 0x3d\n\t"                                                  \
-		    ".long 0x53053053\n\t" /* RSEQ_SIG, right before the abort handler */         \
-		    "4:\n\t"                                                                      \
-		    "jmp %l[changed]\n\t"                                                         \
-		    ".popsection"                                                                 \
-		    :                                                                             \
-		    : [rs] "r"(tp), [cpu] "r"(cpu), [f] "r"(&(cb)->foreign), [st] "r"(&(cb)->st), \
-		      [opos] "r"((old)->pos), [ots] "r"((old)->ts), [v] "x"(v)                    \
-		    : "rax", "memory", "cc"                                                       \
-		    : elsewhere, changed);                                                        \
+#define RSEQ_CAS_SECTION(tp, cpu, cb, old, nw)                                                     \
+	do {                                                                                       \
+		v2di v = { (long long)(nw).pos, (long long)(nw).ts };                              \
+                                                                                                   \
+		__asm__ goto(RSEQ_CS_DESCRIPTOR                                                    \
+			     "leaq 3b(%%rip), %%rax\n\t"                                           \
+			     "movq %%rax, 8(%[rs])\n\t"                                            \
+			     "1:\n\t"                                                              \
+			     "cmpl %[cpu], 4(%[rs])\n\t"                                           \
+			     "jnz %l[elsewhere]\n\t"                                               \
+			     "cmpl $0, (%[f])\n\t"                                                 \
+			     "jnz %l[elsewhere]\n\t"                                               \
+			     "cmpq %[opos], (%[st])\n\t"                                           \
+			     "jnz %l[changed]\n\t"                                                 \
+			     "cmpq %[ots], 8(%[st])\n\t"                                           \
+			     "jnz %l[changed]\n\t"                                                 \
+			     "movdqa %[v], (%[st])\n\t"                                            \
+			     "2:\n\t"                                                              \
+			     ".pushsection __rseq_failure, \"ax\"\n\t"                             \
+			     ".byte 0x0f, 0xb9, 0x3d\n\t"                                          \
+			     ".long 0x53053053\n\t" /* RSEQ_SIG, right before the abort handler */ \
+			     "4:\n\t"                                                              \
+			     "jmp %l[changed]\n\t"                                                 \
+			     ".popsection"                                                         \
+			     :                                                                     \
+			     : [rs] "r"(tp), [cpu] "r"(cpu), [f] "r"(&(cb)->foreign),              \
+			       [st] "r"(&(cb)->st), [opos] "r"((old)->pos), [ots] "r"((old)->ts),  \
+			       [v] "x"(v)                                                          \
+			     : "rax", "memory", "cc"                                               \
+			     : elsewhere, changed);                                                \
 	} while (0)
 
 _Static_assert(RSEQ_SIG == 0x53053053, "the x86 rseq signature");
@@ -319,9 +319,8 @@ _Static_assert(RSEQ_SIG == 0xd428bc00, "the arm64 rseq signature");
  * (ST_DONE).  ST_CHANGED: the state differs or the section was restarted;
  * ST_ELSEWHERE: another CPU or a locked writer is about.
  */
-static inline __attribute__((always_inline)) int rseq_cas(struct rb_cpu *cb, uint32_t cpu,
-							  const struct rb_state *old,
-							  struct rb_state nw)
+static inline __attribute__((always_inline)) int
+rseq_cas(struct rb_cpu *cb, uint32_t cpu, const struct rb_state *old, struct rb_state nw)
 {
 	char *tp = (char *)__builtin_thread_pointer() + __rseq_offset;
 	int r;
@@ -476,7 +475,8 @@ static __attribute__((noinline)) bool st_cas_locked(struct rb_cpu *cb, struct rb
 		}
 		if (sticky || !(f & RB_FOREIGN_FENCED)) {
 			rb_rseq_fence(cb->single ? -1 : cb->cpu);
-			__atomic_fetch_or(&cb->foreign, sticky ? RB_FOREIGN_READY : RB_FOREIGN_FENCED,
+			__atomic_fetch_or(&cb->foreign,
+					  sticky ? RB_FOREIGN_READY : RB_FOREIGN_FENCED,
 					  __ATOMIC_SEQ_CST);
 		}
 	}
@@ -495,8 +495,7 @@ static __attribute__((noinline)) bool st_cas_locked(struct rb_cpu *cb, struct rb
  * any CPU, so a reader's section on cb's CPU would not keep it out).
  */
 static inline __attribute__((always_inline)) int st_cas(struct rb_cpu *cb, struct rb_state *old,
-							struct rb_state nw, bool any,
-							bool writer)
+							struct rb_state nw, bool any, bool writer)
 {
 	if (__builtin_expect(!__atomic_load_n(&cb->foreign, __ATOMIC_RELAXED), 1) &&
 	    (writer || !cb->single)) {
@@ -634,7 +633,8 @@ struct kagg_rb *kagg_rb__new(const struct kagg_rb_opts *opts)
 	}
 	rb_log(rb, KAGG_LOG_DEBUG, "ring buffer created");
 	if (!rb->rseq)
-		rb_log(rb, KAGG_LOG_INFO, "no restartable sequences in this process (kernel, "
+		rb_log(rb, KAGG_LOG_INFO,
+		       "no restartable sequences in this process (kernel, "
 		       "glibc.pthread.rseq or an emulator): every writer takes the locked path");
 	return rb;
 fail:
@@ -953,7 +953,8 @@ static void rb_close(struct rb_cpu *cb, uint64_t seq, uint32_t off)
 	}
 	/* count its events now, while it is hot, if every record is committed */
 	{
-		uint64_t phys = SLOT_PHYS(__atomic_load_n(&cb->slots[rb_slot(rb, seq)], __ATOMIC_ACQUIRE));
+		uint64_t phys =
+			SLOT_PHYS(__atomic_load_n(&cb->slots[rb_slot(rb, seq)], __ATOMIC_ACQUIRE));
 		uint32_t n = 0, re = 0;
 		bool done;
 
@@ -1123,7 +1124,7 @@ static __attribute__((noinline)) void *rb_reserve_slow(struct kagg_rb *rb, struc
 		need = dlen;
 		old.pos = MKPOS(seq + 1, 0, 0);
 		break;
-moved:		/* "the calling CPU's buffer" is another one now */
+	moved: /* "the calling CPU's buffer" is another one now */
 		cb = &rb->cpus[rb_this_cpu(rb)];
 		ts = rb_clock(rb);
 		old = st_load(&cb->st);
@@ -1136,9 +1137,8 @@ moved:		/* "the calling CPU's buffer" is another one now */
  * about, an inline cmpxchg16b on a STICKY buffer; anything else, or a failure,
  * goes to the slow path (which re-reads the state).
  */
-static inline __attribute__((always_inline)) bool st_cas_fast(struct rb_cpu *cb,
-							      struct rb_state *old,
-							      struct rb_state nw)
+static inline __attribute__((always_inline)) bool
+st_cas_fast(struct rb_cpu *cb, struct rb_state *old, struct rb_state nw)
 {
 	uint32_t f = __atomic_load_n(&cb->foreign, __ATOMIC_RELAXED);
 
@@ -1150,9 +1150,8 @@ static inline __attribute__((always_inline)) bool st_cas_fast(struct rb_cpu *cb,
 }
 
 /* any: cpu is "the calling CPU" (kagg_rb__reserve): follow the thread if it moves */
-static inline __attribute__((always_inline)) void *rb_reserve(struct kagg_rb *rb, int cpu,
-							     bool any, size_t len,
-							     struct kagg_rb_rsv *rsv)
+static inline __attribute__((always_inline)) void *rb_reserve(struct kagg_rb *rb, int cpu, bool any,
+							      size_t len, struct kagg_rb_rsv *rsv)
 {
 	struct rb_state old, nw;
 	struct rb_cpu *cb;
@@ -1160,8 +1159,9 @@ static inline __attribute__((always_inline)) void *rb_reserve(struct kagg_rb *rb
 	uint64_t ts, d;
 
 	if (__builtin_expect(!rb || !rsv || rsv->sz < RB_RSV_MIN_SZ ||
-			     (unsigned)cpu >= (unsigned)rb->nr_cpus || len > rb->cap - 8 ||
-			     rb_depth >= (uint32_t)rb->max_nest, 0))
+				     (unsigned)cpu >= (unsigned)rb->nr_cpus || len > rb->cap - 8 ||
+				     rb_depth >= (uint32_t)rb->max_nest,
+			     0))
 		return rb_refuse(rb, cpu, len, rsv);
 	cb = &rb->cpus[cpu];
 	dlen = kagg_rb__record_len(len);
@@ -1171,7 +1171,8 @@ static inline __attribute__((always_inline)) void *rb_reserve(struct kagg_rb *rb
 	off = POS_OFF(old.pos);
 	d = ts - old.ts;
 	if (__builtin_expect(off != 0 && ts > old.ts && d < (1u << KAGG_RB_TS_SHIFT) &&
-			     off + dlen <= rb->cap, 1)) {
+				     off + dlen <= rb->cap,
+			     1)) {
 		nw.pos = old.pos + ((uint64_t)dlen << RB_OFF_SHIFT);
 		nw.ts = ts;
 		if (__builtin_expect(st_cas_fast(cb, &old, nw), 1))
@@ -1308,10 +1309,10 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 				continue;
 			}
 			/* the spare goes in unzeroed: the writer that reaches it zeroes it */
-			if (!__atomic_compare_exchange_n(&cb->slots[rb_slot(rb, s)], &w,
-							 SLOT(cb->rd_phys, (s + rb->nr) | SLOT_DIRTY),
-							 false,
-							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			if (!__atomic_compare_exchange_n(
+				    &cb->slots[rb_slot(rb, s)], &w,
+				    SLOT(cb->rd_phys, (s + rb->nr) | SLOT_DIRTY), false,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 				continue;
 			phys = SLOT_PHYS(w);
 			cb->rd_phys = phys;
@@ -1344,9 +1345,9 @@ bool rb_reader_fill(struct rb_cpu *cb, bool may_close)
 			if (st_cas(cb, &st, nw, false, false) != ST_DONE)
 				continue;
 			if (rb->cap - off >= 8) /* "rest of the sub-buffer empty" */
-				__atomic_store_n((uint32_t *)(rb_page_of(cb, s) + KAGG_RB_PAGE_HDR +
-							      off),
-						 KAGG_RB_TYPE_PADDING, __ATOMIC_RELEASE);
+				__atomic_store_n(
+					(uint32_t *)(rb_page_of(cb, s) + KAGG_RB_PAGE_HDR + off),
+					KAGG_RB_TYPE_PADDING, __ATOMIC_RELEASE);
 		}
 	}
 	return true;
@@ -1450,7 +1451,8 @@ static int rb_read_page(struct kagg_rb *rb, int cpu, void *buf, size_t buf_sz, b
 			memcpy(out + KAGG_RB_PAGE_HDR + len, &missed, 8); /* 4-byte aligned */
 			commit |= KAGG_RB_MISSED_STORED;
 		}
-		commit = (uint64_t)(int64_t)(int32_t)(uint32_t)commit; /* as the kernel: sign-extended */
+		commit = (uint64_t)(int64_t)(int32_t)(uint32_t)
+			commit; /* as the kernel: sign-extended */
 	}
 	memcpy(out + 8, &commit, 8);
 	n = rb_count_events(data + cb->rd_off, len);
@@ -1483,7 +1485,8 @@ static bool rb_ready(struct rb_cpu *cb, int percent)
 	uint64_t used;
 
 	pthread_mutex_lock(&cb->rlock);
-	c = percent ? __atomic_load_n(&cb->st.pos, __ATOMIC_ACQUIRE) : rb_commit_pos(cb, UINT64_MAX);
+	c = percent ? __atomic_load_n(&cb->st.pos, __ATOMIC_ACQUIRE)
+		    : rb_commit_pos(cb, UINT64_MAX);
 	s = cb->read_seq;
 	if (cb->rd_off < cb->rd_end && percent == 0) {
 		pthread_mutex_unlock(&cb->rlock);
@@ -1590,7 +1593,8 @@ int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 		rel.tv_sec = 1;
 		rel.tv_nsec = 0;
 		if (timeout_ms >= 0) {
-			long ns = (end.tv_sec - now.tv_sec) * 1000000000L + end.tv_nsec - now.tv_nsec;
+			long ns =
+				(end.tv_sec - now.tv_sec) * 1000000000L + end.tv_nsec - now.tv_nsec;
 
 			if (ns < 1000000000L) {
 				rel.tv_sec = 0;

@@ -17,11 +17,11 @@
 #include "render/render_internal.h"
 #include "util/utf8.h"
 
-#define FL_FRAME_H	16	/* pixels per frame row */
-#define FL_TOP		64	/* title, subtitle, controls */
-#define FL_BOTTOM	28	/* details line */
-#define FL_PAD		10
-#define FL_CHAR_W	7	/* average glyph width of the 12px font */
+#define FL_FRAME_H 16 /* pixels per frame row */
+#define FL_TOP 64     /* title, subtitle, controls */
+#define FL_BOTTOM 28  /* details line */
+#define FL_PAD 10
+#define FL_CHAR_W 7 /* average glyph width of the 12px font */
 
 /* ------------------------------------------------------------ XML text */
 
@@ -42,11 +42,21 @@ void xml_putn(FILE *f, const char *str, size_t max)
 		if (n > max - i)
 			break; /* a character the cut would split */
 		switch (c) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
 		default:
 			if (c == UTF8_BAD || utf8_is_control(c) || c == 0xfffe || c == 0xffff)
 				fputc('?', f);
@@ -65,7 +75,9 @@ void xml_puts(FILE *f, const char *s)
 void render_value(char *buf, size_t len, uint64_t v, bool by_count, enum kagg_unit unit)
 {
 	static const char *const names[] = {
-		[KAGG_UNIT_USECS] = "us", [KAGG_UNIT_NSECS] = "ns", [KAGG_UNIT_MSECS] = "ms",
+		[KAGG_UNIT_USECS] = "us",
+		[KAGG_UNIT_NSECS] = "ns",
+		[KAGG_UNIT_MSECS] = "ms",
 	};
 	double div = unit == KAGG_UNIT_NSECS ? 1 : unit == KAGG_UNIT_MSECS ? 1e6 : 1e3;
 
@@ -74,8 +86,7 @@ void render_value(char *buf, size_t len, uint64_t v, bool by_count, enum kagg_un
 	else if (unit == KAGG_UNIT_NSECS)
 		snprintf(buf, len, "%" PRIu64 " ns", v);
 	else
-		snprintf(buf, len, "%.3f %s", v / div,
-			 (unsigned int)unit < 3 ? names[unit] : "us");
+		snprintf(buf, len, "%.3f %s", v / div, (unsigned int)unit < 3 ? names[unit] : "us");
 }
 
 void render_meta_line(const struct kagg_meta *m, char *buf, size_t len)
@@ -223,15 +234,14 @@ struct draw {
 	const struct flame *fl;
 	const struct flame_svg *o;
 	FILE *f;
-	double w;		/* drawing width: the root's */
-	size_t *kids;		/* scratch: one node's children, sorted */
-	uint64_t min;		/* narrowest value drawn */
-	unsigned int depth;	/* frames in the deepest path drawn, the root included */
+	double w;	    /* drawing width: the root's */
+	size_t *kids;	    /* scratch: one node's children, sorted */
+	uint64_t min;	    /* narrowest value drawn */
+	unsigned int depth; /* frames in the deepest path drawn, the root included */
 };
 
 /* The frames of the deepest path from i (at depth) whose frames are all at least min. */
-static unsigned int drawn_depth(const struct flame *fl, size_t i, unsigned int depth,
-				uint64_t min)
+static unsigned int drawn_depth(const struct flame *fl, size_t i, unsigned int depth, uint64_t min)
 {
 	unsigned int d = depth + 1, k;
 	size_t c;
@@ -260,10 +270,11 @@ static void draw_frame(struct draw *d, size_t i, unsigned int depth, double x)
 	frame_fill(fill, sizeof(fill), n->name, d->o->cold);
 	if (!i)
 		strcpy(fill, "rgb(200,200,200)");
-	fprintf(d->f, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%u\"><title>",
-		fx, fw, depth);
+	fprintf(d->f, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%u\"><title>", fx,
+		fw, depth);
 	xml_puts(d->f, n->name);
-	fprintf(d->f, " (%s, %.2f%%)</title><rect x=\"%.4f\" y=\"%.1f\" width=\"%.4f\" "
+	fprintf(d->f,
+		" (%s, %.2f%%)</title><rect x=\"%.4f\" y=\"%.1f\" width=\"%.4f\" "
 		"height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.4f\" y=\"%.1f\">",
 		val, fw * 100, px, y, pw, FL_FRAME_H - 1, fill, px + 3, y + 11.5);
 	fit = pw > 3 * FL_CHAR_W ? (size_t)((pw - 6) / FL_CHAR_W) : 0;
@@ -309,44 +320,52 @@ static int draw_tree(struct draw *d, size_t i, unsigned int depth, double x)
 
 /* The script: zoom, reset, search (prompt, Ctrl-F or #s=REGEX), tooltips' details line. */
 static const char flame_js[] =
-"(function(){\n"
-"var PAD=10,W=0,fr=[],zoomed=null,root=document.getElementById('kagg-flame');\n"
-"function $(id){return document.getElementById(id);}\n"
-"function nm(g){var s=g.querySelector('title').textContent;return s.substring(0,s.lastIndexOf(' ('));}\n"
-"function fit(f,x,w){var t=f.t,n=f.n,c=Math.floor((w-6)/7);\n"
-" t.setAttribute('x',(x+3).toFixed(4));\n"
-" t.textContent=w<21||c<3?'':(c>=n.length?n:n.substring(0,c-2)+'..');}\n"
-"function place(f,x,w,show){f.g.style.display=show?'':'none';if(!show)return;\n"
-" f.r.setAttribute('x',(PAD+x*W).toFixed(4));f.r.setAttribute('width',(w*W).toFixed(4));\n"
-" fit(f,PAD+x*W,w*W);}\n"
-"function zoom(z){zoomed=z;$('kagg-unzoom').style.opacity=z?1:0.3;\n"
-" fr.forEach(function(f){if(!z){place(f,f.x,f.w,true);f.g.style.opacity='';return;}\n"
-"  var e=1e-12,inside=f.x>=z.x-e&&f.x+f.w<=z.x+z.w+e;\n"
-"  if(f.d<z.d){var anc=f.x<=z.x+e&&f.x+f.w>=z.x+z.w-e;place(f,0,1,anc);f.g.style.opacity=0.6;}\n"
-"  else{place(f,(f.x-z.x)/z.w,f.w/z.w,inside);f.g.style.opacity='';}});}\n"
-"function search(re){var rx;try{rx=new RegExp(re);}catch(e){return;}\n"
-" var iv=[];fr.forEach(function(f){var m=re!==''&&rx.test(f.n);\n"
-"  f.r.setAttribute('fill',m?'rgb(230,0,230)':f.fill);if(m)iv.push([f.x,f.x+f.w]);});\n"
-" iv.sort(function(a,b){return a[0]-b[0];});var s=0,end=-1;\n"
-" iv.forEach(function(v){if(v[0]>=end){s+=v[1]-v[0];end=v[1];}else if(v[1]>end){s+=v[1]-end;end=v[1];}});\n"
-" var m=$('kagg-matched');m.textContent=re===''?'':'Matched: '+(s*100).toFixed(2)+'%';\n"
-" m.setAttribute('data-share',(s*100).toFixed(2));m.setAttribute('data-search',re);\n"
-" $('kagg-search').textContent=re===''?'Search':'Clear';}\n"
-"function ask(){if($('kagg-search').textContent==='Clear'){search('');return;}\n"
-" var re=prompt('Search frames (regular expression):','');if(re)search(re);}\n"
-"W=+root.getAttribute('data-width');\n"
-"var gs=root.querySelectorAll('g.f');\n"
-"for(var i=0;i<gs.length;i++){var g=gs[i],r=g.querySelector('rect');\n"
-" var f={g:g,r:r,t:g.querySelector('text'),x:+g.getAttribute('data-x'),w:+g.getAttribute('data-w'),\n"
-"  d:+g.getAttribute('data-d'),fill:r.getAttribute('fill'),n:nm(g)};fr.push(f);\n"
-" (function(f){g.addEventListener('click',function(){zoom(f.d?f:null);});\n"
-"  g.addEventListener('mouseover',function(){$('kagg-details').textContent=g.querySelector('title').textContent;});\n"
-"  g.addEventListener('mouseout',function(){$('kagg-details').textContent=' ';});})(f);}\n"
-"$('kagg-unzoom').addEventListener('click',function(){zoom(null);});\n"
-"$('kagg-search').addEventListener('click',ask);\n"
-"document.addEventListener('keydown',function(e){if((e.ctrlKey||e.metaKey)&&e.key==='f'){e.preventDefault();ask();}});\n"
-"var h=location.hash.match(/[#&]s=([^&]*)/);if(h)search(decodeURIComponent(h[1]));\n"
-"})();\n";
+	"(function(){\n"
+	"var PAD=10,W=0,fr=[],zoomed=null,root=document.getElementById('kagg-flame');\n"
+	"function $(id){return document.getElementById(id);}\n"
+	"function nm(g){var s=g.querySelector('title').textContent;return "
+	"s.substring(0,s.lastIndexOf(' ('));}\n"
+	"function fit(f,x,w){var t=f.t,n=f.n,c=Math.floor((w-6)/7);\n"
+	" t.setAttribute('x',(x+3).toFixed(4));\n"
+	" t.textContent=w<21||c<3?'':(c>=n.length?n:n.substring(0,c-2)+'..');}\n"
+	"function place(f,x,w,show){f.g.style.display=show?'':'none';if(!show)return;\n"
+	" f.r.setAttribute('x',(PAD+x*W).toFixed(4));f.r.setAttribute('width',(w*W).toFixed(4));\n"
+	" fit(f,PAD+x*W,w*W);}\n"
+	"function zoom(z){zoomed=z;$('kagg-unzoom').style.opacity=z?1:0.3;\n"
+	" fr.forEach(function(f){if(!z){place(f,f.x,f.w,true);f.g.style.opacity='';return;}\n"
+	"  var e=1e-12,inside=f.x>=z.x-e&&f.x+f.w<=z.x+z.w+e;\n"
+	"  if(f.d<z.d){var "
+	"anc=f.x<=z.x+e&&f.x+f.w>=z.x+z.w-e;place(f,0,1,anc);f.g.style.opacity=0.6;}\n"
+	"  else{place(f,(f.x-z.x)/z.w,f.w/z.w,inside);f.g.style.opacity='';}});}\n"
+	"function search(re){var rx;try{rx=new RegExp(re);}catch(e){return;}\n"
+	" var iv=[];fr.forEach(function(f){var m=re!==''&&rx.test(f.n);\n"
+	"  f.r.setAttribute('fill',m?'rgb(230,0,230)':f.fill);if(m)iv.push([f.x,f.x+f.w]);});\n"
+	" iv.sort(function(a,b){return a[0]-b[0];});var s=0,end=-1;\n"
+	" iv.forEach(function(v){if(v[0]>=end){s+=v[1]-v[0];end=v[1];}else "
+	"if(v[1]>end){s+=v[1]-end;end=v[1];}});\n"
+	" var m=$('kagg-matched');m.textContent=re===''?'':'Matched: '+(s*100).toFixed(2)+'%';\n"
+	" m.setAttribute('data-share',(s*100).toFixed(2));m.setAttribute('data-search',re);\n"
+	" $('kagg-search').textContent=re===''?'Search':'Clear';}\n"
+	"function ask(){if($('kagg-search').textContent==='Clear'){search('');return;}\n"
+	" var re=prompt('Search frames (regular expression):','');if(re)search(re);}\n"
+	"W=+root.getAttribute('data-width');\n"
+	"var gs=root.querySelectorAll('g.f');\n"
+	"for(var i=0;i<gs.length;i++){var g=gs[i],r=g.querySelector('rect');\n"
+	" var "
+	"f={g:g,r:r,t:g.querySelector('text'),x:+g.getAttribute('data-x'),w:+g.getAttribute('data-"
+	"w'),\n"
+	"  d:+g.getAttribute('data-d'),fill:r.getAttribute('fill'),n:nm(g)};fr.push(f);\n"
+	" (function(f){g.addEventListener('click',function(){zoom(f.d?f:null);});\n"
+	"  "
+	"g.addEventListener('mouseover',function(){$('kagg-details').textContent=g.querySelector('"
+	"title').textContent;});\n"
+	"  g.addEventListener('mouseout',function(){$('kagg-details').textContent=' ';});})(f);}\n"
+	"$('kagg-unzoom').addEventListener('click',function(){zoom(null);});\n"
+	"$('kagg-search').addEventListener('click',ask);\n"
+	"document.addEventListener('keydown',function(e){if((e.ctrlKey||e.metaKey)&&e.key==='f'){e."
+	"preventDefault();ask();}});\n"
+	"var h=location.hash.match(/[#&]s=([^&]*)/);if(h)search(decodeURIComponent(h[1]));\n"
+	"})();\n";
 
 int flame_svg(const struct flame *fl, FILE *f, const struct flame_svg *o)
 {
@@ -367,7 +386,8 @@ int flame_svg(const struct flame *fl, FILE *f, const struct flame_svg *o)
 
 	if (!o->inline_svg)
 		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", f);
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" id=\"kagg-flame\" "
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" id=\"kagg-flame\" "
 		"width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" data-width=\"%.4f\" "
 		"data-total=\"%" PRIu64 "\">\n",
 		width, height, width, height, d.w, fl->n[0].value);
@@ -375,20 +395,28 @@ int flame_svg(const struct flame *fl, FILE *f, const struct flame_svg *o)
 	      "#kagg-flame .h{font-size:17px;text-anchor:middle}\n"
 	      "#kagg-flame .s{fill:#555;text-anchor:middle}\n"
 	      "#kagg-flame .b{cursor:pointer;fill:#036}\n"
-	      "#kagg-flame g.f{cursor:pointer}\n#kagg-flame g.f:hover rect{stroke:#000;stroke-width:0.5}\n"
-	      "</style>\n", f);
+	      "#kagg-flame g.f{cursor:pointer}\n#kagg-flame g.f:hover "
+	      "rect{stroke:#000;stroke-width:0.5}\n"
+	      "</style>\n",
+	      f);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"%s\"/>\n", width,
 		height, o->cold ? "#eef2fa" : "#fbf5e8");
 	fprintf(f, "<text class=\"h\" x=\"%u\" y=\"22\">", width / 2);
 	xml_puts(f, o->title ? o->title : "flame graph");
 	fprintf(f, "</text>\n<text class=\"s\" x=\"%u\" y=\"40\">", width / 2);
 	xml_puts(f, o->subtitle ? o->subtitle : "");
-	fprintf(f, "</text>\n<text id=\"kagg-unzoom\" class=\"b\" x=\"%d\" y=\"58\" "
-		"style=\"opacity:0.3\">Reset Zoom</text>\n", FL_PAD);
-	fprintf(f, "<text id=\"kagg-search\" class=\"b\" x=\"%u\" y=\"58\" "
-		"style=\"text-anchor:end\">Search</text>\n", width - FL_PAD);
-	fprintf(f, "<text id=\"kagg-matched\" x=\"%u\" y=\"%u\" style=\"text-anchor:end\" "
-		"data-share=\"\"></text>\n", width - FL_PAD, height - 10);
+	fprintf(f,
+		"</text>\n<text id=\"kagg-unzoom\" class=\"b\" x=\"%d\" y=\"58\" "
+		"style=\"opacity:0.3\">Reset Zoom</text>\n",
+		FL_PAD);
+	fprintf(f,
+		"<text id=\"kagg-search\" class=\"b\" x=\"%u\" y=\"58\" "
+		"style=\"text-anchor:end\">Search</text>\n",
+		width - FL_PAD);
+	fprintf(f,
+		"<text id=\"kagg-matched\" x=\"%u\" y=\"%u\" style=\"text-anchor:end\" "
+		"data-share=\"\"></text>\n",
+		width - FL_PAD, height - 10);
 	fprintf(f, "<text id=\"kagg-details\" x=\"%d\" y=\"%u\"> </text>\n", FL_PAD, height - 10);
 	err = draw_tree(&d, 0, 0, 0);
 	if (err)
@@ -427,9 +455,13 @@ int kagg_flame__write_svg(const struct kagg_snapshot *snap, FILE *f,
 	}
 	render_value(val, sizeof(val), fl.n[0].value, o.by_count, o.unit);
 	snprintf(sub + n, sizeof(sub) - n, "%stotal %s", n ? ", " : "", val);
-	s = (struct flame_svg){ .title = o.title ? o.title : title, .subtitle = sub,
-				.by_count = o.by_count, .cold = o.cold, .unit = o.unit,
-				.width = o.width, .min_share = o.min_share };
+	s = (struct flame_svg){ .title = o.title ? o.title : title,
+				.subtitle = sub,
+				.by_count = o.by_count,
+				.cold = o.cold,
+				.unit = o.unit,
+				.width = o.width,
+				.min_share = o.min_share };
 	err = flame_svg(&fl, f, &s);
 	flame_fini(&fl);
 	return err;

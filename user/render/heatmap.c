@@ -14,19 +14,19 @@
 #include "render/render_internal.h"
 
 struct hm_col {
-	uint64_t *slots;	/* nr_slots counts */
-	double t;		/* end of the interval, seconds since the first began */
+	uint64_t *slots; /* nr_slots counts */
+	double t;	 /* end of the interval, seconds since the first began */
 };
 
 struct kagg_heatmap {
 	struct hm_col *cols;
 	size_t nr, cap;
 	unsigned int nr_slots;
-	double *low, *high;	/* bounds of each slot, in unit */
+	double *low, *high; /* bounds of each slot, in unit */
 	char unit[64];
 	char tool[32];
 	struct timespec start;
-	double t_first;		/* duration of the first column */
+	double t_first; /* duration of the first column */
 };
 
 struct kagg_heatmap *kagg_heatmap__new(void)
@@ -115,8 +115,8 @@ int kagg_heatmap__add(struct kagg_heatmap *hm, const struct kagg_snapshot *snap)
 static void hm_colour(double t, char *buf, size_t len)
 {
 	static const unsigned char stops[][3] = {
-		{ 255, 255, 204 }, { 254, 217, 118 }, { 253, 141, 60 }, { 227, 26, 28 },
-		{ 128, 0, 38 },
+		{ 255, 255, 204 }, { 254, 217, 118 }, { 253, 141, 60 },
+		{ 227, 26, 28 },   { 128, 0, 38 },
 	};
 	double x = t * 4;
 	int i = x >= 4 ? 3 : (int)x;
@@ -128,12 +128,12 @@ static void hm_colour(double t, char *buf, size_t len)
 		 (int)(stops[i][2] + (stops[i + 1][2] - stops[i][2]) * f + 0.5));
 }
 
-#define HM_LEFT		90
-#define HM_TOP		50
-#define HM_PLOT_W	900
-#define HM_ROW_H	18
-#define HM_RIGHT	130
-#define HM_BOTTOM	50
+#define HM_LEFT 90
+#define HM_TOP 50
+#define HM_PLOT_W 900
+#define HM_ROW_H 18
+#define HM_RIGHT 130
+#define HM_BOTTOM 50
 
 int kagg_heatmap__write_svg(const struct kagg_heatmap *hm, FILE *f,
 			    const struct kagg_heatmap_opts *opts)
@@ -160,7 +160,8 @@ int kagg_heatmap__write_svg(const struct kagg_heatmap *hm, FILE *f,
 	width = HM_LEFT + HM_PLOT_W + HM_RIGHT;
 	height = HM_TOP + rows * HM_ROW_H + HM_BOTTOM;
 	snprintf(title, sizeof(title), "%s: latency heatmap", hm->tool[0] ? hm->tool : "kagg");
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"kagg-heatmap\" "
 		"width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" data-columns=\"%zu\" "
 		"data-max=\"%" PRIu64 "\">\n"
@@ -174,8 +175,10 @@ int kagg_heatmap__write_svg(const struct kagg_heatmap *hm, FILE *f,
 		HM_LEFT + HM_PLOT_W / 2, hm->nr);
 	xml_puts(f, hm->unit[0] ? hm->unit : "?");
 	fputs(", colour: count in the bucket</text>\n", f);
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%u\" fill=\"#f4f4f4\" "
-		"stroke=\"#888\"/>\n", HM_LEFT, HM_TOP, HM_PLOT_W, rows * HM_ROW_H);
+	fprintf(f,
+		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%u\" fill=\"#f4f4f4\" "
+		"stroke=\"#888\"/>\n",
+		HM_LEFT, HM_TOP, HM_PLOT_W, rows * HM_ROW_H);
 	/* Rows: the low bound of each bucket on the left. */
 	for (k = kmin; k <= kmax && hm->nr_slots; k++) {
 		unsigned int y = HM_TOP + (kmax - k) * HM_ROW_H;
@@ -183,8 +186,8 @@ int kagg_heatmap__write_svg(const struct kagg_heatmap *hm, FILE *f,
 		fprintf(f, "<text class=\"r\" x=\"%d\" y=\"%u\">%.15g</text>\n", HM_LEFT - 4,
 			y + HM_ROW_H - 5, hm->low[k]);
 	}
-	fprintf(f, "<text class=\"m\" x=\"%d\" y=\"%d\" transform=\"rotate(-90 %d %d)\">",
-		18, HM_TOP + rows * HM_ROW_H / 2, 18, HM_TOP + rows * HM_ROW_H / 2);
+	fprintf(f, "<text class=\"m\" x=\"%d\" y=\"%d\" transform=\"rotate(-90 %d %d)\">", 18,
+		HM_TOP + rows * HM_ROW_H / 2, 18, HM_TOP + rows * HM_ROW_H / 2);
 	xml_puts(f, hm->unit[0] ? hm->unit : "?");
 	fputs(" (bucket low bound)</text>\n", f);
 	for (i = 0; i < hm->nr; i++) {
@@ -197,18 +200,20 @@ int kagg_heatmap__write_svg(const struct kagg_heatmap *hm, FILE *f,
 			if (!v)
 				continue;
 			hm_colour((double)v / max, col, sizeof(col));
-			fprintf(f, "<rect class=\"cell\" x=\"%.3f\" y=\"%u\" width=\"%.3f\" "
+			fprintf(f,
+				"<rect class=\"cell\" x=\"%.3f\" y=\"%u\" width=\"%.3f\" "
 				"height=\"%d\" fill=\"%s\" data-count=\"%" PRIu64 "\"><title>"
-				"%.3f s: [%.15g, %.15g] ", x, HM_TOP + (kmax - k) * HM_ROW_H, cw, HM_ROW_H,
-				col, v, hm->cols[i].t, hm->low[k], hm->high[k]);
+				"%.3f s: [%.15g, %.15g] ",
+				x, HM_TOP + (kmax - k) * HM_ROW_H, cw, HM_ROW_H, col, v,
+				hm->cols[i].t, hm->low[k], hm->high[k]);
 			xml_puts(f, hm->unit);
 			fprintf(f, ": %" PRIu64 "</title></rect>", v);
 		}
 		fputs("</g>\n", f);
 		/* Time labels: about ten along the axis. */
 		if (hm->nr <= 10 || i % ((hm->nr + 9) / 10) == 0 || i == hm->nr - 1)
-			fprintf(f, "<text class=\"m\" x=\"%.3f\" y=\"%u\">%.3g</text>\n", x + cw / 2,
-				HM_TOP + rows * HM_ROW_H + 14, hm->cols[i].t);
+			fprintf(f, "<text class=\"m\" x=\"%.3f\" y=\"%u\">%.3g</text>\n",
+				x + cw / 2, HM_TOP + rows * HM_ROW_H + 14, hm->cols[i].t);
 	}
 	fprintf(f, "<text class=\"m\" x=\"%d\" y=\"%u\">time (s, end of each interval)</text>\n",
 		HM_LEFT + HM_PLOT_W / 2, HM_TOP + rows * HM_ROW_H + 34);
@@ -219,7 +224,8 @@ int kagg_heatmap__write_svg(const struct kagg_heatmap *hm, FILE *f,
 		fprintf(f, "<stop offset=\"%u%%\" stop-color=\"%s\"/>", k * 25, col);
 	}
 	fputs("</linearGradient></defs>\n", f);
-	fprintf(f, "<g class=\"legend\"><rect x=\"%d\" y=\"%d\" width=\"16\" height=\"%u\" "
+	fprintf(f,
+		"<g class=\"legend\"><rect x=\"%d\" y=\"%d\" width=\"16\" height=\"%u\" "
 		"fill=\"url(#kagg-scale)\" stroke=\"#888\"/>"
 		"<text x=\"%d\" y=\"%d\">%" PRIu64 "</text><text x=\"%d\" y=\"%u\">%d</text>"
 		"<text x=\"%d\" y=\"%d\">count</text></g>\n",

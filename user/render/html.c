@@ -96,11 +96,13 @@ static void meta_table(FILE *f, const struct kagg_meta *m)
 	if (m->mode)
 		row(f, "mode", m->mode);
 	if (m->has_stream)
-		rows_u64(f, (const struct row_count[]){
-			{ "stream: seen", m->stream_seen }, { "stream: sent", m->stream_sent },
-			{ "stream: delivered", m->stream_delivered },
-			{ "stream: dropped", m->stream_dropped }, { "stream: bytes", m->stream_bytes },
-			{} });
+		rows_u64(f,
+			 (const struct row_count[]){ { "stream: seen", m->stream_seen },
+						     { "stream: sent", m->stream_sent },
+						     { "stream: delivered", m->stream_delivered },
+						     { "stream: dropped", m->stream_dropped },
+						     { "stream: bytes", m->stream_bytes },
+						     {} });
 	for (i = 0; m->has_overhead && i < m->nr_progs; i++) {
 		snprintf(buf, sizeof(buf), "%.1f ns per run, %" PRIu64 " runs",
 			 m->progs[i]->ns_per_run, m->progs[i]->run_cnt);
@@ -112,10 +114,12 @@ static void meta_table(FILE *f, const struct kagg_meta *m)
 	}
 	if (m->has_frames)
 		rows_u64(f, (const struct row_count[]){
-			{ "frames", m->frames }, { "frames without maps", m->frames_no_maps },
-			{ "frames without symbols", m->frames_no_symbols },
-			{ "stacks lost", m->stacks_lost }, { "process notes lost", m->notes_lost },
-			{} });
+				    { "frames", m->frames },
+				    { "frames without maps", m->frames_no_maps },
+				    { "frames without symbols", m->frames_no_symbols },
+				    { "stacks lost", m->stacks_lost },
+				    { "process notes lost", m->notes_lost },
+				    {} });
 	fputs("</table>\n", f);
 }
 
@@ -125,8 +129,9 @@ static void meta_table(FILE *f, const struct kagg_meta *m)
 /* One histogram: heading, bar chart of its non-empty range, percentiles. */
 static void hist_section(FILE *f, const struct kagg_hist *h, const double *pcts, size_t npcts)
 {
-	const char *unit = KAGG_HAS_FIELD(h, kagg_hist, value) && h->value ? h->value
-									   : kagg_unit__name(h->unit);
+	const char *unit = KAGG_HAS_FIELD(h, kagg_hist, value) && h->value
+				   ? h->value
+				   : kagg_unit__name(h->unit);
 	unsigned int k, lo = UINT32_MAX, hi = 0, rows;
 	uint64_t max = 0;
 	char buf[96];
@@ -159,18 +164,24 @@ static void hist_section(FILE *f, const struct kagg_hist *h, const double *pcts,
 	fputs(")</h3>\n", f);
 	if (max) {
 		rows = hi - lo + 1;
-		fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"%d\" "
-			"height=\"%u\">\n", CH_W, rows * CH_BAR + 4);
+		fprintf(f,
+			"<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"%d\" "
+			"height=\"%u\">\n",
+			CH_W, rows * CH_BAR + 4);
 		for (k = lo; k <= hi; k++) {
 			double low, high, w = 580.0 * h->slots[k] / max;
 			unsigned int y = (k - lo) * CH_BAR;
 
 			kagg_hist__bounds(h, k, &low, &high);
-			fprintf(f, "<text x=\"200\" y=\"%u\" text-anchor=\"end\">%.15g -&gt; %.15g</text>"
-				"<rect x=\"210\" y=\"%u\" width=\"%.3f\" height=\"%d\" fill=\"#4a7ab8\">"
-				"<title>%" PRIu64 "</title></rect><text x=\"%.3f\" y=\"%u\">%" PRIu64
-				"</text>\n", y + 13, low, high, y + 2, w, CH_BAR - 3, h->slots[k],
-				215 + w, y + 13, h->slots[k]);
+			fprintf(f,
+				"<text x=\"200\" y=\"%u\" text-anchor=\"end\">%.15g -&gt; "
+				"%.15g</text>"
+				"<rect x=\"210\" y=\"%u\" width=\"%.3f\" height=\"%d\" "
+				"fill=\"#4a7ab8\">"
+				"<title>%" PRIu64
+				"</title></rect><text x=\"%.3f\" y=\"%u\">%" PRIu64 "</text>\n",
+				y + 13, low, high, y + 2, w, CH_BAR - 3, h->slots[k], 215 + w,
+				y + 13, h->slots[k]);
 		}
 		fputs("</svg>\n", f);
 	}
@@ -230,7 +241,9 @@ int kagg_html__write(const struct kagg_snapshot *snap, FILE *f, const struct kag
 	fputs("</title>\n<style>body{font-family:Verdana,sans-serif;font-size:13px;margin:20px;"
 	      "color:#222}table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid #ccc;"
 	      "padding:2px 8px;text-align:left}th{background:#f0f0f0}.what{color:#777}"
-	      "svg.chart text{font-size:11px}.flame svg{width:100%;height:auto}</style></head>\n<body>\n<h1>", f);
+	      "svg.chart text{font-size:11px}.flame "
+	      "svg{width:100%;height:auto}</style></head>\n<body>\n<h1>",
+	      f);
 	xml_puts(f, title);
 	fputs("</h1>\n<p class=\"sub\">", f);
 	xml_puts(f, sub);
@@ -242,9 +255,13 @@ int kagg_html__write(const struct kagg_snapshot *snap, FILE *f, const struct kag
 		hist_section(f, kagg_snapshot__hist(snap, i), pcts, npcts);
 	if (kagg_snapshot__stack_cnt(snap)) {
 		struct flame fl;
-		struct flame_svg s = { .title = o.cold ? "off-CPU flame graph" : "on-CPU flame graph",
-				       .subtitle = sub, .by_count = o.by_count, .cold = o.cold,
-				       .unit = o.unit, .inline_svg = true };
+		struct flame_svg s = { .title = o.cold ? "off-CPU flame graph"
+						       : "on-CPU flame graph",
+				       .subtitle = sub,
+				       .by_count = o.by_count,
+				       .cold = o.cold,
+				       .unit = o.unit,
+				       .inline_svg = true };
 
 		fputs("<h2>Flame graph</h2>\n<div class=\"flame\">\n", f);
 		err = flame_from_snapshot(&fl, snap, o.by_count);

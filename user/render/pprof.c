@@ -33,9 +33,9 @@ typedef Perftools__Profiles__Label Label;
 
 /* String -> its index in the string table (open addressing; strings borrowed). */
 struct strtab {
-	char **strs;		/* the table: strs[0] = "" */
+	char **strs; /* the table: strs[0] = "" */
 	size_t nr, cap;
-	size_t *slots;		/* index + 1, 0: empty */
+	size_t *slots; /* index + 1, 0: empty */
 	size_t nslots;
 };
 
@@ -93,17 +93,21 @@ static int64_t str_index(struct strtab *t, const char *s)
 
 struct pp {
 	struct strtab st;
-	Mapping *maps;		/* id = index + 1 */
+	Mapping *maps; /* id = index + 1 */
 	size_t nr_maps;
-	int64_t *map_file;	/* string index of each mapping's file */
-	Function *funcs;	/* id = index + 1; location i + 1 is function i + 1 */
+	int64_t *map_file; /* string index of each mapping's file */
+	Function *funcs;   /* id = index + 1; location i + 1 is function i + 1 */
 	Location *locs;
 	Line *lines;
 	size_t nr_funcs, cap_funcs;
-	struct u64map func_of;	/* string index << 24 | mapping id -> function id */
+	struct u64map func_of; /* string index << 24 | mapping id -> function id */
 };
 
-#define PP_ENOMEM(x) do { if (!(x)) return -ENOMEM; } while (0)
+#define PP_ENOMEM(x)                    \
+	do {                            \
+		if (!(x))               \
+			return -ENOMEM; \
+	} while (0)
 
 /* The running kernel's GNU build-id from /sys/kernel/notes, as hex.  0 or -ENOENT. */
 static int kernel_build_id(char *hex, size_t len)
@@ -147,8 +151,8 @@ static int pp_mapping(struct pp *p, const char *file, bool kernel)
 	if (!file)
 		return 0;
 	if (kernel)
-		snprintf(name, sizeof(name), "%s", !strcmp(file, "[kernel]") ? "[kernel.kallsyms]"
-									: file);
+		snprintf(name, sizeof(name), "%s",
+			 !strcmp(file, "[kernel]") ? "[kernel.kallsyms]" : file);
 	else
 		snprintf(name, sizeof(name), "%s", file);
 	fi = str_index(&p->st, name);
@@ -256,8 +260,8 @@ static int gzip_write(const uint8_t *buf, size_t len, FILE *f)
 	z_stream z = {};
 	int zr;
 
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
 		return -ENOMEM;
 	z.next_in = (unsigned char *)buf;
 	z.avail_in = len;
@@ -285,7 +289,10 @@ static int pp_frames(struct pp *p, const struct kagg_frame *const *fr, unsigned 
 	for (k = 0; k < n; k++) {
 		const char *mod = KAGG_HAS_FIELD(fr[k], kagg_frame, module) ? fr[k]->module : NULL;
 
-		id = pp_location(p, fr[k]->sym, fr[k]->ip, mod ? mod : kernel ? "[kernel]" : NULL,
+		id = pp_location(p, fr[k]->sym, fr[k]->ip,
+				 mod	  ? mod
+				 : kernel ? "[kernel]"
+					  : NULL,
 				 kernel);
 		if (id < 0)
 			return id;
@@ -323,8 +330,10 @@ static int pp_fill(struct pp *p, const struct kagg_snapshot *snap, bool off_cpu,
 		perftools__profiles__sample__init(s);
 		sp[i] = s;
 		s->location_id = ids + at;
-		if ((id = pp_frames(p, st->kframes, st->nr_kframes, st->kstack_err, true, ids, &at)) ||
-		    (id = pp_frames(p, st->uframes, st->nr_uframes, st->ustack_err, false, ids, &at)))
+		if ((id = pp_frames(p, st->kframes, st->nr_kframes, st->kstack_err, true, ids,
+				    &at)) ||
+		    (id = pp_frames(p, st->uframes, st->nr_uframes, st->ustack_err, false, ids,
+				    &at)))
 			return id;
 		memcpy(comm, st->comm, sizeof(st->comm));
 		comm[sizeof(st->comm)] = 0;
@@ -360,8 +369,7 @@ static int pp_fill(struct pp *p, const struct kagg_snapshot *snap, bool off_cpu,
 	return 0;
 }
 
-int kagg_pprof__write(const struct kagg_snapshot *snap, FILE *f,
-		      const struct kagg_pprof_opts *opts)
+int kagg_pprof__write(const struct kagg_snapshot *snap, FILE *f, const struct kagg_pprof_opts *opts)
 {
 	struct kagg_pprof_opts o = {};
 	const struct kagg_meta *m;

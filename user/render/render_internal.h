@@ -15,15 +15,15 @@
 
 struct flame_node {
 	char *name;
-	uint64_t value;		/* this frame and everything above it */
-	size_t child;		/* first child, 0: none (node 0 is the root) */
-	size_t next;		/* next sibling, 0: none */
+	uint64_t value; /* this frame and everything above it */
+	size_t child;	/* first child, 0: none (node 0 is the root) */
+	size_t next;	/* next sibling, 0: none */
 };
 
 struct flame {
-	struct flame_node *n;	/* n[0]: the root, "all" */
+	struct flame_node *n; /* n[0]: the root, "all" */
 	size_t nr, cap;
-	unsigned int depth;	/* frames in the deepest path, the root included */
+	unsigned int depth; /* frames in the deepest path, the root included */
 };
 
 /* An empty tree (just the root).  0 or -ENOMEM. */
@@ -41,7 +41,7 @@ struct flame_svg {
 	bool cold;
 	enum kagg_unit unit;
 	unsigned int width;
-	bool inline_svg;	/* inside an HTML page: no XML declaration */
+	bool inline_svg; /* inside an HTML page: no XML declaration */
 	/*
 	 * Frames narrower than this share of the root, in percent, are not drawn (nor their
 	 * children), and the picture is as tall as the deepest frame drawn: 0 is FLAME_MIN_SHARE,

@@ -67,8 +67,10 @@ bool session_perm_error(int err)
 int session_load_failed(struct kagg_session *s, int err, const char *what)
 {
 	if (session_perm_error(err))
-		session_log(s, KAGG_LOG_WARN, "loading BPF programs: %s: run as root or with "
-			    "CAP_BPF and CAP_PERFMON", strerror(-err));
+		session_log(s, KAGG_LOG_WARN,
+			    "loading BPF programs: %s: run as root or with "
+			    "CAP_BPF and CAP_PERFMON",
+			    strerror(-err));
 	else
 		session_log(s, KAGG_LOG_WARN, "loading %s failed: %s", what, strerror(-err));
 	return err;
@@ -101,7 +103,9 @@ static int probe_once(int *known, bool map, int type)
 {
 	if (!*known)
 		*known = (map ? libbpf_probe_bpf_map_type(type, NULL)
-			      : libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, type, NULL)) > 0 ? 1 : -1;
+			      : libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, type, NULL)) > 0
+				 ? 1
+				 : -1;
 	return *known > 0;
 }
 
@@ -184,8 +188,8 @@ int session_tasks_open(struct kagg_session *s, const struct session_tasks *tk)
 {
 	int err;
 
-	err = check_tasks(s, tk->pids, tk->nr_pids, "process") ?:
-	      check_tasks(s, tk->tids, tk->nr_tids, "thread");
+	err = check_tasks(s, tk->pids, tk->nr_pids, "process")
+		      ?: check_tasks(s, tk->tids, tk->nr_tids, "thread");
 	if (err)
 		return err;
 	session_filters_ids(s, "pid", tk->pids, tk->nr_pids);
@@ -196,8 +200,7 @@ int session_tasks_open(struct kagg_session *s, const struct session_tasks *tk)
 	return open_cgroup(s, tk->cgroup);
 }
 
-void session_tasks_size(const struct session_tasks *tk, struct bpf_map *tgids,
-			struct bpf_map *tids)
+void session_tasks_size(const struct session_tasks *tk, struct bpf_map *tgids, struct bpf_map *tids)
 {
 	if (tgids && !tk->nr_pids)
 		bpf_map__set_max_entries(tgids, 1);
@@ -236,8 +239,9 @@ int session_need_btf(struct kagg_session *s)
 {
 	if (!access("/sys/kernel/btf/vmlinux", R_OK))
 		return 0;
-	session_log(s, KAGG_LOG_WARN, "kernel BTF not found at /sys/kernel/btf/vmlinux: kagg "
-				      "needs a kernel built with CONFIG_DEBUG_INFO_BTF");
+	session_log(s, KAGG_LOG_WARN,
+		    "kernel BTF not found at /sys/kernel/btf/vmlinux: kagg "
+		    "needs a kernel built with CONFIG_DEBUG_INFO_BTF");
 	return -EOPNOTSUPP;
 }
 
@@ -283,8 +287,7 @@ static bool tp_used(const struct kagg_session *s, const struct session_tp_prog *
 	return p->used && (p->stream ? session_streams(s) : s->path != KAGG_MODE_STREAM);
 }
 
-void session_tp_autoload(struct kagg_session *s, const struct session_tp_prog *p, int n,
-			 bool btf)
+void session_tp_autoload(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf)
 {
 	int i;
 
@@ -349,8 +352,9 @@ static int session_ready(struct kagg_session *s)
 	ret = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	s->exact = ret > 0 && (ret & MEMBARRIER_CMD_GLOBAL);
 	if (!s->exact)
-		session_log(s, KAGG_LOG_WARN, "membarrier(MEMBARRIER_CMD_GLOBAL) unavailable: "
-					      "interval snapshots are not exact");
+		session_log(s, KAGG_LOG_WARN,
+			    "membarrier(MEMBARRIER_CMD_GLOBAL) unavailable: "
+			    "interval snapshots are not exact");
 	if (s->overhead) {
 		s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (s->stats_fd < 0) {
@@ -462,7 +466,8 @@ static uint64_t map_bytes(const struct bpf_map_info *mi, uint32_t copies)
 	case BPF_MAP_TYPE_CGRP_STORAGE:
 		return 0;
 	default:
-		return (uint64_t)mi->max_entries * (mi->key_size + (uint64_t)mi->value_size * copies);
+		return (uint64_t)mi->max_entries *
+		       (mi->key_size + (uint64_t)mi->value_size * copies);
 	}
 }
 
@@ -583,8 +588,8 @@ int kagg_session__attach(struct kagg_session *s)
 	if (s->attached)
 		return -EALREADY;
 	for (i = 0; i < s->nr_progs; i++) {
-		s->links[i] = s->ops->attach ? s->ops->attach(s, i)
-					     : bpf_program__attach(s->progs[i]);
+		s->links[i] =
+			s->ops->attach ? s->ops->attach(s, i) : bpf_program__attach(s->progs[i]);
 		if (!s->links[i]) {
 			err = -errno;
 			session_log(s, KAGG_LOG_WARN, "attaching %s (%s) failed: %s",
@@ -902,8 +907,8 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 	snap_add_drop(snap, "prog_recursion", "event not seen: program already running on this CPU",
 		      recursion, true);
 	m->snapshot_exact = s->exact;
-	m->snapshot_note = s->exact ? NULL
-				    : "not exact: membarrier(MEMBARRIER_CMD_GLOBAL) unavailable";
+	m->snapshot_note =
+		s->exact ? NULL : "not exact: membarrier(MEMBARRIER_CMD_GLOBAL) unavailable";
 	if (s->stats_fd >= 0) {
 		m->has_overhead = true;
 		meta_maps(s, snap);
@@ -916,7 +921,8 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 			pc->ns_per_run = pc->run_cnt ? (double)pc->run_time_ns / pc->run_cnt : 0;
 			if (m->has_stream && m->events_seen) {
 				if (i < s->nr_agg_progs)
-					m->agg_ns_per_event += (double)pc->run_time_ns / m->events_seen;
+					m->agg_ns_per_event +=
+						(double)pc->run_time_ns / m->events_seen;
 				else
 					m->stream_ns_per_event +=
 						(double)pc->run_time_ns / m->events_seen;
@@ -1055,8 +1061,9 @@ int session_exp_setup(struct kagg_session *s, int scale, struct bpf_map *map,
 	 * the table's units 1, 1e3, 1e6 of ns are the nsecs, usecs and msecs of the unit;
 	 * values that are no times (kagg hist) are bucketed as they are, unit 1
 	 */
-	unsigned int u = s->unit == KAGG_UNIT_NSECS || s->sum != SESSION_SUM_NS ? 0 :
-			 s->unit == KAGG_UNIT_MSECS ? 2 : 1;
+	unsigned int u = s->unit == KAGG_UNIT_NSECS || s->sum != SESSION_SUM_NS ? 0
+			 : s->unit == KAGG_UNIT_MSECS				? 2
+										: 1;
 
 	if (scale < 0 || scale > KAGG_EXP_MAX_SCALE) {
 		session_log(s, KAGG_LOG_WARN, "exp scale %d out of range (0 to %d)", scale,
@@ -1142,7 +1149,8 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 	if (!vals)
 		return -ENOMEM;
 	/* every cell of generation g, summed over the CPUs (per-CPU map) */
-	session_map_for_each_key(map, key, prev) {
+	session_map_for_each_key(map, key, prev)
+	{
 		if ((key.slot >> 31) != g)
 			continue;
 		err = GROW_ARRAY(cells, cap, n, 256);
@@ -1217,8 +1225,8 @@ int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 	size_t i, lo, hi;
 	int err;
 
-	err = session_read_key_hists(s, key_hist, g, reset, snap, NULL) ?:
-	      session_read_exp_cells(s, cells, g, reset, 0, &tmp);
+	err = session_read_key_hists(s, key_hist, g, reset, snap, NULL)
+		      ?: session_read_exp_cells(s, cells, g, reset, 0, &tmp);
 	if (err)
 		goto out;
 	slots = calloc(snap->nr_hists ? snap->nr_hists * nr_slots : 1, sizeof(*slots));
@@ -1231,8 +1239,9 @@ int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 	for (i = 0; i < snap->nr_hists; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 		/* the cells' id: the thread, the process, or (kagg hist) the key's value */
-		uint32_t id = s->key == KAGG_KEY_TID ? (uint32_t)h->key.tid :
-			      s->key == KAGG_KEY_PID ? (uint32_t)h->key.pid : (uint32_t)h->key.id;
+		uint32_t id = s->key == KAGG_KEY_TID   ? (uint32_t)h->key.tid
+			      : s->key == KAGG_KEY_PID ? (uint32_t)h->key.pid
+						       : (uint32_t)h->key.id;
 
 		h->slots = slots + i * nr_slots;
 		h->nr_slots = nr_slots;
@@ -1251,7 +1260,8 @@ int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 				hi = mid;
 		}
 		if (lo < tmp.nr_hists && tmp.hists[lo].key.id == id) {
-			memcpy(slots + i * nr_slots, tmp.hists[lo].slots, nr_slots * sizeof(*slots));
+			memcpy(slots + i * nr_slots, tmp.hists[lo].slots,
+			       nr_slots * sizeof(*slots));
 			h->total = tmp.hists[lo].total;
 			h->sum = tmp.hists[lo].sum;
 		}
@@ -1271,8 +1281,11 @@ bool session_has_bpf_atomics(struct kagg_session *s)
 		const struct bpf_insn insns[] = {
 			{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8 },
 			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
-			{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10,
-			  .src_reg = BPF_REG_1, .off = -8, .imm = BPF_ADD | BPF_FETCH },
+			{ .code = BPF_STX | BPF_ATOMIC | BPF_DW,
+			  .dst_reg = BPF_REG_10,
+			  .src_reg = BPF_REG_1,
+			  .off = -8,
+			  .imm = BPF_ADD | BPF_FETCH },
 			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
 			{ .code = BPF_JMP | BPF_EXIT },
 		};
@@ -1293,7 +1306,8 @@ int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj)
 
 	if (session_has_bpf_atomics(s))
 		return 0;
-	bpf_object__for_each_program(p, obj) {
+	bpf_object__for_each_program(p, obj)
+	{
 		const struct bpf_insn *in = bpf_program__insns(p);
 		size_t n = bpf_program__insn_cnt(p), i;
 		struct bpf_insn *out;
@@ -1313,7 +1327,8 @@ int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj)
 				continue;
 			if (out[i].imm != (BPF_ADD | BPF_FETCH) && out[i].imm != BPF_CMPXCHG) {
 				free(out);
-				session_log(s, KAGG_LOG_WARN, "%s: BPF atomic operation %#x needs a "
+				session_log(s, KAGG_LOG_WARN,
+					    "%s: BPF atomic operation %#x needs a "
 					    "kernel with BPF atomics (fetch, cmpxchg)",
 					    bpf_program__name(p), out[i].imm);
 				return -EOPNOTSUPP;
@@ -1334,8 +1349,9 @@ int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj)
 int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool none,
 			  volatile __u32 *max)
 {
-	unsigned int n = none || !s->exp_words ? 0 : SESSION_EXP_DENSE_FIT(s->exp_scale,
-									 (unsigned int)s->nr_cpus);
+	unsigned int n = none || !s->exp_words
+				 ? 0
+				 : SESSION_EXP_DENSE_FIT(s->exp_scale, (unsigned int)s->nr_cpus);
 
 	/* the promotion to dense histograms takes an atomic fetch-add and a cmpxchg */
 	if (n && !session_has_bpf_atomics(s))
@@ -1344,8 +1360,8 @@ int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool
 	*max = n;
 	if (!n)
 		return bpf_map__set_max_entries(exp_hist, 1);
-	return bpf_map__set_value_size(exp_hist, s->exp_words * sizeof(__u64)) ?:
-	       bpf_map__set_max_entries(exp_hist, 2 * n);
+	return bpf_map__set_value_size(exp_hist, s->exp_words * sizeof(__u64))
+		       ?: bpf_map__set_max_entries(exp_hist, 2 * n);
 }
 
 int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
@@ -1399,8 +1415,8 @@ out:
 int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			  struct kagg_snapshot *snap)
 {
-	return snap_alloc_hists(snap, 1, s->exp_words - 1) ?:
-	       session_exp_hist_get(s, map, g, reset, &snap->hists[0]);
+	return snap_alloc_hists(snap, 1, s->exp_words - 1)
+		       ?: session_exp_hist_get(s, map, g, reset, &snap->hists[0]);
 }
 
 /* Keys of generation g in map m; *keys is malloc'd. */
@@ -1410,7 +1426,8 @@ static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size
 	size_t cnt = 0, cap = 0;
 	const void *prev;
 
-	session_map_for_each_key(m, k, prev) {
+	session_map_for_each_key(m, k, prev)
+	{
 		if (k.gen != g)
 			continue;
 		if (cnt == cap) {
@@ -1434,8 +1451,8 @@ static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size
  * per-CPU map): with batched lookups (5.6), a few syscalls for the whole map, else
  * one walk and one lookup per key.  *keys and *vals are malloc'd.
  */
-static int gen_entries(struct bpf_map *m, __u32 g, size_t vsz, struct kagg_key **keys,
-		       void **vals, size_t *n)
+static int gen_entries(struct bpf_map *m, __u32 g, size_t vsz, struct kagg_key **keys, void **vals,
+		       size_t *n)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 	size_t cap = 0, tot = 0, i, out;

@@ -34,11 +34,11 @@ struct bpfrb;
 
 struct session_ops {
 	const char *tool;
-	size_t opts_size;	/* sizeof the tool's public opts struct */
-	size_t opts_known;	/* up to the end of its last field (OPTS_END) */
+	size_t opts_size;  /* sizeof the tool's public opts struct */
+	size_t opts_known; /* up to the end of its last field (OPTS_END) */
 	/* where that struct keeps the fields every tool's opts have */
 	size_t opts_log, opts_log_ctx, opts_overhead;
-	size_t tool_size;	/* the tool's state, zeroed, in s->tool (freed after destroy) */
+	size_t tool_size; /* the tool's state, zeroed, in s->tool (freed after destroy) */
 	/*
 	 * The tool's part of session_open(), on its own copy of the caller's
 	 * opts (s->log, log_ctx and overhead already taken from it): check
@@ -81,7 +81,7 @@ struct note_seen {
 
 struct kagg_session {
 	const struct session_ops *ops;
-	void *tool; /* the tool's own state */
+	void *tool;	      /* the tool's own state */
 	const void *open_arg; /* session_open_arg()'s arg, for ops->open only */
 	/* kernel features, probed on first use: 1 has it, -1 lacks it, 0 not probed yet */
 	int feat_task_storage, feat_attach_cookie, feat_atomics, feat_loop, feat_task_regs;
@@ -106,8 +106,8 @@ struct kagg_session {
 	unsigned int exp_words;
 	int exp_scale;
 	int64_t exp_base;
-	unsigned int exp_cells;	/* cap of a KAGG_EXP_CELLS_MAP, 0 when none */
-	bool overhead;		  /* measure the programs' run time (BPF_ENABLE_STATS) */
+	unsigned int exp_cells; /* cap of a KAGG_EXP_CELLS_MAP, 0 when none */
+	bool overhead;		/* measure the programs' run time (BPF_ENABLE_STATS) */
 	bool attached;
 	bool ever_attached;
 	bool exact; /* membarrier(MEMBARRIER_CMD_GLOBAL) available */
@@ -119,7 +119,7 @@ struct kagg_session {
 	char attach_type[32];
 	char attach_note[320];
 	char filters[512];
-	size_t filters_len;	  /* what session_filters_add() wrote, or would have */
+	size_t filters_len; /* what session_filters_add() wrote, or would have */
 	struct utsname uts;
 
 	/* Baselines at the start of the current interval. */
@@ -129,24 +129,24 @@ struct kagg_session {
 	uint64_t run_cnt0[SESSION_MAX_PROGS], run_time0[SESSION_MAX_PROGS];
 	uint64_t recursion0[SESSION_MAX_PROGS];
 
-	struct syms *syms; /* created by tools that read stacks */
-	struct bpfrb *notes;	/* tools with user stacks: processes first seen (proc_notes) */
-	struct unwl *unw;	/* unwind tables of the processes noted */
+	struct syms *syms;	 /* created by tools that read stacks */
+	struct bpfrb *notes;	 /* tools with user stacks: processes first seen (proc_notes) */
+	struct unwl *unw;	 /* unwind tables of the processes noted */
 	const char *unwind_mode; /* "fp", "table", "auto"; NULL without user stacks */
-	int *unw_pending;	/* processes noted whose tables are still to load */
+	int *unw_pending;	 /* processes noted whose tables are still to load */
 	size_t unw_pending_n, unw_pending_cap;
-	struct bpf_map *ustacks; /* table-walked user stacks (bpf/unwind.bpf.h) */
-	bool ustacks_gen;	/* their ids carry the generation: deleted once it is read */
-	uint64_t unw_full0;	/* unwind_table_full at the start of the interval */
-	struct u64map notes_seen; /* tgid -> its entry of notes_arr */
+	struct bpf_map *ustacks;     /* table-walked user stacks (bpf/unwind.bpf.h) */
+	bool ustacks_gen;	     /* their ids carry the generation: deleted once it is read */
+	uint64_t unw_full0;	     /* unwind_table_full at the start of the interval */
+	struct u64map notes_seen;    /* tgid -> its entry of notes_arr */
 	struct note_seen *notes_arr; /* per process: the last note handled */
 	size_t notes_n, notes_cap;
 	uint64_t forgot_ns; /* CLOCK_MONOTONIC of the last session_forget_gone() pass */
 	const volatile __u64 *notes_lost; /* the BPF object's proc_notes_lost */
-	uint64_t notes_lost0;		     /* its value at the start of the interval */
-	struct kagg_rb *rb;	/* streaming tools: the reference ftrace ring buffer */
+	uint64_t notes_lost0;		  /* its value at the start of the interval */
+	struct kagg_rb *rb;		  /* streaming tools: the reference ftrace ring buffer */
 	struct kagg_rb_events *rb_events;
-	enum kagg_mode path;	/* where events go: agg (the default), stream or both */
+	enum kagg_mode path; /* where events go: agg (the default), stream or both */
 	/*
 	 * Streaming tools: their consumer and record handler.  The session
 	 * polls it (kagg_session__poll) and drains it after a generation flip,
@@ -190,12 +190,12 @@ int session_stream_started(struct kagg_session *s, int err, const char *msg, str
  * (maps events and stream_cnt) and its opts o (stream_bytes, events_dir);
  * more designated fields (.rb_subbufs = ...) may follow.
  */
-#define SESSION_SCONS_CFG(s, skel, o, ...)                                                         \
-	((struct scons_cfg){ .map_fd = bpf_map__fd((skel)->maps.events),                          \
-			     .cnt_fd = bpf_map__fd((skel)->maps.stream_cnt),                      \
-			     .map_bytes = (o)->stream_bytes,                                      \
-			     .nr_cpus = (s)->nr_cpus,                                             \
-			     .events_dir = (o)->events_dir,                                       \
+#define SESSION_SCONS_CFG(s, skel, o, ...)                                   \
+	((struct scons_cfg){ .map_fd = bpf_map__fd((skel)->maps.events),     \
+			     .cnt_fd = bpf_map__fd((skel)->maps.stream_cnt), \
+			     .map_bytes = (o)->stream_bytes,                 \
+			     .nr_cpus = (s)->nr_cpus,                        \
+			     .events_dir = (o)->events_dir,                  \
 			     __VA_ARGS__ })
 
 /*
@@ -217,26 +217,25 @@ struct kagg_session *session_open_arg(const struct session_ops *ops, const void 
 #define SESSION_TOOL(NAME, STATE, ...) SESSION_TOOL_API(NAME, NAME, STATE, __VA_ARGS__)
 
 /* SESSION_TOOL for a tool whose API object is named apart: kagg_API__open() opens tool NAME. */
-#define SESSION_TOOL_API(API, NAME, STATE, ...)                                                    \
-	static const struct session_ops NAME##_ops = {                                             \
-		.tool = #NAME,                                                                     \
-		.opts_size = sizeof(struct kagg_##API##_opts),                                     \
-		.opts_known = OPTS_END(kagg_##API##_opts),                                         \
-		.opts_log = offsetof(struct kagg_##API##_opts, log),                               \
-		.opts_log_ctx = offsetof(struct kagg_##API##_opts, log_ctx),                       \
-		.opts_overhead = offsetof(struct kagg_##API##_opts, overhead),                     \
-		.tool_size = sizeof(STATE),                                                        \
-		.open = NAME##_open,                                                               \
-		.read = NAME##_read,                                                               \
-		.meta = NAME##_meta,                                                               \
-		.destroy = NAME##_destroy,                                                         \
-		__VA_ARGS__                                                                        \
-	};                                                                                         \
-	struct kagg_session *kagg_##API##__open(const struct kagg_##API##_opts *opts)              \
-	{                                                                                          \
-		return session_open(&NAME##_ops, opts);                                            \
+#define SESSION_TOOL_API(API, NAME, STATE, ...)                                       \
+	static const struct session_ops NAME##_ops = {                                \
+		.tool = #NAME,                                                        \
+		.opts_size = sizeof(struct kagg_##API##_opts),                        \
+		.opts_known = OPTS_END(kagg_##API##_opts),                            \
+		.opts_log = offsetof(struct kagg_##API##_opts, log),                  \
+		.opts_log_ctx = offsetof(struct kagg_##API##_opts, log_ctx),          \
+		.opts_overhead = offsetof(struct kagg_##API##_opts, overhead),        \
+		.tool_size = sizeof(STATE),                                           \
+		.open = NAME##_open,                                                  \
+		.read = NAME##_read,                                                  \
+		.meta = NAME##_meta,                                                  \
+		.destroy = NAME##_destroy,                                            \
+		__VA_ARGS__                                                           \
+	};                                                                            \
+	struct kagg_session *kagg_##API##__open(const struct kagg_##API##_opts *opts) \
+	{                                                                             \
+		return session_open(&NAME##_ops, opts);                               \
 	}
-
 
 /*
  * s->filters, as the meta prints it: session_filters_add() appends (as
@@ -282,8 +281,7 @@ struct session_tp_prog {
  * the meta's per-path costs rely on it), then session_bind() with the
  * flavour loaded as the attach type.
  */
-void session_tp_autoload(struct kagg_session *s, const struct session_tp_prog *p, int n,
-			 bool btf);
+void session_tp_autoload(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf);
 void session_tp_bind(struct kagg_session *s, const struct session_tp_prog *p, int n, bool btf,
 		     volatile __u32 *gen, volatile __u32 *armed, struct bpf_map *counters,
 		     int nr_counters);
@@ -314,7 +312,7 @@ struct session_tasks {
 };
 
 /* The session_tasks of the opts o of a tool that has them all, or processes alone. */
-#define SESSION_TASKS(o)                                                                           \
+#define SESSION_TASKS(o) \
 	((struct session_tasks){ (o)->pids, (o)->nr_pids, (o)->tids, (o)->nr_tids, (o)->cgroup })
 #define SESSION_PIDS(o) ((struct session_tasks){ .pids = (o)->pids, .nr_pids = (o)->nr_pids })
 
@@ -386,7 +384,7 @@ static inline int session_map_copies(const struct kagg_session *s, const struct 
 	}
 }
 
-#define session_map_for_each_key(map, key, prev)                                                   \
+#define session_map_for_each_key(map, key, prev) \
 	for (prev = NULL; !bpf_map__get_next_key(map, prev, &(key), sizeof(key)); prev = &(key))
 
 /* Zero entry key of a per-CPU array: vals (bytes long, all CPUs) zeroed and written. */
@@ -424,9 +422,10 @@ int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale
  */
 #define SESSION_EXP_DENSE_BYTES (256 * 1024)
 #define SESSION_EXP_DENSE_TOTAL (8 * 1024 * 1024)
-#define SESSION_EXP_DENSE_FIT(scale, cpus)                                                         \
-	((SESSION_EXP_DENSE_TOTAL / (cpus) < SESSION_EXP_DENSE_BYTES ?                             \
-	  SESSION_EXP_DENSE_TOTAL / (cpus) : SESSION_EXP_DENSE_BYTES) /                            \
+#define SESSION_EXP_DENSE_FIT(scale, cpus)                           \
+	((SESSION_EXP_DENSE_TOTAL / (cpus) < SESSION_EXP_DENSE_BYTES \
+		  ? SESSION_EXP_DENSE_TOTAL / (cpus)                 \
+		  : SESSION_EXP_DENSE_BYTES) /                       \
 	 (2 * 8 * (KAGG_EXP_SLOTS(scale) + 2U)))
 int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int scale,
 			    unsigned int max_cells, struct bpf_map *cells,
@@ -511,9 +510,9 @@ void session_set_unwind(struct kagg_session *s, struct unwl *l, struct bpf_map *
 struct session_unw_maps {
 	struct bpf_map *rows, *files, *procs, *ustacks, *scratch;
 };
-#define UNW_MAPS(skel)                                                                             \
-	((struct session_unw_maps){ (skel)->maps.unw_rows, (skel)->maps.unw_files,                \
-				    (skel)->maps.unw_procs, (skel)->maps.ustacks,                 \
+#define UNW_MAPS(skel)                                                             \
+	((struct session_unw_maps){ (skel)->maps.unw_rows, (skel)->maps.unw_files, \
+				    (skel)->maps.unw_procs, (skel)->maps.ustacks,  \
 				    (skel)->maps.unw_scratch })
 
 /*
@@ -533,8 +532,8 @@ int session_unwind_check(struct kagg_session *s, enum kagg_unwind mode, bool wit
  * After load: start the table loader (owned by the session from then on) and load the
  * tables of the pids given now.  0 or -errno.
  */
-int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *m,
-			 const int *pids, size_t nr_pids);
+int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *m, const int *pids,
+			 size_t nr_pids);
 /*
  * The meta's unwind part: the method, frames by method and table stats; the walks that
  * stopped early as drops unwind_* (not losses).  cnt: the tool's first unwind counter.

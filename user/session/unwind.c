@@ -50,7 +50,8 @@ int session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m
 	size_t n;
 
 	if (miss && mode == KAGG_UNWIND_TABLE) {
-		session_log(s, KAGG_LOG_WARN, "cannot walk user stacks by unwind table: no %s", miss);
+		session_log(s, KAGG_LOG_WARN, "cannot walk user stacks by unwind table: no %s",
+			    miss);
 		return -EINVAL;
 	}
 	n = strlen(s->attach_note);
@@ -64,10 +65,11 @@ int session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m
 	}
 	*table = tables;
 
-	*mode_rodata = !tables ? UNW_MODE_FP : mode == KAGG_UNWIND_TABLE ? UNW_MODE_TABLE
-									: UNW_MODE_AUTO;
-	s->unwind_mode = with_user && (unsigned int)mode <= KAGG_UNWIND_TABLE ? mode_names[mode]
-									      : NULL;
+	*mode_rodata = !tables			   ? UNW_MODE_FP
+		       : mode == KAGG_UNWIND_TABLE ? UNW_MODE_TABLE
+						   : UNW_MODE_AUTO;
+	s->unwind_mode =
+		with_user && (unsigned int)mode <= KAGG_UNWIND_TABLE ? mode_names[mode] : NULL;
 	if (!tables) {
 		bpf_map__set_max_entries(m->rows, 1);
 		bpf_map__set_max_entries(m->files, 1);
@@ -79,8 +81,8 @@ int session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m
 	return 0;
 }
 
-int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *m,
-			 const int *pids, size_t nr_pids)
+int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *m, const int *pids,
+			 size_t nr_pids)
 {
 	size_t i;
 

@@ -50,8 +50,9 @@ void hist_slot_bounds(const struct kagg_hist *h, unsigned int k, double *low, do
 	uint64_t lo, hi;
 
 	if (hist_is_exp(h)) {
-		unsigned int s = h->exp_scale < 0 ? 0 : h->exp_scale > KAGG_EXP_MAX_SCALE ?
-			KAGG_EXP_MAX_SCALE : (unsigned int)h->exp_scale;
+		unsigned int s = h->exp_scale < 0		     ? 0
+				 : h->exp_scale > KAGG_EXP_MAX_SCALE ? KAGG_EXP_MAX_SCALE
+								     : (unsigned int)h->exp_scale;
 		int64_t i = h->exp_base_index + (int64_t)k - 1;
 
 		if (!k) {

@@ -52,7 +52,6 @@
 #include "snapshot/snapshot_internal.h"
 #include "util/text.h"
 
-
 /* Slot k's bounds as text: signed for linear slots, unsigned log2 otherwise. */
 static void slot_bounds(const struct kagg_hist *h, int k, char *lo, char *hi, size_t sz)
 {
@@ -144,14 +143,15 @@ int snap_alloc_hists(struct kagg_snapshot *snap, size_t n, unsigned int nr_slots
 	return 0;
 }
 
-void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what,
-		   uint64_t count, bool loses_event)
+void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what, uint64_t count,
+		   bool loses_event)
 {
 	struct kagg_meta *m = &snap->meta;
 
 	if (m->nr_drops >= SNAP_MAX_DROPS)
 		return;
-	snap->drops[m->nr_drops] = (struct kagg_drop){ sizeof(struct kagg_drop), cause, what, count };
+	snap->drops[m->nr_drops] =
+		(struct kagg_drop){ sizeof(struct kagg_drop), cause, what, count };
 	snap->drop_ptrs[m->nr_drops] = &snap->drops[m->nr_drops];
 	m->nr_drops++;
 	if (loses_event)
@@ -325,8 +325,7 @@ static void pct_name(double q, char *buf, size_t sz)
 }
 
 /* The histogram of the same key in st (sorted alike), NULL when none. */
-static const struct kagg_hist *hist_pair(const struct kagg_snapshot *st,
-					 const struct kagg_hist *h)
+static const struct kagg_hist *hist_pair(const struct kagg_snapshot *st, const struct kagg_hist *h)
 {
 	if (!st || !st->nr_hists)
 		return NULL;
@@ -358,8 +357,7 @@ static void print_pcts_text(const struct kagg_hist *h, const struct kagg_hist *e
 			continue;
 		pct_name(pl->q[i], name, sizeof(name));
 		slot_bounds(h, (int)k, low, high, sizeof(low));
-		fprintf(f, "%s%-5s = %.1f %s [%s, %s]", any ? "" : "\n", name, v, vname, low,
-			high);
+		fprintf(f, "%s%-5s = %.1f %s [%s, %s]", any ? "" : "\n", name, v, vname, low, high);
 		if (ex && !hist_exact_pct(ex, pl->q[i], &x))
 			fprintf(f, "  exact %.3f", x);
 		fputc('\n', f);
@@ -424,8 +422,8 @@ static int print_hist_text(const struct kagg_hist *h, const struct pct_list *pl,
 	int first = hist_first(h), last, i, w, bar;
 
 	if (hist_is_counter(h)) {
-		fprintf(f, "count = %" PRIu64 ", sum = %.*f %s\n", h->total, h->value ? 0 : 1, h->sum,
-			vname);
+		fprintf(f, "count = %" PRIu64 ", sum = %.*f %s\n", h->total, h->value ? 0 : 1,
+			h->sum, vname);
 		text_esc_free(&e);
 		return ferror(f) ? -EIO : 0;
 	}
@@ -503,8 +501,9 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 		m->attach_note ? ")" : "", E(m->kernel), E(m->clock));
 	fprintf(f, "# %s .. %s (%.3f s), CPUs observed %d of %d, filters: %s\n", t0, t1,
 		m->duration_s, m->cpus_observed, m->nr_cpus, E(m->filters));
-	fprintf(f, "# events: %" PRIu64 " seen, %" PRIu64 " recorded, %" PRIu64
-		   " filtered; dropped %" PRIu64 ":",
+	fprintf(f,
+		"# events: %" PRIu64 " seen, %" PRIu64 " recorded, %" PRIu64
+		" filtered; dropped %" PRIu64 ":",
 		m->events_seen, m->events_recorded, m->events_filtered, m->drops_total);
 	for (i = 0; i < m->nr_drops; i++)
 		fprintf(f, " %s=%" PRIu64, E(m->drops[i]->cause), m->drops[i]->count);
@@ -512,42 +511,48 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 	if (m->has_frames) {
 		uint64_t unknown = m->frames_no_maps + m->frames_no_symbols;
 
-		fprintf(f, "# frames: %" PRIu64 ", unknown %" PRIu64 " (%.1f%%): no maps %" PRIu64
-			   ", no symbols %" PRIu64 "; stacks lost %" PRIu64 "; process notes lost %"
-			   PRIu64 "\n",
+		fprintf(f,
+			"# frames: %" PRIu64 ", unknown %" PRIu64 " (%.1f%%): no maps %" PRIu64
+			", no symbols %" PRIu64 "; stacks lost %" PRIu64
+			"; process notes lost %" PRIu64 "\n",
 			m->frames, unknown, m->frames ? 100.0 * unknown / m->frames : 0.0,
 			m->frames_no_maps, m->frames_no_symbols, m->stacks_lost, m->notes_lost);
-		fprintf(f, "# frame names from: kallsyms %" PRIu64 ", symtab %" PRIu64 ", dynsym %"
-			   PRIu64 ", minidebuginfo %" PRIu64 ", debug file %" PRIu64 ", debuginfod %"
-			   PRIu64 ", perf map %" PRIu64 "\n",
+		fprintf(f,
+			"# frame names from: kallsyms %" PRIu64 ", symtab %" PRIu64
+			", dynsym %" PRIu64 ", minidebuginfo %" PRIu64 ", debug file %" PRIu64
+			", debuginfod %" PRIu64 ", perf map %" PRIu64 "\n",
 			m->frames_kallsyms, m->frames_symtab, m->frames_dynsym,
 			m->frames_minidebuginfo, m->frames_debugfile, m->frames_debuginfod,
 			m->frames_perfmap);
 		if (m->debuginfod_queries || m->debuginfod_skipped)
-			fprintf(f, "# debuginfod: %" PRIu64 " files asked, not got: not found %" PRIu64
-				   ", timeout %" PRIu64 ", error %" PRIu64 ", not asked (down) %"
-				   PRIu64 "; frames left unknown %" PRIu64 "\n",
+			fprintf(f,
+				"# debuginfod: %" PRIu64 " files asked, not got: not found %" PRIu64
+				", timeout %" PRIu64 ", error %" PRIu64
+				", not asked (down) %" PRIu64 "; frames left unknown %" PRIu64 "\n",
 				m->debuginfod_queries, m->debuginfod_not_found,
 				m->debuginfod_timeouts, m->debuginfod_errors, m->debuginfod_skipped,
 				m->frames_debuginfod_failed);
 		if (m->unwind)
-			fprintf(f, "# unwind %s: user frames by frame pointer %" PRIu64
-				   ", by table %" PRIu64 "; tables: %" PRIu64 " files, %" PRIu64
-				   " rows, %" PRIu64 " bytes\n",
+			fprintf(f,
+				"# unwind %s: user frames by frame pointer %" PRIu64
+				", by table %" PRIu64 "; tables: %" PRIu64 " files, %" PRIu64
+				" rows, %" PRIu64 " bytes\n",
 				E(m->unwind), m->frames_fp, m->frames_table, m->unwind_files,
 				m->unwind_rows, m->unwind_bytes);
 	}
 	if (!m->snapshot_exact && m->snapshot_note)
 		fprintf(f, "# snapshots: %s\n", E(m->snapshot_note));
 	if (m->has_stream) {
-		fprintf(f, "# stream (mode %s): %" PRIu64 " seen, %" PRIu64 " sent, %" PRIu64
-			   " delivered, %" PRIu64 " dropped (BPF ring buffer full); %" PRIu64
-			   " bytes moved, consumer CPU %.3f s (%.0f ns/record)\n",
+		fprintf(f,
+			"# stream (mode %s): %" PRIu64 " seen, %" PRIu64 " sent, %" PRIu64
+			" delivered, %" PRIu64 " dropped (BPF ring buffer full); %" PRIu64
+			" bytes moved, consumer CPU %.3f s (%.0f ns/record)\n",
 			E(m->mode), m->stream_seen, m->stream_sent, m->stream_delivered,
 			m->stream_dropped, m->stream_bytes, m->consumer_cpu_s,
 			m->stream_delivered ? m->consumer_cpu_s * 1e9 / m->stream_delivered : 0.0);
-		fprintf(f, "# stream records land in the reference ftrace buffer: format %s; "
-			   "overwritten %" PRIu64 ", refused %" PRIu64 "\n",
+		fprintf(f,
+			"# stream records land in the reference ftrace buffer: format %s; "
+			"overwritten %" PRIu64 ", refused %" PRIu64 "\n",
 			E(m->stream_format), m->rb_overrun, m->rb_dropped);
 	}
 	for (i = 0; m->has_overhead && i < m->nr_progs; i++)
@@ -565,8 +570,9 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 		double consumer = m->events_seen ? m->consumer_cpu_s * 1e9 / m->events_seen : 0;
 		double stream_ns = m->stream_ns_per_event + consumer;
 
-		fprintf(f, "# cost per event: agg %.1f ns, stream %.1f ns (BPF %.1f + consumer "
-			   "%.1f): stream/agg %.2fx\n",
+		fprintf(f,
+			"# cost per event: agg %.1f ns, stream %.1f ns (BPF %.1f + consumer "
+			"%.1f): stream/agg %.2fx\n",
 			m->agg_ns_per_event, stream_ns, m->stream_ns_per_event, consumer,
 			stream_ns / m->agg_ns_per_event);
 	}
@@ -603,11 +609,11 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 		if (hist_is_exp(h) && !va && !vb)
 			continue; /* exp buckets are many and narrow: the non-empty ones */
 		slot_bounds(h, i, low, high, sizeof(low));
-		fprintf(f, "%*s -> %-*s : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n",
-			w, low, w, high, va, vb, (int64_t)(vb - va));
+		fprintf(f, "%*s -> %-*s : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n", w, low, w,
+			high, va, vb, (int64_t)(vb - va));
 	}
-	fprintf(f, "%*s%-*s : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n", w - 5, "", w + 9, "total",
-		a ? a->total : 0, b ? b->total : 0,
+	fprintf(f, "%*s%-*s : %-10" PRIu64 " %-10" PRIu64 " %" PRId64 "\n", w - 5, "", w + 9,
+		"total", a ? a->total : 0, b ? b->total : 0,
 		(int64_t)((b ? b->total : 0) - (a ? a->total : 0)));
 	if (a && b && a->total && b->total && hist_sum(a, &sa) && hist_sum(b, &sb))
 		fprintf(f, "%*s%-*s : %-10.1f %-10.1f %.1f\n", w - 5, "", w + 9, "avg",
@@ -669,8 +675,8 @@ static void print_stack_text(const struct kagg_stack *st, enum kagg_unit unit, c
 		fprintf(f, "    %s\n", E(st->uframes[i]->sym));
 	fprintf(f, "    -                %-16s (%d)\n", text_esc(&e, st->comm, sizeof(st->comm)),
 		st->tid);
-	fprintf(f, "        %" PRIu64 " %s in %" PRIu64 " %s\n\n",
-		ns_to_unit(st->total_ns, unit), kagg_unit__name(unit), st->count, noun);
+	fprintf(f, "        %" PRIu64 " %s in %" PRIu64 " %s\n\n", ns_to_unit(st->total_ns, unit),
+		kagg_unit__name(unit), st->count, noun);
 	text_esc_free(&e);
 }
 
@@ -789,7 +795,7 @@ struct prn {
 	struct pct_list pl;
 	bool no_meta, folded, timestamp;
 	bool no_delimiter; /* folded: no ";--" */
-	size_t top; /* 0: all */
+	size_t top;	   /* 0: all */
 };
 
 static size_t top_of(const struct prn *o, size_t n)
@@ -887,34 +893,52 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m, bool timest
 		jw_str(w, "timestamp", t);
 	}
 	jw_double(w, "duration_s", m->duration_s, 6);
-	json_counts(w, "events", (const struct json_count[]){
-		{ "seen", m->events_seen }, { "recorded", m->events_recorded },
-		{ "filtered", m->events_filtered }, { "dropped", m->drops_total }, {} });
+	json_counts(w, "events",
+		    (const struct json_count[]){ { "seen", m->events_seen },
+						 { "recorded", m->events_recorded },
+						 { "filtered", m->events_filtered },
+						 { "dropped", m->drops_total },
+						 {} });
 	jw_obj_begin(w, "drops");
 	for (i = 0; i < m->nr_drops; i++)
 		jw_u64(w, m->drops[i]->cause, m->drops[i]->count);
 	jw_obj_end(w);
 	if (m->has_frames) {
-		json_counts(w, "frames", (const struct json_count[]){
-			{ "total", m->frames }, { "no_maps", m->frames_no_maps },
-			{ "no_symbols", m->frames_no_symbols }, { "stacks_lost", m->stacks_lost },
-			{ "notes_lost", m->notes_lost }, {} });
-		json_counts(w, "frame_sources", (const struct json_count[]){
-			{ "kallsyms", m->frames_kallsyms }, { "symtab", m->frames_symtab },
-			{ "dynsym", m->frames_dynsym }, { "minidebuginfo", m->frames_minidebuginfo },
-			{ "debugfile", m->frames_debugfile }, { "debuginfod", m->frames_debuginfod },
-			{ "perfmap", m->frames_perfmap }, {} });
-		json_counts(w, "debuginfod", (const struct json_count[]){
-			{ "queries", m->debuginfod_queries }, { "not_found", m->debuginfod_not_found },
-			{ "timeouts", m->debuginfod_timeouts }, { "errors", m->debuginfod_errors },
-			{ "skipped", m->debuginfod_skipped },
-			{ "frames_unknown", m->frames_debuginfod_failed }, {} });
+		json_counts(w, "frames",
+			    (const struct json_count[]){ { "total", m->frames },
+							 { "no_maps", m->frames_no_maps },
+							 { "no_symbols", m->frames_no_symbols },
+							 { "stacks_lost", m->stacks_lost },
+							 { "notes_lost", m->notes_lost },
+							 {} });
+		json_counts(
+			w, "frame_sources",
+			(const struct json_count[]){ { "kallsyms", m->frames_kallsyms },
+						     { "symtab", m->frames_symtab },
+						     { "dynsym", m->frames_dynsym },
+						     { "minidebuginfo", m->frames_minidebuginfo },
+						     { "debugfile", m->frames_debugfile },
+						     { "debuginfod", m->frames_debuginfod },
+						     { "perfmap", m->frames_perfmap },
+						     {} });
+		json_counts(w, "debuginfod",
+			    (const struct json_count[]){
+				    { "queries", m->debuginfod_queries },
+				    { "not_found", m->debuginfod_not_found },
+				    { "timeouts", m->debuginfod_timeouts },
+				    { "errors", m->debuginfod_errors },
+				    { "skipped", m->debuginfod_skipped },
+				    { "frames_unknown", m->frames_debuginfod_failed },
+				    {} });
 		if (m->unwind) {
 			jw_str(w, "unwind", m->unwind);
-			json_counts(w, "unwind_frames", (const struct json_count[]){
-				{ "fp", m->frames_fp }, { "table", m->frames_table },
-				{ "files", m->unwind_files }, { "rows", m->unwind_rows },
-				{ "bytes", m->unwind_bytes }, {} });
+			json_counts(w, "unwind_frames",
+				    (const struct json_count[]){ { "fp", m->frames_fp },
+								 { "table", m->frames_table },
+								 { "files", m->unwind_files },
+								 { "rows", m->unwind_rows },
+								 { "bytes", m->unwind_bytes },
+								 {} });
 		}
 	}
 	jw_bool(w, "snapshot_exact", m->snapshot_exact);
@@ -1139,8 +1163,7 @@ static int print_hists_json(struct jw *w, const struct kagg_snapshot *snap,
 	return 0;
 }
 
-static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct prn *o,
-		      bool pretty)
+static int print_json(const struct kagg_snapshot *snap, FILE *f, const struct prn *o, bool pretty)
 {
 	size_t i, nst = top_of(o, snap->nr_stacks);
 	struct jw w;

@@ -95,7 +95,7 @@ void snap_put_folded(FILE *f, const char *s, size_t n);
 /* The "HH:MM:SS" line of kagg_print_opts.timestamp: the local time the snapshot ends. */
 void snap_print_timestamp(const struct kagg_snapshot *snap, FILE *f);
 /* Append a drop cause. */
-void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what,
-		   uint64_t count, bool loses_event);
+void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *what, uint64_t count,
+		   bool loses_event);
 
 #endif

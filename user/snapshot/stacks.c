@@ -89,8 +89,8 @@ void stk_syms_resolver(struct syms *syms, struct stk_resolver *res)
 	res->ctx = syms;
 }
 
-int stk_init(struct stk *b, struct kagg_snapshot *snap, const struct stk_resolver *res,
-	     bool addrs, bool from_tracer)
+int stk_init(struct stk *b, struct kagg_snapshot *snap, const struct stk_resolver *res, bool addrs,
+	     bool from_tracer)
 {
 	memset(b, 0, sizeof(*b));
 	b->names = calloc(1, sizeof(*b->names));
@@ -128,9 +128,10 @@ void stk_fini(struct stk *b)
  */
 static bool tracing_frame(const struct sym *sym)
 {
-	static const char *const prefixes[] = { "bpf_trace_run",  "__bpf_trace_",
-						"__traceiter_",	  "perf_trace_",
-						"trace_call_bpf", "bpf_trampoline_" };
+	static const char *const prefixes[] = {
+		"bpf_trace_run", "__bpf_trace_",   "__traceiter_",
+		"perf_trace_",	 "trace_call_bpf", "bpf_trampoline_"
+	};
 	size_t i;
 
 	if (sym->module && !strcmp(sym->module, "bpf"))
@@ -245,10 +246,10 @@ static int cmp_same(const struct kagg_stack *x, const struct kagg_stack *y, bool
 {
 	int c;
 
-#define CMP_FIELD(f)                                                                               \
-	do {                                                                                       \
-		if (x->f != y->f)                                                                  \
-			return x->f < y->f ? -1 : 1;                                               \
+#define CMP_FIELD(f)                                 \
+	do {                                         \
+		if (x->f != y->f)                    \
+			return x->f < y->f ? -1 : 1; \
 	} while (0)
 	CMP_FIELD(pid);
 	CMP_FIELD(tid);

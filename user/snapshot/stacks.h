@@ -42,7 +42,7 @@ struct stk_raw {
 	uint64_t count;
 	int kstack_err; /* as struct kagg_stack shows it: 0, -ENOENT, -errno */
 	int ustack_err;
-	bool klost;	/* the kernel stack was to be captured and is not there */
+	bool klost; /* the kernel stack was to be captured and is not there */
 	bool ulost;
 	const uint64_t *kips;
 	unsigned int nr_kips;
@@ -62,13 +62,13 @@ struct stk {
 	size_t cap;
 	struct stk_names *names;
 	uint64_t frames, no_maps, no_symbols, lost;
-	uint64_t by_src[SYM_SRC_MAX];	/* named frames by where the name came from */
-	uint64_t no_symbols_dbg;	/* of no_symbols: debuginfod did not give the file's */
+	uint64_t by_src[SYM_SRC_MAX]; /* named frames by where the name came from */
+	uint64_t no_symbols_dbg;      /* of no_symbols: debuginfod did not give the file's */
 };
 
 /* 0 or -ENOMEM.  A failed init needs no stk_fini. */
-int stk_init(struct stk *b, struct kagg_snapshot *snap, const struct stk_resolver *res,
-	     bool addrs, bool from_tracer);
+int stk_init(struct stk *b, struct kagg_snapshot *snap, const struct stk_resolver *res, bool addrs,
+	     bool from_tracer);
 /* Symbolize and name r's frames into a new stack (strings and arrays owned by the snapshot). */
 int stk_add(struct stk *b, const struct stk_raw *r);
 /*

@@ -180,7 +180,8 @@ int scons_format(struct scons *c, const char *sys, const char *name,
 
 	*fmt = NULL;
 	snprintf(path, sizeof(path), "%s/%s/%s/format", base, sys, name);
-	if (!tracefs_read(path, &text, &len) && !kagg_rb_events__parse(c->evs, sys, text, len, fmt)) {
+	if (!tracefs_read(path, &text, &len) &&
+	    !kagg_rb_events__parse(c->evs, sys, text, len, fmt)) {
 		if (!c->format_src[0])
 			snprintf(c->format_src, sizeof(c->format_src), "kernel (%s/%s)", base, sys);
 	} else {
@@ -199,8 +200,8 @@ int scons_format(struct scons *c, const char *sys, const char *name,
 	return 0;
 }
 
-int scons_field(const struct kagg_rb_format *fmt, const char *name, int *off, int *size,
-		char *err, size_t err_len)
+int scons_field(const struct kagg_rb_format *fmt, const char *name, int *off, int *size, char *err,
+		size_t err_len)
 {
 	const struct kagg_rb_field *f = kagg_rb_format__field(fmt, name);
 
@@ -501,8 +502,7 @@ static uint64_t *sort_u64(uint64_t *v, uint64_t *tmp, uint32_t n)
 	return src;
 }
 
-int svals_read(struct svals *s, struct kagg_snapshot *snap, struct kagg_hist *h,
-	       uint64_t unit_ns)
+int svals_read(struct svals *s, struct kagg_snapshot *snap, struct kagg_hist *h, uint64_t unit_ns)
 {
 	uint64_t *sorted;
 	double *d;
@@ -563,8 +563,7 @@ void sagg_fini(struct sagg *a)
 	memset(a, 0, sizeof(*a));
 }
 
-static struct sagg_key *key_get(struct sagg_gen *g, uint32_t tgid, uint32_t pid,
-				const char *comm)
+static struct sagg_key *key_get(struct sagg_gen *g, uint32_t tgid, uint32_t pid, const char *comm)
 {
 	void *arr = g->keys;
 	struct sagg_key *e;
@@ -593,8 +592,8 @@ static void hist_add(struct sagg *a, uint64_t *slots, uint64_t **xslots, uint64_
 	svals_add(vals, ns, gen_kept);
 }
 
-void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t tgid,
-	      uint32_t pid, const char *comm)
+void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t tgid, uint32_t pid,
+	      const char *comm)
 {
 	struct sagg_gen *gen = &a->gen[g & 1];
 	struct sagg_key *e;

@@ -32,11 +32,11 @@
 
 struct scons_cfg {
 	int map_fd;
-	int cnt_fd;	/* stream.bpf.h's stream_cnt: the records' counters by generation */
+	int cnt_fd; /* stream.bpf.h's stream_cnt: the records' counters by generation */
 	size_t map_bytes;
 	int nr_cpus;
-	size_t rb_subbufs; /* reference buffer sub-buffers per CPU (0: 128) */
-	bool rb_consume;   /* producer/consumer mode instead of overwrite */
+	size_t rb_subbufs;	/* reference buffer sub-buffers per CPU (0: 128) */
+	bool rb_consume;	/* producer/consumer mode instead of overwrite */
 	const char *events_dir; /* the formats' directory; NULL: tracefs events */
 	/* scons_poll drains at once from this many pending bytes, else waits for
 	 * the producer's wakeup or the timeout first (0: map_bytes / 4) */
@@ -49,18 +49,18 @@ struct scons {
 	struct kagg_rb_events *evs;
 	int cnt_fd;
 	const char *events_dir;
-	uint64_t cur_ts;	/* clock of the reference ring buffer: the record's ts */
-	uint64_t *last_seq;	/* per CPU: last record number seen */
+	uint64_t cur_ts;    /* clock of the reference ring buffer: the record's ts */
+	uint64_t *last_seq; /* per CPU: last record number seen */
 	int nr_cpus;
 	size_t batch_bytes;
-	char format_src[640];	/* where the formats came from */
+	char format_src[640]; /* where the formats came from */
 
-	uint64_t delivered;	/* records consumed (cumulative) */
+	uint64_t delivered;	   /* records consumed (cumulative) */
 	uint64_t delivered_gen[2]; /* records noted by scons_seq, by generation */
-	uint64_t bytes;		/* bytes moved (cumulative) */
-	uint64_t seq_gaps;	/* records missing from the per-CPU sequences */
-	uint64_t cpu_ns;	/* consumer CPU time (cumulative) */
-	uint64_t rb_errors;	/* reserve failures in the reference buffer */
+	uint64_t bytes;		   /* bytes moved (cumulative) */
+	uint64_t seq_gaps;	   /* records missing from the per-CPU sequences */
+	uint64_t cpu_ns;	   /* consumer CPU time (cumulative) */
+	uint64_t rb_errors;	   /* reserve failures in the reference buffer */
 	/* the same at the start of the current snapshot interval */
 	uint64_t delivered0[2], bytes0, cpu_ns0, rb_overrun0, rb_dropped0;
 };
@@ -98,17 +98,17 @@ uint32_t scons_seq(struct scons *c, const struct kagg_rec_hdr *h);
  * (scons_seq), then passed to the file's static account(st, r) and land(st, r).
  * ST_T is the tool's stream state, with its struct scons as `core`.
  */
-#define SCONS_DEFINE_ON_RECORD(NAME, ST_T, REC_T)                              \
-	void NAME(void *ctx, const void *data, uint32_t len)                   \
-	{                                                                      \
-		const REC_T *r = data;                                         \
-		ST_T *st = ctx;                                                \
-									       \
-		if (len < sizeof(*r))                                          \
-			return;                                                \
-		scons_seq(&st->core, (const struct kagg_rec_hdr *)r);          \
-		account(st, r);                                                \
-		land(st, r);                                                   \
+#define SCONS_DEFINE_ON_RECORD(NAME, ST_T, REC_T)                     \
+	void NAME(void *ctx, const void *data, uint32_t len)          \
+	{                                                             \
+		const REC_T *r = data;                                \
+		ST_T *st = ctx;                                       \
+                                                                      \
+		if (len < sizeof(*r))                                 \
+			return;                                       \
+		scons_seq(&st->core, (const struct kagg_rec_hdr *)r); \
+		account(st, r);                                       \
+		land(st, r);                                          \
 	}
 
 /*
@@ -120,8 +120,8 @@ int scons_format(struct scons *c, const char *sys, const char *name,
 		 int (*builtin)(struct kagg_rb_events *evs), const struct kagg_rb_format **fmt,
 		 size_t *payload, char *err, size_t err_len);
 /* Offset (and size, when non-NULL) of a field of fmt; -ENOENT with the reason in err. */
-int scons_field(const struct kagg_rb_format *fmt, const char *name, int *off, int *size,
-		char *err, size_t err_len);
+int scons_field(const struct kagg_rb_format *fmt, const char *name, int *off, int *size, char *err,
+		size_t err_len);
 
 /*
  * Reserve a `payload`-byte record of fmt at time ts on cpu's reference
@@ -161,7 +161,8 @@ int scons_switch_format(struct scons *c, struct scons_switch *sw, char *err, siz
 void scons_land_switch(struct scons *c, const struct scons_switch *sw, uint32_t cpu, uint64_t ts,
 		       int pid, const struct scons_switch_ev *ev);
 
-/* The log2 slot of an interval of ns nanoseconds in units of unit_ns, as the BPF side buckets it. */
+/* The log2 slot of an interval of ns nanoseconds in units of unit_ns, as the BPF side buckets it.
+ */
 uint32_t scons_slot(uint64_t ns, uint64_t unit_ns);
 
 /*
@@ -173,7 +174,7 @@ uint32_t scons_slot(uint64_t ns, uint64_t unit_ns);
  */
 struct sexp {
 	struct kagg_exp_params p;
-	unsigned int nr_slots;		/* 0: log2 buckets */
+	unsigned int nr_slots; /* 0: log2 buckets */
 };
 
 /* Exp buckets with p's table and scale, or log2 ones (nr_slots 0) when p is NULL. */
@@ -200,7 +201,7 @@ void scons_meta(struct scons *c, struct kagg_snapshot *snap, __u32 g, bool reset
 #define SVALS_GEN_MAX (4u << 20)
 
 struct svals {
-	uint64_t *v;			/* ns */
+	uint64_t *v; /* ns */
 	uint32_t n, cap;
 	bool over;
 };
@@ -215,8 +216,7 @@ void svals_clear_xslots(struct svals *s, uint64_t **xslots);
  * Hand s's values to h (which counts them, h->total set): sorted, in unit_ns
  * units, owned by snap; h->exact says whether they are there.  0 or -ENOMEM.
  */
-int svals_read(struct svals *s, struct kagg_snapshot *snap, struct kagg_hist *h,
-	       uint64_t unit_ns);
+int svals_read(struct svals *s, struct kagg_snapshot *snap, struct kagg_hist *h, uint64_t unit_ns);
 
 /*
  * The streamed path's histograms, as the BPF side keeps its own: per
@@ -227,18 +227,18 @@ struct sagg_key {
 	uint32_t pid;
 	char comm[16];
 	uint64_t slots[KAGG_SLOTS];
-	uint64_t sum;			/* of the values, ns */
+	uint64_t sum; /* of the values, ns */
 	struct svals vals;
-	uint64_t *xslots;		/* exp buckets (sexp): instead of slots */
+	uint64_t *xslots; /* exp buckets (sexp): instead of slots */
 };
 
 struct sagg_gen {
-	uint64_t slots[KAGG_SLOTS];	/* KAGG_KEY_NONE */
-	uint64_t sum;			/* KAGG_KEY_NONE: of the values, ns */
-	struct svals vals;		/* KAGG_KEY_NONE */
-	uint64_t *xslots;		/* KAGG_KEY_NONE, exp buckets (sexp): instead of slots */
-	uint64_t kept;			/* values kept by all its histograms */
-	struct u64map index;		/* (tgid << 32 | pid) -> keys[] index */
+	uint64_t slots[KAGG_SLOTS]; /* KAGG_KEY_NONE */
+	uint64_t sum;		    /* KAGG_KEY_NONE: of the values, ns */
+	struct svals vals;	    /* KAGG_KEY_NONE */
+	uint64_t *xslots;	    /* KAGG_KEY_NONE, exp buckets (sexp): instead of slots */
+	uint64_t kept;		    /* values kept by all its histograms */
+	struct u64map index;	    /* (tgid << 32 | pid) -> keys[] index */
 	struct sagg_key *keys;
 	size_t nr_keys, cap_keys;
 };
@@ -247,15 +247,16 @@ struct sagg {
 	enum kagg_key_mode key;
 	enum kagg_unit unit;
 	struct sagg_gen gen[2];
-	struct sexp exp;		/* exp buckets (sexp_init() after sagg_init()), or log2 */
-	int oom;			/* -ENOMEM seen while aggregating */
+	struct sexp exp; /* exp buckets (sexp_init() after sagg_init()), or log2 */
+	int oom;	 /* -ENOMEM seen while aggregating */
 };
 
 int sagg_init(struct sagg *a, enum kagg_key_mode key, enum kagg_unit unit);
 void sagg_fini(struct sagg *a);
-/* Count one value of ns nanoseconds, in log2 slot `slot` (or its exp bucket), in generation g for (tgid, pid, comm). */
-void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t tgid,
-	      uint32_t pid, const char *comm);
+/* Count one value of ns nanoseconds, in log2 slot `slot` (or its exp bucket), in generation g for
+ * (tgid, pid, comm). */
+void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t tgid, uint32_t pid,
+	      const char *comm);
 /* Copy generation g's histograms into snap (clearing them when reset). */
 int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap);
 

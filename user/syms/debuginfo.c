@@ -32,8 +32,8 @@
 #include "syms/debuginfo.h"
 
 #define DBG_DEBUG_DIR "/usr/lib/debug"
-#define DBG_TIMEOUT_S 5		/* per file, KAGG_DEBUGINFOD_TIMEOUT overrides */
-#define DBG_DOWN_AFTER 3	/* failures in a row (not "not found") before giving up */
+#define DBG_TIMEOUT_S 5		  /* per file, KAGG_DEBUGINFOD_TIMEOUT overrides */
+#define DBG_DOWN_AFTER 3	  /* failures in a row (not "not found") before giving up */
 #define DBG_MINI_MAX (256u << 20) /* largest MiniDebugInfo image inflated */
 
 struct dbg {
@@ -48,7 +48,7 @@ struct dbg_job {
 	pthread_cond_t cv;
 	int refs;
 	bool done;
-	int fd;			/* the answer: a debug file, or -errno */
+	int fd; /* the answer: a debug file, or -errno */
 	unsigned char id[64];
 	int n;
 };
@@ -186,7 +186,8 @@ static bool has_symtab(Elf *elf)
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		return false;
 	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_size > sh.sh_entsize)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB &&
+		    sh.sh_size > sh.sh_entsize)
 			return true;
 	return false;
 }

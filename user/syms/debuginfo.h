@@ -26,27 +26,27 @@
 /* Why no debuginfod answer came (dbg_syms.why, dbg_stats). */
 enum dbg_why {
 	DBG_WHY_NONE = 0,
-	DBG_WHY_NOT_FOUND,	/* the servers have no debug file for the build id */
-	DBG_WHY_TIMEOUT,	/* given up after the per-file timeout */
-	DBG_WHY_ERROR,		/* unreachable server or any other error */
-	DBG_WHY_SKIPPED,	/* not asked: the servers were taken for down */
+	DBG_WHY_NOT_FOUND, /* the servers have no debug file for the build id */
+	DBG_WHY_TIMEOUT,   /* given up after the per-file timeout */
+	DBG_WHY_ERROR,	   /* unreachable server or any other error */
+	DBG_WHY_SKIPPED,   /* not asked: the servers were taken for down */
 	DBG_WHY_MAX,
 };
 
-struct dbg;	/* the debuginfod client, its timeout and counters; one per symbolizer */
+struct dbg; /* the debuginfod client, its timeout and counters; one per symbolizer */
 
 struct dbg_syms {
-	Elf *elf;	/* NULL when nothing was found */
-	int src;	/* enum sym_src of syms.h: where elf came from */
-	int why;	/* enum dbg_why: debuginfod was asked and did not answer */
+	Elf *elf; /* NULL when nothing was found */
+	int src;  /* enum sym_src of syms.h: where elf came from */
+	int why;  /* enum dbg_why: debuginfod was asked and did not answer */
 	int fd;
-	void *buf;	/* MiniDebugInfo's decompressed image */
+	void *buf; /* MiniDebugInfo's decompressed image */
 };
 
 struct dbg_stats {
-	uint64_t queries;		/* files asked of debuginfod */
+	uint64_t queries; /* files asked of debuginfod */
 	uint64_t found;
-	uint64_t failed[DBG_WHY_MAX];	/* by cause; [DBG_WHY_NONE] unused */
+	uint64_t failed[DBG_WHY_MAX]; /* by cause; [DBG_WHY_NONE] unused */
 };
 
 /*

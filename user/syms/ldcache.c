@@ -29,7 +29,7 @@
 
 #define OLD_MAGIC "ld.so-1.7.0"
 #define NEW_MAGIC "glibc-ld.so.cache1.1"
-#define OLD_HDR 16	/* magic[11], pad, u32 nlibs */
+#define OLD_HDR 16 /* magic[11], pad, u32 nlibs */
 #define OLD_ENTRY 12
 #define NEW_HDR 48
 #define NEW_ENTRY 24
@@ -41,7 +41,7 @@
 #elif defined(__aarch64__)
 #define FLAG_NATIVE 0x0a00 /* FLAG_AARCH64_LIB64 */
 #else
-#define FLAG_NATIVE -1	    /* no preference */
+#define FLAG_NATIVE -1 /* no preference */
 #endif
 
 #if __BYTE_ORDER == __LITTLE_ENDIAN
@@ -100,8 +100,7 @@ static size_t new_table(const uint8_t *buf, size_t len)
 }
 
 /* The entry for lib in the cache image buf: 0, -ENOENT or -EINVAL. */
-static int cache_lookup(const uint8_t *buf, size_t len, const char *lib, char *out,
-			size_t out_sz)
+static int cache_lookup(const uint8_t *buf, size_t len, const char *lib, char *out, size_t out_sz)
 {
 	const char *best = NULL;
 	size_t base = new_table(buf, len), nlibs, i;
@@ -180,8 +179,12 @@ cleanup:
 
 int ldcache_find_system(const char *lib, char *out, size_t out_sz)
 {
-	static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-					    "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+	static const char *const dirs[] = { "/lib/x86_64-linux-gnu",
+					    "/usr/lib/x86_64-linux-gnu",
+					    "/lib64",
+					    "/usr/lib64",
+					    "/lib",
+					    "/usr/lib",
 					    "/usr/local/lib" };
 	static const char *const suffixes[] = { ".so", ".so.6" };
 	char path[4096];

@@ -19,10 +19,10 @@ struct pmap_sym {
 };
 
 struct pmap {
-	struct pmap_sym *syms;	/* sorted by start, overlaps resolved to the later line */
+	struct pmap_sym *syms; /* sorted by start, overlaps resolved to the later line */
 	size_t cnt;
 	char *strs;
-	long long size;		/* of the file when read: re-read when it grew */
+	long long size; /* of the file when read: re-read when it grew */
 };
 
 /*

@@ -65,7 +65,7 @@ struct ktab {
 	struct ksym *syms;
 	size_t cnt;
 	bool loaded;
-	int err; /* load error, returned by every later lookup */
+	int err;	     /* load error, returned by every later lookup */
 	struct u64map funcs; /* name offset -> malloc'd readable name (mangled names only) */
 };
 
@@ -118,7 +118,7 @@ struct file {
 	bool reachable; /* seen to open by path (same inode): loading can wait */
 	bool mapped;	/* a cached process maps it (syms__forget_gone()'s mark) */
 	int err;
-	int dbg_why;	/* enum dbg_why: debuginfod asked for its symbols in vain */
+	int dbg_why; /* enum dbg_why: debuginfod asked for its symbols in vain */
 	struct usym *syms;
 	size_t cnt;
 	char *strs;
@@ -136,12 +136,12 @@ struct map {
 struct proc {
 	struct proc *next;
 	int pid;
-	bool gone; /* found gone by syms__forget_gone() */
+	bool gone;	    /* found gone by syms__forget_gone() */
 	unsigned int epoch; /* kagg_syms.epoch when the maps were read or last re-read */
 	struct map *maps;
 	size_t cnt;
-	unsigned int uid;   /* its owner: who may own its perf map besides root */
-	bool pmap_read;	    /* /tmp/perf-PID.map read (or found missing) at pmap_epoch */
+	unsigned int uid; /* its owner: who may own its perf map besides root */
+	bool pmap_read;	  /* /tmp/perf-PID.map read (or found missing) at pmap_epoch */
 	unsigned int pmap_epoch;
 	struct pmap pmap;
 };
@@ -150,9 +150,9 @@ struct syms {
 	struct ktab k;
 	struct proc *procs[SYMS_PID_BUCKETS];
 	struct file *files[SYMS_FILE_BUCKETS];
-	unsigned int epoch; /* bumped by syms__recheck_maps() */
-	struct file *images; /* syms__image()'s, newest first */
-	struct dbg *dbg;     /* debuginfod, when DEBUGINFOD_URLS is set */
+	unsigned int epoch;   /* bumped by syms__recheck_maps() */
+	struct file *images;  /* syms__image()'s, newest first */
+	struct dbg *dbg;      /* debuginfod, when DEBUGINFOD_URLS is set */
 	const char *pmap_dir; /* where perf maps are: /tmp */
 };
 
@@ -804,7 +804,8 @@ static int proc_load(struct syms *s, int pid, struct proc **pp)
 		*nl = '\0';
 		n = 0;
 		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &start, &end, &pgoff, &maj,
-			   &min, &ino, &n) < 6 || !n)
+			   &min, &ino, &n) < 6 ||
+		    !n)
 			continue;
 		name = line + n;
 		if (!*name || (*name == '[' && strcmp(name, "[vdso]")))
@@ -1013,8 +1014,7 @@ void syms__recheck_maps(struct syms *s)
 		s->epoch++;
 }
 
-int syms__image(struct syms *s, void *img, size_t len, uint64_t off,
-		     struct sym *out)
+int syms__image(struct syms *s, void *img, size_t len, uint64_t off, struct sym *out)
 {
 	struct file *f;
 
@@ -1172,8 +1172,8 @@ void syms__free(struct syms *s)
 	free(s);
 }
 
-const char *sym__format(const struct sym *sym, uint64_t addr, unsigned int flags,
-			     char *buf, size_t len)
+const char *sym__format(const struct sym *sym, uint64_t addr, unsigned int flags, char *buf,
+			size_t len)
 {
 	const char *func = sym ? (sym->func ? sym->func : sym->name) : NULL;
 	const char *base;

@@ -26,18 +26,18 @@ struct dbg_stats;
 
 /* Where a symbol's name came from (sym.src), in the order a file's sources are tried. */
 enum sym_src {
-	SYM_SRC_NONE = 0,	/* no name */
-	SYM_SRC_KALLSYMS,	/* /proc/kallsyms */
-	SYM_SRC_SYMTAB,		/* the file's .symtab */
-	SYM_SRC_DYNSYM,		/* the file's .dynsym (exported names only) */
-	SYM_SRC_MINIDEBUG,	/* the .symtab of its MiniDebugInfo (.gnu_debugdata, xz) */
-	SYM_SRC_DEBUGFILE,	/* a separate debug file: by build id, or by .gnu_debuglink */
-	SYM_SRC_DEBUGINFOD,	/* a debug file from a debuginfod server */
-	SYM_SRC_PERFMAP,	/* /tmp/perf-PID.map, written by a JIT */
+	SYM_SRC_NONE = 0,   /* no name */
+	SYM_SRC_KALLSYMS,   /* /proc/kallsyms */
+	SYM_SRC_SYMTAB,	    /* the file's .symtab */
+	SYM_SRC_DYNSYM,	    /* the file's .dynsym (exported names only) */
+	SYM_SRC_MINIDEBUG,  /* the .symtab of its MiniDebugInfo (.gnu_debugdata, xz) */
+	SYM_SRC_DEBUGFILE,  /* a separate debug file: by build id, or by .gnu_debuglink */
+	SYM_SRC_DEBUGINFOD, /* a debug file from a debuginfod server */
+	SYM_SRC_PERFMAP,    /* /tmp/perf-PID.map, written by a JIT */
 	SYM_SRC_MAX,
 };
 
-struct sym { /* result of a lookup */
+struct sym {		    /* result of a lookup */
 	const char *name;   /* symbol name as the table has it ("_ZN2ns1C1fEi",
 			     * "clock_nanosleep@@GLIBC_2.17"), NULL when unknown */
 	uint64_t offset;    /* addr - symbol start (see syms__user() when name is NULL) */
@@ -93,8 +93,7 @@ int syms__user(struct syms *s, int pid, uint64_t addr, struct sym *out);
  * are kept until syms__free() (img may be freed on return).  0 and *out filled, -ENOENT (no
  * symbol), -ENOEXEC (not ELF), -EINVAL, -ENOMEM.
  */
-int syms__image(struct syms *s, void *img, size_t len, uint64_t off,
-		     struct sym *out);
+int syms__image(struct syms *s, void *img, size_t len, uint64_t off, struct sym *out);
 
 /*
  * Drop the cached maps of pid.  Its files' symbols stay cached, and the strings already
@@ -153,8 +152,8 @@ void syms__recheck_maps(struct syms *s);
  * is NULL.  Truncates to len (always NUL-terminated when len > 0).  sym may be NULL (unknown).
  * Returns buf.
  */
-const char *sym__format(const struct sym *sym, uint64_t addr, unsigned int flags,
-			     char *buf, size_t len);
+const char *sym__format(const struct sym *sym, uint64_t addr, unsigned int flags, char *buf,
+			size_t len);
 
 /*
  * The GNU build-id of the ELF file at path, as lower-case hex into hex (len >= 2 * bytes + 1).

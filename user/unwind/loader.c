@@ -35,11 +35,11 @@
 
 struct unwl {
 	int rows_fd, files_fd, procs_fd;
-	struct unw_row *rows;	/* the mmap()ed unw_rows */
+	struct unw_row *rows; /* the mmap()ed unw_rows */
 	size_t rows_map_len;
 	uint32_t max_rows;
 	uint32_t used;
-	struct u64map files;	/* file key -> FILE_* */
+	struct u64map files; /* file key -> FILE_* */
 	struct unwl_stats st;
 };
 

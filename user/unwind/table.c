@@ -148,8 +148,7 @@ unsupported:
 }
 
 /* Visit [lo, hi) through the first of the n CFIs that covers each address. */
-static int build_cfis(Dwarf_CFI *const *cfis, int n, uint64_t lo, uint64_t hi,
-		      struct unw_table *t)
+static int build_cfis(Dwarf_CFI *const *cfis, int n, uint64_t lo, uint64_t hi, struct unw_table *t)
 {
 	Dwarf_Addr start, end;
 	Dwarf_Frame *f;

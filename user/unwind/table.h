@@ -33,15 +33,15 @@ struct unw_range {
 };
 
 struct unw_table {
-	struct unw_row *rows;	/* sorted by pc, after unw_finish() */
+	struct unw_row *rows; /* sorted by pc, after unw_finish() */
 	size_t nr;
-	struct unw_range *rg;	/* while building */
+	struct unw_range *rg; /* while building */
 	size_t nrg;
 	size_t caprg;
 	/* what the compiler saw */
-	uint64_t ranges;	/* CFI ranges read (one per row before merging) */
-	uint64_t unsupported;	/* of them: rules the walk cannot follow (UNW_CFA_NONE) */
-	uint64_t lookups;	/* dwarf_cfi_addrframe calls */
+	uint64_t ranges;      /* CFI ranges read (one per row before merging) */
+	uint64_t unsupported; /* of them: rules the walk cannot follow (UNW_CFA_NONE) */
+	uint64_t lookups;     /* dwarf_cfi_addrframe calls */
 };
 
 /*

@@ -33,13 +33,13 @@ static inline int grow_array(void **arr, size_t *cap, size_t nr, size_t size, si
 }
 
 /* grow_array() for a typed pointer arr with its size_t cap: 0 or -ENOMEM. */
-#define GROW_ARRAY(arr, cap, nr, first)							\
-	({										\
-		void *__ga_p = (arr);							\
+#define GROW_ARRAY(arr, cap, nr, first)                                                    \
+	({                                                                                 \
+		void *__ga_p = (arr);                                                      \
 		int __ga_err = grow_array(&__ga_p, &(cap), (nr), sizeof(*(arr)), (first)); \
-											\
-		(arr) = __ga_p;								\
-		__ga_err;								\
+                                                                                           \
+		(arr) = __ga_p;                                                            \
+		__ga_err;                                                                  \
 	})
 
 /*

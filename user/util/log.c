@@ -18,7 +18,7 @@ static void *libbpf_ctx;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	enum kagg_log_level lvl = level == LIBBPF_WARN	? KAGG_LOG_WARN
+	enum kagg_log_level lvl = level == LIBBPF_WARN	 ? KAGG_LOG_WARN
 				  : level == LIBBPF_INFO ? KAGG_LOG_INFO
 							 : KAGG_LOG_DEBUG;
 	char *buf = NULL, *line, *next;

@@ -95,9 +95,7 @@ static inline void sz_copy(void *dst, const void *src, size_t src_sz)
 #define OPTS_END(TYPE) offsetofend(struct TYPE, TYPE##__last_field)
 
 /* Field f of opts, or dflt when opts is NULL or too old to carry it. */
-#define OPTS_GET(opts, TYPE, f, dflt)                                          \
-	((opts) && (opts)->sz >= offsetof(struct TYPE, f) + sizeof((opts)->f) \
-		 ? (opts)->f                                                   \
-		 : (dflt))
+#define OPTS_GET(opts, TYPE, f, dflt) \
+	((opts) && (opts)->sz >= offsetof(struct TYPE, f) + sizeof((opts)->f) ? (opts)->f : (dflt))
 
 #endif

@@ -24,9 +24,10 @@ int tracefs_ensure(char *msg, size_t msg_sz)
 	if (!mount("nodev", TRACEFS_DIR, "tracefs", 0, NULL))
 		return 0;
 	err = -errno;
-	snprintf(msg, msg_sz, "tracefs is not mounted and mounting it on %s failed: %s "
-		 "(run as root, or mount -t tracefs nodev %s)", TRACEFS_DIR, strerror(-err),
-		 TRACEFS_DIR);
+	snprintf(msg, msg_sz,
+		 "tracefs is not mounted and mounting it on %s failed: %s "
+		 "(run as root, or mount -t tracefs nodev %s)",
+		 TRACEFS_DIR, strerror(-err), TRACEFS_DIR);
 	return err;
 }
 

@@ -8,7 +8,8 @@
 #include <ctime>
 #include <unistd.h>
 
-namespace unw {
+namespace unw
+{
 
 static volatile unsigned long sink;
 

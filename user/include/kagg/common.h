@@ -37,10 +37,10 @@ extern "C" {
 #endif
 
 /* Declare and size an opts struct: KAGG_OPTS(kagg_offcpu_opts, o, .unit = ...); */
-#define KAGG_OPTS(TYPE, NAME, ...)                                             \
-	struct TYPE NAME = ({                                                  \
-		memset(&NAME, 0, sizeof(struct TYPE));                         \
-		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };       \
+#define KAGG_OPTS(TYPE, NAME, ...)                                       \
+	struct TYPE NAME = ({                                            \
+		memset(&NAME, 0, sizeof(struct TYPE));                   \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
 	})
 
 /*
@@ -48,7 +48,7 @@ extern "C" {
  * to hold FIELD: use it before reading a field a later release appended to
  * a struct the library hands out, e.g. KAGG_HAS_FIELD(meta, kagg_meta, rb_dropped).
  */
-#define KAGG_HAS_FIELD(p, TYPE, FIELD)                                         \
+#define KAGG_HAS_FIELD(p, TYPE, FIELD) \
 	((p)->sz >= offsetof(struct TYPE, FIELD) + sizeof(((struct TYPE *)0)->FIELD))
 
 enum kagg_log_level {
@@ -85,8 +85,8 @@ enum kagg_unit {
 
 /* Bucketing of a value histogram (appended after 0.1). */
 enum kagg_buckets {
-	KAGG_BUCKETS_LOG2 = 0,	/* [2^k, 2^(k+1) - 1] */
-	KAGG_BUCKETS_EXP = 1,	/* OpenTelemetry exponential buckets of scale exp_scale */
+	KAGG_BUCKETS_LOG2 = 0, /* [2^k, 2^(k+1) - 1] */
+	KAGG_BUCKETS_EXP = 1,  /* OpenTelemetry exponential buckets of scale exp_scale */
 };
 
 /* Unit name ("usecs"...), NULL for an unknown value. */
@@ -103,16 +103,16 @@ enum kagg_key_mode {
 
 /* How tracepoint programs attach. */
 enum kagg_attach {
-	KAGG_ATTACH_AUTO = 0,	/* tp_btf, falling back to raw_tp when it cannot load */
+	KAGG_ATTACH_AUTO = 0, /* tp_btf, falling back to raw_tp when it cannot load */
 	KAGG_ATTACH_TP_BTF = 1,
 	KAGG_ATTACH_RAW_TP = 2,
 };
 
 /* How a source is consumed. */
 enum kagg_mode {
-	KAGG_MODE_AGG = 0,	/* aggregate in the kernel (maps) */
-	KAGG_MODE_STREAM = 1,	/* stream one record per event, aggregate in userspace */
-	KAGG_MODE_BOTH = 2,	/* both at once, on the same events, side by side */
+	KAGG_MODE_AGG = 0,    /* aggregate in the kernel (maps) */
+	KAGG_MODE_STREAM = 1, /* stream one record per event, aggregate in userspace */
+	KAGG_MODE_BOTH = 2,   /* both at once, on the same events, side by side */
 };
 
 /* Wakeup policy of streaming programs. */
@@ -129,9 +129,9 @@ enum kagg_wake {
  * pointers: most distribution binaries), by frame pointers, or both, frame by frame.
  */
 enum kagg_unwind {
-	KAGG_UNWIND_AUTO = 0,	/* a table where the frame's file has one, else frame pointer */
-	KAGG_UNWIND_FP = 1,	/* frame pointers only (the kernel's walk, bpf_get_stackid) */
-	KAGG_UNWIND_TABLE = 2,	/* tables only: a frame without one ends the stack */
+	KAGG_UNWIND_AUTO = 0,  /* a table where the frame's file has one, else frame pointer */
+	KAGG_UNWIND_FP = 1,    /* frame pointers only (the kernel's walk, bpf_get_stackid) */
+	KAGG_UNWIND_TABLE = 2, /* tables only: a frame without one ends the stack */
 };
 
 /* Output format of the printers. */

@@ -11,9 +11,9 @@
  *	kagg_snapshot__print(snap, stdout, NULL);
  *
  * Histograms count raw field values (not times): each kagg_hist's value
- * (and meta->unit) is the field's name; kagg_snapshot__print() prints them.  With key_field, one histogram per key value: key.id = the value
- * (a hash for char-array keys), key.label = the value in decimal, or the
- * string for char-array keys (e.g. comm fields).
+ * (and meta->unit) is the field's name; kagg_snapshot__print() prints them.  With key_field, one
+ *histogram per key value: key.id = the value (a hash for char-array keys), key.label = the value in
+ *decimal, or the string for char-array keys (e.g. comm fields).
  */
 #ifndef KAGG_FIELD_HIST_H
 #define KAGG_FIELD_HIST_H
@@ -27,9 +27,9 @@ extern "C" {
 
 struct kagg_field_hist_opts {
 	size_t sz;
-	const char *event;	/* "SYSTEM:NAME" (or "SYSTEM/NAME") */
-	const char *field;	/* numeric field of the event (1, 2, 4 or 8 bytes) */
-	const char *key_field;	/* optional: numeric field or char array to key by */
+	const char *event;     /* "SYSTEM:NAME" (or "SYSTEM/NAME") */
+	const char *field;     /* numeric field of the event (1, 2, 4 or 8 bytes) */
+	const char *key_field; /* optional: numeric field or char array to key by */
 	/* optional: "FIELD OP VALUE", OP one of == != < <= > >=, VALUE a number (0x.. ok) */
 	const char *filter;
 	bool overhead;

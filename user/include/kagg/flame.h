@@ -26,11 +26,11 @@ extern "C" {
 
 struct kagg_flame_opts {
 	size_t sz;
-	bool by_count;		/* values are the stacks' counts (samples), not their times */
-	bool cold;		/* the cold (blue) palette of off-CPU time; else warm (on-CPU) */
-	enum kagg_unit unit;	/* times in the tooltips */
-	const char *title;	/* NULL: "TOOL: on-CPU flame graph" or "off-CPU" with cold */
-	unsigned int width;	/* pixels; 0: 1200 */
+	bool by_count;	     /* values are the stacks' counts (samples), not their times */
+	bool cold;	     /* the cold (blue) palette of off-CPU time; else warm (on-CPU) */
+	enum kagg_unit unit; /* times in the tooltips */
+	const char *title;   /* NULL: "TOOL: on-CPU flame graph" or "off-CPU" with cold */
+	unsigned int width;  /* pixels; 0: 1200 */
 	/*
 	 * Appended after 0.1: frames under this share of the whole, in percent, are not drawn
 	 * (nor what is above them) and the picture is as tall as what is drawn; 0: 0.1, < 0:

@@ -23,11 +23,12 @@ extern "C" {
 #endif
 
 enum kagg_funclat_attach {
-	KAGG_FUNCLAT_AUTO = 0,	   /* kernel: fentry (one function) or kprobe.multi (glob), else kprobes */
-	KAGG_FUNCLAT_FENTRY = 1,   /* kernel, one function only */
-	KAGG_FUNCLAT_KPROBE = 2,   /* kernel: one kprobe + kretprobe per function */
+	KAGG_FUNCLAT_AUTO =
+		0, /* kernel: fentry (one function) or kprobe.multi (glob), else kprobes */
+	KAGG_FUNCLAT_FENTRY = 1, /* kernel, one function only */
+	KAGG_FUNCLAT_KPROBE = 2, /* kernel: one kprobe + kretprobe per function */
 	KAGG_FUNCLAT_KPROBE_MULTI = 3,
-	KAGG_FUNCLAT_UPROBE = 4,   /* user: one uprobe + uretprobe per function */
+	KAGG_FUNCLAT_UPROBE = 4, /* user: one uprobe + uretprobe per function */
 	KAGG_FUNCLAT_UPROBE_MULTI = 5,
 };
 
@@ -92,8 +93,8 @@ KAGG_API struct kagg_session *kagg_funclat__open(const struct kagg_funclat_opts 
  * program (logged), EINVAL a bad pattern or not an ELF file.
  */
 KAGG_API int kagg_funclat__list(const char *pattern, int pid,
-				int (*cb)(void *ctx, const char *name), void *ctx,
-				kagg_log_fn log, void *log_ctx);
+				int (*cb)(void *ctx, const char *name), void *ctx, kagg_log_fn log,
+				void *log_ctx);
 
 #ifdef __cplusplus
 }

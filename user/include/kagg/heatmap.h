@@ -26,7 +26,7 @@ struct kagg_heatmap;
 
 struct kagg_heatmap_opts {
 	size_t sz;
-	const char *title;	/* NULL: "TOOL: latency heatmap" */
+	const char *title; /* NULL: "TOOL: latency heatmap" */
 };
 #define kagg_heatmap_opts__last_field title
 

@@ -21,9 +21,9 @@ extern "C" {
 
 struct kagg_html_opts {
 	size_t sz;
-	bool by_count;		/* stacks valued by samples (profile), not time */
-	bool cold;		/* stacks are off-CPU time: cold palette */
-	enum kagg_unit unit;	/* times of the stacks */
+	bool by_count;		   /* stacks valued by samples (profile), not time */
+	bool cold;		   /* stacks are off-CPU time: cold palette */
+	enum kagg_unit unit;	   /* times of the stacks */
 	const double *percentiles; /* NULL: p50, p90, p99, p99.9, max */
 	size_t nr_percentiles;
 };

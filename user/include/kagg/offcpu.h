@@ -38,8 +38,9 @@ struct kagg_sched_switch {
 	int cpu;
 	int prev_pid, prev_tgid, prev_prio;
 	int next_pid, next_tgid, next_prio;
-	uint32_t prev_state; /* sched_switch's value: 0x100 preempted, else 1 << (state index - 1) */
-	bool selected;	     /* prev passed the session's filters */
+	uint32_t
+		prev_state; /* sched_switch's value: 0x100 preempted, else 1 << (state index - 1) */
+	bool selected;	    /* prev passed the session's filters */
 	char prev_comm[16];
 	char next_comm[16];
 };
@@ -72,12 +73,12 @@ struct kagg_offcpu_opts {
 	void *log_ctx;
 	/* --- streaming (KAGG_MODE_STREAM / KAGG_MODE_BOTH) --- */
 	enum kagg_mode mode;
-	size_t stream_bytes;	 /* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
+	size_t stream_bytes; /* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
 	enum kagg_wake wake;
-	size_t wake_bytes;	 /* KAGG_WAKE_WATERMARK threshold; 0: stream_bytes / 4 */
+	size_t wake_bytes; /* KAGG_WAKE_WATERMARK threshold; 0: stream_bytes / 4 */
 	/* Reference ftrace ring buffer the records land in: sub-buffers per CPU (0: 128). */
 	size_t rb_subbufs;
-	bool rb_consume;	 /* producer/consumer mode (newest refused) instead of overwrite */
+	bool rb_consume; /* producer/consumer mode (newest refused) instead of overwrite */
 	/* Called from kagg_session__poll() for every streamed record. */
 	kagg_switch_fn on_switch;
 	void *on_switch_ctx;

@@ -25,7 +25,7 @@ extern "C" {
 
 struct kagg_pprof_opts {
 	size_t sz;
-	bool off_cpu;	/* stacks' times are off-CPU time: "offcpu/nanoseconds" */
+	bool off_cpu; /* stacks' times are off-CPU time: "offcpu/nanoseconds" */
 };
 #define kagg_pprof_opts__last_field off_cpu
 

@@ -29,27 +29,27 @@ extern "C" {
 
 /* Which perf event drives the sampling. */
 enum kagg_profile_event {
-	KAGG_PROFILE_EV_AUTO = 0,	/* hardware cycles if the PMU has them, else cpu-clock */
-	KAGG_PROFILE_EV_CYCLES = 1,	/* hardware cycles only (EOPNOTSUPP without a PMU) */
-	KAGG_PROFILE_EV_CPU_CLOCK = 2,	/* the cpu-clock software event */
+	KAGG_PROFILE_EV_AUTO = 0,      /* hardware cycles if the PMU has them, else cpu-clock */
+	KAGG_PROFILE_EV_CYCLES = 1,    /* hardware cycles only (EOPNOTSUPP without a PMU) */
+	KAGG_PROFILE_EV_CPU_CLOCK = 2, /* the cpu-clock software event */
 };
 
 /* Which stacks each sample captures. */
 enum kagg_profile_stacks {
 	KAGG_PROFILE_BOTH = 0,
-	KAGG_PROFILE_USER = 1,		/* user stacks only (-U) */
-	KAGG_PROFILE_KERNEL = 2,	/* kernel stacks only (-K) */
+	KAGG_PROFILE_USER = 1,	 /* user stacks only (-U) */
+	KAGG_PROFILE_KERNEL = 2, /* kernel stacks only (-K) */
 };
 
 struct kagg_profile_opts {
 	size_t sz;
-	unsigned int freq;		/* samples per second per CPU; 0: 49 */
-	int cpu;			/* sample only this CPU; -1 (or any negative): all online */
-	const int *pids;		/* only these processes (each must exist at open) */
+	unsigned int freq; /* samples per second per CPU; 0: 49 */
+	int cpu;	   /* sample only this CPU; -1 (or any negative): all online */
+	const int *pids;   /* only these processes (each must exist at open) */
 	size_t nr_pids;
 	enum kagg_profile_stacks stacks;
 	enum kagg_profile_event event;
-	bool overhead;			/* measure the program's run time (BPF_ENABLE_STATS) */
+	bool overhead; /* measure the program's run time (BPF_ENABLE_STATS) */
 	kagg_log_fn log;
 	void *log_ctx;
 	/* Appended after 0.2: how user stacks are walked, and the unwind tables' cap in rows

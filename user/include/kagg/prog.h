@@ -30,8 +30,8 @@ struct kagg_prog_opts {
 	size_t sz;
 	kagg_log_fn log;
 	void *log_ctx;
-	bool overhead;		/* measure the programs' run time (meta) */
-	enum kagg_unit unit;	/* of the time histograms (KAGG_HIST_TIME...) */
+	bool overhead;		 /* measure the programs' run time (meta) */
+	enum kagg_unit unit;	 /* of the time histograms (KAGG_HIST_TIME...) */
 	enum kagg_attach attach; /* flavours: auto (BTF one, else the other), tp_btf, raw_tp */
 	/*
 	 * Tunables, "NAME=VALUE" each: the object's `const volatile` globals, checked
@@ -58,9 +58,9 @@ struct kagg_prog_opts {
 	 * whose fields are the key's and `value`.  Stack aggregations stay in the kernel.
 	 */
 	enum kagg_mode mode;
-	size_t stream_bytes;	/* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
-	size_t rb_subbufs;	/* reference buffer sub-buffers per CPU (0: 128) */
-	bool rb_consume;	/* producer/consumer mode (newest refused) instead of overwrite */
+	size_t stream_bytes; /* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
+	size_t rb_subbufs;   /* reference buffer sub-buffers per CPU (0: 128) */
+	bool rb_consume;     /* producer/consumer mode (newest refused) instead of overwrite */
 	/*
 	 * KAGG_BUCKETS_EXP: the log2 histograms (KAGG_HIST_LOG2, KAGG_HIST_TIME) in
 	 * exponential buckets of scale exp_scale 0..5 instead (kagg_hist.has_exp), on both
@@ -78,8 +78,7 @@ struct kagg_prog_opts {
  * a map of the wrong shape, the verifier's refusal, a section naming no attachable
  * point, a bad tunable: logged as one line), EPERM, ENOMEM, ENOENT...
  */
-KAGG_API struct kagg_session *kagg_prog__open(const char *path,
-					      const struct kagg_prog_opts *opts);
+KAGG_API struct kagg_session *kagg_prog__open(const char *path, const struct kagg_prog_opts *opts);
 
 #ifdef __cplusplus
 }

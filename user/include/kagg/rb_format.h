@@ -41,7 +41,7 @@ struct kagg_rb_field {
 	int offset, size;
 	bool is_signed;
 	enum kagg_rb_field_kind kind;
-	int array_len; /* KAGG_RB_FIELD_ARRAY */
+	int array_len;	/* KAGG_RB_FIELD_ARRAY */
 	bool is_string; /* char arrays and char data_loc/rel_loc */
 };
 
@@ -83,8 +83,8 @@ KAGG_API void kagg_rb_events__free(struct kagg_rb_events *evs);
  * __data_loc/__rel_loc of a size other than 4; an array of N elements whose
  * size is not a multiple of N.  The printers rely on these checks.
  */
-KAGG_API int kagg_rb_events__parse(struct kagg_rb_events *evs, const char *system,
-				   const char *text, size_t len, const struct kagg_rb_format **out);
+KAGG_API int kagg_rb_events__parse(struct kagg_rb_events *evs, const char *system, const char *text,
+				   size_t len, const struct kagg_rb_format **out);
 /*
  * Parse every DIR/SYSTEM/EVENT/format.  Returns the number parsed, or -errno
  * when DIR cannot be read; *failed (optional) counts files that did not parse
@@ -102,7 +102,8 @@ KAGG_API int kagg_rb_events__load_dir(struct kagg_rb_events *evs, const char *di
 KAGG_API int kagg_rb_events__define(struct kagg_rb_events *evs, const char *system,
 				    const char *name, const char *fields, const char *print_fmt,
 				    const struct kagg_rb_format **out);
-/* Define replicas of sched/sched_switch, sched_wakeup and sched_wakeup_new (kernel layout, print fmt). */
+/* Define replicas of sched/sched_switch, sched_wakeup and sched_wakeup_new (kernel layout, print
+ * fmt). */
 KAGG_API int kagg_rb_events__define_sched(struct kagg_rb_events *evs);
 
 KAGG_API const struct kagg_rb_format *kagg_rb_events__find(const struct kagg_rb_events *evs,

@@ -49,16 +49,16 @@ typedef uint64_t (*kagg_rb_clock_fn)(void *ctx);
 
 struct kagg_rb_opts {
 	size_t sz;
-	int nr_cpus;	     /* CPU buffers; 0: number of configured CPUs */
-	size_t subbuf_size;  /* bytes: 4096 << order, order 0..7; 0: 4096 */
-	size_t nr_subbufs;   /* sub-buffers per CPU (>= 2); 0: 64 */
+	int nr_cpus;	    /* CPU buffers; 0: number of configured CPUs */
+	size_t subbuf_size; /* bytes: 4096 << order, order 0..7; 0: 4096 */
+	size_t nr_subbufs;  /* sub-buffers per CPU (>= 2); 0: 64 */
 	enum kagg_rb_mode mode;
-	int clockid;	     /* a clockid_t, used when clock is NULL; 0 is CLOCK_REALTIME,
-			      * so set use_clockid; default CLOCK_MONOTONIC */
+	int clockid; /* a clockid_t, used when clock is NULL; 0 is CLOCK_REALTIME,
+		      * so set use_clockid; default CLOCK_MONOTONIC */
 	bool use_clockid;
 	kagg_rb_clock_fn clock; /* overrides clockid (fake clocks in tests) */
 	void *clock_ctx;
-	int max_nest;	     /* reservations open at once per thread, 1..255; 0: 16 */
+	int max_nest; /* reservations open at once per thread, 1..255; 0: 16 */
 	kagg_log_fn log;
 	void *log_ctx;
 	/*
@@ -118,15 +118,15 @@ KAGG_API const char *kagg_rb__write_path(const struct kagg_rb *rb, int cpu);
 struct kagg_rb_rsv {
 	size_t sz;
 	void *cb;
-	uint32_t *rec;	 /* start of the reservation */
+	uint32_t *rec; /* start of the reservation */
 	uint8_t *page;
-	uint64_t start;	 /* position of the reservation (incl. time record) */
-	uint64_t end;	 /* position after it */
+	uint64_t start; /* position of the reservation (incl. time record) */
+	uint64_t end;	/* position after it */
 	uint64_t prev_ts;
 	uint64_t ts;
-	uint32_t w[4];	 /* header words, stored at commit (w[0] last) */
-	uint32_t nw;	 /* header words before the payload */
-	uint32_t dlen;	 /* data record length */
+	uint32_t w[4]; /* header words, stored at commit (w[0] last) */
+	uint32_t nw;   /* header words before the payload */
+	uint32_t dlen; /* data record length */
 	uint32_t kind;
 };
 
@@ -167,9 +167,9 @@ struct kagg_rb_event {
 	size_t sz;
 	uint64_t ts;
 	const void *data;
-	uint32_t len;	 /* payload bytes in the record (4-byte multiple, >= asked) */
+	uint32_t len; /* payload bytes in the record (4-byte multiple, >= asked) */
 	int cpu;
-	int64_t missed;	 /* events lost just before this one: 0, count, -1 unknown */
+	int64_t missed; /* events lost just before this one: 0, count, -1 unknown */
 };
 
 /*
@@ -220,9 +220,9 @@ struct kagg_rb_stats {
 	uint64_t dropped_events; /* consume mode: events refused because full */
 	uint64_t read_events;	 /* events consumed by readers */
 	/* kagg additions */
-	uint64_t too_big;	 /* events refused: larger than a sub-buffer */
-	uint64_t nest_refused;	 /* events refused: max_nest reservations open */
-	uint64_t pages_lost;	 /* sub-buffers dropped by overwrite */
+	uint64_t too_big;      /* events refused: larger than a sub-buffer */
+	uint64_t nest_refused; /* events refused: max_nest reservations open */
+	uint64_t pages_lost;   /* sub-buffers dropped by overwrite */
 };
 /* cpu < 0: sum over CPUs (timestamps: min oldest, now). 0 or -EINVAL (also bad st->sz). */
 KAGG_API int kagg_rb__stats(struct kagg_rb *rb, int cpu, struct kagg_rb_stats *st);

@@ -22,7 +22,7 @@ extern "C" {
 struct kagg_runqlat_opts {
 	size_t sz;
 	enum kagg_unit unit;
-	enum kagg_key_mode key;	/* one histogram, per process or per thread */
+	enum kagg_key_mode key; /* one histogram, per process or per thread */
 	/* Only these processes / threads (NULL or 0 entries: all).  Each must exist at open. */
 	const int *pids;
 	size_t nr_pids;
@@ -48,7 +48,7 @@ struct kagg_runqlat_opts {
 	 * histograms are kagg_snapshot__stream().
 	 */
 	enum kagg_mode mode;
-	size_t stream_bytes;	/* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
+	size_t stream_bytes; /* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
 	/* Directory holding sched/<event>/format; NULL: /sys/kernel/tracing/events,
 	 * falling back to a built-in copy of the kernel's layouts. */
 	const char *events_dir;
@@ -71,9 +71,9 @@ struct kagg_runqlat_opts {
 #define kagg_runqlat_opts__last_field exp_cells
 
 enum kagg_runqlat_event {
-	KAGG_RUNQLAT_EV_WAKEUP = 1 << 0,	/* sched:sched_wakeup */
-	KAGG_RUNQLAT_EV_WAKEUP_NEW = 1 << 1,	/* sched:sched_wakeup_new */
-	KAGG_RUNQLAT_EV_SWITCH = 1 << 2,	/* sched:sched_switch */
+	KAGG_RUNQLAT_EV_WAKEUP = 1 << 0,     /* sched:sched_wakeup */
+	KAGG_RUNQLAT_EV_WAKEUP_NEW = 1 << 1, /* sched:sched_wakeup_new */
+	KAGG_RUNQLAT_EV_SWITCH = 1 << 2,     /* sched:sched_switch */
 };
 
 /*

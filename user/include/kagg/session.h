@@ -61,8 +61,8 @@ KAGG_API int kagg_session__detach(struct kagg_session *s);
 /* Detach, unload and free everything.  NULL-safe. */
 KAGG_API void kagg_session__destroy(struct kagg_session *s);
 
-#define KAGG_SNAP_RESET (1u << 0)	/* start a new interval: the next snapshot counts from here */
-#define KAGG_SNAP_ADDRS (1u << 1)	/* stack frames by address ("f+0x1a"), see kagg_frame */
+#define KAGG_SNAP_RESET (1u << 0) /* start a new interval: the next snapshot counts from here */
+#define KAGG_SNAP_ADDRS (1u << 1) /* stack frames by address ("f+0x1a"), see kagg_frame */
 
 /*
  * Read what was aggregated since attach (or since the last KAGG_SNAP_RESET),

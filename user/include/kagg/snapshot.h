@@ -48,10 +48,10 @@ KAGG_API void kagg_snapshot__free(struct kagg_snapshot *snap);
 struct kagg_hist_key {
 	enum kagg_key_mode mode; /* KAGG_KEY_NONE: pid/tid/comm unused */
 	int pid;
-	int tid;		 /* KAGG_KEY_TID only */
+	int tid; /* KAGG_KEY_TID only */
 	char comm[16];
-	uint64_t id;		 /* tool-defined id (syscall number, function...), 0 unused */
-	const char *label;	 /* name of id ("read", "vfs_read"...), NULL when none */
+	uint64_t id;	   /* tool-defined id (syscall number, function...), 0 unused */
+	const char *label; /* name of id ("read", "vfs_read"...), NULL when none */
 };
 
 /* Whether a histogram keeps its values (kagg_hist.exact). */
@@ -146,8 +146,8 @@ KAGG_API void kagg_log2_bounds(unsigned int k, uint64_t *low, uint64_t *high);
  * in it, the value is low + (high - low) * (r - b) / c (its values taken as evenly spread,
  * the last at high).  0, -EINVAL (bad arguments), -ENODATA (an empty histogram).
  */
-KAGG_API int kagg_hist__percentile(const struct kagg_hist *h, double q, double *value,
-				   double *low, double *high);
+KAGG_API int kagg_hist__percentile(const struct kagg_hist *h, double q, double *value, double *low,
+				   double *high);
 
 /*
  * In KAGG_MODE_BOTH, the streaming path's histograms (read them with the
@@ -189,7 +189,8 @@ struct kagg_stack {
 	char comm[16];
 	uint64_t total_ns;
 	uint64_t count;
-	int kstack_err; /* 0, -ENOENT when not captured by design, or the capture's negative errno */
+	int kstack_err; /* 0, -ENOENT when not captured by design, or the capture's negative errno
+			 */
 	int ustack_err; /* 0, -ENOENT for kernel threads, or the capture's negative errno */
 	unsigned int nr_kframes;
 	unsigned int nr_uframes;
@@ -206,8 +207,8 @@ KAGG_API const struct kagg_stack *kagg_snapshot__stack(const struct kagg_snapsho
 /* A drop (or a capture failure) by cause.  Zero counts are listed too. */
 struct kagg_drop {
 	size_t sz;
-	const char *cause;	/* short name, e.g. "task_storage" */
-	const char *what;	/* one line: what was lost */
+	const char *cause; /* short name, e.g. "task_storage" */
+	const char *what;  /* one line: what was lost */
 	uint64_t count;
 };
 
@@ -244,34 +245,34 @@ struct kagg_map_cost {
  */
 struct kagg_meta {
 	size_t sz;
-	const char *tool;	 /* "offcpu" */
-	const char *event;	 /* "sched:sched_switch" */
-	const char *attach;	 /* attach type used: "tp_btf" or "raw_tp" */
-	const char *attach_note; /* why a fallback was used, or NULL */
-	const char *kernel;	 /* uname -r */
-	const char *kernel_build;/* uname -v */
-	const char *clock;	 /* clock of the BPF timestamps */
-	const char *filters;	 /* human-readable filters, "none" when none */
+	const char *tool;	  /* "offcpu" */
+	const char *event;	  /* "sched:sched_switch" */
+	const char *attach;	  /* attach type used: "tp_btf" or "raw_tp" */
+	const char *attach_note;  /* why a fallback was used, or NULL */
+	const char *kernel;	  /* uname -r */
+	const char *kernel_build; /* uname -v */
+	const char *clock;	  /* clock of the BPF timestamps */
+	const char *filters;	  /* human-readable filters, "none" when none */
 	const char *unit;
-	int nr_cpus;		 /* possible CPUs */
-	int cpus_observed;	 /* CPUs on which the program ran in this interval */
-	struct timespec start;	 /* CLOCK_REALTIME, interval start */
-	struct timespec end;	 /* CLOCK_REALTIME, interval end */
+	int nr_cpus;	       /* possible CPUs */
+	int cpus_observed;     /* CPUs on which the program ran in this interval */
+	struct timespec start; /* CLOCK_REALTIME, interval start */
+	struct timespec end;   /* CLOCK_REALTIME, interval end */
 	double duration_s;
 	uint64_t events_seen;	  /* program runs (sched_switch events) */
 	uint64_t events_recorded; /* intervals aggregated */
 	/* left out by the tool's filters (offcpu -m/-M, runqlat --cpu, hist --filter): not lost */
 	uint64_t events_filtered;
 	size_t nr_drops;
-	const struct kagg_drop *const *drops;	/* nr_drops pointers */
-	uint64_t drops_total;	  /* sum of drops that lost an interval (capture failures excluded) */
-	bool snapshot_exact;	  /* reset reads are exact (see kagg_session__snapshot) */
+	const struct kagg_drop *const *drops; /* nr_drops pointers */
+	uint64_t drops_total; /* sum of drops that lost an interval (capture failures excluded) */
+	bool snapshot_exact;  /* reset reads are exact (see kagg_session__snapshot) */
 	const char *snapshot_note;
 	bool has_overhead;
 	size_t nr_progs;
 	const struct kagg_prog_cost *const *progs; /* nr_progs pointers */
 	/* Streaming (mode "stream" or "both"). */
-	const char *mode;	   /* "agg", "stream" or "both" */
+	const char *mode; /* "agg", "stream" or "both" */
 	bool has_stream;
 	uint64_t stream_seen;	   /* events the streaming program ran for */
 	uint64_t stream_sent;	   /* records it submitted */
@@ -326,9 +327,9 @@ struct kagg_meta {
 	/* debuginfod (DEBUGINFOD_URLS set), since the session opened: files asked, and not got */
 	uint64_t debuginfod_queries;
 	uint64_t debuginfod_not_found;
-	uint64_t debuginfod_timeouts;	/* given up after the per-file timeout */
-	uint64_t debuginfod_errors;	/* server unreachable, or any other error */
-	uint64_t debuginfod_skipped;	/* not asked: the servers were taken for down */
+	uint64_t debuginfod_timeouts; /* given up after the per-file timeout */
+	uint64_t debuginfod_errors;   /* server unreachable, or any other error */
+	uint64_t debuginfod_skipped;  /* not asked: the servers were taken for down */
 	/*
 	 * User stack unwinding (profile, offcpu --stacks): the method asked ("fp", "table" or
 	 * "auto"; NULL without user stacks), the user frames found by frame pointer and by
@@ -357,8 +358,8 @@ KAGG_API const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot 
 struct kagg_print_opts {
 	size_t sz;
 	enum kagg_format format;
-	bool no_meta;	/* text: leave out the "# ..." header lines */
-	bool folded;	/* stacks as folded lines "comm;frame;frame count" (text only) */
+	bool no_meta; /* text: leave out the "# ..." header lines */
+	bool folded;  /* stacks as folded lines "comm;frame;frame count" (text only) */
 	/*
 	 * The percentiles printed with every histogram (kagg_hist__percentile()), each in
 	 * (0, 100], 100 printed as "max"; NULL: p50, p90, p99, p99.9 and max.
@@ -372,8 +373,9 @@ struct kagg_print_opts {
 	bool timestamp;
 	/*
 	 * Appended after 0.1: the text form prints the keyed histograms heaviest first (by
-	 * the sum of their values when has_sum, else by count); with top > 0, text and JSON print only the top heaviest histograms (each
-	 * path's, in --mode both) and top stacks, and say how many were left out.  0: all.
+	 * the sum of their values when has_sum, else by count); with top > 0, text and JSON print
+	 * only the top heaviest histograms (each path's, in --mode both) and top stacks, and say
+	 * how many were left out.  0: all.
 	 */
 	size_t top;
 	/*

@@ -69,13 +69,13 @@ KAGG_API int kagg_stat__parse_event(const char *name, const char *tracefs, uint3
 struct kagg_stat_result {
 	size_t sz;
 	const char *name;
-	bool supported;		/* false: this machine lacks the event (err says how) */
-	int err;		/* 0, or the negative errno of perf_event_open */
-	uint64_t count;		/* raw count */
-	uint64_t enabled_ns;	/* PERF_FORMAT_TOTAL_TIME_ENABLED */
-	uint64_t running_ns;	/* PERF_FORMAT_TOTAL_TIME_RUNNING */
-	int scale;		/* enum kagg_stat_scale, or -ERANGE */
-	uint64_t estimate;	/* valid unless scale == KAGG_STAT_UNDEFINED */
+	bool supported;	     /* false: this machine lacks the event (err says how) */
+	int err;	     /* 0, or the negative errno of perf_event_open */
+	uint64_t count;	     /* raw count */
+	uint64_t enabled_ns; /* PERF_FORMAT_TOTAL_TIME_ENABLED */
+	uint64_t running_ns; /* PERF_FORMAT_TOTAL_TIME_RUNNING */
+	int scale;	     /* enum kagg_stat_scale, or -ERANGE */
+	uint64_t estimate;   /* valid unless scale == KAGG_STAT_UNDEFINED */
 };
 
 /*
@@ -84,25 +84,25 @@ struct kagg_stat_result {
  */
 struct kagg_stat_report {
 	size_t sz;
-	const char *target;	/* "command 'sleep 1'", "pid 1234", "cpu 0" */
-	int pid;		/* the command's (or -p) pid, -1 for a CPU */
-	int cpu;		/* -1: any */
-	bool has_exit;		/* command: exit_status is set */
-	int exit_status;	/* wait status decoded: exit code, or 128 + signal */
-	double duration_s;	/* wall time counted */
-	const char *kernel;	/* uname -r */
+	const char *target; /* "command 'sleep 1'", "pid 1234", "cpu 0" */
+	int pid;	    /* the command's (or -p) pid, -1 for a CPU */
+	int cpu;	    /* -1: any */
+	bool has_exit;	    /* command: exit_status is set */
+	int exit_status;    /* wait status decoded: exit code, or 128 + signal */
+	double duration_s;  /* wall time counted */
+	const char *kernel; /* uname -r */
 	size_t nr_results;
 	const struct kagg_stat_result *const *results; /* nr_results pointers */
 };
 
 struct kagg_stat_opts {
 	size_t sz;
-	const char *const *events;	/* event names (see kagg_stat__parse_event) */
+	const char *const *events; /* event names (see kagg_stat__parse_event) */
 	size_t nr_events;
-	char *const *argv;		/* command to run, NULL-terminated; or NULL */
-	int pid;			/* > 0: count this process (no argv) */
-	int cpu;			/* >= 0: count on this CPU only; -1: any CPU */
-	const char *tracefs;		/* NULL: /sys/kernel/tracing */
+	char *const *argv;   /* command to run, NULL-terminated; or NULL */
+	int pid;	     /* > 0: count this process (no argv) */
+	int cpu;	     /* >= 0: count on this CPU only; -1: any CPU */
+	const char *tracefs; /* NULL: /sys/kernel/tracing */
 	kagg_log_fn log;
 	void *log_ctx;
 };

@@ -31,7 +31,7 @@ enum kagg_syscount_mode {
 struct kagg_syscount_opts {
 	size_t sz;
 	enum kagg_unit unit;
-	enum kagg_key_mode key;	/* per syscall, or per process / thread and syscall */
+	enum kagg_key_mode key; /* per syscall, or per process / thread and syscall */
 	enum kagg_syscount_mode mode;
 	/* Only these processes (NULL or 0 entries: all).  Each must exist at open. */
 	const int *pids;
@@ -55,7 +55,7 @@ struct kagg_syscount_opts {
 	 * KAGG_MODE_BOTH: both paths on the same events (kagg_snapshot__stream()).
 	 */
 	enum kagg_mode stream_mode;
-	size_t stream_bytes;	/* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
+	size_t stream_bytes; /* BPF ring buffer size, power of 2 >= 4096; 0: 8 MiB */
 	/* Directory holding raw_syscalls/<event>/format; NULL: /sys/kernel/tracing/events,
 	 * falling back to a built-in copy of the kernel's layouts. */
 	const char *events_dir;

@@ -25,16 +25,16 @@ extern "C" {
 
 struct kagg_tracedat_writer_opts {
 	size_t sz;
-	size_t page_size;     /* sub-buffer size of the pages added: 4096 << 0..7; 0: 4096 */
-	int nr_cpus;	      /* CPU blocks in the file, >= 1 (required) */
+	size_t page_size; /* sub-buffer size of the pages added: 4096 << 0..7; 0: 4096 */
+	int nr_cpus;	  /* CPU blocks in the file, >= 1 (required) */
 	const struct kagg_rb_events *events; /* formats stored; NULL: none.  Events of
 					      * system "ftrace" go to the ftrace section.
 					      * Read at __finish(), so keep it alive. */
-	const char *cmdlines; /* initial saved_cmdlines text, "PID COMM\n" lines; NULL: none */
+	const char *cmdlines;	 /* initial saved_cmdlines text, "PID COMM\n" lines; NULL: none */
 	const char *trace_clock; /* clock name stored as a TRACECLOCK option ("mono",
 				  * "local", ...); NULL: no option (trace-cmd assumes local) */
-	const char *tmp_dir;  /* where pages are spooled when path is not a regular
-			       * file; NULL: $TMPDIR or /tmp */
+	const char *tmp_dir;	 /* where pages are spooled when path is not a regular
+				  * file; NULL: $TMPDIR or /tmp */
 };
 #define kagg_tracedat_writer_opts__last_field tmp_dir
 
@@ -133,7 +133,7 @@ struct kagg_tracedat;
  * allocated that the file's size cannot hold.
  */
 KAGG_API struct kagg_tracedat *kagg_tracedat__open(const char *path,
-						  const struct kagg_tracedat_opts *opts);
+						   const struct kagg_tracedat_opts *opts);
 /* NULL is fine. */
 KAGG_API void kagg_tracedat__free(struct kagg_tracedat *t);
 
