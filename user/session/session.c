@@ -453,6 +453,9 @@ void session_bind(struct kagg_session *s, volatile __u32 *gen, volatile __u32 *a
 
 /* ------------------------------------------------------------ accounting */
 
+/* BPF_MAP_TYPE_CGRP_STORAGE (the 6.2 UAPI): by number, older <linux/bpf.h> lack the name. */
+#define SESSION_MAP_CGRP_STORAGE 32
+
 /* The bytes of map info's keys and values, copies of each value (kagg_map_cost). */
 static uint64_t map_bytes(const struct bpf_map_info *mi, uint32_t copies)
 {
@@ -463,7 +466,7 @@ static uint64_t map_bytes(const struct bpf_map_info *mi, uint32_t copies)
 	case BPF_MAP_TYPE_TASK_STORAGE:
 	case BPF_MAP_TYPE_INODE_STORAGE:
 	case BPF_MAP_TYPE_SK_STORAGE:
-	case BPF_MAP_TYPE_CGRP_STORAGE:
+	case SESSION_MAP_CGRP_STORAGE:
 		return 0;
 	default:
 		return (uint64_t)mi->max_entries *
