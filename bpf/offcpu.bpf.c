@@ -105,7 +105,9 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 		return;
 	}
 #if UNW_WALK
-	if (table && unwind != UNW_MODE_FP) {
+	/* auto, a process userspace has no maps and tables of yet: the kernel's fp walk */
+	if (table && unwind != UNW_MODE_FP &&
+	    (unwind != UNW_MODE_AUTO || bpf_map_lookup_elem(&unw_procs, &tgid))) {
 		/* sched_switch runs in prev's context: its user registers, saved at kernel entry */
 		struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
