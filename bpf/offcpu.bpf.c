@@ -113,6 +113,8 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 
 		/* an interval can close generations later: its stack is never deleted */
 		s->ustack = unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[OFFCPU_CNT_UNW], 0);
+		if (s->ustack == -UNW_NO_TABLE)
+			s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
 	} else
 #endif
 		s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);

@@ -27,6 +27,8 @@
 #define EEXIST_ 17
 #define EFAULT_ 14
 #define ENOMEM_ 12
+/* auto mode, no frame had a table: the caller takes the kernel's frame-pointer walk */
+#define UNW_NO_TABLE 2
 
 const volatile __u32 unwind = UNW_MODE_FP;
 
@@ -335,6 +337,11 @@ static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tg
 	w->stop = UNW_STOP_DEPTH;
 	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
 	bpf_loop(KAGG_MAX_STACK + 1, unw_step, &c, 0);
+	if (unwind == UNW_MODE_AUTO && !w->table) {
+		/* nothing the kernel's walk would not do better (its leaf without a frame) */
+		bpf_loop(KAGG_MAX_STACK, unw_zero_step, &c, 0);
+		return -UNW_NO_TABLE;
+	}
 	cnt[UNW_CNT_FP] += w->fp;
 	cnt[UNW_CNT_TABLE] += w->table;
 	if (w->stop >= 0 && w->stop < UNW_STOP_MAX)
