@@ -105,16 +105,13 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 		return;
 	}
 #if UNW_WALK
-	/* auto, a process userspace has no maps and tables of yet: the kernel's fp walk */
-	if (table && unwind != UNW_MODE_FP &&
-	    (unwind != UNW_MODE_AUTO || bpf_map_lookup_elem(&unw_procs, &tgid))) {
+	if (table && unwind != UNW_MODE_FP) {
 		/* sched_switch runs in prev's context: its user registers, saved at kernel entry */
 		struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
 		/* an interval can close generations later: its stack is never deleted */
-		s->ustack = unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[OFFCPU_CNT_UNW], 0);
-		if (s->ustack == -UNW_NO_TABLE)
-			s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+		s->ustack = unw_stack(ctx, &stackmap, u->ip, u->sp, u->bp, tgid,
+				      &c->cnt[OFFCPU_CNT_UNW], 0);
 	} else
 #endif
 		s->ustack = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);

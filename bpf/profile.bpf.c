@@ -72,22 +72,12 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, __u32 tgid
 {
 #if UNW_WALK
 	struct pt_regs *u;
-	int id;
 
-	/*
-	 * auto, a process whose maps and tables userspace has not loaded yet (it was just
-	 * noted): the kernel's frame-pointer walk, as before tables existed
-	 */
-	if (unwind == UNW_MODE_AUTO && !bpf_map_lookup_elem(&unw_procs, &tgid))
-		return bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
-	if (sample_in_user(ctx)) {
-		id = unw_user_stack(ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, tgid,
-				    &c->cnt[PROFILE_CNT_UNW], gen);
-	} else {
-		u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		id = unw_user_stack(u->ip, u->sp, u->bp, tgid, &c->cnt[PROFILE_CNT_UNW], gen);
-	}
-	return id == -UNW_NO_TABLE ? bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK) : id;
+	if (sample_in_user(ctx))
+		return unw_stack(ctx, &stackmap, ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, tgid,
+				 &c->cnt[PROFILE_CNT_UNW], gen);
+	u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return unw_stack(ctx, &stackmap, u->ip, u->sp, u->bp, tgid, &c->cnt[PROFILE_CNT_UNW], gen);
 #else
 	return bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
 #endif

@@ -312,12 +312,12 @@ static long unw_cmp_step(__u64 i, void *data)
 /*
  * Walk the user stack of the current task of process tgid from its user registers (pc, sp,
  * bp) into ustacks: the stack id (UNW_STACK_ID_BASE and up), or -EEXIST (another stack has the
- * id), -ENOMEM (ustacks full, counted), -EFAULT (no scratch).  cnt: the tool's first unwind
- * counter; gen: the generation the id is marked with (UNW_STACK_ID_GEN), 0 in a tool whose
- * stacks outlive a generation.
+ * id), -ENOMEM (ustacks full, counted), -EFAULT (no scratch), -UNW_NO_TABLE (auto, no frame
+ * had a table, unless fp_ok).  cnt: the tool's first unwind counter; gen: the generation the
+ * id is marked with (UNW_STACK_ID_GEN), 0 in a tool whose stacks outlive a generation.
  */
 static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tgid, __u64 *cnt,
-					  __u32 gen)
+					  __u32 gen, const bool fp_ok)
 {
 	struct unw_ctx c = {};
 	struct unw_walk *w;
@@ -337,7 +337,7 @@ static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tg
 	w->stop = UNW_STOP_DEPTH;
 	c.proc = bpf_map_lookup_elem(&unw_procs, &tgid);
 	bpf_loop(KAGG_MAX_STACK + 1, unw_step, &c, 0);
-	if (unwind == UNW_MODE_AUTO && !w->table) {
+	if (unwind == UNW_MODE_AUTO && !w->table && !fp_ok) {
 		/* nothing the kernel's walk would not do better (its leaf without a frame) */
 		bpf_loop(KAGG_MAX_STACK, unw_zero_step, &c, 0);
 		return -UNW_NO_TABLE;
@@ -360,6 +360,29 @@ static __always_inline int unw_user_stack(__u64 pc, __u64 sp, __u64 bp, __u32 tg
 		cnt[UNW_CNT_FULL]++;
 		return -ENOMEM_;
 	}
+	return id;
+}
+
+/*
+ * The user stack of a tool's table program, from the task's user registers: walked by table
+ * (table mode; auto, once userspace loaded the process's tables and some frame has one),
+ * else by the kernel's frame-pointer walk into kmap, the tool's stack map.  A stack that
+ * kmap refuses for a hash collision (-EEXIST: its bucket holds another stack, every later
+ * capture of this stack would be refused too) is walked by frame pointer into ustacks,
+ * whose ids are 31 bits of a 64-bit hash.
+ */
+static __always_inline int unw_stack(void *ctx, void *kmap, __u64 pc, __u64 sp, __u64 bp,
+				     __u32 tgid, __u64 *cnt, __u32 gen)
+{
+	int id = -UNW_NO_TABLE;
+
+	if (unwind != UNW_MODE_AUTO || bpf_map_lookup_elem(&unw_procs, &tgid))
+		id = unw_user_stack(pc, sp, bp, tgid, cnt, gen, false);
+	if (id != -UNW_NO_TABLE)
+		return id;
+	id = bpf_get_stackid(ctx, kmap, BPF_F_USER_STACK);
+	if (id == -EEXIST_)
+		id = unw_user_stack(pc, sp, bp, tgid, cnt, gen, true);
 	return id;
 }
 

@@ -48,12 +48,16 @@ static inline const char *tu_kagg(void)
  * The main() of a test program: run its tests (cmocka_unit_test(), TU_TEST_ARG() entries,
  * a trailing comma allowed) as one group, without setup or teardown.
  */
-#define TU_MAIN(...)                                               \
-	int main(void)                                             \
-	{                                                          \
-		const struct CMUnitTest tests[] = { __VA_ARGS__ }; \
-                                                                   \
-		return cmocka_run_group_tests(tests, NULL, NULL);  \
+/* KAGG_TEST_FILTER=PATTERN runs only the tests whose names match it (cmocka's wildcards). */
+#define TU_MAIN(...)                                                \
+	int main(void)                                              \
+	{                                                           \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };  \
+		const char *tu_filter = getenv("KAGG_TEST_FILTER"); \
+                                                                    \
+		if (tu_filter && *tu_filter)                        \
+			cmocka_set_test_filter(tu_filter);          \
+		return cmocka_run_group_tests(tests, NULL, NULL);   \
 	}
 
 /* Skip reason printed, so a skipped root test says why. */
@@ -440,6 +444,39 @@ tu_snapshot_around_helper(struct kagg_session *s, char *const argv[], bool poll,
 	if (*pid <= 0)
 		return NULL;
 	return kagg_session__snapshot(s, KAGG_SNAP_RESET);
+}
+
+/*
+ * What a failed stack assertion needs to be understood: pid's stacks in snap (user frames,
+ * innermost first, with their addresses and files), how they were walked and the walks'
+ * drops.
+ */
+static inline void tu_print_user_stacks(const struct kagg_snapshot *snap, pid_t pid)
+{
+	const struct kagg_meta *m = kagg_snapshot__meta(snap);
+	size_t i, shown = 0;
+
+	printf("  unwind %s: frames by fp %llu, by table %llu; tables %llu files %llu rows\n",
+	       m->unwind ? m->unwind : "-", (unsigned long long)m->frames_fp,
+	       (unsigned long long)m->frames_table, (unsigned long long)m->unwind_files,
+	       (unsigned long long)m->unwind_rows);
+	for (i = 0; i < m->nr_drops; i++)
+		if (m->drops[i]->count)
+			printf("  drop %s: %llu\n", m->drops[i]->cause,
+			       (unsigned long long)m->drops[i]->count);
+	for (i = 0; i < kagg_snapshot__stack_cnt(snap) && shown < 8; i++) {
+		const struct kagg_stack *st = kagg_snapshot__stack(snap, i);
+
+		if (st->pid != pid)
+			continue;
+		shown++;
+		printf("  stack x%llu, ustack_err %d:\n", (unsigned long long)st->count,
+		       st->ustack_err);
+		for (unsigned int f = 0; f < st->nr_uframes; f++)
+			printf("    %#llx %s (%s)\n", (unsigned long long)st->uframes[f]->ip,
+			       st->uframes[f]->sym,
+			       st->uframes[f]->module ? st->uframes[f]->module : "?");
+	}
 }
 
 /* Start kagg with argv (NULL-terminated, without the binary), stdout on ofd, stderr on efd. */

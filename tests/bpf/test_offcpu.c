@@ -624,6 +624,8 @@ static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n, enum
 	       (unsigned long long)naps, fn, sched, (unsigned long long)m->frames,
 	       (unsigned long long)m->frames_no_maps, (unsigned long long)m->frames_no_symbols,
 	       (unsigned long long)m->stacks_lost, (unsigned long long)m->drops_total);
+	if (poll && naps + m->drops_total < n)
+		tu_print_user_stacks(snap, pid);
 	assert_string_equal(m->attach, attach == KAGG_ATTACH_RAW_TP ? "raw_tp" : "tp_btf");
 	assert_stacks_start_at_schedule(snap);
 	assert_true(m->has_frames);

@@ -281,6 +281,8 @@ static void short_lived_cxx(char *const argv[], const char *fn, unsigned int sha
 	assert_true((double)all * 5 >= tu_helper_cpu_ns / 1e9 * 199);
 	assert_true(m->has_frames);
 	if (poll) {
+		if (hit * share < all)
+			tu_print_user_stacks(snap, pid);
 		assert_true(hit * share >= all);
 	} else {
 		assert_int_equal(hit, 0);

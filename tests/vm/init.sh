@@ -16,7 +16,8 @@
 #   KAGG-DONE
 #
 # Kernel command line: kagg.require=<list> is exported as KAGG_REQUIRE_ATTACH,
-# kagg.timeout=<s> bounds each binary.
+# kagg.timeout=<s> bounds each binary, kagg.filter=<pattern> runs only the tests
+# matching it (KAGG_TEST_FILTER, e.g. VMTEST_APPEND=kagg.filter=test_library\*).
 /bin/busybox mkdir -p /bin /sbin /proc /sys /dev /tmp /run
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -62,6 +63,7 @@ for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	kagg.require=*) require="${arg#kagg.require=}" ;;
 	kagg.timeout=*) per_bin="${arg#kagg.timeout=}" ;;
+	kagg.filter=*) export KAGG_TEST_FILTER="${arg#kagg.filter=}" ;;
 	esac
 done
 export KAGG_REQUIRE_ATTACH="$require"

@@ -633,6 +633,7 @@ void kagg_session__destroy(struct kagg_session *s)
 	if (!s)
 		return;
 	kagg_session__detach(s);
+	session_unwind_stop(s); /* before the maps it fills go */
 	/* The tool releases what it holds; its state itself came with the session. */
 	if (s->tool && s->ops && s->ops->destroy)
 		s->ops->destroy(s);
@@ -643,7 +644,6 @@ void kagg_session__destroy(struct kagg_session *s)
 		close(s->cgroup_fd);
 	syms__free(s->syms);
 	unwl_free(s->unw);
-	free(s->unw_pending);
 	bpfrb__free(s->notes);
 	u64map_free(&s->notes_seen);
 	free(s->notes_arr);
@@ -691,37 +691,7 @@ static void on_note(void *ctx, const void *data, uint32_t len)
 	ns->exec_pages = n->exec_pages;
 	ns->reads++;
 	syms__add_pid(s->syms, n->tgid);
-	if (s->unw && !GROW_ARRAY(s->unw_pending, s->unw_pending_cap, s->unw_pending_n, 64))
-		s->unw_pending[s->unw_pending_n++] = n->tgid;
-}
-
-/*
- * Load the tables of the processes noted, oldest first, for UNW_BUDGET_NS at most: every
- * note's maps and symbols are read first (short-lived processes), and a poll that finds many
- * new processes at once (a whole system at start) spreads their tables over later polls.
- */
-#define UNW_BUDGET_NS 20000000ULL
-static void unw_load_pending(struct kagg_session *s)
-{
-	struct timespec t0, t;
-	size_t i = 0;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (i < s->unw_pending_n) {
-		unwl_add_pid(s->unw, s->unw_pending[i++]);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ULL + t.tv_nsec - t0.tv_nsec >
-		    UNW_BUDGET_NS)
-			break;
-	}
-	memmove(s->unw_pending, s->unw_pending + i, (s->unw_pending_n - i) * sizeof(int));
-	s->unw_pending_n -= i;
-}
-
-void session_set_unwind(struct kagg_session *s, struct unwl *l, struct bpf_map *ustacks)
-{
-	s->unw = l;
-	s->ustacks = ustacks;
+	session_unwind_queue(s, n->tgid);
 }
 
 /* Drop the notes of processes that are gone: a later note for their pid reads it afresh. */
@@ -777,8 +747,6 @@ void session_drain_notes(struct kagg_session *s)
 {
 	if (s->notes)
 		bpfrb__drain(s->notes, on_note, s, NULL);
-	if (s->unw && s->unw_pending_n)
-		unw_load_pending(s);
 }
 
 int session_set_notes(struct kagg_session *s, struct bpf_map *ring, const volatile __u64 *lost)
@@ -818,9 +786,6 @@ int kagg_session__poll(struct kagg_session *s, int timeout_ms)
 	if (timeout_ms <= 0)
 		return 0;
 	if (s->notes) {
-		/* tables still to load: wait a little at a time, loading them in between */
-		if (s->unw_pending_n && timeout_ms > 10)
-			timeout_ms = 10;
 		ret = bpfrb__wait(s->notes, timeout_ms);
 		session_drain_notes(s);
 		return ret < 0 ? ret : 0;

@@ -12,6 +12,7 @@
 #ifndef KAGG_SESSION_INT_H
 #define KAGG_SESSION_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -133,8 +134,13 @@ struct kagg_session {
 	struct bpfrb *notes;	 /* tools with user stacks: processes first seen (proc_notes) */
 	struct unwl *unw;	 /* unwind tables of the processes noted */
 	const char *unwind_mode; /* "fp", "table", "auto"; NULL without user stacks */
-	int *unw_pending;	 /* processes noted whose tables are still to load */
-	size_t unw_pending_n, unw_pending_cap;
+	/* The thread loading tables (user/session/unwind.c), and what it has still to load */
+	pthread_t unw_thread;
+	bool unw_thread_on, unw_quit;
+	pthread_mutex_t unw_mu; /* of unw_pending*, unw_quit */
+	pthread_cond_t unw_cv;
+	int *unw_pending; /* processes noted, [unw_pending_head, unw_pending_n) to load */
+	size_t unw_pending_head, unw_pending_n, unw_pending_cap;
 	struct bpf_map *ustacks;     /* table-walked user stacks (bpf/unwind.bpf.h) */
 	bool ustacks_gen;	     /* their ids carry the generation: deleted once it is read */
 	uint64_t unw_full0;	     /* unwind_table_full at the start of the interval */
@@ -500,12 +506,6 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
  * noted, while it lives, and the meta counts the notes lost.  0 or -errno.
  */
 int session_set_notes(struct kagg_session *s, struct bpf_map *ring, const volatile __u64 *lost);
-/*
- * Tools that walk user stacks with unwind tables: each noted process gets its tables loaded
- * by l (the tool keeps it), and stack ids from UNW_STACK_ID_BASE up are read from ustacks.
- */
-void session_set_unwind(struct kagg_session *s, struct unwl *l, struct bpf_map *ustacks);
-
 /* The unwind maps of a program including bpf/unwind.bpf.h (user/session/unwind.c). */
 struct session_unw_maps {
 	struct bpf_map *rows, *files, *procs, *ustacks, *scratch;
@@ -529,11 +529,20 @@ int session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m
 /* Before loading: -EINVAL (logged in one line) when mode is table and the walk is missing. */
 int session_unwind_check(struct kagg_session *s, enum kagg_unwind mode, bool with_user);
 /*
- * After load: start the table loader (owned by the session from then on) and load the
- * tables of the pids given now.  0 or -errno.
+ * After load: start the table loader (owned by the session from then on), load the tables
+ * of the pids given now, and start the thread that loads those of the processes noted
+ * later (session_unwind_queue()).  0 or -errno.
  */
 int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *m, const int *pids,
 			 size_t nr_pids);
+/*
+ * Have the loading thread load pid's tables (a no-op without one).  Building a table takes
+ * from milliseconds to seconds (libc's, a large C++ library's, under emulation): off the
+ * poll loop, it never delays the reading of another process's maps while it lives.
+ */
+void session_unwind_queue(struct kagg_session *s, int pid);
+/* Stop the loading thread (what it has still to load is not loaded). */
+void session_unwind_stop(struct kagg_session *s);
 /*
  * The meta's unwind part: the method, frames by method and table stats; the walks that
  * stopped early as drops unwind_* (not losses).  cnt: the tool's first unwind counter.

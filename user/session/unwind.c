@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * unwind.c - what profile and offcpu share to walk user stacks with unwind tables: sizing the
- * maps of bpf/unwind.bpf.h, starting the table loader (user/unwind/loader.c), the meta.
+ * maps of bpf/unwind.bpf.h, the table loader (user/unwind/loader.c) and the thread that runs
+ * it for each process noted, the meta.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "session/session_internal.h"
 #include "shared/unwind.h"
 #include "unwind/loader.h"
+#include "util/array.h"
 
 #define UNW_DEFAULT_ROWS (2u << 20) /* 16 MiB of rows */
 
@@ -81,6 +86,48 @@ int session_unwind_size(struct kagg_session *s, const struct session_unw_maps *m
 	return 0;
 }
 
+/* The loading thread: the processes noted, in the order noted. */
+static void *unw_thread(void *arg)
+{
+	struct kagg_session *s = arg;
+	int pid;
+
+	pthread_mutex_lock(&s->unw_mu);
+	for (;;) {
+		while (s->unw_pending_head == s->unw_pending_n && !s->unw_quit)
+			pthread_cond_wait(&s->unw_cv, &s->unw_mu);
+		if (s->unw_quit)
+			break;
+		pid = s->unw_pending[s->unw_pending_head++];
+		pthread_mutex_unlock(&s->unw_mu);
+		unwl_add_pid(s->unw, pid);
+		pthread_mutex_lock(&s->unw_mu);
+	}
+	pthread_mutex_unlock(&s->unw_mu);
+	return NULL;
+}
+
+/* With every signal blocked: they go to the caller's threads, as they did before. */
+static int unw_thread_start(struct kagg_session *s)
+{
+	sigset_t all, old;
+	int err;
+
+	pthread_mutex_init(&s->unw_mu, NULL);
+	pthread_cond_init(&s->unw_cv, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&s->unw_thread, NULL, unw_thread, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pthread_cond_destroy(&s->unw_cv);
+		pthread_mutex_destroy(&s->unw_mu);
+		return -err;
+	}
+	s->unw_thread_on = true;
+	return 0;
+}
+
 int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *m, const int *pids,
 			 size_t nr_pids)
 {
@@ -94,7 +141,37 @@ int session_unwind_start(struct kagg_session *s, const struct session_unw_maps *
 	s->ustacks = m->ustacks;
 	for (i = 0; i < nr_pids; i++)
 		unwl_add_pid(s->unw, pids[i]);
-	return 0;
+	return unw_thread_start(s);
+}
+
+void session_unwind_queue(struct kagg_session *s, int pid)
+{
+	if (!s->unw_thread_on)
+		return;
+	pthread_mutex_lock(&s->unw_mu);
+	if (s->unw_pending_head == s->unw_pending_n)
+		s->unw_pending_head = s->unw_pending_n = 0;
+	if (!GROW_ARRAY(s->unw_pending, s->unw_pending_cap, s->unw_pending_n, 64)) {
+		s->unw_pending[s->unw_pending_n++] = pid;
+		pthread_cond_signal(&s->unw_cv);
+	}
+	pthread_mutex_unlock(&s->unw_mu);
+}
+
+void session_unwind_stop(struct kagg_session *s)
+{
+	if (!s->unw_thread_on)
+		return;
+	pthread_mutex_lock(&s->unw_mu);
+	s->unw_quit = true;
+	pthread_cond_signal(&s->unw_cv);
+	pthread_mutex_unlock(&s->unw_mu);
+	pthread_join(s->unw_thread, NULL);
+	pthread_cond_destroy(&s->unw_cv);
+	pthread_mutex_destroy(&s->unw_mu);
+	free(s->unw_pending);
+	s->unw_pending = NULL;
+	s->unw_thread_on = false;
 }
 
 void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +40,10 @@ struct unwl {
 	size_t rows_map_len;
 	uint32_t max_rows;
 	uint32_t used;
-	struct u64map files; /* file key -> FILE_* */
-	struct unwl_stats st;
+	struct u64map files;   /* file key -> FILE_* */
+	struct unwl_stats st;  /* the loading thread's */
+	pthread_mutex_t lock;  /* of pub */
+	struct unwl_stats pub; /* st as of the end of the last unwl_add_pid(), for any thread */
 };
 
 struct unwl *unwl_new(struct bpf_map *rows, struct bpf_map *files, struct bpf_map *procs)
@@ -54,6 +57,7 @@ struct unwl *unwl_new(struct bpf_map *rows, struct bpf_map *files, struct bpf_ma
 		return NULL;
 	}
 	elf_version(EV_CURRENT);
+	pthread_mutex_init(&l->lock, NULL);
 	l->rows_fd = bpf_map__fd(rows);
 	l->files_fd = bpf_map__fd(files);
 	l->procs_fd = bpf_map__fd(procs);
@@ -64,6 +68,7 @@ struct unwl *unwl_new(struct bpf_map *rows, struct bpf_map *files, struct bpf_ma
 		int err = errno;
 
 		u64map_free(&l->files);
+		pthread_mutex_destroy(&l->lock);
 		free(l);
 		errno = err;
 		return NULL;
@@ -77,15 +82,19 @@ void unwl_free(struct unwl *l)
 		return;
 	munmap(l->rows, l->rows_map_len);
 	u64map_free(&l->files);
+	pthread_mutex_destroy(&l->lock);
 	free(l);
 }
 
-void unwl_get_stats(const struct unwl *l, struct unwl_stats *st)
+void unwl_get_stats(struct unwl *l, struct unwl_stats *st)
 {
-	if (l)
-		*st = l->st;
-	else
+	if (!l) {
 		memset(st, 0, sizeof(*st));
+		return;
+	}
+	pthread_mutex_lock(&l->lock);
+	*st = l->pub;
+	pthread_mutex_unlock(&l->lock);
 }
 
 void unwl_forget_pid(struct unwl *l, int pid)
@@ -309,5 +318,8 @@ cleanup:
 	free(img);
 	free(p);
 	fclose(f);
+	pthread_mutex_lock(&l->lock);
+	l->pub = l->st;
+	pthread_mutex_unlock(&l->lock);
 	return err;
 }

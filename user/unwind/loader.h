@@ -5,6 +5,9 @@
  *	l = unwl_new(skel->maps.unw_rows, skel->maps.unw_files, skel->maps.unw_procs);
  *	unwl_add_pid(l, pid);   // when the process first shows up (its process note)
  *
+ * unwl_add_pid() is called from one thread at a time (the session's loading thread);
+ * unwl_forget_pid() and unwl_get_stats() from any.
+ *
  * Each executable file mapping of the process gets its file's table, built once per file
  * (keyed by its build id, or device and inode without one) and shared by every process
  * that maps it: its rows go into unw_rows (an mmap()ed array, filled in place), its extent
@@ -39,6 +42,7 @@ void unwl_free(struct unwl *l);
 int unwl_add_pid(struct unwl *l, int pid);
 /* Forget pid's mappings (it exited). */
 void unwl_forget_pid(struct unwl *l, int pid);
-void unwl_get_stats(const struct unwl *l, struct unwl_stats *st);
+/* The stats as of the end of the last unwl_add_pid(). */
+void unwl_get_stats(struct unwl *l, struct unwl_stats *st);
 
 #endif
