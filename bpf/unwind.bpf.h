@@ -48,9 +48,10 @@ struct {
 	__type(value, struct unw_file);
 } unw_files SEC(".maps");
 
+/* Live processes with tables: 4 KiB each at most (8 MiB), filled as they show up. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 2048);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct unw_proc);
@@ -60,9 +61,10 @@ struct unw_stack {
 	__u64 ips[KAGG_MAX_STACK];
 };
 
+/* Table-walked stacks (the kernel's fp walk has its own stackmap): 8 MiB. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 8192);
 	__type(key, __u32);
 	__type(value, struct unw_stack);
 } ustacks SEC(".maps");

@@ -144,6 +144,7 @@ struct kagg_session {
 	struct bpf_map *ustacks;     /* table-walked user stacks (bpf/unwind.bpf.h) */
 	bool ustacks_gen;	     /* their ids carry the generation: deleted once it is read */
 	uint64_t unw_full0;	     /* unwind_table_full at the start of the interval */
+	uint64_t unw_procs_full0;    /* unwind_procs_full likewise */
 	struct u64map notes_seen;    /* tgid -> its entry of notes_arr */
 	struct note_seen *notes_arr; /* per process: the last note handled */
 	size_t notes_n, notes_cap;

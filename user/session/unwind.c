@@ -15,7 +15,7 @@
 #include "unwind/loader.h"
 #include "util/array.h"
 
-#define UNW_DEFAULT_ROWS (2u << 20) /* 16 MiB of rows */
+#define UNW_DEFAULT_ROWS (3u << 19) /* 12 MiB of rows */
 
 static const char *const mode_names[] = {
 	[KAGG_UNWIND_AUTO] = "auto", [KAGG_UNWIND_FP] = "fp", [KAGG_UNWIND_TABLE] = "table"
@@ -211,8 +211,13 @@ void session_unwind_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 	snap_add_drop(snap, "unwind_table_full",
 		      "files whose unwind table did not fit under the cap (frames: fp or stop)",
 		      st.full - s->unw_full0, false);
-	if (reset)
+	snap_add_drop(snap, "unwind_procs_full",
+		      "processes whose mappings did not fit in unw_procs (frames: fp or stop)",
+		      st.procs_full - s->unw_procs_full0, false);
+	if (reset) {
 		s->unw_full0 = st.full;
+		s->unw_procs_full0 = st.procs_full;
+	}
 	snap_add_drop(snap, "ustacks_full",
 		      "user stack walked but not kept: the walked-stack map is full",
 		      cnt[UNW_CNT_FULL], false);

@@ -310,9 +310,11 @@ int unwl_add_pid(struct unwl *l, int pid)
 		p->nr++;
 	}
 	/* /proc/PID/maps is sorted by address: so is p->maps */
-	if (bpf_map_update_elem(l->procs_fd, &k, p, BPF_ANY))
+	if (bpf_map_update_elem(l->procs_fd, &k, p, BPF_ANY)) {
 		err = -errno;
-	else
+		if (err == -E2BIG)
+			l->st.procs_full++;
+	} else
 		l->st.procs++;
 cleanup:
 	free(img);

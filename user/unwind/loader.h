@@ -24,15 +24,16 @@ struct bpf_map;
 struct unwl;
 
 struct unwl_stats {
-	uint64_t procs;	    /* processes whose mappings were loaded */
-	uint64_t files;	    /* tables loaded */
-	uint64_t rows;	    /* rows in use (of unw_rows' max_entries) */
-	uint64_t bytes;	    /* their bytes */
-	uint64_t full;	    /* files whose table did not fit */
-	uint64_t no_cfi;    /* files without call frame information, or unreadable */
-	uint64_t maps_over; /* executable mappings past UNW_MAX_MAPS in one process */
-	uint64_t build_ns;  /* time spent building tables */
-	uint64_t cfi_bytes; /* .eh_frame + .debug_frame bytes compiled */
+	uint64_t procs;	     /* processes whose mappings were loaded */
+	uint64_t files;	     /* tables loaded */
+	uint64_t rows;	     /* rows in use (of unw_rows' max_entries) */
+	uint64_t bytes;	     /* their bytes */
+	uint64_t full;	     /* files whose table did not fit */
+	uint64_t procs_full; /* processes whose mappings did not fit in unw_procs */
+	uint64_t no_cfi;     /* files without call frame information, or unreadable */
+	uint64_t maps_over;  /* executable mappings past UNW_MAX_MAPS in one process */
+	uint64_t build_ns;   /* time spent building tables */
+	uint64_t cfi_bytes;  /* .eh_frame + .debug_frame bytes compiled */
 };
 
 /* NULL + errno: ENOMEM, or mmap()'s error on unw_rows. */

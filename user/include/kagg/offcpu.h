@@ -94,7 +94,7 @@ struct kagg_offcpu_opts {
 	enum kagg_buckets buckets;
 	int exp_scale;
 	/* Appended after 0.2: with stacks, how user stacks are walked, and the unwind tables'
-	 * cap in rows (8 bytes each, all files together; 0: 2097152, 16 MiB). */
+	 * cap in rows (8 bytes each, all files together; 0: 1572864, 12 MiB). */
 	enum kagg_unwind unwind;
 	size_t unwind_rows;
 };

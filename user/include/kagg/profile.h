@@ -53,7 +53,7 @@ struct kagg_profile_opts {
 	kagg_log_fn log;
 	void *log_ctx;
 	/* Appended after 0.2: how user stacks are walked, and the unwind tables' cap in rows
-	 * (8 bytes each, all files together; 0: 2097152, 16 MiB). */
+	 * (8 bytes each, all files together; 0: 1572864, 12 MiB). */
 	enum kagg_unwind unwind;
 	size_t unwind_rows;
 };
