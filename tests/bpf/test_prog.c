@@ -384,6 +384,38 @@ static void assert_exp_counts(const struct kagg_hist *h, const uint64_t *vals, c
 }
 
 /*
+ * The text of snap (--mode both: side by side) names its percentiles in the value of the
+ * histogram they are of, never in a unit of time the values are not.
+ */
+static void assert_pcts_named(const struct kagg_snapshot *snap)
+{
+	char *text = NULL, *line, *save = NULL, want[64];
+	size_t len = 0, i;
+	int pcts = 0, named;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(kagg_snapshot__print(snap, f, NULL), 0);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "p50", 3) && strncmp(line, "p99", 3))
+			continue;
+		for (i = 0, named = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+			snprintf(want, sizeof(want), " %s [", kagg_snapshot__hist(snap, i)->value);
+			named |= strstr(line, want) != NULL;
+		}
+		if (!named)
+			printf("  not in a histogram's value: %s\n", line);
+		assert_true(named);
+		assert_null(strstr(line, "secs ["));
+		pcts++;
+	}
+	printf("  %d percentile lines, each in its histogram's value\n", pcts);
+	assert_true(pcts >= 2);
+	free(text);
+}
+
+/*
  * sdk_exp --buckets exp:3 --mode both: 10 getppid() record 0, 1, 1000, 1500, 1e6 twice
  * each, and by parity once each: every value in the bucket that holds it (1000 and 1500
  * more than 2^(1/8) apart: two buckets), on both paths.
@@ -426,6 +458,7 @@ static void test_exp_known_values(void **state)
 	}
 	assert_true(exp_slot_of(kagg_snapshot__hist(snap, 0), 1000) !=
 		    exp_slot_of(kagg_snapshot__hist(snap, 0), 1500));
+	assert_pcts_named(snap);
 	printf("  10 values in exp:3 buckets, kernel and stream: 0 -> slot %d, 1 -> %d, 1000 -> "
 	       "%d, "
 	       "1500 -> %d, 1e6 -> %d\n",

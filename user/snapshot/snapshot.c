@@ -594,6 +594,8 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 {
 	const struct kagg_hist *h = a ? a : b;
 	int last = a ? hist_last(a) : -1, lb = b ? hist_last(b) : -1, i, w;
+	struct text_esc e = {};
+	const char *vname = text_esc(&e, value_name(h), SIZE_MAX);
 	char low[24], high[24];
 	uint64_t va, vb;
 	double sa, sb;
@@ -601,8 +603,7 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 	if (lb > last)
 		last = lb;
 	w = last <= 32 ? 10 : 20;
-	fprintf(f, "%*s%-*s : agg        stream     diff\n", w - 5, "", w + 9,
-		h->value ? h->value : kagg_unit__name(h->unit));
+	fprintf(f, "%*s%-*s : agg        stream     diff\n", w - 5, "", w + 9, vname);
 	for (i = 0; i <= last; i++) {
 		va = a && i < (int)a->nr_slots ? a->slots[i] : 0;
 		vb = b && i < (int)b->nr_slots ? b->slots[i] : 0;
@@ -620,7 +621,8 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 			sa / (double)a->total, sb / (double)b->total,
 			sb / (double)b->total - sa / (double)a->total);
 	/* the kernel's percentiles, each with the stream's exact one: the error it made */
-	print_pcts_text(a ? a : b, b, pl, kagg_unit__name(a ? a->unit : b->unit), f);
+	print_pcts_text(h, b, pl, vname, f);
+	text_esc_free(&e);
 }
 
 static bool same_key(const struct kagg_hist_key *x, const struct kagg_hist_key *y)
