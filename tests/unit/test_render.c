@@ -5,7 +5,8 @@
  * (markup characters, invalid UTF-8, control bytes, cuts on character boundaries), the
  * documents parsing as XML (xmllint, skipped when missing), a heatmap's columns and rows,
  * its columns as wide as their intervals lasted and coloured by rate, its time axis at even
- * steps, and a snapshot's stacks drawn in process/user/kernel order.
+ * steps, a snapshot's stacks drawn in process/user/kernel order, and the HTML report's flame
+ * graph as tall as what it draws.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -395,7 +396,46 @@ static void test_heatmap_axis_steps(void **state)
 	}
 }
 
+/* The HTML report's flame graph is as tall as the rows it draws: a shallow stack, a low one. */
+static void test_html_flame_height(void **state)
+{
+	struct kagg_snapshot *snap = snap_new();
+	const struct kagg_frame *const *up;
+	struct kagg_html_opts o = { .sz = sizeof(o), .by_count = true };
+	struct kagg_frame *uf;
+	struct kagg_stack *st;
+	struct uu_mem m;
+	const char *svg;
+	char *buf;
+
+	assert_non_null(snap);
+	assert_int_equal(snap_alloc_stacks(snap, 1), 0);
+	snap->nr_stacks = 1;
+	st = &snap->stacks[0];
+	memcpy(st->comm, "app", 4);
+	st->count = 5;
+	st->total_ns = 5000000;
+	uf = snap_frames(snap, 1, &up);
+	uf[0].sym = "main";
+	st->uframes = up;
+	st->nr_uframes = 1;
+	snap->meta.tool = "profile";
+	assert_int_equal(kagg_html__write(snap, uu_mem_open(&m), &o), 0);
+	buf = uu_mem_text(&m);
+	svg = strstr(buf,
+		     "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" id=\"kagg-flame\"");
+	assert_non_null(svg);
+	/* all, app, main: 3 rows of 16 px, 64 above, 28 below; the view box the same. */
+	assert_int_equal(svg_height(svg), 64 + 3 * 16 + 28);
+	assert_true(elem_attr(svg, "width") == 1200);
+	assert_non_null(strstr(svg, "viewBox=\"0 0 1200 140\""));
+	/* The page lets it keep its proportions at any width. */
+	assert_non_null(strstr(buf, ".flame svg{width:100%;height:auto}"));
+	free(buf);
+	kagg_snapshot__free(snap);
+}
+
 UU_MAIN(cmocka_unit_test(test_widths_exact), cmocka_unit_test(test_narrow_frames_hidden),
 	cmocka_unit_test(test_escaping), cmocka_unit_test(test_snapshot_order),
 	cmocka_unit_test(test_heatmap_columns), cmocka_unit_test(test_heatmap_time),
-	cmocka_unit_test(test_heatmap_axis_steps))
+	cmocka_unit_test(test_heatmap_axis_steps), cmocka_unit_test(test_html_flame_height))
