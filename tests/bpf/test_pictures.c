@@ -10,7 +10,8 @@
  *   - go tool pprof -top reads the pprof file and lists the two functions at 75% and 25%;
  * and a helper that sleeps 30 ms in nap_long() and 10 ms in nap_short() under
  * `kagg offcpu --stacks -p PID` draws nap_long as the widest of the two (at least half of
- * the whole), and `kagg runqlat -i` draws a heatmap with one column per interval.
+ * the whole), and `kagg runqlat -i` draws a heatmap with one column per interval, each as
+ * wide as its interval lasted (the short last one narrower).
  * Each reader that is missing skips its test with the reason.
  */
 #include <setjmp.h>
@@ -326,18 +327,51 @@ static void test_offcpu_widest(void **state)
 	free(svg);
 }
 
+/* The number after `attr="` in the element at p, -1 when the element has none. */
+static double elem_attr(const char *p, const char *attr)
+{
+	const char *end = strchr(p, '>'), *a;
+	char key[64];
+
+	snprintf(key, sizeof(key), " %s=\"", attr);
+	a = strstr(p, key);
+	return a && end && a < end ? strtod(a + strlen(key), NULL) : -1;
+}
+
 static void test_heatmap(void **state)
 {
+	double px_per_s = 0, first_w = 0, last_w = 0;
 	size_t cols = 0;
 	const char *p;
 	char *svg;
 
 	TU_SKIP_UNLESS_ROOT();
 	svg = slurp("rq.svg");
-	for (p = svg; (p = strstr(p, "<g class=\"col\"")); p++)
+	for (p = svg; (p = strstr(p, "<g class=\"col\"")); p++) {
+		const char *cell = strstr(p, "<rect class=\"cell\""), *next;
+		double t0 = elem_attr(p, "data-t0"), t1 = elem_attr(p, "data-t1"), w;
+
 		cols++;
-	/* -i 0.5 -d 2.6: five intervals and the last 0.1 s. */
+		next = strstr(p + 1, "<g class=\"col\"");
+		assert_true(t0 >= 0 && t1 > t0);
+		if (!cell || (next && cell > next)) {
+			last_w = 0;
+			continue; /* nothing ran in that interval */
+		}
+		/* Every column as wide as its interval lasted: one scale for all. */
+		w = elem_attr(cell, "width");
+		if (!px_per_s)
+			px_per_s = w / (t1 - t0);
+		assert_true(fabs(w / (t1 - t0) - px_per_s) < 1e-3 * px_per_s);
+		first_w = first_w ? first_w : w;
+		last_w = w;
+	}
+	printf("# first column %.1f px, last %.1f px, %.1f px/s\n", first_w, last_w, px_per_s);
+	/* -i 0.5 -d 2.6: five intervals and the last 0.1 s, drawn narrower. */
 	assert_int_equal(cols, 6);
+	if (last_w)
+		assert_true(last_w < first_w / 2);
+	assert_non_null(strstr(svg, ">events/s</text>"));
 	assert_non_null(strstr(svg, "data-columns=\"6\""));
 	if (have("xmllint"))
 		assert_int_equal(sh("xmllint --noout %s/rq.svg", dir), 0);

@@ -4,7 +4,9 @@
  * values (a 3:1 split of a parent, siblings side by side), XML escaping of frame names
  * (markup characters, invalid UTF-8, control bytes, cuts on character boundaries), the
  * documents parsing as XML (xmllint, skipped when missing), a heatmap's columns and rows,
- * and a snapshot's stacks drawn in process/user/kernel order.
+ * its columns as wide as their intervals lasted and coloured by rate, its time axis at even
+ * steps, a snapshot's stacks drawn in process/user/kernel order, and the HTML report's flame
+ * graph as tall as what it draws.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -245,13 +247,195 @@ static void test_heatmap_columns(void **state)
 	/* Slots 2 (3 each column), 3 (i: 3 columns) and 5 (5 each): 4 + 3 + 4 cells. */
 	assert_int_equal(cells, 11);
 	assert_non_null(strstr(buf, "data-max=\"5\""));
-	assert_non_null(strstr(buf, "data-count=\"3\"><title>"));
+	assert_non_null(strstr(buf, "data-count=\"3\" data-rate=\""));
 	if (xmllint(buf) >= 0)
 		assert_int_equal(xmllint(buf), 0);
 	free(buf);
 	kagg_heatmap__free(hm);
 }
 
+/* The number in attribute attr (as "width") of the element that starts at p. */
+static double elem_attr(const char *p, const char *attr)
+{
+	const char *end = strchr(p, '>'), *a;
+	char key[64];
+
+	snprintf(key, sizeof(key), " %s=\"", attr);
+	a = strstr(p, key);
+	assert_non_null(end);
+	assert_true(a && a < end);
+	return strtod(a + strlen(key), NULL);
+}
+
+/* The red, green and blue of the element's fill="rgb(r,g,b)", summed: lower is hotter. */
+static int elem_fill_sum(const char *p)
+{
+	const char *a = strstr(p, " fill=\"rgb(");
+	int r, g, b;
+
+	assert_non_null(a);
+	assert_int_equal(sscanf(a, " fill=\"rgb(%d,%d,%d)", &r, &g, &b), 3);
+	return r + g + b;
+}
+
+/* A heatmap column of count values in slot 3 over [start, end) (seconds, in ms steps). */
+static void hm_add_interval(struct kagg_heatmap *hm, unsigned int start_ms, unsigned int end_ms,
+			    uint64_t count)
+{
+	struct kagg_snapshot *snap = snap_new();
+	uint64_t slots[8] = { 0 };
+
+	assert_non_null(snap);
+	assert_int_equal(snap_alloc_hists(snap, 1, 8), 0);
+	slots[3] = count;
+	snap->hists[0].slots = slots;
+	snap->meta.tool = "runqlat";
+	snap->meta.start = (struct timespec){ 1000 + start_ms / 1000, start_ms % 1000 * 1000000L };
+	snap->meta.end = (struct timespec){ 1000 + end_ms / 1000, end_ms % 1000 * 1000000L };
+	snap->meta.duration_s = (end_ms - start_ms) / 1000.0;
+	assert_int_equal(kagg_heatmap__add(hm, snap), 0);
+	kagg_snapshot__free(snap);
+}
+
+/*
+ * Intervals of 0.1 s, 0.4 s, a 0.5 s gap and 0.5 s, 8 events each: the columns are 1 : 4 : 5
+ * wide with a gap of 5 between the second and third, the first is four times the rate of the
+ * second (and hotter), and the time axis is labelled at even, round steps from the start.
+ */
+static void test_heatmap_time(void **state)
+{
+	struct kagg_heatmap *hm = kagg_heatmap__new();
+	double x[3], w[3], rate[3], tx[32], tv[32], step, px_per_s;
+	int fill[3];
+	size_t n = 0, j;
+	struct uu_mem m;
+	const char *p;
+	char *buf;
+
+	assert_non_null(hm);
+	hm_add_interval(hm, 0, 100, 8);
+	hm_add_interval(hm, 100, 500, 8);
+	hm_add_interval(hm, 1000, 1500, 8);
+	assert_int_equal(kagg_heatmap__write_svg(hm, uu_mem_open(&m), NULL), 0);
+	buf = uu_mem_text(&m);
+	for (p = buf; (p = strstr(p, "<g class=\"col\"")); p++) {
+		const char *cell = strstr(p, "<rect class=\"cell\"");
+
+		assert_true(n < 3);
+		assert_non_null(cell);
+		x[n] = elem_attr(cell, "x");
+		w[n] = elem_attr(cell, "width");
+		rate[n] = elem_attr(cell, "data-rate");
+		fill[n] = elem_fill_sum(cell);
+		n++;
+	}
+	assert_int_equal(n, 3);
+	/* Widths in proportion to the durations, the gap as wide as it lasted. */
+	assert_true(fabs(w[1] - 4 * w[0]) < 1e-3);
+	assert_true(fabs(w[2] - 5 * w[0]) < 1e-3);
+	assert_true(fabs(x[1] - (x[0] + w[0])) < 1e-3);
+	assert_true(fabs(x[2] - (x[1] + w[1] + 5 * w[0])) < 1e-3);
+	/* Colour by rate: 80/s, 20/s and 16/s; the short interval the hottest. */
+	assert_true(fabs(rate[0] - 80) < 1e-6 && fabs(rate[1] - 20) < 1e-6);
+	assert_true(fabs(rate[2] - 16) < 1e-6);
+	assert_true(fill[0] < fill[1] && fill[1] < fill[2]);
+	TU_ASSERT_HAS(buf, ">events/s</text>", "data-max-rate=\"80\"");
+	/* Time labels: evenly spaced, at round values, from the start of the first interval. */
+	for (p = buf, n = 0; (p = strstr(p, "<text class=\"m tick\"")); p++) {
+		assert_true(n < 32);
+		tx[n] = elem_attr(p, "x");
+		tv[n] = strtod(strchr(p, '>') + 1, NULL);
+		n++;
+	}
+	assert_true(n >= 4);
+	step = tv[1] - tv[0];
+	px_per_s = w[0] / 0.1;
+	assert_true(fabs(tv[0]) < 1e-9 && fabs(tx[0] - x[0]) < 1e-3);
+	assert_true(fabs(step - 0.2) < 1e-9); /* 1.5 s: 0, 0.2, ... 1.4 */
+	assert_int_equal(n, 8);
+	for (j = 1; j < n; j++) {
+		assert_true(fabs(tv[j] - tv[j - 1] - step) < 1e-9);
+		assert_true(fabs(tx[j] - tx[j - 1] - step * px_per_s) < 1e-3);
+	}
+	if (xmllint(buf) >= 0)
+		assert_int_equal(xmllint(buf), 0);
+	free(buf);
+	kagg_heatmap__free(hm);
+}
+
+/* The steps of the time axis for a few spans: 1, 2 or 5 times a power of ten. */
+static void test_heatmap_axis_steps(void **state)
+{
+	static const struct {
+		unsigned int ms;
+		double step;
+	} cases[] = { { 300, 0.05 }, { 2600, 0.5 }, { 10000, 2 }, { 60000, 10 }, { 3600000, 500 } };
+	size_t c;
+
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct kagg_heatmap *hm = kagg_heatmap__new();
+		struct uu_mem m;
+		const char *p;
+		double first = -1, second = -1;
+		char *buf;
+
+		assert_non_null(hm);
+		hm_add_interval(hm, 0, cases[c].ms, 1);
+		assert_int_equal(kagg_heatmap__write_svg(hm, uu_mem_open(&m), NULL), 0);
+		buf = uu_mem_text(&m);
+		p = strstr(buf, "<text class=\"m tick\"");
+		assert_non_null(p);
+		first = strtod(strchr(p, '>') + 1, NULL);
+		p = strstr(p + 1, "<text class=\"m tick\"");
+		assert_non_null(p);
+		second = strtod(strchr(p, '>') + 1, NULL);
+		assert_true(fabs(first) < 1e-9);
+		assert_true(fabs(second - cases[c].step) < 1e-9 * cases[c].step);
+		free(buf);
+		kagg_heatmap__free(hm);
+	}
+}
+
+/* The HTML report's flame graph is as tall as the rows it draws: a shallow stack, a low one. */
+static void test_html_flame_height(void **state)
+{
+	struct kagg_snapshot *snap = snap_new();
+	const struct kagg_frame *const *up;
+	struct kagg_html_opts o = { .sz = sizeof(o), .by_count = true };
+	struct kagg_frame *uf;
+	struct kagg_stack *st;
+	struct uu_mem m;
+	const char *svg;
+	char *buf;
+
+	assert_non_null(snap);
+	assert_int_equal(snap_alloc_stacks(snap, 1), 0);
+	snap->nr_stacks = 1;
+	st = &snap->stacks[0];
+	memcpy(st->comm, "app", 4);
+	st->count = 5;
+	st->total_ns = 5000000;
+	uf = snap_frames(snap, 1, &up);
+	uf[0].sym = "main";
+	st->uframes = up;
+	st->nr_uframes = 1;
+	snap->meta.tool = "profile";
+	assert_int_equal(kagg_html__write(snap, uu_mem_open(&m), &o), 0);
+	buf = uu_mem_text(&m);
+	svg = strstr(buf,
+		     "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" id=\"kagg-flame\"");
+	assert_non_null(svg);
+	/* all, app, main: 3 rows of 16 px, 64 above, 28 below; the view box the same. */
+	assert_int_equal(svg_height(svg), 64 + 3 * 16 + 28);
+	assert_true(elem_attr(svg, "width") == 1200);
+	assert_non_null(strstr(svg, "viewBox=\"0 0 1200 140\""));
+	/* The page lets it keep its proportions at any width. */
+	assert_non_null(strstr(buf, ".flame svg{width:100%;height:auto}"));
+	free(buf);
+	kagg_snapshot__free(snap);
+}
+
 UU_MAIN(cmocka_unit_test(test_widths_exact), cmocka_unit_test(test_narrow_frames_hidden),
 	cmocka_unit_test(test_escaping), cmocka_unit_test(test_snapshot_order),
-	cmocka_unit_test(test_heatmap_columns))
+	cmocka_unit_test(test_heatmap_columns), cmocka_unit_test(test_heatmap_time),
+	cmocka_unit_test(test_heatmap_axis_steps), cmocka_unit_test(test_html_flame_height))

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * kagg/heatmap.h - latency heatmaps: one column per interval snapshot (its histograms
- * summed), time across, buckets up, the count of each bucket as colour, drawn as SVG with
- * its colour scale and legend.
+ * summed), time across (each column from its meta's start to its end, so as wide as the
+ * interval lasted), buckets up, the rate of each bucket (count per second of its interval)
+ * as colour, drawn as SVG with its colour scale, legend and a time axis at round steps.
  *
  *	struct kagg_heatmap *hm = kagg_heatmap__new();
  *	every interval: kagg_heatmap__add(hm, snap);
@@ -32,7 +33,10 @@ struct kagg_heatmap_opts {
 
 /* An empty heatmap; NULL + errno (ENOMEM). */
 KAGG_API struct kagg_heatmap *kagg_heatmap__new(void);
-/* One column: snap's histograms summed bucket by bucket.  0 or -errno (EINVAL, ENOMEM). */
+/*
+ * One column: snap's histograms summed bucket by bucket, over the interval of snap's meta
+ * (start to end; without a start, the end less duration_s).  0 or -errno (EINVAL, ENOMEM).
+ */
 KAGG_API int kagg_heatmap__add(struct kagg_heatmap *hm, const struct kagg_snapshot *snap);
 /* Number of columns added. */
 KAGG_API size_t kagg_heatmap__columns(const struct kagg_heatmap *hm);
