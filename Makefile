@@ -332,14 +332,17 @@ check-unit: $(UNIT_BINS) $(KAGG_BIN)
 # A cross build's unit tests under qemu-user (ARCH=arm64 on x86_64): kagg is
 # run through a wrapper that starts it under qemu too.  qemu-user has no rseq
 # (the ring buffer takes its locked path and says so) and shows its own
-# mappings in /proc/PID/maps, so the tests of another process's symbols fail
-# there: the arm64 guest of `make vmtest` runs those.
+# mappings in /proc/PID/maps, so the tests of another process's symbols skip
+# there, saying so.  The tests' objcopy, strip and nm are the cross binutils.
 QEMU_USER	:= qemu-$(if $(filter arm64,$(ARCH)),aarch64,x86_64)-static
 .PHONY: check-unit-qemu
 check-unit-qemu: $(UNIT_BINS) $(KAGG_BIN)
 	$(Q)printf '#!/bin/sh\nexec %s -L / %s "$$@"\n' '$(QEMU_USER)' '$(abspath $(KAGG_BIN))' \
 		> $(OUT)/kagg-qemu && chmod +x $(OUT)/kagg-qemu
+	$(Q)mkdir -p $(OUT)/cross-bin && for t in objcopy strip nm; do \
+		ln -sf "$$(command -v $(CROSS_COMPILE)$$t)" $(OUT)/cross-bin/$$t; done
 	$(Q)KAGG=$(abspath $(OUT)/kagg-qemu) KAGG_TEST_RUNNER="$(QEMU_USER) -L /" \
+		KAGG_HELPERS=$(abspath $(OUT)/tests/helpers) PATH="$(abspath $(OUT)/cross-bin):$$PATH" \
 		tests/run.sh unit-$(ARCH) $(UNIT_BINS)
 
 # The ring buffer's writer cost against its floor, both in one qemu-user run

@@ -36,10 +36,10 @@
 
 struct file_fig {
 	char path[512];
-	uint64_t cfi;	   /* bytes of .eh_frame + .debug_frame */
-	double build_ms;   /* median thread CPU time of one build */
-	double floor_ms;   /* median thread CPU time of reading the CFI once */
-	uint64_t rows;	   /* rows of the table */
+	uint64_t cfi;	 /* bytes of .eh_frame + .debug_frame */
+	double build_ms; /* median thread CPU time of one build */
+	double floor_ms; /* median thread CPU time of reading the CFI once */
+	uint64_t rows;	 /* rows of the table */
 };
 
 static double cpu_ms(void)
@@ -224,7 +224,7 @@ static int bench_process(const char *prog, int rounds)
 	const char *py_args[] = { prog, "-c", "import sys, json, re; sys.stdin.read()", NULL };
 	const char *plain[] = { prog, NULL };
 	const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
-	const char *const *args = !strcmp(base, "xz")	     ? xz_args
+	const char *const *args = !strcmp(base, "xz")		? xz_args
 				  : !strncmp(base, "python", 6) ? py_args
 								: plain;
 	double build = 0, floor = 0;
@@ -256,8 +256,9 @@ static int bench_process(const char *prog, int rounds)
 		if (measure(files[i], rounds, f))
 			continue;
 		base = strrchr(f->path, '/');
-		printf("  %-44.44s %9.1f %9.2f %9.1f %9.1f %9llu %10.1f\n", base ? base + 1 : f->path,
-		       f->cfi / 1024.0, f->build_ms, f->build_ms / (f->cfi / MIB),
+		printf("  %-44.44s %9.1f %9.2f %9.1f %9.1f %9llu %10.1f\n",
+		       base ? base + 1 : f->path, f->cfi / 1024.0, f->build_ms,
+		       f->build_ms / (f->cfi / MIB),
 		       f->floor_ms > 0 ? f->build_ms / f->floor_ms : 0.0,
 		       (unsigned long long)f->rows, f->rows * 8 / 1024.0 / (f->cfi / MIB));
 		build += f->build_ms;

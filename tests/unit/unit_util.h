@@ -25,9 +25,27 @@
 	int main(void)                                                 \
 	{                                                              \
 		const struct CMUnitTest tests[] = { __VA_ARGS__ };     \
+		const char *uu_filter = getenv("KAGG_TEST_FILTER");    \
                                                                        \
+		if (uu_filter && *uu_filter)                           \
+			cmocka_set_test_filter(uu_filter);             \
 		return cmocka_run_group_tests(tests, SETUP, TEARDOWN); \
 	}
+
+/*
+ * Skip (with the reason printed) when the tests run under a user-mode emulator
+ * (KAGG_TEST_RUNNER, e.g. qemu-aarch64 on x86_64, `make ARCH=arm64 check-unit-qemu`):
+ * there a child's /proc/PID/maps are the emulator's, not the program's.
+ */
+#define UU_SKIP_UNDER_EMULATION(WHY)                                                 \
+	do {                                                                         \
+		const char *uu_runner = getenv("KAGG_TEST_RUNNER");                  \
+                                                                                     \
+		if (uu_runner && *uu_runner) {                                       \
+			printf("SKIP %s: under %s, %s\n", __func__, uu_runner, WHY); \
+			skip();                                                      \
+		}                                                                    \
+	} while (0)
 
 /* main() running the cmocka tests listed, without group setup. */
 #define UU_MAIN(...) UU_MAIN_GROUP(NULL, NULL, __VA_ARGS__)
