@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * kagg record: stream sched events from BPF into the reference ftrace ring
- * buffer and write them as a trace-cmd trace.dat (v6), or as per-CPU
+ * kagg record: stream tracepoint events from BPF into the reference ftrace
+ * ring buffer and write them as a trace-cmd trace.dat (v6), or as per-CPU
  * trace_pipe_raw page files with --raw-dir.  A thin CLI over a streaming
  * session (offcpu's for sched_switch alone, runqlat's when wakeups are asked
- * for), the ring buffer and the trace.dat writer.
+ * for, tprec's raw records for any other tracepoint), the ring buffer and the
+ * trace.dat writer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <kagg/kagg.h>
 #include <kagg/prog.h>
 #include <kagg/runqlat.h>
+#include <kagg/tprec.h>
 #include <kagg/tracedat.h>
 #include "cli.h"
 
@@ -35,13 +37,17 @@ static const char usage_text[] =
 	"  -o, --output FILE      trace.dat to write\n"
 	"      --raw-dir DIR      write cpuN.raw (trace_pipe_raw layout), header_page,\n"
 	"                         header_event and events/SYS/NAME/format instead\n"
-	"  -e, --event SYS:NAME   event to record, repeatable: sched:sched_switch (the\n"
-	"                         default), sched:sched_wakeup, sched:sched_wakeup_new\n"
+	"  -e, --event SYS:NAME   tracepoint to record, repeatable (8 at most; kagg list\n"
+	"                         -t lists them); default sched:sched_switch.  Beyond\n"
+	"                         sched_switch, sched_wakeup and sched_wakeup_new, the\n"
+	"                         raw trace entry is copied as the kernel lays it out\n"
+	"                         (dynamic fields included, 4096 bytes at most) and\n"
+	"                         its tracefs format goes in FILE.dat\n"
 	"      --prog PROG.bpf.o  record the observations of your own program instead\n"
 	"                         (docs/sdk.md): one event per aggregation, its key's\n"
 	"                         fields and value; --set NAME=VALUE sets its tunables\n"
-	"  -p, --pid PID[,PID]    mark these processes' events as selected (every\n"
-	"                         event is recorded)\n"
+	"  -p, --pid PID[,PID]    mark these processes' sched events as selected (every\n"
+	"                         event is recorded; not with other tracepoints)\n"
 	"  -d, --duration SEC     record for SEC seconds (default: until Ctrl-C)\n"
 	"      --stream-bytes N   BPF ring buffer size (power of two, default 8388608)\n"
 	"      --rb-subbufs N     reference buffer sub-buffers per CPU (default 512)\n"
@@ -64,6 +70,7 @@ static const char usage_text[] =
 	"examples:\n"
 	"  kagg record -o sched.dat -d 5 && trace-cmd report -i sched.dat | head\n"
 	"  kagg record -e sched:sched_wakeup -e sched:sched_switch -o wake.dat -d 2\n"
+	"  kagg record -e signal:signal_generate -e sched:sched_process_exec -o sig.dat -d 5\n"
 	"  kagg record --raw-dir /tmp/pages -d 2 && kagg rb decode --events-dir /tmp/pages/events "
 	"/tmp/pages/cpu0.raw\n";
 
@@ -279,7 +286,11 @@ static const char *const event_names[] = { "sched:sched_wakeup", "sched:sched_wa
 struct record_args {
 	const char *out, *raw_dir;
 	unsigned int events; /* KAGG_RUNQLAT_EV_* bits */
-	char what[128];	     /* the events, for messages */
+	/* every -e, as given; generic: one is not a sched event of the bits above */
+	const char *tps[KAGG_TPREC_MAX_EVENTS];
+	size_t nr_tps;
+	bool generic;
+	char what[1200]; /* the events, for messages */
 	int *pids;
 	size_t nr_pids, stream_bytes, rb_subbufs;
 	struct cli_common cm;
@@ -288,11 +299,31 @@ struct record_args {
 	size_t nr_sets;
 };
 
+/* One -e SYS:NAME (or SYS/NAME): 0 or the usage error's exit code (said). */
+static int add_event(struct record_args *a, const char *ev)
+{
+	size_t n = strcspn(ev, ":/"), i;
+	unsigned int bit = event_bit(ev);
+
+	if (!n || !ev[n] || !ev[n + 1] || strpbrk(ev + n + 1, ":/") || strstr(ev, ".."))
+		return cli_err(CLI_EXIT_USAGE,
+			       "invalid event '%s' (SYS:NAME, e.g. sched:sched_switch)", ev);
+	for (i = 0; i < a->nr_tps; i++)
+		if (!strcmp(a->tps[i], ev))
+			return 0;
+	if (a->nr_tps == KAGG_TPREC_MAX_EVENTS)
+		return cli_err(CLI_EXIT_USAGE, "at most %d events (-e)", KAGG_TPREC_MAX_EVENTS);
+	a->tps[a->nr_tps++] = ev;
+	a->events |= bit;
+	a->generic |= !bit;
+	return 0;
+}
+
 /* Options into *a: 0, -1 after --help, or a usage error's exit code. */
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	unsigned int bit;
 	int c, ret, i;
+	size_t j;
 
 	optind = 1;
 	opterr = 0;
@@ -305,14 +336,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->raw_dir = optarg;
 			break;
 		case 'e':
-			bit = event_bit(optarg);
-			if (!bit)
-				return cli_err(CLI_EXIT_USAGE,
-					       "cannot record '%s': the streamed events "
-					       "are sched:sched_switch, sched:sched_wakeup and "
-					       "sched:sched_wakeup_new",
-					       optarg);
-			a->events |= bit;
+			ret = add_event(a, optarg);
+			if (ret)
+				return ret;
 			break;
 		case 'p':
 			free(a->pids);
@@ -355,17 +381,23 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (a->nr_sets && !a->prog)
 		return cli_err(CLI_EXIT_USAGE, "--set needs --prog");
-	if (a->prog && (a->events || a->nr_pids))
+	if (a->prog && (a->nr_tps || a->nr_pids))
 		return cli_err(CLI_EXIT_USAGE, "--prog records its own events: no -e or -p");
+	if (a->generic && a->nr_pids)
+		return cli_err(CLI_EXIT_USAGE,
+			       "-p marks the sched events' processes: not with other tracepoints");
 	if (a->prog)
 		snprintf(a->what, sizeof(a->what), "%s", a->prog);
 	if (optind < argc)
 		return cli_err(CLI_EXIT_USAGE, "unexpected argument '%s'", argv[optind]);
 	if (!a->out == !a->raw_dir)
 		return cli_err(CLI_EXIT_USAGE, "give one of -o FILE.dat or --raw-dir DIR");
-	if (!a->events && !a->prog)
+	if (!a->events && !a->prog && !a->generic)
 		a->events = KAGG_RUNQLAT_EV_SWITCH;
-	for (i = 0; i < 3; i++)
+	for (j = 0; a->generic && j < a->nr_tps; j++)
+		snprintf(a->what + strlen(a->what), sizeof(a->what) - strlen(a->what), "%s%s",
+			 a->what[0] ? ", " : "", a->tps[j]);
+	for (i = 0; !a->generic && i < 3; i++)
 		if (a->events & (1u << i))
 			snprintf(a->what + strlen(a->what), sizeof(a->what) - strlen(a->what),
 				 "%s%s", a->what[0] ? ", " : "", event_names[i]);
@@ -423,6 +455,27 @@ static int record_lock(const char *out)
 	return fd;
 }
 
+/* Each -e names a tracepoint of tracefs: 0, or the usage error's exit code (one line). */
+static int tracepoints_exist(const struct record_args *a)
+{
+	char path[600];
+	size_t i, n;
+
+	if (cli_mount_tracefs())
+		return cli_err(CLI_EXIT_FAIL, "tracefs is not mounted on /sys/kernel/tracing and "
+					      "cannot be: the tracepoints' formats cannot be read");
+	for (i = 0; i < a->nr_tps; i++) {
+		n = strcspn(a->tps[i], ":/");
+		snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%.*s/%s/format", (int)n,
+			 a->tps[i], a->tps[i] + n + 1);
+		if (access(path, R_OK))
+			return cli_err(CLI_EXIT_USAGE,
+				       "no tracepoint %s (no %s; kagg list -t lists them)",
+				       a->tps[i], path);
+	}
+	return 0;
+}
+
 /* The streaming session that lands the events asked for; NULL with errno. */
 static struct kagg_session *record_open(const struct record_args *a)
 {
@@ -439,6 +492,14 @@ static struct kagg_session *record_open(const struct record_args *a)
 			  .nr_sets = a->nr_sets, .log = cli_log);
 
 		return kagg_prog__open(a->prog, &o);
+	}
+	if (a->generic) {
+		/* any tracepoint: its raw trace entry, under its tracefs format */
+		KAGG_OPTS(kagg_tprec_opts, o, .events = a->tps, .nr_events = a->nr_tps,
+			  .rb_subbufs = a->rb_subbufs, .rb_consume = true,
+			  .stream_bytes = a->stream_bytes, .log = cli_log);
+
+		return kagg_tprec__open(&o);
 	}
 	if (a->events == KAGG_RUNQLAT_EV_SWITCH) {
 		/* sched_switch alone: offcpu's streaming program, one record per switch */
@@ -606,6 +667,9 @@ static int record_main(int argc, char **argv)
 		ret = -lock;
 		goto out;
 	}
+	ret = a.generic ? tracepoints_exist(&a) : 0;
+	if (ret)
+		goto out;
 	ret = CLI_EXIT_FAIL;
 	k = calloc(1, sizeof(*k));
 	if (!k)

@@ -6,7 +6,8 @@
  * pid and a CPU for a duration, tracepoint counts, errors.
  *
  * The test binary doubles as the workload: `test_stat --touch-pages N`
- * touches N fresh anonymous pages and exits.
+ * touches N fresh anonymous pages and exits; --getppid N calls getppid N times;
+ * --spin-ms MS spins that long on the CPU.
  */
 #include <linux/perf_event.h>
 #include <setjmp.h>
@@ -570,6 +571,142 @@ static void test_command_keeps_signal_dispositions(void **state)
 	free(err);
 }
 
+/*
+ * -a: cpu-clock of every online CPU, all tasks, summed.  Each CPU's counter is enabled
+ * for the whole count (-d 0.5, or while the command runs), so the sum is at least
+ * online CPUs x that time, and at most online CPUs x the wall time this test measured.
+ */
+static void test_all_cpus(void **state)
+{
+	char *dur[] = { "stat", "-a", "-e", "cpu-clock", "-d", "0.5", NULL };
+	char *cmd[] = { "stat", "-a", "-e", "cpu-clock", "--", "sleep", "0.3", NULL };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char *out = NULL, *err = NULL;
+	long long n;
+	double t0, wall;
+
+	TU_SKIP_UNLESS_ROOT();
+	t0 = now_s();
+	assert_int_equal(tu_run_kagg(dur, &out, &err, 0, 0), 0);
+	wall = now_s() - t0;
+	n = count_of(err, "cpu-clock");
+	printf("%s  %ld CPUs online, wall %.3f s: cpu-clock %.3f s\n", err, ncpu, wall, n / 1e9);
+	assert_non_null(strstr(err, "# kagg stat: all CPUs ("));
+	assert_true(n >= (long long)(ncpu * 0.5e9 * 0.99));
+	assert_true(n <= (long long)(ncpu * wall * 1e9 * 1.01));
+	free(out);
+	free(err);
+	t0 = now_s();
+	assert_int_equal(tu_run_kagg(cmd, &out, &err, 0, 0), 0);
+	wall = now_s() - t0;
+	n = count_of(err, "cpu-clock");
+	printf("%s  wall %.3f s: cpu-clock %.3f s\n", err, wall, n / 1e9);
+	TU_ASSERT_HAS(err, "command 'sleep 0.3' (pid ", "all CPUs (", "exit status 0");
+	assert_true(n >= (long long)(ncpu * 0.3e9 * 0.99));
+	assert_true(n <= (long long)(ncpu * wall * 1e9 * 1.01));
+	free(out);
+	free(err);
+}
+
+/*
+ * -I 100: each interval's line starts with its end in seconds since the start, the ends
+ * increase, none past the wall time measured here, and at most one per 100 ms of it;
+ * the summary follows.  ndjson: one line per interval, then the summary's.
+ */
+static void test_interval_print(void **state)
+{
+	char *text[] = { "stat", "-a", "-e", "cpu-clock", "-I", "100", "-d", "0.6", NULL };
+	char *nd[] = { "stat",	 "-I", "50",	  "-e",	       "task-clock", "--format",
+		       "ndjson", "--", self_path, "--spin-ms", "300",	     NULL };
+	char *out = NULL, *err = NULL, *line, *save = NULL, *end;
+	double t0, wall, t, last = 0;
+	int lines = 0, summary = 0;
+
+	TU_SKIP_UNLESS_ROOT();
+	t0 = now_s();
+	assert_int_equal(tu_run_kagg(text, &out, &err, 0, 0), 0);
+	wall = now_s() - t0;
+	printf("%s  wall %.3f s\n", err, wall);
+	for (line = strtok_r(err, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, "# kagg stat: all CPUs"))
+			summary++;
+		t = strtod(line, &end);
+		if (end == line || !strstr(end, " cpu-clock "))
+			continue;
+		assert_true(t > last && t <= wall);
+		assert_non_null(strstr(end, "CPUs utilized"));
+		last = t;
+		lines++;
+	}
+	assert_int_equal(summary, 1);
+	assert_true(lines >= 1 && lines <= (int)(wall / 0.1) + 1);
+	free(out);
+	free(err);
+
+	t0 = now_s();
+	assert_int_equal(tu_run_kagg(nd, &out, &err, 0, 0), 0);
+	wall = now_s() - t0;
+	printf("%s  wall %.3f s\n", err, wall);
+	lines = 0;
+	last = 0;
+	save = NULL;
+	for (line = strtok_r(err, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *iv = strstr(line, "\"interval_s\":");
+
+		assert_non_null(strstr(line, "{\"meta\":{\"tool\":\"stat\""));
+		if (!iv) {
+			assert_null(strtok_r(NULL, "\n", &save)); /* the summary comes last */
+			assert_non_null(strstr(line, "\"exit_status\":0"));
+			break;
+		}
+		t = strtod(iv + 13, NULL);
+		assert_true(t > last && t <= wall);
+		last = t;
+		lines++;
+	}
+	assert_true(lines >= 1 && lines <= (int)(wall / 0.05) + 1);
+	free(out);
+	free(err);
+}
+
+/*
+ * -r 3 -- true: the mean of 3 runs, task-clock's spread "( +- X% )" (0 to 100 for positive
+ * values), its mean above 0 and under the wall time of one run on every CPU; -r 2 -- false
+ * exits 1; JSON says runs and the spread.
+ */
+static void test_repeat(void **state)
+{
+	char *text[] = { "stat", "-r", "3", "-e", "task-clock", "--", "true", NULL };
+	char *json[] = { "stat",     "-r",   "2",  "-e",    "task-clock",
+			 "--format", "json", "--", "false", NULL };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char *out = NULL, *err = NULL, *pm;
+	double t0, wall, pct;
+	long long n;
+
+	TU_SKIP_UNLESS_ROOT();
+	t0 = now_s();
+	assert_int_equal(tu_run_kagg(text, &out, &err, 0, 0), 0);
+	wall = now_s() - t0;
+	printf("%s  wall %.3f s\n", err, wall);
+	assert_non_null(strstr(err, "# kagg stat: command 'true' (pid "));
+	assert_non_null(strstr(err, ", mean of 3 runs, exit status 0, "));
+	n = count_of(err, "task-clock");
+	assert_true(n > 0 && n <= (long long)(ncpu * wall * 1e9));
+	pm = strstr(err, "( +- ");
+	assert_non_null(pm);
+	assert_true(pm < strstr(err, "\n#   ")); /* on the table's line, not the metrics */
+	pct = strtod(pm + 5, NULL);
+	assert_true(pct >= 0 && pct <= 100);
+	assert_non_null(strstr(pm, "% )\n"));
+	free(out);
+	free(err);
+	assert_int_equal(tu_run_kagg(json, &out, &err, 0, 0), 1);
+	TU_ASSERT_HAS(err, "\"runs\": 2", "\"exit_status\": 1", "\"rel_stddev_pct\": ");
+	free(out);
+	free(err);
+}
+
 static void test_errors(void **state)
 {
 	static const struct tu_error_case cases[] = {
@@ -613,6 +750,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unprivileged_counts_user_space),
 		cmocka_unit_test(test_pid_and_cpu_for_duration),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_all_cpus),
+		cmocka_unit_test(test_interval_print),
+		cmocka_unit_test(test_repeat),
 		TU_TEST_ARG(test_sigterm_reaches_the_command, test_signal_reaches_the_command,
 			    SIGTERM),
 		TU_TEST_ARG(test_sigint_reaches_the_command, test_signal_reaches_the_command,
@@ -631,6 +771,13 @@ int main(int argc, char **argv)
 			return 3;
 		for (i = 0; i < pages; i++)
 			p[i * psz] = 1; /* one fault per fresh page */
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--spin-ms")) {
+		double end = now_s() + atol(argv[2]) / 1e3;
+
+		while (now_s() < end)
+			;
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "--getppid")) {

@@ -16,6 +16,10 @@
 #include <kagg/kagg.h>
 #include <kagg/stat.h>
 #include "testutil.h"
+
+#ifndef offsetofend
+#define offsetofend(T, f) (offsetof(T, f) + sizeof(((T *)0)->f))
+#endif
 #include "unit_util.h"
 
 /*
@@ -263,7 +267,6 @@ static void test_print_text_escapes_command(void **state)
 	free(out);
 }
 
-/* Usage errors: exit 2, one line, before anything runs. */
 /* A report built by a caller: its sz and each result's are checked before printing. */
 static void test_print_checks_sizes(void **state)
 {
@@ -293,6 +296,76 @@ static void test_print_checks_sizes(void **state)
 	fclose(f);
 }
 
+/* a within 1e-9 of b, in double precision */
+#define NEAR(a, b) assert_true((a) - (b) < 1e-9 && (b) - (a) < 1e-9)
+
+/* perf stat -r's spread: the standard deviation of the mean, in percent of the mean. */
+static void test_rel_stddev(void **state)
+{
+	const double v[] = { 1, 2, 3 }, same[] = { 5, 5, 5 }, zero[] = { -1, 1 };
+	const double neg[] = { -1, -2, -3 }, two[] = { 10, 30 };
+
+	/* mean 2, sample variance 1, of the mean 1/3: sqrt(1/3) / 2 */
+	NEAR(kagg_stat__rel_stddev(v, 3), 100.0 * 0.5773502691896258 / 2);
+	NEAR(kagg_stat__rel_stddev(neg, 3), 100.0 * 0.5773502691896258 / 2);
+	/* mean 20, sample variance 200, of the mean 100: 10 / 20 */
+	NEAR(kagg_stat__rel_stddev(two, 2), 50.0);
+	NEAR(kagg_stat__rel_stddev(same, 3), 0);
+	NEAR(kagg_stat__rel_stddev(v, 1), 0);
+	NEAR(kagg_stat__rel_stddev(zero, 2), 0);
+	NEAR(kagg_stat__rel_stddev(NULL, 3), 0);
+}
+
+/* Means of runs and one interval: the header says so, each line its "( +- X% )". */
+static void test_print_runs_and_interval(void **state)
+{
+	struct kagg_stat_result res = { .sz = sizeof(res),
+					.name = "task-clock",
+					.supported = true,
+					.count = 300,
+					.enabled_ns = 300,
+					.running_ns = 300,
+					.scale = KAGG_STAT_EXACT,
+					.estimate = 300,
+					.rel_stddev_pct = 12.345 };
+	const struct kagg_stat_result *ptrs[] = { &res };
+	struct kagg_stat_report rep = { .sz = sizeof(rep),
+					.target = "command 'true'",
+					.pid = 1,
+					.cpu = -1,
+					.kernel = "6.18",
+					.nr_results = 1,
+					.results = ptrs,
+					.runs = 3 };
+	char *out = print_report(&rep, KAGG_FORMAT_TEXT);
+
+	assert_non_null(strstr(out, "# kagg stat: command 'true', mean of 3 runs, "));
+	assert_non_null(strstr(out, "estimate 300  ( +- 12.35% )\n"));
+	free(out);
+	out = print_report(&rep, KAGG_FORMAT_JSON);
+	TU_ASSERT_HAS(out, "\"runs\": 3", "\"rel_stddev_pct\": 12.35");
+	free(out);
+	/* a report of the first release: neither */
+	rep.sz = offsetofend(struct kagg_stat_report, results);
+	res.sz = offsetofend(struct kagg_stat_result, estimate);
+	out = print_report(&rep, KAGG_FORMAT_TEXT);
+	assert_null(strstr(out, "runs"));
+	assert_null(strstr(out, "+-"));
+	free(out);
+	rep.sz = sizeof(rep);
+	rep.runs = 0;
+	rep.interval_s = 1.5;
+	out = print_report(&rep, KAGG_FORMAT_TEXT);
+	assert_non_null(strstr(out, ", interval ending at 1.500 s, "));
+	assert_null(strstr(out, "+-"));
+	free(out);
+	out = print_report(&rep, KAGG_FORMAT_NDJSON);
+	TU_ASSERT_HAS(out, "\"interval_s\":1.5");
+	assert_int_equal(tu_lines(out), 1);
+	free(out);
+}
+
+/* Usage errors: exit 2, one line, before anything runs. */
 static void test_cli_usage_errors(void **state)
 {
 	static const struct tu_error_case cases[] = {
@@ -303,6 +376,13 @@ static void test_cli_usage_errors(void **state)
 		{ 2, NULL, { "stat", "-e", "task-clock,nosuch", "--", "true" } },
 		{ 2, NULL, { "stat", "-e", "task-clock,", "--", "true" } },
 		{ 2, NULL, { "stat", "-e", "task-clock", "-d", "1", "--", "true" } },
+		{ 2, "10 ms at least", { "stat", "-I", "9", "--", "true" } },
+		{ 2, NULL, { "stat", "-I", "x", "--", "true" } },
+		{ 2, "-r runs a command", { "stat", "-r", "3", "-a", "-d", "1" } },
+		{ 2, NULL, { "stat", "-r", "0", "--", "true" } },
+		{ 2, "drop -r", { "stat", "-r", "2", "-I", "100", "--", "true" } },
+		{ 2, "drop -p/--cpu", { "stat", "-a", "--cpu", "0", "-d", "1" } },
+		{ 2, "drop -p/--cpu", { "stat", "-a", "-p", "1", "-d", "1" } },
 	};
 
 	tu_expect_errors(cases, TU_NR(cases));
@@ -312,4 +392,5 @@ UU_MAIN(cmocka_unit_test(test_scale), cmocka_unit_test(test_parse_event_names),
 	cmocka_unit_test(test_parse_tracepoint_fake_tracefs),
 	cmocka_unit_test(test_print_text_cases), cmocka_unit_test(test_print_json_cases),
 	cmocka_unit_test(test_print_checks_sizes),
-	cmocka_unit_test(test_print_text_escapes_command), cmocka_unit_test(test_cli_usage_errors))
+	cmocka_unit_test(test_print_text_escapes_command), cmocka_unit_test(test_rel_stddev),
+	cmocka_unit_test(test_print_runs_and_interval), cmocka_unit_test(test_cli_usage_errors))

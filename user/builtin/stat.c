@@ -37,7 +37,10 @@
 struct kagg_stat {
 	kagg_log_fn log;
 	void *log_ctx;
-	int *fds; /* -1 for unsupported events */
+	int *fds; /* nfd per event (one per CPU with all_cpus); -1 for unsupported events */
+	int nfd;
+	int *cpus; /* all_cpus: the nfd online CPUs */
+	bool all;
 	struct kagg_stat_result *res;
 	const struct kagg_stat_result **res_ptrs; /* rep.results */
 	size_t nr;
@@ -87,6 +90,41 @@ int kagg_stat__scale(uint64_t count, uint64_t enabled, uint64_t running, uint64_
 	}
 	*estimate = (uint64_t)q;
 	return KAGG_STAT_SCALED;
+}
+
+/* The square root of x >= 0 by Newton's method (libkagg does not link libm). */
+static double root(double x)
+{
+	double r = x > 1 ? x : 1, prev;
+	int i;
+
+	if (!(x > 0))
+		return 0;
+	for (i = 0; i < 2000; i++) {
+		prev = r;
+		r = (r + x / r) / 2;
+		if (r >= prev)
+			break;
+	}
+	return r;
+}
+
+double kagg_stat__rel_stddev(const double *v, size_t n)
+{
+	double mean = 0, m2 = 0;
+	size_t i;
+
+	if (!v || n < 2)
+		return 0;
+	for (i = 0; i < n; i++)
+		mean += v[i];
+	mean /= (double)n;
+	if (mean == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		m2 += (v[i] - mean) * (v[i] - mean);
+	/* the sample variance over n: the variance of the mean */
+	return 100.0 * root(m2 / (double)(n - 1) / (double)n) / (mean < 0 ? -mean : mean);
 }
 
 struct ev_name {
@@ -178,12 +216,34 @@ static const char *unsupported_why(const struct kagg_stat_result *r)
 		       : "cannot be opened";
 }
 
+/* The fields appended after 0.2, 0 when rep (or r) predates them. */
+static unsigned int rep_runs(const struct kagg_stat_report *rep)
+{
+	return rep->sz >= offsetofend(struct kagg_stat_report, runs) ? rep->runs : 0;
+}
+
+static double rep_interval(const struct kagg_stat_report *rep)
+{
+	return rep->sz >= offsetofend(struct kagg_stat_report, interval_s) ? rep->interval_s : 0;
+}
+
+static double res_stddev(const struct kagg_stat_result *r)
+{
+	return r->sz >= offsetofend(struct kagg_stat_result, rel_stddev_pct) ? r->rel_stddev_pct
+									     : 0;
+}
+
 static void print_text(const struct kagg_stat_report *rep, FILE *f)
 {
+	bool runs = rep_runs(rep) > 1;
 	struct text_esc e = {};
 	size_t i;
 
 	fprintf(f, "# kagg stat: %s", text_esc(&e, rep->target, SIZE_MAX));
+	if (runs)
+		fprintf(f, ", mean of %u runs", rep->runs);
+	if (rep_interval(rep) > 0)
+		fprintf(f, ", interval ending at %.3f s", rep->interval_s);
 	if (rep->has_exit)
 		fprintf(f, ", exit status %d", rep->exit_status);
 	fprintf(f, ", %.3f s, kernel %s\n", rep->duration_s,
@@ -203,13 +263,19 @@ static void print_text(const struct kagg_stat_report *rep, FILE *f)
 			name, r->count, r->enabled_ns, r->running_ns);
 		switch (r->scale) {
 		case KAGG_STAT_EXACT:
-			fprintf(f, "  estimate %" PRIu64 "\n", r->estimate);
+			fprintf(f, "  estimate %" PRIu64, r->estimate);
+			if (runs)
+				fprintf(f, "  ( +- %.2f%% )", res_stddev(r));
+			fputc('\n', f);
 			break;
 		case KAGG_STAT_SCALED:
 			fprintf(f,
 				"  estimate %" PRIu64 "  (multiplexed: ran %.2f%% of enabled "
-				"time, scaled)\n",
+				"time, scaled)",
 				r->estimate, 100.0 * r->running_ns / r->enabled_ns);
+			if (runs)
+				fprintf(f, "  ( +- %.2f%% )", res_stddev(r));
+			fputc('\n', f);
 			break;
 		case KAGG_STAT_UNDEFINED:
 			fprintf(f, "  estimate undefined  (never ran: running time is 0%s)\n",
@@ -240,6 +306,10 @@ static void print_json(const struct kagg_stat_report *rep, FILE *f, bool pretty)
 	jw_i64(&w, "cpu", rep->cpu);
 	if (rep->has_exit)
 		jw_i64(&w, "exit_status", rep->exit_status);
+	if (rep_runs(rep) > 1)
+		jw_u64(&w, "runs", rep->runs);
+	if (rep_interval(rep) > 0)
+		jw_double(&w, "interval_s", rep->interval_s, 6);
 	jw_double(&w, "duration_s", rep->duration_s, 6);
 	jw_str(&w, "kernel", rep->kernel);
 	jw_str(&w, "estimate", "count * time_enabled / time_running; null when running is 0");
@@ -266,6 +336,8 @@ static void print_json(const struct kagg_stat_report *rep, FILE *f, bool pretty)
 		else
 			jw_u64(&w, "estimate", r->estimate);
 		jw_str(&w, "scale", r->scale >= 0 && r->scale <= 2 ? scale[r->scale] : "overflow");
+		if (rep_runs(rep) > 1)
+			jw_double(&w, "rel_stddev_pct", res_stddev(r), 2);
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
@@ -362,14 +434,62 @@ static void describe_target(struct kagg_stat *st, const struct kagg_stat_opts *o
 	}
 	if (o->cpu >= 0)
 		ADD("%scpu %d", p == st->target ? "" : " on ", o->cpu);
+	if (st->all)
+		ADD("%sall CPUs (%d)", p == st->target ? "" : ", ", st->nfd);
 #undef ADD
+}
+
+/* Online CPUs from /sys/devices/system/cpu/online ("0-3,6") into st->cpus.  0 or -errno. */
+static int online_cpus(struct kagg_stat *st)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int a, b, n = 0, cap = 0, *cpus = NULL, *bigger;
+	char sep;
+
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%d", &a) == 1 && a >= 0) {
+		b = a;
+		sep = 0;
+		if (fscanf(f, "%c", &sep) == 1 && sep == '-' &&
+		    (fscanf(f, "%d", &b) != 1 || fscanf(f, "%c", &sep) != 1))
+			sep = 0;
+		for (; a <= b && a < 65536; a++) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				bigger = realloc(cpus, (size_t)cap * sizeof(*cpus));
+				if (!bigger) {
+					free(cpus);
+					fclose(f);
+					return -ENOMEM;
+				}
+				cpus = bigger;
+			}
+			cpus[n++] = a;
+		}
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	if (!n) {
+		free(cpus);
+		return -ENOENT;
+	}
+	st->cpus = cpus;
+	st->nfd = n;
+	return 0;
 }
 
 /* Events, and one of a command, a pid or a cpu.  0 or -EINVAL (logged). */
 static int check_opts(struct kagg_stat *st, const struct kagg_stat_opts *o)
 {
+	if (o->all_cpus && (o->pid > 0 || o->cpu >= 0)) {
+		st_log(st, KAGG_LOG_WARN,
+		       "invalid stat options: all_cpus is not for a pid or a cpu");
+		return -EINVAL;
+	}
 	if (!o->nr_events || !o->events || (o->argv && (!o->argv[0] || o->pid > 0)) ||
-	    (!o->argv && o->pid <= 0 && o->cpu < 0) || o->nr_events > 64) {
+	    (!o->argv && o->pid <= 0 && o->cpu < 0 && !o->all_cpus) || o->nr_events > 64) {
 		st_log(st, KAGG_LOG_WARN,
 		       "invalid stat options: give events and one of a "
 		       "command, a pid or a cpu");
@@ -384,11 +504,11 @@ static int alloc_counters(struct kagg_stat *st, size_t nr)
 	size_t i;
 
 	st->nr = nr;
-	st->fds = malloc(nr * sizeof(*st->fds));
+	st->fds = malloc(nr * (size_t)st->nfd * sizeof(*st->fds));
 	st->res = calloc(nr, sizeof(*st->res));
 	st->res_ptrs = calloc(nr, sizeof(*st->res_ptrs));
 	st->names = calloc(nr, sizeof(*st->names));
-	for (i = 0; st->fds && i < nr; i++)
+	for (i = 0; st->fds && i < nr * (size_t)st->nfd; i++)
 		st->fds[i] = -1; /* before a failure: kagg_stat__destroy() closes the others */
 	return st->fds && st->res && st->res_ptrs && st->names ? 0 : -ENOMEM;
 }
@@ -435,8 +555,9 @@ static int resolve_event(struct kagg_stat *st, const struct kagg_stat_opts *o, s
 	a->config = config;
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a->disabled = 1;
-	a->enable_on_exec = o->argv != NULL; /* counting starts at exec */
-	a->inherit = o->argv != NULL;	     /* and covers its children */
+	/* a command's counting starts at exec and covers its children; a CPU's, at start */
+	a->enable_on_exec = o->argv != NULL && !o->all_cpus;
+	a->inherit = o->argv != NULL && !o->all_cpus;
 	return 0;
 }
 
@@ -477,14 +598,15 @@ static int prepare_target(struct kagg_stat *st, const struct kagg_stat_opts *o)
 /* The command's pid, the -p pid, or -1 (every task of a CPU). */
 static int target_pid(const struct kagg_stat *st, const struct kagg_stat_opts *o)
 {
-	return o->argv ? st->child : o->pid > 0 ? o->pid : -1;
+	return o->all_cpus ? -1 : o->argv ? st->child : o->pid > 0 ? o->pid : -1;
 }
 
 /*
  * Open counter i.  An event this machine lacks stays as an unsupported
  * result (0); any other failure is -errno (logged).
  */
-static int open_counter(struct kagg_stat *st, size_t i, struct perf_event_attr *a, int pid, int cpu)
+static int open_counter(struct kagg_stat *st, size_t i, struct perf_event_attr *a, int pid, int cpu,
+			int *slot)
 {
 	int fd = perf_open(a, pid, cpu), err;
 	char *uname;
@@ -508,7 +630,7 @@ static int open_counter(struct kagg_stat *st, size_t i, struct perf_event_attr *
 		}
 	}
 	if (fd >= 0) {
-		st->fds[i] = fd;
+		*slot = fd;
 		st->res[i].supported = true;
 		return 0;
 	}
@@ -540,9 +662,15 @@ static int open_counters(struct kagg_stat *st, const struct kagg_stat_opts *o,
 	size_t i, len = 0;
 
 	for (i = 0; i < st->nr; i++) {
-		err = open_counter(st, i, &attrs[i], pid, o->cpu >= 0 ? o->cpu : -1);
-		if (err)
-			return err;
+		int c, cpu = o->cpu >= 0 ? o->cpu : -1, *slot = &st->fds[i * (size_t)st->nfd];
+
+		/* all_cpus: one counter per CPU, the event unsupported when the first says so */
+		for (c = 0; c < st->nfd && (!c || st->res[i].supported); c++) {
+			err = open_counter(st, i, &attrs[i], pid, st->all ? st->cpus[c] : cpu,
+					   &slot[c]);
+			if (err)
+				return err;
+		}
 	}
 	for (i = 0; i < st->nr; i++)
 		if (st->res[i].supported)
@@ -558,8 +686,9 @@ static void fill_report(struct kagg_stat *st, const struct kagg_stat_opts *o)
 {
 	describe_target(st, o);
 	st->rep.target = st->target;
-	st->rep.pid = target_pid(st, o);
+	st->rep.pid = st->child ? st->child : target_pid(st, o); /* -a: the command's too */
 	st->rep.cpu = o->cpu >= 0 ? o->cpu : -1;
+	st->rep.runs = 1;
 	st->rep.kernel = st->uts.release;
 	st->rep.sz = sizeof(st->rep);
 	st->rep.results = st->res_ptrs;
@@ -585,8 +714,12 @@ struct kagg_stat *kagg_stat__open(const struct kagg_stat_opts *opts)
 	st->log = o.log;
 	st->log_ctx = o.log_ctx;
 	st->go_fd = st->err_fd = -1;
+	st->nfd = 1;
+	st->all = o.all_cpus;
 	uname(&st->uts);
 	err = check_opts(st, &o);
+	if (!err && st->all && (err = online_cpus(st)))
+		st_log(st, KAGG_LOG_WARN, "reading the online CPUs: %s", strerror(-err));
 	err = err ?: alloc_counters(st, o.nr_events);
 	if (!err && !(attrs = calloc(st->nr, sizeof(*attrs))))
 		err = -ENOMEM;
@@ -611,6 +744,10 @@ int kagg_stat__start(struct kagg_stat *st)
 	if (!st || st->started)
 		return -EINVAL;
 	st->started = true;
+	/* all_cpus with a command: the CPUs' counters run from here to its exit */
+	for (i = 0; st->all && i < st->nr * (size_t)st->nfd; i++)
+		if (st->fds[i] >= 0 && ioctl(st->fds[i], PERF_EVENT_IOC_ENABLE, 0))
+			return -errno;
 	clock_gettime(CLOCK_MONOTONIC, &st->t0);
 	if (st->child) {
 		/* The counters enable themselves at exec. */
@@ -620,7 +757,7 @@ int kagg_stat__start(struct kagg_stat *st)
 		st->go_fd = -1;
 		return 0;
 	}
-	for (i = 0; i < st->nr; i++)
+	for (i = 0; !st->all && i < st->nr; i++)
 		if (st->fds[i] >= 0 && ioctl(st->fds[i], PERF_EVENT_IOC_ENABLE, 0))
 			return -errno;
 	return 0;
@@ -650,39 +787,72 @@ int kagg_stat__wait(struct kagg_stat *st)
 	return 0;
 }
 
-int kagg_stat__stop(struct kagg_stat *st)
+/* Every counter into the results, summed over its CPUs.  0 or the last -errno (logged). */
+static int read_counters(struct kagg_stat *st)
+{
+	uint64_t v[3], sum[3];
+	size_t i;
+	int c, err = 0;
+
+	for (i = 0; i < st->nr; i++) {
+		struct kagg_stat_result *r = &st->res[i];
+		const int *fds = &st->fds[i * (size_t)st->nfd];
+		bool ok = true;
+
+		if (fds[0] < 0)
+			continue;
+		sum[0] = sum[1] = sum[2] = 0;
+		for (c = 0; c < st->nfd && fds[c] >= 0; c++) {
+			if (read(fds[c], v, sizeof(v)) != sizeof(v)) {
+				err = errno ? -errno : -EIO;
+				st_log(st, KAGG_LOG_WARN, "reading %s: %s", r->name,
+				       strerror(-err));
+				ok = false;
+				break;
+			}
+			sum[0] += v[0];
+			sum[1] += v[1];
+			sum[2] += v[2];
+		}
+		if (!ok)
+			continue;
+		r->count = sum[0];
+		r->enabled_ns = sum[1];
+		r->running_ns = sum[2];
+		r->scale = kagg_stat__scale(sum[0], sum[1], sum[2], &r->estimate);
+	}
+	return err;
+}
+
+static double since(const struct timespec *t0)
 {
 	struct timespec now;
-	uint64_t v[3];
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) + (now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+int kagg_stat__read(struct kagg_stat *st)
+{
+	if (!st || !st->started || st->stopped)
+		return -EINVAL;
+	st->rep.duration_s = since(&st->t0);
+	return read_counters(st);
+}
+
+int kagg_stat__stop(struct kagg_stat *st)
+{
 	size_t i;
-	int err = 0;
 
 	if (!st || !st->started)
 		return -EINVAL;
-	for (i = 0; i < st->nr; i++)
+	for (i = 0; i < st->nr * (size_t)st->nfd; i++)
 		if (st->fds[i] >= 0)
 			ioctl(st->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (!st->stopped)
-		st->rep.duration_s =
-			(now.tv_sec - st->t0.tv_sec) + (now.tv_nsec - st->t0.tv_nsec) / 1e9;
+		st->rep.duration_s = since(&st->t0);
 	st->stopped = true;
-	for (i = 0; i < st->nr; i++) {
-		struct kagg_stat_result *r = &st->res[i];
-
-		if (st->fds[i] < 0)
-			continue;
-		if (read(st->fds[i], v, sizeof(v)) != sizeof(v)) {
-			err = errno ? -errno : -EIO;
-			st_log(st, KAGG_LOG_WARN, "reading %s: %s", r->name, strerror(-err));
-			continue;
-		}
-		r->count = v[0];
-		r->enabled_ns = v[1];
-		r->running_ns = v[2];
-		r->scale = kagg_stat__scale(v[0], v[1], v[2], &r->estimate);
-	}
-	return err;
+	return read_counters(st);
 }
 
 const struct kagg_stat_report *kagg_stat__report(const struct kagg_stat *st)
@@ -717,9 +887,10 @@ void kagg_stat__destroy(struct kagg_stat *st)
 		close(st->go_fd);
 	if (st->err_fd >= 0)
 		close(st->err_fd);
-	for (i = 0; st->fds && i < st->nr; i++)
+	for (i = 0; st->fds && i < st->nr * (size_t)st->nfd; i++)
 		if (st->fds[i] >= 0)
 			close(st->fds[i]);
+	free(st->cpus);
 	for (i = 0; st->names && i < st->nr; i++)
 		free(st->names[i]);
 	free(st->names);

@@ -16,6 +16,7 @@
 #include <kagg/profile.h>
 #include <kagg/stat.h>
 #include <kagg/field_hist.h>
+#include <kagg/tprec.h>
 #include <kagg/prom.h>
 #include <kagg/flame.h>
 #include <kagg/pprof.h>

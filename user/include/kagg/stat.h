@@ -76,6 +76,12 @@ struct kagg_stat_result {
 	uint64_t running_ns; /* PERF_FORMAT_TOTAL_TIME_RUNNING */
 	int scale;	     /* enum kagg_stat_scale, or -ERANGE */
 	uint64_t estimate;   /* valid unless scale == KAGG_STAT_UNDEFINED */
+	/*
+	 * Appended after 0.2: when the report's runs > 1, the count, times and estimate are
+	 * means over the runs (rounded), and rel_stddev_pct is perf stat -r's "( +- X% )":
+	 * the standard deviation of that mean (kagg_stat__rel_stddev) in percent of it.
+	 */
+	double rel_stddev_pct;
 };
 
 /*
@@ -93,6 +99,14 @@ struct kagg_stat_report {
 	const char *kernel; /* uname -r */
 	size_t nr_results;
 	const struct kagg_stat_result *const *results; /* nr_results pointers */
+	/*
+	 * Appended after 0.2: runs > 1: the results are means of that many runs of the
+	 * command (duration_s too; exit_status is the first non-zero one, else 0); 0 or 1:
+	 * one run.  interval_s > 0: the counts are those of one interval ending interval_s
+	 * seconds after the start (kagg stat -I), duration_s long.
+	 */
+	unsigned int runs;
+	double interval_s;
 };
 
 struct kagg_stat_opts {
@@ -105,8 +119,14 @@ struct kagg_stat_opts {
 	const char *tracefs; /* NULL: /sys/kernel/tracing */
 	kagg_log_fn log;
 	void *log_ctx;
+	/*
+	 * Appended after 0.2: count every online CPU, all tasks (perf stat -a), the
+	 * counts summed over the CPUs; with argv, while the command runs (from
+	 * kagg_stat__start to its exit), else between start and stop.  Not with pid or cpu.
+	 */
+	bool all_cpus;
 };
-#define kagg_stat_opts__last_field log_ctx
+#define kagg_stat_opts__last_field all_cpus
 
 struct kagg_stat;
 
@@ -117,7 +137,8 @@ struct kagg_stat;
  * ENODEV from perf_event_open) are kept as unsupported results.
  * NULL + errno: EINVAL bad opts or unknown event name (or pid and cpu both
  * unset without argv: set one), ESRCH no such pid, ENOENT no such tracepoint,
- * ENODEV no event could be opened, EPERM/EACCES privileges.
+ * ENODEV no event could be opened, EPERM/EACCES privileges.  With all_cpus, pid and
+ * cpu are left unset (argv optional): EINVAL otherwise.
  */
 KAGG_API struct kagg_stat *kagg_stat__open(const struct kagg_stat_opts *opts);
 /* Start counting: let the command exec, or enable the counters.  0 or -errno. */
@@ -129,12 +150,25 @@ KAGG_API int kagg_stat__start(struct kagg_stat *st);
 KAGG_API int kagg_stat__wait(struct kagg_stat *st);
 /* Stop counting and read every counter.  0 or -errno. */
 KAGG_API int kagg_stat__stop(struct kagg_stat *st);
-/* The readings (valid after stop, owned by st). */
+/*
+ * Read every counter now and keep counting: the report holds the counts
+ * so far and duration_s the time since start (kagg stat -I takes the differences).
+ * 0 or -errno (-EINVAL before start or after stop).
+ */
+KAGG_API int kagg_stat__read(struct kagg_stat *st);
+/* The readings (valid after stop, or kagg_stat__read; owned by st). */
 KAGG_API const struct kagg_stat_report *kagg_stat__report(const struct kagg_stat *st);
 /* Number of events counted (supported and read). */
 KAGG_API size_t kagg_stat__counted(const struct kagg_stat *st);
 /* Kill a command still held or running, close everything.  NULL-safe. */
 KAGG_API void kagg_stat__destroy(struct kagg_stat *st);
+
+/*
+ * perf stat -r's spread of n values: the standard deviation of their mean
+ * (sample standard deviation / sqrt(n)) in percent of the mean; 0 when n < 2 or the
+ * mean is 0.  Pure.
+ */
+KAGG_API double kagg_stat__rel_stddev(const double *v, size_t n);
 
 /*
  * Print a report: text (one line per event) or one JSON document
