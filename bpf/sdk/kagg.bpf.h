@@ -256,67 +256,22 @@ static __always_inline void kagg_rec_submit(void *r, __u32 gen)
 
 /* ---------------------------------------------------------------- bucketing */
 
-/* floor(log2(v)) for v > 0, 0 for v == 0. */
-static __always_inline __u32 kagg_log2_32(__u32 v)
-{
-	__u32 r, shift;
-
-	r = (v > 0xFFFF) << 4;
-	v >>= r;
-	shift = (v > 0xFF) << 3;
-	v >>= shift;
-	r |= shift;
-	shift = (v > 0xF) << 2;
-	v >>= shift;
-	r |= shift;
-	shift = (v > 0x3) << 1;
-	v >>= shift;
-	r |= shift;
-	r |= (v >> 1);
-	return r;
-}
-
-static __always_inline __u32 kagg_log2_64(__u64 v)
-{
-	__u32 hi = v >> 32;
-
-	return hi ? kagg_log2_32(hi) + 32 : kagg_log2_32((__u32)v);
-}
-
-/* floor(log2(floor(v / unit))) (0 for a quotient of 0 or 1), without a division. */
-static __always_inline __u32 kagg_log2_div(__u64 v, __u64 unit, __u32 unit_log2)
-{
-	__s32 k;
-
-	if (v < unit * 2)
-		return 0;
-	k = (__s32)kagg_log2_64(v) - (__s32)unit_log2;
-	if (k > 0 && (unit << k) > v)
-		k--;
-	return k < 0 ? 0 : k > 63 ? 63 : (__u32)k;
-}
-
 /*
- * The exponential bucket of v > 0 with kagg_exp_params[time]: floor(log2 v) << scale plus
- * the thresholds below v normalized to [2^63, 2^64) (libkagg's kagg_exp_slot()).
+ * kagg_log2_64(), kagg_log2_div() and kagg_exp_slot_in(): the bucket math of kagg's own
+ * programs and userspace, the same code.
  */
+#if __has_include("bucket_math.h")
+#include "bucket_math.h"
+#else
+#include "shared/bucket_math.h" /* kagg's source tree */
+#endif
+
+_Static_assert(KAGG_SDK_EXP_MAX_N == KAGG_EXP_MAX_N, "kagg_sdk_exp_params.thresh size");
+
+/* The exponential bucket of v > 0 with kagg_exp_params[time] (libkagg's kagg_exp_slot()). */
 static __always_inline __u32 kagg_exp_slot_of(__u64 v, const volatile struct kagg_sdk_exp_params *p)
 {
-	__u32 k = kagg_log2_64(v), s = p->scale, j = 0, b;
-	__u64 vn = v << (63 - k);
-
-#pragma unroll
-	for (b = KAGG_SDK_EXP_MAX_SCALE; b >= 1; b--) {
-		if (s >= b) {
-			__u32 step = 1U << (b - 1);
-
-			if (vn > p->thresh[(j + step - 1) & (KAGG_SDK_EXP_MAX_N - 1)])
-				j += step;
-		}
-	}
-	if (vn > p->thresh[j & (KAGG_SDK_EXP_MAX_N - 1)])
-		j++;
-	return (k << s) + j;
+	return kagg_exp_slot_in(v, p->thresh, p->scale);
 }
 
 /*
