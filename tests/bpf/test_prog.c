@@ -257,22 +257,7 @@ static void getppid_7(void *arg)
 /* A .bss map of an SDK object named sdk_* loaded since before, its kagg_armed set. */
 static bool sdk_armed(const struct tu_census *before)
 {
-	bool armed = false;
-	__u32 id = 0;
-
-	while (!armed && !bpf_map_get_next_id(id, &id)) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_map_get_fd_by_id(id);
-
-		if (fd < 0)
-			continue;
-		if (!bpf_map_get_info_by_fd(fd, &info, &len) && tu_bss_named(info.name, "sdk_") &&
-		    info.btf_id && tu_new_ids(before->maps, before->nr_maps, &id, 1))
-			armed = tu_map_var_set(fd, &info, "kagg_armed");
-		close(fd);
-	}
-	return armed;
+	return tu_new_var_set(before, "sdk_", "kagg_armed");
 }
 
 /* Lines of the command cmd's output holding every string of want (NULL-ended). */
