@@ -990,14 +990,8 @@ static int prog_open(struct kagg_session *s, void *opts)
 		slog(s, KAGG_LOG_WARN, "invalid prog options");
 		return -EINVAL;
 	}
-	if ((unsigned int)o->mode > KAGG_MODE_BOTH ||
-	    (o->stream_bytes &&
-	     (o->stream_bytes < 4096 || (o->stream_bytes & (o->stream_bytes - 1))))) {
-		slog(s, KAGG_LOG_WARN,
-		     "invalid streaming options (stream_bytes must be a power of "
-		     "two >= 4096)");
+	if (session_check_stream(s, o->mode, o->stream_bytes))
 		return -EINVAL;
-	}
 	session_use_path(s, o->mode, &o->stream_bytes);
 	t->stream_bytes = o->stream_bytes;
 	s->unit = o->unit;
