@@ -283,12 +283,13 @@ $(OUT)/tests/helpers/libsymsrc.so: tests/helpers/symsrc/symsrc.c
 
 # The chain only unwind tables can walk (tests/bpf/test_unwind.c): no frame pointer, no
 # sibling calls (each function keeps its frame), C and C++.
-$(OUT)/tests/helpers/unwind_target: tests/helpers/nofp/unwind_target.c
+$(OUT)/tests/helpers/unwind_target: tests/helpers/nofp/unwind_target.c tests/helpers/nofp/unwind_work.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -o $@ $<
 
-$(OUT)/tests/helpers/unwind_target_cxx: tests/helpers/nofp/unwind_target_cxx.cc
+$(OUT)/tests/helpers/unwind_target_cxx: tests/helpers/nofp/unwind_target_cxx.cc \
+				      tests/helpers/nofp/unwind_work.h
 	$(call msg,CXX,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CXX) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -o $@ $<
