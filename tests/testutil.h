@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -617,6 +618,22 @@ static inline bool tu_cgroup2_root(char *buf, size_t len)
 }
 
 /* Move process pid into the cgroup directory dir: 0 or -1. */
+/*
+ * A cgroup v2 directory NAME-PID under the root into dir, created (the caller removes it);
+ * the test named test is skipped when there is no cgroup v2 mount.
+ */
+static inline void tu_cgroup_dir(const char *test, const char *name, char *dir, size_t len)
+{
+	char root[64];
+
+	if (!tu_cgroup2_root(root, sizeof(root))) {
+		printf("SKIP %s: no cgroup v2 mount\n", test);
+		skip();
+	}
+	snprintf(dir, len, "%s/%s-%d", root, name, getpid());
+	assert_int_equal(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
+}
+
 static inline int tu_cgroup_add(const char *dir, int pid)
 {
 	char p[256];
@@ -805,6 +822,22 @@ static inline struct kagg_snapshot *tu_snap_after_child(struct kagg_session *s, 
 }
 
 /* The histogram of snap labelled label, or NULL. */
+/*
+ * The one histogram of snap, a KAGG_MODE_BOTH snapshot, into *h and that of its streamed
+ * twin into *sh: asserts the twin is there and each holds exactly one.
+ */
+static inline void tu_both_single(const struct kagg_snapshot *snap, const struct kagg_hist **h,
+				  const struct kagg_hist **sh)
+{
+	const struct kagg_snapshot *st = kagg_snapshot__stream(snap);
+
+	assert_non_null(st);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	assert_int_equal(kagg_snapshot__hist_cnt(st), 1);
+	*h = kagg_snapshot__hist(snap, 0);
+	*sh = kagg_snapshot__hist(st, 0);
+}
+
 static inline const struct kagg_hist *tu_find_label(const struct kagg_snapshot *snap,
 						    const char *label)
 {

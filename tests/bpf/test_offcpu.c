@@ -208,7 +208,6 @@ static void test_both_exact_percentiles_of_known_sleeps(void **state)
 	struct timed_sleeps *t =
 		mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	const struct kagg_hist *h, *sh;
-	const struct kagg_snapshot *st;
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	struct tu_child child;
@@ -227,12 +226,7 @@ static void test_both_exact_percentiles_of_known_sleeps(void **state)
 		s = kagg_offcpu__open(&o);
 	}
 	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
-	st = kagg_snapshot__stream(snap);
-	assert_non_null(st);
-	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
-	assert_int_equal(kagg_snapshot__hist_cnt(st), 1);
-	h = kagg_snapshot__hist(snap, 0);
-	sh = kagg_snapshot__hist(st, 0);
+	tu_both_single(snap, &h, &sh);
 	qsort(t->ns, 200, sizeof(t->ns[0]), cmp_u64);
 	med_us = (t->ns[99] + t->ns[100]) / 2e3;
 	printf("  kernel %llu intervals (dropped %llu), stream %llu (dropped %llu); "

@@ -44,7 +44,8 @@ static inline __attribute__((always_inline)) int unw_work(int sleep, long n)
 	return (int)(x & 1);
 }
 
-/* main's start: "spin MS" or "sleep N" into *sleep and *n, "ready", a byte read; 0 or an exit code. */
+/* main's start: "spin MS" or "sleep N" into *sleep and *n, "ready", a byte read; 0 or an exit code.
+ */
 static int unw_start(int argc, char **argv, int *sleep, long *n)
 {
 	char b;
