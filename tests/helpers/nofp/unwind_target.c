@@ -34,13 +34,4 @@ __attribute__((noinline)) int unw_a(int sleep, long n)
 	return r + 1;
 }
 
-int main(int argc, char **argv)
-{
-	int sleep, ret;
-	long n;
-
-	ret = unw_start(argc, argv, &sleep, &n);
-	if (ret)
-		return ret;
-	return unw_finish(unw_a(sleep, n));
-}
+UNW_MAIN(unw_a(sleep, n))

@@ -35,14 +35,4 @@ struct Chain {
 
 } // namespace unw
 
-int main(int argc, char **argv)
-{
-	int sleep, ret;
-	long n;
-
-	ret = unw_start(argc, argv, &sleep, &n);
-	if (ret)
-		return ret;
-	unw::Chain ch = { sleep != 0 };
-	return unw_finish(ch.a(n));
-}
+UNW_MAIN((unw::Chain{ sleep != 0 }).a(n))

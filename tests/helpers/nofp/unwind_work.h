@@ -71,4 +71,15 @@ static int unw_finish(int r)
 	return r < 0;
 }
 
+/* The targets' main: the protocol around CHAIN, a call of the chain's top on sleep and n. */
+#define UNW_MAIN(CHAIN)                                  \
+	int main(int argc, char **argv)                  \
+	{                                                \
+		int sleep, ret;                          \
+		long n;                                  \
+                                                         \
+		ret = unw_start(argc, argv, &sleep, &n); \
+		return ret ? ret : unw_finish(CHAIN);    \
+	}
+
 #endif /* KAGG_UNWIND_WORK_H */
