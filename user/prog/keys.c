@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "prog/prog_internal.h"
+#include "util/array.h"
 #include "util/u64map.h"
 #include "session/session_internal.h"
 #include "snapshot/snapshot_internal.h"
@@ -542,14 +543,8 @@ void pkey_note_maps(struct kagg_session *s, struct pstate *t)
 
 void pentry_free(struct pentry *e)
 {
-	size_t i;
-
-	for (i = 0; i < e->nr_labels; i++) {
-		free(e->names[i]);
-		free(e->vals[i]);
-	}
-	free(e->names);
-	free(e->vals);
+	free_strv(e->names, e->nr_labels);
+	free_strv(e->vals, e->nr_labels);
 	free(e->label);
 	free(e->key);
 	free(e->xslots);

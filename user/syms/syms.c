@@ -1125,10 +1125,8 @@ struct syms *syms__new(void)
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
-	if (!s) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!s)
+		return NULL; /* errno ENOMEM, from calloc */
 	s->pmap_dir = "/tmp";
 	s->dbg = dbg_new();
 	return s;

@@ -48,6 +48,16 @@ static inline int grow_array(void **arr, size_t *cap, size_t nr, size_t size, si
  */
 #define ARRAY_AT(o, nr, arr, i) ((o) && (i) < (o)->nr ? &(o)->arr[i] : (errno = EINVAL, NULL))
 
+/* Free the n strings of v (any may be NULL), then v. */
+static inline void free_strv(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 /*
  * In arr[0 .. n), sorted ascending by member field, how many elements have field <= key:
  * the index just past the last of them (binary search).
