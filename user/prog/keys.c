@@ -98,13 +98,7 @@ bool pkey_has_pid(const struct btf *btf, __u32 id)
 
 void pkey_cache_free(struct pkey_cache *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->nr_cg; i++)
-		free(c->cg[i].path);
-	free(c->cg);
-	c->cg = NULL;
-	c->nr_cg = 0;
+	FREE_ARRAY_OF(c->cg, c->nr_cg, path);
 	u64map_free(&c->comm_idx);
 	free(c->comms);
 	c->comms = NULL;

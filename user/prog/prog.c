@@ -27,6 +27,7 @@
 #include "shared/common.h"
 #include "shared/buckets.h"
 #include "shared/exp_table.h"
+#include "util/array.h"
 #include "util/opts.h"
 #include "prog/prog_internal.h"
 #include "session/session_internal.h"
@@ -783,11 +784,7 @@ static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 	err = open_obj(s, t);
 	if (err)
 		return err;
-	for (i = 0; i < t->nr_aggs; i++)
-		free(t->aggs[i].name);
-	free(t->aggs);
-	t->aggs = NULL;
-	t->nr_aggs = 0;
+	FREE_ARRAY_OF(t->aggs, t->nr_aggs, name);
 	err = discover(s, t) ?: choose_progs(s, t, btf);
 	for (i = 0; !err && i < t->nr_sets; i++)
 		err = set_one(s, t, t->sets[i]);

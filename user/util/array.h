@@ -58,6 +58,18 @@ static inline void free_strv(char **v, size_t n)
 	free(v);
 }
 
+/* Free member field (a malloc'd pointer) of each of the nr elements of arr, then arr: empty. */
+#define FREE_ARRAY_OF(arr, nr, field)                     \
+	do {                                              \
+		size_t __fa_i;                            \
+                                                          \
+		for (__fa_i = 0; __fa_i < (nr); __fa_i++) \
+			free((arr)[__fa_i].field);        \
+		free(arr);                                \
+		(arr) = NULL;                             \
+		(nr) = 0;                                 \
+	} while (0)
+
 /*
  * In arr[0 .. n), sorted ascending by member field, how many elements have field <= key:
  * the index just past the last of them (binary search).
