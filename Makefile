@@ -147,9 +147,9 @@ BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
 
 # The BPF-side SDK (docs/sdk.md), installed as <kagg/bpf/...> with the kernel types its
 # programs include; the example programs written with it, built as a user would.
-SDK_HDRS	:= bpf/sdk/kagg.bpf.h bpf/shared/kagg_sdk.h
+SDK_HDRS	:= bpf/sdk/kagg.bpf.h bpf/shared/kagg_sdk.h bpf/shared/bucket_math.h
 SDK_INC		:= $(OUT)/sdk/include
-SDK_COPIES	:= $(addprefix $(SDK_INC)/kagg/bpf/,kagg.bpf.h kagg_sdk.h vmlinux.h)
+SDK_COPIES	:= $(addprefix $(SDK_INC)/kagg/bpf/,$(notdir $(SDK_HDRS)) vmlinux.h)
 SDK_EXAMPLES	:= $(patsubst examples/bpf/%.bpf.c,$(OUT)/examples/bpf/%.bpf.o,\
 			     $(wildcard examples/bpf/*.bpf.c))
 
@@ -172,7 +172,8 @@ $(SDK_INC)/kagg/bpf/kagg.bpf.h: bpf/sdk/kagg.bpf.h
 	@mkdir -p $(@D)
 	$(Q)cp $< $@
 
-$(SDK_INC)/kagg/bpf/kagg_sdk.h: bpf/shared/kagg_sdk.h
+# kagg_sdk.h and bucket_math.h, from floor 0.
+$(SDK_INC)/kagg/bpf/%.h: bpf/shared/%.h
 	@mkdir -p $(@D)
 	$(Q)cp $< $@
 
@@ -282,12 +283,13 @@ $(OUT)/tests/helpers/libsymsrc.so: tests/helpers/symsrc/symsrc.c
 
 # The chain only unwind tables can walk (tests/bpf/test_unwind.c): no frame pointer, no
 # sibling calls (each function keeps its frame), C and C++.
-$(OUT)/tests/helpers/unwind_target: tests/helpers/nofp/unwind_target.c
+$(OUT)/tests/helpers/unwind_target: tests/helpers/nofp/unwind_target.c tests/helpers/nofp/unwind_work.h
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -o $@ $<
 
-$(OUT)/tests/helpers/unwind_target_cxx: tests/helpers/nofp/unwind_target_cxx.cc
+$(OUT)/tests/helpers/unwind_target_cxx: tests/helpers/nofp/unwind_target_cxx.cc \
+				      tests/helpers/nofp/unwind_work.h
 	$(call msg,CXX,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CXX) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -o $@ $<

@@ -17,12 +17,7 @@ const volatile bool filter_cgroup = false;
 KAGG_ID_SET(tgids);
 KAGG_ID_SET(tids);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroup SEC(".maps");
+KAGG_MAP(cgroup, BPF_MAP_TYPE_CGROUP_ARRAY, 1, __u32, __u32);
 
 /* Do the id filters keep this task (tgid/pid as the kernel names them)? */
 static __always_inline bool kagg_ids_selected(__u32 tgid, __u32 pid)

@@ -64,12 +64,7 @@ const volatile __u32 exp_hot_max = 0;
 KAGG_MAP(exp_hot_id, BPF_MAP_TYPE_ARRAY, 1, __u32, __u64); /* sized to nr_funcs by userspace */
 __u64 exp_hot_next = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroup SEC(".maps");
+KAGG_MAP(cgroup, BPF_MAP_TYPE_CGROUP_ARRAY, 1, __u32, __u32);
 
 static __always_inline bool traced(void)
 {

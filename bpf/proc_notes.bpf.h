@@ -22,6 +22,7 @@
 #define KAGG_PROC_NOTES_BPF_H
 
 #include "shared/common.h"
+#include "maps.bpf.h"
 
 #define KAGG_PROC_SLOTS 256 /* per CPU, a power of two */
 
@@ -36,12 +37,7 @@ struct kagg_proc_seen {
 	__u32 exec_pages[KAGG_PROC_SLOTS];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct kagg_proc_seen);
-} proc_seen SEC(".maps");
+KAGG_MAP(proc_seen, BPF_MAP_TYPE_PERCPU_ARRAY, 1, __u32, struct kagg_proc_seen);
 
 __u64 proc_notes_lost = 0;
 

@@ -314,6 +314,17 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 
 /* ---------------------------------------------------------------- streaming */
 
+/* The six argument registers of a system call's regs into r->args, with PT_REGS_PARMn_HOW. */
+#define SC_READ_ARGS(r, regs, HOW)                        \
+	do {                                              \
+		(r)->args[0] = PT_REGS_PARM1_##HOW(regs); \
+		(r)->args[1] = PT_REGS_PARM2_##HOW(regs); \
+		(r)->args[2] = PT_REGS_PARM3_##HOW(regs); \
+		(r)->args[3] = PT_REGS_PARM4_##HOW(regs); \
+		(r)->args[4] = PT_REGS_PARM5_##HOW(regs); \
+		(r)->args[5] = PT_REGS_PARM6_##HOW(regs); \
+	} while (0)
+
 /*
  * A record's head and the fields both types have (id: the current task's
  * pid_tgid); NULL when the ring is full (counted).
@@ -359,21 +370,10 @@ static __always_inline int enter_stream(struct pt_regs *regs, long nr, const boo
 	if (!r)
 		return 0;
 	/* the system call's own argument registers (bpf_tracing.h, per architecture) */
-	if (btf) {
-		r->args[0] = PT_REGS_PARM1_SYSCALL(regs);
-		r->args[1] = PT_REGS_PARM2_SYSCALL(regs);
-		r->args[2] = PT_REGS_PARM3_SYSCALL(regs);
-		r->args[3] = PT_REGS_PARM4_SYSCALL(regs);
-		r->args[4] = PT_REGS_PARM5_SYSCALL(regs);
-		r->args[5] = PT_REGS_PARM6_SYSCALL(regs);
-	} else {
-		r->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
-		r->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
-		r->args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
-		r->args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
-		r->args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
-		r->args[5] = PT_REGS_PARM6_CORE_SYSCALL(regs);
-	}
+	if (btf)
+		SC_READ_ARGS(r, regs, SYSCALL);
+	else
+		SC_READ_ARGS(r, regs, CORE_SYSCALL);
 	kagg_rec_submit(r);
 	return 0;
 }

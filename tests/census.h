@@ -361,10 +361,11 @@ static inline bool tu_bss_named(const char *name, const char *prefixes)
 
 /*
  * Whether a .bss map named with prefix appeared since `before` with its
- * session armed (bpf/stream.bpf.h's `armed`, set once every program of the
+ * variable var set (a session's switch, set once every program of the
  * session is attached): from then on the session counts what happens.
  */
-static inline bool tu_new_armed(const struct tu_census *before, const char *prefix)
+static inline bool tu_new_var_set(const struct tu_census *before, const char *prefix,
+				  const char *var)
 {
 	bool armed = false;
 	__u32 id = 0;
@@ -378,10 +379,16 @@ static inline bool tu_new_armed(const struct tu_census *before, const char *pref
 			continue;
 		if (!bpf_map_get_info_by_fd(fd, &info, &len) && tu_bss_named(info.name, prefix) &&
 		    info.btf_id && tu_new_ids(before->maps, before->nr_maps, &id, 1))
-			armed = tu_map_var_set(fd, &info, "armed");
+			armed = tu_map_var_set(fd, &info, var);
 		close(fd);
 	}
 	return armed;
+}
+
+/* tu_new_var_set() of a built-in tool's bpf/stream.bpf.h `armed`. */
+static inline bool tu_new_armed(const struct tu_census *before, const char *prefix)
+{
+	return tu_new_var_set(before, prefix, "armed");
 }
 
 /* Whether this kernel has BPF links for perf-event attaches (BPF_LINK_TYPE_PERF_EVENT). */

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,8 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -613,6 +618,22 @@ static inline bool tu_cgroup2_root(char *buf, size_t len)
 }
 
 /* Move process pid into the cgroup directory dir: 0 or -1. */
+/*
+ * A cgroup v2 directory NAME-PID under the root into dir, created (the caller removes it);
+ * the test named test is skipped when there is no cgroup v2 mount.
+ */
+static inline void tu_cgroup_dir(const char *test, const char *name, char *dir, size_t len)
+{
+	char root[64];
+
+	if (!tu_cgroup2_root(root, sizeof(root))) {
+		printf("SKIP %s: no cgroup v2 mount\n", test);
+		skip();
+	}
+	snprintf(dir, len, "%s/%s-%d", root, name, getpid());
+	assert_int_equal(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
+}
+
 static inline int tu_cgroup_add(const char *dir, int pid)
 {
 	char p[256];
@@ -625,6 +646,58 @@ static inline int tu_cgroup_add(const char *dir, int pid)
 		return -1;
 	ok = fprintf(f, "%d\n", pid) > 0;
 	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* A free TCP port on 127.0.0.1: bound, then closed (the kernel does not reuse it at once). */
+static inline int tu_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+/*
+ * kagg with args (NULL-ended, from the subcommand on) run as nobody (uid and gid 65534, no
+ * supplementary groups), its stderr into buf (NUL-ended); returns the wait status.  The
+ * test named test is skipped when the child cannot become nobody (exit 126) or exec kagg (125).
+ */
+static inline int tu_kagg_as_nobody(const char *test, char *const args[], char *buf, size_t len)
+{
+	char errp[] = "/tmp/kagg-test-nobody-XXXXXX", *argv[32] = { (char *)tu_kagg() };
+	int efd = mkstemp(errp), st, i;
+	ssize_t n;
+	pid_t pid;
+
+	for (i = 0; args[i] && i < 30; i++)
+		argv[i + 1] = args[i];
+	assert_true(efd >= 0);
+	unlink(errp);
+	pid = fork();
+	if (pid == 0) {
+		dup2(efd, 2);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(125);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	lseek(efd, 0, SEEK_SET);
+	n = read(efd, buf, len - 1);
+	close(efd);
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == 125 || WEXITSTATUS(st) == 126)) {
+		printf("SKIP %s: cannot run %s as nobody (exit %d)\n", test, tu_kagg(),
+		       WEXITSTATUS(st));
+		skip();
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	return st;
 }
 
 /* Number of lines in s (a final line without '\n' counts). */
@@ -749,6 +822,22 @@ static inline struct kagg_snapshot *tu_snap_after_child(struct kagg_session *s, 
 }
 
 /* The histogram of snap labelled label, or NULL. */
+/*
+ * The one histogram of snap, a KAGG_MODE_BOTH snapshot, into *h and that of its streamed
+ * twin into *sh: asserts the twin is there and each holds exactly one.
+ */
+static inline void tu_both_single(const struct kagg_snapshot *snap, const struct kagg_hist **h,
+				  const struct kagg_hist **sh)
+{
+	const struct kagg_snapshot *st = kagg_snapshot__stream(snap);
+
+	assert_non_null(st);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
+	assert_int_equal(kagg_snapshot__hist_cnt(st), 1);
+	*h = kagg_snapshot__hist(snap, 0);
+	*sh = kagg_snapshot__hist(st, 0);
+}
+
 static inline const struct kagg_hist *tu_find_label(const struct kagg_snapshot *snap,
 						    const char *label)
 {

@@ -306,6 +306,17 @@ int cli_pick(const char *s, const char *const *names, size_t n)
 	return -1;
 }
 
+int cli_choose(const char *s, const char *const *names, size_t n, const char *what,
+	       const char *choices, int *out)
+{
+	int i = cli_pick(s, names, n);
+
+	if (i < 0)
+		return cli_err(CLI_EXIT_USAGE, "invalid %s '%s' (%s)", what, s, choices);
+	*out = i;
+	return 0;
+}
+
 /* --format: a printer's format, or a picture (then the format stays as it was). */
 static int parse_format(const char *arg, struct cli_common *cm)
 {
@@ -550,13 +561,8 @@ int cli_parse_attach(const char *arg, enum kagg_attach *out)
 		[KAGG_ATTACH_TP_BTF] = "tp_btf",
 		[KAGG_ATTACH_RAW_TP] = "raw_tp",
 	};
-	int i = CLI_PICK(arg, names);
 
-	if (i < 0)
-		return cli_err(CLI_EXIT_USAGE, "invalid attach type '%s' (auto, tp_btf, raw_tp)",
-			       arg);
-	*out = (enum kagg_attach)i;
-	return 0;
+	return CLI_CHOOSE(arg, names, "attach type", "auto, tp_btf, raw_tp", out);
 }
 
 int cli_parse_stream_bytes(const char *arg, size_t *out)
@@ -577,16 +583,10 @@ int cli_stream_opt(int c, const char *arg, struct cli_stream *st)
 		[KAGG_MODE_STREAM] = "stream",
 		[KAGG_MODE_BOTH] = "both",
 	};
-	int i;
 
 	switch (c) {
 	case CLI_OPT_MODE:
-		i = CLI_PICK(arg, modes);
-		if (i < 0)
-			return cli_err(CLI_EXIT_USAGE, "invalid mode '%s' (agg, stream or both)",
-				       arg);
-		st->mode = (enum kagg_mode)i;
-		return 0;
+		return CLI_CHOOSE(arg, modes, "mode", "agg, stream or both", &st->mode);
 	case CLI_OPT_PRINT:
 		st->print = true;
 		return 0;
@@ -963,10 +963,6 @@ int cli_unwind(const char *arg, enum kagg_unwind *u)
 		[KAGG_UNWIND_FP] = "fp",
 		[KAGG_UNWIND_TABLE] = "table",
 	};
-	int i = CLI_PICK(arg, names);
 
-	if (i < 0)
-		return cli_err(CLI_EXIT_USAGE, "invalid unwind '%s' (auto, table or fp)", arg);
-	*u = (enum kagg_unwind)i;
-	return 0;
+	return CLI_CHOOSE(arg, names, "unwind", "auto, table or fp", u);
 }

@@ -92,6 +92,30 @@ int cli_parse_int_list(const char *s, int **out, size_t *n);
 int cli_pick(const char *s, const char *const *names, size_t n);
 /* cli_pick over a whole array, e.g. { [KAGG_MODE_AGG] = "agg", ... } (index: the value). */
 #define CLI_PICK(s, names) cli_pick(s, names, sizeof(names) / sizeof((names)[0]))
+/*
+ * s as one of names[n] into *out (its index), else the usage error
+ * "invalid WHAT 'S' (CHOICES)".  Returns 0 or CLI_EXIT_USAGE.
+ */
+int cli_choose(const char *s, const char *const *names, size_t n, const char *what,
+	       const char *choices, int *out);
+/*
+ * Option c, -A or -B, two that exclude each other, into *dst (0 until one is given): va for
+ * -A, vb for -B.  Returns 0, or the usage error "-A and -B exclude each other" once *dst is set.
+ */
+#define CLI_EITHER(c, A, B, va, vb, dst)                                          \
+	(*(dst) ? cli_err(CLI_EXIT_USAGE, "-%c and -%c exclude each other", A, B) \
+		: (*(dst) = (c) == (A) ? (va) : (vb), 0))
+
+/* cli_choose() over a whole array (as CLI_PICK) into *dst of any enum type. */
+#define CLI_CHOOSE(s, names, what, choices, dst)                                                 \
+	({                                                                                       \
+		int i_;                                                                          \
+		int r_ = cli_choose(s, names, sizeof(names) / sizeof((names)[0]), what, choices, \
+				    &i_);                                                        \
+		if (!r_)                                                                         \
+			*(dst) = (__typeof__(*(dst)))i_;                                         \
+		r_;                                                                              \
+	})
 
 /*
  * Install SIGINT/SIGTERM handlers that set cli_stop (and SIGPIPE ignored).

@@ -94,15 +94,12 @@ static int parse_attach(const char *arg, enum kagg_funclat_attach *out)
 		KAGG_FUNCLAT_AUTO,	   KAGG_FUNCLAT_FENTRY, KAGG_FUNCLAT_KPROBE,
 		KAGG_FUNCLAT_KPROBE_MULTI, KAGG_FUNCLAT_UPROBE, KAGG_FUNCLAT_UPROBE_MULTI,
 	};
-	int i = CLI_PICK(arg, attach);
+	int i, ret = CLI_CHOOSE(arg, attach, "attach type",
+				"auto, fentry, kprobe, kprobe.multi, uprobe, uprobe.multi", &i);
 
-	if (i < 0)
-		return cli_err(CLI_EXIT_USAGE,
-			       "invalid attach type '%s' (auto, fentry, kprobe, "
-			       "kprobe.multi, uprobe, uprobe.multi)",
-			       arg);
-	*out = attach_val[i];
-	return 0;
+	if (!ret)
+		*out = attach_val[i];
+	return ret;
 }
 
 struct funclat_args {

@@ -114,13 +114,8 @@ static int parse_wake(const char *arg, enum kagg_wake *wake)
 		[KAGG_WAKE_TIMER] = "timer",
 		[KAGG_WAKE_EVERY] = "every",
 	};
-	int i = CLI_PICK(arg, names);
 
-	if (i < 0)
-		return cli_err(CLI_EXIT_USAGE,
-			       "invalid --wake '%s' (watermark, adaptive, timer, every)", arg);
-	*wake = (enum kagg_wake)i;
-	return 0;
+	return CLI_CHOOSE(arg, names, "--wake", "watermark, adaptive, timer, every", wake);
 }
 
 /* The options that are offcpu's alone (cli_parser.opt). */
@@ -144,10 +139,8 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 		return parse_us(arg, "max-us", true, &a->o.max_ns);
 	case 'u':
 	case 'k':
-		if (a->o.threads)
-			return cli_err(CLI_EXIT_USAGE, "-u and -k exclude each other");
-		a->o.threads = c == 'u' ? KAGG_THREADS_USER : KAGG_THREADS_KERNEL;
-		return 0;
+		return CLI_EITHER(c, 'u', 'k', KAGG_THREADS_USER, KAGG_THREADS_KERNEL,
+				  &a->o.threads);
 	case OPT_UNWIND:
 		return cli_unwind(arg, &a->o.unwind);
 	case OPT_STACKS:

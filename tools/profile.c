@@ -84,13 +84,8 @@ static int parse_event(const char *arg, enum kagg_profile_event *ev)
 		[KAGG_PROFILE_EV_CYCLES] = "cycles",
 		[KAGG_PROFILE_EV_CPU_CLOCK] = "cpu-clock",
 	};
-	int i = CLI_PICK(arg, names);
 
-	if (i < 0)
-		return cli_err(CLI_EXIT_USAGE, "invalid event '%s' (auto, cycles or cpu-clock)",
-			       arg);
-	*ev = (enum kagg_profile_event)i;
-	return 0;
+	return CLI_CHOOSE(arg, names, "event", "auto, cycles or cpu-clock", ev);
 }
 
 /* The options that are profile's alone (cli_parser.opt). */
@@ -106,10 +101,8 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 		return CLI_RANGE(arg, 0, 65535, "cpu", false, &a->o.cpu);
 	case 'U':
 	case 'K':
-		if (a->o.stacks)
-			return cli_err(CLI_EXIT_USAGE, "-U and -K exclude each other");
-		a->o.stacks = c == 'U' ? KAGG_PROFILE_USER : KAGG_PROFILE_KERNEL;
-		return 0;
+		return CLI_EITHER(c, 'U', 'K', KAGG_PROFILE_USER, KAGG_PROFILE_KERNEL,
+				  &a->o.stacks);
 	case OPT_EVENT:
 		return parse_event(arg, &a->o.event);
 	case OPT_UNWIND:

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,6 +51,16 @@ static int rb_opt_other(int c)
 	return cli_err(CLI_EXIT_USAGE, "bad option (kagg rb --help)");
 }
 
+/* --WHAT N from lo to hi into *v, else the usage error "--WHAT: LO..HI[UNIT], got 'N'". */
+static int rb_range(const char *arg, uint64_t lo, uint64_t hi, const char *what, const char *unit,
+		    uint64_t *v)
+{
+	if (cli_parse_u64(arg, v) || *v < lo || *v > hi)
+		return cli_err(CLI_EXIT_USAGE, "%s: %" PRIu64 "..%" PRIu64 "%s, got '%s'", what, lo,
+			       hi, unit, arg);
+	return 0;
+}
+
 static int bench_parse(int argc, char **argv, struct rbb_opts *o, enum kagg_format *fmt)
 {
 	static const struct option lo[] = {
@@ -71,21 +82,18 @@ static int bench_parse(int argc, char **argv, struct rbb_opts *o, enum kagg_form
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'w':
-			if (cli_parse_u64(optarg, &v) || !v || v > 1024)
-				return cli_err(CLI_EXIT_USAGE, "--writers: 1..1024, got '%s'",
-					       optarg);
+			if (rb_range(optarg, 1, 1024, "--writers", "", &v))
+				return CLI_EXIT_USAGE;
 			o->writers = (unsigned int)v;
 			break;
 		case 'p':
-			if (cli_parse_u64(optarg, &v) || v < 8 || v > 4072)
-				return cli_err(CLI_EXIT_USAGE, "--payload: 8..4072 bytes, got '%s'",
-					       optarg);
+			if (rb_range(optarg, 8, 4072, "--payload", " bytes", &v))
+				return CLI_EXIT_USAGE;
 			o->payload = v;
 			break;
 		case 'n':
-			if (cli_parse_u64(optarg, &v) || v < 2 || v > 65000)
-				return cli_err(CLI_EXIT_USAGE, "--subbufs: 2..65000, got '%s'",
-					       optarg);
+			if (rb_range(optarg, 2, 65000, "--subbufs", "", &v))
+				return CLI_EXIT_USAGE;
 			o->nr_subbufs = v;
 			break;
 		case 'm':

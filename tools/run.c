@@ -55,15 +55,11 @@ enum {
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
 	CLI_STACKS_LONGOPTS,
+	CLI_STREAM_LONGOPTS,
 	{ "set", required_argument, NULL, OPT_SET },
-	{ "attach", required_argument, NULL, CLI_OPT_ATTACH },
 	{ "binary", required_argument, NULL, OPT_BINARY },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "func", required_argument, NULL, OPT_FUNC },
-	{ "mode", required_argument, NULL, CLI_OPT_MODE },
-	{ "buckets", required_argument, NULL, CLI_OPT_BUCKETS },
-	{ "print", no_argument, NULL, CLI_OPT_PRINT },
-	{ "stream-bytes", required_argument, NULL, CLI_OPT_STREAM_BYTES },
 	{},
 };
 

@@ -213,6 +213,19 @@ static __always_inline bool kagg_obs_begin(struct kagg_obs *o)
 }
 
 /*
+ * Close observation o: counted recorded, or when the aggregation's map had no room for
+ * it (recorded false) counted as its drop; returns recorded.
+ */
+static __always_inline bool kagg_obs_end(struct kagg_obs *o, bool recorded, __u32 drop)
+{
+	if (recorded)
+		o->c->cnt[KAGG_SDK_CNT_RECORDED]++;
+	else
+		o->c->cnt[drop]++;
+	return recorded;
+}
+
+/*
  * Reserve a streamed record of size bytes (a constant) for aggregation agg in generation
  * gen, its head filled; NULL when the ring buffer is full (counted dropped).
  */
@@ -256,67 +269,22 @@ static __always_inline void kagg_rec_submit(void *r, __u32 gen)
 
 /* ---------------------------------------------------------------- bucketing */
 
-/* floor(log2(v)) for v > 0, 0 for v == 0. */
-static __always_inline __u32 kagg_log2_32(__u32 v)
-{
-	__u32 r, shift;
-
-	r = (v > 0xFFFF) << 4;
-	v >>= r;
-	shift = (v > 0xFF) << 3;
-	v >>= shift;
-	r |= shift;
-	shift = (v > 0xF) << 2;
-	v >>= shift;
-	r |= shift;
-	shift = (v > 0x3) << 1;
-	v >>= shift;
-	r |= shift;
-	r |= (v >> 1);
-	return r;
-}
-
-static __always_inline __u32 kagg_log2_64(__u64 v)
-{
-	__u32 hi = v >> 32;
-
-	return hi ? kagg_log2_32(hi) + 32 : kagg_log2_32((__u32)v);
-}
-
-/* floor(log2(floor(v / unit))) (0 for a quotient of 0 or 1), without a division. */
-static __always_inline __u32 kagg_log2_div(__u64 v, __u64 unit, __u32 unit_log2)
-{
-	__s32 k;
-
-	if (v < unit * 2)
-		return 0;
-	k = (__s32)kagg_log2_64(v) - (__s32)unit_log2;
-	if (k > 0 && (unit << k) > v)
-		k--;
-	return k < 0 ? 0 : k > 63 ? 63 : (__u32)k;
-}
-
 /*
- * The exponential bucket of v > 0 with kagg_exp_params[time]: floor(log2 v) << scale plus
- * the thresholds below v normalized to [2^63, 2^64) (libkagg's kagg_exp_slot()).
+ * kagg_log2_64(), kagg_log2_div() and kagg_exp_slot_in(): the bucket math of kagg's own
+ * programs and userspace, the same code.
  */
+#if __has_include("bucket_math.h")
+#include "bucket_math.h"
+#else
+#include "shared/bucket_math.h" /* kagg's source tree */
+#endif
+
+_Static_assert(KAGG_SDK_EXP_MAX_N == KAGG_EXP_MAX_N, "kagg_sdk_exp_params.thresh size");
+
+/* The exponential bucket of v > 0 with kagg_exp_params[time] (libkagg's kagg_exp_slot()). */
 static __always_inline __u32 kagg_exp_slot_of(__u64 v, const volatile struct kagg_sdk_exp_params *p)
 {
-	__u32 k = kagg_log2_64(v), s = p->scale, j = 0, b;
-	__u64 vn = v << (63 - k);
-
-#pragma unroll
-	for (b = KAGG_SDK_EXP_MAX_SCALE; b >= 1; b--) {
-		if (s >= b) {
-			__u32 step = 1U << (b - 1);
-
-			if (vn > p->thresh[(j + step - 1) & (KAGG_SDK_EXP_MAX_N - 1)])
-				j += step;
-		}
-	}
-	if (vn > p->thresh[j & (KAGG_SDK_EXP_MAX_N - 1)])
-		j++;
-	return (k << s) + j;
+	return kagg_exp_slot_in(v, p->thresh, p->scale);
 }
 
 /*
@@ -483,46 +451,40 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 		return true;                                                         \
 	}
 
-#define __KAGG_HIST(NAME, KEY, MAX, KIND, FLAGS, MIN, STEP)                                    \
-	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_hist);                                  \
-	__KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP);                                             \
-	__KAGG_STREAM(NAME, KEY)                                                               \
-	__KAGG_EXP_CELLS(NAME, KEY, MAX)                                                       \
-	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                                 \
-	{                                                                                      \
-		struct kagg_sdk_hist *h;                                                       \
-		struct kagg_obs o;                                                             \
-		bool sent, done;                                                               \
-		__u32 slot;                                                                    \
-                                                                                               \
-		if (!kagg_obs_begin(&o))                                                       \
-			return false;                                                          \
-		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done);                             \
-		if (done)                                                                      \
-			return sent;                                                           \
-		if (KIND == KAGG_SDK_LOG2 && kagg_exp) {                                       \
-			if (!NAME##__exp_add(key, v, o.gen,                                    \
-					     &kagg_exp_params[!!((FLAGS) & KAGG_SDK_TIME)])) { \
-				o.c->cnt[NAME##__drop]++;                                      \
-				return false;                                                  \
-			}                                                                      \
-			o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                     \
-			return true;                                                           \
-		}                                                                              \
-		slot = kagg_slot(KIND, FLAGS, v, MIN, STEP);                                   \
-		if (slot >= KAGG_SDK_SLOTS) {                                                  \
-			o.c->cnt[KAGG_SDK_CNT_FILTERED]++;                                     \
-			return false;                                                          \
-		}                                                                              \
-		h = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &kagg_sdk_zero_hist);                 \
-		if (!h) {                                                                      \
-			o.c->cnt[NAME##__drop]++;                                              \
-			return false;                                                          \
-		}                                                                              \
-		h->slots[slot]++;                                                              \
-		h->sum += v;                                                                   \
-		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                             \
-		return true;                                                                   \
+#define __KAGG_HIST(NAME, KEY, MAX, KIND, FLAGS, MIN, STEP)                                     \
+	__KAGG_AGG_MAP(NAME, KEY, MAX, struct kagg_sdk_hist);                                   \
+	__KAGG_DESC(NAME, KIND, FLAGS, MIN, STEP);                                              \
+	__KAGG_STREAM(NAME, KEY)                                                                \
+	__KAGG_EXP_CELLS(NAME, KEY, MAX)                                                        \
+	__KAGG_FN bool NAME##__record(const KEY *key, __u64 v)                                  \
+	{                                                                                       \
+		struct kagg_sdk_hist *h;                                                        \
+		struct kagg_obs o;                                                              \
+		bool sent, done;                                                                \
+		__u32 slot;                                                                     \
+                                                                                                \
+		if (!kagg_obs_begin(&o))                                                        \
+			return false;                                                           \
+		sent = __KAGG_STREAM_OBS(NAME, &o, key, v, &done);                              \
+		if (done)                                                                       \
+			return sent;                                                            \
+		if (KIND == KAGG_SDK_LOG2 && kagg_exp)                                          \
+			return kagg_obs_end(                                                    \
+				&o,                                                             \
+				NAME##__exp_add(key, v, o.gen,                                  \
+						&kagg_exp_params[!!((FLAGS) & KAGG_SDK_TIME)]), \
+				NAME##__drop);                                                  \
+		slot = kagg_slot(KIND, FLAGS, v, MIN, STEP);                                    \
+		if (slot >= KAGG_SDK_SLOTS) {                                                   \
+			o.c->cnt[KAGG_SDK_CNT_FILTERED]++;                                      \
+			return false;                                                           \
+		}                                                                               \
+		h = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &kagg_sdk_zero_hist);                  \
+		if (h) {                                                                        \
+			h->slots[slot]++;                                                       \
+			h->sum += v;                                                            \
+		}                                                                               \
+		return kagg_obs_end(&o, h, NAME##__drop);                                       \
 	}
 
 /*
@@ -556,14 +518,11 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 		if (done)                                          \
 			return sent;                               \
 		c = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &zero);   \
-		if (!c) {                                          \
-			o.c->cnt[NAME##__drop]++;                  \
-			return false;                              \
+		if (c) {                                           \
+			c->count++;                                \
+			c->sum += v;                               \
 		}                                                  \
-		c->count++;                                        \
-		c->sum += v;                                       \
-		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                 \
-		return true;                                       \
+		return kagg_obs_end(&o, c, NAME##__drop);          \
 	}
 
 /* A count and a sum per KEY: NAME__record(&key, value) counts 1 and adds value. */
@@ -618,14 +577,11 @@ static __always_inline kagg_ustack_t kagg_ustack(void *ctx)
 			bpf_map_update_elem(&NAME, &k, &zero, BPF_NOEXIST);                    \
 			sv = bpf_map_lookup_elem(&NAME, &k);                                   \
 		}                                                                              \
-		if (!sv) {                                                                     \
-			o.c->cnt[NAME##__drop]++;                                              \
-			return false;                                                          \
+		if (sv) {                                                                      \
+			sv->count++;                                                           \
+			sv->sum += v;                                                          \
 		}                                                                              \
-		sv->count++;                                                                   \
-		sv->sum += v;                                                                  \
-		o.c->cnt[KAGG_SDK_CNT_RECORDED]++;                                             \
-		return true;                                                                   \
+		return kagg_obs_end(&o, sv, NAME##__drop);                                     \
 	}
 
 /* ---------------------------------------------------------------- start/stop pairs */
@@ -761,27 +717,15 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 /* ---------------------------------------------------------------- attach flavours */
 
 /*
- * A tracepoint program in two flavours, NAME_tp_btf on "tp_btf/TP" and NAME_raw_tp on
- * "raw_tp/TP"; the loader loads the first, the second when the first cannot load (the
- * meta says which was used, and why).  Both take the tracepoint's arguments (the ...,
- * as BPF_PROG takes them) and return CALL, an expression in which `btf` is a constant:
- * true in the first (arguments are trusted pointers), false in the second (read them
- * with BPF_CORE_READ).
+ * One flavour of a KAGG_TP/KAGG_FUNC handler: FNAME on section SECNAME, declared with
+ * PROG (BPF_PROG or BPF_KPROBE) on the arguments (the ...), returning CALL with the
+ * constant `btf` set to BTF.
  */
-#define KAGG_TP(NAME, TP, CALL, ...)                         \
-	SEC("tp_btf/" TP)                                    \
-	int BPF_PROG(NAME##_tp_btf, ##__VA_ARGS__)           \
+#define __KAGG_HANDLER(SECNAME, PROG, FNAME, BTF, CALL, ...) \
+	SEC(SECNAME)                                         \
+	int PROG(FNAME, ##__VA_ARGS__)                       \
 	{                                                    \
-		const bool btf = true;                       \
-		struct kagg_clock *__c = kagg_event_begin(); \
-                                                             \
-		(void)btf;                                   \
-		return kagg_event_end(__c, CALL);            \
-	}                                                    \
-	SEC("raw_tp/" TP)                                    \
-	int BPF_PROG(NAME##_raw_tp, ##__VA_ARGS__)           \
-	{                                                    \
-		const bool btf = false;                      \
+		const bool btf = BTF;                        \
 		struct kagg_clock *__c = kagg_event_begin(); \
                                                              \
 		(void)btf;                                   \
@@ -789,27 +733,23 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 	}
 
 /*
+ * A tracepoint program in two flavours, NAME_tp_btf on "tp_btf/TP" and NAME_raw_tp on
+ * "raw_tp/TP"; the loader loads the first, the second when the first cannot load (the
+ * meta says which was used, and why).  Both take the tracepoint's arguments (the ...,
+ * as BPF_PROG takes them) and return CALL, an expression in which `btf` is a constant:
+ * true in the first (arguments are trusted pointers), false in the second (read them
+ * with BPF_CORE_READ).
+ */
+#define KAGG_TP(NAME, TP, CALL, ...)                                                     \
+	__KAGG_HANDLER("tp_btf/" TP, BPF_PROG, NAME##_tp_btf, true, CALL, ##__VA_ARGS__) \
+	__KAGG_HANDLER("raw_tp/" TP, BPF_PROG, NAME##_raw_tp, false, CALL, ##__VA_ARGS__)
+
+/*
  * A kernel function's entry in two flavours, NAME_fentry on "fentry/FN" and NAME_kprobe
  * on "kprobe/FN", loaded like KAGG_TP's: CALL with `btf` true in the first.
  */
-#define KAGG_FUNC(NAME, FN, CALL, ...)                       \
-	SEC("fentry/" FN)                                    \
-	int BPF_PROG(NAME##_fentry, ##__VA_ARGS__)           \
-	{                                                    \
-		const bool btf = true;                       \
-		struct kagg_clock *__c = kagg_event_begin(); \
-                                                             \
-		(void)btf;                                   \
-		return kagg_event_end(__c, CALL);            \
-	}                                                    \
-	SEC("kprobe/" FN)                                    \
-	int BPF_KPROBE(NAME##_kprobe, ##__VA_ARGS__)         \
-	{                                                    \
-		const bool btf = false;                      \
-		struct kagg_clock *__c = kagg_event_begin(); \
-                                                             \
-		(void)btf;                                   \
-		return kagg_event_end(__c, CALL);            \
-	}
+#define KAGG_FUNC(NAME, FN, CALL, ...)                                                   \
+	__KAGG_HANDLER("fentry/" FN, BPF_PROG, NAME##_fentry, true, CALL, ##__VA_ARGS__) \
+	__KAGG_HANDLER("kprobe/" FN, BPF_KPROBE, NAME##_kprobe, false, CALL, ##__VA_ARGS__)
 
 #endif /* __KAGG_BPF_H */

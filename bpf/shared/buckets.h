@@ -5,7 +5,7 @@
  * in userspace.  Plain C on __u32/__u64, integers only, no BPF helper: any
  * file may include it (userspace gets __always_inline from <sys/cdefs.h>).
  *
- * log2 buckets: kagg_log2_64(), kagg_log2_div().
+ * log2 buckets: kagg_log2_64(), kagg_log2_div(), from shared/bucket_math.h.
  *
  * Exponential-histogram bucketing: the bucket boundaries of OpenTelemetry
  * exponential histograms and Prometheus native histograms, u * 2^(i/2^s)
@@ -21,51 +21,7 @@
 #define KAGG_SHARED_BUCKETS_H
 
 #include "shared/exp_table.h"
-
-/* floor(log2(v)) for v > 0, 0 for v == 0: branch-light, verifier friendly. */
-static __always_inline __u32 kagg_log2_32(__u32 v)
-{
-	__u32 r, shift;
-
-	r = (v > 0xFFFF) << 4;
-	v >>= r;
-	shift = (v > 0xFF) << 3;
-	v >>= shift;
-	r |= shift;
-	shift = (v > 0xF) << 2;
-	v >>= shift;
-	r |= shift;
-	shift = (v > 0x3) << 1;
-	v >>= shift;
-	r |= shift;
-	r |= (v >> 1);
-	return r;
-}
-
-static __always_inline __u32 kagg_log2_64(__u64 v)
-{
-	__u32 hi = v >> 32;
-
-	return hi ? kagg_log2_32(hi) + 32 : kagg_log2_32((__u32)v);
-}
-
-/*
- * floor(log2(floor(v / unit))) (0 when the quotient is 0 or 1), capped at
- * 63, without a 64-bit division: with L = floor(log2 v) and U = floor(log2
- * unit) (unit_log2), the answer is the largest k with unit << k <= v, which
- * is L - U or L - U - 1.  Exact for every v and unit >= 1 (unit < 2^32).
- */
-static __always_inline __u32 kagg_log2_div(__u64 v, __u64 unit, __u32 unit_log2)
-{
-	__s32 k;
-
-	if (v < unit * 2)
-		return 0;
-	k = (__s32)kagg_log2_64(v) - (__s32)unit_log2;
-	if (k > 0 && (unit << k) > v)
-		k--;
-	return k < 0 ? 0 : k > 63 ? 63 : (__u32)k;
-}
+#include "shared/bucket_math.h"
 
 /*
  * Slot of v > 0 in a histogram of KAGG_EXP_SLOTS(p->scale) slots: slot
@@ -75,27 +31,7 @@ static __always_inline __u32 kagg_log2_div(__u64 v, __u64 unit, __u32 unit_log2)
  */
 static __always_inline __u32 kagg_exp_slot(__u64 v, const volatile struct kagg_exp_params *p)
 {
-	__u32 k = kagg_log2_64(v), s = p->scale, j = 0, b;
-	__u64 vn = v << (63 - k);
-
-	/*
-	 * j = #{ m < 2^s : thresh[m] < vn }: halving steps 2^(s-1) ... 1 leave
-	 * j at most 2^s - 1 with thresh[0 .. j) below vn; one last compare.
-	 */
-#ifdef __clang__
-#pragma unroll
-#endif
-	for (b = KAGG_EXP_MAX_SCALE; b >= 1; b--) {
-		if (s >= b) {
-			__u32 step = 1U << (b - 1);
-
-			if (vn > p->thresh[(j + step - 1) & (KAGG_EXP_MAX_N - 1)])
-				j += step;
-		}
-	}
-	if (vn > p->thresh[j & (KAGG_EXP_MAX_N - 1)])
-		j++;
-	return (k << s) + j;
+	return kagg_exp_slot_in(v, p->thresh, p->scale);
 }
 
 #endif

@@ -11,8 +11,8 @@
 #ifndef KAGG_EXP_TABLE_H
 #define KAGG_EXP_TABLE_H
 
-#define KAGG_EXP_MAX_SCALE 5
-#define KAGG_EXP_MAX_N (1 << KAGG_EXP_MAX_SCALE)
+#include "shared/bucket_math.h" /* KAGG_EXP_MAX_SCALE, KAGG_EXP_MAX_N */
+
 #define KAGG_EXP_UNITS 4 /* units: 1, 1e3, 1e6, 1e9 */
 
 /* Slots of one histogram at scale s: 64 octaves of 2^s buckets, plus one. */

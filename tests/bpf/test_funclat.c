@@ -423,6 +423,26 @@ static void exec_target(void *arg)
 	_exit(127);
 }
 
+/*
+ * Release mine (the target sleeping 5 ms 6 times), run the target's 9 sleeps in another
+ * process to its end, wait for mine: then a snapshot of s.
+ */
+static struct kagg_snapshot *mine_and_other(struct kagg_session *s, struct tu_child *mine)
+{
+	pid_t other;
+	int st;
+
+	tu_go(mine);
+	other = fork();
+	if (other == 0) {
+		execl(target, target, "sleep5", "9", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(other, &st, 0), other);
+	assert_int_equal(tu_wait(mine), 0);
+	return tu_snapshot(s, 0);
+}
+
 /* -p: only the chosen process's calls count, another running the same binary does not. */
 static void test_pid_filter(void **state)
 {
@@ -430,22 +450,12 @@ static void test_pid_filter(void **state)
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	struct tu_child mine;
-	pid_t other;
-	int st;
 
 	TU_SKIP_UNLESS_ROOT();
 	walls_reset();
 	mine = tu_spawn(exec_target, mine_argv);
 	s = open_user("target_sleep_5ms", KAGG_FUNCLAT_AUTO, mine.pid);
-	tu_go(&mine);
-	other = fork();
-	if (other == 0) {
-		execl(target, target, "sleep5", "9", (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(other, &st, 0), other);
-	assert_int_equal(tu_wait(&mine), 0);
-	snap = tu_snapshot(s, 0);
+	snap = mine_and_other(s, &mine);
 	assert_int_equal(hist_by_label(snap, "target_sleep_5ms")->total, 6);
 	/* 5 ms: [4096, 8191] us; a wakeup late by 3.2 ms (a loaded host) goes higher */
 	walls_check(hist_by_label(snap, "target_sleep_5ms"), "target_sleep_5ms", slot_of(4096),
@@ -461,20 +471,13 @@ static void test_pid_filter(void **state)
 static void test_cgroup_filter(void **state)
 {
 	char *mine_argv[] = { target, "sleep5", "6", NULL };
-	char root[64], dir[128], pattern[PATH_MAX + 64];
+	char dir[128], pattern[PATH_MAX + 64];
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	struct tu_child mine;
-	pid_t other;
-	int st;
 
 	TU_SKIP_UNLESS_ROOT();
-	if (!tu_cgroup2_root(root, sizeof(root))) {
-		printf("SKIP %s: no cgroup v2 mount\n", __func__);
-		skip();
-	}
-	snprintf(dir, sizeof(dir), "%s/kagg-funclat-test-%d", root, getpid());
-	assert_int_equal(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
+	tu_cgroup_dir(__func__, "kagg-funclat-test", dir, sizeof(dir));
 	mine = tu_spawn(exec_target, mine_argv);
 	assert_int_equal(tu_cgroup_add(dir, mine.pid), 0);
 	snprintf(pattern, sizeof(pattern), "%s:target_sleep_5ms", target);
@@ -485,15 +488,7 @@ static void test_cgroup_filter(void **state)
 		s = kagg_funclat__open(&o);
 	}
 	tu_attach(s);
-	tu_go(&mine);
-	other = fork();
-	if (other == 0) {
-		execl(target, target, "sleep5", "9", (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(other, &st, 0), other);
-	assert_int_equal(tu_wait(&mine), 0);
-	snap = tu_snapshot(s, 0);
+	snap = mine_and_other(s, &mine);
 	printf("  in the cgroup: 6 calls; outside: 9; timed: %llu; filters: %s\n",
 	       (unsigned long long)hist_by_label(snap, "target_sleep_5ms")->total,
 	       kagg_snapshot__meta(snap)->filters);

@@ -208,7 +208,6 @@ static void test_both_exact_percentiles_of_known_sleeps(void **state)
 	struct timed_sleeps *t =
 		mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	const struct kagg_hist *h, *sh;
-	const struct kagg_snapshot *st;
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	struct tu_child child;
@@ -227,12 +226,7 @@ static void test_both_exact_percentiles_of_known_sleeps(void **state)
 		s = kagg_offcpu__open(&o);
 	}
 	snap = tu_snap_after_child(s, &child, KAGG_SNAP_RESET);
-	st = kagg_snapshot__stream(snap);
-	assert_non_null(st);
-	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
-	assert_int_equal(kagg_snapshot__hist_cnt(st), 1);
-	h = kagg_snapshot__hist(snap, 0);
-	sh = kagg_snapshot__hist(st, 0);
+	tu_both_single(snap, &h, &sh);
 	qsort(t->ns, 200, sizeof(t->ns[0]), cmp_u64);
 	med_us = (t->ns[99] + t->ns[100]) / 2e3;
 	printf("  kernel %llu intervals (dropped %llu), stream %llu (dropped %llu); "
@@ -1014,33 +1008,11 @@ static void test_errors_one_line(void **state)
 /* Without privileges: one line saying what to do, exit 1, nothing loaded. */
 static void test_no_privileges_one_line(void **state)
 {
-	char errp[] = "/tmp/kagg-test-noperm-XXXXXX", buf[512] = "";
-	int efd, st;
-	ssize_t n;
-	pid_t pid;
+	char *args[] = { "offcpu", "-d", "1", NULL }, buf[512] = "";
+	int st;
 
 	TU_SKIP_UNLESS_ROOT();
-	efd = mkstemp(errp);
-	assert_true(efd >= 0);
-	unlink(errp);
-	pid = fork();
-	if (pid == 0) {
-		dup2(efd, 2);
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-			_exit(126);
-		execl(tu_kagg(), tu_kagg(), "offcpu", "-d", "1", (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	lseek(efd, 0, SEEK_SET);
-	n = read(efd, buf, sizeof(buf) - 1);
-	close(efd);
-	if (WIFEXITED(st) && WEXITSTATUS(st) >= 126) {
-		printf("SKIP %s: cannot run %s as nobody (exit %d)\n", __func__, tu_kagg(),
-		       WEXITSTATUS(st));
-		skip();
-	}
-	buf[n > 0 ? n : 0] = '\0';
+	st = tu_kagg_as_nobody(__func__, args, buf, sizeof(buf));
 	printf("  as nobody: exit %d: %s", WEXITSTATUS(st), buf);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 1);

@@ -231,6 +231,28 @@ static void test_chromium(void **state)
 	free(dom);
 }
 
+/* Skip test unless go is installed. */
+static void need_go(const char *test)
+{
+	if (!have("go")) {
+		printf("SKIP %s: go not installed (golang-go, make deps)\n", test);
+		skip();
+	}
+}
+
+/* What `go tool pprof -VIEW` prints of the profile (asserted to succeed), kept as VIEW.txt. */
+static char *go_pprof(const char *view)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s.txt", view);
+	assert_int_equal(sh("HOME=%s GOCACHE=%s/gocache GOPATH=%s/go GOFLAGS=-mod=mod timeout 300 "
+			    "go tool pprof -%s %s/cpu.pb.gz > %s/%s 2>&1",
+			    dir, dir, dir, view, dir, dir, name),
+			 0);
+	return slurp(name);
+}
+
 static void test_go_pprof(void **state)
 {
 	double three = -1, one = -1;
@@ -238,15 +260,8 @@ static void test_go_pprof(void **state)
 	FILE *f;
 
 	TU_SKIP_UNLESS_ROOT();
-	if (!have("go")) {
-		printf("SKIP %s: go not installed (golang-go, make deps)\n", __func__);
-		skip();
-	}
-	assert_int_equal(sh("HOME=%s GOCACHE=%s/gocache GOPATH=%s/go GOFLAGS=-mod=mod timeout 300 "
-			    "go tool pprof -top %s/cpu.pb.gz > %s/top.txt 2>&1",
-			    dir, dir, dir, dir, dir),
-			 0);
-	out = slurp("top.txt");
+	need_go(__func__);
+	out = go_pprof("top");
 	f = fmemopen(out, strlen(out), "r");
 	while (fgets(line, sizeof(line), f)) {
 		double flat, flatp, sum, cum, cump;
@@ -274,15 +289,8 @@ static void test_go_pprof_tags(void **state)
 	char want[64], *out, *p;
 
 	TU_SKIP_UNLESS_ROOT();
-	if (!have("go")) {
-		printf("SKIP %s: go not installed (golang-go, make deps)\n", __func__);
-		skip();
-	}
-	assert_int_equal(sh("HOME=%s GOCACHE=%s/gocache GOPATH=%s/go GOFLAGS=-mod=mod timeout 300 "
-			    "go tool pprof -tags %s/cpu.pb.gz > %s/tags.txt 2>&1",
-			    dir, dir, dir, dir, dir),
-			 0);
-	out = slurp("tags.txt");
+	need_go(__func__);
+	out = go_pprof("tags");
 	printf("%s", out);
 	/* " pid: Total 5s" then "   5s (100%): 1234": one value, the helper's */
 	snprintf(want, sizeof(want), "%%): %d\n", spin_pid);
@@ -297,11 +305,7 @@ static void test_go_pprof_tags(void **state)
 	assert_non_null(strstr(p, "%): pictures_target\n"));
 	free(out);
 	/* the helper's frames in its own file's mapping */
-	assert_int_equal(sh("HOME=%s GOCACHE=%s/gocache GOPATH=%s/go GOFLAGS=-mod=mod timeout 300 "
-			    "go tool pprof -raw %s/cpu.pb.gz > %s/raw.txt 2>&1",
-			    dir, dir, dir, dir, dir),
-			 0);
-	out = slurp("raw.txt");
+	out = go_pprof("raw");
 	p = strstr(out, "Mappings");
 	assert_non_null(p);
 	assert_non_null(strstr(p, "/pictures_target "));

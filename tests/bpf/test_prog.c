@@ -111,7 +111,6 @@ static void test_offcpu_both(void **state)
 	char path[600], set[64];
 	const char *sets[] = { set };
 	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .mode = KAGG_MODE_BOTH);
-	const struct kagg_snapshot *st;
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h, *sh;
 	struct kagg_session *s;
@@ -123,12 +122,7 @@ static void test_offcpu_both(void **state)
 	assert_non_null(s);
 	/* the process is gone before the snapshot: every interval is in this one */
 	snap = tu_snap_after_child(s, &c, KAGG_SNAP_RESET);
-	st = kagg_snapshot__stream(snap);
-	assert_non_null(st);
-	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
-	assert_int_equal(kagg_snapshot__hist_cnt(st), 1);
-	h = kagg_snapshot__hist(snap, 0);
-	sh = kagg_snapshot__hist(st, 0);
+	tu_both_single(snap, &h, &sh);
 	printf("  kernel %" PRIu64 " intervals, stream %" PRIu64 " (%" PRIu64
 	       " records sent, %" PRIu64 " dropped)\n",
 	       h->total, sh->total, kagg_snapshot__meta(snap)->stream_sent,
@@ -257,22 +251,7 @@ static void getppid_7(void *arg)
 /* A .bss map of an SDK object named sdk_* loaded since before, its kagg_armed set. */
 static bool sdk_armed(const struct tu_census *before)
 {
-	bool armed = false;
-	__u32 id = 0;
-
-	while (!armed && !bpf_map_get_next_id(id, &id)) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_map_get_fd_by_id(id);
-
-		if (fd < 0)
-			continue;
-		if (!bpf_map_get_info_by_fd(fd, &info, &len) && tu_bss_named(info.name, "sdk_") &&
-		    info.btf_id && tu_new_ids(before->maps, before->nr_maps, &id, 1))
-			armed = tu_map_var_set(fd, &info, "kagg_armed");
-		close(fd);
-	}
-	return armed;
+	return tu_new_var_set(before, "sdk_", "kagg_armed");
 }
 
 /* Lines of the command cmd's output holding every string of want (NULL-ended). */

@@ -870,7 +870,7 @@ static void short_sleeps(void *arg)
  */
 static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 {
-	char root[64], dir[128];
+	char dir[128];
 	struct tu_child in, out;
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
@@ -878,12 +878,7 @@ static void cgroup_filter(enum kagg_attach attach, enum kagg_mode mode)
 	bool out_seen = false;
 	size_t i;
 
-	if (!tu_cgroup2_root(root, sizeof(root))) {
-		printf("SKIP %s: no cgroup v2 mount\n", __func__);
-		skip();
-	}
-	snprintf(dir, sizeof(dir), "%s/kagg-runqlat-test-%d", root, getpid());
-	assert_int_equal(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
+	tu_cgroup_dir(__func__, "kagg-runqlat-test", dir, sizeof(dir));
 	in = tu_spawn(short_sleeps, NULL);
 	out = tu_spawn(short_sleeps, NULL);
 	assert_int_equal(tu_cgroup_add(dir, in.pid), 0);

@@ -268,22 +268,6 @@ static int stop_tracked(void **state)
 	return 0;
 }
 
-/* A port of 127.0.0.1 that nothing listens on now (the kernel's choice). */
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t alen = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &alen))
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 /* The exp:3 boundary 2^(200/8) ns = 2^25 ns: a 50 ms sleep is above it, as in log2 slot 25. */
 #define NATIVE_LOW "33554432"
 #define LE_LOW_EXP "0.033554432" /* the same boundary as the classic le of exp:3 buckets */
@@ -819,7 +803,7 @@ static int promtool_check(const char *dir, const char *metrics)
 static void test_hostile_comm(void **state)
 {
 	char dir[] = "/tmp/kagg-serve-names-XXXXXX", dir2[600], listen[64], want[128], q[256];
-	int port = free_port(), pp[2] = { free_port(), free_port() }, i, j;
+	int port = tu_free_port(), pp[2] = { tu_free_port(), tu_free_port() }, i, j;
 	static struct tu_census before;
 	struct renamer *r;
 	struct tu_child c;
@@ -1050,7 +1034,7 @@ static void test_quantile_jump(void **state)
 	struct jump w = { .fast = 600, .slow = 60, .fast_us = 5000, .slow_us = 50000 };
 	char root[64], cg[128], dir[] = "/tmp/kagg-serve-jump-XXXXXX", listen[64], tool[200];
 	char q[1024], qq[1024], sel[96], cmd[600], *err = NULL;
-	int port = free_port(), pport = free_port(), i, j, n, first_n, last_n, checked = 0;
+	int port = tu_free_port(), pport = tu_free_port(), i, j, n, first_n, last_n, checked = 0;
 	int jump_at = -1, worst = 0;
 	static double ts[NR_TIMES];
 	static struct tu_census before;

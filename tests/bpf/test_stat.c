@@ -337,10 +337,9 @@ static void test_derived_metrics_and_separator(void **state)
  */
 static void test_unprivileged_counts_user_space(void **state)
 {
-	char errp[] = "/tmp/kagg-test-stat-nobody-XXXXXX", buf[4096] = "", name[32];
-	int efd, st, paranoid = 99;
-	ssize_t n;
-	pid_t pid;
+	char *args[] = { "stat", "-e", "task-clock,page-faults", "--", "/bin/true", NULL };
+	char buf[4096] = "", name[32];
+	int st, paranoid = 99;
 	FILE *f;
 
 	TU_SKIP_UNLESS_ROOT();
@@ -354,28 +353,7 @@ static void test_unprivileged_counts_user_space(void **state)
 		printf("SKIP %s: perf_event_paranoid %d lets no user count\n", __func__, paranoid);
 		skip();
 	}
-	efd = mkstemp(errp);
-	assert_true(efd >= 0);
-	unlink(errp);
-	pid = fork();
-	if (pid == 0) {
-		dup2(efd, 2);
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-			_exit(126);
-		execl(tu_kagg(), tu_kagg(), "stat", "-e", "task-clock,page-faults", "--",
-		      "/bin/true", (char *)NULL);
-		_exit(125);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	lseek(efd, 0, SEEK_SET);
-	n = read(efd, buf, sizeof(buf) - 1);
-	close(efd);
-	if (WIFEXITED(st) && (WEXITSTATUS(st) == 126 || WEXITSTATUS(st) == 125)) {
-		printf("SKIP %s: cannot run %s as nobody (exit %d)\n", __func__, tu_kagg(),
-		       WEXITSTATUS(st));
-		skip();
-	}
-	buf[n > 0 ? n : 0] = '\0';
+	st = tu_kagg_as_nobody(__func__, args, buf, sizeof(buf));
 	printf("  as nobody, perf_event_paranoid %d: exit %d:\n%s", paranoid, WEXITSTATUS(st), buf);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);

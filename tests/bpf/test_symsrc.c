@@ -89,20 +89,6 @@ static void test_perf_map(void **state)
 	free(err);
 }
 
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 /* kagg profile --folded of a fresh `unwind_target spin` at path: its stdout and stderr. */
 static void profile_target(const char *path, char **out, char **err)
 {
@@ -173,7 +159,7 @@ static void test_debuginfod(void **state)
 	char dir[] = "/tmp/kagg-symsrc-XXXXXX", helper[512], path[600], url[64];
 	char *out = NULL, *err = NULL, *id;
 	unsigned long hit, all, c[6];
-	int port = free_port(), i;
+	int port = tu_free_port(), i;
 	uint64_t t0;
 
 	TU_SKIP_UNLESS_ROOT();

@@ -215,29 +215,34 @@ static double chain_share(const char *helper, bool offcpu, enum kagg_unwind u,
 	return all ? (double)ok / all : 0.0;
 }
 
-static void test_profile_c(void **state)
-{
-	assert_true(chain_share("unwind_target", false, KAGG_UNWIND_AUTO, chain_c) >= 0.99);
-	assert_true(chain_share("unwind_target", false, KAGG_UNWIND_TABLE, chain_c) >= 0.99);
-	assert_true(chain_share("unwind_target", false, KAGG_UNWIND_FP, chain_c) == 0.0);
-}
+/*
+ * The chains each target shows, sampled (profile) or off-CPU: whole in 99% of the samples
+ * with each unwind mode of walks before KAGG_UNWIND_FP, in none with the frame pointers.
+ */
+static const struct chain_case {
+	const char *target;
+	bool offcpu;
+	const char *const *chain;
+	enum kagg_unwind walks[3];
+} chain_cases[] = {
+	{ "unwind_target",
+	  false,
+	  chain_c,
+	  { KAGG_UNWIND_AUTO, KAGG_UNWIND_TABLE, KAGG_UNWIND_FP } },
+	{ "unwind_target_cxx", false, chain_cxx, { KAGG_UNWIND_AUTO, KAGG_UNWIND_FP } },
+	{ "unwind_target", true, chain_c, { KAGG_UNWIND_AUTO, KAGG_UNWIND_FP } },
+	{ "unwind_target_cxx", true, chain_cxx, { KAGG_UNWIND_TABLE, KAGG_UNWIND_FP } },
+};
 
-static void test_profile_cxx(void **state)
+/* state: the index of the case in chain_cases (TU_TEST_ARG) */
+static void test_chain(void **state)
 {
-	assert_true(chain_share("unwind_target_cxx", false, KAGG_UNWIND_AUTO, chain_cxx) >= 0.99);
-	assert_true(chain_share("unwind_target_cxx", false, KAGG_UNWIND_FP, chain_cxx) == 0.0);
-}
+	const struct chain_case *c = &chain_cases[TU_ARG(state)];
+	const enum kagg_unwind *u;
 
-static void test_offcpu_c(void **state)
-{
-	assert_true(chain_share("unwind_target", true, KAGG_UNWIND_AUTO, chain_c) >= 0.99);
-	assert_true(chain_share("unwind_target", true, KAGG_UNWIND_FP, chain_c) == 0.0);
-}
-
-static void test_offcpu_cxx(void **state)
-{
-	assert_true(chain_share("unwind_target_cxx", true, KAGG_UNWIND_TABLE, chain_cxx) >= 0.99);
-	assert_true(chain_share("unwind_target_cxx", true, KAGG_UNWIND_FP, chain_cxx) == 0.0);
+	for (u = c->walks; *u != KAGG_UNWIND_FP; u++)
+		assert_true(chain_share(c->target, c->offcpu, *u, c->chain) >= 0.99);
+	assert_true(chain_share(c->target, c->offcpu, KAGG_UNWIND_FP, c->chain) == 0.0);
 }
 
 /* Debian's xz (no frame pointers, stripped) compressing 16 MiB from a pipe. */
@@ -297,13 +302,6 @@ static void test_xz_reaches_main(void **state)
 	waitpid(drain, NULL, 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_profile_c),	cmocka_unit_test(test_profile_cxx),
-		cmocka_unit_test(test_offcpu_c),	cmocka_unit_test(test_offcpu_cxx),
-		cmocka_unit_test(test_xz_reaches_main),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(TU_TEST_ARG(test_profile_c, test_chain, 0), TU_TEST_ARG(test_profile_cxx, test_chain, 1),
+	TU_TEST_ARG(test_offcpu_c, test_chain, 2), TU_TEST_ARG(test_offcpu_cxx, test_chain, 3),
+	cmocka_unit_test(test_xz_reaches_main));

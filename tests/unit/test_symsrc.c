@@ -179,21 +179,6 @@ static void test_debuglink(void **state)
 	dlclose(h);
 }
 
-/* A free TCP port on 127.0.0.1: bound, then closed (the kernel does not reuse it at once). */
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 /* Does the server at port answer 200 for the debug file of build id hex yet? */
 static bool served(int port, const char *hex)
 {
@@ -229,7 +214,7 @@ static void test_debuginfod(void **state)
 	struct sym out;
 	struct syms *s;
 	void *leaf, *mid, *h;
-	int port = free_port(), i, lfd, rc;
+	int port = tu_free_port(), i, lfd, rc;
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct dbg_stats st;
 	pid_t pid;

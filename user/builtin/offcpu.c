@@ -161,10 +161,8 @@ static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __
 		slog(s, KAGG_LOG_WARN, "invalid offcpu options");
 		return -EINVAL;
 	}
-	if ((unsigned int)o->mode > KAGG_MODE_BOTH || (unsigned int)o->wake > KAGG_WAKE_EVERY ||
-	    (o->stream_bytes &&
-	     (o->stream_bytes < 4096 || (o->stream_bytes & (o->stream_bytes - 1)))) ||
-	    (o->stacks && o->mode == KAGG_MODE_STREAM)) {
+	if (!session_stream_opts_ok(o->mode, o->stream_bytes) ||
+	    (unsigned int)o->wake > KAGG_WAKE_EVERY || (o->stacks && o->mode == KAGG_MODE_STREAM)) {
 		slog(s, KAGG_LOG_WARN,
 		     "invalid streaming options (stream_bytes must be a power of "
 		     "two >= 4096; stacks need the kernel path)");

@@ -110,14 +110,8 @@ static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s
 		session_log(s, KAGG_LOG_WARN, "invalid runqlat options");
 		return -EINVAL;
 	}
-	if ((unsigned int)o->mode > KAGG_MODE_BOTH ||
-	    (o->stream_bytes &&
-	     (o->stream_bytes < 4096 || (o->stream_bytes & (o->stream_bytes - 1))))) {
-		session_log(s, KAGG_LOG_WARN,
-			    "invalid streaming options (stream_bytes must be a "
-			    "power of two >= 4096)");
+	if (session_check_stream(s, o->mode, o->stream_bytes))
 		return -EINVAL;
-	}
 	if (o->land_events > 7 || (o->rb_subbufs && (o->rb_subbufs < 2 || o->rb_subbufs > 65534))) {
 		session_log(s, KAGG_LOG_WARN,
 			    "invalid reference buffer options (land_events, "

@@ -707,10 +707,8 @@ struct kagg_stat *kagg_stat__open(const struct kagg_stat_opts *opts)
 		return NULL;
 	}
 	st = calloc(1, sizeof(*st));
-	if (!st) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!st)
+		return NULL; /* errno ENOMEM, from calloc */
 	st->log = o.log;
 	st->log_ctx = o.log_ctx;
 	st->go_fd = st->err_fd = -1;

@@ -612,8 +612,8 @@ static int sc_validate(const struct kagg_syscount_opts *o, struct kagg_session *
 	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_TID ||
 	    (unsigned int)o->attach > KAGG_ATTACH_RAW_TP ||
 	    (unsigned int)o->mode > KAGG_SYSCOUNT_LATENCY || (o->nr_pids && !o->pids) ||
-	    o->nr_pids > 1024 || (unsigned int)o->stream_mode > KAGG_MODE_BOTH ||
-	    (o->stream_bytes < 4096 || (o->stream_bytes & (o->stream_bytes - 1)))) {
+	    o->nr_pids > 1024 || !o->stream_bytes ||
+	    !session_stream_opts_ok(o->stream_mode, o->stream_bytes)) {
 		session_log(s, KAGG_LOG_WARN, "invalid syscount options");
 		return -EINVAL;
 	}

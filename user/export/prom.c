@@ -123,10 +123,8 @@ struct kagg_prom *kagg_prom__new(const struct kagg_prom_opts *opts)
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
-	if (!p) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!p)
+		return NULL; /* errno ENOMEM, from calloc */
 	if (!(o.max_bucket >= 0)) {
 		free(p);
 		errno = EINVAL;
@@ -139,14 +137,8 @@ struct kagg_prom *kagg_prom__new(const struct kagg_prom_opts *opts)
 
 static void series_free(struct prom_series *s)
 {
-	size_t i;
-
-	for (i = 0; i < s->nr_labels; i++) {
-		free(s->names[i]);
-		free(s->vals[i]);
-	}
-	free(s->names);
-	free(s->vals);
+	free_strv(s->names, s->nr_labels);
+	free_strv(s->vals, s->nr_labels);
 	free(s->agg);
 	free(s->label);
 	free(s->slots);

@@ -134,7 +134,7 @@ static int cl_line_cmp(const void *a, const void *b)
 static int cl_parse(struct td_cmdlines *cl, const char *text, size_t len, bool strict)
 {
 	const char *p = text, *end = text + len;
-	struct cl_line *v = NULL, *t;
+	struct cl_line *v = NULL;
 	size_t n = 0, cap = 0, i;
 	int err = 0;
 
@@ -159,15 +159,9 @@ static int cl_parse(struct td_cmdlines *cl, const char *text, size_t len, bool s
 		} else {
 			size_t l = (size_t)(eol - q - 1);
 
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				t = realloc(v, cap * sizeof(*v));
-				if (!t) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				v = t;
-			}
+			err = GROW_ARRAY(v, cap, n, 64);
+			if (err)
+				goto cleanup;
 			if (l > TD_COMM_LEN - 1)
 				l = TD_COMM_LEN - 1;
 			v[n].c.pid = (int)pid;

@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "prog/prog_internal.h"
+#include "util/array.h"
 #include "util/u64map.h"
 #include "session/session_internal.h"
 #include "snapshot/snapshot_internal.h"
@@ -62,65 +63,42 @@ static __u32 resolve(const struct btf *btf, __u32 id, enum mark *m)
 	return id;
 }
 
-static bool has_stacks(const struct btf *btf, __u32 id, int depth)
+#define MARK_BIT(m) (1U << (m))
+
+/* Whether type id, or a member of it at any depth (up to 8), carries one of the marks. */
+static bool has_mark(const struct btf *btf, __u32 id, unsigned int marks, int depth)
 {
 	const struct btf_type *t;
 	enum mark m;
 	__u16 i;
 
 	id = resolve(btf, id, &m);
-	if (m == M_KSTACK || m == M_USTACK)
+	if (m != M_NONE && (marks & MARK_BIT(m)))
 		return true;
 	t = btf__type_by_id(btf, id);
 	if (!t || depth > 8 || !btf_is_composite(t))
 		return false;
 	for (i = 0; i < btf_vlen(t); i++)
-		if (has_stacks(btf, btf_members(t)[i].type, depth + 1))
+		if (has_mark(btf, btf_members(t)[i].type, marks, depth + 1))
 			return true;
 	return false;
 }
 
 bool pkey_has_stacks(const struct btf *btf, __u32 id)
 {
-	return btf && has_stacks(btf, id, 0);
+	return btf && has_mark(btf, id, MARK_BIT(M_KSTACK) | MARK_BIT(M_USTACK), 0);
 }
-
-static bool has_pid(const struct btf *btf, __u32 id, int depth);
 
 bool pkey_has_pid(const struct btf *btf, __u32 id)
 {
-	return btf && has_pid(btf, id, 0);
-}
-
-static bool has_pid(const struct btf *btf, __u32 id, int depth)
-{
-	const struct btf_type *t;
-	enum mark m;
-	__u16 i;
-
-	id = resolve(btf, id, &m);
-	if (m == M_PID)
-		return true;
-	t = btf__type_by_id(btf, id);
-	if (!t || depth > 8 || !btf_is_composite(t))
-		return false;
-	for (i = 0; i < btf_vlen(t); i++)
-		if (has_pid(btf, btf_members(t)[i].type, depth + 1))
-			return true;
-	return false;
+	return btf && has_mark(btf, id, MARK_BIT(M_PID), 0);
 }
 
 /* ------------------------------------------------------------ resolvers */
 
 void pkey_cache_free(struct pkey_cache *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->nr_cg; i++)
-		free(c->cg[i].path);
-	free(c->cg);
-	c->cg = NULL;
-	c->nr_cg = 0;
+	FREE_ARRAY_OF(c->cg, c->nr_cg, path);
 	u64map_free(&c->comm_idx);
 	free(c->comms);
 	c->comms = NULL;
@@ -559,14 +537,8 @@ void pkey_note_maps(struct kagg_session *s, struct pstate *t)
 
 void pentry_free(struct pentry *e)
 {
-	size_t i;
-
-	for (i = 0; i < e->nr_labels; i++) {
-		free(e->names[i]);
-		free(e->vals[i]);
-	}
-	free(e->names);
-	free(e->vals);
+	free_strv(e->names, e->nr_labels);
+	free_strv(e->vals, e->nr_labels);
 	free(e->label);
 	free(e->key);
 	free(e->xslots);
@@ -895,22 +867,17 @@ int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *
 		else if (kind == KAGG_SDK_LOG2 || kind == KAGG_SDK_LINEAR || kind == KAGG_SDK_COUNT)
 			err = read_agg(s, t, i, g, reset, &es, &n, &cap);
 	}
-	if (err) {
-		for (i = 0; i < n; i++)
-			pentry_free(&es[i]);
-		free(es);
-		return err;
-	}
-	return pentries_snap(s, t, snap, es, n);
+	return pentries_snap(s, t, snap, es, n, err);
 }
 
 int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap,
-		  struct pentry *es, size_t n)
+		  struct pentry *es, size_t n, int err)
 {
 	size_t i, nh = 0;
 	unsigned int nslots;
-	int err = 0;
 
+	if (err)
+		goto cleanup;
 	t->cache.cg_read = false;
 	for (i = 0; !err && i < n; i++)
 		err = label_entry(s, t, &es[i]);

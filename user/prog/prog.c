@@ -27,6 +27,7 @@
 #include "shared/common.h"
 #include "shared/buckets.h"
 #include "shared/exp_table.h"
+#include "util/array.h"
 #include "util/opts.h"
 #include "prog/prog_internal.h"
 #include "session/session_internal.h"
@@ -783,11 +784,7 @@ static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 	err = open_obj(s, t);
 	if (err)
 		return err;
-	for (i = 0; i < t->nr_aggs; i++)
-		free(t->aggs[i].name);
-	free(t->aggs);
-	t->aggs = NULL;
-	t->nr_aggs = 0;
+	FREE_ARRAY_OF(t->aggs, t->nr_aggs, name);
 	err = discover(s, t) ?: choose_progs(s, t, btf);
 	for (i = 0; !err && i < t->nr_sets; i++)
 		err = set_one(s, t, t->sets[i]);
@@ -990,14 +987,8 @@ static int prog_open(struct kagg_session *s, void *opts)
 		slog(s, KAGG_LOG_WARN, "invalid prog options");
 		return -EINVAL;
 	}
-	if ((unsigned int)o->mode > KAGG_MODE_BOTH ||
-	    (o->stream_bytes &&
-	     (o->stream_bytes < 4096 || (o->stream_bytes & (o->stream_bytes - 1))))) {
-		slog(s, KAGG_LOG_WARN,
-		     "invalid streaming options (stream_bytes must be a power of "
-		     "two >= 4096)");
+	if (session_check_stream(s, o->mode, o->stream_bytes))
 		return -EINVAL;
-	}
 	session_use_path(s, o->mode, &o->stream_bytes);
 	t->stream_bytes = o->stream_bytes;
 	s->unit = o->unit;
@@ -1080,11 +1071,21 @@ static int prog_open(struct kagg_session *s, void *opts)
 	return 0;
 }
 
+/* The drop "AGG_SUFFIX" of aggregation agg, what a format with agg's name for its %s. */
+static void agg_drop(struct kagg_snapshot *snap, const char *agg, const char *suffix,
+		     const char *what, uint64_t count, bool loss)
+{
+	char c[160], w[256];
+
+	snprintf(c, sizeof(c), "%s_%s", agg, suffix);
+	snprintf(w, sizeof(w), what, agg);
+	snap_add_drop(snap, snap_strdup(snap, c), snap_strdup(snap, w), count, loss);
+}
+
 static void prog_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
 		      bool reset)
 {
 	struct pstate *t = s->tool;
-	char cause[160], what[256];
 	size_t i;
 
 	snap->meta.tool = snap_strdup(snap, t->name);
@@ -1094,34 +1095,21 @@ static void prog_meta(struct kagg_session *s, struct kagg_snapshot *snap, const 
 		const struct pagg *a = &t->aggs[i];
 
 		if (a->d.kind != KAGG_SDK_PAIR) {
-			snprintf(cause, sizeof(cause), "%s_keys_full", a->name);
-			snprintf(what, sizeof(what),
-				 "observation not aggregated: %s's key limit "
-				 "reached",
-				 a->name);
-			snap_add_drop(snap, snap_strdup(snap, cause), snap_strdup(snap, what),
-				      cnt[a->d.drop], true);
+			agg_drop(snap, a->name, "keys_full",
+				 "observation not aggregated: %s's key limit reached",
+				 cnt[a->d.drop], true);
 			continue;
 		}
-		snprintf(cause, sizeof(cause), "%s_full", a->name);
-		snprintf(what, sizeof(what), "start of %s not recorded: its table is full",
-			 a->name);
-		snap_add_drop(snap, snap_strdup(snap, cause), snap_strdup(snap, what),
-			      cnt[a->d.drop], true);
-		snprintf(cause, sizeof(cause), "%s_unclosed", a->name);
-		snprintf(what, sizeof(what),
-			 "interval of %s lost: a start found the previous one "
-			 "open (its stop was not seen)",
-			 a->name);
-		snap_add_drop(snap, snap_strdup(snap, cause), snap_strdup(snap, what),
-			      cnt[a->d.drop2], true);
-		snprintf(cause, sizeof(cause), "%s_no_start", a->name);
-		snprintf(what, sizeof(what),
-			 "stop of %s with no start (started before the session "
-			 "or not selected): not a loss",
-			 a->name);
-		snap_add_drop(snap, snap_strdup(snap, cause), snap_strdup(snap, what),
-			      cnt[a->d.drop3], false);
+		agg_drop(snap, a->name, "full", "start of %s not recorded: its table is full",
+			 cnt[a->d.drop], true);
+		agg_drop(snap, a->name, "unclosed",
+			 "interval of %s lost: a start found the previous one open (its stop was "
+			 "not seen)",
+			 cnt[a->d.drop2], true);
+		agg_drop(snap, a->name, "no_start",
+			 "stop of %s with no start (started before the session or not selected): "
+			 "not a loss",
+			 cnt[a->d.drop3], false);
 	}
 }
 

@@ -134,9 +134,12 @@ unsigned int pexp_slot(const struct pstate *t, bool time, uint64_t v);
 /* Room for one more entry in *es (zeroed, not counted in *n); NULL on ENOMEM. */
 struct pentry *pentry_add(struct pentry **es, size_t *n, size_t *cap);
 void pentry_free(struct pentry *e);
-/* The n entries es into snap, labelled and sorted; es and its entries freed.  0 or -errno. */
+/*
+ * The n entries es into snap, labelled and sorted; es and its entries freed.  err: what
+ * collecting them ended with, returned at once when it failed.  0 or -errno.
+ */
 int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap,
-		  struct pentry *es, size_t n);
+		  struct pentry *es, size_t n, int err);
 
 /*
  * Streaming (user/prog/stream.c): the records of kagg_events, one event format per

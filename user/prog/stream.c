@@ -505,11 +505,5 @@ int pstream_read(struct kagg_session *s, struct pstate *t, struct kagg_snapshot 
 	}
 	if (reset)
 		gen_clear(gg);
-	if (err) {
-		for (i = 0; i < n; i++)
-			pentry_free(&es[i]);
-		free(es);
-		return err;
-	}
-	return pentries_snap(s, t, snap, es, n);
+	return pentries_snap(s, t, snap, es, n, err);
 }

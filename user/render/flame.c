@@ -32,6 +32,9 @@
  */
 void xml_putn(FILE *f, const char *str, size_t max)
 {
+	static const char *const entities[128] = {
+		['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;",
+	};
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0;
 
@@ -41,28 +44,12 @@ void xml_putn(FILE *f, const char *str, size_t max)
 
 		if (n > max - i)
 			break; /* a character the cut would split */
-		switch (c) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			if (c == UTF8_BAD || utf8_is_control(c) || c == 0xfffe || c == 0xffff)
-				fputc('?', f);
-			else
-				fwrite(s + i, 1, n, f);
-		}
+		if (c < 128 && entities[c])
+			fputs(entities[c], f);
+		else if (c == UTF8_BAD || utf8_is_control(c) || c == 0xfffe || c == 0xffff)
+			fputc('?', f);
+		else
+			fwrite(s + i, 1, n, f);
 		i += n;
 	}
 }

@@ -252,6 +252,15 @@ void session_use_path(struct kagg_session *s, enum kagg_mode mode, size_t *bytes
 		*bytes = STREAM_DEFAULT_BYTES;
 }
 
+int session_check_stream(struct kagg_session *s, enum kagg_mode mode, size_t bytes)
+{
+	if (session_stream_opts_ok(mode, bytes))
+		return 0;
+	session_log(s, KAGG_LOG_WARN,
+		    "invalid streaming options (stream_bytes must be a power of two >= 4096)");
+	return -EINVAL;
+}
+
 void session_open_stream(struct kagg_session *s, enum kagg_unit unit, enum kagg_key_mode key,
 			 const char *event, enum kagg_mode mode, size_t *bytes)
 {

@@ -182,6 +182,19 @@ static inline bool session_streams(const struct kagg_session *s)
 	return s->path != KAGG_MODE_AGG;
 }
 
+/*
+ * Whether mode is a path (agg, stream or both) and bytes a BPF ring size: 0 (the
+ * default) or a power of two >= 4096.
+ */
+static inline bool session_stream_opts_ok(enum kagg_mode mode, size_t bytes)
+{
+	return (unsigned int)mode <= KAGG_MODE_BOTH &&
+	       (!bytes || (bytes >= 4096 && !(bytes & (bytes - 1))));
+}
+
+/* session_stream_opts_ok(), or -EINVAL with the reason logged. */
+int session_check_stream(struct kagg_session *s, enum kagg_mode mode, size_t bytes);
+
 /* "agg", "stream" or "both". */
 const char *session_mode_name(enum kagg_mode mode);
 /*

@@ -158,30 +158,30 @@ void snap_add_drop(struct kagg_snapshot *snap, const char *cause, const char *wh
 		m->drops_total += count;
 }
 
+/*
+ * The next of snap's MAX fixed entries arr (counted in meta.NR, pointed to from ptrs), zeroed
+ * but for its sz; NULL when they are all taken.
+ */
+#define SNAP_ADD(snap, arr, ptrs, NR, MAX)                            \
+	({                                                            \
+		__typeof__(&(snap)->arr[0]) e_ = NULL;                \
+                                                                      \
+		if ((snap)->meta.NR < (MAX)) {                        \
+			e_ = &(snap)->arr[(snap)->meta.NR];           \
+			*e_ = (__typeof__(*e_)){ .sz = sizeof(*e_) }; \
+			(snap)->ptrs[(snap)->meta.NR++] = e_;         \
+		}                                                     \
+		e_;                                                   \
+	})
+
 struct kagg_map_cost *snap_add_map(struct kagg_snapshot *snap)
 {
-	struct kagg_meta *m = &snap->meta;
-	struct kagg_map_cost *mc;
-
-	if (m->nr_maps >= SNAP_MAX_MAPS)
-		return NULL;
-	mc = &snap->maps[m->nr_maps];
-	*mc = (struct kagg_map_cost){ .sz = sizeof(*mc) };
-	snap->map_ptrs[m->nr_maps++] = mc;
-	return mc;
+	return SNAP_ADD(snap, maps, map_ptrs, nr_maps, SNAP_MAX_MAPS);
 }
 
 struct kagg_prog_cost *snap_add_prog(struct kagg_snapshot *snap)
 {
-	struct kagg_meta *m = &snap->meta;
-	struct kagg_prog_cost *pc;
-
-	if (m->nr_progs >= SNAP_MAX_PROGS)
-		return NULL;
-	pc = &snap->progs[m->nr_progs];
-	*pc = (struct kagg_prog_cost){ .sz = sizeof(*pc) };
-	snap->prog_ptrs[m->nr_progs++] = pc;
-	return pc;
+	return SNAP_ADD(snap, progs, prog_ptrs, nr_progs, SNAP_MAX_PROGS);
 }
 
 int snap_alloc_stacks(struct kagg_snapshot *snap, size_t n)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "syms/perfmap.h"
+#include "util/array.h"
 
 #define PMAP_MAX_BYTES (256 << 20)
 
@@ -43,7 +44,7 @@ void pmap_free(struct pmap *m)
 /* Parse buf (NUL-terminated, modified) into m. */
 static int pmap_parse(struct pmap *m, char *buf)
 {
-	struct pmap_line *l = NULL, *nl;
+	struct pmap_line *l = NULL;
 	size_t n = 0, cap = 0, i, k;
 	char *p, *end, *eol;
 	unsigned long long start, size;
@@ -65,15 +66,9 @@ static int pmap_parse(struct pmap *m, char *buf)
 		p = end + 1;
 		if (!*p)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			nl = realloc(l, cap * sizeof(*l));
-			if (!nl) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			l = nl;
-		}
+		err = GROW_ARRAY(l, cap, n, 256);
+		if (err)
+			goto cleanup;
 		l[n].s.start = start;
 		l[n].s.end = start + size;
 		l[n].s.name = p;
@@ -156,15 +151,8 @@ cleanup:
 
 const struct pmap_sym *pmap_find(const struct pmap *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->cnt, mid;
+	size_t lo = ARRAY_UPPER(m->syms, m->cnt, start, addr);
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (m->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || addr >= m->syms[lo - 1].end)
 		return NULL;
 	return &m->syms[lo - 1];

@@ -46,6 +46,7 @@
 #include "syms/demangle.h"
 #include "syms/perfmap.h"
 #include "syms/syms.h"
+#include "util/array.h"
 #include "util/u64map.h"
 
 #define SYMS_PID_BUCKETS 1024
@@ -852,15 +853,8 @@ cleanup:
 
 static const struct map *proc_find_map(const struct proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->cnt, mid;
+	size_t lo = ARRAY_UPPER(p->maps, p->cnt, start, addr);
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || addr >= p->maps[lo - 1].end)
 		return NULL;
 	return &p->maps[lo - 1];
@@ -1131,10 +1125,8 @@ struct syms *syms__new(void)
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
-	if (!s) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!s)
+		return NULL; /* errno ENOMEM, from calloc */
 	s->pmap_dir = "/tmp";
 	s->dbg = dbg_new();
 	return s;

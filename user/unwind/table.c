@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "unwind/table.h"
+#include "util/array.h"
 
 #define REG_RBP 6
 #define REG_RSP 7
@@ -297,15 +298,8 @@ cleanup:
 
 const struct unw_row *unw_find(const struct unw_table *t, uint32_t pc)
 {
-	size_t lo = 0, hi = t->nr, mid;
+	size_t lo = ARRAY_UPPER(t->rows, t->nr, pc, pc);
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (t->rows[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo ? &t->rows[lo - 1] : NULL;
 }
 

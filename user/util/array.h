@@ -48,4 +48,44 @@ static inline int grow_array(void **arr, size_t *cap, size_t nr, size_t size, si
  */
 #define ARRAY_AT(o, nr, arr, i) ((o) && (i) < (o)->nr ? &(o)->arr[i] : (errno = EINVAL, NULL))
 
+/* Free the n strings of v (any may be NULL), then v. */
+static inline void free_strv(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Free member field (a malloc'd pointer) of each of the nr elements of arr, then arr: empty. */
+#define FREE_ARRAY_OF(arr, nr, field)                     \
+	do {                                              \
+		size_t __fa_i;                            \
+                                                          \
+		for (__fa_i = 0; __fa_i < (nr); __fa_i++) \
+			free((arr)[__fa_i].field);        \
+		free(arr);                                \
+		(arr) = NULL;                             \
+		(nr) = 0;                                 \
+	} while (0)
+
+/*
+ * In arr[0 .. n), sorted ascending by member field, how many elements have field <= key:
+ * the index just past the last of them (binary search).
+ */
+#define ARRAY_UPPER(arr, n, field, key)                               \
+	({                                                            \
+		size_t __au_lo = 0, __au_hi = (n), __au_mid;          \
+                                                                      \
+		while (__au_lo < __au_hi) {                           \
+			__au_mid = __au_lo + (__au_hi - __au_lo) / 2; \
+			if ((arr)[__au_mid].field <= (key))           \
+				__au_lo = __au_mid + 1;               \
+			else                                          \
+				__au_hi = __au_mid;                   \
+		}                                                     \
+		__au_lo;                                              \
+	})
+
 #endif /* KAGG_ARRAY_H */

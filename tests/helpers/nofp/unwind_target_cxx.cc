@@ -3,48 +3,20 @@
  * unwind_target's C++ twin (-O2 -fomit-frame-pointer): main -> unw::Chain::a(long)
  * -> unw::Chain::b(long) -> unw::Chain::c(long), the same arguments and protocol.
  */
-#include <cstdlib>
-#include <cstring>
-#include <ctime>
-#include <unistd.h>
+#include "unwind_work.h"
 
 namespace unw
 {
 
-static volatile unsigned long sink;
-
 struct Chain {
 	bool sleep;
 
-	static double cpu_ms()
+	__attribute__((noinline, noclone)) int c(long n)
 	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-		return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+		return unw_work(sleep, n);
 	}
 
-	__attribute__((noinline)) int c(long n)
-	{
-		struct timespec ts = { 0, 2000000 };
-		double end = cpu_ms() + n;
-		unsigned long x = (unsigned long)n;
-		long i;
-
-		if (sleep) {
-			for (i = 0; i < n; i++)
-				nanosleep(&ts, nullptr);
-			return (int)i;
-		}
-		do {
-			for (i = 0; i < 200000; i++)
-				x = x * 6364136223846793005UL + 1442695040888963407UL;
-			sink = x;
-		} while (cpu_ms() < end);
-		return (int)(x & 1);
-	}
-
-	__attribute__((noinline)) int b(long n)
+	__attribute__((noinline, noclone)) int b(long n)
 	{
 		int r = c(n);
 
@@ -52,7 +24,7 @@ struct Chain {
 		return r + 1;
 	}
 
-	__attribute__((noinline)) int a(long n)
+	__attribute__((noinline, noclone)) int a(long n)
 	{
 		int r = b(n);
 
@@ -63,20 +35,4 @@ struct Chain {
 
 } // namespace unw
 
-int main(int argc, char **argv)
-{
-	char b;
-	int r;
-
-	if (argc != 3 || (strcmp(argv[1], "spin") && strcmp(argv[1], "sleep")))
-		return 2;
-	if (write(1, "ready\n", 6) != 6 || read(0, &b, 1) != 1)
-		return 1;
-	unw::Chain ch = { !strcmp(argv[1], "sleep") };
-	r = ch.a(atol(argv[2]));
-	if (write(1, "done\n", 5) != 5)
-		return 1;
-	while (read(0, &b, 1) > 0)
-		;
-	return r < 0;
-}
+UNW_MAIN((unw::Chain{ sleep != 0 }).a(n))

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The integer bucket math itself, on its own so that the BPF SDK
+ * (bpf/sdk/kagg.bpf.h, installed with this file as <kagg/bpf/bucket_math.h>)
+ * and kagg's own programs and userspace (through shared/buckets.h) run the
+ * same code.  Plain C on __u32/__u64, no BPF helper, no other kagg header:
+ * the includer brings the __u32/__u64 types and __always_inline.
+ */
+#ifndef KAGG_SHARED_BUCKET_MATH_H
+#define KAGG_SHARED_BUCKET_MATH_H
+
+#define KAGG_EXP_MAX_SCALE 5
+#define KAGG_EXP_MAX_N (1 << KAGG_EXP_MAX_SCALE)
+
+/* floor(log2(v)) for v > 0, 0 for v == 0: branch-light, verifier friendly. */
+static __always_inline __u32 kagg_log2_32(__u32 v)
+{
+	__u32 r, shift;
+
+	r = (v > 0xFFFF) << 4;
+	v >>= r;
+	shift = (v > 0xFF) << 3;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xF) << 2;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0x3) << 1;
+	v >>= shift;
+	r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+static __always_inline __u32 kagg_log2_64(__u64 v)
+{
+	__u32 hi = v >> 32;
+
+	return hi ? kagg_log2_32(hi) + 32 : kagg_log2_32((__u32)v);
+}
+
+/*
+ * floor(log2(floor(v / unit))) (0 when the quotient is 0 or 1), capped at
+ * 63, without a 64-bit division: with L = floor(log2 v) and U = floor(log2
+ * unit) (unit_log2), the answer is the largest k with unit << k <= v, which
+ * is L - U or L - U - 1.  Exact for every v and unit >= 1 (unit < 2^32).
+ */
+static __always_inline __u32 kagg_log2_div(__u64 v, __u64 unit, __u32 unit_log2)
+{
+	__s32 k;
+
+	if (v < unit * 2)
+		return 0;
+	k = (__s32)kagg_log2_64(v) - (__s32)unit_log2;
+	if (k > 0 && (unit << k) > v)
+		k--;
+	return k < 0 ? 0 : k > 63 ? 63 : (__u32)k;
+}
+
+/*
+ * Slot of v > 0 among 2^s buckets an octave: 2^s * floor(log2 v) + j, where
+ * j counts the thresholds below v normalized to [2^63, 2^64).  thresh holds
+ * KAGG_EXP_MAX_N values, ascending, of which the first 2^s are used (s <=
+ * KAGG_EXP_MAX_SCALE).  Volatile: BPF programs pass their const volatile
+ * rodata, whose values the compiler must not assume.
+ */
+static __always_inline __u32 kagg_exp_slot_in(__u64 v, const volatile __u64 *thresh, __u32 s)
+{
+	__u32 k = kagg_log2_64(v), j = 0, b;
+	__u64 vn = v << (63 - k);
+
+	/*
+	 * j = #{ m < 2^s : thresh[m] < vn }: halving steps 2^(s-1) ... 1 leave
+	 * j at most 2^s - 1 with thresh[0 .. j) below vn; one last compare.
+	 */
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (b = KAGG_EXP_MAX_SCALE; b >= 1; b--) {
+		if (s >= b) {
+			__u32 step = 1U << (b - 1);
+
+			if (vn > thresh[(j + step - 1) & (KAGG_EXP_MAX_N - 1)])
+				j += step;
+		}
+	}
+	if (vn > thresh[j & (KAGG_EXP_MAX_N - 1)])
+		j++;
+	return (k << s) + j;
+}
+
+#endif /* KAGG_SHARED_BUCKET_MATH_H */
