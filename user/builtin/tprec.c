@@ -95,8 +95,8 @@ static int tprec_stream_init(struct kagg_session *s, const void *opts)
 	err = scons_init(&t->core, &cfg, msg, sizeof(msg));
 	t->streaming = true;
 	for (i = 0; !err && i < t->nr; i++)
-		err = scons_format(&t->core, t->sys[i], t->name[i], no_builtin, &t->fmt[i], &payload,
-				   msg, sizeof(msg));
+		err = scons_format(&t->core, t->sys[i], t->name[i], no_builtin, &t->fmt[i],
+				   &payload, msg, sizeof(msg));
 	return session_stream_started(s, err, msg, &t->core, tprec_on_record, t);
 }
 
