@@ -177,13 +177,16 @@ static inline void tu_shared_free(struct tu_shared *sh)
  * the others.  took_ns[count + i] is how many times sleep i switched out
  * voluntarily (getrusage's ru_nvcsw): a sleep whose timer expired while the
  * task was still waiting for a CPU never blocks, and so is no off-CPU
- * interval in state S.
+ * interval in state S.  took_ns[2 * count + i] is how many times it was
+ * preempted (ru_nivcsw): a sleep preempted after its timer was armed and
+ * before it blocked spends part of its time runnable, so its interval in
+ * state S can be shorter than the sleep asked for.
  */
 struct tu_sleeps {
 	int count;
 	unsigned int ms;
 	unsigned int lead_ms;
-	uint64_t *took_ns; /* 2 * count: wall times, then voluntary switches */
+	uint64_t *took_ns; /* 3 * count: wall times, voluntary switches, preemptions */
 };
 
 static inline uint64_t tu_nvcsw(void)
@@ -193,21 +196,30 @@ static inline uint64_t tu_nvcsw(void)
 	return getrusage(RUSAGE_THREAD, &ru) ? 0 : (uint64_t)ru.ru_nvcsw;
 }
 
+static inline uint64_t tu_nivcsw(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : (uint64_t)ru.ru_nivcsw;
+}
+
 static inline void tu_sleeper(void *arg)
 {
 	const struct tu_sleeps *s = arg;
-	uint64_t t0, v0;
+	uint64_t t0, v0, iv0;
 	int i;
 
 	if (s->lead_ms)
 		tu_sleep_ms(s->lead_ms);
 	for (i = 0; i < s->count; i++) {
+		iv0 = s->took_ns ? tu_nivcsw() : 0;
 		v0 = s->took_ns ? tu_nvcsw() : 0;
 		t0 = s->took_ns ? tu_now_ns() : 0;
 		tu_sleep_ms(s->ms);
 		if (s->took_ns) {
 			s->took_ns[i] = tu_now_ns() - t0;
 			s->took_ns[s->count + i] = tu_nvcsw() - v0;
+			s->took_ns[2 * s->count + i] = tu_nivcsw() - iv0;
 		}
 	}
 }
@@ -224,7 +236,7 @@ static inline uint64_t *tu_shared_u64(int n)
 /* Give s a shared took_ns array (the child fills it); NULL on failure. */
 static inline uint64_t *tu_sleeps_measured(struct tu_sleeps *s)
 {
-	s->took_ns = tu_shared_u64(2 * s->count);
+	s->took_ns = tu_shared_u64(3 * s->count);
 	return s->took_ns;
 }
 
@@ -245,6 +257,30 @@ static inline int tu_sleeps_under(const struct tu_sleeps *s, uint64_t ns)
 
 	for (i = 0; i < s->count; i++)
 		n += s->took_ns[i] && s->took_ns[i] < ns;
+	return n;
+}
+
+/* How many of s's measured sleeps were preempted (an interval in S can be shorter). */
+static inline int tu_sleeps_preempted(const struct tu_sleeps *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->count; i++)
+		n += s->took_ns[2 * s->count + i] > 0;
+	return n;
+}
+
+/*
+ * How many blocked and were never preempted, and took less than ns of wall time: each is
+ * one interval in S of at least the sleep asked for, below ns.
+ */
+static inline int tu_sleeps_whole_under(const struct tu_sleeps *s, uint64_t ns)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->count; i++)
+		n += s->took_ns[i] && s->took_ns[i] < ns && s->took_ns[s->count + i] &&
+		     !s->took_ns[2 * s->count + i];
 	return n;
 }
 

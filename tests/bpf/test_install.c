@@ -343,8 +343,9 @@ static void test_bash_completion(void **state)
 		{ "kagg runqlat --qu", "--quiet\n" },
 		{ "kagg offcpu --format \"\"", "text json ndjson svg html heatmap pprof\n" },
 		{ "kagg syscount --format \"\"", "text json ndjson\n" },
-		{ "kagg stat -", "--cpu --duration --event --field-separator --format --help "
-				 "--output --pid --verbose -d -e -h -o -p -v -x\n" },
+		{ "kagg stat -", "--all-cpus --cpu --duration --event --field-separator --format "
+				 "--help --interval-print --output --pid --repeat --verbose -I -a "
+				 "-d -e -h -o -p -r -v -x\n" },
 	};
 	size_t i;
 

@@ -167,9 +167,9 @@ static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key, en
 	int k;
 
 	if (!sleep_took_ns)
-		sleep_took_ns = tu_shared_u64(K_SLEEPS);
+		sleep_took_ns = tu_shared_u64(3 * K_SLEEPS);
 	assert_non_null(sleep_took_ns);
-	memset(sleep_took_ns, 0, K_SLEEPS * sizeof(*sleep_took_ns));
+	memset(sleep_took_ns, 0, 3 * K_SLEEPS * sizeof(*sleep_took_ns));
 	took.took_ns = sleep_took_ns;
 	snap = run_child(&o, sleep_work, &pid);
 	h = tu_find_label(snap, "clock_nanosleep");
