@@ -706,6 +706,20 @@ static inline int tu_lines(const char *s)
 #define TU_NR(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
+ * The value of attribute attr (as "width") of the XML/SVG element that starts at p: the
+ * text after its ` attr="`; NULL when that element has no such attribute.
+ */
+static inline const char *tu_elem_attr(const char *p, const char *attr)
+{
+	const char *end = strchr(p, '>'), *a;
+	char key[64];
+
+	snprintf(key, sizeof(key), " %s=\"", attr);
+	a = strstr(p, key);
+	return a && end && a < end ? a + strlen(key) : NULL;
+}
+
+/*
  * A sized struct as a caller built against a newer header passes it: struct TYPE in .o,
  * then 8 bytes this library does not know, .newer = NEWER; .o.sz covers both.
  */

@@ -257,14 +257,10 @@ static void test_heatmap_columns(void **state)
 /* The number in attribute attr (as "width") of the element that starts at p. */
 static double elem_attr(const char *p, const char *attr)
 {
-	const char *end = strchr(p, '>'), *a;
-	char key[64];
+	const char *v = tu_elem_attr(p, attr);
 
-	snprintf(key, sizeof(key), " %s=\"", attr);
-	a = strstr(p, key);
-	assert_non_null(end);
-	assert_true(a && a < end);
-	return strtod(a + strlen(key), NULL);
+	assert_non_null(v);
+	return strtod(v, NULL);
 }
 
 /* The red, green and blue of the element's fill="rgb(r,g,b)", summed: lower is hotter. */
