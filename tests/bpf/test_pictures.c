@@ -379,13 +379,6 @@ static void test_heatmap(void **state)
 	free(svg);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_svg_widths),    cmocka_unit_test(test_chromium),
-		cmocka_unit_test(test_go_pprof),      cmocka_unit_test(test_go_pprof_tags),
-		cmocka_unit_test(test_offcpu_widest), cmocka_unit_test(test_heatmap),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+KT_MAIN_GROUP(setup, teardown, cmocka_unit_test(test_svg_widths), cmocka_unit_test(test_chromium),
+	      cmocka_unit_test(test_go_pprof), cmocka_unit_test(test_go_pprof_tags),
+	      cmocka_unit_test(test_offcpu_widest), cmocka_unit_test(test_heatmap))
