@@ -34,6 +34,8 @@
 #include <kagg/session.h>
 #include <kagg/snapshot.h>
 
+#include "test_main.h"
+
 /* Path of the kagg binary under test ($KAGG, else build/bin/kagg). */
 static inline const char *tu_kagg(void)
 {
@@ -53,17 +55,7 @@ static inline const char *tu_kagg(void)
  * The main() of a test program: run its tests (cmocka_unit_test(), TU_TEST_ARG() entries,
  * a trailing comma allowed) as one group, without setup or teardown.
  */
-/* KAGG_TEST_FILTER=PATTERN runs only the tests whose names match it (cmocka's wildcards). */
-#define TU_MAIN(...)                                                \
-	int main(void)                                              \
-	{                                                           \
-		const struct CMUnitTest tests[] = { __VA_ARGS__ };  \
-		const char *tu_filter = getenv("KAGG_TEST_FILTER"); \
-                                                                    \
-		if (tu_filter && *tu_filter)                        \
-			cmocka_set_test_filter(tu_filter);          \
-		return cmocka_run_group_tests(tests, NULL, NULL);   \
-	}
+#define TU_MAIN(...) KT_MAIN_GROUP(NULL, NULL, __VA_ARGS__)
 
 /* Skip reason printed, so a skipped root test says why. */
 #define TU_SKIP_UNLESS_ROOT()                                                              \
@@ -748,6 +740,20 @@ static inline int tu_lines(const char *s)
 }
 
 #define TU_NR(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * The value of attribute attr (as "width") of the XML/SVG element that starts at p: the
+ * text after its ` attr="`; NULL when that element has no such attribute.
+ */
+static inline const char *tu_elem_attr(const char *p, const char *attr)
+{
+	const char *end = strchr(p, '>'), *a;
+	char key[64];
+
+	snprintf(key, sizeof(key), " %s=\"", attr);
+	a = strstr(p, key);
+	return a && end && a < end ? a + strlen(key) : NULL;
+}
 
 /*
  * A sized struct as a caller built against a newer header passes it: struct TYPE in .o,

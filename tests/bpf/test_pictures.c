@@ -334,12 +334,9 @@ static void test_offcpu_widest(void **state)
 /* The number after `attr="` in the element at p, -1 when the element has none. */
 static double elem_attr(const char *p, const char *attr)
 {
-	const char *end = strchr(p, '>'), *a;
-	char key[64];
+	const char *v = tu_elem_attr(p, attr);
 
-	snprintf(key, sizeof(key), " %s=\"", attr);
-	a = strstr(p, key);
-	return a && end && a < end ? strtod(a + strlen(key), NULL) : -1;
+	return v ? strtod(v, NULL) : -1;
 }
 
 static void test_heatmap(void **state)
@@ -382,13 +379,6 @@ static void test_heatmap(void **state)
 	free(svg);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_svg_widths),    cmocka_unit_test(test_chromium),
-		cmocka_unit_test(test_go_pprof),      cmocka_unit_test(test_go_pprof_tags),
-		cmocka_unit_test(test_offcpu_widest), cmocka_unit_test(test_heatmap),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+KT_MAIN_GROUP(setup, teardown, cmocka_unit_test(test_svg_widths), cmocka_unit_test(test_chromium),
+	      cmocka_unit_test(test_go_pprof), cmocka_unit_test(test_go_pprof_tags),
+	      cmocka_unit_test(test_offcpu_widest), cmocka_unit_test(test_heatmap))

@@ -104,25 +104,51 @@ static long record_sleeper(char **argv, char *path, int *pid)
 	return recorded;
 }
 
-/* Lines of `trace-cmd report` of path holding a and b; false when trace-cmd is not installed. */
-static bool trace_cmd_count(const char *path, const char *a, const char *b, long *na, long *nb)
+/* Lines of text holding both a and b (b NULL: a alone). */
+static long lines_with(const char *text, const char *a, const char *b)
 {
-	char cmd[512], line[1024];
+	const char *l = text, *nl;
+	long n = 0;
+
+	for (; l && *l; l = nl ? nl + 1 : NULL) {
+		char *line;
+
+		nl = strchr(l, '\n');
+		line = strndup(l, nl ? (size_t)(nl - l) : strlen(l));
+		n += strstr(line, a) && (!b || strstr(line, b));
+		free(line);
+	}
+	return n;
+}
+
+/* The text of `trace-cmd report` of path; NULL when trace-cmd is not installed. */
+static char *trace_cmd_text(const char *path)
+{
+	char cmd[512], *text;
 	FILE *f;
 
 	if (access("/usr/bin/trace-cmd", X_OK)) {
 		printf("SKIP trace-cmd check: /usr/bin/trace-cmd not installed\n");
-		return false;
+		return NULL;
 	}
 	snprintf(cmd, sizeof(cmd), "trace-cmd report -N -i %s 2>&1", path);
 	f = popen(cmd, "r");
 	assert_non_null(f);
-	*na = *nb = 0;
-	while (fgets(line, sizeof(line), f)) {
-		*na += strstr(line, a) != NULL;
-		*nb += strstr(line, b) != NULL;
-	}
+	text = tu_read_all(fileno(f));
 	pclose(f);
+	return text;
+}
+
+/* Lines of `trace-cmd report` of path holding a and b; false when trace-cmd is not installed. */
+static bool trace_cmd_count(const char *path, const char *a, const char *b, long *na, long *nb)
+{
+	char *text = trace_cmd_text(path);
+
+	if (!text)
+		return false;
+	*na = lines_with(text, a, NULL);
+	*nb = lines_with(text, b, NULL);
+	free(text);
 	return true;
 }
 
@@ -436,41 +462,6 @@ static void signal_and_exec(void *arg)
 		pids[i] = (uint64_t)p;
 		waitpid(p, NULL, 0);
 	}
-}
-
-/* Lines of text holding both a and b. */
-static long lines_with(const char *text, const char *a, const char *b)
-{
-	const char *l = text, *nl;
-	long n = 0;
-
-	for (; l && *l; l = nl ? nl + 1 : NULL) {
-		char *line;
-
-		nl = strchr(l, '\n');
-		line = strndup(l, nl ? (size_t)(nl - l) : strlen(l));
-		n += strstr(line, a) && strstr(line, b);
-		free(line);
-	}
-	return n;
-}
-
-/* The text of `trace-cmd report` of path; NULL when trace-cmd is not installed. */
-static char *trace_cmd_text(const char *path)
-{
-	char cmd[512], *text;
-	FILE *f;
-
-	if (access("/usr/bin/trace-cmd", X_OK)) {
-		printf("SKIP trace-cmd check: /usr/bin/trace-cmd not installed\n");
-		return NULL;
-	}
-	snprintf(cmd, sizeof(cmd), "trace-cmd report -N -i %s 2>&1", path);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	text = tu_read_all(fileno(f));
-	pclose(f);
-	return text;
 }
 
 /*

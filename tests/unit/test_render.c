@@ -174,6 +174,22 @@ static void test_escaping(void **state)
 	free(buf);
 }
 
+/* The one stack of snap (snap_new(), checked here): comm's, count times, total_ns long. */
+static struct kagg_stack *one_stack(struct kagg_snapshot *snap, const char *comm, uint64_t count,
+				    uint64_t total_ns)
+{
+	struct kagg_stack *st;
+
+	assert_non_null(snap);
+	assert_int_equal(snap_alloc_stacks(snap, 1), 0);
+	snap->nr_stacks = 1;
+	st = &snap->stacks[0];
+	snprintf(st->comm, sizeof(st->comm), "%s", comm);
+	st->count = count;
+	st->total_ns = total_ns;
+	return st;
+}
+
 /* A crafted snapshot: comm, user frames, kernel frames, as flame_from_snapshot orders them. */
 static void test_snapshot_order(void **state)
 {
@@ -185,13 +201,7 @@ static void test_snapshot_order(void **state)
 	struct uu_mem m;
 	char *buf;
 
-	assert_non_null(snap);
-	assert_int_equal(snap_alloc_stacks(snap, 1), 0);
-	snap->nr_stacks = 1;
-	st = &snap->stacks[0];
-	memcpy(st->comm, "sleeper", 8);
-	st->total_ns = 30000000;
-	st->count = 3;
+	st = one_stack(snap, "sleeper", 3, 30000000);
 	uf = snap_frames(snap, 2, &up);
 	kf = snap_frames(snap, 1, &kp);
 	uf[0].sym = "nanosleep"; /* innermost first */
@@ -257,14 +267,10 @@ static void test_heatmap_columns(void **state)
 /* The number in attribute attr (as "width") of the element that starts at p. */
 static double elem_attr(const char *p, const char *attr)
 {
-	const char *end = strchr(p, '>'), *a;
-	char key[64];
+	const char *v = tu_elem_attr(p, attr);
 
-	snprintf(key, sizeof(key), " %s=\"", attr);
-	a = strstr(p, key);
-	assert_non_null(end);
-	assert_true(a && a < end);
-	return strtod(a + strlen(key), NULL);
+	assert_non_null(v);
+	return strtod(v, NULL);
 }
 
 /* The red, green and blue of the element's fill="rgb(r,g,b)", summed: lower is hotter. */
@@ -408,13 +414,7 @@ static void test_html_flame_height(void **state)
 	const char *svg;
 	char *buf;
 
-	assert_non_null(snap);
-	assert_int_equal(snap_alloc_stacks(snap, 1), 0);
-	snap->nr_stacks = 1;
-	st = &snap->stacks[0];
-	memcpy(st->comm, "app", 4);
-	st->count = 5;
-	st->total_ns = 5000000;
+	st = one_stack(snap, "app", 5, 5000000);
 	uf = snap_frames(snap, 1, &up);
 	uf[0].sym = "main";
 	st->uframes = up;

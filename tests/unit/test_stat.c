@@ -240,25 +240,38 @@ static void test_print_json_cases(void **state)
 	free(out);
 }
 
+/* A supported event counted n times, never multiplexed. */
+static struct kagg_stat_result exact_result(const char *name, uint64_t n)
+{
+	return (struct kagg_stat_result){ .sz = sizeof(struct kagg_stat_result),
+					  .name = name,
+					  .supported = true,
+					  .count = n,
+					  .enabled_ns = n,
+					  .running_ns = n,
+					  .scale = KAGG_STAT_EXACT,
+					  .estimate = n };
+}
+
+/* A report of pid 1 on every CPU with the one result *ptrs, its header naming target. */
+static struct kagg_stat_report one_result_report(const char *target,
+						 const struct kagg_stat_result *const *ptrs)
+{
+	return (struct kagg_stat_report){ .sz = sizeof(struct kagg_stat_report),
+					  .target = target,
+					  .pid = 1,
+					  .cpu = -1,
+					  .kernel = "6.18",
+					  .nr_results = 1,
+					  .results = ptrs };
+}
+
 /* The header names the command as given, and event names: escaped. */
 static void test_print_text_escapes_command(void **state)
 {
-	struct kagg_stat_result res = { .sz = sizeof(res),
-					.name = "task\033-clock",
-					.supported = true,
-					.count = 1,
-					.enabled_ns = 1,
-					.running_ns = 1,
-					.scale = KAGG_STAT_EXACT,
-					.estimate = 1 };
+	struct kagg_stat_result res = exact_result("task\033-clock", 1);
 	const struct kagg_stat_result *ptrs[] = { &res };
-	struct kagg_stat_report rep = { .sz = sizeof(rep),
-					.target = "command 'printf \033]0;pwned\007'",
-					.pid = 1,
-					.cpu = -1,
-					.kernel = "6.18",
-					.nr_results = 1,
-					.results = ptrs };
+	struct kagg_stat_report rep = one_result_report("command 'printf \033]0;pwned\007'", ptrs);
 	char *out = print_report(&rep, KAGG_FORMAT_TEXT);
 
 	assert_non_null(strstr(out, "# kagg stat: command 'printf \\033]0;pwned\\007', "));
@@ -319,25 +332,14 @@ static void test_rel_stddev(void **state)
 /* Means of runs and one interval: the header says so, each line its "( +- X% )". */
 static void test_print_runs_and_interval(void **state)
 {
-	struct kagg_stat_result res = { .sz = sizeof(res),
-					.name = "task-clock",
-					.supported = true,
-					.count = 300,
-					.enabled_ns = 300,
-					.running_ns = 300,
-					.scale = KAGG_STAT_EXACT,
-					.estimate = 300,
-					.rel_stddev_pct = 12.345 };
+	struct kagg_stat_result res = exact_result("task-clock", 300);
 	const struct kagg_stat_result *ptrs[] = { &res };
-	struct kagg_stat_report rep = { .sz = sizeof(rep),
-					.target = "command 'true'",
-					.pid = 1,
-					.cpu = -1,
-					.kernel = "6.18",
-					.nr_results = 1,
-					.results = ptrs,
-					.runs = 3 };
-	char *out = print_report(&rep, KAGG_FORMAT_TEXT);
+	struct kagg_stat_report rep = one_result_report("command 'true'", ptrs);
+	char *out;
+
+	res.rel_stddev_pct = 12.345;
+	rep.runs = 3;
+	out = print_report(&rep, KAGG_FORMAT_TEXT);
 
 	assert_non_null(strstr(out, "# kagg stat: command 'true', mean of 3 runs, "));
 	assert_non_null(strstr(out, "estimate 300  ( +- 12.35% )\n"));

@@ -339,13 +339,7 @@ static void test_perf_map(void **state)
 	munmap(code, 8192);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_symtab),	      cmocka_unit_test(test_stripped_unknown),
-		cmocka_unit_test(test_minidebuginfo), cmocka_unit_test(test_debuglink),
-		cmocka_unit_test(test_debuginfod),    cmocka_unit_test(test_perf_map),
-	};
-
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
-}
+KT_MAIN_GROUP(group_setup, group_teardown, cmocka_unit_test(test_symtab),
+	      cmocka_unit_test(test_stripped_unknown), cmocka_unit_test(test_minidebuginfo),
+	      cmocka_unit_test(test_debuglink), cmocka_unit_test(test_debuginfod),
+	      cmocka_unit_test(test_perf_map))

@@ -193,25 +193,10 @@ static void test_x86_64_only(void **state)
 	skip();
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_x86_64_only) };
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_x86_64_only))
 #else
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_frame_pointer_function),
-		cmocka_unit_test(test_no_frame_pointer),
-		cmocka_unit_test(test_gap),
-		cmocka_unit_test(test_outermost),
-		cmocka_unit_test(test_plt),
-		cmocka_unit_test(test_unsupported_rules),
-		cmocka_unit_test(test_real_files),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+KT_MAIN_GROUP(setup, teardown, cmocka_unit_test(test_frame_pointer_function),
+	      cmocka_unit_test(test_no_frame_pointer), cmocka_unit_test(test_gap),
+	      cmocka_unit_test(test_outermost), cmocka_unit_test(test_plt),
+	      cmocka_unit_test(test_unsupported_rules), cmocka_unit_test(test_real_files))
 #endif

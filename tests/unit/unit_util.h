@@ -14,23 +14,16 @@
 
 #include <kagg/snapshot.h>
 
+#include "test_main.h"
+
 /*
  * main() running the cmocka tests listed, in order, with the group's SETUP
- * and TEARDOWN (NULL for none):
+ * and TEARDOWN (NULL for none), KAGG_TEST_FILTER honoured (test_main.h):
  *	UU_MAIN_GROUP(setup, teardown,
  *		      cmocka_unit_test(test_a),
  *		      cmocka_unit_test(test_b))
  */
-#define UU_MAIN_GROUP(SETUP, TEARDOWN, ...)                            \
-	int main(void)                                                 \
-	{                                                              \
-		const struct CMUnitTest tests[] = { __VA_ARGS__ };     \
-		const char *uu_filter = getenv("KAGG_TEST_FILTER");    \
-                                                                       \
-		if (uu_filter && *uu_filter)                           \
-			cmocka_set_test_filter(uu_filter);             \
-		return cmocka_run_group_tests(tests, SETUP, TEARDOWN); \
-	}
+#define UU_MAIN_GROUP KT_MAIN_GROUP
 
 /*
  * Skip (with the reason printed) when the tests run under a user-mode emulator

@@ -279,10 +279,8 @@ static int offcpu_stream_init(struct kagg_session *s, const void *opts)
 		.cb = o->on_switch,
 		.cb_ctx = o->on_switch_ctx,
 	};
-	char msg[256] = "";
 
-	return session_stream_started(s, ostream_init(&t->st, &cfg, msg, sizeof(msg)), msg,
-				      &t->st.core, ostream_on_record, &t->st);
+	return SESSION_STREAM_START(s, ostream_init, &t->st, &cfg, ostream_on_record);
 }
 
 static int offcpu_open(struct kagg_session *s, void *opts)

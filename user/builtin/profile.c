@@ -28,6 +28,7 @@
 #include <kagg/profile.h>
 #include "shared/profile.h"
 #include "profile.skel.h"
+#include "util/cpus.h"
 #include "util/opts.h"
 #include "snapshot/snapshot_internal.h"
 #include "session/session_internal.h"
@@ -51,43 +52,6 @@ struct profile {
 static long perf_open(struct perf_event_attr *attr, int pid, int cpu)
 {
 	return syscall(__NR_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-/* Online CPUs from /sys/devices/system/cpu/online ("0-3,6"); count or -errno. */
-static int online_cpus(int **out)
-{
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int *cpus, n = 0, a, b;
-	char sep;
-
-	if (!f)
-		return -errno;
-	cpus = calloc(PROFILE_MAX_CPUS, sizeof(*cpus));
-	if (!cpus) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	while (fscanf(f, "%d", &a) == 1) {
-		b = a;
-		sep = 0;
-		if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
-			if (fscanf(f, "%d", &b) != 1)
-				break;
-			if (fscanf(f, "%c", &sep) != 1)
-				sep = 0;
-		}
-		for (; a <= b && n < PROFILE_MAX_CPUS; a++)
-			cpus[n++] = a;
-		if (sep != ',')
-			break;
-	}
-	fclose(f);
-	if (!n) {
-		free(cpus);
-		return -ENOENT;
-	}
-	*out = cpus;
-	return n;
 }
 
 static void drop_links(struct profile *t)
@@ -292,7 +256,7 @@ static int validate(struct kagg_session *s, const struct kagg_profile_opts *o, i
 	n = session_tasks_open(s, &SESSION_PIDS(o));
 	if (n)
 		return n;
-	n = online_cpus(cpus);
+	n = util_online_cpus(PROFILE_MAX_CPUS, cpus);
 	if (n < 0) {
 		slog(s, KAGG_LOG_WARN, "cannot read the online CPUs: %s", strerror(-n));
 		return n;

@@ -208,10 +208,8 @@ static int runqlat_stream_init(struct kagg_session *s, const void *opts)
 		/* the public bits are 1 << RUNQLAT_REC_* */
 		.land = o->land_events,
 	};
-	char msg[256] = "";
 
-	return session_stream_started(s, rqstream_init(&t->st, &cfg, msg, sizeof(msg)), msg,
-				      &t->st.core, rqstream_on_record, &t->st);
+	return SESSION_STREAM_START(s, rqstream_init, &t->st, &cfg, rqstream_on_record);
 }
 
 static int runqlat_open(struct kagg_session *s, void *opts)

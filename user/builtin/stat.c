@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <kagg/stat.h>
+#include "util/cpus.h"
 #include "util/json.h"
 #include "util/opts.h"
 #include "util/text.h"
@@ -439,43 +440,13 @@ static void describe_target(struct kagg_stat *st, const struct kagg_stat_opts *o
 #undef ADD
 }
 
-/* Online CPUs from /sys/devices/system/cpu/online ("0-3,6") into st->cpus.  0 or -errno. */
+/* Online CPUs into st->cpus and st->nfd.  0 or -errno. */
 static int online_cpus(struct kagg_stat *st)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int a, b, n = 0, cap = 0, *cpus = NULL, *bigger;
-	char sep;
+	int n = util_online_cpus(65536, &st->cpus);
 
-	if (!f)
-		return -errno;
-	while (fscanf(f, "%d", &a) == 1 && a >= 0) {
-		b = a;
-		sep = 0;
-		if (fscanf(f, "%c", &sep) == 1 && sep == '-' &&
-		    (fscanf(f, "%d", &b) != 1 || fscanf(f, "%c", &sep) != 1))
-			sep = 0;
-		for (; a <= b && a < 65536; a++) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 64;
-				bigger = realloc(cpus, (size_t)cap * sizeof(*cpus));
-				if (!bigger) {
-					free(cpus);
-					fclose(f);
-					return -ENOMEM;
-				}
-				cpus = bigger;
-			}
-			cpus[n++] = a;
-		}
-		if (sep != ',')
-			break;
-	}
-	fclose(f);
-	if (!n) {
-		free(cpus);
-		return -ENOENT;
-	}
-	st->cpus = cpus;
+	if (n < 0)
+		return n;
 	st->nfd = n;
 	return 0;
 }

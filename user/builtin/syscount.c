@@ -640,10 +640,8 @@ static int sc_stream_init(struct kagg_session *s, const void *opts)
 		.unit_ns = units_ns(s->unit),
 		.exp = s->exp_words ? &t->skel->rodata->exp_params : NULL,
 	};
-	char msg[256] = "";
 
-	return session_stream_started(s, scstream_init(&t->st, &cfg, msg, sizeof(msg)), msg,
-				      &t->st.core, scstream_on_record, &t->st);
+	return SESSION_STREAM_START(s, scstream_init, &t->st, &cfg, scstream_on_record);
 }
 
 static int syscount_open(struct kagg_session *s, void *opts)

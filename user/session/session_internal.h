@@ -206,6 +206,18 @@ const char *session_mode_name(enum kagg_mode mode);
 int session_stream_started(struct kagg_session *s, int err, const char *msg, struct scons *c,
 			   void (*fn)(void *ctx, const void *data, uint32_t len), void *ctx);
 /*
+ * session_stream_started() for a tool's consumer ST (a struct with its
+ * struct scons core), set up from CFG by INIT(ST, CFG, msg, msg_len) and
+ * fed records by ON_RECORD(ST, data, len).  Evaluates to 0 or -errno.
+ */
+#define SESSION_STREAM_START(s, INIT, ST, CFG, ON_RECORD)                                    \
+	({                                                                                   \
+		char ss_msg_[256] = "";                                                      \
+		int ss_err_ = INIT((ST), (CFG), ss_msg_, sizeof(ss_msg_));                   \
+                                                                                             \
+		session_stream_started((s), ss_err_, ss_msg_, &(ST)->core, ON_RECORD, (ST)); \
+	})
+/*
  * The consumer configuration every streaming tool shares, from its skeleton
  * (maps events and stream_cnt) and its opts o (stream_bytes, events_dir);
  * more designated fields (.rb_subbufs = ...) may follow.
