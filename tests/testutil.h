@@ -611,9 +611,38 @@ static inline int tu_kagg_finish(struct tu_kagg *k, char **out, char **err)
 }
 
 /*
+ * Wait until kagg catches sig (its handler installed: SigCgt in /proc/PID/status) or has
+ * exited, 60 s at most.  Its exec, dynamic linking and option parsing take well under
+ * 100 ms on a quiet machine and over a second in a guest emulated on a loaded one: a
+ * signal timed from the fork can land before the handler and kill it.
+ */
+static inline void tu_kagg_wait_catching(struct tu_kagg *k, int sig)
+{
+	char path[64], line[256];
+	unsigned int t;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)k->pid);
+	for (t = 0; t < 60000 && !tu_kagg_exited(k); t += 10) {
+		FILE *f = fopen(path, "re");
+		bool caught = false;
+
+		if (!f)
+			return;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "SigCgt:", 7))
+				caught = (strtoull(line + 7, NULL, 16) >> (sig - 1)) & 1;
+		fclose(f);
+		if (caught)
+			return;
+		tu_sleep_ms(10);
+	}
+}
+
+/*
  * Run kagg with argv (NULL-terminated, without the binary), capture stdout
  * and stderr into malloc'd strings (may be NULL), optionally send `sig`
- * after `sig_after_ms`.  Returns the exit status, 128+signal if killed, -1.
+ * `sig_after_ms` after kagg installed its handler for it.  Returns the exit
+ * status, 128+signal if killed, -1.
  */
 static inline int tu_run_kagg(char *const argv[], char **out, char **err, int sig,
 			      unsigned int sig_after_ms)
@@ -621,8 +650,10 @@ static inline int tu_run_kagg(char *const argv[], char **out, char **err, int si
 	struct tu_kagg k = tu_kagg_start(argv);
 
 	if (k.pid > 0 && sig) {
+		tu_kagg_wait_catching(&k, sig);
 		tu_sleep_ms(sig_after_ms);
-		kill(k.pid, sig);
+		if (!k.reaped)
+			kill(k.pid, sig);
 	}
 	return tu_kagg_finish(&k, out, err);
 }

@@ -12,6 +12,9 @@
  *     --unwind fp, none does;
  *   - Debian's own xz -3 compressing from a pipe: >= 95% of its samples reach
  *     __libc_start_main (or __libc_start_call_main, named by libc6-dbg).
+ * The walk needs bpf_loop() (5.17) and bpf_task_pt_regs() (5.15): on a kernel without them
+ * (5.10) those tests skip naming the helper, and test_without_walk_helpers checks what the
+ * tools do there instead: --unwind table refused in one line, auto by frame pointer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
 #include <kagg/kagg.h>
 #include "testutil.h"
 
@@ -57,6 +61,32 @@ static void expect_line(int fd, const char *want)
 		n++;
 	buf[n] = '\0';
 	assert_string_equal(buf, want);
+}
+
+/* The helper the unwind-table walk needs and this kernel lacks, or NULL (probed, as kagg does). */
+static const char *walk_missing(void)
+{
+#if !defined(__x86_64__)
+	return "unwind-table walk on this architecture (x86-64 only)";
+#else
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) <= 0)
+		return "bpf_loop()";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL) <= 0)
+		return "bpf_task_pt_regs()";
+	return NULL;
+#endif
+}
+
+static void skip_unless_walk(void)
+{
+	const char *miss = walk_missing();
+
+	if (!miss)
+		return;
+	print_message("skip: this kernel lacks %s: no unwind-table walk (bpf_loop() 5.17, "
+		      "bpf_task_pt_regs() 5.15)\n",
+		      miss);
+	skip();
 }
 
 /* Start argv (argv[0] a path) with pipes on stdin and stdout. */
@@ -240,9 +270,59 @@ static void test_chain(void **state)
 	const struct chain_case *c = &chain_cases[TU_ARG(state)];
 	const enum kagg_unwind *u;
 
+	TU_SKIP_UNLESS_ROOT();
+	skip_unless_walk();
 	for (u = c->walks; *u != KAGG_UNWIND_FP; u++)
 		assert_true(chain_share(c->target, c->offcpu, *u, c->chain) >= 0.99);
 	assert_true(chain_share(c->target, c->offcpu, KAGG_UNWIND_FP, c->chain) == 0.0);
+}
+
+/*
+ * Where the walk's helpers are missing: --unwind table is refused in one line naming the
+ * helper (exit 2, nothing printed); --unwind auto walks by frame pointer, and the header's
+ * attach note says so and why.
+ */
+static void test_without_walk_helpers(void **state)
+{
+	static char *auto_argv[][8] = {
+		{ "profile", "-U", "-d", "0.5", NULL },
+		{ "offcpu", "--stacks", "-d", "0.5", NULL },
+	};
+	static const struct tu_error_case table[] = {
+		{ 2, NULL, { "profile", "--unwind", "table", "-d", "0.5", NULL } },
+		{ 2, NULL, { "offcpu", "--stacks", "--unwind", "table", "-d", "0.5", NULL } },
+	};
+	struct tu_error_case cases[TU_NR(table)];
+	const char *miss;
+	char note[160];
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	miss = walk_missing();
+	if (!miss) {
+		print_message("skip: this kernel has the unwind-table walk's helpers: nothing to "
+			      "fall back from\n");
+		skip();
+	}
+	for (i = 0; i < TU_NR(table); i++) {
+		cases[i] = table[i];
+		cases[i].needle = miss;
+	}
+	tu_expect_errors(cases, TU_NR(cases));
+	snprintf(note, sizeof(note), "user stacks by frame pointer (unwind auto): no %s", miss);
+	for (i = 0; i < TU_NR(auto_argv); i++) {
+		char *out = NULL, *err = NULL;
+		int rc = tu_run_kagg(auto_argv[i], &out, &err, 0, 0);
+
+		print_message("kagg %s, unwind auto: exit %d\n", auto_argv[i][0], rc);
+		if (rc || !out || !strstr(out, note))
+			print_message("stdout: %.400s\nstderr: %s\n", out ? out : "",
+				      err ? err : "");
+		assert_int_equal(rc, 0);
+		assert_non_null(strstr(out, note));
+		free(out);
+		free(err);
+	}
 }
 
 /* Debian's xz (no frame pointers, stripped) compressing 16 MiB from a pipe. */
@@ -258,6 +338,8 @@ static void test_xz_reaches_main(void **state)
 	size_t i, k;
 	pid_t drain;
 
+	TU_SKIP_UNLESS_ROOT();
+	skip_unless_walk();
 	if (access(argv[0], X_OK)) {
 		print_message("skip: no /usr/bin/xz (xz-utils)\n");
 		skip();
@@ -304,4 +386,4 @@ static void test_xz_reaches_main(void **state)
 
 TU_MAIN(TU_TEST_ARG(test_profile_c, test_chain, 0), TU_TEST_ARG(test_profile_cxx, test_chain, 1),
 	TU_TEST_ARG(test_offcpu_c, test_chain, 2), TU_TEST_ARG(test_offcpu_cxx, test_chain, 3),
-	cmocka_unit_test(test_xz_reaches_main));
+	cmocka_unit_test(test_xz_reaches_main), cmocka_unit_test(test_without_walk_helpers), )

@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
 # The kernel matrix (tests/vm/vmtest.sh): `make vmtest` boots the newest
-# Debian 6.1 and 6.12 cloud kernels under qemu (TCG) with the test binaries
-# in an initramfs and runs the same binaries on the host; `make vmtest-deps`
-# installs qemu, busybox-static and cpio.  Included by the top Makefile,
-# whose OUT, KAGG_BIN, ROOT_BINS, UNIT_BINS and `all` it uses.
+# Debian 5.10 (bullseye), 6.1 and 6.12 cloud kernels under qemu (TCG) with
+# the test binaries in an initramfs and runs the same binaries on the host;
+# `make vmtest-deps` installs qemu, busybox-static and cpio.  Included by
+# the top Makefile, whose OUT, KAGG_BIN, ROOT_BINS, UNIT_BINS and `all` it
+# uses.
 #
 #   make vmtest VMTEST_KERNELS="6.12" VMTEST_TIMEOUT=300 VMTEST_HOST=0 VMTEST_CMDS=
 #   VMTEST_APPEND="loglevel=7" make vmtest   # extra guest kernel parameters
 #   VMTEST_MAXCPUS=256 make vmtest           # guests with 256 possible CPUs, 2 online
 
 VMTEST_DEPS	:= qemu-system-x86 busybox-static cpio
-VMTEST_KERNELS	?= 6.1 6.12
+VMTEST_KERNELS	?= 5.10 6.1 6.12
 VMTEST_TIMEOUT	?= 600
 VMTEST_HOST	?= 1
 # What the guests run: the tests whose answer depends on the kernel (attach
