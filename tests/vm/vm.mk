@@ -13,7 +13,7 @@
 
 VMTEST_DEPS	:= qemu-system-x86 busybox-static cpio
 VMTEST_KERNELS	?= 5.10 6.1 6.12
-VMTEST_TIMEOUT	?= 600
+VMTEST_TIMEOUT	?= 900
 VMTEST_HOST	?= 1
 # What the guests run: the tests whose answer depends on the kernel (attach
 # paths, the tools' BPF programs, the kernel's own ring-buffer pages, and the
