@@ -304,9 +304,10 @@ static void test_short_lived_cxx_process(void **state)
 }
 
 /*
- * stack_target spins 400 ms in its own code (noted there), then dlopen()s libstack_late.so
- * and spins 400 ms in it: the note for its new executable mapping has the session read its
- * maps again while it lives, so a quarter of the samples or more name the library's function.
+ * stack_target spins 400 ms of its CPU time in its own code (noted there), then dlopen()s
+ * libstack_late.so and spins 400 ms of CPU in it: the note for its new executable mapping has
+ * the session read its maps again while it lives, so a quarter of the samples or more (half
+ * of its CPU time, whatever the machine's load) name the library's function.
  * Read once, at the first note, its frames would be unknown (no maps).
  */
 static void test_library_loaded_late(void **state)

@@ -4,7 +4,7 @@
  * tests (demangled frames, and symbols of a process that exits before the tool reads them).
  *
  *	stack_target [--lead-ms MS] spin MS    kagg_test::Spinner::spin(unsigned int) keeps
- *	                                       the CPU busy for MS ms
+ *	                                       the CPU busy for MS ms of its CPU time
  *	stack_target [--lead-ms MS] nap MS N   kagg_test::Sleeper::nap(unsigned int, unsigned int)
  *	                                       sleeps N times MS ms
  *	stack_target late LIB SPIN_MS NAP_MS N spin SPIN_MS and nap NAP_MS once as above, then
@@ -25,11 +25,15 @@
 namespace kagg_test
 {
 
-static double now_ms()
+/*
+ * The thread's CPU time: a spin of MS ms is MS ms on the CPU (what a CPU-clock sampler
+ * sees) however long the machine's load stretches it in wall time.
+ */
+static double cpu_ms()
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -46,9 +50,9 @@ class Spinner
       public:
 	__attribute__((noinline)) void spin(unsigned int ms)
 	{
-		double end = now_ms() + ms;
+		double end = cpu_ms() + ms;
 
-		while (now_ms() < end)
+		while (cpu_ms() < end)
 			for (int i = 0; i < 10000; i++)
 				sink_ = sink_ * 31 + i;
 	}

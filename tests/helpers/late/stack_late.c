@@ -7,22 +7,23 @@
  */
 #include <time.h>
 
-static double now_ms(void)
+/* The thread's CPU time, as stack_target's spin counts it. */
+static double cpu_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static volatile unsigned long sink;
 
-/* Keep the CPU busy for ms milliseconds. */
+/* Keep the CPU busy for ms milliseconds of this thread's CPU time. */
 __attribute__((noinline)) void kagg_late_spin(unsigned int ms)
 {
-	double end = now_ms() + ms;
+	double end = cpu_ms() + ms;
 
-	while (now_ms() < end)
+	while (cpu_ms() < end)
 		for (int i = 0; i < 10000; i++)
 			sink = sink * 31 + i;
 	__asm__ volatile("" ::: "memory");
