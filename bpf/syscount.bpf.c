@@ -19,7 +19,8 @@
  *
  * Streaming (--mode stream|both): a second set of programs on the same
  * tracepoints (sys_enter for counts, sys_exit for errors, both for latency)
- * sends one struct sc_rec per event with the filter decision made here;
+ * sends one struct sc_rec per event of the processes selected (-p), with the
+ * rest of the filter decision made here;
  * userspace counts, classifies and times the calls alike
  * (user/builtin/syscount_stream.c).  With both sets attached each event is stamped
  * once for both (stream.bpf.h); the aggregating programs only pay for the
@@ -326,6 +327,18 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 	} while (0)
 
 /*
+ * A call of a process the tgid filter leaves out is no record: nothing of it is counted or
+ * landed (the aggregating programs likewise only count it among the events), and a system
+ * flooding calls elsewhere cannot fill the ring buffer the selected ones need.
+ */
+static __always_inline bool stream_wanted(__u64 id)
+{
+	__u32 tgid = id >> 32;
+
+	return !filter_tgid || bpf_map_lookup_elem(&tgids, &tgid);
+}
+
+/*
  * A record's head and the fields both types have (id: the current task's
  * pid_tgid); NULL when the ring is full (counted).
  */
@@ -363,6 +376,8 @@ static __always_inline int enter_stream(struct pt_regs *regs, long nr, const boo
 	if (!share_event) /* streaming alone: this program counts the events */
 		c->cnt[SC_CNT_EVENTS]++;
 	id = bpf_get_current_pid_tgid();
+	if (!stream_wanted(id))
+		return 0;
 	/* with both paths, the aggregating program counts the skipped calls */
 	sel = selected(share_event ? NULL : c, (__u64)nr, id,
 		       btf ? bpf_get_current_task_btf() : NULL, btf);
@@ -392,6 +407,8 @@ static __always_inline int exit_stream(struct pt_regs *regs, long ret, const boo
 	if (!share_event && mode == SC_MODE_ERRORS && ret < 0 && ret >= -MAX_ERRNO)
 		c->cnt[SC_CNT_EVENTS]++;
 	id = bpf_get_current_pid_tgid();
+	if (!stream_wanted(id))
+		return 0;
 	nr = regs_nr(regs, btf);
 	/* errors mode counts skipped calls among the failed ones only, as on_exit() does */
 	sel = selected(share_event || mode != SC_MODE_ERRORS || ret >= 0 || ret < -MAX_ERRNO ? NULL

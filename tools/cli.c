@@ -4,6 +4,7 @@
  * options every tool has, and the attach/sleep/print loop.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -742,6 +743,11 @@ int cli_bad_opt(int c, char **argv)
 	return cli_err(CLI_EXIT_USAGE, "invalid option '%s' (see --help)", argv[optind - 1]);
 }
 
+void cli_trim_heap(void)
+{
+	malloc_trim(0);
+}
+
 int cli_open_failed(int err)
 {
 	if (!cli_logged)
@@ -762,6 +768,7 @@ static int print_snapshot(struct kagg_session *s, const struct cli_common *cm)
 	if (!err && cm->print.folded && !cm->print.no_meta)
 		kagg_meta__print(kagg_snapshot__meta(snap), stderr);
 	kagg_snapshot__free(snap);
+	cli_trim_heap();
 	return cli_output_done(err);
 }
 

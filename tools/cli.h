@@ -468,6 +468,13 @@ void cli_near_add(struct cli_near *n, const char *cand);
 /* Exit code for a failed kagg_*__open (errno err): the library logged why. */
 int cli_open_failed(int err);
 /*
+ * After an interval's snapshot is printed or exported and freed: give the heap that is
+ * free back to the system.  glibc keeps freed heap (and raises its mmap threshold after a
+ * large free), so a long run's RSS would otherwise hold the high-water of its busiest
+ * interval (its kept values, their sort's scratch, the output buffers).
+ */
+void cli_trim_heap(void);
+/*
  * Attach, then print a snapshot every interval and at the end (duration
  * over, SIGINT or SIGTERM).  Returns the exit code; does not destroy s.
  */

@@ -491,6 +491,7 @@ static int collect(void)
 			err = -ENOMEM;
 		kagg_snapshot__free(snap);
 	}
+	cli_trim_heap();
 	return err;
 }
 
