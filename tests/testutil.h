@@ -429,12 +429,13 @@ static uint64_t tu_helper_cpu_ns;
  * Run helper argv[0] (NULL-terminated argv) to its end while the session runs, calling
  * kagg_session__poll() every 50 ms (poll false: sleeping instead, as a program that never
  * polls would); reaped, so nothing of it is left in /proc.  Its pid, or -1 (not started,
- * failed, or still running after 20 s: killed).  Its CPU time: tu_helper_cpu_ns.
+ * failed, or still running after 60 s: killed).  Its CPU time: tu_helper_cpu_ns.
  */
 static inline pid_t tu_run_helper(struct kagg_session *s, char *const argv[], bool poll)
 {
 	struct rusage ru;
 	char path[512];
+	uint64_t deadline;
 	int st, i;
 	pid_t pid;
 
@@ -446,7 +447,12 @@ static inline pid_t tu_run_helper(struct kagg_session *s, char *const argv[], bo
 	}
 	if (pid < 0)
 		return -1;
-	for (i = 0; i < 400; i++) {
+	/*
+	 * At most 60 s of wall time: a poll returns at once while notes keep coming (a system
+	 * starting processes all the time), so a count of polls is no bound on time.
+	 */
+	deadline = tu_now_ns() + 60000000000ULL;
+	for (i = 0; tu_now_ns() < deadline; i++) {
 		if (wait4(pid, &st, WNOHANG, &ru) == pid) {
 			tu_helper_cpu_ns =
 				(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
