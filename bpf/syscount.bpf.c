@@ -113,23 +113,31 @@ static __always_inline bool in_compat(struct task_struct *task, const bool btf)
 #endif
 }
 
-/* Filters and number check; false when the call is not to be counted. */
-static __always_inline bool selected(struct counters *c, __u64 nr, __u64 id,
-				     struct task_struct *task, const bool btf)
+/* The tgid filter (-p): whether the process of id (pid_tgid) is one it takes. */
+static __always_inline bool tgid_selected(__u64 id)
 {
-	__u32 tgid;
+	__u32 tgid = id >> 32;
 
-	if (filter_tgid) {
-		tgid = id >> 32;
-		if (!bpf_map_lookup_elem(&tgids, &tgid))
-			return false;
-	}
+	return !filter_tgid || bpf_map_lookup_elem(&tgids, &tgid);
+}
+
+/* The number check: false (compat calls counted in c, when given) for a call not counted. */
+static __always_inline bool nr_selected(struct counters *c, __u64 nr, struct task_struct *task,
+					const bool btf)
+{
 	if (nr >= SC_NR_MAX || in_compat(task, btf)) {
 		if (c)
 			c->cnt[SC_CNT_SKIP_COMPAT]++;
 		return false;
 	}
 	return true;
+}
+
+/* Filters and number check; false when the call is not to be counted. */
+static __always_inline bool selected(struct counters *c, __u64 nr, __u64 id,
+				     struct task_struct *task, const bool btf)
+{
+	return tgid_selected(id) && nr_selected(c, nr, task, btf);
 }
 
 static __always_inline void key_fill(struct kagg_key *key, __u64 id, __u64 aux, __u32 g)
@@ -327,18 +335,6 @@ static __always_inline int on_exit(struct pt_regs *regs, long ret, const bool bt
 	} while (0)
 
 /*
- * A call of a process the tgid filter leaves out is no record: nothing of it is counted or
- * landed (the aggregating programs likewise only count it among the events), and a system
- * flooding calls elsewhere cannot fill the ring buffer the selected ones need.
- */
-static __always_inline bool stream_wanted(__u64 id)
-{
-	__u32 tgid = id >> 32;
-
-	return !filter_tgid || bpf_map_lookup_elem(&tgids, &tgid);
-}
-
-/*
  * A record's head and the fields both types have (id: the current task's
  * pid_tgid); NULL when the ring is full (counted).
  */
@@ -376,11 +372,16 @@ static __always_inline int enter_stream(struct pt_regs *regs, long nr, const boo
 	if (!share_event) /* streaming alone: this program counts the events */
 		c->cnt[SC_CNT_EVENTS]++;
 	id = bpf_get_current_pid_tgid();
-	if (!stream_wanted(id))
+	/*
+	 * A call of a process the tgid filter leaves out is no record: nothing of it is counted
+	 * or landed (the aggregating programs likewise only count it among the events), and a
+	 * system flooding calls elsewhere cannot fill the ring buffer the selected ones need.
+	 */
+	if (!tgid_selected(id))
 		return 0;
 	/* with both paths, the aggregating program counts the skipped calls */
-	sel = selected(share_event ? NULL : c, (__u64)nr, id,
-		       btf ? bpf_get_current_task_btf() : NULL, btf);
+	sel = nr_selected(share_event ? NULL : c, (__u64)nr,
+			  btf ? bpf_get_current_task_btf() : NULL, btf);
 	r = rec_begin(now, g, SC_REC_ENTER, sel, id, nr, 0);
 	if (!r)
 		return 0;
@@ -407,13 +408,13 @@ static __always_inline int exit_stream(struct pt_regs *regs, long ret, const boo
 	if (!share_event && mode == SC_MODE_ERRORS && ret < 0 && ret >= -MAX_ERRNO)
 		c->cnt[SC_CNT_EVENTS]++;
 	id = bpf_get_current_pid_tgid();
-	if (!stream_wanted(id))
+	if (!tgid_selected(id)) /* no record, as in enter_stream() */
 		return 0;
 	nr = regs_nr(regs, btf);
 	/* errors mode counts skipped calls among the failed ones only, as on_exit() does */
-	sel = selected(share_event || mode != SC_MODE_ERRORS || ret >= 0 || ret < -MAX_ERRNO ? NULL
-											     : c,
-		       nr, id, btf ? bpf_get_current_task_btf() : NULL, btf);
+	sel = nr_selected(
+		share_event || mode != SC_MODE_ERRORS || ret >= 0 || ret < -MAX_ERRNO ? NULL : c,
+		nr, btf ? bpf_get_current_task_btf() : NULL, btf);
 	r = rec_begin(now, g, SC_REC_EXIT, sel, id, nr, ret);
 	if (!r)
 		return 0;
