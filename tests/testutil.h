@@ -436,8 +436,8 @@ static inline pid_t tu_run_helper(struct kagg_session *s, char *const argv[], bo
 	struct rusage ru;
 	char path[512];
 	uint64_t deadline;
-	int st, i;
 	pid_t pid;
+	int st;
 
 	tu_helper(argv[0], path, sizeof(path));
 	pid = fork();
@@ -452,7 +452,7 @@ static inline pid_t tu_run_helper(struct kagg_session *s, char *const argv[], bo
 	 * starting processes all the time), so a count of polls is no bound on time.
 	 */
 	deadline = tu_now_ns() + 60000000000ULL;
-	for (i = 0; tu_now_ns() < deadline; i++) {
+	while (tu_now_ns() < deadline) {
 		if (wait4(pid, &st, WNOHANG, &ru) == pid) {
 			tu_helper_cpu_ns =
 				(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *

@@ -431,7 +431,7 @@ static void test_forget_gone(void **state)
  */
 static void test_user_add_pid_outlives_process(void **state)
 {
-	struct syms *late = syms__new();
+	struct syms *late;
 	struct sym out;
 	uint64_t addr = 0;
 	int status;
@@ -439,6 +439,7 @@ static void test_user_add_pid_outlives_process(void **state)
 
 	UU_SKIP_UNDER_EMULATION("a child's maps are the emulator's");
 
+	late = syms__new();
 	assert_non_null(late);
 	pid = start_deleted_child(&addr);
 	assert_int_equal(syms__add_pid(*state, pid), 0);
