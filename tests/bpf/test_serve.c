@@ -268,6 +268,21 @@ static int stop_tracked(void **state)
 	return 0;
 }
 
+/* tu_kagg_start(), the kagg tracked until kagg_finish(): a failed test does not leave it. */
+static struct tu_kagg kagg_start(char *const argv[])
+{
+	struct tu_kagg k = tu_kagg_start(argv);
+
+	track(k.pid);
+	return k;
+}
+
+static int kagg_finish(struct tu_kagg *k, char **out, char **err)
+{
+	untrack(k->pid);
+	return tu_kagg_finish(k, out, err);
+}
+
 /* The exp:3 boundary 2^(200/8) ns = 2^25 ns: a 50 ms sleep is above it, as in log2 slot 25. */
 #define NATIVE_LOW "33554432"
 #define LE_LOW_EXP "0.033554432" /* the same boundary as the classic le of exp:3 buckets */
@@ -389,14 +404,14 @@ static void two_serves(bool native)
 		char *aa[] = { "serve", "--listen", la, "--tool", toola, NULL };
 		char *ab[] = { "serve", "--listen", lb, "--tool", toolb, NULL };
 
-		ka = tu_kagg_start(aa);
-		kb = tu_kagg_start(ab);
+		ka = kagg_start(aa);
+		kb = kagg_start(ab);
 	}
 	assert_true(ka.pid > 0 && kb.pid > 0);
 	assert_true(wait_http(port, "/metrics", 30));
 	assert_true(wait_http(port + 1, "/metrics", 30));
-	prom = start_prometheus(dir, pport, port, port + 1,
-				native ? "--enable-feature=native-histograms" : NULL);
+	prom = track(start_prometheus(dir, pport, port, port + 1,
+				      native ? "--enable-feature=native-histograms" : NULL));
 	assert_true(prom > 0);
 	assert_true(wait_http(pport, "/-/ready", 60));
 	for (i = 0; i < 300 && prom_query(pport, "count(up{job=\"kagg\"} == 1)", 0) != 2; i++)
@@ -479,13 +494,12 @@ static void two_serves(bool native)
 		       nq50, nqb, qb, ra.n_count, ra.count, rb.n_count, rb.count);
 	printf("; %g scrapes; %g resets\n", scrapes, resets);
 
-	kill(prom, SIGTERM);
-	waitpid(prom, NULL, 0);
+	stop_child(prom, SIGTERM);
 	kill(ka.pid, SIGTERM);
 	kill(kb.pid, SIGINT);
-	assert_int_equal(tu_kagg_finish(&ka, NULL, &err), 0);
+	assert_int_equal(kagg_finish(&ka, NULL, &err), 0);
 	free(err);
-	assert_int_equal(tu_kagg_finish(&kb, NULL, &err), 0);
+	assert_int_equal(kagg_finish(&kb, NULL, &err), 0);
 	free(err);
 	tu_assert_nothing_left(&before, "offcpu_", "offcpu_", "two kagg serve");
 	rmdir(cga);
@@ -586,12 +600,12 @@ static void test_prog_labels(void **state)
 		 dirname(dirname(k)), getpid());
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	tu_census_take(&before, "sdk_", "sdk_");
-	ka = tu_kagg_start(argv);
+	ka = kagg_start(argv);
 	assert_true(ka.pid > 0);
 	assert_true(wait_http(port, "/metrics", 30));
 	for (i = 0; i < 7; i++)
 		syscall(SYS_getppid);
-	prom = start_prometheus(dir, pport, port, 0, NULL);
+	prom = track(start_prometheus(dir, pport, port, 0, NULL));
 	assert_true(prom > 0);
 	assert_true(wait_http(pport, "/-/ready", 60));
 	snprintf(q, sizeof(q),
@@ -607,12 +621,11 @@ static void test_prog_labels(void **state)
 	printf("  %s = %g\n", q, n);
 	/* one series: the query without labels finds the same */
 	total = prom_query(pport, "sum(kagg_sdk_keys_value_count)", 0);
-	kill(prom, SIGTERM);
-	waitpid(prom, NULL, 0);
+	stop_child(prom, SIGTERM);
 	assert_int_equal((int)n, 7);
 	assert_int_equal((int)total, 7);
 	kill(ka.pid, SIGINT);
-	assert_int_equal(tu_kagg_finish(&ka, NULL, &err), 0);
+	assert_int_equal(kagg_finish(&ka, NULL, &err), 0);
 	free(err);
 	tu_assert_nothing_left(&before, "sdk_", "sdk_", "kagg serve --prog");
 	snprintf(q, sizeof(q), "rm -rf '%s'", dir);
@@ -724,7 +737,7 @@ static void test_clean_exit(void **state)
 
 		snprintf(listen, sizeof(listen), "127.0.0.1:%d", port + i);
 		tu_census_take(&before, "runqlat_", "runqlat_");
-		k = tu_kagg_start(argv);
+		k = kagg_start(argv);
 		assert_true(k.pid > 0);
 		assert_true(wait_http(port + i, "/metrics", 30));
 		m = http_get(port + i, "/metrics");
@@ -733,7 +746,7 @@ static void test_clean_exit(void **state)
 		assert_non_null(strstr(m, "kagg_runqlat_seconds_count{tool_id=\"runqlat\""));
 		free(m);
 		kill(k.pid, sigs[i]);
-		assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
+		assert_int_equal(kagg_finish(&k, NULL, &err), 0);
 		printf("  signal %d: %s", sigs[i], err ? err : "");
 		free(err);
 		tu_assert_nothing_left(&before, "runqlat_", "runqlat_", "kagg serve");
@@ -831,9 +844,9 @@ static void test_hostile_comm(void **state)
 		char *argv[] = { "serve",     "--listen",   listen, "--tool",
 				 "offcpu -P", "--max-keys", "1000", NULL };
 
-		k = tu_kagg_start(argv);
+		k = kagg_start(argv);
 	}
-	assert_true(track(k.pid) > 0);
+	assert_true(k.pid > 0);
 	assert_true(wait_http(port, "/metrics", 30));
 	r->rename = 1;
 
@@ -892,9 +905,8 @@ static void test_hostile_comm(void **state)
 	munmap(r, sizeof(*r));
 	for (j = 0; j < 2; j++)
 		stop_child(prom[j], SIGTERM);
-	untrack(k.pid);
 	kill(k.pid, SIGTERM);
-	assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
+	assert_int_equal(kagg_finish(&k, NULL, &err), 0);
 	free(err);
 	tu_assert_nothing_left(&before, "offcpu_", "offcpu_", "kagg serve");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
@@ -1062,9 +1074,9 @@ static void test_quantile_jump(void **state)
 	{
 		char *argv[] = { "serve", "--listen", listen, "--tool", tool, NULL };
 
-		k = tu_kagg_start(argv);
+		k = kagg_start(argv);
 	}
-	assert_true(track(k.pid) > 0);
+	assert_true(k.pid > 0);
 	assert_true(wait_http(port, "/metrics", 30));
 	prom = track(start_prometheus(dir, pport, port, 0, NULL));
 	assert_true(prom > 0);
@@ -1144,9 +1156,8 @@ static void test_quantile_jump(void **state)
 	}
 
 	stop_child(prom, SIGTERM);
-	untrack(k.pid);
 	kill(k.pid, SIGTERM);
-	assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
+	assert_int_equal(kagg_finish(&k, NULL, &err), 0);
 	free(err);
 	tu_assert_nothing_left(&before, "offcpu_", "offcpu_", "kagg serve");
 	rmdir(cg);
@@ -1284,7 +1295,7 @@ static struct tu_kagg serve_start(int port, char *const extra[])
 	for (i = 0; extra && extra[i] && n < 23; i++)
 		argv[n++] = extra[i];
 	argv[n] = NULL;
-	k = tu_kagg_start(argv);
+	k = kagg_start(argv);
 	assert_true(k.pid > 0);
 	assert_true(wait_http(port, "/metrics", 30));
 	return k;
@@ -1295,7 +1306,7 @@ static void serve_stop(struct tu_kagg *k)
 	char *err = NULL;
 
 	kill(k->pid, SIGTERM);
-	assert_int_equal(tu_kagg_finish(k, NULL, &err), 0);
+	assert_int_equal(kagg_finish(k, NULL, &err), 0);
 	free(err);
 }
 
@@ -1479,29 +1490,28 @@ static void test_requests(void **state)
 }
 
 /*
- * Sockets among pid's open files (/proc/pid/fd links "socket:[...]"): its listening socket
- * and its connections, whatever other files it opens and closes meanwhile.
+ * Connections to port the server has accepted and holds: ESTABLISHED lines of
+ * /proc/net/tcp with port as the local port and an inode (one still in the accept queue has
+ * none, and neither has one the server closed).  Whatever other files the server opens, and
+ * a connection of an earlier request that is still closing, are not counted.
  */
-static int nr_sockets(pid_t pid)
+static int nr_held(int port)
 {
-	char path[300], link[64];
-	struct dirent *e;
-	ssize_t len;
-	DIR *d;
+	unsigned int lport, state;
+	unsigned long inode;
+	char line[512];
 	int n = 0;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	if (!d)
+	f = fopen("/proc/net/tcp", "r");
+	if (!f)
 		return -1;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, e->d_name);
-		len = readlink(path, link, sizeof(link) - 1);
-		n += len > 7 && !strncmp(link, "socket:", 7);
-	}
-	closedir(d);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " %*d: %*x:%x %*x:%*x %x %*x:%*x %*x:%*x %*x %*u %*d %lu", &lport,
+			   &state, &inode) == 3 &&
+		    lport == (unsigned int)port && state == 1 /* TCP_ESTABLISHED */ && inode)
+			n++;
+	fclose(f);
 	return n;
 }
 
@@ -1520,7 +1530,7 @@ static void test_prompt_stop(void **state)
 			  "--request-timeout",
 			  "86400",
 			  NULL };
-	int port = base_port() + 2, base, i;
+	int port = base_port() + 2, i;
 	struct slow fds[6];
 	static struct tu_census before;
 	char *err = NULL;
@@ -1530,13 +1540,12 @@ static void test_prompt_stop(void **state)
 	TU_SKIP_UNLESS_ROOT();
 	tu_census_take(&before, "runqlat_", "runqlat_");
 	k = serve_start(port, extra);
-	base = nr_sockets(k.pid);
 	slow_open("127.0.0.1", port, fds, 6);
-	/* the four slots taken: four more sockets in the server (10 s at most) */
-	for (i = 0; i < 1000 && nr_sockets(k.pid) < base + 4; i++)
+	/* the four slots taken: four connections accepted and held (10 s at most) */
+	for (i = 0; i < 1000 && nr_held(port) < 4; i++)
 		tu_sleep_ms(10);
-	printf("  %d connections held, 2 more waiting\n", nr_sockets(k.pid) - base);
-	assert_true(nr_sockets(k.pid) >= base + 4);
+	printf("  %d connections held, 2 more waiting\n", nr_held(port));
+	assert_true(nr_held(port) >= 4);
 	t = mono_s();
 	kill(k.pid, SIGTERM);
 	for (i = 0; i < 3000 && !tu_kagg_exited(&k); i++) /* 30 s at most */
@@ -1546,7 +1555,7 @@ static void test_prompt_stop(void **state)
 		kill(k.pid, SIGKILL);
 	printf("  SIGTERM at the connection limit: exited after %.3f s\n", t);
 	slow_close(fds, 6);
-	assert_int_equal(tu_kagg_finish(&k, NULL, &err), 0);
+	assert_int_equal(kagg_finish(&k, NULL, &err), 0);
 	free(err);
 	assert_true(t < 1);
 	tu_assert_nothing_left(&before, "runqlat_", "runqlat_", "kagg serve at its limit");
@@ -1562,7 +1571,7 @@ static void test_port_zero(void **state)
 	ssize_t n;
 
 	TU_SKIP_UNLESS_ROOT();
-	k = tu_kagg_start(argv);
+	k = kagg_start(argv);
 	assert_true(k.pid > 0);
 	for (i = 0; i < 300 && !port && !tu_kagg_exited(&k); i++) { /* 30 s at most */
 		n = pread(k.efd, buf, sizeof(buf) - 1, 0);
@@ -1629,13 +1638,13 @@ static void test_every_tool(void **state)
 	}
 	argv[n] = NULL;
 	assert_true(named >= 6);
-	k = tu_kagg_start(argv);
+	k = kagg_start(argv);
 	assert_true(k.pid > 0);
 	if (!wait_http(port, "/metrics", 60)) {
 		char *err = NULL;
 
 		kill(k.pid, SIGKILL);
-		tu_kagg_finish(&k, NULL, &err);
+		kagg_finish(&k, NULL, &err);
 		printf("  kagg serve: %s\n", err ? err : "");
 		fail();
 	}
@@ -1655,11 +1664,13 @@ static void test_every_tool(void **state)
 	serve_stop(&k);
 }
 
-TU_MAIN(cmocka_unit_test(test_errors), cmocka_unit_test(test_clean_exit),
-	cmocka_unit_test(test_prog_labels), cmocka_unit_test(test_slow_clients),
-	cmocka_unit_test(test_requests), cmocka_unit_test(test_prompt_stop),
-	cmocka_unit_test(test_port_zero), cmocka_unit_test(test_every_tool),
-	TU_TEST_ARG(test_prometheus, test_two_serves, false),
-	TU_TEST_ARG(test_native, test_two_serves, true),
-	cmocka_unit_test_teardown(test_hostile_comm, stop_tracked),
-	cmocka_unit_test_teardown(test_quantile_jump, stop_tracked), )
+/* Every test ends what it started and did not reap, so the next finds its ports free. */
+#define SERVE_TEST(NAME) cmocka_unit_test_teardown(NAME, stop_tracked)
+#define SERVE_TEST_ARG(NAME, FN, ARG) { #NAME, FN, NULL, stop_tracked, (void *)(uintptr_t)(ARG) }
+
+TU_MAIN(SERVE_TEST(test_errors), SERVE_TEST(test_clean_exit), SERVE_TEST(test_prog_labels),
+	SERVE_TEST(test_slow_clients), SERVE_TEST(test_requests), SERVE_TEST(test_prompt_stop),
+	SERVE_TEST(test_port_zero), SERVE_TEST(test_every_tool),
+	SERVE_TEST_ARG(test_prometheus, test_two_serves, false),
+	SERVE_TEST_ARG(test_native, test_two_serves, true), SERVE_TEST(test_hostile_comm),
+	SERVE_TEST(test_quantile_jump), )
