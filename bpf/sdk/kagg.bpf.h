@@ -115,6 +115,19 @@ struct {
 } kagg_stream_cnt SEC(".maps");
 
 /*
+ * --mode both with --overhead: the loader sets kagg_time_stream, and the streaming part of
+ * every observation is timed into kagg_stream_ns (one u64 per CPU, only growing), so that
+ * each path's cost can be told apart in the one program that does both.
+ */
+const volatile __u32 kagg_time_stream = 0;
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} kagg_stream_ns SEC(".maps");
+
+/*
  * Exponential buckets for log2 histograms: 0, else the scale + 1; the thresholds of raw
  * values [0] and of times [1] (in the session's unit), set by the loader.
  */
@@ -267,6 +280,16 @@ static __always_inline void kagg_rec_submit(void *r, __u32 gen)
 				      : BPF_RB_NO_WAKEUP);
 }
 
+/* Count the time since t0 (bpf_ktime_get_ns()) as this CPU's streaming time. */
+static __always_inline void kagg_stream_timed(__u64 t0)
+{
+	__u32 zero = 0;
+	__u64 *ns = bpf_map_lookup_elem(&kagg_stream_ns, &zero);
+
+	if (ns)
+		*ns += bpf_ktime_get_ns() - t0;
+}
+
 /* ---------------------------------------------------------------- bucketing */
 
 /*
@@ -399,20 +422,24 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
  * Stream observation o of (key, v) when the loader asks (kagg_stream); in stream-only
  * mode *done says it is not aggregated here, and the result whether it was sent.
  */
-#define __KAGG_STREAM_OBS(NAME, o, key, v, done)                              \
-	({                                                                    \
-		bool __sent = false;                                          \
-                                                                              \
-		*(done) = false;                                              \
-		if (kagg_stream != KAGG_SDK_STREAM_OFF) {                     \
-			__sent = NAME##__stream(key, v, (o)->gen);            \
-			if (kagg_stream == KAGG_SDK_STREAM_ONLY) {            \
-				*(done) = true;                               \
-				if (__sent)                                   \
-					(o)->c->cnt[KAGG_SDK_CNT_RECORDED]++; \
-			}                                                     \
-		}                                                             \
-		__sent;                                                       \
+#define __KAGG_STREAM_OBS(NAME, o, key, v, done)                                \
+	({                                                                      \
+		bool __sent = false;                                            \
+                                                                                \
+		*(done) = false;                                                \
+		if (kagg_stream != KAGG_SDK_STREAM_OFF) {                       \
+			__u64 __t0 = kagg_time_stream ? bpf_ktime_get_ns() : 0; \
+                                                                                \
+			__sent = NAME##__stream(key, v, (o)->gen);              \
+			if (kagg_time_stream)                                   \
+				kagg_stream_timed(__t0);                        \
+			if (kagg_stream == KAGG_SDK_STREAM_ONLY) {              \
+				*(done) = true;                                 \
+				if (__sent)                                     \
+					(o)->c->cnt[KAGG_SDK_CNT_RECORDED]++;   \
+			}                                                       \
+		}                                                               \
+		__sent;                                                         \
 	})
 
 /*

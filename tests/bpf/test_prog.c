@@ -12,7 +12,8 @@
  * - examples/bpf/ulat.bpf.o on funclat_target's 20 ms and 5 ms sleeps: each
  *   call counted, none below its sleep's bucket;
  * - examples/bpf/offcpu.bpf.o with --mode both: the stream's histogram is the
- *   kernel's, bucket for bucket, in one exact interval, no record lost;
+ *   kernel's, bucket for bucket, in one exact interval, no record lost; with
+ *   --overhead each path's cost, the two summing to the program's run time;
  * - sdk_keys with --mode stream: the 7 getppid() aggregated from the records
  *   under the same labels;
  * - kagg record --prog sdk_keys.bpf.o: trace-cmd report and kagg report print
@@ -26,6 +27,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <sys/syscall.h>
 #include <linux/types.h>
 #include <libgen.h>
@@ -103,18 +105,26 @@ static void test_offcpu_same(void **state)
 	kagg_session__destroy(b);
 }
 
-/* offcpu.bpf.o --mode both on 40 sleeps of one process: the stream agrees with the kernel. */
+/*
+ * offcpu.bpf.o --mode both on 40 sleeps of one process: the stream agrees with the kernel.
+ * With overhead, the one program's run time is split between the paths: the stream's part
+ * (timed inside it) is more than 0, and the two parts sum to its run time per event.
+ */
 static void test_offcpu_both(void **state)
 {
 	struct tu_sleeps sl = { .count = 40, .ms = 3 };
 	struct tu_child c = tu_spawn(tu_sleeper, &sl);
 	char path[600], set[64];
 	const char *sets[] = { set };
-	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .mode = KAGG_MODE_BOTH);
-	struct kagg_snapshot *snap;
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .mode = KAGG_MODE_BOTH,
+		  .overhead = true);
 	const struct kagg_hist *h, *sh;
+	const struct kagg_meta *m;
+	struct kagg_snapshot *snap;
 	struct kagg_session *s;
+	uint64_t run_ns = 0;
 	unsigned int k;
+	double total;
 
 	TU_SKIP_UNLESS_ROOT();
 	snprintf(set, sizeof(set), "tgid=%d", c.pid);
@@ -135,6 +145,17 @@ static void test_offcpu_both(void **state)
 	assert_int_equal(h->nr_slots, sh->nr_slots);
 	for (k = 0; k < h->nr_slots; k++)
 		assert_int_equal(h->slots[k], sh->slots[k]);
+
+	m = kagg_snapshot__meta(snap);
+	assert_true(m->has_overhead && m->events_seen > 0);
+	for (k = 0; k < m->nr_progs; k++)
+		run_ns += m->progs[k]->run_time_ns;
+	total = (double)run_ns / m->events_seen;
+	printf("  cost per event: %.1f ns in all, agg %.1f, stream %.1f (timed: %d)\n", total,
+	       m->agg_ns_per_event, m->stream_ns_per_event, m->stream_timed);
+	assert_true(m->stream_timed);
+	assert_true(m->stream_ns_per_event > 0 && m->agg_ns_per_event > 0);
+	assert_true(fabs(m->agg_ns_per_event + m->stream_ns_per_event - total) < 1e-6 * total);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }

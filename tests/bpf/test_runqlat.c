@@ -605,7 +605,10 @@ static void test_stream_land_events_mask(void **state)
 	kagg_session__destroy(s);
 }
 
-/* The CLI: --mode both JSON has both paths and their costs; --print needs --mode stream. */
+/*
+ * The CLI: --mode both JSON has both paths and their costs (each path a program of its own);
+ * --print needs --mode stream.
+ */
 static void test_cli_modes(void **state)
 {
 	char *both[] = { "runqlat", "--mode", "both", "--overhead", "--format",
@@ -620,8 +623,9 @@ static void test_cli_modes(void **state)
 
 	TU_SKIP_UNLESS_ROOT();
 	assert_int_equal(tu_run_kagg(both, &out, &err, 0, 0), 0);
+	/* a program per path: each path's cost is its programs' run time, not timed inside */
 	TU_ASSERT_HAS(out, "\"agg\"", "\"stream\"", "\"stream_bpf_ns_per_event\"",
-		      "runqlat_stream_switch_");
+		      "\"stream_timed_in_program\": false", "runqlat_stream_switch_");
 	free(out);
 	free(err);
 	assert_int_equal(tu_run_kagg(print, &out, &err, 0, 0), 0);

@@ -703,7 +703,7 @@ static int open_obj(struct kagg_session *s, struct pstate *t)
 static int set_stream(struct kagg_session *s, struct pstate *t)
 {
 	struct bpf_map *evm = bpf_object__find_map_by_name(t->obj, "kagg_events");
-	__u32 *mode = var_ptr(t, "kagg_stream", 4);
+	__u32 *mode = var_ptr(t, "kagg_stream", 4), *timed;
 	__u64 *wake;
 
 	if (!session_streams(s))
@@ -717,6 +717,13 @@ static int set_stream(struct kagg_session *s, struct pstate *t)
 		return -EINVAL;
 	}
 	*mode = s->path == KAGG_MODE_BOTH ? KAGG_SDK_STREAM_BOTH : KAGG_SDK_STREAM_ONLY;
+	/* both paths in one program: time the stream's part to tell their costs apart */
+	timed = var_ptr(t, "kagg_time_stream", 4);
+	t->stream_ns = bpf_object__find_map_by_name(t->obj, "kagg_stream_ns");
+	if (timed && t->stream_ns && s->overhead && s->path == KAGG_MODE_BOTH)
+		*timed = 1;
+	else
+		t->stream_ns = NULL;
 	wake = var_ptr(t, "kagg_wake_bytes", 8);
 	if (wake)
 		*wake = t->stream_bytes / 4; /* the consumer's batch (pstream_init) */
@@ -1082,11 +1089,34 @@ static void agg_drop(struct kagg_snapshot *snap, const char *agg, const char *su
 	snap_add_drop(snap, snap_strdup(snap, c), snap_strdup(snap, w), count, loss);
 }
 
+/* The ns all CPUs spent streaming (kagg_stream_ns, only growing); 0 when not timed. */
+static uint64_t stream_ns_now(struct kagg_session *s, struct pstate *t)
+{
+	uint64_t *vals, sum = 0;
+	__u32 zero = 0;
+	int i;
+
+	if (!t->stream_ns)
+		return 0;
+	vals = calloc(s->nr_cpus, sizeof(*vals));
+	if (vals && !bpf_map__lookup_elem(t->stream_ns, &zero, sizeof(zero), vals,
+					  sizeof(*vals) * s->nr_cpus, 0))
+		for (i = 0; i < s->nr_cpus; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
 static void prog_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
 		      bool reset)
 {
 	struct pstate *t = s->tool;
+	uint64_t ns = stream_ns_now(s, t);
 	size_t i;
+
+	s->stream_part_ns = ns >= t->stream_ns0 ? ns - t->stream_ns0 : 0;
+	if (reset)
+		t->stream_ns0 = ns;
 
 	snap->meta.tool = snap_strdup(snap, t->name);
 	snap->meta.events_recorded = cnt[KAGG_SDK_CNT_RECORDED];

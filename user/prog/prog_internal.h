@@ -87,6 +87,9 @@ struct pstate {
 	struct pkey_cache cache;
 	struct pstream *stream; /* the streamed observations (mode stream or both) */
 	size_t stream_bytes;
+	/* the stream part's time, kagg_stream_ns (NULL: not timed), at the interval's start */
+	struct bpf_map *stream_ns;
+	uint64_t stream_ns0;
 	bool exp; /* log2 histograms in exp buckets (s->exp_scale) */
 	struct kagg_sdk_exp_params exp_params[2]; /* of raw values, of times */
 };

@@ -905,6 +905,14 @@ static void fill_meta(struct kagg_session *s, struct kagg_snapshot *snap, bool r
 						(double)pc->run_time_ns / m->events_seen;
 			}
 		}
+		if (m->has_stream && m->events_seen && s->stream_part_ns) {
+			double part = (double)s->stream_part_ns / m->events_seen;
+
+			m->stream_timed = true;
+			m->stream_ns_per_event += part;
+			m->agg_ns_per_event =
+				m->agg_ns_per_event > part ? m->agg_ns_per_event - part : 0;
+		}
 	}
 	if (reset && cpu_ev) {
 		memcpy(s->cnt0, cnt, sizeof(cnt));

@@ -129,6 +129,11 @@ struct kagg_session {
 	uint64_t *cpu_events0;
 	uint64_t run_cnt0[SESSION_MAX_PROGS], run_time0[SESSION_MAX_PROGS];
 	uint64_t recursion0[SESSION_MAX_PROGS];
+	/*
+	 * Set by ops->meta: of the aggregating programs' run time in the interval, the ns
+	 * they spent streaming (a program that does both, --mode both with overhead).
+	 */
+	uint64_t stream_part_ns;
 
 	struct syms *syms;	 /* created by tools that read stacks */
 	struct bpfrb *notes;	 /* tools with user stacks: processes first seen (proc_notes) */

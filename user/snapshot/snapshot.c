@@ -572,9 +572,12 @@ static void print_meta_text(const struct kagg_meta *m, FILE *f)
 
 		fprintf(f,
 			"# cost per event: agg %.1f ns, stream %.1f ns (BPF %.1f + consumer "
-			"%.1f): stream/agg %.2fx\n",
+			"%.1f): stream/agg %.2fx%s\n",
 			m->agg_ns_per_event, stream_ns, m->stream_ns_per_event, consumer,
-			stream_ns / m->agg_ns_per_event);
+			stream_ns / m->agg_ns_per_event,
+			m->stream_timed
+				? " (one program does both: its stream part timed inside it)"
+				: "");
 	}
 	text_esc_free(&e);
 }
@@ -961,6 +964,7 @@ static void print_meta_json(struct jw *w, const struct kagg_meta *m, bool timest
 		if (m->has_overhead) {
 			jw_double(w, "agg_bpf_ns_per_event", m->agg_ns_per_event, 1);
 			jw_double(w, "stream_bpf_ns_per_event", m->stream_ns_per_event, 1);
+			jw_bool(w, "stream_timed_in_program", m->stream_timed);
 			jw_double(w, "consumer_ns_per_event",
 				  m->events_seen ? m->consumer_cpu_s * 1e9 / m->events_seen : 0, 1);
 		}

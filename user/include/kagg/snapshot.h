@@ -349,6 +349,14 @@ struct kagg_meta {
 	size_t nr_maps;
 	const struct kagg_map_cost *const *maps; /* nr_maps pointers */
 	uint64_t map_bytes;
+	/*
+	 * Appended after 0.2: with overhead and a stream, where one program does both paths
+	 * (a program written with the SDK headers, in --mode both), its streaming part was
+	 * timed inside it: stream_ns_per_event is that part of its run time and
+	 * agg_ns_per_event the rest (the hook and the program's own work included).  False
+	 * where each path is a program of its own (the built-in tools).
+	 */
+	bool stream_timed;
 };
 
 KAGG_API const struct kagg_meta *kagg_snapshot__meta(const struct kagg_snapshot *snap);
