@@ -91,10 +91,43 @@ struct tu_child {
 
 typedef void (*tu_work_fn)(void *arg);
 
+/*
+ * Is pid asleep in a pipe read: state S, and its wchan (anon_pipe_read, pipe_read) says so
+ * where the kernel tells it?
+ */
+static inline bool tu_in_pipe_read(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] != 'S')
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
+	fd = open(path, O_RDONLY);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n <= 0 || !strcmp(buf, "0") || strstr(buf, "pipe");
+}
+
+/*
+ * fork() a child that runs fn(arg) once tu_go() is called.  Returns once the child waits
+ * in its read of the pipe (10 s at most), so that nothing it does before fn (the rest of
+ * fork, closing the pipe's end, entering that read) falls in a session opened after.
+ */
 static inline struct tu_child tu_spawn(tu_work_fn fn, void *arg)
 {
 	struct tu_child c = { -1, -1 };
-	int p[2];
+	int p[2], i;
 	char b;
 
 	if (pipe(p))
@@ -109,6 +142,8 @@ static inline struct tu_child tu_spawn(tu_work_fn fn, void *arg)
 	}
 	close(p[0]);
 	c.go_fd = p[1];
+	for (i = 0; c.pid > 0 && i < 10000 && !tu_in_pipe_read(c.pid); i++)
+		usleep(1000);
 	return c;
 }
 
