@@ -91,31 +91,36 @@ struct tu_child {
 
 typedef void (*tu_work_fn)(void *arg);
 
+/* /proc/pid/file's first len - 1 bytes into buf, NUL-terminated; their count or -1. */
+static inline ssize_t tu_proc_read(pid_t pid, const char *file, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
+	fd = open(path, O_RDONLY);
+	n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
 /*
  * Is pid asleep in a pipe read: state S, and its wchan (anon_pipe_read, pipe_read) says so
  * where the kernel tells it?
  */
 static inline bool tu_in_pipe_read(pid_t pid)
 {
-	char path[64], buf[512], *p;
+	char buf[512], *p;
 	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = 0;
+	tu_proc_read(pid, "stat", buf, sizeof(buf));
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || p[2] != 'S')
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
-	fd = open(path, O_RDONLY);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = 0;
+	n = tu_proc_read(pid, "wchan", buf, sizeof(buf));
 	return n <= 0 || !strcmp(buf, "0") || strstr(buf, "pipe");
 }
 
