@@ -85,7 +85,8 @@
 /*
  * Exponential buckets (--buckets exp:S): the per-CPU array `exp_hist`, one entry per
  * generation, of u64 words: word 0 the zero bucket, word k >= 1 kagg_exp_slot() k - 1,
- * word exp_words - 1 the sum.  Userspace sizes the value (exp_words * 8) before the load
+ * word exp_words - 1 the sum, then the KAGG_EXT_WORDS of the extremes (nmin, max, as in
+ * kagg_hist_val).  Userspace sizes the value ((exp_words + KAGG_EXT_WORDS) * 8) before the load
  * and sets exp_words and exp_params in rodata; exp_words 0: log2 buckets, `hist`.  No
  * BTF value type, so that the value size may change.
  */
@@ -113,12 +114,12 @@
 
 /*
  * Per-key exp histograms (funclat per function, syscount -L per syscall), sparse: a
- * shared hash `exp_cells` of {count, sum} keyed by (id, generation << 31 | slot), slot
- * as in exp_hist (0 the zero bucket, k >= 1 kagg_exp_slot() k - 1).  Only the buckets
- * that were hit take a cell; userspace caps the cells (max_entries), and a value whose
- * cell cannot be created is not counted (kagg_exp_cell_add() false: the caller counts
- * the drop).  A histogram's sum is the sum of its cells' sums, so that a value costs
- * one hash lookup when its cell exists.  exp_words and exp_params as above
+ * shared hash `exp_cells` of {count, sum, extremes} keyed by (id, generation << 31 |
+ * slot), slot as in exp_hist (0 the zero bucket, k >= 1 kagg_exp_slot() k - 1).  Only the
+ * buckets that were hit take a cell; userspace caps the cells (max_entries), and a value
+ * whose cell cannot be created is not counted (kagg_exp_cell_add() false: the caller
+ * counts the drop).  A histogram's sum and extremes are those of its cells, so that a
+ * value costs one hash lookup when its cell exists.  exp_words and exp_params as above
  * (KAGG_EXP_CELLS: the map alone, next to KAGG_EXP_HIST_MAP).
  */
 #define KAGG_EXP_CELLS \
@@ -130,6 +131,9 @@
 
 /* Snapshot generation, flipped by userspace through the mmap'd .bss. */
 __u32 gen = 0;
+
+/* XORed into a value before its extremes compare it (common.h): 1 << 63 for signed values. */
+const volatile __u64 kagg_ext_flip = 0;
 
 /* Initial value of new keyed histograms (too large for the BPF stack). */
 const struct kagg_key_hist kagg_zero_key_hist = {};
@@ -152,6 +156,46 @@ static __always_inline void kagg_add(__u64 *p, __u64 v)
 	__sync_fetch_and_add(p, v);
 }
 
+/* v as its extremes compare it (kagg_ext_put()). */
+static __always_inline __u64 kagg_ext_ord(__u64 v)
+{
+	return v ^ kagg_ext_flip;
+}
+
+/*
+ * Raise *p, a maximum every CPU may write (shared maps), to o: a compare-and-swap, tried
+ * again while another CPU changed *p meanwhile, at most KAGG_EXT_TRIES times (each retry
+ * means another CPU raised it: it gives up only under a storm of new extremes on one
+ * histogram).  Most values are no new extreme and cost one load.  Kernels without BPF
+ * cmpxchg (before 5.12) load the programs with a plain store in its place
+ * (session_atomics_fallback()): exact unless two CPUs raise one extreme at once.
+ */
+#define KAGG_EXT_TRIES 4
+static __always_inline void kagg_max_shared(__u64 *p, __u64 o)
+{
+	__u64 cur = *(volatile __u64 *)p, old;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < KAGG_EXT_TRIES; i++) {
+		if (o <= cur)
+			return;
+		old = __sync_val_compare_and_swap(p, cur, o);
+		if (old == cur)
+			return;
+		cur = old;
+	}
+}
+
+/* kagg_ext_put() on extremes every CPU may write: value v. */
+static __always_inline void kagg_ext_put_shared(__u64 *nmin, __u64 *max, __u64 v)
+{
+	__u64 o = kagg_ext_ord(v);
+
+	kagg_max_shared(nmin, ~o);
+	kagg_max_shared(max, o);
+}
+
 /* Count value v in slot of the per-CPU array histogram of generation g. */
 static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot, __u64 v)
 {
@@ -160,6 +204,7 @@ static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot, _
 	if (h && slot < KAGG_SLOTS) {
 		h->slots[slot]++;
 		h->sum += v;
+		kagg_ext_put(&h->nmin, &h->max, kagg_ext_ord(v));
 	}
 }
 
@@ -171,13 +216,15 @@ static __always_inline void kagg_hist_add_shared(void *hist_map, __u32 idx, __u3
 	if (h && slot < KAGG_SLOTS) {
 		kagg_add(&h->slots[slot], 1);
 		kagg_add(&h->sum, v);
+		kagg_ext_put_shared(&h->nmin, &h->max, v);
 	}
 }
 
 /*
  * Count v (> 0 in units of the table's u; 0 in the zero bucket) in the exp histogram of
  * generation g (or at index g of a map userspace sized for more); words and p are the
- * program's rodata exp_words and exp_params.  False when there is no such entry.
+ * program's rodata exp_words and exp_params: words - 1 slots, the sum, then the
+ * KAGG_EXT_WORDS of its extremes.  False when there is no such entry.
  */
 static __always_inline bool kagg_exp_hist_add(void *map, __u32 g, __u64 v, __u32 words,
 					      const volatile struct kagg_exp_params *p)
@@ -188,8 +235,10 @@ static __always_inline bool kagg_exp_hist_add(void *map, __u32 g, __u64 v, __u32
 	if (!w || words < 2)
 		return false;
 	k = v ? kagg_exp_slot(v, p) + 1 : 0;
-	if (k < words - 1)
+	if (k < words - 1) {
 		w[k]++;
+		kagg_ext_put(&w[words], &w[words + 1], kagg_ext_ord(v));
+	}
 	w[words - 1] += v;
 	return true;
 }
@@ -215,6 +264,7 @@ kagg_exp_cell_hit(void *map, const struct kagg_exp_cell_key *k, __u64 v)
 	if (c) {
 		kagg_add(&c->cnt, 1);
 		kagg_add(&c->sum, v);
+		kagg_ext_put_shared(&c->nmin, &c->max, v);
 	}
 	return c;
 }
@@ -222,7 +272,9 @@ kagg_exp_cell_hit(void *map, const struct kagg_exp_cell_key *k, __u64 v)
 /* Create cell k counting v (after a miss); false: the map is full. */
 static __always_inline bool kagg_exp_cell_new(void *map, const struct kagg_exp_cell_key *k, __u64 v)
 {
-	struct kagg_exp_cell one = { .cnt = 1, .sum = v };
+	struct kagg_exp_cell one = {
+		.cnt = 1, .sum = v, .nmin = ~kagg_ext_ord(v), .max = kagg_ext_ord(v)
+	};
 
 	if (!bpf_map_update_elem(map, k, &one, BPF_NOEXIST))
 		return true;
@@ -283,6 +335,7 @@ static __always_inline void kagg_key_hist_add(struct kagg_key_hist *kh, __u32 sl
 	if (slot < KAGG_SLOTS) {
 		kagg_add(&kh->slots[slot], 1);
 		kagg_add(&kh->sum, v);
+		kagg_ext_put_shared(&kh->nmin, &kh->max, v);
 	}
 }
 

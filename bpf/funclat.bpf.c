@@ -198,6 +198,7 @@ static __always_inline int on_return(__u64 id)
 			return 0;
 		h->slots[kagg_log2_div(delta, unit_ns, unit_ns_log2)]++;
 		h->sum += delta;
+		kagg_ext_put(&h->nmin, &h->max, delta);
 	} else if (exp_dense) {
 		if (!kagg_exp_hist_add(&exp_hist, idx, delta, exp_words, &exp_params))
 			return 0;

@@ -236,7 +236,7 @@ struct cli_stream {
 	"      --format FMT       text (default), json, or ndjson (one line each)\n"          \
 	"      --overhead         report the BPF programs' run time per event\n"              \
 	"      --percentiles LIST percentiles under each histogram, e.g. p50,p99,p99.9,max\n" \
-	"                         (default p50,p90,p99,p99.9,max)\n"                          \
+	"                         (default p50,p90,p99,p99.9,max; min, max: exact values)\n"  \
 	"      --quiet            text: no '#' meta lines (and no banner on stderr)\n"        \
 	"  -v, --verbose          print libbpf and library messages\n"                        \
 	"  -h, --help             this text\n"

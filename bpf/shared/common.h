@@ -28,9 +28,40 @@ enum kagg_bpf_wake {
 	KAGG_BPF_WAKE_EVERY = 3,     /* force a wakeup per record */
 };
 
+/*
+ * The exact extremes of a histogram, kept next to its counts: max the largest value
+ * counted, nmin the bitwise complement of the smallest (~v is largest when v is
+ * smallest).  Both are maxima, so that an entry of zeroes (as a map entry is made and as
+ * userspace resets a generation) holds none, and a CPU or a cell that counted nothing
+ * merges as nothing: the smallest over copies is the complement of the largest nmin.  A
+ * histogram that counted nothing has no extremes (count 0: nmin and max mean nothing).
+ * Values compare as unsigned: the programs store v ^ kagg_ext_flip (bpf/agg.bpf.h), the
+ * sign bit for signed values, which then compare the same.
+ */
+#define KAGG_EXT_WORDS 2 /* nmin, max: words after an exp histogram's sum */
+
+static inline __attribute__((always_inline)) void kagg_ext_put(__u64 *nmin, __u64 *max, __u64 o)
+{
+	if (~o > *nmin)
+		*nmin = ~o;
+	if (o > *max)
+		*max = o;
+}
+
+/* Merge the extremes of another copy (a CPU's, a cell's) into *nmin, *max. */
+static inline __attribute__((always_inline)) void kagg_ext_merge(__u64 *nmin, __u64 *max,
+								 __u64 nmin2, __u64 max2)
+{
+	if (nmin2 > *nmin)
+		*nmin = nmin2;
+	if (max2 > *max)
+		*max = max2;
+}
+
 struct kagg_hist_val {
 	__u64 slots[KAGG_SLOTS];
 	__u64 sum; /* of the values counted (ns for times), modulo 2^64; count = sum of slots */
+	__u64 nmin, max; /* the extremes, as kagg_ext_put() keeps them */
 };
 
 /*
@@ -52,7 +83,8 @@ struct kagg_key {
 struct kagg_key_hist {
 	char comm[KAGG_COMM_LEN];
 	__u64 slots[KAGG_SLOTS];
-	__u64 sum; /* as in kagg_hist_val */
+	__u64 sum;	 /* as in kagg_hist_val */
+	__u64 nmin, max; /* as in kagg_hist_val */
 };
 
 /* Stack aggregation value (per-CPU). */
@@ -63,7 +95,7 @@ struct kagg_stack_val {
 };
 
 _Static_assert(sizeof(struct kagg_key) == 32, "kagg_key layout");
-_Static_assert(sizeof(struct kagg_key_hist) == 16 + 8 * KAGG_SLOTS + 8, "kagg_key_hist layout");
+_Static_assert(sizeof(struct kagg_key_hist) == 16 + 8 * KAGG_SLOTS + 24, "kagg_key_hist layout");
 _Static_assert(sizeof(struct kagg_stack_val) == 32, "kagg_stack_val layout");
 
 /*
@@ -124,10 +156,11 @@ struct kagg_exp_cell_key {
 	__u32 slot; /* generation << 31 | exp slot (0: the zero bucket) */
 };
 
-/* Its value, per CPU: the values counted in the bucket and their sum. */
+/* Its value: the values counted in the bucket, their sum and extremes (as kagg_hist_val's). */
 struct kagg_exp_cell {
 	__u64 cnt;
 	__u64 sum;
+	__u64 nmin, max;
 };
 
 #endif /* KAGG_BPF_COMMON_H */

@@ -3,7 +3,8 @@
  * Root tests of kagg hist against ground truth: a child writes known sizes
  * to known descriptors, and syscalls:sys_enter_write's count field, filtered
  * to that child, lands in the right log2 or linear buckets, per fd with
- * --key; errors name what exists; nothing outlives the tool.
+ * --key, with its exact extremes (not its buckets' bounds) as min and max;
+ * errors name what exists; nothing outlives the tool.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,6 +100,42 @@ static struct kagg_snapshot *run_child(struct kagg_field_hist_opts *o, tu_work_f
 	return snap;
 }
 
+/* h's exact extremes are min and max (the writer's sizes, whatever the buckets). */
+static void assert_minmax(const struct kagg_hist *h, double min, double max)
+{
+	double v;
+
+	printf("  min %g, max %g\n", h->min, h->max);
+	assert_true(KAGG_HAS_FIELD(h, kagg_hist, max));
+	assert_true(h->has_minmax);
+	assert_true(h->min == min);
+	assert_true(h->max == max);
+	/* the percentiles hold within them: p100 is the maximum, not its bucket's bound */
+	assert_int_equal(kagg_hist__percentile(h, 100, &v, NULL, NULL), 0);
+	assert_true(v == max);
+	assert_int_equal(kagg_hist__percentile(h, 0.01, &v, NULL, NULL), 0);
+	assert_true(v >= min);
+}
+
+/* Printed, in text and JSON: min and max are the extremes, max not 8191 of [4096, 8191]. */
+static void assert_minmax_printed(const struct kagg_snapshot *snap)
+{
+	KAGG_OPTS(kagg_print_opts, json, .format = KAGG_FORMAT_JSON);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(kagg_snapshot__print(snap, f, NULL), 0);
+	assert_int_equal(kagg_snapshot__print(snap, f, &json), 0);
+	fclose(f);
+	TU_ASSERT_HAS(buf, "\nmin   = 1 count\n", "\nmax   = 5000 count\n", "\"min\": 1,",
+		      "\"max\": 5000,");
+	assert_null(strstr(buf, "max   = 8191"));
+	free(buf);
+}
+
 static void test_log2_buckets_of_known_writes(void **state)
 {
 	KAGG_OPTS(kagg_field_hist_opts, o, .event = EVENT, .field = "count");
@@ -121,6 +158,8 @@ static void test_log2_buckets_of_known_writes(void **state)
 	assert_int_equal(h->slots[0], 3);  /* 1 byte: [0, 1] */
 	assert_int_equal(h->slots[6], 10); /* 100: [64, 127] */
 	assert_int_equal(h->slots[12], 7); /* 5000: [4096, 8191] */
+	assert_minmax(h, 1, 5000);
+	assert_minmax_printed(snap);
 	assert_int_equal(m->events_recorded, 20);
 	assert_true(m->events_filtered > 0 || m->events_seen == 20); /* others' writes */
 	assert_int_equal(m->drops_total, 0);
@@ -145,6 +184,7 @@ static void test_linear_buckets(void **state)
 	assert_int_equal(h->slots[0], 10);
 	assert_int_equal(h->slots[4], 7);
 	assert_int_equal(h->total, 17);
+	assert_minmax(h, 100, 5000); /* 1 was not counted */
 	for (i = 0; i < kagg_snapshot__meta(snap)->nr_drops; i++) {
 		const struct kagg_drop *d = kagg_snapshot__meta(snap)->drops[i];
 
@@ -195,6 +235,7 @@ static void test_exp_buckets_of_known_writes(void **state)
 		assert_int_equal(h->slots[tu_slot_of(h, 5000)], 7);
 		assert_true(h->has_sum);
 		assert_true(h->sum == 3 * 1 + 10 * 100 + 7 * 5000);
+		assert_minmax(h, 1, 5000);
 		kagg_hist__bounds(h, (unsigned int)tu_slot_of(h, 100), &low, &high);
 		assert_true(high - low <= low * (width[i] + 1e-12)); /* 2^(2^-S) - 1 */
 		if (scales[i] == 3) {
@@ -256,6 +297,8 @@ static void test_exp_buckets_key_per_fd(void **state)
 	assert_int_equal(b->total, 7);
 	assert_int_equal(b->slots[exp_slot(b, 98)], 7);
 	assert_true(b->sum == 7 * 5000);
+	assert_minmax(a, 1, 100);
+	assert_minmax(b, 5000, 5000);
 	kagg_hist__bounds(b, exp_slot(b, 98), &low, &high);
 	assert_true(low < 5000 && 5000 <= high);
 	assert_true(high - low <= low * (0.0905077326652577 + 1e-12));
@@ -278,6 +321,8 @@ static void test_key_per_fd(void **state)
 	assert_int_equal(a->slots[6], 10);
 	assert_int_equal(b->total, 7);
 	assert_int_equal(b->slots[12], 7);
+	assert_minmax(a, 1, 100);
+	assert_minmax(b, 5000, 5000);
 	kagg_snapshot__free(snap);
 }
 
@@ -290,7 +335,7 @@ static void test_signed_negative_values(void **state)
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
 	uint64_t negative, above, fds = 0;
-	size_t i;
+	size_t i, last = 0;
 
 	TU_SKIP_UNLESS_ROOT();
 	snap = run_child(&lg, opener);
@@ -300,18 +345,25 @@ static void test_signed_negative_values(void **state)
 	       (unsigned long long)negative);
 	assert_int_equal(negative, 9);
 	assert_int_equal(h->total, 4);
+	assert_true(h->has_minmax && h->min >= 3 && h->max == h->min); /* one fd, 4 times */
 	kagg_snapshot__free(snap);
 
 	snap = run_child(&ln, opener);
 	h = kagg_snapshot__hist(snap, 0);
 	above = tu_drop_count(snap, "above_range");
-	for (i = 7; i < 64; i++) /* [3, ...]: the fds */
+	for (i = 7; i < 64; i++) { /* [3, ...]: the fds */
 		fds += h->slots[i];
+		last = h->slots[i] ? i : last;
+	}
 	printf("  linear from -4: [-2] %llu, fds %llu, above %llu\n",
 	       (unsigned long long)h->slots[2], (unsigned long long)fds, (unsigned long long)above);
 	assert_int_equal(h->slots[2], 9); /* -ENOENT: [-2, -2] */
 	assert_int_equal(fds + above, 4);
 	assert_int_equal(h->total, 9 + fds);
+	/* signed: -2 is the smallest (not the largest, as its bits compare unsigned) */
+	assert_true(h->has_minmax);
+	assert_true(h->min == -2);
+	assert_true(fds ? h->max == (double)(h->lin_min + (int64_t)last) : h->max == -2);
 	kagg_snapshot__free(snap);
 }
 

@@ -5,7 +5,10 @@
  * hand from the documented rule, and random values whose exact percentile
  * (sorted) must lie in the reported bucket.  Exact percentiles from the values
  * a streamed histogram keeps (user/stream/stream.c's svals): nearest rank, the
- * caps, and how the printers put them beside the kernel's.
+ * caps, and how the printers put them beside the kernel's.  Exact extremes:
+ * how per-CPU copies and generations of them merge (bpf/shared/common.h, the
+ * code the kernel runs), how the streamed aggregator keeps them, and how they
+ * hold the percentiles and are printed.
  */
 #include <errno.h>
 #include <math.h>
@@ -292,6 +295,137 @@ static void test_printed(void **state)
 	assert_non_null(strstr(out, "\"max\": {"));
 	free(out);
 	assert_int_equal(kagg_snapshot__print(snap, stdout, &o), -EINVAL);
+	kagg_snapshot__free(snap);
+}
+
+/* The extremes of copies v[0 .. n), merged as the readers merge per-CPU values. */
+static void ext_merged(const struct kagg_hist_val *v, int n, __u64 *min, __u64 *max)
+{
+	__u64 nmin = 0, mx = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		kagg_ext_merge(&nmin, &mx, v[i].nmin, v[i].max);
+	*min = ~nmin;
+	*max = mx;
+}
+
+/*
+ * Per-CPU extremes (kagg_ext_put(), per generation) merged over CPUs: a CPU that counted
+ * nothing (all zeroes, as created or reset) changes nothing, a value of 0 is a minimum, not
+ * an empty CPU, the generations stay apart and a reset one holds none; signed values
+ * compare with their sign bit flipped.
+ */
+static void test_extremes_merge(void **state)
+{
+	struct kagg_hist_val v[2][4];
+	const __u64 flip = 1ULL << 63;
+	__u64 min, max, nmin = 0, mx = 0;
+
+	(void)state;
+	memset(v, 0, sizeof(v));
+	kagg_ext_put(&v[0][0].nmin, &v[0][0].max, 50);
+	kagg_ext_put(&v[0][0].nmin, &v[0][0].max, 7);
+	kagg_ext_put(&v[0][2].nmin, &v[0][2].max, 9000);
+	kagg_ext_put(&v[0][2].nmin, &v[0][2].max, 8);
+	kagg_ext_put(&v[1][1].nmin, &v[1][1].max, UINT64_MAX);
+	/* CPUs 1 and 3 counted nothing in generation 0 */
+	ext_merged(v[0], 4, &min, &max);
+	assert_true(min == 7 && max == 9000);
+	ext_merged(v[1], 4, &min, &max);
+	assert_true(min == UINT64_MAX && max == UINT64_MAX);
+	kagg_ext_put(&v[0][3].nmin, &v[0][3].max, 0);
+	ext_merged(v[0], 4, &min, &max);
+	assert_true(min == 0 && max == 9000);
+	/* generation 0 read and reset: none there, generation 1 as it was */
+	memset(v[0], 0, sizeof(v[0]));
+	ext_merged(v[0], 4, &min, &max);
+	assert_true(min == UINT64_MAX && max == 0); /* count 0: the readers show none */
+	ext_merged(v[1], 4, &min, &max);
+	assert_true(min == UINT64_MAX && max == UINT64_MAX);
+	/* signed: -5 and 3, flipped, compare as numbers; unflipped -5 would be the largest */
+	kagg_ext_put(&nmin, &mx, (__u64)-5 ^ flip);
+	kagg_ext_put(&nmin, &mx, 3 ^ flip);
+	assert_true((int64_t)(~nmin ^ flip) == -5 && (int64_t)(mx ^ flip) == 3);
+}
+
+/*
+ * The streamed aggregator keeps each histogram's extremes, per key and generation, and a
+ * reset clears them: an interval shows its own.
+ */
+static void test_sagg_extremes(void **state)
+{
+	static const char comm[16] = "x";
+	struct kagg_snapshot *a = snap_new(), *b = snap_new(), *c = snap_new();
+	struct sagg ag;
+
+	(void)state;
+	assert_int_equal(sagg_init(&ag, KAGG_KEY_PID, KAGG_UNIT_USECS), 0);
+	sagg_add(&ag, 0, scons_slot(7958123, 1000), 7958123, 7, 7, comm);
+	sagg_add(&ag, 0, scons_slot(1500, 1000), 1500, 7, 7, comm);
+	sagg_add(&ag, 0, scons_slot(0, 1000), 0, 9, 9, comm);
+	sagg_add(&ag, 1, scons_slot(42000, 1000), 42000, 7, 7, comm);
+	assert_int_equal(sagg_read(&ag, 0, true, a), 0);
+	assert_int_equal(a->nr_hists, 2);
+	assert_true(a->hists[0].key.pid == 7 && a->hists[0].has_minmax);
+	assert_true(a->hists[0].min == 1.5 && a->hists[0].max == 7958.123);
+	assert_true(a->hists[1].key.pid == 9 && a->hists[1].has_minmax);
+	assert_true(a->hists[1].min == 0 && a->hists[1].max == 0);
+	sagg_add(&ag, 0, scons_slot(3000, 1000), 3000, 7, 7, comm);
+	assert_int_equal(sagg_read(&ag, 0, true, b), 0);
+	assert_true(b->nr_hists == 1 && b->hists[0].min == 3 && b->hists[0].max == 3);
+	assert_int_equal(sagg_read(&ag, 1, true, c), 0);
+	assert_true(c->nr_hists == 1 && c->hists[0].min == 42 && c->hists[0].max == 42);
+	sagg_fini(&ag);
+	assert_int_equal(sagg_init(&ag, KAGG_KEY_NONE, KAGG_UNIT_USECS), 0);
+	kagg_snapshot__free(a);
+	a = snap_new();
+	assert_int_equal(sagg_read(&ag, 0, true, a), 0);
+	assert_true(a->nr_hists == 1 && !a->hists[0].total && !a->hists[0].has_minmax);
+	sagg_fini(&ag);
+	kagg_snapshot__free(a);
+	kagg_snapshot__free(b);
+	kagg_snapshot__free(c);
+}
+
+/*
+ * A histogram with its exact extremes: the percentiles hold within them (one value in
+ * [4096, 8191] is 7958.123 at every rank), min and max are printed exact, without bounds, in
+ * place of the bucket-made max; without extremes, or with none counted, as before.
+ */
+static void test_extremes_printed(void **state)
+{
+	uint64_t slots[64] = { [12] = 1 };
+	struct kagg_snapshot *snap = make(slots, 0, 0);
+	struct kagg_hist *h = &snap->hists[0];
+	double v, low, high;
+	char *out;
+
+	(void)state;
+	h->has_minmax = true;
+	h->min = h->max = 7958.123;
+	assert_int_equal(kagg_hist__percentile(h, 50, &v, &low, &high), 0);
+	assert_true(v == 7958.123 && low == 4096 && high == 8191);
+	assert_int_equal(kagg_hist__percentile(h, 100, &v, &low, &high), 0);
+	assert_true(v == 7958.123);
+	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
+	assert_non_null(strstr(out, "\nmin   = 7958.123 usecs\n"
+				    "p50   = 7958.1 usecs [4096, 8191]\n"
+				    "p90   = 7958.1 usecs [4096, 8191]\n"
+				    "p99   = 7958.1 usecs [4096, 8191]\n"
+				    "p99.9 = 7958.1 usecs [4096, 8191]\n"
+				    "max   = 7958.123 usecs\n"));
+	assert_null(strstr(out, "8191.0"));
+	free(out);
+	out = print(snap, KAGG_FORMAT_JSON, NULL, 0);
+	TU_ASSERT_HAS(out, "\"min\": 7958.123,", "\"max\": 7958.123,",
+		      "\"max\": {\"value\":7958.123,\"low\":4096,\"high\":8191}");
+	free(out);
+	h->has_minmax = false;
+	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
+	assert_non_null(strstr(out, "\nmax   = 8191.0 usecs [4096, 8191]\n"));
+	assert_null(strstr(out, "min"));
+	free(out);
 	kagg_snapshot__free(snap);
 }
 
@@ -665,4 +799,5 @@ UU_MAIN(cmocka_unit_test(test_ranks), cmocka_unit_test(test_errors),
 	cmocka_unit_test(test_exact_none), cmocka_unit_test(test_exact_cap),
 	cmocka_unit_test(test_exact_in_bucket), cmocka_unit_test(test_exact_sorted),
 	cmocka_unit_test(test_sagg_reuses_values), cmocka_unit_test(test_exact_printed),
-	cmocka_unit_test(test_sagg_exp_buckets))
+	cmocka_unit_test(test_sagg_exp_buckets), cmocka_unit_test(test_extremes_merge),
+	cmocka_unit_test(test_sagg_extremes), cmocka_unit_test(test_extremes_printed))

@@ -424,6 +424,8 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 	t->skel->rodata->lin_step = o->lin_step;
 	t->lin_min = o->lin_min;
 	t->lin_step = o->lin_step;
+	/* signed values' extremes compare with their sign bit flipped */
+	t->skel->rodata->kagg_ext_flip = f->is_signed ? 1ULL << 63 : 0;
 	if (!kf)
 		bpf_map__set_max_entries(t->skel->maps.key_hist, 1);
 	if (!kf)
@@ -435,6 +437,7 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 					      t->skel->maps.exp_cells, &t->skel->rodata->exp_params,
 					      &t->skel->rodata->exp_words)
 			      ?: bpf_map__set_max_entries(t->skel->maps.exp_hist, 1);
+	err = err ?: session_atomics_fallback(s, t->skel->obj);
 	if (err)
 		return err;
 	err = hist_bpf__load(t->skel);

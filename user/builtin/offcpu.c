@@ -139,6 +139,7 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, 0, skel->maps.exp_cells,
 					      &skel->rodata->exp_params, &skel->rodata->exp_words)
 			      ?: bpf_map__set_max_entries(skel->maps.exp_hist, 1);
+	err = err ?: session_atomics_fallback(s, skel->obj);
 	if (!err)
 		err = offcpu_bpf__load(skel);
 	if (err) {

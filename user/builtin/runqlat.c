@@ -89,6 +89,7 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 					      skel->maps.exp_cells, &skel->rodata->exp_params,
 					      &skel->rodata->exp_words)
 			      ?: bpf_map__set_max_entries(skel->maps.exp_hist, 1);
+	err = err ?: session_atomics_fallback(s, skel->obj);
 	if (!err)
 		err = runqlat_bpf__load(skel);
 	if (err) {

@@ -425,6 +425,11 @@ static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, _
 			((uint64_t *)h->slots)[k] += o->slots[k];
 		h->total += o->total;
 		h->sum += o->sum;
+		if (o->has_minmax && (!h->has_minmax || o->min < h->min))
+			h->min = o->min;
+		if (o->has_minmax && (!h->has_minmax || o->max > h->max))
+			h->max = o->max;
+		h->has_minmax |= o->has_minmax;
 	}
 	if (!err)
 		snap->nr_hists = n;
@@ -463,6 +468,7 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 				tot += pc[cpu].slots[j];
 			}
 			sums[n].sum += pc[cpu].sum;
+			kagg_ext_merge(&sums[n].nmin, &sums[n].max, pc[cpu].nmin, pc[cpu].max);
 		}
 		if (!tot) {
 			memset(&sums[n], 0, vsz);
@@ -489,6 +495,7 @@ static int sc_read_lat(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 		}
 		h->has_sum = true;
 		h->sum = session_sum(s, sums[i].sum);
+		session_ext_fold(s, h, sums[i].nmin, sums[i].max); /* it counted: total > 0 */
 	}
 out:
 	free(pc);

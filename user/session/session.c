@@ -994,6 +994,19 @@ double session_sum(const struct kagg_session *s, uint64_t raw)
 	}
 }
 
+void session_ext_fold(const struct kagg_session *s, struct kagg_hist *h, uint64_t nmin,
+		      uint64_t max)
+{
+	uint64_t flip = s->sum == SESSION_SUM_S64 ? 1ULL << 63 : 0; /* kagg_ext_flip */
+	double lo = session_sum(s, ~nmin ^ flip), hi = session_sum(s, max ^ flip);
+
+	if (!h->has_minmax || lo < h->min)
+		h->min = lo;
+	if (!h->has_minmax || hi > h->max)
+		h->max = hi;
+	h->has_minmax = true;
+}
+
 int session_percpu_zero(struct bpf_map *map, __u32 key, void *vals, size_t bytes)
 {
 	memset(vals, 0, bytes);
@@ -1004,19 +1017,26 @@ int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bo
 		      bool reset, struct kagg_hist_val *vals, struct kagg_hist *h)
 {
 	size_t vsz = sizeof(*vals) * s->nr_cpus;
-	uint64_t sum = 0;
+	uint64_t sum = 0, cnt = 0;
+	__u64 nmin = 0, max = 0;
 	int err, cpu, i;
 
 	err = bpf_map__lookup_elem(map, &key, sizeof(key), vals, vsz, 0);
 	if (err)
 		return err;
 	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-		for (i = 0; slots && i < KAGG_SLOTS; i++) {
-			((uint64_t *)h->slots)[i] += vals[cpu].slots[i];
-			h->total += vals[cpu].slots[i];
+		for (i = 0; i < KAGG_SLOTS; i++) {
+			if (slots)
+				((uint64_t *)h->slots)[i] += vals[cpu].slots[i];
+			cnt += vals[cpu].slots[i];
 		}
 		sum += vals[cpu].sum;
+		kagg_ext_merge(&nmin, &max, vals[cpu].nmin, vals[cpu].max);
 	}
+	if (slots)
+		h->total += cnt;
+	if (slots && cnt)
+		session_ext_fold(s, h, nmin, max);
 	h->has_sum = true;
 	h->sum = session_sum(s, sum);
 	return reset ? session_percpu_zero(map, key, vals, vsz) : 0;
@@ -1059,7 +1079,8 @@ int session_exp_setup(struct kagg_session *s, int scale, struct bpf_map *map,
 	s->exp_words = KAGG_EXP_SLOTS(scale) + 2;
 	s->exp_scale = scale;
 	s->exp_base = p->base_index;
-	return map ? bpf_map__set_value_size(map, s->exp_words * sizeof(__u64)) : 0;
+	return map ? bpf_map__set_value_size(map, (s->exp_words + KAGG_EXT_WORDS) * sizeof(__u64))
+		   : 0;
 }
 
 /* session_exp_setup() into a program's rodata exp_params and exp_words. */
@@ -1095,6 +1116,7 @@ int session_exp_cells_setup(struct kagg_session *s, enum kagg_buckets b, int sca
 struct exp_cell {
 	struct kagg_exp_cell_key k;
 	uint64_t count, sum;
+	__u64 nmin, max;
 };
 
 static int cell_cmp(const void *a, const void *b)
@@ -1144,10 +1166,12 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 		if (bpf_map__lookup_elem(map, &key, sizeof(key), vals, sizeof(*vals) * nc, 0))
 			continue; /* deleted meanwhile */
 		cells[n].k = key;
-		cells[n].count = cells[n].sum = 0;
+		cells[n].count = cells[n].sum = cells[n].nmin = cells[n].max = 0;
 		for (cpu = 0; cpu < nc; cpu++) {
 			cells[n].count += vals[cpu].cnt;
 			cells[n].sum += vals[cpu].sum;
+			kagg_ext_merge(&cells[n].nmin, &cells[n].max, vals[cpu].nmin,
+				       vals[cpu].max);
 		}
 		n++;
 	}
@@ -1187,6 +1211,8 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 		((uint64_t *)h->slots)[slot] += cells[i].count;
 		h->total += cells[i].count;
 		sums[h - snap->hists] += cells[i].sum;
+		if (cells[i].count)
+			session_ext_fold(s, h, cells[i].nmin, cells[i].max);
 	}
 	for (i = 0; i < snap->nr_hists; i++)
 		snap->hists[i].sum = session_sum(s, sums[i]);
@@ -1232,6 +1258,7 @@ int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 		h->nr_slots = nr_slots;
 		h->total = 0;
 		h->sum = 0;
+		h->has_minmax = false; /* the log2 entry counted nothing: the cells did */
 		h->has_exp = true;
 		h->exp_scale = s->exp_scale;
 		h->exp_base_index = s->exp_base;
@@ -1249,6 +1276,9 @@ int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 			       nr_slots * sizeof(*slots));
 			h->total = tmp.hists[lo].total;
 			h->sum = tmp.hists[lo].sum;
+			h->has_minmax = tmp.hists[lo].has_minmax;
+			h->min = tmp.hists[lo].min;
+			h->max = tmp.hists[lo].max;
 		}
 	}
 out:
@@ -1318,10 +1348,17 @@ int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj)
 					    bpf_program__name(p), out[i].imm);
 				return -EOPNOTSUPP;
 			}
-			out[i] = (struct bpf_insn){
-				.code = BPF_ALU64 | BPF_MOV | BPF_K,
-				.dst_reg = out[i].imm == BPF_CMPXCHG ? BPF_REG_0 : out[i].src_reg,
-			};
+			/*
+			 * r0 = cmpxchg(dst + off, r0, src) becomes *(dst + off) = src with r0
+			 * left as expected: the compare-and-swap succeeds as a plain store
+			 */
+			if (out[i].imm == BPF_CMPXCHG)
+				out[i].code = BPF_STX | BPF_MEM | BPF_DW;
+			else
+				out[i] = (struct bpf_insn){
+					.code = BPF_ALU64 | BPF_MOV | BPF_K,
+					.dst_reg = out[i].src_reg,
+				};
 		}
 		err = bpf_program__set_insns(p, out, n);
 		free(out);
@@ -1345,7 +1382,7 @@ int session_exp_hot_setup(struct kagg_session *s, struct bpf_map *exp_hist, bool
 	*max = n;
 	if (!n)
 		return bpf_map__set_max_entries(exp_hist, 1);
-	return bpf_map__set_value_size(exp_hist, s->exp_words * sizeof(__u64))
+	return bpf_map__set_value_size(exp_hist, (s->exp_words + KAGG_EXT_WORDS) * sizeof(__u64))
 		       ?: bpf_map__set_max_entries(exp_hist, 2 * n);
 }
 
@@ -1364,8 +1401,9 @@ int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale
 int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx, bool reset,
 			 struct kagg_hist *h)
 {
-	size_t words = s->exp_words, vsz = words * sizeof(__u64);
-	uint64_t *vals, sum = 0;
+	size_t words = s->exp_words, vsz = (words + KAGG_EXT_WORDS) * sizeof(__u64);
+	uint64_t *vals, sum = 0, cnt = 0;
+	__u64 nmin = 0, max = 0;
 	unsigned int k;
 	int err, cpu;
 
@@ -1380,14 +1418,18 @@ int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx,
 	h->exp_scale = s->exp_scale;
 	h->exp_base_index = s->exp_base;
 	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-		const uint64_t *w = vals + (size_t)cpu * words;
+		const uint64_t *w = (const uint64_t *)((const char *)vals + (size_t)cpu * vsz);
 
 		for (k = 0; k < words - 1 && k < h->nr_slots; k++) {
 			((uint64_t *)h->slots)[k] += w[k];
-			h->total += w[k];
+			cnt += w[k];
 		}
 		sum += w[words - 1];
+		kagg_ext_merge(&nmin, &max, w[words], w[words + 1]);
 	}
+	h->total += cnt;
+	if (cnt)
+		session_ext_fold(s, h, nmin, max);
 	h->has_sum = true;
 	h->sum += session_sum(s, sum);
 	if (reset)
@@ -1547,6 +1589,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		const struct kagg_key_hist *vals = all + i * nc;
 		struct kagg_hist *h = &snap->hists[out];
 		uint64_t sum = 0;
+		__u64 nmin = 0, max = 0;
 
 		h->key.mode = s->key;
 		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
@@ -1563,7 +1606,10 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 				h->total += vals[cpu].slots[j];
 			}
 			sum += vals[cpu].sum;
+			kagg_ext_merge(&nmin, &max, vals[cpu].nmin, vals[cpu].max);
 		}
+		if (h->total)
+			session_ext_fold(s, h, nmin, max);
 		h->has_sum = true;
 		h->sum = session_sum(s, sum);
 		out++;

@@ -388,12 +388,15 @@ const char *session_lacks_unwind_helpers(struct kagg_session *s);
 bool session_task_storage(struct kagg_session *s, bool btf);
 /*
  * BPF atomic fetch and cmpxchg instructions (5.12; absent from 5.10), probed
- * by loading one.  The programs use them in one place only: promoting a
- * frequent sparse exp histogram to a dense one (kagg_exp_sparse_add), which
- * session_exp_hot_setup turns off without them.  The kernel still refuses a
- * program holding such an instruction, even unreachable, so
- * session_atomics_fallback (between open and load) turns each into
- * "register = 0" there; any other atomic operation refuses the load.
+ * by loading one.  The programs use them in two places: promoting a frequent
+ * sparse exp histogram to a dense one (kagg_exp_sparse_add), which
+ * session_exp_hot_setup turns off without them, and raising the extremes of
+ * shared histograms (kagg_max_shared).  The kernel refuses a program holding
+ * such an instruction, even unreachable, so session_atomics_fallback (between
+ * open and load; every program with shared histograms goes through it) turns
+ * a fetch-add into "register = 0" and a cmpxchg into a plain store of its new
+ * value that leaves r0 as expected, i.e. a swap that succeeds; any other
+ * atomic operation refuses the load.
  */
 bool session_has_bpf_atomics(struct kagg_session *s);
 int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj);
@@ -499,6 +502,12 @@ int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, 
 
 /* A BPF histogram's sum (kagg_hist_val.sum) as kagg_hist.sum shows it. */
 double session_sum(const struct kagg_session *s, uint64_t raw);
+/*
+ * The extremes nmin, max (as kagg_ext_put() keeps them, merged over copies with
+ * kagg_ext_merge()) of part of h that counted values, into h's min and max.
+ */
+void session_ext_fold(const struct kagg_session *s, struct kagg_hist *h, uint64_t nmin,
+		      uint64_t max);
 
 /*
  * Entry key of a per-CPU kagg_hist_val map summed over CPUs into h: its log2 slots

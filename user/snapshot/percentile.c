@@ -8,7 +8,9 @@
  * holds it.  With b values in the buckets below and c in this one, the value
  * is low + (high - low) * (r - b) / c: the bucket's values are taken as
  * spread evenly over it, the last one at high.  q = 100 is the maximum: the
- * high bound of the last non-empty bucket.
+ * high bound of the last non-empty bucket.  A histogram that knows its exact
+ * extremes (kagg_hist.has_minmax) holds the value within them: q = 100 is then
+ * the maximum itself, and a bucket's one value is no longer taken at its bound.
  *
  * Exact percentiles (histograms that keep their values, kagg_hist.exact): the
  * same rank r, nearest-rank: the r-th smallest value itself.
@@ -39,10 +41,19 @@ static uint64_t pct_rank(double q, uint64_t n)
 	return rank;
 }
 
+bool hist_minmax(const struct kagg_hist *h, double *min, double *max)
+{
+	if (!KAGG_HAS_FIELD(h, kagg_hist, max) || !h->has_minmax)
+		return false;
+	*min = h->min;
+	*max = h->max;
+	return true;
+}
+
 int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, double *value)
 {
 	uint64_t n = 0, rank, before = 0;
-	double low, high;
+	double low, high, min, max;
 	unsigned int k;
 
 	if (!(q > 0 && q <= 100))
@@ -59,6 +70,9 @@ int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, doubl
 			hist_slot_bounds(h, k, &low, &high);
 			*slot = k;
 			*value = low + (high - low) * (double)(rank - before) / (double)c;
+			/* every value, the percentile too, is within the extremes */
+			if (hist_minmax(h, &min, &max))
+				*value = *value < min ? min : *value > max ? max : *value;
 			return 0;
 		}
 		before += c;

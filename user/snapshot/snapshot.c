@@ -338,21 +338,35 @@ static bool hist_over_cap(const struct kagg_hist *ex)
 	return ex && KAGG_HAS_FIELD(ex, kagg_hist, values) && ex->exact == KAGG_EXACT_OVER_CAP;
 }
 
+/* Decimals of an exact value of h: times in usecs or msecs have fractions of them. */
+static int hist_decimals(const struct kagg_hist *h)
+{
+	return h->value || h->unit == KAGG_UNIT_NSECS ? 0 : 3;
+}
+
 /*
  * "p50 = 3012.0 usecs [2048, 4095]", one line per percentile: the bounds are its error.
  * When ex (h itself, or the streamed histogram of its key) keeps its values, each line
- * ends with the exact percentile: "  exact 3045.127".
+ * ends with the exact percentile: "  exact 3045.127".  When h has its exact extremes,
+ * "min = 1021.337 usecs" first and "max = ..." last, without bounds, in place of p100.
  */
 static void print_pcts_text(const struct kagg_hist *h, const struct kagg_hist *ex,
 			    const struct pct_list *pl, const char *vname, FILE *f)
 {
 	char name[16], low[24], high[24];
-	bool any = false;
+	bool any = false, mm;
 	unsigned int k;
-	double v, x;
+	double v, x, min, max;
 	size_t i;
 
+	mm = h->total && hist_minmax(h, &min, &max);
+	if (mm) {
+		fprintf(f, "\n%-5s = %.*f %s\n", "min", hist_decimals(h), min, vname);
+		any = true;
+	}
 	for (i = 0; i < pl->n; i++) {
+		if (mm && pl->q[i] >= 100)
+			continue; /* the max, exact, comes last */
 		if (hist_pct_slot(h, pl->q[i], &k, &v))
 			continue;
 		pct_name(pl->q[i], name, sizeof(name));
@@ -363,6 +377,8 @@ static void print_pcts_text(const struct kagg_hist *h, const struct kagg_hist *e
 		fputc('\n', f);
 		any = true;
 	}
+	if (mm)
+		fprintf(f, "%-5s = %.*f %s\n", "max", hist_decimals(h), max, vname);
 	if (any && hist_over_cap(ex))
 		fprintf(f, "(no exact percentiles: more than %u values in the interval)\n",
 			KAGG_EXACT_MAX_VALUES);
@@ -1033,7 +1049,7 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struc
 			    const struct pct_list *pl)
 {
 	uint64_t low, high;
-	double sum;
+	double sum, min, max;
 	int last = hist_last(h), i;
 
 	jw_obj_begin(w, NULL);
@@ -1073,6 +1089,10 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struc
 	if (hist_sum(h, &sum)) {
 		jw_double(w, "sum", sum, 3);
 		jw_u64(w, "count", h->total);
+	}
+	if (h->total && hist_minmax(h, &min, &max)) {
+		jw_double(w, "min", min, hist_decimals(h));
+		jw_double(w, "max", max, hist_decimals(h));
 	}
 	if (hist_has_values(ex) || hist_over_cap(ex))
 		jw_str(w, "exact_values", hist_over_cap(ex) ? "over_cap" : "kept");

@@ -57,6 +57,8 @@ void hist_slot_bounds(const struct kagg_hist *h, unsigned int k, double *low, do
  * rule of user/snapshot/percentile.c.  0, -EINVAL (q out of range), -ENODATA (no values).
  */
 int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, double *value);
+/* h's exact extremes (kagg_hist.has_minmax, read up to h->sz): false when it has none. */
+bool hist_minmax(const struct kagg_hist *h, double *min, double *max);
 /* h keeps its values (exact == KAGG_EXACT_KEPT, within its sz) and has some. */
 bool hist_has_values(const struct kagg_hist *h);
 /* Exact percentile q of h from its values: 0, -EINVAL (q out of range), -ENODATA (none kept). */

@@ -580,15 +580,20 @@ static struct sagg_key *key_get(struct sagg_gen *g, uint32_t tgid, uint32_t pid,
 	return e;
 }
 
-/* One value into a histogram's buckets (slots, or exp xslots), sum and values. */
+/*
+ * One value into a histogram's buckets (slots, or exp xslots), sum, extremes (ext: nmin and
+ * max) and values.
+ */
 static void hist_add(struct sagg *a, uint64_t *slots, uint64_t **xslots, uint64_t *sum,
-		     struct svals *vals, uint64_t *gen_kept, uint32_t slot, uint64_t ns)
+		     __u64 *ext[2], struct svals *vals, uint64_t *gen_kept, uint32_t slot,
+		     uint64_t ns)
 {
 	if (!a->exp.nr_slots)
 		slots[slot]++;
 	else if (sexp_add(&a->exp, xslots, ns))
 		a->oom = -ENOMEM;
 	*sum += ns;
+	kagg_ext_put(ext[0], ext[1], ns);
 	svals_add(vals, ns, gen_kept);
 }
 
@@ -599,7 +604,8 @@ void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t t
 	struct sagg_key *e;
 
 	if (a->key == KAGG_KEY_NONE) {
-		hist_add(a, gen->slots, &gen->xslots, &gen->sum, &gen->vals, &gen->kept, slot, ns);
+		hist_add(a, gen->slots, &gen->xslots, &gen->sum,
+			 (__u64 *[2]){ &gen->nmin, &gen->max }, &gen->vals, &gen->kept, slot, ns);
 		return;
 	}
 	e = key_get(gen, tgid, a->key == KAGG_KEY_TID ? pid : 0, comm);
@@ -607,7 +613,8 @@ void sagg_add(struct sagg *a, uint32_t g, uint32_t slot, uint64_t ns, uint32_t t
 		a->oom = -ENOMEM;
 		return;
 	}
-	hist_add(a, e->slots, &e->xslots, &e->sum, &e->vals, &gen->kept, slot, ns);
+	hist_add(a, e->slots, &e->xslots, &e->sum, (__u64 *[2]){ &e->nmin, &e->max }, &e->vals,
+		 &gen->kept, slot, ns);
 }
 
 int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap)
@@ -626,6 +633,8 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 		const uint64_t *src = a->key == KAGG_KEY_NONE ? gen->slots : gen->keys[i].slots;
 		const uint64_t *xsrc = a->key == KAGG_KEY_NONE ? gen->xslots : gen->keys[i].xslots;
 		uint64_t sum = a->key == KAGG_KEY_NONE ? gen->sum : gen->keys[i].sum;
+		__u64 nmin = a->key == KAGG_KEY_NONE ? gen->nmin : gen->keys[i].nmin;
+		__u64 max = a->key == KAGG_KEY_NONE ? gen->max : gen->keys[i].max;
 		struct svals *vals = a->key == KAGG_KEY_NONE ? &gen->vals : &gen->keys[i].vals;
 
 		h->unit = a->unit;
@@ -643,6 +652,11 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 			sexp_hist(&a->exp, xsrc, h);
 		h->has_sum = true;
 		h->sum = (double)sum / (double)units_ns(a->unit);
+		if (h->total) {
+			h->has_minmax = true;
+			h->min = (double)~nmin / (double)units_ns(a->unit);
+			h->max = (double)max / (double)units_ns(a->unit);
+		}
 		err = svals_read(vals, snap, h, units_ns(a->unit));
 		if (err)
 			return err;
@@ -651,7 +665,7 @@ int sagg_read(struct sagg *a, uint32_t g, bool reset, struct kagg_snapshot *snap
 	if (reset) {
 		gen_clear_vals(gen, true);
 		memset(gen->slots, 0, sizeof(gen->slots));
-		gen->sum = 0;
+		gen->sum = gen->nmin = gen->max = 0;
 		u64map_clear(&gen->index);
 		gen->nr_keys = 0;
 	}

@@ -227,7 +227,8 @@ struct sagg_key {
 	uint32_t pid;
 	char comm[16];
 	uint64_t slots[KAGG_SLOTS];
-	uint64_t sum; /* of the values, ns */
+	uint64_t sum;	 /* of the values, ns */
+	__u64 nmin, max; /* their extremes, ns, as kagg_ext_put() keeps them */
 	struct svals vals;
 	uint64_t *xslots; /* exp buckets (sexp): instead of slots */
 };
@@ -235,6 +236,7 @@ struct sagg_key {
 struct sagg_gen {
 	uint64_t slots[KAGG_SLOTS]; /* KAGG_KEY_NONE */
 	uint64_t sum;		    /* KAGG_KEY_NONE: of the values, ns */
+	__u64 nmin, max;	    /* KAGG_KEY_NONE: their extremes, as sagg_key's */
 	struct svals vals;	    /* KAGG_KEY_NONE */
 	uint64_t *xslots;	    /* KAGG_KEY_NONE, exp buckets (sexp): instead of slots */
 	uint64_t kept;		    /* values kept by all its histograms */

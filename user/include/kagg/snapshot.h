@@ -117,6 +117,16 @@ struct kagg_hist {
 	size_t nr_labels;
 	const char *const *label_names;
 	const char *const *label_values;
+	/*
+	 * Appended after 0.1 (KAGG_HAS_FIELD): when has_minmax, the smallest and the largest
+	 * value counted, in unit, exact: kept as the values are counted (in the kernel, per
+	 * CPU and generation, for the built-in tools' histograms), not taken from the
+	 * buckets.  A histogram that counted nothing has none; a program's own aggregations
+	 * (agg) have none.
+	 */
+	bool has_minmax;
+	double min;
+	double max;
 };
 
 /*
@@ -144,7 +154,9 @@ KAGG_API void kagg_log2_bounds(unsigned int k, uint64_t *low, uint64_t *high);
  * Rule: the rank r = ceil(q/100 * N) (at least 1) of the N values counted falls in the
  * bucket [low, high] whose cumulative count first reaches r; with b values below it and c
  * in it, the value is low + (high - low) * (r - b) / c (its values taken as evenly spread,
- * the last at high).  0, -EINVAL (bad arguments), -ENODATA (an empty histogram).
+ * the last at high), held within [min, max] when h has its exact extremes (has_minmax, so
+ * that q = 100 is the maximum itself).  0, -EINVAL (bad arguments), -ENODATA (an empty
+ * histogram).
  */
 KAGG_API int kagg_hist__percentile(const struct kagg_hist *h, double q, double *value, double *low,
 				   double *high);
