@@ -322,6 +322,11 @@ static __always_inline __u32 kagg_slot(__u32 kind, __u32 flags, __u64 v, __s64 m
 		if ((__s64)v < min)
 			return KAGG_SDK_SLOTS;
 		k = ((__u64)v - (__u64)min) / step;
+		/*
+		 * The verifier does not bound a quotient: keep the bound check below even
+		 * where the compiler knows v (a constant, a switch) and would drop it.
+		 */
+		asm volatile("" : "+r"(k));
 		return k < KAGG_SDK_SLOTS ? (__u32)k : KAGG_SDK_SLOTS;
 	}
 	if (flags & KAGG_SDK_TIME)
@@ -457,13 +462,13 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 		__uint(map_flags, BPF_F_NO_PREALLOC);                                \
 		__uint(max_entries, 1);                                              \
 		__type(key, struct NAME##__xkey);                                    \
-		__type(value, struct kagg_sdk_count);                                \
+		__type(value, struct kagg_sdk_cell);                                 \
 	} NAME##__x SEC(".maps");                                                    \
 	__KAGG_FN bool NAME##__exp_add(const KEY *key, __u64 v, __u32 gen,           \
 				       const volatile struct kagg_sdk_exp_params *p) \
 	{                                                                            \
 		struct NAME##__xkey xk;                                              \
-		struct kagg_sdk_count *c, zero = {};                                 \
+		struct kagg_sdk_cell *c, zero = {};                                  \
                                                                                      \
 		__builtin_memset(&xk, 0, sizeof(xk));                                \
 		xk.gen = gen;                                                        \
@@ -475,6 +480,7 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 			return false;                                                \
 		c->count++;                                                          \
 		c->sum += v;                                                         \
+		kagg_ext_put(&c->nmin, &c->max, v);                                  \
 		return true;                                                         \
 	}
 
@@ -510,6 +516,7 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 		if (h) {                                                                        \
 			h->slots[slot]++;                                                       \
 			h->sum += v;                                                            \
+			kagg_ext_put(&h->nmin, &h->max, kagg_sdk_ext_ord(KIND, v));             \
 		}                                                                               \
 		return kagg_obs_end(&o, h, NAME##__drop);                                       \
 	}

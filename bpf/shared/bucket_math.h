@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The integer bucket math itself, on its own so that the BPF SDK
- * (bpf/sdk/kagg.bpf.h, installed with this file as <kagg/bpf/bucket_math.h>)
- * and kagg's own programs and userspace (through shared/buckets.h) run the
- * same code.  Plain C on __u32/__u64, no BPF helper, no other kagg header:
- * the includer brings the __u32/__u64 types and __always_inline.
+ * The integer bucket math itself, and the exact extremes kept beside the
+ * buckets, on their own so that the BPF SDK (bpf/sdk/kagg.bpf.h, installed
+ * with this file as <kagg/bpf/bucket_math.h>) and kagg's own programs and
+ * userspace (through shared/buckets.h and shared/common.h) run the same code.  Plain C on
+ * __u32/__u64, no BPF helper, no other kagg header: the includer brings the __u32/__u64 types and
+ * __always_inline.
  */
 #ifndef KAGG_SHARED_BUCKET_MATH_H
 #define KAGG_SHARED_BUCKET_MATH_H
@@ -87,6 +88,35 @@ static __always_inline __u32 kagg_exp_slot_in(__u64 v, const volatile __u64 *thr
 	if (vn > thresh[j & (KAGG_EXP_MAX_N - 1)])
 		j++;
 	return (k << s) + j;
+}
+
+/*
+ * The exact extremes of a histogram, kept next to its counts: max the largest value
+ * counted, nmin the bitwise complement of the smallest (~v is largest when v is
+ * smallest).  Both are maxima, so that an entry of zeroes (as a map entry is made and as
+ * userspace resets a generation) holds none, and a CPU or a cell that counted nothing
+ * merges as nothing: the smallest over copies is the complement of the largest nmin.  A
+ * histogram that counted nothing has no extremes (count 0: nmin and max mean nothing).
+ * Values compare as unsigned: the programs store v ^ kagg_ext_flip (bpf/agg.bpf.h), the
+ * sign bit for signed values, which then compare the same.
+ */
+#define KAGG_EXT_WORDS 2 /* nmin, max: words after an exp histogram's sum */
+
+static __always_inline void kagg_ext_put(__u64 *nmin, __u64 *max, __u64 o)
+{
+	if (~o > *nmin)
+		*nmin = ~o;
+	if (o > *max)
+		*max = o;
+}
+
+/* Merge the extremes of another copy (a CPU's, a cell's) into *nmin, *max. */
+static __always_inline void kagg_ext_merge(__u64 *nmin, __u64 *max, __u64 nmin2, __u64 max2)
+{
+	if (nmin2 > *nmin)
+		*nmin = nmin2;
+	if (max2 > *max)
+		*max = max2;
 }
 
 #endif /* KAGG_SHARED_BUCKET_MATH_H */

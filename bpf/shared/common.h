@@ -7,6 +7,8 @@
 #ifndef KAGG_BPF_COMMON_H
 #define KAGG_BPF_COMMON_H
 
+#include "shared/bucket_math.h" /* kagg_ext_put(), kagg_ext_merge() */
+
 #define KAGG_SLOTS 64 /* log2 buckets: slot k holds [2^k, 2^(k+1)-1], slot 0 [0,1] */
 #define KAGG_COMM_LEN 16
 #define KAGG_MAX_STACK 127	 /* frames per stack (PERF_MAX_STACK_DEPTH) */
@@ -27,36 +29,6 @@ enum kagg_bpf_wake {
 	KAGG_BPF_WAKE_NONE = 2,	     /* never wake: the consumer polls on a timer */
 	KAGG_BPF_WAKE_EVERY = 3,     /* force a wakeup per record */
 };
-
-/*
- * The exact extremes of a histogram, kept next to its counts: max the largest value
- * counted, nmin the bitwise complement of the smallest (~v is largest when v is
- * smallest).  Both are maxima, so that an entry of zeroes (as a map entry is made and as
- * userspace resets a generation) holds none, and a CPU or a cell that counted nothing
- * merges as nothing: the smallest over copies is the complement of the largest nmin.  A
- * histogram that counted nothing has no extremes (count 0: nmin and max mean nothing).
- * Values compare as unsigned: the programs store v ^ kagg_ext_flip (bpf/agg.bpf.h), the
- * sign bit for signed values, which then compare the same.
- */
-#define KAGG_EXT_WORDS 2 /* nmin, max: words after an exp histogram's sum */
-
-static inline __attribute__((always_inline)) void kagg_ext_put(__u64 *nmin, __u64 *max, __u64 o)
-{
-	if (~o > *nmin)
-		*nmin = ~o;
-	if (o > *max)
-		*max = o;
-}
-
-/* Merge the extremes of another copy (a CPU's, a cell's) into *nmin, *max. */
-static inline __attribute__((always_inline)) void kagg_ext_merge(__u64 *nmin, __u64 *max,
-								 __u64 nmin2, __u64 max2)
-{
-	if (nmin2 > *nmin)
-		*nmin = nmin2;
-	if (max2 > *max)
-		*max = max2;
-}
 
 struct kagg_hist_val {
 	__u64 slots[KAGG_SLOTS];

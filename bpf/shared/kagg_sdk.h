@@ -23,7 +23,10 @@
  *   - the .rodata `kagg_exp` (0, else exp scale + 1) and `kagg_exp_params`: log2
  *     histograms counted in exponential buckets instead, in each one's cell map
  *     NAME__x (key struct NAME__xkey { __u32 gen; __u32 slot; KEY k; }, values
- *     struct kagg_sdk_count; slot 0 the zero bucket, k >= 1 exp slot k - 1);
+ *     struct kagg_sdk_cell; slot 0 the zero bucket, k >= 1 exp slot k - 1);
+ *   - histogram values and cells end with the exact extremes (nmin, max) of
+ *     the values counted; an object built before they were (its values the
+ *     _V1 sizes below) is read without them;
  *   - every other `const volatile` global is a tunable (--set NAME=VALUE);
  *   - the key fields whose type is one of the typedefs below are resolved
  *     when printed; fields whose name starts with "__" are padding, not shown.
@@ -77,11 +80,17 @@ struct kagg_sdk_counters {
 	__u64 cnt[KAGG_SDK_NR_CNT];
 };
 
-/* Histogram value, per CPU: slot counts; sum of the values (ns for times), modulo 2^64. */
+/*
+ * Histogram value, per CPU: slot counts; sum of the values (ns for times), modulo 2^64;
+ * the extremes of the values as kagg_ext_put() keeps them (<kagg/bpf/bucket_math.h>), a
+ * linear histogram's taken as signed (kagg_sdk_ext_ord()).
+ */
 struct kagg_sdk_hist {
 	__u64 slots[KAGG_SDK_SLOTS];
 	__u64 sum;
+	__u64 nmin, max;
 };
+#define KAGG_SDK_HIST_V1_SIZE (8 * KAGG_SDK_SLOTS + 8) /* without the extremes */
 
 /* kagg_stream: where observations go. */
 enum kagg_sdk_stream {
@@ -122,11 +131,28 @@ struct kagg_sdk_exp_params {
 	__u32 __pad;
 };
 
+/*
+ * v as a histogram of kind compares its extremes (kagg_ext_put()): a linear histogram's
+ * values as signed (the sign bit flipped), others as unsigned.  Its own inverse.
+ */
+static __always_inline __u64 kagg_sdk_ext_ord(__u32 kind, __u64 v)
+{
+	return kind == KAGG_SDK_LINEAR ? v ^ (1ULL << 63) : v;
+}
+
 /* Counter value, per CPU. */
 struct kagg_sdk_count {
 	__u64 count;
 	__u64 sum;
 };
+
+/* An exp bucket's cell, per CPU: a count and a sum, and the extremes as kagg_sdk_hist's. */
+struct kagg_sdk_cell {
+	__u64 count;
+	__u64 sum;
+	__u64 nmin, max;
+};
+#define KAGG_SDK_CELL_V1_SIZE 16 /* without the extremes (a kagg_sdk_count) */
 
 /* Stack aggregation key (stacks in kagg_stackmap) and value, per CPU. */
 struct kagg_sdk_stack_key {
@@ -147,8 +173,9 @@ struct kagg_sdk_stack_val {
 
 _Static_assert(sizeof(struct kagg_sdk_desc) == 40, "kagg_sdk_desc layout");
 _Static_assert(sizeof(struct kagg_sdk_counters) == 8 * KAGG_SDK_NR_CNT, "counters layout");
-_Static_assert(sizeof(struct kagg_sdk_hist) == 8 * KAGG_SDK_SLOTS + 8, "kagg_sdk_hist layout");
+_Static_assert(sizeof(struct kagg_sdk_hist) == KAGG_SDK_HIST_V1_SIZE + 16, "kagg_sdk_hist layout");
 _Static_assert(sizeof(struct kagg_sdk_count) == 16, "kagg_sdk_count layout");
+_Static_assert(sizeof(struct kagg_sdk_cell) == KAGG_SDK_CELL_V1_SIZE + 16, "kagg_sdk_cell layout");
 _Static_assert(sizeof(struct kagg_sdk_rec) == 32, "kagg_sdk_rec layout");
 _Static_assert(sizeof(struct kagg_sdk_exp_params) == 8 * KAGG_SDK_EXP_MAX_N + 24,
 	       "kagg_sdk_exp_params layout");

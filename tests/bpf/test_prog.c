@@ -19,7 +19,8 @@
  * - kagg record --prog sdk_keys.bpf.o: trace-cmd report and kagg report print
  *   the 7 calls, each field by name with its known value;
  * - sdk_exp with --buckets exp:3 --mode both: known values, each counted in the
- *   exp bucket that holds it, on both paths, unkeyed and keyed;
+ *   exp bucket that holds it, on both paths, unkeyed and keyed; with exp and
+ *   log2 buckets, every histogram's exact min and max (a linear one's signed);
  * - sdk_keys on a process that exits before the snapshot: its pid_comm is the
  *   command it had when a poll saw its key (kernel path) or its record came
  *   (stream path);
@@ -416,6 +417,66 @@ static void assert_pcts_named(const struct kagg_snapshot *snap)
 }
 
 /*
+ * The extremes of sdk_exp's histograms after 10 getppid(): 0 and 1e6 in sizes and in each
+ * parity's (each holds every value), -2000 and 998000 in the linear shifted; exact,
+ * printed as min and max.
+ */
+static void assert_known_extremes(const struct kagg_snapshot *snap)
+{
+	const struct kagg_hist *h;
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		h = kagg_snapshot__hist(snap, i);
+		assert_true(h->has_minmax);
+		if (!strcmp(h->agg, "shifted")) {
+			assert_true(h->min == -2000 && h->max == 998000);
+		} else {
+			assert_true(h->min == 0 && h->max == 1000000);
+		}
+	}
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(kagg_snapshot__print(snap, f, NULL), 0);
+	fclose(f);
+	TU_ASSERT_HAS(text, "min   = -2000 shifted", "max   = 998000 shifted",
+		      "max   = 1000000 sizes");
+	free(text);
+}
+
+/*
+ * sdk_exp with log2 buckets, --mode both, and a single log2 histogram's slot: the exact
+ * extremes on both paths, where the buckets alone would say [0, 1] and [524288, 1048575].
+ */
+static void test_log2_extremes(void **state)
+{
+	char set[64];
+	const char *sets[] = { set };
+	size_t sz;
+	const void *bytes = sdk_exp_bpf__elf_bytes(&sz);
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes, .obj_size = sz,
+		  .mode = KAGG_MODE_BOTH);
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+
+	TU_SKIP_UNLESS_ROOT();
+	snprintf(set, sizeof(set), "target_tgid=%d", getpid());
+	s = kagg_prog__open("sdk_exp", &po);
+	assert_non_null(s);
+	tu_attach(s);
+	snap = after_getppid(s, 10);
+	assert_int_equal(kagg_snapshot__hist_cnt(snap), 4);
+	assert_non_null(kagg_snapshot__stream(snap));
+	assert_known_extremes(snap);
+	assert_known_extremes(kagg_snapshot__stream(snap));
+	printf("  log2 and linear, kernel and stream: min/max 0/1000000, shifted -2000/998000\n");
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/*
  * sdk_exp --buckets exp:3 --mode both: 10 getppid() record 0, 1, 1000, 1500, 1e6 twice
  * each, and by parity once each: every value in the bucket that holds it (1000 and 1500
  * more than 2^(1/8) apart: two buckets), on both paths.
@@ -448,13 +509,14 @@ static void test_exp_known_values(void **state)
 	both[1] = st;
 	for (j = 0; j < 2; j++) {
 		/* sorted by aggregation (declaration order), then label */
-		assert_int_equal(kagg_snapshot__hist_cnt(both[j]), 3);
+		assert_int_equal(kagg_snapshot__hist_cnt(both[j]), 4);
 		assert_string_equal(kagg_snapshot__hist(both[j], 0)->agg, "sizes");
 		assert_exp_counts(kagg_snapshot__hist(both[j], 0), vals, twice, 5);
 		for (i = 1; i < 3; i++) {
 			assert_string_equal(kagg_snapshot__hist(both[j], i)->agg, "by_parity");
 			assert_exp_counts(kagg_snapshot__hist(both[j], i), vals, once, 5);
 		}
+		assert_known_extremes(both[j]);
 	}
 	assert_true(exp_slot_of(kagg_snapshot__hist(snap, 0), 1000) !=
 		    exp_slot_of(kagg_snapshot__hist(snap, 0), 1500));
@@ -643,5 +705,5 @@ static void test_bad_objects(void **state)
 TU_MAIN(cmocka_unit_test(test_offcpu_same), cmocka_unit_test(test_key_names),
 	cmocka_unit_test(test_offcpu_both), cmocka_unit_test(test_stream_keys),
 	cmocka_unit_test(test_record_prog), cmocka_unit_test(test_exp_known_values),
-	cmocka_unit_test(test_comm_after_exit), cmocka_unit_test(test_uprobe_sleeps),
-	cmocka_unit_test(test_bad_objects));
+	cmocka_unit_test(test_log2_extremes), cmocka_unit_test(test_comm_after_exit),
+	cmocka_unit_test(test_uprobe_sleeps), cmocka_unit_test(test_bad_objects));

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * sdk_exp: known values into log2 histograms (test_prog, --buckets exp:S): the
- * i-th getppid() of target_tgid records vals[i % 5] unkeyed and keyed by i % 2.
+ * sdk_exp: known values into log2 histograms (test_prog, --buckets exp:S or
+ * log2): the i-th getppid() of target_tgid records vals[i % 5] unkeyed and keyed
+ * by i % 2, and vals[i % 5] - 2000 (signed) in a linear histogram.
  */
 #include "vmlinux.h"
 #include "sdk/kagg.bpf.h"
@@ -14,6 +15,7 @@ struct exp_key {
 
 KAGG_HIST_LOG2(sizes, struct kagg_nokey, 1);
 KAGG_HIST_LOG2(by_parity, struct exp_key, 4);
+KAGG_HIST_LINEAR(shifted, struct kagg_nokey, 1, -3000, 20000);
 
 __u32 calls = 0;
 
@@ -47,6 +49,7 @@ int sdk_exp_getppid(void *ctx)
 	v = val_of(i);
 	sizes__record(NULL, v);
 	by_parity__record(&k, v);
+	shifted__record(NULL, v - 2000);
 	return 0;
 }
 

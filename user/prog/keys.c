@@ -583,7 +583,11 @@ static void entry_sum(struct pentry *e, const struct pagg *a, const unsigned cha
 			e->count += ((const struct kagg_sdk_hist *)v)->slots[k];
 		}
 		e->sum += ((const struct kagg_sdk_hist *)v)->sum;
+		if (a->ext)
+			kagg_ext_merge(&e->nmin, &e->max, ((const struct kagg_sdk_hist *)v)->nmin,
+				       ((const struct kagg_sdk_hist *)v)->max);
 	}
+	e->has_ext = a->ext;
 }
 
 /*
@@ -706,9 +710,11 @@ static int read_cells(struct kagg_session *s, struct pstate *t, size_t ai, __u32
 	size_t ks = bpf_map__key_size(a->cells), eks = a->unkeyed ? 4 : ks, nk = 0, ck = 0, k;
 	unsigned int nslots = pexp_slots(s);
 	unsigned char *key = calloc(1, ks), *prev = NULL, *ek = calloc(1, ks), *keys = NULL;
-	struct kagg_sdk_count *vals = calloc(s->nr_cpus, sizeof(*vals));
+	size_t cs = bpf_map__value_size(a->cells); /* a kagg_sdk_cell, or _V1 */
+	unsigned char *vals = calloc(s->nr_cpus, cs);
 	struct u64map idx = {};
 	uint64_t cnt, sum, *at;
+	__u64 nmin, max;
 	__u32 slot;
 	int err = 0, cpu;
 	struct pentry *e;
@@ -726,11 +732,15 @@ static int read_cells(struct kagg_session *s, struct pstate *t, size_t ai, __u32
 		memcpy(prev, key, ks);
 		if ((*(__u32 *)key & 1) != g)
 			continue;
-		if (bpf_map__lookup_elem(a->cells, key, ks, vals, sizeof(*vals) * s->nr_cpus, 0))
+		if (bpf_map__lookup_elem(a->cells, key, ks, vals, cs * s->nr_cpus, 0))
 			continue;
-		for (cnt = sum = 0, cpu = 0; cpu < s->nr_cpus; cpu++) {
-			cnt += vals[cpu].count;
-			sum += vals[cpu].sum;
+		for (cnt = sum = nmin = max = 0, cpu = 0; cpu < s->nr_cpus; cpu++) {
+			const struct kagg_sdk_cell *c = (const void *)(vals + (size_t)cpu * cs);
+
+			cnt += c->count;
+			sum += c->sum;
+			if (a->ext)
+				kagg_ext_merge(&nmin, &max, c->nmin, c->max);
 		}
 		memcpy(&slot, key + 4, 4);
 		/* the entry's key: the cell's without its slot, NAME__key's layout */
@@ -777,6 +787,8 @@ static int read_cells(struct kagg_session *s, struct pstate *t, size_t ai, __u32
 			e->xslots[slot] += cnt;
 		e->count += cnt;
 		e->sum += sum;
+		kagg_ext_merge(&e->nmin, &e->max, nmin, max);
+		e->has_ext = a->ext;
 	}
 	if (a->unkeyed && !u64map_get(&idx, key_hash((unsigned char *)&g, 4))) {
 		e = pentry_add(es, n, cap);
@@ -870,6 +882,16 @@ int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *
 	return pentries_snap(s, t, snap, es, n, err);
 }
 
+/* An extreme o of aggregation a (kagg_sdk_ext_ord() of a value) as kagg_hist shows it. */
+static double pext_value(const struct kagg_session *s, const struct pagg *a, __u64 o)
+{
+	__u64 v = kagg_sdk_ext_ord(a->d.kind, o);
+
+	if (a->d.flags & KAGG_SDK_TIME)
+		return (double)v / (double)units_ns(s->unit);
+	return a->d.kind == KAGG_SDK_LINEAR ? (double)(int64_t)v : (double)v;
+}
+
 int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap,
 		  struct pentry *es, size_t n, int err)
 {
@@ -907,6 +929,11 @@ int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot
 		h->has_sum = true;
 		h->sum = time ? (double)es[i].sum / (double)units_ns(s->unit) : (double)es[i].sum;
 		h->total = es[i].count;
+		if (es[i].has_ext && es[i].count) {
+			h->has_minmax = true;
+			h->min = pext_value(s, a, ~es[i].nmin);
+			h->max = pext_value(s, a, es[i].max);
+		}
 		if (a->d.kind == KAGG_SDK_COUNT) {
 			h->nr_slots = 0;
 			continue;

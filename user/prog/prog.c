@@ -223,10 +223,10 @@ bad:
 /* Does map a have the shape its descriptor says (type, key, value)? */
 static int check_map(struct kagg_session *s, struct pstate *t, struct pagg *a)
 {
+	bool hist = a->d.kind == KAGG_SDK_LOG2 || a->d.kind == KAGG_SDK_LINEAR;
 	size_t vsz = a->d.kind == KAGG_SDK_COUNT    ? sizeof(struct kagg_sdk_count)
 		     : a->d.kind == KAGG_SDK_STACKS ? sizeof(struct kagg_sdk_stack_val)
 						    : sizeof(struct kagg_sdk_hist);
-
 	char xname[256];
 
 	snprintf(xname, sizeof(xname), "%s__x", a->name);
@@ -239,6 +239,12 @@ static int check_map(struct kagg_session *s, struct pstate *t, struct pagg *a)
 		     kind_name(a->d.kind), a->name);
 		return -EINVAL;
 	}
+	/* a histogram of an object built before the extremes: read without them */
+	a->ext = hist && bpf_map__value_size(a->map) == vsz &&
+		 (!a->cells || bpf_map__value_size(a->cells) == sizeof(struct kagg_sdk_cell));
+	if (hist && bpf_map__value_size(a->map) == KAGG_SDK_HIST_V1_SIZE &&
+	    (!a->cells || bpf_map__value_size(a->cells) == KAGG_SDK_CELL_V1_SIZE))
+		vsz = KAGG_SDK_HIST_V1_SIZE;
 	/* a KEY with no field: a per-CPU array of the two generations */
 	if (a->d.kind != KAGG_SDK_STACKS && bpf_map__type(a->map) == BPF_MAP_TYPE_PERCPU_ARRAY &&
 	    bpf_map__value_size(a->map) == vsz && bpf_map__key_size(a->map) == sizeof(__u32) &&

@@ -34,6 +34,7 @@ struct pagg {
 	__u32 key_off;	       /* its offset in the map's key */
 	bool unkeyed;	       /* KEY has no field: a per-CPU array indexed by generation */
 	bool has_pid;	       /* KEY has a kagg_pid_t field */
+	bool ext;	       /* histogram values and cells end with the extremes (not _V1) */
 };
 
 /* A process's command as first seen alive, and the interval it was last seen in. */
@@ -101,6 +102,8 @@ struct pentry {
 	uint64_t slots[KAGG_SDK_SLOTS];
 	uint64_t *xslots; /* exp buckets (zero bucket first), NULL: slots */
 	uint64_t count, sum;
+	__u64 nmin, max; /* with has_ext: the extremes, as kagg_ext_put() keeps them */
+	bool has_ext;
 	char **names, **vals;
 	size_t nr_labels;
 	char *label;

@@ -334,6 +334,10 @@ static void account(struct pstream *st, size_t ai, const struct pevent *e, const
 		pkey_note(st->s, st->t, a, r + sizeof(struct kagg_sdk_rec));
 	en->count++;
 	en->sum += v;
+	if (a->d.kind != KAGG_SDK_COUNT) {
+		kagg_ext_put(&en->nmin, &en->max, kagg_sdk_ext_ord(a->d.kind, v));
+		en->has_ext = true;
+	}
 	if (a->d.kind == KAGG_SDK_LOG2 && st->t->exp) {
 		slot = pexp_slot(st->t, a->d.flags & KAGG_SDK_TIME, v);
 		if (!en->xslots && !(en->xslots = calloc(pexp_slots(st->s), sizeof(uint64_t)))) {

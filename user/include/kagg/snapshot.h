@@ -121,8 +121,8 @@ struct kagg_hist {
 	 * Appended after 0.1 (KAGG_HAS_FIELD): when has_minmax, the smallest and the largest
 	 * value counted, in unit, exact: kept as the values are counted (in the kernel, per
 	 * CPU and generation, for the built-in tools' histograms), not taken from the
-	 * buckets.  A histogram that counted nothing has none; a program's own aggregations
-	 * (agg) have none.
+	 * buckets.  A histogram that counted nothing has none, nor has a counter (a program's
+	 * KAGG_COUNT), nor a histogram of a program built before the SDK kept them.
 	 */
 	bool has_minmax;
 	double min;
