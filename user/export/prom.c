@@ -273,6 +273,7 @@ static bool same_key(const struct prom_series *s, const struct kagg_hist *h)
 
 	return a->mode == b->mode && a->id == b->id &&
 	       (a->mode == KAGG_KEY_NONE || a->pid == b->pid) &&
+	       (a->mode != KAGG_KEY_COMM || !memcmp(a->comm, b->comm, sizeof(a->comm))) &&
 	       (a->mode != KAGG_KEY_TID || a->tid == b->tid) && same_str(s->agg, hist_agg(h)) &&
 	       (!s->agg || same_str(s->label, b->label));
 }
@@ -688,6 +689,17 @@ static void key_lset(struct lset *l, const struct prom_series *s)
 		lset_add(l, "agg", s->agg);
 		for (i = 0; i < s->nr_labels; i++)
 			lset_add(l, prog_label(l, s->names[i]), s->vals[i]);
+		return;
+	}
+	if (k->mode == KAGG_KEY_CGROUP) {
+		snprintf(l->id, sizeof(l->id), "%llu", (unsigned long long)k->id);
+		lset_add(l, "cgroup", k->label ? k->label : l->id);
+		return;
+	}
+	if (k->mode == KAGG_KEY_COMM) {
+		memcpy(l->comm, k->comm, sizeof(k->comm));
+		l->comm[sizeof(k->comm)] = 0;
+		lset_add(l, "comm", l->comm);
 		return;
 	}
 	if (k->mode != KAGG_KEY_NONE) {
