@@ -27,6 +27,7 @@
 #include <bpf/bpf_core_read.h>
 #include "shared/offcpu.h"
 #include "agg.bpf.h"
+#include "keys.bpf.h"
 #include "stream.bpf.h"
 #include "filters.bpf.h"
 #include "core_fixes.bpf.h"
@@ -124,16 +125,13 @@ static __always_inline void record_stacks(void *ctx, struct start *s, struct cou
 static __always_inline void hist_add(struct task_struct *next, __u32 tgid, __u32 pid, __u32 slot,
 				     __u64 delta, __u32 g, struct counters *c)
 {
-	struct kagg_key key = {
-		.gen = g, .tgid = tgid, .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK
-	};
+	struct kagg_key key = { .gen = g };
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
 		KAGG_HIST_ADD(g, slot, delta);
 		return;
 	}
-	if (key_mode == KAGG_BPF_KEY_TID)
-		key.pid = pid;
+	kagg_key_task(&key, key_mode, next, tgid, pid);
 	kagg_keyed_add(&key_hist, &key, next->comm, slot, delta, &exp_cells, exp_words,
 		       key_mode == KAGG_BPF_KEY_TID ? pid : tgid, &exp_params,
 		       &c->cnt[OFFCPU_CNT_DROP_KEYS_FULL], &c->cnt[OFFCPU_CNT_DROP_EXP_CELLS]);

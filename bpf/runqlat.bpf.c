@@ -38,6 +38,7 @@
 #include <bpf/bpf_core_read.h>
 #include "shared/runqlat.h"
 #include "agg.bpf.h"
+#include "keys.bpf.h"
 #include "stream.bpf.h"
 #include "filters.bpf.h"
 #include "core_fixes.bpf.h"
@@ -130,19 +131,18 @@ static __always_inline void on_wakeup(struct task_struct *p, bool new_task, cons
 static __always_inline void hist_add(struct task_struct *next, __u32 pid, __u32 slot, __u64 delta,
 				     __u32 g, struct counters *c, const bool btf)
 {
-	struct kagg_key key = { .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
+	struct kagg_key key = { .gen = g };
+	__u32 tgid;
 
 	if (key_mode == KAGG_BPF_KEY_NONE) {
 		KAGG_HIST_ADD(g, slot, delta);
 		c->cnt[RUNQLAT_CNT_SAMPLES]++;
 		return;
 	}
-	key.gen = g;
-	key.tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
-	if (key_mode == KAGG_BPF_KEY_TID)
-		key.pid = pid;
+	tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
+	kagg_key_task(&key, key_mode, next, tgid, pid);
 	if (kagg_keyed_add(&key_hist, &key, next->comm, slot, delta, &exp_cells, exp_words,
-			   key_mode == KAGG_BPF_KEY_TID ? pid : key.tgid, &exp_params,
+			   key_mode == KAGG_BPF_KEY_TID ? pid : tgid, &exp_params,
 			   &c->cnt[RUNQLAT_CNT_DROP_KEYS_FULL],
 			   &c->cnt[RUNQLAT_CNT_DROP_EXP_CELLS]))
 		c->cnt[RUNQLAT_CNT_SAMPLES]++;

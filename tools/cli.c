@@ -429,12 +429,21 @@ int cli_tasks_opt(int c, const char *arg, struct cli_tasks *tk)
 	switch (c) {
 	case 'P':
 	case 'L':
+	case 'N':
+	case CLI_OPT_PER_CGROUP: {
+		enum kagg_key_mode k = c == 'P'	  ? KAGG_KEY_PID
+				       : c == 'L' ? KAGG_KEY_TID
+				       : c == 'N' ? KAGG_KEY_COMM
+						  : KAGG_KEY_CGROUP;
+
 		/* libbpf-tools' runqlat -P -L silently keeps one: say so instead */
-		if (tk->key != KAGG_KEY_NONE && tk->key != (c == 'P' ? KAGG_KEY_PID : KAGG_KEY_TID))
-			return cli_err(CLI_EXIT_USAGE, "-P (per process) and -L (per thread) "
-						       "exclude each other");
-		tk->key = c == 'P' ? KAGG_KEY_PID : KAGG_KEY_TID;
+		if (tk->key != KAGG_KEY_NONE && tk->key != k)
+			return cli_err(CLI_EXIT_USAGE,
+				       "-P (per process), -L (per thread), -N (per "
+				       "command) and --per-cgroup exclude each other");
+		tk->key = k;
 		return 0;
+	}
 	case 'p':
 		return parse_task_list(arg, "pid", &tk->pids, &tk->nr_pids);
 	case 't':

@@ -156,6 +156,7 @@ enum {
 	CLI_OPT_ADDRS,
 	CLI_OPT_TOP,	     /* --top N (-T N in syscount) */
 	CLI_OPT_DELIMITER,   /* stack tools: --delimiter */
+	CLI_OPT_PER_CGROUP,  /* offcpu, runqlat: --per-cgroup */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -186,15 +187,23 @@ int cli_unwind(const char *arg, enum kagg_unwind *u);
 		"delimiter", no_argument, NULL, CLI_OPT_DELIMITER \
 	}
 
-/* -P/-L/-p/-t of the tools that take all four (offcpu, runqlat), parsed under CLI_TASKS. */
-#define CLI_TASKS_HELP                                         \
-	"  -P, --per-process      one histogram per process\n" \
-	"  -L, --per-thread       one histogram per thread\n"  \
-	"  -p, --pid PID[,PID]    only these processes\n"      \
+/*
+ * -P/-L/-N/--per-cgroup/-p/-t of the tools that take them all (offcpu, runqlat), parsed
+ * under CLI_TASKS.
+ */
+#define CLI_TASKS_HELP                                                                      \
+	"  -P, --per-process      one histogram per process\n"                              \
+	"  -L, --per-thread       one histogram per thread\n"                               \
+	"  -N, --per-comm         one histogram per command name\n"                         \
+	"      --per-cgroup       one histogram per cgroup v2, by its path (kernel path,\n" \
+	"                         log2 buckets, as -N)\n"                                   \
+	"  -p, --pid PID[,PID]    only these processes\n"                                   \
 	"  -t, --tid TID[,TID]    only these threads\n"
-#define CLI_TASKS_SHORTOPTS "PLp:t:"
+#define CLI_TASKS_SHORTOPTS "PLNp:t:"
 #define CLI_TASKS_LONGOPTS                                                                   \
 	{ "per-process", no_argument, NULL, 'P' }, { "per-thread", no_argument, NULL, 'L' }, \
+		{ "per-comm", no_argument, NULL, 'N' },                                      \
+		{ "per-cgroup", no_argument, NULL, CLI_OPT_PER_CGROUP },                     \
 		{ "pid", required_argument, NULL, 'p' }, { "tid", required_argument, NULL, 't' }
 
 /*

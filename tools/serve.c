@@ -63,6 +63,9 @@ static const char usage_text[] =
 	"                          most 1 MiB, lines of at most 4096 bytes\n"
 	"  -k, --max-keys N        per-key tools: at most N keyed series per tool, the\n"
 	"                          rest added to one key=\"other\" series (default 100)\n"
+	"      --key-ttl SEC       retire a keyed series that counted nothing for SEC\n"
+	"                          seconds (default 300; 'inf': never): it stops, its\n"
+	"                          place is free, and its key starts again from zero\n"
 	"      --max-bucket LE     histograms list every bucket from the first scrape,\n"
 	"                          up to the first whose le reaches LE: seconds for\n"
 	"                          times (default 60), kagg hist's unit for its values\n"
@@ -725,6 +728,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_MAX_BUCKET,
 	OPT_REQUEST_TIMEOUT,
+	OPT_KEY_TTL,
 };
 
 static const struct option long_opts[] = {
@@ -733,6 +737,7 @@ static const struct option long_opts[] = {
 	{ "prog", required_argument, NULL, 'p' },
 	{ "config", required_argument, NULL, 'c' },
 	{ "max-keys", required_argument, NULL, 'k' },
+	{ "key-ttl", required_argument, NULL, OPT_KEY_TTL },
 	{ "max-bucket", required_argument, NULL, OPT_MAX_BUCKET },
 	{ "connections", required_argument, NULL, OPT_CONNECTIONS },
 	{ "connections-per-ip", required_argument, NULL, OPT_PER_IP },
@@ -765,7 +770,7 @@ static void free_all(void)
 	prom = NULL;
 }
 
-/* --max-bucket: a bound above 0, or inf.  0 or -EINVAL. */
+/* --max-bucket or --key-ttl: a bound above 0, or inf.  0 or -EINVAL. */
 static int parse_max_bucket(const char *s, double *out)
 {
 	char *end;
@@ -824,6 +829,12 @@ static int serve_main(int argc, char **argv)
 		case 'k':
 			if (cli_parse_range(optarg, 1, 100000, "--max-keys", true, &max_keys))
 				ret = CLI_EXIT_USAGE;
+			break;
+		case OPT_KEY_TTL:
+			if (parse_max_bucket(optarg, &po.key_ttl))
+				ret = cli_err(CLI_EXIT_USAGE,
+					      "invalid --key-ttl '%s' (seconds above 0, or inf)",
+					      optarg);
 			break;
 		case OPT_CONNECTIONS:
 			if (cli_parse_range(optarg, 1, 4096, "--connections", true, &connections))

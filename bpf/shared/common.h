@@ -16,9 +16,11 @@
 
 /* Keying of per-key aggregates (rodata `key_mode` of each program). */
 enum kagg_bpf_key_mode {
-	KAGG_BPF_KEY_NONE = 0, /* one histogram (per generation) */
-	KAGG_BPF_KEY_PID = 1,  /* per process (tgid) */
-	KAGG_BPF_KEY_TID = 2,  /* per thread */
+	KAGG_BPF_KEY_NONE = 0,	 /* one histogram (per generation) */
+	KAGG_BPF_KEY_PID = 1,	 /* per process (tgid) */
+	KAGG_BPF_KEY_TID = 2,	 /* per thread */
+	KAGG_BPF_KEY_COMM = 3,	 /* per command name (kagg_key.comm) */
+	KAGG_BPF_KEY_CGROUP = 4, /* per cgroup v2 (kagg_key.cgroup_lo, cgroup_hi) */
 };
 
 /* Value of a per-CPU array `hist` indexed by generation. */
@@ -39,14 +41,28 @@ struct kagg_hist_val {
 /*
  * Key of keyed histograms and stack aggregations.  gen must stay first: the
  * library's readers select a generation by it.  aux is a tool-defined id
- * (syscall number, function index, field value...), 0 when unused.
+ * (syscall number, function index, field value...), 0 when unused.  A keyed
+ * histogram per command (KAGG_BPF_KEY_COMM) has the task's comm, NUL-padded,
+ * in place of tgid to ustack; one per cgroup (KAGG_BPF_KEY_CGROUP) the cgroup
+ * v2 id's low and high halves in tgid and pid (cgroup_lo, cgroup_hi), kstack
+ * and ustack 0.
  */
 struct kagg_key {
 	__u32 gen;
-	__u32 tgid;
-	__u32 pid;
-	__s32 kstack; /* stack map id, negative errno when capture failed, or KAGG_NO_STACK */
-	__s32 ustack;
+	union {
+		struct {
+			__u32 tgid;
+			__u32 pid;
+			__s32 kstack; /* stack map id, negative errno when capture failed, or
+				       * KAGG_NO_STACK */
+			__s32 ustack;
+		};
+		struct {
+			__u32 cgroup_lo;
+			__u32 cgroup_hi;
+		};
+		char comm[KAGG_COMM_LEN];
+	};
 	__u32 pad;
 	__u64 aux;
 };

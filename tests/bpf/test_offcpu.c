@@ -376,6 +376,118 @@ static void test_pid_filter_excludes_others(void **state)
 	kagg_session__destroy(s);
 }
 
+/* ------------------------------------------------------------ per comm, per cgroup */
+
+/* A child that renames itself (prctl PR_SET_NAME) to name, then sleeps count times ms. */
+struct named_sleeper {
+	const char *name;
+	struct tu_sleeps sl;
+};
+
+static void named_sleeper(void *arg)
+{
+	struct named_sleeper *w = arg;
+
+	prctl(PR_SET_NAME, w->name);
+	tu_sleeper(&w->sl);
+}
+
+/* The sleeps of 16 ms and more in h, checked against want (<= want, want with the drops). */
+static void assert_sleeps(const struct kagg_snapshot *snap, const struct kagg_hist *h, int want)
+{
+	uint64_t n = 0, drops = kagg_snapshot__meta(snap)->drops_total;
+	unsigned int k;
+
+	assert_non_null(h);
+	for (k = SLOT_16MS; k < h->nr_slots; k++)
+		n += h->slots[k];
+	if (n != (uint64_t)want)
+		printf("  %llu of %d sleeps, %llu drops\n", (unsigned long long)n, want,
+		       (unsigned long long)drops);
+	assert_true(n <= (uint64_t)want);
+	assert_true(n + drops >= (uint64_t)want);
+}
+
+/*
+ * -N (KAGG_KEY_COMM): two children renamed to known names sleep 12 and 7 times 20 ms; each
+ * name has a histogram of its own (no pid), with its sleeps in it.
+ */
+static void test_per_comm(void **state)
+{
+	struct named_sleeper wa = { "kagg-comm-a", { .count = 12, .ms = 20 } },
+			     wb = { "kagg-comm-b", { .count = 7, .ms = 20 } };
+	const struct kagg_hist *ha = NULL, *hb = NULL;
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct tu_child a, b;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	a = tu_spawn(named_sleeper, &wa);
+	b = tu_spawn(named_sleeper, &wb);
+	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_COMM, .log = quiet_log);
+	s = kagg_offcpu__open(&o);
+	tu_attach_run_two(s, &a, &b);
+	snap = tu_snapshot(s, 0);
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		assert_int_equal(h->key.mode, KAGG_KEY_COMM);
+		assert_int_equal(h->key.pid, 0);
+		if (!strcmp(h->key.comm, wa.name)) {
+			assert_null(ha);
+			ha = h;
+		} else if (!strcmp(h->key.comm, wb.name)) {
+			assert_null(hb);
+			hb = h;
+		}
+	}
+	assert_sleeps(snap, ha, wa.sl.count);
+	assert_sleeps(snap, hb, wb.sl.count);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+}
+
+/*
+ * --per-cgroup (KAGG_KEY_CGROUP): a child in a cgroup the test made sleeps 9 times 20 ms; the
+ * histogram of that cgroup is labelled with its path from the cgroup2 mount and holds them.
+ */
+static void test_per_cgroup(void **state)
+{
+	struct tu_sleeps sl = { .count = 9, .ms = 20 };
+	const struct kagg_hist *hc = NULL;
+	char cg[128], root[64], want[128];
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+	struct tu_child c, idle;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	tu_cgroup_dir(__func__, "kagg-percg", cg, sizeof(cg));
+	assert_true(tu_cgroup2_root(root, sizeof(root)));
+	snprintf(want, sizeof(want), "%s", cg + strlen(root));
+	c = tu_spawn(tu_sleeper, &sl);
+	idle = tu_spawn(tu_sleeper, &(struct tu_sleeps){ .count = 1, .ms = 1 });
+	assert_int_equal(tu_cgroup_add(cg, c.pid), 0);
+	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_CGROUP, .log = quiet_log);
+	s = kagg_offcpu__open(&o);
+	tu_attach_run_two(s, &c, &idle);
+	snap = tu_snapshot(s, 0);
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		assert_int_equal(h->key.mode, KAGG_KEY_CGROUP);
+		if (h->key.label && !strcmp(h->key.label, want))
+			hc = h;
+	}
+	if (!hc)
+		printf("  no histogram labelled %s\n", want);
+	assert_sleeps(snap, hc, sl.count);
+	kagg_snapshot__free(snap);
+	kagg_session__destroy(s);
+	assert_int_equal(rmdir(cg), 0);
+}
+
 /* ------------------------------------------------------------ exactness */
 
 struct pingpong {
@@ -1073,7 +1185,8 @@ TU_MAIN(TU_TEST_ARG(test_known_sleeps_land_in_bucket_tp_btf, test_known_sleeps_l
 		    KAGG_ATTACH_TP_BTF),
 	TU_TEST_ARG(test_known_sleeps_land_in_bucket_raw_tp, test_known_sleeps_land_in_bucket,
 		    KAGG_ATTACH_RAW_TP),
-	cmocka_unit_test(test_pid_filter_excludes_others),
+	cmocka_unit_test(test_pid_filter_excludes_others), cmocka_unit_test(test_per_comm),
+	cmocka_unit_test(test_per_cgroup),
 	TU_TEST_ARG(test_interval_snapshots_lose_nothing_percpu_array,
 		    test_interval_snapshots_lose_nothing, KAGG_KEY_NONE),
 	TU_TEST_ARG(test_interval_snapshots_lose_nothing_per_thread,

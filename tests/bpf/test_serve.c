@@ -1664,6 +1664,112 @@ static void test_every_tool(void **state)
 	serve_stop(&k);
 }
 
+#define TTL_WAVE 2 /* children per wave: as many as --max-keys */
+
+/* Whether the offcpu series of pid are in /metrics m. */
+static bool has_pid(const char *m, pid_t pid)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), ",pid=\"%d\",", (int)pid);
+	return m && strstr(m, want);
+}
+
+/* A wave of TTL_WAVE children in cgroup cg, each sleeping 5 times 10 ms, reaped. */
+static void ttl_wave(const char *cg, pid_t *pids)
+{
+	struct tu_sleeps sl = { .count = 5, .ms = 10 };
+	struct tu_child c[TTL_WAVE];
+	int i;
+
+	for (i = 0; i < TTL_WAVE; i++) {
+		c[i] = tu_spawn(tu_sleeper, &sl);
+		assert_true(track(c[i].pid) > 0);
+		assert_int_equal(tu_cgroup_add(cg, c[i].pid), 0);
+		pids[i] = c[i].pid;
+	}
+	for (i = 0; i < TTL_WAVE; i++)
+		tu_go(&c[i]);
+	for (i = 0; i < TTL_WAVE; i++) {
+		untrack(c[i].pid);
+		assert_int_equal(tu_wait(&c[i]), 0);
+	}
+}
+
+/* /metrics once every wave pid has its series (bounded: 30 s); malloc'd. */
+static char *scrape_wave(int port, const pid_t *pids)
+{
+	char *m = NULL;
+	int i, j;
+
+	for (i = 0; i < 300; i++) {
+		free(m);
+		m = http_get(port, "/metrics");
+		for (j = 0; j < TTL_WAVE && has_pid(m, pids[j]); j++)
+			;
+		if (j == TTL_WAVE)
+			return m;
+		tu_sleep_ms(100);
+	}
+	fail_msg("no series of the wave's pids %d and %d in:\n%s", (int)pids[0], (int)pids[1],
+		 m ? m : "(no answer)");
+	return NULL;
+}
+
+/*
+ * offcpu -P on a cgroup with --max-keys 2 --key-ttl 1: two children (known pids) take the
+ * two places; after the test waits 3 s the next scrape has retired them (their series gone,
+ * kagg_retired_keys_total 2), and a second wave of two children gets series of its own,
+ * with no key="other".  Time is the test's waits, 3 times the TTL: no timing is asserted.
+ */
+static void test_key_ttl(void **state)
+{
+	char listen[64], cg[128], tool[256], *m, *r, *err = NULL;
+	pid_t w1[TTL_WAVE], w2[TTL_WAVE];
+	int port = tu_free_port(), i;
+	struct tu_kagg k;
+
+	assert_true(port > 0);
+	tu_cgroup_dir(__func__, "kagg-ttl", cg, sizeof(cg));
+	snprintf(tool, sizeof(tool), "offcpu -P --cgroup %s", cg);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	{
+		char *argv[] = { "serve",      "--listen", listen,	"--tool", tool,
+				 "--max-keys", "2",	   "--key-ttl", "1",	  NULL };
+
+		k = kagg_start(argv);
+	}
+	assert_true(k.pid > 0);
+	assert_true(wait_http(port, "/metrics", 30));
+
+	ttl_wave(cg, w1);
+	m = scrape_wave(port, w1);
+	assert_null(strstr(m, "key=\"other\""));
+	free(m);
+
+	tu_sleep_ms(3000);
+	m = http_get(port, "/metrics");
+	assert_non_null(m);
+	for (i = 0; i < TTL_WAVE; i++)
+		assert_false(has_pid(m, w1[i]));
+	r = strstr(m, "kagg_retired_keys_total{tool_id=\"offcpu -P --cgroup");
+	assert_non_null(r);
+	assert_int_equal(strtol(strchr(r, '}') + 1, NULL, 10), 2);
+	free(m);
+
+	ttl_wave(cg, w2);
+	m = scrape_wave(port, w2);
+	for (i = 0; i < TTL_WAVE; i++)
+		assert_false(has_pid(m, w1[i]));
+	assert_null(strstr(m, "key=\"other\""));
+	free(m);
+
+	kill(k.pid, SIGTERM);
+	assert_int_equal(kagg_finish(&k, NULL, &err), 0);
+	free(err);
+	rmdir(cg);
+}
+
 /* Every test ends what it started and did not reap, so the next finds its ports free. */
 #define SERVE_TEST(NAME) cmocka_unit_test_teardown(NAME, stop_tracked)
 #define SERVE_TEST_ARG(NAME, FN, ARG) { #NAME, FN, NULL, stop_tracked, (void *)(uintptr_t)(ARG) }
@@ -1673,4 +1779,4 @@ TU_MAIN(SERVE_TEST(test_errors), SERVE_TEST(test_clean_exit), SERVE_TEST(test_pr
 	SERVE_TEST(test_port_zero), SERVE_TEST(test_every_tool),
 	SERVE_TEST_ARG(test_prometheus, test_two_serves, false),
 	SERVE_TEST_ARG(test_native, test_two_serves, true), SERVE_TEST(test_hostile_comm),
-	SERVE_TEST(test_quantile_jump), )
+	SERVE_TEST(test_quantile_jump), SERVE_TEST(test_key_ttl), )

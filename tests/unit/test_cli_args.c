@@ -156,10 +156,12 @@ static void test_libbpf_tools_letters(void **state)
 		{ 2, "invalid option '-z'", { "funclat", "-m", "-u", "-z", "vfs_read" } },
 		/* libbpf-tools' runqlat -P -L keeps one silently; kagg says they exclude */
 		{ 2,
-		  "-P (per process) and -L (per thread) exclude each other",
+		  "-P (per process), -L (per thread), -N (per command) and --per-cgroup exclude "
+		  "each other",
 		  { "runqlat", "-P", "-L" } },
 		{ 2,
-		  "-P (per process) and -L (per thread) exclude each other",
+		  "-P (per process), -L (per thread), -N (per command) and --per-cgroup exclude "
+		  "each other",
 		  { "offcpu", "-L", "-P" } },
 		{ 2, "option '-c' needs a value", { "funclat", "vfs_read", "-c" } },
 		/* libbpf-tools letters without a twin: refused, naming what kagg has */

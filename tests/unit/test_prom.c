@@ -87,6 +87,7 @@ static char *render_once(struct kagg_snapshot *snap, const char *id, enum kagg_p
 
 #define L(id) "{tool_id=\"" id "\",tool=\"runqlat\""
 
+/* clang-format off */
 static const char
 	expect_text
 		[] = "# HELP kagg_build_info The kagg library serving these metrics.\n"
@@ -126,6 +127,10 @@ static const char
 																											       "# HELP kagg_folded_keys_total Keyed histograms added to the series of key other, one per key and interval.\n"
 																											       "# TYPE kagg_folded_keys_total counter\n"
 																											       "kagg_folded_keys_total" L(
+																												       "rq") "} 0\n"
+																											       "# HELP kagg_retired_keys_total Keyed series retired after counting nothing for the key TTL.\n"
+																											       "# TYPE kagg_retired_keys_total counter\n"
+																											       "kagg_retired_keys_total" L(
 																												       "rq") "} 0\n"
 																													     "# HELP kagg_runqlat_seconds What the tool measured, in seconds (cumulative buckets).\n"
 																													     "# TYPE kagg_runqlat_seconds histogram\n"
@@ -196,6 +201,7 @@ static const char
 																																																																																																																																											   "# HELP kagg_runqlat_seconds_created When the series of kagg_runqlat_seconds started counting (Unix time).\n"
 																																																																																																																																											   "# TYPE kagg_runqlat_seconds_created gauge\n"
 																																																																																																																																											   "kagg_runqlat_seconds_created" L("rq") "} 1700000000.5\n";
+/* clang-format on */
 
 /* Two intervals of the same snapshot: every figure doubled, exactly. */
 static void test_text_exact(void **state)
@@ -322,6 +328,82 @@ static void test_folding(void **state)
 	kagg_prom__free(p);
 	kagg_snapshot__free(s1);
 	kagg_snapshot__free(s2);
+}
+
+/* make_keyed() whose interval is the second before end (seconds of the epoch). */
+static struct kagg_snapshot *keyed_at(const int *pids, const uint64_t *totals, size_t n, long end)
+{
+	struct kagg_snapshot *snap = make_keyed(pids, totals, n);
+
+	snap->meta.start.tv_sec = end - 1;
+	snap->meta.start.tv_nsec = 0;
+	snap->meta.end.tv_sec = end;
+	return snap;
+}
+
+/*
+ * Key TTL 10 s, 2 places: a key that counts nothing for more than 10 s is retired at the
+ * next update, its place taken by a new key instead of "other"; one that counts again
+ * within the TTL keeps its series; a retired key that comes back starts from zero, its
+ * _created the start of the interval it came back in.
+ */
+static void test_key_ttl(void **state)
+{
+	static const int a[] = { 11, 12 }, b[] = { 12 }, c[] = { 13 }, d[] = { 11 };
+	static const uint64_t t2[] = { 5, 1 }, t1[] = { 2 };
+	KAGG_OPTS(kagg_prom_opts, o, .max_keys = 2, .key_ttl = 10);
+	struct kagg_prom *p = kagg_prom__new(&o);
+	struct kagg_snapshot *snaps[] = {
+		keyed_at(a, t2, 2, 1000), keyed_at(b, t1, 1, 1008), keyed_at(c, t1, 1, 1011),
+		keyed_at(d, t1, 1, 1030), keyed_at(b, t1, 1, 1019),
+	};
+	char *got;
+	size_t i;
+
+	assert_int_equal(kagg_prom__add_tool(p, "rq"), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(kagg_prom__update(p, 0, snaps[i]), 0);
+	/* 11 idle for 11 s: retired, its place 13's; 12 counted 3 s ago: kept */
+	got = render(p, KAGG_PROM_TEXT);
+	assert_null(strstr(got, "pid=\"11\""));
+	assert_null(strstr(got, "key=\"other\""));
+	assert_int_equal(
+		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"12\",comm=\"p12\"} "),
+		3);
+	assert_int_equal(
+		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"13\",comm=\"p13\"} "),
+		2);
+	assert_int_equal(value_of(got, "kagg_retired_keys_total" L("rq") "} "), 1);
+	free(got);
+	/* At 1030 12 and 13 are idle for 22 and 19 s: 11 comes back from zero, alone */
+	assert_int_equal(kagg_prom__update(p, 0, snaps[3]), 0);
+	got = render(p, KAGG_PROM_TEXT);
+	assert_int_equal(
+		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"11\",comm=\"p11\"} "),
+		2);
+	assert_null(strstr(got, "pid=\"12\""));
+	assert_null(strstr(got, "pid=\"13\""));
+	assert_int_equal(value_of(got, "kagg_retired_keys_total" L("rq") "} "), 3);
+	free(got);
+	got = render(p, KAGG_PROM_OPENMETRICS);
+	assert_int_equal(
+		value_of(got, "kagg_runqlat_seconds_created" L("rq") ",pid=\"11\",comm=\"p11\"} "),
+		1029);
+	free(got);
+	/* A clock set back retires nothing */
+	assert_int_equal(kagg_prom__update(p, 0, snaps[4]), 0);
+	got = render(p, KAGG_PROM_TEXT);
+	assert_non_null(strstr(got, "pid=\"11\""));
+	assert_int_equal(value_of(got, "kagg_retired_keys_total" L("rq") "} "), 3);
+	free(got);
+	kagg_prom__free(p);
+	for (i = 0; i < sizeof(snaps) / sizeof(snaps[0]); i++)
+		kagg_snapshot__free(snaps[i]);
+	/* a TTL below 0 or NaN is refused */
+	o.key_ttl = -1;
+	assert_null(kagg_prom__new(&o));
+	o.key_ttl = NAN;
+	assert_null(kagg_prom__new(&o));
 }
 
 static void test_negotiate(void **state)
@@ -634,6 +716,6 @@ static void test_promtool(void **state)
 
 UU_MAIN(cmocka_unit_test(test_text_exact), cmocka_unit_test(test_openmetrics),
 	cmocka_unit_test(test_escaping), cmocka_unit_test(test_folding),
-	cmocka_unit_test(test_negotiate), cmocka_unit_test(test_protobuf),
-	cmocka_unit_test(test_buckets_from_first_scrape), cmocka_unit_test(test_max_bucket),
-	cmocka_unit_test(test_promtool))
+	cmocka_unit_test(test_key_ttl), cmocka_unit_test(test_negotiate),
+	cmocka_unit_test(test_protobuf), cmocka_unit_test(test_buckets_from_first_scrape),
+	cmocka_unit_test(test_max_bucket), cmocka_unit_test(test_promtool))

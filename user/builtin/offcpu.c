@@ -155,7 +155,7 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __u32 *state_mask)
 {
 
-	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_TID ||
+	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_CGROUP ||
 	    (unsigned int)o->attach > KAGG_ATTACH_RAW_TP ||
 	    (unsigned int)o->threads > KAGG_THREADS_KERNEL || (o->nr_pids && !o->pids) ||
 	    (o->nr_tids && !o->tids) || (o->max_ns && o->max_ns < o->min_ns)) {
@@ -173,6 +173,8 @@ static int validate(const struct kagg_offcpu_opts *o, struct kagg_session *s, __
 		slog(s, KAGG_LOG_WARN, "invalid offcpu buckets");
 		return -EINVAL;
 	}
+	if (session_key_check(s, o->key, o->mode, o->buckets))
+		return -EINVAL;
 	if (o->nr_pids > 1024 || o->nr_tids > 1024) {
 		slog(s, KAGG_LOG_WARN, "at most 1024 pids and 1024 tids can be filtered");
 		return -EINVAL;

@@ -105,13 +105,14 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 static int rq_validate(const struct kagg_runqlat_opts *o, struct kagg_session *s)
 {
 
-	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_TID ||
+	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_CGROUP ||
 	    (unsigned int)o->attach > KAGG_ATTACH_RAW_TP || (o->nr_pids && !o->pids) ||
 	    (o->nr_tids && !o->tids)) {
 		session_log(s, KAGG_LOG_WARN, "invalid runqlat options");
 		return -EINVAL;
 	}
-	if (session_check_stream(s, o->mode, o->stream_bytes))
+	if (session_check_stream(s, o->mode, o->stream_bytes) ||
+	    session_key_check(s, o->key, o->mode, o->buckets))
 		return -EINVAL;
 	if (o->land_events > 7 || (o->rb_subbufs && (o->rb_subbufs < 2 || o->rb_subbufs > 65534))) {
 		session_log(s, KAGG_LOG_WARN,

@@ -13,12 +13,16 @@
  * What it guarantees:
  * - What is written only grows: every counter and every histogram bucket is
  *   the sum of the snapshots given, so a scraper sees counters, never
- *   gauges that jump back (kagg_*_created says when each instance started).
- * - A bounded number of series per instance: the first max_keys keys that
- *   counted something (largest first within a snapshot) keep their own
- *   series for the instance's life; every later key is added to one series
- *   labelled key="other" and counted in kagg_folded_keys.  A key that never
- *   counted anything takes no place.
+ *   gauges that jump back (kagg_*_created says when each series started: its
+ *   instance's start, or for a key first kept later the start of that interval).
+ * - A bounded number of series per instance: at most max_keys keys that
+ *   counted something (largest first within a snapshot) have their own
+ *   series; a key that finds no free place is added to one series labelled
+ *   key="other" and counted in kagg_folded_keys.  A key that never counted
+ *   anything takes no place.  A keyed series that counted nothing for
+ *   key_ttl seconds (of the snapshots' end times) is retired: it is written
+ *   no more, its place is free, kagg_retired_keys counts it, and a key that
+ *   comes back later starts a new series from zero (a counter reset).
  * - Every family is well-formed in the format asked: metric names hold
  *   [a-zA-Z0-9_:] only, label values are escaped (backslash, quote,
  *   newline), floats read back exactly (+Inf, -Inf, NaN spelled out), a
@@ -53,6 +57,8 @@
 #include "prometheus_metrics.pb-c.h"
 
 #define PROM_DEFAULT_KEYS 100
+/* Seconds a keyed series may count nothing before it is retired: Prometheus's lookback delta. */
+#define PROM_DEFAULT_KEY_TTL 300.0
 /* The highest classic bucket of time histograms by default: the first whose le reaches 60 s. */
 #define PROM_DEFAULT_MAX_BUCKET 60.0
 #define PROM_MAX_DROPS 16
@@ -66,7 +72,10 @@ struct prom_series {
 	char *agg;
 	size_t nr_labels;
 	char **names, **vals;
-	bool other; /* the folded keys */
+	bool other;	/* the folded keys */
+	bool keyed;	/* hist_keyed(): may be retired */
+	double last;	/* when it last counted something: a snapshot's end, s since the epoch */
+	double created; /* the start of the interval it was made in (_created) */
 	uint64_t *slots;
 	unsigned int nr_slots;
 	uint64_t total;
@@ -85,7 +94,7 @@ struct prom_inst {
 	bool seen; /* a snapshot was added */
 	char *tool, *event, *attach, *kernel, *filters, *value;
 	struct timespec created;
-	uint64_t events_seen, events_recorded, events_filtered, folded;
+	uint64_t events_seen, events_recorded, events_filtered, folded, retired;
 	struct prom_named drops[PROM_MAX_DROPS];
 	size_t nr_drops;
 	struct prom_named progs[PROM_MAX_PROGS];
@@ -109,6 +118,7 @@ struct prom_inst {
 struct kagg_prom {
 	size_t max_keys;
 	double max_bucket; /* 0: the default for the kind of histogram */
+	double key_ttl;	   /* seconds; INFINITY: never */
 	struct prom_inst *insts;
 	size_t nr_insts;
 };
@@ -125,13 +135,14 @@ struct kagg_prom *kagg_prom__new(const struct kagg_prom_opts *opts)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL; /* errno ENOMEM, from calloc */
-	if (!(o.max_bucket >= 0)) {
+	if (!(o.max_bucket >= 0) || !(o.key_ttl >= 0)) {
 		free(p);
 		errno = EINVAL;
 		return NULL;
 	}
 	p->max_keys = o.max_keys ? o.max_keys : PROM_DEFAULT_KEYS;
 	p->max_bucket = o.max_bucket;
+	p->key_ttl = o.key_ttl ? o.key_ttl : PROM_DEFAULT_KEY_TTL;
 	return p;
 }
 
@@ -262,6 +273,7 @@ static bool same_key(const struct prom_series *s, const struct kagg_hist *h)
 
 	return a->mode == b->mode && a->id == b->id &&
 	       (a->mode == KAGG_KEY_NONE || a->pid == b->pid) &&
+	       (a->mode != KAGG_KEY_COMM || !memcmp(a->comm, b->comm, sizeof(a->comm))) &&
 	       (a->mode != KAGG_KEY_TID || a->tid == b->tid) && same_str(s->agg, hist_agg(h)) &&
 	       (!s->agg || same_str(s->label, b->label));
 }
@@ -369,7 +381,15 @@ static int series_labels(struct prom_series *s, const struct kagg_hist *h)
 	return 0;
 }
 
-static struct prom_series *new_series(struct prom_inst *in, const struct kagg_hist *h)
+/* Seconds since the epoch. */
+static double ts_s(const struct timespec *t)
+{
+	return (double)t->tv_sec + t->tv_nsec * 1e-9;
+}
+
+/* A new series for h's key, made in the interval of meta m. */
+static struct prom_series *new_series(struct prom_inst *in, const struct kagg_hist *h,
+				      const struct kagg_meta *m)
 {
 	const struct kagg_hist_key *k = &h->key;
 	struct prom_series *tmp = realloc(in->series, (in->nr_series + 1) * sizeof(*tmp));
@@ -381,13 +401,38 @@ static struct prom_series *new_series(struct prom_inst *in, const struct kagg_hi
 	memset(tmp, 0, sizeof(*tmp));
 	tmp->key = *k;
 	tmp->key.label = NULL;
+	tmp->last = ts_s(&m->end);
+	tmp->created = ts_s(&m->start);
 	in->nr_series++;
 	if ((k->label && !(tmp->label = strdup(k->label))) || series_labels(tmp, h))
 		return NULL;
 	tmp->key.label = tmp->label;
-	if (hist_keyed(h))
+	if (hist_keyed(h)) {
+		tmp->keyed = true;
 		in->nr_keyed++;
+	}
 	return tmp;
+}
+
+/* Retire the keyed series that counted nothing for the key TTL up to now: their places free. */
+static void retire_idle(const struct kagg_prom *p, struct prom_inst *in, double now)
+{
+	size_t i, out = 0;
+
+	for (i = 0; i < in->nr_series; i++) {
+		struct prom_series *s = &in->series[i];
+
+		if (s->keyed && now - s->last > p->key_ttl) {
+			series_free(s);
+			in->nr_keyed--;
+			in->retired++;
+			continue;
+		}
+		if (out != i)
+			in->series[out] = *s;
+		out++;
+	}
+	in->nr_series = out;
 }
 
 /* Histograms by count, largest first (new keys take the free places in that order). */
@@ -399,14 +444,22 @@ static int by_total(const void *a, const void *b)
 	return x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
 }
 
+/*
+ * Add the histograms of snap, as of now: first those of the keys that have a series, then
+ * the idle series retired, then the new keys into the places free (largest first).
+ */
 static int update_hists(struct kagg_prom *p, struct prom_inst *in, const struct kagg_snapshot *snap)
 {
+	const struct kagg_meta *m = kagg_snapshot__meta(snap);
 	size_t n = kagg_snapshot__hist_cnt(snap), i;
+	double now = ts_s(&m->end);
 	const struct kagg_hist **hs;
 	int err = 0;
 
-	if (!n)
+	if (!n) {
+		retire_idle(p, in, now);
 		return 0;
+	}
 	hs = calloc(n, sizeof(*hs));
 	if (!hs)
 		return -ENOMEM;
@@ -423,18 +476,31 @@ static int update_hists(struct kagg_prom *p, struct prom_inst *in, const struct 
 			err = -EINVAL;
 			break;
 		}
+		if (!s)
+			continue;
+		/* A process's name can change (exec); the latest one is shown. */
+		memcpy(s->key.comm, h->key.comm, sizeof(s->key.comm));
+		if (h->total)
+			s->last = now;
+		err = series_add(s, h);
+		hs[i] = NULL;
+	}
+	if (!err)
+		retire_idle(p, in, now);
+	for (i = 0; i < n && !err; i++) {
+		const struct kagg_hist *h = hs[i];
+		struct prom_series *s;
 
-		if (s) {
-			/* A process's name can change (exec); the latest one is shown. */
-			memcpy(s->key.comm, h->key.comm, sizeof(s->key.comm));
-		} else if (hist_keyed(h) && in->nr_keyed >= p->max_keys) {
+		if (!h)
+			continue;
+		if (hist_keyed(h) && in->nr_keyed >= p->max_keys) {
 			s = &in->other;
 			s->other = true;
 			in->folded++;
 		} else if (!h->total && hist_keyed(h)) {
 			continue; /* no place taken by a key that counted nothing */
 		} else {
-			s = new_series(in, h);
+			s = new_series(in, h, m);
 			if (!s)
 				err = -ENOMEM;
 		}
@@ -623,6 +689,17 @@ static void key_lset(struct lset *l, const struct prom_series *s)
 		lset_add(l, "agg", s->agg);
 		for (i = 0; i < s->nr_labels; i++)
 			lset_add(l, prog_label(l, s->names[i]), s->vals[i]);
+		return;
+	}
+	if (k->mode == KAGG_KEY_CGROUP) {
+		snprintf(l->id, sizeof(l->id), "%llu", (unsigned long long)k->id);
+		lset_add(l, "cgroup", k->label ? k->label : l->id);
+		return;
+	}
+	if (k->mode == KAGG_KEY_COMM) {
+		memcpy(l->comm, k->comm, sizeof(k->comm));
+		l->comm[sizeof(k->comm)] = 0;
+		lset_add(l, "comm", l->comm);
 		return;
 	}
 	if (k->mode != KAGG_KEY_NONE) {
@@ -987,9 +1064,10 @@ static double series_sum(const struct prom_inst *in, const struct prom_series *s
 	return inst_is_time(in) ? s->sum * ns_per_unit(in) / 1e9 : s->sum;
 }
 
-static double inst_created(const struct prom_inst *in)
+/* When s started counting: the start of the interval it was made in; "other": the instance's. */
+static double series_created(const struct prom_inst *in, const struct prom_series *s)
 {
-	return (double)in->created.tv_sec + in->created.tv_nsec * 1e-9;
+	return s->other ? ts_s(&in->created) : s->created;
 }
 
 /* The count of slot k of s (0 past the slots it has). */
@@ -1126,7 +1204,7 @@ static void series_write(struct pw *w, const char *name, const struct prom_inst 
 	if (w->om) {
 		snprintf(n, sizeof(n), "%s_created", name);
 		put_series(w, n, &l, NULL, NULL);
-		put_double(f, inst_created(in));
+		put_double(f, series_created(in, s));
 		fputc('\n', f);
 	}
 }
@@ -1167,7 +1245,7 @@ static void created_gauges(struct pw *w, const char *name, size_t first)
 
 			inst_lset(&l, in);
 			key_lset(&l, s);
-			sample(w, n, &l, NULL, NULL, inst_created(in));
+			sample(w, n, &l, NULL, NULL, series_created(in, s));
 		}
 	}
 }
@@ -1303,6 +1381,9 @@ int kagg_prom__write(const struct kagg_prom *p, FILE *f, enum kagg_prom_format f
 		&w, "kagg_folded_keys",
 		"Keyed histograms added to the series of key other, one per key and interval.",
 		offsetof(struct prom_inst, folded));
+	inst_counters(&w, "kagg_retired_keys",
+		      "Keyed series retired after counting nothing for the key TTL.",
+		      offsetof(struct prom_inst, retired));
 #undef EACH_SEEN
 
 	/* One histogram family per tool, its instances together. */

@@ -7,7 +7,6 @@
  * (pid -> comm, cgroup id -> path, addresses -> symbols, dev_t ->
  * major:minor, stack ids -> frames).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -98,61 +96,11 @@ bool pkey_has_pid(const struct btf *btf, __u32 id)
 
 void pkey_cache_free(struct pkey_cache *c)
 {
-	FREE_ARRAY_OF(c->cg, c->nr_cg, path);
+	cg_paths_free(&c->cg);
 	u64map_free(&c->comm_idx);
 	free(c->comms);
 	c->comms = NULL;
 	c->nr_comms = c->cap_comms = 0;
-}
-
-/* Every cgroup v2 directory under dir (rel: its path from the root), by inode (= id). */
-static void cg_scan(struct pkey_cache *c, const char *dir, const char *rel, int depth)
-{
-	struct dirent *de;
-	struct stat st;
-	char path[4096], r[4096];
-	DIR *d;
-
-	if (depth > 32 || stat(dir, &st))
-		return;
-	if (c->nr_cg % 64 == 0) {
-		void *tmp = realloc(c->cg, (c->nr_cg + 64) * sizeof(*c->cg));
-
-		if (!tmp)
-			return;
-		c->cg = tmp;
-	}
-	c->cg[c->nr_cg].id = st.st_ino;
-	c->cg[c->nr_cg].path = strdup(rel[0] ? rel : "/");
-	if (c->cg[c->nr_cg].path)
-		c->nr_cg++;
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		snprintf(r, sizeof(r), "%s/%s", rel, de->d_name);
-		cg_scan(c, path, r, depth + 1);
-	}
-	closedir(d);
-}
-
-static const char *cg_path(struct pkey_cache *c, uint64_t id)
-{
-	size_t i;
-
-	for (;;) {
-		for (i = 0; i < c->nr_cg; i++)
-			if (c->cg[i].id == id)
-				return c->cg[i].path;
-		if (c->cg_read)
-			return NULL;
-		pkey_cache_free(c);
-		cg_scan(c, "/sys/fs/cgroup", "", 0);
-		c->cg_read = true;
-	}
 }
 
 /* What formats one key: its labels so far, the session for symbols, the key's pid. */
@@ -392,7 +340,7 @@ static void walk_marked(struct kctx *c, enum mark m, uint64_t v, const char *nam
 		}
 		return;
 	case M_CGROUP:
-		p = c->scan ? NULL : cg_path(&c->t->cache, v);
+		p = c->scan ? NULL : cg_paths_find(&c->t->cache.cg, v);
 		if (p)
 			add(c, name, p);
 		else
@@ -900,7 +848,7 @@ int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot
 
 	if (err)
 		goto cleanup;
-	t->cache.cg_read = false;
+	t->cache.cg.read = false;
 	for (i = 0; !err && i < n; i++)
 		err = label_entry(s, t, &es[i]);
 	if (err)

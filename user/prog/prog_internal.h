@@ -15,6 +15,7 @@
 #include <kagg/common.h>
 
 #include "shared/kagg_sdk.h"
+#include "util/cgroup.h"
 #include "util/u64map.h"
 
 struct bpf_object;
@@ -45,17 +46,12 @@ struct pcomm {
 };
 
 /*
- * cgroup id -> path, read from /sys/fs/cgroup when an id is not known; kagg_pid_t ->
+ * cgroup id -> path, read from the cgroup2 mount when an id is not known; kagg_pid_t ->
  * command, read when a key is first seen (poll, streamed records), for the processes
  * gone by the snapshot.
  */
 struct pkey_cache {
-	struct {
-		uint64_t id;
-		char *path;
-	} *cg;
-	size_t nr_cg;
-	bool cg_read;		/* in this snapshot already */
+	struct cg_paths cg;	/* cg.read: in this snapshot already */
 	struct u64map comm_idx; /* pid -> index in comms */
 	struct pcomm *comms;
 	size_t nr_comms, cap_comms;

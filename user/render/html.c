@@ -148,13 +148,16 @@ static void hist_section(FILE *f, const struct kagg_hist *h, const double *pcts,
 		xml_puts(f, h->key.label);
 		fputs(" ", f);
 	}
-	if (h->key.mode != KAGG_KEY_NONE) {
+	if (h->key.mode == KAGG_KEY_CGROUP && !h->key.label)
+		fprintf(f, "cgroup %" PRIu64 " ", h->key.id);
+	if (h->key.mode != KAGG_KEY_NONE && h->key.mode != KAGG_KEY_CGROUP) {
 		char comm[sizeof(h->key.comm) + 1];
 
 		memcpy(comm, h->key.comm, sizeof(h->key.comm));
 		comm[sizeof(h->key.comm)] = 0;
 		xml_puts(f, comm);
-		fprintf(f, " pid %d", h->key.pid);
+		if (h->key.mode != KAGG_KEY_COMM)
+			fprintf(f, " pid %d", h->key.pid);
 		if (h->key.mode == KAGG_KEY_TID)
 			fprintf(f, " tid %d", h->key.tid);
 		fputs(" ", f);

@@ -651,6 +651,7 @@ void kagg_session__destroy(struct kagg_session *s)
 		close(s->stats_fd);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
+	cg_paths_free(&s->cg);
 	syms__free(s->syms);
 	unwl_free(s->unw);
 	bpfrb__free(s->notes);
@@ -1570,6 +1571,21 @@ static void gen_delete(struct bpf_map *m, const struct kagg_key *keys, size_t n)
 			bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);
 }
 
+int session_key_check(struct kagg_session *s, enum kagg_key_mode key, enum kagg_mode mode,
+		      enum kagg_buckets buckets)
+{
+	if (key != KAGG_KEY_COMM && key != KAGG_KEY_CGROUP)
+		return 0;
+	if (mode != KAGG_MODE_AGG || buckets != KAGG_BUCKETS_LOG2) {
+		session_log(
+			s, KAGG_LOG_WARN,
+			"per-command and per-cgroup histograms are the kernel path's (mode agg), "
+			"in log2 buckets");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, bool reset,
 			   struct kagg_snapshot *snap,
 			   const char *(*label)(struct kagg_session *s, uint64_t aux))
@@ -1582,6 +1598,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 	err = gen_entries(m, g, vsz * nc, &keys, (void **)&all, &n);
 	if (err)
 		return err;
+	s->cg.read = false; /* a cgroup unknown to the last read: scan once more */
 	err = session_alloc_hists(s, snap, n, KAGG_SLOTS);
 	if (err)
 		goto out;
@@ -1592,15 +1609,23 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		__u64 nmin = 0, max = 0;
 
 		h->key.mode = s->key;
-		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
+		h->key.pid =
+			s->key == KAGG_KEY_PID || s->key == KAGG_KEY_TID ? (int)keys[i].tgid : 0;
 		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;
 		h->key.id = keys[i].aux;
 		h->key.label = label ? label(s, keys[i].aux) : NULL;
+		if (s->key == KAGG_KEY_COMM) {
+			memcpy(h->key.comm, keys[i].comm, sizeof(h->key.comm) - 1);
+		} else if (s->key == KAGG_KEY_CGROUP) {
+			h->key.id = keys[i].cgroup_lo | (uint64_t)keys[i].cgroup_hi << 32;
+			h->key.label = cg_paths_find(&s->cg, h->key.id);
+		}
 		if (h->key.label)
 			h->key.label = snap_strdup(snap, h->key.label);
-		for (cpu = 0; cpu < nc; cpu++) {
+		for (cpu = 0; cpu < nc && s->key != KAGG_KEY_CGROUP; cpu++)
 			if (!h->key.comm[0] && vals[cpu].comm[0])
 				memcpy(h->key.comm, vals[cpu].comm, sizeof(h->key.comm) - 1);
+		for (cpu = 0; cpu < nc; cpu++) {
 			for (j = 0; j < KAGG_SLOTS; j++) {
 				((uint64_t *)h->slots)[j] += vals[cpu].slots[j];
 				h->total += vals[cpu].slots[j];

@@ -23,6 +23,7 @@
 #include <kagg/session.h>
 #include "shared/common.h"
 #include "snapshot/snapshot_internal.h"
+#include "util/cgroup.h"
 #include "util/opts.h"
 #include "util/u64map.h"
 
@@ -113,7 +114,8 @@ struct kagg_session {
 	bool ever_attached;
 	bool exact; /* membarrier(MEMBARRIER_CMD_GLOBAL) available */
 	int stats_fd;
-	int cgroup_fd; /* session_tasks_open(): the cgroup filter's directory, or -1 */
+	int cgroup_fd;	    /* session_tasks_open(): the cgroup filter's directory, or -1 */
+	struct cg_paths cg; /* KAGG_KEY_CGROUP: the paths of the ids read */
 	int nr_cpus;
 	const char *event;
 	const char *clock;
@@ -519,6 +521,13 @@ int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bo
 /* Per-CPU array `hist` entry g summed over CPUs into one histogram appended to snap. */
 int session_read_hist(struct kagg_session *s, struct bpf_map *hist, __u32 g, bool reset,
 		      struct kagg_snapshot *snap);
+
+/*
+ * Whether key mode key goes with mode and buckets: per command and per cgroup keys are the
+ * kernel path's, in log2 buckets (else logs why).  0 or -EINVAL.
+ */
+int session_key_check(struct kagg_session *s, enum kagg_key_mode key, enum kagg_mode mode,
+		      enum kagg_buckets buckets);
 
 /*
  * Keyed histograms (per-CPU hash of kagg_key -> kagg_key_hist) of generation

@@ -657,12 +657,18 @@ static void print_key_line(const struct kagg_hist *h, FILE *f)
 	fputc('\n', f);
 	if (hist_agg(h))
 		fprintf(f, "%s%s", E(h->agg), h->key.label ? ": " : "\n");
-	if (h->key.label)
+	if (h->key.label && h->key.mode != KAGG_KEY_CGROUP)
 		fprintf(f, "%s%s", E(h->key.label), h->key.mode != KAGG_KEY_NONE ? "  " : "\n");
 	if (h->key.mode == KAGG_KEY_PID)
 		fprintf(f, "pid = %d %s\n", h->key.pid, comm);
 	else if (h->key.mode == KAGG_KEY_TID)
 		fprintf(f, "tid = %d (pid %d) %s\n", h->key.tid, h->key.pid, comm);
+	else if (h->key.mode == KAGG_KEY_COMM)
+		fprintf(f, "comm = %s\n", comm);
+	else if (h->key.mode == KAGG_KEY_CGROUP && h->key.label)
+		fprintf(f, "cgroup = %s\n", E(h->key.label));
+	else if (h->key.mode == KAGG_KEY_CGROUP)
+		fprintf(f, "cgroup = %" PRIu64 " (gone)\n", h->key.id);
 	text_esc_free(&e);
 }
 
@@ -1054,11 +1060,16 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struc
 
 	jw_obj_begin(w, NULL);
 	jw_obj_begin(w, "key");
-	if (h->key.label || h->key.id) {
+	if (h->key.mode == KAGG_KEY_CGROUP) {
+		jw_u64(w, "cgroup_id", h->key.id);
+		jw_str(w, "cgroup", h->key.label);
+	} else if (h->key.label || h->key.id) {
 		jw_u64(w, "id", h->key.id);
 		jw_str(w, "label", h->key.label);
 	}
-	if (h->key.mode != KAGG_KEY_NONE) {
+	if (h->key.mode == KAGG_KEY_COMM) {
+		jw_str(w, "comm", h->key.comm);
+	} else if (h->key.mode == KAGG_KEY_PID || h->key.mode == KAGG_KEY_TID) {
 		jw_i64(w, "pid", h->key.pid);
 		if (h->key.mode == KAGG_KEY_TID)
 			jw_i64(w, "tid", h->key.tid);

@@ -20,14 +20,15 @@
  * kagg_events_seen_total, kagg_events_recorded_total, kagg_events_filtered_total,
  * kagg_drops_total (one series per cause), kagg_bpf_run_seconds_total and
  * kagg_bpf_runs_total (per BPF program, when the sessions measure their
- * overhead), kagg_folded_keys_total, and one histogram family per tool:
+ * overhead), kagg_folded_keys_total, kagg_retired_keys_total, and one histogram family per tool:
  * kagg_<tool>_seconds for times (cumulative `le` buckets in seconds, _sum,
  * _count, _created; every bucket up to max_bucket from the first scrape on),
  * kagg_<tool>_value for kagg hist's values.  Per-key
  * histograms (per process, thread, syscall, function) carry pid, tid, comm or
  * key labels, a program's (kagg_prog__open()) agg and one label per key
  * field; an instance keeps at most max_keys of them and adds the
- * histograms of further keys to one series whose key labels read "other".
+ * histograms of further keys to one series whose key labels read "other";
+ * a keyed series idle for key_ttl is retired and its place freed.
  *
  * Thread-safety: none; serialise the calls on one kagg_prom.
  */
@@ -56,8 +57,16 @@ struct kagg_prom_opts {
 	 * values; INFINITY: every bucket.  Negative or NaN: EINVAL.
 	 */
 	double max_bucket;
+	/*
+	 * Seconds a keyed series may count nothing, by the end times of the snapshots given
+	 * (kagg_meta.end), before it is retired (appended after 0.2): it is written no more, its
+	 * place is free for a new key, kagg_retired_keys_total counts it, and its key, should it
+	 * count again, starts a new series from zero, which Prometheus takes for a counter
+	 * reset.  0: 300 (Prometheus's lookback delta); INFINITY: never.  Negative or NaN: EINVAL.
+	 */
+	double key_ttl;
 };
-#define kagg_prom_opts__last_field max_bucket
+#define kagg_prom_opts__last_field key_ttl
 
 enum kagg_prom_format {
 	KAGG_PROM_TEXT = 0,	   /* text/plain; version=0.0.4 */

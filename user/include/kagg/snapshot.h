@@ -47,11 +47,14 @@ KAGG_API void kagg_snapshot__free(struct kagg_snapshot *snap);
  */
 struct kagg_hist_key {
 	enum kagg_key_mode mode; /* KAGG_KEY_NONE: pid/tid/comm unused */
-	int pid;
-	int tid; /* KAGG_KEY_TID only */
-	char comm[16];
-	uint64_t id;	   /* tool-defined id (syscall number, function...), 0 unused */
-	const char *label; /* name of id ("read", "vfs_read"...), NULL when none */
+	int pid;		 /* KAGG_KEY_PID, KAGG_KEY_TID */
+	int tid;		 /* KAGG_KEY_TID only */
+	char comm[16];		 /* KAGG_KEY_CGROUP: unused */
+	/* tool-defined id (syscall number, function...), 0 unused; KAGG_KEY_CGROUP: cgroup id */
+	uint64_t id;
+	/* name of id ("read", "vfs_read"...), NULL when none; KAGG_KEY_CGROUP: the cgroup's path
+	 * from the cgroup2 mount ("/system.slice/foo.service"), NULL when it is gone */
+	const char *label;
 };
 
 /* Whether a histogram keeps its values (kagg_hist.exact). */
