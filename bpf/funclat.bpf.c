@@ -21,7 +21,9 @@
  * The function id is the attach cookie (kprobe, kprobe.multi, uprobe,
  * uprobe.multi); fentry/fexit trace one function, id 0.  Histograms live
  * in a per-CPU array indexed by generation * nr_funcs + id: no hashing and
- * no shared atomics on the hot path.
+ * no shared atomics on the hot path; when so many functions on so many CPUs
+ * would take too much memory, in an array of the same index that the CPUs
+ * share (hist_shared, atomic adds).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -50,6 +52,9 @@ KAGG_MAP(stacks_hash, BPF_MAP_TYPE_HASH, 1, __u32, struct funclat_stack);
 KAGG_COUNTERS_MAP(FUNCLAT_CNT_MAX);
 /* Histogram of function id in generation g at g * nr_funcs + id (sized by userspace). */
 KAGG_HIST_MAP;
+/* The same, one copy shared by the CPUs, when userspace sets hist_shared (and sizes it). */
+const volatile bool hist_shared = false;
+KAGG_MAP(hist_all, BPF_MAP_TYPE_ARRAY, 1, __u32, struct kagg_hist_val);
 /*
  * --buckets exp:S: counts and sum in exp_hist at the index of hist when userspace sized
  * it for every function (few functions: exp_dense), else sparse in exp_cells by function
@@ -192,7 +197,10 @@ static __always_inline int on_return(__u64 id)
 	g = kagg_gen();
 	fid = id;
 	idx = g * nr_funcs + fid;
-	if (!exp_words) {
+	if (!exp_words && hist_shared) {
+		kagg_hist_add_shared(&hist_all, idx, kagg_log2_div(delta, unit_ns, unit_ns_log2),
+				     delta);
+	} else if (!exp_words) {
 		h = bpf_map_lookup_elem(&hist, &idx);
 		if (!h)
 			return 0;

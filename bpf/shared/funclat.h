@@ -9,7 +9,9 @@
 #include "shared/exp_table.h" /* struct kagg_exp_params, in the skeleton's rodata */
 
 #define FUNCLAT_MAX_FUNCS 1024 /* functions per session (histograms per generation) */
-#define FUNCLAT_MAX_DEPTH 32   /* timed nesting levels per thread */
+/* Per-CPU log2 histograms while they take at most this (kagg_funclat_opts.percpu_max_bytes) */
+#define FUNCLAT_PERCPU_MAX_BYTES (4 << 20)
+#define FUNCLAT_MAX_DEPTH 32 /* timed nesting levels per thread */
 
 /*
  * Per-CPU counters (array map `counters`, index = enum value).  Counter 0 is

@@ -13,6 +13,7 @@
  * getpgid(2) calls from this process give N latencies of __x64_sys_getpgid
  * (__arm64_sys_getpgid on arm64).
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -365,23 +366,17 @@ static void test_recursion_each_level_timed_single_uprobes(void **state)
 	recursion_levels(KAGG_FUNCLAT_UPROBE, "uprobe");
 }
 
-/* A glob: one histogram per function, nested calls of different functions timed apart. */
-static void glob_per_function(enum kagg_funclat_attach attach)
+/*
+ * After `nested 4` and `nop 1000` under a session on target_*: one histogram per function,
+ * nested calls of different functions timed apart.
+ */
+static void assert_glob_hists(const struct kagg_snapshot *snap)
 {
 	static const char *const names[] = { "target_nop", "target_outer", "target_recurse",
 					     "target_sleep_20ms", "target_sleep_5ms" };
-	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
-	struct kagg_session *s;
 	size_t i;
 
-	TU_SKIP_UNLESS_ROOT();
-	skip_unless_attach_cookies();
-	s = open_user("target_*", attach, 0);
-	walls_reset();
-	assert_int_equal(run_target("nested", "4", NULL, NULL), 0);
-	assert_int_equal(run_target("nop", "1000", NULL, NULL), 0);
-	snap = tu_snapshot(s, KAGG_SNAP_RESET);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 5);
 	for (i = 0; i < 5; i++) {
 		h = kagg_snapshot__hist(snap, i);
@@ -402,6 +397,22 @@ static void glob_per_function(enum kagg_funclat_attach attach)
 	assert_int_equal(hist_by_label(snap, "target_nop")->total, 1000);
 	assert_int_equal(hist_by_label(snap, "target_recurse")->total, 0);
 	assert_int_equal(kagg_snapshot__meta(snap)->events_recorded, 1008);
+}
+
+/* A glob: one histogram per function, nested calls of different functions timed apart. */
+static void glob_per_function(enum kagg_funclat_attach attach)
+{
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+
+	TU_SKIP_UNLESS_ROOT();
+	skip_unless_attach_cookies();
+	s = open_user("target_*", attach, 0);
+	walls_reset();
+	assert_int_equal(run_target("nested", "4", NULL, NULL), 0);
+	assert_int_equal(run_target("nop", "1000", NULL, NULL), 0);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
+	assert_glob_hists(snap);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
@@ -414,6 +425,63 @@ static void test_glob_one_hist_per_function_multi(void **state)
 static void test_glob_one_hist_per_function_single_uprobes(void **state)
 {
 	glob_per_function(KAGG_FUNCLAT_UPROBE);
+}
+
+/*
+ * The same glob in two sessions at once, one with per-CPU histograms (the default here) and
+ * one whose memory bound makes them shared by the CPUs (hist_all, atomic adds): each
+ * session's histograms hold every call, each in the bucket its wall time allows, and the
+ * extremes of those that counted (each session times a call with its own probes: their
+ * values differ by the nanoseconds between them).
+ */
+static void test_shared_histograms(void **state)
+{
+	char pattern[PATH_MAX + 64];
+	KAGG_OPTS(kagg_funclat_opts, po, .pattern = pattern, .log = quiet_log, .overhead = true);
+	KAGG_OPTS(kagg_funclat_opts, so, .pattern = pattern, .log = quiet_log, .overhead = true,
+		  .percpu_max_bytes = 1);
+	struct kagg_snapshot *sp, *ss;
+	const struct kagg_hist *b;
+	const struct kagg_meta *m;
+	struct kagg_session *p, *s;
+	bool shared = false;
+	size_t i;
+
+	TU_SKIP_UNLESS_ROOT();
+	skip_unless_attach_cookies();
+	snprintf(pattern, sizeof(pattern), "%s:target_*", target);
+	p = kagg_funclat__open(&po);
+	s = kagg_funclat__open(&so);
+	assert_non_null(p);
+	assert_non_null(s);
+	tu_attach(p);
+	tu_attach(s);
+	walls_reset();
+	assert_int_equal(run_target("nested", "4", NULL, NULL), 0);
+	assert_int_equal(run_target("nop", "1000", NULL, NULL), 0);
+	sp = tu_snapshot(p, KAGG_SNAP_RESET);
+	ss = tu_snapshot(s, KAGG_SNAP_RESET);
+	/* the second session's histograms are in hist_all, 2 generations x 5 functions */
+	m = kagg_snapshot__meta(ss);
+	for (i = 0; i < m->nr_maps; i++)
+		if (!strcmp(m->maps[i]->map, "hist_all")) {
+			shared = m->maps[i]->max_entries == 10 && m->maps[i]->copies == 1;
+			printf("  hist_all: %s, %u entries x%u\n", m->maps[i]->type,
+			       m->maps[i]->max_entries, m->maps[i]->copies);
+		}
+	assert_true(shared);
+	assert_glob_hists(sp);
+	assert_glob_hists(ss);
+	for (i = 0; i < 5; i++) {
+		b = kagg_snapshot__hist(ss, i);
+		assert_true(b->has_minmax == (b->total > 0));
+		assert_true(!b->has_minmax || b->min <= b->max);
+	}
+	printf("  per-CPU and shared: every call of the 5 functions counted in its bucket\n");
+	kagg_snapshot__free(sp);
+	kagg_snapshot__free(ss);
+	kagg_session__destroy(p);
+	kagg_session__destroy(s);
 }
 
 /* Work that is the target program: exec it (arg: its NULL-terminated argv). */
@@ -887,6 +955,7 @@ int main(void)
 		cmocka_unit_test(test_exp_cells_then_dense),
 		cmocka_unit_test(test_recursion_each_level_timed_single_uprobes),
 		cmocka_unit_test(test_glob_one_hist_per_function_multi),
+		cmocka_unit_test(test_shared_histograms),
 		cmocka_unit_test(test_glob_one_hist_per_function_single_uprobes),
 		cmocka_unit_test(test_pid_filter),
 		cmocka_unit_test(test_cgroup_filter),

@@ -70,7 +70,9 @@ struct funclat {
 	enum kagg_buckets buckets;
 	int exp_scale;
 	unsigned int exp_cells;
-	bool exp_dense; /* exp buckets in exp_hist, one array per function (else exp_cells) */
+	bool exp_dense;	  /* exp buckets in exp_hist, one array per function (else exp_cells) */
+	bool hist_shared; /* log2 histograms in hist_all, shared by the CPUs (else hist) */
+	size_t percpu_max_bytes;
 	unsigned int exp_hot_max; /* else: dense histograms for frequent functions */
 	/* One-probe-per-function paths: links of functions 1..n-1 of programs 0 and 1. */
 	struct bpf_link **extra[2];
@@ -506,7 +508,12 @@ static int load_path(struct kagg_session *s, enum fl_path p)
 	skel->rodata->nr_funcs = t->nr_funcs;
 	skel->rodata->unit_ns = units_ns(s->unit);
 	skel->rodata->unit_ns_log2 = units_log2(s->unit);
-	bpf_map__set_max_entries(skel->maps.hist, 2 * t->nr_funcs);
+	/* per-CPU log2 histograms while their copies fit in percpu_max_bytes */
+	t->hist_shared = 2 * t->nr_funcs * sizeof(struct kagg_hist_val) * (size_t)s->nr_cpus >
+			 t->percpu_max_bytes;
+	skel->rodata->hist_shared = t->hist_shared;
+	bpf_map__set_max_entries(t->hist_shared ? skel->maps.hist_all : skel->maps.hist,
+				 2 * t->nr_funcs);
 	/* exp: dense for a few functions (SESSION_EXP_DENSE_FIT), else sparse */
 	/* (sparse also when the caller caps the cells) */
 	t->exp_dense = t->buckets == KAGG_BUCKETS_EXP && !t->exp_cells &&
@@ -735,7 +742,9 @@ static int funclat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 		else if (t->exp_hot_max)
 			err = fl_read_hot(s, i, g, reset, h);
 		else if (!s->exp_words)
-			err = session_hist_fold(s, t->skel->maps.hist, idx, true, reset, vals, h);
+			err = session_hist_fold(
+				s, t->hist_shared ? t->skel->maps.hist_all : t->skel->maps.hist,
+				idx, true, reset, vals, h);
 		if (err)
 			break;
 	}
@@ -840,6 +849,7 @@ static int funclat_open(struct kagg_session *s, void *opts)
 	t->buckets = o->buckets;
 	t->exp_scale = o->exp_scale;
 	t->exp_cells = o->exp_cells;
+	t->percpu_max_bytes = o->percpu_max_bytes ?: FUNCLAT_PERCPU_MAX_BYTES;
 	t->pid = o->pid;
 	if (o->pid)
 		session_filters_add(s, "pid=%d ", o->pid);

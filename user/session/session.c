@@ -1017,7 +1017,8 @@ int session_percpu_zero(struct bpf_map *map, __u32 key, void *vals, size_t bytes
 int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bool slots,
 		      bool reset, struct kagg_hist_val *vals, struct kagg_hist *h)
 {
-	size_t vsz = sizeof(*vals) * s->nr_cpus;
+	int copies = bpf_map__type(map) == BPF_MAP_TYPE_ARRAY ? 1 : s->nr_cpus;
+	size_t vsz = sizeof(*vals) * copies;
 	uint64_t sum = 0, cnt = 0;
 	__u64 nmin = 0, max = 0;
 	int err, cpu, i;
@@ -1025,7 +1026,7 @@ int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bo
 	err = bpf_map__lookup_elem(map, &key, sizeof(key), vals, vsz, 0);
 	if (err)
 		return err;
-	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+	for (cpu = 0; cpu < copies; cpu++) {
 		for (i = 0; i < KAGG_SLOTS; i++) {
 			if (slots)
 				((uint64_t *)h->slots)[i] += vals[cpu].slots[i];

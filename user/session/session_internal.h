@@ -512,8 +512,9 @@ void session_ext_fold(const struct kagg_session *s, struct kagg_hist *h, uint64_
 		      uint64_t max);
 
 /*
- * Entry key of a per-CPU kagg_hist_val map summed over CPUs into h: its log2 slots
- * (when slots) and its sum; the entry is cleared when reset.  vals: room for s->nr_cpus.
+ * Entry key of a per-CPU kagg_hist_val map summed over CPUs (or of an array the CPUs
+ * share) into h: its log2 slots (when slots), its sum and extremes; the entry is cleared
+ * when reset.  vals: room for s->nr_cpus.
  */
 int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bool slots,
 		      bool reset, struct kagg_hist_val *vals, struct kagg_hist *h);

@@ -69,8 +69,16 @@ struct kagg_funclat_opts {
 	 * not one.
 	 */
 	const char *cgroup;
+	/*
+	 * Appended after 0.2: the log2 histograms of the functions are per CPU (no shared
+	 * atomics) while their two generations' copies, on every possible CPU, take at
+	 * most this many bytes (0: 4 MiB: 1956 functions on 2 CPUs, 15 on 256), else one
+	 * copy per function that the CPUs share (atomic adds): memory that grows with the
+	 * functions, not with functions times CPUs.
+	 */
+	size_t percpu_max_bytes;
 };
-#define kagg_funclat_opts__last_field cgroup
+#define kagg_funclat_opts__last_field percpu_max_bytes
 
 /*
  * Resolve the pattern, load the programs and pick the attach path (probing
