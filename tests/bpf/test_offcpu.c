@@ -457,7 +457,8 @@ static void test_per_cgroup(void **state)
 {
 	struct tu_sleeps sl = { .count = 9, .ms = 20 };
 	const struct kagg_hist *hc = NULL;
-	char cg[128], root[64], want[128];
+	const char *want;
+	char cg[128];
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	struct tu_child c, idle;
@@ -465,8 +466,7 @@ static void test_per_cgroup(void **state)
 
 	TU_SKIP_UNLESS_ROOT();
 	tu_cgroup_dir(__func__, "kagg-percg", cg, sizeof(cg));
-	assert_true(tu_cgroup2_root(root, sizeof(root)));
-	snprintf(want, sizeof(want), "%s", cg + strlen(root));
+	want = tu_cgroup_path(cg);
 	c = tu_spawn(tu_sleeper, &sl);
 	idle = tu_spawn(tu_sleeper, &(struct tu_sleeps){ .count = 1, .ms = 1 });
 	assert_int_equal(tu_cgroup_add(cg, c.pid), 0);

@@ -1886,7 +1886,8 @@ static void test_comm_cgroup_labels(void **state)
 {
 	struct named_work wa = { "kagg-srv-a", { .count = 5, .ms = 20 }, 777 },
 			  wc = { "kagg-srv-c", { .count = 4, .ms = 20 }, 333 };
-	char cg[128], root[64], path[128], pids[64], sc_n[128], sc_cg[128], oc_n[128];
+	char cg[128], pids[64], sc_n[128], sc_cg[128], oc_n[128];
+	const char *path;
 	char rq_cg[256], sel[512], *m;
 	int port = tu_free_port();
 	struct tu_child a, c;
@@ -1896,8 +1897,7 @@ static void test_comm_cgroup_labels(void **state)
 	TU_SKIP_UNLESS_ROOT();
 	assert_true(port > 0);
 	tu_cgroup_dir(__func__, "kagg-srv", cg, sizeof(cg));
-	assert_true(tu_cgroup2_root(root, sizeof(root)));
-	snprintf(path, sizeof(path), "%s", cg + strlen(root));
+	path = tu_cgroup_path(cg);
 	a = tu_spawn(named_work, &wa);
 	c = tu_spawn(named_work, &wc);
 	assert_true(track(a.pid) > 0 && track(c.pid) > 0);

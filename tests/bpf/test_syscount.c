@@ -871,7 +871,8 @@ static void test_per_comm(void **state)
 static void test_per_cgroup(void **state)
 {
 	struct named_calls wc = { "kagg-scg-in", 500, 60 }, wo = { "kagg-scg-out", 200, 10 };
-	char cg[128], root[64], want[128];
+	const char *want;
+	char cg[128];
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
 	struct tu_child c, other;
@@ -879,8 +880,7 @@ static void test_per_cgroup(void **state)
 
 	TU_SKIP_UNLESS_ROOT();
 	tu_cgroup_dir(__func__, "kagg-sccg", cg, sizeof(cg));
-	assert_true(tu_cgroup2_root(root, sizeof(root)));
-	snprintf(want, sizeof(want), "%s", cg + strlen(root));
+	want = tu_cgroup_path(cg);
 	for (m = 0; m < TU_NR(keyed_modes); m++) {
 		bool errs = keyed_modes[m] == KAGG_SYSCOUNT_ERRORS;
 
