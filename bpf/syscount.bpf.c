@@ -11,8 +11,9 @@
  * into task local storage (raw_tp fallback: a tid-keyed hash) and the exit
  * closes the interval.  System-wide counts are a per-CPU array indexed by
  * generation * SC_NR_MAX + syscall number; latencies by syscall a shared array
- * indexed the same way, per-process aggregates shared hashes (atomic adds: their
- * memory grows with keys, not with CPUs x keys).
+ * indexed the same way, per-key aggregates (process, thread, command name or
+ * cgroup) shared hashes (atomic adds: their memory grows with keys, not with
+ * CPUs x keys).
  *
  * Compat (ia32) syscalls have their own numbering: they are skipped and
  * counted as such, never reported under a 64-bit name.
@@ -32,6 +33,7 @@
 #include <bpf/bpf_core_read.h>
 #include "shared/syscount.h"
 #include "agg.bpf.h"
+#include "keys.bpf.h"
 #include "stream.bpf.h"
 
 #define TS_COMPAT 0x0002   /* thread_info.status: in an ia32 syscall */
@@ -59,7 +61,7 @@ KAGG_COUNTERS_MAP(SC_CNT_MAX);
 /* Calls per syscall: index gen * SC_NR_MAX + nr. */
 KAGG_PERCPU_ARRAY(counts, 2 * SC_NR_MAX, __u64);
 
-/* Calls per key (-P, --errors). */
+/* Calls per key (-P, --per-thread, -N, --per-cgroup; --errors). */
 KAGG_SHARED_HASH(key_counts, 10240, struct kagg_key, struct sc_count);
 
 /* Latency per syscall: index gen * SC_NR_MAX + nr. */
@@ -140,16 +142,18 @@ static __always_inline bool selected(struct counters *c, __u64 nr, __u64 id,
 	return tgid_selected(id) && nr_selected(c, nr, task, btf);
 }
 
+/* key (zeroed) of the current task, of pid_tgid id, for the syscall of aux in generation g. */
 static __always_inline void key_fill(struct kagg_key *key, __u64 id, __u64 aux, __u32 g)
 {
 	key->gen = g;
-	key->kstack = KAGG_NO_STACK;
-	key->ustack = KAGG_NO_STACK;
 	key->aux = aux;
-	if (key_mode != KAGG_BPF_KEY_NONE)
-		key->tgid = id >> 32;
-	if (key_mode == KAGG_BPF_KEY_TID)
-		key->pid = (__u32)id;
+	if (key_mode == KAGG_BPF_KEY_NONE) {
+		key->kstack = KAGG_NO_STACK;
+		key->ustack = KAGG_NO_STACK;
+		return;
+	}
+	kagg_key_task(key, key_mode, (struct task_struct *)bpf_get_current_task(), id >> 32,
+		      (__u32)id);
 }
 
 static __always_inline void count_key(struct counters *c, __u64 id, __u64 aux, __u32 g)

@@ -722,7 +722,6 @@ static inline bool tu_cgroup2_root(char *buf, size_t len)
 	return false;
 }
 
-/* Move process pid into the cgroup directory dir: 0 or -1. */
 /*
  * A cgroup v2 directory NAME-PID under the root into dir, created (the caller removes it);
  * the test named test is skipped when there is no cgroup v2 mount.
@@ -739,6 +738,16 @@ static inline void tu_cgroup_dir(const char *test, const char *name, char *dir, 
 	assert_int_equal(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
 }
 
+/* The path of dir, a cgroup v2 directory, from the mount ("/NAME-PID"): a part of dir. */
+static inline const char *tu_cgroup_path(const char *dir)
+{
+	char root[64];
+
+	assert_true(tu_cgroup2_root(root, sizeof(root)));
+	return dir + strlen(root);
+}
+
+/* Move process pid into the cgroup directory dir: 0 or -1. */
 static inline int tu_cgroup_add(const char *dir, int pid)
 {
 	char p[256];

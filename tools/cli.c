@@ -439,8 +439,9 @@ int cli_tasks_opt(int c, const char *arg, struct cli_tasks *tk)
 		/* libbpf-tools' runqlat -P -L silently keeps one: say so instead */
 		if (tk->key != KAGG_KEY_NONE && tk->key != k)
 			return cli_err(CLI_EXIT_USAGE,
-				       "-P (per process), -L (per thread), -N (per "
-				       "command) and --per-cgroup exclude each other");
+				       "-P (per process), %s (per thread), -N (per "
+				       "command) and --per-cgroup exclude each other",
+				       tk->thread_opt ? tk->thread_opt : "-L");
 		tk->key = k;
 		return 0;
 	}

@@ -156,7 +156,7 @@ enum {
 	CLI_OPT_ADDRS,
 	CLI_OPT_TOP,	     /* --top N (-T N in syscount) */
 	CLI_OPT_DELIMITER,   /* stack tools: --delimiter */
-	CLI_OPT_PER_CGROUP,  /* offcpu, runqlat: --per-cgroup */
+	CLI_OPT_PER_CGROUP,  /* offcpu, runqlat, syscount: --per-cgroup */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
@@ -310,12 +310,13 @@ int cli_common_opt(int c, const char *arg, struct cli_common *cm);
 int cli_folded_ready(struct cli_common *cm);
 
 /*
- * The task filters: -P/--per-process and -L/--per-thread (the histogram
- * key), -p/--pid and -t/--tid (lists of processes and threads).  A list
- * given twice replaces the first one: the last one wins.
+ * The task filters: -P/--per-process, -L/--per-thread, -N/--per-comm and
+ * --per-cgroup (the histogram key), -p/--pid and -t/--tid (lists of processes
+ * and threads).  A list given twice replaces the first one: the last one wins.
  */
 struct cli_tasks {
 	enum kagg_key_mode key;
+	const char *thread_opt; /* the per-thread option's name in errors; NULL: "-L" */
 	int *pids;
 	size_t nr_pids;
 	int *tids;
@@ -348,7 +349,10 @@ struct cli_tasks {
 		(o).exp_scale = (a).st.exp_scale;       \
 	} while (0)
 
-/* 'P', 'L', 'p' or 't': 0, or a one-line usage error (2); -ENOENT for any other c. */
+/*
+ * 'P', 'L', 'N', CLI_OPT_PER_CGROUP, 'p' or 't': 0, or a one-line usage error (2); -ENOENT for
+ * any other c.
+ */
 int cli_tasks_opt(int c, const char *arg, struct cli_tasks *tk);
 /* Free the lists (tk itself is the caller's). */
 void cli_tasks_free(struct cli_tasks *tk);

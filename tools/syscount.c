@@ -22,6 +22,8 @@ static const char usage_text[] =
 	"\n"
 	"  -P, --per-process      per process and syscall\n"
 	"      --per-thread       per thread and syscall\n"
+	"  -N, --per-comm         per command name and syscall\n"
+	"      --per-cgroup       per cgroup v2 (by its path) and syscall\n"
 	"  -p, --pid PID[,PID]    only these processes\n"
 	"  -x, --errors           count failed calls per syscall and errno\n"
 	"  -m, --milliseconds     as --unit msecs (libbpf-tools' syscount -m)\n"
@@ -66,6 +68,8 @@ static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
 	{ "per-process", no_argument, NULL, 'P' },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "per-comm", no_argument, NULL, 'N' },
+	{ "per-cgroup", no_argument, NULL, CLI_OPT_PER_CGROUP },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "milliseconds", no_argument, NULL, 'm' },
 	{ "errors", no_argument, NULL, 'x' },
@@ -87,9 +91,9 @@ static int syscount_opt(struct cli_args *ca, int c, const char *arg)
 	struct syscount_args *a = (struct syscount_args *)ca;
 
 	switch (c) {
-	case OPT_PER_THREAD:
-		a->c.tk.key = KAGG_KEY_TID;
-		return 0;
+	case OPT_PER_THREAD: /* -L is --latency here */
+		a->c.tk.thread_opt = "--per-thread";
+		return cli_tasks_opt('L', arg, &a->c.tk);
 	case 'x':
 		a->errors = true;
 		return 0;
@@ -148,7 +152,7 @@ static struct kagg_session *open_session(struct cli_args *ca)
 
 /* The common short options but -T, which takes a value here (top N). */
 static const struct cli_parser parser =
-	CLI_PARSER(":d:i:vhPp:xLmT:e:lc:", syscount_opt, finish_args, open_session,
+	CLI_PARSER(":d:i:vhPNp:xLmT:e:lc:", syscount_opt, finish_args, open_session,
 		   CLI_STREAMS | CLI_TASKS | CLI_MSECS);
 
 static int syscount_main(int argc, char **argv)

@@ -27,6 +27,9 @@
  * le bucket is there from the first scrape, and histogram_quantile over increase() of the
  * classic buckets lands within one bucket of kagg's own percentile, p50 to p99.9, at every
  * scrape of the run, the one where the new bucket first counts included.
+ * test_comm_cgroup_labels: children renamed by prctl and one in a test-made cgroup, under
+ * syscount -N / --per-cgroup, offcpu -N and runqlat --per-cgroup: the comm="..." and
+ * cgroup="/path" series count their getppid() calls exactly and their sleeps.
  */
 #include <libgen.h>
 #include <setjmp.h>
@@ -1770,6 +1773,179 @@ static void test_key_ttl(void **state)
 	rmdir(cg);
 }
 
+/* A child renamed to name that sleeps sl, then makes calls getppid() calls. */
+struct named_work {
+	const char *name;
+	struct tu_sleeps sl;
+	int calls;
+};
+
+static void named_work(void *arg)
+{
+	const struct named_work *w = arg;
+	int i;
+
+	prctl(PR_SET_NAME, w->name);
+	tu_sleeper((void *)&w->sl);
+	for (i = 0; i < w->calls; i++)
+		syscall(SYS_getppid);
+}
+
+/* The value of series (name{labels}, exactly) in /metrics m; -1 when it is not there. */
+static double series_value(const char *m, const char *series)
+{
+	size_t n = strlen(series);
+	const char *p;
+
+	for (p = m; p && (p = strstr(p, series)); p += n)
+		if ((p == m || p[-1] == '\n') && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	return -1;
+}
+
+/* The drops of every cause of the tool line tool in m. */
+static double drops_of(const char *m, const char *tool)
+{
+	char pre[256];
+	const char *p;
+	double n = 0;
+
+	snprintf(pre, sizeof(pre), "\nkagg_drops_total{tool_id=\"%s\",", tool);
+	for (p = m; (p = strstr(p, pre)); p += strlen(pre))
+		n += strtod(strchr(p, '}') + 2, NULL);
+	return n;
+}
+
+/*
+ * The off-CPU intervals of 16.7 ms and more of series sel (its labels) of tool in m: _count
+ * less the le="0.016777215" bucket (offcpu in ns: log2 slot 24 and up); -1 when none.
+ */
+static double offcpu_above_16ms(const char *m, const char *sel)
+{
+	char q[768];
+	double count, below;
+
+	snprintf(q, sizeof(q), "kagg_offcpu_seconds_count{%s}", sel);
+	count = series_value(m, q);
+	snprintf(q, sizeof(q), "kagg_offcpu_seconds_bucket{%s,le=\"0.016777215\"}", sel);
+	below = series_value(m, q);
+	return count < 0 || below < 0 ? -1 : count - below;
+}
+
+/* The series of syscount line tool counting getppid() calls of key label="value", into q. */
+static void calls_series(char *q, size_t len, const char *tool, const char *label,
+			 const char *value)
+{
+	snprintf(q, len,
+		 "kagg_syscount_seconds_count{tool_id=\"%s\",tool=\"syscount\",%s=\"%s\","
+		 "key=\"getppid\"}",
+		 tool, label, value);
+}
+
+/* /metrics once series q counts want (bounded: 30 s); malloc'd. */
+static char *scrape_until(int port, const char *q, double want)
+{
+	char *m = NULL;
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		free(m);
+		m = http_get(port, "/metrics");
+		if (m && series_value(m, q) >= want)
+			return m;
+		tu_sleep_ms(100);
+	}
+	fail_msg("no %s of %.0f in:\n%s", q, want, m ? m : "(no answer)");
+	return NULL;
+}
+
+/* The getppid() calls of syscount line tool's key label="value" in m: exactly want. */
+static void assert_calls(const char *m, const char *tool, const char *label, const char *value,
+			 int want)
+{
+	char q[512];
+	double n;
+
+	calls_series(q, sizeof(q), tool, label, value);
+	n = series_value(m, q);
+	printf("  %s %.0f of %d\n", q, n, want);
+	assert_true(n == want);
+}
+
+/*
+ * The labels of -N and --per-cgroup: child a, renamed kagg-srv-a, sleeps 5 times 20 ms then
+ * calls getppid() 777 times; child c, renamed kagg-srv-c and moved into a cgroup the test
+ * made, sleeps 4 times and calls getppid() 333 times.  One kagg serve, filtered to them:
+ * syscount -N has comm="kagg-srv-a",key="getppid" 777 and comm="kagg-srv-c" 333, exactly;
+ * syscount --per-cgroup has cgroup="/<the cgroup>",key="getppid" 333, exactly; offcpu -N has
+ * comm="kagg-srv-a" with its 5 sleeps (counted, or dropped: as test_offcpu bounds them);
+ * runqlat --per-cgroup (on that cgroup) has cgroup="/<the cgroup>" with a wakeup per sleep
+ * at least (or dropped).
+ */
+static void test_comm_cgroup_labels(void **state)
+{
+	struct named_work wa = { "kagg-srv-a", { .count = 5, .ms = 20 }, 777 },
+			  wc = { "kagg-srv-c", { .count = 4, .ms = 20 }, 333 };
+	char cg[128], pids[64], sc_n[128], sc_cg[128], oc_n[128];
+	const char *path;
+	char rq_cg[256], sel[512], *m;
+	int port = tu_free_port();
+	struct tu_child a, c;
+	struct tu_kagg k;
+	double n;
+
+	TU_SKIP_UNLESS_ROOT();
+	assert_true(port > 0);
+	tu_cgroup_dir(__func__, "kagg-srv", cg, sizeof(cg));
+	path = tu_cgroup_path(cg);
+	a = tu_spawn(named_work, &wa);
+	c = tu_spawn(named_work, &wc);
+	assert_true(track(a.pid) > 0 && track(c.pid) > 0);
+	assert_int_equal(tu_cgroup_add(cg, c.pid), 0);
+	snprintf(pids, sizeof(pids), "%d,%d", (int)a.pid, (int)c.pid);
+	snprintf(sc_n, sizeof(sc_n), "syscount -N -p %s", pids);
+	snprintf(sc_cg, sizeof(sc_cg), "syscount --per-cgroup -p %s", pids);
+	snprintf(oc_n, sizeof(oc_n), "offcpu -N -p %s", pids);
+	snprintf(rq_cg, sizeof(rq_cg), "runqlat --per-cgroup --cgroup %s", cg);
+	{
+		char *extra[] = { "--tool", sc_n,     "--tool", sc_cg, "--tool",
+				  oc_n,	    "--tool", rq_cg,	NULL };
+
+		k = serve_start(port, extra);
+	}
+	tu_go(&a);
+	tu_go(&c);
+	untrack(a.pid);
+	untrack(c.pid);
+	assert_int_equal(tu_wait(&a), 0);
+	assert_int_equal(tu_wait(&c), 0);
+
+	/* the children are done: a scrape with a's calls has all of both */
+	calls_series(sel, sizeof(sel), sc_n, "comm", wa.name);
+	m = scrape_until(port, sel, wa.calls);
+	assert_calls(m, sc_n, "comm", wa.name, wa.calls);
+	assert_calls(m, sc_n, "comm", wc.name, wc.calls);
+	assert_calls(m, sc_cg, "cgroup", path, wc.calls);
+	/* offcpu -N: a's sleeps, counted or dropped */
+	snprintf(sel, sizeof(sel), "tool_id=\"%s\",tool=\"offcpu\",comm=\"%s\"", oc_n, wa.name);
+	n = offcpu_above_16ms(m, sel);
+	printf("  offcpu %s: %.0f of %d sleeps, %.0f drops\n", wa.name, n, wa.sl.count,
+	       drops_of(m, oc_n));
+	assert_true(n >= 0 && n <= wa.sl.count);
+	assert_true(n + drops_of(m, oc_n) >= wa.sl.count);
+	/* runqlat --per-cgroup: c's wakeups from its sleeps at least, or dropped */
+	snprintf(sel, sizeof(sel),
+		 "kagg_runqlat_seconds_count{tool_id=\"%s\",tool=\"runqlat\",cgroup=\"%s\"}", rq_cg,
+		 path);
+	n = series_value(m, sel);
+	printf("  %s %.0f, %.0f drops\n", sel, n, drops_of(m, rq_cg));
+	assert_true(n >= 0);
+	assert_true(n + drops_of(m, rq_cg) >= wc.sl.count);
+	free(m);
+	serve_stop(&k);
+	assert_int_equal(rmdir(cg), 0);
+}
+
 /* Every test ends what it started and did not reap, so the next finds its ports free. */
 #define SERVE_TEST(NAME) cmocka_unit_test_teardown(NAME, stop_tracked)
 #define SERVE_TEST_ARG(NAME, FN, ARG) { #NAME, FN, NULL, stop_tracked, (void *)(uintptr_t)(ARG) }
@@ -1779,4 +1955,5 @@ TU_MAIN(SERVE_TEST(test_errors), SERVE_TEST(test_clean_exit), SERVE_TEST(test_pr
 	SERVE_TEST(test_port_zero), SERVE_TEST(test_every_tool),
 	SERVE_TEST_ARG(test_prometheus, test_two_serves, false),
 	SERVE_TEST_ARG(test_native, test_two_serves, true), SERVE_TEST(test_hostile_comm),
-	SERVE_TEST(test_quantile_jump), SERVE_TEST(test_key_ttl), )
+	SERVE_TEST(test_quantile_jump), SERVE_TEST(test_key_ttl),
+	SERVE_TEST(test_comm_cgroup_labels), )

@@ -6,12 +6,15 @@
  * [16384, 32767] us bucket of clock_nanosleep -- in the kernel path and in
  * the streamed one; with --mode both the two paths agree call for call; a
  * stalled consumer's losses are all counted; streamed records land as the
- * kernel's raw_syscalls events; no BPF object outlives the tool.
+ * kernel's raw_syscalls events; keyed per command name or per cgroup, each
+ * name's and cgroup's calls are counted exactly; no BPF object outlives the
+ * tool.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
@@ -748,6 +751,154 @@ static void test_stream_records_land_as_kernel_events(void **state)
 	tu_each_events_dir(land_as_kernel_events);
 }
 
+/* ------------------------------------------------------------ per command, per cgroup */
+
+/* A child renamed to name making calls getppid() calls and fails fails openat() calls. */
+struct named_calls {
+	const char *name;
+	int calls, fails;
+};
+
+static void named_calls(void *arg)
+{
+	const struct named_calls *w = arg;
+	int i;
+
+	prctl(PR_SET_NAME, w->name);
+	for (i = 0; i < w->calls; i++)
+		syscall(SYS_getppid);
+	for (i = 0; i < w->fails; i++)
+		if (syscall(SYS_openat, AT_FDCWD, "/nonexistent/kagg-syscount", O_RDONLY) >= 0)
+			_exit(3);
+}
+
+/*
+ * The histogram of snap for syscall label and the key of want: its comm (KAGG_KEY_COMM) or
+ * its cgroup's path (KAGG_KEY_CGROUP); asserted to be the only one.
+ */
+static const struct kagg_hist *find_keyed(const struct kagg_snapshot *snap, const char *label,
+					  enum kagg_key_mode key, const char *want)
+{
+	const struct kagg_hist *found = NULL;
+	size_t i;
+
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
+		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
+
+		assert_int_equal(h->key.mode, key);
+		assert_int_equal(h->key.pid, 0);
+		if (!h->key.label || strcmp(h->key.label, label))
+			continue;
+		if (key == KAGG_KEY_COMM ? strcmp(h->key.comm, want)
+					 : !h->cgroup || strcmp(h->cgroup, want))
+			continue;
+		assert_null(found);
+		found = h;
+	}
+	if (!found)
+		printf("  no %s histogram for %s\n", label, want);
+	assert_non_null(found);
+	return found;
+}
+
+/*
+ * Children a and b under a session keyed by key in mode mode (filtered to their pids), run
+ * to the end; the snapshot.  Neither is known to the session but by the key.
+ */
+static struct kagg_snapshot *run_two_keyed(enum kagg_key_mode key, enum kagg_syscount_mode mode,
+					   struct tu_child *a, struct tu_child *b)
+{
+	int pids[2] = { a->pid, b->pid };
+	KAGG_OPTS(kagg_syscount_opts, o, .key = key, .mode = mode, .pids = pids, .nr_pids = 2,
+		  .log = quiet_log);
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+
+	s = kagg_syscount__open(&o);
+	tu_attach_run_two(s, a, b);
+	snap = tu_snapshot(s, 0);
+	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+	kagg_session__destroy(s);
+	return snap;
+}
+
+/* The calls of a and b, counted by name: count, errors and latency modes. */
+static const enum kagg_syscount_mode keyed_modes[] = { KAGG_SYSCOUNT_COUNT, KAGG_SYSCOUNT_ERRORS,
+						       KAGG_SYSCOUNT_LATENCY };
+
+/* The syscall id of the keyed histograms: getppid, or openat:ENOENT in errors mode. */
+static uint64_t keyed_id(bool errs)
+{
+	return errs ? SYS_openat | (uint64_t)ENOENT << 32 : SYS_getppid;
+}
+
+/*
+ * -N (KAGG_KEY_COMM): two children renamed by prctl make 700 and 300 getppid() calls and 40
+ * and 90 failing openat() calls; each name's histogram (no pid) counts its own, exactly, in
+ * every mode (latency: the histogram's total).
+ */
+static void test_per_comm(void **state)
+{
+	struct named_calls wa = { "kagg-scomm-a", 700, 40 }, wb = { "kagg-scomm-b", 300, 90 };
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	struct tu_child a, b;
+	size_t m;
+
+	TU_SKIP_UNLESS_ROOT();
+	for (m = 0; m < TU_NR(keyed_modes); m++) {
+		bool errs = keyed_modes[m] == KAGG_SYSCOUNT_ERRORS;
+		const char *label = errs ? "openat:ENOENT" : "getppid";
+
+		a = tu_spawn(named_calls, &wa);
+		b = tu_spawn(named_calls, &wb);
+		snap = run_two_keyed(KAGG_KEY_COMM, keyed_modes[m], &a, &b);
+		h = find_keyed(snap, label, KAGG_KEY_COMM, wa.name);
+		assert_int_equal(h->total, errs ? wa.fails : wa.calls);
+		assert_int_equal(h->key.id, keyed_id(errs));
+		h = find_keyed(snap, label, KAGG_KEY_COMM, wb.name);
+		assert_int_equal(h->total, errs ? wb.fails : wb.calls);
+		kagg_snapshot__free(snap);
+	}
+}
+
+/*
+ * --per-cgroup (KAGG_KEY_CGROUP): a child in a cgroup the test made makes 500 getppid() and
+ * 60 failing openat() calls, another one outside it 200 and 10; the histogram with the
+ * cgroup's path from the cgroup2 mount (kagg_hist.cgroup) counts the first one's, exactly,
+ * in every mode, under the syscall's id and name.
+ */
+static void test_per_cgroup(void **state)
+{
+	struct named_calls wc = { "kagg-scg-in", 500, 60 }, wo = { "kagg-scg-out", 200, 10 };
+	const char *want;
+	char cg[128];
+	struct kagg_snapshot *snap;
+	const struct kagg_hist *h;
+	struct tu_child c, other;
+	size_t m;
+
+	TU_SKIP_UNLESS_ROOT();
+	tu_cgroup_dir(__func__, "kagg-sccg", cg, sizeof(cg));
+	want = tu_cgroup_path(cg);
+	for (m = 0; m < TU_NR(keyed_modes); m++) {
+		bool errs = keyed_modes[m] == KAGG_SYSCOUNT_ERRORS;
+
+		c = tu_spawn(named_calls, &wc);
+		other = tu_spawn(named_calls, &wo);
+		assert_int_equal(tu_cgroup_add(cg, c.pid), 0);
+		snap = run_two_keyed(KAGG_KEY_CGROUP, keyed_modes[m], &c, &other);
+		h = find_keyed(snap, errs ? "openat:ENOENT" : "getppid", KAGG_KEY_CGROUP, want);
+		printf("  mode %d: %s %llu calls (cgroup id %llu)\n", (int)keyed_modes[m], want,
+		       (unsigned long long)h->total, (unsigned long long)h->cgroup_id);
+		assert_int_equal(h->total, errs ? wc.fails : wc.calls);
+		assert_int_equal(h->key.id, keyed_id(errs));
+		assert_true(h->cgroup_id > 1);
+		kagg_snapshot__free(snap);
+	}
+	assert_int_equal(rmdir(cg), 0);
+}
+
 /* ------------------------------------------------------------ CLI */
 
 /* The CLI: a table row with the exact count; JSON carries id and label. */
@@ -857,6 +1008,7 @@ TU_MAIN(cmocka_unit_test(test_getppid_counted_exactly), cmocka_unit_test(test_op
 	cmocka_unit_test(test_exp_cells_cap_counted), cmocka_unit_test(test_exp_dense_then_cells),
 	cmocka_unit_test(test_names_file), cmocka_unit_test(test_interval_resets_lose_nothing),
 	cmocka_unit_test(test_both_modes_identical), cmocka_unit_test(test_stream_drops_counted),
+	cmocka_unit_test(test_per_comm), cmocka_unit_test(test_per_cgroup),
 	cmocka_unit_test(test_stream_records_land_as_kernel_events),
 	cmocka_unit_test(test_cli_table_and_json),
 	cmocka_unit_test(test_nothing_stays_loaded_after_exit),

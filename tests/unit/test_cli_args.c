@@ -163,6 +163,14 @@ static void test_libbpf_tools_letters(void **state)
 		  "-P (per process), -L (per thread), -N (per command) and --per-cgroup exclude "
 		  "each other",
 		  { "offcpu", "-L", "-P" } },
+		/* syscount's -L is --latency: its per-thread key is named --per-thread */
+		{ 2,
+		  "-P (per process), --per-thread (per thread), -N (per command) and --per-cgroup "
+		  "exclude each other",
+		  { "syscount", "--per-thread", "-N" } },
+		{ 2,
+		  "per-command and per-cgroup histograms are the kernel path's",
+		  { "syscount", "--per-cgroup", "--mode", "both" } },
 		{ 2, "option '-c' needs a value", { "funclat", "vfs_read", "-c" } },
 		/* libbpf-tools letters without a twin: refused, naming what kagg has */
 		{ 2,

@@ -256,16 +256,10 @@ static int sc_counts_to_hists(struct kagg_session *s, struct kagg_snapshot *snap
 	err = session_alloc_hists(s, snap, n, 0);
 	if (err)
 		return err;
+	s->cg.read = false; /* a cgroup unknown to the last read: scan once more */
 	for (i = 0; i < n; i++) {
-		struct kagg_hist *h = &snap->hists[i];
-
-		h->key.mode = s->key;
-		h->key.pid = s->key != KAGG_KEY_NONE ? (int)keys[i].tgid : 0;
-		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;
-		h->key.id = keys[i].aux;
-		h->key.label = snap_strdup(snap, sc_label(s, keys[i].aux));
-		memcpy(h->key.comm, vals[i].comm, sizeof(h->key.comm) - 1);
-		h->total = vals[i].count;
+		session_hist_key(s, snap, &snap->hists[i], &keys[i], vals[i].comm, sc_label);
+		snap->hists[i].total = vals[i].count;
 	}
 	snap_sort_hists(snap);
 	return 0;
@@ -616,7 +610,7 @@ static void syscount_destroy(struct kagg_session *s)
 
 static int sc_validate(const struct kagg_syscount_opts *o, struct kagg_session *s)
 {
-	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_TID ||
+	if ((unsigned int)o->unit > KAGG_UNIT_MSECS || (unsigned int)o->key > KAGG_KEY_CGROUP ||
 	    (unsigned int)o->attach > KAGG_ATTACH_RAW_TP ||
 	    (unsigned int)o->mode > KAGG_SYSCOUNT_LATENCY || (o->nr_pids && !o->pids) ||
 	    o->nr_pids > 1024 || !o->stream_bytes ||
@@ -624,12 +618,14 @@ static int sc_validate(const struct kagg_syscount_opts *o, struct kagg_session *
 		session_log(s, KAGG_LOG_WARN, "invalid syscount options");
 		return -EINVAL;
 	}
+	if (session_key_check(s, o->key, o->stream_mode, o->buckets))
+		return -EINVAL;
 	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
 	    (o->buckets == KAGG_BUCKETS_EXP &&
 	     (o->mode != KAGG_SYSCOUNT_LATENCY || o->key != KAGG_KEY_NONE))) {
 		session_log(s, KAGG_LOG_WARN,
 			    "exp buckets are for the latency mode, per syscall "
-			    "(no -P/--per-thread) for now");
+			    "(no -P/--per-thread/-N/--per-cgroup) for now");
 		return -EINVAL;
 	}
 	return 0;
@@ -701,16 +697,22 @@ static const struct kagg_hist *sc_find(const struct kagg_snapshot *snap, const s
 	return NULL;
 }
 
-/* The row's key columns: pid (tid) comm, then the syscall; strings escaped. */
+/* The row's key columns: pid (tid) comm, the comm, or the cgroup; then the syscall; escaped. */
 static void sc_print_key(const struct kagg_hist *h, FILE *f)
 {
 	struct text_esc e = {};
 	const char *comm = text_esc(&e, h->key.comm, sizeof(h->key.comm));
+	char id[24];
 
 	if (h->key.mode == KAGG_KEY_TID)
 		fprintf(f, "%-8d %-8d %-16s ", h->key.pid, h->key.tid, comm);
 	else if (h->key.mode == KAGG_KEY_PID)
 		fprintf(f, "%-8d %-16s ", h->key.pid, comm);
+	else if (h->key.mode == KAGG_KEY_COMM)
+		fprintf(f, "%-16s ", comm);
+	snprintf(id, sizeof(id), "%" PRIu64, h->cgroup_id); /* a cgroup gone: its id */
+	if (h->key.mode == KAGG_KEY_CGROUP)
+		fprintf(f, "%-32s ", h->cgroup ? text_esc(&e, h->cgroup, SIZE_MAX) : id);
 	fprintf(f, "%-28s ", h->key.label ? text_esc(&e, h->key.label, SIZE_MAX) : "?");
 	text_esc_free(&e);
 }
@@ -754,6 +756,10 @@ int kagg_syscount__print(const struct kagg_snapshot *snap, FILE *f,
 		fprintf(f, "%-8s %-8s %-16s ", "PID", "TID", "COMM");
 	else if (snap->nr_hists && order[0]->key.mode == KAGG_KEY_PID)
 		fprintf(f, "%-8s %-16s ", "PID", "COMM");
+	else if (snap->nr_hists && order[0]->key.mode == KAGG_KEY_COMM)
+		fprintf(f, "%-16s ", "COMM");
+	else if (snap->nr_hists && order[0]->key.mode == KAGG_KEY_CGROUP)
+		fprintf(f, "%-32s ", "CGROUP");
 	fprintf(f, "%-28s %12s", "SYSCALL", "COUNT");
 	if (snap->stream)
 		fprintf(f, " %12s %8s", "STREAMED", "DIFF");

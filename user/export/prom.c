@@ -68,6 +68,8 @@
 struct prom_series {
 	struct kagg_hist_key key; /* key.label points to label below */
 	char *label;
+	uint64_t cgroup_id; /* KAGG_KEY_CGROUP: the cgroup's id and path (NULL: gone) */
+	char *cgroup;
 	/* A program's aggregation (kagg_prog__open()): its name and its key's labels. */
 	char *agg;
 	size_t nr_labels;
@@ -152,6 +154,7 @@ static void series_free(struct prom_series *s)
 	free_strv(s->vals, s->nr_labels);
 	free(s->agg);
 	free(s->label);
+	free(s->cgroup);
 	free(s->slots);
 }
 
@@ -261,6 +264,13 @@ static bool hist_keyed(const struct kagg_hist *h)
 	return h->key.mode != KAGG_KEY_NONE || h->key.id || hist_nr_labels(h);
 }
 
+/* h's cgroup id: a KAGG_KEY_CGROUP histogram's, else 0. */
+static uint64_t hist_cgroup_id(const struct kagg_hist *h)
+{
+	return h->key.mode == KAGG_KEY_CGROUP && KAGG_HAS_FIELD(h, kagg_hist, cgroup) ? h->cgroup_id
+										      : 0;
+}
+
 static bool same_str(const char *a, const char *b)
 {
 	return a == b || (a && b && !strcmp(a, b));
@@ -274,6 +284,7 @@ static bool same_key(const struct prom_series *s, const struct kagg_hist *h)
 	return a->mode == b->mode && a->id == b->id &&
 	       (a->mode == KAGG_KEY_NONE || a->pid == b->pid) &&
 	       (a->mode != KAGG_KEY_COMM || !memcmp(a->comm, b->comm, sizeof(a->comm))) &&
+	       (a->mode != KAGG_KEY_CGROUP || s->cgroup_id == hist_cgroup_id(h)) &&
 	       (a->mode != KAGG_KEY_TID || a->tid == b->tid) && same_str(s->agg, hist_agg(h)) &&
 	       (!s->agg || same_str(s->label, b->label));
 }
@@ -405,6 +416,9 @@ static struct prom_series *new_series(struct prom_inst *in, const struct kagg_hi
 	tmp->created = ts_s(&m->start);
 	in->nr_series++;
 	if ((k->label && !(tmp->label = strdup(k->label))) || series_labels(tmp, h))
+		return NULL;
+	tmp->cgroup_id = hist_cgroup_id(h);
+	if (tmp->cgroup_id && h->cgroup && !(tmp->cgroup = strdup(h->cgroup)))
 		return NULL;
 	tmp->key.label = tmp->label;
 	if (hist_keyed(h)) {
@@ -632,7 +646,7 @@ struct lset {
 	unsigned int n;
 	const char *k[LSET_MAX];
 	const char *v[LSET_MAX];
-	char pid[16], tid[16], id[24], comm[17];
+	char pid[16], tid[16], id[24], cgroup[24], comm[17];
 	char names[LSET_MAX][64]; /* a program's label names, renamed off the reserved ones */
 };
 
@@ -692,19 +706,13 @@ static void key_lset(struct lset *l, const struct prom_series *s)
 		return;
 	}
 	if (k->mode == KAGG_KEY_CGROUP) {
-		snprintf(l->id, sizeof(l->id), "%llu", (unsigned long long)k->id);
-		lset_add(l, "cgroup", k->label ? k->label : l->id);
-		return;
-	}
-	if (k->mode == KAGG_KEY_COMM) {
-		memcpy(l->comm, k->comm, sizeof(k->comm));
-		l->comm[sizeof(k->comm)] = 0;
-		lset_add(l, "comm", l->comm);
-		return;
-	}
-	if (k->mode != KAGG_KEY_NONE) {
-		snprintf(l->pid, sizeof(l->pid), "%d", k->pid);
-		lset_add(l, "pid", l->pid);
+		snprintf(l->cgroup, sizeof(l->cgroup), "%llu", (unsigned long long)s->cgroup_id);
+		lset_add(l, "cgroup", s->cgroup ? s->cgroup : l->cgroup);
+	} else if (k->mode != KAGG_KEY_NONE) { /* per process, thread or command */
+		if (k->mode != KAGG_KEY_COMM) {
+			snprintf(l->pid, sizeof(l->pid), "%d", k->pid);
+			lset_add(l, "pid", l->pid);
+		}
 		if (k->mode == KAGG_KEY_TID) {
 			snprintf(l->tid, sizeof(l->tid), "%d", k->tid);
 			lset_add(l, "tid", l->tid);

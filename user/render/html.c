@@ -148,8 +148,12 @@ static void hist_section(FILE *f, const struct kagg_hist *h, const double *pcts,
 		xml_puts(f, h->key.label);
 		fputs(" ", f);
 	}
-	if (h->key.mode == KAGG_KEY_CGROUP && !h->key.label)
-		fprintf(f, "cgroup %" PRIu64 " ", h->key.id);
+	if (h->key.mode == KAGG_KEY_CGROUP && h->cgroup) {
+		xml_puts(f, h->cgroup);
+		fputs(" ", f);
+	} else if (h->key.mode == KAGG_KEY_CGROUP) {
+		fprintf(f, "cgroup %" PRIu64 " ", h->cgroup_id);
+	}
 	if (h->key.mode != KAGG_KEY_NONE && h->key.mode != KAGG_KEY_CGROUP) {
 		char comm[sizeof(h->key.comm) + 1];
 

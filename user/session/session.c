@@ -1587,6 +1587,29 @@ int session_key_check(struct kagg_session *s, enum kagg_key_mode key, enum kagg_
 	return 0;
 }
 
+void session_hist_key(struct kagg_session *s, struct kagg_snapshot *snap, struct kagg_hist *h,
+		      const struct kagg_key *k, const char *comm,
+		      const char *(*label)(struct kagg_session *s, uint64_t aux))
+{
+	const char *name = label ? label(s, k->aux) : NULL;
+
+	h->key.mode = s->key;
+	h->key.pid = s->key == KAGG_KEY_PID || s->key == KAGG_KEY_TID ? (int)k->tgid : 0;
+	h->key.tid = s->key == KAGG_KEY_TID ? (int)k->pid : 0;
+	h->key.id = k->aux;
+	h->key.label = name ? snap_strdup(snap, name) : NULL;
+	if (s->key == KAGG_KEY_COMM)
+		comm = k->comm;
+	if (s->key != KAGG_KEY_CGROUP)
+		memcpy(h->key.comm, comm, strnlen(comm, sizeof(h->key.comm) - 1));
+	if (s->key == KAGG_KEY_CGROUP) {
+		h->cgroup_id = k->cgroup_lo | (uint64_t)k->cgroup_hi << 32;
+		h->cgroup = cg_paths_find(&s->cg, h->cgroup_id);
+		if (h->cgroup)
+			h->cgroup = snap_strdup(snap, h->cgroup);
+	}
+}
+
 int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, bool reset,
 			   struct kagg_snapshot *snap,
 			   const char *(*label)(struct kagg_session *s, uint64_t aux))
@@ -1609,23 +1632,11 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		uint64_t sum = 0;
 		__u64 nmin = 0, max = 0;
 
-		h->key.mode = s->key;
-		h->key.pid =
-			s->key == KAGG_KEY_PID || s->key == KAGG_KEY_TID ? (int)keys[i].tgid : 0;
-		h->key.tid = s->key == KAGG_KEY_TID ? (int)keys[i].pid : 0;
-		h->key.id = keys[i].aux;
-		h->key.label = label ? label(s, keys[i].aux) : NULL;
-		if (s->key == KAGG_KEY_COMM) {
-			memcpy(h->key.comm, keys[i].comm, sizeof(h->key.comm) - 1);
-		} else if (s->key == KAGG_KEY_CGROUP) {
-			h->key.id = keys[i].cgroup_lo | (uint64_t)keys[i].cgroup_hi << 32;
-			h->key.label = cg_paths_find(&s->cg, h->key.id);
-		}
-		if (h->key.label)
-			h->key.label = snap_strdup(snap, h->key.label);
-		for (cpu = 0; cpu < nc && s->key != KAGG_KEY_CGROUP; cpu++)
-			if (!h->key.comm[0] && vals[cpu].comm[0])
-				memcpy(h->key.comm, vals[cpu].comm, sizeof(h->key.comm) - 1);
+		const char *comm = "";
+
+		for (cpu = 0; cpu < nc && !comm[0]; cpu++)
+			comm = vals[cpu].comm;
+		session_hist_key(s, snap, h, &keys[i], comm, label);
 		for (cpu = 0; cpu < nc; cpu++) {
 			for (j = 0; j < KAGG_SLOTS; j++) {
 				((uint64_t *)h->slots)[j] += vals[cpu].slots[j];

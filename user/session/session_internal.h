@@ -531,6 +531,16 @@ int session_key_check(struct kagg_session *s, enum kagg_key_mode key, enum kagg_
 		      enum kagg_buckets buckets);
 
 /*
+ * h's key (h zeroed) from the kernel's key k in the session's key mode: pid and tid; the
+ * command name (k's with KAGG_KEY_COMM, else comm, the value's, NUL-terminated); with
+ * KAGG_KEY_CGROUP the cgroup's id and path (h->cgroup_id, h->cgroup); the tool's id k->aux,
+ * named label(s, aux) when label is given.  Strings are copied into snap.
+ */
+void session_hist_key(struct kagg_session *s, struct kagg_snapshot *snap, struct kagg_hist *h,
+		      const struct kagg_key *k, const char *comm,
+		      const char *(*label)(struct kagg_session *s, uint64_t aux));
+
+/*
  * Keyed histograms (per-CPU hash of kagg_key -> kagg_key_hist) of generation
  * g, one per key, sorted by (pid, tid, id).  label(s, key) may name the key's
  * aux id (NULL: no label).

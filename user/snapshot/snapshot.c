@@ -221,6 +221,10 @@ static int cmp_hist(const void *a, const void *b)
 		return x->key.pid < y->key.pid ? -1 : 1;
 	if (x->key.tid != y->key.tid)
 		return x->key.tid < y->key.tid ? -1 : 1;
+	if (x->cgroup_id != y->cgroup_id) /* per cgroup */
+		return x->cgroup_id < y->cgroup_id ? -1 : 1;
+	if (x->key.mode == KAGG_KEY_COMM && memcmp(x->key.comm, y->key.comm, sizeof(x->key.comm)))
+		return memcmp(x->key.comm, y->key.comm, sizeof(x->key.comm));
 	return x->key.id < y->key.id ? -1 : x->key.id > y->key.id;
 }
 
@@ -657,7 +661,7 @@ static void print_key_line(const struct kagg_hist *h, FILE *f)
 	fputc('\n', f);
 	if (hist_agg(h))
 		fprintf(f, "%s%s", E(h->agg), h->key.label ? ": " : "\n");
-	if (h->key.label && h->key.mode != KAGG_KEY_CGROUP)
+	if (h->key.label)
 		fprintf(f, "%s%s", E(h->key.label), h->key.mode != KAGG_KEY_NONE ? "  " : "\n");
 	if (h->key.mode == KAGG_KEY_PID)
 		fprintf(f, "pid = %d %s\n", h->key.pid, comm);
@@ -665,10 +669,10 @@ static void print_key_line(const struct kagg_hist *h, FILE *f)
 		fprintf(f, "tid = %d (pid %d) %s\n", h->key.tid, h->key.pid, comm);
 	else if (h->key.mode == KAGG_KEY_COMM)
 		fprintf(f, "comm = %s\n", comm);
-	else if (h->key.mode == KAGG_KEY_CGROUP && h->key.label)
-		fprintf(f, "cgroup = %s\n", E(h->key.label));
+	else if (h->key.mode == KAGG_KEY_CGROUP && h->cgroup)
+		fprintf(f, "cgroup = %s\n", E(h->cgroup));
 	else if (h->key.mode == KAGG_KEY_CGROUP)
-		fprintf(f, "cgroup = %" PRIu64 " (gone)\n", h->key.id);
+		fprintf(f, "cgroup = %" PRIu64 " (gone)\n", h->cgroup_id);
 	text_esc_free(&e);
 }
 
@@ -1060,12 +1064,13 @@ static void print_hist_json(struct jw *w, const struct kagg_hist *h, const struc
 
 	jw_obj_begin(w, NULL);
 	jw_obj_begin(w, "key");
-	if (h->key.mode == KAGG_KEY_CGROUP) {
-		jw_u64(w, "cgroup_id", h->key.id);
-		jw_str(w, "cgroup", h->key.label);
-	} else if (h->key.label || h->key.id) {
+	if (h->key.label || h->key.id) {
 		jw_u64(w, "id", h->key.id);
 		jw_str(w, "label", h->key.label);
+	}
+	if (h->key.mode == KAGG_KEY_CGROUP) {
+		jw_u64(w, "cgroup_id", h->cgroup_id);
+		jw_str(w, "cgroup", h->cgroup);
 	}
 	if (h->key.mode == KAGG_KEY_COMM) {
 		jw_str(w, "comm", h->key.comm);

@@ -99,9 +99,9 @@ enum kagg_key_mode {
 	KAGG_KEY_NONE = 0, /* one system-wide (or filter-wide) histogram */
 	KAGG_KEY_PID = 1,  /* one per process */
 	KAGG_KEY_TID = 2,  /* one per thread */
-	/* appended after 0.2: offcpu and runqlat, kernel path (KAGG_MODE_AGG), log2 buckets */
+	/* appended after 0.2: offcpu, runqlat, syscount; kernel path (KAGG_MODE_AGG), log2 */
 	KAGG_KEY_COMM = 3,   /* one per command name (kagg_hist_key.comm) */
-	KAGG_KEY_CGROUP = 4, /* one per cgroup v2 (kagg_hist_key.id, its path in label) */
+	KAGG_KEY_CGROUP = 4, /* one per cgroup v2 (kagg_hist.cgroup_id, its path in cgroup) */
 };
 
 /* How tracepoint programs attach. */

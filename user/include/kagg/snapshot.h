@@ -49,12 +49,9 @@ struct kagg_hist_key {
 	enum kagg_key_mode mode; /* KAGG_KEY_NONE: pid/tid/comm unused */
 	int pid;		 /* KAGG_KEY_PID, KAGG_KEY_TID */
 	int tid;		 /* KAGG_KEY_TID only */
-	char comm[16];		 /* KAGG_KEY_CGROUP: unused */
-	/* tool-defined id (syscall number, function...), 0 unused; KAGG_KEY_CGROUP: cgroup id */
-	uint64_t id;
-	/* name of id ("read", "vfs_read"...), NULL when none; KAGG_KEY_CGROUP: the cgroup's path
-	 * from the cgroup2 mount ("/system.slice/foo.service"), NULL when it is gone */
-	const char *label;
+	char comm[16];		 /* KAGG_KEY_CGROUP: unused (the cgroup: kagg_hist.cgroup) */
+	uint64_t id;		 /* tool-defined id (syscall number, function...), 0 unused */
+	const char *label;	 /* name of id ("read", "vfs_read"...), NULL when none */
 };
 
 /* Whether a histogram keeps its values (kagg_hist.exact). */
@@ -130,6 +127,14 @@ struct kagg_hist {
 	bool has_minmax;
 	double min;
 	double max;
+	/*
+	 * Appended after 0.2 (KAGG_HAS_FIELD): a KAGG_KEY_CGROUP histogram's cgroup v2: its id
+	 * and its path from the cgroup2 mount ("/system.slice/foo.service"), NULL once the
+	 * cgroup is gone.  key.id and key.label stay the tool's (syscount: the syscall).  0 and
+	 * NULL in the other key modes.
+	 */
+	uint64_t cgroup_id;
+	const char *cgroup;
 };
 
 /*

@@ -8,7 +8,9 @@
  * (errors mode: number | errno << 32) and key.label its name ("openat";
  * errors mode "openat:ENOENT"); numbers the name table lacks are labelled
  * "syscall_<nr>".  Count and errors modes carry no buckets (nr_slots 0):
- * the count is hist->total.  Latency mode carries log2 buckets.
+ * the count is hist->total.  Latency mode carries log2 buckets.  Keyed by
+ * command name (KAGG_KEY_COMM) or cgroup (KAGG_KEY_CGROUP: hist->cgroup_id
+ * and hist->cgroup), key.id and key.label stay the syscall's.
  */
 #ifndef KAGG_SYSCOUNT_H
 #define KAGG_SYSCOUNT_H
@@ -31,7 +33,9 @@ enum kagg_syscount_mode {
 struct kagg_syscount_opts {
 	size_t sz;
 	enum kagg_unit unit;
-	enum kagg_key_mode key; /* per syscall, or per process / thread and syscall */
+	/* per syscall, or per process / thread / command / cgroup and syscall; KAGG_KEY_COMM
+	 * and KAGG_KEY_CGROUP: stream_mode KAGG_MODE_AGG, log2 buckets */
+	enum kagg_key_mode key;
 	enum kagg_syscount_mode mode;
 	/* Only these processes (NULL or 0 entries: all).  Each must exist at open. */
 	const int *pids;
@@ -87,7 +91,8 @@ KAGG_API const char *kagg_syscount__name(struct kagg_session *s, unsigned int nr
 
 /*
  * Print a syscount snapshot: count and errors modes as a table sorted by
- * count ("SYSCALL COUNT", with PID/TID and COMM columns per process; with
+ * count ("SYSCALL COUNT", after PID/TID and COMM columns per process or
+ * thread, COMM per command, CGROUP (its path) per cgroup; with
  * KAGG_MODE_BOTH the streamed count and the difference too), after the
  * usual meta header; latency mode and JSON as kagg_snapshot__print().
  * 0 or -errno.
