@@ -17,6 +17,7 @@
 #include <kagg/kagg.h>
 #include <kagg/field_hist.h>
 #include "testutil.h"
+#include "session/session_internal.h" /* session_no_bpf_atomics */
 #include "census.h"
 
 #define EVENT "syscalls:sys_enter_write"
@@ -248,6 +249,13 @@ static void test_exp_buckets_of_known_writes(void **state)
 	}
 }
 
+/* Teardown: BPF atomics probed again, whether the test passed or not. */
+static int atomics_back(void **state)
+{
+	session_no_bpf_atomics = false;
+	return 0;
+}
+
 /* The histograms of keys FD_A and FD_B, the only keys of snap. */
 static void fd_hists(const struct kagg_snapshot *snap, const struct kagg_hist **a,
 		     const struct kagg_hist **b)
@@ -324,6 +332,20 @@ static void test_key_per_fd(void **state)
 	assert_minmax(a, 1, 100);
 	assert_minmax(b, 5000, 5000);
 	kagg_snapshot__free(snap);
+}
+
+/*
+ * The per-descriptor tests with BPF atomics taken as missing, as on 5.10: the programs
+ * load with session_atomics_fallback()'s rewrite (a compare-and-swap as a plain store,
+ * exact with one writer) and give the same histograms and extremes.
+ */
+static void test_key_per_fd_without_atomics(void **state)
+{
+	TU_SKIP_UNLESS_ROOT();
+	session_no_bpf_atomics = true;
+	test_key_per_fd(state);
+	test_exp_buckets_key_per_fd(state);
+	session_no_bpf_atomics = false;
 }
 
 /* A signed field: negative values have no log2 bucket (counted apart), linear ones take them. */
@@ -455,5 +477,6 @@ static void test_cli_json_and_clean_exit(void **state)
 TU_MAIN(cmocka_unit_test(test_log2_buckets_of_known_writes), cmocka_unit_test(test_linear_buckets),
 	cmocka_unit_test(test_exp_buckets_of_known_writes), cmocka_unit_test(test_key_per_fd),
 	cmocka_unit_test(test_exp_buckets_key_per_fd),
+	cmocka_unit_test_teardown(test_key_per_fd_without_atomics, atomics_back),
 	cmocka_unit_test(test_signed_negative_values), cmocka_unit_test(test_cli_errors),
 	cmocka_unit_test(test_cli_json_and_clean_exit), )

@@ -1289,10 +1289,14 @@ out:
 	return err;
 }
 
+bool session_no_bpf_atomics;
+
 bool session_has_bpf_atomics(struct kagg_session *s)
 {
 	int r = s->feat_atomics;
 
+	if (session_no_bpf_atomics)
+		return false;
 	if (!r) {
 		/* *(u64 *)(fp - 8) = 0; r1 = 1; r1 = atomic_fetch_add(fp - 8, r1); r0 = 0 */
 		const struct bpf_insn insns[] = {
@@ -1353,10 +1357,12 @@ int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj)
 			/*
 			 * r0 = cmpxchg(dst + off, r0, src) becomes *(dst + off) = src with r0
 			 * left as expected: the compare-and-swap succeeds as a plain store
+			 * (whose imm must be 0: the kernel refuses reserved fields set)
 			 */
-			if (out[i].imm == BPF_CMPXCHG)
+			if (out[i].imm == BPF_CMPXCHG) {
 				out[i].code = BPF_STX | BPF_MEM | BPF_DW;
-			else
+				out[i].imm = 0;
+			} else
 				out[i] = (struct bpf_insn){
 					.code = BPF_ALU64 | BPF_MOV | BPF_K,
 					.dst_reg = out[i].src_reg,

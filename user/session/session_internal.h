@@ -401,6 +401,8 @@ bool session_task_storage(struct kagg_session *s, bool btf);
  * atomic operation refuses the load.
  */
 bool session_has_bpf_atomics(struct kagg_session *s);
+/* Tests: take BPF atomics as missing on any kernel, so that 5.10's fallback runs. */
+extern bool session_no_bpf_atomics;
 int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj);
 
 /* ---- generic readers for the shapes of bpf/shared/common.h ---- */
