@@ -421,6 +421,27 @@ static void test_extremes_printed(void **state)
 	TU_ASSERT_HAS(out, "\"min\": 7958.123,", "\"max\": 7958.123,",
 		      "\"max\": {\"value\":7958.123,\"low\":4096,\"high\":8191}");
 	free(out);
+	/*
+	 * 8191.5 usecs counts in [4096, 8191] (floored to whole units): the percentiles stay
+	 * in the bucket they are printed with, the max line is the value itself; likewise a
+	 * bucket [0, 1] of values from 1.2 to 1.9
+	 */
+	h->min = h->max = 8191.5;
+	assert_int_equal(kagg_hist__percentile(h, 100, &v, &low, &high), 0);
+	assert_true(v == 8191 && low == 4096 && high == 8191);
+	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
+	assert_non_null(strstr(out, "p50   = 8191.0 usecs [4096, 8191]\n"));
+	assert_non_null(strstr(out, "\nmax   = 8191.500 usecs\n"));
+	free(out);
+	((uint64_t *)h->slots)[12] = 0;
+	((uint64_t *)h->slots)[0] = 4;
+	h->min = 1.2;
+	h->max = 1.9;
+	assert_int_equal(kagg_hist__percentile(h, 50, &v, &low, &high), 0);
+	assert_true(v == 1 && low == 0 && high == 1);
+	((uint64_t *)h->slots)[0] = 0;
+	((uint64_t *)h->slots)[12] = 1;
+	h->min = h->max = 7958.123;
 	h->has_minmax = false;
 	out = print(snap, KAGG_FORMAT_TEXT, NULL, 0);
 	assert_non_null(strstr(out, "\nmax   = 8191.0 usecs [4096, 8191]\n"));

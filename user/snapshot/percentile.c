@@ -70,9 +70,21 @@ int hist_pct_slot(const struct kagg_hist *h, double q, unsigned int *slot, doubl
 			hist_slot_bounds(h, k, &low, &high);
 			*slot = k;
 			*value = low + (high - low) * (double)(rank - before) / (double)c;
-			/* every value, the percentile too, is within the extremes */
-			if (hist_minmax(h, &min, &max))
-				*value = *value < min ? min : *value > max ? max : *value;
+			/*
+			 * Every value, the percentile too, is within the extremes, and the
+			 * percentile within the bucket printed with it: a time bucket's bounds
+			 * are whole units, its values floored to them (8191.5 usecs counts in
+			 * [4096, 8191]), so an extreme may lie just past them: then the bucket's
+			 * bound holds.
+			 */
+			if (hist_minmax(h, &min, &max)) {
+				low = min > low ? min : low;
+				high = max < high ? max : high;
+				if (low <= high)
+					*value = *value < low ? low : *value > high ? high : *value;
+				else
+					*value = min > high ? high : low;
+			}
 			return 0;
 		}
 		before += c;

@@ -163,8 +163,8 @@ KAGG_API void kagg_log2_bounds(unsigned int k, uint64_t *low, uint64_t *high);
  * bucket [low, high] whose cumulative count first reaches r; with b values below it and c
  * in it, the value is low + (high - low) * (r - b) / c (its values taken as evenly spread,
  * the last at high), held within [min, max] when h has its exact extremes (has_minmax, so
- * that q = 100 is the maximum itself).  0, -EINVAL (bad arguments), -ENODATA (an empty
- * histogram).
+ * that q = 100 is the maximum itself when it lies in its bucket's printed bounds) and
+ * always within [low, high].  0, -EINVAL (bad arguments), -ENODATA (an empty histogram).
  */
 KAGG_API int kagg_hist__percentile(const struct kagg_hist *h, double q, double *value, double *low,
 				   double *high);
