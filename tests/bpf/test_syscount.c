@@ -194,6 +194,16 @@ static void sleeps_in_bucket(enum kagg_attach attach, enum kagg_key_mode key, en
 		assert_true(cum >= (uint64_t)tu_sleeps_under(&took, (2ULL << k) * 1000));
 	}
 	assert_int_equal(h->total, K_SLEEPS);
+	/*
+	 * The exact extremes, on either path: no call shorter than its 20 ms, none longer
+	 * than the longest wall time the child measured around one
+	 */
+	for (k = 0, cum = 0; k < K_SLEEPS; k++)
+		cum = sleep_took_ns[k] > cum ? sleep_took_ns[k] : cum;
+	printf("  min %.3f us, max %.3f us, longest wall time %.3f us\n", h->min, h->max,
+	       cum / 1e3);
+	assert_true(h->has_minmax);
+	assert_true(h->min >= 20000 && h->min <= h->max && h->max <= cum / 1e3);
 	kagg_snapshot__free(snap);
 }
 

@@ -545,6 +545,8 @@ static int sc_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __
 				sexp_hist(&t->st.exp, e[i].xslots, h);
 			h->has_sum = true;
 			h->sum = session_sum(s, e[i].sum);
+			if (h->total)
+				session_ext_fold(s, h, e[i].nmin, e[i].max);
 			err = svals_read(&e[i].vals, snap, h, units_ns(s->unit));
 		}
 		if (!err)

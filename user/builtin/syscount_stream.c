@@ -128,6 +128,7 @@ static void add(struct scstream *st, const struct sc_rec *r, uint64_t aux, int s
 		else if (sexp_add(&st->exp, &e->xslots, ns))
 			st->oom = -ENOMEM;
 		svals_add(&e->vals, ns, &st->gen[r->gen & 1].kept);
+		kagg_ext_put(&e->nmin, &e->max, ns);
 	}
 	e->sum += ns;
 	st->recorded++;

@@ -30,6 +30,7 @@ struct scs_entry {
 	uint64_t slots[KAGG_SLOTS]; /* latency mode */
 	uint64_t *xslots;	    /* latency mode, exp buckets (sexp): instead of slots */
 	uint64_t sum;		    /* latency mode: of the latencies, ns */
+	__u64 nmin, max;	    /* latency mode: their extremes, as kagg_ext_put() keeps them */
 	struct svals vals;	    /* latency mode: the latencies, for exact percentiles */
 };
 
