@@ -1822,7 +1822,7 @@ static double drops_of(const char *m, const char *tool)
  */
 static double offcpu_above_16ms(const char *m, const char *sel)
 {
-	char q[768];
+	char q[1024];
 	double count, below;
 
 	snprintf(q, sizeof(q), "kagg_offcpu_seconds_count{%s}", sel);
@@ -1832,14 +1832,16 @@ static double offcpu_above_16ms(const char *m, const char *sel)
 	return count < 0 || below < 0 ? -1 : count - below;
 }
 
-/* The series of syscount line tool counting getppid() calls of key label="value", into q. */
-static void calls_series(char *q, size_t len, const char *tool, const char *label,
-			 const char *value)
+/*
+ * The series of syscount line tool counting getppid() calls of the key labelled labels
+ * (`comm="x"`, `cgroup="/x",cgroup_id="7"`), into q.
+ */
+static void calls_series(char *q, size_t len, const char *tool, const char *labels)
 {
 	snprintf(q, len,
-		 "kagg_syscount_seconds_count{tool_id=\"%s\",tool=\"syscount\",%s=\"%s\","
+		 "kagg_syscount_seconds_count{tool_id=\"%s\",tool=\"syscount\",%s,"
 		 "key=\"getppid\"}",
-		 tool, label, value);
+		 tool, labels);
 }
 
 /* /metrics once series q counts want (bounded: 30 s); malloc'd. */
@@ -1860,13 +1862,12 @@ static char *scrape_until(int port, const char *q, double want)
 }
 
 /* The getppid() calls of syscount line tool's key label="value" in m: exactly want. */
-static void assert_calls(const char *m, const char *tool, const char *label, const char *value,
-			 int want)
+static void assert_calls(const char *m, const char *tool, const char *labels, int want)
 {
 	char q[512];
 	double n;
 
-	calls_series(q, sizeof(q), tool, label, value);
+	calls_series(q, sizeof(q), tool, labels);
 	n = series_value(m, q);
 	printf("  %s %.0f of %d\n", q, n, want);
 	assert_true(n == want);
@@ -1877,10 +1878,10 @@ static void assert_calls(const char *m, const char *tool, const char *label, con
  * calls getppid() 777 times; child c, renamed kagg-srv-c and moved into a cgroup the test
  * made, sleeps 4 times and calls getppid() 333 times.  One kagg serve, filtered to them:
  * syscount -N has comm="kagg-srv-a",key="getppid" 777 and comm="kagg-srv-c" 333, exactly;
- * syscount --per-cgroup has cgroup="/<the cgroup>",key="getppid" 333, exactly; offcpu -N has
- * comm="kagg-srv-a" with its 5 sleeps (counted, or dropped: as test_offcpu bounds them);
- * runqlat --per-cgroup (on that cgroup) has cgroup="/<the cgroup>" with a wakeup per sleep
- * at least (or dropped).
+ * syscount --per-cgroup has cgroup="/<the cgroup>",cgroup_id="<its id>",key="getppid" 333,
+ * exactly; offcpu -N has comm="kagg-srv-a" with its 5 sleeps (counted, or dropped: as
+ * test_offcpu bounds them); runqlat --per-cgroup (on that cgroup) has the same cgroup labels
+ * with a wakeup per sleep at least (or dropped).
  */
 static void test_comm_cgroup_labels(void **state)
 {
@@ -1888,7 +1889,8 @@ static void test_comm_cgroup_labels(void **state)
 			  wc = { "kagg-srv-c", { .count = 4, .ms = 20 }, 333 };
 	char cg[128], pids[64], sc_n[128], sc_cg[128], oc_n[128];
 	const char *path;
-	char rq_cg[256], sel[512], *m;
+	char rq_cg[256], sel[768], la[64], lc[64], lcg[320], *m;
+	struct stat cg_st; /* a cgroup v2's id is its directory's inode number */
 	int port = tu_free_port();
 	struct tu_child a, c;
 	struct tu_kagg k;
@@ -1898,6 +1900,7 @@ static void test_comm_cgroup_labels(void **state)
 	assert_true(port > 0);
 	tu_cgroup_dir(__func__, "kagg-srv", cg, sizeof(cg));
 	path = tu_cgroup_path(cg);
+	assert_int_equal(stat(cg, &cg_st), 0);
 	a = tu_spawn(named_work, &wa);
 	c = tu_spawn(named_work, &wc);
 	assert_true(track(a.pid) > 0 && track(c.pid) > 0);
@@ -1921,11 +1924,15 @@ static void test_comm_cgroup_labels(void **state)
 	assert_int_equal(tu_wait(&c), 0);
 
 	/* the children are done: a scrape with a's calls has all of both */
-	calls_series(sel, sizeof(sel), sc_n, "comm", wa.name);
+	snprintf(la, sizeof(la), "comm=\"%s\"", wa.name);
+	snprintf(lc, sizeof(lc), "comm=\"%s\"", wc.name);
+	snprintf(lcg, sizeof(lcg), "cgroup=\"%s\",cgroup_id=\"%llu\"", path,
+		 (unsigned long long)cg_st.st_ino);
+	calls_series(sel, sizeof(sel), sc_n, la);
 	m = scrape_until(port, sel, wa.calls);
-	assert_calls(m, sc_n, "comm", wa.name, wa.calls);
-	assert_calls(m, sc_n, "comm", wc.name, wc.calls);
-	assert_calls(m, sc_cg, "cgroup", path, wc.calls);
+	assert_calls(m, sc_n, la, wa.calls);
+	assert_calls(m, sc_n, lc, wc.calls);
+	assert_calls(m, sc_cg, lcg, wc.calls);
 	/* offcpu -N: a's sleeps, counted or dropped */
 	snprintf(sel, sizeof(sel), "tool_id=\"%s\",tool=\"offcpu\",comm=\"%s\"", oc_n, wa.name);
 	n = offcpu_above_16ms(m, sel);
@@ -1934,9 +1941,8 @@ static void test_comm_cgroup_labels(void **state)
 	assert_true(n >= 0 && n <= wa.sl.count);
 	assert_true(n + drops_of(m, oc_n) >= wa.sl.count);
 	/* runqlat --per-cgroup: c's wakeups from its sleeps at least, or dropped */
-	snprintf(sel, sizeof(sel),
-		 "kagg_runqlat_seconds_count{tool_id=\"%s\",tool=\"runqlat\",cgroup=\"%s\"}", rq_cg,
-		 path);
+	snprintf(sel, sizeof(sel), "kagg_runqlat_seconds_count{tool_id=\"%s\",tool=\"runqlat\",%s}",
+		 rq_cg, lcg);
 	n = series_value(m, sel);
 	printf("  %s %.0f, %.0f drops\n", sel, n, drops_of(m, rq_cg));
 	assert_true(n >= 0);

@@ -330,6 +330,52 @@ static void test_folding(void **state)
 	kagg_snapshot__free(s2);
 }
 
+/*
+ * Keys that print alike: per command, comms "\xff" and "\xfe" both print as U+FFFD: one
+ * series, counting both; per cgroup, two cgroups at one path (made again: another id) are
+ * two series, told apart by cgroup_id, as two processes are by pid.
+ */
+static void test_keys_printed_alike(void **state)
+{
+	static const int pids[] = { 1, 2 };
+	static const uint64_t t[] = { 3, 4 };
+	struct kagg_snapshot *comm = make_keyed(pids, t, 2), *cg = make_keyed(pids, t, 2);
+	KAGG_OPTS(kagg_prom_opts, o, .max_keys = 10);
+	struct kagg_prom *p = kagg_prom__new(&o);
+	char *got;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		comm->hists[i].key.mode = KAGG_KEY_COMM;
+		comm->hists[i].key.pid = 0;
+		snprintf(comm->hists[i].key.comm, sizeof(comm->hists[i].key.comm), "%c",
+			 i ? '\xfe' : '\xff');
+		cg->hists[i].key.mode = KAGG_KEY_CGROUP;
+		cg->hists[i].key.pid = 0;
+		cg->hists[i].cgroup = "/system.slice/db.service";
+		cg->hists[i].cgroup_id = 100 + i;
+	}
+	assert_int_equal(kagg_prom__add_tool(p, "n"), 0);
+	assert_int_equal(kagg_prom__add_tool(p, "c"), 1);
+	assert_int_equal(kagg_prom__update(p, 0, comm), 0);
+	assert_int_equal(kagg_prom__update(p, 1, cg), 0);
+	got = render(p, KAGG_PROM_TEXT);
+	assert_int_equal(
+		value_of(got, "kagg_runqlat_seconds_count" L("n") ",comm=\"\xef\xbf\xbd\"} "), 7);
+	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L(
+					       "c") ",cgroup=\"/system.slice/"
+						    "db.service\",cgroup_id=\"100\"} "),
+			 3);
+	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L(
+					       "c") ",cgroup=\"/system.slice/"
+						    "db.service\",cgroup_id=\"101\"} "),
+			 4);
+	free(got);
+	kagg_prom__free(p);
+	kagg_snapshot__free(comm);
+	kagg_snapshot__free(cg);
+}
+
 /* make_keyed() whose interval is the second before end (seconds of the epoch). */
 static struct kagg_snapshot *keyed_at(const int *pids, const uint64_t *totals, size_t n, long end)
 {
@@ -716,6 +762,7 @@ static void test_promtool(void **state)
 
 UU_MAIN(cmocka_unit_test(test_text_exact), cmocka_unit_test(test_openmetrics),
 	cmocka_unit_test(test_escaping), cmocka_unit_test(test_folding),
-	cmocka_unit_test(test_key_ttl), cmocka_unit_test(test_negotiate),
-	cmocka_unit_test(test_protobuf), cmocka_unit_test(test_buckets_from_first_scrape),
-	cmocka_unit_test(test_max_bucket), cmocka_unit_test(test_promtool))
+	cmocka_unit_test(test_key_ttl), cmocka_unit_test(test_keys_printed_alike),
+	cmocka_unit_test(test_negotiate), cmocka_unit_test(test_protobuf),
+	cmocka_unit_test(test_buckets_from_first_scrape), cmocka_unit_test(test_max_bucket),
+	cmocka_unit_test(test_promtool))

@@ -276,6 +276,25 @@ static bool same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/*
+ * Do two comms (COMM_LEN bytes, NUL-padded) give the same label value?  Bytes outside
+ * UTF-8 and controls print as U+FFFD (put_value), so two comms may: one series then.
+ */
+#define COMM_LEN sizeof(((struct kagg_hist_key *)0)->comm)
+static bool same_comm_label(const char *a, const char *b)
+{
+	char ra[COMM_LEN + 1] = "", rb[COMM_LEN + 1] = "";
+	char ca[3 * COMM_LEN + 1], cb[3 * COMM_LEN + 1];
+
+	if (!memcmp(a, b, COMM_LEN))
+		return true;
+	memcpy(ra, a, COMM_LEN);
+	memcpy(rb, b, COMM_LEN);
+	utf8_clean(ca, ra, UTF8_KEEP_NL);
+	utf8_clean(cb, rb, UTF8_KEEP_NL);
+	return !strcmp(ca, cb);
+}
+
 /* Is s the series of h's key?  A program's keys compare by their labels. */
 static bool same_key(const struct prom_series *s, const struct kagg_hist *h)
 {
@@ -283,7 +302,7 @@ static bool same_key(const struct prom_series *s, const struct kagg_hist *h)
 
 	return a->mode == b->mode && a->id == b->id &&
 	       (a->mode == KAGG_KEY_NONE || a->pid == b->pid) &&
-	       (a->mode != KAGG_KEY_COMM || !memcmp(a->comm, b->comm, sizeof(a->comm))) &&
+	       (a->mode != KAGG_KEY_COMM || same_comm_label(a->comm, b->comm)) &&
 	       (a->mode != KAGG_KEY_CGROUP || s->cgroup_id == hist_cgroup_id(h)) &&
 	       (a->mode != KAGG_KEY_TID || a->tid == b->tid) && same_str(s->agg, hist_agg(h)) &&
 	       (!s->agg || same_str(s->label, b->label));
@@ -507,7 +526,12 @@ static int update_hists(struct kagg_prom *p, struct prom_inst *in, const struct 
 
 		if (!h)
 			continue;
-		if (hist_keyed(h) && in->nr_keyed >= p->max_keys) {
+		/* a key printed as one made in this pass (comms alike once escaped) */
+		s = find_series(in, h);
+		if (s) {
+			if (h->total)
+				s->last = now;
+		} else if (hist_keyed(h) && in->nr_keyed >= p->max_keys) {
 			s = &in->other;
 			s->other = true;
 			in->folded++;
@@ -706,8 +730,10 @@ static void key_lset(struct lset *l, const struct prom_series *s)
 		return;
 	}
 	if (k->mode == KAGG_KEY_CGROUP) {
+		/* the id too: a cgroup made again at the same path (a restarted unit) is another */
 		snprintf(l->cgroup, sizeof(l->cgroup), "%llu", (unsigned long long)s->cgroup_id);
 		lset_add(l, "cgroup", s->cgroup ? s->cgroup : l->cgroup);
+		lset_add(l, "cgroup_id", l->cgroup);
 	} else if (k->mode != KAGG_KEY_NONE) { /* per process, thread or command */
 		if (k->mode != KAGG_KEY_COMM) {
 			snprintf(l->pid, sizeof(l->pid), "%d", k->pid);
