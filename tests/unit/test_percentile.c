@@ -24,6 +24,7 @@
 #include <kagg/kagg.h>
 #include "snapshot/snapshot_internal.h"
 #include "stream/stream.h"
+#include "session/session_internal.h" /* session_ext_fold() */
 #include "testutil.h"
 #include "unit_util.h"
 
@@ -308,6 +309,31 @@ static void ext_merged(const struct kagg_hist_val *v, int n, __u64 *min, __u64 *
 		kagg_ext_merge(&nmin, &mx, v[i].nmin, v[i].max);
 	*min = ~nmin;
 	*max = mx;
+}
+
+/*
+ * session_ext_fold() of extremes as read: a part with none (all zero: a live generation
+ * read between a value's count and its extremes) or torn (min above max) folds nothing; a
+ * sound one sets them; a signed session unflips them.
+ */
+static void test_ext_fold_skips_none(void **state)
+{
+	struct kagg_session s = { .sum = SESSION_SUM_U64 };
+	struct kagg_hist h = { .sz = sizeof(h) };
+
+	(void)state;
+	session_ext_fold(&s, &h, 0, 0);
+	assert_false(h.has_minmax);
+	session_ext_fold(&s, &h, ~(uint64_t)9, 5); /* min 9 > max 5 */
+	assert_false(h.has_minmax);
+	session_ext_fold(&s, &h, ~(uint64_t)5, 9);
+	assert_true(h.has_minmax && h.min == 5 && h.max == 9);
+	session_ext_fold(&s, &h, 0, 0);
+	assert_true(h.min == 5 && h.max == 9);
+	s.sum = SESSION_SUM_S64;
+	h.has_minmax = false;
+	session_ext_fold(&s, &h, ~((uint64_t)-2 ^ (1ULL << 63)), 3 ^ (1ULL << 63));
+	assert_true(h.has_minmax && h.min == -2 && h.max == 3);
 }
 
 /*
@@ -821,4 +847,5 @@ UU_MAIN(cmocka_unit_test(test_ranks), cmocka_unit_test(test_errors),
 	cmocka_unit_test(test_exact_in_bucket), cmocka_unit_test(test_exact_sorted),
 	cmocka_unit_test(test_sagg_reuses_values), cmocka_unit_test(test_exact_printed),
 	cmocka_unit_test(test_sagg_exp_buckets), cmocka_unit_test(test_extremes_merge),
-	cmocka_unit_test(test_sagg_extremes), cmocka_unit_test(test_extremes_printed))
+	cmocka_unit_test(test_ext_fold_skips_none), cmocka_unit_test(test_sagg_extremes),
+	cmocka_unit_test(test_extremes_printed))

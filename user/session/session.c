@@ -1001,6 +1001,12 @@ void session_ext_fold(const struct kagg_session *s, struct kagg_hist *h, uint64_
 	uint64_t flip = s->sum == SESSION_SUM_S64 ? 1ULL << 63 : 0; /* kagg_ext_flip */
 	double lo = session_sum(s, ~nmin ^ flip), hi = session_sum(s, max ^ flip);
 
+	/*
+	 * None to fold: a live generation read between a value's count and its extremes, or
+	 * two CPUs racing one extreme where compare-and-swap is a plain store (5.10)
+	 */
+	if (lo > hi)
+		return;
 	if (!h->has_minmax || lo < h->min)
 		h->min = lo;
 	if (!h->has_minmax || hi > h->max)
@@ -1017,7 +1023,7 @@ int session_percpu_zero(struct bpf_map *map, __u32 key, void *vals, size_t bytes
 int session_hist_fold(struct kagg_session *s, struct bpf_map *map, __u32 key, bool slots,
 		      bool reset, struct kagg_hist_val *vals, struct kagg_hist *h)
 {
-	int copies = bpf_map__type(map) == BPF_MAP_TYPE_ARRAY ? 1 : s->nr_cpus;
+	int copies = session_map_copies(s, map);
 	size_t vsz = sizeof(*vals) * copies;
 	uint64_t sum = 0, cnt = 0;
 	__u64 nmin = 0, max = 0;
