@@ -108,20 +108,23 @@ static inline ssize_t tu_proc_read(pid_t pid, const char *file, char *buf, size_
 }
 
 /*
- * Is pid asleep in a pipe read: state S, and its wchan (anon_pipe_read, pipe_read) says so
- * where the kernel tells it?
+ * Is pid asleep in its pipe read: state S, and off its CPU in a system call?  Reading
+ * /proc/pid/syscall waits until the task is off its CPU (wait_task_inactive) and says
+ * "running" if it is not in one; a task that set state S but has not switched out yet is
+ * not asleep for a tracer, whose sched_switch it has still to pass.  Where that file
+ * cannot be read, the wchan (anon_pipe_read, pipe_read) tells.
  */
 static inline bool tu_in_pipe_read(pid_t pid)
 {
 	char buf[512], *p;
-	ssize_t n;
 
 	tu_proc_read(pid, "stat", buf, sizeof(buf));
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || p[2] != 'S')
 		return false;
-	n = tu_proc_read(pid, "wchan", buf, sizeof(buf));
-	return n <= 0 || !strcmp(buf, "0") || strstr(buf, "pipe");
+	if (tu_proc_read(pid, "syscall", buf, sizeof(buf)) > 0)
+		return buf[0] >= '0' && buf[0] <= '9';
+	return tu_proc_read(pid, "wchan", buf, sizeof(buf)) > 0 && strstr(buf, "pipe");
 }
 
 /*

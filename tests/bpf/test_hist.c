@@ -454,6 +454,7 @@ static void test_cli_json_and_clean_exit(void **state)
 	static struct tu_census before;
 	char *out = NULL, *err = NULL;
 	int rc, sigs[] = { SIGINT, SIGTERM }, i;
+	pid_t child;
 
 	TU_SKIP_UNLESS_ROOT();
 	tu_census_take(&before, "hist_", "hist_");
@@ -464,7 +465,13 @@ static void test_cli_json_and_clean_exit(void **state)
 	free(out);
 	free(err);
 	for (i = 0; i < 2; i++) {
-		rc = tu_run_kagg(loop, &out, &err, sigs[i], 700);
+		/* the signal once kagg has attached and a child has slept 3 x 200 ms */
+		struct tu_sleeps sl = { .count = 3, .ms = 200 };
+		const struct tu_on_child on = {
+			.fn = tu_sleeper, .arg = &sl, .attached = "hist_", .stop_sig = sigs[i]
+		};
+
+		rc = tu_run_kagg_on(loop, &on, &child, &out, &err);
 		printf("  signal %d: exit %d\n", sigs[i], rc);
 		assert_int_equal(rc, 0);
 		assert_non_null(strstr(out, "prev_pid"));
