@@ -337,6 +337,32 @@ static void test_known_sleeps_land_in_bucket(void **state)
 	known_sleeps((enum kagg_attach)TU_ARG(state));
 }
 
+/*
+ * The intervals of h against sl's 20 ms sleeps as the child measured them (the ground truth
+ * of test_known_sleeps): at most one of 16 ms or more per sleep; one at least per sleep that
+ * blocked and was never preempted (its whole sleep in state S), or a drop; one of any length
+ * per sleep that blocked, or a drop.
+ */
+static void assert_sleeps(const struct kagg_snapshot *snap, const struct kagg_hist *h,
+			  const struct tu_sleeps *sl)
+{
+	uint64_t n = 0, all = 0, drops = kagg_snapshot__meta(snap)->drops_total;
+	unsigned int k;
+
+	assert_non_null(h);
+	for (k = 0; k < h->nr_slots; k++) {
+		all += h->slots[k];
+		n += k >= SLOT_16MS ? h->slots[k] : 0;
+	}
+	if (n != (uint64_t)sl->count)
+		printf("  %llu of %d sleeps (%d blocked, %d preempted), %llu drops\n",
+		       (unsigned long long)n, sl->count, tu_sleeps_blocked(sl),
+		       tu_sleeps_preempted(sl), (unsigned long long)drops);
+	assert_true(n <= (uint64_t)sl->count);
+	assert_true(n + drops >= (uint64_t)tu_sleeps_whole_under(sl, UINT64_MAX));
+	assert_true(all + drops >= (uint64_t)tu_sleeps_blocked(sl));
+}
+
 /* -p keeps one process and nobody else. */
 static void test_pid_filter_excludes_others(void **state)
 {
@@ -347,6 +373,7 @@ static void test_pid_filter_excludes_others(void **state)
 	int pids[1];
 
 	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(tu_sleeps_measured(&a_work));
 	a = tu_spawn(tu_sleeper, &a_work);
 	b = tu_spawn(tu_sleeper, &b_work);
 	pids[0] = a.pid;
@@ -358,20 +385,10 @@ static void test_pid_filter_excludes_others(void **state)
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	assert_int_equal(kagg_snapshot__hist(snap, 0)->key.pid, a.pid);
 	/*
-	 * All 20 sleeps of a (>= 16 ms, whatever the scheduling delay), none of b's;
-	 * a sleep the kernel made offcpu miss is not lost silently: it is in the drops.
+	 * a's sleeps as it measured them (assert_sleeps), none of b's; a sleep the kernel made
+	 * offcpu miss is not lost silently: it is in the drops.
 	 */
-	{
-		uint64_t n = 0, drops = kagg_snapshot__meta(snap)->drops_total;
-
-		for (unsigned int k = SLOT_16MS; k < 64; k++)
-			n += slot_sum(snap, k, a.pid);
-		if (n != 20)
-			printf("  %llu of a's 20 sleeps, %llu drops\n", (unsigned long long)n,
-			       (unsigned long long)drops);
-		assert_true(n <= 20);
-		assert_true(n + drops >= 20);
-	}
+	assert_sleeps(snap, kagg_snapshot__hist(snap, 0), &a_work);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
@@ -392,22 +409,6 @@ static void named_sleeper(void *arg)
 	tu_sleeper(&w->sl);
 }
 
-/* The sleeps of 16 ms and more in h, checked against want (<= want, want with the drops). */
-static void assert_sleeps(const struct kagg_snapshot *snap, const struct kagg_hist *h, int want)
-{
-	uint64_t n = 0, drops = kagg_snapshot__meta(snap)->drops_total;
-	unsigned int k;
-
-	assert_non_null(h);
-	for (k = SLOT_16MS; k < h->nr_slots; k++)
-		n += h->slots[k];
-	if (n != (uint64_t)want)
-		printf("  %llu of %d sleeps, %llu drops\n", (unsigned long long)n, want,
-		       (unsigned long long)drops);
-	assert_true(n <= (uint64_t)want);
-	assert_true(n + drops >= (uint64_t)want);
-}
-
 /*
  * -N (KAGG_KEY_COMM): two children renamed to known names sleep 12 and 7 times 20 ms; each
  * name has a histogram of its own (no pid), with its sleeps in it.
@@ -423,6 +424,8 @@ static void test_per_comm(void **state)
 	size_t i;
 
 	TU_SKIP_UNLESS_ROOT();
+	assert_non_null(tu_sleeps_measured(&wa.sl));
+	assert_non_null(tu_sleeps_measured(&wb.sl));
 	a = tu_spawn(named_sleeper, &wa);
 	b = tu_spawn(named_sleeper, &wb);
 	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_COMM, .log = quiet_log);
@@ -442,8 +445,8 @@ static void test_per_comm(void **state)
 			hb = h;
 		}
 	}
-	assert_sleeps(snap, ha, wa.sl.count);
-	assert_sleeps(snap, hb, wb.sl.count);
+	assert_sleeps(snap, ha, &wa.sl);
+	assert_sleeps(snap, hb, &wb.sl);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
@@ -467,6 +470,7 @@ static void test_per_cgroup(void **state)
 	TU_SKIP_UNLESS_ROOT();
 	tu_cgroup_dir(__func__, "kagg-percg", cg, sizeof(cg));
 	want = tu_cgroup_path(cg);
+	assert_non_null(tu_sleeps_measured(&sl));
 	c = tu_spawn(tu_sleeper, &sl);
 	idle = tu_spawn(tu_sleeper, &(struct tu_sleeps){ .count = 1, .ms = 1 });
 	assert_int_equal(tu_cgroup_add(cg, c.pid), 0);
@@ -484,7 +488,7 @@ static void test_per_cgroup(void **state)
 	}
 	if (!hc)
 		printf("  no histogram labelled %s\n", want);
-	assert_sleeps(snap, hc, sl.count);
+	assert_sleeps(snap, hc, &sl);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 	assert_int_equal(rmdir(cg), 0);
