@@ -26,8 +26,8 @@ VMTEST_QEMU_arm64 := qemu-system-arm
 VMTEST_DEPS	:= $(foreach a,$(VMTEST_ARCHES),$(VMTEST_QEMU_$(a))) busybox-static cpio
 VMTEST_TIMEOUT	?= 900
 # Guests booted at a time.  Each guest's 2 vCPUs are 2 host threads under TCG,
-# idle much of the time (sleeps, the tools' -d 1): two at a time on 2 host CPUs
-# took the four-guest matrix from ~22 to ~14 minutes.
+# idle much of the time (sleeps, the tools' -d 1): on 2 host CPUs the four-guest
+# matrix took 24 minutes one at a time and 11-14.5 two at a time.
 VMTEST_JOBS	?= 2
 VMTEST_HOST	?= 1
 # What the guests run: the tests whose answer depends on the kernel (attach
