@@ -80,13 +80,14 @@ esac
 # Attach paths each kernel series must support (the kernel config says so:
 # 6.1 cloud has CONFIG_KPROBES but no CONFIG_FPROBE, 6.12 has both).
 # 5.10 (bullseye cloud) has kprobes, fentry and tp_btf, and no fprobe either.
-# arm64 cloud kernels have kprobes and the BPF trampoline (fentry, 6.0), and
-# no CONFIG_FPROBE: arm64 cannot build it before 6.14 (fprobe on fgraph).
+# arm64 cloud kernels have kprobes and no CONFIG_FPROBE (arm64 cannot build it
+# before 6.14, fprobe on fgraph); fentry/fexit on kernel functions need ftrace
+# direct calls, on arm64 from 6.4: 6.12 has them, 6.1 refuses (ENOTSUPP at attach).
 declare -A KERNEL_REQUIRE=(
 	[5.10]="kprobe,kretprobe,fentry,fexit,tp_btf,raw_tp"
 	[6.1]="kprobe,kretprobe,fentry,fexit,tp_btf,raw_tp"
 	[6.12]="all"
-	[arm64-6.1]="kprobe,kretprobe,fentry,fexit,tp_btf,raw_tp"
+	[arm64-6.1]="kprobe,kretprobe,tp_btf,raw_tp"
 	[arm64-6.12]="kprobe,kretprobe,fentry,fexit,tp_btf,raw_tp"
 )
 # apt-cache name patterns per series
