@@ -408,12 +408,14 @@ DPKG_ARCH_x86	:= amd64
 # libraries through multiarch (PKG:arm64), and qemu-user to run its unit tests.
 ifneq ($(ARCH),$(HOST_ARCH))
 DPKG_ARCH	:= $(if $(filter arm64,$(ARCH)),arm64,amd64)
-CROSS_LIBS	:= libc6-dev libelf-dev libdw-dev libdebuginfod-dev liblzma-dev zlib1g-dev \
+CROSS_LIBS	:= libc6-dev liblzma-dev zlib1g-dev \
 		   libiberty-dev libprotobuf-c-dev \
 		   libmicrohttpd-dev libcmocka-dev libtraceevent-dev libstdc++-12-dev
 CROSS_DEPS	:= gcc-$(GNU_ARCH) g++-$(GNU_ARCH) binutils-$(GNU_ARCH) qemu-user-static \
 		   $(addsuffix :$(DPKG_ARCH),$(CROSS_LIBS))
-CROSS_DEPS_BPO	:= libbpf-dev:$(DPKG_ARCH)
+# elfutils' -dev packages are Multi-Arch: same, so the target's must be the very version
+# of the host's, which come from bookworm-backports (DEPS_BPO).
+CROSS_DEPS_BPO	:= $(addsuffix :$(DPKG_ARCH),libbpf-dev libelf-dev libdw-dev libdebuginfod-dev)
 RUN_DEPS	+= $(CROSS_DEPS)
 DEPS_BPO	+= $(CROSS_DEPS_BPO)
 DEPS_ARCH	:= --arch $(DPKG_ARCH)

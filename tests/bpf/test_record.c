@@ -650,8 +650,11 @@ static void test_second_recorder_on_one_file_is_refused(void **state)
 	snprintf(other, sizeof(other), "%s/../%s/one.dat", dir, strrchr(dir, '/') + 1);
 	k = tu_kagg_start(rec);
 	assert_true(k.pid > 0);
-	for (i = 0; i < 300 && pages_in(path) < 1; i++) /* 30 s at most */
+	/* 120 s at most: a starved TCG guest (two guests and other builds on two host CPUs)
+	 * once took more than 30 s to start recording and fill a page */
+	for (i = 0; i < 1200 && pages_in(path) < 1; i++)
 		tu_sleep_ms(100);
+	printf("  the first page after %d ms\n", i * 100);
 	assert_true(pages_in(path) >= 1);
 	{
 		const struct tu_error_case c[] = {

@@ -83,9 +83,13 @@ static void skip_unless_walk(void)
 
 	if (!miss)
 		return;
+#if !defined(__x86_64__)
+	print_message("skip: no %s\n", miss);
+#else
 	print_message("skip: this kernel lacks %s: no unwind-table walk (bpf_loop() 5.17, "
 		      "bpf_task_pt_regs() 5.15)\n",
 		      miss);
+#endif
 	skip();
 }
 

@@ -21,7 +21,8 @@
 /bin/busybox mkdir -p /bin /sbin /proc /sys /dev /tmp /run
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu
+# the libraries vmtest.sh copied in, under the guest architecture's multiarch directory
+export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib/aarch64-linux-gnu
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys

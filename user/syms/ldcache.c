@@ -44,6 +44,15 @@
 #define FLAG_NATIVE -1 /* no preference */
 #endif
 
+/* Debian's multiarch library directories of this architecture (/lib/<triplet>). */
+#if defined(__x86_64__)
+#define MULTIARCH_DIRS "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+#elif defined(__aarch64__)
+#define MULTIARCH_DIRS "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+#else
+#define MULTIARCH_DIRS
+#endif
+
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 #define ENDIAN_HOST 2
 #else
@@ -179,13 +188,8 @@ cleanup:
 
 int ldcache_find_system(const char *lib, char *out, size_t out_sz)
 {
-	static const char *const dirs[] = { "/lib/x86_64-linux-gnu",
-					    "/usr/lib/x86_64-linux-gnu",
-					    "/lib64",
-					    "/usr/lib64",
-					    "/lib",
-					    "/usr/lib",
-					    "/usr/local/lib" };
+	static const char *const dirs[] = { MULTIARCH_DIRS "/lib64", "/usr/lib64", "/lib",
+					    "/usr/lib", "/usr/local/lib" };
 	static const char *const suffixes[] = { ".so", ".so.6" };
 	char path[4096];
 	size_t i, j;
