@@ -446,26 +446,35 @@ static void assert_known_extremes(const struct kagg_snapshot *snap)
 	free(text);
 }
 
-/*
- * sdk_exp with log2 buckets, --mode both, and a single log2 histogram's slot: the exact
- * extremes on both paths, where the buckets alone would say [0, 1] and [524288, 1048575].
- */
-static void test_log2_extremes(void **state)
+/* sdk_exp on this process's getppid() calls, --mode both, in buckets b (exp: scale 3), attached. */
+static struct kagg_session *sdk_exp_session(enum kagg_buckets b)
 {
 	char set[64];
 	const char *sets[] = { set };
 	size_t sz;
 	const void *bytes = sdk_exp_bpf__elf_bytes(&sz);
 	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes, .obj_size = sz,
-		  .mode = KAGG_MODE_BOTH);
-	struct kagg_snapshot *snap;
+		  .mode = KAGG_MODE_BOTH, .buckets = b, .exp_scale = 3);
 	struct kagg_session *s;
 
-	TU_SKIP_UNLESS_ROOT();
 	snprintf(set, sizeof(set), "target_tgid=%d", getpid());
 	s = kagg_prog__open("sdk_exp", &po);
 	assert_non_null(s);
 	tu_attach(s);
+	return s;
+}
+
+/*
+ * sdk_exp with log2 buckets, --mode both, and a single log2 histogram's slot: the exact
+ * extremes on both paths, where the buckets alone would say [0, 1] and [524288, 1048575].
+ */
+static void test_log2_extremes(void **state)
+{
+	struct kagg_snapshot *snap;
+	struct kagg_session *s;
+
+	TU_SKIP_UNLESS_ROOT();
+	s = sdk_exp_session(KAGG_BUCKETS_LOG2);
 	snap = after_getppid(s, 10);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 4);
 	assert_non_null(kagg_snapshot__stream(snap));
@@ -485,12 +494,6 @@ static void test_exp_known_values(void **state)
 {
 	static const uint64_t vals[5] = { 0, 1, 1000, 1500, 1000000 };
 	static const uint64_t twice[5] = { 2, 2, 2, 2, 2 }, once[5] = { 1, 1, 1, 1, 1 };
-	char set[64];
-	const char *sets[] = { set };
-	size_t sz;
-	const void *bytes = sdk_exp_bpf__elf_bytes(&sz);
-	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes, .obj_size = sz,
-		  .mode = KAGG_MODE_BOTH, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3);
 	const struct kagg_snapshot *st;
 	struct kagg_snapshot *snap;
 	const struct kagg_snapshot *both[2];
@@ -498,10 +501,7 @@ static void test_exp_known_values(void **state)
 	int i, j;
 
 	TU_SKIP_UNLESS_ROOT();
-	snprintf(set, sizeof(set), "target_tgid=%d", getpid());
-	s = kagg_prog__open("sdk_exp", &po);
-	assert_non_null(s);
-	tu_attach(s);
+	s = sdk_exp_session(KAGG_BUCKETS_EXP);
 	snap = after_getppid(s, 10);
 	st = kagg_snapshot__stream(snap);
 	assert_non_null(st);

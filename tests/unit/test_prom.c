@@ -86,6 +86,10 @@ static char *render_once(struct kagg_snapshot *snap, const char *id, enum kagg_p
 }
 
 #define L(id) "{tool_id=\"" id "\",tool=\"runqlat\""
+/* The count of tool line "rq"'s series of process PID (named pPID by make_keyed()), in text. */
+#define RQ_PID_COUNT(text, PID) \
+	value_of(text,          \
+		 "kagg_runqlat_seconds_count" L("rq") ",pid=\"" #PID "\",comm=\"p" #PID "\"} ")
 
 /* clang-format off */
 static const char
@@ -303,12 +307,8 @@ static void test_folding(void **state)
 	assert_int_equal(kagg_prom__update(p, 0, s1), 0);
 	got = render(p, KAGG_PROM_TEXT);
 	/* The two largest keep their series; 12 and 14 are folded. */
-	assert_int_equal(
-		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"13\",comm=\"p13\"} "),
-		7);
-	assert_int_equal(
-		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"11\",comm=\"p11\"} "),
-		5);
+	assert_int_equal(RQ_PID_COUNT(got, 13), 7);
+	assert_int_equal(RQ_PID_COUNT(got, 11), 5);
 	assert_null(strstr(got, "pid=\"12\""));
 	assert_null(strstr(got, "pid=\"14\""));
 	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",key=\"other\"} "), 4);
@@ -317,9 +317,7 @@ static void test_folding(void **state)
 	/* Places taken stay taken: a new key goes to other, however large. */
 	assert_int_equal(kagg_prom__update(p, 0, s2), 0);
 	got = render(p, KAGG_PROM_TEXT);
-	assert_int_equal(
-		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"13\",comm=\"p13\"} "),
-		9);
+	assert_int_equal(RQ_PID_COUNT(got, 13), 9);
 	assert_int_equal(value_of(got, "kagg_runqlat_seconds_count" L("rq") ",key=\"other\"} "),
 			 104);
 	assert_int_equal(value_of(got, "kagg_folded_keys_total" L("rq") "} "), 3);
@@ -413,20 +411,14 @@ static void test_key_ttl(void **state)
 	got = render(p, KAGG_PROM_TEXT);
 	assert_null(strstr(got, "pid=\"11\""));
 	assert_null(strstr(got, "key=\"other\""));
-	assert_int_equal(
-		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"12\",comm=\"p12\"} "),
-		3);
-	assert_int_equal(
-		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"13\",comm=\"p13\"} "),
-		2);
+	assert_int_equal(RQ_PID_COUNT(got, 12), 3);
+	assert_int_equal(RQ_PID_COUNT(got, 13), 2);
 	assert_int_equal(value_of(got, "kagg_retired_keys_total" L("rq") "} "), 1);
 	free(got);
 	/* At 1030 12 and 13 are idle for 22 and 19 s: 11 comes back from zero, alone */
 	assert_int_equal(kagg_prom__update(p, 0, snaps[3]), 0);
 	got = render(p, KAGG_PROM_TEXT);
-	assert_int_equal(
-		value_of(got, "kagg_runqlat_seconds_count" L("rq") ",pid=\"11\",comm=\"p11\"} "),
-		2);
+	assert_int_equal(RQ_PID_COUNT(got, 11), 2);
 	assert_null(strstr(got, "pid=\"12\""));
 	assert_null(strstr(got, "pid=\"13\""));
 	assert_int_equal(value_of(got, "kagg_retired_keys_total" L("rq") "} "), 3);
