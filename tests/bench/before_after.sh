@@ -29,7 +29,9 @@
 # Environment: BENCH_ROUNDS (4, rounded up to even), BENCH_LOOPS (sched pipe
 # ops, 100000; syscall basic runs 20 times as many), BENCH_CASES (space
 # separated; the first six above when unset), BENCH_DURATION (safety cap given as -d, 60), BENCH_VERBOSE (set: each
-# program's runs and ns/run under each round).
+# program's runs and ns/run under each round), BENCH_NEW_ARGS (words added to the new
+# binary's command only, for an option the old one lacks: "--unwind fp" measures the
+# frame-pointer path of profile and offcpu --stacks against a build from before tables).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -79,9 +81,10 @@ workload() {
 # launch LABEL BIN CASE: start BIN's command and wait until it is attached
 # (the banner on stderr is printed once every program is attached).
 launch() {
-	local label=$1 bin=$2
-	# shellcheck disable=SC2046
-	start "$label" 1 "$bin" $(args "$3") -d "$DUR" --overhead
+	local label=$1 bin=$2 extra=""
+	[ "$label" = new ] && extra=${BENCH_NEW_ARGS:-}
+	# shellcheck disable=SC2046,SC2086
+	start "$label" 1 "$bin" $(args "$3") $extra -d "$DUR" --overhead
 	for _ in $(seq 100); do
 		grep -q 'Hit Ctrl-C' "$tmp/$label.err" && break
 		sleep 0.1
@@ -93,7 +96,7 @@ launch() {
 for c in $CASES; do args "$c" >/dev/null || die "unknown case '$c'"; done
 echo "kagg before/after: $ROUNDS rounds, kernel $(uname -r), $(nproc) CPUs"
 echo "old: $OLD"
-echo "new: $NEW"
+echo "new: $NEW${BENCH_NEW_ARGS:+ (with $BENCH_NEW_ARGS)}"
 summary=()
 # geo A B: the geometric mean of two ratios (an old-first and a new-first round:
 # the order's own cost, paid by whichever is first, cancels out)
@@ -104,8 +107,8 @@ range() { echo "$1" | tr ' ' '\n' | grep -v '^$' | sort -g | sed -n '1h; $!d; x;
 for c in $CASES; do
 	echo
 	echo "== $c: kagg $(args "$c")"
-	# shellcheck disable=SC2046
-	if ! "$NEW" $(args "$c") -d 0.1 --quiet >/dev/null 2>"$tmp/probe.err"; then
+	# shellcheck disable=SC2046,SC2086
+	if ! "$NEW" $(args "$c") ${BENCH_NEW_ARGS:-} -d 0.1 --quiet >/dev/null 2>"$tmp/probe.err"; then
 		echo "  skipped: $(head -1 "$tmp/probe.err")"
 		summary+=("$(printf '%-9s skipped: %s' "$c" "$(head -1 "$tmp/probe.err")")")
 		continue
