@@ -419,11 +419,8 @@ static int sc_read_lat_exp(struct kagg_session *s, struct kagg_snapshot *snap, _
 			((uint64_t *)h->slots)[k] += o->slots[k];
 		h->total += o->total;
 		h->sum += o->sum;
-		if (o->has_minmax && (!h->has_minmax || o->min < h->min))
-			h->min = o->min;
-		if (o->has_minmax && (!h->has_minmax || o->max > h->max))
-			h->max = o->max;
-		h->has_minmax |= o->has_minmax;
+		if (o->has_minmax)
+			session_minmax_add(h, o->min, o->max);
 	}
 	if (!err)
 		snap->nr_hists = n;

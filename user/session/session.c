@@ -1005,12 +1005,16 @@ void session_ext_fold(const struct kagg_session *s, struct kagg_hist *h, uint64_
 	 * None to fold: a live generation read between a value's count and its extremes, or
 	 * two CPUs racing one extreme where compare-and-swap is a plain store (5.10)
 	 */
-	if (lo > hi)
-		return;
-	if (!h->has_minmax || lo < h->min)
-		h->min = lo;
-	if (!h->has_minmax || hi > h->max)
-		h->max = hi;
+	if (lo <= hi)
+		session_minmax_add(h, lo, hi);
+}
+
+void session_minmax_add(struct kagg_hist *h, double min, double max)
+{
+	if (!h->has_minmax || min < h->min)
+		h->min = min;
+	if (!h->has_minmax || max > h->max)
+		h->max = max;
 	h->has_minmax = true;
 }
 
@@ -1643,7 +1647,6 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		struct kagg_hist *h = &snap->hists[out];
 		uint64_t sum = 0;
 		__u64 nmin = 0, max = 0;
-
 		const char *comm = "";
 
 		for (cpu = 0; cpu < nc && !comm[0]; cpu++)

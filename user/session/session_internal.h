@@ -512,6 +512,8 @@ double session_sum(const struct kagg_session *s, uint64_t raw);
  */
 void session_ext_fold(const struct kagg_session *s, struct kagg_hist *h, uint64_t nmin,
 		      uint64_t max);
+/* Extremes min <= max, in h's unit, into h's (set when it had none). */
+void session_minmax_add(struct kagg_hist *h, double min, double max);
 
 /*
  * Entry key of a per-CPU kagg_hist_val map summed over CPUs (or of an array the CPUs
