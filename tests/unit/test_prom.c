@@ -374,11 +374,16 @@ static void test_keys_printed_alike(void **state)
 	kagg_snapshot__free(cg);
 }
 
-/* make_keyed() whose interval is the second before end (seconds of the epoch). */
-static struct kagg_snapshot *keyed_at(const int *pids, const uint64_t *totals, size_t n, long end)
+/*
+ * make_keyed() whose interval lasted dur seconds (the monotonic time the key TTL counts)
+ * and ended at end, its wall clock's start the second before (seconds of the epoch).
+ */
+static struct kagg_snapshot *keyed_at(const int *pids, const uint64_t *totals, size_t n, double dur,
+				      long end)
 {
 	struct kagg_snapshot *snap = make_keyed(pids, totals, n);
 
+	snap->meta.duration_s = dur;
 	snap->meta.start.tv_sec = end - 1;
 	snap->meta.start.tv_nsec = 0;
 	snap->meta.end.tv_sec = end;
@@ -386,10 +391,11 @@ static struct kagg_snapshot *keyed_at(const int *pids, const uint64_t *totals, s
 }
 
 /*
- * Key TTL 10 s, 2 places: a key that counts nothing for more than 10 s is retired at the
- * next update, its place taken by a new key instead of "other"; one that counts again
- * within the TTL keeps its series; a retired key that comes back starts from zero, its
- * _created the start of the interval it came back in.
+ * Key TTL 10 s, 2 places: a key that counts nothing for more than 10 s of the intervals'
+ * durations is retired at the next update, its place taken by a new key instead of
+ * "other"; one that counts again within the TTL keeps its series; a retired key that comes
+ * back starts from zero, its _created the start of the interval it came back in.  The wall
+ * clock set back or stepped ahead retires nothing.
  */
 static void test_key_ttl(void **state)
 {
@@ -398,8 +404,9 @@ static void test_key_ttl(void **state)
 	KAGG_OPTS(kagg_prom_opts, o, .max_keys = 2, .key_ttl = 10);
 	struct kagg_prom *p = kagg_prom__new(&o);
 	struct kagg_snapshot *snaps[] = {
-		keyed_at(a, t2, 2, 1000), keyed_at(b, t1, 1, 1008), keyed_at(c, t1, 1, 1011),
-		keyed_at(d, t1, 1, 1030), keyed_at(b, t1, 1, 1019),
+		keyed_at(a, t2, 2, 1, 1000), keyed_at(b, t1, 1, 8, 1008),
+		keyed_at(c, t1, 1, 3, 1011), keyed_at(d, t1, 1, 19, 1030),
+		keyed_at(b, t1, 1, 1, 1019), keyed_at(d, t1, 1, 1, 1000000),
 	};
 	char *got;
 	size_t i;
@@ -432,6 +439,13 @@ static void test_key_ttl(void **state)
 	assert_int_equal(kagg_prom__update(p, 0, snaps[4]), 0);
 	got = render(p, KAGG_PROM_TEXT);
 	assert_non_null(strstr(got, "pid=\"11\""));
+	assert_int_equal(value_of(got, "kagg_retired_keys_total" L("rq") "} "), 3);
+	free(got);
+	/* nor one stepped ahead by 11 days: 12, idle for 1 s of intervals, stays */
+	assert_int_equal(kagg_prom__update(p, 0, snaps[5]), 0);
+	got = render(p, KAGG_PROM_TEXT);
+	assert_int_equal(RQ_PID_COUNT(got, 11), 4);
+	assert_int_equal(RQ_PID_COUNT(got, 12), 2);
 	assert_int_equal(value_of(got, "kagg_retired_keys_total" L("rq") "} "), 3);
 	free(got);
 	kagg_prom__free(p);

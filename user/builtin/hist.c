@@ -258,24 +258,10 @@ static int hist_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g
 	size_t i;
 	int err;
 
-	if (s->exp_words && t->key_kind != HIST_KEY_NONE) {
-		err = session_read_key_exp_hists(s, t->skel->maps.key_hist, t->skel->maps.exp_cells,
-						 g, reset, snap);
-		for (i = 0; !err && i < snap->nr_hists; i++)
-			snap->hists[i].key.label =
-				snap_strdup(snap, int_label(s, snap->hists[i].key.id));
-	} else if (s->exp_words) {
-		err = session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
-		if (!err)
-			snap->hists[0].key.label = snap_strdup(snap, t->event);
-	} else if (t->key_kind == HIST_KEY_NONE) {
-		err = session_read_hist(s, t->skel->maps.hist, g, reset, snap);
-		if (!err)
-			snap->hists[0].key.label = snap_strdup(snap, t->event);
-	} else {
-		err = session_read_key_hists(s, t->skel->maps.key_hist, g, reset, snap,
-					     t->key_kind == HIST_KEY_INT ? int_label : NULL);
-	}
+	err = session_read_hists(s, &SESSION_HIST_MAPS(t->skel), t->key_kind != HIST_KEY_NONE, g,
+				 reset, snap, t->key_kind == HIST_KEY_INT ? int_label : NULL);
+	if (!err && t->key_kind == HIST_KEY_NONE)
+		snap->hists[0].key.label = snap_strdup(snap, t->event);
 	for (i = 0; !err && i < snap->nr_hists; i++) {
 		struct kagg_hist *h = &snap->hists[i];
 
@@ -426,18 +412,8 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 	t->lin_step = o->lin_step;
 	/* signed values' extremes compare with their sign bit flipped */
 	t->skel->rodata->kagg_ext_flip = f->is_signed ? 1ULL << 63 : 0;
-	if (!kf)
-		bpf_map__set_max_entries(t->skel->maps.key_hist, 1);
-	if (!kf)
-		err = session_buckets_setup(s, o->buckets, o->exp_scale, t->skel->maps.exp_hist,
-					    t->skel->maps.hist, &t->skel->rodata->exp_params,
-					    &t->skel->rodata->exp_words);
-	else
-		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, 0,
-					      t->skel->maps.exp_cells, &t->skel->rodata->exp_params,
-					      &t->skel->rodata->exp_words)
-			      ?: bpf_map__set_max_entries(t->skel->maps.exp_hist, 1);
-	err = err ?: session_atomics_fallback(s, t->skel->obj);
+	err = session_hists_setup(s, &SESSION_HIST_MAPS(t->skel), kf, o->buckets, o->exp_scale, 0)
+		      ?: session_atomics_fallback(s, t->skel->obj);
 	if (err)
 		return err;
 	err = hist_bpf__load(t->skel);

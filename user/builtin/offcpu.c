@@ -123,23 +123,15 @@ static int load_skel(struct kagg_session *s, const void *opts, bool btf)
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
 	if (!session_task_storage(s, btf) || !agg)
 		bpf_map__set_autocreate(skel->maps.start_store, false);
-	if (s->key == KAGG_KEY_NONE)
-		bpf_map__set_max_entries(skel->maps.key_hist, 1);
 	if (!o->stacks) {
 		bpf_map__set_max_entries(skel->maps.stack_agg, 1);
 		bpf_map__set_max_entries(skel->maps.stackmap, 1);
 		bpf_map__set_max_entries(skel->maps.proc_notes, 4096);
 	}
 	session_tasks_size(&SESSION_TASKS(o), skel->maps.tgids, skel->maps.tids);
-	if (s->key == KAGG_KEY_NONE)
-		err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
-					    skel->maps.hist, &skel->rodata->exp_params,
-					    &skel->rodata->exp_words);
-	else
-		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, 0, skel->maps.exp_cells,
-					      &skel->rodata->exp_params, &skel->rodata->exp_words)
-			      ?: bpf_map__set_max_entries(skel->maps.exp_hist, 1);
-	err = err ?: session_atomics_fallback(s, skel->obj);
+	err = session_hists_setup(s, &SESSION_HIST_MAPS(skel), s->key != KAGG_KEY_NONE, o->buckets,
+				  o->exp_scale, 0)
+		      ?: session_atomics_fallback(s, skel->obj);
 	if (!err)
 		err = offcpu_bpf__load(skel);
 	if (err) {
@@ -192,15 +184,8 @@ static int offcpu_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32
 	struct offcpu *t = s->tool;
 	int err;
 
-	if (s->exp_words && s->key != KAGG_KEY_NONE)
-		err = session_read_key_exp_hists(s, t->skel->maps.key_hist, t->skel->maps.exp_cells,
-						 g, reset, snap);
-	else if (s->exp_words)
-		err = session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
-	else if (s->key == KAGG_KEY_NONE)
-		err = session_read_hist(s, t->skel->maps.hist, g, reset, snap);
-	else
-		err = session_read_key_hists(s, t->skel->maps.key_hist, g, reset, snap, NULL);
+	err = session_read_hists(s, &SESSION_HIST_MAPS(t->skel), s->key != KAGG_KEY_NONE, g, reset,
+				 snap, NULL);
 	if (!err && t->stacks)
 		err = session_read_stacks(s, t->skel->maps.stack_agg, t->skel->maps.stackmap, g,
 					  reset, true, snap);

@@ -77,19 +77,10 @@ static int rq_load(struct kagg_session *s, const void *opts, bool btf)
 		bpf_map__set_max_entries(skel->maps.start_hash, 1);
 	else
 		bpf_map__set_autocreate(skel->maps.start_store, false);
-	if (s->key == KAGG_KEY_NONE)
-		bpf_map__set_max_entries(skel->maps.key_hist, 1);
 	session_tasks_size(&SESSION_TASKS(o), skel->maps.tgids, skel->maps.tids);
-	if (s->key == KAGG_KEY_NONE)
-		err = session_buckets_setup(s, o->buckets, o->exp_scale, skel->maps.exp_hist,
-					    skel->maps.hist, &skel->rodata->exp_params,
-					    &skel->rodata->exp_words);
-	else
-		err = session_exp_cells_setup(s, o->buckets, o->exp_scale, o->exp_cells,
-					      skel->maps.exp_cells, &skel->rodata->exp_params,
-					      &skel->rodata->exp_words)
-			      ?: bpf_map__set_max_entries(skel->maps.exp_hist, 1);
-	err = err ?: session_atomics_fallback(s, skel->obj);
+	err = session_hists_setup(s, &SESSION_HIST_MAPS(skel), s->key != KAGG_KEY_NONE, o->buckets,
+				  o->exp_scale, o->exp_cells)
+		      ?: session_atomics_fallback(s, skel->obj);
 	if (!err)
 		err = runqlat_bpf__load(skel);
 	if (err) {
@@ -140,14 +131,8 @@ static int runqlat_read(struct kagg_session *s, struct kagg_snapshot *snap, __u3
 {
 	struct runqlat *t = s->tool;
 
-	if (s->exp_words && s->key != KAGG_KEY_NONE)
-		return session_read_key_exp_hists(s, t->skel->maps.key_hist,
-						  t->skel->maps.exp_cells, g, reset, snap);
-	if (s->exp_words)
-		return session_read_exp_hist(s, t->skel->maps.exp_hist, g, reset, snap);
-	if (s->key == KAGG_KEY_NONE)
-		return session_read_hist(s, t->skel->maps.hist, g, reset, snap);
-	return session_read_key_hists(s, t->skel->maps.key_hist, g, reset, snap, NULL);
+	return session_read_hists(s, &SESSION_HIST_MAPS(t->skel), s->key != KAGG_KEY_NONE, g, reset,
+				  snap, NULL);
 }
 
 static int runqlat_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g,

@@ -20,7 +20,8 @@
  *   series; a key that finds no free place is added to one series labelled
  *   key="other" and counted in kagg_folded_keys.  A key that never counted
  *   anything takes no place.  A keyed series that counted nothing for
- *   key_ttl seconds (of the snapshots' end times) is retired: it is written
+ *   key_ttl seconds (of the snapshots' durations, a monotonic clock that a
+ *   step of the wall clock does not move) is retired: it is written
  *   no more, its place is free, kagg_retired_keys counts it, and a key that
  *   comes back later starts a new series from zero (a counter reset).
  * - Every family is well-formed in the format asked: metric names hold
@@ -76,7 +77,7 @@ struct prom_series {
 	char **names, **vals;
 	bool other;	/* the folded keys */
 	bool keyed;	/* hist_keyed(): may be retired */
-	double last;	/* when it last counted something: a snapshot's end, s since the epoch */
+	double last;	/* when it last counted something: its instance's age then (s) */
 	double created; /* the start of the interval it was made in (_created) */
 	uint64_t *slots;
 	unsigned int nr_slots;
@@ -96,6 +97,7 @@ struct prom_inst {
 	bool seen; /* a snapshot was added */
 	char *tool, *event, *attach, *kernel, *filters, *value;
 	struct timespec created;
+	double age; /* seconds counted by the snapshots added (their durations) */
 	uint64_t events_seen, events_recorded, events_filtered, folded, retired;
 	struct prom_named drops[PROM_MAX_DROPS];
 	size_t nr_drops;
@@ -431,7 +433,7 @@ static struct prom_series *new_series(struct prom_inst *in, const struct kagg_hi
 	memset(tmp, 0, sizeof(*tmp));
 	tmp->key = *k;
 	tmp->key.label = NULL;
-	tmp->last = ts_s(&m->end);
+	tmp->last = in->age;
 	tmp->created = ts_s(&m->start);
 	in->nr_series++;
 	if ((k->label && !(tmp->label = strdup(k->label))) || series_labels(tmp, h))
@@ -485,7 +487,7 @@ static int update_hists(struct kagg_prom *p, struct prom_inst *in, const struct 
 {
 	const struct kagg_meta *m = kagg_snapshot__meta(snap);
 	size_t n = kagg_snapshot__hist_cnt(snap), i;
-	double now = ts_s(&m->end);
+	double now = in->age += m->duration_s;
 	const struct kagg_hist **hs;
 	int err = 0;
 

@@ -577,6 +577,25 @@ static int read_unkeyed(struct kagg_session *s, struct pstate *t, size_t ai, __u
 	return err;
 }
 
+/*
+ * The next entry of generation g in map m after *prev (NULL: the first), its key into key
+ * (ks bytes) and its per-CPU values into vals (vs bytes each); *prev follows, allocated
+ * here (the caller frees it).  1, 0 past the last one, or -ENOMEM.
+ */
+static int next_of_gen(struct kagg_session *s, struct bpf_map *m, __u32 g, unsigned char **prev,
+		       unsigned char *key, size_t ks, unsigned char *vals, size_t vs)
+{
+	while (!bpf_map__get_next_key(m, *prev, key, ks)) {
+		if (!*prev && !(*prev = malloc(ks)))
+			return -ENOMEM;
+		memcpy(*prev, key, ks);
+		if ((*(__u32 *)key & 1) == g &&
+		    !bpf_map__lookup_elem(m, key, ks, vals, vs * s->nr_cpus, 0))
+			return 1;
+	}
+	return 0;
+}
+
 /* The entries of generation g of aggregation a into *es (grown), deleted when reset. */
 static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g, bool reset,
 		    struct pentry **es, size_t *n, size_t *cap)
@@ -595,21 +614,9 @@ static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	while (!bpf_map__get_next_key(a->map, prev, key, ks)) {
+	while ((err = next_of_gen(s, a->map, g, &prev, key, ks, vals, vs)) > 0) {
 		struct pentry *e;
 
-		if (!prev) {
-			prev = malloc(ks);
-			if (!prev) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-		}
-		memcpy(prev, key, ks);
-		if ((*(__u32 *)key & 1) != g)
-			continue;
-		if (bpf_map__lookup_elem(a->map, key, ks, vals, vs * s->nr_cpus, 0))
-			continue;
 		e = pentry_add(es, n, cap);
 		if (!e) {
 			err = -ENOMEM;
@@ -625,6 +632,8 @@ static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g
 		(*n)++;
 		entry_sum(e, a, vals, vs, s->nr_cpus);
 	}
+	if (err)
+		goto cleanup;
 	/* generation g is written no more: its entries go, which frees them */
 	for (k = 0; reset && k < *n; k++)
 		if ((*es)[k].agg == ai)
@@ -672,16 +681,7 @@ static int read_cells(struct kagg_session *s, struct pstate *t, size_t ai, __u32
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	while (!bpf_map__get_next_key(a->cells, prev, key, ks)) {
-		if (!prev && !(prev = malloc(ks))) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		memcpy(prev, key, ks);
-		if ((*(__u32 *)key & 1) != g)
-			continue;
-		if (bpf_map__lookup_elem(a->cells, key, ks, vals, cs * s->nr_cpus, 0))
-			continue;
+	while ((err = next_of_gen(s, a->cells, g, &prev, key, ks, vals, cs)) > 0) {
 		for (cnt = sum = nmin = max = 0, cpu = 0; cpu < s->nr_cpus; cpu++) {
 			const struct kagg_sdk_cell *c = (const void *)(vals + (size_t)cpu * cs);
 
@@ -738,6 +738,8 @@ static int read_cells(struct kagg_session *s, struct pstate *t, size_t ai, __u32
 		kagg_ext_merge(&e->nmin, &e->max, nmin, max);
 		e->has_ext = a->ext;
 	}
+	if (err)
+		goto cleanup;
 	if (a->unkeyed && !u64map_get(&idx, key_hash((unsigned char *)&g, 4))) {
 		e = pentry_add(es, n, cap);
 		if (!e || !(e->key = malloc(4))) {

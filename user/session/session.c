@@ -1240,7 +1240,8 @@ out:
 
 int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 			       struct bpf_map *cells, __u32 g, bool reset,
-			       struct kagg_snapshot *snap)
+			       struct kagg_snapshot *snap,
+			       const char *(*label)(struct kagg_session *s, uint64_t aux))
 {
 	struct kagg_snapshot tmp = {};
 	unsigned int nr_slots = s->exp_words - 1;
@@ -1248,7 +1249,7 @@ int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 	size_t i, lo, hi;
 	int err;
 
-	err = session_read_key_hists(s, key_hist, g, reset, snap, NULL)
+	err = session_read_key_hists(s, key_hist, g, reset, snap, label)
 		      ?: session_read_exp_cells(s, cells, g, reset, 0, &tmp);
 	if (err)
 		goto out;
@@ -1414,6 +1415,31 @@ int session_buckets_setup(struct kagg_session *s, enum kagg_buckets b, int scale
 		return bpf_map__set_max_entries(exp_map, 1);
 	err = exp_rodata(s, scale, exp_map, params, words);
 	return err ?: bpf_map__set_max_entries(log2_map, 1);
+}
+
+int session_hists_setup(struct kagg_session *s, const struct session_hist_maps *m, bool keyed,
+			enum kagg_buckets b, int scale, unsigned int max_cells)
+{
+	if (!keyed)
+		return bpf_map__set_max_entries(m->key_hist, 1)
+			       ?: session_buckets_setup(s, b, scale, m->exp_hist, m->hist,
+							m->params, m->words);
+	return session_exp_cells_setup(s, b, scale, max_cells, m->exp_cells, m->params, m->words)
+		       ?: bpf_map__set_max_entries(m->exp_hist, 1);
+}
+
+int session_read_hists(struct kagg_session *s, const struct session_hist_maps *m, bool keyed,
+		       __u32 g, bool reset, struct kagg_snapshot *snap,
+		       const char *(*label)(struct kagg_session *s, uint64_t aux))
+{
+	if (keyed && s->exp_words)
+		return session_read_key_exp_hists(s, m->key_hist, m->exp_cells, g, reset, snap,
+						  label);
+	if (keyed)
+		return session_read_key_hists(s, m->key_hist, g, reset, snap, label);
+	if (s->exp_words)
+		return session_read_exp_hist(s, m->exp_hist, g, reset, snap);
+	return session_read_hist(s, m->hist, g, reset, snap);
 }
 
 int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx, bool reset,

@@ -484,11 +484,12 @@ int session_read_exp_cells(struct kagg_session *s, struct bpf_map *map, __u32 g,
 /*
  * Per-key exp histograms: the keys and comms of key_hist (KAGG_KEY_HIST_MAP) with the
  * buckets and sums of the cells (KAGG_EXP_CELLS) whose id is the key's tid (KAGG_KEY_TID)
- * or tgid.
+ * or tgid; label as session_read_key_hists() takes it.
  */
 int session_read_key_exp_hists(struct kagg_session *s, struct bpf_map *key_hist,
 			       struct bpf_map *cells, __u32 g, bool reset,
-			       struct kagg_snapshot *snap);
+			       struct kagg_snapshot *snap,
+			       const char *(*label)(struct kagg_session *s, uint64_t aux));
 /*
  * The dense histograms of kagg_exp_sparse_add() (bpf/agg.bpf.h), after
  * session_exp_cells_setup(): *max (the program's rodata) as many as fit in
@@ -503,6 +504,36 @@ int session_exp_hist_get(struct kagg_session *s, struct bpf_map *map, __u32 idx,
 /* The exp_hist entry g (bpf/agg.bpf.h) summed over CPUs into one histogram of snap. */
 int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, bool reset,
 			  struct kagg_snapshot *snap);
+
+/*
+ * The histogram maps of a tool that keeps them as bpf/agg.bpf.h lays them out: unkeyed,
+ * one log2 (hist) or exp (exp_hist) histogram; keyed, log2 histograms per key (key_hist)
+ * and, with exp buckets, those keys' sparse cells (exp_cells).  params and words: the
+ * program's rodata exp_params and exp_words.
+ */
+struct session_hist_maps {
+	struct bpf_map *hist, *exp_hist, *key_hist, *exp_cells;
+	volatile struct kagg_exp_params *params;
+	volatile __u32 *words;
+};
+#define SESSION_HIST_MAPS(skel)                                                     \
+	((struct session_hist_maps){ (skel)->maps.hist, (skel)->maps.exp_hist,      \
+				     (skel)->maps.key_hist, (skel)->maps.exp_cells, \
+				     &(skel)->rodata->exp_params, &(skel)->rodata->exp_words })
+/*
+ * Before the load: the maps m of a keyed or unkeyed tool sized for buckets b (exp of
+ * scale, at most max_cells cells; 0: SESSION_EXP_CELLS), what it does not use shrunk to
+ * one entry.  0 or -errno.
+ */
+int session_hists_setup(struct kagg_session *s, const struct session_hist_maps *m, bool keyed,
+			enum kagg_buckets b, int scale, unsigned int max_cells);
+/*
+ * After it: generation g's histograms into snap, one unkeyed or one per key (label as
+ * session_read_key_hists() takes it).
+ */
+int session_read_hists(struct kagg_session *s, const struct session_hist_maps *m, bool keyed,
+		       __u32 g, bool reset, struct kagg_snapshot *snap,
+		       const char *(*label)(struct kagg_session *s, uint64_t aux));
 
 /* A BPF histogram's sum (kagg_hist_val.sum) as kagg_hist.sum shows it. */
 double session_sum(const struct kagg_session *s, uint64_t raw);

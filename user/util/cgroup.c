@@ -9,24 +9,58 @@
 
 #include "util/cgroup.h"
 
-int cg2_mount(char *buf, size_t len)
+/* mountinfo's octal escapes (\040 a space, \011, \012, \134 a backslash) undone in place. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+int cg2_mount_in(FILE *f, char *mnt, size_t len, char *root, size_t rlen)
+{
+	char line[8192], m[4096], r[4096], fs[64];
+	bool found = false;
+
+	/* ID PARENT MAJ:MIN ROOT MOUNT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
+	while (fgets(line, sizeof(line), f)) {
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", r, m) != 2 ||
+		    sscanf(dash + 3, "%63s", fs) != 1 || strcmp(fs, "cgroup2"))
+			continue;
+		/* the first cgroup2 mount, unless a later one shows the whole hierarchy */
+		if (found && strcmp(r, "/"))
+			continue;
+		unescape(m);
+		unescape(r);
+		snprintf(mnt, len, "%s", m);
+		/* a root outside this cgroup namespace (/..) cannot be named from here */
+		snprintf(root, rlen, "%s", strcmp(r, "/") && strncmp(r, "/..", 3) ? r : "");
+		if (!strcmp(r, "/"))
+			return 0;
+		found = true;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+int cg2_mount(char *mnt, size_t len, char *root, size_t rlen)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096], mnt[4096], fs[64];
-	int ret = -ENOENT;
+	int ret;
 
 	if (!f)
 		return -ENOENT;
-	/* ID PARENT MAJ:MIN ROOT MOUNT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
-	while (ret && fgets(line, sizeof(line), f)) {
-		const char *dash = strstr(line, " - ");
-
-		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-		    sscanf(dash + 3, "%63s", fs) != 1 || strcmp(fs, "cgroup2"))
-			continue;
-		snprintf(buf, len, "%s", mnt); /* octal escapes (\040) left as they are */
-		ret = 0;
-	}
+	ret = cg2_mount_in(f, mnt, len, root, rlen);
 	fclose(f);
 	return ret;
 }
@@ -78,7 +112,7 @@ static void cg_scan(struct cg_paths *c, const char *dir, const char *rel, int de
 
 const char *cg_paths_find(struct cg_paths *c, uint64_t id)
 {
-	char root[4096];
+	char mnt[4096], root[4096];
 	size_t i;
 
 	for (;;) {
@@ -88,8 +122,8 @@ const char *cg_paths_find(struct cg_paths *c, uint64_t id)
 		if (c->read)
 			return NULL;
 		cg_paths_free(c);
-		if (!cg2_mount(root, sizeof(root)))
-			cg_scan(c, root, "", 0);
+		if (!cg2_mount(mnt, sizeof(mnt), root, sizeof(root)))
+			cg_scan(c, mnt, root, 0);
 		c->read = true;
 	}
 }

@@ -11,19 +11,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The paths of the cgroups seen at the last scan, by id. */
 struct cg_paths {
 	struct {
 		uint64_t id;
-		char *path; /* from the mount: "/", "/system.slice/foo.service" */
+		char *path; /* "/", "/system.slice/foo.service" (cg2_mount()'s root first) */
 	} *cg;
 	size_t nr;
 	bool read; /* scanned since the caller last cleared it: an unknown id is gone */
 };
 
-/* The cgroup2 mount point into buf (len bytes): 0, or -ENOENT when there is none. */
-int cg2_mount(char *buf, size_t len);
+/*
+ * The cgroup2 mount point into mnt (len bytes) and the path of the cgroup it shows into
+ * root (rlen bytes): "" for the root of the hierarchy (or of this cgroup namespace), else
+ * the cgroup a bind mount or a container shows ("/kubepods/pod1"), which the paths of the
+ * cgroups below start with.  A mount of the whole hierarchy is preferred; mountinfo's
+ * escapes (\040) are undone.  0, or -ENOENT when there is none.
+ */
+int cg2_mount(char *mnt, size_t len, char *root, size_t rlen);
+/* The same from f, lines in /proc/PID/mountinfo's format. */
+int cg2_mount_in(FILE *f, char *mnt, size_t len, char *root, size_t rlen);
 /*
  * The path of cgroup id, from the mount; NULL when it is gone.  An id not seen at the
  * last scan scans the hierarchy again, once until the caller clears c->read.
