@@ -864,6 +864,19 @@ static inline void tu_assert_has(const char *s, const char *const *needles)
 			fail_msg("'%s' not in:\n%s", *needles, s ? s : "(null)");
 }
 
+/* kagg with argv exits 0 and its stdout has each of the strings after argv. */
+#define TU_KAGG_PRINTS(argv, ...) tu_kagg_prints(argv, (const char *const[]){ __VA_ARGS__, NULL })
+
+static inline void tu_kagg_prints(char *const argv[], const char *const *needles)
+{
+	char *out = NULL, *err = NULL;
+
+	assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 0);
+	tu_assert_has(out, needles);
+	free(out);
+	free(err);
+}
+
 /* kagg with argv fails and says why: one case of tu_expect_errors(). */
 struct tu_error_case {
 	int rc;		    /* the exit code expected */
