@@ -472,19 +472,15 @@ static int decode_with_libtraceevent(struct fixture *fx, struct exp_ev *out, int
 			if (kbuffer_missed_events(kb))
 				missed[cpu] = kbuffer_missed_events(kb);
 			for (d = kbuffer_read_event(kb, &ts); d; d = kbuffer_next_event(kb, &ts)) {
-				struct tep_record rec = { .ts = ts,
-							  .data = d,
-							  .cpu = cpu,
-							  .size = kbuffer_event_size(kb) };
-				struct tep_event *e = tep_find_event_by_record(tep, &rec);
+				struct tep_record rec;
+				struct tep_event *e;
 				struct trace_seq sq;
 				unsigned long long v;
 				struct exp_ev *o = &out[n++];
 				char want[256];
 
 				assert_true(n <= max);
-				assert_non_null(e);
-				assert_string_equal(e->name, "sched_switch");
+				e = uu_kb_event(tep, kb, d, ts, cpu, "sched_switch", &rec);
 				o->ts = ts;
 				o->cpu = cpu;
 				assert_int_equal(

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event-parse.h>
+#include <kbuffer.h>
 #include <kagg/rb_format.h>
 #include <kagg/ringbuf.h>
 #include <kagg/snapshot.h>
@@ -158,6 +160,25 @@ static inline char *uu_wakeup_line(const struct kagg_rb_events *evs, const struc
 	if (len)
 		*len = m.len;
 	return buf;
+}
+
+/*
+ * kb's event d, read at ts from a page of cpu, as libtraceevent's record *rec; the event
+ * tep finds for it, asserted found and named name.
+ */
+static inline struct tep_event *uu_kb_event(struct tep_handle *tep, struct kbuffer *kb, void *d,
+					    unsigned long long ts, int cpu, const char *name,
+					    struct tep_record *rec)
+{
+	struct tep_event *e;
+
+	*rec = (struct tep_record){
+		.ts = ts, .data = d, .cpu = cpu, .size = kbuffer_event_size(kb)
+	};
+	e = tep_find_event_by_record(tep, rec);
+	assert_non_null(e);
+	assert_string_equal(e->name, name);
+	return e;
 }
 
 #endif /* KAGG_UNIT_UTIL_H */
