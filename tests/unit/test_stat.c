@@ -329,12 +329,9 @@ static void test_rel_stddev(void **state)
 	NEAR(kagg_stat__rel_stddev(NULL, 3), 0);
 }
 
-/* A NULL-terminated list of strings, for assert_report(). */
-#define STRS(...) ((const char *const[]){ __VA_ARGS__, NULL })
-
 /*
- * rep printed as fmt has each string of has and none of lacks (NULL-terminated lists);
- * returns how many lines it printed.
+ * rep printed as fmt has each string of has and none of lacks (TU_STRS lists); returns
+ * how many lines it printed.
  */
 static int assert_report(const struct kagg_stat_report *rep, enum kagg_format fmt,
 			 const char *const *has, const char *const *lacks)
@@ -343,8 +340,7 @@ static int assert_report(const struct kagg_stat_report *rep, enum kagg_format fm
 	int lines = tu_lines(out);
 
 	tu_assert_has(out, has);
-	for (; *lacks; lacks++)
-		assert_null(strstr(out, *lacks));
+	tu_assert_lacks(out, lacks);
 	free(out);
 	return lines;
 }
@@ -359,21 +355,23 @@ static void test_print_runs_and_interval(void **state)
 	res.rel_stddev_pct = 12.345;
 	rep.runs = 3;
 	assert_report(&rep, KAGG_FORMAT_TEXT,
-		      STRS("# kagg stat: command 'true', mean of 3 runs, ",
-			   "estimate 300  ( +- 12.35% )\n"),
-		      STRS(NULL));
-	assert_report(&rep, KAGG_FORMAT_JSON, STRS("\"runs\": 3", "\"rel_stddev_pct\": 12.35"),
-		      STRS(NULL));
+		      TU_STRS("# kagg stat: command 'true', mean of 3 runs, ",
+			      "estimate 300  ( +- 12.35% )\n"),
+		      TU_STRS(NULL));
+	assert_report(&rep, KAGG_FORMAT_JSON, TU_STRS("\"runs\": 3", "\"rel_stddev_pct\": 12.35"),
+		      TU_STRS(NULL));
 	/* a report of the first release: neither */
 	rep.sz = offsetofend(struct kagg_stat_report, results);
 	res.sz = offsetofend(struct kagg_stat_result, estimate);
-	assert_report(&rep, KAGG_FORMAT_TEXT, STRS(NULL), STRS("runs", "+-"));
+	assert_report(&rep, KAGG_FORMAT_TEXT, TU_STRS(NULL), TU_STRS("runs", "+-"));
 	rep.sz = sizeof(rep);
 	rep.runs = 0;
 	rep.interval_s = 1.5;
-	assert_report(&rep, KAGG_FORMAT_TEXT, STRS(", interval ending at 1.500 s, "), STRS("+-"));
-	assert_int_equal(
-		assert_report(&rep, KAGG_FORMAT_NDJSON, STRS("\"interval_s\":1.5"), STRS(NULL)), 1);
+	assert_report(&rep, KAGG_FORMAT_TEXT, TU_STRS(", interval ending at 1.500 s, "),
+		      TU_STRS("+-"));
+	assert_int_equal(assert_report(&rep, KAGG_FORMAT_NDJSON, TU_STRS("\"interval_s\":1.5"),
+				       TU_STRS(NULL)),
+			 1);
 }
 
 /* Usage errors: exit 2, one line, before anything runs. */
