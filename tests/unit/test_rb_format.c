@@ -78,6 +78,18 @@ static char *tep_info(struct kagg_rb_events *evs, void *data, int size)
 	return info;
 }
 
+/* Record r (size bytes) of f, its fields as we print them: want, and as libtraceevent does. */
+static void assert_info(struct kagg_rb_events *evs, const struct kagg_rb_format *f, void *r,
+			int size, const char *want)
+{
+	char mine[512], *theirs = tep_info(evs, r, size);
+
+	kagg_rb_events__format_info(evs, f, r, size, mine, sizeof(mine));
+	assert_string_equal(mine, want);
+	assert_string_equal(mine, theirs);
+	free(theirs);
+}
+
 static void test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent(void **s)
 {
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
@@ -160,7 +172,6 @@ static void test_defined_event_with_data_loc_and_arrays_prints_like_libtraceeven
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	const struct kagg_rb_format *f;
 	uint8_t r[96] = { 0 };
-	char mine[512], *theirs;
 	uint32_t loc;
 
 	assert_int_equal(kagg_rb_events__define(
@@ -190,12 +201,9 @@ static void test_defined_event_with_data_loc_and_arrays_prints_like_libtraceeven
 	memcpy(r + 36, "tagged", 7);
 	*(int64_t *)(r + 48) = -99;
 	memcpy(r + 56, "hello", 6);
-	theirs = tep_info(evs, r, 64);
-	kagg_rb_events__format_info(evs, f, r, 64, mine, sizeof(mine));
-	assert_string_equal(mine, theirs);
-	assert_string_equal(mine, "a=7 b=-5 c=0xbeef d=123456789012 name=hello tag=tagged e=-99 "
-				  "sym=SEVEN");
-	free(theirs);
+	assert_info(evs, f, r, 64,
+		    "a=7 b=-5 c=0xbeef d=123456789012 name=hello tag=tagged e=-99 "
+		    "sym=SEVEN");
 	kagg_rb_events__free(evs);
 }
 
@@ -206,7 +214,7 @@ static void test_array_element_in_print_fmt_like_libtraceevent(void **s)
 	const struct kagg_rb_format *f;
 	uint8_t r[64] = { 0 };
 	uint64_t args[6] = { 0x21, 0x7ffe92d98280ULL, 0, 8, 0, 0xe800000011ULL };
-	char mine[256], *theirs;
+	char mine[256];
 	int64_t id = 13;
 
 	assert_int_equal(kagg_rb_events__define(
@@ -219,11 +227,7 @@ static void test_array_element_in_print_fmt_like_libtraceevent(void **s)
 	kagg_rb_entry__init(r, kagg_rb_format__id(f), 0, 0, 42);
 	memcpy(r + 8, &id, 8);
 	memcpy(r + 16, args, sizeof(args));
-	theirs = tep_info(evs, r, 64);
-	kagg_rb_events__format_info(evs, f, r, 64, mine, sizeof(mine));
-	assert_string_equal(mine, "NR 13 (21, 7ffe92d98280, 0, 8, 0, e800000011)");
-	assert_string_equal(mine, theirs);
-	free(theirs);
+	assert_info(evs, f, r, 64, "NR 13 (21, 7ffe92d98280, 0, 8, 0, e800000011)");
 	/* an index past the array is not guessed at: field=value instead */
 	kagg_rb_events__free(evs);
 	evs = kagg_rb_events__new(NULL);
