@@ -2,7 +2,9 @@
 /*
  * Helpers shared by the unprivileged unit tests (tests/unit/): a test's
  * main(), a test snapshot's meta and stacks, printing into memory to check
- * what a printer wrote, and reading delimited protobuf messages.
+ * what a printer wrote, reading delimited protobuf messages, and ring buffer
+ * records: a sched_wakeup one built and printed, a kbuffer event as
+ * libtraceevent's record.
  * Include after <cmocka.h>.
  */
 #ifndef KAGG_UNIT_UTIL_H
