@@ -25,4 +25,7 @@
 		return cmocka_run_group_tests(tests, SETUP, TEARDOWN); \
 	}
 
+/* Test fn, run between its file's setup() and teardown() (a fixture of its own). */
+#define KT_TEST_FIXTURE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
 #endif /* KAGG_TESTS_TEST_MAIN_H */

@@ -854,14 +854,37 @@ static inline const char *tu_elem_attr(const char *p, const char *attr)
 		uint64_t newer;     \
 	} NAME = { .o.sz = sizeof(NAME), .newer = (NEWER) }
 
+/* The strings given as a NULL-terminated list; TU_STRS(NULL) is an empty one. */
+#define TU_STRS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
 /* Each of the strings after s is in s; else the test fails naming the first one missing. */
-#define TU_ASSERT_HAS(s, ...) tu_assert_has(s, (const char *const[]){ __VA_ARGS__, NULL })
+#define TU_ASSERT_HAS(s, ...) tu_assert_has(s, TU_STRS(__VA_ARGS__))
 
 static inline void tu_assert_has(const char *s, const char *const *needles)
 {
 	for (; *needles; needles++)
 		if (!s || !strstr(s, *needles))
 			fail_msg("'%s' not in:\n%s", *needles, s ? s : "(null)");
+}
+
+/* None of needles (a NULL-terminated list) is in s. */
+static inline void tu_assert_lacks(const char *s, const char *const *needles)
+{
+	for (; *needles; needles++)
+		assert_null(strstr(s, *needles));
+}
+
+/* kagg with argv exits 0 and its stdout has each of the strings after argv. */
+#define TU_KAGG_PRINTS(argv, ...) tu_kagg_prints(argv, TU_STRS(__VA_ARGS__))
+
+static inline void tu_kagg_prints(char *const argv[], const char *const *needles)
+{
+	char *out = NULL, *err = NULL;
+
+	assert_int_equal(tu_run_kagg(argv, &out, &err, 0, 0), 0);
+	tu_assert_has(out, needles);
+	free(out);
+	free(err);
 }
 
 /* kagg with argv fails and says why: one case of tu_expect_errors(). */

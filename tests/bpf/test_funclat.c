@@ -180,6 +180,19 @@ static struct kagg_session *open_user(const char *func, enum kagg_funclat_attach
 	return s;
 }
 
+/*
+ * The run of the two-call tests: the wall times emptied, funclat_target run with a0 a1,
+ * then with b0 b1 (each exits 0), then a snapshot of s (reset).
+ */
+static struct kagg_snapshot *snap_after_two_runs(struct kagg_session *s, const char *a0,
+						 const char *a1, const char *b0, const char *b1)
+{
+	walls_reset();
+	assert_int_equal(run_target(a0, a1, NULL, NULL), 0);
+	assert_int_equal(run_target(b0, b1, NULL, NULL), 0);
+	return tu_snapshot(s, KAGG_SNAP_RESET);
+}
+
 static const struct kagg_hist *hist_by_label(const struct kagg_snapshot *snap, const char *label)
 {
 	const struct kagg_hist *h = tu_find_label(snap, label);
@@ -269,10 +282,7 @@ static void test_exp_buckets_recursion(void **state)
 
 		s = kagg_funclat__open(&o);
 		tu_attach(s);
-		walls_reset();
-		assert_int_equal(run_target("recurse", "5", NULL, NULL), 0);
-		assert_int_equal(run_target("recurse", "5", NULL, NULL), 0);
-		snap = tu_snapshot(s, KAGG_SNAP_RESET);
+		snap = snap_after_two_runs(s, "recurse", "5", "recurse", "5");
 		h = hist_by_label(snap, "target_recurse");
 		printf("  exp:3, %s: %llu counted, sum %.0f us, exp_cells dropped %lld\n",
 		       i ? "1 sparse cell" : "dense", (unsigned long long)h->total, h->sum,
@@ -327,10 +337,7 @@ static void recursion_levels(enum kagg_funclat_attach attach, const char *path)
 
 	TU_SKIP_UNLESS_ROOT();
 	s = open_user("target_recurse", attach, 0);
-	walls_reset();
-	assert_int_equal(run_target("recurse", "5", NULL, NULL), 0);
-	assert_int_equal(run_target("recurse", "5", NULL, NULL), 0);
-	snap = tu_snapshot(s, KAGG_SNAP_RESET);
+	snap = snap_after_two_runs(s, "recurse", "5", "recurse", "5");
 	if (path)
 		assert_string_equal(kagg_snapshot__meta(snap)->attach, path);
 	else
@@ -408,10 +415,7 @@ static void glob_per_function(enum kagg_funclat_attach attach)
 	TU_SKIP_UNLESS_ROOT();
 	skip_unless_attach_cookies();
 	s = open_user("target_*", attach, 0);
-	walls_reset();
-	assert_int_equal(run_target("nested", "4", NULL, NULL), 0);
-	assert_int_equal(run_target("nop", "1000", NULL, NULL), 0);
-	snap = tu_snapshot(s, KAGG_SNAP_RESET);
+	snap = snap_after_two_runs(s, "nested", "4", "nop", "1000");
 	assert_glob_hists(snap);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
@@ -456,10 +460,7 @@ static void test_shared_histograms(void **state)
 	assert_non_null(s);
 	tu_attach(p);
 	tu_attach(s);
-	walls_reset();
-	assert_int_equal(run_target("nested", "4", NULL, NULL), 0);
-	assert_int_equal(run_target("nop", "1000", NULL, NULL), 0);
-	sp = tu_snapshot(p, KAGG_SNAP_RESET);
+	sp = snap_after_two_runs(p, "nested", "4", "nop", "1000");
 	ss = tu_snapshot(s, KAGG_SNAP_RESET);
 	/* the second session's histograms are in hist_all, 2 generations x 5 functions */
 	m = kagg_snapshot__meta(ss);

@@ -410,6 +410,25 @@ static void named_sleeper(void *arg)
 }
 
 /*
+ * Children a and b run (exit 0 each) under a session keyed by key, *sp; its snapshot,
+ * every histogram of it keyed so.
+ */
+static struct kagg_snapshot *keyed_run_two(enum kagg_key_mode key, struct tu_child *a,
+					   struct tu_child *b, struct kagg_session **sp)
+{
+	KAGG_OPTS(kagg_offcpu_opts, o, .key = key, .log = quiet_log);
+	struct kagg_snapshot *snap;
+	size_t i;
+
+	*sp = kagg_offcpu__open(&o);
+	tu_attach_run_two(*sp, a, b);
+	snap = tu_snapshot(*sp, 0);
+	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
+		assert_int_equal(kagg_snapshot__hist(snap, i)->key.mode, key);
+	return snap;
+}
+
+/*
  * -N (KAGG_KEY_COMM): two children renamed to known names sleep 12 and 7 times 20 ms; each
  * name has a histogram of its own (no pid), with its sleeps in it.
  */
@@ -428,14 +447,10 @@ static void test_per_comm(void **state)
 	assert_non_null(tu_sleeps_measured(&wb.sl));
 	a = tu_spawn(named_sleeper, &wa);
 	b = tu_spawn(named_sleeper, &wb);
-	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_COMM, .log = quiet_log);
-	s = kagg_offcpu__open(&o);
-	tu_attach_run_two(s, &a, &b);
-	snap = tu_snapshot(s, 0);
+	snap = keyed_run_two(KAGG_KEY_COMM, &a, &b, &s);
 	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
 		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
 
-		assert_int_equal(h->key.mode, KAGG_KEY_COMM);
 		assert_int_equal(h->key.pid, 0);
 		if (!strcmp(h->key.comm, wa.name)) {
 			assert_null(ha);
@@ -474,14 +489,10 @@ static void test_per_cgroup(void **state)
 	c = tu_spawn(tu_sleeper, &sl);
 	idle = tu_spawn(tu_sleeper, &(struct tu_sleeps){ .count = 1, .ms = 1 });
 	assert_int_equal(tu_cgroup_add(cg, c.pid), 0);
-	KAGG_OPTS(kagg_offcpu_opts, o, .key = KAGG_KEY_CGROUP, .log = quiet_log);
-	s = kagg_offcpu__open(&o);
-	tu_attach_run_two(s, &c, &idle);
-	snap = tu_snapshot(s, 0);
+	snap = keyed_run_two(KAGG_KEY_CGROUP, &c, &idle, &s);
 	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++) {
 		const struct kagg_hist *h = kagg_snapshot__hist(snap, i);
 
-		assert_int_equal(h->key.mode, KAGG_KEY_CGROUP);
 		assert_null(h->key.label); /* offcpu names no id: the cgroup is apart */
 		if (h->cgroup && !strcmp(h->cgroup, want))
 			hc = h;

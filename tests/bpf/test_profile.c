@@ -576,6 +576,24 @@ static void test_errors_one_line(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
+/*
+ * A stack of process pid's main thread, named comm, seen count times: nk kernel frames
+ * at k, nu user frames at u, innermost first.
+ */
+static struct kagg_stack main_thread_stack(int pid, const char *comm, uint64_t count,
+					   const struct kagg_frame *const *k, unsigned int nk,
+					   const struct kagg_frame *const *u, unsigned int nu)
+{
+	struct kagg_stack st = { .sz = sizeof(st), .pid = pid, .tid = pid, .count = count };
+
+	snprintf(st.comm, sizeof(st.comm), "%s", comm);
+	st.kframes = k;
+	st.nr_kframes = nk;
+	st.uframes = u;
+	st.nr_uframes = nu;
+	return st;
+}
+
 /* Folded lines from a hand-built snapshot: order, separators, lost stacks, counts. */
 static void test_folded_printer(void **state)
 {
@@ -593,33 +611,15 @@ static void test_folded_printer(void **state)
 	assert_non_null(snap);
 	assert_int_equal(snap_alloc_stacks(snap, 3), 0);
 	snap->nr_stacks = 3;
-	snap->stacks[0] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack),
-					       .pid = 7,
-					       .tid = 7,
-					       .comm = "app",
-					       .count = 42,
-					       .total_ns = 42 * 10101010ULL,
-					       .nr_kframes = 2,
-					       .nr_uframes = 2,
-					       .kframes = k,
-					       .uframes = u };
+	snap->stacks[0] = main_thread_stack(7, "app", 42, k, 2, u, 2);
+	snap->stacks[0].total_ns = 42 * 10101010ULL;
 	/* -U: kernel side not captured by design. */
-	snap->stacks[1] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack),
-					       .pid = 7,
-					       .tid = 7,
-					       .comm = "app",
-					       .count = 5,
-					       .kstack_err = -ENOENT,
-					       .nr_uframes = 2,
-					       .uframes = u };
+	snap->stacks[1] = main_thread_stack(7, "app", 5, NULL, 0, u, 2);
+	snap->stacks[1].kstack_err = -ENOENT;
 	/* Kernel thread, user side not captured; a failed kernel capture is shown. */
-	snap->stacks[2] = (struct kagg_stack){ .sz = sizeof(struct kagg_stack),
-					       .pid = 9,
-					       .tid = 9,
-					       .comm = "kworker/0:1",
-					       .count = 1,
-					       .kstack_err = -EEXIST,
-					       .ustack_err = -ENOENT };
+	snap->stacks[2] = main_thread_stack(9, "kworker/0:1", 1, NULL, 0, NULL, 0);
+	snap->stacks[2].kstack_err = -EEXIST;
+	snap->stacks[2].ustack_err = -ENOENT;
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
 	assert_int_equal(kagg_profile__print_folded(snap, f), 0);

@@ -171,13 +171,30 @@ static struct kagg_snapshot *after_getppid(struct kagg_session *s, int n)
 	return tu_snapshot(s, KAGG_SNAP_RESET);
 }
 
+/*
+ * sdk_keys (the built-in copy) on process tgid (--set target_tgid=TGID, then extra unless
+ * NULL) in mode, opened and attached.  The sets are read at open only.
+ */
+static struct kagg_session *open_sdk_keys(int tgid, const char *extra, enum kagg_mode mode)
+{
+	char set[64];
+	const char *sets[] = { set, extra };
+	size_t sz;
+	const void *bytes = sdk_keys_bpf__elf_bytes(&sz);
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = extra ? 2 : 1, .obj_buf = bytes,
+		  .obj_size = sz, .mode = mode);
+	struct kagg_session *s;
+
+	snprintf(set, sizeof(set), "target_tgid=%d", tgid);
+	s = kagg_prog__open("sdk_keys", &po);
+	tu_attach(s);
+	return s;
+}
+
 static void test_key_names(void **state)
 {
-	char set[64], comm[32] = "", cgline[512] = "", cg[520], want[600];
-	const char *sets[] = { set, "label=hi" };
-	size_t sz, i, len;
-	const void *bytes = sdk_keys_bpf__elf_bytes(&sz);
-	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 2, .obj_buf = bytes, .obj_size = sz);
+	char comm[32] = "", cgline[512] = "", cg[520], want[600];
+	size_t i, len;
 	struct kagg_session *s;
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
@@ -186,7 +203,6 @@ static void test_key_names(void **state)
 	FILE *f;
 
 	TU_SKIP_UNLESS_ROOT();
-	snprintf(set, sizeof(set), "target_tgid=%d", getpid());
 	f = fopen("/proc/self/comm", "r");
 	assert_non_null(fgets(comm, sizeof(comm), f));
 	fclose(f);
@@ -197,8 +213,7 @@ static void test_key_names(void **state)
 	fclose(f);
 	cgline[strcspn(cgline, "\n")] = '\0';
 	snprintf(cg, sizeof(cg), "%s", strstr(cgline, "::") ? strstr(cgline, "::") + 2 : "?");
-	s = kagg_prog__open("sdk_keys", &po);
-	tu_attach(s);
+	s = open_sdk_keys(getpid(), "label=hi", KAGG_MODE_AGG);
 	snap = after_getppid(s, 7);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	h = kagg_snapshot__hist(snap, 0);
@@ -228,21 +243,13 @@ static void test_key_names(void **state)
 /* sdk_keys --mode stream: the records aggregated here, under the kernel path's labels. */
 static void test_stream_keys(void **state)
 {
-	char set[64], want[128];
-	const char *sets[] = { set };
-	size_t sz;
-	const void *bytes = sdk_keys_bpf__elf_bytes(&sz);
-	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes, .obj_size = sz,
-		  .mode = KAGG_MODE_STREAM);
+	char want[128];
 	struct kagg_session *s;
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
 
 	TU_SKIP_UNLESS_ROOT();
-	snprintf(set, sizeof(set), "target_tgid=%d", getpid());
-	s = kagg_prog__open("sdk_keys", &po);
-	assert_non_null(s);
-	tu_attach(s);
+	s = open_sdk_keys(getpid(), NULL, KAGG_MODE_STREAM);
 	snap = after_getppid(s, 7);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 	h = kagg_snapshot__hist(snap, 0);
@@ -575,12 +582,7 @@ static pid_t named_caller(const char *comm, int start[2], int done[2], int go[2]
  */
 static void comm_after_exit_case(enum kagg_mode mode)
 {
-	char set[64], want[96], b;
-	const char *sets[] = { set };
-	size_t sz;
-	const void *bytes = sdk_keys_bpf__elf_bytes(&sz);
-	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes, .obj_size = sz,
-		  .mode = mode);
+	char want[96], b;
 	struct kagg_session *s;
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
@@ -588,10 +590,7 @@ static void comm_after_exit_case(enum kagg_mode mode)
 	pid_t pid;
 
 	pid = named_caller("sdk_gone_kid", start, done, go);
-	snprintf(set, sizeof(set), "target_tgid=%d", pid);
-	s = kagg_prog__open("sdk_keys", &po);
-	assert_non_null(s);
-	tu_attach(s);
+	s = open_sdk_keys(pid, NULL, mode);
 	assert_int_equal(write(start[1], "x", 1), 1);
 	assert_int_equal(read(done[0], &b, 1), 1);
 	/* the calls are made, the child lives: one poll sees its key (or its records) */

@@ -619,19 +619,12 @@ static void test_cli_modes(void **state)
 		{ 2, NULL, { "runqlat", "--mode", "bogus" } },
 		{ 2, NULL, { "runqlat", "--mode", "stream", "--stream-bytes", "5000" } },
 	};
-	char *out = NULL, *err = NULL;
 
 	TU_SKIP_UNLESS_ROOT();
-	assert_int_equal(tu_run_kagg(both, &out, &err, 0, 0), 0);
 	/* a program per path: each path's cost is its programs' run time, not timed inside */
-	TU_ASSERT_HAS(out, "\"agg\"", "\"stream\"", "\"stream_bpf_ns_per_event\"",
-		      "\"stream_timed_in_program\": false", "runqlat_stream_switch_");
-	free(out);
-	free(err);
-	assert_int_equal(tu_run_kagg(print, &out, &err, 0, 0), 0);
-	assert_non_null(strstr(out, ": sched_switch: prev_comm="));
-	free(out);
-	free(err);
+	TU_KAGG_PRINTS(both, "\"agg\"", "\"stream\"", "\"stream_bpf_ns_per_event\"",
+		       "\"stream_timed_in_program\": false", "runqlat_stream_switch_");
+	TU_KAGG_PRINTS(print, ": sched_switch: prev_comm=");
 	tu_expect_errors(bad, TU_NR(bad));
 }
 

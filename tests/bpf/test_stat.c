@@ -187,8 +187,7 @@ static void test_output_file(void **state)
 	assert_int_equal(rc, 0);
 	assert_string_equal(out, "");
 	assert_string_equal(err, "");
-	assert_non_null(strstr(rep, "\"name\": \"task-clock\""));
-	assert_non_null(strstr(rep, "\"exit_status\": 0"));
+	TU_ASSERT_HAS(rep, "\"name\": \"task-clock\"", "\"exit_status\": 0");
 	free(out);
 	free(err);
 	free(rep);

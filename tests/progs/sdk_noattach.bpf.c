@@ -2,19 +2,14 @@
 /* sdk_noattach: a section naming a tracepoint no kernel has (test_prog: refused). */
 #include "vmlinux.h"
 #include "sdk/kagg.bpf.h"
-
-struct sdk_nkey {
-	__u32 nr;
-};
-
-KAGG_COUNT(sdk_ncnt, struct sdk_nkey, 16);
+#include "sdk_refused.h"
 
 SEC("tracepoint/sdk_nosuch/sdk_event")
 int sdk_noattach(void *ctx)
 {
-	struct sdk_nkey k = {};
+	struct sdk_rkey k = {};
 
-	sdk_ncnt__record(&k, 1);
+	sdk_rcnt__record(&k, 1);
 	return 0;
 }
 

@@ -2,22 +2,17 @@
 /* sdk_verifier: reads a map value without checking it (test_prog: the verifier refuses). */
 #include "vmlinux.h"
 #include "sdk/kagg.bpf.h"
-
-struct sdk_vkey {
-	__u32 nr;
-};
-
-KAGG_COUNT(sdk_vcnt, struct sdk_vkey, 16);
+#include "sdk_refused.h"
 
 SEC("tracepoint/syscalls/sys_enter_getppid")
 int sdk_verifier(void *ctx)
 {
-	struct sdk_vcnt__key mk = {};
-	struct sdk_vkey k = {};
-	struct kagg_sdk_count *c = bpf_map_lookup_elem(&sdk_vcnt, &mk);
+	struct sdk_rcnt__key mk = {};
+	struct sdk_rkey k = {};
+	struct kagg_sdk_count *c = bpf_map_lookup_elem(&sdk_rcnt, &mk);
 
 	k.nr = c->count; /* no NULL check */
-	sdk_vcnt__record(&k, 1);
+	sdk_rcnt__record(&k, 1);
 	return 0;
 }
 

@@ -195,16 +195,39 @@ static void assert_prints(enum kagg_key_mode mode, enum kagg_format fmt, bool no
 	kagg_snapshot__free(snap);
 }
 
+/* snap printed with po has each string of has and none of lacks (TU_STRS lists). */
+static void assert_printed(struct kagg_snapshot *snap, const struct kagg_print_opts *po,
+			   const char *const *has, const char *const *lacks)
+{
+	struct uu_mem m;
+	char *out;
+
+	assert_int_equal(kagg_snapshot__print(snap, uu_mem_open(&m), po), 0);
+	out = uu_mem_text(&m);
+	tu_assert_has(out, has);
+	tu_assert_lacks(out, lacks);
+	free(out);
+}
+
+/* SNAP printed as FMT (without the meta if NO_META) has each of the strings after NO_META. */
+#define ASSERT_PRINTED_HAS(snap, fmt, no_meta, ...) \
+	assert_printed_has(snap, fmt, no_meta, TU_STRS(__VA_ARGS__))
+
+static void assert_printed_has(struct kagg_snapshot *snap, enum kagg_format fmt, bool no_meta,
+			       const char *const *needles)
+{
+	KAGG_OPTS(kagg_print_opts, po, .format = fmt, .no_meta = no_meta);
+
+	assert_printed(snap, &po, needles, TU_STRS(NULL));
+}
+
 /* make_snap(KAGG_KEY_PID) with key.comm COMM, printed as JSON: the output has WANT. */
 static void assert_json_comm(const char *comm, const char *want)
 {
 	struct kagg_snapshot *snap = make_snap(KAGG_KEY_PID);
-	char *out;
 
 	strcpy(snap->hists[0].key.comm, comm);
-	out = print_to_string(snap, KAGG_FORMAT_JSON, false);
-	assert_non_null(strstr(out, want));
-	free(out);
+	ASSERT_PRINTED_HAS(snap, KAGG_FORMAT_JSON, false, want);
 	kagg_snapshot__free(snap);
 }
 
@@ -276,7 +299,6 @@ static void test_both_exact_beside_kernel(void **state)
 {
 	double vals[35];
 	struct kagg_snapshot *snap = make_both_snap(vals);
-	char *out = print_to_string(snap, KAGG_FORMAT_TEXT, true);
 	const char *pid42 = "\n"
 			    "pid = 42 sleepy\n"
 			    "     usecs               : agg        stream     diff\n"
@@ -297,16 +319,13 @@ static void test_both_exact_beside_kernel(void **state)
 			    "pid = 77 other\n";
 	const char *pcts77 = "p50   = 1023.0 usecs [512, 1023]  exact 1000.250\n";
 
-	assert_non_null(strstr(out, pid42));
-	assert_non_null(strstr(out, pcts77));
-	free(out);
-	out = print_to_string(snap, KAGG_FORMAT_JSON, true);
+	ASSERT_PRINTED_HAS(snap, KAGG_FORMAT_TEXT, true, pid42, pcts77);
 	/* the kernel's pid 42 takes the exact values of the stream's pid 42, not 77's */
-	assert_non_null(strstr(out, "\"p50\": {\"value\":12.550,\"low\":8,\"high\":15,"
-				    "\"exact\":12.200},\n"));
-	assert_non_null(strstr(out, "\"max\": {\"value\":1023.000,\"low\":512,\"high\":1023,"
-				    "\"exact\":1000.250}\n"));
-	free(out);
+	ASSERT_PRINTED_HAS(snap, KAGG_FORMAT_JSON, true,
+			   "\"p50\": {\"value\":12.550,\"low\":8,\"high\":15,"
+			   "\"exact\":12.200},\n",
+			   "\"max\": {\"value\":1023.000,\"low\":512,\"high\":1023,"
+			   "\"exact\":1000.250}\n");
 	kagg_snapshot__free(snap);
 }
 
@@ -401,7 +420,6 @@ static void test_keys_heaviest_first_and_top(void **state)
 	static const double sums[] = { 10, 300, 50 };
 	struct kagg_snapshot *snap = snap_new();
 	char *out, *p1, *p2, *p3;
-	struct uu_mem m;
 	size_t i;
 
 	assert_non_null(snap);
@@ -430,25 +448,16 @@ static void test_keys_heaviest_first_and_top(void **state)
 	{
 		KAGG_OPTS(kagg_print_opts, po, .no_meta = true, .top = 2);
 
-		assert_int_equal(kagg_snapshot__print(snap, uu_mem_open(&m), &po), 0);
-		out = uu_mem_text(&m);
-		assert_non_null(strstr(out, "pid = 2 task2"));
-		assert_non_null(strstr(out, "pid = 3 task3"));
-		assert_null(strstr(out, "pid = 1 "));
-		assert_non_null(
-			strstr(out, "\n(1 more keys, lighter: --top 2 shows the heaviest)\n"));
-		free(out);
+		assert_printed(snap, &po,
+			       TU_STRS("pid = 2 task2", "pid = 3 task3",
+				       "\n(1 more keys, lighter: --top 2 shows the heaviest)\n"),
+			       TU_STRS("pid = 1 "));
 	}
 	{
 		KAGG_OPTS(kagg_print_opts, po, .format = KAGG_FORMAT_NDJSON, .top = 1);
 
-		assert_int_equal(kagg_snapshot__print(snap, uu_mem_open(&m), &po), 0);
-		out = uu_mem_text(&m);
-		assert_non_null(strstr(out, "\"pid\":2,"));
-		assert_null(strstr(out, "\"pid\":1,"));
-		assert_null(strstr(out, "\"pid\":3,"));
-		assert_non_null(strstr(out, "\"keys_not_shown\":2"));
-		free(out);
+		assert_printed(snap, &po, TU_STRS("\"pid\":2,", "\"keys_not_shown\":2"),
+			       TU_STRS("\"pid\":1,", "\"pid\":3,"));
 	}
 	/* Without a top, JSON keeps every key, in key order. */
 	out = print_to_string(snap, KAGG_FORMAT_NDJSON, true);

@@ -124,14 +124,9 @@ static void test_bench_json_identity_and_raw_pages_decode_in_kbuffer(void **s)
 
 			assert_int_equal(kbuffer_load_subbuffer(kb, raw + off), 0);
 			for (d = kbuffer_read_event(kb, &ts); d; d = kbuffer_next_event(kb, &ts)) {
-				struct tep_record rec = { .ts = ts,
-							  .data = d,
-							  .cpu = cpu,
-							  .size = kbuffer_event_size(kb) };
-				struct tep_event *ev = tep_find_event_by_record(tep, &rec);
+				struct tep_record rec;
 
-				assert_non_null(ev);
-				assert_string_equal(ev->name, "bench");
+				uu_kb_event(tep, kb, d, ts, cpu, "bench", &rec);
 				assert_int_equal(rec.size, 40);
 				events++;
 			}

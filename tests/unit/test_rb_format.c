@@ -78,6 +78,18 @@ static char *tep_info(struct kagg_rb_events *evs, void *data, int size)
 	return info;
 }
 
+/* Record r (size bytes) of f, its fields as we print them: want, and as libtraceevent does. */
+static void assert_info(struct kagg_rb_events *evs, const struct kagg_rb_format *f, void *r,
+			int size, const char *want)
+{
+	char mine[512], *theirs = tep_info(evs, r, size);
+
+	kagg_rb_events__format_info(evs, f, r, size, mine, sizeof(mine));
+	assert_string_equal(mine, want);
+	assert_string_equal(mine, theirs);
+	free(theirs);
+}
+
 static void test_sched_replicas_match_kernel_layout_and_print_like_libtraceevent(void **s)
 {
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
@@ -160,7 +172,6 @@ static void test_defined_event_with_data_loc_and_arrays_prints_like_libtraceeven
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
 	const struct kagg_rb_format *f;
 	uint8_t r[96] = { 0 };
-	char mine[512], *theirs;
 	uint32_t loc;
 
 	assert_int_equal(kagg_rb_events__define(
@@ -190,12 +201,9 @@ static void test_defined_event_with_data_loc_and_arrays_prints_like_libtraceeven
 	memcpy(r + 36, "tagged", 7);
 	*(int64_t *)(r + 48) = -99;
 	memcpy(r + 56, "hello", 6);
-	theirs = tep_info(evs, r, 64);
-	kagg_rb_events__format_info(evs, f, r, 64, mine, sizeof(mine));
-	assert_string_equal(mine, theirs);
-	assert_string_equal(mine, "a=7 b=-5 c=0xbeef d=123456789012 name=hello tag=tagged e=-99 "
-				  "sym=SEVEN");
-	free(theirs);
+	assert_info(evs, f, r, 64,
+		    "a=7 b=-5 c=0xbeef d=123456789012 name=hello tag=tagged e=-99 "
+		    "sym=SEVEN");
 	kagg_rb_events__free(evs);
 }
 
@@ -206,7 +214,7 @@ static void test_array_element_in_print_fmt_like_libtraceevent(void **s)
 	const struct kagg_rb_format *f;
 	uint8_t r[64] = { 0 };
 	uint64_t args[6] = { 0x21, 0x7ffe92d98280ULL, 0, 8, 0, 0xe800000011ULL };
-	char mine[256], *theirs;
+	char mine[256];
 	int64_t id = 13;
 
 	assert_int_equal(kagg_rb_events__define(
@@ -219,11 +227,7 @@ static void test_array_element_in_print_fmt_like_libtraceevent(void **s)
 	kagg_rb_entry__init(r, kagg_rb_format__id(f), 0, 0, 42);
 	memcpy(r + 8, &id, 8);
 	memcpy(r + 16, args, sizeof(args));
-	theirs = tep_info(evs, r, 64);
-	kagg_rb_events__format_info(evs, f, r, 64, mine, sizeof(mine));
-	assert_string_equal(mine, "NR 13 (21, 7ffe92d98280, 0, 8, 0, e800000011)");
-	assert_string_equal(mine, theirs);
-	free(theirs);
+	assert_info(evs, f, r, 64, "NR 13 (21, 7ffe92d98280, 0, 8, 0, e800000011)");
 	/* an index past the array is not guessed at: field=value instead */
 	kagg_rb_events__free(evs);
 	evs = kagg_rb_events__new(NULL);
@@ -291,25 +295,13 @@ static void test_unknown_print_fmt_construct_falls_back_to_field_values(void **s
 static void test_trace_line_has_kernel_context_columns(void **s)
 {
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
-	const struct kagg_rb_format *f;
-	uint8_t r[64] = { 0 };
-	struct kagg_rb_event ev = {
-		.sz = sizeof(ev), .ts = 1375816604499ULL, .data = r, .len = 64, .cpu = 3
-	};
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
+	struct uu_wakeup w;
+	char *buf;
 
-	assert_int_equal(kagg_rb_events__define_sched(evs), 0);
-	f = kagg_rb_events__find_by_name(evs, "sched", "sched_wakeup");
+	uu_wakeup_init(&w, evs, 1375816604499ULL, 3);
 	/* irqs off + bh off, need-resched, hardirq, preempt 2, migrate-disable 1 */
-	kagg_rb_entry__init(r, kagg_rb_format__id(f), 0x01 | 0x80 | 0x04 | 0x08, 0x12, 77);
-	memcpy(r + 8, "x", 2);
-	*(int32_t *)(r + 24) = 5;
-	*(int32_t *)(r + 28) = 120;
-	*(int32_t *)(r + 32) = 1;
-	kagg_rb_events__fprint_event(evs, out, &ev, NULL, NULL);
-	fclose(out);
+	uu_wakeup_fill(&w, 0x01 | 0x80 | 0x04 | 0x08, 0x12, 77, "x");
+	buf = uu_wakeup_line(evs, &w, NULL, NULL, NULL);
 	assert_string_equal(buf, "           <...>-77      [003] Dnh21  1375.816604: sched_wakeup: "
 				 "comm=x pid=5 prio=120 target_cpu=001\n");
 	free(buf);
@@ -322,11 +314,7 @@ static void test_trace_line_four_flag_columns(void **s)
 	KAGG_OPTS(kagg_rb_events_opts, eo, .flag_cols = 4);
 	KAGG_OPTS(kagg_rb_events_opts, bad, .flag_cols = 3);
 	struct kagg_rb_events *evs = kagg_rb_events__new(&eo);
-	const struct kagg_rb_format *f;
-	uint8_t r[64] = { 0 };
-	struct kagg_rb_event ev = {
-		.sz = sizeof(ev), .ts = 1375816604499ULL, .data = r, .len = 64, .cpu = 3
-	};
+	struct uu_wakeup w;
 	static const struct {
 		uint8_t pc;
 		const char *flags;
@@ -336,20 +324,12 @@ static void test_trace_line_four_flag_columns(void **s)
 	assert_non_null(evs);
 	assert_null(kagg_rb_events__new(&bad));
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(kagg_rb_events__define_sched(evs), 0);
-	f = kagg_rb_events__find_by_name(evs, "sched", "sched_wakeup");
+	uu_wakeup_init(&w, evs, 1375816604499ULL, 3);
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		char *buf = NULL, want[160];
-		size_t len = 0;
-		FILE *out = open_memstream(&buf, &len);
+		char *buf, want[160];
 
-		kagg_rb_entry__init(r, kagg_rb_format__id(f), 0x01 | 0x04, c[i].pc, 77);
-		memcpy(r + 8, "x", 2);
-		*(int32_t *)(r + 24) = 5;
-		*(int32_t *)(r + 28) = 120;
-		*(int32_t *)(r + 32) = 1;
-		kagg_rb_events__fprint_event(evs, out, &ev, NULL, NULL);
-		fclose(out);
+		uu_wakeup_fill(&w, 0x01 | 0x04, c[i].pc, 77, "x");
+		buf = uu_wakeup_line(evs, &w, NULL, NULL, NULL);
 		snprintf(want, sizeof(want),
 			 "           <...>-77      [003] %s  1375.816604: "
 			 "sched_wakeup: comm=x pid=5 prio=120 target_cpu=001\n",

@@ -247,63 +247,76 @@ static void test_discard_removes_last_or_pads_middle(void **s)
 	kagg_rb__free(rb);
 }
 
-static void test_overrun_drops_oldest_pages_and_reports_missed(void **s)
+/* A one-CPU ring of 4 pages after 1000 writes of 60 bytes (seed i at 10 + 50 * i). */
+struct thousand {
+	struct fake_clock fc;
+	struct kagg_rb *rb;
+	struct exp_ev e[1000]; /* the writes the ring took, in order */
+	size_t n;	       /* how many it took */
+};
+
+/* The ring (mode) written 1000 times; a write it refuses fails with ENOBUFS.  Free it. */
+static struct thousand *thousand_writes(enum kagg_rb_mode mode)
 {
-	struct fake_clock fc = { 0 };
-	struct kagg_rb *rb = mk(&fc, 4, KAGG_RB_OVERWRITE, 1);
-	struct exp_ev *e = calloc(1000, sizeof(*e));
-	struct kagg_rb_stats st = { .sz = sizeof(st) };
-	size_t i, got, first;
-	long long missed;
+	struct thousand *t = calloc(1, sizeof(*t));
+	size_t i;
 
-	for (i = 0; i < 1000; i++)
-		wr(rb, 0, &fc, 10 + i * 50, 60, (uint8_t)i, &e[i]);
-	assert_int_equal(kagg_rb__stats(rb, 0, &st), 0);
-	assert_true(st.overrun > 0);
-	assert_int_equal(st.entries + st.overrun, 1000);
-	first = st.overrun;
-	missed = drain_kbuffer(rb, 0, e + first, 1000 - first, &got);
-	assert_int_equal(got, 1000 - first);
-	assert_int_equal(missed, (long long)first);
-	assert_int_equal(kagg_rb__stats(rb, 0, &st), 0);
-	assert_int_equal(st.read_events + st.overrun, 1000);
-	assert_int_equal(st.entries, 0);
-	free(e);
-	kagg_rb__free(rb);
-}
-
-static void test_consume_mode_refuses_newest_and_counts_dropped(void **s)
-{
-	struct fake_clock fc = { 0 };
-	struct kagg_rb *rb = mk(&fc, 4, KAGG_RB_CONSUME, 1);
-	struct exp_ev *e = calloc(1000, sizeof(*e));
-	struct kagg_rb_stats st = { .sz = sizeof(st) };
-	size_t i, ok = 0;
-
+	assert_non_null(t);
+	t->rb = mk(&t->fc, 4, mode, 1);
 	for (i = 0; i < 1000; i++) {
 		struct kagg_rb_rsv rsv = { .sz = sizeof(rsv) };
 		uint8_t *p;
 
-		fc.now = 10 + i * 50;
-		p = kagg_rb__reserve_cpu(rb, 0, 60, &rsv);
+		t->fc.now = 10 + i * 50;
+		p = kagg_rb__reserve_cpu(t->rb, 0, 60, &rsv);
 		if (!p) {
 			assert_int_equal(errno, ENOBUFS);
 			continue;
 		}
 		fill(p, 60, (uint8_t)i);
 		kagg_rb__commit(&rsv);
-		e[ok++] = (struct exp_ev){ 10 + i * 50, 60, (uint8_t)i };
+		t->e[t->n++] = (struct exp_ev){ 10 + i * 50, 60, (uint8_t)i };
 	}
-	assert_int_equal(kagg_rb__stats(rb, 0, &st), 0);
-	assert_int_equal(st.dropped_events, 1000 - ok);
+	return t;
+}
+
+static void test_overrun_drops_oldest_pages_and_reports_missed(void **s)
+{
+	struct thousand *t = thousand_writes(KAGG_RB_OVERWRITE);
+	struct kagg_rb_stats st = { .sz = sizeof(st) };
+	size_t got, first;
+	long long missed;
+
+	assert_int_equal(t->n, 1000); /* every write taken */
+	assert_int_equal(kagg_rb__stats(t->rb, 0, &st), 0);
+	assert_true(st.overrun > 0);
+	assert_int_equal(st.entries + st.overrun, 1000);
+	first = st.overrun;
+	missed = drain_kbuffer(t->rb, 0, t->e + first, 1000 - first, &got);
+	assert_int_equal(got, 1000 - first);
+	assert_int_equal(missed, (long long)first);
+	assert_int_equal(kagg_rb__stats(t->rb, 0, &st), 0);
+	assert_int_equal(st.read_events + st.overrun, 1000);
+	assert_int_equal(st.entries, 0);
+	kagg_rb__free(t->rb);
+	free(t);
+}
+
+static void test_consume_mode_refuses_newest_and_counts_dropped(void **s)
+{
+	struct thousand *t = thousand_writes(KAGG_RB_CONSUME);
+	struct kagg_rb_stats st = { .sz = sizeof(st) };
+
+	assert_int_equal(kagg_rb__stats(t->rb, 0, &st), 0);
+	assert_int_equal(st.dropped_events, 1000 - t->n);
 	assert_int_equal(st.overrun, 0);
-	assert_int_equal(st.entries, ok);
-	assert_int_equal(e[0].ts, 10); /* the oldest were kept */
-	assert_int_equal(drain_kbuffer(rb, 0, e, ok, NULL), 0);
+	assert_int_equal(st.entries, t->n);
+	assert_int_equal(t->e[0].ts, 10); /* the oldest were kept */
+	assert_int_equal(drain_kbuffer(t->rb, 0, t->e, t->n, NULL), 0);
 	/* room again after reading */
-	wr(rb, 0, &fc, 999999, 8, 1, NULL);
-	kagg_rb__free(rb);
-	free(e);
+	wr(t->rb, 0, &t->fc, 999999, 8, 1, NULL);
+	kagg_rb__free(t->rb);
+	free(t);
 }
 
 static void test_random_streams_with_interleaved_reads_match_kbuffer(void **s)

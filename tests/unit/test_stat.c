@@ -329,42 +329,49 @@ static void test_rel_stddev(void **state)
 	NEAR(kagg_stat__rel_stddev(NULL, 3), 0);
 }
 
+/*
+ * rep printed as fmt has each string of has and none of lacks (TU_STRS lists); returns
+ * how many lines it printed.
+ */
+static int assert_report(const struct kagg_stat_report *rep, enum kagg_format fmt,
+			 const char *const *has, const char *const *lacks)
+{
+	char *out = print_report(rep, fmt);
+	int lines = tu_lines(out);
+
+	tu_assert_has(out, has);
+	tu_assert_lacks(out, lacks);
+	free(out);
+	return lines;
+}
+
 /* Means of runs and one interval: the header says so, each line its "( +- X% )". */
 static void test_print_runs_and_interval(void **state)
 {
 	struct kagg_stat_result res = exact_result("task-clock", 300);
 	const struct kagg_stat_result *ptrs[] = { &res };
 	struct kagg_stat_report rep = one_result_report("command 'true'", ptrs);
-	char *out;
 
 	res.rel_stddev_pct = 12.345;
 	rep.runs = 3;
-	out = print_report(&rep, KAGG_FORMAT_TEXT);
-
-	assert_non_null(strstr(out, "# kagg stat: command 'true', mean of 3 runs, "));
-	assert_non_null(strstr(out, "estimate 300  ( +- 12.35% )\n"));
-	free(out);
-	out = print_report(&rep, KAGG_FORMAT_JSON);
-	TU_ASSERT_HAS(out, "\"runs\": 3", "\"rel_stddev_pct\": 12.35");
-	free(out);
+	assert_report(&rep, KAGG_FORMAT_TEXT,
+		      TU_STRS("# kagg stat: command 'true', mean of 3 runs, ",
+			      "estimate 300  ( +- 12.35% )\n"),
+		      TU_STRS(NULL));
+	assert_report(&rep, KAGG_FORMAT_JSON, TU_STRS("\"runs\": 3", "\"rel_stddev_pct\": 12.35"),
+		      TU_STRS(NULL));
 	/* a report of the first release: neither */
 	rep.sz = offsetofend(struct kagg_stat_report, results);
 	res.sz = offsetofend(struct kagg_stat_result, estimate);
-	out = print_report(&rep, KAGG_FORMAT_TEXT);
-	assert_null(strstr(out, "runs"));
-	assert_null(strstr(out, "+-"));
-	free(out);
+	assert_report(&rep, KAGG_FORMAT_TEXT, TU_STRS(NULL), TU_STRS("runs", "+-"));
 	rep.sz = sizeof(rep);
 	rep.runs = 0;
 	rep.interval_s = 1.5;
-	out = print_report(&rep, KAGG_FORMAT_TEXT);
-	assert_non_null(strstr(out, ", interval ending at 1.500 s, "));
-	assert_null(strstr(out, "+-"));
-	free(out);
-	out = print_report(&rep, KAGG_FORMAT_NDJSON);
-	TU_ASSERT_HAS(out, "\"interval_s\":1.5");
-	assert_int_equal(tu_lines(out), 1);
-	free(out);
+	assert_report(&rep, KAGG_FORMAT_TEXT, TU_STRS(", interval ending at 1.500 s, "),
+		      TU_STRS("+-"));
+	assert_int_equal(assert_report(&rep, KAGG_FORMAT_NDJSON, TU_STRS("\"interval_s\":1.5"),
+				       TU_STRS(NULL)),
+			 1);
 }
 
 /* Usage errors: exit 2, one line, before anything runs. */

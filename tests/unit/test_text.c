@@ -98,29 +98,18 @@ static const char *evil_comm(void *ctx, int pid)
 static void test_trace_line_escapes_comms(void **state)
 {
 	struct kagg_rb_events *evs = kagg_rb_events__new(NULL);
-	const struct kagg_rb_format *f;
-	uint8_t r[64] = { 0 };
-	struct kagg_rb_event ev = {
-		.sz = sizeof(ev), .ts = 1000000000ULL, .data = r, .len = 64, .cpu = 1
-	};
-	char *buf = NULL, info[256];
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
+	struct uu_wakeup w;
+	char *buf, info[256];
+	size_t len;
 
-	assert_int_equal(kagg_rb_events__define_sched(evs), 0);
-	f = kagg_rb_events__find_by_name(evs, "sched", "sched_wakeup");
-	kagg_rb_entry__init(r, kagg_rb_format__id(f), 0, 0, 77);
-	memcpy(r + 8, EVIL, sizeof(EVIL));
-	*(int32_t *)(r + 24) = 5;
-	*(int32_t *)(r + 28) = 120;
-	*(int32_t *)(r + 32) = 1;
-	kagg_rb_events__fprint_event(evs, out, &ev, evil_comm, NULL);
-	fclose(out);
+	uu_wakeup_init(&w, evs, 1000000000ULL, 1);
+	uu_wakeup_fill(&w, 0, 0, 77, EVIL);
+	buf = uu_wakeup_line(evs, &w, evil_comm, NULL, &len);
 	assert_string_equal(buf, EVIL_ESC "-77      [001] .....     1.000000: sched_wakeup: "
 					  "comm=" EVIL_ESC " pid=5 prio=120 target_cpu=001\n");
 	assert_null(memchr(buf, '\033', len));
 	/* format_info stays the record's own text */
-	kagg_rb_events__format_info(evs, f, r, 64, info, sizeof(info));
+	kagg_rb_events__format_info(evs, w.f, w.r, 64, info, sizeof(info));
 	assert_non_null(strstr(info, "comm=" EVIL " pid=5"));
 	free(buf);
 	kagg_rb_events__free(evs);

@@ -472,19 +472,15 @@ static int decode_with_libtraceevent(struct fixture *fx, struct exp_ev *out, int
 			if (kbuffer_missed_events(kb))
 				missed[cpu] = kbuffer_missed_events(kb);
 			for (d = kbuffer_read_event(kb, &ts); d; d = kbuffer_next_event(kb, &ts)) {
-				struct tep_record rec = { .ts = ts,
-							  .data = d,
-							  .cpu = cpu,
-							  .size = kbuffer_event_size(kb) };
-				struct tep_event *e = tep_find_event_by_record(tep, &rec);
+				struct tep_record rec;
+				struct tep_event *e;
 				struct trace_seq sq;
 				unsigned long long v;
 				struct exp_ev *o = &out[n++];
 				char want[256];
 
 				assert_true(n <= max);
-				assert_non_null(e);
-				assert_string_equal(e->name, "sched_switch");
+				e = uu_kb_event(tep, kb, d, ts, cpu, "sched_switch", &rec);
 				o->ts = ts;
 				o->cpu = cpu;
 				assert_int_equal(
@@ -1186,19 +1182,15 @@ static void test_truncated_file_is_rejected(void **state)
 	free(buf);
 }
 
-UU_MAIN(cmocka_unit_test_setup_teardown(test_roundtrip_two_cpus_many_pages_reader, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_file_decodes_with_libtraceevent_and_kbuffer, setup,
-					teardown),
-	cmocka_unit_test_setup_teardown(test_trace_cmd_report_lists_the_events, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_trace_cmd_report_without_clock_option, setup,
-					teardown),
-	cmocka_unit_test_setup_teardown(test_reads_v6_written_by_trace_cmd, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_missed_events_page, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_empty_file_and_empty_cpu, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_bad_opts_and_arguments, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_truncated_file_is_rejected, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_killed_writer_leaves_what_was_added, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_finished_file_is_compact, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_existing_file_replaced_only_by_a_recording, setup,
-					teardown),
-	cmocka_unit_test_setup_teardown(test_stream_target, setup, teardown))
+UU_MAIN(KT_TEST_FIXTURE(test_roundtrip_two_cpus_many_pages_reader),
+	KT_TEST_FIXTURE(test_file_decodes_with_libtraceevent_and_kbuffer),
+	KT_TEST_FIXTURE(test_trace_cmd_report_lists_the_events),
+	KT_TEST_FIXTURE(test_trace_cmd_report_without_clock_option),
+	KT_TEST_FIXTURE(test_reads_v6_written_by_trace_cmd),
+	KT_TEST_FIXTURE(test_missed_events_page), KT_TEST_FIXTURE(test_empty_file_and_empty_cpu),
+	KT_TEST_FIXTURE(test_bad_opts_and_arguments),
+	KT_TEST_FIXTURE(test_truncated_file_is_rejected),
+	KT_TEST_FIXTURE(test_killed_writer_leaves_what_was_added),
+	KT_TEST_FIXTURE(test_finished_file_is_compact),
+	KT_TEST_FIXTURE(test_existing_file_replaced_only_by_a_recording),
+	KT_TEST_FIXTURE(test_stream_target))

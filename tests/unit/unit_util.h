@@ -2,7 +2,9 @@
 /*
  * Helpers shared by the unprivileged unit tests (tests/unit/): a test's
  * main(), a test snapshot's meta and stacks, printing into memory to check
- * what a printer wrote, and reading delimited protobuf messages.
+ * what a printer wrote, reading delimited protobuf messages, and ring buffer
+ * records: a sched_wakeup one built and printed, a kbuffer event as
+ * libtraceevent's record.
  * Include after <cmocka.h>.
  */
 #ifndef KAGG_UNIT_UTIL_H
@@ -11,7 +13,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include <event-parse.h>
+#include <kbuffer.h>
+#include <kagg/rb_format.h>
+#include <kagg/ringbuf.h>
 #include <kagg/snapshot.h>
 
 #include "test_main.h"
@@ -105,6 +112,75 @@ static inline void uu_stack_frames(struct kagg_stack *st, const struct kagg_fram
 	st->nr_kframes = nk;
 	st->uframes = u;
 	st->nr_uframes = nu;
+}
+
+/* A sched:sched_wakeup record, its format, and the ring buffer event that hands it over. */
+struct uu_wakeup {
+	uint8_t r[64];
+	const struct kagg_rb_format *f;
+	struct kagg_rb_event ev;
+};
+
+/* w as evs (its sched events defined here) has it, the record zeroed, at ts on cpu. */
+static inline void uu_wakeup_init(struct uu_wakeup *w, struct kagg_rb_events *evs, uint64_t ts,
+				  int cpu)
+{
+	memset(w, 0, sizeof(*w));
+	assert_int_equal(kagg_rb_events__define_sched(evs), 0);
+	w->f = kagg_rb_events__find_by_name(evs, "sched", "sched_wakeup");
+	w->ev = (struct kagg_rb_event){
+		.sz = sizeof(w->ev), .ts = ts, .data = w->r, .len = sizeof(w->r), .cpu = cpu
+	};
+}
+
+/*
+ * w's record: common flags and preempt count pc, pid; comm (under 16 bytes), pid 5,
+ * prio 120, target_cpu 1.
+ */
+static inline void uu_wakeup_fill(struct uu_wakeup *w, uint8_t flags, uint8_t pc, int pid,
+				  const char *comm)
+{
+	kagg_rb_entry__init(w->r, kagg_rb_format__id(w->f), flags, pc, pid);
+	memcpy(w->r + 8, comm, strlen(comm) + 1);
+	*(int32_t *)(w->r + 24) = 5;
+	*(int32_t *)(w->r + 28) = 120;
+	*(int32_t *)(w->r + 32) = 1;
+}
+
+/*
+ * The trace line evs prints for w's record (comm and comm_ctx as
+ * kagg_rb_events__fprint_event takes them): malloc'd, its length in *len unless NULL.
+ */
+static inline char *uu_wakeup_line(const struct kagg_rb_events *evs, const struct uu_wakeup *w,
+				   kagg_rb_comm_fn comm, void *comm_ctx, size_t *len)
+{
+	struct uu_mem m;
+	char *buf;
+
+	kagg_rb_events__fprint_event(evs, uu_mem_open(&m), &w->ev, comm, comm_ctx);
+	buf = uu_mem_text(&m);
+	if (len)
+		*len = m.len;
+	return buf;
+}
+
+/*
+ * kb's event d, read at ts from a page of cpu, as libtraceevent's record *rec; the event
+ * tep finds for it, asserted found and named name.
+ */
+static inline struct tep_event *uu_kb_event(struct tep_handle *tep, struct kbuffer *kb, void *d,
+					    unsigned long long ts, int cpu, const char *name,
+					    struct tep_record *rec)
+{
+	struct tep_event *e;
+
+	*rec = (struct tep_record){
+		.ts = ts, .data = d, .cpu = cpu, .size = kbuffer_event_size(kb)
+	};
+	e = tep_find_event_by_record(tep, rec);
+	assert_non_null(e);
+	assert_string_equal(e->name, name);
+	return e;
 }
 
 #endif /* KAGG_UNIT_UTIL_H */
