@@ -80,14 +80,13 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "raw-dir", required_argument, NULL, OPT_RAW_DIR },
 	{ "event", required_argument, NULL, 'e' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "duration", required_argument, NULL, 'd' },
+	CLI_PID_LONGOPT,
+	CLI_DURATION_LONGOPT,
 	{ "stream-bytes", required_argument, NULL, OPT_STREAM_BYTES },
 	{ "rb-subbufs", required_argument, NULL, OPT_RB_SUBBUFS },
 	{ "prog", required_argument, NULL, OPT_PROG },
 	{ "set", required_argument, NULL, OPT_SET },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_VERBOSE_HELP_LONGOPTS,
 	{},
 };
 

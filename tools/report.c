@@ -24,7 +24,7 @@ static const char usage_text[] =
 
 static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'c' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_HELP_LONGOPT,
 	{},
 };
 

@@ -743,8 +743,7 @@ static const struct option long_opts[] = {
 	{ "connections-per-ip", required_argument, NULL, OPT_PER_IP },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_VERBOSE_HELP_LONGOPTS,
 	{},
 };
 
