@@ -158,7 +158,7 @@ enum {
 	CLI_OPT_DELIMITER,   /* stack tools: --delimiter */
 	CLI_OPT_PER_CGROUP,  /* offcpu, runqlat, syscount: --per-cgroup */
 	CLI_OPT_UNWIND,	     /* stack tools: --unwind (CLI_UNWIND_LONGOPT) */
-	CLI_OPT_CPU,	     /* profile, runqlat, stat: --cpu N (CLI_CPU_LONGOPT) */
+	CLI_OPT_CPU,	     /* profile, report, runqlat, stat: --cpu N (CLI_CPU_LONGOPT) */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
