@@ -171,7 +171,7 @@ enum {
 #define CLI_VERBOSE_HELP_LONGOPTS { "verbose", no_argument, NULL, 'v' }, CLI_HELP_LONGOPT
 #define CLI_DURATION_LONGOPT { "duration", required_argument, NULL, 'd' }
 #define CLI_FORMAT_LONGOPT { "format", required_argument, NULL, CLI_OPT_FORMAT }
-/* -p/--pid: a process (or with CLI_TASKS a list of them); the value is the tool's. */
+/* -p/--pid: one process, or a list (CLI_TASKS, record); each tool parses the value. */
 #define CLI_PID_LONGOPT { "pid", required_argument, NULL, 'p' }
 /* -m/--milliseconds: --unit msecs, parsed by cli_parse in the CLI_MSECS tools. */
 #define CLI_MSECS_LONGOPT { "milliseconds", no_argument, NULL, 'm' }
