@@ -71,9 +71,10 @@ static int report_main(int argc, char **argv)
 						    "device): kagg report maps its file"
 						  : strerror(errno));
 	if (a.cpu >= kagg_tracedat__nr_cpus(t)) {
+		int nr_cpus = kagg_tracedat__nr_cpus(t); /* read before t is freed */
+
 		kagg_tracedat__free(t);
-		return cli_err(CLI_EXIT_USAGE, "--cpu %d: the file has %d CPUs", a.cpu,
-			       kagg_tracedat__nr_cpus(t));
+		return cli_err(CLI_EXIT_USAGE, "--cpu %d: the file has %d CPUs", a.cpu, nr_cpus);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	n = kagg_tracedat__fprint(t, stdout, a.cpu);
