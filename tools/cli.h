@@ -150,31 +150,49 @@ enum {
 	CLI_OPT_PERCENTILES,
 	CLI_OPT_QUIET,	   /* --quiet: no "# ..." meta lines, no banner */
 	CLI_OPT_TIMESTAMP, /* --timestamp (-T, but in syscount) */
-	CLI_OPT_ATTACH,	   /* streaming tools: --attach, --buckets */
+	CLI_OPT_ATTACH,	   /* streaming tools: --attach, --buckets (also hist, funclat) */
 	CLI_OPT_BUCKETS,
 	CLI_OPT_FOLDED, /* stack tools: --folded (-f), --addrs */
 	CLI_OPT_ADDRS,
 	CLI_OPT_TOP,	     /* --top N (-T N in syscount) */
 	CLI_OPT_DELIMITER,   /* stack tools: --delimiter */
 	CLI_OPT_PER_CGROUP,  /* offcpu, runqlat, syscount: --per-cgroup */
+	CLI_OPT_UNWIND,	     /* stack tools: --unwind (CLI_UNWIND_LONGOPT) */
+	CLI_OPT_CPU,	     /* profile, report, runqlat, stat: --cpu N (CLI_CPU_LONGOPT) */
 	CLI_OPT_TOOL = 1100, /* tools number their own long options from here */
 };
 
+/*
+ * Long options that several tables declare alike.  Of CLI_COMMON_LONGOPTS, those that the
+ * tables without it take one by one: -d/--duration, --format, -v/--verbose, and -h/--help,
+ * which every table has.
+ */
+#define CLI_HELP_LONGOPT { "help", no_argument, NULL, 'h' }
+#define CLI_VERBOSE_HELP_LONGOPTS { "verbose", no_argument, NULL, 'v' }, CLI_HELP_LONGOPT
+#define CLI_DURATION_LONGOPT { "duration", required_argument, NULL, 'd' }
+#define CLI_FORMAT_LONGOPT { "format", required_argument, NULL, CLI_OPT_FORMAT }
+/* -p/--pid: one process, or a list (CLI_TASKS, record); each tool parses the value. */
+#define CLI_PID_LONGOPT { "pid", required_argument, NULL, 'p' }
+/* -m/--milliseconds: --unit msecs, parsed by cli_parse in the CLI_MSECS tools. */
+#define CLI_MSECS_LONGOPT { "milliseconds", no_argument, NULL, 'm' }
+/* --buckets: parsed by cli_stream_opt in the streaming tools, else by the tool. */
+#define CLI_BUCKETS_LONGOPT { "buckets", required_argument, NULL, CLI_OPT_BUCKETS }
+/* --cpu N: one CPU; the tool parses N. */
+#define CLI_CPU_LONGOPT { "cpu", required_argument, NULL, CLI_OPT_CPU }
+
 #define CLI_COMMON_SHORTOPTS ":d:i:Tvh"
-#define CLI_COMMON_LONGOPTS                                                      \
-	{ "duration", required_argument, NULL, 'd' },                            \
-		{ "interval", required_argument, NULL, 'i' },                    \
-		{ "unit", required_argument, NULL, CLI_OPT_UNIT },               \
-		{ "format", required_argument, NULL, CLI_OPT_FORMAT },           \
-		{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },             \
-		{ "percentiles", required_argument, NULL, CLI_OPT_PERCENTILES }, \
-		{ "quiet", no_argument, NULL, CLI_OPT_QUIET },                   \
-		{ "timestamp", no_argument, NULL, CLI_OPT_TIMESTAMP },           \
-		{ "top", required_argument, NULL, CLI_OPT_TOP },                 \
-		{ "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' }
+#define CLI_COMMON_LONGOPTS                                                            \
+	CLI_DURATION_LONGOPT, { "interval", required_argument, NULL, 'i' },            \
+		{ "unit", required_argument, NULL, CLI_OPT_UNIT }, CLI_FORMAT_LONGOPT, \
+		{ "overhead", no_argument, NULL, CLI_OPT_OVERHEAD },                   \
+		{ "percentiles", required_argument, NULL, CLI_OPT_PERCENTILES },       \
+		{ "quiet", no_argument, NULL, CLI_OPT_QUIET },                         \
+		{ "timestamp", no_argument, NULL, CLI_OPT_TIMESTAMP },                 \
+		{ "top", required_argument, NULL, CLI_OPT_TOP }, CLI_VERBOSE_HELP_LONGOPTS
 
 /* --unwind fp|table|auto of the tools that walk user stacks: 0 or a usage error. */
 int cli_unwind(const char *arg, enum kagg_unwind *u);
+#define CLI_UNWIND_LONGOPT { "unwind", required_argument, NULL, CLI_OPT_UNWIND }
 #define CLI_UNWIND_HELP                                                                   \
 	"      --unwind HOW       user stacks by: auto (default: unwind tables where a\n" \
 	"                         file has one, else frame pointers), table or fp\n"
@@ -203,20 +221,19 @@ int cli_unwind(const char *arg, enum kagg_unwind *u);
 #define CLI_TASKS_LONGOPTS                                                                   \
 	{ "per-process", no_argument, NULL, 'P' }, { "per-thread", no_argument, NULL, 'L' }, \
 		{ "per-comm", no_argument, NULL, 'N' },                                      \
-		{ "per-cgroup", no_argument, NULL, CLI_OPT_PER_CGROUP },                     \
-		{ "pid", required_argument, NULL, 'p' }, { "tid", required_argument, NULL, 't' }
+		{ "per-cgroup", no_argument, NULL, CLI_OPT_PER_CGROUP }, CLI_PID_LONGOPT,    \
+		{ "tid", required_argument, NULL, 't' }
 
 /*
  * The options of the tools that stream (offcpu, runqlat, syscount), with the
  * --attach and --buckets of their tracepoint programs; help text is the tool's.
  */
-#define CLI_STREAM_LONGOPTS                                                   \
-	{ "attach", required_argument, NULL, CLI_OPT_ATTACH },                \
-		{ "buckets", required_argument, NULL, CLI_OPT_BUCKETS },      \
-		{ "mode", required_argument, NULL, CLI_OPT_MODE },            \
-		{ "print", no_argument, NULL, CLI_OPT_PRINT },                \
-	{                                                                     \
-		"stream-bytes", required_argument, NULL, CLI_OPT_STREAM_BYTES \
+#define CLI_STREAM_LONGOPTS                                                         \
+	{ "attach", required_argument, NULL, CLI_OPT_ATTACH }, CLI_BUCKETS_LONGOPT, \
+		{ "mode", required_argument, NULL, CLI_OPT_MODE },                  \
+		{ "print", no_argument, NULL, CLI_OPT_PRINT },                      \
+	{                                                                           \
+		"stream-bytes", required_argument, NULL, CLI_OPT_STREAM_BYTES       \
 	}
 
 struct cli_stream {

@@ -70,18 +70,17 @@ static const char usage_text[] =
 enum {
 	OPT_ATTACH = CLI_OPT_TOOL,
 	OPT_MAX_FUNCS,
-	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
-	{ "pid", required_argument, NULL, 'p' },
+	CLI_PID_LONGOPT,
 	{ "cgroup", required_argument, NULL, 'c' },
-	{ "milliseconds", no_argument, NULL, 'm' },
+	CLI_MSECS_LONGOPT,
 	{ "microseconds", no_argument, NULL, 'u' },
 	{ "attach", required_argument, NULL, OPT_ATTACH },
 	{ "max-funcs", required_argument, NULL, OPT_MAX_FUNCS },
-	{ "buckets", required_argument, NULL, OPT_BUCKETS },
+	CLI_BUCKETS_LONGOPT,
 	{},
 };
 
@@ -127,7 +126,7 @@ static int funclat_opt(struct cli_args *ca, int c, const char *arg)
 		return parse_attach(arg, &o->attach);
 	case OPT_MAX_FUNCS:
 		return CLI_RANGE(arg, 1, 1024, "--max-funcs", true, &o->max_funcs);
-	case OPT_BUCKETS:
+	case CLI_OPT_BUCKETS:
 		return cli_parse_buckets(arg, &o->buckets, &o->exp_scale);
 	}
 	return -ENOENT;

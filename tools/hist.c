@@ -62,7 +62,6 @@ enum {
 	OPT_LINEAR,
 	OPT_MIN,
 	OPT_STEP,
-	OPT_BUCKETS,
 };
 
 static const struct option long_opts[] = {
@@ -72,7 +71,7 @@ static const struct option long_opts[] = {
 	{ "linear", no_argument, NULL, OPT_LINEAR },
 	{ "min", required_argument, NULL, OPT_MIN },
 	{ "step", required_argument, NULL, OPT_STEP },
-	{ "buckets", required_argument, NULL, OPT_BUCKETS },
+	CLI_BUCKETS_LONGOPT,
 	{},
 };
 
@@ -95,7 +94,7 @@ static int hist_opt(struct cli_args *ca, int c, const char *arg)
 	int err;
 
 	switch (c) {
-	case OPT_BUCKETS:
+	case CLI_OPT_BUCKETS:
 		err = cli_parse_buckets_lin(arg, &a->o.buckets, &a->o.exp_scale, &min, &step);
 		if (err)
 			return err;

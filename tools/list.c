@@ -50,9 +50,8 @@ static const struct option long_opts[] = {
 	{ "tracepoints", no_argument, NULL, 't' },
 	{ "functions", no_argument, NULL, 'f' },
 	{ "binary", required_argument, NULL, 'b' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_PID_LONGOPT,
+	CLI_VERBOSE_HELP_LONGOPTS,
 	{},
 };
 

@@ -64,7 +64,6 @@ enum {
 	OPT_CGROUP = CLI_OPT_TOOL,
 	OPT_STATE,
 	OPT_STACKS,
-	OPT_UNWIND,
 	OPT_WAKE,
 	OPT_RB_SUBBUFS,
 	OPT_RB_CONSUME,
@@ -80,7 +79,7 @@ static const struct option long_opts[] = {
 	{ "user-threads", no_argument, NULL, 'u' },
 	{ "kernel-threads", no_argument, NULL, 'k' },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	CLI_UNWIND_LONGOPT,
 	CLI_STACKS_LONGOPTS,
 	CLI_STREAM_LONGOPTS,
 	{ "wake", required_argument, NULL, OPT_WAKE },
@@ -141,7 +140,7 @@ static int offcpu_opt(struct cli_args *ca, int c, const char *arg)
 	case 'k':
 		return CLI_EITHER(c, 'u', 'k', KAGG_THREADS_USER, KAGG_THREADS_KERNEL,
 				  &a->o.threads);
-	case OPT_UNWIND:
+	case CLI_OPT_UNWIND:
 		return cli_unwind(arg, &a->o.unwind);
 	case OPT_STACKS:
 		a->o.stacks = true;

@@ -46,20 +46,18 @@ static const char usage_text[] =
 	"  kagg profile -F 99 -d 10 --format svg > cpu.svg   # open in a browser\n";
 
 enum {
-	OPT_CPU = CLI_OPT_TOOL,
-	OPT_EVENT,
-	OPT_UNWIND,
+	OPT_EVENT = CLI_OPT_TOOL,
 };
 
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
 	{ "frequency", required_argument, NULL, 'F' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cpu", required_argument, NULL, OPT_CPU },
+	CLI_PID_LONGOPT,
+	CLI_CPU_LONGOPT,
 	{ "user-stacks-only", no_argument, NULL, 'U' },
 	{ "kernel-stacks-only", no_argument, NULL, 'K' },
 	{ "event", required_argument, NULL, OPT_EVENT },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	CLI_UNWIND_LONGOPT,
 	CLI_STACKS_LONGOPTS,
 	{},
 };
@@ -97,7 +95,7 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 	case 'F':
 		return CLI_RANGE(arg, 1, 1000000, "frequency", false, &a->o.freq);
 	case 'C':
-	case OPT_CPU:
+	case CLI_OPT_CPU:
 		return CLI_RANGE(arg, 0, 65535, "cpu", false, &a->o.cpu);
 	case 'U':
 	case 'K':
@@ -105,7 +103,7 @@ static int profile_opt(struct cli_args *ca, int c, const char *arg)
 				  &a->o.stacks);
 	case OPT_EVENT:
 		return parse_event(arg, &a->o.event);
-	case OPT_UNWIND:
+	case CLI_OPT_UNWIND:
 		return cli_unwind(arg, &a->o.unwind);
 	}
 	return -ENOENT;

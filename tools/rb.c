@@ -72,7 +72,7 @@ static int bench_parse(int argc, char **argv, struct rbb_opts *o, enum kagg_form
 		{ "raw-dir", required_argument, NULL, 'r' },
 		{ "rate", required_argument, NULL, 'R' },
 		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_HELP_LONGOPT,
 		{ 0 },
 	};
 	uint64_t v;
@@ -583,7 +583,7 @@ static int decode_parse(int argc, char **argv, const char **dir)
 {
 	static const struct option lo[] = {
 		{ "events-dir", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_HELP_LONGOPT,
 		{ 0 },
 	};
 	int c;

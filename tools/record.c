@@ -80,14 +80,13 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "raw-dir", required_argument, NULL, OPT_RAW_DIR },
 	{ "event", required_argument, NULL, 'e' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "duration", required_argument, NULL, 'd' },
+	CLI_PID_LONGOPT,
+	CLI_DURATION_LONGOPT,
 	{ "stream-bytes", required_argument, NULL, OPT_STREAM_BYTES },
 	{ "rb-subbufs", required_argument, NULL, OPT_RB_SUBBUFS },
 	{ "prog", required_argument, NULL, OPT_PROG },
 	{ "set", required_argument, NULL, OPT_SET },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_VERBOSE_HELP_LONGOPTS,
 	{},
 };
 
@@ -284,6 +283,7 @@ static const char *const event_names[] = { "sched:sched_wakeup", "sched:sched_wa
 
 /* What the command line asks for. */
 struct record_args {
+	struct cli_args c; /* first: what cli_parse fills (-d, -v; -p's list in c.tk) */
 	const char *out, *raw_dir;
 	unsigned int events; /* KAGG_RUNQLAT_EV_* bits */
 	/* every -e, as given; generic: one is not a sched event of the bits above */
@@ -291,9 +291,7 @@ struct record_args {
 	size_t nr_tps;
 	bool generic;
 	char what[1200]; /* the events, for messages */
-	int *pids;
-	size_t nr_pids, stream_bytes, rb_subbufs;
-	struct cli_common cm;
+	size_t stream_bytes, rb_subbufs;
 	const char *prog;     /* --prog */
 	const char *sets[64]; /* its --set */
 	size_t nr_sets;
@@ -319,71 +317,51 @@ static int add_event(struct record_args *a, const char *ev)
 	return 0;
 }
 
-/* Options into *a: 0, -1 after --help, or a usage error's exit code. */
-static int parse_args(int argc, char **argv, struct record_args *a)
+/* The options that are record's (cli_parser.opt); -d and -v are the common ones. */
+static int record_opt(struct cli_args *ca, int c, const char *arg)
 {
-	int c, ret, i;
-	size_t j;
+	struct record_args *a = (struct record_args *)ca;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:e:p:d:vh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			a->out = optarg;
-			break;
-		case OPT_RAW_DIR:
-			a->raw_dir = optarg;
-			break;
-		case 'e':
-			ret = add_event(a, optarg);
-			if (ret)
-				return ret;
-			break;
-		case 'p':
-			free(a->pids);
-			a->pids = NULL;
-			a->nr_pids = 0;
-			if (cli_parse_int_list(optarg, &a->pids, &a->nr_pids))
-				return cli_err(CLI_EXIT_USAGE, "invalid pid list '%s'", optarg);
-			break;
-		case 'd':
-		case 'v':
-			ret = cli_common_opt(c, optarg, &a->cm);
-			if (ret)
-				return ret;
-			break;
-		case OPT_STREAM_BYTES:
-			if (cli_parse_stream_bytes(optarg, &a->stream_bytes))
-				return CLI_EXIT_USAGE;
-			break;
-		case OPT_RB_SUBBUFS:
-			if (CLI_RANGE(optarg, 2, 65534, "--rb-subbufs", true, &a->rb_subbufs))
-				return CLI_EXIT_USAGE;
-			break;
-		case OPT_PROG:
-			a->prog = optarg;
-			break;
-		case OPT_SET:
-			if (!strchr(optarg, '=') || *optarg == '=' || a->nr_sets == 64)
-				return cli_err(CLI_EXIT_USAGE,
-					       "invalid --set '%s' (NAME=VALUE, 64 at "
-					       "most)",
-					       optarg);
-			a->sets[a->nr_sets++] = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return cli_bad_opt(c, argv);
-		}
+	switch (c) {
+	case 'o':
+		a->out = arg;
+		return 0;
+	case OPT_RAW_DIR:
+		a->raw_dir = arg;
+		return 0;
+	case 'e':
+		return add_event(a, arg);
+	case 'p': /* a list, as the task filters' -p */
+		return cli_tasks_opt(c, arg, &ca->tk);
+	case OPT_STREAM_BYTES:
+		return cli_parse_stream_bytes(arg, &a->stream_bytes) ? CLI_EXIT_USAGE : 0;
+	case OPT_RB_SUBBUFS:
+		return CLI_RANGE(arg, 2, 65534, "--rb-subbufs", true, &a->rb_subbufs);
+	case OPT_PROG:
+		a->prog = arg;
+		return 0;
+	case OPT_SET:
+		if (!strchr(arg, '=') || *arg == '=' || a->nr_sets == 64)
+			return cli_err(CLI_EXIT_USAGE,
+				       "invalid --set '%s' (NAME=VALUE, 64 at most)", arg);
+		a->sets[a->nr_sets++] = arg;
+		return 0;
 	}
+	return -ENOENT;
+}
+
+/* The checks across options, no operand, and the events named in a->what. */
+static int finish_args(struct cli_args *ca, int argc, char **argv)
+{
+	struct record_args *a = (struct record_args *)ca;
+	size_t j;
+	int i;
+
 	if (a->nr_sets && !a->prog)
 		return cli_err(CLI_EXIT_USAGE, "--set needs --prog");
-	if (a->prog && (a->nr_tps || a->nr_pids))
+	if (a->prog && (a->nr_tps || a->c.tk.nr_pids))
 		return cli_err(CLI_EXIT_USAGE, "--prog records its own events: no -e or -p");
-	if (a->generic && a->nr_pids)
+	if (a->generic && a->c.tk.nr_pids)
 		return cli_err(CLI_EXIT_USAGE,
 			       "-p marks the sched events' processes: not with other tracepoints");
 	if (a->prog)
@@ -403,6 +381,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				 "%s%s", a->what[0] ? ", " : "", event_names[i]);
 	return 0;
 }
+
+static const struct cli_parser parser =
+	CLI_PARSER(":o:e:p:d:vh", record_opt, finish_args, NULL, CLI_OPERANDS);
 
 /*
  * The lock of one output: an abstract unix socket named after the output's directory
@@ -505,15 +486,15 @@ static struct kagg_session *record_open(const struct record_args *a)
 		/* sched_switch alone: offcpu's streaming program, one record per switch */
 		KAGG_OPTS(kagg_offcpu_opts, o, .mode = KAGG_MODE_STREAM,
 			  .rb_subbufs = a->rb_subbufs, .rb_consume = true,
-			  .stream_bytes = a->stream_bytes, .pids = a->pids, .nr_pids = a->nr_pids,
-			  .log = cli_log);
+			  .stream_bytes = a->stream_bytes, .pids = a->c.tk.pids,
+			  .nr_pids = a->c.tk.nr_pids, .log = cli_log);
 
 		return kagg_offcpu__open(&o);
 	}
 	/* wakeups: runqlat's streaming programs, landing only the events asked for */
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .rb_subbufs = a->rb_subbufs,
-		  .rb_consume = true, .stream_bytes = a->stream_bytes, .pids = a->pids,
-		  .nr_pids = a->nr_pids, .land_events = a->events, .log = cli_log);
+		  .rb_consume = true, .stream_bytes = a->stream_bytes, .pids = a->c.tk.pids,
+		  .nr_pids = a->c.tk.nr_pids, .land_events = a->events, .log = cli_log);
 
 	return kagg_runqlat__open(&o);
 }
@@ -656,7 +637,7 @@ static int record_main(int argc, char **argv)
 	struct sink *k = NULL;
 	int ret, lock = 0;
 
-	ret = parse_args(argc, argv, &a);
+	ret = cli_parse(&parser, argc, argv, &a.c);
 	if (ret || CLI_PARSE_ONLY) {
 		ret = ret < 0 ? CLI_EXIT_OK : ret;
 		goto out;
@@ -686,7 +667,7 @@ static int record_main(int argc, char **argv)
 	if (kagg_session__attach(s))
 		goto out;
 	fprintf(stderr, "Recording %s... Hit Ctrl-C to end.\n", a.what);
-	ret = record_until(k, s, a.cm.duration);
+	ret = record_until(k, s, a.c.cm.duration);
 	ret = ret ? write_failed(k, &a, ret) : record_finish(k, s, &a, &snap);
 	if (!ret && snap)
 		print_summary(k, snap, &a);
@@ -694,7 +675,7 @@ out:
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 	sink_free(k);
-	free(a.pids);
+	cli_tasks_free(&a.c.tk);
 	if (lock > 0)
 		close(lock);
 	return ret;

@@ -23,34 +23,38 @@ static const char usage_text[] =
 	"  -h, --help             this text\n";
 
 static const struct option long_opts[] = {
-	{ "cpu", required_argument, NULL, 'c' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_CPU_LONGOPT,
+	CLI_HELP_LONGOPT,
 	{},
 };
+
+struct report_args {
+	struct cli_args c; /* first: what cli_parse fills */
+	int cpu;	   /* --cpu N; -1: every CPU */
+};
+
+/* --cpu, report's one option (cli_parser.opt). */
+static int report_opt(struct cli_args *ca, int c, const char *arg)
+{
+	if (c != CLI_OPT_CPU)
+		return -ENOENT;
+	return CLI_RANGE(arg, 0, 4095, "--cpu", false, &((struct report_args *)ca)->cpu);
+}
+
+static const struct cli_parser parser = CLI_PARSER(":h", report_opt, NULL, NULL, CLI_OPERANDS);
 
 static int report_main(int argc, char **argv)
 {
 	KAGG_OPTS(kagg_tracedat_opts, o, .error_offset = NULL);
+	struct report_args a = { .cpu = -1 };
 	uint64_t where = UINT64_MAX;
 	struct kagg_tracedat *t;
-	int c, cpu = -1;
+	int ret;
 	long n;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			if (CLI_RANGE(optarg, 0, 4095, "--cpu", false, &cpu))
-				return CLI_EXIT_USAGE;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return CLI_EXIT_OK;
-		default:
-			return cli_bad_opt(c, argv);
-		}
-	}
+	ret = cli_parse(&parser, argc, argv, &a.c);
+	if (ret)
+		return ret < 0 ? CLI_EXIT_OK : ret;
 	if (optind != argc - 1)
 		return cli_err(CLI_EXIT_USAGE, "give exactly one FILE.dat (see --help)");
 	o.error_offset = &where;
@@ -66,13 +70,14 @@ static int report_main(int argc, char **argv)
 			       : errno == ESPIPE  ? "not a regular file (a FIFO, a socket or a "
 						    "device): kagg report maps its file"
 						  : strerror(errno));
-	if (cpu >= kagg_tracedat__nr_cpus(t)) {
+	if (a.cpu >= kagg_tracedat__nr_cpus(t)) {
+		int nr_cpus = kagg_tracedat__nr_cpus(t); /* read before t is freed */
+
 		kagg_tracedat__free(t);
-		return cli_err(CLI_EXIT_USAGE, "--cpu %d: the file has %d CPUs", cpu,
-			       kagg_tracedat__nr_cpus(t));
+		return cli_err(CLI_EXIT_USAGE, "--cpu %d: the file has %d CPUs", a.cpu, nr_cpus);
 	}
 	signal(SIGPIPE, SIG_IGN);
-	n = kagg_tracedat__fprint(t, stdout, cpu);
+	n = kagg_tracedat__fprint(t, stdout, a.cpu);
 	where = kagg_tracedat__error_offset(t);
 	kagg_tracedat__free(t);
 	if (n == -EINVAL && where != UINT64_MAX) {

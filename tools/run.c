@@ -48,7 +48,6 @@ static const char usage_text[] =
 enum {
 	OPT_SET = CLI_OPT_TOOL,
 	OPT_BINARY,
-	OPT_PID,
 	OPT_FUNC,
 };
 
@@ -58,7 +57,7 @@ static const struct option long_opts[] = {
 	CLI_STREAM_LONGOPTS,
 	{ "set", required_argument, NULL, OPT_SET },
 	{ "binary", required_argument, NULL, OPT_BINARY },
-	{ "pid", required_argument, NULL, OPT_PID },
+	CLI_PID_LONGOPT,
 	{ "func", required_argument, NULL, OPT_FUNC },
 	{},
 };
@@ -94,7 +93,7 @@ static int run_opt(struct cli_args *ca, int c, const char *arg)
 	case OPT_FUNC:
 		a->o.func = arg;
 		return 0;
-	case OPT_PID:
+	case 'p': /* --pid alone: -p is no option of run */
 		return CLI_RANGE(arg, 1, INT32_MAX, "pid", false, &a->o.pid);
 	}
 	return -ENOENT;

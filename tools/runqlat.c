@@ -42,17 +42,16 @@ static const char usage_text[] =
 	"  kagg runqlat --mode both --overhead -d 5    # in-kernel vs streamed, side by side\n";
 
 enum {
-	OPT_CPU = CLI_OPT_TOOL,
-	OPT_PIDNSS,
+	OPT_PIDNSS = CLI_OPT_TOOL,
 };
 
 static const struct option long_opts[] = {
 	CLI_COMMON_LONGOPTS,
 	CLI_TASKS_LONGOPTS,
-	{ "milliseconds", no_argument, NULL, 'm' },
+	CLI_MSECS_LONGOPT,
 	{ "cgroup", required_argument, NULL, 'c' },
-	{ "cpu", required_argument, NULL, OPT_CPU },
-	{ "pidnss", no_argument, NULL, OPT_PIDNSS },
+	CLI_CPU_LONGOPT,
+	{ "pidnss", no_argument, NULL, OPT_PIDNSS }, /* libbpf-tools': refused, with a hint */
 	CLI_STREAM_LONGOPTS,
 	{},
 };
@@ -74,7 +73,7 @@ static int runqlat_opt(struct cli_args *ca, int c, const char *arg)
 	case OPT_PIDNSS:
 		return cli_err(CLI_EXIT_USAGE, "--pidnss (a histogram per pid namespace) is not "
 					       "taken: -P gives one per process");
-	case OPT_CPU:
+	case CLI_OPT_CPU:
 		if (CLI_RANGE(arg, 0, 65535, "CPU", false, &a->o.cpu))
 			return CLI_EXIT_USAGE;
 		a->o.filter_cpu = true;

@@ -743,8 +743,7 @@ static const struct option long_opts[] = {
 	{ "connections-per-ip", required_argument, NULL, OPT_PER_IP },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "request-timeout", required_argument, NULL, OPT_REQUEST_TIMEOUT },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_VERBOSE_HELP_LONGOPTS,
 	{},
 };
 
@@ -770,8 +769,11 @@ static void free_all(void)
 	prom = NULL;
 }
 
-/* --max-bucket or --key-ttl: a bound above 0, or inf.  0 or -EINVAL. */
-static int parse_max_bucket(const char *s, double *out)
+/*
+ * --max-bucket or --key-ttl (name): a bound above 0, or inf; else the usage error
+ * "invalid --NAME 'S' (WHAT above 0, or inf)".  0 or CLI_EXIT_USAGE.
+ */
+static int parse_bound(const char *s, const char *name, const char *what, double *out)
 {
 	char *end;
 	double v;
@@ -783,7 +785,19 @@ static int parse_max_bucket(const char *s, double *out)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !isfinite(v) || v <= 0)
-		return -EINVAL;
+		return cli_err(CLI_EXIT_USAGE, "invalid --%s '%s' (%s above 0, or inf)", name, s,
+			       what);
+	*out = v;
+	return 0;
+}
+
+/* --timeout or --request-timeout (name): 1 to 86400 seconds.  0 or CLI_EXIT_USAGE. */
+static int parse_timeout(const char *s, const char *name, double *out)
+{
+	double v;
+
+	if (cli_parse_seconds(s, &v) || v < 1 || v > 86400)
+		return cli_err(CLI_EXIT_USAGE, "invalid --%s '%s' (1 to 86400 seconds)", name, s);
 	*out = v;
 	return 0;
 }
@@ -827,42 +841,26 @@ static int serve_main(int argc, char **argv)
 			config = optarg;
 			break;
 		case 'k':
-			if (cli_parse_range(optarg, 1, 100000, "--max-keys", true, &max_keys))
-				ret = CLI_EXIT_USAGE;
+			ret = cli_parse_range(optarg, 1, 100000, "--max-keys", true, &max_keys);
 			break;
 		case OPT_KEY_TTL:
-			if (parse_max_bucket(optarg, &po.key_ttl))
-				ret = cli_err(CLI_EXIT_USAGE,
-					      "invalid --key-ttl '%s' (seconds above 0, or inf)",
-					      optarg);
+			ret = parse_bound(optarg, "key-ttl", "seconds", &po.key_ttl);
 			break;
 		case OPT_CONNECTIONS:
-			if (cli_parse_range(optarg, 1, 4096, "--connections", true, &connections))
-				ret = CLI_EXIT_USAGE;
+			ret = cli_parse_range(optarg, 1, 4096, "--connections", true, &connections);
 			break;
 		case OPT_MAX_BUCKET:
-			if (parse_max_bucket(optarg, &po.max_bucket))
-				ret = cli_err(CLI_EXIT_USAGE,
-					      "invalid --max-bucket '%s' (a bound above 0, or inf)",
-					      optarg);
+			ret = parse_bound(optarg, "max-bucket", "a bound", &po.max_bucket);
 			break;
 		case OPT_PER_IP:
-			if (cli_parse_range(optarg, 1, 4096, "--connections-per-ip", true, &per_ip))
-				ret = CLI_EXIT_USAGE;
+			ret = cli_parse_range(optarg, 1, 4096, "--connections-per-ip", true,
+					      &per_ip);
 			break;
 		case OPT_TIMEOUT:
-			if (cli_parse_seconds(optarg, &timeout) || timeout < 1 || timeout > 86400)
-				ret = cli_err(CLI_EXIT_USAGE,
-					      "invalid --timeout '%s' (1 to 86400 seconds)",
-					      optarg);
+			ret = parse_timeout(optarg, "timeout", &timeout);
 			break;
 		case OPT_REQUEST_TIMEOUT:
-			if (cli_parse_seconds(optarg, &request_timeout) || request_timeout < 1 ||
-			    request_timeout > 86400)
-				ret = cli_err(CLI_EXIT_USAGE,
-					      "invalid --request-timeout '%s' "
-					      "(1 to 86400 seconds)",
-					      optarg);
+			ret = parse_timeout(optarg, "request-timeout", &request_timeout);
 			break;
 		case 'v':
 			cli_verbose = 1;

@@ -80,26 +80,21 @@ static const char usage_text[] =
 	"  kagg stat -a -e cpu-clock,context-switches -I 1000 -d 5\n"
 	"  kagg stat -r 5 -- ./bench           # mean of 5 runs, ( +- X% )\n";
 
-enum {
-	OPT_CPU = CLI_OPT_TOOL,
-};
-
 /* Not every byte is a good separator: one printable character, or a short string. */
 #define STAT_SEP_MAX 8
 
 static const struct option long_opts[] = {
 	{ "event", required_argument, NULL, 'e' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cpu", required_argument, NULL, OPT_CPU },
-	{ "duration", required_argument, NULL, 'd' },
+	CLI_PID_LONGOPT,
+	CLI_CPU_LONGOPT,
+	CLI_DURATION_LONGOPT,
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "interval-print", required_argument, NULL, 'I' },
 	{ "repeat", required_argument, NULL, 'r' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "field-separator", required_argument, NULL, 'x' },
-	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_FORMAT_LONGOPT,
+	CLI_VERBOSE_HELP_LONGOPTS,
 	{},
 };
 
@@ -173,7 +168,7 @@ static int stat_opt(struct cli_args *ca, int c, const char *arg)
 				       STAT_SEP_MAX);
 		a->sep = arg;
 		return 0;
-	case OPT_CPU:
+	case CLI_OPT_CPU:
 		return CLI_RANGE(arg, 0, 65535, "cpu", false, &a->o.cpu);
 	case 'a':
 		a->o.all_cpus = true;

@@ -224,6 +224,51 @@ static void test_buckets_errors(void **state)
 	tu_expect_errors(cases, TU_NR(cases));
 }
 
+/*
+ * The long options cli.h declares once (CLI_PID_LONGOPT, CLI_CPU_LONGOPT, ...) reach each
+ * table's own checks; record and report, parsed by cli_parse, name the nearest option;
+ * serve's option values each say what they take.
+ */
+static void test_shared_long_options(void **state)
+{
+	static const struct tu_error_case cases[] = {
+		{ 2, "did you mean --pid?", { "record", "--pidd", "1" } },
+		{ 2, "did you mean --cpu?", { "report", "--cpuu", "1", "f.dat" } },
+		{ 2,
+		  "invalid pid list '1,x'",
+		  { "record", "--pid", "1,x", "-o", "/nonexistent/x" } },
+		{ 2, "invalid duration 'x'", { "record", "--duration", "x" } },
+		{ 2, "--set needs --prog", { "record", "--set", "a=1", "-o", "/nonexistent/x" } },
+		{ 2, "invalid pid 'x'", { "run", "--pid", "x", "p.bpf.o" } },
+		{ 2, "invalid option '-p'", { "run", "-p", "1", "p.bpf.o" } },
+		{ 2, "invalid pid '0'", { "list", "--pid", "0" } },
+		{ 2, "invalid --cpu 'x'", { "report", "--cpu", "x", "f.dat" } },
+		{ 2, "invalid cpu 'x'", { "stat", "--cpu", "x" } },
+		{ 2, "invalid cpu 'x'", { "profile", "--cpu", "x" } },
+		{ 2, "invalid duration 'x'", { "stat", "--duration", "x" } },
+		{ 2, "invalid format 'x'", { "stat", "--format", "x" } },
+		{ 2, "invalid unwind 'x'", { "profile", "--unwind", "x" } },
+		{ 2, "invalid unwind 'x'", { "offcpu", "--unwind", "x" } },
+		{ 2, "invalid --buckets 'x'", { "hist", "--buckets", "x", "a:b", "f" } },
+		{ 2, "invalid option '--bogus'", { "funclat", "--milliseconds", "--bogus" } },
+		{ 2, "invalid option '--bogus'", { "runqlat", "--milliseconds", "--bogus" } },
+		{ 2, "invalid option '--bogus'", { "syscount", "--milliseconds", "--bogus" } },
+		{ 2, "invalid option '--bogus'", { "serve", "--verbose", "--bogus" } },
+		{ 2, "invalid --timeout '0' (1 to 86400 seconds)", { "serve", "--timeout", "0" } },
+		{ 2,
+		  "invalid --request-timeout '86401' (1 to 86400 seconds)",
+		  { "serve", "--request-timeout", "86401" } },
+		{ 2,
+		  "invalid --key-ttl 'x' (seconds above 0, or inf)",
+		  { "serve", "--key-ttl", "x" } },
+		{ 2,
+		  "invalid --max-bucket '0' (a bound above 0, or inf)",
+		  { "serve", "--max-bucket", "0" } },
+	};
+
+	tu_expect_errors(cases, TU_NR(cases));
+}
+
 /* --format svg|html|heatmap|pprof: each tool takes what it can draw, and says why not. */
 static void test_picture_formats(void **state)
 {
@@ -261,4 +306,5 @@ static void test_picture_formats(void **state)
 UU_MAIN(cmocka_unit_test(test_help_tool_prints_its_help), cmocka_unit_test(test_picture_formats),
 	cmocka_unit_test(test_help_unknown_tool), cmocka_unit_test(test_help_lists_quiet),
 	cmocka_unit_test(test_timestamp_option), cmocka_unit_test(test_positional_interval_errors),
-	cmocka_unit_test(test_libbpf_tools_letters), cmocka_unit_test(test_buckets_errors))
+	cmocka_unit_test(test_libbpf_tools_letters), cmocka_unit_test(test_buckets_errors),
+	cmocka_unit_test(test_shared_long_options))
