@@ -231,25 +231,52 @@ static void test_hog_delays_sleeper_streamed(void **state)
 /* ------------------------------------------------------------ streaming */
 
 /*
- * s (asserted opened) attached; the child run while polling (or not); detach
- * once it is done; a final snapshot, asserted non-NULL.
+ * s (asserted opened) attached; the child run while polling (or not), each(s, ctx) called
+ * after every poll and after the final snapshot; detach once it is done and 100 ms more
+ * (polled, with each) have passed; a final snapshot, asserted non-NULL.
  */
-static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *child, bool poll)
+static struct kagg_snapshot *run_child_each(struct kagg_session *s, struct tu_child *child,
+					    bool poll,
+					    void (*each)(struct kagg_session *s, void *ctx),
+					    void *ctx)
 {
+	struct kagg_snapshot *snap;
+	uint64_t until;
 	int st;
 
 	tu_attach(s);
 	tu_go(child);
 	if (poll) {
-		while (waitpid(child->pid, &st, WNOHANG) != child->pid)
+		while (waitpid(child->pid, &st, WNOHANG) != child->pid) {
 			assert_true(kagg_session__poll(s, 20) >= 0);
+			if (each)
+				each(s, ctx);
+		}
 	} else {
 		assert_int_equal(waitpid(child->pid, &st, 0), child->pid);
 	}
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	tu_sleep_ms(100); /* an exiting task can still switch after it is reaped */
+	/* an exiting task can still switch after it is reaped */
+	if (!poll || !each)
+		tu_sleep_ms(100);
+	for (until = tu_now_ns() + 100000000ULL; poll && each && tu_now_ns() < until;) {
+		assert_true(kagg_session__poll(s, 20) >= 0);
+		each(s, ctx);
+	}
 	kagg_session__detach(s);
-	return tu_snapshot(s, KAGG_SNAP_RESET);
+	snap = tu_snapshot(s, KAGG_SNAP_RESET);
+	if (each)
+		each(s, ctx);
+	return snap;
+}
+
+/*
+ * s (asserted opened) attached; the child run while polling (or not); detach
+ * once it is done; a final snapshot, asserted non-NULL.
+ */
+static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *child, bool poll)
+{
+	return run_child_each(s, child, poll, NULL, NULL);
 }
 
 /* Wakeups of the bouncing workload in the --mode both and exp tests: enough to fill buckets. */
@@ -496,31 +523,20 @@ static void test_stream_drops_counted(void **state)
 	kagg_session__destroy(s);
 }
 
-/*
- * Streamed records land in the reference ftrace buffer as the kernel's own
- * events: every delivered record is read back or counted as overwritten,
- * and the bouncing threads' wakeups and switches are among them.
- */
-static void land_as_kernel_events(const char *events_dir)
-{
-	int rounds = 300, wakeups = 0, switches = 0, others = 0;
-	const struct kagg_rb_events *evs;
-	struct tu_child child;
-	struct kagg_snapshot *snap;
-	const struct kagg_meta *m;
-	struct kagg_session *s;
-	struct kagg_rb_event ev = { .sz = sizeof(ev) };
-	uint64_t read = 0;
+/* What land_as_kernel_events() read of the reference buffer so far. */
+struct landed {
+	pid_t pid; /* the workload's: its threads are pid and pid + k, k small */
+	uint64_t read;
+	int wakeups, switches, others;
+};
 
-	child = tu_spawn(tu_bounce_work, &rounds);
-	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .events_dir = events_dir,
-		  .log = quiet_log);
-	s = kagg_runqlat__open(&o);
-	snap = run_child(s, &child, true);
-	m = kagg_snapshot__meta(snap);
-	if (events_dir) /* not there: the built-in copies */
-		assert_non_null(strstr(m->stream_format, "built-in"));
-	evs = kagg_session__events(s);
+/* Read what landed in s's reference buffer since the last call, by kind. */
+static void read_landed(struct kagg_session *s, void *ctx)
+{
+	const struct kagg_rb_events *evs = kagg_session__events(s);
+	struct kagg_rb_event ev = { .sz = sizeof(ev) };
+	struct landed *l = ctx;
+
 	assert_non_null(evs);
 	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
 		const struct kagg_rb_format *f =
@@ -529,7 +545,7 @@ static void land_as_kernel_events(const char *events_dir)
 		const char *name;
 		int32_t v = 0;
 
-		read++;
+		l->read++;
 		assert_non_null(f);
 		name = kagg_rb_format__name(f);
 		if (!strcmp(name, "sched_switch"))
@@ -540,23 +556,50 @@ static void land_as_kernel_events(const char *events_dir)
 			pid = NULL;
 		assert_non_null(pid);
 		memcpy(&v, (const uint8_t *)ev.data + pid->offset, 4);
-		/* the child's two threads have ids child.pid and child.pid + k, k small */
-		if (v >= child.pid && v < child.pid + 16) {
+		if (v >= l->pid && v < l->pid + 16) {
 			if (name[6] == 'w')
-				wakeups++;
+				l->wakeups++;
 			else
-				switches++;
+				l->switches++;
 		} else {
-			others++;
+			l->others++;
 		}
 	}
+}
+
+/*
+ * Streamed records land in the reference ftrace buffer as the kernel's own
+ * events: every delivered record is read back or counted as overwritten,
+ * and the bouncing threads' wakeups and switches are among them.  The buffer
+ * is read after every poll, so that the events of other tasks (every task's
+ * land here) do not overwrite the workload's before they are read.
+ */
+static void land_as_kernel_events(const char *events_dir)
+{
+	int rounds = 300;
+	struct tu_child child;
+	struct kagg_snapshot *snap;
+	const struct kagg_meta *m;
+	struct kagg_session *s;
+	struct landed l = {};
+
+	child = tu_spawn(tu_bounce_work, &rounds);
+	l.pid = child.pid;
+	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .events_dir = events_dir,
+		  .log = quiet_log);
+	s = kagg_runqlat__open(&o);
+	snap = run_child_each(s, &child, true, read_landed, &l);
+	m = kagg_snapshot__meta(snap);
+	if (events_dir) /* not there: the built-in copies */
+		assert_non_null(strstr(m->stream_format, "built-in"));
 	printf("  delivered %llu: read back %llu + overwritten %llu; the workload's wakeups %d, "
 	       "switch-outs %d; other tasks' events %d; formats: %s\n",
-	       (unsigned long long)m->stream_delivered, (unsigned long long)read,
-	       (unsigned long long)m->rb_overrun, wakeups, switches, others, m->stream_format);
+	       (unsigned long long)m->stream_delivered, (unsigned long long)l.read,
+	       (unsigned long long)m->rb_overrun, l.wakeups, l.switches, l.others,
+	       m->stream_format);
 	assert_int_equal(m->stream_dropped, 0);
-	assert_int_equal(read + m->rb_overrun, m->stream_delivered);
-	assert_true(wakeups >= rounds && switches >= rounds);
+	assert_int_equal(l.read + m->rb_overrun, m->stream_delivered);
+	assert_true(l.wakeups >= rounds && l.switches >= rounds);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
