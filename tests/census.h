@@ -152,17 +152,60 @@ static inline bool tu_own_process(pid_t pid)
 }
 
 /*
- * Drop from ids (n of them) every ID that a live process outside the test holds open: its
- * fdinfo names it on a line "key\tID" (key "prog_id:", "map_id:" or "link_id:").  How many
- * are left.
+ * The IDs process pid holds open, of the kind its fdinfo names on a line "key\tID" (key
+ * "prog_id:", "map_id:" or "link_id:"), into held (at most max); how many.
  */
-static inline int tu_drop_foreign(__u32 *ids, int n, const char *key)
+static inline int tu_pid_held(pid_t pid, const char *key, __u32 *held, int max)
 {
-	struct dirent *p, *fd;
-	DIR *proc, *fds;
 	char path[300], line[128];
 	size_t klen = strlen(key);
-	int i;
+	struct dirent *fd;
+	unsigned long id;
+	int n = 0;
+	DIR *fds;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)pid);
+	fds = opendir(path);
+	if (!fds)
+		return 0;
+	while (n < max && (fd = readdir(fds))) {
+		FILE *f;
+
+		if (fd->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid, fd->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (n < max && fgets(line, sizeof(line), f))
+			if (!strncmp(line, key, klen) && sscanf(line + klen, "%lu", &id) == 1)
+				held[n++] = (__u32)id;
+		fclose(f);
+	}
+	closedir(fds);
+	return n;
+}
+
+/* Keep in ids (n of them) those that held (nh of them) has (keep) or has not; how many. */
+static inline int tu_ids_filter(__u32 *ids, int n, const __u32 *held, int nh, bool keep)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < nh && held[j] != ids[i]; j++)
+			;
+		if ((j < nh) != keep)
+			ids[i--] = ids[--n];
+	}
+	return n;
+}
+
+/* Drop from ids (n of them) every ID that a live process outside the test holds open. */
+static inline int tu_drop_foreign(__u32 *ids, int n, const char *key)
+{
+	static __u32 held[TU_CENSUS_MAX];
+	struct dirent *p;
+	DIR *proc;
 
 	proc = opendir("/proc");
 	if (!proc)
@@ -172,32 +215,7 @@ static inline int tu_drop_foreign(__u32 *ids, int n, const char *key)
 
 		if (pid <= 0 || tu_own_process(pid))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)pid);
-		fds = opendir(path);
-		if (!fds)
-			continue;
-		while (n && (fd = readdir(fds))) {
-			FILE *f;
-
-			if (fd->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid, fd->d_name);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			while (fgets(line, sizeof(line), f)) {
-				unsigned long id;
-
-				if (strncmp(line, key, klen) ||
-				    sscanf(line + klen, "%lu", &id) != 1)
-					continue;
-				for (i = 0; i < n; i++)
-					if (ids[i] == id)
-						ids[i--] = ids[--n];
-			}
-			fclose(f);
-		}
-		closedir(fds);
+		n = tu_ids_filter(ids, n, held, tu_pid_held(pid, key, held, TU_CENSUS_MAX), false);
 	}
 	closedir(proc);
 	return n;
@@ -302,6 +320,19 @@ static inline bool tu_new_link(const struct tu_census *before, const char *prog_
 	return tu_new_ids(before->links, before->nr_links, links, n) > 0;
 }
 
+/* tu_new_link() of a link that process owner holds (another test's does not count). */
+static inline bool tu_new_link_of(const struct tu_census *before, const char *prog_prefix,
+				  pid_t owner)
+{
+	static __u32 links[TU_CENSUS_MAX], held[TU_CENSUS_MAX];
+	int n = tu_census_walk(bpf_link_get_next_id, bpf_link_get_fd_by_id, tu_link_fd_named,
+			       prog_prefix, links);
+
+	n = tu_ids_filter(links, n, held, tu_pid_held(owner, "link_id:", held, TU_CENSUS_MAX),
+			  true);
+	return tu_new_ids(before->links, before->nr_links, links, n) > 0;
+}
+
 /*
  * Whether global-data map fd (info) has the 4-byte variable `name` set;
  * true also when it has no such variable.
@@ -363,18 +394,24 @@ static inline bool tu_bss_named(const char *name, const char *prefixes)
  * Whether a .bss map named with prefix appeared since `before` with its
  * variable var set (a session's switch, set once every program of the
  * session is attached): from then on the session counts what happens.
+ * owner > 0: a map that process holds (another test's session does not count).
  */
 static inline bool tu_new_var_set(const struct tu_census *before, const char *prefix,
-				  const char *var)
+				  const char *var, pid_t owner)
 {
+	static __u32 held[TU_CENSUS_MAX];
+	int nh = owner > 0 ? tu_pid_held(owner, "map_id:", held, TU_CENSUS_MAX) : 0;
 	bool armed = false;
 	__u32 id = 0;
 
 	while (!armed && !bpf_map_get_next_id(id, &id)) {
 		struct bpf_map_info info = {};
 		__u32 len = sizeof(info);
-		int fd = bpf_map_get_fd_by_id(id);
+		int fd;
 
+		if (owner > 0 && !tu_ids_filter(&id, 1, held, nh, true))
+			continue;
+		fd = bpf_map_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
 		if (!bpf_map_get_info_by_fd(fd, &info, &len) && tu_bss_named(info.name, prefix) &&
@@ -386,9 +423,9 @@ static inline bool tu_new_var_set(const struct tu_census *before, const char *pr
 }
 
 /* tu_new_var_set() of a built-in tool's bpf/stream.bpf.h `armed`. */
-static inline bool tu_new_armed(const struct tu_census *before, const char *prefix)
+static inline bool tu_new_armed(const struct tu_census *before, const char *prefix, pid_t owner)
 {
-	return tu_new_var_set(before, prefix, "armed");
+	return tu_new_var_set(before, prefix, "armed", owner);
 }
 
 /* Whether this kernel has BPF links for perf-event attaches (BPF_LINK_TYPE_PERF_EVENT). */
@@ -464,8 +501,8 @@ static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t
 		 */
 		links = tu_perf_links();
 		for (i = 0; i < 1200 && !tu_kagg_exited(&k) &&
-			    !((!links || tu_new_link(&before, w->attached)) &&
-			      tu_new_armed(&before, w->attached));
+			    !((!links || tu_new_link_of(&before, w->attached, k.pid)) &&
+			      tu_new_armed(&before, w->attached, k.pid));
 		     i++)
 			tu_sleep_ms(50);
 		tu_go(&c);

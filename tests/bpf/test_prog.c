@@ -277,10 +277,10 @@ static void getppid_7(void *arg)
 		syscall(SYS_getppid);
 }
 
-/* A .bss map of an SDK object named sdk_* loaded since before, its kagg_armed set. */
-static bool sdk_armed(const struct tu_census *before)
+/* A .bss map of an SDK object named sdk_* loaded since before by owner, kagg_armed set. */
+static bool sdk_armed(const struct tu_census *before, pid_t owner)
 {
-	return tu_new_var_set(before, "sdk_", "kagg_armed");
+	return tu_new_var_set(before, "sdk_", "kagg_armed", owner);
 }
 
 /* Lines of the command cmd's output holding every string of want (NULL-ended). */
@@ -329,7 +329,7 @@ static void test_record_prog(void **state)
 	snprintf(set, sizeof(set), "target_tgid=%d", c.pid);
 	snprintf(pidf, sizeof(pidf), " pid=%d ", c.pid);
 	k = tu_kagg_start(argv);
-	for (i = 0; i < 1200 && !tu_kagg_exited(&k) && !sdk_armed(&before); i++)
+	for (i = 0; i < 1200 && !tu_kagg_exited(&k) && !sdk_armed(&before, k.pid); i++)
 		tu_sleep_ms(50);
 	tu_go(&c);
 	assert_int_equal(tu_wait(&c), 0);
