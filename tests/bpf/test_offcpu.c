@@ -340,8 +340,8 @@ static void test_known_sleeps_land_in_bucket(void **state)
 /*
  * The intervals of h against sl's 20 ms sleeps as the child measured them (the ground truth
  * of test_known_sleeps): at most one of 16 ms or more per sleep; one at least per sleep that
- * blocked and was never preempted (its whole sleep in state S), or a drop; one of any length
- * per sleep that blocked, or a drop.
+ * blocked once and was never preempted (its whole sleep in state S), or a drop; one of any
+ * length per sleep that blocked, or a drop.
  */
 static void assert_sleeps(const struct kagg_snapshot *snap, const struct kagg_hist *h,
 			  const struct tu_sleeps *sl)
@@ -355,9 +355,11 @@ static void assert_sleeps(const struct kagg_snapshot *snap, const struct kagg_hi
 		n += k >= SLOT_16MS ? h->slots[k] : 0;
 	}
 	if (n != (uint64_t)sl->count)
-		printf("  %llu of %d sleeps (%d blocked, %d preempted), %llu drops\n",
+		printf("  %llu of %d sleeps (%d blocked, %d of them once and never preempted, %d "
+		       "preempted), %llu intervals, %llu drops\n",
 		       (unsigned long long)n, sl->count, tu_sleeps_blocked(sl),
-		       tu_sleeps_preempted(sl), (unsigned long long)drops);
+		       tu_sleeps_whole_under(sl, UINT64_MAX), tu_sleeps_preempted(sl),
+		       (unsigned long long)all, (unsigned long long)drops);
 	assert_true(n <= (uint64_t)sl->count);
 	assert_true(n + drops >= (uint64_t)tu_sleeps_whole_under(sl, UINT64_MAX));
 	assert_true(all + drops >= (uint64_t)tu_sleeps_blocked(sl));
