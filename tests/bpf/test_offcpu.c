@@ -360,6 +360,21 @@ static void assert_sleeps(const struct kagg_snapshot *snap, const struct kagg_hi
 		       (unsigned long long)n, sl->count, tu_sleeps_blocked(sl),
 		       tu_sleeps_whole_under(sl, UINT64_MAX), tu_sleeps_preempted(sl),
 		       (unsigned long long)all, (unsigned long long)drops);
+	if (n != (uint64_t)sl->count) {
+		uint64_t lo = UINT64_MAX, hi = 0;
+		int i;
+
+		/* the buckets against the sleeps' wall times, to tell where time went */
+		for (k = 0; k < h->nr_slots; k++)
+			if (h->slots[k])
+				printf("  slot %u (from %llu us): %llu\n", k, k ? 1ULL << k : 0,
+				       (unsigned long long)h->slots[k]);
+		for (i = 0; i < sl->count; i++) {
+			lo = sl->took_ns[i] < lo ? sl->took_ns[i] : lo;
+			hi = sl->took_ns[i] > hi ? sl->took_ns[i] : hi;
+		}
+		printf("  sleeps' wall times %.3f to %.3f ms\n", lo / 1e6, hi / 1e6);
+	}
 	assert_true(n <= (uint64_t)sl->count);
 	assert_true(n + drops >= (uint64_t)tu_sleeps_whole_under(sl, UINT64_MAX));
 	assert_true(all + drops >= (uint64_t)tu_sleeps_blocked(sl));
