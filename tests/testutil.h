@@ -215,13 +215,17 @@ static inline void tu_shared_free(struct tu_shared *sh)
  * interval in state S.  took_ns[2 * count + i] is how many times it was
  * preempted (ru_nivcsw): a sleep preempted after its timer was armed and
  * before it blocked spends part of its time runnable, so its interval in
- * state S can be shorter than the sleep asked for.
+ * state S can be shorter than the sleep asked for.  took_ns[3 * count + i] is
+ * the CPU time the thread was charged during sleep i: a virtual CPU stalled by
+ * its host between the timer being set and the switch-out is charged to the
+ * task (the guest's clock ran on), and that sleep's interval in S is shorter
+ * by as much, with no preemption to show for it.
  */
 struct tu_sleeps {
 	int count;
 	unsigned int ms;
 	unsigned int lead_ms;
-	uint64_t *took_ns; /* 3 * count: wall times, voluntary switches, preemptions */
+	uint64_t *took_ns; /* 4 * count: wall times, voluntary switches, preemptions, CPU */
 };
 
 static inline uint64_t tu_nvcsw(void)
@@ -238,10 +242,19 @@ static inline uint64_t tu_nivcsw(void)
 	return getrusage(RUSAGE_THREAD, &ru) ? 0 : (uint64_t)ru.ru_nivcsw;
 }
 
+/* CLOCK_THREAD_CPUTIME_ID in ns: the CPU time this thread was charged. */
+static inline uint64_t tu_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static inline void tu_sleeper(void *arg)
 {
 	const struct tu_sleeps *s = arg;
-	uint64_t t0, v0, iv0;
+	uint64_t t0, v0, iv0, c0;
 	int i;
 
 	if (s->lead_ms)
@@ -249,10 +262,12 @@ static inline void tu_sleeper(void *arg)
 	for (i = 0; i < s->count; i++) {
 		iv0 = s->took_ns ? tu_nivcsw() : 0;
 		v0 = s->took_ns ? tu_nvcsw() : 0;
+		c0 = s->took_ns ? tu_thread_cpu_ns() : 0;
 		t0 = s->took_ns ? tu_now_ns() : 0;
 		tu_sleep_ms(s->ms);
 		if (s->took_ns) {
 			s->took_ns[i] = tu_now_ns() - t0;
+			s->took_ns[3 * s->count + i] = tu_thread_cpu_ns() - c0;
 			s->took_ns[s->count + i] = tu_nvcsw() - v0;
 			s->took_ns[2 * s->count + i] = tu_nivcsw() - iv0;
 		}
@@ -271,7 +286,7 @@ static inline uint64_t *tu_shared_u64(int n)
 /* Give s a shared took_ns array (the child fills it); NULL on failure. */
 static inline uint64_t *tu_sleeps_measured(struct tu_sleeps *s)
 {
-	s->took_ns = tu_shared_u64(3 * s->count);
+	s->took_ns = tu_shared_u64(4 * s->count);
 	return s->took_ns;
 }
 
@@ -295,19 +310,29 @@ static inline int tu_sleeps_under(const struct tu_sleeps *s, uint64_t ns)
 	return n;
 }
 
-/* How many of s's measured sleeps were preempted (an interval in S can be shorter). */
+/*
+ * A sleep on a CPU for a millisecond or more of its call (the call itself takes
+ * microseconds): its virtual CPU stalled before it blocked, or it was kept busy.
+ */
+#define TU_SLEEP_STALL_NS 1000000ULL
+
+/*
+ * How many of s's measured sleeps were preempted, or charged TU_SLEEP_STALL_NS of CPU or
+ * more (an interval in S can be shorter).
+ */
 static inline int tu_sleeps_preempted(const struct tu_sleeps *s)
 {
 	int i, n = 0;
 
 	for (i = 0; i < s->count; i++)
-		n += s->took_ns[2 * s->count + i] > 0;
+		n += s->took_ns[2 * s->count + i] > 0 ||
+		     s->took_ns[3 * s->count + i] >= TU_SLEEP_STALL_NS;
 	return n;
 }
 
 /*
- * How many blocked exactly once and were never preempted, and took less than ns of wall
- * time: each is one interval in S of at least the sleep asked for, below ns.  A sleep that
+ * How many blocked exactly once and were never preempted nor stalled, and took less than ns
+ * of wall time: each is one interval in S of at least the sleep asked for, below ns.  A sleep that
  * blocked twice was woken before its timer (the kernel allows spurious wakeups; nanosleep
  * then sleeps again for the rest): two shorter intervals.
  */
@@ -317,7 +342,8 @@ static inline int tu_sleeps_whole_under(const struct tu_sleeps *s, uint64_t ns)
 
 	for (i = 0; i < s->count; i++)
 		n += s->took_ns[i] && s->took_ns[i] < ns && s->took_ns[s->count + i] == 1 &&
-		     !s->took_ns[2 * s->count + i];
+		     !s->took_ns[2 * s->count + i] &&
+		     s->took_ns[3 * s->count + i] < TU_SLEEP_STALL_NS;
 	return n;
 }
 
