@@ -186,17 +186,23 @@ static inline int tu_pid_held(pid_t pid, const char *key, __u32 *held, int max)
 	return n;
 }
 
+/* Whether id is one of ids (n of them). */
+static inline bool tu_ids_have(const __u32 *ids, int n, __u32 id)
+{
+	while (n--)
+		if (ids[n] == id)
+			return true;
+	return false;
+}
+
 /* Keep in ids (n of them) those that held (nh of them) has (keep) or has not; how many. */
 static inline int tu_ids_filter(__u32 *ids, int n, const __u32 *held, int nh, bool keep)
 {
-	int i, j;
+	int i;
 
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < nh && held[j] != ids[i]; j++)
-			;
-		if ((j < nh) != keep)
+	for (i = 0; i < n; i++)
+		if (tu_ids_have(held, nh, ids[i]) != keep)
 			ids[i--] = ids[--n];
-	}
 	return n;
 }
 
@@ -224,13 +230,10 @@ static inline int tu_drop_foreign(__u32 *ids, int n, const char *key)
 /* IDs in `after` that were not in `before`. */
 static inline int tu_new_ids(const __u32 *before, int nb, const __u32 *after, int na)
 {
-	int i, j, n = 0;
+	int i, n = 0;
 
-	for (i = 0; i < na; i++) {
-		for (j = 0; j < nb && before[j] != after[i]; j++)
-			;
-		n += j == nb;
-	}
+	for (i = 0; i < na; i++)
+		n += !tu_ids_have(before, nb, after[i]);
 	return n;
 }
 
@@ -310,26 +313,19 @@ static inline void tu_expect_clean_exits(const struct tu_exit_case *c, size_t n,
 	}
 }
 
-/* Whether a link of a program named with prog_prefix appeared since `before`. */
-static inline bool tu_new_link(const struct tu_census *before, const char *prog_prefix)
-{
-	static __u32 links[TU_CENSUS_MAX];
-	int n = tu_census_walk(bpf_link_get_next_id, bpf_link_get_fd_by_id, tu_link_fd_named,
-			       prog_prefix, links);
-
-	return tu_new_ids(before->links, before->nr_links, links, n) > 0;
-}
-
-/* tu_new_link() of a link that process owner holds (another test's does not count). */
-static inline bool tu_new_link_of(const struct tu_census *before, const char *prog_prefix,
-				  pid_t owner)
+/*
+ * Whether a link of a program named with prog_prefix appeared since `before`; owner > 0:
+ * a link that process holds (another test's session does not count).
+ */
+static inline bool tu_new_link(const struct tu_census *before, const char *prog_prefix, pid_t owner)
 {
 	static __u32 links[TU_CENSUS_MAX], held[TU_CENSUS_MAX];
 	int n = tu_census_walk(bpf_link_get_next_id, bpf_link_get_fd_by_id, tu_link_fd_named,
 			       prog_prefix, links);
 
-	n = tu_ids_filter(links, n, held, tu_pid_held(owner, "link_id:", held, TU_CENSUS_MAX),
-			  true);
+	if (owner > 0)
+		n = tu_ids_filter(links, n, held,
+				  tu_pid_held(owner, "link_id:", held, TU_CENSUS_MAX), true);
 	return tu_new_ids(before->links, before->nr_links, links, n) > 0;
 }
 
@@ -409,7 +405,7 @@ static inline bool tu_new_var_set(const struct tu_census *before, const char *pr
 		__u32 len = sizeof(info);
 		int fd;
 
-		if (owner > 0 && !tu_ids_filter(&id, 1, held, nh, true))
+		if (owner > 0 && !tu_ids_have(held, nh, id))
 			continue;
 		fd = bpf_map_get_fd_by_id(id);
 		if (fd < 0)
@@ -501,7 +497,7 @@ static inline int tu_run_kagg_on(char **argv, const struct tu_on_child *w, pid_t
 		 */
 		links = tu_perf_links();
 		for (i = 0; i < 1200 && !tu_kagg_exited(&k) &&
-			    !((!links || tu_new_link_of(&before, w->attached, k.pid)) &&
+			    !((!links || tu_new_link(&before, w->attached, k.pid)) &&
 			      tu_new_armed(&before, w->attached, k.pid));
 		     i++)
 			tu_sleep_ms(50);

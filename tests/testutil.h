@@ -283,10 +283,16 @@ static inline uint64_t *tu_shared_u64(int n)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* A took_ns array for count sleeps (struct tu_sleeps), shared with a child; NULL on failure. */
+static inline uint64_t *tu_sleeps_shared(int count)
+{
+	return tu_shared_u64(4 * count);
+}
+
 /* Give s a shared took_ns array (the child fills it); NULL on failure. */
 static inline uint64_t *tu_sleeps_measured(struct tu_sleeps *s)
 {
-	s->took_ns = tu_shared_u64(4 * s->count);
+	s->took_ns = tu_sleeps_shared(s->count);
 	return s->took_ns;
 }
 
@@ -332,9 +338,9 @@ static inline int tu_sleeps_preempted(const struct tu_sleeps *s)
 
 /*
  * How many blocked exactly once and were never preempted nor stalled, and took less than ns
- * of wall time: each is one interval in S of at least the sleep asked for, below ns.  A sleep that
- * blocked twice was woken before its timer (the kernel allows spurious wakeups; nanosleep
- * then sleeps again for the rest): two shorter intervals.
+ * of wall time: each is one interval in S of at least the sleep asked for, below ns.  A
+ * sleep that blocked twice was woken before its timer (the kernel allows spurious wakeups;
+ * nanosleep then sleeps again for the rest): two shorter intervals.
  */
 static inline int tu_sleeps_whole_under(const struct tu_sleeps *s, uint64_t ns)
 {

@@ -49,7 +49,7 @@ static uint64_t slot_sum(struct kagg_snapshot *snap, unsigned int slot, int pid)
 /* 50 sleeps of 20 ms by one child -> 50 intervals in [16384, 32767] us. */
 static void known_sleeps(enum kagg_attach attach)
 {
-	struct tu_sleeps work = { .count = 50, .ms = 20, .took_ns = tu_shared_u64(200) };
+	struct tu_sleeps work = { .count = 50, .ms = 20, .took_ns = tu_sleeps_shared(50) };
 	struct tu_child child = tu_spawn(tu_sleeper, &work);
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
@@ -975,7 +975,7 @@ static void test_stacks_symbolized(void **state)
 static void test_cli_json_known_sleeps(void **state)
 {
 	/* released once the CLI is attached; SIGINT once it is done */
-	struct tu_sleeps work = { .count = 50, .ms = 20, .took_ns = tu_shared_u64(200) };
+	struct tu_sleeps work = { .count = 50, .ms = 20, .took_ns = tu_sleeps_shared(50) };
 	const struct tu_on_child on = {
 		.fn = tu_sleeper, .arg = &work, .attached = "offcpu_", .stop_sig = SIGINT
 	};

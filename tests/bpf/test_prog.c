@@ -64,7 +64,7 @@ static const char *built(const char *rel, char *buf, size_t len)
 
 static void test_offcpu_same(void **state)
 {
-	struct tu_sleeps sl = { .count = 40, .ms = 3, .took_ns = tu_shared_u64(4 * 40) };
+	struct tu_sleeps sl = { .count = 40, .ms = 3, .took_ns = tu_sleeps_shared(40) };
 	struct tu_child c = tu_spawn(tu_sleeper, &sl);
 	char path[600], set[64];
 	const char *sets[] = { set };
