@@ -738,7 +738,7 @@ static void assert_stacks_start_at_schedule(const struct kagg_snapshot *snap)
 static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n, enum kagg_attach attach,
 			    bool poll)
 {
-	uint64_t naps = 0, all = 0;
+	uint64_t naps = 0, all = 0, nokstack = 0;
 	struct kagg_snapshot *snap;
 	const struct kagg_meta *m;
 	struct kagg_session *s;
@@ -760,12 +760,18 @@ static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n, enum
 		if (!frames_equal(st->uframes, st->nr_uframes, fn))
 			continue;
 		naps += st->count;
-		sched &= st->nr_kframes > 0 && !strcmp(st->kframes[0]->sym, "__schedule");
+		if (!st->nr_kframes) {
+			nokstack += st->count;
+			continue;
+		}
+		sched &= !strcmp(st->kframes[0]->sym, "__schedule");
 	}
-	printf("  %s %s, %s: %llu intervals, %llu in %s, kernel leaf __schedule %d; frames %llu, "
+	printf("  %s %s, %s: %llu intervals, %llu in %s, kernel leaf __schedule %d (%llu without a "
+	       "kernel stack, %llu counted); frames %llu, "
 	       "unknown: no maps %llu, no symbols %llu; stacks lost %llu; drops %llu\n",
 	       argv[1], m->attach, poll ? "polled" : "not polled", (unsigned long long)all,
-	       (unsigned long long)naps, fn, sched, (unsigned long long)m->frames,
+	       (unsigned long long)naps, fn, sched, (unsigned long long)nokstack,
+	       (unsigned long long)tu_drop_count(snap, "kstack"), (unsigned long long)m->frames,
 	       (unsigned long long)m->frames_no_maps, (unsigned long long)m->frames_no_symbols,
 	       (unsigned long long)m->stacks_lost, (unsigned long long)m->drops_total);
 	if (poll && naps + m->drops_total < n)
@@ -775,9 +781,13 @@ static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n, enum
 	assert_true(m->has_frames);
 	assert_true(all + m->drops_total >= n);
 	if (poll) {
-		/* every nap, each closed by the wakeup that followed it */
+		/*
+		 * every nap, each closed by the wakeup that followed it; its kernel stack starts
+		 * at the scheduler, or was not captured (a stack map collision) and is counted
+		 */
 		assert_true(naps + m->drops_total >= n);
 		assert_true(sched);
+		assert_true(nokstack <= tu_drop_count(snap, "kstack"));
 	} else {
 		assert_int_equal(naps, 0);
 		assert_true(m->frames_no_maps > 0);
