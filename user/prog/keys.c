@@ -577,70 +577,34 @@ static int read_unkeyed(struct kagg_session *s, struct pstate *t, size_t ai, __u
 	return err;
 }
 
-/*
- * The next entry of generation g in map m after *prev (NULL: the first), its key into key
- * (ks bytes) and its per-CPU values into vals (vs bytes each); *prev follows, allocated
- * here (the caller frees it).  1, 0 past the last one, or -ENOMEM.
- */
-static int next_of_gen(struct kagg_session *s, struct bpf_map *m, __u32 g, unsigned char **prev,
-		       unsigned char *key, size_t ks, unsigned char *vals, size_t vs)
-{
-	while (!bpf_map__get_next_key(m, *prev, key, ks)) {
-		if (!*prev && !(*prev = malloc(ks)))
-			return -ENOMEM;
-		memcpy(*prev, key, ks);
-		if ((*(__u32 *)key & 1) == g &&
-		    !bpf_map__lookup_elem(m, key, ks, vals, vs * s->nr_cpus, 0))
-			return 1;
-	}
-	return 0;
-}
-
 /* The entries of generation g of aggregation a into *es (grown), deleted when reset. */
 static int read_agg(struct kagg_session *s, struct pstate *t, size_t ai, __u32 g, bool reset,
 		    struct pentry **es, size_t *n, size_t *cap)
 {
 	const struct pagg *a = &t->aggs[ai];
-	size_t ks = bpf_map__key_size(a->map), vs = bpf_map__value_size(a->map);
-	unsigned char *key, *prev = NULL, *vals;
-	int err = 0;
-	size_t k;
+	size_t ks = bpf_map__key_size(a->map), vs = bpf_map__value_size(a->map), nr = 0, i;
+	int nc = session_map_copies(s, a->map), err;
+	unsigned char *keys = NULL, *vals = NULL;
 
 	if (a->unkeyed)
 		return read_unkeyed(s, t, ai, g, reset, es, n, cap);
-	key = calloc(1, ks);
-	vals = calloc(s->nr_cpus, vs);
-	if (!key || !vals) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	while ((err = next_of_gen(s, a->map, g, &prev, key, ks, vals, vs)) > 0) {
-		struct pentry *e;
+	err = session_gen_entries(a->map, g, ks, vs * nc, (void **)&keys, (void **)&vals, &nr);
+	for (i = 0; !err && i < nr; i++) {
+		struct pentry *e = pentry_add(es, n, cap);
 
-		e = pentry_add(es, n, cap);
-		if (!e) {
+		if (!e || !(e->key = malloc(ks))) {
 			err = -ENOMEM;
-			goto cleanup;
+			break;
 		}
 		e->agg = ai;
-		e->key = malloc(ks);
-		if (!e->key) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		memcpy(e->key, key, ks);
+		memcpy(e->key, keys + i * ks, ks);
 		(*n)++;
-		entry_sum(e, a, vals, vs, s->nr_cpus);
+		entry_sum(e, a, vals + i * vs * nc, vs, nc);
 	}
-	if (err)
-		goto cleanup;
 	/* generation g is written no more: its entries go, which frees them */
-	for (k = 0; reset && k < *n; k++)
-		if ((*es)[k].agg == ai)
-			bpf_map__delete_elem(a->map, (*es)[k].key, ks, 0);
-cleanup:
-	free(key);
-	free(prev);
+	if (!err && reset)
+		session_gen_delete(a->map, keys, ks, nr);
+	free(keys);
 	free(vals);
 	return err;
 }
@@ -664,26 +628,28 @@ static int read_cells(struct kagg_session *s, struct pstate *t, size_t ai, __u32
 		      struct pentry **es, size_t *n, size_t *cap)
 {
 	const struct pagg *a = &t->aggs[ai];
-	size_t ks = bpf_map__key_size(a->cells), eks = a->unkeyed ? 4 : ks, nk = 0, ck = 0, k;
+	size_t ks = bpf_map__key_size(a->cells), eks = a->unkeyed ? 4 : ks, nr = 0, i;
 	unsigned int nslots = pexp_slots(s);
-	unsigned char *key = calloc(1, ks), *prev = NULL, *ek = calloc(1, ks), *keys = NULL;
 	size_t cs = bpf_map__value_size(a->cells); /* a kagg_sdk_cell, or _V1 */
-	unsigned char *vals = calloc(s->nr_cpus, cs);
+	int nc = session_map_copies(s, a->cells), err, cpu;
+	unsigned char *ek = calloc(1, ks), *keys = NULL, *vals = NULL;
 	struct u64map idx = {};
 	uint64_t cnt, sum, *at;
 	__u64 nmin, max;
 	__u32 slot;
-	int err = 0, cpu;
 	struct pentry *e;
 	uint64_t h;
 
-	if (!key || !ek || !vals || u64map_init(&idx, 64)) {
+	if (!ek || u64map_init(&idx, 64)) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	while ((err = next_of_gen(s, a->cells, g, &prev, key, ks, vals, cs)) > 0) {
-		for (cnt = sum = nmin = max = 0, cpu = 0; cpu < s->nr_cpus; cpu++) {
-			const struct kagg_sdk_cell *c = (const void *)(vals + (size_t)cpu * cs);
+	err = session_gen_entries(a->cells, g, ks, cs * nc, (void **)&keys, (void **)&vals, &nr);
+	for (i = 0; !err && i < nr; i++) {
+		const unsigned char *key = keys + i * ks;
+
+		for (cnt = sum = nmin = max = 0, cpu = 0; cpu < nc; cpu++) {
+			const struct kagg_sdk_cell *c = (const void *)(vals + (i * nc + cpu) * cs);
 
 			cnt += c->count;
 			sum += c->sum;
@@ -694,18 +660,6 @@ static int read_cells(struct kagg_session *s, struct pstate *t, size_t ai, __u32
 		/* the entry's key: the cell's without its slot, NAME__key's layout */
 		memcpy(ek, key, ks);
 		memset(ek + 4, 0, 4);
-		if (reset) {
-			if (nk == ck) {
-				unsigned char *tmp = realloc(keys, (ck = ck ? ck * 2 : 64) * ks);
-
-				if (!tmp) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				keys = tmp;
-			}
-			memcpy(keys + nk++ * ks, key, ks);
-		}
 		for (h = key_hash(ek, eks);; h++) {
 			at = u64map_get(&idx, h);
 			if (!at || !memcmp((*es)[*at].key, ek, eks))
@@ -751,14 +705,12 @@ static int read_cells(struct kagg_session *s, struct pstate *t, size_t ai, __u32
 		(*n)++;
 	}
 	/* generation g is written no more: its cells go */
-	for (k = 0; k < nk; k++)
-		bpf_map__delete_elem(a->cells, keys + k * ks, ks, 0);
+	if (reset)
+		session_gen_delete(a->cells, keys, ks, nr);
 cleanup:
 	u64map_free(&idx);
 	free(keys);
-	free(key);
 	free(ek);
-	free(prev);
 	free(vals);
 	return err;
 }

@@ -1490,45 +1490,70 @@ int session_read_exp_hist(struct kagg_session *s, struct bpf_map *map, __u32 g, 
 		       ?: session_exp_hist_get(s, map, g, reset, &snap->hists[0]);
 }
 
-/* Keys of generation g in map m; *keys is malloc'd. */
-static int collect_keys(struct bpf_map *m, __u32 g, struct kagg_key **keys, size_t *n)
+/* The generation of a key: its first 32 bits (kagg_key.gen, NAME__key.gen of the SDK). */
+static __u32 key_gen(const char *k)
 {
-	struct kagg_key k, *arr = NULL, *tmp;
-	size_t cnt = 0, cap = 0;
-	const void *prev;
+	__u32 g;
 
-	session_map_for_each_key(m, k, prev)
-	{
-		if (k.gen != g)
-			continue;
+	memcpy(&g, k, sizeof(g));
+	return g;
+}
+
+/* The keys (ks bytes each) of map m; *keys is malloc'd. */
+static int collect_keys(struct bpf_map *m, size_t ks, char **keys, size_t *n)
+{
+	char *arr = NULL, *tmp, *k = malloc(ks), *prev = NULL;
+	size_t cnt = 0, cap = 0;
+	int err = 0;
+
+	if (!k)
+		return -ENOMEM;
+	for (; !bpf_map__get_next_key(m, prev, k, ks); prev = arr + (cnt - 1) * ks) {
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 64;
-			tmp = realloc(arr, cap * sizeof(*arr));
+			tmp = realloc(arr, cap * ks);
 			if (!tmp) {
-				free(arr);
-				return -ENOMEM;
+				err = -ENOMEM;
+				break;
 			}
 			arr = tmp;
 		}
-		arr[cnt++] = k;
+		memcpy(arr + cnt++ * ks, k, ks);
+	}
+	free(k);
+	if (err) {
+		free(arr);
+		return err;
 	}
 	*keys = arr;
 	*n = cnt;
 	return 0;
 }
 
-/*
- * Keys of generation g in map m and their values (vsz bytes each, all the copies of a
- * per-CPU map): with batched lookups (5.6), a few syscalls for the whole map, else
- * one walk and one lookup per key.  *keys and *vals are malloc'd.
- */
-static int gen_entries(struct bpf_map *m, __u32 g, size_t vsz, struct kagg_key **keys, void **vals,
-		       size_t *n)
+/* Keep the entries of generation g of keys and vals (tot of them), in order; their count. */
+static size_t keep_gen(__u32 g, char *keys, size_t ks, char *vals, size_t vsz, size_t tot)
+{
+	size_t i, out;
+
+	for (i = out = 0; i < tot; i++) {
+		if (key_gen(keys + i * ks) != g)
+			continue;
+		if (out != i) {
+			memcpy(keys + out * ks, keys + i * ks, ks);
+			if (vals)
+				memcpy(vals + out * vsz, vals + i * vsz, vsz);
+		}
+		out++;
+	}
+	return out;
+}
+
+int session_gen_entries(struct bpf_map *m, __u32 g, size_t ks, size_t vsz, void **keys, void **vals,
+			size_t *n)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 	size_t cap = 0, tot = 0, i, out;
-	struct kagg_key *k = NULL;
-	char *v = NULL;
+	char *k = NULL, *v = NULL;
 	__u32 tok = 0, cnt;
 	bool first = true;
 	int err;
@@ -1538,7 +1563,7 @@ static int gen_entries(struct bpf_map *m, __u32 g, size_t vsz, struct kagg_key *
 
 		if (cap - tot < 256) {
 			cap = cap ? cap * 2 : 1024;
-			tk = realloc(k, cap * sizeof(*k));
+			tk = realloc(k, cap * ks);
 			tv = tk ? realloc(v, cap * vsz) : NULL;
 			if (tk)
 				k = tk;
@@ -1550,7 +1575,7 @@ static int gen_entries(struct bpf_map *m, __u32 g, size_t vsz, struct kagg_key *
 			}
 		}
 		cnt = cap - tot;
-		err = bpf_map_lookup_batch(bpf_map__fd(m), first ? NULL : &tok, &tok, k + tot,
+		err = bpf_map_lookup_batch(bpf_map__fd(m), first ? NULL : &tok, &tok, k + tot * ks,
 					   v + tot * vsz, &cnt, &bo);
 		first = false;
 		tot += cnt;
@@ -1559,26 +1584,19 @@ static int gen_entries(struct bpf_map *m, __u32 g, size_t vsz, struct kagg_key *
 		if (err)
 			goto slow;
 	}
-	for (i = out = 0; i < tot; i++) {
-		if (k[i].gen != g)
-			continue;
-		if (out != i) {
-			k[out] = k[i];
-			memcpy(v + out * vsz, v + i * vsz, vsz);
-		}
-		out++;
-	}
 	*keys = k;
 	*vals = v;
-	*n = out;
+	*n = keep_gen(g, k, ks, v, vsz, tot);
 	return 0;
 slow:
 	/* no batched lookups (or a bucket larger than the batch): a walk, a lookup per key */
 	free(k);
 	free(v);
-	err = collect_keys(m, g, &k, &tot);
+	k = NULL;
+	err = collect_keys(m, ks, &k, &tot);
 	if (err)
 		return err;
+	tot = keep_gen(g, k, ks, NULL, 0, tot);
 	v = malloc((tot ?: 1) * vsz);
 	if (!v) {
 		err = -ENOMEM;
@@ -1586,9 +1604,11 @@ slow:
 	}
 	for (i = out = 0; i < tot; i++) {
 		/* cannot fail: nothing else deletes retired-generation keys */
-		if (bpf_map__lookup_elem(m, &k[i], sizeof(k[i]), v + out * vsz, vsz, 0))
+		if (bpf_map__lookup_elem(m, k + i * ks, ks, v + out * vsz, vsz, 0))
 			continue;
-		k[out++] = k[i];
+		if (out != i)
+			memcpy(k + out * ks, k + i * ks, ks);
+		out++;
 	}
 	*keys = k;
 	*vals = v;
@@ -1600,8 +1620,7 @@ fail:
 	return err;
 }
 
-/* Delete keys[0 .. n - 1] of m: batched (5.6), else one by one. */
-static void gen_delete(struct bpf_map *m, const struct kagg_key *keys, size_t n)
+void session_gen_delete(struct bpf_map *m, const void *keys, size_t ks, size_t n)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 	__u32 cnt = n;
@@ -1611,7 +1630,7 @@ static void gen_delete(struct bpf_map *m, const struct kagg_key *keys, size_t n)
 		return;
 	if (bpf_map_delete_batch(bpf_map__fd(m), keys, &cnt, &bo))
 		for (i = cnt; i < n; i++)
-			bpf_map__delete_elem(m, &keys[i], sizeof(keys[i]), 0);
+			bpf_map__delete_elem(m, (const char *)keys + i * ks, ks, 0);
 }
 
 int session_key_check(struct kagg_session *s, enum kagg_key_mode key, enum kagg_mode mode,
@@ -1661,7 +1680,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 	struct kagg_key_hist *all = NULL;
 	struct kagg_key *keys = NULL;
 
-	err = gen_entries(m, g, vsz * nc, &keys, (void **)&all, &n);
+	err = session_gen_entries(m, g, sizeof(*keys), vsz * nc, (void **)&keys, (void **)&all, &n);
 	if (err)
 		return err;
 	s->cg.read = false; /* a cgroup unknown to the last read: scan once more */
@@ -1693,7 +1712,7 @@ int session_read_key_hists(struct kagg_session *s, struct bpf_map *m, __u32 g, b
 		out++;
 	}
 	if (reset)
-		gen_delete(m, keys, n);
+		session_gen_delete(m, keys, sizeof(*keys), n);
 	snap->nr_hists = out;
 	snap_sort_hists(snap);
 out:
@@ -1772,7 +1791,8 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 	session_drain_notes(s);
 	syms__recheck_maps(s->syms);
 	stk_syms_resolver(s->syms, &res);
-	err = gen_entries(agg, g, vsz * nc, &keys, (void **)&all, &n);
+	err = session_gen_entries(agg, g, sizeof(*keys), vsz * nc, (void **)&keys, (void **)&all,
+				  &n);
 	if (err)
 		return err;
 	err = stk_init(&b, snap, &res, snap->addrs, from_tracer);
@@ -1799,7 +1819,7 @@ int session_read_stacks(struct kagg_session *s, struct bpf_map *agg, struct bpf_
 			goto out;
 	}
 	if (reset)
-		gen_delete(agg, keys, n);
+		session_gen_delete(agg, keys, sizeof(*keys), n);
 	err = stk_finish(&b);
 	if (!err) {
 		struct dbg_stats st;

@@ -576,6 +576,18 @@ void session_hist_key(struct kagg_session *s, struct kagg_snapshot *snap, struct
 		      const char *(*label)(struct kagg_session *s, uint64_t aux));
 
 /*
+ * The entries of generation g (the key's first 32 bits) of hash map m: keys of ks bytes,
+ * values of vsz bytes (every copy of a per-CPU map: session_map_copies() times the value),
+ * into *keys and *vals (malloc'd, *n of them).  Batched lookups where the kernel has them
+ * (5.6): a few system calls for the whole map whatever the CPU count; else a walk and a
+ * lookup per key.  0 or -ENOMEM.
+ */
+int session_gen_entries(struct bpf_map *m, __u32 g, size_t ks, size_t vsz, void **keys, void **vals,
+			size_t *n);
+/* Delete keys[0 .. n - 1] (ks bytes each) of m: batched (5.6), else one by one. */
+void session_gen_delete(struct bpf_map *m, const void *keys, size_t ks, size_t n);
+
+/*
  * Keyed histograms (per-CPU hash of kagg_key -> kagg_key_hist) of generation
  * g, one per key, sorted by (pid, tid, id).  label(s, key) may name the key's
  * aux id (NULL: no label).
