@@ -162,40 +162,6 @@ static __always_inline __u64 kagg_ext_ord(__u64 v)
 	return v ^ kagg_ext_flip;
 }
 
-/*
- * Raise *p, a maximum every CPU may write (shared maps), to o: a compare-and-swap, tried
- * again while another CPU changed *p meanwhile, at most KAGG_EXT_TRIES times (each retry
- * means another CPU raised it: it gives up only under a storm of new extremes on one
- * histogram).  Most values are no new extreme and cost one load.  Kernels without BPF
- * cmpxchg (before 5.12) load the programs with a plain store in its place
- * (session_atomics_fallback()): exact unless two CPUs raise one extreme at once.
- */
-#define KAGG_EXT_TRIES 4
-static __always_inline void kagg_max_shared(__u64 *p, __u64 o)
-{
-	__u64 cur = *(volatile __u64 *)p, old;
-	int i;
-
-#pragma unroll
-	for (i = 0; i < KAGG_EXT_TRIES; i++) {
-		if (o <= cur)
-			return;
-		old = __sync_val_compare_and_swap(p, cur, o);
-		if (old == cur)
-			return;
-		cur = old;
-	}
-}
-
-/* kagg_ext_put() on extremes every CPU may write: value v. */
-static __always_inline void kagg_ext_put_shared(__u64 *nmin, __u64 *max, __u64 v)
-{
-	__u64 o = kagg_ext_ord(v);
-
-	kagg_max_shared(nmin, ~o);
-	kagg_max_shared(max, o);
-}
-
 /* Count value v in slot of the per-CPU array histogram of generation g. */
 static __always_inline void kagg_hist_add(void *hist_map, __u32 g, __u32 slot, __u64 v)
 {
@@ -216,7 +182,7 @@ static __always_inline void kagg_hist_add_shared(void *hist_map, __u32 idx, __u3
 	if (h && slot < KAGG_SLOTS) {
 		kagg_add(&h->slots[slot], 1);
 		kagg_add(&h->sum, v);
-		kagg_ext_put_shared(&h->nmin, &h->max, v);
+		kagg_ext_put_shared(&h->nmin, &h->max, kagg_ext_ord(v));
 	}
 }
 
@@ -264,7 +230,7 @@ kagg_exp_cell_hit(void *map, const struct kagg_exp_cell_key *k, __u64 v)
 	if (c) {
 		kagg_add(&c->cnt, 1);
 		kagg_add(&c->sum, v);
-		kagg_ext_put_shared(&c->nmin, &c->max, v);
+		kagg_ext_put_shared(&c->nmin, &c->max, kagg_ext_ord(v));
 	}
 	return c;
 }
@@ -335,7 +301,7 @@ static __always_inline void kagg_key_hist_add(struct kagg_key_hist *kh, __u32 sl
 	if (slot < KAGG_SLOTS) {
 		kagg_add(&kh->slots[slot], 1);
 		kagg_add(&kh->sum, v);
-		kagg_ext_put_shared(&kh->nmin, &kh->max, v);
+		kagg_ext_put_shared(&kh->nmin, &kh->max, kagg_ext_ord(v));
 	}
 }
 

@@ -345,13 +345,36 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 	return bpf_map_lookup_elem(map, k);
 }
 
+/* Add v to *p: atomically in a map every CPU writes (shared, a constant), else plainly. */
+static __always_inline void kagg_sdk_add(__u64 *p, __u64 v, bool shared)
+{
+	if (shared)
+		__sync_fetch_and_add(p, v);
+	else
+		*p += v;
+}
+
+/* Count v (ordered as its extremes compare it: o) in slot of histogram h. */
+static __always_inline void kagg_sdk_hist_add(struct kagg_sdk_hist *h, __u32 slot, __u64 v, __u64 o,
+					      bool shared)
+{
+	kagg_sdk_add(&h->slots[slot], 1, shared);
+	kagg_sdk_add(&h->sum, v, shared);
+	if (shared)
+		kagg_ext_put_shared(&h->nmin, &h->max, o);
+	else
+		kagg_ext_put(&h->nmin, &h->max, o);
+}
+
 /* ---------------------------------------------------------------- aggregations */
 
 /*
- * The map of an aggregation NAME keyed by KEY (two generations: 2 * MAX entries), a
- * per-CPU hash keyed by struct NAME__key; for a KEY with no fields (sizeof 0, e.g.
- * struct kagg_nokey) a per-CPU array of two entries indexed by the generation: an
- * array lookup is inlined by the verifier, a hash lookup hashes the key.
+ * The map of an aggregation NAME keyed by KEY (two generations: 2 * MAX entries), one
+ * hash keyed by struct NAME__key that every CPU adds to atomically: its memory grows with
+ * the keys, not with the CPUs (a per-CPU hash of 10240 keys would take 11 MB per possible
+ * CPU).  For a KEY with no fields (sizeof 0, e.g. struct kagg_nokey) a per-CPU array of
+ * two entries indexed by the generation: an array lookup is inlined by the verifier, and
+ * each CPU adds to its own copy without atomics.
  */
 #define __KAGG_AGG_MAP(NAME, KEY, MAX, VALUE)                                                     \
 	struct NAME##__key {                                                                      \
@@ -360,7 +383,7 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 		KEY k;                                                                            \
 	};                                                                                        \
 	struct {                                                                                  \
-		__uint(type, sizeof(KEY) ? BPF_MAP_TYPE_PERCPU_HASH : BPF_MAP_TYPE_PERCPU_ARRAY); \
+		__uint(type, sizeof(KEY) ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_ARRAY);        \
 		__uint(max_entries, sizeof(KEY) ? 2 * (MAX) : 2);                                 \
 		__type(key, __typeof__(__builtin_choose_expr(sizeof(KEY), (struct NAME##__key){}, \
 							     (__u32)0)));                         \
@@ -449,39 +472,44 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 
 /*
  * Exponential buckets of a log2 histogram (kagg_exp): cells {count, sum} keyed by
- * (generation, slot, KEY), created as needed; the loader sizes the map.
+ * (generation, slot, KEY), created as needed; the loader sizes the map.  Shared by the
+ * CPUs (atomic adds) when KEY has fields, as the histograms are; per CPU without (at most
+ * two generations of buckets).
  */
-#define __KAGG_EXP_CELLS(NAME, KEY, MAX)                                             \
-	struct NAME##__xkey {                                                        \
-		__u32 gen;                                                           \
-		__u32 slot;                                                          \
-		KEY k;                                                               \
-	};                                                                           \
-	struct {                                                                     \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                              \
-		__uint(map_flags, BPF_F_NO_PREALLOC);                                \
-		__uint(max_entries, 1);                                              \
-		__type(key, struct NAME##__xkey);                                    \
-		__type(value, struct kagg_sdk_cell);                                 \
-	} NAME##__x SEC(".maps");                                                    \
-	__KAGG_FN bool NAME##__exp_add(const KEY *key, __u64 v, __u32 gen,           \
-				       const volatile struct kagg_sdk_exp_params *p) \
-	{                                                                            \
-		struct NAME##__xkey xk;                                              \
-		struct kagg_sdk_cell *c, zero = {};                                  \
-                                                                                     \
-		__builtin_memset(&xk, 0, sizeof(xk));                                \
-		xk.gen = gen;                                                        \
-		xk.slot = v ? kagg_exp_slot_of(v, p) + 1 : 0;                        \
-		if (sizeof(KEY))                                                     \
-			__builtin_memcpy(&xk.k, key, sizeof(KEY));                   \
-		c = kagg_agg_entry(&NAME##__x, &xk, &zero);                          \
-		if (!c)                                                              \
-			return false;                                                \
-		c->count++;                                                          \
-		c->sum += v;                                                         \
-		kagg_ext_put(&c->nmin, &c->max, v);                                  \
-		return true;                                                         \
+#define __KAGG_EXP_CELLS(NAME, KEY, MAX)                                                  \
+	struct NAME##__xkey {                                                             \
+		__u32 gen;                                                                \
+		__u32 slot;                                                               \
+		KEY k;                                                                    \
+	};                                                                                \
+	struct {                                                                          \
+		__uint(type, sizeof(KEY) ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_HASH); \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                     \
+		__uint(max_entries, 1);                                                   \
+		__type(key, struct NAME##__xkey);                                         \
+		__type(value, struct kagg_sdk_cell);                                      \
+	} NAME##__x SEC(".maps");                                                         \
+	__KAGG_FN bool NAME##__exp_add(const KEY *key, __u64 v, __u32 gen,                \
+				       const volatile struct kagg_sdk_exp_params *p)      \
+	{                                                                                 \
+		struct NAME##__xkey xk;                                                   \
+		struct kagg_sdk_cell *c, zero = {};                                       \
+                                                                                          \
+		__builtin_memset(&xk, 0, sizeof(xk));                                     \
+		xk.gen = gen;                                                             \
+		xk.slot = v ? kagg_exp_slot_of(v, p) + 1 : 0;                             \
+		if (sizeof(KEY))                                                          \
+			__builtin_memcpy(&xk.k, key, sizeof(KEY));                        \
+		c = kagg_agg_entry(&NAME##__x, &xk, &zero);                               \
+		if (!c)                                                                   \
+			return false;                                                     \
+		kagg_sdk_add(&c->count, 1, sizeof(KEY));                                  \
+		kagg_sdk_add(&c->sum, v, sizeof(KEY));                                    \
+		if (sizeof(KEY))                                                          \
+			kagg_ext_put_shared(&c->nmin, &c->max, v);                        \
+		else                                                                      \
+			kagg_ext_put(&c->nmin, &c->max, v);                               \
+		return true;                                                              \
 	}
 
 #define __KAGG_HIST(NAME, KEY, MAX, KIND, FLAGS, MIN, STEP)                                     \
@@ -513,11 +541,8 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 			return false;                                                           \
 		}                                                                               \
 		h = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &kagg_sdk_zero_hist);                  \
-		if (h) {                                                                        \
-			h->slots[slot]++;                                                       \
-			h->sum += v;                                                            \
-			kagg_ext_put(&h->nmin, &h->max, kagg_sdk_ext_ord(KIND, v));             \
-		}                                                                               \
+		if (h)                                                                          \
+			kagg_sdk_hist_add(h, slot, v, kagg_sdk_ext_ord(KIND, v), sizeof(KEY));  \
 		return kagg_obs_end(&o, h, NAME##__drop);                                       \
 	}
 
@@ -553,8 +578,8 @@ static __always_inline void *kagg_agg_entry(void *map, const void *k, const void
 			return sent;                               \
 		c = __KAGG_AGG_ENTRY(NAME, KEY, &o, key, &zero);   \
 		if (c) {                                           \
-			c->count++;                                \
-			c->sum += v;                               \
+			kagg_sdk_add(&c->count, 1, sizeof(KEY));   \
+			kagg_sdk_add(&c->sum, v, sizeof(KEY));     \
 		}                                                  \
 		return kagg_obs_end(&o, c, NAME##__drop);          \
 	}
@@ -579,11 +604,12 @@ static __always_inline kagg_ustack_t kagg_ustack(void *ctx)
 /*
  * A count and sum per stack of the current task: kernel frames, user frames or both
  * (WHICH: KAGG_SDK_KSTACK | KAGG_SDK_USTACK, optionally | KAGG_SDK_TIME for ns values),
- * at most MAX stacks: NAME__record(ctx, value), ctx the program's context.
+ * at most MAX stacks: NAME__record(ctx, value), ctx the program's context.  One hash
+ * every CPU adds to, as a keyed histogram's.
  */
 #define KAGG_STACKS(NAME, MAX, WHICH)                                                          \
 	struct {                                                                               \
-		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);                                        \
+		__uint(type, BPF_MAP_TYPE_HASH);                                               \
 		__uint(max_entries, 2 * (MAX));                                                \
 		__type(key, struct kagg_sdk_stack_key);                                        \
 		__type(value, struct kagg_sdk_stack_val);                                      \
@@ -612,8 +638,8 @@ static __always_inline kagg_ustack_t kagg_ustack(void *ctx)
 			sv = bpf_map_lookup_elem(&NAME, &k);                                   \
 		}                                                                              \
 		if (sv) {                                                                      \
-			sv->count++;                                                           \
-			sv->sum += v;                                                          \
+			kagg_sdk_add(&sv->count, 1, true);                                     \
+			kagg_sdk_add(&sv->sum, v, true);                                       \
 		}                                                                              \
 		return kagg_obs_end(&o, sv, NAME##__drop);                                     \
 	}

@@ -5,7 +5,7 @@
  * with this file as <kagg/bpf/bucket_math.h>) and kagg's own programs and
  * userspace (through shared/buckets.h and shared/common.h) run the same code.  Plain C on
  * __u32/__u64, no BPF helper, no other kagg header: the includer brings the __u32/__u64 types and
- * __always_inline.
+ * __always_inline.  The atomic forms for maps every CPU writes are BPF's only.
  */
 #ifndef KAGG_SHARED_BUCKET_MATH_H
 #define KAGG_SHARED_BUCKET_MATH_H
@@ -118,5 +118,44 @@ static __always_inline void kagg_ext_merge(__u64 *nmin, __u64 *max, __u64 nmin2,
 	if (max2 > *max)
 		*max = max2;
 }
+
+#ifdef __bpf__
+/*
+ * Raise *p, a maximum every CPU may write (shared maps), to o: a compare-and-swap, tried
+ * again while another CPU changed *p meanwhile, at most 4 times (each retry
+ * means another CPU raised it: it gives up only under a storm of new extremes on one
+ * histogram).  Most values are no new extreme and cost one load.  Kernels without BPF
+ * cmpxchg (before 5.12) load the programs with a plain store in its place (libkagg's
+ * loader does it): exact unless two CPUs raise one extreme at once.
+ */
+static __always_inline bool kagg_max_try(__u64 *p, __u64 *cur, __u64 o)
+{
+	__u64 old;
+
+	if (o <= *cur)
+		return true;
+	old = __sync_val_compare_and_swap(p, *cur, o);
+	if (old == *cur)
+		return true;
+	*cur = old;
+	return false;
+}
+
+/* 4 tries, written out: no compiler is asked to unroll a loop (clang 14 may not) */
+static __always_inline void kagg_max_shared(__u64 *p, __u64 o)
+{
+	__u64 cur = *(volatile __u64 *)p;
+
+	(void)(kagg_max_try(p, &cur, o) || kagg_max_try(p, &cur, o) || kagg_max_try(p, &cur, o) ||
+	       kagg_max_try(p, &cur, o));
+}
+
+/* kagg_ext_put() on extremes every CPU may write. */
+static __always_inline void kagg_ext_put_shared(__u64 *nmin, __u64 *max, __u64 o)
+{
+	kagg_max_shared(nmin, ~o);
+	kagg_max_shared(max, o);
+}
+#endif /* __bpf__ */
 
 #endif /* KAGG_SHARED_BUCKET_MATH_H */

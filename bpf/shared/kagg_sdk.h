@@ -81,9 +81,9 @@ struct kagg_sdk_counters {
 };
 
 /*
- * Histogram value, per CPU: slot counts; sum of the values (ns for times), modulo 2^64;
- * the extremes of the values as kagg_ext_put() keeps them (<kagg/bpf/bucket_math.h>), a
- * linear histogram's taken as signed (kagg_sdk_ext_ord()).
+ * Histogram value (one per key, or per CPU without a key): slot counts; sum of the values (ns for
+ * times), modulo 2^64; the extremes of the values as kagg_ext_put() keeps them
+ * (<kagg/bpf/bucket_math.h>), a linear histogram's taken as signed (kagg_sdk_ext_ord()).
  */
 struct kagg_sdk_hist {
 	__u64 slots[KAGG_SDK_SLOTS];
@@ -140,13 +140,14 @@ static __always_inline __u64 kagg_sdk_ext_ord(__u32 kind, __u64 v)
 	return kind == KAGG_SDK_LINEAR ? v ^ (1ULL << 63) : v;
 }
 
-/* Counter value, per CPU. */
+/* Counter value (one per key, or per CPU without a key). */
 struct kagg_sdk_count {
 	__u64 count;
 	__u64 sum;
 };
 
-/* An exp bucket's cell, per CPU: a count and a sum, and the extremes as kagg_sdk_hist's. */
+/* An exp bucket's cell (one per key and bucket, or per CPU without a key): a count and a sum, and
+ * the extremes as kagg_sdk_hist's. */
 struct kagg_sdk_cell {
 	__u64 count;
 	__u64 sum;
@@ -154,7 +155,7 @@ struct kagg_sdk_cell {
 };
 #define KAGG_SDK_CELL_V1_SIZE 16 /* without the extremes (a kagg_sdk_count) */
 
-/* Stack aggregation key (stacks in kagg_stackmap) and value, per CPU. */
+/* Stack aggregation key (stacks in kagg_stackmap) and value. */
 struct kagg_sdk_stack_key {
 	__u32 gen;
 	__u32 tgid;

@@ -27,6 +27,8 @@
  * - bad objects and options: one line, exit 2, nothing left loaded.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sys/syscall.h>
@@ -51,6 +53,7 @@
 #include "shared/kagg_sdk.h" /* the types of the skeleton's rodata */
 #include "sdk_keys.skel.h"
 #include "sdk_exp.skel.h"
+#include "sdk_shared.skel.h"
 
 /* build/<dir>/<name>, build taken from $KAGG (build/bin/kagg). */
 static const char *built(const char *rel, char *buf, size_t len)
@@ -563,6 +566,123 @@ static void test_exp_known_values(void **state)
 	kagg_session__destroy(s);
 }
 
+/* One of the threads of test_shared_key_exact: on its CPU, at the barrier, n getppid(). */
+struct shared_caller {
+	pthread_barrier_t *go;
+	int cpu, n;
+	pid_t tid;
+};
+
+static void *shared_call(void *arg)
+{
+	struct shared_caller *c = arg;
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(c->cpu, &set);
+	c->tid = (pid_t)syscall(SYS_gettid);
+	/* not pinned (a CPU not allowed here): the threads still run at once where they can */
+	sched_setaffinity(0, sizeof(set), &set);
+	pthread_barrier_wait(c->go);
+	for (i = 0; i < c->n; i++)
+		syscall(SYS_getppid);
+	return NULL;
+}
+
+/* The type of the map named name that this process holds open (-1: none). */
+static int held_map_type(const char *name)
+{
+	__u32 held[TU_CENSUS_MAX];
+	int n = tu_pid_held(getpid(), "map_id:", held, TU_CENSUS_MAX), i, type = -1;
+
+	for (i = 0; i < n && type < 0; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_map_get_fd_by_id(held[i]);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_map_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, name))
+			type = (int)info.type;
+		close(fd);
+	}
+	return type;
+}
+
+/*
+ * sdk_shared: two threads of this process, one per CPU, call getppid() at the same time,
+ * each recording its thread id under the one key of the process, in log2 and in exp:3
+ * buckets.  A keyed aggregation is one hash every CPU adds to (its memory by keys, not
+ * CPUs): the counts, sums and extremes are exact all the same, no update lost to the other
+ * CPU.
+ */
+static void test_shared_key_exact(void **state)
+{
+	enum kagg_buckets b[2] = { KAGG_BUCKETS_LOG2, KAGG_BUCKETS_EXP };
+	const int n = 100000;
+	int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN), j, i;
+
+	TU_SKIP_UNLESS_ROOT();
+	for (j = 0; j < 2; j++) {
+		struct shared_caller c[2];
+		pthread_barrier_t go;
+		pthread_t th[2];
+		char set[64];
+		const char *sets[] = { set };
+		size_t sz;
+		const void *bytes = sdk_shared_bpf__elf_bytes(&sz);
+		KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1, .obj_buf = bytes,
+			  .obj_size = sz, .buckets = b[j], .exp_scale = 3);
+		const struct kagg_hist *h, *cnt;
+		struct kagg_snapshot *snap;
+		struct kagg_session *s;
+		double sum;
+
+		snprintf(set, sizeof(set), "target_tgid=%d", getpid());
+		s = kagg_prog__open("sdk_shared", &po);
+		assert_non_null(s);
+		tu_attach(s);
+		assert_int_equal(held_map_type("tids"), BPF_MAP_TYPE_HASH);
+		assert_int_equal(held_map_type("tid_sum"), BPF_MAP_TYPE_HASH);
+		if (j)
+			assert_int_equal(held_map_type("tids__x"), BPF_MAP_TYPE_HASH);
+		assert_int_equal(pthread_barrier_init(&go, NULL, 2), 0);
+		for (i = 0; i < 2; i++) {
+			c[i] = (struct shared_caller){ .go = &go,
+						       .cpu = i % (cpus > 0 ? cpus : 1),
+						       .n = n };
+			assert_int_equal(pthread_create(&th[i], NULL, shared_call, &c[i]), 0);
+		}
+		for (i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&go);
+		snap = tu_snapshot(s, KAGG_SNAP_RESET);
+		assert_int_equal(kagg_snapshot__hist_cnt(snap), 2);
+		h = kagg_snapshot__hist(snap, 0);
+		cnt = kagg_snapshot__hist(snap, 1);
+		assert_string_equal(h->agg, "tids");
+		assert_string_equal(cnt->agg, "tid_sum");
+		sum = (double)n * c[0].tid + (double)n * c[1].tid;
+		printf("  %s: threads %d and %d on CPUs %d and %d, %d calls each: histogram "
+		       "%" PRIu64 " values, sum %.0f, min %.0f, max %.0f; counter %" PRIu64
+		       ", sum %.0f; expected %d, sum %.0f\n",
+		       j ? "exp:3" : "log2", (int)c[0].tid, (int)c[1].tid, c[0].cpu, c[1].cpu, n,
+		       h->total, h->sum, h->min, h->max, cnt->total, cnt->sum, 2 * n, sum);
+		assert_int_equal(h->has_exp, j == 1);
+		assert_int_equal(h->total, 2 * n);
+		assert_int_equal(cnt->total, 2 * n);
+		assert_true(h->has_sum && h->sum == sum);
+		assert_true(cnt->sum == sum);
+		assert_true(h->has_minmax);
+		assert_true(h->min == (c[0].tid < c[1].tid ? c[0].tid : c[1].tid));
+		assert_true(h->max == (c[0].tid < c[1].tid ? c[1].tid : c[0].tid));
+		assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+		kagg_snapshot__free(snap);
+		kagg_session__destroy(s);
+	}
+}
+
 /*
  * A child named comm: once a byte comes on start[0], calls getppid() 7 times, says so on
  * done[1], and exits when go[1] is closed.
@@ -727,5 +847,6 @@ static void test_bad_objects(void **state)
 TU_MAIN(cmocka_unit_test(test_offcpu_same), cmocka_unit_test(test_key_names),
 	cmocka_unit_test(test_offcpu_both), cmocka_unit_test(test_stream_keys),
 	cmocka_unit_test(test_record_prog), cmocka_unit_test(test_exp_known_values),
-	cmocka_unit_test(test_log2_extremes), cmocka_unit_test(test_comm_after_exit),
-	cmocka_unit_test(test_uprobe_sleeps), cmocka_unit_test(test_bad_objects));
+	cmocka_unit_test(test_log2_extremes), cmocka_unit_test(test_shared_key_exact),
+	cmocka_unit_test(test_comm_after_exit), cmocka_unit_test(test_uprobe_sleeps),
+	cmocka_unit_test(test_bad_objects));

@@ -252,10 +252,12 @@ static int check_map(struct kagg_session *s, struct pstate *t, struct pagg *a)
 		a->unkeyed = true;
 		return 0;
 	}
-	if (bpf_map__type(a->map) != BPF_MAP_TYPE_PERCPU_HASH ||
+	/* one hash every CPU adds to (a per-CPU one: built with earlier headers) */
+	if ((bpf_map__type(a->map) != BPF_MAP_TYPE_HASH &&
+	     bpf_map__type(a->map) != BPF_MAP_TYPE_PERCPU_HASH) ||
 	    bpf_map__value_size(a->map) != vsz) {
 		slog(s, KAGG_LOG_WARN,
-		     "map %s: wrong shape for a %s (a per-CPU hash of %zu-byte "
+		     "map %s: wrong shape for a %s (a hash of %zu-byte "
 		     "values; it is type %d of %u-byte values)",
 		     a->name, kind_name(a->d.kind), vsz, bpf_map__type(a->map),
 		     bpf_map__value_size(a->map));
@@ -815,7 +817,8 @@ static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 			   pkey_has_stacks(bpf_object__btf(t->obj), t->aggs[i].key_type));
 	if (!stacks)
 		bpf_map__set_max_entries(t->stackmap, 1);
-	return set_stream(s, t) ?: set_exp(s, t);
+	/* the extremes of shared aggregations: a plain store where BPF has no cmpxchg (5.10) */
+	return set_stream(s, t) ?: set_exp(s, t) ?: session_atomics_fallback(s, t->obj);
 }
 
 /* Load again with a verifier log for each program: the refusal's last lines into why. */
