@@ -535,7 +535,10 @@ static __always_inline void kagg_sdk_hist_add(struct kagg_sdk_hist *h, __u32 slo
 				NAME##__exp_add(key, v, o.gen,                                  \
 						&kagg_exp_params[!!((FLAGS) & KAGG_SDK_TIME)]), \
 				NAME##__drop);                                                  \
-		slot = kagg_slot(KIND, FLAGS, v, MIN, STEP);                                    \
+		/* a linear histogram's bounds as the loader left them (--set NAME.min=...) */  \
+		slot = kagg_slot(KIND, FLAGS, v,                                                \
+				 KIND == KAGG_SDK_LINEAR ? NAME##__kagg.lin_min : 0,            \
+				 KIND == KAGG_SDK_LINEAR ? NAME##__kagg.lin_step : 1);          \
 		if (slot >= KAGG_SDK_SLOTS) {                                                   \
 			o.c->cnt[KAGG_SDK_CNT_FILTERED]++;                                      \
 			return false;                                                           \
@@ -556,7 +559,8 @@ static __always_inline void kagg_sdk_hist_add(struct kagg_sdk_hist *h, __u32 slo
 	__KAGG_HIST(NAME, KEY, MAX, KAGG_SDK_LOG2, KAGG_SDK_TIME, 0, 0)
 /*
  * A linear histogram per KEY: 64 slots, slot k holds [MIN + k*STEP, MIN + (k+1)*STEP),
- * values taken as signed; values outside count as filtered.
+ * values taken as signed; values outside count as filtered.  MIN and STEP are the
+ * defaults: `kagg run --set NAME.min=M --set NAME.step=S` changes them at load.
  */
 #define KAGG_HIST_LINEAR(NAME, KEY, MAX, MIN, STEP) \
 	__KAGG_HIST(NAME, KEY, MAX, KAGG_SDK_LINEAR, 0, MIN, STEP)
@@ -642,6 +646,29 @@ static __always_inline kagg_ustack_t kagg_ustack(void *ctx)
 			kagg_sdk_add(&sv->sum, v, true);                                       \
 		}                                                                              \
 		return kagg_obs_end(&o, sv, NAME##__drop);                                     \
+	}
+
+/* ---------------------------------------------------------------- drops of the program's */
+
+/*
+ * A drop cause of the program's own, NAME: NAME__count() counts one (while the session is
+ * armed), shown in the meta as the drop "NAME", described by WHAT (a string).  LOSS: true
+ * when each one lost an observation (a read that failed: counted in the meta's dropped),
+ * false when the event was left out by design (a value the program does not aggregate).
+ */
+#define KAGG_DROP(NAME, LOSS, WHAT)                                                    \
+	enum { NAME##__drop = KAGG_SDK_CNT_DROP + __COUNTER__ };                       \
+	_Static_assert(NAME##__drop < KAGG_SDK_NR_CNT, "too many kagg drop counters"); \
+	const volatile struct kagg_sdk_desc NAME##__kagg = {                           \
+		.kind = KAGG_SDK_DROP,                                                 \
+		.flags = (LOSS) ? KAGG_SDK_LOSS : 0,                                   \
+		.drop = NAME##__drop,                                                  \
+	};                                                                             \
+	const char NAME##__what[] = WHAT;                                              \
+	__KAGG_FN void NAME##__count(void)                                             \
+	{                                                                              \
+		if (kagg_armed_now())                                                  \
+			kagg_count(NAME##__drop);                                      \
 	}
 
 /* ---------------------------------------------------------------- start/stop pairs */

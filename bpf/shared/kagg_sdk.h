@@ -55,6 +55,7 @@ enum kagg_sdk_kind {
 	KAGG_SDK_COUNT = 3,  /* count and sum per key (struct kagg_sdk_count) */
 	KAGG_SDK_STACKS = 4, /* count and sum per stack (struct kagg_sdk_stack_val) */
 	KAGG_SDK_PAIR = 5,   /* start/stop pair: no aggregate, its drops */
+	KAGG_SDK_DROP = 6,   /* a drop cause of the program's own (KAGG_DROP): its counter */
 };
 
 /* kagg_sdk_desc.flags */
@@ -62,6 +63,7 @@ enum kagg_sdk_flag {
 	KAGG_SDK_TIME = 1 << 0,	  /* values are ns, shown in the session's unit */
 	KAGG_SDK_KSTACK = 1 << 1, /* stacks: kernel frames */
 	KAGG_SDK_USTACK = 1 << 2, /* stacks: user frames */
+	KAGG_SDK_LOSS = 1 << 3,	  /* a KAGG_DROP: each one counted lost an observation */
 };
 
 /* `const volatile struct kagg_sdk_desc NAME__kagg` next to each aggregation NAME. */

@@ -54,6 +54,7 @@
 #include "sdk_keys.skel.h"
 #include "sdk_exp.skel.h"
 #include "sdk_shared.skel.h"
+#include "sdk_bounds.skel.h"
 
 /* build/<dir>/<name>, build taken from $KAGG (build/bin/kagg). */
 static const char *built(const char *rel, char *buf, size_t len)
@@ -683,6 +684,93 @@ static void test_shared_key_exact(void **state)
 	}
 }
 
+static void print_warnings(void *ctx, enum kagg_log_level level, const char *msg)
+{
+	if (level == KAGG_LOG_WARN)
+		printf("  %s\n", msg);
+}
+
+/* sdk_bounds on this process, --mode both, with extra sets (n of them); NULL when refused. */
+static struct kagg_session *sdk_bounds_session(const char *const *extra, size_t n)
+{
+	char set[64];
+	const char *sets[4] = { set };
+	size_t sz, i;
+	const void *bytes = sdk_bounds_bpf__elf_bytes(&sz);
+	KAGG_OPTS(kagg_prog_opts, po, .sets = sets, .nr_sets = 1 + n, .obj_buf = bytes,
+		  .obj_size = sz, .mode = KAGG_MODE_BOTH, .log = print_warnings);
+
+	assert_true(n < 4);
+	for (i = 0; i < n; i++)
+		sets[1 + i] = extra[i];
+	snprintf(set, sizeof(set), "target_tgid=%d", getpid());
+	return kagg_prog__open("sdk_bounds", &po);
+}
+
+/*
+ * sdk_bounds, 8 getppid(): 0, 10, 40 and 50 recorded in the linear histogram, 2 counted
+ * "negative" (left out by design: no loss) and 2 "unreadable" (lost); with the default
+ * bounds (0, step 10) and with --set lin.min=-100 --set lin.step=50, on both paths; bounds
+ * that cannot be are refused.
+ */
+static void test_linear_bounds_and_drops(void **state)
+{
+	static const char *const moved[] = { "lin.min=-100", "lin.step=50" };
+	static const char *const bad[][1] = { { "lin.step=0" },	 { "lin.step=-5" },
+					      { "lin.max=3" },	 { "nope.min=1" },
+					      { "lin.min=abc" }, { "negative.min=0" } };
+	/* the slots of 0, 10, 40, 50: default bounds, then moved */
+	static const uint64_t want[2][6] = { { 1, 1, 0, 0, 1, 1 }, { 0, 0, 3, 1, 0, 0 } };
+	size_t i, k;
+
+	TU_SKIP_UNLESS_ROOT();
+	for (i = 0; i < 2; i++) {
+		struct kagg_session *s = sdk_bounds_session(moved, i ? 2 : 0);
+		const struct kagg_snapshot *both[2];
+		struct kagg_snapshot *snap;
+		const struct kagg_meta *m;
+
+		assert_non_null(s);
+		tu_attach(s);
+		snap = after_getppid(s, 8);
+		both[0] = snap;
+		both[1] = kagg_snapshot__stream(snap);
+		assert_non_null(both[1]);
+		for (k = 0; k < 2; k++) {
+			const struct kagg_hist *h;
+
+			assert_int_equal(kagg_snapshot__hist_cnt(both[k]), 1);
+			h = kagg_snapshot__hist(both[k], 0);
+			printf("  %s, %s: lin_min %lld, lin_step %llu, slots %llu %llu %llu %llu "
+			       "%llu %llu\n",
+			       i ? "moved" : "default", k ? "stream" : "kernel",
+			       (long long)h->lin_min, (unsigned long long)h->lin_step,
+			       (unsigned long long)h->slots[0], (unsigned long long)h->slots[1],
+			       (unsigned long long)h->slots[2], (unsigned long long)h->slots[3],
+			       (unsigned long long)h->slots[4], (unsigned long long)h->slots[5]);
+			assert_int_equal(h->lin_min, i ? -100 : 0);
+			assert_int_equal(h->lin_step, i ? 50 : 10);
+			assert_int_equal(h->total, 4);
+			assert_memory_equal(h->slots, want[i], sizeof(want[i]));
+		}
+		m = kagg_snapshot__meta(snap);
+		assert_int_equal(tu_drop_count(snap, "negative"), 2);
+		assert_int_equal(tu_drop_count(snap, "unreadable"), 2);
+		assert_int_equal(m->drops_total, 2);
+		for (k = 0; k < m->nr_drops; k++)
+			if (!strcmp(m->drops[k]->cause, "unreadable"))
+				assert_string_equal(m->drops[k]->what,
+						    "a value that could not be read");
+		kagg_snapshot__free(snap);
+		kagg_session__destroy(s);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		assert_null(sdk_bounds_session(bad[i], 1));
+		assert_int_equal(errno, EINVAL);
+	}
+}
+
 /*
  * A child named comm: once a byte comes on start[0], calls getppid() 7 times, says so on
  * done[1], and exits when go[1] is closed.
@@ -848,5 +936,5 @@ TU_MAIN(cmocka_unit_test(test_offcpu_same), cmocka_unit_test(test_key_names),
 	cmocka_unit_test(test_offcpu_both), cmocka_unit_test(test_stream_keys),
 	cmocka_unit_test(test_record_prog), cmocka_unit_test(test_exp_known_values),
 	cmocka_unit_test(test_log2_extremes), cmocka_unit_test(test_shared_key_exact),
-	cmocka_unit_test(test_comm_after_exit), cmocka_unit_test(test_uprobe_sleeps),
-	cmocka_unit_test(test_bad_objects));
+	cmocka_unit_test(test_linear_bounds_and_drops), cmocka_unit_test(test_comm_after_exit),
+	cmocka_unit_test(test_uprobe_sleeps), cmocka_unit_test(test_bad_objects));

@@ -188,6 +188,8 @@ static const char *kind_name(__u32 kind)
 		return "stack aggregation";
 	case KAGG_SDK_PAIR:
 		return "start/stop pair";
+	case KAGG_SDK_DROP:
+		return "drop cause";
 	}
 	return NULL;
 }
@@ -276,6 +278,27 @@ static int check_map(struct kagg_session *s, struct pstate *t, struct pagg *a)
 	return check_key(s, t, a);
 }
 
+/* A KAGG_DROP's description: its NAME__what, a string in .rodata. */
+static int drop_what(struct kagg_session *s, struct pstate *t, struct pagg *a)
+{
+	const struct btf *btf = bpf_object__btf(t->obj);
+	const struct btf_var_secinfo *vs;
+	char name[160];
+	const char *sec, *d;
+	size_t size = 0;
+
+	snprintf(name, sizeof(name), "%s__what", a->name);
+	vs = find_var(btf, name, &sec);
+	d = vs ? sec_data(t->obj, sec, &size) : NULL;
+	if (!d || !vs->size || vs->offset + vs->size > size || d[vs->offset + vs->size - 1]) {
+		slog(s, KAGG_LOG_WARN, "%s__kagg is a drop cause without its string %s", a->name,
+		     name);
+		return -EINVAL;
+	}
+	snprintf(a->what, sizeof(a->what), "%s", d + vs->offset);
+	return 0;
+}
+
 /* The aggregations: every .rodata NAME__kagg of type struct kagg_sdk_desc. */
 static int discover(struct kagg_session *s, struct pstate *t)
 {
@@ -323,14 +346,21 @@ static int discover(struct kagg_session *s, struct pstate *t)
 			     name, a->d.kind);
 			return -EINVAL;
 		}
-		if (a->d.kind == KAGG_SDK_PAIR)
+		if (a->d.kind == KAGG_SDK_DROP) {
+			err = drop_what(s, t, a);
+			if (err)
+				return err;
+		}
+		if (a->d.kind == KAGG_SDK_PAIR || a->d.kind == KAGG_SDK_DROP)
 			continue;
 		err = check_map(s, t, a);
 		if (err)
 			return err;
 		stacks += a->d.kind == KAGG_SDK_STACKS;
 	}
-	for (i = 0; i < t->nr_aggs && t->aggs[i].d.kind == KAGG_SDK_PAIR; i++)
+	for (i = 0; i < t->nr_aggs &&
+		    (t->aggs[i].d.kind == KAGG_SDK_PAIR || t->aggs[i].d.kind == KAGG_SDK_DROP);
+	     i++)
 		;
 	if (i == t->nr_aggs) {
 		slog(s, KAGG_LOG_WARN,
@@ -545,6 +575,52 @@ static int choose_progs(struct kagg_session *s, struct pstate *t, bool btf)
 
 /* ------------------------------------------------------------ tunables */
 
+/* "AGG.min=VALUE", "AGG.step=VALUE": the bounds of linear histogram AGG, in its descriptor. */
+static int set_bound(struct kagg_session *s, struct pstate *t, const char *agg, const char *field,
+		     const char *val)
+{
+	bool step = !strcmp(field, "step");
+	struct kagg_sdk_desc *d = NULL;
+	struct pagg *a = NULL;
+	unsigned long long u;
+	char var[160], *end;
+	long long x;
+	size_t i;
+
+	for (i = 0; i < t->nr_aggs; i++)
+		if (!strcmp(t->aggs[i].name, agg) && t->aggs[i].d.kind == KAGG_SDK_LINEAR)
+			a = &t->aggs[i];
+	snprintf(var, sizeof(var), "%s__kagg", agg);
+	if (a)
+		d = var_ptr(t, var, sizeof(*d));
+	if (!d || (!step && strcmp(field, "min"))) {
+		slog(s, KAGG_LOG_WARN,
+		     "unknown tunable '%s.%s': %s has no linear histogram %s with such a bound "
+		     "(NAME.min, NAME.step)",
+		     agg, field, t->name, agg);
+		return -EINVAL;
+	}
+	errno = 0;
+	if (step) {
+		u = strtoull(val, &end, 0);
+		if (errno || !*val || *end || val[strspn(val, " \t")] == '-' || !u) {
+			slog(s, KAGG_LOG_WARN,
+			     "invalid value '%s' for %s.step: a width of 1 or more", val, agg);
+			return -EINVAL;
+		}
+		d->lin_step = a->d.lin_step = u;
+		return 0;
+	}
+	x = strtoll(val, &end, 0);
+	if (errno || !*val || *end) {
+		slog(s, KAGG_LOG_WARN, "invalid value '%s' for %s.min: not a signed 64-bit integer",
+		     val, agg);
+		return -EINVAL;
+	}
+	d->lin_min = a->d.lin_min = x;
+	return 0;
+}
+
 /* "NAME=VALUE" into the global NAME of .rodata, checked against its type. */
 static int set_one(struct kagg_session *s, struct pstate *t, const char *arg)
 {
@@ -564,6 +640,10 @@ static int set_one(struct kagg_session *s, struct pstate *t, const char *arg)
 	}
 	snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
 	val = eq + 1;
+	if (strchr(name, '.')) {
+		*strchr(name, '.') = '\0';
+		return set_bound(s, t, name, name + strlen(name) + 1, val);
+	}
 	vs = find_var(btf, name, &sec);
 	if (!vs || !strncmp(name, "kagg_", 5) ||
 	    (strlen(name) > 6 && !strcmp(name + strlen(name) - 6, "__kagg")) ||
@@ -1133,6 +1213,11 @@ static void prog_meta(struct kagg_session *s, struct kagg_snapshot *snap, const 
 	for (i = 0; i < t->nr_aggs; i++) {
 		const struct pagg *a = &t->aggs[i];
 
+		if (a->d.kind == KAGG_SDK_DROP) {
+			snap_add_drop(snap, snap_strdup(snap, a->name), snap_strdup(snap, a->what),
+				      cnt[a->d.drop], a->d.flags & KAGG_SDK_LOSS);
+			continue;
+		}
 		if (a->d.kind != KAGG_SDK_PAIR) {
 			agg_drop(snap, a->name, "keys_full",
 				 "observation not aggregated: %s's key limit reached",

@@ -36,6 +36,7 @@ struct pagg {
 	bool unkeyed;	       /* KEY has no field: a per-CPU array indexed by generation */
 	bool has_pid;	       /* KEY has a kagg_pid_t field */
 	bool ext;	       /* histogram values and cells end with the extremes (not _V1) */
+	char what[128];	       /* a KAGG_DROP: its description (NAME__what) */
 };
 
 /* A process's command as first seen alive, and the interval it was last seen in. */
