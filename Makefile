@@ -308,7 +308,7 @@ INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_st
 		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
 		   unit/test_json_locale unit/test_prom unit/test_render unit/test_hostile_names \
 		   unit/test_symsrc unit/test_unwind_table bench/bench_unwind_build unit/test_cgroup \
-		   bpf/test_hist
+		   bpf/test_hist bpf/test_prog
 TEST_LIB_A	:= $(LIB_A)
 $(addprefix $(OUT)/tests/,$(INTERNAL_TESTS)): TEST_LIB_A := $(LIB_INTERNAL_A)
 # test_rb_bench: the bench is the CLI's (tools/rb_bench.c), built into the test.

@@ -27,6 +27,9 @@ static const char usage_text[] =
 	"      --func NAME        the function of uprobes whose section names none\n"
 	"                         (SEC(\"uprobe\"), SEC(\"uretprobe\"))\n"
 	"      --pid PID          uprobes in this process only\n"
+	"      --tracepoint SYSTEM:EVENT\n"
+	"                         the tracepoint of classic tracepoint programs whose\n"
+	"                         section names none (SEC(\"tracepoint\"))\n"
 	"      --mode MODE        agg (default: aggregate in the kernel), stream (one\n"
 	"                         record per observation, aggregated here) or both\n"
 	"                         (side by side, each path's cost in the meta)\n"
@@ -49,6 +52,7 @@ enum {
 	OPT_SET = CLI_OPT_TOOL,
 	OPT_BINARY,
 	OPT_FUNC,
+	OPT_TRACEPOINT,
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +63,7 @@ static const struct option long_opts[] = {
 	{ "binary", required_argument, NULL, OPT_BINARY },
 	CLI_PID_LONGOPT,
 	{ "func", required_argument, NULL, OPT_FUNC },
+	{ "tracepoint", required_argument, NULL, OPT_TRACEPOINT },
 	{},
 };
 
@@ -92,6 +97,9 @@ static int run_opt(struct cli_args *ca, int c, const char *arg)
 		return 0;
 	case OPT_FUNC:
 		a->o.func = arg;
+		return 0;
+	case OPT_TRACEPOINT:
+		a->o.tracepoint = arg;
 		return 0;
 	case 'p': /* --pid alone: -p is no option of run */
 		return CLI_RANGE(arg, 1, INT32_MAX, "pid", false, &a->o.pid);

@@ -157,11 +157,27 @@ static __always_inline void kagg_count(__u32 i)
 		c->cnt[i]++;
 }
 
+/*
+ * An observation counted as one the program saw and then counted as i (a constant: left out
+ * by its filter, a drop of its own): seen = recorded + filtered + dropped holds.
+ */
+static __always_inline void kagg_count_seen(__u32 i)
+{
+	struct kagg_sdk_counters *c;
+
+	if (!kagg_armed_now())
+		return;
+	c = kagg_cnt();
+	if (c && i < KAGG_SDK_NR_CNT) {
+		c->cnt[KAGG_SDK_CNT_EVENTS]++;
+		c->cnt[i]++;
+	}
+}
+
 /* An event the program leaves out on purpose (its own filter): counted, not lost. */
 static __always_inline void kagg_filtered(void)
 {
-	if (kagg_armed_now())
-		kagg_count(KAGG_SDK_CNT_FILTERED);
+	kagg_count_seen(KAGG_SDK_CNT_FILTERED);
 }
 
 /*
@@ -358,7 +374,8 @@ static __always_inline void kagg_sdk_add(__u64 *p, __u64 v, bool shared)
 static __always_inline void kagg_sdk_hist_add(struct kagg_sdk_hist *h, __u32 slot, __u64 v, __u64 o,
 					      bool shared)
 {
-	kagg_sdk_add(&h->slots[slot], 1, shared);
+	/* slot < KAGG_SDK_SLOTS already; masked so that 5.10's verifier sees the bound too */
+	kagg_sdk_add(&h->slots[slot & (KAGG_SDK_SLOTS - 1)], 1, shared);
 	kagg_sdk_add(&h->sum, v, shared);
 	if (shared)
 		kagg_ext_put_shared(&h->nmin, &h->max, o);
@@ -667,11 +684,17 @@ static __always_inline kagg_ustack_t kagg_ustack(void *ctx)
 	const char NAME##__what[] = WHAT;                                              \
 	__KAGG_FN void NAME##__count(void)                                             \
 	{                                                                              \
-		if (kagg_armed_now())                                                  \
-			kagg_count(NAME##__drop);                                      \
+		kagg_count_seen(NAME##__drop);                                         \
 	}
 
 /* ---------------------------------------------------------------- start/stop pairs */
+
+/*
+ * BPF task storage (5.11): where the kernel has none (5.10) the loader clears this and
+ * leaves the pairs' task maps uncreated; their starts of tasks are then kept by thread id
+ * (NAME__start_id), at most MAX open, a full table counted as NAME_full.
+ */
+const volatile __u32 kagg_task_storage = 1;
 
 /* The thread id of task t (CO-RE read: any task pointer). */
 static __always_inline __u32 kagg_task_tid(struct task_struct *t)
@@ -736,24 +759,6 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 		*ts = 0;                                                                        \
 		return true;                                                                    \
 	}                                                                                       \
-	__KAGG_FN void NAME##__start_task(struct task_struct *t)                                \
-	{                                                                                       \
-		__u64 *ts;                                                                      \
-                                                                                                \
-		if (!kagg_armed_now())                                                          \
-			return;                                                                 \
-		ts = bpf_task_storage_get(&NAME##__task, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE); \
-		if (ts)                                                                         \
-			NAME##__start_at(ts);                                                   \
-		else                                                                            \
-			kagg_count(NAME##__full);                                               \
-	}                                                                                       \
-	__KAGG_FN bool NAME##__stop_task(struct task_struct *t, __u64 *ns)                      \
-	{                                                                                       \
-		if (!kagg_armed_now())                                                          \
-			return false;                                                           \
-		return NAME##__stop_at(bpf_task_storage_get(&NAME##__task, t, 0, 0), ns);       \
-	}                                                                                       \
 	__KAGG_FN void NAME##__start_id(__u64 id)                                               \
 	{                                                                                       \
 		__u64 *ts, zero = 0;                                                            \
@@ -781,12 +786,41 @@ static __always_inline __u32 kagg_task_tid(struct task_struct *t)
 			bpf_map_delete_elem(&NAME##__id, &id);                                  \
 		return ok;                                                                      \
 	}                                                                                       \
+	__KAGG_FN void NAME##__start_task(struct task_struct *t)                                \
+	{                                                                                       \
+		__u64 *ts;                                                                      \
+                                                                                                \
+		if (!kagg_task_storage) {                                                       \
+			NAME##__start_id(kagg_task_tid(t));                                     \
+			return;                                                                 \
+		}                                                                               \
+		if (!kagg_armed_now())                                                          \
+			return;                                                                 \
+		ts = bpf_task_storage_get(&NAME##__task, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE); \
+		if (ts)                                                                         \
+			NAME##__start_at(ts);                                                   \
+		else                                                                            \
+			kagg_count(NAME##__full);                                               \
+	}                                                                                       \
+	__KAGG_FN bool NAME##__stop_task(struct task_struct *t, __u64 *ns)                      \
+	{                                                                                       \
+		if (!kagg_task_storage)                                                         \
+			return NAME##__stop_id(kagg_task_tid(t), ns);                           \
+		if (!kagg_armed_now())                                                          \
+			return false;                                                           \
+		return NAME##__stop_at(bpf_task_storage_get(&NAME##__task, t, 0, 0), ns);       \
+	}                                                                                       \
 	__KAGG_FN void NAME##__start(void)                                                      \
 	{                                                                                       \
-		NAME##__start_task(bpf_get_current_task_btf());                                 \
+		if (!kagg_task_storage)                                                         \
+			NAME##__start_id((__u32)bpf_get_current_pid_tgid());                    \
+		else                                                                            \
+			NAME##__start_task(bpf_get_current_task_btf());                         \
 	}                                                                                       \
 	__KAGG_FN bool NAME##__stop(__u64 *ns)                                                  \
 	{                                                                                       \
+		if (!kagg_task_storage)                                                         \
+			return NAME##__stop_id((__u32)bpf_get_current_pid_tgid(), ns);          \
 		return NAME##__stop_task(bpf_get_current_task_btf(), ns);                       \
 	}                                                                                       \
 	__KAGG_FN void NAME##__start_of(struct task_struct *t, const bool btf)                  \

@@ -2,7 +2,7 @@
 /*
  * sdk_bounds: a linear histogram whose bounds the loader sets, and drop causes
  * of the program's own (test_prog).  The i-th getppid() of target_tgid:
- * i % 4 == 0 or 1 records 10 * i; 2 counts the drop "negative", 3 the drop
+ * i % 4 == 0 or 1 records 10 * i - 100; 2 counts the drop "negative", 3 the drop
  * "unreadable".
  */
 #include "vmlinux.h"
@@ -10,7 +10,7 @@
 
 const volatile __u32 target_tgid = 0;
 
-KAGG_HIST_LINEAR(lin, struct kagg_nokey, 1, 0, 10);
+KAGG_HIST_LINEAR(lin, struct kagg_nokey, 1, -100, 10);
 KAGG_DROP(negative, false, "a value below 0, left out");
 KAGG_DROP(unreadable, true, "a value that could not be read");
 
@@ -29,7 +29,7 @@ int sdk_bounds_getppid(void *ctx)
 	else if (i % 4 == 3)
 		unreadable__count();
 	else
-		lin__record(NULL, 10 * i);
+		lin__record(NULL, (__u64)(10 * (__s64)i - 100));
 	return 0;
 }
 

@@ -38,11 +38,11 @@ VMTEST_HOST	?= 1
 # same answer on every kernel and take minutes under TCG: the host runs them.
 VMTEST_BINS	?= $(filter %/test_attach %/test_record %/test_offcpu %/test_stream \
 			    %/test_runqlat %/test_syscount %/test_profile %/test_funclat \
-			    %/test_hist %/test_unwind,\
+			    %/test_hist %/test_unwind %/test_prog,\
 			    $(ROOT_BINS)) \
 		   $(filter %/test_rb_kernel %/test_ringbuf_stress,$(UNIT_BINS))
-# test_prog runs on the host only: the guests' initramfs does not carry the SDK's
-# example objects (examples/bpf/*.bpf.o) it loads.
+# test_prog loads the SDK's example objects: the initramfs carries them
+# (examples/bpf/*.bpf.o of the guest's build).
 # Commands run in every column too (group cmd/NAME passes when they exit 0);
 # each tool's header names the attach path it chose, which the table shows.
 VMTEST_CMDS	?= --cmd 'offcpu=$(KAGG_BIN) offcpu -d 1' \

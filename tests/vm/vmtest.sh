@@ -324,6 +324,14 @@ build_initramfs() {
 		add_file "$arch" "$native_out/tests/helpers/${b##*/}" "$root"
 	done
 	[ -d tests/data ] && mkdir -p "$root/kagg/tests" && cp -r tests/data "$root/kagg/tests/"
+	# the SDK's examples and test objects, which test_prog loads from beside kagg's build
+	for b in "$(src_of "$arch" "$native_out")"/examples/bpf/*.bpf.o \
+		"$(src_of "$arch" "$native_out")"/bpf/sdk_*.bpf.o; do
+		[ -f "$b" ] || continue
+		d=${b#"$(src_of "$arch" "$native_out")"/}
+		mkdir -p "$root/kagg/$native_out/$(dirname "$d")"
+		cp "$b" "$root/kagg/$native_out/$d"
+	done
 	# no UAPI headers: kagg syscount names syscalls from its built-in table, as on
 	# a production machine
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs-$arch.cpio.gz" ||

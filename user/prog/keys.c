@@ -25,6 +25,7 @@
 #include "util/u64map.h"
 #include "session/session_internal.h"
 #include "snapshot/snapshot_internal.h"
+#include "snapshot/stacks.h"
 #include "syms/syms.h"
 
 /* The fields kagg_sdk.h's typedefs mark. */
@@ -152,12 +153,15 @@ static struct syms *syms_of(struct kagg_session *s)
 	return s->syms;
 }
 
-static void fmt_kaddr(struct kctx *c, uint64_t a, char *buf, size_t len)
+/* Kernel address a, named into buf; false when it is a frame of the BPF machinery. */
+static bool fmt_kaddr(struct kctx *c, uint64_t a, char *buf, size_t len)
 {
 	struct sym sym;
 	struct syms *sy = syms_of(c->s);
+	bool known = sy && !syms__kernel(sy, a, &sym);
 
-	sym__format(sy && !syms__kernel(sy, a, &sym) ? &sym : NULL, a, 0, buf, len);
+	sym__format(known ? &sym : NULL, a, 0, buf, len);
+	return !known || !stk_tracing_frame(&sym);
 }
 
 static void fmt_uaddr(struct kctx *c, uint64_t a, char *buf, size_t len)
@@ -175,7 +179,7 @@ static void fmt_stack(struct kctx *c, int id, bool user, char *buf, size_t len)
 	uint64_t ips[KAGG_SDK_MAX_STACK] = {};
 	char f[256];
 	size_t used = 0;
-	int n = 0, i;
+	int n = 0, i, top = 0;
 
 	buf[0] = '\0';
 	if (id == KAGG_SDK_NO_STACK) {
@@ -188,7 +192,14 @@ static void fmt_stack(struct kctx *c, int id, bool user, char *buf, size_t len)
 	}
 	while (n < KAGG_SDK_MAX_STACK && ips[n])
 		n++;
-	for (i = n - 1; i >= 0 && used + 1 < len; i--) {
+	/*
+	 * a kernel stack the program captured itself starts (innermost) with the program and
+	 * the glue that ran it: left out, as in stack aggregations (user/snapshot/stacks.c)
+	 */
+	for (top = 0; !user && c->t->from_tracer && top < n; top++)
+		if (fmt_kaddr(c, ips[top], f, sizeof(f)))
+			break;
+	for (i = n - 1; i >= top && used + 1 < len; i--) {
 		if (user)
 			fmt_uaddr(c, ips[i], f, sizeof(f));
 		else
@@ -776,6 +787,8 @@ int pread_hists(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *
 	for (i = 0; !err && i < t->nr_aggs; i++) {
 		__u32 kind = t->aggs[i].d.kind;
 
+		if (t->aggs[i].off)
+			continue;
 		if (kind == KAGG_SDK_LOG2 && t->exp)
 			err = read_cells(s, t, i, g, reset, &es, &n, &cap);
 		else if (kind == KAGG_SDK_LOG2 || kind == KAGG_SDK_LINEAR || kind == KAGG_SDK_COUNT)
@@ -829,7 +842,10 @@ int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot
 		if (!time)
 			h->value = h->agg;
 		h->has_sum = true;
-		h->sum = time ? (double)es[i].sum / (double)units_ns(s->unit) : (double)es[i].sum;
+		/* modulo 2^64: a linear histogram's values (and so their sum) are signed */
+		h->sum = time ? (double)es[i].sum / (double)units_ns(s->unit)
+			 : a->d.kind == KAGG_SDK_LINEAR ? (double)(int64_t)es[i].sum
+							: (double)es[i].sum;
 		h->total = es[i].count;
 		if (es[i].has_ext && es[i].count) {
 			h->has_minmax = true;

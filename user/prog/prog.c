@@ -29,6 +29,7 @@
 #include "shared/exp_table.h"
 #include "util/array.h"
 #include "util/opts.h"
+#include "util/tracefs.h"
 #include "prog/prog_internal.h"
 #include "session/session_internal.h"
 #include "snapshot/snapshot_internal.h"
@@ -470,8 +471,9 @@ static bool sec_attachable(struct pstate *t, const char *sec, char *why, size_t 
 		snprintf(why, len, "unknown section type");
 		return false;
 	}
-	if ((!*tgt && strcmp(k, "uprobe") && strcmp(k, "uretprobe")) || !strcmp(k, "perf_event") ||
-	    !strcmp(k, "usdt"))
+	if ((!*tgt && strcmp(k, "uprobe") && strcmp(k, "uretprobe") && strcmp(k, "tracepoint") &&
+	     strcmp(k, "tp")) ||
+	    !strcmp(k, "perf_event") || !strcmp(k, "usdt"))
 		return true;
 	if (!strcmp(k, "tp_btf") || !strcmp(k, "raw_tp") || !strcmp(k, "raw_tracepoint")) {
 		snprintf(name, sizeof(name), "btf_trace_%s", tgt);
@@ -481,13 +483,22 @@ static bool sec_attachable(struct pstate *t, const char *sec, char *why, size_t 
 		return false;
 	}
 	if (!strcmp(k, "tracepoint") || !strcmp(k, "tp")) {
-		snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s", tgt);
-		if (!strchr(tgt, '/') || !access(path, F_OK))
+		/* libbpf finds a tracepoint's id in tracefs: mounted when it is not */
+		if (tracefs_ensure(why, len))
+			return false;
+		snprintf(name, sizeof(name), "%s", tgt);
+		if (!*tgt && t->tp_sys)
+			snprintf(name, sizeof(name), "%s/%s", t->tp_sys, t->tp_name);
+		if (!*name) {
+			snprintf(why, len,
+				 "no tracepoint named: give one (kagg run --tracepoint "
+				 "SYSTEM:EVENT)");
+			return false;
+		}
+		snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s", name);
+		if (!strchr(name, '/') || !access(path, F_OK))
 			return true;
-		snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s", tgt);
-		if (!access(path, F_OK))
-			return true;
-		snprintf(why, len, "the kernel has no tracepoint %.200s", tgt);
+		snprintf(why, len, "the kernel has no tracepoint %.200s", name);
 		return false;
 	}
 	if (!strcmp(k, "fentry") || !strcmp(k, "fexit") || !strcmp(k, "kprobe") ||
@@ -575,9 +586,37 @@ static int choose_progs(struct kagg_session *s, struct pstate *t, bool btf)
 
 /* ------------------------------------------------------------ tunables */
 
-/* "AGG.min=VALUE", "AGG.step=VALUE": the bounds of linear histogram AGG, in its descriptor. */
-static int set_bound(struct kagg_session *s, struct pstate *t, const char *agg, const char *field,
-		     const char *val)
+/*
+ * "AGG.max=N": aggregation AGG's key limit (0: off, neither read nor shown; its map
+ * the smallest there is).  A program's aggregation it does not use this time (kagg hist
+ * records into one of its six) costs nothing then.
+ */
+static int set_max(struct kagg_session *s, struct pstate *t, struct pagg *a, const char *val)
+{
+	unsigned long long u;
+	char *end;
+
+	errno = 0;
+	u = strtoull(val, &end, 0);
+	if (errno || !*val || *end || val[strspn(val, " \t")] == '-' || u > (1U << 24) ||
+	    (a->unkeyed && u > 1)) {
+		slog(s, KAGG_LOG_WARN, "invalid value '%s' for %s.max: %s", val, a->name,
+		     a->unkeyed ? "0 (off) or 1: it has no key" : "0 (off) to 16777216 keys");
+		return -EINVAL;
+	}
+	a->off = !u;
+	if (a->unkeyed)
+		return 0;
+	a->max = u ? (__u32)u : 1;
+	return bpf_map__set_max_entries(a->map, 2 * a->max);
+}
+
+/*
+ * "AGG.FIELD=VALUE": the bounds of linear histogram AGG (min, step), in its descriptor;
+ * any aggregation's key limit (max).
+ */
+static int set_agg_field(struct kagg_session *s, struct pstate *t, const char *agg,
+			 const char *field, const char *val)
 {
 	bool step = !strcmp(field, "step");
 	struct kagg_sdk_desc *d = NULL;
@@ -588,16 +627,18 @@ static int set_bound(struct kagg_session *s, struct pstate *t, const char *agg, 
 	size_t i;
 
 	for (i = 0; i < t->nr_aggs; i++)
-		if (!strcmp(t->aggs[i].name, agg) && t->aggs[i].d.kind == KAGG_SDK_LINEAR)
+		if (!strcmp(t->aggs[i].name, agg) && t->aggs[i].map)
 			a = &t->aggs[i];
+	if (a && !strcmp(field, "max"))
+		return set_max(s, t, a, val);
 	snprintf(var, sizeof(var), "%s__kagg", agg);
-	if (a)
+	if (a && a->d.kind == KAGG_SDK_LINEAR)
 		d = var_ptr(t, var, sizeof(*d));
 	if (!d || (!step && strcmp(field, "min"))) {
 		slog(s, KAGG_LOG_WARN,
-		     "unknown tunable '%s.%s': %s has no linear histogram %s with such a bound "
-		     "(NAME.min, NAME.step)",
-		     agg, field, t->name, agg);
+		     "unknown tunable '%s.%s': %s has %s (NAME.max; linear: NAME.min, NAME.step)",
+		     agg, field, t->name,
+		     a ? "no such field of an aggregation" : "no aggregation of that name");
 		return -EINVAL;
 	}
 	errno = 0;
@@ -642,7 +683,7 @@ static int set_one(struct kagg_session *s, struct pstate *t, const char *arg)
 	val = eq + 1;
 	if (strchr(name, '.')) {
 		*strchr(name, '.') = '\0';
-		return set_bound(s, t, name, name + strlen(name) + 1, val);
+		return set_agg_field(s, t, name, name + strlen(name) + 1, val);
 	}
 	vs = find_var(btf, name, &sec);
 	if (!vs || !strncmp(name, "kagg_", 5) ||
@@ -867,6 +908,42 @@ static int set_exp(struct kagg_session *s, struct pstate *t)
 	return 0;
 }
 
+/*
+ * No BPF task storage (5.10): the pairs keep their tasks' start times by thread id, in
+ * their id tables (kagg_task_storage cleared), their task maps not created; the meta's
+ * attach note says so.
+ */
+static int pairs_by_id(struct kagg_session *s, struct pstate *t)
+{
+	__u32 *on = var_ptr(t, "kagg_task_storage", 4);
+	char name[160];
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nr_aggs; i++)
+		n += t->aggs[i].d.kind == KAGG_SDK_PAIR;
+	if (!n || session_task_storage(s, true))
+		return 0;
+	if (!on) {
+		slog(s, KAGG_LOG_WARN,
+		     "%s keeps start times in BPF task storage, which this kernel lacks (5.11), "
+		     "and was built with older headers that have no other way: rebuild it",
+		     t->name);
+		return -EINVAL;
+	}
+	*on = 0;
+	for (i = 0; i < t->nr_aggs; i++) {
+		struct bpf_map *m;
+
+		if (t->aggs[i].d.kind != KAGG_SDK_PAIR)
+			continue;
+		snprintf(name, sizeof(name), "%s__task", t->aggs[i].name);
+		m = bpf_object__find_map_by_name(t->obj, name);
+		if (m)
+			bpf_map__set_autocreate(m, false);
+	}
+	return 0;
+}
+
 /* Open, check and configure the object for a load in flavour btf. */
 static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 {
@@ -897,6 +974,9 @@ static int prepare(struct kagg_session *s, struct pstate *t, bool btf)
 			   pkey_has_stacks(bpf_object__btf(t->obj), t->aggs[i].key_type));
 	if (!stacks)
 		bpf_map__set_max_entries(t->stackmap, 1);
+	err = pairs_by_id(s, t);
+	if (err)
+		return err;
 	/* the extremes of shared aggregations: a plain store where BPF has no cmpxchg (5.10) */
 	return set_stream(s, t) ?: set_exp(s, t) ?: session_atomics_fallback(s, t->obj);
 }
@@ -1000,7 +1080,7 @@ static int map_bss(struct kagg_session *s, struct pstate *t)
 /* After load: the session's programs, attach type, events; generation and armed. */
 static int bind(struct kagg_session *s, struct pstate *t)
 {
-	char kinds[64] = "", *ev = t->events;
+	char kinds[64] = "", *ev = t->events, tpname[256];
 	size_t evlen = sizeof(t->events);
 	struct bpf_program *p;
 	const char *tgt, *k;
@@ -1020,6 +1100,10 @@ static int bind(struct kagg_session *s, struct pstate *t)
 				 kinds[0] ? "+" : "", k);
 		if (!*tgt && t->func)
 			tgt = t->func;
+		if (!*tgt && t->tp_sys && (!strcmp(k, "tracepoint") || !strcmp(k, "tp"))) {
+			snprintf(tpname, sizeof(tpname), "%s:%s", t->tp_sys, t->tp_name);
+			tgt = tpname;
+		}
 		if (*tgt && !strstr(t->events, tgt) && strlen(t->events) + strlen(tgt) + 2 < evlen)
 			snprintf(ev + strlen(ev), evlen - strlen(ev), "%s%s", ev[0] ? "," : "",
 				 tgt);
@@ -1042,6 +1126,8 @@ static struct bpf_link *prog_attach(struct kagg_session *s, int i)
 	char bin[512], fn[256], *plus;
 	unsigned long off = 0;
 
+	if (k && *tgt == '\0' && (!strcmp(k, "tracepoint") || !strcmp(k, "tp")))
+		return bpf_program__attach_tracepoint(p, t->tp_sys, t->tp_name);
 	if (!k || (strcmp(k, "uprobe") && strcmp(k, "uretprobe")))
 		return bpf_program__attach(p);
 	uo.retprobe = !strcmp(k, "uretprobe");
@@ -1114,6 +1200,23 @@ static int prog_open(struct kagg_session *s, void *opts)
 	if ((o->binary && !(t->binary = strdup(o->binary))) ||
 	    (o->func && !(t->func = strdup(o->func))))
 		return -ENOMEM;
+	if (o->tracepoint) {
+		const char *tp = o->tracepoint;
+		size_t n = strcspn(tp, ":/");
+
+		if (!n || !tp[n] || !tp[n + 1] || strchr(tp + n + 1, ':') ||
+		    strchr(tp + n + 1, '/')) {
+			slog(s, KAGG_LOG_WARN,
+			     "invalid tracepoint '%s' (SYSTEM:EVENT, e.g. "
+			     "sched:sched_switch)",
+			     tp);
+			return -EINVAL;
+		}
+		t->tp_sys = strndup(tp, n);
+		t->tp_name = strdup(tp + n + 1);
+		if (!t->tp_sys || !t->tp_name)
+			return -ENOMEM;
+	}
 	t->sets = o->sets;
 	t->nr_sets = o->nr_sets;
 	base = t->path ? strrchr(t->path, '/') : NULL;
@@ -1213,6 +1316,8 @@ static void prog_meta(struct kagg_session *s, struct kagg_snapshot *snap, const 
 	for (i = 0; i < t->nr_aggs; i++) {
 		const struct pagg *a = &t->aggs[i];
 
+		if (a->off)
+			continue;
 		if (a->d.kind == KAGG_SDK_DROP) {
 			snap_add_drop(snap, snap_strdup(snap, a->name), snap_strdup(snap, a->what),
 				      cnt[a->d.drop], a->d.flags & KAGG_SDK_LOSS);
@@ -1245,7 +1350,7 @@ static int prog_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g
 
 	err = pread_hists(s, t, snap, g, reset);
 	for (i = 0; !err && i < t->nr_aggs; i++) {
-		if (t->aggs[i].d.kind != KAGG_SDK_STACKS)
+		if (t->aggs[i].d.kind != KAGG_SDK_STACKS || t->aggs[i].off)
 			continue;
 		err = session_read_stacks(s, t->aggs[i].map, t->stackmap, g, reset, t->from_tracer,
 					  snap);
@@ -1271,6 +1376,8 @@ static void prog_destroy(struct kagg_session *s)
 	free(t->name);
 	free(t->binary);
 	free(t->func);
+	free(t->tp_sys);
+	free(t->tp_name);
 	free(t->path);
 	pkey_cache_free(&t->cache);
 	pstream_free(t->stream);

@@ -37,6 +37,7 @@ struct pagg {
 	bool has_pid;	       /* KEY has a kagg_pid_t field */
 	bool ext;	       /* histogram values and cells end with the extremes (not _V1) */
 	char what[128];	       /* a KAGG_DROP: its description (NAME__what) */
+	bool off;	       /* --set NAME.max=0: neither read nor shown */
 };
 
 /* A process's command as first seen alive, and the interval it was last seen in. */
@@ -76,6 +77,7 @@ struct pstate {
 	size_t nr_sets;
 	char *binary;
 	char *func;
+	char *tp_sys, *tp_name; /* the tracepoint of SEC("tracepoint") programs naming none */
 	int pid;
 	enum kagg_attach attach;
 	bool has_pairs;	  /* programs in two flavours */

@@ -109,9 +109,12 @@ static int probe_once(int *known, bool map, int type)
 	return *known > 0;
 }
 
+bool session_no_task_storage;
+
 bool session_has_task_storage(struct kagg_session *s)
 {
-	return probe_once(&s->feat_task_storage, true, BPF_MAP_TYPE_TASK_STORAGE);
+	return !session_no_task_storage &&
+	       probe_once(&s->feat_task_storage, true, BPF_MAP_TYPE_TASK_STORAGE);
 }
 
 bool session_has_attach_cookie(struct kagg_session *s)

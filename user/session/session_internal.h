@@ -403,6 +403,8 @@ bool session_task_storage(struct kagg_session *s, bool btf);
 bool session_has_bpf_atomics(struct kagg_session *s);
 /* Tests: take BPF atomics as missing on any kernel, so that 5.10's fallback runs. */
 extern bool session_no_bpf_atomics;
+/* Tests: take BPF task storage as missing on any kernel, as on 5.10. */
+extern bool session_no_task_storage;
 int session_atomics_fallback(struct kagg_session *s, struct bpf_object *obj);
 
 /* ---- generic readers for the shapes of bpf/shared/common.h ---- */

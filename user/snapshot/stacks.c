@@ -126,7 +126,7 @@ void stk_fini(struct stk *b)
  * rather than skipped by a fixed count in bpf_get_stackid's flags, which would cut a frame
  * of the workload wherever the count is one too many.
  */
-static bool tracing_frame(const struct sym *sym)
+bool stk_tracing_frame(const struct sym *sym)
 {
 	static const char *const prefixes[] = {
 		"bpf_trace_run", "__bpf_trace_",   "__traceiter_",
@@ -162,7 +162,7 @@ static int stk_frames(struct stk *b, const uint64_t *ips, unsigned int n, bool u
 
 		err = user ? b->res.user(b->res.ctx, pid, ips[i], &sym)
 			   : b->res.kernel(b->res.ctx, ips[i], &sym);
-		if (top && !err && tracing_frame(&sym))
+		if (top && !err && stk_tracing_frame(&sym))
 			continue;
 		top = false;
 		b->frames++;

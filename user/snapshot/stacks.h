@@ -26,6 +26,13 @@
 #include "snapshot/snapshot_internal.h"
 #include "syms/syms.h"
 
+/*
+ * Whether sym is a frame of the machinery that ran a BPF program (the program, BPF
+ * trampolines, the glue between a tracepoint and its programs): the leading frames of a
+ * stack captured by the program itself, which from_tracer drops.
+ */
+bool stk_tracing_frame(const struct sym *sym);
+
 /* Address -> symbol: syms__kernel/syms__user, or a test's own tables. */
 struct stk_resolver {
 	int (*kernel)(void *ctx, uint64_t addr, struct sym *out);

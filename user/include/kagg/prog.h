@@ -68,8 +68,13 @@ struct kagg_prog_opts {
 	 */
 	enum kagg_buckets buckets;
 	int exp_scale;
+	/*
+	 * Appended after 0.2: the tracepoint, "SYSTEM:EVENT", of the classic tracepoint programs
+	 * whose section names none (SEC("tracepoint")): one program for any event, as kagg hist's.
+	 */
+	const char *tracepoint;
 };
-#define kagg_prog_opts__last_field exp_scale
+#define kagg_prog_opts__last_field tracepoint
 
 /*
  * Open, check and load the object at path (or opts->obj_buf): its programs, its
