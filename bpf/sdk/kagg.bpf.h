@@ -374,8 +374,13 @@ static __always_inline void kagg_sdk_add(__u64 *p, __u64 v, bool shared)
 static __always_inline void kagg_sdk_hist_add(struct kagg_sdk_hist *h, __u32 slot, __u64 v, __u64 o,
 					      bool shared)
 {
-	/* slot < KAGG_SDK_SLOTS already; masked so that 5.10's verifier sees the bound too */
-	kagg_sdk_add(&h->slots[slot & (KAGG_SDK_SLOTS - 1)], 1, shared);
+	/*
+	 * slot < KAGG_SDK_SLOTS already, but 5.10's verifier does not carry that check's bound
+	 * to the address: masked here, behind an empty asm so that the compiler keeps the mask
+	 */
+	asm volatile("" : "+r"(slot));
+	slot &= KAGG_SDK_SLOTS - 1;
+	kagg_sdk_add(&h->slots[slot], 1, shared);
 	kagg_sdk_add(&h->sum, v, shared);
 	if (shared)
 		kagg_ext_put_shared(&h->nmin, &h->max, o);
