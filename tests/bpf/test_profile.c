@@ -376,7 +376,12 @@ static void test_pid_filter_excludes_others(void **state)
 	printf("  a: %llu samples (%llu in the function), b: %llu, filtered %llu\n",
 	       (unsigned long long)all, (unsigned long long)hit, (unsigned long long)b_all,
 	       (unsigned long long)kagg_snapshot__meta(snap)->events_filtered);
-	assert_true(all >= 20);
+	/*
+	 * a spun 600 ms of its CPU time: at 99 Hz ~59 samples, at least a fifth of them as in
+	 * the other sample counts here (a virtual CPU stalled by its host is charged CPU time
+	 * its timer interrupts never saw: 15 in the arm64 guest under a loaded host)
+	 */
+	assert_true((double)all * 5 >= sa.ms / 1e3 * 99);
 	assert_int_equal(b_all, 0);
 	assert_int_equal(others, all); /* every stack is a's */
 	/* Both spun on the same CPU for 600 ms: b's share was seen and filtered out. */
