@@ -1,51 +1,63 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * hist: a log2 histogram of one numeric field of any tracepoint.
+ * hist: a histogram of one numeric field of any tracepoint, written with the
+ * SDK (bpf/sdk/kagg.bpf.h) and opened by libkagg's generic loader, as anyone's
+ * program is: `kagg run hist.bpf.o --tracepoint SYSTEM:EVENT --set val_off=...`
+ * does what `kagg hist` does, which only reads the event's format file and
+ * sets these tunables.
  *
- * One generic classic tracepoint program: ctx points to the event's raw
- * record, laid out as the event's tracefs format file says.  Userspace
- * reads that file at run time and hands the field's offset, size and
- * signedness over as rodata; the program reads 8 bytes at ctx + offset with
- * bpf_probe_read_kernel (a variable offset into ctx cannot be dereferenced
- * directly) and keeps the field's low `size` bytes, sign-extended when
- * signed (x86-64 is little endian).  The same for the --key and --filter
- * fields.
+ * One classic tracepoint program, SEC("tracepoint") naming no event: ctx
+ * points to the event's raw record, laid out as its tracefs format file says.
+ * A field is read as 8 bytes at ctx + off with bpf_probe_read_kernel (a
+ * variable offset into ctx cannot be dereferenced directly), keeping its low
+ * `size` bytes, sign-extended when signed (little endian).  The same for the
+ * key and the filter's field.
  *
- * Buckets are log2 (negative signed values have none: counted apart), or
- * linear (lin_step > 0) from lin_min, KAGG_SLOTS of them, values outside
- * counted apart.  Aggregates are split in two generations like every kagg
- * program; one per-CPU array histogram, or a shared hash of per-key
- * histograms (atomic adds).
+ * One histogram (no key, a numeric key or a string key; log2 or linear) is
+ * recorded into; the loader is told to leave the others empty (--set
+ * NAME.max=0).  Values a bucket cannot hold are counted as drops of the
+ * program's own: negative (signed, log2), below_range and above_range
+ * (linear), read (a field that could not be read).
  */
-/* kernels with hist triggers (arm64's vmlinux.h) have a struct hist_field of their own */
-#define hist_field kernel_hist_field
 #include "vmlinux.h"
-#undef hist_field
-#include <bpf/bpf_helpers.h>
+#include "sdk/kagg.bpf.h"
 #include "shared/hist.h"
-#include "agg.bpf.h"
 
-const volatile struct hist_field val = {};
-const volatile struct hist_field key = {};
-const volatile struct hist_field flt = {};
-const volatile __u32 key_kind = HIST_KEY_NONE;
-const volatile __u32 filter_op = HIST_OP_NONE;
+/* The fields, as the event's format file places them: enum hist_src, offset, size, sign. */
+const volatile __u32 val_src = HIST_SRC_RECORD, val_off = 0, val_size = 8;
+const volatile bool val_signed = false;
+const volatile __u32 key_kind = HIST_KEY_NONE; /* enum hist_key_kind */
+const volatile __u32 key_src = HIST_SRC_RECORD, key_off = 0, key_size = 8;
+const volatile bool key_signed = false;
+const volatile __u32 filter_op = HIST_OP_NONE; /* enum hist_op */
+const volatile __u32 flt_src = HIST_SRC_RECORD, flt_off = 0, flt_size = 8;
+const volatile bool flt_signed = false;
 const volatile __u64 filter_val = 0;
-/* Linear buckets when lin_step > 0: slot k holds [lin_min + k*step, lin_min + (k+1)*step). */
-const volatile __s64 lin_min = 0;
-const volatile __u64 lin_step = 0;
+/* Linear buckets instead of log2 (their bounds: --set unkeyed_lin.min=, unkeyed_lin.step=, ...). */
+const volatile bool linear = false;
 
-__u32 armed = 0;
+/* 5120 keys per interval: 10240 entries for both generations, as kagg hist always had */
+struct num_key {
+	__u64 value; /* the field's, sign-extended */
+};
 
-KAGG_COUNTERS_MAP(HIST_CNT_MAX);
-KAGG_COUNTERS_GET
-KAGG_HIST_MAP;
-KAGG_KEY_HIST_MAP;
-KAGG_EXP_HIST_MAP; /* --buckets exp:S, not keyed */
-KAGG_EXP_CELLS;	   /* --buckets exp:S with a numeric key: counts and sums by key (32 bits) */
+struct str_key {
+	char value[KAGG_SDK_COMM_LEN];
+};
 
-/* Field f of the record at ctx, widened to 64 bits; false when unreadable. */
-static __always_inline bool read_field(void *ctx, __u32 off, __u32 size, bool sign, __u32 src,
+KAGG_HIST_LOG2(unkeyed, struct kagg_nokey, 1);
+KAGG_HIST_LINEAR(unkeyed_lin, struct kagg_nokey, 1, 0, 1);
+KAGG_HIST_LOG2(by_num, struct num_key, 5120);
+KAGG_HIST_LINEAR(by_num_lin, struct num_key, 5120, 0, 1);
+KAGG_HIST_LOG2(by_str, struct str_key, 5120);
+KAGG_HIST_LINEAR(by_str_lin, struct str_key, 5120, 0, 1);
+KAGG_DROP(negative, false, "signed value below 0: no log2 bucket (not recorded)");
+KAGG_DROP(read, true, "field could not be read");
+KAGG_DROP(below_range, false, "value below the first linear bucket (not recorded)");
+KAGG_DROP(above_range, false, "value past the last linear bucket (not recorded)");
+
+/* A field of the record at ctx, widened to 64 bits; false when unreadable. */
+static __always_inline bool read_field(void *ctx, __u32 src, __u32 off, __u32 size, bool sign,
 				       __u64 *out)
 {
 	__u64 v = 0;
@@ -72,12 +84,12 @@ static __always_inline bool read_field(void *ctx, __u32 off, __u32 size, bool si
 }
 
 /*
- * Two's-complement values compare as signed exactly when they compare as
- * unsigned with their sign bits flipped: one comparison serves both.
+ * Two's-complement values compare as signed exactly when they compare as unsigned with
+ * their sign bits flipped: one comparison serves both.
  */
 static __always_inline bool filter_pass(__u64 v)
 {
-	__u64 flip = flt.is_signed ? 1ULL << 63 : 0, a = v ^ flip, b = filter_val ^ flip;
+	__u64 flip = flt_signed ? 1ULL << 63 : 0, a = v ^ flip, b = filter_val ^ flip;
 
 	switch (filter_op) {
 	case HIST_OP_EQ:
@@ -96,98 +108,67 @@ static __always_inline bool filter_pass(__u64 v)
 	return true;
 }
 
-/* FNV-1a over the 16 bytes of a string key, up to its NUL. */
-static __always_inline __u64 str_hash(const char *s)
+/* v outside the linear buckets: counted as below_range or above_range. */
+static __always_inline bool out_of_range(__u64 v)
 {
-	__u64 h = 0xcbf29ce484222325ULL;
-	int i;
+	__s64 min = unkeyed_lin__kagg.lin_min;
+	__u64 step = unkeyed_lin__kagg.lin_step;
 
-	for (i = 0; i < KAGG_COMM_LEN; i++) {
-		if (!s[i])
-			break;
-		h = (h ^ (__u8)s[i]) * 0x100000001b3ULL;
+	if (val_signed ? (__s64)v < min : v < (__u64)min) {
+		below_range__count();
+		return true;
 	}
-	return h;
+	if ((v - (__u64)min) / step >= KAGG_SDK_SLOTS) {
+		above_range__count();
+		return true;
+	}
+	return false;
 }
+
+/* Value v at key k into aggregation AGG, or into its twin AGG_lin with linear buckets. */
+#define HIST_RECORD(AGG, k, v) (linear ? AGG##_lin__record(k, v) : AGG##__record(k, v))
 
 SEC("tracepoint")
 int hist_tp(void *ctx)
 {
-	struct kagg_key k = { .kstack = KAGG_NO_STACK, .ustack = KAGG_NO_STACK };
-	char str[KAGG_COMM_LEN] = {};
-	const char *comm_src;
-	struct counters *c;
-	__u32 slot, g;
+	struct num_key nk = {};
+	struct str_key sk = {};
 	__u64 v, fv;
 
-	c = counters_get();
-	if (!c)
-		return 0;
-	c->cnt[HIST_CNT_EVENTS]++;
 	if (filter_op != HIST_OP_NONE) {
-		if (!read_field(ctx, flt.off, flt.size, flt.is_signed, flt.src, &fv)) {
-			c->cnt[HIST_CNT_DROP_READ]++;
+		if (!read_field(ctx, flt_src, flt_off, flt_size, flt_signed, &fv)) {
+			read__count();
 			return 0;
 		}
 		if (!filter_pass(fv)) {
-			c->cnt[HIST_CNT_FILTERED]++;
+			kagg_filtered();
 			return 0;
 		}
 	}
-	if (!read_field(ctx, val.off, val.size, val.is_signed, val.src, &v)) {
-		c->cnt[HIST_CNT_DROP_READ]++;
+	if (!read_field(ctx, val_src, val_off, val_size, val_signed, &v)) {
+		read__count();
 		return 0;
 	}
-	if (lin_step) {
-		__u64 k;
-
-		if (val.is_signed ? (__s64)v < lin_min : v < (__u64)lin_min) {
-			c->cnt[HIST_CNT_BELOW]++;
-			return 0;
-		}
-		k = (v - (__u64)lin_min) / lin_step;
-		if (k >= KAGG_SLOTS) {
-			c->cnt[HIST_CNT_ABOVE]++;
-			return 0;
-		}
-		slot = k;
-	} else if (val.is_signed && (__s64)v < 0) {
-		c->cnt[HIST_CNT_NEGATIVE]++;
+	if (linear ? out_of_range(v) : val_signed && (__s64)v < 0) {
+		if (!linear)
+			negative__count();
 		return 0;
-	} else {
-		slot = kagg_slot(v);
 	}
-	g = kagg_gen();
 	if (key_kind == HIST_KEY_NONE) {
-		KAGG_HIST_ADD(g, slot, v);
-		c->cnt[HIST_CNT_RECORDED]++;
+		HIST_RECORD(unkeyed, NULL, v);
 		return 0;
 	}
-	k.gen = g;
-	if (key_kind == HIST_KEY_STR) {
-		if (bpf_probe_read_kernel(str, sizeof(str) - 1,
-					  (void *)((unsigned long)ctx + key.off))) {
-			c->cnt[HIST_CNT_DROP_READ]++;
-			return 0;
-		}
-		k.aux = str_hash(str);
-		comm_src = (void *)((unsigned long)ctx + key.off);
-	} else {
-		if (!read_field(ctx, key.off, key.size, key.is_signed, key.src, &k.aux)) {
-			c->cnt[HIST_CNT_DROP_READ]++;
-			return 0;
-		}
-		/* the exp cells' id is the key's value: it must fit 32 bits */
-		if (exp_words && (key.is_signed ? (__s64)k.aux != (__s32)k.aux : k.aux >> 32)) {
-			c->cnt[HIST_CNT_DROP_EXP_KEY]++;
-			return 0;
-		}
-		comm_src = str;
+	if (key_kind == HIST_KEY_STR
+		    ? bpf_probe_read_kernel(sk.value, sizeof(sk.value) - 1,
+					    (void *)((unsigned long)ctx + key_off))
+		    : !read_field(ctx, key_src, key_off, key_size, key_signed, &nk.value)) {
+		read__count();
+		return 0;
 	}
-	if (kagg_keyed_add(&key_hist, &k, comm_src, slot, v, &exp_cells, exp_words, (__u32)k.aux,
-			   &exp_params, &c->cnt[HIST_CNT_DROP_KEYS_FULL],
-			   &c->cnt[HIST_CNT_DROP_EXP_CELLS]))
-		c->cnt[HIST_CNT_RECORDED]++;
+	if (key_kind == HIST_KEY_STR)
+		HIST_RECORD(by_str, &sk, v);
+	else
+		HIST_RECORD(by_num, &nk, v);
 	return 0;
 }
 

@@ -24,7 +24,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 
 declare -A FLOOR=([shared]=0 [util]=1 [rb]=2 [syms]=2 [unwind]=2 [ftrace]=3 [snapshot]=3
-	[stream]=4 [export]=4 [render]=4 [session]=5 [builtin]=6 [prog]=6)
+	[stream]=4 [export]=4 [render]=4 [session]=5 [prog]=6 [builtin]=7)
 rc=0
 bad() {
 	echo "layers: $1:$2: $3"
@@ -93,7 +93,7 @@ for f in bpf/*.bpf.c bpf/*.bpf.h; do
 	check "$f" bpf 0
 done
 for f in tools/*.[ch]; do
-	check "$f" tools 7
+	check "$f" tools 8
 done
 [ $rc = 0 ] && echo "layers: OK, no include climbs a floor"
 exit $rc

@@ -4,24 +4,8 @@
 #define KAGG_BPF_HIST_H
 
 #include "shared/common.h"
-#include "shared/exp_table.h" /* struct kagg_exp_params, in the skeleton's rodata */
 
-/* Per-CPU counters (array map `counters`); counter 0 = events seen. */
-enum hist_counter {
-	HIST_CNT_EVENTS = 0,	 /* tracepoint hits while armed */
-	HIST_CNT_RECORDED,	 /* values added to a histogram */
-	HIST_CNT_FILTERED,	 /* events the --filter rejected (not a loss) */
-	HIST_CNT_NEGATIVE,	 /* signed values below 0: no log2 bucket (not recorded) */
-	HIST_CNT_DROP_READ,	 /* field could not be read */
-	HIST_CNT_DROP_KEYS_FULL, /* per-key map full */
-	HIST_CNT_BELOW,		 /* linear: value below lin_min (not recorded) */
-	HIST_CNT_ABOVE,		 /* linear: value past the last linear bucket (not recorded) */
-	HIST_CNT_DROP_EXP_CELLS, /* --key with exp buckets: value not counted, exp_cells full */
-	HIST_CNT_DROP_EXP_KEY,	 /* --key with exp buckets: key wider than 32 bits, not counted */
-	HIST_CNT_MAX,
-};
-
-/* --filter operators (rodata filter_op). */
+/* --filter operators (the tunable filter_op). */
 enum hist_op {
 	HIST_OP_NONE = 0,
 	HIST_OP_EQ,
@@ -32,11 +16,11 @@ enum hist_op {
 	HIST_OP_GE,
 };
 
-/* How the key field is read (rodata key_kind). */
+/* How the key field is read (the tunable key_kind). */
 enum hist_key_kind {
 	HIST_KEY_NONE = 0,
-	HIST_KEY_INT = 1, /* numeric field: key.aux = value */
-	HIST_KEY_STR = 2, /* char array: key.aux = hash, comm = the first 15 chars */
+	HIST_KEY_INT = 1, /* numeric field: its value */
+	HIST_KEY_STR = 2, /* char array: its first 15 characters */
 };
 
 /* Where a field's value comes from. */
@@ -49,14 +33,5 @@ enum hist_src {
 	 */
 	HIST_SRC_TID = 1,
 };
-
-/* Where a field sits in the raw record (from the event's format file). */
-struct hist_field {
-	__u32 off;
-	__u32 size; /* 1, 2, 4 or 8 (string keys: bytes to read) */
-	__u32 is_signed;
-	__u32 src; /* enum hist_src */
-};
-_Static_assert(sizeof(struct hist_field) == 16, "hist_field layout");
 
 #endif /* KAGG_BPF_HIST_H */

@@ -1,49 +1,64 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * hist sessions: a log2 histogram of one numeric field of any tracepoint.
+ * hist sessions: a histogram of one numeric field of any tracepoint.
  *
- * The event's tracefs format file is parsed at open (the ring buffer's
- * parser, through tracefs.c); the field's offset, size and signedness go to
- * bpf/hist.bpf.c as rodata, and its one generic program is attached as a
- * classic tracepoint program to SYSTEM/NAME.  Nothing about an event is
- * compiled in.
+ * bpf/hist.bpf.c is a program written with the SDK (bpf/sdk/kagg.bpf.h), and
+ * this file opens it with libkagg's generic loader (user/prog/), as
+ * `kagg run hist.bpf.o --tracepoint SYSTEM:EVENT --set ...` would: the
+ * loader loads, attaches, reads, resets and accounts.  What is left here is
+ * hist's own: the event's tracefs format file parsed at open (the ring
+ * buffer's parser, through tracefs.c), the field's offset, size and
+ * signedness (and the key's, the filter's) handed over as tunables, and the
+ * histograms named as kagg hist names them (the key's value, the field's
+ * name).  Nothing about an event is compiled in.
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include <linux/types.h>
 
 #include <kagg/field_hist.h>
+#include <kagg/prog.h>
 #include <kagg/rb_format.h>
 #include "shared/hist.h"
+#include "shared/kagg_sdk.h" /* the types of the skeleton's rodata */
 #include "hist.skel.h"
 #include "builtin/hist_parse.h"
-#include "util/json.h"
 #include "util/opts.h"
 #include "ftrace/rb_events_internal.h"
+#include "prog/prog_internal.h"
 #include "session/session_internal.h"
 #include "snapshot/snapshot_internal.h"
 #include "util/tracefs.h"
 
 #define slog session_log
 
+/* The aggregations of bpf/hist.bpf.c: [key kind][linear]. */
+static const char *const hist_aggs[3][2] = {
+	[HIST_KEY_NONE] = { "unkeyed", "unkeyed_lin" },
+	[HIST_KEY_INT] = { "by_num", "by_num_lin" },
+	[HIST_KEY_STR] = { "by_str", "by_str_lin" },
+};
+
+#define HIST_MAX_SETS 32
+
 struct tphist {
-	struct hist_bpf *skel;
+	struct pstate p; /* first: the generic loader's state (user/prog/) */
 	struct kagg_rb_events *evs;
 	char sys[128], name[128];
 	char event[260];
 	char field[64];
 	enum hist_key_kind key_kind;
 	bool key_signed;
-	char label[32];
-	int64_t lin_min;
-	uint64_t lin_step;
+	bool linear;
+	char sets[HIST_MAX_SETS][96];
+	const char *set_ptrs[HIST_MAX_SETS];
+	size_t nr_sets;
 };
 
 /* ------------------------------------------------------------ fields */
@@ -61,13 +76,30 @@ static bool numeric(const struct kagg_rb_field *f)
 	       (strncmp(f->name, "common_", 7) || !strcmp(f->name, "common_pid"));
 }
 
-/* Where the program finds f. */
-static void set_field(volatile struct hist_field *hf, const struct kagg_rb_field *f, __u32 size)
+/* A tunable of bpf/hist.bpf.c, "NAME=VALUE", for the loader. */
+static void add_set(struct tphist *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_set(struct tphist *t, const char *fmt, ...)
 {
-	hf->off = f->offset;
-	hf->size = size;
-	hf->is_signed = f->is_signed;
-	hf->src = strcmp(f->name, "common_pid") ? HIST_SRC_RECORD : HIST_SRC_TID;
+	va_list ap;
+
+	if (t->nr_sets >= HIST_MAX_SETS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->sets[t->nr_sets], sizeof(t->sets[0]), fmt, ap);
+	va_end(ap);
+	t->set_ptrs[t->nr_sets] = t->sets[t->nr_sets];
+	t->nr_sets++;
+}
+
+/* Where the program finds f, the field of role PFX (val, key, flt): PFX_src, _off, ... */
+static void set_field(struct tphist *t, const char *pfx, const struct kagg_rb_field *f, __u32 size)
+{
+	add_set(t, "%s_src=%d", pfx,
+		strcmp(f->name, "common_pid") ? HIST_SRC_RECORD : HIST_SRC_TID);
+	add_set(t, "%s_off=%u", pfx, (unsigned int)f->offset);
+	add_set(t, "%s_size=%u", pfx, size);
+	add_set(t, "%s_signed=%s", pfx, f->is_signed ? "true" : "false");
 }
 
 /* Edit distance of a and b (their first 63 bytes), for "did you mean". */
@@ -241,37 +273,67 @@ bool hist_value_fits(__u64 v, bool is_signed, unsigned int size)
 
 /* ------------------------------------------------------------ session ops */
 
-static const char *int_label(struct kagg_session *s, uint64_t aux)
+/* The FNV-1a hash of a string key, its first 16 bytes up to the NUL (kagg_hist.key.id). */
+static uint64_t str_hash(const char *str, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < n && str[i]; i++)
+		h = (h ^ (unsigned char)str[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/*
+ * A histogram as kagg hist names it: by the key's value (a number, signed as the
+ * field is, or the string), or by the event without a key; its value the field's.
+ */
+static int hist_relabel(struct kagg_session *s, const struct pagg *a, const unsigned char *key,
+			struct kagg_hist *h, struct kagg_snapshot *snap)
 {
 	struct tphist *t = s->tool;
+	char label[32];
+	uint64_t v;
 
-	if (t->key_signed)
-		snprintf(t->label, sizeof(t->label), "%" PRId64, (int64_t)aux);
-	else
-		snprintf(t->label, sizeof(t->label), "%" PRIu64, aux);
-	return t->label;
+	h->agg = NULL;
+	h->nr_labels = 0;
+	h->label_names = h->label_values = NULL;
+	h->value = snap_strdup(snap, t->field);
+	if (!key) {
+		h->key.label = snap_strdup(snap, t->event);
+	} else if (t->key_kind == HIST_KEY_STR) {
+		memcpy(h->key.comm, key, sizeof(h->key.comm) - 1);
+		h->key.id = str_hash((const char *)key, sizeof(h->key.comm) - 1);
+		h->key.label = snap_strdup(snap, h->key.comm);
+	} else {
+		memcpy(&v, key, sizeof(v));
+		h->key.id = v;
+		if (t->key_signed)
+			snprintf(label, sizeof(label), "%" PRId64, (int64_t)v);
+		else
+			snprintf(label, sizeof(label), "%" PRIu64, v);
+		h->key.label = snap_strdup(snap, label);
+	}
+	(void)a;
+	return h->value && h->key.label ? 0 : -ENOMEM;
 }
 
 static int hist_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
-	struct tphist *t = s->tool;
-	size_t i;
-	int err;
+	int err = prog_read(s, snap, g, reset);
 
-	err = session_read_hists(s, &SESSION_HIST_MAPS(t->skel), t->key_kind != HIST_KEY_NONE, g,
-				 reset, snap, t->key_kind == HIST_KEY_INT ? int_label : NULL);
-	if (!err && t->key_kind == HIST_KEY_NONE)
-		snap->hists[0].key.label = snap_strdup(snap, t->event);
-	for (i = 0; !err && i < snap->nr_hists; i++) {
-		struct kagg_hist *h = &snap->hists[i];
-
-		if (t->key_kind == HIST_KEY_STR)
-			h->key.label = snap_strdup(snap, h->key.comm);
-		h->value = snap_strdup(snap, t->field);
-		h->lin_min = t->lin_min;
-		h->lin_step = t->lin_step;
-	}
+	/* in key order, as every built-in tool's */
+	if (!err)
+		snap_sort_hists(snap);
 	return err;
+}
+
+/* Counter of the program's aggregation or drop name. */
+static uint64_t hist_cnt(struct tphist *t, const uint64_t *cnt, const char *name)
+{
+	const struct pagg *a = prog_agg(&t->p, name);
+
+	return a ? cnt[a->d.drop] : 0;
 }
 
 static void hist_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
@@ -280,50 +342,39 @@ static void hist_meta(struct kagg_session *s, struct kagg_snapshot *snap, const 
 	struct tphist *t = s->tool;
 
 	snap->meta.unit = snap_strdup(snap, t->field);
-	snap->meta.events_recorded = cnt[HIST_CNT_RECORDED];
-	snap->meta.events_filtered = cnt[HIST_CNT_FILTERED];
+	snap->meta.events_recorded = cnt[KAGG_SDK_CNT_RECORDED];
+	snap->meta.events_filtered = cnt[KAGG_SDK_CNT_FILTERED];
 	snap_add_drop(snap, "negative", "signed value below 0: no log2 bucket (not recorded)",
-		      cnt[HIST_CNT_NEGATIVE], false);
-	snap_add_drop(snap, "read", "field could not be read", cnt[HIST_CNT_DROP_READ], true);
-	snap_add_drop(snap, "keys_full", "value not aggregated: per-key map full",
-		      cnt[HIST_CNT_DROP_KEYS_FULL], true);
-	if (s->exp_cells) {
-		snap_add_drop(snap, "exp_cells", "value not counted: exp bucket map full",
-			      cnt[HIST_CNT_DROP_EXP_CELLS], true);
-		snap_add_drop(snap, "exp_key_wide",
-			      "value not counted: exp buckets need a key "
-			      "that fits 32 bits",
-			      cnt[HIST_CNT_DROP_EXP_KEY], true);
-	}
-	if (t->lin_step) {
+		      hist_cnt(t, cnt, "negative"), false);
+	snap_add_drop(snap, "read", "field could not be read", hist_cnt(t, cnt, "read"), true);
+	snap_add_drop(snap, "keys_full",
+		      s->exp_words ? "value not aggregated: per-key map or exp bucket map full"
+				   : "value not aggregated: per-key map full",
+		      hist_cnt(t, cnt, hist_aggs[t->key_kind][t->linear]), true);
+	if (t->linear) {
 		snap_add_drop(snap, "below_range",
 			      "value below the first linear bucket "
 			      "(not recorded)",
-			      cnt[HIST_CNT_BELOW], false);
+			      hist_cnt(t, cnt, "below_range"), false);
 		snap_add_drop(snap, "above_range",
 			      "value past the last linear bucket "
 			      "(not recorded)",
-			      cnt[HIST_CNT_ABOVE], false);
+			      hist_cnt(t, cnt, "above_range"), false);
 	}
-}
-
-static struct bpf_link *hist_attach(struct kagg_session *s, int i)
-{
-	struct tphist *t = s->tool;
-
-	return bpf_program__attach_tracepoint(s->progs[i], t->sys, t->name);
+	(void)reset;
 }
 
 static void hist_destroy(struct kagg_session *s)
 {
 	struct tphist *t = s->tool;
 
-	hist_bpf__destroy(t->skel);
+	prog_destroy(s);
 	kagg_rb_events__free(t->evs);
 }
 
 /* ------------------------------------------------------------ open */
 
+/* The tunables of bpf/hist.bpf.c for o, the event's format fmt: into t->sets. */
 static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *o,
 		     const struct kagg_rb_format *fmt)
 {
@@ -333,8 +384,7 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 	char fname[64];
 	const char *val;
 	__u64 fval = 0;
-	char *p = s->filters;
-	int err;
+	int err, k, l;
 
 	f = num_field(s, fmt, o->field, "field");
 	if (!f)
@@ -372,7 +422,7 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 			     val, fname, ff->size, ff->is_signed ? "signed" : "unsigned");
 			return -EINVAL;
 		}
-		snprintf(p, sizeof(s->filters), "%s", o->filter);
+		snprintf(s->filters, sizeof(s->filters), "%s", o->filter);
 	}
 	if (o->lin_step && !f->is_signed && o->lin_min < 0) {
 		slog(s, KAGG_LOG_WARN, "--min %lld is below 0 and %s is unsigned",
@@ -384,7 +434,6 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 		slog(s, KAGG_LOG_WARN, "exp buckets are not linear buckets");
 		return -EINVAL;
 	}
-	/* the exp cells' id is 32 bits: the key's value itself */
 	if (o->buckets == KAGG_BUCKETS_EXP && kf && !numeric(kf)) {
 		slog(s, KAGG_LOG_WARN,
 		     "exp buckets with --key need a numeric key field (%s is "
@@ -393,40 +442,39 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 		return -EINVAL;
 	}
 	snprintf(t->field, sizeof(t->field), "%s", f->name);
-	s->sum = f->is_signed ? SESSION_SUM_S64 : SESSION_SUM_U64;
+	t->linear = o->lin_step > 0;
 
-	t->skel = hist_bpf__open();
-	if (!t->skel)
-		return -errno;
-	set_field(&t->skel->rodata->val, f, f->size);
+	set_field(t, "val", f, f->size);
 	if (kf)
-		set_field(&t->skel->rodata->key, kf, numeric(kf) ? kf->size : KAGG_COMM_LEN);
-	t->skel->rodata->key_kind = t->key_kind;
-	if (ff)
-		set_field(&t->skel->rodata->flt, ff, ff->size);
-	t->skel->rodata->filter_op = op;
-	t->skel->rodata->filter_val = fval;
-	t->skel->rodata->lin_min = o->lin_min;
-	t->skel->rodata->lin_step = o->lin_step;
-	t->lin_min = o->lin_min;
-	t->lin_step = o->lin_step;
-	/* signed values' extremes compare with their sign bit flipped */
-	t->skel->rodata->kagg_ext_flip = f->is_signed ? 1ULL << 63 : 0;
-	err = session_hists_setup(s, &SESSION_HIST_MAPS(t->skel), kf, o->buckets, o->exp_scale, 0)
-		      ?: session_atomics_fallback(s, t->skel->obj);
-	if (err)
-		return err;
-	err = hist_bpf__load(t->skel);
-	if (err)
-		return session_load_failed(s, err, "the tracepoint program");
-	s->progs[0] = t->skel->progs.hist_tp;
-	s->nr_progs = 1;
-	session_bind(s, &t->skel->bss->gen, &t->skel->bss->armed, t->skel->maps.counters,
-		     HIST_CNT_MAX, "tracepoint");
-	return 0;
+		set_field(t, "key", kf, numeric(kf) ? kf->size : KAGG_COMM_LEN);
+	add_set(t, "key_kind=%d", t->key_kind);
+	if (ff) {
+		set_field(t, "flt", ff, ff->size);
+		add_set(t, "filter_op=%d", op);
+		add_set(t, "filter_val=%llu", (unsigned long long)fval);
+	}
+	add_set(t, "linear=%s", t->linear ? "true" : "false");
+	/* one aggregation is recorded into, with its bounds; the others take no memory */
+	for (k = 0; k < 3; k++)
+		for (l = 0; l < 2; l++) {
+			if (k != (int)t->key_kind || l != t->linear) {
+				add_set(t, "%s.max=0", hist_aggs[k][l]);
+			} else if (l) {
+				add_set(t, "%s.min=%lld", hist_aggs[k][l], (long long)o->lin_min);
+				add_set(t, "%s.step=%llu", hist_aggs[k][l],
+					(unsigned long long)o->lin_step);
+			}
+		}
+	/* the range check reads the unkeyed histogram's bounds */
+	if (t->linear && t->key_kind != HIST_KEY_NONE) {
+		add_set(t, "%s.min=%lld", hist_aggs[HIST_KEY_NONE][1], (long long)o->lin_min);
+		add_set(t, "%s.step=%llu", hist_aggs[HIST_KEY_NONE][1],
+			(unsigned long long)o->lin_step);
+	}
+	return t->nr_sets < HIST_MAX_SETS ? 0 : -E2BIG;
 }
 
-/* SYSTEM:NAME (or SYSTEM/NAME) into t->sys, t->name and s->event; 0 or -EINVAL (logged). */
+/* SYSTEM:NAME (or SYSTEM/NAME) into t->sys, t->name and t->event; 0 or -EINVAL (logged). */
 static int split_event(struct kagg_session *s, const struct kagg_field_hist_opts *o)
 {
 	struct tphist *t = s->tool;
@@ -441,7 +489,6 @@ static int split_event(struct kagg_session *s, const struct kagg_field_hist_opts
 	memcpy(t->sys, o->event, n);
 	snprintf(t->name, sizeof(t->name), "%s", o->event + n + 1);
 	snprintf(t->event, sizeof(t->event), "%s:%s", t->sys, t->name);
-	s->event = t->event;
 	return 0;
 }
 
@@ -450,6 +497,7 @@ static int hist_open(struct kagg_session *s, void *opts)
 	const struct kagg_field_hist_opts *o = opts;
 	const struct kagg_rb_format *fmt = NULL;
 	struct tphist *t = s->tool;
+	size_t size = 0;
 	char msg[256];
 	int err;
 
@@ -473,7 +521,22 @@ static int hist_open(struct kagg_session *s, void *opts)
 		slog(s, KAGG_LOG_WARN, "reading the format of %s: %s", t->event, strerror(-err));
 		return err;
 	}
-	return configure(s, o, fmt);
+	err = configure(s, o, fmt);
+	if (err)
+		return err;
+	{
+		KAGG_OPTS(kagg_prog_opts, po, .sets = t->set_ptrs, .nr_sets = t->nr_sets,
+			  .obj_buf = hist_bpf__elf_bytes(&size), .tracepoint = t->event,
+			  .buckets = o->buckets, .exp_scale = o->exp_scale);
+
+		po.obj_size = size;
+		t->p.relabel = hist_relabel;
+		err = prog_open_builtin(s, "hist", &po);
+	}
+	if (err)
+		return err;
+	s->event = t->event;
+	return 0;
 }
 
-SESSION_TOOL_API(field_hist, hist, struct tphist, .attach = hist_attach);
+SESSION_TOOL_API(field_hist, hist, struct tphist, .attach = prog_attach);

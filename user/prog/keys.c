@@ -816,7 +816,8 @@ int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot
 	if (err)
 		goto cleanup;
 	t->cache.cg.read = false;
-	for (i = 0; !err && i < n; i++)
+	/* a built-in tool names its histograms itself (relabel): no labels from BTF then */
+	for (i = 0; !err && !t->relabel && i < n; i++)
 		err = label_entry(s, t, &es[i]);
 	if (err)
 		goto cleanup;
@@ -872,6 +873,12 @@ int pentries_snap(struct kagg_session *s, struct pstate *t, struct kagg_snapshot
 			h->lin_min = a->d.lin_min;
 			h->lin_step = a->d.lin_step;
 		}
+	}
+	for (i = 0; !err && t->relabel && i < nh; i++) {
+		const struct pagg *a = &t->aggs[es[i].agg];
+
+		err = t->relabel(s, a, a->unkeyed ? NULL : es[i].key + a->key_off, &snap->hists[i],
+				 snap);
 	}
 cleanup:
 	for (i = 0; i < n; i++)

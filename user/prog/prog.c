@@ -1117,7 +1117,7 @@ static int bind(struct kagg_session *s, struct pstate *t)
 }
 
 /* uprobe/BINARY:FUNC[+OFF] and uretprobe/... attached here; the rest by libbpf. */
-static struct bpf_link *prog_attach(struct kagg_session *s, int i)
+struct bpf_link *prog_attach(struct kagg_session *s, int i)
 {
 	struct pstate *t = s->tool;
 	struct bpf_program *p = s->progs[i];
@@ -1226,7 +1226,8 @@ static int prog_open(struct kagg_session *s, void *opts)
 		n -= 6;
 	else if (n > 2 && !strcmp(base + n - 2, ".o"))
 		n -= 2;
-	t->name = strndup(base, n);
+	if (!t->name)
+		t->name = strndup(base, n);
 	if (!t->name)
 		return -ENOMEM;
 	if (o->obj_buf) {
@@ -1342,7 +1343,7 @@ static void prog_meta(struct kagg_session *s, struct kagg_snapshot *snap, const 
 	}
 }
 
-static int prog_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
+int prog_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset)
 {
 	struct pstate *t = s->tool;
 	size_t i;
@@ -1362,7 +1363,7 @@ static int prog_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g
 	return err;
 }
 
-static void prog_destroy(struct kagg_session *s)
+void prog_destroy(struct kagg_session *s)
 {
 	struct pstate *t = s->tool;
 	size_t i;
@@ -1404,6 +1405,24 @@ static int prog_read_stream(struct kagg_session *s, struct kagg_snapshot *snap, 
 static void prog_poll(struct kagg_session *s)
 {
 	pkey_note_maps(s, s->tool);
+}
+
+int prog_open_builtin(struct kagg_session *s, const char *name, struct kagg_prog_opts *o)
+{
+	struct pstate *t = s->tool;
+
+	t->name = strdup(name);
+	return t->name ? prog_open(s, o) : -ENOMEM;
+}
+
+const struct pagg *prog_agg(const struct pstate *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_aggs; i++)
+		if (!strcmp(t->aggs[i].name, name))
+			return &t->aggs[i];
+	return NULL;
 }
 
 /* prog_open() with the path session_open_arg() hands over. */

@@ -21,6 +21,8 @@
 struct bpf_object;
 struct bpf_map;
 struct btf;
+struct kagg_hist;
+struct kagg_prog_opts;
 struct kagg_session;
 struct kagg_snapshot;
 
@@ -90,6 +92,12 @@ struct pstate {
 	/* the stream part's time, kagg_stream_ns (NULL: not timed), at the interval's start */
 	struct bpf_map *stream_ns;
 	uint64_t stream_ns0;
+	/*
+	 * A built-in tool's names for each histogram read (user/builtin/hist.c), after the
+	 * labels from BTF: key is the program's KEY (NULL without one).  NULL: none.
+	 */
+	int (*relabel)(struct kagg_session *s, const struct pagg *a, const unsigned char *key,
+		       struct kagg_hist *h, struct kagg_snapshot *snap);
 	bool exp; /* log2 histograms in exp buckets (s->exp_scale) */
 	struct kagg_sdk_exp_params exp_params[2]; /* of raw values, of times */
 };
@@ -156,5 +164,19 @@ int pstream_init(struct kagg_session *s, struct pstate *t, size_t map_bytes, siz
 int pstream_read(struct kagg_session *s, struct pstate *t, struct kagg_snapshot *snap, __u32 g,
 		 bool reset);
 void pstream_free(struct pstream *st);
+
+/*
+ * A built-in tool written with the SDK (user/builtin/hist.c): its session state begins
+ * with a struct pstate, its opener builds kagg_prog_opts (the object in memory, the
+ * tunables) and calls prog_open_builtin() under its own name; its ops are these, the
+ * loader's own, or wrap them.
+ */
+struct bpf_link;
+int prog_open_builtin(struct kagg_session *s, const char *name, struct kagg_prog_opts *o);
+int prog_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset);
+struct bpf_link *prog_attach(struct kagg_session *s, int i);
+void prog_destroy(struct kagg_session *s);
+/* The aggregation (or pair, or drop) named name; NULL when the program has none. */
+const struct pagg *prog_agg(const struct pstate *t, const char *name);
 
 #endif
