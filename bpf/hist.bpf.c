@@ -108,7 +108,10 @@ static __always_inline bool filter_pass(__u64 v)
 	return true;
 }
 
-/* v outside the linear buckets: counted as below_range or above_range. */
+/*
+ * v outside the linear buckets: counted as below_range or above_range.  The bounds are
+ * unkeyed_lin's; kagg hist sets every linear aggregation's to the same.
+ */
 static __always_inline bool out_of_range(__u64 v)
 {
 	__s64 min = unkeyed_lin__kagg.lin_min;
@@ -158,9 +161,11 @@ int hist_tp(void *ctx)
 		HIST_RECORD(unkeyed, NULL, v);
 		return 0;
 	}
+	/* a string up to its NUL: the bytes after it (the next field, stale ones) are no key */
 	if (key_kind == HIST_KEY_STR
-		    ? bpf_probe_read_kernel(sk.value, sizeof(sk.value) - 1,
-					    (void *)((unsigned long)ctx + key_off))
+		    ? bpf_probe_read_kernel_str(
+			      sk.value, key_size < sizeof(sk.value) ? key_size : sizeof(sk.value),
+			      (void *)((unsigned long)ctx + key_off)) < 0
 		    : !read_field(ctx, key_src, key_off, key_size, key_signed, &nk.value)) {
 		read__count();
 		return 0;

@@ -429,6 +429,12 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 		     (long long)o->lin_min, f->name);
 		return -EINVAL;
 	}
+	if (o->lin_step && !prog_lin_fits(o->lin_min, o->lin_step)) {
+		slog(s, KAGG_LOG_WARN,
+		     "--step %llu from --min %lld: the 64 linear buckets would end past 2^63",
+		     (unsigned long long)o->lin_step, (long long)o->lin_min);
+		return -EINVAL;
+	}
 	if ((unsigned int)o->buckets > KAGG_BUCKETS_EXP ||
 	    (o->buckets == KAGG_BUCKETS_EXP && o->lin_step)) {
 		slog(s, KAGG_LOG_WARN, "exp buckets are not linear buckets");
@@ -446,7 +452,8 @@ static int configure(struct kagg_session *s, const struct kagg_field_hist_opts *
 
 	set_field(t, "val", f, f->size);
 	if (kf)
-		set_field(t, "key", kf, numeric(kf) ? kf->size : KAGG_COMM_LEN);
+		set_field(t, "key", kf,
+			  numeric(kf) || kf->size < KAGG_COMM_LEN ? kf->size : KAGG_COMM_LEN);
 	add_set(t, "key_kind=%d", t->key_kind);
 	if (ff) {
 		set_field(t, "flt", ff, ff->size);

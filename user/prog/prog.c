@@ -483,9 +483,6 @@ static bool sec_attachable(struct pstate *t, const char *sec, char *why, size_t 
 		return false;
 	}
 	if (!strcmp(k, "tracepoint") || !strcmp(k, "tp")) {
-		/* libbpf finds a tracepoint's id in tracefs: mounted when it is not */
-		if (tracefs_ensure(why, len))
-			return false;
 		snprintf(name, sizeof(name), "%s", tgt);
 		if (!*tgt && t->tp_sys)
 			snprintf(name, sizeof(name), "%s/%s", t->tp_sys, t->tp_name);
@@ -495,8 +492,14 @@ static bool sec_attachable(struct pstate *t, const char *sec, char *why, size_t 
 				 "SYSTEM:EVENT)");
 			return false;
 		}
+		if (!strchr(name, '/'))
+			return true;
+		/* libbpf finds a tracepoint's id in tracefs (mounted when it is not) or debugfs */
+		snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s", name);
+		if (tracefs_ensure(why, len))
+			return !access(path, F_OK);
 		snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s", name);
-		if (!strchr(name, '/') || !access(path, F_OK))
+		if (!access(path, F_OK))
 			return true;
 		snprintf(why, len, "the kernel has no tracepoint %.200s", name);
 		return false;
@@ -586,6 +589,11 @@ static int choose_progs(struct kagg_session *s, struct pstate *t, bool btf)
 
 /* ------------------------------------------------------------ tunables */
 
+bool prog_lin_fits(int64_t min, uint64_t step)
+{
+	return (__int128)min + (__int128)KAGG_SDK_SLOTS * step <= INT64_MAX;
+}
+
 /*
  * "AGG.max=N": aggregation AGG's key limit (0: off, neither read nor shown; its map
  * the smallest there is).  A program's aggregation it does not use this time (kagg hist
@@ -649,6 +657,8 @@ static int set_agg_field(struct kagg_session *s, struct pstate *t, const char *a
 			     "invalid value '%s' for %s.step: a width of 1 or more", val, agg);
 			return -EINVAL;
 		}
+		if (!prog_lin_fits(d->lin_min, u))
+			goto past;
 		d->lin_step = a->d.lin_step = u;
 		return 0;
 	}
@@ -658,8 +668,15 @@ static int set_agg_field(struct kagg_session *s, struct pstate *t, const char *a
 		     val, agg);
 		return -EINVAL;
 	}
+	if (!prog_lin_fits(x, d->lin_step))
+		goto past;
 	d->lin_min = a->d.lin_min = x;
 	return 0;
+past:
+	slog(s, KAGG_LOG_WARN,
+	     "invalid value '%s' for %s.%s: the 64 buckets would end past 2^63 (min + 64 x step)",
+	     val, agg, field);
+	return -EINVAL;
 }
 
 /* "NAME=VALUE" into the global NAME of .rodata, checked against its type. */

@@ -176,6 +176,8 @@ int prog_open_builtin(struct kagg_session *s, const char *name, struct kagg_prog
 int prog_read(struct kagg_session *s, struct kagg_snapshot *snap, __u32 g, bool reset);
 struct bpf_link *prog_attach(struct kagg_session *s, int i);
 void prog_destroy(struct kagg_session *s);
+/* Whether the 64 linear buckets from min, step wide, end within int64 (the values' range). */
+bool prog_lin_fits(int64_t min, uint64_t step);
 /* The aggregation (or pair, or drop) named name; NULL when the program has none. */
 const struct pagg *prog_agg(const struct pstate *t, const char *name);
 

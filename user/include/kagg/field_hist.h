@@ -45,8 +45,8 @@ struct kagg_field_hist_opts {
 	/*
 	 * Appended after 0.1: KAGG_BUCKETS_EXP buckets the values exponentially, scale
 	 * exp_scale 0..5 (not with lin_step); negative values are counted apart.  With a
-	 * numeric key_field, sparse: one histogram per key value, at most 16 (key, bucket)
-	 * cells per key (a value whose cell cannot be made: "keys_full").  No string keys.
+	 * numeric key_field, sparse: one histogram per key value, 163840 (key, bucket) cells
+	 * in all (a value whose cell cannot be made: "keys_full").  No string keys.
 	 */
 	enum kagg_buckets buckets;
 	int exp_scale;
