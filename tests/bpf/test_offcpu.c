@@ -735,10 +735,10 @@ static void assert_stacks_start_at_schedule(const struct kagg_snapshot *snap)
  * A nap whose switch-in the kernel did not deliver is missing, and counted in the drops
  * (switch_in_missed), as in the other known-sleep tests.
  */
-static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n, enum kagg_attach attach,
-			    bool poll)
+static bool short_lived_once(char *const argv[], const char *fn, uint64_t n,
+			     enum kagg_attach attach, bool poll, bool last)
 {
-	uint64_t naps = 0, all = 0, nokstack = 0;
+	uint64_t naps = 0, all = 0, nokstack = 0, lost = 0;
 	struct kagg_snapshot *snap;
 	const struct kagg_meta *m;
 	struct kagg_session *s;
@@ -757,6 +757,8 @@ static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n, enum
 		if (st->pid != pid)
 			continue;
 		all += st->count;
+		if (st->ustack_err == -EEXIST)
+			lost += st->count;
 		if (!frames_equal(st->uframes, st->nr_uframes, fn))
 			continue;
 		naps += st->count;
@@ -774,12 +776,25 @@ static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n, enum
 	       (unsigned long long)tu_drop_count(snap, "kstack"), (unsigned long long)m->frames,
 	       (unsigned long long)m->frames_no_maps, (unsigned long long)m->frames_no_symbols,
 	       (unsigned long long)m->stacks_lost, (unsigned long long)m->drops_total);
-	if (poll && naps + m->drops_total < n)
-		tu_print_user_stacks(snap, pid);
 	assert_string_equal(m->attach, attach == KAGG_ATTACH_RAW_TP ? "raw_tp" : "tp_btf");
 	assert_stacks_start_at_schedule(snap);
 	assert_true(m->has_frames);
 	assert_true(all + m->drops_total >= n);
+	/* a user stack not captured is a counted drop, never an interval silently without one */
+	assert_true(lost <= tu_drop_count(snap, "ustack"));
+	if (poll && naps + m->drops_total < n && lost && !last) {
+		/*
+		 * The naps' user stack met another in the stack map's hash bucket (-EEXIST):
+		 * they have no frames.  The helper's addresses (ASLR) differ next run.
+		 */
+		printf("  %llu intervals without a user stack (stack map collision): again\n",
+		       (unsigned long long)lost);
+		kagg_snapshot__free(snap);
+		kagg_session__destroy(s);
+		return false;
+	}
+	if (poll && naps + m->drops_total < n)
+		tu_print_user_stacks(snap, pid);
 	if (poll) {
 		/*
 		 * every nap, each closed by the wakeup that followed it; its kernel stack starts
@@ -794,6 +809,17 @@ static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n, enum
 	}
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
+	return true;
+}
+
+/* short_lived_once(), run again (at most 3 times) while a stack map collision hid fn. */
+static void short_lived_cxx(char *const argv[], const char *fn, uint64_t n, enum kagg_attach attach,
+			    bool poll)
+{
+	int round;
+
+	for (round = 1; !short_lived_once(argv, fn, n, attach, poll, round == 3); round++)
+		;
 }
 
 /* stack_target naps 10 x 30 ms in a method. */

@@ -269,7 +269,7 @@ static void test_key_names(void **state)
 	struct kagg_snapshot *snap;
 	const struct kagg_hist *h;
 	KAGG_OPTS(kagg_print_opts, json, .format = KAGG_FORMAT_JSON);
-	char *text = NULL;
+	char *text = NULL, *leaf;
 	FILE *f;
 
 	TU_SKIP_UNLESS_ROOT();
@@ -297,9 +297,18 @@ static void test_key_names(void **state)
 	assert_int_equal(kagg_snapshot__print(snap, f, &json), 0);
 	fclose(f);
 	TU_ASSERT_HAS(text, "color=SDK_GREEN", "name=hi ", "\"color\": \"SDK_GREEN\"",
-		      "\"name\": \"hi\"", "\"in_port\": \"80\"", "in_port=80", "do_syscall_64",
+		      "\"name\": \"hi\"", "\"in_port\": \"80\"", "in_port=80",
 		      "count = 7, sum = 7 sdk_calls", "\"agg\": \"sdk_calls\"");
-	/* the stack starts where the system call entered the tracepoint: no BPF machinery */
+	/*
+	 * the stack, outermost first, ends (innermost) where the system call entered the
+	 * tracepoint (syscall_trace_enter, or a .constprop copy of it): no BPF machinery
+	 */
+	for (i = 0; i < h->nr_labels && strcmp(h->label_names[i], "stack"); i++)
+		;
+	assert_true(i < h->nr_labels);
+	leaf = strrchr(h->label_values[i], ';');
+	assert_non_null(leaf);
+	assert_int_equal(strncmp(leaf + 1, "syscall_trace_enter", 19), 0);
 	tu_assert_lacks(text, TU_STRS("bpf_trace_run", "__bpf_trace_", "bpf_prog_"));
 	snprintf(want, sizeof(want), "pid=%d pid_comm=%s ", getpid(), comm);
 	assert_non_null(strstr(text, want));
@@ -654,6 +663,7 @@ static int held_map(const char *name, __u32 *max)
 		if (!bpf_map_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, name)) {
 			type = (int)info.type;
 			*max = info.max_entries;
+			printf("  map %s: id %u, type %d, %u entries\n", name, held[i], type, *max);
 		}
 		close(fd);
 	}

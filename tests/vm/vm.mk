@@ -65,7 +65,7 @@ vmtest-deps:
 		$(MAKE) --no-print-directory ARCH=$(a) OUT=$(OUT)-$(a) deps-run &&) true
 
 # What a guest's initramfs holds, for a cross build of the guests' architecture.
-vmtest-bins: $(KAGG_BIN) $(VMTEST_BINS) $(TEST_HELPERS)
+vmtest-bins: $(KAGG_BIN) $(VMTEST_BINS) $(TEST_HELPERS) $(SDK_EXAMPLES)
 
 vmtest: vmtest-deps
 	$(Q)$(MAKE) --no-print-directory all
