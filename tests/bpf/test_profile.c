@@ -217,8 +217,13 @@ static void test_spin_function_owns_samples(void **state)
 	       "others %llu\n",
 	       sp.cpu, (unsigned long long)m->events_seen, (unsigned long long)m->events_recorded,
 	       (unsigned long long)all, (unsigned long long)hit, (unsigned long long)others);
-	/* ~99 samples in the second; at least half of them in the function. */
-	assert_true(all >= 50);
+	/*
+	 * a second of its CPU time: at 99 Hz ~99 samples, at least a fifth of them as in the
+	 * file's other counts (a virtual CPU stalled by its host is charged CPU time its timer
+	 * interrupts never saw: 46 in the arm64 guest with both host CPUs busy); at least half
+	 * of them in the function
+	 */
+	assert_true((double)all * 5 >= sp.ms / 1e3 * 99);
 	assert_true(hit * 2 >= all);
 	assert_int_equal(others, 0); /* -p: nobody else */
 	assert_int_equal(m->drops_total, 0);

@@ -1948,6 +1948,17 @@ static void test_comm_cgroup_labels(void **state)
 		 rq_cg, lcg);
 	n = series_value(m, sel);
 	printf("  %s %.0f, %.0f drops\n", sel, n, drops_of(m, rq_cg));
+	/* short of the sleeps: what each sleep did, and every series of the tool */
+	for (int i = 0; n + drops_of(m, rq_cg) < tu_sleeps_blocked(&wc.sl) && i < wc.sl.count; i++)
+		printf("  sleep %d: %llu ns, %llu cpu ns, nvcsw %llu nivcsw %llu\n", i,
+		       (unsigned long long)wc.sl.took_ns[i],
+		       (unsigned long long)wc.sl.took_ns[3 * wc.sl.count + i],
+		       (unsigned long long)wc.sl.took_ns[wc.sl.count + i],
+		       (unsigned long long)wc.sl.took_ns[2 * wc.sl.count + i]);
+	for (const char *l = m; n + drops_of(m, rq_cg) < tu_sleeps_blocked(&wc.sl) && l && *l;
+	     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, "kagg_runqlat_seconds_count{tool_id=\"runqlat --per-cgroup", 56))
+			printf("  %.*s\n", (int)strcspn(l, "\n"), l);
 	assert_true(n >= 0);
 	assert_true(n + drops_of(m, rq_cg) >= tu_sleeps_blocked(&wc.sl));
 	free(m);
