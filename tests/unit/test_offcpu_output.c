@@ -329,6 +329,64 @@ static void test_both_exact_beside_kernel(void **state)
 	kagg_snapshot__free(snap);
 }
 
+/*
+ * --mode both of a program's aggregation "lat" keyed by disk: the kernel has disk=sda (3
+ * values of 4 usecs) and disk=sdb (5 of 8), the stream disk=sdb alone.  Their keys differ in
+ * the label only: each pairs with its own key, sda with nothing (the stream's 0 and no exact
+ * percentiles), sdb with sdb's values.
+ */
+static void test_both_pairs_program_keys(void **state)
+{
+	static double sdb_vals[] = { 8.5, 9.0, 9.5, 10.0, 14.0 };
+	struct kagg_snapshot *snap = snap_new(), *st = snap_new();
+	static const char *const labels[] = { "disk=sda", "disk=sdb" };
+	int i;
+
+	assert_non_null(snap);
+	assert_non_null(st);
+	assert_int_equal(snap_alloc_hists(snap, 2, 64), 0);
+	assert_int_equal(snap_alloc_hists(st, 1, 64), 0);
+	for (i = 0; i < 3; i++) {
+		struct kagg_hist *h = i < 2 ? &snap->hists[i] : &st->hists[0];
+
+		h->unit = KAGG_UNIT_USECS;
+		h->agg = snap_strdup(i < 2 ? snap : st, "lat");
+		h->key.label = snap_strdup(i < 2 ? snap : st, labels[i ? 1 : 0]);
+		h->total = i ? 5 : 3;
+		((uint64_t *)h->slots)[i ? 3 : 2] = h->total;
+	}
+	st->hists[0].exact = KAGG_EXACT_KEPT;
+	st->hists[0].nr_values = 5;
+	st->hists[0].values = sdb_vals;
+	snap->stream = st;
+	snap->meta.mode = "both";
+	ASSERT_PRINTED_HAS(snap, KAGG_FORMAT_TEXT, true,
+			   "\nlat: disk=sdb\n"
+			   "     usecs               : agg        stream     diff\n"
+			   "         0 -> 1          : 0          0          0\n"
+			   "         2 -> 3          : 0          0          0\n"
+			   "         4 -> 7          : 0          0          0\n"
+			   "         8 -> 15         : 5          5          0\n"
+			   "     total               : 5          5          0\n"
+			   "\n"
+			   "p50   = ",
+			   " usecs [8, 15]  exact 9.500\n",
+			   "\nlat: disk=sda\n"
+			   "     usecs               : agg        stream     diff\n"
+			   "         0 -> 1          : 0          0          0\n"
+			   "         2 -> 3          : 0          0          0\n"
+			   "         4 -> 7          : 3          0          -3\n"
+			   "     total               : 3          0          -3\n"
+			   "\n"
+			   "p50   = ",
+			   " usecs [4, 7]\n"
+			   "p90   = ");
+	/* the kernel's sdb takes the exact values of the stream's sdb; sda has none */
+	ASSERT_PRINTED_HAS(snap, KAGG_FORMAT_JSON, true, "\"low\":8,\"high\":15,\"exact\":9.500}",
+			   "\"low\":4,\"high\":7},");
+	kagg_snapshot__free(snap);
+}
+
 static void test_text_meta_header_and_per_pid(void **state)
 {
 	const char *expect_head =
@@ -710,6 +768,7 @@ UU_MAIN(cmocka_unit_test(test_log2_bucketing_matches_bounds),
 	cmocka_unit_test(test_text_meta_header_and_per_pid), cmocka_unit_test(test_json_document),
 	cmocka_unit_test(test_keys_heaviest_first_and_top),
 	cmocka_unit_test(test_both_exact_beside_kernel),
+	cmocka_unit_test(test_both_pairs_program_keys),
 	cmocka_unit_test(test_records_carry_their_size), cmocka_unit_test(test_json_escapes_comm),
 	cmocka_unit_test(test_text_escapes_control_bytes),
 	cmocka_unit_test(test_json_escapes_what_is_not_utf8),

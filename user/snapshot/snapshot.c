@@ -328,14 +328,6 @@ static void pct_name(double q, char *buf, size_t sz)
 		snprintf(buf, sz, "p%g", q);
 }
 
-/* The histogram of the same key in st (sorted alike), NULL when none. */
-static const struct kagg_hist *hist_pair(const struct kagg_snapshot *st, const struct kagg_hist *h)
-{
-	if (!st || !st->nr_hists)
-		return NULL;
-	return bsearch(h, st->hists, st->nr_hists, sizeof(*st->hists), cmp_hist);
-}
-
 /* Whether ex, a histogram that could keep its values, has too many to keep. */
 static bool hist_over_cap(const struct kagg_hist *ex)
 {
@@ -401,6 +393,54 @@ static bool hist_sum(const struct kagg_hist *h, double *sum)
 static const char *hist_agg(const struct kagg_hist *h)
 {
 	return KAGG_HAS_FIELD(h, kagg_hist, label_values) ? h->agg : NULL;
+}
+
+/*
+ * The whole key of a histogram: what cmp_hist() orders by, then the aggregation and the
+ * label, where a program's histograms differ (kagg run sorts them by those, not by
+ * cmp_hist()).  The two paths of --mode both are paired by it.
+ */
+static int cmp_key(const struct kagg_hist *x, const struct kagg_hist *y)
+{
+	const char *ax = hist_agg(x), *ay = hist_agg(y);
+	int c = cmp_hist(x, y);
+
+	if (!c)
+		c = strcmp(ax ? ax : "", ay ? ay : "");
+	if (!c)
+		c = strcmp(x->key.label ? x->key.label : "", y->key.label ? y->key.label : "");
+	return c;
+}
+
+static int cmp_key_ptr(const void *a, const void *b)
+{
+	return cmp_key(*(const struct kagg_hist *const *)a, *(const struct kagg_hist *const *)b);
+}
+
+/* snap's histograms in cmp_key() order; NULL when it has none or memory ran out. */
+static const struct kagg_hist **key_index(const struct kagg_snapshot *snap)
+{
+	const struct kagg_hist **v;
+	size_t i;
+
+	if (!snap || !snap->nr_hists)
+		return NULL;
+	v = malloc(snap->nr_hists * sizeof(*v));
+	for (i = 0; v && i < snap->nr_hists; i++)
+		v[i] = &snap->hists[i];
+	if (v)
+		qsort(v, snap->nr_hists, sizeof(*v), cmp_key_ptr);
+	return v;
+}
+
+/* The histogram of h's key among the n of idx (key_index()), NULL when none. */
+static const struct kagg_hist *hist_pair(const struct kagg_hist *const *idx, size_t n,
+					 const struct kagg_hist *h)
+{
+	const struct kagg_hist *const *p =
+		idx ? bsearch(&h, idx, n, sizeof(*idx), cmp_key_ptr) : NULL;
+
+	return p ? *p : NULL;
 }
 
 /* h is a counter of a program's (KAGG_COUNT): no slots, a count and a sum. */
@@ -648,11 +688,6 @@ static void print_side_by_side(const struct kagg_hist *a, const struct kagg_hist
 	text_esc_free(&e);
 }
 
-static bool same_key(const struct kagg_hist_key *x, const struct kagg_hist_key *y)
-{
-	return x->pid == y->pid && x->tid == y->tid && x->id == y->id;
-}
-
 static void print_key_line(const struct kagg_hist *h, FILE *f)
 {
 	struct text_esc e = {};
@@ -785,39 +820,40 @@ static int cmp_pair(const void *x, const void *y)
 
 	if (wp != wq)
 		return wp < wq ? 1 : -1;
-	return cmp_hist(p->a ? p->a : p->b, q->a ? q->a : q->b);
+	return cmp_key(p->a ? p->a : p->b, q->a ? q->a : q->b);
 }
 
 /*
- * snap's histograms paired by key with its stream's (both lists are sorted by key: an
- * unpaired key stands alone), heaviest first.  NULL (with *n 0) when there are none or
- * memory ran out.
+ * snap's histograms paired by key (cmp_key()) with its stream's (an unpaired key stands
+ * alone), heaviest first.  NULL (with *n 0) when memory ran out.
  */
 static struct hist_pair *hist_pairs(const struct kagg_snapshot *snap,
 				    const struct kagg_snapshot *st, size_t *n)
 {
-	size_t i = 0, j = 0, nst = st ? st->nr_hists : 0;
-	struct hist_pair *v;
+	size_t i = 0, j = 0, na = snap->nr_hists, nb = st ? st->nr_hists : 0;
+	const struct kagg_hist **ka = key_index(snap), **kb = key_index(st);
+	struct hist_pair *v = NULL;
 
 	*n = 0;
-	v = calloc(snap->nr_hists + nst + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	while (i < snap->nr_hists || j < nst) {
-		const struct kagg_hist *a = i < snap->nr_hists ? &snap->hists[i] : NULL;
-		const struct kagg_hist *b = j < nst ? &st->hists[j] : NULL;
+	if ((!na || ka) && (!nb || kb))
+		v = calloc(na + nb + 1, sizeof(*v));
+	while (v && (i < na || j < nb)) {
+		const struct kagg_hist *a = i < na ? ka[i] : NULL;
+		const struct kagg_hist *b = j < nb ? kb[j] : NULL;
+		int c = a && b ? cmp_key(a, b) : 0;
 
-		if (a && b && !same_key(&a->key, &b->key)) {
-			if (cmp_hist(a, b) < 0)
-				b = NULL;
-			else
-				a = NULL;
-		}
+		if (c < 0)
+			b = NULL;
+		else if (c > 0)
+			a = NULL;
 		v[(*n)++] = (struct hist_pair){ a, b };
 		i += a != NULL;
 		j += b != NULL;
 	}
-	qsort(v, *n, sizeof(*v), cmp_pair);
+	free(ka);
+	free(kb);
+	if (v)
+		qsort(v, *n, sizeof(*v), cmp_pair);
 	return v;
 }
 
@@ -1184,24 +1220,29 @@ static void print_stack_json(struct jw *w, const struct kagg_stack *st)
 static int print_hists_json(struct jw *w, const struct kagg_snapshot *snap,
 			    const struct kagg_snapshot *ex_from, const struct prn *o)
 {
+	const struct kagg_hist **ex = ex_from == snap ? NULL : key_index(ex_from);
 	struct hist_pair *v = NULL;
 	size_t i, n = snap->nr_hists;
+	bool top = o->top && o->top < n;
 
-	if (o->top && o->top < n) {
+	if (top)
 		v = hist_pairs(snap, NULL, &n);
-		if (!v)
-			return -ENOMEM;
+	if ((top && !v) || (ex_from != snap && ex_from->nr_hists && !ex)) {
+		free(ex);
+		return -ENOMEM;
 	}
 	jw_arr_begin(w, "histograms");
 	for (i = 0; i < top_of(o, n); i++) {
 		const struct kagg_hist *h = v ? v[i].a : &snap->hists[i];
 
-		print_hist_json(w, h, ex_from == snap ? h : hist_pair(ex_from, h), &o->pl);
+		print_hist_json(w, h, ex_from == snap ? h : hist_pair(ex, ex_from->nr_hists, h),
+				&o->pl);
 	}
 	jw_arr_end(w);
 	if (v)
 		jw_u64(w, "keys_not_shown", n - top_of(o, n));
 	free(v);
+	free(ex);
 	return 0;
 }
 
