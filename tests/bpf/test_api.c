@@ -435,15 +435,17 @@ static uint64_t slots_from(const uint64_t *slots, int k)
 }
 
 /*
- * Child A sleeps 30 x 20 ms (slot 14, [16384, 32767] us), child B 20 x 5 ms
- * (slot 12, [4096, 8191] us).  Two sessions in this process, one filtered
+ * Child A sleeps 30 x 24 ms (slot 14, [16384, 32767] us), child B 20 x 6 ms
+ * (slot 12, [4096, 8191] us): each near the middle of its bucket, as a stall
+ * of a virtual CPU before a sleep blocks shortens its interval (test_offcpu.c,
+ * KNOWN_SLEEP_MS).  Two sessions in this process, one filtered
  * on each child, and two `kagg offcpu -p` processes, one on each, watch the
  * same run.  Each session must equal its CLI twin slot for slot, and hold
  * the known count in the known slot and nothing of the other child's.
  */
 static void test_two_sessions_equal_two_processes(void **state)
 {
-	struct tu_sleeps wa = { .count = 30, .ms = 20 }, wb = { .count = 20, .ms = 5 };
+	struct tu_sleeps wa = { .count = 30, .ms = 24 }, wb = { .count = 20, .ms = 6 };
 	uint64_t sa_slots[NR_SLOTS], sb_slots[NR_SLOTS], ca_slots[NR_SLOTS], cb_slots[NR_SLOTS];
 	struct cli_run ra = { 0 }, rb = { 0 };
 	struct kagg_snapshot *snap_a, *snap_b;

@@ -22,12 +22,12 @@
 #include "testutil.h"
 #include "census.h"
 
-#define SLOT_16MS 14 /* usecs slot [16384, 32767]: the 20 to 24 ms sleeps here */
+#define SLOT_16MS 14 /* usecs slot [16384, 32767]: the KNOWN_SLEEP_MS sleeps here */
 
 /*
- * The sleeps of the known-sleeps tests: 24 ms, the middle of [16.4, 32.8) ms, so that a sleep
- * lands in SLOT_16MS with 7.6 ms to spare either way.  A sleep's timer is armed when it is
- * asked for, so its interval off the CPU is shorter by whatever stalled it before it blocked:
+ * The sleeps of the tests that expect the 16 ms bucket: 24 ms, the middle of [16.4, 32.8) ms, so
+ * that a sleep lands in SLOT_16MS with 7.6 ms to spare either way.  A sleep's timer is armed when
+ * it is asked for, so its interval off the CPU is shorter by whatever stalled it before it blocked:
  * a preemption or CPU time charged to it (the child counts both), or a virtual CPU stalled by
  * its host inside an interrupt, which nothing in the guest charges to the task (8 to 16 ms
  * for a 20 ms sleep once, in a TCG guest with one host CPU kept busy).
@@ -355,8 +355,8 @@ static void test_known_sleeps_land_in_bucket(void **state)
 }
 
 /*
- * The intervals of h against sl's 20 ms sleeps as the child measured them (the ground truth
- * of test_known_sleeps): at most one of 16 ms or more per sleep; one at least per sleep that
+ * The intervals of h against sl's KNOWN_SLEEP_MS sleeps as the child measured them (the ground
+ * truth of test_known_sleeps): at most one of 16 ms or more per sleep; one at least per sleep that
  * blocked once and was never preempted (its whole sleep in state S), or a drop; one of any
  * length per sleep that blocked, or a drop.
  */
@@ -400,7 +400,8 @@ static void assert_sleeps(const struct kagg_snapshot *snap, const struct kagg_hi
 /* -p keeps one process and nobody else. */
 static void test_pid_filter_excludes_others(void **state)
 {
-	struct tu_sleeps a_work = { .count = 20, .ms = 20 }, b_work = { .count = 20, .ms = 20 };
+	struct tu_sleeps a_work = { .count = 20, .ms = KNOWN_SLEEP_MS },
+			 b_work = { .count = 20, .ms = KNOWN_SLEEP_MS };
 	struct tu_child a, b;
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
@@ -463,13 +464,13 @@ static struct kagg_snapshot *keyed_run_two(enum kagg_key_mode key, struct tu_chi
 }
 
 /*
- * -N (KAGG_KEY_COMM): two children renamed to known names sleep 12 and 7 times 20 ms; each
+ * -N (KAGG_KEY_COMM): two children renamed to known names sleep 12 and 7 times 24 ms; each
  * name has a histogram of its own (no pid), with its sleeps in it.
  */
 static void test_per_comm(void **state)
 {
-	struct named_sleeper wa = { "kagg-comm-a", { .count = 12, .ms = 20 } },
-			     wb = { "kagg-comm-b", { .count = 7, .ms = 20 } };
+	struct named_sleeper wa = { "kagg-comm-a", { .count = 12, .ms = KNOWN_SLEEP_MS } },
+			     wb = { "kagg-comm-b", { .count = 7, .ms = KNOWN_SLEEP_MS } };
 	const struct kagg_hist *ha = NULL, *hb = NULL;
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
@@ -501,13 +502,13 @@ static void test_per_comm(void **state)
 }
 
 /*
- * --per-cgroup (KAGG_KEY_CGROUP): a child in a cgroup the test made sleeps 9 times 20 ms; the
+ * --per-cgroup (KAGG_KEY_CGROUP): a child in a cgroup the test made sleeps 9 times 24 ms; the
  * histogram of that cgroup has its path from the cgroup2 mount (kagg_hist.cgroup) and holds
  * them.
  */
 static void test_per_cgroup(void **state)
 {
-	struct tu_sleeps sl = { .count = 9, .ms = 20 };
+	struct tu_sleeps sl = { .count = 9, .ms = KNOWN_SLEEP_MS };
 	const struct kagg_hist *hc = NULL;
 	const char *want;
 	char cg[128];
@@ -693,7 +694,7 @@ __attribute__((noinline)) void kagg_test_blocking_fn(int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		tu_sleep_ms(20);
+		tu_sleep_ms(KNOWN_SLEEP_MS);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -962,9 +963,9 @@ static void test_stacks_symbolized(void **state)
 	/*
 	 * Read while the child is alive (2 s after its sleeps) so its user
 	 * stack can be symbolized: as soon as its n sleeps are in, which takes
-	 * n * 20 ms on a quiet machine and longer on a loaded one.
+	 * n * KNOWN_SLEEP_MS on a quiet machine and longer on a loaded one.
 	 */
-	tu_sleep_ms(n * 20);
+	tu_sleep_ms(n * KNOWN_SLEEP_MS);
 	for (int tries = 0;; tries++) {
 		snap = tu_snapshot(s, 0);
 		count = 0;
@@ -1012,7 +1013,7 @@ static void test_stacks_symbolized(void **state)
 	assert_true(count + kagg_snapshot__meta(snap)->drops_total >= (uint64_t)n);
 	assert_true(ksched);
 	assert_true(ufn);
-	/* 20 ms each: the 16 ms bucket, or a later one when woken late. */
+	/* KNOWN_SLEEP_MS each: the 16 ms bucket, or a later one when woken late. */
 	for (i = 0; i < SLOT_16MS; i++)
 		assert_int_equal(slot_sum(snap, i, 0), 0);
 	for (i = SLOT_16MS; i < 64; i++)

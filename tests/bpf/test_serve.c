@@ -1874,7 +1874,7 @@ static void assert_calls(const char *m, const char *tool, const char *labels, in
 }
 
 /*
- * The labels of -N and --per-cgroup: child a, renamed kagg-srv-a, sleeps 5 times 20 ms then
+ * The labels of -N and --per-cgroup: child a, renamed kagg-srv-a, sleeps 5 times 24 ms then
  * calls getppid() 777 times; child c, renamed kagg-srv-c and moved into a cgroup the test
  * made, sleeps 4 times and calls getppid() 333 times.  One kagg serve, filtered to them:
  * syscount -N has comm="kagg-srv-a",key="getppid" 777 and comm="kagg-srv-c" 333, exactly;
@@ -1885,7 +1885,8 @@ static void assert_calls(const char *m, const char *tool, const char *labels, in
  */
 static void test_comm_cgroup_labels(void **state)
 {
-	struct named_work wa = { "kagg-srv-a", { .count = 5, .ms = 20 }, 777 },
+	/* a's sleeps near the middle of the 16 ms bucket (test_offcpu.c, KNOWN_SLEEP_MS) */
+	struct named_work wa = { "kagg-srv-a", { .count = 5, .ms = 24 }, 777 },
 			  wc = { "kagg-srv-c", { .count = 4, .ms = 20 }, 333 };
 	char cg[128], pids[64], sc_n[128], sc_cg[128], oc_n[128];
 	const char *path;
