@@ -18,9 +18,10 @@
  *   destroyed while the caller keeps it.
  * - Once handed out it does not change: the API gives const pointers only,
  *   so any number of threads may read and print one snapshot at once.
- * - Its histograms are sorted by key (pid, tid, id), so the two paths of
- *   --mode both pair up by a merge walk (print_both()), and two snapshots of
- *   one tool compare key by key.
+ * - A built-in tool's histograms are sorted by key (pid, tid, cgroup, comm,
+ *   id), a program's by aggregation and label; the two paths of --mode both
+ *   pair up by their whole key (cmp_key(), on sorted indexes of both lists),
+ *   whatever order each keeps.
  * - The printers escape every string that came from outside (comm, symbol
  *   names, labels, meta): text through util/text (terminal-safe), JSON through
  *   util/json (valid UTF-8 out, whatever the bytes in), folded stacks with a
@@ -1228,6 +1229,7 @@ static int print_hists_json(struct jw *w, const struct kagg_snapshot *snap,
 	if (top)
 		v = hist_pairs(snap, NULL, &n);
 	if ((top && !v) || (ex_from != snap && ex_from->nr_hists && !ex)) {
+		free(v);
 		free(ex);
 		return -ENOMEM;
 	}
