@@ -155,6 +155,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	struct counters *c;
 	struct start *s;
 	__u64 now, delta;
+	bool gap;
 
 	c = bpf_map_lookup_elem(&counters, &zero);
 	/*
@@ -165,13 +166,32 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		return 0;
 	c->cnt[RUNQLAT_CNT_EVENTS]++;
 
-	/* Switch-out: prev goes back on the run queue when it is still runnable. */
+	/*
+	 * Switches on one CPU chain: each starts from the task the previous one went to.  A
+	 * break is a switch the kernel did not deliver (a VM whose agent's switches never
+	 * reach tracepoints): prev got this CPU unseen, its wake-up often unseen too, and the
+	 * wait it ended is lost to every tracer.  Counted as a loss when prev passes the
+	 * filters (switch_in_missed), and its start, if any, is cleared.
+	 */
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
+	gap = c->cnt[RUNQLAT_CNT_CHAIN] && c->cnt[RUNQLAT_CNT_CHAIN] != (__u64)pid + 1;
+	c->cnt[RUNQLAT_CNT_CHAIN] = (__u64)(btf ? next->pid : BPF_CORE_READ(next, pid)) + 1;
+	if (gap)
+		c->cnt[RUNQLAT_CNT_KERNEL_GAPS]++;
+
+	/* Switch-out: prev goes back on the run queue when it is still runnable. */
 	if (pid) {
 		state = kagg_task_state(prev, btf);
 		/* sched_switch runs in prev's context: current is prev. */
 		if (filter_cgroup)
 			in_cg = bpf_current_task_under_cgroup(&cgroup, 0) == 1;
+		if (gap && in_cg && ids_selected(prev, pid, btf) &&
+		    (target_cpu < 0 || bpf_get_smp_processor_id() == (__u32)target_cpu)) {
+			c->cnt[RUNQLAT_CNT_DROP_SWITCH_IN]++;
+			s = start_get(prev, pid, false, btf);
+			if (s)
+				s->ts = 0;
+		}
 		if ((preempt || !state || (filter_cgroup && !(state & TASK_DEAD_STATE))) &&
 		    ids_selected(prev, pid, btf)) {
 			s = start_get(prev, pid, true, btf);

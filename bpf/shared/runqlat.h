@@ -14,6 +14,9 @@ enum runqlat_counter {
 	RUNQLAT_CNT_DROP_STORAGE,   /* enqueue not recorded: task storage / start hash full */
 	RUNQLAT_CNT_DROP_KEYS_FULL, /* latency not aggregated: per-key map full */
 	RUNQLAT_CNT_DROP_EXP_CELLS, /* -P/-L exp buckets: latency not counted, exp_cells full */
+	RUNQLAT_CNT_CHAIN,	    /* 1 + the pid this CPU's last switch went to; 0: none yet */
+	RUNQLAT_CNT_KERNEL_GAPS,    /* switches the kernel did not deliver (chain breaks) */
+	RUNQLAT_CNT_DROP_SWITCH_IN, /* latency lost: a selected task's switch-in not delivered */
 	RUNQLAT_CNT_MAX,
 };
 

@@ -1803,16 +1803,21 @@ static double series_value(const char *m, const char *series)
 	return -1;
 }
 
-/* The drops of every cause of the tool line tool in m. */
+/* The drops of the tool line tool in m: every cause but kernel_gaps (not a loss of its own). */
 static double drops_of(const char *m, const char *tool)
 {
 	char pre[256];
-	const char *p;
+	const char *p, *end;
 	double n = 0;
 
 	snprintf(pre, sizeof(pre), "\nkagg_drops_total{tool_id=\"%s\",", tool);
-	for (p = m; (p = strstr(p, pre)); p += strlen(pre))
-		n += strtod(strchr(p, '}') + 2, NULL);
+	for (p = m; (p = strstr(p, pre)); p += strlen(pre)) {
+		end = strchr(p, '}');
+		/* kernel_gaps: what the kernel did not deliver, not in the drops (the tool
+		 * counts what it lost by it under a cause of its own) */
+		if (!memmem(p, end - p, "cause=\"kernel_gaps\"", 19))
+			n += strtod(end + 2, NULL);
+	}
 	return n;
 }
 

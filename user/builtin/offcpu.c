@@ -201,9 +201,7 @@ static int offcpu_read_stream(struct kagg_session *s, struct kagg_snapshot *snap
 }
 
 /* Not a loss of ours: what the kernel did not deliver (shows as switch_in_missed). */
-#define KERNEL_GAPS_WHAT                                                                       \
-	"switches the kernel did not deliver: a CPU's switch did not start from the task its " \
-	"previous one went to (not counted in the drops)"
+#define KERNEL_GAPS_WHAT SESSION_KERNEL_GAPS_WHAT
 
 static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
 			bool reset)

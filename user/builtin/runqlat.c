@@ -168,6 +168,11 @@ static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 	if (s->exp_cells)
 		snap_add_drop(snap, "exp_cells", "latency not counted: exp bucket map full",
 			      cnt[RUNQLAT_CNT_DROP_EXP_CELLS], true);
+	snap_add_drop(snap, "switch_in_missed",
+		      "latency lost: a task got a CPU by a switch the kernel did not deliver",
+		      cnt[RUNQLAT_CNT_DROP_SWITCH_IN], true);
+	snap_add_drop(snap, "kernel_gaps", SESSION_KERNEL_GAPS_WHAT, cnt[RUNQLAT_CNT_KERNEL_GAPS],
+		      false);
 }
 
 static void runqlat_destroy(struct kagg_session *s)

@@ -30,6 +30,14 @@
 #define SESSION_MAX_PROGS 8
 #define SESSION_MAX_COUNTERS 32
 
+/*
+ * The "kernel_gaps" cause of the scheduler tools: not a loss of theirs, what the kernel did
+ * not deliver (a tool counts what it lost by it under a cause of its own).
+ */
+#define SESSION_KERNEL_GAPS_WHAT                                                               \
+	"switches the kernel did not deliver: a CPU's switch did not start from the task its " \
+	"previous one went to (not counted in the drops)"
+
 struct kagg_session;
 struct scons;
 struct bpfrb;
