@@ -122,6 +122,7 @@ static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
 	struct tu_child hog = { -1, -1 }, sl;
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
+	uint64_t missed;
 	struct split r;
 
 	if (with_hog) {
@@ -158,7 +159,13 @@ static struct split sleeper_latencies(bool with_hog, enum kagg_attach attach,
 	       mode == KAGG_MODE_STREAM ? "streamed" : "in-kernel", (unsigned long long)r.total,
 	       (unsigned long long)r.below, (unsigned long long)r.above,
 	       kagg_snapshot__meta(snap)->attach);
-	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, 0);
+	/*
+	 * nothing lost by kagg; a wait lost to a switch the kernel did not deliver is counted
+	 * (switch_in_missed, the kernel path's) and allowed for by hog_shows()' bounds on the
+	 * totals
+	 */
+	missed = tu_drop_count(snap, "switch_in_missed");
+	assert_int_equal(kagg_snapshot__meta(snap)->drops_total, missed == ~0ULL ? 0 : missed);
 	if (key != KAGG_KEY_NONE) {
 		/* -t: the only histogram is the sleeper's. */
 		assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
