@@ -1526,8 +1526,8 @@ static int rb_arm(struct rb_cpu *cb, uint64_t seq)
 
 /*
  * Readers sleep on rb->wake_gen.  Before each sleep the reader reads the
- * word, arms every CPU it waits for (cb->armed = 1 + the sub-buffer sequence
- * that satisfies percent), then checks for data; a writer's commit loads
+ * word, arms every CPU it waits for that is not ready yet (cb->armed = 1 +
+ * the sub-buffer sequence that satisfies percent), then checks for data; a writer's commit loads
  * cb->armed (a line it only reads until then) and, when the arm is due, the
  * one writer that clears it bumps wake_gen and makes one FUTEX_WAKE.  A bump
  * between our read and the sleep makes FUTEX_WAIT return at once.
@@ -1569,6 +1569,13 @@ int kagg_rb__wait(struct kagg_rb *rb, int cpu, int percent, int timeout_ms)
 			struct rb_cpu *cb = &rb->cpus[i];
 			uint64_t rs;
 
+			/*
+			 * ready already (woken, or it filled meanwhile): leave without
+			 * arming, as a writer still committing would take that arm and
+			 * pay a second wake for one sleep
+			 */
+			if (rb_ready(cb, percent))
+				goto out;
 			pthread_mutex_lock(&cb->rlock);
 			rs = cb->read_seq;
 			pthread_mutex_unlock(&cb->rlock);
