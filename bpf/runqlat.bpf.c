@@ -188,8 +188,11 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		if (gap && in_cg && ids_selected(prev, pid, btf) &&
 		    (target_cpu < 0 || bpf_get_smp_processor_id() == (__u32)target_cpu)) {
 			c->cnt[RUNQLAT_CNT_DROP_SWITCH_IN]++;
+			/* as the switch-in would have: the raw_tp hash keeps no idle entry */
 			s = start_get(prev, pid, false, btf);
-			if (s)
+			if (!btf && !filter_cgroup)
+				bpf_map_delete_elem(&start_hash, &pid);
+			else if (s)
 				s->ts = 0;
 		}
 		if ((preempt || !state || (filter_cgroup && !(state & TASK_DEAD_STATE))) &&
