@@ -65,6 +65,20 @@
  * reads and per-task state in the hash by thread id, as raw_tp does (the
  * verifier drops the other branch).
  */
+/*
+ * The switches on one CPU chain: each starts from the task the previous one went to.
+ * *chain (a per-CPU counter) holds 1 + the pid the last switch went to, 0 before the first.
+ * True when this switch (prev_pid -> next_pid) breaks the chain: a switch the kernel did
+ * not deliver (counted as kernel_gaps by the scheduler tools).
+ */
+static __always_inline bool kagg_chain_break(__u64 *chain, __u32 prev_pid, __u32 next_pid)
+{
+	bool gap = *chain && *chain != (__u64)prev_pid + 1;
+
+	*chain = (__u64)next_pid + 1;
+	return gap;
+}
+
 #define KAGG_TP_PROGS(NAME, TP, CALL, ...)                \
 	SEC("tp_btf/" TP)                                 \
 	int BPF_PROG(NAME##_tp_btf, __VA_ARGS__)          \

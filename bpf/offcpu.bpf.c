@@ -185,9 +185,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	 */
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
 	npid = btf ? next->pid : BPF_CORE_READ(next, pid);
-	if (c->cnt[OFFCPU_CNT_CHAIN] && c->cnt[OFFCPU_CNT_CHAIN] != (__u64)pid + 1)
+	if (kagg_chain_break(&c->cnt[OFFCPU_CNT_CHAIN], pid, npid))
 		c->cnt[OFFCPU_CNT_KERNEL_GAPS]++;
-	c->cnt[OFFCPU_CNT_CHAIN] = (__u64)npid + 1;
 
 	/* Switch-out: remember when prev left the CPU. */
 	tgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);

@@ -174,8 +174,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	 * filters (switch_in_missed), and its start, if any, is cleared.
 	 */
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
-	gap = c->cnt[RUNQLAT_CNT_CHAIN] && c->cnt[RUNQLAT_CNT_CHAIN] != (__u64)pid + 1;
-	c->cnt[RUNQLAT_CNT_CHAIN] = (__u64)(btf ? next->pid : BPF_CORE_READ(next, pid)) + 1;
+	gap = kagg_chain_break(&c->cnt[RUNQLAT_CNT_CHAIN], pid,
+			       btf ? next->pid : BPF_CORE_READ(next, pid));
 	if (gap)
 		c->cnt[RUNQLAT_CNT_KERNEL_GAPS]++;
 
@@ -189,10 +189,9 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		    (target_cpu < 0 || bpf_get_smp_processor_id() == (__u32)target_cpu)) {
 			c->cnt[RUNQLAT_CNT_DROP_SWITCH_IN]++;
 			/* as the switch-in would have: the raw_tp hash keeps no idle entry */
-			s = start_get(prev, pid, false, btf);
 			if (!btf && !filter_cgroup)
 				bpf_map_delete_elem(&start_hash, &pid);
-			else if (s)
+			else if ((s = start_get(prev, pid, false, btf)))
 				s->ts = 0;
 		}
 		if ((preempt || !state || (filter_cgroup && !(state & TASK_DEAD_STATE))) &&

@@ -200,16 +200,14 @@ static int offcpu_read_stream(struct kagg_session *s, struct kagg_snapshot *snap
 	return ostream_read(&t->st, g, reset, snap);
 }
 
-/* Not a loss of ours: what the kernel did not deliver (shows as switch_in_missed). */
-#define KERNEL_GAPS_WHAT SESSION_KERNEL_GAPS_WHAT
-
 static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, const uint64_t *cnt,
 			bool reset)
 {
 	struct offcpu *t = s->tool;
 
 	if (session_streams(s)) {
-		snap_add_drop(snap, "stream_kernel_gaps", KERNEL_GAPS_WHAT " (from the stream)",
+		snap_add_drop(snap, "stream_kernel_gaps",
+			      SESSION_KERNEL_GAPS_WHAT " (from the stream)",
 			      t->st.kernel_gaps - t->st.kernel_gaps0, false);
 		if (reset)
 			t->st.kernel_gaps0 = t->st.kernel_gaps;
@@ -228,7 +226,8 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 	snap_add_drop(snap, "switch_in_missed",
 		      "interval lost: a task left the CPU again before its switch-in was seen",
 		      cnt[OFFCPU_CNT_DROP_UNCLOSED], true);
-	snap_add_drop(snap, "kernel_gaps", KERNEL_GAPS_WHAT, cnt[OFFCPU_CNT_KERNEL_GAPS], false);
+	snap_add_drop(snap, "kernel_gaps", SESSION_KERNEL_GAPS_WHAT, cnt[OFFCPU_CNT_KERNEL_GAPS],
+		      false);
 	if (t->stacks) {
 		snap_add_drop(snap, "kstack", "kernel stack not captured (interval kept)",
 			      cnt[OFFCPU_CNT_DROP_KSTACK], false);

@@ -1527,10 +1527,11 @@ static int rb_arm(struct rb_cpu *cb, uint64_t seq)
 /*
  * Readers sleep on rb->wake_gen.  Before each sleep the reader reads the
  * word, arms every CPU it waits for that is not ready yet (cb->armed = 1 +
- * the sub-buffer sequence that satisfies percent), then checks for data; a writer's commit loads
- * cb->armed (a line it only reads until then) and, when the arm is due, the
- * one writer that clears it bumps wake_gen and makes one FUTEX_WAKE.  A bump
- * between our read and the sleep makes FUTEX_WAIT return at once.
+ * the sub-buffer sequence that satisfies percent), then checks for data; a
+ * writer's commit loads cb->armed (a line it only reads until then) and,
+ * when the arm is due, the one writer that clears it bumps wake_gen and
+ * makes one FUTEX_WAKE.  A bump between our read and the sleep makes
+ * FUTEX_WAIT return at once.
  *
  * Writers do not fence between their commit store and the load of armed: a
  * commit made an instant before the arm became visible can be missed by both
