@@ -304,7 +304,7 @@ $(OUT)/tests/helpers/libcfi_cases.so: tests/helpers/cfi/cfi_cases.S
 # that call the library's internal functions (snap_*, syms__*, the ring
 # buffer's rb_*, the stream consumers...) link the internal archive instead.
 INTERNAL_TESTS	:= unit/test_offcpu_output unit/test_ringbuf unit/test_ringbuf_stress \
-		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile \
+		   unit/test_syms unit/test_stacks unit/test_hist_parse unit/test_percentile unit/test_schain \
 		   bpf/test_profile bench/bench_stream unit/test_ldcache unit/test_text \
 		   unit/test_json_locale unit/test_prom unit/test_render unit/test_hostile_names \
 		   unit/test_symsrc unit/test_unwind_table bench/bench_unwind_build unit/test_cgroup \

@@ -249,15 +249,18 @@ static __always_inline bool wakeup_selected(struct task_struct *p, __u32 pid, bo
 
 /*
  * Does prev go back on a run queue, passing the filters: what on_switch()
- * decides.  Keeps the cgroup marks itself (same values as on_switch(), which
+ * decides; *sel whether it passes them (a switch_in_missed at a chain break).
+ * Keeps the cgroup marks itself (same values as on_switch(), which
  * may run for the same event: whichever writes second writes the same).
  */
 static __always_inline bool prev_requeued(bool preempt, struct task_struct *prev, __u32 pid,
-					  __u32 state, struct counters *c, const bool btf)
+					  __u32 state, struct counters *c, __u8 *sel,
+					  const bool btf)
 {
 	__u32 in_cg = 1;
 	struct start *s;
 
+	*sel = 0;
 	if (!pid)
 		return false;
 	if (filter_cgroup) {
@@ -272,7 +275,8 @@ static __always_inline bool prev_requeued(bool preempt, struct task_struct *prev
 			bpf_map_delete_elem(&start_hash, &pid);
 		}
 	}
-	return (preempt || !state) && in_cg && ids_selected(prev, pid, btf);
+	*sel = in_cg && ids_selected(prev, pid, btf);
+	return (preempt || !state) && *sel;
 }
 
 /* A record's head and the fields every type has; NULL when the ring is full (counted). */
@@ -284,7 +288,8 @@ static __always_inline struct runqlat_rec *rec_begin(__u64 now, __u32 g, __u8 ty
 	if (!r)
 		return NULL;
 	r->type = type;
-	r->pad[0] = r->pad[1] = 0;
+	r->sel = 0;
+	r->pad = 0;
 	r->cur_pid = (__u32)bpf_get_current_pid_tgid();
 	return r;
 }
@@ -320,6 +325,7 @@ static __always_inline int on_switch_stream(bool preempt, struct task_struct *pr
 	struct runqlat_rec *r;
 	struct counters *c;
 	__u32 zero = 0, g, pid, state;
+	__u8 sel;
 	bool enq;
 	__u64 now;
 
@@ -331,11 +337,12 @@ static __always_inline int on_switch_stream(bool preempt, struct task_struct *pr
 	pid = btf ? prev->pid : BPF_CORE_READ(prev, pid);
 	state = kagg_task_state(prev, btf);
 	/* before the reserve: it may count a storage drop, the record must not wait */
-	enq = prev_requeued(preempt, prev, pid, state, c, btf);
+	enq = prev_requeued(preempt, prev, pid, state, c, &sel, btf);
 	r = rec_begin(now, g, RUNQLAT_REC_SWITCH);
 	if (!r)
 		return 0;
 	r->enq = enq;
+	r->sel = sel;
 	r->pid = pid;
 	r->tgid = btf ? prev->tgid : BPF_CORE_READ(prev, tgid);
 	r->prio = btf ? prev->prio : BPF_CORE_READ(prev, prio);

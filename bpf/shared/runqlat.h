@@ -37,7 +37,8 @@ struct runqlat_rec {
 	KAGG_REC_HDR_FIELDS; /* ts, seq, cpu, gen: struct kagg_rec_hdr */
 	__u8 type;	     /* enum runqlat_rec_type */
 	__u8 enq;	     /* `pid` enters a run queue now and passes the filters */
-	__u8 pad[2];
+	__u8 sel;	     /* switches: prev passes the filters (-p/-t/--cgroup) */
+	__u8 pad;
 	__s32 pid; /* the woken task, or prev */
 	__s32 tgid;
 	__s32 prio;

@@ -208,9 +208,9 @@ static void offcpu_meta(struct kagg_session *s, struct kagg_snapshot *snap, cons
 	if (session_streams(s)) {
 		snap_add_drop(snap, "stream_kernel_gaps",
 			      SESSION_KERNEL_GAPS_WHAT " (from the stream)",
-			      t->st.kernel_gaps - t->st.kernel_gaps0, false);
+			      t->st.chain.breaks - t->st.kernel_gaps0, false);
 		if (reset)
-			t->st.kernel_gaps0 = t->st.kernel_gaps;
+			t->st.kernel_gaps0 = t->st.chain.breaks;
 	}
 	if (s->path == KAGG_MODE_STREAM)
 		return;

@@ -47,8 +47,7 @@ int ostream_init(struct ostream *st, const struct ostream_cfg *cfg, char *err, s
 		      ?: scons_switch_format(&st->core, &st->sw, err, err_len);
 	if (ret)
 		return ret;
-	st->chain = calloc((size_t)st->core.nr_cpus, sizeof(*st->chain));
-	if (!st->chain) {
+	if (schain_init(&st->chain, st->core.nr_cpus)) {
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
@@ -60,7 +59,7 @@ void ostream_fini(struct ostream *st)
 	scons_fini(&st->core);
 	sagg_fini(&st->agg);
 	u64map_free(&st->starts);
-	free(st->chain);
+	schain_fini(&st->chain);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -108,15 +107,9 @@ void ostream_on_record(void *ctx, const void *data, uint32_t len)
 		return;
 	lost = st->core.seq_gaps;
 	cpu = scons_seq(&st->core, (const struct kagg_rec_hdr *)r);
-	/* the kernel's switch chain, as on_switch() checks it; after a record of
-	 * ours was lost the chain is unknown, not broken */
-	if (st->chain) {
-		if (st->core.seq_gaps != lost)
-			st->chain[cpu] = 0;
-		else if (st->chain[cpu] && st->chain[cpu] != (uint64_t)(uint32_t)r->prev_pid + 1)
-			st->kernel_gaps++;
-		st->chain[cpu] = (uint64_t)(uint32_t)r->next_pid + 1;
-	}
+	/* the kernel's switch chain, as on_switch() checks it */
+	if (st->chain.last)
+		schain_break(&st->chain, cpu, st->core.seq_gaps != lost, r->prev_pid, r->next_pid);
 	account(st, r);
 	land(st, r);
 	if (st->cb) {

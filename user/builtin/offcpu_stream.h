@@ -34,8 +34,8 @@ struct ostream {
 
 	uint64_t min_ns, max_ns, unit_ns;
 	struct u64map starts; /* tid -> switch-out ts of selected tasks */
-	uint64_t *chain;      /* per CPU: next_pid + 1 of its last record (0: unknown) */
-	uint64_t kernel_gaps, kernel_gaps0; /* breaks in those chains (OFFCPU_CNT_KERNEL_GAPS) */
+	struct schain chain;  /* its breaks: OFFCPU_CNT_KERNEL_GAPS, from the stream */
+	uint64_t kernel_gaps0;
 	struct sagg agg;
 	kagg_switch_fn cb;
 	void *cb_ctx;

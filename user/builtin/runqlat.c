@@ -31,6 +31,7 @@ struct runqlat {
 	struct runqlat_bpf *skel;
 	struct rqstream st;
 	uint64_t recorded0, filtered0; /* stream mode: baselines of st's counts */
+	uint64_t gaps0, missed0;       /* streaming: baselines of st's chain counts */
 };
 
 static int rq_load(struct kagg_session *s, const void *opts, bool btf)
@@ -148,6 +149,20 @@ static void runqlat_meta(struct kagg_session *s, struct kagg_snapshot *snap, con
 {
 	struct runqlat *t = s->tool;
 
+	if (session_streams(s)) {
+		snap_add_drop(
+			snap, "stream_switch_in_missed",
+			"latency lost: a task got a CPU by a switch the kernel did not deliver "
+			"(from the stream)",
+			t->st.switch_in_missed - t->missed0, true);
+		snap_add_drop(snap, "stream_kernel_gaps",
+			      SESSION_KERNEL_GAPS_WHAT " (from the stream)",
+			      t->st.chain.breaks - t->gaps0, false);
+		if (reset) {
+			t->missed0 = t->st.switch_in_missed;
+			t->gaps0 = t->st.chain.breaks;
+		}
+	}
 	if (s->path == KAGG_MODE_STREAM) {
 		snap->meta.events_recorded = t->st.recorded - t->recorded0;
 		snap->meta.events_filtered = t->st.filtered_cpu - t->filtered0;

@@ -14,6 +14,12 @@
  * A lost record (BPF ring buffer full) can break a latency: a missing
  * enqueue hides it, a missing switch-in leaves a stale start that a later
  * switch-in closes, too long.  Losses are counted and reported.
+ *
+ * Every switch is streamed, so the chain check of the kernel path is made
+ * here too (struct schain): a switch the kernel did not deliver is a break,
+ * and the wait of prev, when it passes the filters (the record's `sel`), is
+ * lost (switch_in_missed).  After a lost record of ours the chain of its CPU
+ * is unknown: no break is counted at its next switch.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,7 +50,8 @@ int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err
 	st->unit_ns = cfg->unit_ns;
 	st->target_cpu = cfg->target_cpu;
 	st->land = cfg->land ? cfg->land : ~0u;
-	if (u64map_init(&st->starts, 4096) || sagg_init(&st->agg, cfg->key, cfg->unit)) {
+	if (u64map_init(&st->starts, 4096) || sagg_init(&st->agg, cfg->key, cfg->unit) ||
+	    schain_init(&st->chain, cfg->core.nr_cpus)) {
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
@@ -60,6 +67,7 @@ void rqstream_fini(struct rqstream *st)
 	scons_fini(&st->core);
 	sagg_fini(&st->agg);
 	u64map_free(&st->starts);
+	schain_fini(&st->chain);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -117,7 +125,34 @@ static void land(struct rqstream *st, const struct runqlat_rec *r)
 	kagg_rb__commit(&rsv);
 }
 
-SCONS_DEFINE_ON_RECORD(rqstream_on_record, struct rqstream, struct runqlat_rec)
+void rqstream_on_record(void *ctx, const void *data, uint32_t len)
+{
+	const struct runqlat_rec *r = data;
+	struct rqstream *st = ctx;
+	uint64_t gaps;
+	uint32_t cpu;
+	bool lost;
+
+	if (len < sizeof(*r))
+		return;
+	gaps = st->core.seq_gaps;
+	cpu = scons_seq(&st->core, (const struct kagg_rec_hdr *)r);
+	lost = st->core.seq_gaps != gaps; /* records of this CPU lost before: switches maybe */
+	/*
+	 * The kernel's switch chain, as on_switch() checks it: at a break, prev's wait was lost
+	 * (counted when prev passes the filters, and its start goes, as on_switch() clears it).
+	 */
+	if (r->type != RUNQLAT_REC_SWITCH) {
+		if (lost)
+			st->chain.last[cpu] = 0;
+	} else if (schain_break(&st->chain, cpu, lost, r->pid, r->next_pid) && r->sel &&
+		   (st->target_cpu < 0 || r->cpu == (uint32_t)st->target_cpu)) {
+		st->switch_in_missed++;
+		u64map_del(&st->starts, (uint32_t)r->pid, NULL);
+	}
+	account(st, r);
+	land(st, r);
+}
 
 int rqstream_read(struct rqstream *st, uint32_t g, bool reset, struct kagg_snapshot *snap)
 {

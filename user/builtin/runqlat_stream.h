@@ -39,8 +39,10 @@ struct rqstream {
 	unsigned int land;    /* 1 << RUNQLAT_REC_* bits */
 	struct u64map starts; /* tid -> enqueue ts of selected tasks */
 	struct sagg agg;
-	uint64_t recorded;     /* latencies counted (cumulative) */
-	uint64_t filtered_cpu; /* latencies ended on another CPU than --cpu (cumulative) */
+	uint64_t recorded;	   /* latencies counted (cumulative) */
+	uint64_t filtered_cpu;	   /* latencies ended on another CPU than --cpu (cumulative) */
+	struct schain chain;	   /* its breaks: RUNQLAT_CNT_KERNEL_GAPS, from the stream */
+	uint64_t switch_in_missed; /* RUNQLAT_CNT_DROP_SWITCH_IN, from the stream */
 };
 
 int rqstream_init(struct rqstream *st, const struct rqstream_cfg *cfg, char *err, size_t err_len);

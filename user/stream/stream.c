@@ -158,6 +158,37 @@ uint32_t scons_seq(struct scons *c, const struct kagg_rec_hdr *h)
 	return cpu;
 }
 
+int schain_init(struct schain *ch, int nr_cpus)
+{
+	memset(ch, 0, sizeof(*ch));
+	ch->last = calloc((size_t)nr_cpus, sizeof(*ch->last));
+	if (!ch->last)
+		return -ENOMEM;
+	ch->nr_cpus = nr_cpus;
+	return 0;
+}
+
+void schain_fini(struct schain *ch)
+{
+	free(ch->last);
+	memset(ch, 0, sizeof(*ch));
+}
+
+void schain_forget(struct schain *ch)
+{
+	if (ch->last)
+		memset(ch->last, 0, (size_t)ch->nr_cpus * sizeof(*ch->last));
+}
+
+bool schain_break(struct schain *ch, uint32_t cpu, bool lost, int32_t prev_pid, int32_t next_pid)
+{
+	bool gap = !lost && ch->last[cpu] && ch->last[cpu] != (uint64_t)(uint32_t)prev_pid + 1;
+
+	ch->last[cpu] = (uint64_t)(uint32_t)next_pid + 1;
+	ch->breaks += gap;
+	return gap;
+}
+
 static size_t fmt_payload(const struct kagg_rb_format *fmt)
 {
 	size_t i, end, payload = 0;

@@ -93,6 +93,29 @@ static inline uint32_t scons_cpu(const struct scons *c, uint32_t cpu)
 uint32_t scons_seq(struct scons *c, const struct kagg_rec_hdr *h);
 
 /*
+ * The kernel's chain of switches, checked from the switch records as kagg_chain_break()
+ * checks it in BPF: each switch on a CPU starts from the task the previous one went to.
+ * last[cpu]: next_pid + 1 of that CPU's last switch record (0: unknown, as after a record
+ * of ours was lost, or at the start).
+ */
+struct schain {
+	uint64_t *last;
+	int nr_cpus;
+	uint64_t breaks; /* switches the kernel did not deliver (cumulative) */
+};
+
+/* 0 or -ENOMEM. */
+int schain_init(struct schain *ch, int nr_cpus);
+void schain_fini(struct schain *ch);
+/* Every CPU's chain unknown (after switches missed while detached). */
+void schain_forget(struct schain *ch);
+/*
+ * The switch prev_pid -> next_pid recorded on cpu (folded, scons_seq), lost telling
+ * whether records of ours went missing before it: true at a break (counted).
+ */
+bool schain_break(struct schain *ch, uint32_t cpu, bool lost, int32_t prev_pid, int32_t next_pid);
+
+/*
  * Define NAME, the BPF ring callback (bpfrb_fn) of a tool whose records REC_T
  * need no more than this: a short record is ignored; a record is noted
  * (scons_seq), then passed to the file's static account(st, r) and land(st, r).
