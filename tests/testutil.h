@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1050,6 +1051,58 @@ static inline uint64_t tu_drop_count(const struct kagg_snapshot *snap, const cha
 		if (!strcmp(m->drops[i]->cause, cause))
 			return m->drops[i]->count;
 	return ~0ULL;
+}
+
+/*
+ * Attaching again after a detach counts no kernel gap that was not one.  ref (attached
+ * throughout) and again see the same switches once again is attached, so again counts at
+ * most the gaps ref counts over its window (ref's from a reset before again's attach to a
+ * snapshot after again's; both reset while again is detached).  A chain kept from before the
+ * detach breaks at once: this thread
+ * runs on CPU 0 when again detaches (the last switch there went to it), then moves to CPU 1
+ * while detached, and CPU 0's next switch starts from another task.  *gref, *gagain: the
+ * kernel_gaps of each (*gstream: again's stream_kernel_gaps, when streamed; else ~0).
+ * false (nothing asserted) without two usable CPUs.
+ */
+static inline bool tu_reattach_gaps(struct kagg_session *ref, struct kagg_session *again,
+				    unsigned long long *gref, unsigned long long *gagain,
+				    unsigned long long *gstream)
+{
+	cpu_set_t old, one;
+	struct kagg_snapshot *sr, *sa;
+	int i, cpu;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || sched_getaffinity(0, sizeof(old), &old) ||
+	    !CPU_ISSET(0, &old) || !CPU_ISSET(1, &old))
+		return false;
+	tu_attach(ref);
+	tu_attach(again);
+	for (cpu = 0; cpu < 3; cpu++) {
+		/* CPU 0, then CPU 1 while again is detached, then CPU 0 again */
+		CPU_ZERO(&one);
+		CPU_SET(cpu & 1, &one);
+		assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+		for (i = 0; i < 20; i++)
+			tu_sleep_ms(1);
+		if (cpu == 0) {
+			assert_int_equal(kagg_session__detach(again), 0);
+		} else if (cpu == 1) {
+			/* both count from here: again's window within ref's */
+			kagg_snapshot__free(tu_snapshot(again, KAGG_SNAP_RESET));
+			kagg_snapshot__free(tu_snapshot(ref, KAGG_SNAP_RESET));
+			tu_attach(again);
+		}
+	}
+	kagg_session__poll(again, 0);
+	sa = tu_snapshot(again, 0);
+	sr = tu_snapshot(ref, 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
+	*gref = tu_drop_count(sr, "kernel_gaps");
+	*gagain = tu_drop_count(sa, "kernel_gaps");
+	*gstream = tu_drop_count(sa, "stream_kernel_gaps");
+	kagg_snapshot__free(sa);
+	kagg_snapshot__free(sr);
+	return true;
 }
 
 /* The slot of h whose bounds (kagg_hist__bounds: (low, high] for exp) hold v; -1: none. */

@@ -1026,6 +1026,37 @@ static void test_cli_json_per_thread(void **state)
 
 /* ------------------------------------------------------------ leaks */
 
+/*
+ * A session detached and attached again forgets each CPU's chain of switches: the switches
+ * it missed meanwhile are no kernel gap (tu_reattach_gaps), in the kernel or in its stream.
+ */
+static void test_reattach_counts_no_false_gap(void **state)
+{
+	KAGG_OPTS(kagg_runqlat_opts, ro);
+	KAGG_OPTS(kagg_runqlat_opts, ao, .mode = KAGG_MODE_BOTH);
+	struct kagg_session *ref, *again;
+	unsigned long long gref, gagain, gstream;
+	bool ran;
+
+	TU_SKIP_UNLESS_ROOT();
+	ref = kagg_runqlat__open(&ro);
+	again = kagg_runqlat__open(&ao);
+	assert_non_null(ref);
+	assert_non_null(again);
+	ran = tu_reattach_gaps(ref, again, &gref, &gagain, &gstream);
+	kagg_session__destroy(again);
+	kagg_session__destroy(ref);
+	if (!ran) {
+		printf("  skipped: CPUs 0 and 1 are not both usable here\n");
+		skip();
+	}
+	printf("  kernel gaps: %llu attached throughout, %llu attached again (%llu in its "
+	       "stream)\n",
+	       gref, gagain, gstream);
+	assert_true(gagain <= gref);
+	assert_true(gstream <= gref);
+}
+
 static void test_nothing_stays_loaded_after_exit(void **state)
 {
 	static const struct tu_exit_case cases[] = {
@@ -1071,4 +1102,5 @@ TU_MAIN(cmocka_unit_test(test_hog_delays_sleeper_tp_btf),
 	cmocka_unit_test(test_cli_milliseconds), cmocka_unit_test(test_cgroup_filter),
 	cmocka_unit_test(test_cli_json_per_thread),
 	cmocka_unit_test(test_nothing_stays_loaded_after_exit),
-	cmocka_unit_test(test_errors_one_line), )
+	cmocka_unit_test(test_errors_one_line),
+	cmocka_unit_test(test_reattach_counts_no_false_gap), )

@@ -463,6 +463,29 @@ void session_bind(struct kagg_session *s, volatile __u32 *gen, volatile __u32 *a
 	snprintf(s->attach_type, sizeof(s->attach_type), "%s", attach_type);
 }
 
+void session_chain_forget(struct kagg_session *s, int idx)
+{
+	int cpus = libbpf_num_possible_cpus(), i, err = -EINVAL;
+	size_t each = (size_t)s->nr_counters * sizeof(__u64);
+	__u32 zero = 0;
+	__u64 *v = NULL;
+
+	if (cpus > 0 && s->counters && idx > 0 && idx < s->nr_counters)
+		v = calloc((size_t)cpus, each);
+	if (v)
+		err = bpf_map__lookup_elem(s->counters, &zero, sizeof(zero), v, each * cpus, 0);
+	if (v && !err) {
+		for (i = 0; i < cpus; i++)
+			v[(size_t)i * s->nr_counters + idx] = 0;
+		err = bpf_map__update_elem(s->counters, &zero, sizeof(zero), v, each * cpus, 0);
+	}
+	if (err || !v)
+		session_log(s, KAGG_LOG_WARN,
+			    "the switch chains could not be reset: each CPU may count one false "
+			    "kernel gap");
+	free(v);
+}
+
 /* ------------------------------------------------------------ accounting */
 
 /* BPF_MAP_TYPE_CGRP_STORAGE (the 6.2 UAPI): by number, older <linux/bpf.h> lack the name. */
@@ -602,6 +625,8 @@ int kagg_session__attach(struct kagg_session *s)
 		return -EINVAL;
 	if (s->attached)
 		return -EALREADY;
+	if (s->ever_attached && s->ops->reattach)
+		s->ops->reattach(s);
 	for (i = 0; i < s->nr_progs; i++) {
 		s->links[i] =
 			s->ops->attach ? s->ops->attach(s, i) : bpf_program__attach(s->progs[i]);

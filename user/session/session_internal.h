@@ -79,6 +79,12 @@ struct session_ops {
 	void (*destroy)(struct kagg_session *s);
 	/* Optional: at each kagg_session__poll(), before it waits. */
 	void (*poll)(struct kagg_session *s);
+	/*
+	 * Optional: at kagg_session__attach() after a detach, before the programs attach
+	 * again: forget what was known of the events before (the scheduler tools' chains of
+	 * switches, session_chain_forget()), which the events missed meanwhile make stale.
+	 */
+	void (*reattach)(struct kagg_session *s);
 };
 
 /* A process's last handled note (bpf/proc_notes.bpf.h): what its maps were read for. */
@@ -301,6 +307,13 @@ void session_filters_end(struct kagg_session *s);
  */
 void session_bind(struct kagg_session *s, volatile __u32 *gen, volatile __u32 *armed,
 		  struct bpf_map *counters, int nr_counters, const char *attach_type);
+
+/*
+ * While detached: counter idx of the counters map, the per-CPU switch chain of the
+ * scheduler tools (kagg_chain_break()), set to 0 (unknown) on every CPU; a failure is
+ * logged (a false kernel gap per CPU may follow).
+ */
+void session_chain_forget(struct kagg_session *s, int idx);
 
 void session_log(struct kagg_session *s, enum kagg_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

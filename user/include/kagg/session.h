@@ -55,7 +55,12 @@ KAGG_API struct kagg_rb *kagg_session__ringbuf(struct kagg_session *s);
 /* The event formats of the records in that buffer (sched/sched_switch...). */
 KAGG_API const struct kagg_rb_events *kagg_session__events(struct kagg_session *s);
 
-/* Detach (programs and maps stay loaded, data is kept).  0 or -errno. */
+/*
+ * Detach (programs and maps stay loaded, data is kept).  0 or -errno.
+ * kagg_session__attach() resumes it: an interval that was open at the detach (a task
+ * switched out, a call entered) is closed by its next event seen, and may take in events
+ * missed while detached; a new session starts clean.
+ */
 KAGG_API int kagg_session__detach(struct kagg_session *s);
 
 /* Detach, unload and free everything.  NULL-safe. */
