@@ -389,6 +389,53 @@ static inline void tu_bounce_work(void *arg)
 }
 
 /*
+ * tu_bounce_work's rounds and, as the kernel counted them (getrusage of the process around
+ * the bounce, its second thread's once joined), the switches its threads made meanwhile:
+ * the ground truth of the tests on them.  How many rounds wait at all is the scheduler's
+ * choice (a thread whose byte is there before it sleeps reads on without a switch): each
+ * block needs a wakeup, each switch-out a switch-in before the process ends.
+ */
+struct tu_bounce_count {
+	int rounds;
+	uint64_t *ru; /* tu_shared_u64(2): [0] blocks (ru_nvcsw), [1] preemptions (ru_nivcsw) */
+};
+
+static inline void tu_bounce_counted(void *arg)
+{
+	struct tu_bounce_count *b = arg;
+	struct rusage r0, r1;
+
+	if (getrusage(RUSAGE_SELF, &r0))
+		_exit(2);
+	tu_bounce_work(&b->rounds);
+	if (getrusage(RUSAGE_SELF, &r1))
+		_exit(2);
+	b->ru[0] = (uint64_t)(r1.ru_nvcsw - r0.ru_nvcsw);
+	b->ru[1] = (uint64_t)(r1.ru_nivcsw - r0.ru_nivcsw);
+}
+
+/* A bounce of rounds whose switches a child counts for its parent (asserted mapped). */
+static inline struct tu_bounce_count tu_bounce_count(int rounds)
+{
+	struct tu_bounce_count b = { rounds, tu_shared_u64(2) };
+
+	assert_non_null(b.ru);
+	return b;
+}
+
+/* The switch-outs of b's threads (blocks and preemptions): each ends in a switch-in. */
+static inline uint64_t tu_bounce_switched(const struct tu_bounce_count *b)
+{
+	return b->ru[0] + b->ru[1];
+}
+
+static inline void tu_bounce_free(struct tu_bounce_count *b)
+{
+	munmap(b->ru, 2 * sizeof(uint64_t));
+	b->ru = NULL;
+}
+
+/*
  * All of fd from its offset, NUL-terminated, malloc'd (NULL when out of
  * memory); its length (without the NUL, 0 on failure) in *len unless len is NULL.
  */

@@ -307,16 +307,22 @@ static struct kagg_snapshot *run_child(struct kagg_session *s, struct tu_child *
 
 /*
  * A child whose two threads wake each other ROUNDS times, run under a runqlat session
- * opened with O (in *s, asserted opened): run_child()'s final snapshot.
+ * opened with O (in *s, asserted opened): run_child()'s final snapshot.  *switched: the
+ * switch-outs of its threads (tu_bounce_switched): each ends in a wait on a run queue.
  */
 static struct kagg_snapshot *run_bounces(const struct kagg_runqlat_opts *o, int rounds, bool poll,
-					 struct kagg_session **s)
+					 struct kagg_session **s, uint64_t *switched)
 {
-	struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
+	struct tu_bounce_count b = tu_bounce_count(rounds);
+	struct tu_child child = tu_spawn(tu_bounce_counted, &b);
+	struct kagg_snapshot *snap;
 
 	*s = kagg_runqlat__open(o);
 	assert_non_null(*s);
-	return run_child(*s, &child, poll);
+	snap = run_child(*s, &child, poll);
+	*switched = tu_bounce_switched(&b);
+	tu_bounce_free(&b);
+	return snap;
 }
 
 static uint64_t hists_total(const struct kagg_snapshot *snap)
@@ -343,13 +349,13 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool exp,
 	const struct kagg_meta *m;
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
-	uint64_t a, b, lost, missed;
+	uint64_t a, b, lost, missed, switched;
 	size_t i;
 
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .key = key, .attach = attach,
 		  .overhead = true, .buckets = exp ? KAGG_BUCKETS_EXP : KAGG_BUCKETS_LOG2,
 		  .exp_scale = 3, .log = quiet_log);
-	snap = run_bounces(&o, BOUNCES, true, &s);
+	snap = run_bounces(&o, BOUNCES, true, &s, &switched);
 	m = kagg_snapshot__meta(snap);
 	st = kagg_snapshot__stream(snap);
 	assert_non_null(st);
@@ -361,8 +367,8 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool exp,
 	       (unsigned long long)m->stream_dropped, m->agg_ns_per_event, m->stream_ns_per_event);
 	assert_string_equal(m->mode, "both");
 	assert_int_equal(m->stream_seen, m->stream_delivered + m->stream_dropped);
-	/* about one latency per wakeup of the two bouncing threads */
-	assert_true(hists_total(snap) >= (uint64_t)BOUNCES);
+	/* a latency per switch-out of the two bouncing threads, but those lost to the kernel */
+	assert_true(hists_total(snap) + drop_or_0(snap, "switch_in_missed") >= switched);
 	assert_int_equal(hists_total(snap), m->events_recorded);
 	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
 		assert_int_equal(kagg_snapshot__hist(snap, i)->has_exp, exp);
@@ -406,11 +412,12 @@ static void test_exp_buckets_count_every_latency(void **state)
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	double v, low, high;
+	uint64_t switched;
 
 	KAGG_OPTS(kagg_runqlat_opts, o, .buckets = KAGG_BUCKETS_EXP, .exp_scale = 3,
 		  .log = quiet_log);
 	TU_SKIP_UNLESS_ROOT();
-	snap = run_bounces(&o, BOUNCES, true, &s);
+	snap = run_bounces(&o, BOUNCES, true, &s, &switched);
 	assert_non_null(snap);
 	m = kagg_snapshot__meta(snap);
 	assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
@@ -419,7 +426,8 @@ static void test_exp_buckets_count_every_latency(void **state)
 	       (unsigned long long)h->total, (unsigned long long)m->events_recorded,
 	       h->sum / (double)h->total);
 	assert_true(h->has_exp && h->has_sum);
-	assert_true(h->total >= (uint64_t)BOUNCES);
+	/* a latency per switch-out of the bouncing threads at least, but those lost */
+	assert_true(h->total + gap_losses(snap) >= switched);
 	assert_int_equal(h->total, m->events_recorded);
 	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		assert_int_equal(kagg_hist__percentile(h, qs[i], &v, &low, &high), 0);
@@ -438,12 +446,14 @@ static void test_exp_buckets_count_every_latency(void **state)
  */
 static void test_exp_buckets_per_process(void **state)
 {
-	int rounds = BOUNCES, pids[1];
 	unsigned int cells;
+	int pids[1];
 
 	TU_SKIP_UNLESS_ROOT();
 	for (cells = 0; cells <= 1; cells++) {
-		struct tu_child child = tu_spawn(tu_bounce_work, &rounds);
+		struct tu_bounce_count b = tu_bounce_count(BOUNCES);
+		struct tu_child child = tu_spawn(tu_bounce_counted, &b);
+		uint64_t switched;
 		const struct kagg_hist *h;
 		const struct kagg_meta *m;
 		struct kagg_snapshot *snap;
@@ -456,21 +466,25 @@ static void test_exp_buckets_per_process(void **state)
 		s = kagg_runqlat__open(&o);
 		assert_non_null(s);
 		snap = run_child(s, &child, true);
+		switched = tu_bounce_switched(&b);
+		tu_bounce_free(&b);
 		m = kagg_snapshot__meta(snap);
 		assert_int_equal(kagg_snapshot__hist_cnt(snap), 1);
 		h = kagg_snapshot__hist(snap, 0);
 		printf("  -P exp:3, cells %s: %llu latencies, %llu recorded, exp_cells dropped "
-		       "%llu\n",
+		       "%llu; its threads switched out %llu times\n",
 		       cells ? "1" : "16384", (unsigned long long)h->total,
 		       (unsigned long long)m->events_recorded,
-		       (unsigned long long)tu_drop_count(snap, "exp_cells"));
+		       (unsigned long long)tu_drop_count(snap, "exp_cells"),
+		       (unsigned long long)switched);
 		assert_true(h->has_exp && h->has_sum);
 		assert_int_equal(h->exp_scale, 3);
 		assert_int_equal(h->key.pid, child.pid);
 		assert_int_equal(h->total, m->events_recorded);
 		assert_true(tu_sum_within_buckets(h));
+		/* a latency per switch-out of its threads, but those lost to the kernel */
 		if (!cells) {
-			assert_true(h->total >= (uint64_t)rounds);
+			assert_true(h->total + gap_losses(snap) >= switched);
 			assert_int_equal(tu_drop_count(snap, "exp_cells"), 0);
 		} else {
 			for (unsigned int k = 0, used = 0; k < h->nr_slots; k++) {
@@ -478,8 +492,9 @@ static void test_exp_buckets_per_process(void **state)
 				assert_true(used <= 1);
 			}
 			assert_true(tu_drop_count(snap, "exp_cells") > 0);
-			assert_true(h->total + tu_drop_count(snap, "exp_cells") >=
-				    (uint64_t)rounds);
+			assert_true(h->total + tu_drop_count(snap, "exp_cells") +
+					    gap_losses(snap) >=
+				    switched);
 		}
 		kagg_snapshot__free(snap);
 		kagg_session__destroy(s);
@@ -528,13 +543,14 @@ static void test_stream_drops_counted(void **state)
 	struct kagg_snapshot *snap;
 	const struct kagg_meta *m;
 	struct kagg_session *s;
+	uint64_t switched;
 	bool named = false;
 	size_t i;
 
 	TU_SKIP_UNLESS_ROOT();
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_BOTH, .stream_bytes = 4096,
 		  .log = quiet_log);
-	snap = run_bounces(&o, rounds, false, &s);
+	snap = run_bounces(&o, rounds, false, &s, &switched);
 	m = kagg_snapshot__meta(snap);
 	printf("  seen %llu = delivered %llu + dropped %llu; kernel path %llu latencies\n",
 	       (unsigned long long)m->stream_seen, (unsigned long long)m->stream_delivered,
@@ -546,7 +562,7 @@ static void test_stream_drops_counted(void **state)
 		if (!strcmp(m->drops[i]->cause, "stream_ringbuf_full"))
 			named = m->drops[i]->count == m->stream_dropped;
 	assert_true(named);
-	assert_true(hists_total(snap) >= (uint64_t)rounds);
+	assert_true(hists_total(snap) + drop_or_0(snap, "switch_in_missed") >= switched);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
@@ -604,14 +620,15 @@ static void read_landed(struct kagg_session *s, void *ctx)
  */
 static void land_as_kernel_events(const char *events_dir)
 {
-	int rounds = 300;
+	struct tu_bounce_count b = tu_bounce_count(300);
 	struct tu_child child;
 	struct kagg_snapshot *snap;
 	const struct kagg_meta *m;
 	struct kagg_session *s;
 	struct landed l = {};
+	uint64_t lost;
 
-	child = tu_spawn(tu_bounce_work, &rounds);
+	child = tu_spawn(tu_bounce_counted, &b);
 	l.pid = child.pid;
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .events_dir = events_dir,
 		  .log = quiet_log);
@@ -621,13 +638,22 @@ static void land_as_kernel_events(const char *events_dir)
 	if (events_dir) /* not there: the built-in copies */
 		assert_non_null(strstr(m->stream_format, "built-in"));
 	printf("  delivered %llu: read back %llu + overwritten %llu; the workload's wakeups %d, "
-	       "switch-outs %d; other tasks' events %d; formats: %s\n",
+	       "switch-outs %d (it blocked %llu times, was preempted %llu); other tasks' events "
+	       "%d; formats: %s\n",
 	       (unsigned long long)m->stream_delivered, (unsigned long long)l.read,
-	       (unsigned long long)m->rb_overrun, l.wakeups, l.switches, l.others,
+	       (unsigned long long)m->rb_overrun, l.wakeups, l.switches,
+	       (unsigned long long)b.ru[0], (unsigned long long)b.ru[1], l.others,
 	       m->stream_format);
 	assert_int_equal(m->stream_dropped, 0);
 	assert_int_equal(l.read + m->rb_overrun, m->stream_delivered);
-	assert_true(l.wakeups >= rounds && l.switches >= rounds);
+	/*
+	 * A wakeup landed per block of its threads, a switch per switch-out, but for what was
+	 * overwritten before it was read and what the kernel did not deliver (its breaks)
+	 */
+	lost = m->rb_overrun + drop_or_0(snap, "stream_kernel_gaps");
+	assert_true((uint64_t)l.wakeups + lost >= b.ru[0]);
+	assert_true((uint64_t)l.switches + lost >= tu_bounce_switched(&b));
+	tu_bounce_free(&b);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
@@ -650,11 +676,12 @@ static void test_stream_land_events_mask(void **state)
 	struct kagg_snapshot *snap;
 	struct kagg_session *s;
 	struct kagg_rb_event ev = { .sz = sizeof(ev) };
+	uint64_t switched;
 
 	TU_SKIP_UNLESS_ROOT();
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM,
 		  .land_events = KAGG_RUNQLAT_EV_WAKEUP_NEW, .log = quiet_log);
-	snap = run_bounces(&o, rounds, true, &s);
+	snap = run_bounces(&o, rounds, true, &s, &switched);
 	evs = kagg_session__events(s);
 	while (!kagg_rb__consume(kagg_session__ringbuf(s), -1, &ev)) {
 		const struct kagg_rb_format *f =
@@ -671,7 +698,7 @@ static void test_stream_land_events_mask(void **state)
 	       (unsigned long long)hists_total(snap));
 	assert_true(n >= 1);
 	assert_int_equal(others, 0);
-	assert_true(hists_total(snap) >= (uint64_t)rounds);
+	assert_true(hists_total(snap) + gap_losses(snap) >= switched);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
