@@ -259,13 +259,15 @@ static __always_inline bool prev_requeued(bool preempt, struct task_struct *prev
 {
 	__u32 in_cg = 1;
 	struct start *s;
+	bool ids;
 
 	*sel = 0;
 	if (!pid)
 		return false;
+	ids = ids_selected(prev, pid, btf);
 	if (filter_cgroup) {
 		in_cg = bpf_current_task_under_cgroup(&cgroup, 0) == 1;
-		if (!(state & TASK_DEAD_STATE) && ids_selected(prev, pid, btf)) {
+		if (!(state & TASK_DEAD_STATE) && ids) {
 			s = start_get(prev, pid, true, btf);
 			if (s)
 				s->in_cg = in_cg;
@@ -275,7 +277,7 @@ static __always_inline bool prev_requeued(bool preempt, struct task_struct *prev
 			bpf_map_delete_elem(&start_hash, &pid);
 		}
 	}
-	*sel = in_cg && ids_selected(prev, pid, btf);
+	*sel = in_cg && ids;
 	return (preempt || !state) && *sel;
 }
 

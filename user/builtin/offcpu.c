@@ -293,19 +293,10 @@ static int offcpu_open(struct kagg_session *s, void *opts)
 	return err;
 }
 
-/*
- * Attached again after a detach: the switches missed meanwhile leave each CPU's chain
- * unknown, not broken (the stream's once the records sent before the detach are in).
- */
+/* Attached again after a detach: its chains of switches unknown (session_chain_forget). */
 static void offcpu_reattach(struct kagg_session *s)
 {
-	struct offcpu *t = s->tool;
-
-	session_chain_forget(s, OFFCPU_CNT_CHAIN);
-	if (session_streams(s)) {
-		kagg_session__poll(s, 0); /* the records sent before the detach first */
-		schain_forget(&t->st.chain);
-	}
+	session_chain_forget(s, OFFCPU_CNT_CHAIN, &((struct offcpu *)s->tool)->st.chain);
 }
 
 SESSION_TOOL(offcpu, struct offcpu, .read_stream = offcpu_read_stream,

@@ -99,17 +99,15 @@ void ostream_on_record(void *ctx, const void *data, uint32_t len)
 {
 	const struct offcpu_rec *r = data;
 	struct ostream *st = ctx;
-
-	uint64_t lost;
 	uint32_t cpu;
+	bool lost;
 
 	if (len < sizeof(*r))
 		return;
-	lost = st->core.seq_gaps;
-	cpu = scons_seq(&st->core, (const struct kagg_rec_hdr *)r);
+	cpu = scons_seq_lost(&st->core, (const struct kagg_rec_hdr *)r, &lost);
 	/* the kernel's switch chain, as on_switch() checks it */
 	if (st->chain.last)
-		schain_break(&st->chain, cpu, st->core.seq_gaps != lost, r->prev_pid, r->next_pid);
+		schain_break(&st->chain, cpu, lost, r->prev_pid, r->next_pid);
 	account(st, r);
 	land(st, r);
 	if (st->cb) {

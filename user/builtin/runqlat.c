@@ -238,19 +238,10 @@ static int runqlat_open(struct kagg_session *s, void *opts)
 					     t->skel->maps.tids, t->skel->maps.cgroup);
 }
 
-/*
- * Attached again after a detach: the switches missed meanwhile leave each CPU's chain
- * unknown, not broken (the stream's once the records sent before the detach are in).
- */
+/* Attached again after a detach: its chains of switches unknown (session_chain_forget). */
 static void runqlat_reattach(struct kagg_session *s)
 {
-	struct runqlat *t = s->tool;
-
-	session_chain_forget(s, RUNQLAT_CNT_CHAIN);
-	if (session_streams(s)) {
-		kagg_session__poll(s, 0); /* the records sent before the detach first */
-		schain_forget(&t->st.chain);
-	}
+	session_chain_forget(s, RUNQLAT_CNT_CHAIN, &((struct runqlat *)s->tool)->st.chain);
 }
 
 SESSION_TOOL(runqlat, struct runqlat, .read_stream = runqlat_read_stream,

@@ -129,15 +129,12 @@ void rqstream_on_record(void *ctx, const void *data, uint32_t len)
 {
 	const struct runqlat_rec *r = data;
 	struct rqstream *st = ctx;
-	uint64_t gaps;
 	uint32_t cpu;
-	bool lost;
+	bool lost; /* records of this CPU lost before: switches maybe */
 
 	if (len < sizeof(*r))
 		return;
-	gaps = st->core.seq_gaps;
-	cpu = scons_seq(&st->core, (const struct kagg_rec_hdr *)r);
-	lost = st->core.seq_gaps != gaps; /* records of this CPU lost before: switches maybe */
+	cpu = scons_seq_lost(&st->core, (const struct kagg_rec_hdr *)r, &lost);
 	/*
 	 * The kernel's switch chain, as on_switch() checks it: at a break, prev's wait was lost
 	 * (counted when prev passes the filters, and its start goes, as on_switch() clears it).

@@ -463,27 +463,37 @@ void session_bind(struct kagg_session *s, volatile __u32 *gen, volatile __u32 *a
 	snprintf(s->attach_type, sizeof(s->attach_type), "%s", attach_type);
 }
 
-void session_chain_forget(struct kagg_session *s, int idx)
+void session_chain_forget(struct kagg_session *s, int idx, struct schain *stream)
 {
-	int cpus = libbpf_num_possible_cpus(), i, err = -EINVAL;
 	size_t each = (size_t)s->nr_counters * sizeof(__u64);
 	__u32 zero = 0;
 	__u64 *v = NULL;
+	int i, err = -EINVAL;
 
-	if (cpus > 0 && s->counters && idx > 0 && idx < s->nr_counters)
-		v = calloc((size_t)cpus, each);
+	/* a program still running since the detach (a link's release does not wait) first */
+	if (s->exact)
+		syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+	if (s->counters && idx > 0 && idx < s->nr_counters)
+		v = calloc((size_t)s->nr_cpus, each);
 	if (v)
-		err = bpf_map__lookup_elem(s->counters, &zero, sizeof(zero), v, each * cpus, 0);
+		err = bpf_map__lookup_elem(s->counters, &zero, sizeof(zero), v, each * s->nr_cpus,
+					   0);
 	if (v && !err) {
-		for (i = 0; i < cpus; i++)
+		for (i = 0; i < s->nr_cpus; i++)
 			v[(size_t)i * s->nr_counters + idx] = 0;
-		err = bpf_map__update_elem(s->counters, &zero, sizeof(zero), v, each * cpus, 0);
+		err = bpf_map__update_elem(s->counters, &zero, sizeof(zero), v, each * s->nr_cpus,
+					   0);
 	}
 	if (err || !v)
 		session_log(s, KAGG_LOG_WARN,
 			    "the switch chains could not be reset: each CPU may count one false "
 			    "kernel gap");
 	free(v);
+	/* the records sent before the detach, then the stream's chains */
+	if (s->stream) {
+		scons_drain(s->stream, s->stream_fn, s->stream_ctx);
+		schain_forget(stream);
+	}
 }
 
 /* ------------------------------------------------------------ accounting */

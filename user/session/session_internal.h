@@ -41,6 +41,7 @@
 struct kagg_session;
 struct scons;
 struct bpfrb;
+struct schain;
 
 struct session_ops {
 	const char *tool;
@@ -309,11 +310,13 @@ void session_bind(struct kagg_session *s, volatile __u32 *gen, volatile __u32 *a
 		  struct bpf_map *counters, int nr_counters, const char *attach_type);
 
 /*
- * While detached: counter idx of the counters map, the per-CPU switch chain of the
- * scheduler tools (kagg_chain_break()), set to 0 (unknown) on every CPU; a failure is
- * logged (a false kernel gap per CPU may follow).
+ * While detached, before attaching again: the switches missed meanwhile leave each CPU's
+ * chain of the scheduler tools unknown, not broken.  Counter idx of the counters map (the
+ * chain kagg_chain_break() keeps) set to 0 on every CPU, a failure logged (a false kernel
+ * gap per CPU may follow); when streaming, the records sent before the detach consumed,
+ * then the stream's chains forgotten.
  */
-void session_chain_forget(struct kagg_session *s, int idx);
+void session_chain_forget(struct kagg_session *s, int idx, struct schain *stream);
 
 void session_log(struct kagg_session *s, enum kagg_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

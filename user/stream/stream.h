@@ -92,6 +92,16 @@ static inline uint32_t scons_cpu(const struct scons *c, uint32_t cpu)
  */
 uint32_t scons_seq(struct scons *c, const struct kagg_rec_hdr *h);
 
+/* scons_seq(), and in *lost whether records of that CPU went missing before this one. */
+static inline uint32_t scons_seq_lost(struct scons *c, const struct kagg_rec_hdr *h, bool *lost)
+{
+	uint64_t gaps = c->seq_gaps;
+	uint32_t cpu = scons_seq(c, h);
+
+	*lost = c->seq_gaps != gaps;
+	return cpu;
+}
+
 /*
  * The kernel's chain of switches, checked from the switch records as kagg_chain_break()
  * checks it in BPF: each switch on a CPU starts from the task the previous one went to.
