@@ -1089,33 +1089,15 @@ static void test_cli_json_known_sleeps(void **state)
 
 /*
  * A session detached and attached again forgets each CPU's chain of switches: the switches
- * it missed meanwhile are no kernel gap (tu_reattach_gaps), in the kernel or in its stream.
+ * it missed meanwhile are no kernel gap (tu_reattach_no_false_gap()).
  */
 static void test_reattach_counts_no_false_gap(void **state)
 {
 	KAGG_OPTS(kagg_offcpu_opts, ro);
 	KAGG_OPTS(kagg_offcpu_opts, ao, .mode = KAGG_MODE_BOTH);
-	struct kagg_session *ref, *again;
-	unsigned long long gref, gagain, gstream;
-	bool ran;
 
 	TU_SKIP_UNLESS_ROOT();
-	ref = kagg_offcpu__open(&ro);
-	again = kagg_offcpu__open(&ao);
-	assert_non_null(ref);
-	assert_non_null(again);
-	ran = tu_reattach_gaps(ref, again, &gref, &gagain, &gstream);
-	kagg_session__destroy(again);
-	kagg_session__destroy(ref);
-	if (!ran) {
-		printf("  skipped: CPUs 0 and 1 are not both usable here\n");
-		skip();
-	}
-	printf("  kernel gaps: %llu attached throughout, %llu attached again (%llu in its "
-	       "stream)\n",
-	       gref, gagain, gstream);
-	assert_true(gagain <= gref);
-	assert_true(gstream <= gref);
+	tu_reattach_no_false_gap(kagg_offcpu__open(&ro), kagg_offcpu__open(&ao));
 }
 
 /* ------------------------------------------------------------ leaks */

@@ -367,8 +367,8 @@ static bool both_once(enum kagg_attach attach, enum kagg_key_mode key, bool exp,
 	       (unsigned long long)m->stream_dropped, m->agg_ns_per_event, m->stream_ns_per_event);
 	assert_string_equal(m->mode, "both");
 	assert_int_equal(m->stream_seen, m->stream_delivered + m->stream_dropped);
-	/* a latency per switch-out of the two bouncing threads, but those lost to the kernel */
-	assert_true(hists_total(snap) + drop_or_0(snap, "switch_in_missed") >= switched);
+	/* a latency per switch-out of the two bouncing threads, but for the losses counted */
+	assert_true(hists_total(snap) + tu_path_losses(snap, false) >= switched);
 	assert_int_equal(hists_total(snap), m->events_recorded);
 	for (i = 0; i < kagg_snapshot__hist_cnt(snap); i++)
 		assert_int_equal(kagg_snapshot__hist(snap, i)->has_exp, exp);
@@ -426,8 +426,8 @@ static void test_exp_buckets_count_every_latency(void **state)
 	       (unsigned long long)h->total, (unsigned long long)m->events_recorded,
 	       h->sum / (double)h->total);
 	assert_true(h->has_exp && h->has_sum);
-	/* a latency per switch-out of the bouncing threads at least, but those lost */
-	assert_true(h->total + gap_losses(snap) >= switched);
+	/* a latency per switch-out of the bouncing threads, but for the losses counted */
+	assert_true(h->total + tu_path_losses(snap, false) >= switched);
 	assert_int_equal(h->total, m->events_recorded);
 	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		assert_int_equal(kagg_hist__percentile(h, qs[i], &v, &low, &high), 0);
@@ -482,9 +482,9 @@ static void test_exp_buckets_per_process(void **state)
 		assert_int_equal(h->key.pid, child.pid);
 		assert_int_equal(h->total, m->events_recorded);
 		assert_true(tu_sum_within_buckets(h));
-		/* a latency per switch-out of its threads, but those lost to the kernel */
+		/* a latency per switch-out of its threads, but for the losses counted */
 		if (!cells) {
-			assert_true(h->total + gap_losses(snap) >= switched);
+			assert_true(h->total + tu_path_losses(snap, false) >= switched);
 			assert_int_equal(tu_drop_count(snap, "exp_cells"), 0);
 		} else {
 			for (unsigned int k = 0, used = 0; k < h->nr_slots; k++) {
@@ -492,9 +492,7 @@ static void test_exp_buckets_per_process(void **state)
 				assert_true(used <= 1);
 			}
 			assert_true(tu_drop_count(snap, "exp_cells") > 0);
-			assert_true(h->total + tu_drop_count(snap, "exp_cells") +
-					    gap_losses(snap) >=
-				    switched);
+			assert_true(h->total + tu_path_losses(snap, false) >= switched);
 		}
 		kagg_snapshot__free(snap);
 		kagg_session__destroy(s);
@@ -562,16 +560,19 @@ static void test_stream_drops_counted(void **state)
 		if (!strcmp(m->drops[i]->cause, "stream_ringbuf_full"))
 			named = m->drops[i]->count == m->stream_dropped;
 	assert_true(named);
-	assert_true(hists_total(snap) + drop_or_0(snap, "switch_in_missed") >= switched);
+	assert_true(hists_total(snap) + tu_path_losses(snap, false) >= switched);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
 
 /* What land_as_kernel_events() read of the reference buffer so far. */
 struct landed {
-	pid_t pid; /* the workload's: its threads are pid and pid + k, k small */
 	uint64_t read;
-	int wakeups, switches, others;
+	size_t n, cap;
+	struct landed_ev {
+		int32_t pid; /* the woken task, or prev */
+		bool wakeup;
+	} *ev;
 };
 
 /* Read what landed in s's reference buffer since the last call, by kind. */
@@ -600,14 +601,12 @@ static void read_landed(struct kagg_session *s, void *ctx)
 			pid = NULL;
 		assert_non_null(pid);
 		memcpy(&v, (const uint8_t *)ev.data + pid->offset, 4);
-		if (v >= l->pid && v < l->pid + 16) {
-			if (name[6] == 'w')
-				l->wakeups++;
-			else
-				l->switches++;
-		} else {
-			l->others++;
+		if (l->n == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 4096;
+			l->ev = realloc(l->ev, l->cap * sizeof(*l->ev));
+			assert_non_null(l->ev);
 		}
+		l->ev[l->n++] = (struct landed_ev){ v, name[6] == 'w' };
 	}
 }
 
@@ -626,10 +625,10 @@ static void land_as_kernel_events(const char *events_dir)
 	const struct kagg_meta *m;
 	struct kagg_session *s;
 	struct landed l = {};
-	uint64_t lost;
+	uint64_t lost, wakeups = 0, switches = 0, others = 0;
+	size_t i;
 
 	child = tu_spawn(tu_bounce_counted, &b);
-	l.pid = child.pid;
 	KAGG_OPTS(kagg_runqlat_opts, o, .mode = KAGG_MODE_STREAM, .events_dir = events_dir,
 		  .log = quiet_log);
 	s = kagg_runqlat__open(&o);
@@ -637,22 +636,32 @@ static void land_as_kernel_events(const char *events_dir)
 	m = kagg_snapshot__meta(snap);
 	if (events_dir) /* not there: the built-in copies */
 		assert_non_null(strstr(m->stream_format, "built-in"));
-	printf("  delivered %llu: read back %llu + overwritten %llu; the workload's wakeups %d, "
-	       "switch-outs %d (it blocked %llu times, was preempted %llu); other tasks' events "
-	       "%d; formats: %s\n",
+	/* the workload's two threads: the process's first, and the one it reported */
+	for (i = 0; i < l.n; i++) {
+		if (l.ev[i].pid != child.pid && (uint64_t)l.ev[i].pid != b.ru[2])
+			others++;
+		else if (l.ev[i].wakeup)
+			wakeups++;
+		else
+			switches++;
+	}
+	free(l.ev);
+	printf("  delivered %llu: read back %llu + overwritten %llu; the workload's wakeups %llu, "
+	       "switch-outs %llu (it blocked %llu times, was preempted %llu); other tasks' events "
+	       "%llu; formats: %s\n",
 	       (unsigned long long)m->stream_delivered, (unsigned long long)l.read,
-	       (unsigned long long)m->rb_overrun, l.wakeups, l.switches,
-	       (unsigned long long)b.ru[0], (unsigned long long)b.ru[1], l.others,
-	       m->stream_format);
+	       (unsigned long long)m->rb_overrun, (unsigned long long)wakeups,
+	       (unsigned long long)switches, (unsigned long long)b.ru[0],
+	       (unsigned long long)b.ru[1], (unsigned long long)others, m->stream_format);
 	assert_int_equal(m->stream_dropped, 0);
 	assert_int_equal(l.read + m->rb_overrun, m->stream_delivered);
 	/*
 	 * A wakeup landed per block of its threads, a switch per switch-out, but for what was
 	 * overwritten before it was read and what the kernel did not deliver (its breaks)
 	 */
-	lost = m->rb_overrun + drop_or_0(snap, "stream_kernel_gaps");
-	assert_true((uint64_t)l.wakeups + lost >= b.ru[0]);
-	assert_true((uint64_t)l.switches + lost >= tu_bounce_switched(&b));
+	lost = m->rb_overrun + tu_path_losses(snap, true);
+	assert_true(wakeups + lost >= b.ru[0]);
+	assert_true(switches + lost >= tu_bounce_switched(&b));
 	tu_bounce_free(&b);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
@@ -698,7 +707,7 @@ static void test_stream_land_events_mask(void **state)
 	       (unsigned long long)hists_total(snap));
 	assert_true(n >= 1);
 	assert_int_equal(others, 0);
-	assert_true(hists_total(snap) + gap_losses(snap) >= switched);
+	assert_true(hists_total(snap) + tu_path_losses(snap, true) >= switched);
 	kagg_snapshot__free(snap);
 	kagg_session__destroy(s);
 }
@@ -1055,33 +1064,15 @@ static void test_cli_json_per_thread(void **state)
 
 /*
  * A session detached and attached again forgets each CPU's chain of switches: the switches
- * it missed meanwhile are no kernel gap (tu_reattach_gaps), in the kernel or in its stream.
+ * it missed meanwhile are no kernel gap (tu_reattach_no_false_gap()).
  */
 static void test_reattach_counts_no_false_gap(void **state)
 {
 	KAGG_OPTS(kagg_runqlat_opts, ro);
 	KAGG_OPTS(kagg_runqlat_opts, ao, .mode = KAGG_MODE_BOTH);
-	struct kagg_session *ref, *again;
-	unsigned long long gref, gagain, gstream;
-	bool ran;
 
 	TU_SKIP_UNLESS_ROOT();
-	ref = kagg_runqlat__open(&ro);
-	again = kagg_runqlat__open(&ao);
-	assert_non_null(ref);
-	assert_non_null(again);
-	ran = tu_reattach_gaps(ref, again, &gref, &gagain, &gstream);
-	kagg_session__destroy(again);
-	kagg_session__destroy(ref);
-	if (!ran) {
-		printf("  skipped: CPUs 0 and 1 are not both usable here\n");
-		skip();
-	}
-	printf("  kernel gaps: %llu attached throughout, %llu attached again (%llu in its "
-	       "stream)\n",
-	       gref, gagain, gstream);
-	assert_true(gagain <= gref);
-	assert_true(gstream <= gref);
+	tu_reattach_no_false_gap(kagg_runqlat__open(&ro), kagg_runqlat__open(&ao));
 }
 
 static void test_nothing_stays_loaded_after_exit(void **state)
