@@ -367,18 +367,22 @@ static inline bool tu_map_var_set(int fd, const struct bpf_map_info *info, const
 /*
  * Whether name is the .bss map of an object whose programs are named with
  * one of prefixes ("a|b"): libbpf names it after the object's first 8
- * characters ("offcpu_b.bss", "syscount.bss").
+ * characters ("offcpu_b.bss", "syscount.bss"), and an SDK program opened by
+ * the generic loader is named after its file ("hist.bss" for prefix "hist_").
  */
 static inline bool tu_bss_named(const char *name, const char *prefixes)
 {
-	const char *p = prefixes;
+	const char *p = prefixes, *dot = strstr(name, ".bss");
 	size_t n;
 
-	if (!strstr(name, ".bss"))
+	if (!dot)
 		return false;
 	for (;;) {
 		n = strcspn(p, "|");
 		if (n && !strncmp(name, p, n < 8 ? n : 8))
+			return true;
+		if (n > 1 && p[n - 1] == '_' && (size_t)(dot - name) == n - 1 &&
+		    !strncmp(name, p, n - 1))
 			return true;
 		if (!p[n])
 			return false;
@@ -418,10 +422,14 @@ static inline bool tu_new_var_set(const struct tu_census *before, const char *pr
 	return armed;
 }
 
-/* tu_new_var_set() of a built-in tool's bpf/stream.bpf.h `armed`. */
+/*
+ * tu_new_var_set() of a session's armed switch: a built-in tool's bpf/stream.bpf.h `armed`,
+ * an SDK program's `kagg_armed` (bpf/sdk/kagg.bpf.h; kagg hist is one).
+ */
 static inline bool tu_new_armed(const struct tu_census *before, const char *prefix, pid_t owner)
 {
-	return tu_new_var_set(before, prefix, "armed", owner);
+	return tu_new_var_set(before, prefix, "armed", owner) ||
+	       tu_new_var_set(before, prefix, "kagg_armed", owner);
 }
 
 /* Whether this kernel has BPF links for perf-event attaches (BPF_LINK_TYPE_PERF_EVENT). */
