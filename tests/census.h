@@ -329,9 +329,23 @@ static inline bool tu_new_link(const struct tu_census *before, const char *prog_
 	return tu_new_ids(before->links, before->nr_links, links, n) > 0;
 }
 
+/* Whether name is one of names ("a|b"). */
+static inline bool tu_name_in(const char *name, const char *names)
+{
+	size_t n, len = strlen(name);
+
+	for (;; names += n + 1) {
+		n = strcspn(names, "|");
+		if (n == len && !strncmp(name, names, n))
+			return true;
+		if (!names[n])
+			return false;
+	}
+}
+
 /*
- * Whether global-data map fd (info) has the 4-byte variable `name` set;
- * true also when it has no such variable.
+ * Whether global-data map fd (info) has the 4-byte variable `name` set (one of
+ * names "a|b": the one it has); true also when it has none of them.
  */
 static inline bool tu_map_var_set(int fd, const struct bpf_map_info *info, const char *name)
 {
@@ -355,7 +369,7 @@ static inline bool tu_map_var_set(int fd, const struct bpf_map_info *info, const
 			const struct btf_type *v = btf__type_by_id(btf, vs->type);
 
 			if (v && vs->size == 4 &&
-			    !strcmp(btf__name_by_offset(btf, v->name_off), name))
+			    tu_name_in(btf__name_by_offset(btf, v->name_off), name))
 				set = *(__u32 *)((char *)val + vs->offset) != 0;
 		}
 	}
@@ -392,7 +406,7 @@ static inline bool tu_bss_named(const char *name, const char *prefixes)
 
 /*
  * Whether a .bss map named with prefix appeared since `before` with its
- * variable var set (a session's switch, set once every program of the
+ * variable var (one of "a|b") set (a session's switch, set once every program of the
  * session is attached): from then on the session counts what happens.
  * owner > 0: a map that process holds (another test's session does not count).
  */
@@ -428,8 +442,7 @@ static inline bool tu_new_var_set(const struct tu_census *before, const char *pr
  */
 static inline bool tu_new_armed(const struct tu_census *before, const char *prefix, pid_t owner)
 {
-	return tu_new_var_set(before, prefix, "armed", owner) ||
-	       tu_new_var_set(before, prefix, "kagg_armed", owner);
+	return tu_new_var_set(before, prefix, "armed|kagg_armed", owner);
 }
 
 /* Whether this kernel has BPF links for perf-event attaches (BPF_LINK_TYPE_PERF_EVENT). */
