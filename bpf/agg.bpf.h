@@ -55,17 +55,6 @@
 	KAGG_STACKMAP(stackmap)
 
 /*
- * One tracepoint program in the two flavours userspace chooses between
- * (user/session/session.c: session_tp_autoload): NAME_tp_btf on "tp_btf/TP" and
- * NAME_raw_tp on "raw_tp/TP".  Both take the tracepoint's arguments (the
- * ..., as BPF_PROG takes them) and return CALL, an expression in which
- * `btf` is true in the first and false in the second (a constant, so each
- * flavour keeps only its own reads).  A kernel without BPF task storage
- * (5.10, kagg_has_task_storage()) runs the first with `btf` false: CO-RE
- * reads and per-task state in the hash by thread id, as raw_tp does (the
- * verifier drops the other branch).
- */
-/*
  * The switches on one CPU chain: each starts from the task the previous one went to.
  * *chain (a per-CPU counter) holds 1 + the pid the last switch went to, 0 before the first.
  * True when this switch (prev_pid -> next_pid) breaks the chain: a switch the kernel did
@@ -79,6 +68,17 @@ static __always_inline bool kagg_chain_break(__u64 *chain, __u32 prev_pid, __u32
 	return gap;
 }
 
+/*
+ * One tracepoint program in the two flavours userspace chooses between
+ * (user/session/session.c: session_tp_autoload): NAME_tp_btf on "tp_btf/TP" and
+ * NAME_raw_tp on "raw_tp/TP".  Both take the tracepoint's arguments (the
+ * ..., as BPF_PROG takes them) and return CALL, an expression in which
+ * `btf` is true in the first and false in the second (a constant, so each
+ * flavour keeps only its own reads).  A kernel without BPF task storage
+ * (5.10, kagg_has_task_storage()) runs the first with `btf` false: CO-RE
+ * reads and per-task state in the hash by thread id, as raw_tp does (the
+ * verifier drops the other branch).
+ */
 #define KAGG_TP_PROGS(NAME, TP, CALL, ...)                \
 	SEC("tp_btf/" TP)                                 \
 	int BPF_PROG(NAME##_tp_btf, __VA_ARGS__)          \

@@ -106,8 +106,7 @@ void ostream_on_record(void *ctx, const void *data, uint32_t len)
 		return;
 	cpu = scons_seq_lost(&st->core, (const struct kagg_rec_hdr *)r, &lost);
 	/* the kernel's switch chain, as on_switch() checks it */
-	if (st->chain.last)
-		schain_break(&st->chain, cpu, lost, r->prev_pid, r->next_pid);
+	schain_break(&st->chain, cpu, lost, r->prev_pid, r->next_pid);
 	account(st, r);
 	land(st, r);
 	if (st->cb) {
